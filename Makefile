@@ -1,0 +1,116 @@
+# tcjoin: host C11 + CUDA kernels. `make`, `make demo`, `make test`,
+# `make install PREFIX=... DESTDIR=...`, `make fmt`, `make bench`,
+# `make SM=90` for one architecture.
+PREFIX  ?= /usr/local
+BUILD   ?= build
+SM      ?= 80 86 89 90
+CC      ?= cc
+CXX     ?= g++
+NVCC    ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+
+HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null || echo -I/usr/include/hdf5/serial)
+HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+
+WARN    := -Wall -Wextra -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Istore -Iui -Ikernels $(HDF5_CFLAGS)
+LDLIBS  := -lreadline -lpanelw -lncursesw -lsqlite3 $(HDF5_LIBS) -lm -ldl -lpthread
+
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+HOST_SRC := $(filter-out src/main.c,$(wildcard src/*.c store/*.c ui/*.c))
+HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
+CXX_SRC  := $(wildcard src/*.cpp)
+CXX_OBJ  := $(CXX_SRC:%.cpp=$(BUILD)/obj/%.o)
+
+ifneq ($(NVCC),)
+CU_SRC   := $(wildcard kernels/*.cu)
+# Kernel objects carry no host sanitizer: a sanitized build reuses the
+# plain build's kernel objects (KOBJ_BUILD) so CUDA is compiled once.
+KOBJ_BUILD ?= $(BUILD)
+KERN_OBJ := $(CU_SRC:%.cu=$(KOBJ_BUILD)/obj/%.o)
+GENCODE  := $(foreach a,$(SM),$(if $(filter 90,$(a)),-gencode arch=compute_90a$(comma)code=sm_90a -gencode arch=compute_90$(comma)code=sm_90,-gencode arch=compute_$(a)$(comma)code=sm_$(a)))
+NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall -Ikernels $(GENCODE) -MMD -MP
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
+else
+KERN_OBJ := $(BUILD)/obj/kernels/stub.o
+CUDA_LIBS := -lstdc++
+$(info note: nvcc not found: building without CUDA; GPU engines will report that no device is present)
+endif
+comma := ,
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+TEST_SRC := $(wildcard tests/unit/t_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+GPUT_SRC := $(wildcard tests/gpu/g_*.c)
+GPUT_BIN := $(GPUT_SRC:tests/gpu/%.c=$(BUILD)/tests/%)
+LIB := $(BUILD)/libtcjoin.a
+
+all: $(BUILD)/tcjoin
+
+$(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+
+$(LIB): $(HOST_OBJ) $(CXX_OBJ) $(KERN_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -std=c++17 $(WARN) -MMD -MP -Isrc -Ikernels -I$(CUDA_HOME)/include $(if $(SAN),-fsanitize=address$(comma)undefined) -c -o $@ $<
+
+ifeq ($(KOBJ_BUILD),$(BUILD))
+$(BUILD)/obj/kernels/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c -o $@ $<
+endif
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< tests/unit/check.c $(LIB) $(CUDA_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/g_%: tests/gpu/g_%.c tests/unit/check.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< tests/unit/check.c $(LIB) $(CUDA_LIBS) $(LDLIBS)
+
+tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN)
+
+deps:
+	@sh scripts/deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@sh scripts/demo.sh $(BUILD)/tcjoin
+
+# The suite, then the host code once more under ASan and UBSan (the CUDA
+# objects are shared with the plain build).
+test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) tests
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-san SAN=1 KOBJ_BUILD=$(BUILD) tests
+	@sh tests/run.sh $(BUILD) build-san
+
+bench: all
+	@sh scripts/bench.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/tcjoin $(DESTDIR)$(PREFIX)/bin/tcjoin
+	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
+
+fmt:
+	clang-format -i $(wildcard src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all tests deps demo test bench install fmt clean
+.SECONDARY:
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

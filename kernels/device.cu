@@ -1,0 +1,75 @@
+/* Device discovery and the thread-local error message shared by all
+ * kernels/ files. */
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "kern_util.cuh"
+
+static thread_local char kern_err_buf[512];
+
+extern "C" const char *kern_error(void)
+{
+    return kern_err_buf;
+}
+
+int kern_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(kern_err_buf, sizeof kern_err_buf, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
+{
+    /* Clear the sticky-free error state so the next run starts clean. */
+    cudaGetLastError();
+    return kern_fail(KERN_EGPU, "CUDA error in %s (%s:%d): %s", what, file, line,
+                     cudaGetErrorString(e));
+}
+
+extern "C" int kern_built_with_cuda(void)
+{
+    return 1;
+}
+
+extern "C" int kern_device_count(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        kern_fail(KERN_ENODEV, "no CUDA device: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (n == 0)
+        kern_fail(KERN_ENODEV, "no CUDA device");
+    return n;
+}
+
+extern "C" int kern_device_info(int dev, kern_device *out)
+{
+    memset(out, 0, sizeof *out);
+    cudaDeviceProp p;
+    KERN_CUDA(cudaGetDeviceProperties(&p, dev));
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->major = p.major;
+    out->minor = p.minor;
+    out->sms = p.multiProcessorCount;
+    out->global_mem = p.totalGlobalMem;
+    out->l2_bytes = (size_t)p.l2CacheSize;
+    out->smem_per_block_optin = p.sharedMemPerBlockOptin;
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev) == cudaSuccess)
+        out->clock_khz = v;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, dev) == cudaSuccess)
+        out->mem_clock_khz = v;
+    cudaGetLastError();
+    cudaDriverGetVersion(&out->driver_version);
+    cudaRuntimeGetVersion(&out->runtime_version);
+    return 0;
+}

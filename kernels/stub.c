@@ -1,0 +1,29 @@
+/* Built instead of the .cu files when nvcc is missing: every kernel entry
+ * reports that this build has no CUDA. Each GPU entry point in kernels.h
+ * has a stub here. */
+#include <string.h>
+
+#include "kernels.h"
+
+static const char stub_msg[] = "this tcjoin was built without CUDA (nvcc not found)";
+
+const char *kern_error(void)
+{
+    return stub_msg;
+}
+
+int kern_built_with_cuda(void)
+{
+    return 0;
+}
+
+int kern_device_count(void)
+{
+    return 0;
+}
+
+int kern_device_info(int dev, kern_device *out)
+{
+    memset(out, 0, sizeof *out);
+    return KERN_ENODEV;
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Install the build dependencies with apt-get when they are missing.
+# As root it installs them; otherwise it prints the exact command and fails.
+set -u
+need=""
+have_hdr() { [ -f "$1" ]; }
+have_hdr /usr/include/ncursesw/panel.h || have_hdr /usr/include/panel.h || need="$need libncurses-dev"
+have_hdr /usr/include/readline/readline.h || need="$need libreadline-dev"
+have_hdr /usr/include/sqlite3.h || need="$need libsqlite3-dev"
+have_hdr /usr/include/hdf5/serial/hdf5.h || have_hdr /usr/include/hdf5.h || need="$need libhdf5-dev"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v tmux >/dev/null 2>&1 || need="$need tmux"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+[ -z "$need" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "tcjoin: missing build dependencies:$need"
+    echo "tcjoin: run as root: apt-get update && $cmd"
+    exit 1
+fi
+echo "tcjoin: installing$need"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null && $cmd >/dev/null || {
+    echo "tcjoin: '$cmd' failed"
+    exit 1
+}

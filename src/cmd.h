@@ -1,0 +1,42 @@
+/* The command table: name, usage, help, argument counts, option names and
+ * handler. It is the single source of dispatch, `help`, completion and the
+ * man page check. A new command is one new file (src/cmd_NAME.c) defining a
+ * `const cmd cmd_NAME` and one row in src/cmd_table.c. */
+#ifndef TCJ_CMD_H
+#define TCJ_CMD_H
+
+#include "session.h"
+
+typedef struct cmd {
+    const char *name;
+    const char *usage; /* "load FILE [format=F] [limit=N] ..." */
+    const char *summary; /* one line */
+    const char *help;    /* full text, may be several lines */
+    int min_args, max_args; /* positional+option words after the name; -1 = any */
+    const char *const *options; /* NULL-terminated option names (key of key=value) */
+    /* Returns 0 or a TCJ_E* code with err_msg() set; never draws. */
+    int (*run)(session *s, int argc, char **argv);
+} cmd;
+
+extern const cmd *const cmd_table[]; /* NULL-terminated */
+const cmd *cmd_find(const char *name);
+
+/* Split a line into words (quotes and backslash escapes honoured). Returns
+ * the word count, or -1 with err_msg for an unterminated quote. Words are
+ * written into a copy owned by *storage (free it). */
+int cmd_split(const char *line, char ***argv, char **storage);
+
+/* key=value options among argv[0..argc): the value of the first word whose
+ * key matches, or NULL. */
+const char *cmd_opt(int argc, char **argv, const char *key);
+/* Check every key=value word against c->options; TCJ_EINVAL with the usage
+ * line in err_msg for an unknown one. */
+int cmd_check_opts(const cmd *c, int argc, char **argv);
+/* Parse helpers that leave "what was expected" in err_msg. */
+int cmd_parse_double(const char *word, const char *what, double *out);
+int cmd_parse_size(const char *word, const char *what, size_t *out);
+
+/* Execute one line: look up, check options, run, log to the store. */
+int cmd_exec(session *s, const char *line);
+
+#endif

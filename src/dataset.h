@@ -1,0 +1,78 @@
+/* A dataset: |D| points of dimension d, float64, row-major, in host memory.
+ * Original values are kept; each engine converts to its own precision. */
+#ifndef TCJ_DATASET_H
+#define TCJ_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dataset {
+    char *name;   /* short display name: file basename or generator spec */
+    char *path;   /* absolute source path, NULL for generated data */
+    char *format; /* loader or generator name: "fvecs", "npy", "csv", "synth", ... */
+    size_t n, d;
+    double *x;     /* n*d values, row i at x + i*d; owned */
+    uint64_t hash; /* content hash of n, d and the values (dataset_hash) */
+} dataset;
+
+/* How to read a file. Zero-initialised means: detect everything. */
+typedef struct load_opts {
+    const char *format; /* force a loader by name, NULL to detect */
+    size_t offset;      /* skip this many points */
+    size_t limit;       /* take at most this many points, 0 = all */
+    const char *cols;   /* delimited text: columns to keep, "1-16", "0,2,5", "-id" ... */
+    int header;         /* delimited text: -1 detect, 0 no, 1 yes */
+    char delim;         /* delimited text: 0 detect, else ',' '\t' ' ' ... */
+    const char *dtype;  /* raw binary: "f32", "f64", "f16", "u8", "i32", ... */
+    size_t dim;         /* raw binary: values per point */
+    const char *h5name; /* HDF5: dataset name, default "train" */
+    int drop_nonfinite; /* drop rows with NaN/Inf instead of refusing the file */
+} load_opts;
+
+/* Parameters of a generated dataset. */
+typedef struct gen_opts {
+    const char *kind; /* "uniform", "expo", "gauss" (clusters) */
+    size_t n, d;
+    uint64_t seed;
+    double lambda;   /* expo: rate, default 40 (TED-Join's) */
+    size_t clusters; /* gauss: number of clusters, default 16 */
+    double sigma;    /* gauss: cluster std dev, default 0.05 */
+} gen_opts;
+
+/* Facts reported by `info`. */
+typedef struct dataset_info {
+    double min, max;        /* over all values */
+    double absmax;          /* largest |v| */
+    size_t fp16_overflow;   /* values with |v| > 65504 (become Inf in FP16) */
+    size_t fp16_underflow;  /* nonzero values with |v| < 2^-24 (flush to 0) */
+    size_t fp16_subnormal;  /* nonzero values with 2^-24 <= |v| < 2^-14 */
+    size_t duplicates;      /* points equal to an earlier point */
+    double max_norm2;       /* largest squared norm, against FP32/FP16 range */
+} dataset_info;
+
+/* Load a file; on success *out owns its memory. Returns 0 or a TCJ_E* code
+ * with err_msg() naming the file and the line or byte offset. */
+int dataset_load(const char *path, const load_opts *opt, dataset *out);
+/* Generate a dataset; the same options give the same values on any machine. */
+int dataset_generate(const gen_opts *opt, dataset *out);
+void dataset_info_compute(const dataset *ds, dataset_info *info);
+uint64_t dataset_hash(const dataset *ds);
+void dataset_free(dataset *ds);
+
+/* Loader table: one row per format, one file per loader (src/load_*.c). */
+typedef struct loader {
+    const char *name;       /* format name used in load format=NAME */
+    const char *extensions; /* space-separated, e.g. ".fvecs .fvec" */
+    const char *help;
+    /* Return 1 if the first bytes look like this format (used when the
+     * extension says nothing). May be NULL. */
+    int (*probe)(const unsigned char *head, size_t len);
+    /* Read the file; fill n, d, x. offset/limit are applied by the loader
+     * so large files are read without two copies. */
+    int (*load)(const char *path, const load_opts *opt, dataset *out);
+} loader;
+
+extern const loader *const loader_table[];
+const loader *loader_find(const char *name);
+
+#endif

@@ -1,0 +1,101 @@
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+void engine_opts_default(engine_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 0;
+    o->symmetric = 1;
+    o->fasted_off = 0;
+    o->ted_paper = 0;
+    o->index_k = 6;
+    o->batch_pairs = (size_t)1 << 22;
+    o->device = 0;
+}
+
+double engine_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double engine_tflops(double nq, double n, double d, double seconds)
+{
+    if (seconds <= 0)
+        return 0;
+    return 2.0 * nq * n * d / seconds / 1e12;
+}
+
+double engine_selectivity(uint64_t pairs, size_t nq)
+{
+    if (nq == 0)
+        return 0;
+    return ((double)pairs - (double)nq) / (double)nq;
+}
+
+void join_result_phase(join_result *r, const char *name, double seconds)
+{
+    for (int k = 0; k < r->nphase; k++)
+        if (strcmp(r->phase[k].name, name) == 0) {
+            r->phase[k].seconds += seconds;
+            return;
+        }
+    if (r->nphase < JOIN_MAX_PHASES) {
+        r->phase[r->nphase].name = name;
+        r->phase[r->nphase].seconds = seconds;
+        r->nphase++;
+    }
+}
+
+void join_result_metric(join_result *r, const char *name, double value, const char *unit)
+{
+    if (r->nmetric >= JOIN_MAX_METRICS)
+        return;
+    join_metric *m = &r->metric[r->nmetric++];
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->unit, sizeof m->unit, "%s", unit ? unit : "");
+    m->value = value;
+}
+
+int engine_run(const engine *e, const join_spec *s, join_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!s->ds || s->ds->n == 0)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (s->q0 > s->q1 || s->q1 > s->ds->n)
+        return err_set(TCJ_EINVAL, "query rows [%zu, %zu) outside the dataset's %zu rows",
+                       s->q0, s->q1, s->ds->n);
+    if (s->ds->n > UINT32_MAX)
+        return err_set(TCJ_EINVAL, "%zu points: at most 2^32-1 are supported", s->ds->n);
+    if (s->mode == JOIN_HIST) {
+        if (!s->hist_edges || s->hist_nbins == 0 || !s->hist || !s->hist_below)
+            return err_set(TCJ_EINVAL, "histogram mode needs edges and bins");
+        for (size_t b = 0; b < s->hist_nbins; b++)
+            if (!(s->hist_edges[b] <= s->hist_edges[b + 1]))
+                return err_set(TCJ_EINVAL, "histogram edges must ascend");
+    } else if (!(s->eps > 0) || !isfinite(s->eps)) {
+        return err_set(TCJ_EINVAL, "eps must be a positive number (got %g)", s->eps);
+    }
+    if (s->mode == JOIN_PERPOINT && !s->counts)
+        return err_set(TCJ_EINVAL, "per-point mode needs a counts array");
+    if (s->mode == JOIN_PAIRS && !s->sink.put)
+        return err_set(TCJ_EINVAL, "pair mode needs a sink");
+    if (e->available) {
+        int rc = e->available();
+        if (rc)
+            return rc;
+    }
+    snprintf(res->precision, sizeof res->precision, "%s", e->precision);
+    res->d_padded = s->ds->d;
+    double t0 = engine_now();
+    int rc = e->run(s, res);
+    res->seconds = engine_now() - t0;
+    return rc;
+}

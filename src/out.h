@@ -1,0 +1,56 @@
+/* The one writer all text output goes through. It targets stdout (plain or
+ * --json), the dashboard's log panel, or a buffer in tests. Handlers print
+ * human text with out_printf and describe each result with a record; in
+ * JSON mode only records reach stdout (one JSON object per line), in plain
+ * mode only text does. Errors always go through out_error. */
+#ifndef TCJ_OUT_H
+#define TCJ_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum out_kind {
+    OUT_TEXT,   /* human-readable text (may hold several lines) */
+    OUT_ERROR,  /* one line, without the "error: " prefix */
+    OUT_RECORD, /* one complete JSON object, no newline */
+} out_kind;
+
+typedef void (*out_fn)(void *ctx, out_kind kind, const char *text);
+
+/* Route output. Default: text to stdout, errors to stderr as
+ * "tcjoin: error: ...", records dropped unless json is on. */
+void out_set_sink(out_fn fn, void *ctx);
+void out_reset_sink(void);
+void out_set_json(int on);
+int out_json(void);
+
+void out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Records: a flat JSON object with optional nested objects/arrays.
+ *   out_rec *r = out_rec_begin("run");   -- adds "type":"run"
+ *   out_rec_int(r, "run_id", 3); out_rec_obj(r, "phases"); ... out_rec_close(r);
+ *   out_rec_end(r);                      -- emits and frees
+ */
+typedef struct out_rec out_rec;
+out_rec *out_rec_begin(const char *type);
+void out_rec_str(out_rec *r, const char *key, const char *val); /* NULL -> null */
+void out_rec_int(out_rec *r, const char *key, int64_t val);
+void out_rec_dbl(out_rec *r, const char *key, double val); /* NaN/Inf -> null */
+void out_rec_bool(out_rec *r, const char *key, int val);
+void out_rec_obj(out_rec *r, const char *key); /* open a nested object */
+void out_rec_arr(out_rec *r, const char *key); /* open a nested array */
+void out_rec_close(out_rec *r);                /* close the innermost */
+/* Array elements (key ignored inside arrays: pass NULL). */
+void out_rec_end(out_rec *r);
+
+/* A growable buffer sink for tests: collects everything as text, records
+ * one per line, errors prefixed with "error: ". */
+typedef struct out_buf {
+    char *data;
+    size_t len, cap;
+} out_buf;
+void out_buf_sink(void *ctx, out_kind kind, const char *text);
+void out_buf_free(out_buf *b);
+
+#endif

@@ -1,0 +1,89 @@
+/* The SQLite session log: schema, migrations, writes and queries.
+ * One database per user ($TCJOIN_DB, --db, or
+ * $XDG_DATA_HOME/tcjoin/sessions.db), WAL mode, schema version in
+ * PRAGMA user_version, migrated forward on open. Every write function is one
+ * transaction: a killed process loses at most the run in flight.
+ * Schema documented in docs/SCHEMA.md. */
+#ifndef TCJ_STORE_H
+#define TCJ_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/dataset.h"
+#include "../src/engine.h"
+
+typedef struct store store;
+
+#define STORE_SCHEMA_VERSION 1
+
+/* The default path following DESIGN.md's rules (caller frees). */
+char *store_default_path(void);
+/* Open or create; creates parent directories; migrates. */
+int store_open(const char *path, store **out);
+void store_close(store *st);
+int store_schema_version(store *st);
+
+int64_t store_session_begin(store *st, const char *argv_line, const char *version,
+                            const char *host);
+void store_session_end(store *st, int64_t session_id);
+
+/* Returns the datasets row (reused when path+hash match). */
+int64_t store_dataset(store *st, const dataset *ds);
+
+/* A command line, committed as it finishes (status 0 ok, else the error). */
+int64_t store_command(store *st, int64_t session_id, const char *line, int status,
+                      const char *error, double seconds);
+
+/* A run and everything measured with it, in one transaction. */
+typedef struct store_run_rec {
+    int64_t session_id, dataset_id, command_id;
+    const char *engine, *precision, *mode, *options, *variant, *device;
+    double eps;
+    size_t q0, q1, n, d, d_padded;
+    int status;          /* 0 ok, else error code */
+    const char *error;   /* NULL when ok */
+    const join_result *res; /* phases and metrics are stored with it */
+    double selectivity, tflops_padded, tflops_unpadded;
+} store_run_rec;
+int64_t store_run(store *st, const store_run_rec *r);
+
+typedef struct store_cmp_rec {
+    int64_t session_id, run_a, run_b;
+    const char *engine_a, *engine_b;
+    double eps;
+    double overlap, err_mean, err_std, err_min, err_max;
+    uint64_t both, only_a, only_b;
+    /* histogram of the distance error A - B over pairs both found */
+    size_t nbins;
+    const double *bin_lo, *bin_hi;
+    const uint64_t *bin_count;
+    /* pairs found by one side only, as (d_fp64 - eps)/eps, summarized */
+    double only_a_rel_max, only_b_rel_max;
+} store_cmp_rec;
+int64_t store_comparison(store *st, const store_cmp_rec *c);
+
+/* ε searches (filled by the sweep issue). */
+int64_t store_sweep_begin(store *st, int64_t session_id, int64_t dataset_id, const char *engine,
+                          const char *kind, double target, double tolerance);
+int store_sweep_step(store *st, int64_t sweep_id, int step, const char *method, double eps,
+                     double selectivity, uint64_t pairs, double seconds);
+int store_sweep_end(store *st, int64_t sweep_id, double eps, double selectivity, int passes,
+                    double seconds, const char *note);
+
+/* Counters outside a run (attached later), by metric name. */
+int store_counter(store *st, int64_t run_id, const char *name, double value, const char *unit);
+
+/* Queries for `history`, `runs`, `show run N`, `export`. The callback gets
+ * column names and text values of each row; return nonzero to stop. */
+typedef int (*store_row_fn)(void *ctx, int ncol, const char *const *names,
+                            const char *const *values);
+int store_query(store *st, const char *sql, const int64_t *params, int nparams, store_row_fn fn,
+                void *ctx);
+int store_history(store *st, int limit, store_row_fn fn, void *ctx);
+int store_runs(store *st, int limit, store_row_fn fn, void *ctx);
+int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
+/* Write runs (run_id < 0: all) as csv or json to path. */
+int store_export(store *st, int64_t run_id, const char *format, const char *path);
+
+#endif

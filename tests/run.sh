@@ -1,0 +1,106 @@
+#!/bin/sh
+# The test runner: unit and GPU test binaries, command-line golden tests and
+# terminal (tmux) tests, for the plain build and then the sanitized one.
+# Last line: "N passed, N failed, N skipped".
+# usage: tests/run.sh BUILD [SAN_BUILD]
+set -u
+cd "$(dirname "$0")/.." || exit 2
+plain=${1:-build}
+san=${2:-}
+pass=0 fail=0 skip=0
+log=$(mktemp)
+export TCJOIN_DATASETS="${TCJOIN_DATASETS:-$(cd .. && pwd)/shared/datasets}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+# Keep tests away from the user's files.
+export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
+export TCJOIN_HISTORY="$XDG_STATE_HOME/history"
+unset TCJOIN_DB
+
+count() { # count "ok/not ok/skip" lines of a test binary's output
+    while IFS= read -r line; do
+        case "$line" in
+        "ok - "*) pass=$((pass + 1)) ;;
+        "not ok - "*) fail=$((fail + 1)); echo "$1: $line" ;;
+        "skip - "*) skip=$((skip + 1)); echo "$1: $line" ;;
+        esac
+    done <"$log"
+}
+
+run_bin() { # run_bin LABEL BINARY
+    "$2" >"$log" 2>"$log.err"
+    rc=$?
+    count "$1"
+    if [ $rc -ne 0 ] && ! grep -q '^not ok' "$log"; then
+        fail=$((fail + 1))
+        echo "$1: crashed (exit $rc)"; tail -n 20 "$log.err"
+    elif grep -q 'runtime error\|AddressSanitizer\|LeakSanitizer' "$log.err"; then
+        fail=$((fail + 1))
+        echo "$1: sanitizer report"; head -n 30 "$log.err"
+    fi
+}
+
+units() { # units BUILD LABEL
+    for t in "$1"/tests/t_*; do
+        [ -x "$t" ] || continue
+        run_bin "$2$(basename "$t")" "$t"
+    done
+}
+
+gpu() {
+    for t in "$1"/tests/g_*; do
+        [ -x "$t" ] || continue
+        run_bin "$(basename "$t")" "$t"
+    done
+}
+
+golden() { # golden BUILD LABEL: tests/cli/NAME.tcj against NAME.out / NAME.status
+    bin="$1/tcjoin"
+    for script in tests/cli/*.tcj; do
+        [ -f "$script" ] || continue
+        name=${script%.tcj}
+        db=$(mktemp -u /tmp/tcjoin-golden-XXXXXX.db)
+        args=""
+        [ -f "$name.args" ] && args=$(cat "$name.args")
+        want_status=0
+        [ -f "$name.status" ] && want_status=$(cat "$name.status")
+        # shellcheck disable=SC2086
+        (cd tests/cli && "../../$bin" --db "$db" $args "$(basename "$script")" </dev/null \
+            >"$log" 2>&1)
+        status=$?
+        sed -E -f tests/cli/normalize.sed "$log" >"$log.n"
+        if [ "$status" != "$want_status" ]; then
+            fail=$((fail + 1))
+            echo "$2cli $(basename "$name"): exit $status, expected $want_status"; head -n 20 "$log"
+        elif ! diff -u "$name.out" "$log.n" >"$log.diff"; then
+            fail=$((fail + 1))
+            echo "$2cli $(basename "$name"): output differs"; head -n 40 "$log.diff"
+        else
+            pass=$((pass + 1))
+        fi
+        rm -f "$db" "$db-wal" "$db-shm"
+    done
+}
+
+terminal() { # tests/ui/*.sh: each exits 0 pass, 77 skip, else fail
+    for t in tests/ui/*.sh; do
+        [ -f "$t" ] || continue
+        sh "$t" "$1/tcjoin" >"$log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then pass=$((pass + 1))
+        elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "$(basename "$t"): skipped: $(tail -n 1 "$log")"
+        else fail=$((fail + 1)); echo "$(basename "$t"): failed"; tail -n 30 "$log"; fi
+    done
+}
+
+units "$plain" ""
+gpu "$plain"
+golden "$plain" ""
+terminal "$plain"
+if [ -n "$san" ]; then
+    units "$san" "asan:"
+    golden "$san" "asan:"
+fi
+rm -f "$log" "$log.err" "$log.n" "$log.diff"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
