@@ -2,6 +2,8 @@
 # `make install PREFIX=... DESTDIR=...`, `make fmt`, `make bench`,
 # `make SM=90` for one architecture.
 PREFIX  ?= /usr/local
+comma   := ,
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
 BUILD   ?= build
 SM      ?= 80 86 89 90
 CC      ?= cc
@@ -41,8 +43,6 @@ KERN_OBJ := $(BUILD)/obj/kernels/stub.o
 CUDA_LIBS := -lstdc++
 $(info note: nvcc not found: building without CUDA; GPU engines will report that no device is present)
 endif
-comma := ,
-NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 TEST_SRC := $(wildcard tests/unit/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
