@@ -15,7 +15,9 @@ typedef struct dataset {
     uint64_t hash; /* content hash of n, d and the values (dataset_hash) */
 } dataset;
 
-/* How to read a file. Zero-initialised means: detect everything. */
+/* How to read a file. load_opts_init (or a NULL opts to dataset_load) means
+ * detect everything; note header is -1 for detection, so a plain {0} reads
+ * text without a header line. */
 typedef struct load_opts {
     const char *format; /* force a loader by name, NULL to detect */
     size_t offset;      /* skip this many points */
@@ -41,13 +43,13 @@ typedef struct gen_opts {
 
 /* Facts reported by `info`. */
 typedef struct dataset_info {
-    double min, max;        /* over all values */
-    double absmax;          /* largest |v| */
-    size_t fp16_overflow;   /* values with |v| > 65504 (become Inf in FP16) */
-    size_t fp16_underflow;  /* nonzero values with |v| < 2^-24 (flush to 0) */
-    size_t fp16_subnormal;  /* nonzero values with 2^-24 <= |v| < 2^-14 */
-    size_t duplicates;      /* points equal to an earlier point */
-    double max_norm2;       /* largest squared norm, against FP32/FP16 range */
+    double min, max;       /* over all values */
+    double absmax;         /* largest |v| */
+    size_t fp16_overflow;  /* values with |v| > 65504 (become Inf in FP16) */
+    size_t fp16_underflow; /* nonzero values with |v| < 2^-24 (flush to 0) */
+    size_t fp16_subnormal; /* nonzero values with 2^-24 <= |v| < 2^-14 */
+    size_t duplicates;     /* points equal to an earlier point */
+    double max_norm2;      /* largest squared norm, against FP32/FP16 range */
 } dataset_info;
 
 /* Load a file; on success *out owns its memory. Returns 0 or a TCJ_E* code
@@ -72,7 +74,23 @@ typedef struct loader {
     int (*load)(const char *path, const load_opts *opt, dataset *out);
 } loader;
 
-extern const loader *const loader_table[];
+extern const loader *const loader_table[]; /* NULL-terminated */
 const loader *loader_find(const char *name);
+
+/* The key=value words of `load` and of a generated dataset, parsed in one
+ * place so the command, its completion and the man page agree. String values
+ * are kept as pointers: val must outlive the options. Returns 0, or
+ * TCJ_EINVAL with err_msg naming the key and what was expected.
+ *   load:  format=NAME offset=N limit=N cols=SPEC header=auto|yes|no|1|0
+ *          delim=,|tab|space|;|CHAR dtype=T dim=N dataset=NAME (alias h5name=) drop-nonfinite=0|1
+ *   gen:   kind=uniform|expo|gauss n=N d=N seed=N lambda=X clusters=N sigma=X */
+void load_opts_init(load_opts *o); /* all zero, header -1 (detect) */
+int load_opts_set(load_opts *o, const char *key, const char *val);
+extern const char *const load_opt_names[]; /* NULL-terminated keys */
+/* Zero n/d/seed, then the defaults: lambda 40, clusters 16, sigma 0.05. */
+void gen_opts_init(gen_opts *o);
+int gen_opts_set(gen_opts *o, const char *key, const char *val);
+extern const char *const gen_opt_names[]; /* NULL-terminated keys */
+extern const char *const gen_kinds[];     /* "uniform", "expo", "gauss", NULL */
 
 #endif

@@ -1,0 +1,434 @@
+/* Loading dispatch, the content hash, `info` facts and option parsing for
+ * datasets. The formats themselves live in src/load_*.c. */
+#include "dataset.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "load_util.h"
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* 1 if name ends with one of the space-separated endings, any case. */
+static int ends_with_any(const char *name, const char *endings)
+{
+    size_t nl = strlen(name);
+    const char *p = endings;
+    while (p && *p) {
+        while (*p == ' ')
+            p++;
+        size_t k = strcspn(p, " ");
+        if (k && k <= nl && !strncasecmp(name + nl - k, p, k))
+            return 1;
+        p += k;
+    }
+    return 0;
+}
+
+static const char *format_names(void)
+{
+    static char buf[160];
+    size_t k = 0;
+    for (int i = 0; loader_table[i] && k < sizeof buf - 16; i++)
+        k += snprintf(buf + k, sizeof buf - k, "%s%s", i ? " " : "", loader_table[i]->name);
+    return buf;
+}
+
+static int choose_loader(const char *path, const load_opts *opt, const loader **out)
+{
+    if (opt->format && *opt->format) {
+        *out = loader_find(opt->format);
+        if (!*out)
+            return err_set(TCJ_EINVAL, "unknown format '%s' (one of: %s)", opt->format,
+                           format_names());
+        return 0;
+    }
+    const char *name = base_name(path);
+    for (int i = 0; loader_table[i]; i++)
+        if (ends_with_any(name, loader_table[i]->extensions)) {
+            *out = loader_table[i];
+            return 0;
+        }
+    /* raw options say what a file is when its name does not (KITTI's .bin) */
+    if (opt->dtype || opt->dim) {
+        *out = loader_find("raw");
+        return 0;
+    }
+    unsigned char head[512];
+    size_t len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        len = fread(head, 1, sizeof head, f);
+        fclose(f);
+    }
+    if (len == 0)
+        return err_set(TCJ_EINVAL, "%s: empty file, no points", path);
+    for (int i = 0; loader_table[i]; i++)
+        if (loader_table[i]->probe && loader_table[i]->probe(head, len)) {
+            *out = loader_table[i];
+            return 0;
+        }
+    return err_set(TCJ_EINVAL,
+                   "%s: cannot tell the format from the name or the first bytes; "
+                   "give format=NAME (one of: %s)",
+                   path, format_names());
+}
+
+int dataset_load(const char *path, const load_opts *opt, dataset *out)
+{
+    load_opts none;
+    load_opts_init(&none);
+    if (!opt)
+        opt = &none;
+    memset(out, 0, sizeof *out);
+    if (!path || !*path)
+        return err_set(TCJ_EINVAL, "load: no file name given");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return err_set(TCJ_EIO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return err_set(TCJ_EINVAL, "%s: is a directory, not a data file", path);
+    const loader *ld;
+    int rc = choose_loader(path, opt, &ld);
+    if (rc)
+        return rc;
+    dataset ds = {0};
+    if ((rc = ld->load(path, opt, &ds)) != 0)
+        return rc;
+    if (ds.n == 0)
+        rc = opt->offset
+                 ? err_set(TCJ_EINVAL, "%s: no points left after offset=%zu", path, opt->offset)
+                 : err_set(TCJ_EINVAL, "%s: no points (empty data)", path);
+    else if (ds.d == 0)
+        rc = err_set(TCJ_EINVAL, "%s: d = 0: the points have no coordinates", path);
+    else if (ds.n == 1)
+        rc = err_set(TCJ_EINVAL, "%s: only 1 point; a self-join needs at least 2 points", path);
+    if (rc) {
+        free(ds.x);
+        return rc;
+    }
+    char *abs = realpath(path, NULL);
+    ds.path = abs ? abs : xstrdup(path);
+    ds.format = xstrdup(ld->name);
+    if (opt->offset || opt->limit) {
+        /* a slice gets a name of its own: it is not the whole file */
+        size_t k = strlen(base_name(path)) + 48;
+        ds.name = xmalloc(k);
+        snprintf(ds.name, k, "%s[%zu:%zu]", base_name(path), opt->offset, opt->offset + ds.n);
+    } else
+        ds.name = xstrdup(base_name(path));
+    ds.hash = dataset_hash(&ds);
+    *out = ds;
+    return 0;
+}
+
+void dataset_free(dataset *ds)
+{
+    if (!ds)
+        return;
+    free(ds->name);
+    free(ds->path);
+    free(ds->format);
+    free(ds->x);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* 64-bit FNV-1a over the bytes of n and d (as little-endian uint64) and of
+ * every value's IEEE-754 binary64 bit pattern (little-endian), row by row.
+ * The same numbers give the same hash on any machine and in any format. */
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+uint64_t dataset_hash(const dataset *ds)
+{
+    uint64_t h = FNV_OFFSET;
+    h = fnv_u64(h, ds->n);
+    h = fnv_u64(h, ds->d);
+    size_t m = ds->n * ds->d;
+    for (size_t i = 0; i < m; i++) {
+        uint64_t b;
+        memcpy(&b, &ds->x[i], 8);
+        h = fnv_u64(h, b);
+    }
+    return h;
+}
+
+/* Row hash for duplicate search: -0.0 and 0.0 compare equal, so they hash alike. */
+static uint64_t row_hash(const double *r, size_t d)
+{
+    uint64_t h = FNV_OFFSET;
+    for (size_t j = 0; j < d; j++) {
+        double v = r[j] == 0 ? 0.0 : r[j];
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        h = (h ^ b) * FNV_PRIME;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int rows_equal(const double *a, const double *b, size_t d)
+{
+    for (size_t j = 0; j < d; j++)
+        if (a[j] != b[j])
+            return 0;
+    return 1;
+}
+
+/* Points equal to an earlier point: open addressing over row indices. */
+static size_t count_duplicates(const dataset *ds)
+{
+    if (ds->n < 2)
+        return 0;
+    size_t cap = 1;
+    while (cap < 2 * ds->n)
+        cap <<= 1;
+    size_t *slot = xmalloc(cap * sizeof *slot);
+    memset(slot, 0xff, cap * sizeof *slot);
+    size_t dup = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const double *r = ds->x + i * ds->d;
+        size_t k = (size_t)row_hash(r, ds->d) & (cap - 1);
+        for (;;) {
+            if (slot[k] == SIZE_MAX) {
+                slot[k] = i;
+                break;
+            }
+            if (rows_equal(ds->x + slot[k] * ds->d, r, ds->d)) {
+                dup++;
+                break;
+            }
+            k = (k + 1) & (cap - 1);
+        }
+    }
+    free(slot);
+    return dup;
+}
+
+void dataset_info_compute(const dataset *ds, dataset_info *info)
+{
+    memset(info, 0, sizeof *info);
+    size_t m = ds->n * ds->d;
+    if (!m)
+        return;
+    const double tiny = ldexp(1, -24), norm_min = ldexp(1, -14);
+    info->min = info->max = ds->x[0];
+    for (size_t i = 0; i < ds->n; i++) {
+        const double *r = ds->x + i * ds->d;
+        double s = 0;
+        for (size_t j = 0; j < ds->d; j++) {
+            double v = r[j], a = fabs(v);
+            if (v < info->min)
+                info->min = v;
+            if (v > info->max)
+                info->max = v;
+            if (a > info->absmax)
+                info->absmax = a;
+            if (a > 65504.0)
+                info->fp16_overflow++;
+            else if (a != 0 && a < tiny)
+                info->fp16_underflow++;
+            else if (a != 0 && a < norm_min)
+                info->fp16_subnormal++;
+            s += v * v;
+        }
+        if (s > info->max_norm2)
+            info->max_norm2 = s;
+    }
+    info->duplicates = count_duplicates(ds);
+}
+
+const char *const load_opt_names[] = {"format",  "offset",         "limit", "cols",
+                                      "header",  "delim",          "dtype", "dim",
+                                      "dataset", "drop-nonfinite", NULL};
+const char *const gen_opt_names[] = {"kind", "n", "d", "seed", "lambda", "clusters", "sigma", NULL};
+const char *const gen_kinds[] = {"uniform", "expo", "gauss", NULL};
+
+static int parse_size(const char *key, const char *val, size_t *out)
+{
+    char *e;
+    errno = 0;
+    if (!val || !*val || *val == '-')
+        return err_set(TCJ_EINVAL, "%s=%s: expected a whole number >= 0", key, val ? val : "");
+    unsigned long long v = strtoull(val, &e, 10);
+    /* 1e6 and 100k are how people write sizes */
+    if (*e == 'e' || *e == 'E') {
+        char *e2;
+        double x = strtod(val, &e2);
+        if (*e2 || x != floor(x) || x > 1e18)
+            return err_set(TCJ_EINVAL, "%s=%s: expected a whole number >= 0", key, val);
+        v = (unsigned long long)x;
+        e = e2;
+    } else if ((*e == 'k' || *e == 'K') && !e[1]) {
+        v *= 1000, e++;
+    } else if ((*e == 'm' || *e == 'M') && !e[1]) {
+        v *= 1000000, e++;
+    }
+    if (*e || errno)
+        return err_set(TCJ_EINVAL, "%s=%s: expected a whole number >= 0", key, val);
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_bool(const char *key, const char *val, int *out)
+{
+    if (!strcmp(val, "1") || !strcasecmp(val, "yes") || !strcasecmp(val, "true") ||
+        !strcasecmp(val, "on"))
+        *out = 1;
+    else if (!strcmp(val, "0") || !strcasecmp(val, "no") || !strcasecmp(val, "false") ||
+             !strcasecmp(val, "off"))
+        *out = 0;
+    else
+        return err_set(TCJ_EINVAL, "%s=%s: expected 1 or 0 (yes/no)", key, val);
+    return 0;
+}
+
+static int parse_double(const char *key, const char *val, double *out)
+{
+    char *e;
+    double v = strtod(val, &e);
+    if (!*val || *e || !isfinite(v))
+        return err_set(TCJ_EINVAL, "%s=%s: expected a number", key, val);
+    *out = v;
+    return 0;
+}
+
+int load_opts_set(load_opts *o, const char *key, const char *val)
+{
+    if (!val)
+        val = "";
+    if (!strcmp(key, "format")) {
+        if (!loader_find(val))
+            return err_set(TCJ_EINVAL, "format=%s: unknown format (one of: %s)", val,
+                           format_names());
+        o->format = val;
+    } else if (!strcmp(key, "offset"))
+        return parse_size(key, val, &o->offset);
+    else if (!strcmp(key, "limit"))
+        return parse_size(key, val, &o->limit);
+    else if (!strcmp(key, "cols"))
+        o->cols = val;
+    else if (!strcmp(key, "header")) {
+        int b;
+        if (!strcasecmp(val, "auto"))
+            o->header = -1;
+        else if (parse_bool(key, val, &b))
+            return err_set(TCJ_EINVAL, "header=%s: expected auto, yes or no", val);
+        else
+            o->header = b;
+    } else if (!strcmp(key, "delim")) {
+        if (!strcasecmp(val, "tab") || !strcmp(val, "\\t"))
+            o->delim = '\t';
+        else if (!strcasecmp(val, "space") || !strcasecmp(val, "spaces") ||
+                 !strcasecmp(val, "whitespace") || !strcmp(val, " "))
+            o->delim = ' ';
+        else if (!strcasecmp(val, "comma"))
+            o->delim = ',';
+        else if (!strcasecmp(val, "semicolon"))
+            o->delim = ';';
+        else if (!strcasecmp(val, "auto"))
+            o->delim = 0;
+        else if (strlen(val) == 1 && val[0] != '#' && val[0] != '"')
+            o->delim = val[0];
+        else
+            return err_set(TCJ_EINVAL, "delim=%s: expected one character, tab, space or auto", val);
+    } else if (!strcmp(key, "dtype")) {
+        int be;
+        if (ld_type_parse(val, &be) < 0)
+            return err_set(TCJ_EINVAL,
+                           "dtype=%s: expected f16 f32 f64 u8 i8 u16 i16 u32 i32 u64 "
+                           "i64 (suffix be for big-endian)",
+                           val);
+        o->dtype = val;
+    } else if (!strcmp(key, "dim")) {
+        int rc = parse_size(key, val, &o->dim);
+        if (!rc && o->dim == 0)
+            return err_set(TCJ_EINVAL, "dim=0: expected the number of values per point (>= 1)");
+        return rc;
+    } else if (!strcmp(key, "h5name") || !strcmp(key, "dataset"))
+        o->h5name = val;
+    else if (!strcmp(key, "drop-nonfinite") || !strcmp(key, "drop_nonfinite"))
+        return parse_bool(key, val, &o->drop_nonfinite);
+    else
+        return err_set(TCJ_EINVAL,
+                       "unknown load option '%s' (format offset limit cols header "
+                       "delim dtype dim dataset drop-nonfinite)",
+                       key);
+    return 0;
+}
+
+void load_opts_init(load_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->header = -1;
+}
+
+void gen_opts_init(gen_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->kind = "uniform";
+    o->lambda = 40;
+    o->clusters = 16;
+    o->sigma = 0.05;
+}
+
+int gen_opts_set(gen_opts *o, const char *key, const char *val)
+{
+    if (!val)
+        val = "";
+    if (!strcmp(key, "kind")) {
+        for (int i = 0; gen_kinds[i]; i++)
+            if (!strcmp(val, gen_kinds[i])) {
+                o->kind = gen_kinds[i];
+                return 0;
+            }
+        return err_set(TCJ_EINVAL, "kind=%s: expected uniform, expo or gauss", val);
+    }
+    if (!strcmp(key, "n"))
+        return parse_size(key, val, &o->n);
+    if (!strcmp(key, "d"))
+        return parse_size(key, val, &o->d);
+    if (!strcmp(key, "clusters"))
+        return parse_size(key, val, &o->clusters);
+    if (!strcmp(key, "seed")) {
+        size_t s;
+        int rc = parse_size(key, val, &s);
+        o->seed = s;
+        return rc;
+    }
+    if (!strcmp(key, "lambda")) {
+        int rc = parse_double(key, val, &o->lambda);
+        if (!rc && o->lambda <= 0)
+            return err_set(TCJ_EINVAL, "lambda=%s: expected a rate > 0", val);
+        return rc;
+    }
+    if (!strcmp(key, "sigma")) {
+        int rc = parse_double(key, val, &o->sigma);
+        if (!rc && o->sigma <= 0)
+            return err_set(TCJ_EINVAL, "sigma=%s: expected a standard deviation > 0", val);
+        return rc;
+    }
+    return err_set(TCJ_EINVAL,
+                   "unknown generator option '%s' (kind n d seed lambda clusters "
+                   "sigma)",
+                   key);
+}

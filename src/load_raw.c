@@ -1,0 +1,72 @@
+/* Raw binary: n*dim values of one type, no header (KITTI Velodyne scans are
+ * f32 with dim=4: x, y, z, reflectance). load_opts.dtype is one of f16 f32
+ * f64 u8 i8 u16 i16 u32 i32 u64 i64, little-endian unless suffixed "be";
+ * a file named *.f32, *.f64, *.u8, ... gives the dtype itself. dim is
+ * required. */
+#include <string.h>
+
+#include "err.h"
+#include "load_util.h"
+
+/* dtype from a name ending in ".f32" and the like, -1 if none. */
+static int raw_type_from_name(const char *path, int *be)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && !strchr(dot, '/') ? ld_type_parse(dot + 1, be) : -1;
+}
+
+int load_raw(const char *path, const load_opts *opt, dataset *out)
+{
+    int be = 0, type;
+    if (opt->dtype) {
+        type = ld_type_parse(opt->dtype, &be);
+        if (type < 0)
+            return err_set(TCJ_EINVAL,
+                           "%s: unknown dtype '%s' (f16 f32 f64 u8 i8 u16 i16 u32 "
+                           "i32 u64 i64, add 'be' for big-endian)",
+                           path, opt->dtype);
+    } else if ((type = raw_type_from_name(path, &be)) < 0)
+        return err_set(TCJ_EINVAL,
+                       "%s: raw binary needs dtype=T (f16 f32 f64 u8 i8 u16 i16 u32 "
+                       "i32 u64 i64) and dim=N",
+                       path);
+    if (!opt->dim)
+        return err_set(TCJ_EINVAL, "%s: raw binary needs dim=N, the number of %s values per point",
+                       path, ld_type_name(type));
+    uint64_t size;
+    FILE *f = ld_open(path, &size);
+    if (!f)
+        return TCJ_EIO;
+    size_t d = opt->dim, es = ld_type_size(type);
+    uint64_t rec = (uint64_t)d * es;
+    if (size == 0) {
+        fclose(f);
+        return err_set(TCJ_EINVAL, "%s: empty file, no points", path);
+    }
+    if (size % rec) {
+        fclose(f);
+        return err_set(TCJ_EINVAL,
+                       "%s: %llu bytes is not a whole number of points of %zu %s "
+                       "(%llu bytes each): %llu trailing bytes from byte %llu",
+                       path, (unsigned long long)size, d, ld_type_name(type),
+                       (unsigned long long)rec, (unsigned long long)(size % rec),
+                       (unsigned long long)(size - size % rec));
+    }
+    size_t take = ld_take(opt, (size_t)(size / rec));
+    ld_sink s;
+    ld_sink_init(&s, path, d, take, opt->drop_nonfinite);
+    int rc = ld_seek(f, path, opt->offset * rec);
+    for (size_t k = 0; k < take && !rc; k++) {
+        size_t r = opt->offset + k;
+        double *row = ld_row(&s);
+        rc = ld_read_values(f, path, type, be, d, row, r * rec);
+        if (!rc)
+            ld_commit_point(&s, row, r, r * rec, es);
+    }
+    fclose(f);
+    if (rc) {
+        ld_sink_free(&s);
+        return rc;
+    }
+    return ld_finish(&s, out);
+}
