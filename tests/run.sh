@@ -55,7 +55,7 @@ gpu() {
 }
 
 golden() { # golden BUILD LABEL: tests/cli/NAME.tcj against NAME.out / NAME.status
-    bin="$1/tcjoin"
+    bin="$(cd "$1" && pwd)/tcjoin"
     for script in tests/cli/*.tcj; do
         [ -f "$script" ] || continue
         name=${script%.tcj}
@@ -65,7 +65,7 @@ golden() { # golden BUILD LABEL: tests/cli/NAME.tcj against NAME.out / NAME.stat
         want_status=0
         [ -f "$name.status" ] && want_status=$(cat "$name.status")
         # shellcheck disable=SC2086
-        (cd tests/cli && "../../$bin" --db "$db" $args "$(basename "$script")" </dev/null \
+        (cd tests/cli && "$bin" --db "$db" $args "$(basename "$script")" </dev/null \
             >"$log" 2>&1)
         status=$?
         sed -E -f tests/cli/normalize.sed "$log" >"$log.n"
