@@ -27,3 +27,38 @@ int kern_device_info(int dev, kern_device *out)
     memset(out, 0, sizeof *out);
     return KERN_ENODEV;
 }
+
+int kern_fp64_run(kern_f64_job *job)
+{
+    (void)job;
+    return KERN_ENODEV;
+}
+
+int kern_ted_run(kern_f64_job *job)
+{
+    (void)job;
+    return KERN_ENODEV;
+}
+
+int kern_ted_index_run(kern_f64_job *job)
+{
+    (void)job;
+    return KERN_ENODEV;
+}
+
+int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
+{
+    (void)a;
+    memset(r, 0, sizeof *r);
+    return KERN_ENODEV;
+}
+
+void kern_fasted_release(void)
+{
+}
+
+const char *kern_fasted_variant_name(unsigned off)
+{
+    (void)off;
+    return "none";
+}

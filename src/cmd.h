@@ -9,10 +9,10 @@
 
 typedef struct cmd {
     const char *name;
-    const char *usage; /* "load FILE [format=F] [limit=N] ..." */
-    const char *summary; /* one line */
-    const char *help;    /* full text, may be several lines */
-    int min_args, max_args; /* positional+option words after the name; -1 = any */
+    const char *usage;          /* "load FILE [format=F] [limit=N] ..." */
+    const char *summary;        /* one line */
+    const char *help;           /* full text, may be several lines */
+    int min_args, max_args;     /* positional+option words after the name; -1 = any */
     const char *const *options; /* NULL-terminated option names (key of key=value) */
     /* Returns 0 or a TCJ_E* code with err_msg() set; never draws. */
     int (*run)(session *s, int argc, char **argv);
@@ -36,7 +36,22 @@ int cmd_check_opts(const cmd *c, int argc, char **argv);
 int cmd_parse_double(const char *word, const char *what, double *out);
 int cmd_parse_size(const char *word, const char *what, size_t *out);
 
-/* Execute one line: look up, check options, run, log to the store. */
+/* Execute one line: look up, check options, run, log to the store. The
+ * line may hold several commands separated by ';' or newlines ('#' starts
+ * a comment at the start of a word). Returns the last error code, 0 if all
+ * succeeded; each error is printed as one line. */
 int cmd_exec(session *s, const char *line);
+
+/* Split a line into commands at unquoted ';' and newlines, dropping
+ * comments. Returns the count; *cmds is NULL-terminated and lives in
+ * *storage (free it). Commands may be empty. */
+int cmd_split_commands(const char *line, char ***cmds, char **storage);
+/* Name errors after a script's file and line ("run.tcj:3: ..."); file NULL
+ * for none. The file name must outlive the calls. */
+void cmd_set_location(const char *file, long line);
+/* 1 if the word reads key=value with a plain key (letters, digits, - _). */
+int cmd_is_opt(const char *word);
+/* The positional (non key=value) words, at most max, into pos; the count. */
+int cmd_positional(int argc, char **argv, char **pos, int max);
 
 #endif

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "nvml.h"
 
 void engine_opts_default(engine_opts *o)
 {
@@ -94,8 +95,19 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     }
     snprintf(res->precision, sizeof res->precision, "%s", e->precision);
     res->d_padded = s->ds->d;
+    /* GPU runs are sampled by NVML (clocks, power, throttling) so every
+     * stored GPU run says at what clock it ran; without NVML nothing is
+     * added (N/A, not 0). */
+    int sampling = e->gpu && nvml_sampler_start(s->opts ? s->opts->device : 0, 20) == 0;
+    if (e->gpu && !sampling)
+        err_clear();
     double t0 = engine_now();
     int rc = e->run(s, res);
     res->seconds = engine_now() - t0;
+    if (sampling) {
+        nvml_stats st;
+        nvml_sampler_stop(&st);
+        nvml_add_metrics(res, &st);
+    }
     return rc;
 }

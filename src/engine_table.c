@@ -6,10 +6,18 @@
 
 extern const engine engine_cpu;
 extern const engine engine_cpu_fp16;
+extern const engine engine_fasted;
+extern const engine engine_fp64;
+extern const engine engine_ted;
+extern const engine engine_ted_index;
 
 const engine *const engine_table[] = {
     &engine_cpu,
     &engine_cpu_fp16,
+    &engine_fasted,
+    &engine_fp64,
+    &engine_ted,
+    &engine_ted_index,
     NULL,
 };
 

@@ -17,8 +17,9 @@ const fasted_switch fasted_switches[] = {
      "copy run while the warp computes. Off: plain loads into registers, then stores\n"
      "to shared memory; the warp waits for the loads."},
     {"pipeline", 1u << 3, "multi-stage pipeline",
-     "Two shared-memory stages: while the tensor cores work on stage k the copy of\n"
-     "stage k+1 is in flight. Off: one stage; load, wait, compute, repeat."},
+     "Three shared-memory stages (the paper has two): while the tensor cores work on\n"
+     "k-slice k, the copies of slices k+1 and k+2 are in flight, one barrier per slice.\n"
+     "Off: one stage; load, wait, compute, repeat."},
     {"residency", 1u << 4, "SM block residency",
      "Two blocks per SM (launch bounds and shared memory sized for it) so one block's\n"
      "epilogue and barriers overlap the other's math. Off: one block per SM."},

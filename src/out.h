@@ -53,4 +53,8 @@ typedef struct out_buf {
 void out_buf_sink(void *ctx, out_kind kind, const char *text);
 void out_buf_free(out_buf *b);
 
+/* The shortest of %.15g / %.17g that reads back as the same double (used
+ * for JSON numbers and exact human output). */
+void out_fmt_double(char *buf, size_t size, double v);
+
 #endif

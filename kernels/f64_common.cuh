@@ -1,0 +1,119 @@
+/* Shared by the FP64 engines (kernels/fp64.cu, ted.cu, ted_index.cu): the
+ * device-side pair emitter for the four output modes and the host-side run
+ * driver (device setup, uploads, bounded pair buffers drained to the host
+ * callback, work items split when a buffer overflows, timings). */
+#ifndef TCJ_F64_COMMON_CUH
+#define TCJ_F64_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+/* Where a kernel puts what it finds; device pointers. */
+struct f64_out {
+    int mode;
+    double eps2; /* in the join when d2 <= eps2 */
+    size_t q0;
+    unsigned long long *count;  /* COUNT: total */
+    unsigned long long *counts; /* PERPOINT: per query row - q0 */
+    uint32_t *pi, *pj;          /* PAIRS: buffers of cap entries */
+    double *pd;
+    unsigned long long *np; /* PAIRS: pairs produced (may pass cap) */
+    unsigned long long cap;
+    const double *edges; /* HIST: nbins+1 edges */
+    int nbins;
+    unsigned long long *hist; /* HIST: [0] below edges[0], [1+b] bin b */
+};
+
+/* Record one candidate pair (q, c) with squared distance d2. COUNT adds to
+ * the thread's `local`, which the kernel flushes with f64_flush. */
+__device__ __forceinline__ void f64_emit(const f64_out &o, uint32_t q, uint32_t c, double d2,
+                                         unsigned long long &local)
+{
+    if (!(d2 <= o.eps2))
+        return;
+    switch (o.mode) {
+    case KF64_COUNT:
+        local++;
+        break;
+    case KF64_PERPOINT:
+        atomicAdd(&o.counts[q - o.q0], 1ULL);
+        break;
+    case KF64_PAIRS: {
+        unsigned long long k = atomicAdd(o.np, 1ULL);
+        if (k < o.cap) {
+            o.pi[k] = q;
+            o.pj[k] = c;
+            o.pd[k] = d2;
+        }
+        break;
+    }
+    default: {
+        /* Smallest b with d2 <= edges[b]; b == 0 is "below". */
+        int lo = 0, hi = o.nbins;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (d2 <= o.edges[mid])
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        atomicAdd(&o.hist[lo], 1ULL);
+        break;
+    }
+    }
+}
+
+__device__ __forceinline__ void f64_flush(const f64_out &o, unsigned long long local)
+{
+    if (local)
+        atomicAdd(o.count, local);
+}
+
+/* One launch's share of the work. Brute-force kernels: query rows [qa, qb)
+ * against candidate rows [ca, cb); sym 1 = a diagonal item (qa==ca, qb==cb:
+ * tiles below the diagonal skipped, those above mirrored), 2 = every pair
+ * also emitted mirrored. The index kernel reads qa..qb as query groups and
+ * ca..cb as a range of positions in its sorted order. */
+struct f64_item {
+    size_t qa, qb, ca, cb;
+    int sym;
+};
+
+struct f64_run {
+    kern_f64_job *job;
+    size_t nq;
+    f64_out out;
+    unsigned long long *d_count, *d_counts, *d_np, *d_hist;
+    double *d_edges, *d_pd;
+    uint32_t *d_pi, *d_pj;
+    uint32_t *h_pi, *h_pj;
+    double *h_pd;
+    size_t cap;
+    cudaEvent_t e0, e1;
+    int events;
+    uint64_t drained;
+    int cc; /* compute capability, major*10+minor */
+    int sms;
+};
+
+typedef int (*f64_launch_fn)(f64_run *r, const f64_item *it, void *user);
+
+/* Select the device, check it (need_dmma: FP64 tensor cores), allocate and
+ * zero the outputs. On failure everything is released. */
+int f64_begin(kern_f64_job *job, f64_run *r, int need_dmma);
+/* Upload x (n x d) to a device array of n x dp doubles, zero padded, with
+ * the columns in the order perm (NULL = as is), times scale. Adds to t_h2d. */
+int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const int *perm,
+               double **out);
+/* Run the items in order (PAIRS: each drained, split where it overflowed). */
+int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user);
+/* Fetch counts, histogram and totals into the job. */
+int f64_finish(f64_run *r);
+void f64_end(f64_run *r);
+/* Brute-force items over [q0, q1) x [0, n), symmetric where asked and the
+ * mode allows it. *items is malloc'ed (the caller frees). */
+size_t f64_brute_items(const kern_f64_job *job, size_t chunk, int symmetric, f64_item **items);
+
+#endif

@@ -1,0 +1,78 @@
+/* FASTED internals shared by the host driver (fasted.cu) and the variant
+ * instantiations (fasted_v*.cu): the kernel's parameter block and the table
+ * entry that describes one compiled variant. */
+#ifndef TCJ_FASTED_INT_CUH
+#define TCJ_FASTED_INT_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define FASTED_BK 64   /* k slice per pipeline stage, halves (128 bytes a row) */
+#define FASTED_GROUP 8 /* work-queue squares are 8x8 block tiles (Figure 4) */
+#define FASTED_THREADS 128
+#define FASTED_STAGES 3 /* shared-memory stages of the all-on pipeline */
+#define FASTED_MAX_BINS 4096
+
+/* Control words of one launch, zeroed (valid_end set to ~0) before it. */
+typedef struct fasted_ctrl {
+    unsigned long long queue;     /* next work item */
+    unsigned long long pos;       /* pair slots reserved (may overshoot cap) */
+    unsigned long long valid_end; /* first failed reservation: pairs below it are valid */
+    unsigned long long count;     /* COUNT/PAIRS: pairs found */
+    unsigned full;                /* the pair buffer is full: stop taking work */
+    unsigned nredo;               /* entries written to redo_out */
+} fasted_ctrl;
+
+/* Work left undone when the pair buffer filled: a tile and the warps whose
+ * pairs did not fit (bit w = warp w). */
+typedef struct fasted_redo {
+    unsigned long long tile;
+    unsigned mask, pad;
+} fasted_redo;
+
+typedef struct fasted_params {
+    const __half *X; /* rows of dp halves, zero-padded rows past n */
+    const float *s;  /* squared norms, FP32 round toward zero */
+    int dp;          /* padded dimension, multiple of FASTED_BK */
+    unsigned n;      /* real points */
+    unsigned q0, q1; /* query rows */
+    unsigned T, U;   /* block tiles down (query rows) and across (candidates) */
+    int sym;         /* upper-triangle tiles, off-diagonal pairs in both orders */
+    int order;       /* 1: 8x8 squares of tiles; 0: row by row */
+    int mode;        /* KFASTED_* */
+    float eps2;
+
+    const fasted_redo *redo_in;
+    unsigned nredo_in;
+    unsigned long long t_base, t_end; /* queue tiles [t_base, t_end) after the redo items */
+    fasted_redo *redo_out;
+    fasted_ctrl *ctl;
+
+    unsigned *counts; /* PERPOINT, indexed by row - q0 */
+    unsigned *pi, *pj;
+    float *pd;
+    unsigned long long cap;
+    const float *edges; /* HIST: nbins+1 */
+    int nbins;
+    unsigned long long *hist; /* HIST: [0] below edges[0], [b+1] bin b */
+} fasted_params;
+
+/* One compiled variant. */
+typedef struct fasted_kinfo {
+    const void *func;       /* the __global__ function: COUNT, PERPOINT, HIST */
+    const void *func_pairs; /* the same for PAIRS */
+    int bm, bn;             /* block tile */
+    int minb;               /* blocks per SM it is built for */
+    size_t smem;            /* dynamic shared memory without the histogram */
+} fasted_kinfo;
+
+/* Filled by the instantiation files; off is a single FASTED_OFF_* bit or 0
+ * (ORDER uses the all-on kernel: it changes only the tile enumeration). */
+void fasted_kinfo_a(unsigned off, fasted_kinfo *k);
+void fasted_kinfo_b(unsigned off, fasted_kinfo *k);
+
+/* Number of work items for a tile grid. */
+unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order);
+
+#endif

@@ -1,0 +1,28 @@
+/* The application: the only place that wires modules together (session
+ * log, front ends, signals). main.c parses the command line into app_args. */
+#ifndef TCJ_APP_H
+#define TCJ_APP_H
+
+#include "session.h"
+
+#define TCJ_VERSION "0.1.0"
+
+typedef struct app_args {
+    const char *exec;      /* -e 'cmd; cmd' (several -e joined with ';'), or NULL */
+    const char *script;    /* FILE.tcj, or NULL */
+    const char *db_path;   /* --db FILE, or NULL: $TCJOIN_DB, then the default */
+    int json;              /* --json */
+    int plain;             /* --plain: the line REPL instead of the dashboard */
+    const char *argv_line; /* the whole command line, for the sessions row */
+} app_args;
+
+/* Run tcjoin; returns the exit status (batch: 1 if any command failed). */
+int app_main(const app_args *a);
+
+/* Set by SIGINT; the line REPL clears its line when it sees it at the
+ * prompt. During a run SIGINT also sets session.cancel. */
+extern volatile int app_sigint;
+/* Whether a command is executing (SIGINT cancels it) or the prompt waits. */
+extern volatile int app_busy;
+
+#endif

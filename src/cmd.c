@@ -1,0 +1,292 @@
+/* Command-line words, options, number parsing and execution. */
+#include "cmd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "err.h"
+#include "out.h"
+#include "store.h"
+
+int cmd_split(const char *line, char ***argv, char **storage)
+{
+    size_t len = strlen(line);
+    size_t maxw = len / 2 + 2;
+    /* One block: the argv array, then the words' characters. */
+    char *block = xmalloc(maxw * sizeof(char *) + len + 1);
+    char **av = (char **)block;
+    char *w = block + maxw * sizeof(char *);
+    int argc = 0;
+    const char *p = line;
+
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (!*p || *p == '#')
+            break;
+        av[argc++] = w;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+            if (*p == '\'') {
+                const char *q = strchr(p + 1, '\'');
+                if (!q) {
+                    free(block);
+                    return err_set(TCJ_EINVAL, "unterminated ' quote");
+                }
+                memcpy(w, p + 1, (size_t)(q - p - 1));
+                w += q - p - 1;
+                p = q + 1;
+            } else if (*p == '"') {
+                p++;
+                while (*p && *p != '"') {
+                    if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+                        p++;
+                    *w++ = *p++;
+                }
+                if (!*p) {
+                    free(block);
+                    return err_set(TCJ_EINVAL, "unterminated \" quote");
+                }
+                p++;
+            } else if (*p == '\\') {
+                if (!p[1]) {
+                    free(block);
+                    return err_set(TCJ_EINVAL, "backslash at the end of the line");
+                }
+                *w++ = p[1];
+                p += 2;
+            } else {
+                *w++ = *p++;
+            }
+        }
+        *w++ = '\0';
+    }
+    av[argc] = NULL;
+    *argv = av;
+    *storage = block;
+    return argc;
+}
+
+int cmd_split_commands(const char *line, char ***cmds, char **storage)
+{
+    size_t len = strlen(line);
+    size_t maxc = len + 2; /* every byte may be a separator */
+    char *block = xmalloc(maxc * sizeof(char *) + len + 1);
+    char **cv = (char **)block;
+    char *w = block + maxc * sizeof(char *);
+    int n = 0;
+    const char *p = line;
+    int word_start = 1;
+
+    cv[n++] = w;
+    while (*p) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p;
+            *w++ = *p++;
+            while (*p && *p != q) {
+                if (q == '"' && *p == '\\' && p[1])
+                    *w++ = *p++;
+                *w++ = *p++;
+            }
+            if (*p)
+                *w++ = *p++;
+            word_start = 0;
+        } else if (*p == '\\' && p[1]) {
+            *w++ = *p++;
+            *w++ = *p++;
+            word_start = 0;
+        } else if (*p == '#' && word_start) {
+            /* A comment runs to the end of its line. */
+            while (*p && *p != '\n')
+                p++;
+        } else if (*p == ';' || *p == '\n') {
+            *w++ = '\0';
+            cv[n++] = w;
+            p++;
+            word_start = 1;
+        } else {
+            word_start = (*p == ' ' || *p == '\t' || *p == '\r');
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    cv[n] = NULL;
+    *cmds = cv;
+    *storage = block;
+    return n;
+}
+
+/* A word is an option when it reads key=value with a plain key, so that a
+ * path holding '=' after a '/' stays a positional word. */
+static int opt_key_len(const char *word)
+{
+    const char *eq = strchr(word, '=');
+    if (!eq || eq == word || !isalpha((unsigned char)word[0]))
+        return -1;
+    for (const char *p = word; p < eq; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+            return -1;
+    return (int)(eq - word);
+}
+
+int cmd_is_opt(const char *word)
+{
+    return opt_key_len(word) > 0;
+}
+
+const char *cmd_opt(int argc, char **argv, const char *key)
+{
+    size_t kl = strlen(key);
+    for (int i = 0; i < argc; i++) {
+        int n = opt_key_len(argv[i]);
+        if (n > 0 && (size_t)n == kl && strncmp(argv[i], key, kl) == 0)
+            return argv[i] + kl + 1;
+    }
+    return NULL;
+}
+
+int cmd_check_opts(const cmd *c, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        int n = opt_key_len(argv[i]);
+        if (n <= 0)
+            continue;
+        int known = 0;
+        for (const char *const *o = c->options; o && *o; o++)
+            if (strlen(*o) == (size_t)n && strncmp(*o, argv[i], (size_t)n) == 0)
+                known = 1;
+        if (!known)
+            return err_set(TCJ_EINVAL, "Usage: %s", c->usage);
+    }
+    return 0;
+}
+
+int cmd_positional(int argc, char **argv, char **pos, int max)
+{
+    int k = 0;
+    for (int i = 0; i < argc; i++)
+        if (!cmd_is_opt(argv[i]) && k < max)
+            pos[k++] = argv[i];
+    return k;
+}
+
+int cmd_parse_double(const char *word, const char *what, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(word, &end);
+    if (end == word || *end || errno == ERANGE || !isfinite(v))
+        return err_set(TCJ_EINVAL, "%s: expected a number, got '%s'", what, word);
+    *out = v;
+    return 0;
+}
+
+int cmd_parse_size(const char *word, const char *what, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*word == '-' || *word == '+' || isspace((unsigned char)*word))
+        goto bad;
+    unsigned long long v = strtoull(word, &end, 10);
+    if (end == word || errno == ERANGE)
+        goto bad;
+    if (*end) {
+        /* 1e6 and 2.5e5 read as the integers they name. */
+        double dv = strtod(word, &end);
+        if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
+            goto bad;
+        v = (unsigned long long)dv;
+    }
+    *out = (size_t)v;
+    return 0;
+bad:
+    return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", what, word);
+}
+
+/* Where the command being executed comes from, for error lines. */
+static const char *loc_file;
+static long loc_line;
+
+void cmd_set_location(const char *file, long line)
+{
+    loc_file = file;
+    loc_line = line;
+}
+
+static void cmd_report(const char *msg)
+{
+    if (loc_file)
+        out_error("%s:%ld: %s", loc_file, loc_line, msg);
+    else
+        out_error("%s", msg);
+}
+
+/* One command: words, lookup, checks, handler, log. */
+static int cmd_exec_one(session *s, const char *line)
+{
+    char **argv, *storage;
+    int argc = cmd_split(line, &argv, &storage);
+    if (argc < 0) {
+        cmd_report(err_msg());
+        if (s->batch)
+            s->failed = 1;
+        return TCJ_EINVAL;
+    }
+    if (argc == 0) {
+        free(storage);
+        return 0;
+    }
+
+    double t0 = engine_now();
+    int rc;
+    err_clear();
+    s->cancel = 0;
+    const cmd *c = cmd_find(argv[0]);
+    if (!c) {
+        rc = err_set(TCJ_EINVAL, "unknown command '%s' (try help)", argv[0]);
+    } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
+        rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
+    } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {
+        s->command_id = 0;
+        rc = c->run(s, argc - 1, argv + 1);
+    }
+    double dt = engine_now() - t0;
+
+    if (rc) {
+        cmd_report(err_msg()[0] ? err_msg() : "command failed");
+        if (s->batch)
+            s->failed = 1;
+    }
+    if (s->db) {
+        /* The command as typed, without separators or surrounding blanks. */
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t n = strlen(line);
+        while (n > 0 && strchr(" \t\r\n", line[n - 1]))
+            n--;
+        char *text = xmalloc(n + 1);
+        memcpy(text, line, n);
+        text[n] = '\0';
+        store_command(s->db, s->session_id, text, rc, rc ? err_msg() : NULL, dt);
+        free(text);
+    }
+    free(storage);
+    return rc;
+}
+
+int cmd_exec(session *s, const char *line)
+{
+    char **cmds, *storage;
+    int n = cmd_split_commands(line, &cmds, &storage);
+    int rc = 0;
+    for (int i = 0; i < n && !s->quit; i++) {
+        int r = cmd_exec_one(s, cmds[i]);
+        if (r)
+            rc = r;
+    }
+    free(storage);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/* curve [LO HI]: the selectivity curve S(ε) over a range from ONE histogram
+ * pass of an engine, drawn as a text plot (log-scaled S), optionally
+ * written as CSV, and emitted as a record the dashboard draws. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ui/plot.h"
+#include "cmd.h"
+#include "err.h"
+#include "out.h"
+#include "runner.h"
+#include "sweep.h"
+
+#define CURVE_BINS_DEFAULT 256
+#define CURVE_BINS_MAX SWEEP_MAX_BINS
+#define PLOT_W 72
+#define PLOT_H 16
+
+static int write_csv(const char *path, const double *eps, const double *sel, const uint64_t *pairs,
+                     size_t np)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return err_set(TCJ_EIO, "%s: cannot write", path);
+    fprintf(f, "eps,pairs,selectivity\n");
+    for (size_t k = 0; k < np; k++)
+        fprintf(f, "%.17g,%llu,%.17g\n", eps[k], (unsigned long long)pairs[k], sel[k]);
+    if (fclose(f) != 0)
+        return err_set(TCJ_EIO, "%s: write failed", path);
+    return 0;
+}
+
+static void print_plot(const double *eps, const double *sel, size_t np)
+{
+    int logy = 0;
+    for (size_t k = 0; k < np; k++)
+        if (sel[k] > 0)
+            logy = 1;
+    char cells[PLOT_W * PLOT_H];
+    ui_grid g;
+    ui_grid_init(&g, cells, PLOT_W, PLOT_H);
+    ui_plot_xy(&g, eps, sel, np, 0, logy);
+    char row[PLOT_W + 1];
+    out_printf("  S%s against eps\n", logy ? " (log scale; S = 0 not drawn)" : "");
+    for (int y = 0; y < PLOT_H; y++) {
+        ui_grid_row(&g, y, row);
+        size_t n = strlen(row);
+        while (n > 0 && row[n - 1] == ' ')
+            row[--n] = 0;
+        out_printf("  %s\n", row);
+    }
+}
+
+static int curve_run(session *s, int argc, char **argv)
+{
+    const cmd *self = cmd_find("curve");
+    char *pos[3];
+    int np = cmd_positional(argc, argv, pos, 3);
+    if (np != 0 && np != 2)
+        return err_set(TCJ_EINVAL, "Usage: %s", self ? self->usage : "curve [LO HI]");
+    if (!s->have_ds || s->ds.n == 0)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    int rc;
+    double lo = 0, hi = 0;
+    if (np == 2) {
+        if ((rc = cmd_parse_double(pos[0], "curve: LO", &lo)) ||
+            (rc = cmd_parse_double(pos[1], "curve: HI", &hi)))
+            return rc;
+        if (!(lo >= 0 && hi > lo))
+            return err_set(TCJ_EINVAL, "curve: the range must satisfy 0 <= LO < HI (got %s %s)",
+                           pos[0], pos[1]);
+    }
+    size_t bins = CURVE_BINS_DEFAULT;
+    const char *v;
+    if ((v = cmd_opt(argc, argv, "bins"))) {
+        if ((rc = cmd_parse_size(v, "curve: bins", &bins)))
+            return rc;
+        if (bins < 1 || bins > CURVE_BINS_MAX)
+            return err_set(TCJ_EINVAL, "curve: bins must be 1 to %d, got '%s'", CURVE_BINS_MAX, v);
+    }
+    const engine *e;
+    if ((v = cmd_opt(argc, argv, "engine"))) {
+        if ((rc = runner_find_engine(v, &e)))
+            return rc;
+    } else {
+        e = runner_default_engine();
+    }
+    if (e->available && (rc = e->available()))
+        return rc;
+    const char *csv = cmd_opt(argc, argv, "csv");
+    if (csv && !*csv)
+        return err_set(TCJ_EINVAL, "curve: csv= needs a file name");
+
+    double sample_s = 0;
+    if (np == 0) {
+        /* No range given: the sample picks one around S in [0.01, 1000]. */
+        sweep_sample smp;
+        if ((rc = sweep_sample_build(&s->ds, 0, &smp)))
+            return rc;
+        sweep_curve_range(&smp, &lo, &hi);
+        sample_s = smp.seconds;
+        sweep_sample_free(&smp);
+    }
+    size_t npt = bins + 1;
+    double *eps = xmalloc(npt * sizeof *eps), *sel = xmalloc(npt * sizeof *sel);
+    uint64_t *pairs = xmalloc(npt * sizeof *pairs);
+    double secs = 0;
+    rc = sweep_curve(&s->ds, e, &s->eopt, lo, hi, bins, eps, sel, pairs, &secs);
+    if (!rc && csv)
+        rc = write_csv(csv, eps, sel, pairs, npt);
+    if (rc)
+        goto done;
+
+    out_printf("curve on %s (n=%zu d=%zu), engine %s: eps %.6g to %.6g, %zu bins, one pass in "
+               "%.3f s%s\n",
+               s->ds.name ? s->ds.name : "dataset", s->ds.n, s->ds.d, e->name, lo, hi, bins, secs,
+               np == 0 ? " (range from a sample)" : "");
+    print_plot(eps, sel, npt);
+    out_printf("  %14s %14s %16s\n", "eps", "S", "pairs");
+    for (int k = 0; k <= 8; k++) {
+        size_t i = (size_t)k * bins / 8;
+        out_printf("  %14.6g %14.6g %16llu\n", eps[i], sel[i], (unsigned long long)pairs[i]);
+    }
+    if (csv)
+        out_printf("  %zu points written to %s\n", npt, csv);
+
+    out_rec *r = out_rec_begin("curve");
+    out_rec_str(r, "engine", e->name);
+    out_rec_str(r, "dataset", s->ds.name);
+    out_rec_int(r, "n", (int64_t)s->ds.n);
+    out_rec_dbl(r, "lo", lo);
+    out_rec_dbl(r, "hi", hi);
+    out_rec_int(r, "bins", (int64_t)bins);
+    out_rec_int(r, "passes", 1);
+    out_rec_dbl(r, "time_s", secs);
+    out_rec_dbl(r, "sample_time_s", sample_s);
+    if (csv)
+        out_rec_str(r, "csv", csv);
+    out_rec_arr(r, "points");
+    for (size_t k = 0; k < npt; k++) {
+        out_rec_obj(r, NULL);
+        out_rec_dbl(r, "eps", eps[k]);
+        out_rec_dbl(r, "selectivity", sel[k]);
+        out_rec_int(r, "pairs", (int64_t)pairs[k]);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_end(r);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+done:
+    free(eps);
+    free(sel);
+    free(pairs);
+    return rc;
+}
+
+static const char *const curve_options[] = {"bins", "engine", "csv", NULL};
+
+const cmd cmd_curve = {
+    .name = "curve",
+    .usage = "curve [LO HI] [bins=N] [engine=NAME] [csv=FILE]",
+    .summary = "the selectivity curve S(eps) from one pass",
+    .help = "Count pairs per bin of distance in ONE histogram pass of the engine (default:\n"
+            "fasted on a GPU, else cpu) and print S(eps) at bins+1 evenly spaced eps from\n"
+            "LO to HI as a text plot (S on a log scale) and a short table. Without LO HI a\n"
+            "sample picks a range where S goes from about 0.01 to about 1000.\n"
+            "  bins=N        bins (default 256, at most 4096)\n"
+            "  engine=NAME   engine for the pass\n"
+            "  csv=FILE      also write eps,pairs,selectivity per point",
+    .min_args = 0,
+    .max_args = -1,
+    .options = curve_options,
+    .run = curve_run,
+};

@@ -1,0 +1,56 @@
+/* help [NAME]: the command table is the help text. */
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "out.h"
+#include "settings.h"
+
+int cmd_engines_list(session *s); /* cmd_engines.c */
+
+static int help_run(session *s, int argc, char **argv)
+{
+    if (argc == 0) {
+        out_printf("Commands (help NAME for details, help engines, help settings):\n");
+        for (const cmd *const *c = cmd_table; *c; c++)
+            out_printf("  %-9s %s\n", (*c)->name, (*c)->summary);
+        out_rec *r = out_rec_begin("help");
+        out_rec_arr(r, "commands");
+        for (const cmd *const *c = cmd_table; *c; c++)
+            out_rec_str(r, NULL, (*c)->name);
+        out_rec_end(r);
+        return 0;
+    }
+    if (strcmp(argv[0], "settings") == 0) {
+        for (const setting *t = settings_table; t->name; t++)
+            out_printf("  set %-9s %-22s %s\n", t->name, t->usage, t->help);
+        return 0;
+    }
+    const cmd *c = cmd_find(argv[0]);
+    if (!c)
+        return err_set(TCJ_EINVAL, "no command '%s' (help lists them)", argv[0]);
+    out_printf("Usage: %s\n%s\n", c->usage, c->help);
+    out_rec *r = out_rec_begin("help");
+    out_rec_str(r, "name", c->name);
+    out_rec_str(r, "usage", c->usage);
+    out_rec_str(r, "summary", c->summary);
+    out_rec_str(r, "help", c->help);
+    out_rec_end(r);
+    /* help engines: the command's text, then the list itself. */
+    if (strcmp(c->name, "engines") == 0)
+        return cmd_engines_list(s);
+    return 0;
+}
+
+const cmd cmd_help = {
+    .name = "help",
+    .usage = "help [NAME|engines|settings]",
+    .summary = "list the commands, or explain one",
+    .help = "Without arguments, list every command. help NAME prints its usage and full\n"
+            "text; help engines lists the engines and whether each can run here; help\n"
+            "settings lists what set changes.",
+    .min_args = 0,
+    .max_args = 1,
+    .options = NULL,
+    .run = help_run,
+};

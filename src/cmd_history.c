@@ -1,0 +1,196 @@
+/* history, runs, show, export: reading the session log. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "out.h"
+#include "out_table.h"
+#include "store.h"
+
+static int need_db(session *s)
+{
+    if (!s->db)
+        return err_set(TCJ_ESTORE, "no session log (the database could not be opened)");
+    return 0;
+}
+
+static int parse_limit(int argc, char **argv, int def, int *out)
+{
+    *out = def;
+    if (argc == 0)
+        return 0;
+    size_t n;
+    int rc = cmd_parse_size(argv[0], "N", &n);
+    if (rc)
+        return rc;
+    if (n == 0 || n > 1000000)
+        return err_set(TCJ_EINVAL, "N: expected 1 to 1000000, got '%s'", argv[0]);
+    *out = (int)n;
+    return 0;
+}
+
+static int history_run(session *s, int argc, char **argv)
+{
+    int rc, n;
+    if ((rc = need_db(s)) || (rc = parse_limit(argc, argv, 20, &n)))
+        return rc;
+    out_table t;
+    out_table_init(&t, "command");
+    rc = store_history(s->db, n, out_table_row, &t);
+    out_table_flush(&t);
+    return rc;
+}
+
+const cmd cmd_history = {
+    .name = "history",
+    .usage = "history [N]",
+    .summary = "the last N command lines of the session log",
+    .help = "List the last N (default 20) command lines kept in the session log, from\n"
+            "every session, with their status and time.",
+    .min_args = 0,
+    .max_args = 1,
+    .options = NULL,
+    .run = history_run,
+};
+
+static int runs_run(session *s, int argc, char **argv)
+{
+    int rc, n;
+    if ((rc = need_db(s)) || (rc = parse_limit(argc, argv, 20, &n)))
+        return rc;
+    out_table t;
+    out_table_init(&t, "runs");
+    rc = store_runs(s->db, n, out_table_row, &t);
+    out_table_flush(&t);
+    return rc;
+}
+
+const cmd cmd_runs = {
+    .name = "runs",
+    .usage = "runs [N]",
+    .summary = "the last N runs of the session log",
+    .help = "List the last N (default 20) runs: engine, dataset, eps, pairs, selectivity,\n"
+            "time, TFLOPS and status. show run ID gives everything about one.",
+    .min_args = 0,
+    .max_args = 1,
+    .options = NULL,
+    .run = runs_run,
+};
+
+static int parse_id(const char *w, int64_t *out)
+{
+    size_t v;
+    int rc = cmd_parse_size(w, "run id", &v);
+    if (rc)
+        return rc;
+    if (v == 0)
+        return err_set(TCJ_EINVAL, "run id: expected a run number, got '%s'", w);
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* One row of show run: each section (run, phase, counter, comparison, bin)
+ * has its own columns; each becomes a record and a few lines of text. */
+static int show_row(void *ctx, int ncol, const char *const *names, const char *const *values)
+{
+    int *rows = ctx;
+    (*rows)++;
+    const char *sec = ncol > 0 && values[0] ? values[0] : "";
+    char type[32];
+    snprintf(type, sizeof type, "run_%s", sec);
+    out_rec *r = out_rec_begin(type);
+    for (int c = 1; c < ncol; c++)
+        out_rec_str(r, names[c], values[c]);
+    out_rec_end(r);
+
+    if (!strcmp(sec, "run")) {
+        for (int c = 1; c < ncol; c++)
+            if (values[c] && *values[c])
+                out_printf("%-16s %s\n", names[c], values[c]);
+    } else if (!strcmp(sec, "bin")) {
+        /* Bins holding no pair say nothing. */
+        if (ncol >= 6 && values[5] && strcmp(values[5], "0") != 0)
+            out_printf("%-16s comparison %s [%s, %s) %s\n", "bin", values[1], values[3], values[4],
+                       values[5]);
+    } else {
+        out_printf("%-16s", sec);
+        for (int c = 1; c < ncol; c++)
+            if (values[c] && *values[c]) {
+                if (!strcmp(sec, "comparison"))
+                    out_printf(" %s=%s", names[c], values[c]);
+                else
+                    out_printf(" %s", values[c]);
+            }
+        out_printf("\n");
+    }
+    return 0;
+}
+
+static int show_run(session *s, int argc, char **argv)
+{
+    int rc;
+    if (strcmp(argv[0], "run") != 0 || argc != 2)
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("show")->usage);
+    int64_t id = 0;
+    if ((rc = need_db(s)) || (rc = parse_id(argv[1], &id)))
+        return rc;
+    int rows = 0;
+    rc = store_show_run(s->db, id, show_row, &rows);
+    if (!rc && rows == 0)
+        return err_set(TCJ_EINVAL, "no run %lld in the session log", (long long)id);
+    return rc;
+}
+
+const cmd cmd_show = {
+    .name = "show",
+    .usage = "show run ID",
+    .summary = "everything stored about one run",
+    .help = "Show one run of the session log: engine, dataset, eps, options, device,\n"
+            "pairs, selectivity, phases, TFLOPS, counters and status.",
+    .min_args = 2,
+    .max_args = 2,
+    .options = NULL,
+    .run = show_run,
+};
+
+static int export_run(session *s, int argc, char **argv)
+{
+    int rc;
+    int64_t id = -1;
+    int k;
+    if (strcmp(argv[0], "runs") == 0 && argc == 3) {
+        k = 1;
+    } else if (strcmp(argv[0], "run") == 0 && argc == 4) {
+        if ((rc = parse_id(argv[1], &id)))
+            return rc;
+        k = 2;
+    } else {
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("export")->usage);
+    }
+    if (strcmp(argv[k], "csv") && strcmp(argv[k], "json"))
+        return err_set(TCJ_EINVAL, "export: format must be csv or json, got '%s'", argv[k]);
+    if ((rc = need_db(s)))
+        return rc;
+    if ((rc = store_export(s->db, id, argv[k], argv[k + 1])))
+        return rc;
+    out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
+    out_rec *r = out_rec_begin("export");
+    out_rec_int(r, "run_id", id < 0 ? 0 : id);
+    out_rec_str(r, "format", argv[k]);
+    out_rec_str(r, "path", argv[k + 1]);
+    out_rec_end(r);
+    return 0;
+}
+
+const cmd cmd_export = {
+    .name = "export",
+    .usage = "export runs|run ID csv|json FILE",
+    .summary = "write runs of the session log to a file",
+    .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
+            "the session log to FILE as CSV (one line per run, with a header) or JSON.",
+    .min_args = 3,
+    .max_args = 4,
+    .options = NULL,
+    .run = export_run,
+};

@@ -1,0 +1,206 @@
+/* load FILE [...] and gen KIND [...]: make a dataset current. A failure
+ * keeps the previous dataset. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "dataset.h"
+#include "err.h"
+#include "out.h"
+#include "store.h"
+
+/* Replace the session's dataset, store its row, report it. */
+static void adopt(session *s, dataset *ds)
+{
+    if (s->have_ds)
+        dataset_free(&s->ds);
+    s->ds = *ds;
+    s->have_ds = 1;
+    s->dataset_id = s->db ? store_dataset(s->db, &s->ds) : 0;
+    if (s->dataset_id < 0)
+        s->dataset_id = 0;
+
+    char hash[24];
+    snprintf(hash, sizeof hash, "%016" PRIx64, s->ds.hash);
+    out_printf("dataset %s: n=%zu d=%zu (%s) hash %s\n", s->ds.name, s->ds.n, s->ds.d, s->ds.format,
+               hash);
+    out_rec *r = out_rec_begin("dataset");
+    out_rec_int(r, "dataset_id", s->dataset_id);
+    out_rec_str(r, "name", s->ds.name);
+    out_rec_str(r, "path", s->ds.path);
+    out_rec_str(r, "format", s->ds.format);
+    out_rec_int(r, "n", (int64_t)s->ds.n);
+    out_rec_int(r, "d", (int64_t)s->ds.d);
+    out_rec_str(r, "hash", hash);
+    out_rec_end(r);
+}
+
+static int parse_yesno(const char *what, const char *v, int *out)
+{
+    if (!strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true"))
+        *out = 1;
+    else if (!strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false"))
+        *out = 0;
+    else
+        return err_set(TCJ_EINVAL, "%s: expected yes or no, got '%s'", what, v);
+    return 0;
+}
+
+static int load_run(session *s, int argc, char **argv)
+{
+    char *pos[2];
+    if (cmd_positional(argc, argv, pos, 2) != 1)
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("load")->usage);
+    load_opts o;
+    memset(&o, 0, sizeof o);
+    o.header = -1;
+    const char *v;
+    int rc;
+    o.format = cmd_opt(argc, argv, "format");
+    if (o.format && !loader_find(o.format)) {
+        char names[256] = "";
+        size_t k = 0;
+        for (const loader *const *l = loader_table; *l && k < sizeof names; l++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", (*l)->name);
+        return err_set(TCJ_EINVAL, "format: unknown format '%s' (one of: %s)", o.format, names);
+    }
+    if ((v = cmd_opt(argc, argv, "offset")) && (rc = cmd_parse_size(v, "offset", &o.offset)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "limit")) && (rc = cmd_parse_size(v, "limit", &o.limit)))
+        return rc;
+    o.cols = cmd_opt(argc, argv, "cols");
+    if ((v = cmd_opt(argc, argv, "header"))) {
+        if (!strcmp(v, "auto"))
+            o.header = -1;
+        else if ((rc = parse_yesno("header", v, &o.header)))
+            return rc;
+    }
+    if ((v = cmd_opt(argc, argv, "delim"))) {
+        if (!strcmp(v, "tab") || !strcmp(v, "\\t"))
+            o.delim = '\t';
+        else if (!strcmp(v, "space"))
+            o.delim = ' ';
+        else if (!strcmp(v, "comma"))
+            o.delim = ',';
+        else if (strlen(v) == 1)
+            o.delim = v[0];
+        else
+            return err_set(TCJ_EINVAL,
+                           "delim: expected one character, tab, space or comma, "
+                           "got '%s'",
+                           v);
+    }
+    o.dtype = cmd_opt(argc, argv, "dtype");
+    if ((v = cmd_opt(argc, argv, "dim")) && (rc = cmd_parse_size(v, "dim", &o.dim)))
+        return rc;
+    o.h5name = cmd_opt(argc, argv, "dataset");
+    if ((v = cmd_opt(argc, argv, "drop-nonfinite")) &&
+        (rc = parse_yesno("drop-nonfinite", v, &o.drop_nonfinite)))
+        return rc;
+
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    rc = dataset_load(pos[0], &o, &ds);
+    if (rc)
+        return rc;
+    adopt(s, &ds);
+    return 0;
+}
+
+static const char *const load_options[] = {
+    "format", "offset", "limit",   "cols",           "header", "delim",
+    "dtype",  "dim",    "dataset", "drop-nonfinite", NULL,
+};
+
+const cmd cmd_load = {
+    .name = "load",
+    .usage = "load FILE [format=F] [offset=N] [limit=N] [cols=LIST] [header=yes|no|auto] "
+             "[delim=C] [dtype=T] [dim=N] [dataset=NAME] [drop-nonfinite=yes|no]",
+    .summary = "load a dataset from a file",
+    .help = "Read FILE into memory as float64 points and make it the current dataset.\n"
+            "The format is detected from the extension and the first bytes: fvecs, bvecs,\n"
+            "ivecs (TEXMEX), npy, delimited text (csv, tsv, txt), ann-benchmarks HDF5, MNIST\n"
+            "idx, raw binary (needs dtype= and dim=).\n"
+            "  format=F            force a loader by name\n"
+            "  offset=N limit=N    skip N points / take at most N points\n"
+            "  cols=LIST           delimited text: columns to keep, e.g. 1-16, 0,2,5 or -0\n"
+            "  header=yes|no|auto  delimited text: first line is a header\n"
+            "  delim=C             delimited text: , tab space or one character\n"
+            "  dtype=T dim=N       raw binary: f32 f64 f16 u8 i32 ..., values per point\n"
+            "  dataset=NAME        HDF5: dataset to read (default train)\n"
+            "  drop-nonfinite=yes  drop rows holding NaN or Inf instead of refusing the file\n"
+            "A failed load keeps the previous dataset.",
+    .min_args = 1,
+    .max_args = 11,
+    .options = load_options,
+    .run = load_run,
+};
+
+static int gen_run(session *s, int argc, char **argv)
+{
+    char *pos[2];
+    if (cmd_positional(argc, argv, pos, 2) != 1)
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("gen")->usage);
+    gen_opts o;
+    memset(&o, 0, sizeof o);
+    o.kind = pos[0];
+    o.n = 10000;
+    o.d = 16;
+    o.seed = 1;
+    o.lambda = 40;
+    o.clusters = 16;
+    o.sigma = 0.05;
+    if (strcmp(o.kind, "uniform") && strcmp(o.kind, "expo") && strcmp(o.kind, "gauss"))
+        return err_set(TCJ_EINVAL, "gen: unknown kind '%s' (one of: uniform expo gauss)", o.kind);
+    const char *v;
+    int rc;
+    size_t seed;
+    if ((v = cmd_opt(argc, argv, "n")) && (rc = cmd_parse_size(v, "n", &o.n)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "d")) && (rc = cmd_parse_size(v, "d", &o.d)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "seed"))) {
+        if ((rc = cmd_parse_size(v, "seed", &seed)))
+            return rc;
+        o.seed = seed;
+    }
+    if ((v = cmd_opt(argc, argv, "lambda")) && (rc = cmd_parse_double(v, "lambda", &o.lambda)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "clusters")) && (rc = cmd_parse_size(v, "clusters", &o.clusters)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "sigma")) && (rc = cmd_parse_double(v, "sigma", &o.sigma)))
+        return rc;
+    if (o.n == 0 || o.d == 0)
+        return err_set(TCJ_EINVAL, "gen: n and d must be at least 1");
+    if (o.lambda <= 0 || o.sigma <= 0 || o.clusters == 0)
+        return err_set(TCJ_EINVAL, "gen: lambda, sigma and clusters must be positive");
+
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    rc = dataset_generate(&o, &ds);
+    if (rc)
+        return rc;
+    adopt(s, &ds);
+    return 0;
+}
+
+static const char *const gen_options[] = {"n", "d", "seed", "lambda", "clusters", "sigma", NULL};
+
+const cmd cmd_gen = {
+    .name = "gen",
+    .usage = "gen uniform|expo|gauss [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] [sigma=X]",
+    .summary = "generate a synthetic dataset",
+    .help = "Generate a dataset and make it current; the same options give the same values\n"
+            "on any machine.\n"
+            "  uniform   values uniform in [0, 1)\n"
+            "  expo      exponential with rate lambda (default 40, TED-Join's), in [0, 1]\n"
+            "  gauss     Gaussian clusters: clusters= centres (default 16), std dev sigma=\n"
+            "            (default 0.05)\n"
+            "  n=N d=N   points and dimension (default 10000 and 16)\n"
+            "  seed=N    random seed (default 1)",
+    .min_args = 1,
+    .max_args = 7,
+    .options = gen_options,
+    .run = gen_run,
+};

@@ -1,0 +1,141 @@
+/* run [ENGINE] [...]: one join on the current dataset and eps, stored in
+ * the log whether it succeeds or not. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "out.h"
+#include "runner.h"
+#include "settings.h"
+#include "sink.h"
+
+/* Per-point counts to a text file, one count per query row. */
+static int write_counts(const char *path, const uint64_t *c, size_t k)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return err_set(TCJ_EIO, "%s: cannot write", path);
+    for (size_t i = 0; i < k; i++)
+        fprintf(f, "%llu\n", (unsigned long long)c[i]);
+    if (fclose(f) != 0)
+        return err_set(TCJ_EIO, "%s: write failed", path);
+    return 0;
+}
+
+static int run_run(session *s, int argc, char **argv)
+{
+    char *pos[2];
+    int np = cmd_positional(argc, argv, pos, 2);
+    if (np > 1)
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("run")->usage);
+    const engine *e;
+    int rc;
+    if (np == 1) {
+        if ((rc = runner_find_engine(pos[0], &e)))
+            return rc;
+    } else {
+        e = runner_default_engine();
+    }
+
+    /* Options override the settings for this run only. */
+    session tmp = *s;
+    const char *v;
+    if ((v = cmd_opt(argc, argv, "mode")) && (rc = setting_find("mode")->set(&tmp, (char **)&v)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "out")) && (rc = setting_find("out")->set(&tmp, (char **)&v)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "format")) &&
+        (rc = setting_find("format")->set(&tmp, (char **)&v)))
+        return rc;
+
+    join_spec spec;
+    runner_progress pg;
+    if ((rc = runner_spec(s, e, &spec, &pg)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "rows")) && (rc = runner_rows(v, s->ds.n, &spec)))
+        return rc;
+    spec.mode = tmp.mode;
+    if (spec.mode == JOIN_PAIRS && !tmp.out_path[0])
+        return err_set(TCJ_EINVAL, "mode pairs needs a file: out=FILE (or set out FILE)");
+
+    size_t nq = spec.q1 - spec.q0;
+    uint64_t *counts = NULL;
+    sink_file *fs = NULL;
+    if (spec.mode == JOIN_PERPOINT)
+        spec.counts = counts = xcalloc(nq ? nq : 1, sizeof *counts);
+    if (spec.mode == JOIN_PAIRS) {
+        /* bin32/bin64 are the settings' names for the sink's u32/u64. */
+        sink_format fmt = !strcmp(tmp.out_format, "csv")     ? SINK_CSV
+                          : !strcmp(tmp.out_format, "bin64") ? SINK_U64
+                                                             : SINK_U32;
+        if ((rc = sink_file_open(tmp.out_path, fmt, &fs)))
+            return rc;
+        spec.sink = sink_file_pair_sink(fs);
+    }
+
+    join_result res;
+    rc = engine_run(e, &spec, &res);
+    if (fs) {
+        int rc2 = sink_file_close(fs);
+        if (!rc)
+            rc = rc2;
+    }
+    if (!rc && counts && tmp.out_path[0])
+        rc = write_counts(tmp.out_path, counts, nq);
+    if (rc) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        int64_t id = runner_store(s, e, &spec, &res, rc, msg);
+        if (id)
+            s->last_run_id = id;
+        free(counts);
+        if (rc == TCJ_ECANCEL)
+            return err_set(rc, "run %s cancelled", e->name);
+        return err_set(rc, "%s", msg);
+    }
+    int64_t id = runner_store(s, e, &spec, &res, 0, NULL);
+    if (id)
+        s->last_run_id = id;
+    runner_report(s, e, &spec, &res, id);
+    if (counts) {
+        uint64_t mn = UINT64_MAX, mx = 0;
+        for (size_t i = 0; i < nq; i++) {
+            mn = counts[i] < mn ? counts[i] : mn;
+            mx = counts[i] > mx ? counts[i] : mx;
+        }
+        out_printf("  neighbours per point (self included): min %llu, max %llu\n",
+                   (unsigned long long)mn, (unsigned long long)mx);
+        free(counts);
+    }
+    if (tmp.out_path[0] && spec.mode != JOIN_COUNT)
+        out_printf("  written to %s\n", tmp.out_path);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
+
+static const char *const run_options[] = {"mode", "out", "format", "rows", NULL};
+
+const cmd cmd_run = {
+    .name = "run",
+    .usage = "run [ENGINE] [mode=count|perpoint|pairs] [out=FILE] [format=bin32|bin64|csv] "
+             "[rows=Q0:Q1]",
+    .summary = "join the current dataset at the current eps",
+    .help = "Run one engine (default: fasted when a GPU is present, else cpu) over the\n"
+            "current dataset and eps, store the run in the session log and print the pair\n"
+            "count, the selectivity (pairs - nq)/nq, the time of each phase and the derived\n"
+            "TFLOPS (2*nq*n*d_padded / kernel time; the unpadded figure uses d).\n"
+            "  mode=count       only the number of pairs (default: set mode)\n"
+            "  mode=perpoint    neighbours of each point; with out=FILE, one count per line\n"
+            "  mode=pairs       every pair to out=FILE, streamed in batches\n"
+            "  format=F         pair file: bin32 or bin64 (binary i, j pairs) or csv (i,j,dist)\n"
+            "  rows=Q0:Q1       query rows Q0 to Q1-1 only (candidates are all rows)\n"
+            "Ctrl-C stops a run within a second; a failed run is stored with its error.\n"
+            "help engines lists the engines.",
+    .min_args = 0,
+    .max_args = 5,
+    .options = run_options,
+    .run = run_run,
+};

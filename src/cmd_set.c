@@ -1,0 +1,64 @@
+/* set: list the settings, or change one. */
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "out.h"
+#include "settings.h"
+
+static int set_run(session *s, int argc, char **argv)
+{
+    char val[512];
+    if (argc == 0) {
+        out_rec *r = out_rec_begin("settings");
+        for (const setting *t = settings_table; t->name; t++) {
+            t->get(s, val, sizeof val);
+            out_printf("  %-10s %-28s %s\n", t->name, val, t->help);
+            out_rec_str(r, t->name, val);
+        }
+        out_rec_end(r);
+        return 0;
+    }
+    const setting *t = setting_find(argv[0]);
+    if (!t)
+        return err_set(TCJ_EINVAL, "unknown setting '%s' (set lists them)", argv[0]);
+    if (argc == 1) {
+        t->get(s, val, sizeof val);
+        out_printf("%s %s\n", t->name, val);
+        return 0;
+    }
+    if (argc - 1 != t->nvals)
+        return err_set(TCJ_EINVAL, "Usage: set %s %s", t->name, t->usage);
+    int rc = t->set(s, argv + 1);
+    if (rc)
+        return rc;
+    t->get(s, val, sizeof val);
+    out_printf("%s %s\n", t->name, val);
+    out_rec *r = out_rec_begin("set");
+    out_rec_str(r, "name", t->name);
+    out_rec_str(r, "value", val);
+    out_rec_end(r);
+    return 0;
+}
+
+const cmd cmd_set = {
+    .name = "set",
+    .usage = "set [NAME [VALUE...]]",
+    .summary = "list the settings or change one",
+    .help = "Without arguments, list every setting with its value. With a name, show it;\n"
+            "with a name and values, change it. Settings:\n"
+            "  threads N              CPU engine threads, 0 = one per core\n"
+            "  symmetric on|off       GPU engines: only tiles on or above the diagonal\n"
+            "  opt NAME on|off        one FASTED optimization (explain NAME says what it does)\n"
+            "  ted paper|redesigned   ted engine kernel\n"
+            "  index-k N              ted-index: dimensions in the grid index\n"
+            "  batch N                pairs per batch handed to a sink\n"
+            "  device N               CUDA device ordinal\n"
+            "  mode count|perpoint|pairs  what run produces\n"
+            "  out FILE|none          file run writes pairs or per-point counts to\n"
+            "  format bin32|bin64|csv pair file format",
+    .min_args = 0,
+    .max_args = 3,
+    .options = NULL,
+    .run = set_run,
+};

@@ -1,0 +1,366 @@
+#include "cpu_join.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+
+/* State shared by the workers of one run. */
+typedef struct cj_shared {
+    const join_spec *spec;
+    const cpu_kernel *k;
+    size_t q0, q1, n;
+    size_t qb, cb; /* query and candidate block rows */
+    size_t nqblocks;
+    size_t cap;         /* pairs per thread buffer */
+    double lim;         /* short-circuit limit handed to k->row */
+    atomic_size_t next; /* next query block to hand out */
+    atomic_size_t rows_done;
+    atomic_int stop;
+
+    pthread_mutex_t mu; /* guards everything below, and the sink */
+    pthread_cond_t cv;
+    int finished;
+    int err;
+    char errmsg[512];
+    double sink_seconds;
+    uint64_t pairs;
+    uint64_t hist_below;
+    uint64_t *hist;
+} cj_shared;
+
+typedef struct cj_worker {
+    cj_shared *sh;
+    pthread_t tid;
+    double *out;
+    void *scratch, *scratch_raw;
+    uint32_t *bi, *bj;
+    double *bd;
+    size_t len;
+    uint64_t pairs, below;
+    uint64_t *hist;
+} cj_worker;
+
+int cpu_join_threads(const engine_opts *o)
+{
+    int t = o ? o->threads : 0;
+    if (t <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        t = c > 0 ? (int)c : 1;
+    }
+    return t;
+}
+
+static char cj_model[96];
+static pthread_once_t cj_model_once = PTHREAD_ONCE_INIT;
+
+static void cj_read_model(void)
+{
+    snprintf(cj_model, sizeof cj_model, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            break;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t len = strcspn(v, "\n");
+        if (len)
+            snprintf(cj_model, sizeof cj_model, "%.*s", (int)len, v);
+        break;
+    }
+    fclose(f);
+}
+
+const char *cpu_join_model(void)
+{
+    pthread_once(&cj_model_once, cj_read_model);
+    return cj_model;
+}
+
+/* Record the first error of the run and stop every worker. The message is
+ * copied because err_msg() is per thread. Caller holds sh->mu. */
+static void cj_fail_locked(cj_shared *sh, int code, const char *msg)
+{
+    if (!sh->err) {
+        sh->err = code;
+        snprintf(sh->errmsg, sizeof sh->errmsg, "%s", msg);
+    }
+    atomic_store(&sh->stop, 1);
+}
+
+static void cj_flush(cj_worker *w)
+{
+    cj_shared *sh = w->sh;
+    if (w->len == 0)
+        return;
+    pthread_mutex_lock(&sh->mu);
+    if (!atomic_load(&sh->stop)) {
+        pair_batch b = {.k = w->len, .i = w->bi, .j = w->bj, .d2 = w->bd};
+        double t0 = engine_now();
+        int rc = sh->spec->sink.put(sh->spec->sink.ctx, &b);
+        sh->sink_seconds += engine_now() - t0;
+        if (rc)
+            cj_fail_locked(sh, rc, err_msg()[0] ? err_msg() : "the pair sink failed");
+    }
+    pthread_mutex_unlock(&sh->mu);
+    w->len = 0;
+}
+
+static int cj_cancelled(cj_shared *sh)
+{
+    if (atomic_load_explicit(&sh->stop, memory_order_relaxed))
+        return 1;
+    /* The flag is set asynchronously (a signal handler, another thread):
+     * read it atomically. */
+    const volatile int *c = sh->spec->cancel;
+    if (c && __atomic_load_n((const int *)c, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&sh->mu);
+        cj_fail_locked(sh, TCJ_ECANCEL, "cancelled");
+        pthread_mutex_unlock(&sh->mu);
+        return 1;
+    }
+    return 0;
+}
+
+/* Fold one computed row into the worker's tallies, by mode. */
+static void cj_consume(cj_worker *w, size_t q, size_t c0, size_t m)
+{
+    cj_shared *sh = w->sh;
+    const join_spec *s = sh->spec;
+    const double *out = w->out;
+    const double eps2 = sh->k->eps2;
+    uint64_t cnt = 0;
+    switch (s->mode) {
+    case JOIN_COUNT:
+    case JOIN_PERPOINT:
+        for (size_t c = 0; c < m; c++)
+            cnt += out[c] <= eps2;
+        if (s->mode == JOIN_PERPOINT)
+            s->counts[q - sh->q0] += cnt;
+        break;
+    case JOIN_PAIRS:
+        for (size_t c = 0; c < m; c++) {
+            if (!(out[c] <= eps2))
+                continue;
+            w->bi[w->len] = (uint32_t)q;
+            w->bj[w->len] = (uint32_t)(c0 + c);
+            w->bd[w->len] = out[c];
+            cnt++;
+            if (++w->len == sh->cap)
+                cj_flush(w);
+        }
+        break;
+    case JOIN_HIST: {
+        const double *e = sh->k->edges;
+        const size_t nb = s->hist_nbins;
+        for (size_t c = 0; c < m; c++) {
+            double v = out[c];
+            if (!(v <= e[nb]))
+                continue;
+            cnt++;
+            if (v <= e[0]) {
+                w->below++;
+                continue;
+            }
+            /* smallest b with v <= e[b+1]; then e[b] < v */
+            size_t lo = 0, hi = nb - 1;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (v <= e[mid + 1])
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            w->hist[lo]++;
+        }
+        break;
+    }
+    }
+    w->pairs += cnt;
+}
+
+static void *cj_work(void *arg)
+{
+    cj_worker *w = arg;
+    cj_shared *sh = w->sh;
+    const cpu_kernel *k = sh->k;
+    for (;;) {
+        size_t blk = atomic_fetch_add(&sh->next, 1);
+        if (blk >= sh->nqblocks || cj_cancelled(sh))
+            break;
+        size_t qa = sh->q0 + blk * sh->qb;
+        size_t qe = qa + sh->qb < sh->q1 ? qa + sh->qb : sh->q1;
+        for (size_t ca = 0; ca < sh->n; ca += sh->cb) {
+            if (cj_cancelled(sh))
+                break;
+            size_t ce = ca + sh->cb < sh->n ? ca + sh->cb : sh->n;
+            if (k->prepare)
+                k->prepare(k->ctx, w->scratch, ca, ce);
+            for (size_t q = qa; q < qe; q++) {
+                k->row(k->ctx, w->scratch, q, ca, ce, sh->lim, w->out);
+                cj_consume(w, q, ca, ce - ca);
+            }
+        }
+        atomic_fetch_add(&sh->rows_done, qe - qa);
+    }
+    cj_flush(w);
+
+    pthread_mutex_lock(&sh->mu);
+    sh->pairs += w->pairs;
+    if (sh->spec->mode == JOIN_HIST) {
+        sh->hist_below += w->below;
+        for (size_t b = 0; b < sh->spec->hist_nbins; b++)
+            sh->hist[b] += w->hist[b];
+    }
+    sh->finished++;
+    pthread_cond_signal(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    return NULL;
+}
+
+static size_t cj_clamp(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
+{
+    const size_t nq = spec->q1 - spec->q0;
+    const size_t nb = spec->hist_nbins;
+    if (spec->mode == JOIN_PERPOINT)
+        memset(spec->counts, 0, nq * sizeof *spec->counts);
+    if (spec->mode == JOIN_HIST) {
+        memset(spec->hist, 0, nb * sizeof *spec->hist);
+        *spec->hist_below = 0;
+    }
+
+    cj_shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.spec = spec;
+    sh.k = k;
+    sh.q0 = spec->q0;
+    sh.q1 = spec->q1;
+    sh.n = spec->ds->n;
+    sh.lim = spec->mode == JOIN_HIST ? k->edges[nb] : k->eps2;
+    int nthr = cpu_join_threads(spec->opts);
+    /* Query blocks share a candidate block while it sits in cache; keep
+     * several blocks per thread so threads finish together. */
+    sh.qb = cj_clamp(nq / ((size_t)nthr * 4), 1, 64);
+    sh.cb = cj_clamp(((size_t)128 << 10) / (k->row_bytes ? k->row_bytes : 1), CPU_GROUP, 2048);
+    sh.cb = (sh.cb + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
+    sh.nqblocks = (nq + sh.qb - 1) / sh.qb;
+    if ((size_t)nthr > sh.nqblocks)
+        nthr = sh.nqblocks ? (int)sh.nqblocks : 1;
+    /* The thread buffers together hold at most batch_pairs pairs. */
+    size_t bp = spec->opts && spec->opts->batch_pairs ? spec->opts->batch_pairs : (size_t)1 << 22;
+    sh.cap = bp / (size_t)nthr;
+    if (sh.cap < 1024)
+        sh.cap = bp < 1024 ? bp : 1024;
+    atomic_init(&sh.next, 0);
+    atomic_init(&sh.rows_done, 0);
+    atomic_init(&sh.stop, 0);
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    if (spec->mode == JOIN_HIST)
+        sh.hist = xcalloc(nb, sizeof *sh.hist);
+
+    cj_worker *w = xcalloc((size_t)nthr, sizeof *w);
+    for (int t = 0; t < nthr; t++) {
+        w[t].sh = &sh;
+        w[t].out = xmalloc(sh.cb * sizeof *w[t].out);
+        if (k->scratch_row_bytes) {
+            /* 64-byte aligned for vector loads */
+            w[t].scratch_raw = xmalloc(sh.cb * k->scratch_row_bytes + 64);
+            w[t].scratch = (void *)(((uintptr_t)w[t].scratch_raw + 63) & ~(uintptr_t)63);
+        }
+        if (spec->mode == JOIN_PAIRS) {
+            w[t].bi = xmalloc(sh.cap * sizeof *w[t].bi);
+            w[t].bj = xmalloc(sh.cap * sizeof *w[t].bj);
+            w[t].bd = xmalloc(sh.cap * sizeof *w[t].bd);
+        }
+        if (spec->mode == JOIN_HIST)
+            w[t].hist = xcalloc(nb, sizeof *w[t].hist);
+    }
+
+    double t0 = engine_now();
+    int started = 0;
+    for (int t = 0; t < nthr; t++) {
+        if (pthread_create(&w[t].tid, NULL, cj_work, &w[t]) != 0)
+            break;
+        started++;
+    }
+    if (started == 0) {
+        /* No thread could be created: do the work here. */
+        cj_work(&w[0]);
+        started = -1;
+    } else {
+        /* The calling thread reports progress while the workers run. */
+        pthread_mutex_lock(&sh.mu);
+        while (sh.finished < started) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&sh.cv, &sh.mu, &ts);
+            if (spec->progress && sh.finished < started && nq) {
+                pthread_mutex_unlock(&sh.mu);
+                spec->progress(spec->progress_ctx, (double)atomic_load(&sh.rows_done) / (double)nq);
+                pthread_mutex_lock(&sh.mu);
+            }
+        }
+        pthread_mutex_unlock(&sh.mu);
+        for (int t = 0; t < started; t++)
+            pthread_join(w[t].tid, NULL);
+    }
+    double wall = engine_now() - t0;
+
+    int rc = 0;
+    if (sh.err) {
+        rc = err_set(sh.err, "%s", sh.errmsg);
+    } else {
+        res->pairs = sh.pairs;
+        if (spec->mode == JOIN_HIST) {
+            memcpy(spec->hist, sh.hist, nb * sizeof *sh.hist);
+            *spec->hist_below = sh.hist_below;
+        }
+        if (spec->progress)
+            spec->progress(spec->progress_ctx, 1.0);
+    }
+    res->kernel_seconds = wall - sh.sink_seconds;
+    join_result_phase(res, "compute", wall - sh.sink_seconds);
+    if (spec->mode == JOIN_PAIRS)
+        join_result_phase(res, "sink", sh.sink_seconds);
+    snprintf(res->device, sizeof res->device, "%s (%d threads)", cpu_join_model(), nthr);
+    snprintf(res->variant, sizeof res->variant, "%s, blocks %zux%zu rows, %d threads", k->name,
+             sh.qb, sh.cb, nthr);
+    join_result_metric(res, "threads", nthr, "");
+
+    for (int t = 0; t < nthr; t++) {
+        free(w[t].out);
+        free(w[t].scratch_raw);
+        free(w[t].bi);
+        free(w[t].bj);
+        free(w[t].bd);
+        free(w[t].hist);
+    }
+    free(w);
+    free(sh.hist);
+    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh.cv);
+    return rc;
+}

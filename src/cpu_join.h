@@ -1,0 +1,49 @@
+/* The driver shared by the CPU engines (cpu, cpu-fp16): query-block by
+ * candidate-block loop, pthreads, the four output modes of join_spec, the
+ * pair buffers and the sink mutex, cancel and progress. An engine supplies
+ * only how to compute one query row against one candidate block. */
+#ifndef TCJ_CPU_JOIN_H
+#define TCJ_CPU_JOIN_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+/* Candidates are computed in groups of CPU_GROUP lanes (one lane per
+ * candidate, each summed in dimension order, so vector lanes give the same
+ * bits as a scalar loop). */
+#define CPU_GROUP 16
+
+typedef struct cpu_kernel {
+    /* Lay out candidate rows [c0, c1) in the worker's scratch (e.g. groups
+     * of CPU_GROUP rows transposed to [k][lane], padded to a whole group);
+     * called when a worker moves to a new candidate block. May be NULL. */
+    void (*prepare)(const void *ctx, void *scratch, size_t c0, size_t c1);
+    size_t scratch_row_bytes; /* scratch bytes per candidate row */
+    /* Squared distances of query row q to candidate rows [c0, c1), into
+     * out[0 .. c1-c0) (out has room for c1-c0 rounded up to CPU_GROUP), as
+     * the engine computes them widened to double. A value above lim may be
+     * replaced by any other value above lim (the short-circuit); NaN counts
+     * as above. Called from worker threads. */
+    void (*row)(const void *ctx, const void *scratch, size_t q, size_t c0, size_t c1, double lim,
+                double *out);
+    const void *ctx;
+    size_t row_bytes; /* bytes of one stored row, to size candidate blocks */
+    /* Thresholds as the engine compares them: a pair is in the join when
+     * d2 <= eps2; HIST edges as they are compared (nbins+1 values). */
+    double eps2;
+    const double *edges;
+    const char *name; /* for res->variant */
+} cpu_kernel;
+
+/* Run spec over rows [q0, q1) with k; fills pairs, kernel_seconds, the
+ * "compute" and "sink" phases, device and variant. Returns 0, TCJ_ECANCEL,
+ * or the sink's error code with its message. */
+int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res);
+
+/* Threads the spec's options ask for (0 = online CPUs), at least 1. */
+int cpu_join_threads(const engine_opts *o);
+/* "model name" of /proc/cpuinfo, or "unknown CPU". Static string. */
+const char *cpu_join_model(void);
+
+#endif

@@ -1,0 +1,23 @@
+/* `fp64`: exact FP64 join on the GPU's CUDA cores, direct (a-b)^2 form, no
+ * FMA contraction; its pair set equals the `cpu` engine's bit for bit. */
+#include "engine.h"
+#include "gpu64.h"
+
+static int fp64_available(void)
+{
+    return gpu64_available(0);
+}
+
+static int fp64_run(const join_spec *spec, join_result *res)
+{
+    return gpu64_run(spec, res, kern_fp64_run, NULL);
+}
+
+const engine engine_fp64 = {
+    .name = "fp64",
+    .precision = "fp64",
+    .summary = "exact FP64 on CUDA cores, direct (a-b)^2 form: the ground truth on the GPU",
+    .gpu = 1,
+    .available = fp64_available,
+    .run = fp64_run,
+};

@@ -1,0 +1,23 @@
+/* `ted`: TED-Join brute force on FP64 tensor cores; `set ted paper` runs the
+ * paper's m8n8k4 kernel, the default is the redesigned one (sm_90). */
+#include "engine.h"
+#include "gpu64.h"
+
+static int ted_available(void)
+{
+    return gpu64_available(1);
+}
+
+static int ted_run(const join_spec *spec, join_result *res)
+{
+    return gpu64_run(spec, res, kern_ted_run, "norms");
+}
+
+const engine engine_ted = {
+    .name = "ted",
+    .precision = "fp64-tc",
+    .summary = "TED-Join brute force on FP64 tensor cores (set ted paper|redesigned)",
+    .gpu = 1,
+    .available = ted_available,
+    .run = ted_run,
+};

@@ -1,0 +1,23 @@
+/* `ted-index`: TED-Join with GDS-Join's grid index over the index_k
+ * highest-variance dimensions (set index-k N), FP64 tensor cores. */
+#include "engine.h"
+#include "gpu64.h"
+
+static int ted_index_available(void)
+{
+    return gpu64_available(1);
+}
+
+static int ted_index_run(const join_spec *spec, join_result *res)
+{
+    return gpu64_run(spec, res, kern_ted_index_run, "index");
+}
+
+const engine engine_ted_index = {
+    .name = "ted-index",
+    .precision = "fp64-tc",
+    .summary = "TED-Join with a grid index of cells of side eps, FP64 tensor cores",
+    .gpu = 1,
+    .available = ted_index_available,
+    .run = ted_index_run,
+};

@@ -1,0 +1,411 @@
+/* NVML through dlopen and a table of function pointers; the few types and
+ * constants used are declared here (no build-time nvml.h), the way nvtop
+ * does it. A missing library, driver or device is "not available" with a
+ * reason, never an error that stops a run. */
+#include "nvml.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+typedef int nvml_ret; /* nvmlReturn_t: 0 is NVML_SUCCESS */
+typedef struct nvml_dev_s *nvml_dev;
+
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
+
+static struct {
+    nvml_ret (*init)(void);
+    nvml_ret (*shutdown)(void);
+    const char *(*error_string)(nvml_ret);
+    nvml_ret (*count)(unsigned *);
+    nvml_ret (*by_index)(unsigned, nvml_dev *);
+    nvml_ret (*clock)(nvml_dev, int, unsigned *);
+    nvml_ret (*power)(nvml_dev, unsigned *);
+    nvml_ret (*power_limit)(nvml_dev, unsigned *);
+    nvml_ret (*temp)(nvml_dev, int, unsigned *);
+    nvml_ret (*reasons)(nvml_dev, unsigned long long *);
+} fn;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int opened;      /* 0 not tried, 1 ok, -1 unavailable */
+static char why[192];   /* reason when unavailable */
+static void *lib;
+static const char *lib_path; /* NULL: the default names */
+
+void nvml_set_library(const char *path)
+{
+    pthread_mutex_lock(&lock);
+    if (opened == 1 && fn.shutdown)
+        fn.shutdown();
+    if (lib)
+        dlclose(lib);
+    lib = NULL;
+    opened = 0;
+    why[0] = '\0';
+    memset(&fn, 0, sizeof fn);
+    lib_path = path;
+    pthread_mutex_unlock(&lock);
+}
+
+static int open_locked(void)
+{
+    if (opened)
+        return opened > 0 ? 0 : TCJ_EUNSUP;
+    opened = -1;
+    const char *names[] = {lib_path ? lib_path : "libnvidia-ml.so.1",
+                           lib_path ? NULL : "libnvidia-ml.so", NULL};
+    for (int k = 0; names[k] && !lib; k++)
+        lib = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, sizeof why, "libnvidia-ml.so.1 not found (no NVIDIA driver)");
+        return TCJ_EUNSUP;
+    }
+    /* Newer drivers name the reasons call "clocks event"; older ones
+     * "clocks throttle". Either gives the same bitmask. */
+    *(void **)&fn.init = dlsym(lib, "nvmlInit_v2");
+    *(void **)&fn.shutdown = dlsym(lib, "nvmlShutdown");
+    *(void **)&fn.error_string = dlsym(lib, "nvmlErrorString");
+    *(void **)&fn.count = dlsym(lib, "nvmlDeviceGetCount_v2");
+    *(void **)&fn.by_index = dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+    *(void **)&fn.clock = dlsym(lib, "nvmlDeviceGetClockInfo");
+    *(void **)&fn.power = dlsym(lib, "nvmlDeviceGetPowerUsage");
+    *(void **)&fn.power_limit = dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
+    *(void **)&fn.temp = dlsym(lib, "nvmlDeviceGetTemperature");
+    *(void **)&fn.reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!fn.reasons)
+        *(void **)&fn.reasons = dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    if (!fn.init || !fn.count || !fn.by_index) {
+        snprintf(why, sizeof why, "libnvidia-ml lacks nvmlInit_v2 (driver too old)");
+        dlclose(lib);
+        lib = NULL;
+        return TCJ_EUNSUP;
+    }
+    nvml_ret r = fn.init();
+    if (r != 0) {
+        snprintf(why, sizeof why, "nvmlInit failed: %s",
+                 fn.error_string ? fn.error_string(r) : "error");
+        return TCJ_EUNSUP;
+    }
+    unsigned n = 0;
+    if (fn.count(&n) != 0 || n == 0) {
+        snprintf(why, sizeof why, "NVML sees no GPU");
+        return TCJ_EUNSUP;
+    }
+    opened = 1;
+    return 0;
+}
+
+int nvml_open(void)
+{
+    pthread_mutex_lock(&lock);
+    int rc = open_locked();
+    pthread_mutex_unlock(&lock);
+    if (rc)
+        return err_set(rc, "NVML not available: %s", why);
+    return 0;
+}
+
+const char *nvml_unavailable_reason(void)
+{
+    return opened > 0 ? "" : why;
+}
+
+/* The NVML index of CUDA device dev: CUDA_VISIBLE_DEVICES remaps ordinals
+ * (NVML ignores it); a plain list of numbers is followed, anything else
+ * (UUIDs) falls back to the ordinal. */
+static unsigned nvml_index(int dev)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (vis && *vis) {
+        const char *p = vis;
+        for (int k = 0; *p; k++) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (k == dev)
+                return (unsigned)v;
+            p = *end == ',' ? end + 1 : end;
+            if (!*end)
+                break;
+        }
+    }
+    return dev < 0 ? 0u : (unsigned)dev;
+}
+
+static void sample_invalid(nvml_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    s->sm_mhz = s->mem_mhz = s->power_w = s->temp_c = s->power_limit_w = NAN;
+}
+
+static int sample_dev(nvml_dev h, nvml_sample *s)
+{
+    unsigned v;
+    unsigned long long m;
+    if (fn.clock && fn.clock(h, NVML_CLOCK_SM, &v) == 0)
+        s->sm_mhz = v, s->valid |= NVML_V_SM;
+    if (fn.clock && fn.clock(h, NVML_CLOCK_MEM, &v) == 0)
+        s->mem_mhz = v, s->valid |= NVML_V_MEM;
+    if (fn.power && fn.power(h, &v) == 0)
+        s->power_w = v / 1000.0, s->valid |= NVML_V_POWER;
+    if (fn.power_limit && fn.power_limit(h, &v) == 0)
+        s->power_limit_w = v / 1000.0, s->valid |= NVML_V_LIMIT;
+    if (fn.temp && fn.temp(h, NVML_TEMPERATURE_GPU, &v) == 0)
+        s->temp_c = v, s->valid |= NVML_V_TEMP;
+    if (fn.reasons && fn.reasons(h, &m) == 0)
+        s->reasons = m, s->valid |= NVML_V_REASONS;
+    return 0;
+}
+
+static int handle_for(int dev, nvml_dev *h)
+{
+    if (open_locked())
+        return TCJ_EUNSUP;
+    if (fn.by_index(nvml_index(dev), h) != 0) {
+        snprintf(why, sizeof why, "NVML has no device %u", nvml_index(dev));
+        return TCJ_EUNSUP;
+    }
+    return 0;
+}
+
+int nvml_sample_now(int dev, nvml_sample *out)
+{
+    sample_invalid(out);
+    nvml_dev h;
+    pthread_mutex_lock(&lock);
+    int rc = handle_for(dev, &h);
+    pthread_mutex_unlock(&lock);
+    if (rc)
+        return err_set(rc, "NVML not available: %s", why);
+    sample_dev(h, out);
+    return 0;
+}
+
+/* ---- the sampler ---- */
+
+#define RING 4096
+
+static struct {
+    pthread_t th;
+    int running;
+    volatile int stop;
+    nvml_dev h;
+    int period_ms;
+    double t0;
+    nvml_sample ring[RING];
+    size_t head, n; /* oldest at head */
+    nvml_stats st;
+    double sum_sm, sum_mem, sum_pw, sum_t;
+} smp;
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void stat_add(nvml_stat *s, double *sum, double v)
+{
+    if (s->n == 0 || v < s->min)
+        s->min = v;
+    if (s->n == 0 || v > s->max)
+        s->max = v;
+    *sum += v;
+    s->n++;
+}
+
+static void record(const nvml_sample *s)
+{
+    pthread_mutex_lock(&ring_lock);
+    size_t k = (smp.head + smp.n) % RING;
+    if (smp.n == RING)
+        smp.head = (smp.head + 1) % RING;
+    else
+        smp.n++;
+    smp.ring[k] = *s;
+    nvml_stats *st = &smp.st;
+    st->samples++;
+    if (s->valid & NVML_V_SM)
+        stat_add(&st->sm_mhz, &smp.sum_sm, s->sm_mhz);
+    if (s->valid & NVML_V_MEM)
+        stat_add(&st->mem_mhz, &smp.sum_mem, s->mem_mhz);
+    if (s->valid & NVML_V_POWER)
+        stat_add(&st->power_w, &smp.sum_pw, s->power_w);
+    if (s->valid & NVML_V_TEMP)
+        stat_add(&st->temp_c, &smp.sum_t, s->temp_c);
+    if (s->valid & NVML_V_LIMIT)
+        st->power_limit_w = s->power_limit_w;
+    if (s->valid & NVML_V_REASONS) {
+        st->reasons_any |= s->reasons;
+        st->have_reasons = 1;
+    }
+    pthread_mutex_unlock(&ring_lock);
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    while (!smp.stop) {
+        nvml_sample s;
+        sample_invalid(&s);
+        sample_dev(smp.h, &s);
+        s.t = now_s() - smp.t0;
+        record(&s);
+        struct timespec ts = {0, (long)smp.period_ms * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void stats_reset(nvml_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    nvml_stat none = {NAN, NAN, NAN, 0};
+    st->sm_mhz = st->mem_mhz = st->power_w = st->temp_c = none;
+    st->power_limit_w = NAN;
+}
+
+int nvml_sampler_start(int dev, int period_ms)
+{
+    if (smp.running)
+        return 0;
+    nvml_dev h;
+    pthread_mutex_lock(&lock);
+    int rc = handle_for(dev, &h);
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&ring_lock);
+    smp.head = smp.n = 0;
+    stats_reset(&smp.st);
+    smp.sum_sm = smp.sum_mem = smp.sum_pw = smp.sum_t = 0;
+    pthread_mutex_unlock(&ring_lock);
+    if (rc)
+        return err_set(rc, "NVML not available: %s", why);
+    smp.h = h;
+    smp.period_ms = period_ms > 0 ? period_ms : 20;
+    smp.stop = 0;
+    smp.t0 = now_s();
+    /* One sample before the run starts, so even a run shorter than the
+     * period has a value. */
+    nvml_sample s;
+    sample_invalid(&s);
+    sample_dev(h, &s);
+    record(&s);
+    if (pthread_create(&smp.th, NULL, sampler_main, NULL) != 0)
+        return err_set(TCJ_EUNSUP, "cannot start the NVML sampler thread");
+    smp.running = 1;
+    return 0;
+}
+
+int nvml_sampler_running(void)
+{
+    return smp.running;
+}
+
+static void finish_stat(nvml_stat *s, double sum)
+{
+    s->mean = s->n ? sum / (double)s->n : NAN;
+}
+
+void nvml_sampler_stop(nvml_stats *out)
+{
+    if (smp.running) {
+        smp.stop = 1;
+        pthread_join(smp.th, NULL);
+        smp.running = 0;
+        /* And one after, so the end of the run is seen. */
+        nvml_sample s;
+        sample_invalid(&s);
+        sample_dev(smp.h, &s);
+        s.t = now_s() - smp.t0;
+        record(&s);
+    }
+    if (!out)
+        return;
+    pthread_mutex_lock(&ring_lock);
+    *out = smp.st;
+    finish_stat(&out->sm_mhz, smp.sum_sm);
+    finish_stat(&out->mem_mhz, smp.sum_mem);
+    finish_stat(&out->power_w, smp.sum_pw);
+    finish_stat(&out->temp_c, smp.sum_t);
+    pthread_mutex_unlock(&ring_lock);
+    if (out->samples == 0)
+        snprintf(out->reason, sizeof out->reason, "%.150s", why[0] ? why : "not sampled");
+}
+
+size_t nvml_series(nvml_sample *out, size_t max)
+{
+    pthread_mutex_lock(&ring_lock);
+    size_t n = smp.n < max ? smp.n : max;
+    size_t first = smp.n - n;
+    for (size_t k = 0; k < n; k++)
+        out[k] = smp.ring[(smp.head + first + k) % RING];
+    pthread_mutex_unlock(&ring_lock);
+    return n;
+}
+
+void nvml_reasons_str(unsigned long long m, char *buf, size_t size)
+{
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } names[] = {
+        {NVML_R_GPU_IDLE, "idle"},
+        {NVML_R_APP_CLOCKS, "app clocks"},
+        {NVML_R_SW_POWER_CAP, "power cap"},
+        {NVML_R_HW_SLOWDOWN, "hw slowdown"},
+        {NVML_R_SYNC_BOOST, "sync boost"},
+        {NVML_R_SW_THERMAL, "sw thermal"},
+        {NVML_R_HW_THERMAL, "hw thermal"},
+        {NVML_R_HW_POWER_BRAKE, "power brake"},
+        {NVML_R_DISPLAY_CLOCKS, "display clocks"},
+    };
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((m & names[i].bit) && k < size)
+            k += (size_t)snprintf(buf + k, size - k, "%s%s", k ? ", " : "", names[i].name);
+    unsigned long long known = 0x1FF;
+    if ((m & ~known) && k < size)
+        k += (size_t)snprintf(buf + k, size - k, "%s0x%llx", k ? ", " : "", m & ~known);
+    if (k == 0)
+        snprintf(buf, size, "none");
+}
+
+static void add3(join_result *r, const char *base, const nvml_stat *s, const char *unit)
+{
+    if (s->n == 0)
+        return; /* N/A: left out, not 0 */
+    char name[64];
+    snprintf(name, sizeof name, "%s.min", base);
+    join_result_metric(r, name, s->min, unit);
+    snprintf(name, sizeof name, "%s.mean", base);
+    join_result_metric(r, name, s->mean, unit);
+    snprintf(name, sizeof name, "%s.max", base);
+    join_result_metric(r, name, s->max, unit);
+}
+
+void nvml_add_metrics(join_result *r, const nvml_stats *st)
+{
+    if (st->samples == 0)
+        return;
+    add3(r, "sm_clock_mhz", &st->sm_mhz, "MHz");
+    if (st->mem_mhz.n)
+        join_result_metric(r, "mem_clock_mhz.mean", st->mem_mhz.mean, "MHz");
+    add3(r, "power_w", &st->power_w, "W");
+    if (!isnan(st->power_limit_w))
+        join_result_metric(r, "power_limit_w", st->power_limit_w, "W");
+    if (st->temp_c.n)
+        join_result_metric(r, "temp_c.max", st->temp_c.max, "C");
+    if (st->have_reasons)
+        join_result_metric(r, "throttle_reasons", (double)st->reasons_any, "mask");
+    join_result_metric(r, "nvml.samples", (double)st->samples, "");
+}

@@ -1,0 +1,199 @@
+/* Shared plumbing of the commands that run engines. */
+#include "runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "out.h"
+#include "settings.h"
+#include "store.h"
+
+const engine *runner_default_engine(void)
+{
+    const engine *e = engine_find("fasted");
+    if (e && (!e->available || e->available() == 0))
+        return e;
+    err_clear();
+    return engine_find("cpu");
+}
+
+int runner_find_engine(const char *name, const engine **out)
+{
+    const engine *e = engine_find(name);
+    if (e) {
+        *out = e;
+        return 0;
+    }
+    char names[256] = "";
+    size_t k = 0;
+    for (const engine *const *t = engine_table; *t && k < sizeof names; t++)
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", (*t)->name);
+    return err_set(TCJ_EINVAL, "unknown engine '%s' (one of: %s)", name, names);
+}
+
+/* Forwarded from the engine's thread of control to the front end; poll
+ * lets the dashboard read a cancel key. */
+static void runner_on_progress(void *ctx, double frac)
+{
+    runner_progress *pg = ctx;
+    if (!pg->s->ui)
+        return;
+    if (pg->s->ui->progress)
+        pg->s->ui->progress(pg->s->ui_ctx, pg->what, frac);
+    if (pg->s->ui->poll)
+        pg->s->ui->poll(pg->s->ui_ctx);
+}
+
+int runner_spec(session *s, const engine *e, join_spec *spec, runner_progress *pg)
+{
+    memset(spec, 0, sizeof *spec);
+    if (!s->have_ds)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (!s->have_eps)
+        return err_set(TCJ_EINVAL, "no eps set (use eps VALUE)");
+    spec->ds = &s->ds;
+    spec->eps = s->eps;
+    spec->q0 = 0;
+    spec->q1 = s->ds.n;
+    spec->mode = JOIN_COUNT;
+    spec->opts = &s->eopt;
+    spec->cancel = &s->cancel;
+    pg->s = s;
+    snprintf(pg->what, sizeof pg->what, "%s", e->name);
+    spec->progress = runner_on_progress;
+    spec->progress_ctx = pg;
+    return 0;
+}
+
+int runner_rows(const char *v, size_t n, join_spec *spec)
+{
+    char *end;
+    const char *colon = strchr(v, ':');
+    if (!colon)
+        goto bad;
+    unsigned long long a = 0, b = n;
+    if (colon != v) {
+        a = strtoull(v, &end, 10);
+        if (end != colon || *v == '-')
+            goto bad;
+    }
+    if (colon[1]) {
+        b = strtoull(colon + 1, &end, 10);
+        if (*end || colon[1] == '-')
+            goto bad;
+    }
+    if (a >= b || b > n)
+        return err_set(TCJ_EINVAL, "rows: need Q0 < Q1 <= %zu, got '%s'", n, v);
+    spec->q0 = (size_t)a;
+    spec->q1 = (size_t)b;
+    return 0;
+bad:
+    return err_set(TCJ_EINVAL, "rows: expected Q0:Q1 (row numbers, Q1 exclusive), got '%s'", v);
+}
+
+void runner_tflops(const join_spec *spec, const join_result *res, double *padded, double *unpadded)
+{
+    double nq = (double)(spec->q1 - spec->q0), n = (double)spec->ds->n;
+    double t = res->kernel_seconds > 0 ? res->kernel_seconds : res->seconds;
+    size_t dp = res->d_padded ? res->d_padded : spec->ds->d;
+    *padded = engine_tflops(nq, n, (double)dp, t);
+    *unpadded = engine_tflops(nq, n, (double)spec->ds->d, t);
+}
+
+int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                     int rc, const char *error)
+{
+    if (!s->db)
+        return 0;
+    char opts[512];
+    settings_describe(s, opts, sizeof opts);
+    store_run_rec r;
+    memset(&r, 0, sizeof r);
+    r.session_id = s->session_id;
+    r.dataset_id = s->dataset_id;
+    r.command_id = s->command_id;
+    r.engine = e->name;
+    r.precision = res->precision[0] ? res->precision : e->precision;
+    r.mode = settings_mode_name(spec->mode);
+    r.options = opts;
+    r.variant = res->variant;
+    r.device = res->device;
+    r.eps = spec->eps;
+    r.q0 = spec->q0;
+    r.q1 = spec->q1;
+    r.n = spec->ds->n;
+    r.d = spec->ds->d;
+    r.d_padded = res->d_padded ? res->d_padded : spec->ds->d;
+    r.status = rc;
+    r.error = rc ? error : NULL;
+    r.res = res;
+    if (!rc) {
+        r.selectivity = engine_selectivity(res->pairs, spec->q1 - spec->q0);
+        runner_tflops(spec, res, &r.tflops_padded, &r.tflops_unpadded);
+    }
+    int64_t id = store_run(s->db, &r);
+    return id > 0 ? id : 0;
+}
+
+void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec *spec,
+                       const join_result *res, int64_t run_id)
+{
+    double tp, tu;
+    runner_tflops(spec, res, &tp, &tu);
+    out_rec_int(r, "run_id", run_id);
+    out_rec_str(r, "engine", e->name);
+    out_rec_str(r, "precision", res->precision);
+    out_rec_str(r, "dataset", spec->ds->name);
+    out_rec_int(r, "n", (int64_t)spec->ds->n);
+    out_rec_int(r, "d", (int64_t)spec->ds->d);
+    out_rec_int(r, "d_padded", (int64_t)(res->d_padded ? res->d_padded : spec->ds->d));
+    out_rec_dbl(r, "eps", spec->eps);
+    out_rec_int(r, "q0", (int64_t)spec->q0);
+    out_rec_int(r, "q1", (int64_t)spec->q1);
+    out_rec_str(r, "mode", settings_mode_name(spec->mode));
+    out_rec_int(r, "pairs", (int64_t)res->pairs);
+    out_rec_dbl(r, "selectivity", engine_selectivity(res->pairs, spec->q1 - spec->q0));
+    out_rec_dbl(r, "time_s", res->seconds);
+    out_rec_dbl(r, "kernel_s", res->kernel_seconds);
+    out_rec_obj(r, "phases");
+    for (int k = 0; k < res->nphase; k++)
+        out_rec_dbl(r, res->phase[k].name, res->phase[k].seconds);
+    out_rec_close(r);
+    out_rec_dbl(r, "tflops", tp);
+    out_rec_dbl(r, "tflops_unpadded", tu);
+    out_rec_str(r, "tflops_quoted", "padded");
+    out_rec_str(r, "variant", res->variant);
+    if (res->nmetric) {
+        out_rec_obj(r, "metrics");
+        for (int k = 0; k < res->nmetric; k++)
+            out_rec_dbl(r, res->metric[k].name, res->metric[k].value);
+        out_rec_close(r);
+    }
+}
+
+void runner_report(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                   int64_t run_id)
+{
+    size_t nq = spec->q1 - spec->q0;
+    double tp, tu;
+    runner_tflops(spec, res, &tp, &tu);
+    char eps[40];
+    out_fmt_double(eps, sizeof eps, spec->eps);
+    out_printf("run %lld: %s on %s (n=%zu d=%zu) eps=%s", (long long)run_id, e->name,
+               spec->ds->name, spec->ds->n, spec->ds->d, eps);
+    if (spec->q0 != 0 || spec->q1 != spec->ds->n)
+        out_printf(" rows %zu:%zu", spec->q0, spec->q1);
+    out_printf("\n  pairs %llu, selectivity %.4f\n", (unsigned long long)res->pairs,
+               engine_selectivity(res->pairs, nq));
+    out_printf("  time %.4f s:", res->seconds);
+    for (int k = 0; k < res->nphase; k++)
+        out_printf(" %s %.4f s", res->phase[k].name, res->phase[k].seconds);
+    out_printf("\n  %.4g TFLOPS derived (2*nq*n*d_padded/kernel time, d_padded=%zu; "
+               "unpadded %.4g)\n",
+               tp, res->d_padded ? res->d_padded : spec->ds->d, tu);
+    out_rec *r = out_rec_begin("run");
+    runner_rec_fields(r, s, e, spec, res, run_id);
+    out_rec_end(r);
+}

@@ -1,0 +1,41 @@
+/* What run, compare and later commands share: a join spec from the
+ * session, progress and cancel wiring to the front end, the run stored in
+ * the log, and the summary printed and emitted as a record. */
+#ifndef TCJ_RUNNER_H
+#define TCJ_RUNNER_H
+
+#include "engine.h"
+#include "session.h"
+
+/* Progress context: a spec's progress_ctx points at one of these. */
+typedef struct runner_progress {
+    session *s;
+    char what[64];
+} runner_progress;
+
+/* The default engine: fasted when it can run here, else cpu. */
+const engine *runner_default_engine(void);
+/* Look up an engine by name; TCJ_EINVAL naming the engines otherwise. */
+int runner_find_engine(const char *name, const engine **out);
+/* Fill spec for the session's dataset and eps over all rows in count mode,
+ * with cancel and progress wired to the session. TCJ_EINVAL when no
+ * dataset or eps. */
+int runner_spec(session *s, const engine *e, join_spec *spec, runner_progress *pg);
+/* Parse rows=Q0:Q1 into spec->q0/q1. */
+int runner_rows(const char *v, size_t n, join_spec *spec);
+
+/* Store a run (ok or failed, rc and err text) and return its id (0 when
+ * there is no log). */
+int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                     int rc, const char *error);
+/* Derived TFLOPS: padded (d_padded, the paper's count) and unpadded (d). */
+void runner_tflops(const join_spec *spec, const join_result *res, double *padded, double *unpadded);
+/* The human summary and the "run" record. */
+void runner_report(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                   int64_t run_id);
+/* Add the run's fields (engine, n, d, eps, pairs, phases, ...) to a record. */
+struct out_rec;
+void runner_rec_fields(struct out_rec *r, session *s, const engine *e, const join_spec *spec,
+                       const join_result *res, int64_t run_id);
+
+#endif

@@ -1,0 +1,254 @@
+/* The settings table and its getters and setters. */
+#include "settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "fasted_opts.h"
+
+static int parse_onoff(const char *what, const char *v, int *out)
+{
+    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+        *out = 1;
+    else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+        *out = 0;
+    else
+        return err_set(TCJ_EINVAL, "%s: expected on or off, got '%s'", what, v);
+    return 0;
+}
+
+static int parse_int(const char *what, const char *v, size_t max, size_t *out)
+{
+    int rc = cmd_parse_size(v, what, out);
+    if (rc)
+        return rc;
+    if (*out > max)
+        return err_set(TCJ_EINVAL, "%s: at most %zu, got '%s'", what, max, v);
+    return 0;
+}
+
+static void get_threads(const session *s, char *b, size_t n)
+{
+    if (s->eopt.threads)
+        snprintf(b, n, "%d", s->eopt.threads);
+    else
+        snprintf(b, n, "0 (one per core)");
+}
+static int set_threads(session *s, char **v)
+{
+    size_t x;
+    int rc = parse_int("threads", v[0], 4096, &x);
+    if (!rc)
+        s->eopt.threads = (int)x;
+    return rc;
+}
+
+static void get_symmetric(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->eopt.symmetric ? "on" : "off");
+}
+static int set_symmetric(session *s, char **v)
+{
+    return parse_onoff("symmetric", v[0], &s->eopt.symmetric);
+}
+
+static void get_opt(const session *s, char *b, size_t n)
+{
+    size_t k = (size_t)snprintf(b, n, "%s", s->eopt.fasted_off ? "off:" : "all on");
+    for (const fasted_switch *w = fasted_switches; w->name && k < n; w++)
+        if (s->eopt.fasted_off & w->bit)
+            k += (size_t)snprintf(b + k, n - k, " %s", w->name);
+}
+static int set_opt(session *s, char **v)
+{
+    const fasted_switch *w = fasted_switch_find(v[0]);
+    if (!w) {
+        char names[256] = "";
+        size_t k = 0;
+        for (const fasted_switch *x = fasted_switches; x->name && k < sizeof names; x++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", x->name);
+        return err_set(TCJ_EINVAL, "opt: unknown switch '%s' (one of: %s)", v[0], names);
+    }
+    int on;
+    int rc = parse_onoff("opt", v[1], &on);
+    if (rc)
+        return rc;
+    if (on)
+        s->eopt.fasted_off &= ~w->bit;
+    else
+        s->eopt.fasted_off |= w->bit;
+    return 0;
+}
+
+static void get_ted(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->eopt.ted_paper ? "paper" : "redesigned");
+}
+static int set_ted(session *s, char **v)
+{
+    if (strcmp(v[0], "paper") == 0)
+        s->eopt.ted_paper = 1;
+    else if (strcmp(v[0], "redesigned") == 0)
+        s->eopt.ted_paper = 0;
+    else
+        return err_set(TCJ_EINVAL, "ted: expected paper or redesigned, got '%s'", v[0]);
+    return 0;
+}
+
+static void get_index_k(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%d", s->eopt.index_k);
+}
+static int set_index_k(session *s, char **v)
+{
+    size_t x;
+    int rc = parse_int("index-k", v[0], 64, &x);
+    if (!rc && x == 0)
+        rc = err_set(TCJ_EINVAL, "index-k: expected 1 to 64, got '%s'", v[0]);
+    if (!rc)
+        s->eopt.index_k = (int)x;
+    return rc;
+}
+
+static void get_batch(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%zu", s->eopt.batch_pairs);
+}
+static int set_batch(session *s, char **v)
+{
+    size_t x;
+    int rc = parse_int("batch", v[0], (size_t)1 << 32, &x);
+    if (!rc && x < 1024)
+        rc = err_set(TCJ_EINVAL, "batch: expected at least 1024 pairs, got '%s'", v[0]);
+    if (!rc)
+        s->eopt.batch_pairs = x;
+    return rc;
+}
+
+static void get_device(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%d", s->eopt.device);
+}
+static int set_device(session *s, char **v)
+{
+    size_t x;
+    int rc = parse_int("device", v[0], 255, &x);
+    if (!rc)
+        s->eopt.device = (int)x;
+    return rc;
+}
+
+const char *settings_mode_name(join_mode m)
+{
+    switch (m) {
+    case JOIN_COUNT:
+        return "count";
+    case JOIN_PERPOINT:
+        return "perpoint";
+    case JOIN_PAIRS:
+        return "pairs";
+    case JOIN_HIST:
+        return "hist";
+    }
+    return "?";
+}
+
+static void get_mode(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", settings_mode_name(s->mode));
+}
+static int set_mode(session *s, char **v)
+{
+    if (strcmp(v[0], "count") == 0)
+        s->mode = JOIN_COUNT;
+    else if (strcmp(v[0], "perpoint") == 0)
+        s->mode = JOIN_PERPOINT;
+    else if (strcmp(v[0], "pairs") == 0)
+        s->mode = JOIN_PAIRS;
+    else
+        return err_set(TCJ_EINVAL, "mode: expected count, perpoint or pairs, got '%s'", v[0]);
+    return 0;
+}
+
+static void get_out(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->out_path[0] ? s->out_path : "(none)");
+}
+static int set_out(session *s, char **v)
+{
+    if (strlen(v[0]) >= sizeof s->out_path)
+        return err_set(TCJ_EINVAL, "out: path too long");
+    snprintf(s->out_path, sizeof s->out_path, "%s", strcmp(v[0], "none") == 0 ? "" : v[0]);
+    return 0;
+}
+
+static void get_format(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->out_format);
+}
+static int set_format(session *s, char **v)
+{
+    if (strcmp(v[0], "bin32") && strcmp(v[0], "bin64") && strcmp(v[0], "csv"))
+        return err_set(TCJ_EINVAL, "format: expected bin32, bin64 or csv, got '%s'", v[0]);
+    snprintf(s->out_format, sizeof s->out_format, "%s", v[0]);
+    return 0;
+}
+
+/* One row per setting: name, value words, help, value count, completion of
+ * each value word, getter, setter. */
+/* clang-format off */
+const setting settings_table[] = {
+    {"threads", "N", "CPU engine threads, 0 = one per core",
+     1, {NULL, NULL}, get_threads, set_threads},
+    {"symmetric", "on|off", "GPU engines: compute tiles on or above the diagonal only",
+     1, {"on|off", NULL}, get_symmetric, set_symmetric},
+    {"opt", "NAME on|off", "turn one FASTED optimization on or off (see explain)",
+     2, {"@switch", "on|off"}, get_opt, set_opt},
+    {"ted", "paper|redesigned", "ted engine kernel: the TED-Join paper's or the redesigned one",
+     1, {"paper|redesigned", NULL}, get_ted, set_ted},
+    {"index-k", "N", "ted-index: dimensions covered by the grid index",
+     1, {NULL, NULL}, get_index_k, set_index_k},
+    {"batch", "N", "pairs per batch handed to a sink",
+     1, {NULL, NULL}, get_batch, set_batch},
+    {"device", "N", "CUDA device ordinal",
+     1, {NULL, NULL}, get_device, set_device},
+    {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
+     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
+    {"out", "FILE|none", "where run writes pairs or per-point counts",
+     1, {"@file", NULL}, get_out, set_out},
+    {"format", "bin32|bin64|csv", "pair file format",
+     1, {"bin32|bin64|csv", NULL}, get_format, set_format},
+    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL},
+};
+/* clang-format on */
+
+const setting *setting_find(const char *name)
+{
+    for (const setting *t = settings_table; t->name; t++)
+        if (strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+void settings_default(session *s)
+{
+    engine_opts_default(&s->eopt);
+    s->mode = JOIN_COUNT;
+    s->out_path[0] = '\0';
+    snprintf(s->out_format, sizeof s->out_format, "bin32");
+}
+
+void settings_describe(const session *s, char *buf, size_t size)
+{
+    char offs[160] = "";
+    size_t k = 0;
+    for (const fasted_switch *w = fasted_switches; w->name && k < sizeof offs; w++)
+        if (s->eopt.fasted_off & w->bit)
+            k += (size_t)snprintf(offs + k, sizeof offs - k, "%s%s", k ? "," : "", w->name);
+    snprintf(buf, size, "threads=%d symmetric=%s ted=%s index-k=%d batch=%zu device=%d off=%s",
+             s->eopt.threads, s->eopt.symmetric ? "on" : "off",
+             s->eopt.ted_paper ? "paper" : "redesigned", s->eopt.index_k, s->eopt.batch_pairs,
+             s->eopt.device, k ? offs : "none");
+}

@@ -1,0 +1,32 @@
+/* Settings changed with `set NAME VALUE`: one table drives `set`, its
+ * listing, completion and the man page check. Values land in the session
+ * (engine_opts, output mode and file). */
+#ifndef TCJ_SETTINGS_H
+#define TCJ_SETTINGS_H
+
+#include <stddef.h>
+
+#include "session.h"
+
+typedef struct setting {
+    const char *name;
+    const char *usage; /* value words as shown: "on|off", "N", "NAME on|off" */
+    const char *help;  /* one line */
+    int nvals;         /* value words after the name */
+    /* Completion of value word k (0-based): '|'-separated choices, "@file"
+     * for a path, "@switch" for a FASTED switch name, NULL for free form. */
+    const char *complete[2];
+    void (*get)(const session *s, char *buf, size_t size);
+    int (*set)(session *s, char **vals);
+} setting;
+
+extern const setting settings_table[]; /* terminated by a row with name NULL */
+const setting *setting_find(const char *name);
+
+/* Defaults for a new session's settings. */
+void settings_default(session *s);
+/* The engine options as one line for the runs table ("threads=0 ..."). */
+void settings_describe(const session *s, char *buf, size_t size);
+const char *settings_mode_name(join_mode m);
+
+#endif

@@ -1,0 +1,736 @@
+#include "sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+#define SAMPLE_QUERIES 2000
+#define SAMPLE_VALUES_DEFAULT ((size_t)1 << 21)
+
+void sweep_opts_default(sweep_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tol = SWEEP_TOL_DEFAULT;
+    o->max_passes = SWEEP_MAX_PASSES_DEFAULT;
+    o->bins = 1024;
+    o->refine_bins = 2048;
+}
+
+int sweep_validate(const dataset *ds, double target)
+{
+    if (!ds || ds->n == 0 || !ds->x)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (!(target > 0) || !isfinite(target))
+        return err_set(TCJ_EINVAL, "target selectivity must be a number > 0 (got %g)", target);
+    if (ds->n < 2 || target >= (double)(ds->n - 1))
+        return err_set(TCJ_EINVAL,
+                       "target selectivity %g must be below n-1 = %zu (at n-1 every point is a "
+                       "neighbour of every other)",
+                       target, ds->n < 2 ? (size_t)0 : ds->n - 1);
+    size_t d = ds->d;
+    for (size_t i = 1; i < ds->n; i++)
+        for (size_t k = 0; k < d; k++)
+            if (ds->x[i * d + k] != ds->x[k])
+                return 0;
+    return err_set(TCJ_EINVAL,
+                   "every point is identical: all distances are 0, no eps gives selectivity %g",
+                   target);
+}
+
+/* LSD radix sort of non-negative doubles by their bit patterns (which order
+ * like the values), 8 bits a pass; passes where all keys share the digit
+ * are skipped. */
+static void sort_nonneg(double *v, size_t n)
+{
+    if (n < 2)
+        return;
+    uint64_t *a = (uint64_t *)v, *b = xmalloc(n * sizeof *b), *src = a, *dst = b;
+    size_t *cnt = xmalloc(256 * sizeof *cnt);
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(cnt, 0, 256 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[(src[i] >> shift) & 0xff]++;
+        if (cnt[(src[0] >> shift) & 0xff] == n)
+            continue;
+        size_t sum = 0;
+        for (size_t k = 0; k < 256; k++) {
+            size_t c = cnt[k];
+            cnt[k] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(cnt);
+    free(b);
+}
+
+int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
+{
+    memset(smp, 0, sizeof *smp);
+    if (!ds || ds->n == 0 || !ds->x)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (ds->n < 2)
+        return err_set(TCJ_EINVAL, "a selectivity needs at least 2 points (the dataset has 1)");
+    double t0 = engine_now();
+    size_t n = ds->n, d = ds->d;
+    if (!max_values) {
+        /* At most about an eighth of the work of one pass. */
+        double eighth = (double)n * (double)n / 8;
+        max_values = SAMPLE_VALUES_DEFAULT;
+        if (eighth < (double)max_values)
+            max_values = eighth > 20000 ? (size_t)eighth : 20000;
+    }
+    size_t m = n < SAMPLE_QUERIES ? n : SAMPLE_QUERIES;
+    size_t c = max_values / m;
+    if (c < 2)
+        c = 2;
+    if (c > n)
+        c = n;
+    smp->n = n;
+    smp->m = m;
+    smp->c = c;
+    smp->d2 = xmalloc(m * c * sizeof *smp->d2);
+    /* Queries and candidates on evenly strided rows, the candidates at a
+     * half-stride phase; with m == n or c == n every row is taken. */
+    size_t nv = 0;
+    for (size_t q = 0; q < m; q++) {
+        size_t i = (size_t)((double)q * (double)n / (double)m);
+        const double *a = ds->x + i * d;
+        for (size_t k = 0; k < c; k++) {
+            size_t j = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)c));
+            if (j >= n)
+                j = n - 1;
+            if (j == i)
+                continue;
+            const double *b = ds->x + j * d;
+            double s = 0;
+            for (size_t t = 0; t < d; t++) {
+                double df = a[t] - b[t];
+                s += df * df;
+            }
+            smp->d2[nv++] = s;
+        }
+    }
+    smp->nval = nv;
+    sort_nonneg(smp->d2, nv);
+
+    /* The bounding box bounds every distance; FP16 rounding of coordinates
+     * and the norm expansion can exceed it a little, hence the margin. */
+    double box2 = 0, absmax = 0, norm2max = 0;
+    int ints = 1;
+    for (size_t t = 0; t < d; t++) {
+        double lo = ds->x[t], hi = ds->x[t];
+        for (size_t i = 1; i < n; i++) {
+            double v = ds->x[i * d + t];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        box2 += (hi - lo) * (hi - lo);
+        double am = fmax(fabs(lo), fabs(hi));
+        absmax = fmax(absmax, am);
+        norm2max += am * am;
+    }
+    for (size_t i = 0; i < n * d && ints; i++)
+        ints = ds->x[i] == floor(ds->x[i]);
+    smp->d2_max = 1.05 * box2 + norm2max * 0x1p-8 + 1e-300;
+    /* Integer coordinates give integer d2, computed exactly while every
+     * partial sum (norms and dot products included) stays below 2^24 for
+     * FP16 in / FP32 accumulate (FP16 holds integers up to 2048), below
+     * 2^53 for FP64. */
+    double bound = 4.0 * (double)d * absmax * absmax;
+    smp->int_grid = ints && absmax <= 2048 && bound < 0x1p24;
+    smp->int_grid64 = ints && bound < 0x1p50;
+    smp->seconds = engine_now() - t0;
+    return 0;
+}
+
+void sweep_sample_free(sweep_sample *smp)
+{
+    free(smp->d2);
+    memset(smp, 0, sizeof *smp);
+}
+
+/* The sample rank of the target: values expected at or below its ε². */
+static double sample_rank(const sweep_sample *smp, double target)
+{
+    return target * (double)smp->nval / (double)(smp->n - 1);
+}
+
+static double sample_d2_at(const sweep_sample *smp, double rank)
+{
+    if (smp->nval == 0)
+        return smp->d2_max;
+    double r = ceil(rank) - 1;
+    if (r < 0)
+        r = 0;
+    if (r > (double)(smp->nval - 1))
+        r = (double)(smp->nval - 1);
+    return smp->d2[(size_t)r];
+}
+
+double sweep_sample_eps(const sweep_sample *smp, double target)
+{
+    return sqrt(sample_d2_at(smp, sample_rank(smp, target)));
+}
+
+void sweep_curve_range(const sweep_sample *smp, double *lo, double *hi)
+{
+    double top = (double)(smp->n - 1) / 2;
+    if (top > 1000)
+        top = 1000;
+    *lo = 0.8 * sweep_sample_eps(smp, 0.01);
+    *hi = 1.25 * sweep_sample_eps(smp, top);
+    if (*hi > sqrt(smp->d2_max))
+        *hi = sqrt(smp->d2_max);
+    if (!(*hi > *lo))
+        *hi = *lo > 0 ? 2 * *lo : 1;
+}
+
+/* How an engine's squared distances are resolved: an integer grid when the
+ * data allows (then one bin per integer proves a single distance), else
+ * doubles, or floats for FP32 engines. */
+typedef struct resolution {
+    int grid;
+    int f32; /* the engine compares d2 in FP32: edges are snapped to floats */
+} resolution;
+
+static resolution engine_resolution(const engine *e, const sweep_sample *smp)
+{
+    resolution r = {0, 0};
+    if (e->precision && strcmp(e->precision, "fp64") == 0) {
+        r.grid = smp->int_grid64;
+    } else if (e->precision && strcmp(e->precision, "fp16-32") == 0) {
+        r.grid = smp->int_grid;
+        r.f32 = 1;
+    }
+    return r;
+}
+
+/* An edge where the engine can represent it: a half-integer on the grid,
+ * a float for FP32 comparisons. */
+static double snap(double v, const resolution *res)
+{
+    if (res->grid)
+        return floor(v) + 0.5;
+    if (res->f32)
+        return (double)(float)v;
+    return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether (a, b] can hold only one squared distance as the engine
+ * computes it: one integer on the grid, else one representable value. */
+static int one_value(double a, double b, const resolution *res)
+{
+    if (res->grid)
+        return floor(b) - floor(a) <= 1;
+    if (res->f32)
+        return nextafterf((float)a, INFINITY) >= (float)b;
+    return nextafter(a, INFINITY) >= b;
+}
+
+/* Edges over [lo, hi] (both kept): about nb/2 equal-count edges from the
+ * sample values in the range and nb/2 spaced ones (even in ε when the range
+ * starts at 0, geometric for wide ranges, else even in d2). On an integer
+ * grid edges sit at half-integers. Returns the edge count (>= 2). */
+static size_t build_edges(const sweep_sample *smp, double lo, double hi, size_t nb,
+                          const resolution *res, double **out)
+{
+    size_t cap = 2 * nb + 8, ne = 0;
+    double *e = xmalloc(cap * sizeof *e);
+    e[ne++] = lo;
+    e[ne++] = hi;
+    size_t half = nb / 2 > 1 ? nb / 2 : 1;
+
+    size_t i0 = 0, i1 = smp->nval;
+    while (i0 < smp->nval && smp->d2[i0] <= lo)
+        i0++;
+    while (i1 > i0 && smp->d2[i1 - 1] >= hi)
+        i1--;
+    if (i1 > i0 + 1) {
+        size_t span = i1 - 1 - i0;
+        size_t ns = span < half ? span : half;
+        /* Between two distinct sample values, never on a distance. */
+        for (size_t t = 0; t < ns; t++) {
+            size_t r = i0 + (size_t)((double)t * (double)span / (double)ns);
+            while (r + 1 < i1 && smp->d2[r + 1] == smp->d2[r])
+                r++;
+            if (r + 1 < i1)
+                e[ne++] = 0.5 * (smp->d2[r] + smp->d2[r + 1]);
+        }
+    }
+    for (size_t t = 1; t < half; t++) {
+        double f = (double)t / (double)half, v;
+        if (lo <= 0) {
+            double s = sqrt(hi) * f;
+            v = s * s;
+        } else if (hi > 4 * lo) {
+            v = lo * pow(hi / lo, f);
+        } else {
+            v = lo + (hi - lo) * f;
+        }
+        e[ne++] = v;
+    }
+    for (size_t k = 2; k < ne; k++)
+        e[k] = snap(e[k], res);
+    qsort(e, ne, sizeof *e, cmp_double);
+    size_t w = 0;
+    for (size_t k = 0; k < ne; k++) {
+        if (e[k] < lo || e[k] > hi)
+            continue;
+        if (w > 0 && e[k] == e[w - 1])
+            continue;
+        e[w++] = e[k];
+    }
+    *out = e;
+    return w;
+}
+
+/* Refining edges inside (a, b]: one per integer when the grid allows, else
+ * nb even sub-bins plus a one-value bin (prev(v), v] (doubles, or floats)
+ * around each of the first sample distances v inside: a tie at v is then
+ * proven in this pass instead of after several narrowing ones. */
+static size_t refine_edges(const sweep_sample *smp, double a, double b, size_t nb,
+                           const resolution *res, double **out)
+{
+    if (nb > SWEEP_MAX_BINS - 2 * 64 - 2)
+        nb = SWEEP_MAX_BINS - 2 * 64 - 2;
+    if (!res->grid) {
+        size_t cap = nb + 1 + 2 * 64 + 2, ne = 0, ties = 0;
+        double *e = xmalloc(cap * sizeof *e);
+        e[ne++] = a;
+        e[ne++] = b;
+        for (size_t t = 1; t < nb; t++)
+            e[ne++] = snap(a + (b - a) * (double)t / (double)nb, res);
+        size_t i = 0;
+        while (i < smp->nval && smp->d2[i] <= a)
+            i++;
+        for (; i < smp->nval && smp->d2[i] <= b && ties < 64; i++) {
+            if (i > 0 && smp->d2[i] == smp->d2[i - 1])
+                continue;
+            double v = smp->d2[i], pv = nextafter(v, 0);
+            if (res->f32) {
+                v = (double)(float)v;
+                pv = (double)nextafterf((float)v, 0);
+            }
+            if (pv > a)
+                e[ne++] = pv;
+            e[ne++] = v;
+            ties++;
+        }
+        qsort(e, ne, sizeof *e, cmp_double);
+        size_t w = 0;
+        for (size_t k = 0; k < ne; k++)
+            if (e[k] >= a && e[k] <= b && (w == 0 || e[k] > e[w - 1]))
+                e[w++] = e[k];
+        *out = e;
+        return w;
+    }
+    if (res->grid && floor(b) - floor(a) < SWEEP_MAX_BINS) {
+        size_t k = (size_t)(floor(b) - floor(a));
+        double *e = xmalloc((k + 2) * sizeof *e);
+        size_t ne = 0;
+        e[ne++] = a;
+        for (double v = floor(a) + 1.5; v < b; v += 1)
+            e[ne++] = v;
+        e[ne++] = b;
+        *out = e;
+        return ne;
+    }
+    double *e = xmalloc((nb + 1) * sizeof *e);
+    size_t ne = 0;
+    e[ne++] = a;
+    for (size_t t = 1; t < nb; t++) {
+        double v = snap(a + (b - a) * (double)t / (double)nb, res);
+        if (v > e[ne - 1] && v < b)
+            e[ne++] = v;
+    }
+    e[ne++] = b;
+    *out = e;
+    return ne;
+}
+
+/* One histogram pass: cum[k] = pairs with d2 <= edges[k]. */
+static int hist_pass(const dataset *ds, const engine *eng, const engine_opts *eopt,
+                     const volatile int *cancel, void (*progress)(void *, double), void *pctx,
+                     const double *edges, size_t ne, uint64_t *cum, double *seconds)
+{
+    engine_opts def;
+    if (!eopt) {
+        engine_opts_default(&def);
+        eopt = &def;
+    }
+    size_t nb = ne - 1;
+    uint64_t *hist = xcalloc(nb, sizeof *hist);
+    uint64_t below = 0;
+    join_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.ds = ds;
+    spec.eps = sqrt(edges[nb]);
+    spec.q0 = 0;
+    spec.q1 = ds->n;
+    spec.mode = JOIN_HIST;
+    spec.opts = eopt;
+    spec.hist_edges = edges;
+    spec.hist_nbins = nb;
+    spec.hist = hist;
+    spec.hist_below = &below;
+    spec.cancel = cancel;
+    spec.progress = progress;
+    spec.progress_ctx = pctx;
+    join_result res;
+    double t0 = engine_now();
+    int rc = engine_run(eng, &spec, &res);
+    *seconds = engine_now() - t0;
+    if (rc == 0) {
+        cum[0] = below;
+        for (size_t b = 0; b < nb; b++)
+            cum[b + 1] = cum[b] + hist[b];
+    }
+    free(hist);
+    return rc;
+}
+
+static double sel_of(uint64_t pairs, size_t n)
+{
+    return engine_selectivity(pairs, n);
+}
+
+/* The largest ε with ε*ε <= v (as engines square ε), so a COUNT run at ε
+ * counts exactly the pairs the histogram counted at edge v. */
+static double eps_of(double v)
+{
+    if (!(v > 0))
+        return 0;
+    double e = sqrt(v);
+    while (e > 0 && e * e > v)
+        e = nextafter(e, 0);
+    while (nextafter(e, INFINITY) * nextafter(e, INFINITY) <= v)
+        e = nextafter(e, INFINITY);
+    return e;
+}
+
+/* ε for a count known at edge k: the middle of the bin above when that bin
+ * is empty (no distance near the edge, so rounding of ε² cannot move a
+ * pair across), else the edge itself. */
+static double eps_at(const double *edges, const uint64_t *cum, size_t ne, size_t k,
+                     const resolution *res)
+{
+    if (k + 1 < ne && cum[k + 1] == cum[k]) {
+        /* any value in [edges[k], edges[k+1]] counts the same */
+        return eps_of(snap(0.5 * (edges[k] + edges[k + 1]), res));
+    }
+    return eps_of(edges[k]);
+}
+
+typedef struct search {
+    const dataset *ds;
+    const sweep_opts *o;
+    sweep_result *r;
+    double pstar, plo, phi;
+} search;
+
+static int emit_step(search *s, const char *method, double eps, uint64_t pairs, double seconds,
+                     int pass)
+{
+    sweep_step st;
+    st.step = s->r->steps++;
+    st.method = method;
+    st.eps = eps;
+    st.pairs = pairs;
+    st.selectivity = sel_of(pairs, s->ds->n);
+    st.seconds = seconds;
+    st.pass = pass;
+    if (s->o->on_step)
+        return s->o->on_step(s->o->step_ctx, &st);
+    return 0;
+}
+
+static double dist_to(double pairs, double pstar)
+{
+    return fabs(pairs - pstar);
+}
+
+int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const sweep_opts *o,
+                sweep_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->target = target;
+    int rc = sweep_validate(ds, target);
+    if (rc)
+        return rc;
+    if (!o->eng)
+        return err_set(TCJ_EINVAL, "sweep: no engine given");
+    if (!smp || smp->n != ds->n || !smp->d2)
+        return err_set(TCJ_EINVAL, "sweep: the sample is not of this dataset");
+    double t0 = engine_now();
+    size_t n = ds->n;
+    double tol = o->tol > 0 ? o->tol : SWEEP_TOL_DEFAULT;
+    int max_passes = o->max_passes > 0 ? o->max_passes : SWEEP_MAX_PASSES_DEFAULT;
+    size_t nb1 = o->bins >= 4 && o->bins <= SWEEP_MAX_BINS - 8 ? o->bins : 1024;
+    size_t nbr = o->refine_bins >= 4 ? o->refine_bins : 2048;
+    search s = {ds, o, r, 0, 0, 0};
+    s.pstar = (double)n + target * (double)n;
+    s.plo = s.pstar - tol * target * (double)n;
+    s.phi = s.pstar + tol * target * (double)n;
+    resolution res = engine_resolution(o->eng, smp);
+
+    /* The estimate and a bracket four times wider in rank each way. */
+    double k = sample_rank(smp, target);
+    r->est_eps = sqrt(sample_d2_at(smp, k));
+    double rlo = floor(k / 4 - 10), rhi = ceil(4 * k + 40);
+    double lo = 0, hi;
+    if (rlo >= 1 && smp->nval > 1)
+        lo = 0.5 * (smp->d2[(size_t)rlo - 1] + smp->d2[(size_t)rlo]);
+    if (rhi >= (double)smp->nval)
+        hi = smp->d2_max;
+    else
+        hi = 0.5 * (smp->d2[(size_t)rhi - 1] + smp->d2[(size_t)rhi]);
+    if (res.grid && lo > 0)
+        lo = floor(lo) + 0.5;
+    if (res.grid)
+        hi = floor(hi) + 0.5;
+    if (!(hi > lo))
+        hi = smp->d2_max;
+    rc = emit_step(&s, "sample", r->est_eps, (uint64_t)llround(s.pstar), smp->seconds, 0);
+    if (rc)
+        return rc;
+
+    double *edges = NULL;
+    size_t ne = build_edges(smp, lo, hi, nb1, &res, &edges);
+    const char *method = "hist";
+    int have_best = 0;
+    double best_d = 0;
+    while (1) {
+        if (r->passes >= max_passes) {
+            r->status = SWEEP_UNRESOLVED;
+            break;
+        }
+        uint64_t *cum = xmalloc(ne * sizeof *cum);
+        double secs = 0;
+        rc = hist_pass(ds, o->eng, o->eopt, o->cancel, o->progress, o->progress_ctx, edges, ne, cum,
+                       &secs);
+        if (rc) {
+            free(cum);
+            break;
+        }
+        r->passes++;
+        /* The edge nearest the target, and the nearest inside the window. */
+        size_t near = 0, inwin = ne;
+        for (size_t e = 0; e < ne; e++) {
+            double dd = dist_to((double)cum[e], s.pstar);
+            if (dd < dist_to((double)cum[near], s.pstar))
+                near = e;
+            if ((double)cum[e] >= s.plo && (double)cum[e] <= s.phi &&
+                (inwin == ne || dd < dist_to((double)cum[inwin], s.pstar)))
+                inwin = e;
+        }
+        if (!have_best || dist_to((double)cum[near], s.pstar) < best_d) {
+            have_best = 1;
+            best_d = dist_to((double)cum[near], s.pstar);
+            r->eps = eps_at(edges, cum, ne, near, &res);
+            r->pairs = cum[near];
+        }
+        rc = emit_step(&s, method, eps_at(edges, cum, ne, near, &res), cum[near], secs, 1);
+        if (rc) {
+            free(cum);
+            break;
+        }
+        double *next = NULL;
+        size_t nne = 0;
+        if (inwin < ne) {
+            r->status = SWEEP_OK;
+            r->eps = eps_at(edges, cum, ne, inwin, &res);
+            r->pairs = cum[inwin];
+            free(cum);
+            break;
+        }
+        int zero_low = edges[0] <= 0 || (res.grid && edges[0] < 1);
+        if ((double)cum[0] > s.phi && zero_low) {
+            /* Coincident points alone exceed the target: no ε > 0 gets
+             * below their count. */
+            r->status = SWEEP_UNREACHABLE;
+            r->have_above = 1;
+            size_t e = 0;
+            while (e + 1 < ne && cum[e + 1] == cum[0])
+                e++;
+            r->above_eps = e > 0 ? eps_of(snap(0.5 * edges[e], &res)) : 0;
+            r->above_s = sel_of(cum[0], n);
+            r->eps = r->above_eps;
+            r->pairs = cum[0];
+            free(cum);
+            break;
+        }
+        if ((double)cum[0] > s.phi) {
+            nne = build_edges(smp, 0, edges[0], nb1, &res, &next);
+            method = "widen";
+        } else if ((double)cum[ne - 1] < s.plo) {
+            if (edges[ne - 1] >= smp->d2_max) {
+                rc = err_set(TCJ_EINVAL,
+                             "the engine counts %llu pairs at the largest distance bound "
+                             "(eps %g), short of selectivity %g",
+                             (unsigned long long)cum[ne - 1], sqrt(smp->d2_max), target);
+                free(cum);
+                break;
+            }
+            nne = build_edges(smp, edges[ne - 1], smp->d2_max, nb1, &res, &next);
+            method = "widen";
+        } else {
+            size_t b = 0;
+            while (b + 1 < ne && !((double)cum[b] < s.plo && (double)cum[b + 1] > s.phi))
+                b++;
+            double a = edges[b], z = edges[b + 1];
+            r->have_below = 1;
+            r->below_eps = eps_at(edges, cum, ne, b, &res);
+            r->below_s = sel_of(cum[b], n);
+            r->have_above = 1;
+            r->above_eps = eps_of(z);
+            r->above_s = sel_of(cum[b + 1], n);
+            int single = one_value(a, z, &res);
+            if (single) {
+                r->status = SWEEP_UNREACHABLE;
+                int up = dist_to((double)cum[b + 1], s.pstar) < dist_to((double)cum[b], s.pstar);
+                r->eps = up ? r->above_eps : r->below_eps;
+                r->pairs = up ? cum[b + 1] : cum[b];
+                free(cum);
+                break;
+            }
+            nne = refine_edges(smp, a, z, nbr, &res, &next);
+            method = "refine";
+        }
+        free(cum);
+        free(edges);
+        edges = next;
+        ne = nne;
+    }
+    free(edges);
+    if (rc)
+        return rc;
+    r->selectivity = sel_of(r->pairs, n);
+    r->seconds = engine_now() - t0;
+    r->sample_seconds = smp->seconds;
+    return 0;
+}
+
+int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, const sweep_opts *o,
+                 sweep_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->target = target;
+    int rc = sweep_validate(ds, target);
+    if (rc)
+        return rc;
+    if (!o->eng)
+        return err_set(TCJ_EINVAL, "sweep: no engine given");
+    double t0 = engine_now();
+    size_t n = ds->n;
+    double tol = o->tol > 0 ? o->tol : SWEEP_TOL_DEFAULT;
+    search s = {ds, o, r, 0, 0, 0};
+    s.pstar = (double)n + target * (double)n;
+    s.plo = s.pstar - tol * target * (double)n;
+    s.phi = s.pstar + tol * target * (double)n;
+    engine_opts def;
+    const engine_opts *eopt = o->eopt;
+    if (!eopt) {
+        engine_opts_default(&def);
+        eopt = &def;
+    }
+    double lo = 0, hi = sqrt(smp->d2_max);
+    double best_d = -1;
+    r->status = SWEEP_UNRESOLVED;
+    for (int step = 0; step < 200; step++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) {
+            r->status = SWEEP_UNREACHABLE;
+            break;
+        }
+        join_spec spec;
+        memset(&spec, 0, sizeof spec);
+        spec.ds = ds;
+        spec.eps = mid;
+        spec.q1 = n;
+        spec.mode = JOIN_COUNT;
+        spec.opts = eopt;
+        spec.cancel = o->cancel;
+        spec.progress = o->progress;
+        spec.progress_ctx = o->progress_ctx;
+        join_result res;
+        double ts = engine_now();
+        rc = engine_run(o->eng, &spec, &res);
+        if (rc)
+            return rc;
+        r->passes++;
+        double p = (double)res.pairs;
+        rc = emit_step(&s, "count", mid, res.pairs, engine_now() - ts, 1);
+        if (rc)
+            return rc;
+        if (best_d < 0 || dist_to(p, s.pstar) < best_d) {
+            best_d = dist_to(p, s.pstar);
+            r->eps = mid;
+            r->pairs = res.pairs;
+        }
+        if (p >= s.plo && p <= s.phi) {
+            r->status = SWEEP_OK;
+            r->eps = mid;
+            r->pairs = res.pairs;
+            break;
+        }
+        if (p < s.pstar) {
+            lo = mid;
+            r->have_below = 1;
+            r->below_eps = mid;
+            r->below_s = sel_of(res.pairs, n);
+        } else {
+            hi = mid;
+            r->have_above = 1;
+            r->above_eps = mid;
+            r->above_s = sel_of(res.pairs, n);
+        }
+    }
+    r->selectivity = sel_of(r->pairs, n);
+    r->seconds = engine_now() - t0;
+    return 0;
+}
+
+int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, double lo, double hi,
+                size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds)
+{
+    if (!ds || ds->n == 0 || !ds->x)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (!(lo >= 0) || !(hi > lo) || !isfinite(hi))
+        return err_set(TCJ_EINVAL, "curve range must satisfy 0 <= LO < HI (got %g %g)", lo, hi);
+    if (nbins < 1)
+        return err_set(TCJ_EINVAL, "curve needs at least 1 bin");
+    size_t ne = nbins + 1;
+    double *edges = xmalloc(ne * sizeof *edges);
+    for (size_t k = 0; k < ne; k++) {
+        eps[k] = lo + (hi - lo) * (double)k / (double)nbins;
+        edges[k] = eps[k] * eps[k];
+    }
+    eps[nbins] = hi;
+    edges[nbins] = hi * hi;
+    uint64_t *cum = xmalloc(ne * sizeof *cum);
+    int rc = hist_pass(ds, e, eopt, NULL, NULL, NULL, edges, ne, cum, seconds);
+    if (rc == 0)
+        for (size_t k = 0; k < ne; k++) {
+            sel[k] = sel_of(cum[k], ds->n);
+            if (pairs)
+                pairs[k] = cum[k];
+        }
+    free(cum);
+    free(edges);
+    return rc;
+}

@@ -1,0 +1,252 @@
+/* The session log's schema as numbered migrations. Migration k takes a
+ * database from PRAGMA user_version k-1 to k; a released migration is never
+ * edited, a change is a new migration. docs/SCHEMA.md describes the result. */
+#include <stdio.h>
+
+#include "../src/err.h"
+#include "store_int.h"
+
+/* Version 1: sessions, datasets, commands, runs and their phases (the first,
+ * CPU-only log). */
+static const char migration_1[] =
+    "PRAGMA application_id = 1952672366;\n"
+    "CREATE TABLE sessions (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  started TEXT NOT NULL,\n"
+    "  ended TEXT,\n"
+    "  argv TEXT,\n"
+    "  version TEXT,\n"
+    "  host TEXT\n"
+    ");\n"
+    "CREATE TABLE datasets (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  path TEXT,\n"
+    "  name TEXT NOT NULL,\n"
+    "  format TEXT,\n"
+    "  n INTEGER NOT NULL CHECK (n >= 0),\n"
+    "  d INTEGER NOT NULL CHECK (d >= 0),\n"
+    "  hash TEXT NOT NULL,\n"
+    "  first_seen TEXT NOT NULL\n"
+    ");\n"
+    "CREATE UNIQUE INDEX datasets_path_hash ON datasets(path, hash);\n"
+    "CREATE INDEX datasets_hash ON datasets(hash);\n"
+    "CREATE TABLE commands (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  at TEXT NOT NULL,\n"
+    "  line TEXT NOT NULL,\n"
+    "  status INTEGER,\n"
+    "  error TEXT,\n"
+    "  seconds REAL\n"
+    ");\n"
+    "CREATE INDEX commands_session ON commands(session_id);\n"
+    "CREATE TABLE runs (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  command_id INTEGER REFERENCES commands(id),\n"
+    "  dataset_id INTEGER REFERENCES datasets(id),\n"
+    "  at TEXT NOT NULL,\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  precision TEXT,\n"
+    "  mode TEXT,\n"
+    "  eps REAL,\n"
+    "  q0 INTEGER,\n"
+    "  q1 INTEGER,\n"
+    "  n INTEGER,\n"
+    "  d INTEGER,\n"
+    "  options TEXT,\n"
+    "  device TEXT,\n"
+    "  status INTEGER NOT NULL DEFAULT 0,\n"
+    "  error TEXT,\n"
+    "  pairs INTEGER,\n"
+    "  selectivity REAL,\n"
+    "  seconds REAL\n"
+    ");\n"
+    "CREATE INDEX runs_session ON runs(session_id);\n"
+    "CREATE INDEX runs_dataset ON runs(dataset_id);\n"
+    "CREATE INDEX runs_command ON runs(command_id);\n"
+    "CREATE TABLE run_phases (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  seq INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL CHECK (name <> ''),\n"
+    "  seconds REAL NOT NULL,\n"
+    "  PRIMARY KEY (run_id, name)\n"
+    ");\n";
+
+/* Version 2: GPU-side run columns, counters by metric name, accuracy
+ * comparisons with their histogram, ε searches with their steps. */
+static const char migration_2[] =
+    "ALTER TABLE runs ADD COLUMN d_padded INTEGER;\n"
+    "ALTER TABLE runs ADD COLUMN variant TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN kernel_seconds REAL;\n"
+    "ALTER TABLE runs ADD COLUMN tflops_padded REAL;\n"
+    "ALTER TABLE runs ADD COLUMN tflops_unpadded REAL;\n"
+    "CREATE TABLE counters (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+    "  name TEXT NOT NULL CHECK (name <> ''),\n"
+    "  value REAL,\n"
+    "  unit TEXT,\n"
+    "  PRIMARY KEY (run_id, name)\n"
+    ");\n"
+    "CREATE TABLE comparisons (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  run_a INTEGER REFERENCES runs(id),\n"
+    "  run_b INTEGER REFERENCES runs(id),\n"
+    "  engine_a TEXT NOT NULL CHECK (engine_a <> ''),\n"
+    "  engine_b TEXT NOT NULL CHECK (engine_b <> ''),\n"
+    "  eps REAL,\n"
+    "  overlap REAL,\n"
+    "  err_mean REAL,\n"
+    "  err_std REAL,\n"
+    "  err_min REAL,\n"
+    "  err_max REAL,\n"
+    "  both INTEGER,\n"
+    "  only_a INTEGER,\n"
+    "  only_b INTEGER,\n"
+    "  only_a_rel_max REAL,\n"
+    "  only_b_rel_max REAL,\n"
+    "  at TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX comparisons_run_a ON comparisons(run_a);\n"
+    "CREATE INDEX comparisons_run_b ON comparisons(run_b);\n"
+    "CREATE TABLE histogram_bins (\n"
+    "  comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,\n"
+    "  bin INTEGER NOT NULL CHECK (bin >= 0),\n"
+    "  lo REAL NOT NULL,\n"
+    "  hi REAL NOT NULL CHECK (hi >= lo),\n"
+    "  count INTEGER NOT NULL CHECK (count >= 0),\n"
+    "  PRIMARY KEY (comparison_id, bin)\n"
+    ");\n"
+    "CREATE TABLE sweeps (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  dataset_id INTEGER REFERENCES datasets(id),\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  kind TEXT NOT NULL CHECK (kind <> ''),\n"
+    "  target REAL,\n"
+    "  tolerance REAL,\n"
+    "  eps REAL,\n"
+    "  selectivity REAL,\n"
+    "  passes INTEGER,\n"
+    "  seconds REAL,\n"
+    "  note TEXT,\n"
+    "  started TEXT NOT NULL,\n"
+    "  ended TEXT\n"
+    ");\n"
+    "CREATE INDEX sweeps_session ON sweeps(session_id);\n"
+    "CREATE INDEX sweeps_dataset ON sweeps(dataset_id);\n"
+    "CREATE TABLE sweep_steps (\n"
+    "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,\n"
+    "  step INTEGER NOT NULL,\n"
+    "  method TEXT NOT NULL CHECK (method <> ''),\n"
+    "  eps REAL,\n"
+    "  selectivity REAL,\n"
+    "  pairs INTEGER,\n"
+    "  seconds REAL,\n"
+    "  PRIMARY KEY (sweep_id, step)\n"
+    ");\n";
+
+static const char *const migrations[] = {migration_1, migration_2};
+
+_Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+const char *store_migration_sql(int version)
+{
+    if (version < 1 || version > STORE_SCHEMA_VERSION)
+        return NULL;
+    return migrations[version - 1];
+}
+
+/* One integer PRAGMA (user_version, application_id). */
+static int pragma_int(store *st, const char *name, int64_t *out)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA %s", name);
+    sqlite3_stmt *s;
+    if (store_prepare(st, sql, &s, "reading the schema version"))
+        return TCJ_ESTORE;
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        store_fail(st, "reading the schema version");
+        sqlite3_finalize(s);
+        return TCJ_ESTORE;
+    }
+    *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return 0;
+}
+
+/* Is this file ours to migrate? Refuse another program's database and one
+ * written by a newer tcjoin, before anything is written to it. */
+static int check_owner(store *st, int64_t version)
+{
+    int64_t app;
+    if (pragma_int(st, "application_id", &app))
+        return TCJ_ESTORE;
+    if (app != 0 && app != STORE_APPLICATION_ID)
+        return err_set(TCJ_ESTORE,
+                       "%s: not a tcjoin session log (application_id 0x%llx); "
+                       "choose another file with --db",
+                       st->path, (unsigned long long)app);
+    if (version > STORE_SCHEMA_VERSION)
+        return err_set(TCJ_ESTORE,
+                       "%s: session log schema version %lld is newer than this tcjoin "
+                       "understands (%d); use a newer tcjoin or another file with --db",
+                       st->path, (long long)version, STORE_SCHEMA_VERSION);
+    if (version == 0) {
+        sqlite3_stmt *s;
+        if (store_prepare(st, "SELECT count(*) FROM sqlite_master", &s, "reading the schema"))
+            return TCJ_ESTORE;
+        int64_t nobj = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+        sqlite3_finalize(s);
+        if (nobj < 0)
+            return store_fail(st, "reading the schema");
+        if (nobj > 0)
+            return err_set(TCJ_ESTORE,
+                           "%s: not a tcjoin session log (it holds other tables); "
+                           "choose another file with --db",
+                           st->path);
+    }
+    return 0;
+}
+
+int store_check_version(store *st)
+{
+    int64_t version;
+    if (pragma_int(st, "user_version", &version))
+        return TCJ_ESTORE;
+    return check_owner(st, version);
+}
+
+int store_migrate(store *st)
+{
+    int64_t version;
+    if (pragma_int(st, "user_version", &version))
+        return TCJ_ESTORE;
+    if (version == STORE_SCHEMA_VERSION)
+        return 0;
+    if (store_begin(st))
+        return TCJ_ESTORE;
+    /* Read again inside the write lock: another process may have migrated
+     * between the first look and the lock. */
+    int rc = pragma_int(st, "user_version", &version);
+    if (!rc)
+        rc = check_owner(st, version);
+    for (int64_t v = version + 1; !rc && v <= STORE_SCHEMA_VERSION; v++) {
+        char what[64];
+        snprintf(what, sizeof what, "migrating to schema version %lld", (long long)v);
+        rc = store_exec(st, migrations[v - 1], what);
+    }
+    if (!rc && version < STORE_SCHEMA_VERSION) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+        rc = store_exec(st, sql, "setting the schema version");
+    }
+    if (rc) {
+        store_rollback(st);
+        return rc;
+    }
+    return store_commit(st);
+}

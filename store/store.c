@@ -1,0 +1,675 @@
+/* The session log: where it lives, opening it, and every write. Each write
+ * function is one transaction, committed before it returns, so a killed
+ * process loses at most the run in flight. Only bound parameters carry
+ * values into SQL. */
+#include <errno.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../src/err.h"
+#include "store_int.h"
+
+/* How long a second tcjoin process waits for the write lock. */
+#define STORE_BUSY_MS 5000
+
+/* ---- helpers shared with schema.c and query.c ---- */
+
+int store_fail(store *st, const char *what)
+{
+    return err_set(TCJ_ESTORE, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+}
+
+int store_exec(store *st, const char *sql, const char *what)
+{
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return store_fail(st, what);
+    return 0;
+}
+
+int store_prepare(store *st, const char *sql, sqlite3_stmt **out, const char *what)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, out, NULL) != SQLITE_OK) {
+        *out = NULL;
+        return store_fail(st, what);
+    }
+    return 0;
+}
+
+int store_step_done(store *st, sqlite3_stmt *s, const char *what)
+{
+    int rc = sqlite3_step(s);
+    int ret = rc == SQLITE_DONE ? 0 : store_fail(st, what);
+    sqlite3_finalize(s);
+    return ret;
+}
+
+int store_begin(store *st)
+{
+    return store_exec(st, "BEGIN IMMEDIATE", "starting a transaction");
+}
+
+int store_commit(store *st)
+{
+    if (store_exec(st, "COMMIT", "committing")) {
+        store_rollback(st);
+        return TCJ_ESTORE;
+    }
+    return 0;
+}
+
+void store_rollback(store *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_bind_id(sqlite3_stmt *s, int i, int64_t id)
+{
+    return id > 0 ? sqlite3_bind_int64(s, i, id) : sqlite3_bind_null(s, i);
+}
+
+int store_bind_text(sqlite3_stmt *s, int i, const char *text)
+{
+    if (!text || !*text)
+        return sqlite3_bind_null(s, i);
+    return sqlite3_bind_text(s, i, text, -1, SQLITE_TRANSIENT);
+}
+
+int store_bind_real(sqlite3_stmt *s, int i, double v)
+{
+    return isfinite(v) ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
+}
+
+int store_bind_u64(sqlite3_stmt *s, int i, uint64_t v)
+{
+    /* Beyond SQLite's signed 64-bit integers only as an approximate real. */
+    if (v > (uint64_t)INT64_MAX)
+        return sqlite3_bind_double(s, i, (double)v);
+    return sqlite3_bind_int64(s, i, (int64_t)v);
+}
+
+/* ---- where the log lives ---- */
+
+static char *path_join(const char *dir, const char *rest)
+{
+    size_t a = strlen(dir), b = strlen(rest);
+    while (a > 1 && dir[a - 1] == '/')
+        a--;
+    char *p = xmalloc(a + b + 1);
+    memcpy(p, dir, a);
+    memcpy(p + a, rest, b + 1);
+    return p;
+}
+
+char *store_default_path(void)
+{
+    const char *env = getenv("TCJOIN_DB");
+    if (env && *env)
+        return xstrdup(env);
+    /* The XDG spec says a relative XDG_DATA_HOME is invalid and ignored. */
+    env = getenv("XDG_DATA_HOME");
+    if (env && env[0] == '/')
+        return path_join(env, "/tcjoin/sessions.db");
+    const char *home = getenv("HOME");
+    if (!home || !*home) {
+        struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
+    if (!home || !*home) {
+        err_set(TCJ_ESTORE, "no home directory for the session log: set TCJOIN_DB or use "
+                            "--db FILE");
+        return NULL;
+    }
+    return path_join(home, "/.local/share/tcjoin/sessions.db");
+}
+
+/* mkdir -p of the directory holding path; private to the user because the
+ * log names the user's files. */
+static int make_parents(const char *path)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    int rc = 0;
+    if (!slash || slash == dir) {
+        free(dir);
+        return 0;
+    }
+    *slash = '\0';
+    for (char *p = dir + 1; !rc; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            rc = err_set(TCJ_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+        *p = c;
+        if (c == '\0')
+            break;
+    }
+    struct stat sb;
+    if (!rc && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+        rc = err_set(TCJ_EIO, "%s: not a directory, cannot hold the session log", dir);
+    free(dir);
+    return rc;
+}
+
+/* ---- open and close ---- */
+
+static int store_setup(store *st)
+{
+    sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
+    if (store_check_version(st))
+        return TCJ_ESTORE;
+    sqlite3_stmt *s;
+    if (store_prepare(st, "PRAGMA journal_mode = WAL", &s, "switching to WAL mode"))
+        return TCJ_ESTORE;
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW)
+        return store_fail(st, "switching to WAL mode");
+    /* NORMAL is safe in WAL mode: a crash of the process loses nothing
+     * committed, a power loss at most the last transactions. */
+    if (store_exec(st, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
+                   "setting pragmas"))
+        return TCJ_ESTORE;
+    return store_migrate(st);
+}
+
+int store_open(const char *path, store **out)
+{
+    *out = NULL;
+    char *def = NULL;
+    if (!path) {
+        def = store_default_path();
+        if (!def)
+            return TCJ_ESTORE;
+        path = def;
+    }
+    int rc = 0;
+    struct stat sb;
+    if (!*path)
+        rc = err_set(TCJ_EINVAL, "empty path for the session log");
+    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        rc = err_set(TCJ_ESTORE, "%s: is a directory, expected a session log file", path);
+    else
+        rc = make_parents(path);
+    if (rc) {
+        free(def);
+        return rc;
+    }
+
+    store *st = xcalloc(1, sizeof *st);
+    st->path = xstrdup(path);
+    free(def);
+    int src = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                              NULL);
+    if (src != SQLITE_OK) {
+        rc = err_set(TCJ_ESTORE, "%s: %s", st->path,
+                     st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src));
+    } else {
+        rc = store_setup(st);
+    }
+    if (rc) {
+        store_close(st);
+        return rc;
+    }
+    *out = st;
+    return 0;
+}
+
+void store_close(store *st)
+{
+    if (!st)
+        return;
+    sqlite3_close(st->db);
+    free(st->path);
+    free(st);
+}
+
+const char *store_path(store *st)
+{
+    return st->path;
+}
+
+int store_schema_version(store *st)
+{
+    sqlite3_stmt *s;
+    if (store_prepare(st, "PRAGMA user_version", &s, "reading the schema version"))
+        return TCJ_ESTORE;
+    int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : TCJ_ESTORE;
+    if (v == TCJ_ESTORE)
+        store_fail(st, "reading the schema version");
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* ---- single-statement writes (autocommit makes each one transaction) ---- */
+
+/* Step an INSERT and give its row id, or a negative code. */
+static int64_t insert_done(store *st, sqlite3_stmt *s, const char *what)
+{
+    if (store_step_done(st, s, what))
+        return TCJ_ESTORE;
+    return sqlite3_last_insert_rowid(st->db);
+}
+
+/* Step an UPDATE or DELETE of one row by id; TCJ_EINVAL when no row had it. */
+static int update_done(store *st, sqlite3_stmt *s, const char *what, const char *table,
+                       int64_t id)
+{
+    if (store_step_done(st, s, what))
+        return TCJ_ESTORE;
+    if (sqlite3_changes(st->db) == 0)
+        return err_set(TCJ_EINVAL, "%s: %s: no %s with id %lld", st->path, what, table,
+                       (long long)id);
+    return 0;
+}
+
+int64_t store_session_begin(store *st, const char *argv_line, const char *version,
+                            const char *host)
+{
+    const char *what = "storing the session";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO sessions(started, argv, version, host) "
+                      "VALUES(" STORE_NOW ", ?1, ?2, ?3)",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_text(s, 1, argv_line);
+    store_bind_text(s, 2, version);
+    store_bind_text(s, 3, host);
+    return insert_done(st, s, what);
+}
+
+void store_session_end(store *st, int64_t session_id)
+{
+    const char *what = "ending the session";
+    sqlite3_stmt *s;
+    if (store_prepare(st, "UPDATE sessions SET ended = " STORE_NOW " WHERE id = ?1", &s, what))
+        return;
+    sqlite3_bind_int64(s, 1, session_id);
+    update_done(st, s, what, "session", session_id);
+}
+
+int64_t store_command(store *st, int64_t session_id, const char *line, int status,
+                      const char *error, double seconds)
+{
+    const char *what = "storing a command";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO commands(session_id, at, line, status, error, seconds) "
+                      "VALUES(?1, " STORE_NOW ", ?2, ?3, ?4, ?5)",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_id(s, 1, session_id);
+    sqlite3_bind_text(s, 2, line ? line : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 3, status);
+    store_bind_text(s, 4, status ? error : NULL);
+    store_bind_real(s, 5, seconds);
+    return insert_done(st, s, what);
+}
+
+int64_t store_command_begin(store *st, int64_t session_id, const char *line)
+{
+    const char *what = "storing a command";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO commands(session_id, at, line) VALUES(?1, " STORE_NOW ", ?2)",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_id(s, 1, session_id);
+    sqlite3_bind_text(s, 2, line ? line : "", -1, SQLITE_TRANSIENT);
+    return insert_done(st, s, what);
+}
+
+int store_command_end(store *st, int64_t command_id, int status, const char *error,
+                      double seconds)
+{
+    const char *what = "finishing a command";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "UPDATE commands SET status = ?2, error = ?3, seconds = ?4 WHERE id = ?1",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, command_id);
+    sqlite3_bind_int(s, 2, status);
+    store_bind_text(s, 3, status ? error : NULL);
+    store_bind_real(s, 4, seconds);
+    return update_done(st, s, what, "command", command_id);
+}
+
+int store_counter(store *st, int64_t run_id, const char *name, double value, const char *unit)
+{
+    const char *what = "storing a counter";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO counters(run_id, name, value, unit) VALUES(?1, ?2, ?3, ?4) "
+                      "ON CONFLICT(run_id, name) DO UPDATE SET value = excluded.value, "
+                      "unit = excluded.unit",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, run_id);
+    store_bind_text(s, 2, name);
+    store_bind_real(s, 3, value);
+    store_bind_text(s, 4, unit);
+    return store_step_done(st, s, what);
+}
+
+/* ---- writes of several rows: one explicit transaction each ---- */
+
+int64_t store_dataset(store *st, const dataset *ds)
+{
+    const char *what = "storing the dataset";
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)ds->hash);
+    if (store_begin(st))
+        return TCJ_ESTORE;
+    sqlite3_stmt *s;
+    int64_t id = 0;
+    /* "IS" so generated data (no path) matches by content hash alone. */
+    if (store_prepare(st, "SELECT id FROM datasets WHERE path IS ?1 AND hash = ?2", &s, what))
+        goto fail;
+    store_bind_text(s, 1, ds->path);
+    sqlite3_bind_text(s, 2, hash, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        id = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE)
+        store_fail(st, what);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        goto fail;
+    if (!id) {
+        if (store_prepare(st,
+                          "INSERT INTO datasets(path, name, format, n, d, hash, first_seen) "
+                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, " STORE_NOW ")",
+                          &s, what))
+            goto fail;
+        const char *name = ds->name && *ds->name ? ds->name : ds->path ? ds->path : "dataset";
+        store_bind_text(s, 1, ds->path);
+        sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+        store_bind_text(s, 3, ds->format);
+        store_bind_u64(s, 4, ds->n);
+        store_bind_u64(s, 5, ds->d);
+        sqlite3_bind_text(s, 6, hash, -1, SQLITE_TRANSIENT);
+        id = insert_done(st, s, what);
+        if (id < 0)
+            goto fail;
+    }
+    if (store_commit(st))
+        return TCJ_ESTORE;
+    return id;
+fail:
+    store_rollback(st);
+    return TCJ_ESTORE;
+}
+
+static const char *first_text(const char *a, const char *b)
+{
+    return a && *a ? a : b;
+}
+
+static int run_insert_row(store *st, const store_run_rec *r, int64_t *id)
+{
+    const char *what = "storing a run";
+    const join_result *res = r->res;
+    int ok = r->status == 0 && res;
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO runs(session_id, command_id, dataset_id, at, engine, "
+                      "precision, mode, eps, q0, q1, n, d, d_padded, options, variant, device, "
+                      "status, error, pairs, selectivity, seconds, kernel_seconds, "
+                      "tflops_padded, tflops_unpadded) VALUES(?1, ?2, ?3, " STORE_NOW
+                      ", ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+                      "?19, ?20, ?21, ?22, ?23)",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_id(s, 1, r->session_id);
+    store_bind_id(s, 2, r->command_id);
+    store_bind_id(s, 3, r->dataset_id);
+    store_bind_text(s, 4, r->engine);
+    store_bind_text(s, 5, first_text(r->precision, res ? res->precision : NULL));
+    store_bind_text(s, 6, r->mode);
+    store_bind_real(s, 7, r->eps);
+    store_bind_u64(s, 8, r->q0);
+    store_bind_u64(s, 9, r->q1);
+    store_bind_u64(s, 10, r->n);
+    store_bind_u64(s, 11, r->d);
+    size_t d_padded = r->d_padded ? r->d_padded : res ? res->d_padded : 0;
+    if (d_padded)
+        store_bind_u64(s, 12, d_padded);
+    store_bind_text(s, 13, r->options);
+    store_bind_text(s, 14, first_text(r->variant, res ? res->variant : NULL));
+    store_bind_text(s, 15, first_text(r->device, res ? res->device : NULL));
+    sqlite3_bind_int(s, 16, r->status);
+    store_bind_text(s, 17, r->status ? r->error : NULL);
+    if (ok) {
+        store_bind_u64(s, 18, res->pairs);
+        store_bind_real(s, 19, r->selectivity);
+        if (res->kernel_seconds > 0)
+            store_bind_real(s, 21, res->kernel_seconds);
+        /* 0 TFLOPS means "not computed", never a measurement. */
+        if (r->tflops_padded > 0)
+            store_bind_real(s, 22, r->tflops_padded);
+        if (r->tflops_unpadded > 0)
+            store_bind_real(s, 23, r->tflops_unpadded);
+    }
+    if (res)
+        store_bind_real(s, 20, res->seconds);
+    *id = insert_done(st, s, what);
+    return *id < 0 ? TCJ_ESTORE : 0;
+}
+
+static int run_insert_phases(store *st, int64_t run_id, const join_result *res)
+{
+    const char *what = "storing a run's phases";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO run_phases(run_id, seq, name, seconds) VALUES(?1, ?2, ?3, ?4)",
+                      &s, what))
+        return TCJ_ESTORE;
+    int rc = 0;
+    for (int k = 0; k < res->nphase && k < JOIN_MAX_PHASES && !rc; k++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, run_id);
+        sqlite3_bind_int(s, 2, k);
+        store_bind_text(s, 3, res->phase[k].name);
+        store_bind_real(s, 4, res->phase[k].seconds);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, what);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static int run_insert_counters(store *st, int64_t run_id, const join_result *res)
+{
+    const char *what = "storing a run's counters";
+    sqlite3_stmt *s;
+    /* A metric named twice keeps its last value, as store_counter does. */
+    if (store_prepare(st,
+                      "INSERT INTO counters(run_id, name, value, unit) VALUES(?1, ?2, ?3, ?4) "
+                      "ON CONFLICT(run_id, name) DO UPDATE SET value = excluded.value, "
+                      "unit = excluded.unit",
+                      &s, what))
+        return TCJ_ESTORE;
+    int rc = 0;
+    for (int k = 0; k < res->nmetric && k < JOIN_MAX_METRICS && !rc; k++) {
+        const join_metric *m = &res->metric[k];
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, run_id);
+        store_bind_text(s, 2, m->name);
+        store_bind_real(s, 3, m->value);
+        store_bind_text(s, 4, m->unit);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, what);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int64_t store_run(store *st, const store_run_rec *r)
+{
+    if (store_begin(st))
+        return TCJ_ESTORE;
+    int64_t id = 0;
+    int rc = run_insert_row(st, r, &id);
+    if (!rc && r->res)
+        rc = run_insert_phases(st, id, r->res);
+    if (!rc && r->res)
+        rc = run_insert_counters(st, id, r->res);
+    if (rc) {
+        store_rollback(st);
+        return rc;
+    }
+    if (store_commit(st))
+        return TCJ_ESTORE;
+    return id;
+}
+
+static int cmp_insert(store *st, const store_cmp_rec *c, int64_t *id)
+{
+    const char *what = "storing a comparison";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO comparisons(session_id, run_a, run_b, engine_a, engine_b, eps, "
+                      "overlap, err_mean, err_std, err_min, err_max, both, only_a, only_b, "
+                      "only_a_rel_max, only_b_rel_max, at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                      "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, " STORE_NOW ")",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_id(s, 1, c->session_id);
+    store_bind_id(s, 2, c->run_a);
+    store_bind_id(s, 3, c->run_b);
+    store_bind_text(s, 4, c->engine_a);
+    store_bind_text(s, 5, c->engine_b);
+    store_bind_real(s, 6, c->eps);
+    store_bind_real(s, 7, c->overlap);
+    store_bind_real(s, 8, c->err_mean);
+    store_bind_real(s, 9, c->err_std);
+    store_bind_real(s, 10, c->err_min);
+    store_bind_real(s, 11, c->err_max);
+    store_bind_u64(s, 12, c->both);
+    store_bind_u64(s, 13, c->only_a);
+    store_bind_u64(s, 14, c->only_b);
+    store_bind_real(s, 15, c->only_a_rel_max);
+    store_bind_real(s, 16, c->only_b_rel_max);
+    *id = insert_done(st, s, what);
+    if (*id < 0)
+        return TCJ_ESTORE;
+
+    if (c->nbins && (!c->bin_lo || !c->bin_hi || !c->bin_count))
+        return err_set(TCJ_EINVAL, "%s: %s: %zu bins without their edges or counts", st->path,
+                       what, c->nbins);
+    if (!c->nbins)
+        return 0;
+    if (store_prepare(st,
+                      "INSERT INTO histogram_bins(comparison_id, bin, lo, hi, count) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5)",
+                      &s, what))
+        return TCJ_ESTORE;
+    int rc = 0;
+    for (size_t b = 0; b < c->nbins && !rc; b++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, *id);
+        sqlite3_bind_int64(s, 2, (int64_t)b);
+        store_bind_real(s, 3, c->bin_lo[b]);
+        store_bind_real(s, 4, c->bin_hi[b]);
+        store_bind_u64(s, 5, c->bin_count[b]);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, "storing a comparison's histogram");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int64_t store_comparison(store *st, const store_cmp_rec *c)
+{
+    if (store_begin(st))
+        return TCJ_ESTORE;
+    int64_t id = 0;
+    int rc = cmp_insert(st, c, &id);
+    if (rc) {
+        store_rollback(st);
+        return rc;
+    }
+    if (store_commit(st))
+        return TCJ_ESTORE;
+    return id;
+}
+
+/* ---- ε searches: each step committed as it is made ---- */
+
+int64_t store_sweep_begin(store *st, int64_t session_id, int64_t dataset_id, const char *engine,
+                          const char *kind, double target, double tolerance)
+{
+    const char *what = "storing a sweep";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO sweeps(session_id, dataset_id, engine, kind, target, "
+                      "tolerance, started) VALUES(?1, ?2, ?3, ?4, ?5, ?6, " STORE_NOW ")",
+                      &s, what))
+        return TCJ_ESTORE;
+    store_bind_id(s, 1, session_id);
+    store_bind_id(s, 2, dataset_id);
+    store_bind_text(s, 3, engine);
+    store_bind_text(s, 4, kind);
+    store_bind_real(s, 5, target);
+    store_bind_real(s, 6, tolerance);
+    return insert_done(st, s, what);
+}
+
+int store_sweep_step(store *st, int64_t sweep_id, int step, const char *method, double eps,
+                     double selectivity, uint64_t pairs, double seconds)
+{
+    const char *what = "storing a sweep step";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO sweep_steps(sweep_id, step, method, eps, selectivity, pairs, "
+                      "seconds) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, sweep_id);
+    sqlite3_bind_int(s, 2, step);
+    store_bind_text(s, 3, method);
+    store_bind_real(s, 4, eps);
+    store_bind_real(s, 5, selectivity);
+    store_bind_u64(s, 6, pairs);
+    store_bind_real(s, 7, seconds);
+    return store_step_done(st, s, what);
+}
+
+int store_sweep_end(store *st, int64_t sweep_id, double eps, double selectivity, int passes,
+                    double seconds, const char *note)
+{
+    const char *what = "finishing a sweep";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "UPDATE sweeps SET eps = ?2, selectivity = ?3, passes = ?4, seconds = ?5, "
+                      "note = ?6, ended = " STORE_NOW " WHERE id = ?1",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, sweep_id);
+    store_bind_real(s, 2, eps);
+    store_bind_real(s, 3, selectivity);
+    sqlite3_bind_int(s, 4, passes);
+    store_bind_real(s, 5, seconds);
+    store_bind_text(s, 6, note);
+    return update_done(st, s, what, "sweep", sweep_id);
+}
+
+int store_sweep_delete(store *st, int64_t sweep_id)
+{
+    const char *what = "removing a sweep";
+    sqlite3_stmt *s;
+    /* The steps go with it: ON DELETE CASCADE. */
+    if (store_prepare(st, "DELETE FROM sweeps WHERE id = ?1", &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, sweep_id);
+    return update_done(st, s, what, "sweep", sweep_id);
+}

@@ -1,0 +1,522 @@
+/* The fasted engine against the FP64 reference (cpu), the FP16 emulation
+ * (cpu-fp16) and itself (modes, variants, symmetry, buffer refills, query
+ * ranges, self-pairs).
+ *
+ * The band of pairs that may differ from FP64. FASTED rounds every
+ * coordinate to FP16 (relative error u = 2^-11), so a point x becomes
+ * x + dx with |dx| <= u|x| (and, for the difference of two points,
+ * |d(x - y)| <= u(|x| + |y|), |.| the Euclidean norm). Then
+ *   |d2(x~, y~) - d2(x, y)| <= 2 |x - y| u (|x| + |y|) + u^2 (|x| + |y|)^2.
+ * The FP32 part (norms with round-toward-zero fma over d terms, the tensor
+ * core's FP32 dot over d terms, s_i + s_j - 2a) adds at most
+ *   (d + 3) 2^-23 (|x|^2 + |y|^2 + 2 |x||y|) = (d + 3) 2^-23 (|x| + |y|)^2
+ * (one FP32 ulp of a partial sum, 2^-23 relative, per operation; all partial
+ * sums are bounded by the final norms since every term is >= 0, the dot's
+ * by |x||y|). A pair found by only one side must therefore have an exact
+ * FP64 d2 within B = 2 eps u (|x|+|y|) + (u^2 + (d+3) 2^-23) (|x|+|y|)^2 of
+ * eps^2, with norms from the FP64 data. Against cpu-fp16 (same FP16 inputs,
+ * FP32 arithmetic in another order) only the FP32 term remains. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "kernels.h"
+
+typedef struct pairs {
+    uint64_t *key; /* i << 32 | j */
+    size_t k, cap;
+} pairs;
+
+static int put_pairs(void *ctx, const pair_batch *b)
+{
+    pairs *p = ctx;
+    if (p->k + b->k > p->cap) {
+        p->cap = (p->k + b->k) * 2;
+        p->key = xrealloc(p->key, p->cap * sizeof *p->key);
+    }
+    for (size_t t = 0; t < b->k; t++)
+        p->key[p->k++] = (uint64_t)b->i[t] << 32 | b->j[t];
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int has_gpu(void)
+{
+    return kern_device_count() > 0;
+}
+
+/* Run engine name in pairs mode; returns 0 and sorted keys. */
+static int join_pairs(const char *name, const dataset *ds, double eps, const engine_opts *o,
+                      size_t q0, size_t q1, pairs *out)
+{
+    memset(out, 0, sizeof *out);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q0 = q0;
+    s.q1 = q1;
+    s.mode = JOIN_PAIRS;
+    s.opts = o;
+    s.sink.put = put_pairs;
+    s.sink.ctx = out;
+    join_result r;
+    int rc = engine_run(engine_find(name), &s, &r);
+    if (rc)
+        return rc;
+    if (r.pairs != out->k)
+        return err_set(TCJ_EINVAL, "%s: result says %llu pairs, sink got %zu", name,
+                       (unsigned long long)r.pairs, out->k);
+    if (out->k)
+        qsort(out->key, out->k, sizeof *out->key, cmp_u64);
+    return 0;
+}
+
+static double norm_of(const dataset *ds, size_t i)
+{
+    double s = 0;
+    for (size_t k = 0; k < ds->d; k++)
+        s += ds->x[i * ds->d + k] * ds->x[i * ds->d + k];
+    return sqrt(s);
+}
+
+static double d2_exact(const dataset *ds, size_t i, size_t j)
+{
+    double s = 0;
+    for (size_t k = 0; k < ds->d; k++) {
+        double t = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        s += t * t;
+    }
+    return s;
+}
+
+/* The band of the header comment; fp16 = 0 drops the input-rounding term. */
+static double band(const dataset *ds, size_t i, size_t j, double eps, int fp16)
+{
+    const double u = 1.0 / 2048, e23 = 1.0 / 8388608;
+    double nx = norm_of(ds, i) + norm_of(ds, j);
+    double b = ((double)ds->d + 3) * e23 * nx * nx;
+    if (fp16)
+        b += 2 * eps * u * nx + u * u * nx * nx;
+    return b;
+}
+
+/* Compare A (fasted) with B (a reference): every pair only one side has lies
+ * in the band; returns the overlap score (eq. 3) over the query rows.
+ * *bad counts pairs outside the band. */
+static double compare(const dataset *ds, double eps, const pairs *A, const pairs *B, int fp16,
+                      size_t q0, size_t q1, size_t *bad, size_t *diff)
+{
+    size_t nq = q1 - q0;
+    size_t *inter = xcalloc(nq, sizeof *inter), *uni = xcalloc(nq, sizeof *uni);
+    size_t a = 0, b = 0;
+    *bad = *diff = 0;
+    while (a < A->k || b < B->k) {
+        uint64_t ka = a < A->k ? A->key[a] : UINT64_MAX, kb = b < B->k ? B->key[b] : UINT64_MAX;
+        uint64_t k = ka < kb ? ka : kb;
+        size_t i = (size_t)(k >> 32), j = (size_t)(k & 0xffffffffu);
+        if (i >= q0 && i < q1) {
+            uni[i - q0]++;
+            if (ka == kb)
+                inter[i - q0]++;
+        }
+        if (ka != kb) {
+            (*diff)++;
+            double e = fabs(d2_exact(ds, i, j) - eps * eps);
+            if (e > band(ds, i, j, eps, fp16)) {
+                if (*bad < 5)
+                    fprintf(stderr, "pair (%zu,%zu) only in %s: d2 %.9g eps2 %.9g band %.3g\n", i,
+                            j, ka < kb ? "fasted" : "reference", d2_exact(ds, i, j), eps * eps,
+                            band(ds, i, j, eps, fp16));
+                (*bad)++;
+            }
+        }
+        if (ka <= kb)
+            a++;
+        if (kb <= ka)
+            b++;
+    }
+    double ov = 0;
+    for (size_t q = 0; q < nq; q++)
+        ov += uni[q] ? (double)inter[q] / (double)uni[q] : 1.0;
+    free(inter);
+    free(uni);
+    return nq ? ov / (double)nq : 1.0;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* eps giving about `target` neighbours per point, from sampled distances. */
+static double eps_for(const dataset *ds, double target)
+{
+    size_t m = 20000;
+    double *d = xmalloc(m * sizeof *d);
+    uint64_t s = 88172645463325252ull;
+    for (size_t t = 0; t < m; t++) {
+        size_t i = rng_next(&s) % ds->n, j = rng_next(&s) % ds->n;
+        d[t] = d2_exact(ds, i, j);
+    }
+    qsort(d, m, sizeof *d, cmp_u64); /* non-negative doubles sort as integers */
+    size_t k = (size_t)(target / (double)ds->n * (double)m);
+    if (k >= m)
+        k = m - 1;
+    double e = sqrt(d[k]);
+    free(d);
+    return e > 0 ? e : 1e-3;
+}
+
+static int gen(const char *kind, size_t n, size_t d, dataset *ds)
+{
+    gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.kind = kind;
+    g.n = n;
+    g.d = d;
+    g.seed = 7 + d;
+    g.lambda = 40;
+    g.clusters = 16;
+    g.sigma = 0.05;
+    return dataset_generate(&g, ds);
+}
+
+/* The first n rows of a loaded file as its own dataset. */
+static int load_head(const char *file, const char *cols, size_t dim, size_t n, dataset *ds)
+{
+    load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.header = -1;
+    lo.cols = cols;
+    lo.dim = dim;
+    lo.limit = n;
+    int rc = dataset_load(t_dataset(file), &lo, ds);
+    return rc;
+}
+
+static void check_against_refs(const dataset *ds, double eps, const char *what, double min_overlap)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    pairs F, C, H;
+    int rc = join_pairs("fasted", ds, eps, &o, 0, ds->n, &F);
+    CHECK_MSG(rc == 0, "%s: fasted: %s", what, err_msg());
+    rc = join_pairs("cpu", ds, eps, &o, 0, ds->n, &C);
+    CHECK_MSG(rc == 0, "%s: cpu: %s", what, err_msg());
+    rc = join_pairs("cpu-fp16", ds, eps, &o, 0, ds->n, &H);
+    CHECK_MSG(rc == 0, "%s: cpu-fp16: %s", what, err_msg());
+    size_t bad, diff, bad16, diff16;
+    double ov = compare(ds, eps, &F, &C, 1, 0, ds->n, &bad, &diff);
+    double ov16 = compare(ds, eps, &F, &H, 0, 0, ds->n, &bad16, &diff16);
+    fprintf(stderr,
+            "%s eps=%g: fasted %zu cpu %zu cpu-fp16 %zu pairs; vs cpu overlap %.6f, %zu differ "
+            "(%zu outside band); vs cpu-fp16 overlap %.6f, %zu differ (%zu outside)\n",
+            what, eps, F.k, C.k, H.k, ov, diff, bad, ov16, diff16, bad16);
+    CHECK_MSG(F.k >= ds->n, "%s: %zu pairs < n", what, F.k);
+    CHECK_MSG(bad == 0, "%s: %zu of %zu differing pairs outside the FP16 band", what, bad, diff);
+    CHECK_MSG(bad16 == 0, "%s: %zu of %zu pairs differ from cpu-fp16 beyond FP32 rounding", what,
+              bad16, diff16);
+    CHECK_MSG(ov >= min_overlap, "%s: overlap %.6f vs cpu", what, ov);
+    free(F.key);
+    free(C.key);
+    free(H.key);
+}
+
+/* Generated data in [0,1)-ish ranges at ~10 and ~60 neighbours: FP16 puts
+ * 0.1-0.3% of the reference pairs inside the rounding band (measured on the
+ * H200, printed per case), and each such pair moves its point's Jaccard by
+ * 1/10..1/60, so the issue's 0.999 is out of reach of FP16 inputs here (it
+ * holds on the real datasets below). What is exact is asserted exactly: no
+ * differing pair outside the derived band, against cpu and cpu-fp16. */
+TEST(fasted_vs_cpu_generated)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    const char *kinds[] = {"uniform", "expo", "gauss"};
+    const size_t dims[] = {3, 64, 100, 128, 256};
+    for (int k = 0; k < 3; k++)
+        for (int t = 0; t < 5; t++) {
+            dataset ds;
+            memset(&ds, 0, sizeof ds);
+            CHECK_MSG(gen(kinds[k], 1500, dims[t], &ds) == 0, "gen: %s", err_msg());
+            char what[64];
+            snprintf(what, sizeof what, "%s d=%zu", kinds[k], dims[t]);
+            check_against_refs(&ds, eps_for(&ds, 10), what, 0.99);
+            check_against_refs(&ds, eps_for(&ds, 60), what, 0.99);
+            dataset_free(&ds);
+        }
+}
+
+TEST(fasted_vs_cpu_datasets)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    /* letter: column 0 is the label; htru2: column 8 is the class */
+    const char *files[] = {"sift5k.fvecs", "letter.csv", "kitti_000000_xyzr.f32",
+                           "olivetti_400x4096_u8.npy", "htru2.csv"};
+    const char *cols[] = {NULL, "-0", NULL, NULL, "-8"};
+    const size_t dims[] = {0, 0, 4, 0, 0}; /* kitti: raw f32, 4 per point */
+    for (int f = 0; f < 5; f++) {
+        dataset ds;
+        memset(&ds, 0, sizeof ds);
+        int rc = load_head(files[f], cols[f], dims[f], 3000, &ds);
+        CHECK_MSG(rc == 0, "%s: %s", files[f], err_msg());
+        check_against_refs(&ds, eps_for(&ds, 5), files[f], 0.999);
+        check_against_refs(&ds, eps_for(&ds, 40), files[f], 0.999);
+        dataset_free(&ds);
+    }
+}
+
+static int count_run(const dataset *ds, join_mode mode, double eps, const engine_opts *o,
+                     uint64_t *pairs_out, uint64_t *counts, const double *edges, size_t nb,
+                     uint64_t *hist, uint64_t *below)
+{
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q1 = ds->n;
+    s.opts = o;
+    s.mode = mode;
+    s.counts = counts;
+    s.hist_edges = edges;
+    s.hist_nbins = nb;
+    s.hist = hist;
+    s.hist_below = below;
+    join_result r;
+    int rc = engine_run(engine_find("fasted"), &s, &r);
+    *pairs_out = r.pairs;
+    return rc;
+}
+
+/* COUNT, the sum of PERPOINT, PAIRS and HIST (cumulated to each edge)
+ * agree, symmetric on and off. */
+TEST(fasted_modes_agree)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("gauss", 3000, 96, &ds) == 0);
+    engine_opts o;
+    engine_opts_default(&o);
+    enum { NB = 4 };
+    double edges[NB + 1];
+    for (int k = 0; k <= NB; k++) {
+        double e = eps_for(&ds, 2.0 + 6.0 * k * k);
+        edges[k] = e * e;
+    }
+    uint64_t *counts = xcalloc(ds.n, sizeof *counts);
+    for (int sym = 0; sym < 2; sym++) {
+        o.symmetric = sym;
+        uint64_t hist[NB], below, tot;
+        CHECK_MSG(count_run(&ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0, "%s",
+                  err_msg());
+        uint64_t cum = below;
+        for (int k = 0; k <= NB; k++) {
+            if (k > 0)
+                cum += hist[k - 1];
+            double eps = sqrt(edges[k]);
+            uint64_t c, pp;
+            CHECK_MSG(count_run(&ds, JOIN_COUNT, eps, &o, &c, NULL, NULL, 0, NULL, NULL) == 0, "%s",
+                      err_msg());
+            CHECK_MSG(count_run(&ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0, NULL, NULL) == 0,
+                      "%s", err_msg());
+            uint64_t sum = 0;
+            for (size_t i = 0; i < ds.n; i++)
+                sum += counts[i];
+            pairs P;
+            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &P) == 0, "%s", err_msg());
+            fprintf(stderr, "sym=%d edge %d: count %llu perpoint %llu pairs %zu hist %llu\n", sym,
+                    k, (unsigned long long)c, (unsigned long long)sum, P.k,
+                    (unsigned long long)cum);
+            CHECK_EQ_INT(c, sum);
+            CHECK_EQ_INT(c, pp);
+            CHECK_EQ_INT(c, P.k);
+            CHECK_EQ_INT(c, cum);
+            /* Per point: each row's count equals its pairs. */
+            size_t q = 0;
+            for (size_t i = 0; i < ds.n; i++) {
+                uint64_t m = 0;
+                while (q < P.k && (P.key[q] >> 32) == i) {
+                    m++;
+                    q++;
+                }
+                CHECK_EQ_INT(m, counts[i]);
+            }
+            free(P.key);
+        }
+        CHECK_EQ_INT(tot, cum);
+    }
+    free(counts);
+    dataset_free(&ds);
+}
+
+static int same_pairs(const pairs *a, const pairs *b)
+{
+    return a->k == b->k && (a->k == 0 || !memcmp(a->key, b->key, a->k * sizeof *a->key));
+}
+
+/* Each compiled variant (and ordering off) returns the same pair set. */
+TEST(fasted_variants_same_pairs)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("expo", 2500, 200, &ds) == 0);
+    double eps = eps_for(&ds, 30);
+    engine_opts o;
+    engine_opts_default(&o);
+    for (int sym = 0; sym < 2; sym++) {
+        o.symmetric = sym;
+        o.fasted_off = 0;
+        pairs ref;
+        CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &ref) == 0, "%s", err_msg());
+        for (unsigned b = 0; b < 8; b++) {
+            o.fasted_off = 1u << b;
+            pairs v;
+            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &v) == 0, "off %u: %s", b,
+                      err_msg());
+            CHECK_MSG(same_pairs(&ref, &v), "variant %s (sym %d): %zu pairs vs %zu",
+                      kern_fasted_variant_name(1u << b), sym, v.k, ref.k);
+            free(v.key);
+        }
+        free(ref.key);
+    }
+    o.fasted_off = 3;
+    pairs v;
+    CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &v) == TCJ_EINVAL);
+    dataset_free(&ds);
+}
+
+/* Symmetric on and off agree up to FP32 rounding near eps. */
+TEST(fasted_symmetric_on_off)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("uniform", 3001, 37, &ds) == 0);
+    double eps = eps_for(&ds, 25);
+    engine_opts o;
+    engine_opts_default(&o);
+    pairs A, B;
+    CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0);
+    o.symmetric = 0;
+    CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0);
+    size_t bad, diff;
+    compare(&ds, eps, &A, &B, 0, 0, ds.n, &bad, &diff);
+    fprintf(stderr, "symmetric on %zu off %zu, %zu differ\n", A.k, B.k, diff);
+    CHECK_EQ_INT(bad, 0);
+    free(A.key);
+    free(B.key);
+    dataset_free(&ds);
+}
+
+/* A pair buffer far smaller than the result: many refills, nothing lost
+ * or repeated. */
+TEST(fasted_pair_buffer_refills)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("gauss", 4000, 64, &ds) == 0);
+    double eps = eps_for(&ds, 150);
+    engine_opts o;
+    engine_opts_default(&o);
+    for (int sym = 0; sym < 2; sym++) {
+        o.symmetric = sym;
+        o.batch_pairs = (size_t)1 << 24;
+        pairs A, B;
+        CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0);
+        o.batch_pairs = 1000;
+        CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0, "%s", err_msg());
+        fprintf(stderr, "refills sym=%d: %zu pairs, small buffer %zu\n", sym, A.k, B.k);
+        CHECK(A.k > 10 * 32768); /* the device buffer holds 32768 pairs */
+        CHECK(same_pairs(&A, &B));
+        free(A.key);
+        free(B.key);
+    }
+    dataset_free(&ds);
+}
+
+/* Every self-pair at a tiny eps, where s_i + s_j - 2a cancels badly. */
+TEST(fasted_self_pairs_tiny_eps)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("uniform", 2000, 4096, &ds) == 0);
+    engine_opts o;
+    engine_opts_default(&o);
+    for (int sym = 0; sym < 2; sym++) {
+        o.symmetric = sym;
+        pairs P;
+        CHECK(join_pairs("fasted", &ds, 0.001, &o, 0, ds.n, &P) == 0);
+        CHECK(P.k >= ds.n);
+        size_t self = 0;
+        for (size_t t = 0; t < P.k; t++)
+            self += (P.key[t] >> 32) == (P.key[t] & 0xffffffffu);
+        CHECK_EQ_INT(self, ds.n);
+        free(P.key);
+    }
+    dataset_free(&ds);
+}
+
+/* Query rows [q0, q1): the rows of the full join, nothing else. */
+TEST(fasted_query_ranges)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("expo", 2600, 128, &ds) == 0);
+    double eps = eps_for(&ds, 20);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.symmetric = 0;
+    pairs full;
+    CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &full) == 0);
+    const size_t r[][2] = {{0, 1}, {5, 133}, {128, 256}, {1000, 2600}, {2599, 2600}, {77, 77}};
+    for (int t = 0; t < 6; t++) {
+        pairs P;
+        CHECK_MSG(join_pairs("fasted", &ds, eps, &o, r[t][0], r[t][1], &P) == 0, "%s", err_msg());
+        size_t a = 0;
+        while (a < full.k && (full.key[a] >> 32) < r[t][0])
+            a++;
+        size_t b = a;
+        while (b < full.k && (full.key[b] >> 32) < r[t][1])
+            b++;
+        CHECK_MSG(P.k == b - a && (P.k == 0 || !memcmp(P.key, full.key + a, P.k * 8)),
+                  "rows %zu..%zu: %zu pairs, full join has %zu", r[t][0], r[t][1], P.k, b - a);
+        free(P.key);
+    }
+    /* and against the FP64 reference on a range */
+    pairs P, C;
+    CHECK(join_pairs("fasted", &ds, eps, &o, 300, 1700, &P) == 0);
+    CHECK(join_pairs("cpu", &ds, eps, &o, 300, 1700, &C) == 0);
+    size_t bad, diff;
+    double ov = compare(&ds, eps, &P, &C, 1, 300, 1700, &bad, &diff);
+    CHECK(ov >= 0.999);
+    CHECK_EQ_INT(bad, 0);
+    free(P.key);
+    free(C.key);
+    free(full.key);
+    dataset_free(&ds);
+}

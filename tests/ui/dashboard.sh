@@ -1,0 +1,198 @@
+#!/bin/sh
+# Acceptance test of the dashboard in a real terminal (tmux): load a shared
+# dataset, run cpu, compare cpu cpu-fp16, sweep, resize, cancel a long run,
+# quit; after each step assert what the panels show, then that the session
+# log holds the runs. Exit 0 pass, 77 skip (reason on the last line), else
+# fail with the captured screen.
+# usage: tests/ui/dashboard.sh BUILD/tcjoin
+set -u
+bin=${1:-build/tcjoin}
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+here=$(cd "$(dirname "$0")/../.." && pwd)
+data=${TCJOIN_DATASETS:-$(cd "$here/.." && pwd)/shared/datasets}
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "skipped: tmux is not installed"
+    exit 77
+fi
+if ! command -v sqlite3 >/dev/null 2>&1; then
+    echo "skipped: sqlite3 (the shell) is not installed"
+    exit 77
+fi
+[ -x "$bin" ] || { echo "no binary at $bin"; exit 1; }
+[ -f "$data/letter.csv" ] || { echo "skipped: no $data/letter.csv"; exit 77; }
+
+tmp=$(mktemp -d)
+db=$tmp/session.db
+sock=tcjoin-ui-test-$$
+t="tmux -L $sock"
+screen=$tmp/screen.txt
+step=start
+
+cleanup() { $t kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+capture() { $t capture-pane -p -t ui >"$screen" 2>/dev/null; }
+
+fail() {
+    echo "FAIL at step '$step': $*"
+    echo "---- screen ----"
+    capture
+    cat "$screen"
+    echo "----------------"
+    exit 1
+}
+
+# wait_for REGEX [SECONDS]: until the screen shows it.
+wait_for() {
+    n=$(( ${2:-20} * 5 ))
+    while [ $n -gt 0 ]; do
+        capture
+        grep -Eq -- "$1" "$screen" && return 0
+        sleep 0.2
+        n=$((n - 1))
+    done
+    fail "screen never showed /$1/"
+}
+
+# shows REGEX: the current screen holds it (no waiting).
+shows() { grep -Eq -- "$1" "$screen" || fail "screen does not show /$1/"; }
+hides() { grep -Eq -- "$1" "$screen" && fail "screen still shows /$1/"; return 0; }
+
+# idle: the command finished (the prompt is back, nothing running).
+idle() {
+    n=$(( ${1:-60} * 5 ))
+    while [ $n -gt 0 ]; do
+        capture
+        if tail -n 1 "$screen" | grep -q '^tcjoin> *$' && ! grep -q 'Esc cancels' "$screen"; then
+            return 0
+        fi
+        sleep 0.2
+        n=$((n - 1))
+    done
+    fail "the command did not finish"
+}
+
+type_line() { $t send-keys -t ui -l "$1"; $t send-keys -t ui Enter; }
+
+step=start
+$t new-session -d -s ui -x 120 -y 40 \
+    "cd '$tmp' && TERM=screen TCJOIN_HISTORY='$tmp/history' '$bin' --db '$db' 2>'$tmp/stderr'; echo tcjoin-exited-\$?; sleep 60"
+$t set-option -t ui -g window-size manual >/dev/null 2>&1
+wait_for 'F9 log'
+wait_for '^tcjoin>'
+capture
+for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
+    'F7 counters' 'F8 clocks' 'F9 log'; do
+    shows "$p"
+done
+shows 'no dataset'
+
+step=load
+type_line "load $data/letter.csv cols=1-16 limit=3000"
+idle
+shows 'letter.csv'
+shows 'n=3000 d=16'
+shows 'range \[0, 15\]'
+shows 'fp16 ok'
+
+step=run
+type_line "eps 3"
+idle
+type_line "run cpu"
+idle 120
+# runs panel row: id engine eps S time TFLOPS
+grep -Eq '│ +1 cpu +3 ' "$screen" || fail "runs panel has no row for run 1 (cpu, eps 3)"
+shows 'run 1: cpu on letter.csv'
+
+step=compare
+type_line "compare cpu cpu-fp16"
+idle 180
+shows 'cpu vs cpu-fp16'
+# letter's values are small integers, exact in FP16: the emulation agrees.
+shows 'overlap 1\.000000'
+shows 'only A 0  only B 0'
+shows 'dist cpu - cpu-fp16, log count'
+grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
+# The runs panel lists the comparison's two runs above run 1.
+grep -Eq '│ +3 cpu-fp16 ' "$screen" || fail "runs panel lacks run 3 (cpu-fp16)"
+
+step=sweep
+if "$bin" -e 'help sweep' >/dev/null 2>&1; then
+    type_line "sweep 16 engine=cpu"
+    idle 180
+    shows 'sweep S=16'
+    hides 'no curve'
+fi
+
+step=resize-small
+$t resize-window -t ui -x 80 -y 24
+wait_for 'F9 log'
+capture
+hides 'too small'
+shows 'F2 dataset'
+shows 'F3 runs'
+shows 'F4 compare'
+tail -n 1 "$screen" | grep -q '^tcjoin>' || fail "no prompt on the last line at 80x24"
+[ "$(wc -L <"$screen")" -le 80 ] || fail "lines wider than 80 at 80x24"
+
+step=focus-and-zoom
+# Tab on an empty line moves the focus; F11 zooms the focused panel.
+$t send-keys -t ui F7
+wait_for 'F7 counters'
+$t send-keys -t ui F11
+wait_for 'F7 counters \(zoom\)'
+capture
+hides 'F3 runs'
+shows 'F9 log'
+$t send-keys -t ui Escape
+wait_for 'F3 runs'
+
+step=resize-large
+$t resize-window -t ui -x 200 -y 50
+wait_for 'F8 clocks'
+capture
+for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
+    'F7 counters' 'F9 log'; do
+    shows "$p"
+done
+shows 'cpu vs cpu-fp16'
+
+step=tiny
+$t resize-window -t ui -x 40 -y 6
+wait_for 'too small'
+$t resize-window -t ui -x 120 -y 40
+wait_for 'F5 selectivity'
+
+step=cancel
+# A join long enough to need the cancel key: 400k uniform points.
+type_line "gen uniform n=400000 d=8 seed=1"
+idle 60
+type_line "eps 0.05"
+idle
+type_line "run cpu"
+wait_for 'Esc cancels' 30
+wait_for '\] +[0-9]+% cpu' 30
+$t send-keys -t ui Escape
+wait_for 'cancelled' 10
+idle 10
+shows 'error: run cpu cancelled'
+
+step=quit
+type_line "quit"
+wait_for 'tcjoin-exited-0' 10
+[ -s "$tmp/stderr" ] && fail "stderr not empty: $(head -c 300 "$tmp/stderr")"
+
+step=store
+ok=$(sqlite3 "$db" "select count(*) from runs where engine='cpu' and status=0")
+fp=$(sqlite3 "$db" "select count(*) from runs where engine='cpu-fp16' and status=0")
+cancelled=$(sqlite3 "$db" "select count(*) from runs where status<>0 and n=400000")
+cmps=$(sqlite3 "$db" "select count(*) from comparisons")
+[ "${ok:-0}" -ge 2 ] || fail "session log has $ok ok cpu runs, expected at least 2"
+[ "${fp:-0}" -ge 1 ] || fail "session log has no cpu-fp16 run"
+[ "${cancelled:-0}" -ge 1 ] || fail "the cancelled run is not in the session log"
+[ "${cmps:-0}" -ge 1 ] || fail "the comparison is not in the session log"
+pairs=$(sqlite3 "$db" "select pairs from runs where id=1")
+[ -n "$pairs" ] && [ "$pairs" -gt 3000 ] || fail "run 1 pairs '$pairs' not above n"
+echo "dashboard: all steps passed"
+exit 0

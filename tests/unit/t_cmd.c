@@ -1,0 +1,368 @@
+/* Command parsing, option checking, error texts, help, the man page check,
+ * completion and the JSON writer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "cmd.h"
+#include "complete.h"
+#include "engine.h"
+#include "err.h"
+#include "out.h"
+#include "settings.h"
+
+static int split(const char *line, char ***argv, char **st)
+{
+    return cmd_split(line, argv, st);
+}
+
+TEST(split_words_quotes_escapes)
+{
+    char **av, *st;
+    int n = split("  load 'my file.csv'  \"a \\\"b\\\" \\\\c\" x\\ y \"\" ", &av, &st);
+    CHECK_EQ_INT(n, 5);
+    CHECK(strcmp(av[0], "load") == 0);
+    CHECK(strcmp(av[1], "my file.csv") == 0);
+    CHECK(strcmp(av[2], "a \"b\" \\c") == 0);
+    CHECK(strcmp(av[3], "x y") == 0);
+    CHECK(strcmp(av[4], "") == 0);
+    CHECK(av[5] == NULL);
+    free(st);
+}
+
+TEST(split_comments)
+{
+    char **av, *st;
+    int n = split("run cpu # the exact one", &av, &st);
+    CHECK_EQ_INT(n, 2);
+    free(st);
+    n = split("load a#b.csv", &av, &st);
+    CHECK_EQ_INT(n, 2);
+    CHECK(strcmp(av[1], "a#b.csv") == 0);
+    free(st);
+    n = split("   # only a comment", &av, &st);
+    CHECK_EQ_INT(n, 0);
+    free(st);
+    n = split("", &av, &st);
+    CHECK_EQ_INT(n, 0);
+    free(st);
+}
+
+TEST(split_errors)
+{
+    char **av, *st;
+    CHECK_EQ_INT(split("load 'abc", &av, &st), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "unterminated ' quote") == 0);
+    CHECK_EQ_INT(split("load \"abc", &av, &st), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "unterminated \" quote") == 0);
+    CHECK_EQ_INT(split("load abc\\", &av, &st), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "backslash at the end of the line") == 0);
+}
+
+TEST(split_commands)
+{
+    char **cv, *st;
+    int n = cmd_split_commands("gen uniform; eps 0.1;run cpu", &cv, &st);
+    CHECK_EQ_INT(n, 3);
+    CHECK(strcmp(cv[0], "gen uniform") == 0);
+    CHECK(strcmp(cv[1], " eps 0.1") == 0);
+    CHECK(strcmp(cv[2], "run cpu") == 0);
+    free(st);
+    /* ';' inside quotes or escaped stays; a comment runs to the end of its line. */
+    n = cmd_split_commands("load 'a;b' x\\;y # c; d\neps 1", &cv, &st);
+    CHECK_EQ_INT(n, 2);
+    CHECK(strcmp(cv[0], "load 'a;b' x\\;y ") == 0);
+    CHECK(strcmp(cv[1], "eps 1") == 0);
+    free(st);
+    n = cmd_split_commands(";;;;", &cv, &st);
+    CHECK_EQ_INT(n, 5);
+    CHECK(cv[5] == NULL);
+    free(st);
+    n = cmd_split_commands("a#b; c", &cv, &st);
+    CHECK_EQ_INT(n, 2);
+    CHECK(strcmp(cv[0], "a#b") == 0);
+    free(st);
+}
+
+TEST(options)
+{
+    char *argv[] = {"cpu", "mode=pairs", "out=/tmp/x=y", "./a=b", NULL};
+    CHECK(strcmp(cmd_opt(4, argv, "mode"), "pairs") == 0);
+    CHECK(strcmp(cmd_opt(4, argv, "out"), "/tmp/x=y") == 0);
+    CHECK(cmd_opt(4, argv, "format") == NULL);
+    CHECK(cmd_opt(4, argv, "mod") == NULL);
+    CHECK(cmd_is_opt("rows=1:2"));
+    CHECK(!cmd_is_opt("./a=b"));
+    CHECK(!cmd_is_opt("=x"));
+    char *pos[4];
+    CHECK_EQ_INT(cmd_positional(4, argv, pos, 4), 2);
+    CHECK(strcmp(pos[1], "./a=b") == 0);
+
+    const cmd *run = cmd_find("run");
+    CHECK(run != NULL);
+    CHECK_EQ_INT(cmd_check_opts(run, 4, argv), 0);
+    char *bad[] = {"cpu", "mod=pairs", NULL};
+    CHECK_EQ_INT(cmd_check_opts(run, 2, bad), TCJ_EINVAL);
+    char want[512];
+    snprintf(want, sizeof want, "Usage: %s", run->usage);
+    CHECK(strcmp(err_msg(), want) == 0);
+}
+
+TEST(parse_numbers)
+{
+    double d;
+    size_t z;
+    CHECK_EQ_INT(cmd_parse_double("0.25", "eps", &d), 0);
+    CHECK(d == 0.25);
+    CHECK_EQ_INT(cmd_parse_double("abc", "sigma", &d), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "sigma: expected a number, got 'abc'") == 0);
+    CHECK_EQ_INT(cmd_parse_double("1.5x", "sigma", &d), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_double("nan", "sigma", &d), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("20000", "n", &z), 0);
+    CHECK_EQ_INT(z, 20000);
+    CHECK_EQ_INT(cmd_parse_size("1e5", "n", &z), 0);
+    CHECK_EQ_INT(z, 100000);
+    CHECK_EQ_INT(cmd_parse_size("-3", "n", &z), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "n: expected a non-negative integer, got '-3'") == 0);
+    CHECK_EQ_INT(cmd_parse_size("2.5", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("12abc", "n", &z), TCJ_EINVAL);
+}
+
+/* Run lines in a fresh session with output captured. */
+static char *exec_capture(session *s, const char *line)
+{
+    static out_buf b;
+    out_buf_free(&b);
+    out_set_sink(out_buf_sink, &b);
+    cmd_exec(s, line);
+    out_reset_sink();
+    return b.data ? b.data : (char *)"";
+}
+
+static void new_session(session *s)
+{
+    memset(s, 0, sizeof *s);
+    settings_default(s);
+    s->batch = 1;
+}
+
+TEST(exec_errors_exact)
+{
+    session s;
+    new_session(&s);
+    CHECK(strcmp(exec_capture(&s, "foo 1"), "error: unknown command 'foo' (try help)\n") == 0);
+    CHECK_EQ_INT(s.failed, 1);
+    CHECK(strcmp(exec_capture(&s, "eps abc"),
+                 "error: eps: expected a positive number, got 'abc'\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "eps -0.5"),
+                 "error: eps: expected a positive number, got '-0.5'\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "eps 1 2"), "error: Usage: eps [VALUE]\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "show run"), "error: Usage: show run ID\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "run cpu"), "error: no dataset loaded (use load or gen)\n") == 0);
+    /* The buffer sink holds text and records alike. */
+    CHECK_STR_CONTAINS(exec_capture(&s, "run nosuch"),
+                       "error: unknown engine 'nosuch' (one of: cpu ");
+    CHECK_STR_CONTAINS(exec_capture(&s, "load x.csv format=nosuch"),
+                       "error: format: unknown format 'nosuch' (one of: ");
+    CHECK(strcmp(exec_capture(&s, "eps 0.5; eps"),
+                 "eps 0.5\n{\"type\":\"eps\",\"eps\":0.5}\neps 0.5\n") == 0);
+    CHECK(s.have_eps && s.eps == 0.5);
+}
+
+TEST(exec_set)
+{
+    session s;
+    new_session(&s);
+    CHECK(strcmp(exec_capture(&s, "set threads 3"),
+                 "threads 3\n{\"type\":\"set\",\"name\":\"threads\",\"value\":\"3\"}\n") == 0);
+    CHECK_EQ_INT(s.eopt.threads, 3);
+    exec_capture(&s, "set symmetric off; set opt swizzle off; set ted paper; set index-k 4");
+    CHECK_EQ_INT(s.eopt.symmetric, 0);
+    CHECK_EQ_INT(s.eopt.ted_paper, 1);
+    CHECK_EQ_INT(s.eopt.index_k, 4);
+    CHECK(s.eopt.fasted_off == (1u << 6));
+    exec_capture(&s, "set mode pairs; set format csv; set out /tmp/x.csv");
+    CHECK_EQ_INT(s.mode, JOIN_PAIRS);
+    CHECK(strcmp(s.out_format, "csv") == 0);
+    CHECK(strcmp(s.out_path, "/tmp/x.csv") == 0);
+    CHECK(strcmp(exec_capture(&s, "set mode all"),
+                 "error: mode: expected count, perpoint or pairs, got 'all'\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "set opt swizzle"), "error: Usage: set opt NAME on|off\n") == 0);
+    CHECK_EQ_INT(s.mode, JOIN_PAIRS);
+}
+
+TEST(help_matches_table)
+{
+    session s;
+    new_session(&s);
+    for (const cmd *const *c = cmd_table; *c; c++) {
+        char line[128], want[8192];
+        snprintf(line, sizeof line, "help %s", (*c)->name);
+        snprintf(want, sizeof want, "Usage: %s\n%s\n", (*c)->usage, (*c)->help);
+        CHECK_MSG(strncmp(exec_capture(&s, line), want, strlen(want)) == 0, "help %s", (*c)->name);
+        CHECK_MSG(strncmp((*c)->usage, (*c)->name, strlen((*c)->name)) == 0,
+                  "usage of %s starts with its name", (*c)->name);
+    }
+    char *all = exec_capture(&s, "help");
+    for (const cmd *const *c = cmd_table; *c; c++)
+        CHECK_STR_CONTAINS(all, (*c)->summary);
+}
+
+/* The man page as plain text: font escapes dropped, \- read as -. */
+static char *man_text(void)
+{
+    FILE *f = fopen("man/tcjoin.1", "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *raw = malloc((size_t)n + 1);
+    size_t got = fread(raw, 1, (size_t)n, f);
+    raw[got] = '\0';
+    fclose(f);
+    char *out = malloc(got + 1), *w = out;
+    for (char *p = raw; *p; p++) {
+        if (p[0] == '\\' && p[1] == 'f' && p[2]) {
+            p += 2;
+            continue;
+        }
+        if (p[0] == '\\' && (p[1] == '-' || p[1] == '&' || p[1] == '\\' || p[1] == '.')) {
+            if (p[1] != '&')
+                *w++ = p[1];
+            p++;
+            continue;
+        }
+        *w++ = *p;
+    }
+    *w = '\0';
+    free(raw);
+    return out;
+}
+
+TEST(man_page_documents_everything)
+{
+    char *man = man_text();
+    CHECK_MSG(man != NULL, "man/tcjoin.1 not readable (tests run from the repo root)");
+    for (const cmd *const *c = cmd_table; *c; c++) {
+        CHECK_MSG(strstr(man, (*c)->usage) != NULL, "man page lacks usage: %s", (*c)->usage);
+        for (const char *const *o = (*c)->options; o && *o; o++) {
+            char key[80];
+            snprintf(key, sizeof key, "%s=", *o);
+            CHECK_MSG(strstr(man, key) != NULL, "man page lacks option %s of %s", key, (*c)->name);
+        }
+    }
+    for (const setting *t = settings_table; t->name; t++) {
+        char line[128];
+        snprintf(line, sizeof line, "set %s %s", t->name, t->usage);
+        CHECK_MSG(strstr(man, line) != NULL, "man page lacks setting: %s", line);
+    }
+    for (const engine *const *e = engine_table; *e; e++) {
+        char row[64];
+        snprintf(row, sizeof row, ".B %s\n", (*e)->name);
+        CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
+    }
+    const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
+    for (int k = 0; k < 4; k++)
+        CHECK_MSG(strstr(man, env[k]) != NULL, "man page lacks %s", env[k]);
+    free(man);
+}
+
+/* Completion: all candidates as one space-separated string. */
+static char *comp(const char *line, size_t *start)
+{
+    static char buf[8192];
+    char **c;
+    size_t st;
+    complete_line(line, strlen(line), &c, &st);
+    buf[0] = '\0';
+    for (char **p = c; *p; p++) {
+        strcat(buf, *p);
+        if (p[1])
+            strcat(buf, " ");
+    }
+    complete_free(c);
+    if (start)
+        *start = st;
+    return buf;
+}
+
+TEST(completion)
+{
+    size_t st;
+    CHECK(strcmp(comp("ru", &st), "run runs") == 0);
+    CHECK_EQ_INT(st, 0);
+    CHECK(strcmp(comp("eps 1; ru", &st), "run runs") == 0);
+    CHECK_EQ_INT(st, 7);
+    CHECK(strcmp(comp("run cp", &st), "cpu cpu-fp16") == 0);
+    CHECK_EQ_INT(st, 4);
+    CHECK(strcmp(comp("compare cpu-fp16 cpu-", NULL), "cpu-fp16") == 0);
+    CHECK(strcmp(comp("run cpu mo", NULL), "mode=") == 0);
+    CHECK(strcmp(comp("run cpu mode=p", &st), "mode=pairs mode=perpoint") == 0);
+    CHECK_EQ_INT(st, 8);
+    CHECK(strcmp(comp("set mo", NULL), "mode") == 0);
+    CHECK(strcmp(comp("set mode c", NULL), "count") == 0);
+    CHECK(strcmp(comp("set opt sw", NULL), "swizzle") == 0);
+    CHECK(strcmp(comp("set opt swizzle o", NULL), "off on") == 0);
+    CHECK(strcmp(comp("gen u", NULL), "uniform") == 0);
+    CHECK(strcmp(comp("help eng", NULL), "engines") == 0);
+    CHECK(strcmp(comp("export runs c", NULL), "csv") == 0);
+    CHECK(strcmp(comp("xyz a", NULL), "") == 0);
+    if (cmd_find("sweep")) {
+        CHECK(strcmp(comp("sweep 64 engine=cpu", NULL), "engine=cpu engine=cpu-fp16") == 0);
+        CHECK(strcmp(comp("sweep 64 method=b", NULL), "method=bisect") == 0);
+    }
+
+    /* Paths: directories end in '/', files match their prefix. */
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/cdir", t_tmpdir());
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/abc.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/abd", dir);
+    mkdir(path, 0700);
+    char line[700], want[1400];
+    snprintf(line, sizeof line, "load %s/ab", dir);
+    snprintf(want, sizeof want, "%s/abc.csv %s/abd/", dir, dir);
+    CHECK(strcmp(comp(line, &st), want) == 0);
+    CHECK_EQ_INT(st, 5);
+    snprintf(line, sizeof line, "run cpu out=%s/abc", dir);
+    snprintf(want, sizeof want, "out=%s/abc.csv", dir);
+    CHECK(strcmp(comp(line, NULL), want) == 0);
+}
+
+TEST(json_records)
+{
+    out_buf b = {0};
+    out_set_sink(out_buf_sink, &b);
+    out_rec *r = out_rec_begin("t");
+    out_rec_str(r, "s", "a\"b\\c\nd\te\x01");
+    out_rec_int(r, "i", -42);
+    out_rec_dbl(r, "x", 0.1);
+    out_rec_dbl(r, "nan", NAN);
+    out_rec_bool(r, "ok", 1);
+    out_rec_str(r, "null", NULL);
+    out_rec_obj(r, "phases");
+    out_rec_dbl(r, "kernel", 1.5);
+    out_rec_dbl(r, "d2h", 2);
+    out_rec_close(r);
+    out_rec_arr(r, "a");
+    out_rec_int(r, NULL, 1);
+    out_rec_obj(r, NULL);
+    out_rec_int(r, "k", 2);
+    out_rec_close(r);
+    out_rec_end(r);
+    out_printf("text %d\n", 7);
+    out_error("bad\nsecond line dropped");
+    out_reset_sink();
+    CHECK(strcmp(b.data, "{\"type\":\"t\",\"s\":\"a\\\"b\\\\c\\nd\\te\\u0001\",\"i\":-42,"
+                         "\"x\":0.1,\"nan\":null,\"ok\":true,\"null\":null,"
+                         "\"phases\":{\"kernel\":1.5,\"d2h\":2},\"a\":[1,{\"k\":2}]}\n"
+                         "text 7\nerror: bad\n") == 0);
+    out_buf_free(&b);
+}

@@ -1,0 +1,357 @@
+/* The accuracy comparer on hand-computed cases, on cpu against itself, and
+ * cpu-fp16 against cpu checked with an independent computation from the
+ * full pair lists; the block-halving path with tiny bounds; cancel. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "compare.h"
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "store.h"
+
+extern const engine engine_cpu;
+extern const engine engine_cpu_fp16;
+
+/* Engines that report a fixed pair list, to make hand-computed cases. */
+typedef struct fake_pair {
+    uint32_t i, j;
+    double d2;
+} fake_pair;
+
+static const fake_pair *fake_list;
+static size_t fake_len;
+
+static int fake_run_list(const join_spec *s, join_result *res, const fake_pair *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (p[k].i < s->q0 || p[k].i >= s->q1)
+            continue;
+        res->pairs++;
+        if (s->mode == JOIN_PAIRS) {
+            pair_batch b = {.k = 1, .i = &p[k].i, .j = &p[k].j, .d2 = &p[k].d2};
+            int rc = s->sink.put(s->sink.ctx, &b);
+            if (rc)
+                return rc;
+        } else if (s->mode != JOIN_COUNT) {
+            return err_set(TCJ_EUNSUP, "fake engine: count and pairs only");
+        }
+    }
+    return 0;
+}
+
+/* Points 0, 1, 3 on a line; eps = 1.5. FP64 distances: d01 = 1, d02 = 3,
+ * d12 = 2. A reports d01 as 1.5 and d10 as 0.5 and adds (1,2); B is the
+ * truth plus (2,0). */
+static const fake_pair list_a[] = {
+    {0, 0, 0}, {0, 1, 2.25}, {1, 0, 0.25}, {1, 1, 0}, {1, 2, 4}, {2, 2, 0},
+};
+static const fake_pair list_b[] = {
+    {2, 0, 9}, {0, 1, 1}, {1, 0, 1}, {0, 0, 0}, {1, 1, 0}, {2, 2, 0},
+};
+
+static int fake_a_run(const join_spec *s, join_result *r)
+{
+    return fake_run_list(s, r, list_a, sizeof list_a / sizeof *list_a);
+}
+
+static int fake_b_run(const join_spec *s, join_result *r)
+{
+    return fake_run_list(s, r, list_b, sizeof list_b / sizeof *list_b);
+}
+
+static const engine fake_a = {.name = "fake-a", .precision = "x", .run = fake_a_run};
+static const engine fake_b = {.name = "fake-b", .precision = "y", .run = fake_b_run};
+
+static cmp_spec spec_for(const engine *a, const engine *b, const dataset *ds, double eps,
+                         const engine_opts *o)
+{
+    cmp_spec s;
+    memset(&s, 0, sizeof s);
+    s.a = a;
+    s.b = b;
+    s.ds = ds;
+    s.eps = eps;
+    s.opts = o;
+    return s;
+}
+
+TEST(compare_hand_computed)
+{
+    double x[] = {0, 1, 3};
+    dataset ds = {.n = 3, .d = 1, .x = x};
+    engine_opts o;
+    engine_opts_default(&o);
+    (void)fake_list;
+    (void)fake_len;
+    const size_t bounds[] = {0, 2, 1}; /* default; halving; a row over the bound */
+    for (int k = 0; k < 3; k++) {
+        cmp_spec s = spec_for(&fake_a, &fake_b, &ds, 1.5, &o);
+        s.block_pairs = bounds[k];
+        cmp_result r;
+        CHECK_EQ_INT(cmp_run(&s, &r), 0);
+        CHECK_EQ_INT(r.run_a.pairs, 6);
+        CHECK_EQ_INT(r.run_b.pairs, 6);
+        /* point 0: {0,1} vs {0,1}: 1; point 1: {0,1,2} vs {0,1}: 2/3;
+         * point 2: {2} vs {0,2}: 1/2 */
+        CHECK_NEAR(r.overlap, (1 + 2.0 / 3 + 0.5) / 3, 1e-15);
+        CHECK_EQ_INT(r.both, 5);
+        CHECK_EQ_INT(r.only_a, 1);
+        CHECK_EQ_INT(r.only_b, 1);
+        /* errors: 0, +0.5, -0.5, 0, 0 */
+        CHECK(r.err_mean == 0);
+        CHECK_NEAR(r.err_std, sqrt(0.1), 1e-15);
+        CHECK(r.err_min == -0.5 && r.err_max == 0.5);
+        CHECK_EQ_INT(r.nbins, CMP_ERR_BINS);
+        uint64_t total = 0;
+        for (size_t b = 0; b < r.nbins; b++) {
+            total += r.bin_count[b];
+            CHECK(r.bin_lo[b] < r.bin_hi[b]);
+            CHECK_NEAR(r.bin_lo[b], -r.bin_hi[r.nbins - 1 - b], 1e-15);
+        }
+        CHECK_EQ_INT(total, 5);
+        CHECK_EQ_INT(r.bin_count[CMP_ERR_BINS / 2], 3);
+        CHECK_EQ_INT(r.bin_count[0], 1);
+        CHECK_EQ_INT(r.bin_count[CMP_ERR_BINS - 1], 1);
+        CHECK(r.bin_lo[0] <= -0.5 && r.bin_hi[CMP_ERR_BINS - 1] > 0.5);
+        CHECK(r.bin_hi[CMP_ERR_BINS - 1] < 0.6); /* the range comes from the data */
+        /* only A: (1,2) at FP64 distance 2: (2 - 1.5)/1.5 = 1/3; only B:
+         * (2,0) at 3: 1 */
+        CHECK_NEAR(r.only_a_rel_max, 1.0 / 3, 1e-15);
+        CHECK_NEAR(r.only_b_rel_max, 1.0, 1e-15);
+        CHECK_EQ_INT(r.only_a_rel[CMP_REL_BINS - 1], 1);
+        CHECK_EQ_INT(r.only_b_rel[CMP_REL_BINS - 1], 1);
+        if (bounds[k] == 2 || bounds[k] == 1)
+            CHECK(r.redone > 0);
+
+        store_cmp_rec rec;
+        memset(&rec, 0, sizeof rec);
+        cmp_store_rec(&r, &rec);
+        CHECK(strcmp(rec.engine_a, "fake-a") == 0 && strcmp(rec.engine_b, "fake-b") == 0);
+        CHECK(rec.overlap == r.overlap && rec.only_a == 1 && rec.both == 5);
+        CHECK(rec.nbins == CMP_ERR_BINS && rec.bin_count == r.bin_count);
+        CHECK(rec.eps == 1.5 && rec.only_b_rel_max == r.only_b_rel_max);
+    }
+}
+
+static dataset make_uniform(size_t n, size_t d, uint64_t seed)
+{
+    dataset ds = {0};
+    ds.n = n;
+    ds.d = d;
+    ds.x = malloc(n * d * sizeof *ds.x);
+    uint64_t st = seed;
+    for (size_t k = 0; k < n * d; k++) {
+        uint64_t z = (st += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        ds.x[k] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
+    }
+    return ds;
+}
+
+TEST(compare_cpu_with_itself)
+{
+    dataset ds = make_uniform(300, 17, 3);
+    engine_opts o;
+    engine_opts_default(&o);
+    cmp_spec s = spec_for(&engine_cpu, &engine_cpu, &ds, 1.0, &o);
+    cmp_result r;
+    CHECK_EQ_INT(cmp_run(&s, &r), 0);
+    CHECK(r.overlap == 1.0);
+    CHECK_EQ_INT(r.only_a, 0);
+    CHECK_EQ_INT(r.only_b, 0);
+    CHECK_EQ_INT(r.both, r.run_a.pairs);
+    CHECK_EQ_INT(r.run_a.pairs, r.run_b.pairs);
+    CHECK(r.run_a.pairs > ds.n);
+    CHECK(r.err_mean == 0 && r.err_std == 0 && r.err_min == 0 && r.err_max == 0);
+    CHECK_EQ_INT(r.nbins, 1);
+    CHECK_EQ_INT(r.bin_count[0], r.both);
+    CHECK(r.bin_lo[0] == 0 && r.bin_hi[0] == 0);
+    CHECK(r.only_a_rel_max == 0 && r.only_b_rel_max == 0);
+    free(ds.x);
+}
+
+/* Every pair of an engine, for the independent computation. */
+typedef struct all_pairs {
+    fake_pair *p;
+    size_t len, cap;
+} all_pairs;
+
+static int all_put(void *ctx, const pair_batch *b)
+{
+    all_pairs *a = ctx;
+    if (a->len + b->k > a->cap) {
+        a->cap = (a->len + b->k) * 2;
+        a->p = realloc(a->p, a->cap * sizeof *a->p);
+    }
+    for (size_t k = 0; k < b->k; k++)
+        a->p[a->len++] = (fake_pair){b->i[k], b->j[k], b->d2[k]};
+    return 0;
+}
+
+static int by_ij(const void *x, const void *y)
+{
+    const fake_pair *a = x, *b = y;
+    if (a->i != b->i)
+        return a->i < b->i ? -1 : 1;
+    return (a->j > b->j) - (a->j < b->j);
+}
+
+static void collect_all(const engine *e, const dataset *ds, double eps, all_pairs *out)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q1 = ds->n;
+    s.mode = JOIN_PAIRS;
+    s.opts = &o;
+    s.sink.put = all_put;
+    s.sink.ctx = out;
+    join_result r;
+    if (engine_run(e, &s, &r) == 0)
+        qsort(out->p, out->len, sizeof *out->p, by_ij);
+}
+
+/* cpu-fp16 against cpu on data where FP16 flips pairs (values near 30),
+ * checked against the same metrics computed here from the whole pair
+ * lists, with block bounds that force halvings. 360 sparse points, then a
+ * cluster of 40 where every row has many neighbours. */
+TEST(compare_fp16_against_independent)
+{
+    dataset ds = make_uniform(400, 8, 21);
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = k < 360 * ds.d ? 30 + 10 * ds.x[k] : 30 + 0.4 * ds.x[k];
+    double eps = 0.5;
+    all_pairs pa = {0}, pb = {0};
+    collect_all(&engine_cpu_fp16, &ds, eps, &pa);
+    collect_all(&engine_cpu, &ds, eps, &pb);
+    double score = 0, sum = 0, sum2 = 0, mn = INFINITY, mx = -INFINITY, relmax_a = 0, relmax_b = 0;
+    uint64_t both = 0, oa = 0, ob = 0;
+    size_t x = 0, y = 0;
+    for (uint32_t i = 0; i < ds.n; i++) {
+        size_t na = 0, nb = 0, in = 0;
+        while (x < pa.len || y < pb.len) {
+            int ea = x < pa.len && pa.p[x].i == i, eb = y < pb.len && pb.p[y].i == i;
+            if (!ea && !eb)
+                break;
+            if (ea && eb && pa.p[x].j == pb.p[y].j) {
+                double e = sqrt(pa.p[x].d2) - sqrt(pb.p[y].d2);
+                sum += e;
+                sum2 += e * e;
+                mn = fmin(mn, e);
+                mx = fmax(mx, e);
+                in++, na++, nb++, x++, y++;
+            } else if (ea && (!eb || pa.p[x].j < pb.p[y].j)) {
+                const double *p = ds.x + i * ds.d, *q = ds.x + pa.p[x].j * ds.d;
+                double d2 = 0;
+                for (size_t k = 0; k < ds.d; k++)
+                    d2 += (p[k] - q[k]) * (p[k] - q[k]);
+                relmax_a = fmax(relmax_a, fabs((sqrt(d2) - eps) / eps));
+                na++, oa++, x++;
+            } else {
+                relmax_b = fmax(relmax_b, fabs((sqrt(pb.p[y].d2) - eps) / eps));
+                nb++, ob++, y++;
+            }
+        }
+        both += in;
+        score += (double)in / (double)(na + nb - in);
+    }
+    CHECK(oa + ob > 0); /* the case is not trivial */
+
+    engine_opts o;
+    engine_opts_default(&o);
+    const size_t bounds[] = {0, 64, 5};
+    for (int k = 0; k < 3; k++) {
+        cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, eps, &o);
+        s.block_pairs = bounds[k];
+        cmp_result r;
+        CHECK_EQ_INT(cmp_run(&s, &r), 0);
+        CHECK_EQ_INT(r.both, both);
+        CHECK_EQ_INT(r.only_a, oa);
+        CHECK_EQ_INT(r.only_b, ob);
+        CHECK_EQ_INT(r.run_a.pairs, pa.len);
+        CHECK_EQ_INT(r.run_b.pairs, pb.len);
+        CHECK_NEAR(r.overlap, score / ds.n, 1e-12);
+        double mean = sum / both;
+        CHECK_NEAR(r.err_mean, mean, 1e-12);
+        CHECK_NEAR(r.err_std, sqrt(fmax(0, sum2 / both - mean * mean)), 1e-9);
+        CHECK(r.err_min == mn && r.err_max == mx);
+        CHECK_NEAR(r.only_a_rel_max, relmax_a, 1e-12);
+        CHECK_NEAR(r.only_b_rel_max, relmax_b, 1e-12);
+        uint64_t hsum = 0, ra = 0, rb = 0;
+        for (size_t b = 0; b < r.nbins; b++)
+            hsum += r.bin_count[b];
+        CHECK_EQ_INT(r.nbins, CMP_ERR_BINS);
+        CHECK_EQ_INT(hsum, both);
+        CHECK(r.bin_lo[0] <= mn && r.bin_hi[r.nbins - 1] > mx);
+        for (int b = 0; b < CMP_REL_BINS; b++) {
+            ra += r.only_a_rel[b];
+            rb += r.only_b_rel[b];
+        }
+        CHECK_EQ_INT(ra, oa);
+        CHECK_EQ_INT(rb, ob);
+        /* bound 64: blocks sized on the sparse rows overflow in the
+         * cluster and are halved; bound 5: single rows outgrow it */
+        if (bounds[k])
+            CHECK(r.redone > 0 && r.blocks > 1);
+    }
+    free(pa.p);
+    free(pb.p);
+    free(ds.x);
+}
+
+/* Bins hold what falls in them: recount the fp16 errors by the bin edges
+ * the comparer reports. */
+TEST(compare_error_histogram_edges)
+{
+    dataset ds = make_uniform(200, 4, 33);
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = ds.x[k] * 100;
+    engine_opts o;
+    engine_opts_default(&o);
+    cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, 30, &o);
+    cmp_result r;
+    CHECK_EQ_INT(cmp_run(&s, &r), 0);
+    all_pairs pa = {0}, pb = {0};
+    collect_all(&engine_cpu_fp16, &ds, 30, &pa);
+    collect_all(&engine_cpu, &ds, 30, &pb);
+    uint64_t want[CMP_ERR_BINS] = {0};
+    size_t y = 0;
+    for (size_t x = 0; x < pa.len; x++) {
+        while (y < pb.len && by_ij(&pb.p[y], &pa.p[x]) < 0)
+            y++;
+        if (y == pb.len || by_ij(&pb.p[y], &pa.p[x]) != 0)
+            continue;
+        double e = sqrt(pa.p[x].d2) - sqrt(pb.p[y].d2);
+        int hit = -1;
+        for (size_t b = 0; b < r.nbins; b++)
+            if (e >= r.bin_lo[b] * (1 + 1e-12) - 1e-300 && e < r.bin_hi[b])
+                hit = (int)b;
+        CHECK_MSG(hit >= 0, "error %g outside every bin", e);
+        want[hit]++;
+    }
+    for (size_t b = 0; b < r.nbins; b++)
+        CHECK_MSG(want[b] == r.bin_count[b], "bin %zu [%g, %g): %llu, recount %llu", b, r.bin_lo[b],
+                  r.bin_hi[b], (unsigned long long)r.bin_count[b], (unsigned long long)want[b]);
+    free(pa.p);
+    free(pb.p);
+    free(ds.x);
+}
+
+TEST(compare_cancel)
+{
+    dataset ds = make_uniform(100, 3, 5);
+    engine_opts o;
+    engine_opts_default(&o);
+    volatile int flag = 1;
+    cmp_spec s = spec_for(&engine_cpu, &engine_cpu_fp16, &ds, 0.3, &o);
+    s.cancel = &flag;
+    cmp_result r;
+    CHECK_EQ_INT(cmp_run(&s, &r), TCJ_ECANCEL);
+    free(ds.x);
+}

@@ -1,0 +1,172 @@
+/* The dashboard layout: no overlap, nothing off screen, log and prompt
+ * always there, zoom gives the panel the body, from 80x24 to 250x70. */
+#include "check.h"
+#include "layout.h"
+
+#include <stdlib.h>
+
+/* Paint every visible rectangle into a cell map; any cell painted twice or
+ * outside the screen is a failure. Returns the first problem or NULL. */
+static const char *paint(const ui_layout *L, int rows, int cols)
+{
+    static char msg[160];
+    unsigned char *map = calloc((size_t)rows * cols, 1);
+    for (int p = 0; p < UI_NPANEL; p++) {
+        const ui_rect *r = &L->r[p];
+        if (!r->visible) {
+            if (r->h || r->w) {
+                snprintf(msg, sizeof msg, "%s hidden with size %dx%d", ui_panel_name(p), r->h,
+                         r->w);
+                free(map);
+                return msg;
+            }
+            continue;
+        }
+        if (r->y < 0 || r->x < 0 || r->h <= 0 || r->w <= 0 || r->y + r->h > rows ||
+            r->x + r->w > cols) {
+            snprintf(msg, sizeof msg, "%s off screen: y=%d x=%d h=%d w=%d on %dx%d",
+                     ui_panel_name(p), r->y, r->x, r->h, r->w, cols, rows);
+            free(map);
+            return msg;
+        }
+        for (int y = r->y; y < r->y + r->h; y++)
+            for (int x = r->x; x < r->x + r->w; x++) {
+                if (map[y * cols + x]) {
+                    snprintf(msg, sizeof msg, "%s overlaps %s at y=%d x=%d on %dx%d",
+                             ui_panel_name(p), ui_panel_name(map[y * cols + x] - 1), y, x, cols,
+                             rows);
+                    free(map);
+                    return msg;
+                }
+                map[y * cols + x] = (unsigned char)(p + 1);
+            }
+    }
+    free(map);
+    return NULL;
+}
+
+static int count_visible(const ui_layout *L)
+{
+    int n = 0;
+    for (int p = 0; p < UI_NBODY; p++)
+        n += L->r[p].visible;
+    return n;
+}
+
+TEST(all_sizes_no_overlap_on_screen)
+{
+    for (int rows = 24; rows <= 70; rows++)
+        for (int cols = 80; cols <= 250; cols++)
+            for (int focus = 0; focus < UI_NBODY; focus++) {
+                ui_layout L;
+                ui_layout_compute(rows, cols, focus, -1, &L);
+                const char *bad = paint(&L, rows, cols);
+                CHECK_MSG(!bad, "%s (focus %d)", bad, focus);
+                CHECK(!L.too_small);
+                CHECK_MSG(L.r[UI_LOG].visible && L.r[UI_LOG].h >= 3, "log at %dx%d", cols, rows);
+                CHECK(L.r[UI_PROMPT].visible);
+                CHECK_EQ_INT(L.r[UI_PROMPT].y, rows - 1);
+                CHECK_EQ_INT(L.r[UI_PROMPT].w, cols);
+                CHECK(L.r[UI_PROGRESS].visible);
+                /* Readable: every shown panel holds a border and a line. */
+                for (int p = 0; p < UI_NBODY; p++)
+                    if (L.r[p].visible)
+                        CHECK_MSG(L.r[p].h >= 3 && L.r[p].w >= 10, "%s is %dx%d at %dx%d",
+                                  ui_panel_name(p), L.r[p].w, L.r[p].h, cols, rows);
+                /* The focused panel is always on screen. */
+                CHECK_MSG(L.r[focus].visible, "focused %s hidden at %dx%d", ui_panel_name(focus),
+                          cols, rows);
+            }
+}
+
+TEST(body_is_covered)
+{
+    /* Without zoom the panels tile the body exactly: no dead cells. */
+    int sizes[][2] = {{24, 80}, {25, 81}, {40, 120}, {33, 99}, {70, 250}, {31, 119}, {47, 163}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int rows = sizes[k][0], cols = sizes[k][1];
+        ui_layout L;
+        ui_layout_compute(rows, cols, UI_LOG, -1, &L);
+        long area = 0;
+        for (int p = 0; p < UI_NPANEL; p++)
+            area += (long)L.r[p].h * L.r[p].w;
+        CHECK_EQ_INT(area, (long)rows * cols);
+    }
+}
+
+TEST(large_screen_shows_every_panel)
+{
+    ui_layout L;
+    ui_layout_compute(40, 120, UI_LOG, -1, &L);
+    CHECK_EQ_INT(count_visible(&L), UI_NBODY);
+    ui_layout_compute(70, 250, UI_RUNS, -1, &L);
+    CHECK_EQ_INT(count_visible(&L), UI_NBODY);
+}
+
+TEST(small_screen_slot_follows_focus)
+{
+    ui_layout L;
+    ui_layout_compute(24, 80, UI_LOG, -1, &L);
+    CHECK(L.r[UI_DATASET].visible && L.r[UI_RUNS].visible && L.r[UI_COMPARE].visible);
+    CHECK(L.r[UI_HIST].visible);
+    CHECK(!L.r[UI_COUNTERS].visible);
+    ui_layout_compute(24, 80, UI_COUNTERS, -1, &L);
+    CHECK(L.r[UI_COUNTERS].visible);
+    CHECK(!L.r[UI_HIST].visible);
+}
+
+TEST(zoom_gives_the_body)
+{
+    int sizes[][2] = {{24, 80}, {40, 120}, {70, 250}, {29, 97}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int rows = sizes[k][0], cols = sizes[k][1];
+        for (int z = 0; z < UI_NBODY; z++) {
+            ui_layout L;
+            ui_layout_compute(rows, cols, z, z, &L);
+            CHECK(!paint(&L, rows, cols));
+            const ui_rect *r = &L.r[z];
+            CHECK_EQ_INT(r->y, 0);
+            CHECK_EQ_INT(r->x, 0);
+            CHECK_EQ_INT(r->w, cols);
+            CHECK(L.r[UI_PROMPT].visible);
+            CHECK(L.r[UI_LOG].visible);
+            if (z == UI_LOG) {
+                CHECK_EQ_INT(r->h, rows - 2);
+                CHECK_EQ_INT(count_visible(&L), 1);
+            } else {
+                /* The body less a short log: at least three quarters of it. */
+                CHECK(r->h + L.r[UI_LOG].h == rows - 2);
+                CHECK(r->h * 4 >= (rows - 2) * 3);
+                CHECK_EQ_INT(count_visible(&L), 2);
+            }
+        }
+    }
+}
+
+TEST(too_small_keeps_log_and_prompt)
+{
+    int sizes[][2] = {{7, 80}, {24, 29}, {3, 10}, {2, 2}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int rows = sizes[k][0], cols = sizes[k][1];
+        ui_layout L;
+        ui_layout_compute(rows, cols, UI_RUNS, -1, &L);
+        CHECK(L.too_small);
+        CHECK(!paint(&L, rows, cols));
+        CHECK(L.r[UI_PROMPT].visible);
+        CHECK(L.r[UI_LOG].visible);
+        CHECK_EQ_INT(count_visible(&L), 1);
+    }
+}
+
+TEST(odd_sizes_between_min_and_80x24)
+{
+    for (int rows = UI_MIN_ROWS; rows < 30; rows++)
+        for (int cols = UI_MIN_COLS; cols < 90; cols++) {
+            ui_layout L;
+            ui_layout_compute(rows, cols, UI_CURVE, -1, &L);
+            CHECK(!L.too_small);
+            CHECK_MSG(!paint(&L, rows, cols), "%s", paint(&L, rows, cols));
+            CHECK(L.r[UI_LOG].visible && L.r[UI_PROMPT].visible);
+            CHECK(L.r[UI_CURVE].visible);
+        }
+}

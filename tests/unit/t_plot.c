@@ -1,0 +1,145 @@
+/* Text plots on a character buffer: bars, sparklines, line plots and
+ * histograms, against hand-computed pictures. */
+#include "check.h"
+#include "plot.h"
+
+#include <math.h>
+
+TEST(bar_fractions)
+{
+    char b[32];
+    CHECK_EQ_INT(ui_plot_bar(b, 10, 0.5), 0);
+    CHECK(strcmp(b, "#####.....") == 0);
+    ui_plot_bar(b, 10, 0);
+    CHECK(strcmp(b, "..........") == 0);
+    ui_plot_bar(b, 10, 1.7); /* clamped */
+    CHECK(strcmp(b, "##########") == 0);
+    ui_plot_bar(b, 10, -3);
+    CHECK(strcmp(b, "..........") == 0);
+    ui_plot_bar(b, 4, 0.26); /* 1.04 cells round to 1 */
+    CHECK(strcmp(b, "#...") == 0);
+    CHECK_EQ_INT(ui_plot_bar(b, 5, NAN), -1);
+    CHECK(strcmp(b, "     ") == 0);
+}
+
+TEST(fmt_num)
+{
+    char b[16];
+    ui_fmt_num(b, sizeof b, 0);
+    CHECK(strcmp(b, "0") == 0);
+    ui_fmt_num(b, sizeof b, 12.5);
+    CHECK(strcmp(b, "12.5") == 0);
+    ui_fmt_num(b, sizeof b, 1234);
+    CHECK(strcmp(b, "1234") == 0);
+    ui_fmt_num(b, sizeof b, 12345);
+    CHECK(strcmp(b, "12.3k") == 0);
+    ui_fmt_num(b, sizeof b, 4560000);
+    CHECK(strcmp(b, "4.56M") == 0);
+    ui_fmt_num(b, sizeof b, 0.0000123);
+    CHECK(strcmp(b, "1.2e-05") == 0);
+    ui_fmt_num(b, sizeof b, NAN);
+    CHECK(strcmp(b, "N/A") == 0);
+    ui_fmt_num(b, sizeof b, -0.031);
+    CHECK(strcmp(b, "-0.031") == 0);
+}
+
+TEST(spark_levels)
+{
+    double v[] = {0, 1, 2, 3, 4, 5, 6, NAN, 6};
+    char s[16];
+    ui_plot_spark(s, 9, v, 9, 0, 6);
+    CHECK(strcmp(s, ".:-=+*# #") == 0);
+    /* Only the last width values are drawn. */
+    ui_plot_spark(s, 3, v, 7, 0, 6);
+    CHECK(strcmp(s, "+*#") == 0);
+    /* Fewer values than cells: left-aligned, rest blank. */
+    ui_plot_spark(s, 4, v, 2, 0, 6);
+    CHECK(strcmp(s, ".:  ") == 0);
+}
+
+TEST(xy_diagonal_with_axes)
+{
+    /* y = x over 0..10 on a 16x7 grid: labels "10" and "0" take 2 cells, so
+     * the plot area is columns 3..15 (13 wide) and rows 0..4 (5 high). */
+    double x[] = {0, 5, 10}, y[] = {0, 5, 10};
+    char cells[16 * 7];
+    ui_grid g;
+    ui_grid_init(&g, cells, 16, 7);
+    CHECK_EQ_INT(ui_plot_xy(&g, x, y, 3, 0, 0), 0);
+    char row[17];
+    ui_grid_row(&g, 0, row);
+    CHECK(strncmp(row, "10|", 3) == 0);
+    CHECK_EQ_INT(ui_grid_at(&g, 0, 15), '*'); /* (10, 10): top right */
+    CHECK_EQ_INT(ui_grid_at(&g, 4, 3), '*');  /* (0, 0): bottom left */
+    CHECK_EQ_INT(ui_grid_at(&g, 4, 1), '0');  /* y min label */
+    CHECK_EQ_INT(ui_grid_at(&g, 5, 2), '+');
+    CHECK_EQ_INT(ui_grid_at(&g, 5, 9), '-');
+    ui_grid_row(&g, 6, row);
+    CHECK(strcmp(row, "   0          10") == 0);
+    /* One mark per column, never rising to the left. */
+    int prev = 99;
+    for (int c = 3; c < 16; c++) {
+        int found = -1;
+        for (int r = 0; r < 5; r++)
+            if (ui_grid_at(&g, r, c) == '*') {
+                CHECK(found < 0);
+                found = r;
+            }
+        CHECK(found >= 0);
+        CHECK(found <= prev);
+        prev = found;
+    }
+    /* The middle column is at mid height. */
+    CHECK_EQ_INT(ui_grid_at(&g, 2, 9), '*');
+}
+
+TEST(xy_log_skips_nonpositive)
+{
+    double x[] = {0, 1, 10, 100}, y[] = {5, 1, 10, 100};
+    char cells[20 * 6];
+    ui_grid g;
+    ui_grid_init(&g, cells, 20, 6);
+    CHECK_EQ_INT(ui_plot_xy(&g, x, y, 4, 1, 1), 0);
+    char row[21];
+    ui_grid_row(&g, 5, row);
+    CHECK_STR_CONTAINS(row, "1"); /* x from 1, the 0 is skipped */
+    CHECK_STR_CONTAINS(row, "100");
+    double z[] = {-1, 0};
+    ui_grid_init(&g, cells, 20, 6);
+    CHECK_EQ_INT(ui_plot_xy(&g, z, z, 2, 1, 1), -1);
+    ui_grid_row(&g, 0, row);
+    CHECK_STR_CONTAINS(row, "no data");
+}
+
+TEST(hist_heights)
+{
+    /* Four bins, counts 0, 2, 4, 1, linear scale, 4 plot columns (labels
+     * "4" and "0" are one wide: plot from column 2), 4 plot rows. */
+    double lo[] = {-2, -1, 0, 1}, hi[] = {-1, 0, 1, 2}, cnt[] = {0, 2, 4, 1};
+    char cells[6 * 6];
+    ui_grid g;
+    ui_grid_init(&g, cells, 6, 6);
+    CHECK_EQ_INT(ui_plot_hist(&g, lo, hi, cnt, 4, 0), 0);
+    int h[4];
+    for (int c = 0; c < 4; c++) {
+        h[c] = 0;
+        for (int r = 0; r < 4; r++)
+            h[c] += ui_grid_at(&g, r, 2 + c) == '#';
+    }
+    CHECK_EQ_INT(h[0], 0);
+    CHECK_EQ_INT(h[1], 2);
+    CHECK_EQ_INT(h[2], 4);
+    CHECK_EQ_INT(h[3], 1);
+    /* Log scale: a count of 1 against 1000 still shows one cell. */
+    double c2[] = {1000, 1, 0, 0};
+    char wide[9 * 6];
+    ui_grid_init(&g, wide, 9, 6); /* label "1000": plot from column 5 */
+    CHECK_EQ_INT(ui_plot_hist(&g, lo, hi, c2, 4, 1), 0);
+    CHECK_EQ_INT(ui_grid_at(&g, 0, 5), '#');
+    CHECK_EQ_INT(ui_grid_at(&g, 3, 6), '#');
+    CHECK_EQ_INT(ui_grid_at(&g, 2, 6), ' ');
+    CHECK_EQ_INT(ui_grid_at(&g, 3, 7), ' ');
+    double z[] = {0, 0, 0, 0};
+    ui_grid_init(&g, cells, 6, 6);
+    CHECK_EQ_INT(ui_plot_hist(&g, lo, hi, z, 4, 0), -1);
+}

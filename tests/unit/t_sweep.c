@@ -1,0 +1,716 @@
+/* ε search toward a target selectivity, against an independent computation:
+ * every pair distance computed here in FP64 (direct (a-b)^2 form, in order)
+ * and sorted; the count at ε is n + 2 * #{i < j : d2 <= ε^2}. */
+#include "check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "store.h"
+#include "cmd.h"
+#include "out.h"
+#include "session.h"
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "sweep.h"
+
+/* ---- the independent reference ---- */
+
+typedef struct exact {
+    size_t n, m; /* m = n(n-1)/2 unordered pairs */
+    double *d2;  /* ascending */
+} exact;
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void exact_build(const dataset *ds, exact *ex)
+{
+    size_t n = ds->n, d = ds->d;
+    ex->n = n;
+    ex->m = n * (n - 1) / 2;
+    ex->d2 = malloc(ex->m * sizeof *ex->d2);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double s = 0;
+            for (size_t t = 0; t < d; t++) {
+                double u = ds->x[i * d + t] - ds->x[j * d + t];
+                s += u * u;
+            }
+            ex->d2[k++] = s;
+        }
+    qsort(ex->d2, ex->m, sizeof *ex->d2, cmp_dbl);
+}
+
+/* Ordered pairs (self included) with d2 <= v. */
+static uint64_t exact_count(const exact *ex, double v)
+{
+    size_t lo = 0, hi = ex->m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ex->d2[mid] <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return ex->n + 2 * (uint64_t)lo;
+}
+
+static double sel(uint64_t pairs, size_t n)
+{
+    return ((double)pairs - (double)n) / (double)n;
+}
+
+/* ---- a brute-force engine local to the test (FP64, count and hist) ---- */
+
+static int bf_run(const join_spec *s, join_result *res)
+{
+    const dataset *ds = s->ds;
+    size_t n = ds->n, d = ds->d;
+    double lim = s->mode == JOIN_HIST ? s->hist_edges[s->hist_nbins] : s->eps * s->eps;
+    if (s->mode == JOIN_HIST) {
+        memset(s->hist, 0, s->hist_nbins * sizeof *s->hist);
+        *s->hist_below = 0;
+    }
+    uint64_t pairs = 0;
+    for (size_t i = s->q0; i < s->q1; i++)
+        for (size_t j = 0; j < n; j++) {
+            double v = 0;
+            for (size_t t = 0; t < d; t++) {
+                double u = ds->x[i * d + t] - ds->x[j * d + t];
+                v += u * u;
+            }
+            if (!(v <= lim))
+                continue;
+            pairs++;
+            if (s->mode != JOIN_HIST)
+                continue;
+            if (v <= s->hist_edges[0]) {
+                (*s->hist_below)++;
+                continue;
+            }
+            size_t b = 0;
+            while (!(v <= s->hist_edges[b + 1]))
+                b++;
+            s->hist[b]++;
+        }
+    res->pairs = pairs;
+    return 0;
+}
+
+static const engine bf_engine = {"bf", "fp64", "brute force (test)", 0, NULL, bf_run};
+
+/* ---- data ---- */
+
+static uint64_t rng_state;
+static double rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng_state >> 11) * 0x1p-53;
+}
+
+static void make(dataset *ds, size_t n, size_t d, uint64_t seed, int ints)
+{
+    memset(ds, 0, sizeof *ds);
+    ds->n = n;
+    ds->d = d;
+    ds->x = xmalloc(n * d * sizeof *ds->x);
+    rng_state = seed;
+    for (size_t i = 0; i < n * d; i++) {
+        /* a few clusters so the density varies */
+        double c = (double)((i / d) % 5) * 0.2;
+        double v = c + 0.15 * rnd();
+        ds->x[i] = ints ? floor(v * 40) : v;
+    }
+}
+
+static int load(const char *file, load_opts *o, dataset *ds)
+{
+    int rc = dataset_load(t_dataset(file), o, ds);
+    if (rc)
+        printf("# %s: %s\n", file, err_msg());
+    return rc;
+}
+
+/* ---- checks ---- */
+
+static const double targets[] = {1, 8, 64, 256, 1000};
+
+/* One sweep checked against the sorted distances: within tolerance at the
+ * ε found, or a correct 'unreachable' with the achievable S either side. */
+static void check_sweep_opts(const dataset *ds, const exact *ex, const sweep_sample *smp,
+                             sweep_opts o, double S, int max_passes, const char *what,
+                             sweep_result *out)
+{
+    sweep_result r;
+    int rc = sweep_solve(ds, smp, S, &o, &r);
+    *out = r;
+    CHECK_MSG(rc == 0, "%s S=%g: %s", what, S, err_msg());
+    size_t n = ds->n;
+    double tol = o.tol * S * (double)n;
+    double pstar = (double)n * (1 + S);
+    printf("# %s S=%g: status %d eps %.9g S %.6g passes %d\n", what, S, (int)r.status, r.eps,
+           r.selectivity, r.passes);
+    CHECK_MSG(r.passes <= max_passes, "%s S=%g: %d passes", what, S, r.passes);
+    if (r.status == SWEEP_OK) {
+        uint64_t c = exact_count(ex, r.eps * r.eps);
+        CHECK_MSG(c == r.pairs, "%s S=%g: exact count %llu at eps %.17g, sweep says %llu", what, S,
+                  (unsigned long long)c, r.eps, (unsigned long long)r.pairs);
+        CHECK_MSG(fabs((double)c - pstar) <= tol, "%s S=%g: exact S %.9g outside tolerance", what,
+                  S, sel(c, n));
+        CHECK_NEAR(r.selectivity, sel(c, n), 1e-12);
+        return;
+    }
+    CHECK_MSG(r.status == SWEEP_UNREACHABLE, "%s S=%g: unresolved", what, S);
+    /* The rank where the target lies: the distance v at which the count
+     * crosses it must jump over the whole tolerance window. */
+    size_t rank = (size_t)ceil((pstar - (double)n) / 2); /* unordered pairs needed */
+    if (rank < 1)
+        rank = 1;
+    double v = ex->d2[rank - 1];
+    uint64_t at = exact_count(ex, v);
+    size_t lo = 0, hi = ex->m;
+    while (lo < hi) { /* pairs strictly below v */
+        size_t mid = lo + (hi - lo) / 2;
+        if (ex->d2[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t below = n + 2 * (uint64_t)lo;
+    CHECK_MSG((double)below < pstar - tol && (double)at > pstar + tol,
+              "%s S=%g: reported unreachable, but the jump at %.17g is %llu..%llu", what, S, v,
+              (unsigned long long)below, (unsigned long long)at);
+    CHECK(r.have_above);
+    CHECK_NEAR(r.above_s, sel(at, n), 1e-12);
+    CHECK_EQ_INT(exact_count(ex, r.above_eps * r.above_eps), at);
+    if (lo == 0) {
+        CHECK(!r.have_below);
+    } else {
+        CHECK(r.have_below);
+        CHECK_NEAR(r.below_s, sel(below, n), 1e-12);
+        CHECK_EQ_INT(exact_count(ex, r.below_eps * r.below_eps), below);
+    }
+}
+
+static void check_sweep(const dataset *ds, const exact *ex, const sweep_sample *smp,
+                        const engine *e, double S, int max_passes, const char *what)
+{
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = e;
+    sweep_result r;
+    check_sweep_opts(ds, ex, smp, o, S, max_passes, what, &r);
+}
+
+static void sweep_all(const dataset *ds, const engine *e, const char *what)
+{
+    exact ex;
+    exact_build(ds, &ex);
+    sweep_sample smp;
+    if (sweep_sample_build(ds, 0, &smp)) {
+        t_fail(__FILE__, __LINE__, "%s: sample: %s", what, err_msg());
+        free(ex.d2);
+        return;
+    }
+    for (size_t k = 0; k < sizeof targets / sizeof *targets; k++)
+        check_sweep(ds, &ex, &smp, e, targets[k], 3, what);
+    sweep_sample_free(&smp);
+    free(ex.d2);
+}
+
+TEST(sweep_generated_bf)
+{
+    dataset ds;
+    make(&ds, 1200, 6, 7, 0);
+    sweep_all(&ds, &bf_engine, "gen-float");
+    dataset_free(&ds);
+}
+
+TEST(sweep_generated_cpu)
+{
+    const engine *e = engine_find("cpu");
+    CHECK(e);
+    dataset ds;
+    make(&ds, 1500, 8, 11, 0);
+    sweep_all(&ds, e, "gen-float cpu");
+    dataset_free(&ds);
+    make(&ds, 1500, 5, 12, 1); /* integer data: ties everywhere */
+    sweep_all(&ds, e, "gen-int cpu");
+    dataset_free(&ds);
+}
+
+TEST(sweep_letter)
+{
+    load_opts o = {0};
+    o.cols = "1-";
+    o.header = 1;
+    o.limit = 1500;
+    dataset ds;
+    CHECK(load("letter.csv", &o, &ds) == 0);
+    CHECK_EQ_INT(ds.d, 16);
+    sweep_all(&ds, engine_find("cpu"), "letter");
+    dataset_free(&ds);
+}
+
+TEST(sweep_htru2)
+{
+    load_opts o = {0};
+    o.cols = "0-7";
+    o.header = 1;
+    o.limit = 1500;
+    dataset ds;
+    CHECK(load("htru2.csv", &o, &ds) == 0);
+    CHECK_EQ_INT(ds.d, 8);
+    sweep_all(&ds, engine_find("cpu"), "htru2");
+    dataset_free(&ds);
+}
+
+TEST(sweep_sift)
+{
+    load_opts o = {0};
+    o.limit = 1100;
+    dataset ds;
+    CHECK(load("sift5k.fvecs", &o, &ds) == 0);
+    CHECK_EQ_INT(ds.d, 128);
+    sweep_all(&ds, engine_find("cpu"), "sift5k");
+    dataset_free(&ds);
+}
+
+TEST(sweep_kitti)
+{
+    load_opts o = {0};
+    o.format = "raw";
+    o.dtype = "f32";
+    o.dim = 4;
+    o.limit = 1800;
+    o.cols = NULL;
+    dataset ds;
+    CHECK(load("kitti_000000_xyzr.f32", &o, &ds) == 0);
+    CHECK_EQ_INT(ds.d, 4);
+    sweep_all(&ds, engine_find("cpu"), "kitti");
+    dataset_free(&ds);
+}
+
+/* Coarse first-pass bins force the refining pass; a sample of other data
+ * (the same points scaled by 3, so every estimate is 3 times too far)
+ * forces a widening pass. Both still land within tolerance. */
+TEST(sweep_refine_and_widen)
+{
+    dataset ds, far;
+    make(&ds, 1200, 6, 31, 0);
+    make(&far, 1200, 6, 31, 0);
+    for (size_t i = 0; i < far.n * far.d; i++)
+        far.x[i] *= 3;
+    exact ex;
+    exact_build(&ds, &ex);
+    sweep_sample smp, bad;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    CHECK(sweep_sample_build(&far, 0, &bad) == 0);
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = engine_find("cpu");
+    o.bins = 8;
+    int refined = 0, widened = 0;
+    for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+        sweep_result r;
+        check_sweep_opts(&ds, &ex, &smp, o, targets[k], 3, "coarse", &r);
+        refined += r.passes == 2;
+    }
+    o.bins = 1024;
+    for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+        sweep_result r;
+        check_sweep_opts(&ds, &ex, &bad, o, targets[k], 3, "misled", &r);
+        widened += r.passes >= 2;
+    }
+    CHECK(refined >= 3);
+    CHECK(widened >= 3);
+    sweep_sample_free(&smp);
+    sweep_sample_free(&bad);
+    free(ex.d2);
+    dataset_free(&ds);
+    dataset_free(&far);
+}
+
+/* Two clumps of coincident points on a line: the only distances are 0 and
+ * 1, so most targets cannot be reached; the closest S both sides is known
+ * by hand. 20 points at 0 and 20 at 1: S = 19 below ε = 1, 39 from there. */
+TEST(sweep_ties_unreachable)
+{
+    dataset ds = {0};
+    ds.n = 40;
+    ds.d = 1;
+    ds.x = xcalloc(40, sizeof(double));
+    for (size_t i = 20; i < 40; i++)
+        ds.x[i] = 1;
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = engine_find("cpu");
+    sweep_result r;
+    CHECK(sweep_solve(&ds, &smp, 25, &o, &r) == 0);
+    CHECK_EQ_INT(r.status, SWEEP_UNREACHABLE);
+    CHECK(r.have_below && r.have_above);
+    CHECK_NEAR(r.below_s, 19, 0);
+    CHECK_NEAR(r.above_s, 39, 0);
+    CHECK(r.below_eps < 1 && r.above_eps >= 1);
+    CHECK(r.passes <= 3);
+    /* Below the coincident points' own count: no ε > 0 is below S = 19. */
+    CHECK(sweep_solve(&ds, &smp, 5, &o, &r) == 0);
+    CHECK_EQ_INT(r.status, SWEEP_UNREACHABLE);
+    CHECK(!r.have_below);
+    CHECK(r.have_above);
+    CHECK_NEAR(r.above_s, 19, 0);
+    CHECK(r.above_eps >= 0 && r.above_eps < 1);
+    /* Exactly reachable: S = 19 at any ε in (0, 1). */
+    CHECK(sweep_solve(&ds, &smp, 19, &o, &r) == 0);
+    CHECK_EQ_INT(r.status, SWEEP_OK);
+    CHECK_NEAR(r.selectivity, 19, 0);
+    CHECK(r.eps > 0 && r.eps < 1);
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
+}
+
+/* Ties in non-integer data (multiples of 0.375, exact in FP64): no integer
+ * grid proves a single distance, so the refining passes narrow the bin to
+ * one FP64 step before saying 'unreachable'. */
+TEST(sweep_ties_fractional)
+{
+    dataset ds = {0};
+    ds.n = 400;
+    ds.d = 1;
+    ds.x = xmalloc(400 * sizeof(double));
+    rng_state = 5;
+    for (size_t i = 0; i < 400; i++)
+        ds.x[i] = 0.375 * floor(rnd() * 60);
+    exact ex;
+    exact_build(&ds, &ex);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    CHECK(!smp.int_grid64);
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = engine_find("cpu");
+    int unreachable = 0;
+    const double ts[] = {1, 8, 20, 64, 150};
+    for (size_t k = 0; k < 5; k++) {
+        sweep_result r;
+        check_sweep_opts(&ds, &ex, &smp, o, ts[k], 3, "fractional", &r);
+        unreachable += r.status == SWEEP_UNREACHABLE;
+    }
+    CHECK(unreachable >= 3);
+    /* The same with FP16 inputs and FP32 sums, exact on these values. */
+    o.eng = engine_find("cpu-fp16");
+    unreachable = 0;
+    for (size_t k = 0; k < 5; k++) {
+        sweep_result r;
+        check_sweep_opts(&ds, &ex, &smp, o, ts[k], 3, "fractional fp16", &r);
+        unreachable += r.status == SWEEP_UNREACHABLE;
+    }
+    CHECK(unreachable >= 3);
+    sweep_sample_free(&smp);
+    free(ex.d2);
+    dataset_free(&ds);
+}
+
+/* The histogram mode of each CPU engine against its count mode: the
+ * cumulative bins at each edge equal a COUNT run at that ε. */
+static void hist_vs_count(const engine *e, const dataset *ds)
+{
+    double eps[9];
+    double edges[9];
+    for (int k = 0; k < 9; k++) {
+        eps[k] = 0.05 + 0.04 * k;
+        edges[k] = eps[k] * eps[k];
+    }
+    uint64_t hist[8], below = 0;
+    engine_opts eo;
+    engine_opts_default(&eo);
+    join_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ds = ds;
+    sp.q1 = ds->n;
+    sp.mode = JOIN_HIST;
+    sp.opts = &eo;
+    sp.hist_edges = edges;
+    sp.hist_nbins = 8;
+    sp.hist = hist;
+    sp.hist_below = &below;
+    join_result res;
+    CHECK_MSG(engine_run(e, &sp, &res) == 0, "%s: %s", e->name, err_msg());
+    uint64_t cum = below, nonzero = 0;
+    for (int k = 0; k < 9; k++) {
+        if (k > 0)
+            cum += hist[k - 1];
+        join_spec c = sp;
+        c.mode = JOIN_COUNT;
+        c.eps = eps[k];
+        join_result rc;
+        CHECK(engine_run(e, &c, &rc) == 0);
+        CHECK_MSG(rc.pairs == cum, "%s edge %d: count %llu, histogram %llu", e->name, k,
+                  (unsigned long long)rc.pairs, (unsigned long long)cum);
+        nonzero += k > 0 && hist[k - 1] > 0;
+    }
+    CHECK(nonzero >= 6); /* the edges cut through the distances */
+}
+
+TEST(hist_adds_up_to_count)
+{
+    dataset ds;
+    make(&ds, 600, 4, 3, 0);
+    hist_vs_count(engine_find("cpu"), &ds);
+    hist_vs_count(engine_find("cpu-fp16"), &ds);
+    hist_vs_count(&bf_engine, &ds);
+    dataset_free(&ds);
+}
+
+/* A sweep with the FP16 emulation: the ε found gives the reported count in
+ * that engine's own count mode, within tolerance. */
+TEST(sweep_cpu_fp16)
+{
+    const engine *e = engine_find("cpu-fp16");
+    CHECK(e);
+    dataset ds;
+    make(&ds, 1200, 8, 5, 0);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = e;
+    engine_opts eo;
+    engine_opts_default(&eo);
+    for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+        sweep_result r;
+        CHECK(sweep_solve(&ds, &smp, targets[k], &o, &r) == 0);
+        CHECK_EQ_INT(r.status, SWEEP_OK);
+        CHECK(r.passes <= 3);
+        join_spec c;
+        memset(&c, 0, sizeof c);
+        c.ds = &ds;
+        c.q1 = ds.n;
+        c.eps = r.eps;
+        c.opts = &eo;
+        join_result res;
+        CHECK(engine_run(e, &c, &res) == 0);
+        CHECK_EQ_INT(res.pairs, r.pairs);
+        CHECK(fabs(sel(res.pairs, ds.n) - targets[k]) <= o.tol * targets[k]);
+    }
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
+}
+
+/* The baseline bisection also lands within tolerance, in more passes. */
+TEST(bisect_baseline)
+{
+    dataset ds;
+    make(&ds, 800, 6, 9, 0);
+    exact ex;
+    exact_build(&ds, &ex);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    sweep_opts o;
+    sweep_opts_default(&o);
+    o.eng = &bf_engine;
+    sweep_result r;
+    CHECK(sweep_bisect(&ds, &smp, 64, &o, &r) == 0);
+    CHECK_EQ_INT(r.status, SWEEP_OK);
+    uint64_t c = exact_count(&ex, r.eps * r.eps);
+    CHECK_EQ_INT(c, r.pairs);
+    CHECK(fabs(sel(c, ds.n) - 64) <= o.tol * 64);
+    CHECK(r.passes > 3);
+    sweep_sample_free(&smp);
+    free(ex.d2);
+    dataset_free(&ds);
+}
+
+/* The curve from one pass equals the exact count at every point. */
+TEST(curve_exact)
+{
+    dataset ds;
+    make(&ds, 700, 5, 21, 0);
+    exact ex;
+    exact_build(&ds, &ex);
+    double eps[65], s[65];
+    uint64_t p[65];
+    double secs;
+    CHECK(sweep_curve(&ds, engine_find("cpu"), NULL, 0.01, 0.4, 64, eps, s, p, &secs) == 0);
+    for (int k = 0; k <= 64; k++) {
+        CHECK_NEAR(eps[k], 0.01 + 0.39 * k / 64.0, 1e-15);
+        CHECK_EQ_INT(p[k], exact_count(&ex, eps[k] * eps[k]));
+        CHECK_NEAR(s[k], sel(p[k], ds.n), 1e-12);
+    }
+    CHECK(s[64] > s[0]);
+    free(ex.d2);
+    dataset_free(&ds);
+}
+
+TEST(bad_input)
+{
+    dataset none = {0};
+    CHECK_EQ_INT(sweep_validate(&none, 8), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "no dataset loaded (use load or gen)") == 0);
+    dataset ds;
+    make(&ds, 50, 2, 1, 0);
+    CHECK_EQ_INT(sweep_validate(&ds, 0), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "target selectivity must be a number > 0 (got 0)") == 0);
+    CHECK_EQ_INT(sweep_validate(&ds, -3), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "target selectivity must be a number > 0 (got -3)") == 0);
+    CHECK_EQ_INT(sweep_validate(&ds, 49), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(), "target selectivity 49 must be below n-1 = 49 (at n-1 every point "
+                            "is a neighbour of every other)") == 0);
+    CHECK_EQ_INT(sweep_validate(&ds, 48.5), 0);
+    for (size_t i = 0; i < 100; i++)
+        ds.x[i] = 2.5;
+    CHECK_EQ_INT(sweep_validate(&ds, 8), TCJ_EINVAL);
+    CHECK(strcmp(err_msg(),
+                 "every point is identical: all distances are 0, no eps gives selectivity 8") == 0);
+    dataset_free(&ds);
+}
+
+/* ---- the commands, with the session log ---- */
+
+static int count_cb(void *ctx, int ncol, const char *const *names, const char *const *values)
+{
+    *(long *)ctx = values[0] ? atol(values[0]) : -1;
+    return 0;
+}
+
+static long count_rows(store *st, const char *sql)
+{
+    long v = -1;
+    store_query(st, sql, NULL, 0, count_cb, &v);
+    return v;
+}
+
+static void session_with(session *s, store **st, const char *dbname)
+{
+    memset(s, 0, sizeof *s);
+    engine_opts_default(&s->eopt);
+    s->eopt.threads = 2;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", t_tmpdir(), dbname);
+    *st = NULL;
+    if (store_open(path, st) == 0) {
+        s->db = *st;
+        s->session_id = store_session_begin(*st, "t_sweep", "test", "host");
+    }
+}
+
+TEST(cmd_sweep_stores_and_uses)
+{
+    session s;
+    store *st;
+    session_with(&s, &st, "a.db");
+    CHECK_MSG(st, "store_open: %s", err_msg());
+    out_buf buf = {0};
+    out_set_sink(out_buf_sink, &buf);
+
+    /* Bad input: one line each, nothing stored. */
+    CHECK(cmd_exec(&s, "sweep 8") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: no dataset loaded (use load or gen)\n");
+    make(&s.ds, 900, 4, 17, 0);
+    s.have_ds = 1;
+    CHECK(cmd_exec(&s, "sweep 8,0") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: target selectivity must be a number > 0 (got 0)\n");
+    CHECK(cmd_exec(&s, "sweep 8,899") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: target selectivity 899 must be below n-1 = 899");
+    CHECK(cmd_exec(&s, "sweep 8 tol=0") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: sweep: tol is a percentage in (0, 100), got '0'\n");
+    CHECK(cmd_exec(&s, "sweep 8 engine=nope") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: unknown engine 'nope'");
+    CHECK(cmd_exec(&s, "sweep 8 usee") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: Usage: sweep S[,S...]");
+    CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps"), 0);
+
+    /* Two targets, the last made current. */
+    s.have_eps = 0;
+    int rc = cmd_exec(&s, "sweep 8,64 use engine=cpu");
+    CHECK_MSG(rc == 0, "%s", buf.data);
+    CHECK(s.have_eps);
+    CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps WHERE ended IS NOT NULL AND "
+                                "kind = 'hist' AND engine = 'cpu'"),
+                 2);
+    /* each: the sample step and at least one pass */
+    CHECK(count_rows(st, "SELECT count(*) FROM sweep_steps") >= 4);
+    CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweep_steps WHERE method = 'sample'"), 2);
+    CHECK_EQ_INT(count_rows(st,
+                            "SELECT count(*) FROM sweeps WHERE passes < 1 OR passes > 3 OR target "
+                            "NOT IN (8, 64) OR abs(selectivity - target) > 0.005 * target"),
+                 0);
+    /* The current eps gives S = 64 within tolerance with cpu. */
+    join_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.ds = &s.ds;
+    sp.q1 = s.ds.n;
+    sp.eps = s.eps;
+    sp.opts = &s.eopt;
+    join_result res;
+    CHECK(engine_run(engine_find("cpu"), &sp, &res) == 0);
+    CHECK(fabs(sel(res.pairs, s.ds.n) - 64) <= 0.005 * 64);
+    CHECK_STR_CONTAINS(buf.data, "(from the sweep)");
+
+    /* Records in JSON mode carry what the dashboard reads. */
+    buf.len = 0;
+    out_set_json(1);
+    CHECK(cmd_exec(&s, "sweep 8 engine=cpu-fp16") == 0);
+    CHECK_STR_CONTAINS(buf.data, "\"type\":\"sweep\"");
+    CHECK_STR_CONTAINS(buf.data, "\"target\":8");
+    CHECK_STR_CONTAINS(buf.data, "\"ref_engine\":\"cpu\"");
+    CHECK_STR_CONTAINS(buf.data, "\"passes\":");
+    buf.len = 0;
+    CHECK(cmd_exec(&s, "curve 0.01 0.3 bins=4 engine=cpu") == 0);
+    CHECK_STR_CONTAINS(buf.data, "\"type\":\"curve\"");
+    CHECK_STR_CONTAINS(buf.data, "\"points\":[{\"eps\":0.01,");
+    out_set_json(0);
+    buf.len = 0;
+    CHECK(cmd_exec(&s, "curve 0.3 0.1") != 0);
+    CHECK_STR_CONTAINS(buf.data,
+                       "error: curve: the range must satisfy 0 <= LO < HI (got 0.3 0.1)\n");
+
+    out_reset_sink();
+    out_buf_free(&buf);
+    dataset_free(&s.ds);
+    store_close(st);
+}
+
+/* Ties through the command: one clear line with the closest S both sides,
+ * the search itself stored complete. */
+TEST(cmd_sweep_unreachable)
+{
+    session s;
+    store *st;
+    session_with(&s, &st, "b.db");
+    CHECK(st);
+    out_buf buf = {0};
+    out_set_sink(out_buf_sink, &buf);
+    s.ds.n = 40;
+    s.ds.d = 1;
+    s.ds.x = xcalloc(40, sizeof(double));
+    for (size_t i = 20; i < 40; i++)
+        s.ds.x[i] = 1;
+    s.have_ds = 1;
+    CHECK(cmd_exec(&s, "sweep 25 engine=cpu use") != 0);
+    CHECK_STR_CONTAINS(buf.data, "error: S=25 unreachable: the count jumps over it at one "
+                                 "distance, from S=19 (eps 0.707106781) to S=39 (eps "
+                                 "1.22474487)\n");
+    CHECK(!s.have_eps);
+    CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps WHERE note LIKE '%unreachable%'"), 1);
+    for (size_t i = 0; i < 40; i++)
+        s.ds.x[i] = 7;
+    buf.len = 0;
+    CHECK(cmd_exec(&s, "sweep 5") != 0);
+    CHECK_STR_CONTAINS(
+        buf.data,
+        "error: every point is identical: all distances are 0, no eps gives selectivity 5\n");
+    CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps"), 1);
+    out_reset_sink();
+    out_buf_free(&buf);
+    dataset_free(&s.ds);
+    store_close(st);
+}

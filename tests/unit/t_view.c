@@ -1,0 +1,127 @@
+/* The dashboard's view model: records from the writer become panel data;
+ * log text is split into lines. */
+#include "check.h"
+#include "json_mini.h"
+#include "layout.h"
+#include "view.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+TEST(json_reader)
+{
+    json *j = json_parse("{\"type\":\"run\",\"n\":20000,\"eps\":0.25,\"s\":\"a\\\"b\\u00e9\","
+                         "\"ok\":true,\"z\":null,\"a\":[1,2,{\"x\":3}],\"o\":{}}");
+    CHECK(j);
+    CHECK_NEAR(json_num(j, "n"), 20000, 0);
+    CHECK_NEAR(json_num(j, "eps"), 0.25, 0);
+    CHECK(strcmp(json_str(j, "s", ""), "a\"b\xc3\xa9") == 0);
+    CHECK_NEAR(json_num(j, "ok"), 1, 0);
+    CHECK(isnan(json_num(j, "z")));
+    CHECK(isnan(json_num(j, "missing")));
+    CHECK_EQ_INT(json_len(json_get(j, "a")), 3);
+    CHECK_NEAR(json_num(json_at(json_get(j, "a"), 2), "x"), 3, 0);
+    CHECK_EQ_INT(json_len(json_get(j, "o")), 0);
+    json_free(j);
+    CHECK(json_parse("{\"a\":") == NULL);
+    CHECK(json_parse("{\"a\":1} x") == NULL);
+    CHECK(json_parse("[1,2") == NULL);
+}
+
+TEST(run_and_compare_records)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"run\",\"run_id\":7,\"engine\":\"cpu\",\"eps\":2,"
+                                    "\"pairs\":30000,\"selectivity\":0.5,\"time_s\":0.125,"
+                                    "\"tflops\":0.01}"),
+                 UI_RUNS);
+    CHECK_EQ_INT(v.nruns, 1);
+    CHECK_EQ_INT(v.runs[0].id, 7);
+    CHECK(strcmp(v.runs[0].engine, "cpu") == 0);
+    CHECK_EQ_INT(v.runs[0].pairs, 30000);
+    CHECK_NEAR(v.runs[0].sel, 0.5, 0);
+    /* NVML metrics of a GPU run go to the clocks panel. */
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"run\",\"run_id\":8,\"engine\":\"fasted\","
+                                    "\"metrics\":{\"sm_clock_mhz.min\":1120,"
+                                    "\"sm_clock_mhz.max\":1980}}"),
+                 UI_CLOCKS);
+    CHECK_EQ_INT(v.nruns, 2);
+    CHECK_NEAR(ui_metric_get(v.clk, v.nclk, "sm_clock_mhz.min"), 1120, 0);
+    CHECK_EQ_INT(v.ncnt, 0);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"compare\",\"engine_a\":\"cpu-fp16\","
+                                    "\"engine_b\":\"cpu\",\"overlap\":0.99,\"err_mean\":1e-4,"
+                                    "\"only_a\":3,\"only_b\":5,"
+                                    "\"hist\":[{\"lo\":-1,\"hi\":0,\"count\":10},"
+                                    "{\"lo\":0,\"hi\":1,\"count\":20}]}"),
+                 UI_COMPARE);
+    CHECK(v.have_cmp);
+    CHECK(strcmp(v.cmp_a, "cpu-fp16") == 0 && strcmp(v.cmp_b, "cpu") == 0);
+    CHECK_NEAR(v.overlap, 0.99, 0);
+    CHECK_EQ_INT(v.nbins, 2);
+    CHECK_NEAR(v.bin_count[1], 20, 0);
+    CHECK_NEAR(v.bin_lo[0], -1, 0);
+    CHECK_EQ_INT(ui_view_record(&v, "not json"), -1);
+    ui_view_free(&v);
+}
+
+TEST(profile_record_with_reason)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"profile\",\"run_id\":3,\"engine\":\"fasted\","
+                                    "\"reason\":\"no CUDA device\",\"counters\":{}}"),
+                 UI_COUNTERS);
+    CHECK_EQ_INT(v.ncnt, 0);
+    CHECK(strcmp(v.cnt_note, "no CUDA device") == 0);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"profile\",\"run_id\":4,\"engine\":\"fasted\","
+                                    "\"reason\":null,\"counters\":{"
+                                    "\"lts__t_sector_hit_rate.pct\":87.5}}"),
+                 UI_COUNTERS);
+    CHECK_EQ_INT(v.ncnt, 1);
+    CHECK_NEAR(v.cnt[0].value, 87.5, 0);
+    CHECK(v.cnt_note[0] == '\0');
+    ui_view_free(&v);
+}
+
+TEST(curve_sorted_and_dataset)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"curve\",\"points\":[{\"eps\":3,"
+                                    "\"selectivity\":9},{\"eps\":1,\"selectivity\":1}]}"),
+                 UI_CURVE);
+    CHECK_EQ_INT(v.ncurve, 2);
+    CHECK_NEAR(v.curve_eps[0], 1, 0);
+    CHECK_NEAR(v.curve_sel[1], 9, 0);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"dataset\",\"name\":\"letter.csv\","
+                                    "\"n\":20000,\"d\":16}"),
+                 UI_DATASET);
+    CHECK(strcmp(v.ds_name, "letter.csv") == 0);
+    CHECK_NEAR(v.n, 20000, 0);
+    CHECK_EQ_INT(v.ncurve, 0); /* a new dataset clears the old curve */
+    ui_view_free(&v);
+}
+
+TEST(log_lines)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_log(&v, "one\ntwo\n", 0);
+    ui_view_log(&v, "thr", 0);
+    ui_view_log(&v, "ee\n", 0);
+    ui_view_log(&v, "bad\n", 1);
+    CHECK_EQ_INT(v.log_n, 4);
+    int err;
+    CHECK(strcmp(ui_view_log_line(&v, 0, &err), "one") == 0);
+    CHECK(strcmp(ui_view_log_line(&v, 2, &err), "three") == 0);
+    CHECK_EQ_INT(err, 0);
+    CHECK(strcmp(ui_view_log_line(&v, 3, &err), "bad") == 0);
+    CHECK_EQ_INT(err, 1);
+    /* The ring keeps the newest lines. */
+    for (int k = 0; k < UI_LOG_LINES + 5; k++)
+        ui_view_log(&v, "x\n", 0);
+    CHECK_EQ_INT(v.log_n, UI_LOG_LINES);
+    CHECK(strcmp(ui_view_log_line(&v, UI_LOG_LINES - 1, NULL), "x") == 0);
+    ui_view_free(&v);
+}

@@ -1,0 +1,142 @@
+/* Layout: a few templates of bands of panels, chosen by size. Each band has
+ * a height weight, each panel in it a width weight. One "slot" per template
+ * shows whichever hidden panel has the focus, so every panel can be reached
+ * at small sizes with Tab. */
+#include "layout.h"
+
+#include <string.h>
+
+#define UI_SLOT (-2) /* stands for the focused hidden panel */
+#define MAX_BANDS 4
+#define MAX_IN_BAND 3
+
+typedef struct band {
+    int weight;
+    int n;
+    int id[MAX_IN_BAND];
+    int w[MAX_IN_BAND];
+} band;
+
+typedef struct templ {
+    int min_cols, min_body;
+    int slot_default;
+    int nbands;
+    band b[MAX_BANDS];
+} templ;
+
+/* Largest first; the first that fits is used. */
+static const templ templates[] = {
+    {120, 30, -1, 3,
+     {{3, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
+      {4, 3, {UI_COMPARE, UI_HIST, UI_CURVE}, {4, 3, 3}},
+      {3, 2, {UI_COUNTERS, UI_LOG}, {2, 3}}}},
+    {120, 18, UI_CURVE, 3,
+     {{4, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
+      {5, 3, {UI_COMPARE, UI_HIST, UI_SLOT}, {4, 3, 3}},
+      {4, 1, {UI_LOG}, {1}}}},
+    {80, 30, UI_COUNTERS, 4,
+     {{3, 2, {UI_DATASET, UI_RUNS}, {1, 2}},
+      {4, 2, {UI_COMPARE, UI_HIST}, {1, 1}},
+      {3, 2, {UI_CURVE, UI_SLOT}, {1, 1}},
+      {3, 1, {UI_LOG}, {1}}}},
+    {80, 18, UI_HIST, 3,
+     {{3, 2, {UI_DATASET, UI_RUNS}, {1, 2}},
+      {4, 2, {UI_COMPARE, UI_SLOT}, {1, 1}},
+      {4, 1, {UI_LOG}, {1}}}},
+    {0, 0, UI_RUNS, 2, {{1, 1, {UI_SLOT}, {1}}, {1, 1, {UI_LOG}, {1}}}},
+};
+
+static const char *const names[UI_NPANEL] = {
+    "dataset", "runs", "compare", "selectivity", "error histogram",
+    "counters", "clocks & power", "log", "progress", "prompt",
+};
+
+const char *ui_panel_name(int id)
+{
+    return id >= 0 && id < UI_NPANEL ? names[id] : "?";
+}
+
+static void set_rect(ui_rect *r, int y, int x, int h, int w)
+{
+    r->y = y;
+    r->x = x;
+    r->h = h;
+    r->w = w;
+    r->visible = h > 0 && w > 0;
+    if (!r->visible)
+        r->h = r->w = 0;
+}
+
+static int in_template(const templ *t, int id)
+{
+    for (int b = 0; b < t->nbands; b++)
+        for (int k = 0; k < t->b[b].n; k++)
+            if (t->b[b].id[k] == id)
+                return 1;
+    return 0;
+}
+
+static void place_band(ui_layout *L, const band *b, int slot, int y, int h, int cols)
+{
+    int total = 0;
+    for (int k = 0; k < b->n; k++)
+        total += b->w[k];
+    int x = 0;
+    for (int k = 0; k < b->n; k++) {
+        int id = b->id[k] == UI_SLOT ? slot : b->id[k];
+        int w = k == b->n - 1 ? cols - x : cols * b->w[k] / total;
+        set_rect(&L->r[id], y, x, h, w);
+        x += w;
+    }
+}
+
+void ui_layout_compute(int rows, int cols, int focus, int zoom, ui_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    L->rows = rows;
+    L->cols = cols;
+    if (rows < 1 || cols < 1)
+        return;
+    set_rect(&L->r[UI_PROMPT], rows - 1, 0, 1, cols);
+    if (rows < UI_MIN_ROWS || cols < UI_MIN_COLS) {
+        L->too_small = 1;
+        set_rect(&L->r[UI_LOG], 0, 0, rows - 1, cols);
+        return;
+    }
+    set_rect(&L->r[UI_PROGRESS], rows - 2, 0, 1, cols);
+    int body = rows - 2;
+
+    if (zoom >= 0 && zoom < UI_LOG) {
+        /* The zoomed panel takes the body; a few log lines stay visible so
+         * messages are never lost. */
+        int log_h = body / 5;
+        log_h = log_h < 3 ? 3 : log_h > 8 ? 8 : log_h;
+        set_rect(&L->r[zoom], 0, 0, body - log_h, cols);
+        set_rect(&L->r[UI_LOG], body - log_h, 0, log_h, cols);
+        return;
+    }
+    if (zoom == UI_LOG) {
+        set_rect(&L->r[UI_LOG], 0, 0, body, cols);
+        return;
+    }
+
+    const templ *t = &templates[sizeof templates / sizeof templates[0] - 1];
+    for (size_t k = 0; k < sizeof templates / sizeof templates[0]; k++)
+        if (cols >= templates[k].min_cols && body >= templates[k].min_body) {
+            t = &templates[k];
+            break;
+        }
+    int slot = t->slot_default;
+    if (focus >= 0 && focus < UI_LOG && !in_template(t, focus))
+        slot = focus;
+
+    int total = 0;
+    for (int b = 0; b < t->nbands; b++)
+        total += t->b[b].weight;
+    int y = 0;
+    for (int b = 0; b < t->nbands; b++) {
+        int h = b == t->nbands - 1 ? body - y : body * t->b[b].weight / total;
+        place_band(L, &t->b[b], slot, y, h, cols);
+        y += h;
+    }
+}

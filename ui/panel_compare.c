@@ -1,0 +1,37 @@
+/* Compare panel: engine A against reference B side by side. */
+#include <math.h>
+
+#include "panels.h"
+#include "plot.h"
+
+void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c)
+{
+    int h, wd;
+    ui_inner(w, &h, &wd);
+    if (!v->have_cmp) {
+        ui_put(w, 0, 0, "no comparison: compare A B");
+        return;
+    }
+    char x[16], y[16], z[16];
+    wattron(w, ui_attr(c, UI_C_TITLE));
+    ui_putf(w, 0, 0, "%s vs %s", v->cmp_a, v->cmp_b);
+    wattroff(w, ui_attr(c, UI_C_TITLE));
+    ui_fmt_num(x, sizeof x, v->cmp_eps);
+    ui_putf(w, 1, 0, "eps %s  overlap %.6f", x, v->overlap);
+    ui_fmt_num(x, sizeof x, v->err_mean);
+    ui_fmt_num(y, sizeof y, v->err_std);
+    ui_fmt_num(z, sizeof z, v->err_max);
+    ui_putf(w, 2, 0, "err mean %s std %s", x, y);
+    int row = 3;
+    if (!isnan(v->err_max) && row < h)
+        ui_putf(w, row++, 0, "err max %s", z);
+    ui_fmt_num(x, sizeof x, v->only_a);
+    ui_fmt_num(y, sizeof y, v->only_b);
+    ui_fmt_num(z, sizeof z, v->both);
+    if (row < h)
+        ui_putf(w, row++, 0, "only A %s  only B %s  both %s", x, y, z);
+    ui_fmt_num(x, sizeof x, v->time_a);
+    ui_fmt_num(y, sizeof y, v->time_b);
+    if (row < h && !(isnan(v->time_a) && isnan(v->time_b)))
+        ui_putf(w, row++, 0, "time A %s s  B %s s", x, y);
+}

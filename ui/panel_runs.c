@@ -1,0 +1,35 @@
+/* Runs panel: the latest runs, newest first. */
+#include <stdio.h>
+
+#include "panels.h"
+#include "plot.h"
+
+void ui_panel_runs(WINDOW *w, const ui_view *v, const ui_pctx *c)
+{
+    int h, wd;
+    ui_inner(w, &h, &wd);
+    if (v->nruns == 0) {
+        ui_put(w, 0, 0, "no runs yet: run ENGINE");
+        return;
+    }
+    wattron(w, ui_attr(c, UI_C_TITLE));
+    ui_putf(w, 0, 0, "%4s %-9s %8s %9s %8s %7s", "id", "engine", "eps", "S", "time s", "TFLOPS");
+    wattroff(w, ui_attr(c, UI_C_TITLE));
+    int first = v->nruns - 1 - c->scroll;
+    for (int row = 1, k = first; row < h && k >= 0; row++, k--) {
+        const ui_run_row *r = &v->runs[k];
+        char eps[16], sel[16], t[16], tf[16];
+        ui_fmt_num(eps, sizeof eps, r->eps);
+        ui_fmt_num(sel, sizeof sel, r->sel);
+        ui_fmt_num(t, sizeof t, r->time_s);
+        ui_fmt_num(tf, sizeof tf, r->tflops);
+        if (r->failed) {
+            wattron(w, ui_attr(c, UI_C_ERR));
+            ui_putf(w, row, 0, "%4lld %-9.9s %8s %9s", (long long)r->id, r->engine, eps, "failed");
+            wattroff(w, ui_attr(c, UI_C_ERR));
+            continue;
+        }
+        ui_putf(w, row, 0, "%4lld %-9.9s %8s %9s %8s %7s", (long long)r->id, r->engine, eps, sel, t,
+                tf);
+    }
+}

@@ -1,0 +1,45 @@
+/* One draw function per panel (ui/panel_*.c). Each draws the inside of its
+ * window (rows 1..h-2, columns 1..w-2); the dashboard draws the border and
+ * the title. Panels read the view model and never change it. */
+#ifndef TCJ_UI_PANELS_H
+#define TCJ_UI_PANELS_H
+
+#include <curses.h>
+
+#include "nvml.h"
+#include "view.h"
+
+/* Colour pairs set up by the dashboard (0 when monochrome). */
+enum { UI_C_TITLE = 1, UI_C_ERR, UI_C_BAR, UI_C_WARN, UI_C_DIM, UI_C_FOCUS };
+
+typedef struct ui_pctx {
+    int scroll; /* lines scrolled: back from the newest (log), down (tables) */
+    int color;  /* has_colors() and colours started */
+    const nvml_sample *series; /* the clocks panel's samples, oldest first */
+    size_t nseries;
+    const char *nvml_note; /* why NVML gives nothing ("" when it does) */
+    int live;              /* a GPU run is in progress */
+} ui_pctx;
+
+/* Attributes for a colour pair with a monochrome fallback. */
+attr_t ui_attr(const ui_pctx *c, int pair);
+/* Print s at (y, x) clipped to the window's inside. */
+void ui_put(WINDOW *w, int y, int x, const char *s);
+/* Print with printf formatting, clipped. */
+void ui_putf(WINDOW *w, int y, int x, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Inside size of a window (without the border). */
+void ui_inner(WINDOW *w, int *h, int *wd);
+/* Copy a grid (ui/plot.h) into the window's inside at (y, x). */
+struct ui_grid;
+void ui_put_grid(WINDOW *w, int y, int x, const struct ui_grid *g, const ui_pctx *c);
+
+void ui_panel_dataset(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_runs(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_counters(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_clocks(WINDOW *w, const ui_view *v, const ui_pctx *c);
+void ui_panel_log(WINDOW *w, const ui_view *v, const ui_pctx *c);
+
+#endif

@@ -1,0 +1,239 @@
+/* Text plots on a character grid; see plot.h. */
+#include "plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void ui_grid_init(ui_grid *g, char *cells, int w, int h)
+{
+    g->w = w > 0 ? w : 0;
+    g->h = h > 0 ? h : 0;
+    g->c = cells;
+    if (g->w && g->h)
+        memset(cells, ' ', (size_t)g->w * (size_t)g->h);
+}
+
+char ui_grid_at(const ui_grid *g, int y, int x)
+{
+    if (y < 0 || x < 0 || y >= g->h || x >= g->w)
+        return ' ';
+    return g->c[y * g->w + x];
+}
+
+void ui_grid_put(ui_grid *g, int y, int x, char ch)
+{
+    if (y < 0 || x < 0 || y >= g->h || x >= g->w)
+        return;
+    g->c[y * g->w + x] = ch;
+}
+
+void ui_grid_text(ui_grid *g, int y, int x, const char *s)
+{
+    for (; *s; s++, x++)
+        ui_grid_put(g, y, x, *s);
+}
+
+void ui_grid_row(const ui_grid *g, int y, char *out)
+{
+    if (y >= 0 && y < g->h)
+        memcpy(out, g->c + y * g->w, (size_t)g->w);
+    out[y >= 0 && y < g->h ? g->w : 0] = '\0';
+}
+
+void ui_fmt_num(char *buf, size_t size, double v)
+{
+    double a = fabs(v);
+    if (isnan(v))
+        snprintf(buf, size, "N/A");
+    else if (isinf(v))
+        snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    else if (v == 0)
+        snprintf(buf, size, "0");
+    else if (a >= 1e9)
+        snprintf(buf, size, "%.2g", v);
+    else if (a >= 1e6)
+        snprintf(buf, size, "%.3gM", v / 1e6);
+    else if (a >= 1e4)
+        snprintf(buf, size, "%.3gk", v / 1e3);
+    else if (a >= 100)
+        snprintf(buf, size, "%.0f", v);
+    else if (a >= 0.01)
+        snprintf(buf, size, "%.3g", v);
+    else
+        snprintf(buf, size, "%.1e", v);
+}
+
+int ui_plot_bar(char *out, int width, double frac)
+{
+    if (width < 0)
+        width = 0;
+    if (isnan(frac)) {
+        memset(out, ' ', (size_t)width);
+        out[width] = '\0';
+        return -1;
+    }
+    frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    int full = (int)lround(frac * width);
+    for (int k = 0; k < width; k++)
+        out[k] = k < full ? '#' : '.';
+    out[width] = '\0';
+    return 0;
+}
+
+void ui_plot_spark(char *out, int width, const double *v, size_t n, double lo, double hi)
+{
+    static const char levels[] = " .:-=+*#";
+    const int nl = (int)sizeof levels - 1;
+    if (width < 0)
+        width = 0;
+    memset(out, ' ', (size_t)width);
+    out[width] = '\0';
+    size_t first = n > (size_t)width ? n - (size_t)width : 0;
+    for (size_t k = first; k < n; k++) {
+        double t = hi > lo ? (v[k] - lo) / (hi - lo) : 1.0;
+        if (isnan(v[k]))
+            continue;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        int l = 1 + (int)lround(t * (nl - 2)); /* ' ' is kept for N/A */
+        out[k - first] = levels[l];
+    }
+}
+
+static int tr(double v, int lg, double *out)
+{
+    if (!isfinite(v))
+        return 0;
+    if (lg) {
+        if (v <= 0)
+            return 0;
+        v = log10(v);
+    }
+    *out = v;
+    return 1;
+}
+
+/* Axes shared by the line plot and the histogram: y labels on the left, a
+ * bottom axis, x labels under it. Returns the plot area's left column and
+ * height through x0/ph, or -1 if there is no room. */
+static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi, int *x0,
+                     int *ph)
+{
+    char top[16], bot[16], left[16], right[16];
+    ui_fmt_num(top, sizeof top, yhi);
+    ui_fmt_num(bot, sizeof bot, ylo);
+    ui_fmt_num(left, sizeof left, xlo);
+    ui_fmt_num(right, sizeof right, xhi);
+    int lw = (int)(strlen(top) > strlen(bot) ? strlen(top) : strlen(bot));
+    *x0 = lw + 1;
+    *ph = g->h - 2;
+    if (*ph < 1 || g->w - *x0 < 4) {
+        ui_grid_text(g, 0, 0, "(no room)");
+        return -1;
+    }
+    for (int y = 0; y < *ph; y++)
+        ui_grid_put(g, y, lw, '|');
+    ui_grid_put(g, *ph, lw, '+');
+    for (int x = *x0; x < g->w; x++)
+        ui_grid_put(g, *ph, x, '-');
+    ui_grid_text(g, 0, lw - (int)strlen(top), top);
+    ui_grid_text(g, *ph - 1 > 0 ? *ph - 1 : 0, lw - (int)strlen(bot), bot);
+    ui_grid_text(g, g->h - 1, *x0, left);
+    int rx = g->w - (int)strlen(right);
+    if (rx > *x0 + (int)strlen(left))
+        ui_grid_text(g, g->h - 1, rx, right);
+    return 0;
+}
+
+int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy)
+{
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        double tx, ty;
+        if (!tr(x[k], logx, &tx) || !tr(y[k], logy, &ty))
+            continue;
+        xlo = fmin(xlo, tx), xhi = fmax(xhi, tx);
+        ylo = fmin(ylo, ty), yhi = fmax(yhi, ty);
+        m++;
+    }
+    if (m == 0) {
+        ui_grid_text(g, 0, 0, "(no data)");
+        return -1;
+    }
+    int x0, ph;
+    if (draw_axes(g, logy ? pow(10, ylo) : ylo, logy ? pow(10, yhi) : yhi,
+                  logx ? pow(10, xlo) : xlo, logx ? pow(10, xhi) : xhi, &x0, &ph))
+        return -1;
+    int pw = g->w - x0;
+    double ys = yhi > ylo ? yhi - ylo : 1;
+    /* One mark per column: the curve interpolated at the column's x, so a
+     * few points still draw a continuous line. */
+    for (int c = 0; c < pw; c++) {
+        double xv = pw > 1 ? xlo + (xhi - xlo) * c / (pw - 1) : xlo;
+        int have = 0;
+        double yv = 0, px = 0, py = 0;
+        int havep = 0;
+        for (size_t k = 0; k < n && !have; k++) {
+            double tx, ty;
+            if (!tr(x[k], logx, &tx) || !tr(y[k], logy, &ty))
+                continue;
+            if (tx == xv || (m == 1)) {
+                yv = ty, have = 1;
+            } else if (havep && px <= xv && xv <= tx) {
+                yv = tx > px ? py + (ty - py) * (xv - px) / (tx - px) : ty;
+                have = 1;
+            }
+            px = tx, py = ty, havep = 1;
+        }
+        if (!have)
+            continue;
+        int row = ph - 1 - (int)lround((yv - ylo) / ys * (ph - 1));
+        ui_grid_put(g, row, x0 + c, '*');
+    }
+    return 0;
+}
+
+int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count,
+                 size_t nbins, int logy)
+{
+    double cmax = 0;
+    for (size_t b = 0; b < nbins; b++)
+        if (count[b] > cmax)
+            cmax = count[b];
+    if (nbins == 0 || !(cmax > 0)) {
+        ui_grid_text(g, 0, 0, "(no data)");
+        return -1;
+    }
+    int x0, ph;
+    if (draw_axes(g, 0, cmax, lo[0], hi[nbins - 1], &x0, &ph))
+        return -1;
+    int pw = g->w - x0;
+    if (pw > 1024)
+        pw = 1024;
+    /* Each column sums the bins it covers; with more columns than bins a
+     * bin spans several columns. Heights are scaled by the tallest column. */
+    double col[1024], cm = 0;
+    for (int c = 0; c < pw; c++) {
+        size_t b0 = (size_t)c * nbins / (size_t)pw;
+        size_t b1 = (size_t)(c + 1) * nbins / (size_t)pw;
+        if (b1 <= b0)
+            b1 = b0 + 1;
+        col[c] = 0;
+        for (size_t b = b0; b < b1 && b < nbins; b++)
+            col[c] += count[b];
+        cm = fmax(cm, col[c]);
+    }
+    double top = logy ? log10(1 + cm) : cm;
+    for (int c = 0; c < pw; c++) {
+        if (!(col[c] > 0))
+            continue;
+        double v = logy ? log10(1 + col[c]) : col[c];
+        int hgt = (int)lround(v / top * ph);
+        if (hgt < 1)
+            hgt = 1; /* a nonzero bin is always visible */
+        for (int k = 0; k < hgt; k++)
+            ui_grid_put(g, ph - 1 - k, x0 + c, '#');
+    }
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* Text plots drawn into a plain character grid (no ncurses), so they are
+ * unit-tested on a buffer: bars, sparklines, x-y line plots and histograms
+ * with axes. Panels copy the grid's rows into their window. ASCII only, so
+ * they read the same over ssh, in tmux and in monochrome. */
+#ifndef TCJ_UI_PLOT_H
+#define TCJ_UI_PLOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* w*h cells, row-major, in caller-owned memory (no terminating NULs). */
+typedef struct ui_grid {
+    int w, h;
+    char *c;
+} ui_grid;
+
+/* Point g at cells (w*h bytes) and fill them with spaces. */
+void ui_grid_init(ui_grid *g, char *cells, int w, int h);
+char ui_grid_at(const ui_grid *g, int y, int x); /* ' ' outside */
+void ui_grid_put(ui_grid *g, int y, int x, char ch); /* ignored outside */
+void ui_grid_text(ui_grid *g, int y, int x, const char *s); /* clipped */
+/* Copy row y into out (w chars + NUL, trailing spaces kept). */
+void ui_grid_row(const ui_grid *g, int y, char *out);
+
+/* A compact number in at most 7 characters: 0, 12.5, 1234, 12.3k, 4.56M,
+ * 1.2e-05, -0.031. NaN gives "N/A". */
+void ui_fmt_num(char *buf, size_t size, double v);
+
+/* A horizontal bar: width cells of '#' for frac (clamped to [0,1]) then
+ * '.', NUL-terminated into out (width+1 bytes). NaN: all ' ' and returns -1. */
+int ui_plot_bar(char *out, int width, double frac);
+
+/* A sparkline of the last `width` values of v[0..n) between lo and hi, one
+ * cell per value, levels " .:-=+*#"; NaN is ' '. out gets width+1 bytes. */
+void ui_plot_spark(char *out, int width, const double *v, size_t n, double lo, double hi);
+
+/* Line plot of (x[k], y[k]), k < n, x ascending, with a y axis labelled by
+ * its max and min on the left and the x range on the bottom row. logx/logy
+ * plot log10 (nonpositive values are skipped). Returns 0, or -1 when there
+ * is nothing to plot or no room (the grid is then left with a note). */
+int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy);
+
+/* Vertical-bar histogram of count[b] over bins [lo[b], hi[b]), b < nbins,
+ * bins ascending; logy scales heights by log10(1+count) (as the FASTED
+ * paper's Figure 11 does for the distance error). Returns 0 or -1. */
+int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count,
+                 size_t nbins, int logy);
+
+#endif

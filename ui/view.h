@@ -1,0 +1,92 @@
+/* The dashboard's view model: what the panels draw, built from the output
+ * writer's records ("run", "compare", "sweep", "curve", "dataset", "info",
+ * "profile") and text (the log). No ncurses here, so it is testable. */
+#ifndef TCJ_UI_VIEW_H
+#define TCJ_UI_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define UI_MAX_RUNS 64
+#define UI_MAX_BINS 256
+#define UI_MAX_CURVE 512
+#define UI_MAX_COUNTERS 48
+#define UI_LOG_LINES 2000
+
+typedef struct ui_run_row {
+    int64_t id;
+    char engine[24];
+    char dataset[48];
+    double eps, sel, time_s, tflops;
+    uint64_t pairs;
+    int failed;
+} ui_run_row;
+
+typedef struct ui_metric {
+    char name[64];
+    double value;
+} ui_metric;
+
+typedef struct ui_view {
+    /* dataset panel ("dataset" and "info" records) */
+    int have_ds, have_info;
+    char ds_name[96], ds_format[16];
+    double n, d, vmin, vmax, absmax, fp16_over, fp16_under, dups;
+
+    /* runs panel: newest last */
+    ui_run_row runs[UI_MAX_RUNS];
+    int nruns;
+
+    /* compare panel and its error histogram */
+    int have_cmp;
+    char cmp_a[24], cmp_b[24];
+    double cmp_eps, overlap, err_mean, err_std, err_max, only_a, only_b, both;
+    double time_a, time_b;
+    size_t nbins;
+    double bin_lo[UI_MAX_BINS], bin_hi[UI_MAX_BINS], bin_count[UI_MAX_BINS];
+
+    /* selectivity curve: S(eps) points, and sweep results as marks */
+    size_t ncurve;
+    double curve_eps[UI_MAX_CURVE], curve_sel[UI_MAX_CURVE];
+    size_t nsweep;
+    double sweep_target[32], sweep_eps[32], sweep_sel[32];
+
+    /* counters panel (profile record, or metrics of the latest run) */
+    char cnt_engine[24], cnt_note[200];
+    int64_t cnt_run;
+    ui_metric cnt[UI_MAX_COUNTERS];
+    int ncnt;
+
+    /* clocks panel: the latest GPU run's NVML summary (metrics of a run) */
+    char clk_engine[24];
+    int64_t clk_run;
+    ui_metric clk[16];
+    int nclk;
+
+    /* log: a ring of lines */
+    char *log[UI_LOG_LINES];
+    int log_head, log_n;
+    int log_err[UI_LOG_LINES];
+
+    unsigned version; /* bumped on every change, so the screen knows */
+} ui_view;
+
+void ui_view_init(ui_view *v);
+void ui_view_free(ui_view *v);
+/* Take one JSON record (ignored if it does not parse). Returns the panel
+ * (ui_panel_id) that got new data, or -1. */
+int ui_view_record(ui_view *v, const char *json_text);
+/* Append text to the log, split at newlines; err marks error lines. A
+ * partial last line is kept open for the next call. */
+void ui_view_log(ui_view *v, const char *text, int err);
+/* Log line k counting from the oldest, k < v->log_n. */
+const char *ui_view_log_line(const ui_view *v, int k, int *err);
+
+/* Add or update a run row (from the session log), kept in ascending id
+ * order; fields the row lacks (NAN) keep what a record gave. */
+void ui_view_add_run(ui_view *v, const ui_run_row *row);
+
+/* Value of a metric by name in a list, NAN if missing. */
+double ui_metric_get(const ui_metric *m, int n, const char *name);
+
+#endif
