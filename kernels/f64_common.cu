@@ -155,8 +155,8 @@ int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const
             for (size_t k = d; k < dp; k++)
                 dst[k] = 0;
         }
-        cudaError_t e = cudaMemcpy(*out + r0 * dp, h, (r1 - r0) * dp * sizeof(double),
-                                   cudaMemcpyHostToDevice);
+        cudaError_t e =
+            cudaMemcpy(*out + r0 * dp, h, (r1 - r0) * dp * sizeof(double), cudaMemcpyHostToDevice);
         if (e != cudaSuccess) {
             cudaFreeHost(h);
             return kern_cuda_fail(e, "cudaMemcpy(points)", __FILE__, __LINE__);

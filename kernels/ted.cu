@@ -75,9 +75,9 @@ __global__ void __launch_bounds__(TED_PAPER_WARPS * 32)
 }
 
 /* ---- (b) redesigned ---- */
-#define TR_BM 128 /* query rows per block tile */
-#define TR_BN 64  /* candidate rows per block tile */
-#define TR_BK 32  /* dimensions per pipeline stage */
+#define TR_BM 128          /* query rows per block tile */
+#define TR_BN 64           /* candidate rows per block tile */
+#define TR_BK 32           /* dimensions per pipeline stage */
 #define TR_LDS (TR_BK + 4) /* padded row: fragment loads hit 32 distinct banks */
 #define TR_WARPS 8         /* 4 x 2 warps of 32 x 32 */
 #define TR_GROUP 8         /* block-tile rows per ordering group */
@@ -109,8 +109,8 @@ __device__ __forceinline__ void tr_load_stage(double *As, double *Bs, const doub
 
 /* Emit one pair found under the item's symmetry (see f64_item). Kept out
  * of line so the unrolled epilogue stays small and acc stays in registers. */
-__device__ __noinline__ void tr_emit(const f64_out &o, int sym, size_t row, size_t col,
-                                        double d2, unsigned long long &local)
+__device__ __noinline__ void tr_emit(const f64_out &o, int sym, size_t row, size_t col, double d2,
+                                     unsigned long long &local)
 {
     if (sym == 0) {
         f64_emit(o, (uint32_t)row, (uint32_t)col, d2, local);
@@ -177,8 +177,8 @@ __global__ void __launch_bounds__(TR_WARPS * 32, 1)
             for (int mt = 0; mt < 2; mt++)
 #pragma unroll
                 for (int i = 0; i < 8; i++)
-                    a[mt][i] = As[(wm * 32 + mt * 16 + g + 8 * (i & 1)) * TR_LDS + ks + t +
-                                  4 * (i >> 1)];
+                    a[mt][i] =
+                        As[(wm * 32 + mt * 16 + g + 8 * (i & 1)) * TR_LDS + ks + t + 4 * (i >> 1)];
 #pragma unroll
             for (int nt = 0; nt < 4; nt++) {
                 double b[4];
@@ -231,7 +231,8 @@ static int ted_launch(f64_run *r, const f64_item *it, void *user)
         ted_paper_kernel<<<(unsigned)blocks, TED_PAPER_WARPS * 32>>>(
             c->dx, c->dxs, c->nrm, c->dp, it->qa, it->qb, it->ca, it->cb, r->out);
     } else {
-        size_t rt = (it->qb - it->qa + TR_BM - 1) / TR_BM, ct = (it->cb - it->ca + TR_BN - 1) / TR_BN;
+        size_t rt = (it->qb - it->qa + TR_BM - 1) / TR_BM,
+               ct = (it->cb - it->ca + TR_BN - 1) / TR_BN;
         ted_redesigned_kernel<<<(unsigned)(rt * ct), TR_WARPS * 32, TR_SMEM>>>(
             c->dx, c->nrm, c->dp, it->qa, it->qb, it->ca, it->cb, it->sym, r->out);
     }

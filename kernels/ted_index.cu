@@ -61,10 +61,10 @@ __device__ __forceinline__ size_t ti_lower_bound(const long long *keys, size_t m
 __global__ void __launch_bounds__(TI_WARPS * 32)
     ti_join_kernel(const double *__restrict__ x, const double *__restrict__ pre, int nch, size_t dp,
                    const uint32_t *__restrict__ ids, const long long *__restrict__ ukey,
-                   const size_t *__restrict__ cstart, size_t ncell,
-                   const size_t *__restrict__ gpos, const uint32_t *__restrict__ glen,
-                   const uint32_t *__restrict__ gcell, const size_t *__restrict__ qpos,
-                   ti_grid grid, size_t ga, size_t gb, size_t pa, size_t pb, f64_out o)
+                   const size_t *__restrict__ cstart, size_t ncell, const size_t *__restrict__ gpos,
+                   const uint32_t *__restrict__ glen, const uint32_t *__restrict__ gcell,
+                   const size_t *__restrict__ qpos, ti_grid grid, size_t ga, size_t gb, size_t pa,
+                   size_t pb, f64_out o)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
@@ -150,15 +150,15 @@ static double ti_now(void)
 
 /* The host-built index: points in cell order, cells, query groups. */
 struct ti_index {
-    int *perm;          /* dimensions by variance, descending */
-    uint32_t *order;    /* sorted position -> row */
-    long long *ukey;    /* non-empty cell keys, ascending */
-    size_t *cstart;     /* ncell+1 positions */
+    int *perm;       /* dimensions by variance, descending */
+    uint32_t *order; /* sorted position -> row */
+    long long *ukey; /* non-empty cell keys, ascending */
+    size_t *cstart;  /* ncell+1 positions */
     size_t ncell;
-    size_t *gpos;       /* group -> first entry in qpos */
+    size_t *gpos; /* group -> first entry in qpos */
     uint32_t *glen, *gcell;
     size_t ngroup;
-    size_t *qpos;       /* query positions, grouped by cell */
+    size_t *qpos; /* query positions, grouped by cell */
     size_t nqpos;
     ti_grid grid;
 };
@@ -425,8 +425,8 @@ extern "C" int kern_ted_index_run(kern_f64_job *job)
         rc = f64_finish(&r);
     job->d_padded = v.dp;
     snprintf(job->variant, sizeof job->variant,
-             "index k=%d, %zu cells, %zu groups, mma m8n8k4, 8 queries/warp", ix.grid.k,
-             ix.ncell, ix.ngroup);
+             "index k=%d, %zu cells, %zu groups, mma m8n8k4, 8 queries/warp", ix.grid.k, ix.ncell,
+             ix.ngroup);
     cudaFree(v.x);
     cudaFree(v.pre);
     cudaFree(v.ids);

@@ -72,8 +72,8 @@ int main(int argc, char **argv)
             CK(cudaEventRecord(e0));
             /* Row-major C (n x strip) = A B^T is column-major C^T = B A^T:
              * B is column-major d x strip (op T), A column-major d x n. */
-            CB(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)strip, (int)n, (int)d, &one, B,
-                           (int)d, A, (int)d, &zero, C, (int)strip));
+            CB(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)strip, (int)n, (int)d, &one, B, (int)d,
+                           A, (int)d, &zero, C, (int)strip));
             CK(cudaEventRecord(e1));
             CK(cudaEventSynchronize(e1));
             if (r >= 0)

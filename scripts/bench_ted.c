@@ -81,8 +81,7 @@ static void gen(dataset *ds, size_t n, size_t d, uint64_t seed)
     }
 }
 
-static void line(const char *what, size_t n, size_t d, double eps, const join_result *r,
-                 double e2e)
+static void line(const char *what, size_t n, size_t d, double eps, const join_result *r, double e2e)
 {
     double tp = engine_tflops((double)n, (double)n, (double)r->d_padded, r->kernel_seconds);
     double tu = engine_tflops((double)n, (double)n, (double)d, r->kernel_seconds);

@@ -17,10 +17,13 @@
  *
  * cupti_prof_launch calls fn once when no profile is requested (the normal
  * case: no cost). Under `profile ENGINE` (cupti_prof_request set) the first
- * call replays fn once per counter pass (COUNT mode kernels are safe to
- * repeat because fn resets what it accumulates), collects the counters,
- * and ends with one more plain call whose result the engine keeps. Later
- * calls in the same run launch plainly. */
+ * call runs fn once plainly (a warm-up that fills device-side caches, so
+ * every pass does the same work), then once per counter pass inside one
+ * CUPTI range (COUNT mode work is safe to repeat because fn resets what it
+ * accumulates), and ends with one more plain call whose result and timings
+ * the engine keeps. Later calls in the same run launch plainly. fn may be a
+ * whole kern_*_run call in COUNT mode: the range then covers its kernel
+ * launches, dominated by the join kernel. */
 #ifndef TCJ_CUPTI_PROF_H
 #define TCJ_CUPTI_PROF_H
 
@@ -45,7 +48,7 @@ const cupti_metric_def *cupti_metric_find(const char *name);
 
 /* The outcome of one profiled launch. */
 typedef struct cupti_prof_result {
-    int status; /* 0: counters below; else TCJ_EUNSUP/TCJ_ENODEV/TCJ_EGPU */
+    int status;       /* 0: counters below; else TCJ_EUNSUP/TCJ_ENODEV/TCJ_EGPU */
     char reason[256]; /* why there are no counters (status != 0) */
     int n;
     char name[CUPTI_PROF_MAX][64];

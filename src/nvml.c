@@ -33,8 +33,8 @@ static struct {
 } fn;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int opened;      /* 0 not tried, 1 ok, -1 unavailable */
-static char why[192];   /* reason when unavailable */
+static int opened;    /* 0 not tried, 1 ok, -1 unavailable */
+static char why[192]; /* reason when unavailable */
 static void *lib;
 static const char *lib_path; /* NULL: the default names */
 

@@ -52,8 +52,8 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
         return store_fail(st, what);
     if (!s)
         return err_set(TCJ_EINVAL, "%s: %s: no statement in the text", st->path, what);
-    while (tail && (*tail == ' ' || *tail == '\t' || *tail == '\n' || *tail == '\r' ||
-                    *tail == ';'))
+    while (tail &&
+           (*tail == ' ' || *tail == '\t' || *tail == '\n' || *tail == '\r' || *tail == ';'))
         tail++;
     int rc = 0;
     if (tail && *tail)
@@ -101,8 +101,8 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx)
 }
 
 /* The query behind one run's row: every runs column, then the dataset's. */
-#define RUN_SELECT                                                                              \
-    "r.*, ds.name AS dataset, ds.path AS dataset_path, ds.format AS dataset_format, "          \
+#define RUN_SELECT                                                                                 \
+    "r.*, ds.name AS dataset, ds.path AS dataset_path, ds.format AS dataset_format, "              \
     "ds.hash AS dataset_hash FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
 
 static int run_exists(store *st, int64_t run_id, const char *what)

@@ -174,8 +174,7 @@ static int store_setup(store *st)
         return store_fail(st, "switching to WAL mode");
     /* NORMAL is safe in WAL mode: a crash of the process loses nothing
      * committed, a power loss at most the last transactions. */
-    if (store_exec(st, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
-                   "setting pragmas"))
+    if (store_exec(st, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", "setting pragmas"))
         return TCJ_ESTORE;
     return store_migrate(st);
 }
@@ -206,8 +205,7 @@ int store_open(const char *path, store **out)
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
     free(def);
-    int src = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                              NULL);
+    int src = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (src != SQLITE_OK) {
         rc = err_set(TCJ_ESTORE, "%s: %s", st->path,
                      st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(src));
@@ -259,8 +257,7 @@ static int64_t insert_done(store *st, sqlite3_stmt *s, const char *what)
 }
 
 /* Step an UPDATE or DELETE of one row by id; TCJ_EINVAL when no row had it. */
-static int update_done(store *st, sqlite3_stmt *s, const char *what, const char *table,
-                       int64_t id)
+static int update_done(store *st, sqlite3_stmt *s, const char *what, const char *table, int64_t id)
 {
     if (store_step_done(st, s, what))
         return TCJ_ESTORE;
@@ -270,8 +267,7 @@ static int update_done(store *st, sqlite3_stmt *s, const char *what, const char 
     return 0;
 }
 
-int64_t store_session_begin(store *st, const char *argv_line, const char *version,
-                            const char *host)
+int64_t store_session_begin(store *st, const char *argv_line, const char *version, const char *host)
 {
     const char *what = "storing the session";
     sqlite3_stmt *s;
@@ -327,13 +323,11 @@ int64_t store_command_begin(store *st, int64_t session_id, const char *line)
     return insert_done(st, s, what);
 }
 
-int store_command_end(store *st, int64_t command_id, int status, const char *error,
-                      double seconds)
+int store_command_end(store *st, int64_t command_id, int status, const char *error, double seconds)
 {
     const char *what = "finishing a command";
     sqlite3_stmt *s;
-    if (store_prepare(st,
-                      "UPDATE commands SET status = ?2, error = ?3, seconds = ?4 WHERE id = ?1",
+    if (store_prepare(st, "UPDATE commands SET status = ?2, error = ?3, seconds = ?4 WHERE id = ?1",
                       &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int64(s, 1, command_id);
@@ -564,8 +558,8 @@ static int cmp_insert(store *st, const store_cmp_rec *c, int64_t *id)
         return TCJ_ESTORE;
 
     if (c->nbins && (!c->bin_lo || !c->bin_hi || !c->bin_count))
-        return err_set(TCJ_EINVAL, "%s: %s: %zu bins without their edges or counts", st->path,
-                       what, c->nbins);
+        return err_set(TCJ_EINVAL, "%s: %s: %zu bins without their edges or counts", st->path, what,
+                       c->nbins);
     if (!c->nbins)
         return 0;
     if (store_prepare(st,

@@ -51,8 +51,7 @@ int64_t store_command(store *st, int64_t session_id, const char *line, int statu
  * commits the line with status NULL ("unfinished" if the process dies),
  * end fills in status, error and seconds. */
 int64_t store_command_begin(store *st, int64_t session_id, const char *line);
-int store_command_end(store *st, int64_t command_id, int status, const char *error,
-                      double seconds);
+int store_command_end(store *st, int64_t command_id, int status, const char *error, double seconds);
 
 /* A run and everything measured with it, in one transaction. */
 typedef struct store_run_rec {
@@ -60,8 +59,8 @@ typedef struct store_run_rec {
     const char *engine, *precision, *mode, *options, *variant, *device;
     double eps;
     size_t q0, q1, n, d, d_padded;
-    int status;          /* 0 ok, else error code */
-    const char *error;   /* NULL when ok */
+    int status;             /* 0 ok, else error code */
+    const char *error;      /* NULL when ok */
     const join_result *res; /* phases and metrics are stored with it */
     double selectivity, tflops_padded, tflops_unpadded;
 } store_run_rec;

@@ -43,7 +43,7 @@ typedef struct dash {
     int focus, zoom;
     int scroll[UI_NBODY];
     int color;
-    int running;     /* inside cmd_exec */
+    int running; /* inside cmd_exec */
     char run_line[256];
     /* progress */
     char prog_what[64];
@@ -61,8 +61,8 @@ static dash *D;
 
 typedef void (*panel_draw_fn)(WINDOW *, const ui_view *, const ui_pctx *);
 static const panel_draw_fn draw_fns[UI_NBODY] = {
-    ui_panel_dataset, ui_panel_runs, ui_panel_compare, ui_panel_curve,
-    ui_panel_hist,    ui_panel_counters, ui_panel_clocks, ui_panel_log,
+    ui_panel_dataset, ui_panel_runs,     ui_panel_compare, ui_panel_curve,
+    ui_panel_hist,    ui_panel_counters, ui_panel_clocks,  ui_panel_log,
 };
 
 /* ---- windows ---- */
@@ -121,10 +121,17 @@ static int dash_scroll_max(dash *d, int p)
     int inner = d->L.r[p].h - 2;
     int lines = 0;
     switch (p) {
-    case UI_LOG: lines = d->view.log_n; break;
-    case UI_RUNS: lines = d->view.nruns + 1; break;
-    case UI_COUNTERS: lines = d->view.ncnt + 2; break;
-    default: return 0;
+    case UI_LOG:
+        lines = d->view.log_n;
+        break;
+    case UI_RUNS:
+        lines = d->view.nruns + 1;
+        break;
+    case UI_COUNTERS:
+        lines = d->view.ncnt + 2;
+        break;
+    default:
+        return 0;
     }
     return lines > inner ? lines - inner : 0;
 }
@@ -171,8 +178,8 @@ static void dash_draw_progress(dash *d)
         char tail[128], bar[256];
         double rate = el > 0 ? f / el : 0;
         if (f > 0 && rate > 0)
-            snprintf(tail, sizeof tail, " %3.0f%% %s %.1f%%/s, %.1f s left  Esc cancels",
-                     100 * f, d->prog_what, 100 * rate, (1 - f) / rate);
+            snprintf(tail, sizeof tail, " %3.0f%% %s %.1f%%/s, %.1f s left  Esc cancels", 100 * f,
+                     d->prog_what, 100 * rate, (1 - f) / rate);
         else
             snprintf(tail, sizeof tail, " %3.0f%% %s  Esc cancels", 100 * f, d->prog_what);
         int bw = W - (int)strlen(tail) - 2;
@@ -259,7 +266,9 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
 {
     dash *d = ctx;
     switch (kind) {
-    case OUT_TEXT: ui_view_log(&d->view, text, 0); break;
+    case OUT_TEXT:
+        ui_view_log(&d->view, text, 0);
+        break;
     case OUT_ERROR: {
         size_t n = strlen(text) + 16;
         char *line = xmalloc(n);
@@ -432,9 +441,7 @@ static void dash_rl_noprep(int meta)
     (void)meta;
 }
 
-static void dash_rl_nodeprep(void)
-{
-}
+static void dash_rl_nodeprep(void) {}
 
 /* Several completions: list them in the log instead of on the terminal. */
 static void dash_rl_matches(char **matches, int n, int maxlen)
@@ -454,6 +461,34 @@ static void dash_rl_matches(char **matches, int n, int maxlen)
     doupdate();
 }
 
+/* Execute one line as if typed: echo it, run it with progress and the
+ * cancel key live, then redraw from the results. */
+static void dash_exec(dash *d, const char *line)
+{
+    size_t n = strlen(line) + 16;
+    char *echo = xmalloc(n);
+    snprintf(echo, n, "%s%s\n", DASH_PROMPT, line);
+    ui_view_log(&d->view, echo, 0);
+    free(echo);
+    snprintf(d->run_line, sizeof d->run_line, "%s", line);
+    d->running = 1;
+    d->s->cancel = 0;
+    d->prog_on = 0;
+    dash_draw_all(d);
+    app_busy = 1;
+    cmd_exec(d->s, line);
+    app_busy = 0;
+    app_sigint = 0;
+    d->running = 0;
+    d->prog_on = 0;
+    if (d->s->cancel)
+        ui_view_log(&d->view, "cancelled\n", 0);
+    d->s->cancel = 0;
+    if (d->s->quit)
+        d->quit = 1;
+    dash_sync_runs(d);
+}
+
 static void dash_on_line(char *line)
 {
     dash *d = D;
@@ -468,28 +503,7 @@ static void dash_on_line(char *line)
         add_history(line);
         if (d->hist)
             append_history(1, d->hist);
-        size_t n = strlen(line) + 16;
-        char *echo = xmalloc(n);
-        snprintf(echo, n, "%s%s\n", DASH_PROMPT, line);
-        ui_view_log(&d->view, echo, 0);
-        free(echo);
-        snprintf(d->run_line, sizeof d->run_line, "%s", line);
-        d->running = 1;
-        d->s->cancel = 0;
-        d->prog_on = 0;
-        dash_draw_all(d);
-        app_busy = 1;
-        cmd_exec(d->s, line);
-        app_busy = 0;
-        app_sigint = 0;
-        d->running = 0;
-        d->prog_on = 0;
-        if (d->s->cancel)
-            ui_view_log(&d->view, "cancelled\n", 0);
-        d->s->cancel = 0;
-        if (d->s->quit)
-            d->quit = 1;
-        dash_sync_runs(d);
+        dash_exec(d, line);
     }
     free(line);
     dash_draw_all(d);
@@ -524,15 +538,23 @@ static void dash_feed(int ch)
 static int dash_key(dash *d, int ch)
 {
     switch (ch) {
-    case KEY_RESIZE: dash_relayout(d); return 1;
+    case KEY_RESIZE:
+        dash_relayout(d);
+        return 1;
     case '\t':
         if (!line_empty())
             return 0;
         dash_set_focus(d, (d->focus + 1) % UI_NBODY);
         break;
-    case KEY_BTAB: dash_set_focus(d, (d->focus + UI_NBODY - 1) % UI_NBODY); break;
-    case KEY_PPAGE: dash_scroll(d, -1); break;
-    case KEY_NPAGE: dash_scroll(d, 1); break;
+    case KEY_BTAB:
+        dash_set_focus(d, (d->focus + UI_NBODY - 1) % UI_NBODY);
+        break;
+    case KEY_PPAGE:
+        dash_scroll(d, -1);
+        break;
+    case KEY_NPAGE:
+        dash_scroll(d, 1);
+        break;
     case KEY_F(11):
     zoom:
         d->zoom = d->zoom >= 0 ? -1 : d->focus;
@@ -551,15 +573,33 @@ static int dash_key(dash *d, int ch)
             rl_point = 0;
         }
         break;
-    case KEY_LEFT: rl_backward_char(1, 0); break;
-    case KEY_RIGHT: rl_forward_char(1, 0); break;
-    case KEY_UP: rl_get_previous_history(1, 0); break;
-    case KEY_DOWN: rl_get_next_history(1, 0); break;
-    case KEY_HOME: rl_beg_of_line(1, 0); break;
-    case KEY_END: rl_end_of_line(1, 0); break;
-    case KEY_DC: rl_delete(1, 0); break;
-    case KEY_BACKSPACE: dash_feed(127); return 1;
-    case KEY_ENTER: dash_feed('\n'); return 1;
+    case KEY_LEFT:
+        rl_backward_char(1, 0);
+        break;
+    case KEY_RIGHT:
+        rl_forward_char(1, 0);
+        break;
+    case KEY_UP:
+        rl_get_previous_history(1, 0);
+        break;
+    case KEY_DOWN:
+        rl_get_next_history(1, 0);
+        break;
+    case KEY_HOME:
+        rl_beg_of_line(1, 0);
+        break;
+    case KEY_END:
+        rl_end_of_line(1, 0);
+        break;
+    case KEY_DC:
+        rl_delete(1, 0);
+        break;
+    case KEY_BACKSPACE:
+        dash_feed(127);
+        return 1;
+    case KEY_ENTER:
+        dash_feed('\n');
+        return 1;
     default:
         if (ch >= KEY_F(2) && ch <= KEY_F(2 + UI_NBODY - 1)) {
             dash_set_focus(d, ch - KEY_F(2));
@@ -592,6 +632,11 @@ static void dash_colors(dash *d)
 }
 
 int ui_dashboard_run(session *s)
+{
+    return ui_dashboard_run_init(s, NULL);
+}
+
+int ui_dashboard_run_init(session *s, const char *init)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return err_set(TCJ_EUNSUP, "the dashboard needs a terminal");
@@ -652,8 +697,7 @@ int ui_dashboard_run(session *s)
     out_set_sink(dash_sink, &d);
     s->ui = &dash_hooks;
     s->ui_ctx = &d;
-    ui_view_log(&d.view, "tcjoin " TCJ_VERSION ": type help for the commands, quit to leave\n",
-                0);
+    ui_view_log(&d.view, "tcjoin " TCJ_VERSION ": type help for the commands, quit to leave\n", 0);
     nvml_open();
     if (nvml_unavailable_reason()[0]) {
         char line[256];
@@ -662,6 +706,10 @@ int ui_dashboard_run(session *s)
         ui_view_log(&d.view, line, 0);
     }
     dash_draw_all(&d);
+    if (init && *init) {
+        dash_exec(&d, init);
+        dash_draw_all(&d);
+    }
 
     while (!d.quit && !s->quit) {
         WINDOW *w = d.win[UI_PROMPT] ? d.win[UI_PROMPT] : stdscr;

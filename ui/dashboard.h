@@ -9,5 +9,9 @@
  * err_msg when the terminal cannot host it (the caller falls back to the
  * line REPL). */
 int ui_dashboard_run(session *s);
+/* The same, first executing init (commands separated by ';' or newlines)
+ * inside the dashboard as if typed, so its results fill the panels; NULL
+ * for none. For `make demo` (tcjoin -i -e '...' on a terminal). */
+int ui_dashboard_run_init(session *s, const char *init);
 
 #endif

@@ -50,11 +50,21 @@ static char *parse_string(parser *ps)
         if (c == '\\') {
             char e = *ps->p++;
             switch (e) {
-            case 'n': cp = '\n'; break;
-            case 't': cp = '\t'; break;
-            case 'r': cp = '\r'; break;
-            case 'b': cp = '\b'; break;
-            case 'f': cp = '\f'; break;
+            case 'n':
+                cp = '\n';
+                break;
+            case 't':
+                cp = '\t';
+                break;
+            case 'r':
+                cp = '\r';
+                break;
+            case 'b':
+                cp = '\b';
+                break;
+            case 'f':
+                cp = '\f';
+                break;
             case 'u': {
                 cp = 0;
                 for (int k = 0; k < 4; k++) {
@@ -68,8 +78,12 @@ static char *parse_string(parser *ps)
                 ps->p += 4;
                 break;
             }
-            case '\0': free(out); return NULL;
-            default: cp = (unsigned char)e; break;
+            case '\0':
+                free(out);
+                return NULL;
+            default:
+                cp = (unsigned char)e;
+                break;
             }
         }
         if (n + 4 >= cap)

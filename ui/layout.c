@@ -26,20 +26,32 @@ typedef struct templ {
 
 /* Largest first; the first that fits is used. */
 static const templ templates[] = {
-    {120, 30, -1, 3,
+    {120,
+     30,
+     -1,
+     3,
      {{3, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
       {4, 3, {UI_COMPARE, UI_HIST, UI_CURVE}, {4, 3, 3}},
       {3, 2, {UI_COUNTERS, UI_LOG}, {2, 3}}}},
-    {120, 18, UI_CURVE, 3,
+    {120,
+     18,
+     UI_CURVE,
+     3,
      {{4, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
       {5, 3, {UI_COMPARE, UI_HIST, UI_SLOT}, {4, 3, 3}},
       {4, 1, {UI_LOG}, {1}}}},
-    {80, 30, UI_COUNTERS, 4,
+    {80,
+     30,
+     UI_COUNTERS,
+     4,
      {{3, 2, {UI_DATASET, UI_RUNS}, {1, 2}},
       {4, 2, {UI_COMPARE, UI_HIST}, {1, 1}},
       {3, 2, {UI_CURVE, UI_SLOT}, {1, 1}},
       {3, 1, {UI_LOG}, {1}}}},
-    {80, 18, UI_HIST, 3,
+    {80,
+     18,
+     UI_HIST,
+     3,
      {{3, 2, {UI_DATASET, UI_RUNS}, {1, 2}},
       {4, 2, {UI_COMPARE, UI_SLOT}, {1, 1}},
       {4, 1, {UI_LOG}, {1}}}},
@@ -47,8 +59,8 @@ static const templ templates[] = {
 };
 
 static const char *const names[UI_NPANEL] = {
-    "dataset", "runs", "compare", "selectivity", "error histogram",
-    "counters", "clocks & power", "log", "progress", "prompt",
+    "dataset",  "runs",           "compare", "selectivity", "error histogram",
+    "counters", "clocks & power", "log",     "progress",    "prompt",
 };
 
 const char *ui_panel_name(int id)

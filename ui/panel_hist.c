@@ -8,8 +8,8 @@ void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c)
     int h, wd;
     ui_inner(w, &h, &wd);
     if (v->nbins == 0) {
-        ui_put(w, 0, 0, v->have_cmp ? "no error bins in the comparison"
-                                    : "no histogram: compare A B");
+        ui_put(w, 0, 0,
+               v->have_cmp ? "no error bins in the comparison" : "no histogram: compare A B");
         return;
     }
     ui_putf(w, 0, 0, "dist %s - %s, log count", v->cmp_a, v->cmp_b);

@@ -12,11 +12,16 @@ attr_t ui_attr(const ui_pctx *c, int pair)
     if (c->color)
         return COLOR_PAIR(pair) | (pair == UI_C_TITLE || pair == UI_C_FOCUS ? A_BOLD : 0);
     switch (pair) {
-    case UI_C_ERR: return A_BOLD;
-    case UI_C_FOCUS: return A_REVERSE;
-    case UI_C_TITLE: return A_BOLD;
-    case UI_C_DIM: return A_DIM;
-    default: return A_NORMAL;
+    case UI_C_ERR:
+        return A_BOLD;
+    case UI_C_FOCUS:
+        return A_REVERSE;
+    case UI_C_TITLE:
+        return A_BOLD;
+    case UI_C_DIM:
+        return A_DIM;
+    default:
+        return A_NORMAL;
     }
 }
 

@@ -13,8 +13,8 @@
 enum { UI_C_TITLE = 1, UI_C_ERR, UI_C_BAR, UI_C_WARN, UI_C_DIM, UI_C_FOCUS };
 
 typedef struct ui_pctx {
-    int scroll; /* lines scrolled: back from the newest (log), down (tables) */
-    int color;  /* has_colors() and colours started */
+    int scroll;                /* lines scrolled: back from the newest (log), down (tables) */
+    int color;                 /* has_colors() and colours started */
     const nvml_sample *series; /* the clocks panel's samples, oldest first */
     size_t nseries;
     const char *nvml_note; /* why NVML gives nothing ("" when it does) */

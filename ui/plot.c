@@ -116,8 +116,7 @@ static int tr(double v, int lg, double *out)
 /* Axes shared by the line plot and the histogram: y labels on the left, a
  * bottom axis, x labels under it. Returns the plot area's left column and
  * height through x0/ph, or -1 if there is no room. */
-static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi, int *x0,
-                     int *ph)
+static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi, int *x0, int *ph)
 {
     char top[16], bot[16], left[16], right[16];
     ui_fmt_num(top, sizeof top, yhi);
@@ -194,8 +193,8 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
     return 0;
 }
 
-int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count,
-                 size_t nbins, int logy)
+int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,
+                 int logy)
 {
     double cmax = 0;
     for (size_t b = 0; b < nbins; b++)

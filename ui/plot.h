@@ -16,8 +16,8 @@ typedef struct ui_grid {
 
 /* Point g at cells (w*h bytes) and fill them with spaces. */
 void ui_grid_init(ui_grid *g, char *cells, int w, int h);
-char ui_grid_at(const ui_grid *g, int y, int x); /* ' ' outside */
-void ui_grid_put(ui_grid *g, int y, int x, char ch); /* ignored outside */
+char ui_grid_at(const ui_grid *g, int y, int x);            /* ' ' outside */
+void ui_grid_put(ui_grid *g, int y, int x, char ch);        /* ignored outside */
 void ui_grid_text(ui_grid *g, int y, int x, const char *s); /* clipped */
 /* Copy row y into out (w chars + NUL, trailing spaces kept). */
 void ui_grid_row(const ui_grid *g, int y, char *out);
@@ -43,7 +43,7 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
 /* Vertical-bar histogram of count[b] over bins [lo[b], hi[b]), b < nbins,
  * bins ascending; logy scales heights by log10(1+count) (as the FASTED
  * paper's Figure 11 does for the distance error). Returns 0 or -1. */
-int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count,
-                 size_t nbins, int logy);
+int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,
+                 int logy);
 
 #endif

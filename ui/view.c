@@ -348,8 +348,7 @@ void ui_view_log(ui_view *v, const char *text, int err)
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         int k = (v->log_head + v->log_n - 1) % UI_LOG_LINES;
         size_t old;
-        if (v->log_n && v->log[k] && (old = strlen(v->log[k])) &&
-            v->log[k][old - 1] == '\x01') {
+        if (v->log_n && v->log[k] && (old = strlen(v->log[k])) && v->log[k][old - 1] == '\x01') {
             /* continue an open line (marked by a trailing \x01) */
             v->log[k] = xrealloc(v->log[k], old + n + 1);
             memcpy(v->log[k] + old - 1, p, n);

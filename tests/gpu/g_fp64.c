@@ -170,8 +170,7 @@ static int same_tc(const dataset *ds, double eps, const pairs *a, const pairs *b
         if (!near_eps(ds, ij, eps)) {
             snprintf(msg, len, "pair (%llu,%llu) only in %s, exact distance %.17g, eps %.17g",
                      (unsigned long long)(ij >> 32), (unsigned long long)(ij & 0xffffffffu),
-                     from_a ? "tc" : "fp64", sqrt(exact_d2(ds, ij >> 32, ij & 0xffffffffu)),
-                     eps);
+                     from_a ? "tc" : "fp64", sqrt(exact_d2(ds, ij >> 32, ij & 0xffffffffu)), eps);
             return 1;
         }
         (*boundary)++;
@@ -325,7 +324,7 @@ TEST(fp64_equals_cpu_generated)
         size_t n, d;
         double sel;
     } cases[] = {
-        {"uniform", 700, 5, 20}, {"expo", 600, 16, 30}, {"gauss", 500, 37, 15},
+        {"uniform", 700, 5, 20},  {"expo", 600, 16, 30}, {"gauss", 500, 37, 15},
         {"uniform", 300, 70, 10}, {"expo", 257, 1, 8},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -366,8 +365,8 @@ TEST(ted_matches_fp64)
         size_t n, d;
         double sel;
     } cases[] = {
-        {"uniform", 700, 5, 20}, {"expo", 600, 16, 30}, {"gauss", 500, 37, 15},
-        {"expo", 333, 128, 10}, {"uniform", 150, 3, 149},
+        {"uniform", 700, 5, 20}, {"expo", 600, 16, 30},    {"gauss", 500, 37, 15},
+        {"expo", 333, 128, 10},  {"uniform", 150, 3, 149},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         dataset ds;
@@ -379,8 +378,8 @@ TEST(ted_matches_fp64)
             int bad = check_tc(name, v == 1, &ds, eps, 0, ds.n, msg, sizeof msg);
             if (bad) {
                 dataset_free(&ds);
-                CHECK_MSG(0, "%s%s %s n=%zu d=%zu: %s", name, v == 1 ? " paper" : "",
-                          cases[c].kind, cases[c].n, cases[c].d, msg);
+                CHECK_MSG(0, "%s%s %s n=%zu d=%zu: %s", name, v == 1 ? " paper" : "", cases[c].kind,
+                          cases[c].n, cases[c].d, msg);
             }
         }
         dataset_free(&ds);
@@ -476,8 +475,8 @@ TEST(modes_consistent)
         uint64_t *cnt2 = xcalloc(nq, sizeof *cnt2);
         for (size_t k = 0; k < p.n; k++)
             cnt2[(p.ij[k] >> 32) - q0]++;
-        CHECK_MSG(memcmp(cnt, cnt2, nq * sizeof *cnt) == 0, "%s: per-point counts differ from pairs",
-                  names[e]);
+        CHECK_MSG(memcmp(cnt, cnt2, nq * sizeof *cnt) == 0,
+                  "%s: per-point counts differ from pairs", names[e]);
         /* Histogram with the top edge at eps^2: its total is the count, and
          * each pair's d2 falls in the bin the histogram says. */
         double edges[5];
@@ -617,8 +616,8 @@ TEST(query_subranges)
         for (int v = 0; v < 3; v++) {
             const char *name = v == 2 ? "ted-index" : "ted";
             bad = check_tc(name, v == 1, &ds, eps, r[k][0], r[k][1], msg, sizeof msg);
-            CHECK_MSG(!bad, "%s%s [%zu,%zu): %s", name, v == 1 ? " paper" : "", r[k][0],
-                      r[k][1], msg);
+            CHECK_MSG(!bad, "%s%s [%zu,%zu): %s", name, v == 1 ? " paper" : "", r[k][0], r[k][1],
+                      msg);
         }
     }
     dataset_free(&ds);

@@ -267,6 +267,11 @@ TEST(cpu_threads_identical)
         s.counts = c8;
         CHECK_EQ_INT(engine_run(eng[e], &s, &r), 0);
         CHECK(memcmp(c1, c8, ds.n * sizeof *c1) == 0);
+        uint64_t sum = 0, cnt = 0;
+        for (size_t i = 0; i < ds.n; i++)
+            sum += c1[i];
+        CHECK_EQ_INT(run_count(eng[e], &ds, eps, 0, ds.n, 1, &cnt), 0);
+        CHECK_EQ_INT(sum, cnt);
         CHECK_STR_CONTAINS(r.device, "threads");
         CHECK(r.nphase >= 1);
     }

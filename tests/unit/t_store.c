@@ -386,17 +386,29 @@ TEST(migrate_v1_forward)
     CHECK_EQ_INT(raw_int(path, "SELECT d_padded FROM runs WHERE id = 2"), 64);
     double lo[1] = {-1e-6}, hi[1] = {1e-6};
     uint64_t cnt[1] = {1234};
-    store_cmp_rec c = {.session_id = 1, .run_a = 2, .run_b = 1, .engine_a = "cpu-fp16",
-                       .engine_b = "cpu", .eps = 0.25, .overlap = 0.99, .nbins = 1,
-                       .bin_lo = lo, .bin_hi = hi, .bin_count = cnt};
+    store_cmp_rec c = {.session_id = 1,
+                       .run_a = 2,
+                       .run_b = 1,
+                       .engine_a = "cpu-fp16",
+                       .engine_b = "cpu",
+                       .eps = 0.25,
+                       .overlap = 0.99,
+                       .nbins = 1,
+                       .bin_lo = lo,
+                       .bin_hi = hi,
+                       .bin_count = cnt};
     CHECK(store_comparison(st, &c) > 0);
     int64_t sw = store_sweep_begin(st, 1, 1, "cpu", "solve", 64, 0.005);
     CHECK(sw > 0);
     CHECK_EQ_INT(store_sweep_step(st, sw, 0, "sample", 0.2, 60, 6100, 0.01), 0);
 
     /* The dataset row of version 1 is found again by path and hash. */
-    dataset ds = {.name = "x.fvecs", .path = "/data/x.fvecs", .format = "fvecs", .n = 100,
-                  .d = 8, .hash = 0xdeadbeefULL};
+    dataset ds = {.name = "x.fvecs",
+                  .path = "/data/x.fvecs",
+                  .format = "fvecs",
+                  .n = 100,
+                  .d = 8,
+                  .hash = 0xdeadbeefULL};
     CHECK_EQ_INT(store_dataset(st, &ds), 1);
     store_close(st);
 }
@@ -450,8 +462,7 @@ TEST(foreign_files_refused)
     store *st = NULL;
     /* Another program's database. */
     const char *other = fresh_db("other.db");
-    CHECK_EQ_INT(raw_exec(other, "CREATE TABLE notes(x); INSERT INTO notes VALUES(1);"),
-                 SQLITE_OK);
+    CHECK_EQ_INT(raw_exec(other, "CREATE TABLE notes(x); INSERT INTO notes VALUES(1);"), SQLITE_OK);
     CHECK_EQ_INT(store_open(other, &st), TCJ_ESTORE);
     CHECK_STR_CONTAINS(err_msg(), other);
     CHECK_STR_CONTAINS(err_msg(), "not a tcjoin session log");
@@ -491,7 +502,10 @@ TEST(run_roundtrip_and_show)
     CHECK(st);
     int64_t ses = store_session_begin(st, "tcjoin -e 'run cpu'", "1.0", "host1");
     CHECK_EQ_INT(ses, 1);
-    dataset ds = {.name = "uniform n=100 d=8", .format = "synth", .n = 100, .d = 8,
+    dataset ds = {.name = "uniform n=100 d=8",
+                  .format = "synth",
+                  .n = 100,
+                  .d = 8,
                   .hash = 0xfedcba9876543210ULL};
     int64_t did = store_dataset(st, &ds);
     CHECK_EQ_INT(did, 1);
@@ -552,8 +566,8 @@ TEST(run_roundtrip_and_show)
     /* A counter attached later replaces one of the same name. */
     CHECK_EQ_INT(store_counter(st, id, "dram_throughput", 70.25, "%"), 0);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM counters"), 3);
-    CHECK_NEAR(raw_real(path, "SELECT value FROM counters WHERE name = 'dram_throughput'"),
-               70.25, 0);
+    CHECK_NEAR(raw_real(path, "SELECT value FROM counters WHERE name = 'dram_throughput'"), 70.25,
+               0);
     CHECK_EQ_INT(store_counter(st, 999, "x", 1, NULL), TCJ_ESTORE); /* no such run */
     CHECK_STR_CONTAINS(err_msg(), "FOREIGN KEY");
 
@@ -645,11 +659,25 @@ TEST(comparison_is_one_transaction)
 
     double lo[3] = {-2e-6, -1e-6, 0}, hi[3] = {-1e-6, 0, 1e-6};
     uint64_t cnt[3] = {5, 40, 55};
-    store_cmp_rec c = {.run_a = b, .run_b = a, .engine_a = "cpu-fp16", .engine_b = "cpu",
-                       .eps = 0.25, .overlap = 0.9875, .err_mean = -1.5e-7, .err_std = 4e-7,
-                       .err_min = -2e-6, .err_max = 1e-6, .both = 100, .only_a = 2,
-                       .only_b = 3, .nbins = 3, .bin_lo = lo, .bin_hi = hi,
-                       .bin_count = cnt, .only_a_rel_max = 1e-4, .only_b_rel_max = -2e-4};
+    store_cmp_rec c = {.run_a = b,
+                       .run_b = a,
+                       .engine_a = "cpu-fp16",
+                       .engine_b = "cpu",
+                       .eps = 0.25,
+                       .overlap = 0.9875,
+                       .err_mean = -1.5e-7,
+                       .err_std = 4e-7,
+                       .err_min = -2e-6,
+                       .err_max = 1e-6,
+                       .both = 100,
+                       .only_a = 2,
+                       .only_b = 3,
+                       .nbins = 3,
+                       .bin_lo = lo,
+                       .bin_hi = hi,
+                       .bin_count = cnt,
+                       .only_a_rel_max = 1e-4,
+                       .only_b_rel_max = -2e-4};
     /* A NaN edge in the last bin: the comparison and its first bins go too. */
     lo[2] = NAN;
     CHECK_EQ_INT(store_comparison(st, &c), TCJ_ESTORE);
@@ -715,8 +743,8 @@ TEST(sweeps_and_steps)
     CHECK(raw_text(path, "SELECT ended FROM sweeps") != NULL);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sweep_steps"), 3);
     CHECK_EQ_INT(raw_int(path, "SELECT pairs FROM sweep_steps WHERE step = 1"), 6520);
-    CHECK(strcmp(raw_text(path, "SELECT method FROM sweep_steps WHERE step = 2"),
-                 "reference") == 0);
+    CHECK(strcmp(raw_text(path, "SELECT method FROM sweep_steps WHERE step = 2"), "reference") ==
+          0);
 
     /* A search that failed half-way is removed with its steps. */
     int64_t sw2 = store_sweep_begin(st, ses, 0, "cpu", "solve", 1e9, 0.005);
@@ -734,8 +762,7 @@ TEST(datasets_upsert)
     const char *path = fresh_db("ds.db");
     store *st = open_ok(path);
     CHECK(st);
-    dataset a = {.name = "a.csv", .path = "/d/a.csv", .format = "csv", .n = 10, .d = 2,
-                 .hash = 1};
+    dataset a = {.name = "a.csv", .path = "/d/a.csv", .format = "csv", .n = 10, .d = 2, .hash = 1};
     int64_t ia = store_dataset(st, &a);
     CHECK_EQ_INT(ia, 1);
     CHECK_EQ_INT(store_dataset(st, &a), ia);
@@ -782,8 +809,8 @@ TEST(history_and_runs_listings)
     CHECK(rs_is(&rs, 0, "line", "load a.csv"));
     rs_free(&rs);
 
-    dataset ds = {.name = "a.csv", .path = "/d/a.csv", .format = "csv", .n = 100, .d = 8,
-                  .hash = 7};
+    dataset ds = {
+        .name = "a.csv", .path = "/d/a.csv", .format = "csv", .n = 100, .d = 8, .hash = 7};
     int64_t did = store_dataset(st, &ds);
     join_result res;
     for (int i = 0; i < 4; i++) {
@@ -793,8 +820,9 @@ TEST(history_and_runs_listings)
     }
     CHECK_EQ_INT(store_runs(st, 2, collect, &rs), 0);
     CHECK_EQ_INT(rs.n, 2);
-    static const char *const cols[] = {"id", "at", "engine", "dataset", "n", "d", "eps",
-                                       "pairs", "selectivity", "seconds", "tflops", "status"};
+    static const char *const cols[] = {"id",          "at",      "engine", "dataset",
+                                       "n",           "d",       "eps",    "pairs",
+                                       "selectivity", "seconds", "tflops", "status"};
     CHECK_EQ_INT(rs.ncol[0], 12);
     for (int i = 0; i < 12; i++)
         CHECK_MSG(strcmp(rs.name[0][i], cols[i]) == 0, "column %d is %s", i, rs.name[0][i]);
@@ -815,9 +843,9 @@ TEST(query_rules)
         store_session_begin(st, "x", NULL, NULL);
     rowset rs = {0};
     int64_t p[1] = {2};
-    CHECK_EQ_INT(store_query(st, "SELECT id FROM sessions WHERE id >= ?1 ORDER BY id", p, 1,
-                             collect, &rs),
-                 0);
+    CHECK_EQ_INT(
+        store_query(st, "SELECT id FROM sessions WHERE id >= ?1 ORDER BY id", p, 1, collect, &rs),
+        0);
     CHECK(rs.n == 2 && rs_is(&rs, 0, "id", "2") && rs_is(&rs, 1, "id", "3"));
     rs_free(&rs);
     CHECK_EQ_INT(store_query(st, "SELECT version FROM sessions", NULL, 0, collect, &rs), 0);
@@ -1262,8 +1290,12 @@ static const char ERR_CTRL[] = "failed:\x01 at\tbyte 12";
 static int64_t export_fixture(store *st, int64_t *run_ok, int64_t *run_bad)
 {
     int64_t ses = store_session_begin(st, "tcjoin", "1.0", "h");
-    dataset ds = {.name = (char *)NAME, .path = (char *)PATH_BAD_UTF8, .format = "raw",
-                  .n = 100, .d = 8, .hash = 0x1234};
+    dataset ds = {.name = (char *)NAME,
+                  .path = (char *)PATH_BAD_UTF8,
+                  .format = "raw",
+                  .n = 100,
+                  .d = 8,
+                  .hash = 0x1234};
     int64_t did = store_dataset(st, &ds);
     join_result res;
     sample_result(&res, 1234);
@@ -1282,9 +1314,16 @@ static int64_t export_fixture(store *st, int64_t *run_ok, int64_t *run_bad)
     *run_bad = store_run(st, &f);
     double lo[2] = {-1e-7, 0}, hi[2] = {0, 1e-7};
     uint64_t cnt[2] = {600, 634};
-    store_cmp_rec c = {.run_a = *run_bad, .run_b = *run_ok, .engine_a = "fasted",
-                       .engine_b = "cpu", .eps = 0.1, .overlap = 0.999, .nbins = 2,
-                       .bin_lo = lo, .bin_hi = hi, .bin_count = cnt};
+    store_cmp_rec c = {.run_a = *run_bad,
+                       .run_b = *run_ok,
+                       .engine_a = "fasted",
+                       .engine_b = "cpu",
+                       .eps = 0.1,
+                       .overlap = 0.999,
+                       .nbins = 2,
+                       .bin_lo = lo,
+                       .bin_hi = hi,
+                       .bin_count = cnt};
     return store_comparison(st, &c);
 }
 
