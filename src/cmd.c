@@ -240,6 +240,23 @@ static int cmd_exec_one(session *s, const char *line)
         return 0;
     }
 
+    /* The command as typed, without separators or surrounding blanks. */
+    while (*line == ' ' || *line == '\t')
+        line++;
+    size_t n = strlen(line);
+    while (n > 0 && strchr(" \t\r\n", line[n - 1]))
+        n--;
+    char *text = xmalloc(n + 1);
+    memcpy(text, line, n);
+    text[n] = '\0';
+    /* Logged before it runs, so its runs can point at it and a killed
+     * process leaves it marked unfinished. */
+    s->command_id = 0;
+    if (s->db) {
+        int64_t id = store_command_begin(s->db, s->session_id, text);
+        s->command_id = id > 0 ? id : 0;
+    }
+
     double t0 = engine_now();
     int rc;
     err_clear();
@@ -250,7 +267,6 @@ static int cmd_exec_one(session *s, const char *line)
     } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
         rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
     } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {
-        s->command_id = 0;
         rc = c->run(s, argc - 1, argv + 1);
     }
     double dt = engine_now() - t0;
@@ -260,19 +276,10 @@ static int cmd_exec_one(session *s, const char *line)
         if (s->batch)
             s->failed = 1;
     }
-    if (s->db) {
-        /* The command as typed, without separators or surrounding blanks. */
-        while (*line == ' ' || *line == '\t')
-            line++;
-        size_t n = strlen(line);
-        while (n > 0 && strchr(" \t\r\n", line[n - 1]))
-            n--;
-        char *text = xmalloc(n + 1);
-        memcpy(text, line, n);
-        text[n] = '\0';
-        store_command(s->db, s->session_id, text, rc, rc ? err_msg() : NULL, dt);
-        free(text);
-    }
+    if (s->db && s->command_id > 0)
+        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, dt);
+    s->command_id = 0;
+    free(text);
     free(storage);
     return rc;
 }
