@@ -167,23 +167,31 @@ __global__ void __launch_bounds__(FASTED_THREADS, MINB) fasted_kernel(const fast
                             *(uint4 *)dst = __ldg((const uint4 *)src);
                     }
                 };
+                /* Per-lane ldmatrix offsets (halves) within a warp's 16-row
+                 * group, one per k16 step: the rows a lane addresses are
+                 * congruent to lane mod 8 in every group, so the swizzle
+                 * term is fixed per lane and kk, computed once per tile. */
+                int a_off[BK / 16], b_off[BK / 16];
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++) {
+                    a_off[kk] =
+                        (lane & 15) * BK + fasted_swz<SWZ>(lane & 7, kk * 2 + (lane >> 4)) * 8;
+                    b_off[kk] = (((lane >> 4) << 3) + (lane & 7)) * BK +
+                                fasted_swz<SWZ>(lane & 7, kk * 2 + ((lane >> 3) & 1)) * 8;
+                }
                 auto compute_stage = [&](int st) {
-                    const __half *sA = sbuf + st * STAGE_HALVES, *sB = sA + BM * BK;
+                    const uint32_t sA = smem_u32(sbuf + st * STAGE_HALVES + wr0 * BK);
+                    const uint32_t sB = smem_u32(sbuf + st * STAGE_HALVES + BM * BK + wc0 * BK);
 #pragma unroll
                     for (int kk = 0; kk < BK / 16; kk++) {
                         uint32_t af[MT][4], bf[NT][2];
 #pragma unroll
-                        for (int mt = 0; mt < MT; mt++) {
-                            const int r = wr0 + mt * 16 + (lane & 15);
-                            const int ch = kk * 2 + (lane >> 4);
-                            ldmatrix_x4(af[mt], smem_u32(sA + r * BK + fasted_swz<SWZ>(r, ch) * 8));
-                        }
+                        for (int mt = 0; mt < MT; mt++)
+                            ldmatrix_x4(af[mt], sA + (mt * 16 * BK + a_off[kk]) * 2);
 #pragma unroll
                         for (int np = 0; np < NT / 2; np++) {
-                            const int r = wc0 + np * 16 + ((lane >> 4) << 3) + (lane & 7);
-                            const int ch = kk * 2 + ((lane >> 3) & 1);
                             uint32_t t[4];
-                            ldmatrix_x4(t, smem_u32(sB + r * BK + fasted_swz<SWZ>(r, ch) * 8));
+                            ldmatrix_x4(t, sB + (np * 16 * BK + b_off[kk]) * 2);
                             bf[2 * np][0] = t[0];
                             bf[2 * np][1] = t[1];
                             bf[2 * np + 1][0] = t[2];

@@ -481,9 +481,7 @@ static void dash_exec(dash *d, const char *line)
     app_sigint = 0;
     d->running = 0;
     d->prog_on = 0;
-    if (d->s->cancel)
-        ui_view_log(&d->view, "cancelled\n", 0);
-    d->s->cancel = 0;
+    d->s->cancel = 0; /* the command itself reports the cancellation */
     if (d->s->quit)
         d->quit = 1;
     dash_sync_runs(d);

@@ -40,6 +40,10 @@ fail() {
     capture
     cat "$screen"
     echo "----------------"
+    if [ -s "$tmp/stderr" ]; then
+        echo "---- stderr ----"
+        head -n 40 "$tmp/stderr"
+    fi
     exit 1
 }
 
@@ -118,7 +122,7 @@ grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
 grep -Eq '│ +3 cpu-fp16 ' "$screen" || fail "runs panel lacks run 3 (cpu-fp16)"
 
 step=sweep
-if "$bin" -e 'help sweep' >/dev/null 2>&1; then
+if "$bin" --db "$tmp/probe.db" -e 'help sweep' >/dev/null 2>&1; then
     type_line "sweep 16 engine=cpu"
     idle 180
     shows 'sweep S=16'
