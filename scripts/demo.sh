@@ -24,6 +24,12 @@ else
     echo "demo: no CUDA device here; the GPU engines are skipped (help engines says why)"
 fi
 
+# On a terminal the demo runs inside the dashboard and stays there (quit to
+# leave); otherwise it prints plain output.
+if [ -t 0 ] && [ -t 1 ]; then
+    echo "demo: tcjoin -i -e '$cmds'"
+    exec "$bin" -i -e "$cmds"
+fi
 echo "demo: tcjoin -e '$cmds'"
 "$bin" -e "$cmds"
 status=$?
@@ -32,13 +38,4 @@ db=${TCJOIN_DB:-${XDG_DATA_HOME:-$HOME/.local/share}/tcjoin/sessions.db}
 echo
 echo "demo: the runs are in the session log $db"
 echo "demo: see them with: $bin -e 'runs 10'   (or sqlite3 $db)"
-
-# Hook for the dashboard (issue 6): on a terminal, open it on the demo's
-# dataset. Until the dashboard lands, the plain output above is the demo.
-demo_dashboard() {
-    :
-}
-if [ -t 0 ] && [ -t 1 ]; then
-    demo_dashboard
-fi
 exit $status

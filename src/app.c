@@ -99,12 +99,29 @@ int app_main(const app_args *a)
     settings_default(&s);
     out_set_json(a->json);
 
-    int batch = a->exec || a->script || !isatty(STDIN_FILENO);
+    int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    /* -i -e 'cmds' on a terminal: the commands run inside the front end,
+     * which then stays (make demo uses it to open the dashboard). */
+    int stay = a->interactive && a->exec && !a->script && tty;
+    int batch = !stay && (a->exec || a->script || !isatty(STDIN_FILENO));
     s.batch = batch;
     app_open_store(&s, a);
     app_signals(&s);
 
-    if (a->exec) {
+    if (stay) {
+        int rc = TCJ_EUNSUP;
+        if (!a->plain)
+            rc = ui_dashboard_run_init(&s, a->exec);
+        if (rc == TCJ_EUNSUP) {
+            if (!a->plain)
+                out_error("%s; using the line REPL", err_msg());
+            app_busy = 1;
+            cmd_exec(&s, a->exec);
+            app_busy = 0;
+            if (!s.quit)
+                repl_run(&s);
+        }
+    } else if (a->exec) {
         app_busy = 1;
         cmd_exec(&s, a->exec);
         app_busy = 0;
@@ -120,15 +137,18 @@ int app_main(const app_args *a)
                 fclose(f);
         }
     }
-    if (!a->exec && !a->script) {
+    if (!stay && !a->exec && !a->script) {
         if (batch) {
             app_stream(&s, stdin, NULL);
         } else {
             int rc = TCJ_EUNSUP;
             if (!a->plain && isatty(STDOUT_FILENO))
                 rc = ui_dashboard_run(&s);
-            if (rc == TCJ_EUNSUP)
+            if (rc == TCJ_EUNSUP) {
+                if (!a->plain && isatty(STDOUT_FILENO))
+                    out_error("%s; using the line REPL", err_msg());
                 repl_run(&s);
+            }
         }
     }
 

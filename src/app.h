@@ -13,6 +13,7 @@ typedef struct app_args {
     const char *db_path;   /* --db FILE, or NULL: $TCJOIN_DB, then the default */
     int json;              /* --json */
     int plain;             /* --plain: the line REPL instead of the dashboard */
+    int interactive;       /* -i: after -e, stay in the dashboard or REPL */
     const char *argv_line; /* the whole command line, for the sessions row */
 } app_args;
 

@@ -8,7 +8,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: tcjoin [--db FILE] [--json] [--plain] [-e 'CMD; CMD'] [FILE.tcj]\n"
+    fprintf(f, "Usage: tcjoin [--db FILE] [--json] [--plain] [-i] [-e 'CMD; CMD'] [FILE.tcj]\n"
                "       tcjoin --version | --help\n"
                "A workbench for Euclidean distance similarity self-joins on tensor cores.\n"
                "  -e 'CMD; CMD'  run these commands and exit (batch mode)\n"
@@ -17,6 +17,7 @@ static void usage(FILE *f)
                "                 $XDG_DATA_HOME/tcjoin/sessions.db)\n"
                "  --json         print one JSON object per result instead of text\n"
                "  --plain        the line REPL instead of the dashboard\n"
+               "  -i             with -e: run the commands, then stay interactive\n"
                "Without -e or FILE: the dashboard on a terminal, the line REPL with --plain,\n"
                "commands read from stdin when it is not a terminal. Type help inside.\n"
                "See tcjoin(1).\n");
@@ -66,6 +67,8 @@ int main(int argc, char **argv)
             a.json = 1;
         } else if (strcmp(w, "--plain") == 0) {
             a.plain = 1;
+        } else if (strcmp(w, "-i") == 0 || strcmp(w, "--interactive") == 0) {
+            a.interactive = 1;
         } else if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0) {
             printf("tcjoin %s\n", TCJ_VERSION);
             return 0;
