@@ -382,6 +382,13 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
     } else {
         p.eps2 = (float)(a->eps * a->eps);
     }
+    if (smem > prop.sharedMemPerBlockOptin) {
+        cudaStreamDestroy(st);
+        return kern_fail(KERN_EINVAL,
+                         "fasted: %zu histogram bins need %zu bytes of shared memory per block; "
+                         "this GPU allows %zu (use fewer bins)",
+                         a->hist_nbins, smem, (size_t)prop.sharedMemPerBlockOptin);
+    }
     const int grid = prop.multiProcessorCount * ki.minb;
 
     /* Buffers for this run. */

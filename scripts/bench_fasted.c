@@ -29,6 +29,14 @@ static int count_sink(void *ctx, const pair_batch *b)
     return 0;
 }
 
+static double metric(const join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (!strcmp(r->metric[k].name, name))
+            return r->metric[k].value;
+    return 0;
+}
+
 static double phase(const join_result *r, const char *name)
 {
     for (int k = 0; k < r->nphase; k++)
@@ -112,12 +120,12 @@ int main(int argc, char **argv)
         double work = paper * (o.symmetric ? 0.5 : 1.0);
         printf("%zu %zu %s %g sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
-               "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f\n",
+               "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f\n",
                ds.n, ds.d, g.kind, eps, o.symmetric, kern_fasted_variant_name(off), mode,
                (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
                phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
                phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,
-               ((double)cold.pairs - n) / n);
+               ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"));
         fflush(stdout);
     }
     dataset_free(&ds);
