@@ -1,4 +1,4 @@
-/* Helpers shared by kernels/*.cu: checked CUDA calls and the error message. */
+/* Helpers shared by the kernels/ .cu files: checked CUDA calls and the error message. */
 #ifndef TCJ_KERN_UTIL_CUH
 #define TCJ_KERN_UTIL_CUH
 

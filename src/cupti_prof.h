@@ -51,7 +51,7 @@ typedef struct cupti_prof_result {
     int status;       /* 0: counters below; else TCJ_EUNSUP/TCJ_ENODEV/TCJ_EGPU */
     char reason[256]; /* why there are no counters (status != 0) */
     int n;
-    char name[CUPTI_PROF_MAX][64];
+    char name[CUPTI_PROF_MAX][128];
     double value[CUPTI_PROF_MAX];
     int passes; /* replay passes used */
 } cupti_prof_result;

@@ -80,7 +80,7 @@ typedef struct join_phase {
 } join_phase;
 
 typedef struct join_metric {
-    char name[64]; /* counter or clock name, as stored in the counters table */
+    char name[128]; /* counter or clock name, as stored in the counters table */
     double value;
     char unit[16];
 } join_metric;

@@ -84,7 +84,9 @@ int main(int argc, char **argv)
 {
     atexit(t_cleanup);
     int failed = 0;
-    for (int k = 0; k < t_n; k++) {
+    /* static: survives the longjmp of a skipped case */
+    static int k;
+    for (k = 0; k < t_n; k++) {
         if (argc > 1 && !strstr(t_cases[k].name, argv[1]))
             continue;
         t_current = t_cases[k].name;
