@@ -37,7 +37,7 @@ static int history_run(session *s, int argc, char **argv)
         return rc;
     out_table t;
     out_table_init(&t, "command");
-    rc = store_history(s->db, n, out_table_row, &t);
+    rc = store_history(s->db, n, s->command_id, out_table_row, &t);
     out_table_flush(&t);
     return rc;
 }

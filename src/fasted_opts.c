@@ -33,6 +33,11 @@ const fasted_switch fasted_switches[] = {
     {"align", 1u << 7, "shared-memory alignment",
      "Shared buffers start on 128-byte boundaries so each 16-byte cp.async and\n"
      "ldmatrix row is one aligned transaction. Off: buffers offset by 16 bytes."},
+    {"wgmma", 1u << 8, "Hopper wgmma + TMA kernel",
+     "On compute capability 9.0 with every switch on, a separate kernel runs: wgmma\n"
+     "(warpgroup MMA from swizzled shared memory) fed by the TMA copy engine through an\n"
+     "mbarrier pipeline, 128x256 tiles, producer and consumer warpgroups. The other\n"
+     "switches act on the mma.sync kernel (the paper's design). Off: mma.sync all-on."},
     {NULL, 0, NULL, NULL},
 };
 

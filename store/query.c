@@ -70,17 +70,18 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
     return rows_to(st, s, fn, ctx, what);
 }
 
-int store_history(store *st, int limit, store_row_fn fn, void *ctx)
+int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx)
 {
     const char *what = "reading the history";
     sqlite3_stmt *s;
     if (store_prepare(st,
                       "SELECT * FROM (SELECT id, at, CASE WHEN status IS NULL THEN 'unfinished' "
                       "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
-                      "FROM commands ORDER BY id DESC LIMIT ?1) ORDER BY id",
+                      "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY id",
                       &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int(s, 1, limit > 0 ? limit : -1);
+    sqlite3_bind_int64(s, 2, before_id);
     return rows_to(st, s, fn, ctx, what);
 }
 

@@ -106,7 +106,9 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
                 void *ctx);
 /* The last `limit` command lines (limit <= 0: all), oldest first:
  * id, at, status (ok, error, unfinished), line. */
-int store_history(store *st, int limit, store_row_fn fn, void *ctx);
+/* History lists commands with an id below before_id (0: all), so the
+ * running `history` command does not list itself. */
+int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx);
 /* The last `limit` runs (limit <= 0: all), oldest first: id, at, engine,
  * dataset, n, d, eps, pairs, selectivity, seconds, tflops (the padded
  * count, the FASTED paper's), status (ok, error). */

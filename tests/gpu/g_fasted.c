@@ -395,7 +395,8 @@ static int same_pairs(const pairs *a, const pairs *b)
     return a->k == b->k && (a->k == 0 || !memcmp(a->key, b->key, a->k * sizeof *a->key));
 }
 
-/* Each compiled variant (and ordering off) returns the same pair set. */
+/* Each compiled mma.sync variant (and ordering off) returns the same pair
+ * set as the mma.sync kernel with every switch on (`wgmma off`). */
 TEST(fasted_variants_same_pairs)
 {
     if (!has_gpu())
@@ -408,7 +409,7 @@ TEST(fasted_variants_same_pairs)
     engine_opts_default(&o);
     for (int sym = 0; sym < 2; sym++) {
         o.symmetric = sym;
-        o.fasted_off = 0;
+        o.fasted_off = FASTED_OFF_WGMMA;
         pairs ref;
         CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &ref) == 0, "%s", err_msg());
         for (unsigned b = 0; b < 8; b++) {
@@ -425,6 +426,115 @@ TEST(fasted_variants_same_pairs)
     o.fasted_off = 3;
     pairs v;
     CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &v) == TCJ_EINVAL);
+    dataset_free(&ds);
+}
+
+/* The default kernel (wgmma + TMA on a Hopper, else the same mma.sync
+ * kernel) against mma.sync all-on: the FP16 inputs are the same and only
+ * the FP32 accumulation order differs, so every pair one side alone has
+ * lies in the FP32 band of the header comment. Sizes that are not
+ * multiples of the 128x256 tile, d not a multiple of 64, d above one k
+ * slice; both symmetries; COUNT and PERPOINT agree with the pairs. */
+TEST(fasted_default_vs_mma_sync)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    const struct {
+        const char *kind;
+        size_t n, d;
+        double sel;
+    } cs[] = {{"uniform", 3001, 37, 25},
+              {"expo", 1000, 200, 30},
+              {"gauss", 5000, 4096, 10},
+              {"expo", 300, 64, 40},
+              {"gauss", 2777, 130, 15}};
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        dataset ds;
+        memset(&ds, 0, sizeof ds);
+        CHECK(gen(cs[c].kind, cs[c].n, cs[c].d, &ds) == 0);
+        double eps = eps_for(&ds, cs[c].sel);
+        engine_opts o;
+        engine_opts_default(&o);
+        uint64_t *counts = xcalloc(ds.n, sizeof *counts);
+        for (int sym = 0; sym < 2; sym++) {
+            o.symmetric = sym;
+            o.fasted_off = 0;
+            join_spec s;
+            memset(&s, 0, sizeof s);
+            s.ds = &ds;
+            s.eps = eps;
+            s.q1 = ds.n;
+            s.opts = &o;
+            s.mode = JOIN_COUNT;
+            join_result r;
+            CHECK_MSG(engine_run(engine_find("fasted"), &s, &r) == 0, "%s", err_msg());
+            pairs A, B;
+            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0, "%s", err_msg());
+            uint64_t pp;
+            CHECK(count_run(&ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0, NULL, NULL) == 0);
+            o.fasted_off = FASTED_OFF_WGMMA;
+            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0, "%s", err_msg());
+            size_t bad, diff;
+            compare(&ds, eps, &A, &B, 0, 0, ds.n, &bad, &diff);
+            fprintf(stderr, "%s n=%zu d=%zu sym=%d [%s]: %zu vs %zu pairs, %zu differ\n",
+                    cs[c].kind, ds.n, ds.d, sym, r.variant, A.k, B.k, diff);
+            CHECK_EQ_INT(bad, 0);
+            CHECK_EQ_INT(r.pairs, A.k);
+            CHECK_EQ_INT(pp, A.k);
+            size_t q = 0;
+            for (size_t i = 0; i < ds.n; i++) {
+                uint64_t m = 0;
+                while (q < A.k && (A.key[q] >> 32) == i) {
+                    m++;
+                    q++;
+                }
+                CHECK_EQ_INT(m, counts[i]);
+            }
+            free(A.key);
+            free(B.key);
+        }
+        free(counts);
+        dataset_free(&ds);
+    }
+}
+
+/* The largest histogram (4096 bins, the most shared memory either kernel
+ * takes): the bins sum to the COUNT at the top edge, and each cumulated
+ * edge to the COUNT at that edge. */
+TEST(fasted_hist_max_bins)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("gauss", 2100, 200, &ds) == 0);
+    enum { NB = 4096 };
+    double top = eps_for(&ds, 40), *edges = xmalloc((NB + 1) * sizeof *edges);
+    /* edges e*e with the e COUNT is given, so both round the same */
+    for (int k = 0; k <= NB; k++)
+        edges[k] = (top * k / NB) * (top * k / NB);
+    uint64_t *hist = xcalloc(NB, sizeof *hist), below, tot;
+    engine_opts o;
+    engine_opts_default(&o);
+    for (int sym = 0; sym < 2; sym++) {
+        o.symmetric = sym;
+        CHECK_MSG(count_run(&ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0, "%s",
+                  err_msg());
+        const int probe[] = {0, 1000, 2500, NB};
+        for (int t = 0; t < 4; t++) {
+            uint64_t cum = below, c;
+            for (int k = 0; k < probe[t]; k++)
+                cum += hist[k];
+            CHECK(count_run(&ds, JOIN_COUNT, top * probe[t] / NB, &o, &c, NULL, NULL, 0, NULL,
+                            NULL) == 0);
+            CHECK_EQ_INT(c, cum);
+            if (probe[t] == NB)
+                CHECK_EQ_INT(tot, cum);
+        }
+        fprintf(stderr, "hist %d bins sym=%d: %llu pairs\n", NB, sym, (unsigned long long)tot);
+    }
+    free(edges);
+    free(hist);
     dataset_free(&ds);
 }
 

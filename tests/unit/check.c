@@ -83,7 +83,7 @@ static void t_cleanup(void)
 int main(int argc, char **argv)
 {
     atexit(t_cleanup);
-    int failed = 0;
+    static int failed;
     /* static: survives the longjmp of a skipped case */
     static int k;
     for (k = 0; k < t_n; k++) {

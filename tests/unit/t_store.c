@@ -794,7 +794,7 @@ TEST(history_and_runs_listings)
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM commands WHERE error IS NOT NULL"), 1);
 
     rowset rs = {0};
-    CHECK_EQ_INT(store_history(st, 3, collect, &rs), 0);
+    CHECK_EQ_INT(store_history(st, 3, 0, collect, &rs), 0);
     CHECK_EQ_INT(rs.n, 3);
     CHECK_EQ_INT(rs.ncol[0], 4);
     CHECK(strcmp(rs.name[0][0], "id") == 0 && strcmp(rs.name[0][1], "at") == 0);
@@ -804,9 +804,14 @@ TEST(history_and_runs_listings)
     CHECK(rs_is(&rs, 1, "status", "ok") && rs_is(&rs, 1, "line", "run cpu"));
     CHECK(rs_is(&rs, 2, "status", "unfinished"));
     rs_free(&rs);
-    CHECK_EQ_INT(store_history(st, 0, collect, &rs), 0);
+    CHECK_EQ_INT(store_history(st, 0, 0, collect, &rs), 0);
     CHECK_EQ_INT(rs.n, 5);
     CHECK(rs_is(&rs, 0, "line", "load a.csv"));
+    rs_free(&rs);
+    /* Commands before id 5: the running `history` does not list itself. */
+    CHECK_EQ_INT(store_history(st, 2, 5, collect, &rs), 0);
+    CHECK_EQ_INT(rs.n, 2);
+    CHECK(rs_is(&rs, 0, "line", "run nope") && rs_is(&rs, 1, "line", "run cpu"));
     rs_free(&rs);
 
     dataset ds = {
