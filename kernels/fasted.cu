@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fasted_int.cuh"
+#include "fasted_wgmma.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
 
@@ -99,6 +100,8 @@ extern "C" const char *kern_fasted_variant_name(unsigned off)
         return "no-swizzle";
     case FASTED_OFF_ALIGN:
         return "no-align";
+    case FASTED_OFF_WGMMA:
+        return "mma.sync all-on";
     default:
         return "invalid";
     }
@@ -206,7 +209,9 @@ static int fasted_upload(const kern_fasted_args *a, kern_fasted_result *r, cudaS
     }
     fasted_free_ds();
     const size_t dp = (a->d + FASTED_BK - 1) / FASTED_BK * FASTED_BK;
-    const size_t n_alloc = (a->n + 127) / 128 * 128 + 128;
+    /* Whole 256-row tiles past n (the wgmma kernel's B tiles and
+     * symmetric super tiles), zero rows. */
+    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
     KERN_CUDA(cudaMalloc(&g_ds.X, n_alloc * dp * sizeof(__half)));
     KERN_CUDA(cudaMalloc(&g_ds.s, n_alloc * sizeof(float)));
     KERN_CUDA(cudaMemsetAsync(g_ds.X, 0, n_alloc * dp * sizeof(__half), st));
@@ -351,13 +356,26 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
     }
     r->d_padded = g_ds.dp;
 
+    /* The mma.sync variant: `wgmma off` alone is its all-on kernel. */
+    const unsigned moff = off & ~(unsigned)FASTED_OFF_WGMMA;
     fasted_kinfo ki;
-    if (off == 0 || off == FASTED_OFF_ORDER || off == FASTED_OFF_SMEM_BUFFER ||
-        off == FASTED_OFF_ASYNC_COPY || off == FASTED_OFF_PIPELINE)
-        fasted_kinfo_a(off, &ki);
+    if (moff == 0 || moff == FASTED_OFF_ORDER || moff == FASTED_OFF_SMEM_BUFFER ||
+        moff == FASTED_OFF_ASYNC_COPY || moff == FASTED_OFF_PIPELINE)
+        fasted_kinfo_a(moff, &ki);
     else
-        fasted_kinfo_b(off, &ki);
+        fasted_kinfo_b(moff, &ki);
     const void *func = a->mode == KFASTED_PAIRS ? ki.func_pairs : ki.func;
+    /* All switches on, on a Hopper with the sm_90a code loaded: wgmma + TMA
+     * (faster at d = 128 and 4096 alike, docs/BENCHMARKS.md). The teaching
+     * switches (and `wgmma off`) select the mma.sync variants, the paper's
+     * design. */
+    const int use_wg = off == 0 && fasted_wg_usable(a->device) &&
+                       fasted_wg_smem(a->mode == KFASTED_HIST ? (int)a->hist_nbins : 0) <=
+                           prop.sharedMemPerBlockOptin;
+    if (use_wg)
+        snprintf(r->variant, sizeof r->variant, "wgmma");
+    else if (off == 0)
+        snprintf(r->variant, sizeof r->variant, "mma.sync all-on");
 
     const int sym = a->symmetric && a->q0 == 0 && a->q1 == a->n;
     r->symmetric = sym;
@@ -374,7 +392,9 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
     p.sym = sym;
     p.order = !(off & FASTED_OFF_ORDER);
     p.mode = a->mode;
-    size_t smem = ki.smem;
+    if (use_wg)
+        fasted_wg_grid(&p, a->q1 - a->q0, a->n);
+    size_t smem = use_wg ? fasted_wg_smem(0) : ki.smem;
     if (a->mode == KFASTED_HIST) {
         p.eps2 = (float)a->hist_edges[a->hist_nbins];
         p.nbins = (int)a->hist_nbins;
@@ -389,7 +409,7 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
                          "this GPU allows %zu (use fewer bins)",
                          a->hist_nbins, smem, (size_t)prop.sharedMemPerBlockOptin);
     }
-    const int grid = prop.multiProcessorCount * ki.minb;
+    const int grid = prop.multiProcessorCount * (use_wg ? 1 : ki.minb);
 
     /* Buffers for this run. */
     unsigned *d_counts = NULL;
@@ -458,9 +478,12 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
         p.edges = d_edges;
         p.hist = d_hist;
     }
-    FASTED_TRY(cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    if (!use_wg)
+        FASTED_TRY(
+            cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     {
-        const unsigned long long total = fasted_tiles_total(p.T, p.U, sym, p.order);
+        const unsigned long long total =
+            use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, sym, p.order);
         /* Bounded launches: the host checks cancel and reports progress
          * between them; 64 tiles per block keeps the tail of each small. */
         const unsigned long long chunk = std::max((unsigned long long)grid * 64, total / 64 + 1);
@@ -488,7 +511,12 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
             p.t_end = nredo > 0 ? t_next : std::min(total, t_next + chunk);
             void *args[] = {&p};
             FASTED_TRY(cudaEventRecord(e0, st));
-            FASTED_TRY(cudaLaunchKernel(func, dim3(grid), dim3(FASTED_THREADS), args, smem, st));
+            if (use_wg)
+                FASTED_TRY(
+                    fasted_wg_launch(&p, a->mode == KFASTED_PAIRS, g_ds.n_alloc, grid, smem, st));
+            else
+                FASTED_TRY(
+                    cudaLaunchKernel(func, dim3(grid), dim3(FASTED_THREADS), args, smem, st));
             FASTED_TRY(cudaGetLastError());
             FASTED_TRY(cudaEventRecord(e1, st));
             fasted_ctrl c1;

@@ -25,12 +25,12 @@
 #include "fasted_kernel.cuh"
 #include "fasted_wgmma.cuh"
 
-#define WG_BK 64       /* halves per k slice: 128-byte rows, the swizzle's width */
-#define WG_STAGES 4    /* shared-memory stages */
+#define WG_BK 64    /* halves per k slice: 128-byte rows, the swizzle's width */
+#define WG_STAGES 4 /* shared-memory stages */
 #define WG_A_BYTES (FASTED_WG_BM * WG_BK * 2)
 #define WG_B_BYTES (FASTED_WG_BN * WG_BK * 2)
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-#define WG_CONSUMERS 256 /* threads of the two consumer warpgroups */
+#define WG_CONSUMERS 256   /* threads of the two consumer warpgroups */
 #define WG_BAR_CONSUMERS 1 /* named barrier id (0 is __syncthreads) */
 
 /* Block tile of work item t: origin row0 (query row) and col0. */
@@ -52,9 +52,10 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     return true;
 }
 
-/* Shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2) of a K-major
- * tile whose rows are 128 bytes, 128-byte swizzle, 8-row atoms 1024 bytes
- * apart (stride byte offset), base 1024-aligned. */
+/* Shared-memory matrix descriptor (PTX ISA, wgmma "Matrix Descriptor") of
+ * a K-major tile whose rows are 128 bytes, 128-byte swizzle, 8-row atoms
+ * 1024 bytes apart (stride byte offset), base 1024-aligned. Advancing the
+ * start address by 32 bytes moves one k16 step along the row. */
 __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
 {
     return (uint64_t)((addr & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
@@ -88,7 +89,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
         for (int k = 0; k < 2; k++) {
             mbarrier_init(smem_u32(&tfull_bar[k]), 1);
-            mbarrier_init(smem_u32(&tempty_bar[k]), 1);
+            mbarrier_init(smem_u32(&tempty_bar[k]), WG_CONSUMERS);
         }
         fence_mbarrier_init_release_cluster();
     }
@@ -238,10 +239,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         float d2;
-                        cnt += weight(gi0 + h * 8, gj0 + nt * 8, acc[nt * 4 + h * 2], si[h], sj.x,
-                                      d2);
-                        cnt += weight(gi0 + h * 8, gj0 + nt * 8 + 1, acc[nt * 4 + h * 2 + 1],
-                                      si[h], sj.y, d2);
+                        cnt +=
+                            weight(gi0 + h * 8, gj0 + nt * 8, acc[nt * 4 + h * 2], si[h], sj.x, d2);
+                        cnt += weight(gi0 + h * 8, gj0 + nt * 8 + 1, acc[nt * 4 + h * 2 + 1], si[h],
+                                      sj.y, d2);
                     }
                 }
                 cnt = __reduce_add_sync(FASTED_FULL_MASK, cnt);
@@ -261,9 +262,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             float d2;
-                            const int w = weight(gi0 + h * 8, gj0 + nt * 8 + e,
-                                                 acc[nt * 4 + h * 2 + e], si[h], e ? sj.y : sj.x,
-                                                 d2);
+                            const int w =
+                                weight(gi0 + h * 8, gj0 + nt * 8 + e, acc[nt * 4 + h * 2 + e],
+                                       si[h], e ? sj.y : sj.x, d2);
                             v[h] += w ? 1 : 0;
                             c[e] += w == 2 ? 1 : 0;
                         }
@@ -359,9 +360,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             float d2;
-                            const int w = weight(gi0 + h * 8, gj0 + nt * 8 + e,
-                                                 acc[nt * 4 + h * 2 + e], si[h], e ? sj.y : sj.x,
-                                                 d2);
+                            const int w =
+                                weight(gi0 + h * 8, gj0 + nt * 8 + e, acc[nt * 4 + h * 2 + e],
+                                       si[h], e ? sj.y : sj.x, d2);
                             if (!w)
                                 continue;
                             /* slot k: smallest k with d2 <= edges[k] */
@@ -379,16 +380,16 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             }
         }
         /* Both consumer warpgroups are done with the slot: record warps
-         * whose pairs did not fit, then hand the slot back. */
+         * whose pairs did not fit, then hand the slot back. Every consumer
+         * thread arrives itself, so each one's reads of the slot are
+         * released to the producer that rewrites it. */
         bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-        if (ct == 0) {
-            if (s_fail[slot]) {
-                unsigned k = atomicAdd(&p.ctl->nredo, 1u);
-                p.redo_out[k].tile = tile;
-                p.redo_out[k].mask = s_fail[slot];
-            }
-            mbarrier_arrive(smem_u32(&tempty_bar[slot]));
+        if (ct == 0 && s_fail[slot]) {
+            unsigned k = atomicAdd(&p.ctl->nredo, 1u);
+            p.redo_out[k].tile = tile;
+            p.redo_out[k].mask = s_fail[slot];
         }
+        mbarrier_arrive(smem_u32(&tempty_bar[slot]));
     }
     if (p.mode == KFASTED_HIST) {
         bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
@@ -508,9 +509,10 @@ cudaError_t fasted_wg_launch(const fasted_params *p, int pairs, size_t n_alloc, 
         map_dp = (size_t)p->dp;
         map_rows = n_alloc;
     }
-    const void *func = pairs ? (const void *)fasted_wg_kernel<true>
-                             : (const void *)fasted_wg_kernel<false>;
-    cudaError_t e = cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    const void *func =
+        pairs ? (const void *)fasted_wg_kernel<true> : (const void *)fasted_wg_kernel<false>;
+    cudaError_t e =
+        cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
     if (pairs)

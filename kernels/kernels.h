@@ -60,8 +60,9 @@ enum {
     FASTED_OFF_WARP_TILE = 1u << 5,  /* 32x32 warp tiles (64x64 block tiles) */
     FASTED_OFF_SWIZZLE = 1u << 6,    /* plain row-major shared memory */
     FASTED_OFF_ALIGN = 1u << 7,      /* shared buffers offset by 16 bytes */
+    FASTED_OFF_WGMMA = 1u << 8,      /* Hopper: the mma.sync kernel, not wgmma + TMA */
 };
-#define FASTED_OFF_ALL 0xffu
+#define FASTED_OFF_ALL 0x1ffu
 
 /* Output modes, the same meaning as join_mode. */
 enum { KFASTED_COUNT = 0, KFASTED_PERPOINT = 1, KFASTED_PAIRS = 2, KFASTED_HIST = 3 };

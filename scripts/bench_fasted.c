@@ -118,14 +118,21 @@ int main(int argc, char **argv)
         double paper = 2 * n * n * dp / km / 1e12;
         /* the work actually done: about half the tiles when symmetric */
         double work = paper * (o.symmetric ? 0.5 : 1.0);
+        /* the kernel that ran (wgmma or an mma.sync variant), one word */
+        char kern[sizeof r.variant];
+        snprintf(kern, sizeof kern, "%s", r.variant);
+        kern[strcspn(kern, ",")] = 0;
+        for (char *q = kern; *q; q++)
+            if (*q == ' ')
+                *q = '_';
         printf("%zu %zu %s %g sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
                "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f\n",
-               ds.n, ds.d, g.kind, eps, o.symmetric, kern_fasted_variant_name(off), mode,
-               (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
-               phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
-               phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,
-               ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"));
+               ds.n, ds.d, g.kind, eps, o.symmetric, kern, mode, (unsigned long long)cold.pairs,
+               cold.seconds, wm, km * 1e3, paper, work, phase(&cold, "h2d"),
+               phase(&cold, "convert"), phase(&cold, "norms"), phase(&cold, "d2h"),
+               phase(&cold, "sink"), cold.kernel_seconds * 1e3, ((double)cold.pairs - n) / n,
+               metric(&cold, "buffer_refills"));
         fflush(stdout);
     }
     dataset_free(&ds);

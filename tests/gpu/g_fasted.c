@@ -520,7 +520,7 @@ TEST(fasted_hist_max_bins)
         o.symmetric = sym;
         CHECK_MSG(count_run(&ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0, "%s",
                   err_msg());
-        const int probe[] = {0, 1000, 2500, NB};
+        const int probe[] = {1, 1000, 2500, NB}; /* eps must be > 0 */
         for (int t = 0; t < 4; t++) {
             uint64_t cum = below, c;
             for (int k = 0; k < probe[t]; k++)
