@@ -30,16 +30,24 @@ static int parse_limit(int argc, char **argv, int def, int *out)
     return 0;
 }
 
-static int history_run(session *s, int argc, char **argv)
+/* history and runs: the last N (default 20) commands or runs as a table. */
+static int list_last(session *s, int argc, char **argv, int runs)
 {
     int rc, n;
     if ((rc = need_db(s)) || (rc = parse_limit(argc, argv, 20, &n)))
         return rc;
     out_table t;
-    out_table_init(&t, "command");
-    rc = store_history(s->db, n, s->command_id, out_table_row, &t);
+    out_table_init(&t, runs ? "runs" : "command");
+    /* History stops before this command: its own line is not history yet. */
+    rc = runs ? store_runs(s->db, n, out_table_row, &t)
+              : store_history(s->db, n, s->command_id, out_table_row, &t);
     out_table_flush(&t);
     return rc;
+}
+
+static int history_run(session *s, int argc, char **argv)
+{
+    return list_last(s, argc, argv, 0);
 }
 
 const cmd cmd_history = {
@@ -56,14 +64,7 @@ const cmd cmd_history = {
 
 static int runs_run(session *s, int argc, char **argv)
 {
-    int rc, n;
-    if ((rc = need_db(s)) || (rc = parse_limit(argc, argv, 20, &n)))
-        return rc;
-    out_table t;
-    out_table_init(&t, "runs");
-    rc = store_runs(s->db, n, out_table_row, &t);
-    out_table_flush(&t);
-    return rc;
+    return list_last(s, argc, argv, 1);
 }
 
 const cmd cmd_runs = {

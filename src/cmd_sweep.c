@@ -29,6 +29,18 @@ static int store_step(void *vctx, const sweep_step *st)
     return 0;
 }
 
+/* The search's outcome in the log (nothing without a log or a sweep row). */
+static void store_end(const step_ctx *c, const sweep_result *r, const char *note)
+{
+    if (c->s->db && c->sweep_id > 0)
+        store_sweep_end(c->s->db, c->sweep_id, r->eps, r->selectivity, r->passes, r->seconds, note);
+}
+
+static const char *status_name(sweep_status st)
+{
+    return st == SWEEP_OK ? "ok" : st == SWEEP_UNREACHABLE ? "unreachable" : "unresolved";
+}
+
 static void on_progress(void *ctx, double frac)
 {
     session *s = ctx;
@@ -175,9 +187,7 @@ static int sweep_run(session *s, int argc, char **argv)
         char note[512] = "";
         if (rc) {
             snprintf(note, sizeof note, "error: %s", err_msg());
-            if (s->db && sc.sweep_id > 0)
-                store_sweep_end(s->db, sc.sweep_id, r.eps, r.selectivity, r.passes, r.seconds,
-                                note);
+            store_end(&sc, &r, note);
             sweep_sample_free(&smp);
             return rc;
         }
@@ -200,26 +210,19 @@ static int sweep_run(session *s, int argc, char **argv)
             spec.cancel = &s->cancel;
             join_result res;
             if ((rc = engine_run(ref, &spec, &res))) {
-                if (s->db && sc.sweep_id > 0)
-                    store_sweep_end(s->db, sc.sweep_id, r.eps, r.selectivity, r.passes, r.seconds,
-                                    "reference run failed");
+                store_end(&sc, &r, "reference run failed");
                 sweep_sample_free(&smp);
                 return rc;
             }
             ref_s = engine_selectivity(res.pairs, ds->n);
             ref_t = res.seconds;
         }
-        if (s->db && sc.sweep_id > 0)
-            store_sweep_end(s->db, sc.sweep_id, r.eps, r.selectivity, r.passes, r.seconds,
-                            note[0] ? note : NULL);
+        store_end(&sc, &r, note[0] ? note : NULL);
 
         char epsbuf[40];
         snprintf(epsbuf, sizeof epsbuf, "%.12g", r.eps);
         out_printf("  %10g  %-17s %-12.6g %6d %9.3f  %-12.6g %s\n", targets[k], epsbuf,
-                   r.selectivity, r.passes, r.seconds, ref_s,
-                   r.status == SWEEP_OK            ? "ok"
-                   : r.status == SWEEP_UNREACHABLE ? "unreachable"
-                                                   : "unresolved");
+                   r.selectivity, r.passes, r.seconds, ref_s, status_name(r.status));
         if (note[0]) {
             out_printf("    %s\n", note);
             if (!first_bad[0])
@@ -235,10 +238,7 @@ static int sweep_run(session *s, int argc, char **argv)
         out_rec_int(rec, "n", (int64_t)ds->n);
         out_rec_dbl(rec, "target", targets[k]);
         out_rec_dbl(rec, "tolerance", o.tol);
-        out_rec_str(rec, "status",
-                    r.status == SWEEP_OK            ? "ok"
-                    : r.status == SWEEP_UNREACHABLE ? "unreachable"
-                                                    : "unresolved");
+        out_rec_str(rec, "status", status_name(r.status));
         out_rec_dbl(rec, "eps", r.eps);
         out_rec_dbl(rec, "selectivity", r.selectivity);
         out_rec_int(rec, "pairs", (int64_t)r.pairs);

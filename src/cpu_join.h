@@ -6,6 +6,7 @@
 #define TCJ_CPU_JOIN_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "engine.h"
 
@@ -35,6 +36,27 @@ typedef struct cpu_kernel {
     const double *edges;
     const char *name; /* for res->variant */
 } cpu_kernel;
+
+/* A prepare step for rows of d values of elem bytes each at x: candidate
+ * rows [c0, c1) into scratch as groups of CPU_GROUP rows transposed to
+ * [k][lane], the lanes past c1 zero (all bits 0: +0.0 in float or double).
+ * Inline so that elem is a constant in each engine's copy. */
+static inline void cpu_join_transpose(void *scratch, const void *x, size_t elem, size_t d,
+                                      size_t c0, size_t c1)
+{
+    char *p = scratch;
+    for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP * elem)
+        for (size_t w = 0; w < CPU_GROUP; w++) {
+            const char *row = g + w < c1 ? (const char *)x + (g + w) * d * elem : NULL;
+            for (size_t k = 0; k < d; k++) {
+                char *cell = p + (k * CPU_GROUP + w) * elem;
+                if (row)
+                    memcpy(cell, row + k * elem, elem);
+                else
+                    memset(cell, 0, elem);
+            }
+        }
+}
 
 /* Run spec over rows [q0, q1) with k; fills pairs, kernel_seconds, the
  * "compute" and "sink" phases, device and variant. Returns 0, TCJ_ECANCEL,

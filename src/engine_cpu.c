@@ -16,24 +16,10 @@ typedef struct cpu_ctx {
 
 typedef double v2d __attribute__((vector_size(16)));
 
-/* Candidate rows as groups of CPU_GROUP, each transposed to [k][lane]
- * (lanes past c1 are zero and their results ignored). */
 static void cpu_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
 {
     const cpu_ctx *ctx = vctx;
-    const size_t d = ctx->d;
-    double *p = scratch;
-    for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP)
-        for (size_t w = 0; w < CPU_GROUP; w++) {
-            if (g + w >= c1) {
-                for (size_t k = 0; k < d; k++)
-                    p[k * CPU_GROUP + w] = 0.0;
-                continue;
-            }
-            const double *x = ctx->x + (g + w) * d;
-            for (size_t k = 0; k < d; k++)
-                p[k * CPU_GROUP + w] = x[k];
-        }
+    cpu_join_transpose(scratch, ctx->x, sizeof *ctx->x, ctx->d, c0, c1);
 }
 
 /* One lane per candidate: s += (a_k - b_k)^2 in k order, exactly the scalar

@@ -46,23 +46,10 @@ static float f16_dist2(const f16_ctx *ctx, size_t q, size_t c, float a)
 
 typedef float v4f __attribute__((vector_size(16)));
 
-/* Candidate halves as groups of CPU_GROUP rows transposed to [k][lane]. */
 static void f16_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
 {
     const f16_ctx *ctx = vctx;
-    const size_t d = ctx->d;
-    float *p = scratch;
-    for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP)
-        for (size_t w = 0; w < CPU_GROUP; w++) {
-            if (g + w >= c1) {
-                for (size_t k = 0; k < d; k++)
-                    p[k * CPU_GROUP + w] = 0.0f;
-                continue;
-            }
-            const float *h = ctx->h + (g + w) * d;
-            for (size_t k = 0; k < d; k++)
-                p[k * CPU_GROUP + w] = h[k];
-        }
+    cpu_join_transpose(scratch, ctx->h, sizeof *ctx->h, ctx->d, c0, c1);
 }
 
 /* One lane per candidate, each accumulated in k order (acc + p rounds once;

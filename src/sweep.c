@@ -363,37 +363,42 @@ static size_t refine_edges(const sweep_sample *smp, double a, double b, size_t n
     return ne;
 }
 
-/* One histogram pass: cum[k] = pairs with d2 <= edges[k]. */
-static int hist_pass(const dataset *ds, const engine *eng, const engine_opts *eopt,
-                     const volatile int *cancel, void (*progress)(void *, double), void *pctx,
-                     const double *edges, size_t ne, uint64_t *cum, double *seconds)
+/* A join of every row of ds at eps with the engine options and callbacks
+ * of o; def receives the default options when o names none. */
+static void spec_all(join_spec *spec, const dataset *ds, double eps, join_mode mode,
+                     const sweep_opts *o, engine_opts *def)
 {
-    engine_opts def;
-    if (!eopt) {
-        engine_opts_default(&def);
-        eopt = &def;
-    }
+    memset(spec, 0, sizeof *spec);
+    if (!o->eopt)
+        engine_opts_default(def);
+    spec->ds = ds;
+    spec->eps = eps;
+    spec->q0 = 0;
+    spec->q1 = ds->n;
+    spec->mode = mode;
+    spec->opts = o->eopt ? o->eopt : def;
+    spec->cancel = o->cancel;
+    spec->progress = o->progress;
+    spec->progress_ctx = o->progress_ctx;
+}
+
+/* One histogram pass of o->eng: cum[k] = pairs with d2 <= edges[k]. */
+static int hist_pass(const dataset *ds, const sweep_opts *o, const double *edges, size_t ne,
+                     uint64_t *cum, double *seconds)
+{
     size_t nb = ne - 1;
     uint64_t *hist = xcalloc(nb, sizeof *hist);
     uint64_t below = 0;
+    engine_opts def;
     join_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.ds = ds;
-    spec.eps = sqrt(edges[nb]);
-    spec.q0 = 0;
-    spec.q1 = ds->n;
-    spec.mode = JOIN_HIST;
-    spec.opts = eopt;
+    spec_all(&spec, ds, sqrt(edges[nb]), JOIN_HIST, o, &def);
     spec.hist_edges = edges;
     spec.hist_nbins = nb;
     spec.hist = hist;
     spec.hist_below = &below;
-    spec.cancel = cancel;
-    spec.progress = progress;
-    spec.progress_ctx = pctx;
     join_result res;
     double t0 = engine_now();
-    int rc = engine_run(eng, &spec, &res);
+    int rc = engine_run(o->eng, &spec, &res);
     *seconds = engine_now() - t0;
     if (rc == 0) {
         cum[0] = below;
@@ -443,6 +448,27 @@ typedef struct search {
     double pstar, plo, phi;
 } search;
 
+/* Check the request and set up the search for target: r cleared, the pair
+ * count aimed at (self-pairs included) and the window tol around it. */
+static int search_init(search *s, const dataset *ds, double target, const sweep_opts *o,
+                       sweep_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->target = target;
+    int rc = sweep_validate(ds, target);
+    if (rc)
+        return rc;
+    if (!o->eng)
+        return err_set(TCJ_EINVAL, "sweep: no engine given");
+    double n = (double)ds->n;
+    double tol = o->tol > 0 ? o->tol : SWEEP_TOL_DEFAULT;
+    *s = (search){ds, o, r, 0, 0, 0};
+    s->pstar = n + target * n;
+    s->plo = s->pstar - tol * target * n;
+    s->phi = s->pstar + tol * target * n;
+    return 0;
+}
+
 static int emit_step(search *s, const char *method, double eps, uint64_t pairs, double seconds,
                      int pass)
 {
@@ -467,25 +493,17 @@ static double dist_to(double pairs, double pstar)
 int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const sweep_opts *o,
                 sweep_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->target = target;
-    int rc = sweep_validate(ds, target);
+    search s;
+    int rc = search_init(&s, ds, target, o, r);
     if (rc)
         return rc;
-    if (!o->eng)
-        return err_set(TCJ_EINVAL, "sweep: no engine given");
     if (!smp || smp->n != ds->n || !smp->d2)
         return err_set(TCJ_EINVAL, "sweep: the sample is not of this dataset");
     double t0 = engine_now();
     size_t n = ds->n;
-    double tol = o->tol > 0 ? o->tol : SWEEP_TOL_DEFAULT;
     int max_passes = o->max_passes > 0 ? o->max_passes : SWEEP_MAX_PASSES_DEFAULT;
     size_t nb1 = o->bins >= 4 && o->bins <= SWEEP_MAX_BINS - 8 ? o->bins : 1024;
     size_t nbr = o->refine_bins >= 4 ? o->refine_bins : 2048;
-    search s = {ds, o, r, 0, 0, 0};
-    s.pstar = (double)n + target * (double)n;
-    s.plo = s.pstar - tol * target * (double)n;
-    s.phi = s.pstar + tol * target * (double)n;
     resolution res = engine_resolution(o->eng, smp);
 
     /* The estimate and a bracket four times wider in rank each way. */
@@ -521,8 +539,7 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
         }
         uint64_t *cum = xmalloc(ne * sizeof *cum);
         double secs = 0;
-        rc = hist_pass(ds, o->eng, o->eopt, o->cancel, o->progress, o->progress_ctx, edges, ne, cum,
-                       &secs);
+        rc = hist_pass(ds, o, edges, ne, cum, &secs);
         if (rc) {
             free(cum);
             break;
@@ -628,26 +645,12 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
 int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, const sweep_opts *o,
                  sweep_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->target = target;
-    int rc = sweep_validate(ds, target);
+    search s;
+    int rc = search_init(&s, ds, target, o, r);
     if (rc)
         return rc;
-    if (!o->eng)
-        return err_set(TCJ_EINVAL, "sweep: no engine given");
     double t0 = engine_now();
     size_t n = ds->n;
-    double tol = o->tol > 0 ? o->tol : SWEEP_TOL_DEFAULT;
-    search s = {ds, o, r, 0, 0, 0};
-    s.pstar = (double)n + target * (double)n;
-    s.plo = s.pstar - tol * target * (double)n;
-    s.phi = s.pstar + tol * target * (double)n;
-    engine_opts def;
-    const engine_opts *eopt = o->eopt;
-    if (!eopt) {
-        engine_opts_default(&def);
-        eopt = &def;
-    }
     double lo = 0, hi = sqrt(smp->d2_max);
     double best_d = -1;
     r->status = SWEEP_UNRESOLVED;
@@ -657,16 +660,9 @@ int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, cons
             r->status = SWEEP_UNREACHABLE;
             break;
         }
+        engine_opts def;
         join_spec spec;
-        memset(&spec, 0, sizeof spec);
-        spec.ds = ds;
-        spec.eps = mid;
-        spec.q1 = n;
-        spec.mode = JOIN_COUNT;
-        spec.opts = eopt;
-        spec.cancel = o->cancel;
-        spec.progress = o->progress;
-        spec.progress_ctx = o->progress_ctx;
+        spec_all(&spec, ds, mid, JOIN_COUNT, o, &def);
         join_result res;
         double ts = engine_now();
         rc = engine_run(o->eng, &spec, &res);
@@ -723,7 +719,8 @@ int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, dou
     eps[nbins] = hi;
     edges[nbins] = hi * hi;
     uint64_t *cum = xmalloc(ne * sizeof *cum);
-    int rc = hist_pass(ds, e, eopt, NULL, NULL, NULL, edges, ne, cum, seconds);
+    sweep_opts o = {.eng = e, .eopt = eopt};
+    int rc = hist_pass(ds, &o, edges, ne, cum, seconds);
     if (rc == 0)
         for (size_t k = 0; k < ne; k++) {
             sel[k] = sel_of(cum[k], ds->n);

@@ -74,11 +74,12 @@ int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void
 {
     const char *what = "reading the history";
     sqlite3_stmt *s;
-    if (store_prepare(st,
-                      "SELECT * FROM (SELECT id, at, CASE WHEN status IS NULL THEN 'unfinished' "
-                      "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
-                      "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY id",
-                      &s, what))
+    if (store_prepare(
+            st,
+            "SELECT * FROM (SELECT id, at, CASE WHEN status IS NULL THEN 'unfinished' "
+            "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
+            "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY id",
+            &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int(s, 1, limit > 0 ? limit : -1);
     sqlite3_bind_int64(s, 2, before_id);
@@ -181,25 +182,6 @@ static void csv_text(FILE *f, const char *t)
     fputc('"', f);
 }
 
-static void csv_cell(FILE *f, sqlite3_stmt *s, int col)
-{
-    char buf[40];
-    switch (sqlite3_column_type(s, col)) {
-    case SQLITE_INTEGER:
-        fprintf(f, "%lld", (long long)sqlite3_column_int64(s, col));
-        break;
-    case SQLITE_FLOAT:
-        fmt_real(buf, sizeof buf, sqlite3_column_double(s, col));
-        fputs(buf, f);
-        break;
-    case SQLITE_TEXT:
-        csv_text(f, (const char *)sqlite3_column_text(s, col));
-        break;
-    default: /* NULL: an empty field */
-        break;
-    }
-}
-
 /* Length of the valid UTF-8 sequence at p, 0 if the bytes are not one. */
 static int utf8_len(const unsigned char *p)
 {
@@ -245,25 +227,13 @@ static void json_str(FILE *f, const char *t)
             fputc((int)c, f);
             p++;
         } else if (c < 0x20) {
-            switch (c) {
-            case '\n':
-                fputs("\\n", f);
-                break;
-            case '\r':
-                fputs("\\r", f);
-                break;
-            case '\t':
-                fputs("\\t", f);
-                break;
-            case '\b':
-                fputs("\\b", f);
-                break;
-            case '\f':
-                fputs("\\f", f);
-                break;
-            default:
+            /* Control characters with a short escape: each one, then its letter. */
+            static const char short_esc[] = "\nn\rr\tt\bb\ff";
+            const char *e = strchr(short_esc, (int)c);
+            if (e)
+                fprintf(f, "\\%c", e[1]);
+            else
                 fprintf(f, "\\u%04x", c);
-            }
             p++;
         } else {
             int n = utf8_len(p);
@@ -279,7 +249,10 @@ static void json_str(FILE *f, const char *t)
     fputc('"', f);
 }
 
-static void json_cell(FILE *f, sqlite3_stmt *s, int col)
+/* One column of the current row: numbers as they read back, text through
+ * text(), NULL as null_text. */
+static void put_cell(FILE *f, sqlite3_stmt *s, int col, void (*text)(FILE *, const char *),
+                     const char *null_text)
 {
     char buf[40];
     switch (sqlite3_column_type(s, col)) {
@@ -291,21 +264,37 @@ static void json_cell(FILE *f, sqlite3_stmt *s, int col)
         fputs(buf, f);
         break;
     case SQLITE_TEXT:
-        json_str(f, (const char *)sqlite3_column_text(s, col));
+        text(f, (const char *)sqlite3_column_text(s, col));
         break;
     default:
-        fputs("null", f);
+        fputs(null_text, f);
         break;
     }
+}
+
+static void csv_cell(FILE *f, sqlite3_stmt *s, int col)
+{
+    put_cell(f, s, col, csv_text, ""); /* NULL: an empty field */
+}
+
+static void json_cell(FILE *f, sqlite3_stmt *s, int col)
+{
+    put_cell(f, s, col, json_str, "null");
+}
+
+/* The comma before every item of a JSON list but the first. */
+static void json_sep(FILE *f, int *first)
+{
+    if (!*first)
+        fputc(',', f);
+    *first = 0;
 }
 
 /* "name":value for columns [from, ncol) of the current row. */
 static void json_members(FILE *f, sqlite3_stmt *s, int from, int *first)
 {
     for (int i = from; i < sqlite3_column_count(s); i++) {
-        if (!*first)
-            fputc(',', f);
-        *first = 0;
+        json_sep(f, first);
         json_str(f, sqlite3_column_name(s, i));
         fputc(':', f);
         json_cell(f, s, i);
@@ -349,6 +338,13 @@ static int names_of(store *st, const char *sql, int64_t run_id, name_list *out)
     return rc == SQLITE_DONE ? 0 : store_fail(st, "exporting runs");
 }
 
+/* Ready a prepared detail statement for the rows of another id. */
+static void rebind(sqlite3_stmt *s, int64_t id)
+{
+    sqlite3_reset(s);
+    sqlite3_bind_int64(s, 1, id);
+}
+
 /* Per-run detail statements of an export, prepared once. */
 typedef struct export_ctx {
     store *st;
@@ -361,8 +357,7 @@ typedef struct export_ctx {
 static int csv_detail(export_ctx *x, sqlite3_stmt *s, int64_t run_id, const name_list *cols)
 {
     char **cell = xcalloc((unsigned long)cols->n + 1, sizeof *cell);
-    sqlite3_reset(s);
-    sqlite3_bind_int64(s, 1, run_id);
+    rebind(s, run_id);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int k = name_list_find(cols, (const char *)sqlite3_column_text(s, 0));
@@ -399,6 +394,17 @@ static int csv_run(export_ctx *x, sqlite3_stmt *run)
     return rc;
 }
 
+/* Header cells PREFIX.NAME, one per name. */
+static void csv_names(FILE *f, const char *prefix, const name_list *l)
+{
+    char buf[300];
+    for (int k = 0; k < l->n; k++) {
+        snprintf(buf, sizeof buf, "%s.%s", prefix, l->name[k]);
+        fputc(',', f);
+        csv_text(f, buf);
+    }
+}
+
 static void csv_header(export_ctx *x, sqlite3_stmt *run)
 {
     for (int i = 0; i < sqlite3_column_count(run); i++) {
@@ -406,17 +412,8 @@ static void csv_header(export_ctx *x, sqlite3_stmt *run)
             fputc(',', x->f);
         csv_text(x->f, sqlite3_column_name(run, i));
     }
-    char buf[300];
-    for (int k = 0; k < x->phase_names.n; k++) {
-        snprintf(buf, sizeof buf, "phase.%s", x->phase_names.name[k]);
-        fputc(',', x->f);
-        csv_text(x->f, buf);
-    }
-    for (int k = 0; k < x->counter_names.n; k++) {
-        snprintf(buf, sizeof buf, "counter.%s", x->counter_names.name[k]);
-        fputc(',', x->f);
-        csv_text(x->f, buf);
-    }
+    csv_names(x->f, "phase", &x->phase_names);
+    csv_names(x->f, "counter", &x->counter_names);
     fputc('\n', x->f);
 }
 
@@ -429,13 +426,10 @@ static int json_run(export_ctx *x, sqlite3_stmt *run)
     json_members(f, run, 0, &first);
 
     fputs(",\"phases\":{", f);
-    sqlite3_reset(x->phases);
-    sqlite3_bind_int64(x->phases, 1, id);
+    rebind(x->phases, id);
     first = 1;
     while ((rc = sqlite3_step(x->phases)) == SQLITE_ROW) {
-        if (!first)
-            fputc(',', f);
-        first = 0;
+        json_sep(f, &first);
         json_str(f, (const char *)sqlite3_column_text(x->phases, 0));
         fputc(':', f);
         json_cell(f, x->phases, 1);
@@ -444,13 +438,10 @@ static int json_run(export_ctx *x, sqlite3_stmt *run)
         return store_fail(x->st, "exporting runs");
 
     fputs("},\"counters\":{", f);
-    sqlite3_reset(x->counters);
-    sqlite3_bind_int64(x->counters, 1, id);
+    rebind(x->counters, id);
     first = 1;
     while ((rc = sqlite3_step(x->counters)) == SQLITE_ROW) {
-        if (!first)
-            fputc(',', f);
-        first = 0;
+        json_sep(f, &first);
         json_str(f, (const char *)sqlite3_column_text(x->counters, 0));
         fputs(":{\"value\":", f);
         json_cell(f, x->counters, 1);
@@ -462,24 +453,18 @@ static int json_run(export_ctx *x, sqlite3_stmt *run)
         return store_fail(x->st, "exporting runs");
 
     fputs("},\"comparisons\":[", f);
-    sqlite3_reset(x->cmps);
-    sqlite3_bind_int64(x->cmps, 1, id);
+    rebind(x->cmps, id);
     int firstc = 1;
     while ((rc = sqlite3_step(x->cmps)) == SQLITE_ROW) {
-        if (!firstc)
-            fputc(',', f);
-        firstc = 0;
+        json_sep(f, &firstc);
         fputc('{', f);
         first = 1;
         json_members(f, x->cmps, 0, &first);
         fputs(",\"histogram\":[", f);
-        sqlite3_reset(x->bins);
-        sqlite3_bind_int64(x->bins, 1, sqlite3_column_int64(x->cmps, 1));
+        rebind(x->bins, sqlite3_column_int64(x->cmps, 1));
         int brc, firstb = 1;
         while ((brc = sqlite3_step(x->bins)) == SQLITE_ROW) {
-            if (!firstb)
-                fputc(',', f);
-            firstb = 0;
+            json_sep(f, &firstb);
             fputc('{', f);
             first = 1;
             json_members(f, x->bins, 0, &first);

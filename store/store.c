@@ -248,6 +248,14 @@ int store_schema_version(store *st)
 
 /* ---- single-statement writes (autocommit makes each one transaction) ---- */
 
+/* Step one row of a statement reused in a loop, then ready it for the next. */
+static int step_row(store *st, sqlite3_stmt *s, const char *what)
+{
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : store_fail(st, what);
+    sqlite3_reset(s);
+    return rc;
+}
+
 /* Step an INSERT and give its row id, or a negative code. */
 static int64_t insert_done(store *st, sqlite3_stmt *s, const char *what)
 {
@@ -337,15 +345,16 @@ int store_command_end(store *st, int64_t command_id, int status, const char *err
     return update_done(st, s, what, "command", command_id);
 }
 
+/* A metric named twice for a run keeps its last value. */
+#define COUNTER_UPSERT                                                                             \
+    "INSERT INTO counters(run_id, name, value, unit) VALUES(?1, ?2, ?3, ?4) "                      \
+    "ON CONFLICT(run_id, name) DO UPDATE SET value = excluded.value, unit = excluded.unit"
+
 int store_counter(store *st, int64_t run_id, const char *name, double value, const char *unit)
 {
     const char *what = "storing a counter";
     sqlite3_stmt *s;
-    if (store_prepare(st,
-                      "INSERT INTO counters(run_id, name, value, unit) VALUES(?1, ?2, ?3, ?4) "
-                      "ON CONFLICT(run_id, name) DO UPDATE SET value = excluded.value, "
-                      "unit = excluded.unit",
-                      &s, what))
+    if (store_prepare(st, COUNTER_UPSERT, &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int64(s, 1, run_id);
     store_bind_text(s, 2, name);
@@ -356,51 +365,65 @@ int store_counter(store *st, int64_t run_id, const char *name, double value, con
 
 /* ---- writes of several rows: one explicit transaction each ---- */
 
-int64_t store_dataset(store *st, const dataset *ds)
+/* Run fn(st, rec, &id) as one transaction: the id it gives, or its code
+ * after a rollback. */
+static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), const void *rec)
 {
-    const char *what = "storing the dataset";
-    char hash[17];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)ds->hash);
     if (store_begin(st))
         return TCJ_ESTORE;
-    sqlite3_stmt *s;
     int64_t id = 0;
-    /* "IS" so generated data (no path) matches by content hash alone. */
-    if (store_prepare(st, "SELECT id FROM datasets WHERE path IS ?1 AND hash = ?2", &s, what))
-        goto fail;
-    store_bind_text(s, 1, ds->path);
-    sqlite3_bind_text(s, 2, hash, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        id = sqlite3_column_int64(s, 0);
-    else if (rc != SQLITE_DONE)
-        store_fail(st, what);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        goto fail;
-    if (!id) {
-        if (store_prepare(st,
-                          "INSERT INTO datasets(path, name, format, n, d, hash, first_seen) "
-                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, " STORE_NOW ")",
-                          &s, what))
-            goto fail;
-        const char *name = ds->name && *ds->name ? ds->name : ds->path ? ds->path : "dataset";
-        store_bind_text(s, 1, ds->path);
-        sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
-        store_bind_text(s, 3, ds->format);
-        store_bind_u64(s, 4, ds->n);
-        store_bind_u64(s, 5, ds->d);
-        sqlite3_bind_text(s, 6, hash, -1, SQLITE_TRANSIENT);
-        id = insert_done(st, s, what);
-        if (id < 0)
-            goto fail;
+    int rc = fn(st, rec, &id);
+    if (rc) {
+        store_rollback(st);
+        return rc;
     }
     if (store_commit(st))
         return TCJ_ESTORE;
     return id;
-fail:
-    store_rollback(st);
-    return TCJ_ESTORE;
+}
+
+/* The id of the dataset with this path and content, stored if new. */
+static int dataset_find_or_insert(store *st, const void *rec, int64_t *id)
+{
+    const dataset *ds = rec;
+    const char *what = "storing the dataset";
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)ds->hash);
+    sqlite3_stmt *s;
+    /* "IS" so generated data (no path) matches by content hash alone. */
+    if (store_prepare(st, "SELECT id FROM datasets WHERE path IS ?1 AND hash = ?2", &s, what))
+        return TCJ_ESTORE;
+    store_bind_text(s, 1, ds->path);
+    sqlite3_bind_text(s, 2, hash, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE)
+        store_fail(st, what);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return TCJ_ESTORE;
+    if (*id)
+        return 0;
+    if (store_prepare(st,
+                      "INSERT INTO datasets(path, name, format, n, d, hash, first_seen) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, " STORE_NOW ")",
+                      &s, what))
+        return TCJ_ESTORE;
+    const char *name = ds->name && *ds->name ? ds->name : ds->path ? ds->path : "dataset";
+    store_bind_text(s, 1, ds->path);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+    store_bind_text(s, 3, ds->format);
+    store_bind_u64(s, 4, ds->n);
+    store_bind_u64(s, 5, ds->d);
+    sqlite3_bind_text(s, 6, hash, -1, SQLITE_TRANSIENT);
+    *id = insert_done(st, s, what);
+    return *id < 0 ? TCJ_ESTORE : 0;
+}
+
+int64_t store_dataset(store *st, const dataset *ds)
+{
+    return write_tx(st, dataset_find_or_insert, ds);
 }
 
 static const char *first_text(const char *a, const char *b)
@@ -469,13 +492,11 @@ static int run_insert_phases(store *st, int64_t run_id, const join_result *res)
         return TCJ_ESTORE;
     int rc = 0;
     for (int k = 0; k < res->nphase && k < JOIN_MAX_PHASES && !rc; k++) {
-        sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, run_id);
         sqlite3_bind_int(s, 2, k);
         store_bind_text(s, 3, res->phase[k].name);
         store_bind_real(s, 4, res->phase[k].seconds);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            rc = store_fail(st, what);
+        rc = step_row(st, s, what);
     }
     sqlite3_finalize(s);
     return rc;
@@ -485,49 +506,41 @@ static int run_insert_counters(store *st, int64_t run_id, const join_result *res
 {
     const char *what = "storing a run's counters";
     sqlite3_stmt *s;
-    /* A metric named twice keeps its last value, as store_counter does. */
-    if (store_prepare(st,
-                      "INSERT INTO counters(run_id, name, value, unit) VALUES(?1, ?2, ?3, ?4) "
-                      "ON CONFLICT(run_id, name) DO UPDATE SET value = excluded.value, "
-                      "unit = excluded.unit",
-                      &s, what))
+    if (store_prepare(st, COUNTER_UPSERT, &s, what))
         return TCJ_ESTORE;
     int rc = 0;
     for (int k = 0; k < res->nmetric && k < JOIN_MAX_METRICS && !rc; k++) {
         const join_metric *m = &res->metric[k];
-        sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, run_id);
         store_bind_text(s, 2, m->name);
         store_bind_real(s, 3, m->value);
         store_bind_text(s, 4, m->unit);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            rc = store_fail(st, what);
+        rc = step_row(st, s, what);
     }
     sqlite3_finalize(s);
     return rc;
 }
 
-int64_t store_run(store *st, const store_run_rec *r)
+/* The run's row, then its phases and counters. */
+static int run_insert(store *st, const void *rec, int64_t *id)
 {
-    if (store_begin(st))
-        return TCJ_ESTORE;
-    int64_t id = 0;
-    int rc = run_insert_row(st, r, &id);
+    const store_run_rec *r = rec;
+    int rc = run_insert_row(st, r, id);
     if (!rc && r->res)
-        rc = run_insert_phases(st, id, r->res);
+        rc = run_insert_phases(st, *id, r->res);
     if (!rc && r->res)
-        rc = run_insert_counters(st, id, r->res);
-    if (rc) {
-        store_rollback(st);
-        return rc;
-    }
-    if (store_commit(st))
-        return TCJ_ESTORE;
-    return id;
+        rc = run_insert_counters(st, *id, r->res);
+    return rc;
 }
 
-static int cmp_insert(store *st, const store_cmp_rec *c, int64_t *id)
+int64_t store_run(store *st, const store_run_rec *r)
 {
+    return write_tx(st, run_insert, r);
+}
+
+static int cmp_insert(store *st, const void *rec, int64_t *id)
+{
+    const store_cmp_rec *c = rec;
     const char *what = "storing a comparison";
     sqlite3_stmt *s;
     if (store_prepare(st,
@@ -569,14 +582,12 @@ static int cmp_insert(store *st, const store_cmp_rec *c, int64_t *id)
         return TCJ_ESTORE;
     int rc = 0;
     for (size_t b = 0; b < c->nbins && !rc; b++) {
-        sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, *id);
         sqlite3_bind_int64(s, 2, (int64_t)b);
         store_bind_real(s, 3, c->bin_lo[b]);
         store_bind_real(s, 4, c->bin_hi[b]);
         store_bind_u64(s, 5, c->bin_count[b]);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            rc = store_fail(st, "storing a comparison's histogram");
+        rc = step_row(st, s, "storing a comparison's histogram");
     }
     sqlite3_finalize(s);
     return rc;
@@ -584,17 +595,7 @@ static int cmp_insert(store *st, const store_cmp_rec *c, int64_t *id)
 
 int64_t store_comparison(store *st, const store_cmp_rec *c)
 {
-    if (store_begin(st))
-        return TCJ_ESTORE;
-    int64_t id = 0;
-    int rc = cmp_insert(st, c, &id);
-    if (rc) {
-        store_rollback(st);
-        return rc;
-    }
-    if (store_commit(st))
-        return TCJ_ESTORE;
-    return id;
+    return write_tx(st, cmp_insert, c);
 }
 
 /* ---- ε searches: each step committed as it is made ---- */

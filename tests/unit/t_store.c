@@ -38,34 +38,48 @@ static const char *fresh_db(const char *name)
     return p;
 }
 
+/* A read-only connection of its own and one statement on it. */
+typedef struct raw {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+} raw;
+
+/* The statement of sql stepped to its first row; NULL when there is none or
+ * on any error. raw_close in every case. */
+static sqlite3_stmt *raw_row(const char *path, const char *sql, raw *r)
+{
+    r->s = NULL;
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(r->db, sql, -1, &r->s, NULL) == SQLITE_OK &&
+        sqlite3_step(r->s) == SQLITE_ROW)
+        return r->s;
+    return NULL;
+}
+
+static void raw_close(raw *r)
+{
+    sqlite3_finalize(r->s);
+    sqlite3_close(r->db);
+}
+
 /* An integer from a raw connection of its own; -999 on any error. */
 static int64_t raw_int(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    int64_t v = -999;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        if (sqlite3_step(s) == SQLITE_ROW)
-            v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -998 : sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-    }
-    sqlite3_close(db);
+    raw r;
+    sqlite3_stmt *s = raw_row(path, sql, &r);
+    int64_t v = !s                                         ? -999
+                : sqlite3_column_type(s, 0) == SQLITE_NULL ? -998
+                                                           : sqlite3_column_int64(s, 0);
+    raw_close(&r);
     return v;
 }
 
 static double raw_real(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    double v = NAN;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        if (sqlite3_step(s) == SQLITE_ROW)
-            v = sqlite3_column_double(s, 0);
-        sqlite3_finalize(s);
-    }
-    sqlite3_close(db);
+    raw r;
+    sqlite3_stmt *s = raw_row(path, sql, &r);
+    double v = s ? sqlite3_column_double(s, 0) : NAN;
+    raw_close(&r);
     return v;
 }
 
@@ -73,19 +87,13 @@ static double raw_real(const char *path, const char *sql)
 static const char *raw_text(const char *path, const char *sql)
 {
     static char buf[1024];
-    sqlite3 *db;
-    sqlite3_stmt *s;
-    const char *r = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
-            snprintf(buf, sizeof buf, "%s", (const char *)sqlite3_column_text(s, 0));
-            r = buf;
-        }
-        sqlite3_finalize(s);
-    }
-    sqlite3_close(db);
-    return r;
+    raw r;
+    sqlite3_stmt *s = raw_row(path, sql, &r);
+    const char *t = s ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    if (t)
+        snprintf(buf, sizeof buf, "%s", t);
+    raw_close(&r);
+    return t ? buf : NULL;
 }
 
 static int raw_exec(const char *path, const char *sql)
@@ -1256,6 +1264,16 @@ static jv *json_parse(const char *s)
     return v;
 }
 
+/* The JSON document in a file; NULL if the file is unreadable or not JSON. */
+static jv *json_file(const char *path)
+{
+    size_t len;
+    char *text = slurp(path, &len);
+    jv *doc = text ? json_parse(text) : NULL;
+    free(text);
+    return doc;
+}
+
 static const jv *jget(const jv *o, const char *key)
 {
     if (!o || o->t != J_OBJ)
@@ -1395,12 +1413,8 @@ TEST(export_json)
     CHECK(export_fixture(st, &a, &b) > 0);
     const char *out = tpath("runs.json");
     CHECK_MSG(store_export(st, -1, "json", out) == 0, "%s", err_msg());
-    size_t len;
-    char *text = slurp(out, &len);
-    CHECK(text);
-    jv *doc = json_parse(text);
-    free(text);
-    CHECK_MSG(doc != NULL, "export is not valid JSON");
+    jv *doc = json_file(out);
+    CHECK_MSG(doc != NULL, "export is unreadable or not valid JSON");
     int ok = doc->t == J_ARR && doc->n == 2;
     const jv *r0 = jat(doc, 0), *r1 = jat(doc, 1);
     ok = ok && jnum(jget(r0, "id")) == 1;
@@ -1430,9 +1444,7 @@ TEST(export_json)
     CHECK(ok);
 
     CHECK_EQ_INT(store_export(st, a, "json", out), 0);
-    text = slurp(out, &len);
-    doc = json_parse(text);
-    free(text);
+    doc = json_file(out);
     CHECK(doc && doc->t == J_ARR && doc->n == 1);
     CHECK(jnum(jget(jat(doc, 0), "id")) == (double)a);
     jv_free(doc);
@@ -1442,9 +1454,7 @@ TEST(export_json)
     store *e = open_ok(empty);
     CHECK(e);
     CHECK_EQ_INT(store_export(e, -1, "json", out), 0);
-    text = slurp(out, &len);
-    doc = json_parse(text);
-    free(text);
+    doc = json_file(out);
     CHECK(doc && doc->t == J_ARR && doc->n == 0);
     jv_free(doc);
     store_close(e);

@@ -198,12 +198,19 @@ static void check_sweep_opts(const dataset *ds, const exact *ex, const sweep_sam
     }
 }
 
-static void check_sweep(const dataset *ds, const exact *ex, const sweep_sample *smp,
-                        const engine *e, double S, int max_passes, const char *what)
+/* The default search options with engine e. */
+static sweep_opts opts_for(const engine *e)
 {
     sweep_opts o;
     sweep_opts_default(&o);
     o.eng = e;
+    return o;
+}
+
+static void check_sweep(const dataset *ds, const exact *ex, const sweep_sample *smp,
+                        const engine *e, double S, int max_passes, const char *what)
+{
+    sweep_opts o = opts_for(e);
     sweep_result r;
     check_sweep_opts(ds, ex, smp, o, S, max_passes, what, &r);
 }
@@ -245,56 +252,39 @@ TEST(sweep_generated_cpu)
     dataset_free(&ds);
 }
 
+/* sweep_all with the cpu engine on the first rows of a real dataset of d
+ * columns. */
+static void sweep_file(const char *file, load_opts *o, size_t d, const char *what)
+{
+    dataset ds;
+    CHECK(load(file, o, &ds) == 0);
+    CHECK_EQ_INT(ds.d, d);
+    sweep_all(&ds, engine_find("cpu"), what);
+    dataset_free(&ds);
+}
+
 TEST(sweep_letter)
 {
-    load_opts o = {0};
-    o.cols = "1-";
-    o.header = 1;
-    o.limit = 1500;
-    dataset ds;
-    CHECK(load("letter.csv", &o, &ds) == 0);
-    CHECK_EQ_INT(ds.d, 16);
-    sweep_all(&ds, engine_find("cpu"), "letter");
-    dataset_free(&ds);
+    load_opts o = {.cols = "1-", .header = 1, .limit = 1500};
+    sweep_file("letter.csv", &o, 16, "letter");
 }
 
 TEST(sweep_htru2)
 {
-    load_opts o = {0};
-    o.cols = "0-7";
-    o.header = 1;
-    o.limit = 1500;
-    dataset ds;
-    CHECK(load("htru2.csv", &o, &ds) == 0);
-    CHECK_EQ_INT(ds.d, 8);
-    sweep_all(&ds, engine_find("cpu"), "htru2");
-    dataset_free(&ds);
+    load_opts o = {.cols = "0-7", .header = 1, .limit = 1500};
+    sweep_file("htru2.csv", &o, 8, "htru2");
 }
 
 TEST(sweep_sift)
 {
-    load_opts o = {0};
-    o.limit = 1100;
-    dataset ds;
-    CHECK(load("sift5k.fvecs", &o, &ds) == 0);
-    CHECK_EQ_INT(ds.d, 128);
-    sweep_all(&ds, engine_find("cpu"), "sift5k");
-    dataset_free(&ds);
+    load_opts o = {.limit = 1100};
+    sweep_file("sift5k.fvecs", &o, 128, "sift5k");
 }
 
 TEST(sweep_kitti)
 {
-    load_opts o = {0};
-    o.format = "raw";
-    o.dtype = "f32";
-    o.dim = 4;
-    o.limit = 1800;
-    o.cols = NULL;
-    dataset ds;
-    CHECK(load("kitti_000000_xyzr.f32", &o, &ds) == 0);
-    CHECK_EQ_INT(ds.d, 4);
-    sweep_all(&ds, engine_find("cpu"), "kitti");
-    dataset_free(&ds);
+    load_opts o = {.format = "raw", .dtype = "f32", .dim = 4, .limit = 1800};
+    sweep_file("kitti_000000_xyzr.f32", &o, 4, "kitti");
 }
 
 /* Coarse first-pass bins force the refining pass; a sample of other data
@@ -312,9 +302,7 @@ TEST(sweep_refine_and_widen)
     sweep_sample smp, bad;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
     CHECK(sweep_sample_build(&far, 0, &bad) == 0);
-    sweep_opts o;
-    sweep_opts_default(&o);
-    o.eng = engine_find("cpu");
+    sweep_opts o = opts_for(engine_find("cpu"));
     o.bins = 8;
     int refined = 0, widened = 0;
     for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
@@ -350,9 +338,7 @@ TEST(sweep_ties_unreachable)
         ds.x[i] = 1;
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
-    sweep_opts o;
-    sweep_opts_default(&o);
-    o.eng = engine_find("cpu");
+    sweep_opts o = opts_for(engine_find("cpu"));
     sweep_result r;
     CHECK(sweep_solve(&ds, &smp, 25, &o, &r) == 0);
     CHECK_EQ_INT(r.status, SWEEP_UNREACHABLE);
@@ -394,9 +380,7 @@ TEST(sweep_ties_fractional)
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
     CHECK(!smp.int_grid64);
-    sweep_opts o;
-    sweep_opts_default(&o);
-    o.eng = engine_find("cpu");
+    sweep_opts o = opts_for(engine_find("cpu"));
     int unreachable = 0;
     const double ts[] = {1, 8, 20, 64, 150};
     for (size_t k = 0; k < 5; k++) {
@@ -480,9 +464,7 @@ TEST(sweep_cpu_fp16)
     make(&ds, 1200, 8, 5, 0);
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
-    sweep_opts o;
-    sweep_opts_default(&o);
-    o.eng = e;
+    sweep_opts o = opts_for(e);
     engine_opts eo;
     engine_opts_default(&eo);
     for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
@@ -514,9 +496,7 @@ TEST(bisect_baseline)
     exact_build(&ds, &ex);
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
-    sweep_opts o;
-    sweep_opts_default(&o);
-    o.eng = &bf_engine;
+    sweep_opts o = opts_for(&bf_engine);
     sweep_result r;
     CHECK(sweep_bisect(&ds, &smp, 64, &o, &r) == 0);
     CHECK_EQ_INT(r.status, SWEEP_OK);
