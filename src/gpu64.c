@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cupti_prof.h"
 #include "err.h"
 
 int gpu64_available(int need_tc)
@@ -34,6 +35,18 @@ static int gpu64_put(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, 
     if (rc)
         s->rc = rc < 0 ? rc : TCJ_EIO;
     return rc;
+}
+
+/* One complete kernel job, repeatable in COUNT mode: what `profile` replays. */
+typedef struct gpu64_launch {
+    int (*fn)(kern_f64_job *);
+    kern_f64_job *job;
+} gpu64_launch;
+
+static int gpu64_launch_once(void *ctx)
+{
+    gpu64_launch *l = ctx;
+    return l->fn(l->job);
 }
 
 int gpu64_run(const join_spec *spec, join_result *res, int (*fn)(kern_f64_job *),
@@ -84,7 +97,8 @@ int gpu64_run(const join_spec *spec, join_result *res, int (*fn)(kern_f64_job *)
         *spec->hist_below = 0;
         break;
     }
-    int krc = fn(&job);
+    gpu64_launch gl = {fn, &job};
+    int krc = cupti_prof_launch(gpu64_launch_once, &gl);
     snprintf(res->device, sizeof res->device, "%s", job.device_name);
     snprintf(res->variant, sizeof res->variant, "%s", job.variant);
     res->d_padded = job.d_padded ? job.d_padded : spec->ds->d;
