@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static dataset ds;
 
@@ -29,9 +30,9 @@ static int setup(void)
     return dataset_generate(&g, &ds);
 }
 
-static int run_fasted(join_result *res, double eps)
+static int run_engine(const char *name, join_result *res, double eps)
 {
-    const engine *e = engine_find("fasted");
+    const engine *e = engine_find(name);
     if (!e)
         return -100;
     engine_opts o;
@@ -45,6 +46,11 @@ static int run_fasted(join_result *res, double eps)
     spec.mode = JOIN_COUNT;
     spec.opts = &o;
     return engine_run(e, &spec, res);
+}
+
+static int run_fasted(join_result *res, double eps)
+{
+    return run_engine("fasted", res, eps);
 }
 
 static double metric(const join_result *r, const char *name)
@@ -129,4 +135,38 @@ TEST(profile_without_request_is_plain)
     static join_result a;
     CHECK_EQ_INT(run_fasted(&a, 0.5), 0);
     CHECK_EQ_INT(cupti_prof_finish(), 0);
+}
+
+/* The FP64 tensor-core engine goes through the same profiling hook: the
+ * FP64 tensor pipe is busy, or a reason is given; replays add nothing. */
+TEST(cupti_ted_counters_or_reason)
+{
+    CHECK_EQ_INT(setup(), 0);
+    static join_result plain, prof;
+    CHECK_MSG(run_engine("ted", &plain, 0.5) == 0, "ted: %s", err_msg());
+    static cupti_prof_result pr;
+    cupti_prof_request(0, &pr);
+    int rc = run_engine("ted", &prof, 0.5);
+    int launched = cupti_prof_finish();
+    CHECK_MSG(rc == 0, "ted under profiling: %s", err_msg());
+    CHECK_MSG(launched, "src/gpu64.c does not call cupti_prof_launch");
+    CHECK_EQ_INT(prof.pairs, plain.pairs);
+    if (pr.status != 0) {
+        CHECK_MSG(strlen(pr.reason) > 10, "no counters and no reason");
+        printf("# counters N/A: %s\n", pr.reason);
+        return;
+    }
+    int have_fp64 = 0;
+    for (int k = 0; k < pr.n; k++) {
+        const cupti_metric_def *d = cupti_metric_find(pr.name[k]);
+        CHECK_MSG(d, "unknown metric %s", pr.name[k]);
+        if (d->pct)
+            CHECK_MSG(pr.value[k] >= 0 && pr.value[k] <= 100, "%s = %g", pr.name[k], pr.value[k]);
+        if (strstr(pr.name[k], "dmma")) {
+            have_fp64 = 1;
+            printf("# ted: %s %g %%\n", d->label, pr.value[k]);
+            CHECK_MSG(pr.value[k] > 0, "FP64 tensor pipe idle during ted: %g", pr.value[k]);
+        }
+    }
+    CHECK_MSG(have_fp64, "no FP64 tensor-pipe metric collected");
 }
