@@ -9,11 +9,11 @@ int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
 
 /* Check a CUDA call; on failure leave a message and return KERN_EGPU from
  * the enclosing function (which must return int). */
-#define KERN_CUDA(call)                                                                          \
-    do {                                                                                         \
-        cudaError_t kern_e_ = (call);                                                            \
-        if (kern_e_ != cudaSuccess)                                                              \
-            return kern_cuda_fail(kern_e_, #call, __FILE__, __LINE__);                           \
+#define KERN_CUDA(call)                                                                            \
+    do {                                                                                           \
+        cudaError_t kern_e_ = (call);                                                              \
+        if (kern_e_ != cudaSuccess)                                                                \
+            return kern_cuda_fail(kern_e_, #call, __FILE__, __LINE__);                             \
     } while (0)
 
 /* Check the last launch. */

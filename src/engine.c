@@ -71,8 +71,8 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     if (!s->ds || s->ds->n == 0)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (s->q0 > s->q1 || s->q1 > s->ds->n)
-        return err_set(TCJ_EINVAL, "query rows [%zu, %zu) outside the dataset's %zu rows",
-                       s->q0, s->q1, s->ds->n);
+        return err_set(TCJ_EINVAL, "query rows [%zu, %zu) outside the dataset's %zu rows", s->q0,
+                       s->q1, s->ds->n);
     if (s->ds->n > UINT32_MAX)
         return err_set(TCJ_EINVAL, "%zu points: at most 2^32-1 are supported", s->ds->n);
     if (s->mode == JOIN_HIST) {

@@ -91,9 +91,9 @@ typedef struct join_result {
     double kernel_seconds; /* join kernels alone (GPU); compute loop (CPU) */
     join_phase phase[JOIN_MAX_PHASES];
     int nphase;
-    size_t d_padded;   /* dimension as computed (FASTED: multiple of 64) */
-    char device[128];  /* "NVIDIA H200 (sm_90, 132 SMs)" or the CPU */
-    char variant[96];  /* kernel variant / configuration actually run */
+    size_t d_padded;  /* dimension as computed (FASTED: multiple of 64) */
+    char device[128]; /* "NVIDIA H200 (sm_90, 132 SMs)" or the CPU */
+    char variant[96]; /* kernel variant / configuration actually run */
     char precision[32];
     join_metric metric[JOIN_MAX_METRICS];
     int nmetric;

@@ -142,6 +142,10 @@ static int fasted_run(const join_spec *s, join_result *res)
 }
 
 const engine engine_fasted = {
-    "fasted", "fp16-32",        "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
-    1,        fasted_available, fasted_run,
+    "fasted",
+    "fp16-32",
+    "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
+    1,
+    fasted_available,
+    fasted_run,
 };

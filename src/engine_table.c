@@ -12,13 +12,8 @@ extern const engine engine_ted;
 extern const engine engine_ted_index;
 
 const engine *const engine_table[] = {
-    &engine_cpu,
-    &engine_cpu_fp16,
-    &engine_fasted,
-    &engine_fp64,
-    &engine_ted,
-    &engine_ted_index,
-    NULL,
+    &engine_cpu, &engine_cpu_fp16,  &engine_fasted, &engine_fp64,
+    &engine_ted, &engine_ted_index, NULL,
 };
 
 const engine *engine_find(const char *name)

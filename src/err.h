@@ -8,14 +8,14 @@
 
 enum {
     TCJ_OK = 0,
-    TCJ_EINVAL = -1,   /* bad argument or input data */
-    TCJ_EIO = -2,      /* file could not be read or written */
-    TCJ_ENOMEM = -3,   /* allocation failed */
-    TCJ_ENODEV = -4,   /* engine needs a GPU and none is usable */
-    TCJ_EGPU = -5,     /* a CUDA call failed during a run */
-    TCJ_ECANCEL = -6,  /* the user cancelled */
-    TCJ_ESTORE = -7,   /* SQLite error */
-    TCJ_EUNSUP = -8,   /* not supported here (no library, no privilege) */
+    TCJ_EINVAL = -1,  /* bad argument or input data */
+    TCJ_EIO = -2,     /* file could not be read or written */
+    TCJ_ENOMEM = -3,  /* allocation failed */
+    TCJ_ENODEV = -4,  /* engine needs a GPU and none is usable */
+    TCJ_EGPU = -5,    /* a CUDA call failed during a run */
+    TCJ_ECANCEL = -6, /* the user cancelled */
+    TCJ_ESTORE = -7,  /* SQLite error */
+    TCJ_EUNSUP = -8,  /* not supported here (no library, no privilege) */
 };
 
 /* Set the message and return code, so callers can `return err_set(...)`. */

@@ -15,7 +15,7 @@ struct store;
  * NULL; batch mode installs none. */
 typedef struct ui_hooks {
     void (*progress)(void *ctx, const char *what, double frac);
-    void (*poll)(void *ctx); /* called between work batches: read keys */
+    void (*poll)(void *ctx);    /* called between work batches: read keys */
     void (*refresh)(void *ctx); /* results changed: redraw */
 } ui_hooks;
 
@@ -37,9 +37,9 @@ typedef struct session {
     int64_t session_id;
     int64_t command_id; /* the command being executed */
 
-    int batch;          /* not interactive: errors make the exit status 1 */
-    int failed;         /* an error happened in batch mode */
-    int quit;           /* the user asked to quit */
+    int batch;           /* not interactive: errors make the exit status 1 */
+    int failed;          /* an error happened in batch mode */
+    int quit;            /* the user asked to quit */
     volatile int cancel; /* set by SIGINT / the cancel key */
 
     int64_t last_run_id;
