@@ -1,5 +1,7 @@
-/* compare A B: engine A judged against reference B on the current dataset
- * and eps, side by side; both runs and the comparison are stored. */
+/* compare A B [ref=R]: engines A and B run on the current dataset and eps,
+ * side by side, each judged against the FP64 ground truth (B itself when
+ * it is an exact FP64 engine and no ref= is given); the runs and the one
+ * comparison are stored. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,9 +30,18 @@ static void cell_time(char *b, size_t n, double t)
         snprintf(b, n, "%.4f s", t);
 }
 
+/* A table row of two or three columns (c NULL: two). */
+static void row3(const char *label, const char *a, const char *b, const char *c)
+{
+    if (c)
+        out_printf("  %-22s %-20s %-20s %s\n", label, a, b, c);
+    else
+        out_printf("  %-22s %-20s %s\n", label, a, b);
+}
+
 static void row(const char *label, const char *a, const char *b)
 {
-    out_printf("  %-22s %-20s %s\n", label, a, b);
+    row3(label, a, b, NULL);
 }
 
 static void rec_phases(out_rec *r, const char *key, const join_result *res)
@@ -64,47 +75,183 @@ static void print_rel(const char *who, const uint64_t *bins)
                        cmp_rel_edges[b + 1], (unsigned long long)bins[b]);
 }
 
+static void print_hist(const cmp_result *r)
+{
+    for (size_t k = 0; k < r->nbins; k++)
+        if (r->bin_count[k])
+            out_printf("    [%10.3g, %10.3g) %llu\n", r->bin_lo[k], r->bin_hi[k],
+                       (unsigned long long)r->bin_count[k]);
+}
+
+static void rec_hist(out_rec *rec, const char *key, const cmp_result *r)
+{
+    out_rec_arr(rec, key);
+    for (size_t k = 0; k < r->nbins; k++) {
+        out_rec_obj(rec, NULL);
+        out_rec_dbl(rec, "lo", r->bin_lo[k]);
+        out_rec_dbl(rec, "hi", r->bin_hi[k]);
+        out_rec_int(rec, "count", (int64_t)r->bin_count[k]);
+        out_rec_close(rec);
+    }
+    out_rec_close(rec);
+}
+
+/* Exact FP64 engines: the ground truth when named as B. */
+static int is_exact(const engine *e)
+{
+    return strcmp(e->name, "cpu") == 0 || strcmp(e->name, "fp64") == 0;
+}
+
+/* The default ground truth: fp64 on the GPU when it can run, else cpu. */
+static const engine *default_ref(void)
+{
+    const engine *e = engine_find("fp64");
+    if (e && (!e->available || e->available() == 0))
+        return e;
+    return engine_find("cpu");
+}
+
+/* Progress of one of several comparisons mapped onto its share. */
+typedef struct part_prog {
+    void (*fn)(void *ctx, double frac);
+    void *ctx;
+    double lo, span;
+} part_prog;
+
+static void part_prog_fn(void *ctx, double f)
+{
+    part_prog *p = ctx;
+    p->fn(p->ctx, p->lo + p->span * f);
+}
+
+static double ratio(double num, double den)
+{
+    return num > 0 && den > 0 ? num / den : NAN;
+}
+
+static void cell_speedup(char *b, size_t n, double x)
+{
+    if (isfinite(x))
+        snprintf(b, n, "%.3gx", x);
+    else
+        snprintf(b, n, "-");
+}
+
+/* The accuracy rows of A and B, each against the reference. */
+static void print_accuracy(const cmp_result *ra, const cmp_result *rb, const char *ref)
+{
+    char a[64], b[64], label[64];
+    snprintf(label, sizeof label, "accuracy against %s", ref);
+    out_printf("  %s\n", label);
+    snprintf(a, sizeof a, "%.6f", ra->overlap);
+    snprintf(b, sizeof b, "%.6f", rb->overlap);
+    row("overlap (eq. 3)", a, b);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->both);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->both);
+    row("pairs both found", a, b);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_a);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_a);
+    row("only the engine", a, b);
+    snprintf(label, sizeof label, "only %s", ref);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_b);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_b);
+    row(label, a, b);
+    const char *names[4] = {"error mean", "error std", "error min", "error max"};
+    const double va[4] = {ra->err_mean, ra->err_std, ra->err_min, ra->err_max};
+    const double vb[4] = {rb->err_mean, rb->err_std, rb->err_min, rb->err_max};
+    for (int k = 0; k < 4; k++) {
+        snprintf(a, sizeof a, "%.4g", va[k]);
+        snprintf(b, sizeof b, "%.4g", vb[k]);
+        row(names[k], a, b);
+    }
+    snprintf(a, sizeof a, "%.4g", ra->only_a_rel_max);
+    snprintf(b, sizeof b, "%.4g", rb->only_a_rel_max);
+    row("only-engine max |rel|", a, b);
+    snprintf(a, sizeof a, "%.4g", ra->only_b_rel_max);
+    snprintf(b, sizeof b, "%.4g", rb->only_b_rel_max);
+    row("only-ref max |rel|", a, b);
+}
+
+/* One side's one-sided pairs and error histogram, after the table. */
+static void print_side(const char *side, const cmp_result *r)
+{
+    out_printf("  %s: %s - %s, distance error histogram, %zu bins (bins holding pairs):\n", side,
+               r->engine_a, r->engine_b, r->nbins);
+    print_hist(r);
+    print_rel(r->engine_a, r->only_a_rel);
+    print_rel(r->engine_b, r->only_b_rel);
+}
+
+static const char *const compare_options[] = {"ref", NULL};
+
 static int compare_run(session *s, int argc, char **argv)
 {
-    const engine *ea, *eb;
+    char *pos[3];
+    if (cmd_positional(argc, argv, pos, 3) != 2)
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("compare")->usage);
+    const engine *ea, *eb, *er = NULL;
     int rc;
-    if ((rc = runner_find_engine(argv[0], &ea)) || (rc = runner_find_engine(argv[1], &eb)))
+    if ((rc = runner_find_engine(pos[0], &ea)) || (rc = runner_find_engine(pos[1], &eb)))
         return rc;
-    join_spec sa, sb;
+    const char *refname = cmd_opt(argc, argv, "ref");
+    if (refname && (rc = runner_find_engine(refname, &er)))
+        return rc;
+    if (!refname && !is_exact(eb))
+        er = default_ref();
+    if (er == eb)
+        er = NULL; /* B is the ground truth itself */
+    join_spec sa, sb, sr;
     runner_progress pg;
-    if ((rc = runner_spec(s, ea, &sa, &pg)) || (rc = runner_spec(s, eb, &sb, &pg)))
+    if ((rc = runner_spec(s, ea, &sa, &pg)) || (rc = runner_spec(s, eb, &sb, &pg)) ||
+        (er && (rc = runner_spec(s, er, &sr, &pg))))
         return rc;
     snprintf(pg.what, sizeof pg.what, "compare %s %s", ea->name, eb->name);
 
+    /* A against the truth, then B against it when B is not the truth. */
+    part_prog pp = {.fn = sa.progress, .ctx = &pg, .lo = 0, .span = er ? 0.5 : 1};
     cmp_spec cs;
     memset(&cs, 0, sizeof cs);
     cs.a = ea;
-    cs.b = eb;
+    cs.b = er ? er : eb;
     cs.ds = &s->ds;
     cs.eps = s->eps;
     cs.opts = &s->eopt;
     cs.cancel = &s->cancel;
-    cs.progress = sa.progress;
-    cs.progress_ctx = &pg;
-    static cmp_result r; /* large (histograms, two join results) */
-    memset(&r, 0, sizeof r);
-    rc = cmp_run(&cs, &r);
+    cs.progress = sa.progress ? part_prog_fn : NULL;
+    cs.progress_ctx = &pp;
+    static cmp_result ra, rb; /* large (histograms, two join results) */
+    memset(&ra, 0, sizeof ra);
+    memset(&rb, 0, sizeof rb);
+    rc = cmp_run(&cs, &ra);
+    if (!rc && er) {
+        cs.a = eb;
+        pp.lo = 0.5;
+        rc = cmp_run(&cs, &rb);
+    }
     if (rc) {
         if (rc == TCJ_ECANCEL)
             return err_set(rc, "compare %s %s cancelled", ea->name, eb->name);
         return rc;
     }
+    const join_result *run_a = &ra.run_a, *run_b = er ? &rb.run_a : &ra.run_b;
+    const join_result *run_r = er ? &ra.run_b : NULL;
+    const char *refn = er ? er->name : eb->name;
 
-    int64_t ida = runner_store(s, ea, &sa, &r.run_a, 0, NULL);
-    int64_t idb = runner_store(s, eb, &sb, &r.run_b, 0, NULL);
+    int64_t ida = runner_store(s, ea, &sa, run_a, 0, NULL);
+    int64_t idb = runner_store(s, eb, &sb, run_b, 0, NULL);
+    int64_t idr = er ? runner_store(s, er, &sr, run_r, 0, NULL) : idb;
     int64_t cid = 0;
     if (s->db) {
         store_cmp_rec cr;
         memset(&cr, 0, sizeof cr);
-        cmp_store_rec(&r, &cr);
+        cmp_store_rec(&ra, &cr);
+        cr.engine_b = eb->name;
+        if (er)
+            cmp_store_rec_b(&rb, &cr);
         cr.session_id = s->session_id;
         cr.run_a = ida;
         cr.run_b = idb;
+        cr.run_ref = idr;
         cid = store_comparison(s->db, &cr);
         if (cid < 0)
             cid = 0;
@@ -113,34 +260,52 @@ static int compare_run(session *s, int argc, char **argv)
         s->last_run_id = idb;
 
     size_t n = s->ds.n;
-    char eps[40], a[64], b[64];
+    char eps[40], a[64], b[64], c[64];
+    char *cc = er ? c : NULL;
     out_fmt_double(eps, sizeof eps, s->eps);
-    double tpa, tua, tpb, tub;
-    runner_tflops(&sa, &r.run_a, &tpa, &tua);
-    runner_tflops(&sb, &r.run_b, &tpb, &tub);
-    double speedup = r.run_a.seconds > 0 ? r.run_b.seconds / r.run_a.seconds : NAN;
+    double tpa, tua, tpb, tub, tpr = 0, tur;
+    runner_tflops(&sa, run_a, &tpa, &tua);
+    runner_tflops(&sb, run_b, &tpb, &tub);
+    if (er)
+        runner_tflops(&sr, run_r, &tpr, &tur);
+    double speedup = ratio(run_b->seconds, run_a->seconds);
+    double speedup_k = ratio(run_b->kernel_seconds, run_a->kernel_seconds);
 
-    out_printf("compare %lld: %s against %s on %s (n=%zu d=%zu) eps=%s\n", (long long)cid, ea->name,
-               eb->name, s->ds.name, n, s->ds.d, eps);
-    row("", ea->name, eb->name);
+    if (er)
+        out_printf("compare %lld: %s and %s against %s on %s (n=%zu d=%zu) eps=%s\n",
+                   (long long)cid, ea->name, eb->name, er->name, s->ds.name, n, s->ds.d, eps);
+    else
+        out_printf("compare %lld: %s against %s on %s (n=%zu d=%zu) eps=%s\n", (long long)cid,
+                   ea->name, eb->name, s->ds.name, n, s->ds.d, eps);
+    if (er)
+        snprintf(c, sizeof c, "%s (ref)", er->name);
+    row3("", ea->name, eb->name, cc);
     snprintf(a, sizeof a, "%lld", (long long)ida);
     snprintf(b, sizeof b, "%lld", (long long)idb);
-    row("run", a, b);
-    row("precision", r.run_a.precision, r.run_b.precision);
-    snprintf(a, sizeof a, "%llu", (unsigned long long)r.run_a.pairs);
-    snprintf(b, sizeof b, "%llu", (unsigned long long)r.run_b.pairs);
-    row("pairs", a, b);
-    snprintf(a, sizeof a, "%.4f", engine_selectivity(r.run_a.pairs, n));
-    snprintf(b, sizeof b, "%.4f", engine_selectivity(r.run_b.pairs, n));
-    row("selectivity", a, b);
-    cell_time(a, sizeof a, r.run_a.seconds);
-    cell_time(b, sizeof b, r.run_b.seconds);
-    row("time", a, b);
-    /* Every phase either side has, in order of appearance. */
-    const join_result *rs[2] = {&r.run_a, &r.run_b};
-    const char *seen[2 * JOIN_MAX_PHASES];
+    if (er)
+        snprintf(c, sizeof c, "%lld", (long long)idr);
+    row3("run", a, b, cc);
+    row3("precision", run_a->precision, run_b->precision, er ? run_r->precision : NULL);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)run_a->pairs);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)run_b->pairs);
+    if (er)
+        snprintf(c, sizeof c, "%llu", (unsigned long long)run_r->pairs);
+    row3("pairs", a, b, cc);
+    snprintf(a, sizeof a, "%.4f", engine_selectivity(run_a->pairs, n));
+    snprintf(b, sizeof b, "%.4f", engine_selectivity(run_b->pairs, n));
+    if (er)
+        snprintf(c, sizeof c, "%.4f", engine_selectivity(run_r->pairs, n));
+    row3("selectivity", a, b, cc);
+    cell_time(a, sizeof a, run_a->seconds);
+    cell_time(b, sizeof b, run_b->seconds);
+    if (er)
+        cell_time(c, sizeof c, run_r->seconds);
+    row3("time", a, b, cc);
+    /* Every phase any column has, in order of appearance. */
+    const join_result *rs[3] = {run_a, run_b, run_r};
+    const char *seen[3 * JOIN_MAX_PHASES];
     int nseen = 0;
-    for (int side = 0; side < 2; side++)
+    for (int side = 0; side < (er ? 3 : 2); side++)
         for (int k = 0; k < rs[side]->nphase; k++) {
             const char *nm = rs[side]->phase[k].name;
             int dup = 0;
@@ -151,42 +316,59 @@ static int compare_run(session *s, int argc, char **argv)
             seen[nseen++] = nm;
             char label[64];
             snprintf(label, sizeof label, "  %s", nm);
-            cell_time(a, sizeof a, phase_of(&r.run_a, nm));
-            cell_time(b, sizeof b, phase_of(&r.run_b, nm));
-            row(label, a, b);
+            cell_time(a, sizeof a, phase_of(run_a, nm));
+            cell_time(b, sizeof b, phase_of(run_b, nm));
+            if (er)
+                cell_time(c, sizeof c, phase_of(run_r, nm));
+            row3(label, a, b, cc);
         }
     snprintf(a, sizeof a, "%.3f TFLOPS", tpa);
     snprintf(b, sizeof b, "%.3f TFLOPS", tpb);
-    row("derived (padded d)", a, b);
-    out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", r.overlap);
-    out_printf("  pairs both found %llu; only %s %llu; only %s %llu\n", (unsigned long long)r.both,
-               ea->name, (unsigned long long)r.only_a, eb->name, (unsigned long long)r.only_b);
-    out_printf("  distance error %s - %s: mean %.4g, std %.4g, min %.4g, max %.4g\n", ea->name,
-               eb->name, r.err_mean, r.err_std, r.err_min, r.err_max);
-    if (r.only_a)
-        out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", ea->name,
-                   r.only_a_rel_max);
-    if (r.only_b)
-        out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", eb->name,
-                   r.only_b_rel_max);
-    print_rel(ea->name, r.only_a_rel);
-    print_rel(eb->name, r.only_b_rel);
-    out_printf("  error histogram, %zu bins (bins holding pairs):\n", r.nbins);
-    for (size_t k = 0; k < r.nbins; k++)
-        if (r.bin_count[k])
-            out_printf("    [%10.3g, %10.3g) %llu\n", r.bin_lo[k], r.bin_hi[k],
-                       (unsigned long long)r.bin_count[k]);
-    out_printf("  speedup %s over %s: %.3gx (end to end)\n", ea->name, eb->name, speedup);
+    if (er)
+        snprintf(c, sizeof c, "%.3f TFLOPS", tpr);
+    row3("derived (padded d)", a, b, cc);
+    if (er) {
+        print_accuracy(&ra, &rb, er->name);
+        print_side("A", &ra);
+        print_side("B", &rb);
+    } else {
+        out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", ra.overlap);
+        out_printf("  pairs both found %llu; only %s %llu; only %s %llu\n",
+                   (unsigned long long)ra.both, ea->name, (unsigned long long)ra.only_a, eb->name,
+                   (unsigned long long)ra.only_b);
+        out_printf("  distance error %s - %s: mean %.4g, std %.4g, min %.4g, max %.4g\n", ea->name,
+                   eb->name, ra.err_mean, ra.err_std, ra.err_min, ra.err_max);
+        if (ra.only_a)
+            out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", ea->name,
+                       ra.only_a_rel_max);
+        if (ra.only_b)
+            out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", eb->name,
+                       ra.only_b_rel_max);
+        print_rel(ea->name, ra.only_a_rel);
+        print_rel(eb->name, ra.only_b_rel);
+        out_printf("  error histogram, %zu bins (bins holding pairs):\n", ra.nbins);
+        print_hist(&ra);
+    }
+    cell_speedup(a, sizeof a, speedup);
+    out_printf("  speedup %s over %s: %s (end to end)\n", ea->name, eb->name, a);
+    cell_speedup(a, sizeof a, speedup_k);
+    out_printf("  speedup %s over %s: %s (kernel)\n", ea->name, eb->name, a);
 
     /* Each stored run is a result of its own (the dashboard's runs panel
      * and JSON readers see it like any run), then the comparison. */
-    out_rec *ra = out_rec_begin("run");
-    runner_rec_fields(ra, s, ea, &sa, &r.run_a, ida);
-    out_rec_end(ra);
-    out_rec *rb = out_rec_begin("run");
-    runner_rec_fields(rb, s, eb, &sb, &r.run_b, idb);
-    out_rec_end(rb);
+    out_rec *rrec = out_rec_begin("run");
+    runner_rec_fields(rrec, s, ea, &sa, run_a, ida);
+    out_rec_end(rrec);
+    rrec = out_rec_begin("run");
+    runner_rec_fields(rrec, s, eb, &sb, run_b, idb);
+    out_rec_end(rrec);
+    if (er) {
+        rrec = out_rec_begin("run");
+        runner_rec_fields(rrec, s, er, &sr, run_r, idr);
+        out_rec_end(rrec);
+    }
 
+    /* The fields without a side are A against the reference. */
     out_rec *rec = out_rec_begin("compare");
     out_rec_int(rec, "comparison_id", cid);
     out_rec_str(rec, "engine_a", ea->name);
@@ -197,38 +379,52 @@ static int compare_run(session *s, int argc, char **argv)
     out_rec_int(rec, "n", (int64_t)n);
     out_rec_int(rec, "d", (int64_t)s->ds.d);
     out_rec_dbl(rec, "eps", s->eps);
-    out_rec_int(rec, "pairs_a", (int64_t)r.run_a.pairs);
-    out_rec_int(rec, "pairs_b", (int64_t)r.run_b.pairs);
-    out_rec_dbl(rec, "selectivity_a", engine_selectivity(r.run_a.pairs, n));
-    out_rec_dbl(rec, "selectivity_b", engine_selectivity(r.run_b.pairs, n));
-    out_rec_dbl(rec, "time_a", r.run_a.seconds);
-    out_rec_dbl(rec, "time_b", r.run_b.seconds);
-    rec_phases(rec, "phases_a", &r.run_a);
-    rec_phases(rec, "phases_b", &r.run_b);
+    out_rec_int(rec, "pairs_a", (int64_t)run_a->pairs);
+    out_rec_int(rec, "pairs_b", (int64_t)run_b->pairs);
+    out_rec_dbl(rec, "selectivity_a", engine_selectivity(run_a->pairs, n));
+    out_rec_dbl(rec, "selectivity_b", engine_selectivity(run_b->pairs, n));
+    out_rec_dbl(rec, "time_a", run_a->seconds);
+    out_rec_dbl(rec, "time_b", run_b->seconds);
+    rec_phases(rec, "phases_a", run_a);
+    rec_phases(rec, "phases_b", run_b);
     out_rec_dbl(rec, "tflops_a", tpa);
     out_rec_dbl(rec, "tflops_b", tpb);
-    out_rec_dbl(rec, "overlap", r.overlap);
-    out_rec_int(rec, "both", (int64_t)r.both);
-    out_rec_int(rec, "only_a", (int64_t)r.only_a);
-    out_rec_int(rec, "only_b", (int64_t)r.only_b);
-    out_rec_dbl(rec, "err_mean", r.err_mean);
-    out_rec_dbl(rec, "err_std", r.err_std);
-    out_rec_dbl(rec, "err_min", r.err_min);
-    out_rec_dbl(rec, "err_max", r.err_max);
-    out_rec_dbl(rec, "only_a_rel_max", r.only_a_rel_max);
-    out_rec_dbl(rec, "only_b_rel_max", r.only_b_rel_max);
+    out_rec_dbl(rec, "overlap", ra.overlap);
+    out_rec_int(rec, "both", (int64_t)ra.both);
+    out_rec_int(rec, "only_a", (int64_t)ra.only_a);
+    out_rec_int(rec, "only_b", (int64_t)ra.only_b);
+    out_rec_dbl(rec, "err_mean", ra.err_mean);
+    out_rec_dbl(rec, "err_std", ra.err_std);
+    out_rec_dbl(rec, "err_min", ra.err_min);
+    out_rec_dbl(rec, "err_max", ra.err_max);
+    out_rec_dbl(rec, "only_a_rel_max", ra.only_a_rel_max);
+    out_rec_dbl(rec, "only_b_rel_max", ra.only_b_rel_max);
     out_rec_dbl(rec, "speedup", speedup);
-    out_rec_arr(rec, "histogram");
-    for (size_t k = 0; k < r.nbins; k++) {
-        out_rec_obj(rec, NULL);
-        out_rec_dbl(rec, "lo", r.bin_lo[k]);
-        out_rec_dbl(rec, "hi", r.bin_hi[k]);
-        out_rec_int(rec, "count", (int64_t)r.bin_count[k]);
+    rec_hist(rec, "histogram", &ra);
+    rec_rel(rec, "only_a_rel", ra.only_a_rel);
+    rec_rel(rec, "only_b_rel", ra.only_b_rel);
+    out_rec_str(rec, "ref", refn);
+    out_rec_int(rec, "run_ref", idr);
+    out_rec_dbl(rec, "speedup_kernel", speedup_k);
+    if (er) {
+        /* B against the same reference; only_engine / only_ref as only_a /
+         * only_b are for A. */
+        out_rec_obj(rec, "b_accuracy");
+        out_rec_dbl(rec, "overlap", rb.overlap);
+        out_rec_int(rec, "both", (int64_t)rb.both);
+        out_rec_int(rec, "only_engine", (int64_t)rb.only_a);
+        out_rec_int(rec, "only_ref", (int64_t)rb.only_b);
+        out_rec_dbl(rec, "err_mean", rb.err_mean);
+        out_rec_dbl(rec, "err_std", rb.err_std);
+        out_rec_dbl(rec, "err_min", rb.err_min);
+        out_rec_dbl(rec, "err_max", rb.err_max);
+        out_rec_dbl(rec, "only_engine_rel_max", rb.only_a_rel_max);
+        out_rec_dbl(rec, "only_ref_rel_max", rb.only_b_rel_max);
+        rec_hist(rec, "histogram", &rb);
+        rec_rel(rec, "only_engine_rel", rb.only_a_rel);
+        rec_rel(rec, "only_ref_rel", rb.only_b_rel);
         out_rec_close(rec);
     }
-    out_rec_close(rec);
-    rec_rel(rec, "only_a_rel", r.only_a_rel);
-    rec_rel(rec, "only_b_rel", r.only_b_rel);
     out_rec_end(rec);
     if (s->ui && s->ui->refresh)
         s->ui->refresh(s->ui_ctx);
@@ -237,18 +433,22 @@ static int compare_run(session *s, int argc, char **argv)
 
 const cmd cmd_compare = {
     .name = "compare",
-    .usage = "compare ENGINE_A ENGINE_B",
-    .summary = "run two engines and judge A against reference B",
+    .usage = "compare ENGINE_A ENGINE_B [ref=ENGINE]",
+    .summary = "run two engines side by side, each judged against the FP64 ground truth",
     .help = "Run both engines on the current dataset and eps and show them side by side:\n"
-            "pairs, selectivity, time by phase, derived TFLOPS, the overlap score (eq. 3 of\n"
-            "the FASTED paper: mean over points of |N_A & N_B| / |N_A | N_B|), the distance\n"
-            "error A - B over pairs both found (mean, std, histogram), the pairs only one\n"
-            "side found with their FP64 distance relative to eps, and the speedup of A over\n"
-            "B. Works block of rows by block of rows; memory does not grow with the pairs.\n"
-            "Both runs and the comparison (with its histogram bins) are stored.\n"
-            "Example: compare cpu-fp16 cpu",
+            "pairs, selectivity, time by phase, derived TFLOPS, and the accuracy of each\n"
+            "against the ground truth: the overlap score (eq. 3 of the FASTED paper: mean\n"
+            "over points of |N_E & N_ref| / |N_E | N_ref|), the distance error E - ref over\n"
+            "pairs both found (mean, std, min, max, histogram), the pairs only one side\n"
+            "found with their FP64 distance relative to eps; then the speedup of A over B\n"
+            "(end to end and kernel). The ground truth is B itself when B is an exact FP64\n"
+            "engine (cpu, fp64) and no ref= is given; else ref=ENGINE, by default fp64\n"
+            "when it can run here, else cpu. Works block of rows by block of rows; memory\n"
+            "does not grow with the pairs. The runs and the one comparison (with both\n"
+            "sides' histogram bins) are stored.\n"
+            "Examples: compare cpu-fp16 cpu; compare fasted ted; compare fasted ted ref=cpu",
     .min_args = 2,
-    .max_args = 2,
-    .options = NULL,
+    .max_args = 3,
+    .options = compare_options,
     .run = compare_run,
 };

@@ -387,3 +387,23 @@ void cmp_store_rec(const cmp_result *r, store_cmp_rec *c)
     c->only_a_rel_max = r->only_a_rel_max;
     c->only_b_rel_max = r->only_b_rel_max;
 }
+
+void cmp_store_rec_b(const cmp_result *rb, store_cmp_rec *c)
+{
+    c->ref_engine = rb->engine_b;
+    c->has_b = 1;
+    c->b_overlap = rb->overlap;
+    c->b_err_mean = rb->err_mean;
+    c->b_err_std = rb->err_std;
+    c->b_err_min = rb->err_min;
+    c->b_err_max = rb->err_max;
+    c->b_both = rb->both;
+    c->b_only_engine = rb->only_a;
+    c->b_only_ref = rb->only_b;
+    c->b_only_engine_rel_max = rb->only_a_rel_max;
+    c->b_only_ref_rel_max = rb->only_b_rel_max;
+    c->b_nbins = rb->nbins;
+    c->b_bin_lo = rb->bin_lo;
+    c->b_bin_hi = rb->bin_hi;
+    c->b_bin_count = rb->bin_count;
+}

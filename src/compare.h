@@ -22,7 +22,8 @@
 #define CMP_REL_BINS 14
 
 typedef struct cmp_spec {
-    const engine *a, *b; /* A is judged against the reference B */
+    const engine *a, *b; /* A is judged against the reference B (compare A B
+                          * with another ground truth runs two of these) */
     const dataset *ds;
     double eps;
     const engine_opts *opts;
@@ -78,5 +79,9 @@ int cmp_run(const cmp_spec *s, cmp_result *r);
  * caller). The record points into r, which must outlive it. */
 struct store_cmp_rec;
 void cmp_store_rec(const cmp_result *r, struct store_cmp_rec *rec);
+/* Add B's side to a record filled by cmp_store_rec from A's comparison:
+ * rb is B judged against the same reference (rb->engine_a is B); the
+ * reference is rb->engine_b. rb must outlive the record. */
+void cmp_store_rec_b(const cmp_result *rb, struct store_cmp_rec *rec);
 
 #endif

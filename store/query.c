@@ -107,6 +107,11 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx)
     "r.*, ds.name AS dataset, ds.path AS dataset_path, ds.format AS dataset_format, "              \
     "ds.hash AS dataset_hash FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
 
+/* The comparisons a run ?1 took part in (as A, B or the reference) and its
+ * role there; B's role wins when B was the reference itself. */
+#define CMP_OF_RUN "(c.run_a = ?1 OR c.run_b = ?1 OR c.run_ref = ?1)"
+#define CMP_ROLE "CASE WHEN c.run_a = ?1 THEN 'a' WHEN c.run_b = ?1 THEN 'b' ELSE 'ref' END"
+
 static int run_exists(store *st, int64_t run_id, const char *what)
 {
     sqlite3_stmt *s;
@@ -129,11 +134,15 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx)
         "SELECT 'phase' AS section, name, seconds FROM run_phases WHERE run_id = ?1 ORDER BY seq",
         "SELECT 'counter' AS section, name, value, unit FROM counters WHERE run_id = ?1 "
         "ORDER BY name",
-        "SELECT 'comparison' AS section, CASE WHEN c.run_a = ?1 THEN 'a' ELSE 'b' END AS role, "
-        "c.* FROM comparisons c WHERE c.run_a = ?1 OR c.run_b = ?1 ORDER BY c.id",
-        "SELECT 'bin' AS section, h.comparison_id, h.bin, h.lo, h.hi, h.count "
+        "SELECT 'comparison' AS section, " CMP_ROLE " AS role, c.* FROM comparisons c "
+        "WHERE " CMP_OF_RUN " ORDER BY c.id",
+        "SELECT 'side' AS section, sd.* FROM comparison_sides sd "
+        "JOIN comparisons c ON c.id = sd.comparison_id WHERE " CMP_OF_RUN
+        " ORDER BY sd.comparison_id, sd.side",
+        /* side last: readers take the first columns by position */
+        "SELECT 'bin' AS section, h.comparison_id, h.bin, h.lo, h.hi, h.count, h.side "
         "FROM histogram_bins h JOIN comparisons c ON c.id = h.comparison_id "
-        "WHERE c.run_a = ?1 OR c.run_b = ?1 ORDER BY h.comparison_id, h.bin",
+        "WHERE " CMP_OF_RUN " ORDER BY h.comparison_id, h.side, h.bin",
     };
     const char *what = "showing a run";
     int rc = run_exists(st, run_id, what);
@@ -349,7 +358,7 @@ static void rebind(sqlite3_stmt *s, int64_t id)
 typedef struct export_ctx {
     store *st;
     FILE *f;
-    sqlite3_stmt *phases, *counters, *cmps, *bins;
+    sqlite3_stmt *phases, *counters, *cmps, *bins, *sides, *bbins;
     name_list phase_names, counter_names;
 } export_ctx;
 
@@ -417,6 +426,24 @@ static void csv_header(export_ctx *x, sqlite3_stmt *run)
     fputc('\n', x->f);
 }
 
+/* A comparison's bins of one side as a JSON array. */
+static int json_bins(export_ctx *x, sqlite3_stmt *bins, int64_t cid)
+{
+    FILE *f = x->f;
+    rebind(bins, cid);
+    int brc, firstb = 1;
+    fputc('[', f);
+    while ((brc = sqlite3_step(bins)) == SQLITE_ROW) {
+        json_sep(f, &firstb);
+        fputc('{', f);
+        int first = 1;
+        json_members(f, bins, 0, &first);
+        fputc('}', f);
+    }
+    fputc(']', f);
+    return brc == SQLITE_DONE ? 0 : store_fail(x->st, "exporting runs");
+}
+
 static int json_run(export_ctx *x, sqlite3_stmt *run)
 {
     FILE *f = x->f;
@@ -460,19 +487,25 @@ static int json_run(export_ctx *x, sqlite3_stmt *run)
         fputc('{', f);
         first = 1;
         json_members(f, x->cmps, 0, &first);
-        fputs(",\"histogram\":[", f);
-        rebind(x->bins, sqlite3_column_int64(x->cmps, 1));
-        int brc, firstb = 1;
-        while ((brc = sqlite3_step(x->bins)) == SQLITE_ROW) {
-            json_sep(f, &firstb);
-            fputc('{', f);
+        int64_t cid = sqlite3_column_int64(x->cmps, 1);
+        fputs(",\"histogram\":", f);
+        if (json_bins(x, x->bins, cid))
+            return TCJ_ESTORE;
+        /* B judged against a reference other than itself */
+        rebind(x->sides, cid);
+        int src = sqlite3_step(x->sides);
+        if (src == SQLITE_ROW) {
+            fputs(",\"b_accuracy\":{", f);
             first = 1;
-            json_members(f, x->bins, 0, &first);
+            json_members(f, x->sides, 0, &first);
+            fputs(",\"histogram\":", f);
+            if (json_bins(x, x->bbins, cid))
+                return TCJ_ESTORE;
             fputc('}', f);
-        }
-        if (brc != SQLITE_DONE)
+        } else if (src != SQLITE_DONE) {
             return store_fail(x->st, "exporting runs");
-        fputs("]}", f);
+        }
+        fputc('}', f);
     }
     if (rc != SQLITE_DONE)
         return store_fail(x->st, "exporting runs");
@@ -486,12 +519,17 @@ static int export_prepare(export_ctx *x)
         "SELECT name, seconds FROM run_phases WHERE run_id = ?1 ORDER BY seq",
         "SELECT name, value, unit FROM counters WHERE run_id = ?1 ORDER BY name",
         /* id second: json_run reads it to find the histogram */
-        "SELECT CASE WHEN c.run_a = ?1 THEN 'a' ELSE 'b' END AS role, c.* FROM comparisons c "
-        "WHERE c.run_a = ?1 OR c.run_b = ?1 ORDER BY c.id",
-        "SELECT bin, lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 ORDER BY bin",
+        "SELECT " CMP_ROLE " AS role, c.* FROM comparisons c WHERE " CMP_OF_RUN " ORDER BY c.id",
+        "SELECT bin, lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 AND side = 'a' "
+        "ORDER BY bin",
+        "SELECT engine, run_id, overlap, err_mean, err_std, err_min, err_max, both, "
+        "only_engine, only_ref, only_engine_rel_max, only_ref_rel_max FROM comparison_sides "
+        "WHERE comparison_id = ?1 AND side = 'b'",
+        "SELECT bin, lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 AND side = 'b' "
+        "ORDER BY bin",
     };
-    sqlite3_stmt **dst[] = {&x->phases, &x->counters, &x->cmps, &x->bins};
-    for (int k = 0; k < 4; k++)
+    sqlite3_stmt **dst[] = {&x->phases, &x->counters, &x->cmps, &x->bins, &x->sides, &x->bbins};
+    for (int k = 0; k < 6; k++)
         if (store_prepare(x->st, sql[k], dst[k], "exporting runs"))
             return TCJ_ESTORE;
     return 0;
@@ -559,6 +597,8 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
     sqlite3_finalize(x.counters);
     sqlite3_finalize(x.cmps);
     sqlite3_finalize(x.bins);
+    sqlite3_finalize(x.sides);
+    sqlite3_finalize(x.bbins);
     name_list_free(&x.phase_names);
     name_list_free(&x.counter_names);
     return rc;

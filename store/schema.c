@@ -147,7 +147,48 @@ static const char migration_2[] =
     "  PRIMARY KEY (sweep_id, step)\n"
     ");\n";
 
-static const char *const migrations[] = {migration_1, migration_2};
+/* Version 3: a comparison judges both engines against a ground truth that
+ * may be neither of them: the reference is named on the comparison (old
+ * rows: engine B was the reference), B's accuracy gets a row of its own,
+ * and histogram bins say which side they belong to (the table is rebuilt
+ * because the side joins the primary key). */
+static const char migration_3[] =
+    "ALTER TABLE comparisons ADD COLUMN ref_engine TEXT;\n"
+    "ALTER TABLE comparisons ADD COLUMN run_ref INTEGER REFERENCES runs(id);\n"
+    "UPDATE comparisons SET ref_engine = engine_b, run_ref = run_b;\n"
+    "CREATE INDEX comparisons_run_ref ON comparisons(run_ref);\n"
+    "CREATE TABLE comparison_sides (\n"
+    "  comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL CHECK (side IN ('a', 'b')),\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  run_id INTEGER REFERENCES runs(id),\n"
+    "  overlap REAL,\n"
+    "  err_mean REAL,\n"
+    "  err_std REAL,\n"
+    "  err_min REAL,\n"
+    "  err_max REAL,\n"
+    "  both INTEGER,\n"
+    "  only_engine INTEGER,\n"
+    "  only_ref INTEGER,\n"
+    "  only_engine_rel_max REAL,\n"
+    "  only_ref_rel_max REAL,\n"
+    "  PRIMARY KEY (comparison_id, side)\n"
+    ");\n"
+    "CREATE TABLE histogram_bins_v3 (\n"
+    "  comparison_id INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL DEFAULT 'a' CHECK (side IN ('a', 'b')),\n"
+    "  bin INTEGER NOT NULL CHECK (bin >= 0),\n"
+    "  lo REAL NOT NULL,\n"
+    "  hi REAL NOT NULL CHECK (hi >= lo),\n"
+    "  count INTEGER NOT NULL CHECK (count >= 0),\n"
+    "  PRIMARY KEY (comparison_id, side, bin)\n"
+    ");\n"
+    "INSERT INTO histogram_bins_v3(comparison_id, side, bin, lo, hi, count)\n"
+    "  SELECT comparison_id, 'a', bin, lo, hi, count FROM histogram_bins;\n"
+    "DROP TABLE histogram_bins;\n"
+    "ALTER TABLE histogram_bins_v3 RENAME TO histogram_bins;\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

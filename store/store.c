@@ -538,16 +538,80 @@ int64_t store_run(store *st, const store_run_rec *r)
     return write_tx(st, run_insert, r);
 }
 
+/* One side's histogram bins. */
+static int cmp_insert_bins(store *st, int64_t id, const char *side, size_t nbins, const double *lo,
+                           const double *hi, const uint64_t *count)
+{
+    const char *what = "storing a comparison's histogram";
+    if (nbins && (!lo || !hi || !count))
+        return err_set(TCJ_EINVAL, "%s: %s: %zu bins without their edges or counts", st->path, what,
+                       nbins);
+    if (!nbins)
+        return 0;
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO histogram_bins(comparison_id, side, bin, lo, hi, count) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                      &s, what))
+        return TCJ_ESTORE;
+    int rc = 0;
+    for (size_t b = 0; b < nbins && !rc; b++) {
+        sqlite3_bind_int64(s, 1, id);
+        store_bind_text(s, 2, side);
+        sqlite3_bind_int64(s, 3, (int64_t)b);
+        store_bind_real(s, 4, lo[b]);
+        store_bind_real(s, 5, hi[b]);
+        store_bind_u64(s, 6, count[b]);
+        rc = step_row(st, s, what);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* B judged against the reference: its comparison_sides row. */
+static int cmp_insert_side_b(store *st, int64_t id, const store_cmp_rec *c)
+{
+    const char *what = "storing a comparison's side b";
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "INSERT INTO comparison_sides(comparison_id, side, engine, run_id, overlap, "
+                      "err_mean, err_std, err_min, err_max, both, only_engine, only_ref, "
+                      "only_engine_rel_max, only_ref_rel_max) VALUES(?1, 'b', ?2, ?3, ?4, ?5, "
+                      "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, id);
+    store_bind_text(s, 2, c->engine_b);
+    store_bind_id(s, 3, c->run_b);
+    store_bind_real(s, 4, c->b_overlap);
+    store_bind_real(s, 5, c->b_err_mean);
+    store_bind_real(s, 6, c->b_err_std);
+    store_bind_real(s, 7, c->b_err_min);
+    store_bind_real(s, 8, c->b_err_max);
+    store_bind_u64(s, 9, c->b_both);
+    store_bind_u64(s, 10, c->b_only_engine);
+    store_bind_u64(s, 11, c->b_only_ref);
+    store_bind_real(s, 12, c->b_only_engine_rel_max);
+    store_bind_real(s, 13, c->b_only_ref_rel_max);
+    int rc = step_row(st, s, what);
+    sqlite3_finalize(s);
+    return rc;
+}
+
 static int cmp_insert(store *st, const void *rec, int64_t *id)
 {
     const store_cmp_rec *c = rec;
     const char *what = "storing a comparison";
+    /* B is the reference unless another engine is named. */
+    const char *ref = c->ref_engine && *c->ref_engine ? c->ref_engine : c->engine_b;
+    int64_t run_ref = c->ref_engine && *c->ref_engine ? c->run_ref : c->run_b;
     sqlite3_stmt *s;
     if (store_prepare(st,
                       "INSERT INTO comparisons(session_id, run_a, run_b, engine_a, engine_b, eps, "
                       "overlap, err_mean, err_std, err_min, err_max, both, only_a, only_b, "
-                      "only_a_rel_max, only_b_rel_max, at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                      "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, " STORE_NOW ")",
+                      "only_a_rel_max, only_b_rel_max, at, ref_engine, run_ref) VALUES(?1, ?2, "
+                      "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, " STORE_NOW
+                      ", ?17, ?18)",
                       &s, what))
         return TCJ_ESTORE;
     store_bind_id(s, 1, c->session_id);
@@ -566,30 +630,17 @@ static int cmp_insert(store *st, const void *rec, int64_t *id)
     store_bind_u64(s, 14, c->only_b);
     store_bind_real(s, 15, c->only_a_rel_max);
     store_bind_real(s, 16, c->only_b_rel_max);
+    store_bind_text(s, 17, ref);
+    store_bind_id(s, 18, run_ref);
     *id = insert_done(st, s, what);
     if (*id < 0)
         return TCJ_ESTORE;
 
-    if (c->nbins && (!c->bin_lo || !c->bin_hi || !c->bin_count))
-        return err_set(TCJ_EINVAL, "%s: %s: %zu bins without their edges or counts", st->path, what,
-                       c->nbins);
-    if (!c->nbins)
-        return 0;
-    if (store_prepare(st,
-                      "INSERT INTO histogram_bins(comparison_id, bin, lo, hi, count) "
-                      "VALUES(?1, ?2, ?3, ?4, ?5)",
-                      &s, what))
-        return TCJ_ESTORE;
-    int rc = 0;
-    for (size_t b = 0; b < c->nbins && !rc; b++) {
-        sqlite3_bind_int64(s, 1, *id);
-        sqlite3_bind_int64(s, 2, (int64_t)b);
-        store_bind_real(s, 3, c->bin_lo[b]);
-        store_bind_real(s, 4, c->bin_hi[b]);
-        store_bind_u64(s, 5, c->bin_count[b]);
-        rc = step_row(st, s, "storing a comparison's histogram");
-    }
-    sqlite3_finalize(s);
+    int rc = cmp_insert_bins(st, *id, "a", c->nbins, c->bin_lo, c->bin_hi, c->bin_count);
+    if (!rc && c->has_b)
+        rc = cmp_insert_side_b(st, *id, c);
+    if (!rc && c->has_b)
+        rc = cmp_insert_bins(st, *id, "b", c->b_nbins, c->b_bin_lo, c->b_bin_hi, c->b_bin_count);
     return rc;
 }
 

@@ -20,7 +20,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -78,6 +78,19 @@ typedef struct store_cmp_rec {
     const uint64_t *bin_count;
     /* pairs found by one side only, as (d_fp64 - eps)/eps, summarized */
     double only_a_rel_max, only_b_rel_max;
+    /* The ground truth A (and B) were judged against: NULL or engine_b
+     * when B itself is the reference (run_ref is then run_b). */
+    const char *ref_engine;
+    int64_t run_ref;
+    /* B judged against the reference (when has_b): the same numbers as
+     * above for B, stored in comparison_sides and histogram_bins side 'b'. */
+    int has_b;
+    double b_overlap, b_err_mean, b_err_std, b_err_min, b_err_max;
+    uint64_t b_both, b_only_engine, b_only_ref;
+    double b_only_engine_rel_max, b_only_ref_rel_max;
+    size_t b_nbins;
+    const double *b_bin_lo, *b_bin_hi;
+    const uint64_t *b_bin_count;
 } store_cmp_rec;
 int64_t store_comparison(store *st, const store_cmp_rec *c);
 
@@ -116,12 +129,16 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx);
 /* One run, as rows whose first column "section" says what follows:
  * "run" (every runs column, then dataset, dataset_path, dataset_format,
  * dataset_hash), "phase" (name, seconds, in order), "counter" (name, value,
- * unit), "comparison" (role a|b, then every comparisons column), "bin"
- * (comparison_id, bin, lo, hi, count). TCJ_EINVAL when there is no such run. */
+ * unit), "comparison" (role a|b|ref, then every comparisons column), "side"
+ * (every comparison_sides column: B judged against a reference other than
+ * B), "bin" (comparison_id, bin, lo, hi, count, side a|b). TCJ_EINVAL when
+ * there is no such run. */
 int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
 /* Write runs (run_id < 0: all) as csv or json to path: CSV has one row per
  * run with phase.NAME and counter.NAME columns; JSON is an array of run
- * objects with dataset, phases, counters and comparisons nested. */
+ * objects with dataset, phases, counters and comparisons nested (each
+ * with its histogram, and b_accuracy with B's numbers and histogram when B
+ * was judged against another reference). */
 int store_export(store *st, int64_t run_id, const char *format, const char *path);
 
 #endif

@@ -1,5 +1,7 @@
-/* Compare panel: engine A against reference B side by side. */
+/* Compare panel: engines A and B side by side, A (and B when another
+ * engine was the ground truth) judged against the reference. */
 #include <math.h>
+#include <string.h>
 
 #include "panels.h"
 #include "plot.h"
@@ -14,10 +16,19 @@ void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c)
     }
     char x[16], y[16], z[16];
     wattron(w, ui_attr(c, UI_C_TITLE));
-    ui_putf(w, 0, 0, "%s vs %s", v->cmp_a, v->cmp_b);
+    int other_ref = v->cmp_ref[0] && strcmp(v->cmp_ref, v->cmp_b) != 0;
+    if (other_ref)
+        ui_putf(w, 0, 0, "%s vs %s (truth %s)", v->cmp_a, v->cmp_b, v->cmp_ref);
+    else
+        ui_putf(w, 0, 0, "%s vs %s", v->cmp_a, v->cmp_b);
     wattroff(w, ui_attr(c, UI_C_TITLE));
     ui_fmt_num(x, sizeof x, v->cmp_eps);
-    ui_putf(w, 1, 0, "eps %s  overlap %.6f", x, v->overlap);
+    /* With a third engine as the truth: A's number first, then B's. */
+    int two = other_ref && !isnan(v->b_overlap);
+    if (two)
+        ui_putf(w, 1, 0, "eps %s  overlap %.6f  B %.6f", x, v->overlap, v->b_overlap);
+    else
+        ui_putf(w, 1, 0, "eps %s  overlap %.6f", x, v->overlap);
     ui_fmt_num(x, sizeof x, v->err_mean);
     ui_fmt_num(y, sizeof y, v->err_std);
     ui_fmt_num(z, sizeof z, v->err_max);
@@ -26,10 +37,15 @@ void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c)
     if (!isnan(v->err_max) && row < h)
         ui_putf(w, row++, 0, "err max %s", z);
     ui_fmt_num(x, sizeof x, v->only_a);
-    ui_fmt_num(y, sizeof y, v->only_b);
+    ui_fmt_num(y, sizeof y, two ? v->b_only_engine : v->only_b);
     ui_fmt_num(z, sizeof z, v->both);
     if (row < h)
         ui_putf(w, row++, 0, "only A %s  only B %s  both %s", x, y, z);
+    /* Pairs of the truth each side missed. */
+    ui_fmt_num(x, sizeof x, v->only_b);
+    ui_fmt_num(y, sizeof y, v->b_only_ref);
+    if (two && row < h)
+        ui_putf(w, row++, 0, "missed A %s  B %s", x, y);
     ui_fmt_num(x, sizeof x, v->time_a);
     ui_fmt_num(y, sizeof y, v->time_b);
     if (row < h && !(isnan(v->time_a) && isnan(v->time_b)))

@@ -191,6 +191,11 @@ static int take_compare(ui_view *v, const json *r)
     v->both = json_num(r, "both");
     v->time_a = a ? json_num(a, "time_s") : json_num(r, "time_a");
     v->time_b = b ? json_num(b, "time_s") : json_num(r, "time_b");
+    copy(v->cmp_ref, sizeof v->cmp_ref, json_str(r, "ref", v->cmp_b));
+    const json *bacc = json_get(r, "b_accuracy");
+    v->b_overlap = bacc ? json_num(bacc, "overlap") : NAN;
+    v->b_only_engine = bacc ? json_num(bacc, "only_engine") : NAN;
+    v->b_only_ref = bacc ? json_num(bacc, "only_ref") : NAN;
     take_bins(v, r);
     return UI_COMPARE;
 }

@@ -41,6 +41,10 @@ typedef struct ui_view {
     int have_cmp;
     char cmp_a[24], cmp_b[24];
     double cmp_eps, overlap, err_mean, err_std, err_max, only_a, only_b, both;
+    /* The ground truth (cmp_b when B was it) and B's numbers against it
+     * (NaN when B was the reference itself). */
+    char cmp_ref[24];
+    double b_overlap, b_only_engine, b_only_ref;
     double time_a, time_b;
     size_t nbins;
     double bin_lo[UI_MAX_BINS], bin_hi[UI_MAX_BINS], bin_count[UI_MAX_BINS];

@@ -7,7 +7,7 @@ s/tcjoin-golden-[A-Za-z0-9]+\.db/<DB>/g
 s/[-0-9.e+]+ TFLOPS/<F> TFLOPS/g
 s/unpadded [-0-9.e+]+\)/unpadded <F>)/g
 s/^(  speedup .*): [-0-9.e+a-z]+x /\1: <F>x /
-s/"(tflops|tflops_unpadded|tflops_a|tflops_b|speedup|time_a|time_b)":[-0-9.e+]+/"\1":<F>/g
+s/"(tflops|tflops_unpadded|tflops_a|tflops_b|speedup|speedup_kernel|time_a|time_b)":[-0-9.e+]+/"\1":<F>/g
 s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9.]+Z/<TS>/g
 s#/[^ "]*/tests/cli/#<REPO>/tests/cli/#g
 s/"variant":"[^"]*"/"variant":<V>/g

@@ -135,6 +135,51 @@ TEST(compare_hand_computed)
     }
 }
 
+/* compare A B ref=R is two comparisons against R stored as one record:
+ * A's numbers in the main fields, B's in the b_ ones. Here R = fake-b and
+ * B = fake-b too, so B's side is exact by hand: all 6 pairs, overlap 1,
+ * every error 0 (one bin [0, 0]). */
+TEST(store_rec_with_b_judged)
+{
+    double x[] = {0, 1, 3};
+    dataset ds = {.n = 3, .d = 1, .x = x};
+    engine_opts o;
+    engine_opts_default(&o);
+    cmp_spec s = spec_for(&fake_a, &fake_b, &ds, 1.5, &o);
+    static cmp_result ra, rb;
+    CHECK_EQ_INT(cmp_run(&s, &ra), 0);
+    s.a = &fake_b;
+    CHECK_EQ_INT(cmp_run(&s, &rb), 0);
+    CHECK(rb.overlap == 1 && rb.both == 6 && rb.only_a == 0 && rb.only_b == 0);
+    CHECK(rb.err_mean == 0 && rb.err_std == 0 && rb.err_min == 0 && rb.err_max == 0);
+    CHECK_EQ_INT(rb.nbins, 1);
+    CHECK_EQ_INT(rb.bin_count[0], 6);
+
+    store_cmp_rec rec;
+    memset(&rec, 0, sizeof rec);
+    cmp_store_rec(&ra, &rec);
+    cmp_store_rec_b(&rb, &rec);
+    CHECK(strcmp(rec.ref_engine, "fake-b") == 0 && rec.has_b == 1);
+    /* A against the reference, as compare_hand_computed found it */
+    CHECK_NEAR(rec.overlap, (1 + 2.0 / 3 + 0.5) / 3, 1e-15);
+    CHECK(rec.both == 5 && rec.only_a == 1 && rec.only_b == 1);
+    CHECK(rec.b_overlap == 1 && rec.b_both == 6);
+    CHECK(rec.b_only_engine == 0 && rec.b_only_ref == 0);
+    CHECK(rec.b_only_engine_rel_max == 0 && rec.b_only_ref_rel_max == 0);
+    CHECK(rec.b_nbins == 1 && rec.b_bin_count == rb.bin_count && rec.b_bin_lo == rb.bin_lo);
+    CHECK(rec.b_bin_count[0] == 6 && rec.b_bin_lo[0] == 0 && rec.b_bin_hi[0] == 0);
+
+    /* The other way round: B = fake-a against R = fake-b has A's numbers. */
+    s.a = &fake_a;
+    CHECK_EQ_INT(cmp_run(&s, &rb), 0);
+    cmp_store_rec_b(&rb, &rec);
+    CHECK(rec.b_overlap == ra.overlap && rec.b_both == 5);
+    CHECK(rec.b_only_engine == 1 && rec.b_only_ref == 1);
+    CHECK_NEAR(rec.b_only_engine_rel_max, 1.0 / 3, 1e-15);
+    CHECK_NEAR(rec.b_only_ref_rel_max, 1.0, 1e-15);
+    CHECK(rec.b_err_std == ra.err_std && rec.b_nbins == CMP_ERR_BINS);
+}
+
 static dataset make_uniform(size_t n, size_t d, uint64_t seed)
 {
     dataset ds = {0};

@@ -421,6 +421,171 @@ TEST(migrate_v1_forward)
     store_close(st);
 }
 
+/* A database as the version-2 program left it: the v1 rows, a second run
+ * and a comparison of the two (B the reference) with two histogram bins. */
+static int make_v2(const char *path)
+{
+    int rc = make_v1(path);
+    const char *rows =
+        "PRAGMA user_version = 2;"
+        "INSERT INTO runs(session_id, command_id, dataset_id, at, engine, precision, mode, eps,"
+        "  q0, q1, n, d, status, pairs, selectivity, seconds, d_padded)"
+        "  VALUES(1, 1, 1, '2025-01-01T00:00:02.000Z', 'cpu-fp16', 'fp16-32', 'count', 0.25,"
+        "         0, 100, 100, 8, 0, 1230, 11.3, 0.2, 8);"
+        "INSERT INTO comparisons(session_id, run_a, run_b, engine_a, engine_b, eps, overlap,"
+        "  err_mean, err_std, err_min, err_max, both, only_a, only_b, only_a_rel_max,"
+        "  only_b_rel_max, at)"
+        "  VALUES(1, 2, 1, 'cpu-fp16', 'cpu', 0.25, 0.995, 1e-7, 2e-6, -4e-6, 5e-6, 1220, 10,"
+        "         14, 2e-4, 3e-4, '2025-01-01T00:00:03.000Z');"
+        "INSERT INTO histogram_bins(comparison_id, bin, lo, hi, count)"
+        "  VALUES(1, 0, -1e-5, 0, 600), (1, 1, 0, 1e-5, 620);";
+    sqlite3 *db;
+    if (rc != SQLITE_OK || sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    rc = sqlite3_exec(db, store_migration_sql(2), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, rows, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        printf("# v2: %s\n", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The whole text of a small file (static buffer). */
+static const char *slurp_small(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+TEST(migrate_v2_forward)
+{
+    const char *path = fresh_db("v2.db");
+    CHECK_EQ_INT(make_v2(path), SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 2);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 3);
+
+    /* The old comparison names its reference: B, as version 2 meant. */
+    CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 1"), "cpu") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_ref FROM comparisons WHERE id = 1"), 1);
+    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparisons WHERE id = 1"), 0.995, 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_b FROM comparisons WHERE id = 1"), 14);
+    /* Its bins survived the rebuild as side a, in order. */
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins"), 2);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins WHERE side = 'a'"), 2);
+    CHECK_EQ_INT(raw_int(path, "SELECT count FROM histogram_bins WHERE bin = 1"), 620);
+    CHECK_NEAR(raw_real(path, "SELECT lo FROM histogram_bins WHERE bin = 0"), -1e-5, 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v3'"), 0);
+    /* Deleting the comparison still takes its bins along. */
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_foreign_key_list('histogram_bins') "
+                               "WHERE \"table\" = 'comparisons' AND on_delete = 'CASCADE'"),
+                 1);
+
+    /* A comparison of two engines against a third: runs 1 (cpu, the
+     * reference), 2 (cpu-fp16, A) and 3 (B). Same bin numbers on both
+     * sides. */
+    join_result res;
+    sample_result(&res, 1231);
+    store_run_rec r = sample_rec(1, 1, &res);
+    r.engine = "cpu-fp16";
+    int64_t run3 = store_run(st, &r);
+    CHECK_EQ_INT(run3, 3);
+    double lo[2] = {-1e-5, 0}, hi[2] = {0, 1e-5}, blo[1] = {-2e-5}, bhi[1] = {2e-5};
+    uint64_t cnt[2] = {610, 612}, bcnt[1] = {1229};
+    store_cmp_rec c = {.session_id = 1,
+                       .run_a = 2,
+                       .run_b = 3,
+                       .run_ref = 1,
+                       .engine_a = "cpu-fp16",
+                       .engine_b = "cpu-fp16",
+                       .ref_engine = "cpu",
+                       .eps = 0.25,
+                       .overlap = 0.99,
+                       .both = 1222,
+                       .only_a = 8,
+                       .only_b = 12,
+                       .nbins = 2,
+                       .bin_lo = lo,
+                       .bin_hi = hi,
+                       .bin_count = cnt,
+                       .has_b = 1,
+                       .b_overlap = 0.993,
+                       .b_err_mean = -3e-7,
+                       .b_both = 1229,
+                       .b_only_engine = 2,
+                       .b_only_ref = 5,
+                       .b_only_ref_rel_max = 4e-4,
+                       .b_nbins = 1,
+                       .b_bin_lo = blo,
+                       .b_bin_hi = bhi,
+                       .b_bin_count = bcnt};
+    int64_t cid = store_comparison(st, &c);
+    CHECK_EQ_INT(cid, 2);
+    CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 2"), "cpu") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_ref FROM comparisons WHERE id = 2"), 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_id FROM comparison_sides WHERE comparison_id = 2 "
+                               "AND side = 'b'"),
+                 3);
+    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparison_sides WHERE comparison_id = 2"),
+               0.993, 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE comparison_id = 2"), 5);
+    CHECK_EQ_INT(raw_int(path, "SELECT count FROM histogram_bins WHERE comparison_id = 2 AND "
+                               "side = 'b' AND bin = 0"),
+                 1229);
+    CHECK_EQ_INT(raw_int(path, "SELECT sum(count) FROM histogram_bins WHERE comparison_id = 2 "
+                               "AND side = 'a'"),
+                 1222);
+
+    /* A side b whose bins fail leaves nothing of the comparison. */
+    blo[0] = NAN;
+    CHECK_EQ_INT(store_comparison(st, &c), TCJ_ESTORE);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 2);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 1);
+    blo[0] = -2e-5;
+
+    /* show run: the reference's run sees the comparison as ref; B's run
+     * gets the side row and both sides' bins. */
+    rowset rs = {0};
+    CHECK_EQ_INT(store_show_run(st, 1, collect, &rs), 0);
+    CHECK_EQ_INT(rs_count(&rs, "comparison"), 2);
+    CHECK(rs_is(&rs, rs_section(&rs, "comparison", 0), "role", "b"));
+    CHECK(rs_is(&rs, rs_section(&rs, "comparison", 1), "role", "ref"));
+    rs_free(&rs);
+    CHECK_EQ_INT(store_show_run(st, 3, collect, &rs), 0);
+    CHECK_EQ_INT(rs_count(&rs, "comparison"), 1);
+    int k = rs_section(&rs, "comparison", 0);
+    CHECK(rs_is(&rs, k, "role", "b") && rs_is(&rs, k, "ref_engine", "cpu"));
+    CHECK_EQ_INT(rs_count(&rs, "side"), 1);
+    k = rs_section(&rs, "side", 0);
+    CHECK(rs_is(&rs, k, "side", "b") && rs_is(&rs, k, "only_engine", "2"));
+    CHECK_EQ_INT(rs_count(&rs, "bin"), 3);
+    CHECK(rs_is(&rs, rs_section(&rs, "bin", 2), "side", "b"));
+    CHECK(rs_is(&rs, rs_section(&rs, "bin", 2), "count", "1229"));
+    rs_free(&rs);
+
+    /* export: B's accuracy nested in the comparison, the old one without. */
+    const char *out = tpath("v2-export.json");
+    CHECK_EQ_INT(store_export(st, 3, "json", out), 0);
+    const char *j = slurp_small(out);
+    CHECK_STR_CONTAINS(j, "\"ref_engine\":\"cpu\"");
+    CHECK_STR_CONTAINS(j, "\"b_accuracy\":{\"engine\":\"cpu-fp16\",\"run_id\":3,\"overlap\":0.993");
+    CHECK_STR_CONTAINS(j,
+                       "\"histogram\":[{\"bin\":0,\"lo\":-2e-05,\"hi\":2e-05,\"count\":1229}]}}]}");
+    CHECK_EQ_INT(store_export(st, 1, "json", out), 0);
+    j = slurp_small(out);
+    CHECK_STR_CONTAINS(j, "\"role\":\"b\"");
+    CHECK_STR_CONTAINS(j, "\"count\":620}]}");
+    store_close(st);
+}
+
 TEST(migration_failure_rolls_back)
 {
     /* A v1 file where migration 2 fails half-way (after its ALTER TABLEs):
