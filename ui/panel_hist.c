@@ -12,7 +12,8 @@ void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c)
                v->have_cmp ? "no error bins in the comparison" : "no histogram: compare A B");
         return;
     }
-    ui_putf(w, 0, 0, "dist %s - %s, log count", v->cmp_a, v->cmp_b);
+    /* The bins are A against the ground truth, which is B unless ref= chose another. */
+    ui_putf(w, 0, 0, "dist %s - %s, log count", v->cmp_a, v->cmp_ref);
     if (h < 4 || wd < 12)
         return;
     char cells[250 * 70];

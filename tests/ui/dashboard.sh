@@ -1,6 +1,6 @@
 #!/bin/sh
 # Acceptance test of the dashboard in a real terminal (tmux): load a shared
-# dataset, run cpu, compare cpu cpu-fp16, sweep, resize, cancel a long run,
+# dataset, run cpu, compare cpu-fp16 cpu, sweep, resize, cancel a long run,
 # quit; after each step assert what the panels show, then that the session
 # log holds the runs. Exit 0 pass, 77 skip (reason on the last line), else
 # fail with the captured screen.
@@ -110,16 +110,16 @@ grep -Eq '│ +1 cpu +3 ' "$screen" || fail "runs panel has no row for run 1 (cp
 shows 'run 1: cpu on letter.csv'
 
 step=compare
-type_line "compare cpu cpu-fp16"
+type_line "compare cpu-fp16 cpu"
 idle 180
-shows 'cpu vs cpu-fp16'
+shows 'cpu-fp16 vs cpu'
 # letter's values are small integers, exact in FP16: the emulation agrees.
 shows 'overlap 1\.000000'
 shows 'only A 0  only B 0'
-shows 'dist cpu - cpu-fp16, log count'
+shows 'dist cpu-fp16 - cpu, log count'
 grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
 # The runs panel lists the comparison's two runs above run 1.
-grep -Eq '│ +3 cpu-fp16 ' "$screen" || fail "runs panel lacks run 3 (cpu-fp16)"
+grep -Eq '│ +2 cpu-fp16 ' "$screen" || fail "runs panel lacks run 2 (cpu-fp16)"
 
 step=sweep
 if "$bin" --db "$tmp/probe.db" -e 'help sweep' >/dev/null 2>&1; then
@@ -160,7 +160,7 @@ for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogra
     'F7 counters' 'F9 log'; do
     shows "$p"
 done
-shows 'cpu vs cpu-fp16'
+shows 'cpu-fp16 vs cpu'
 
 step=tiny
 $t resize-window -t ui -x 40 -y 6
