@@ -64,6 +64,37 @@ __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned 
 /* Shared-memory index (in 16-byte chunks) of chunk ch of row r: eq. 2 of
  * the paper, chunk XOR (row mod 8), so the 8 rows one ldmatrix phase reads
  * land in 8 different bank groups. */
+/* One pair-buffer reservation per warp: an inclusive scan of the lanes'
+ * counts gives each lane its offset and lane 0 takes the warp's slots with
+ * one atomic. Returns the lane's first slot, or -1 when the buffer is full:
+ * then the buffer's valid end is marked and the warp's bit set in *fail, so
+ * the host drains the buffer and the tile is done again. */
+__device__ __forceinline__ long long fasted_reserve_pairs(const fasted_params &p, unsigned cnt,
+                                                          int lane, int warp, unsigned *fail)
+{
+    unsigned x = cnt;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned y = __shfl_up_sync(FASTED_FULL_MASK, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    const unsigned total = __shfl_sync(FASTED_FULL_MASK, x, 31);
+    unsigned long long b = 0;
+    if (lane == 0 && total)
+        b = atomicAdd(&p.ctl->pos, (unsigned long long)total);
+    b = __shfl_sync(FASTED_FULL_MASK, b, 0);
+    if (total && b + total > p.cap) {
+        if (lane == 0) {
+            atomicMin(&p.ctl->valid_end, b);
+            atomicExch(&p.ctl->full, 1u);
+            atomicOr(fail, 1u << warp);
+        }
+        return -1;
+    }
+    return (long long)(b + (x - cnt));
+}
+
 template <bool SWZ> __device__ __forceinline__ int fasted_swz(int r, int ch)
 {
     return SWZ ? (ch ^ (r & 7)) : ch;
@@ -391,28 +422,9 @@ __global__ void __launch_bounds__(FASTED_THREADS, MINB) fasted_kernel(const fast
                                     hits[bit / 32] |= (w ? 1u : 0u) << (bit % 32);
                                 }
                         }
-                    /* One reservation per warp: an inclusive scan gives each
-                     * lane its offset, lane 0 takes the warp's slots. */
-                    unsigned x = cnt;
-#pragma unroll
-                    for (int o = 1; o < 32; o <<= 1) {
-                        unsigned y = __shfl_up_sync(FASTED_FULL_MASK, x, o);
-                        if (lane >= o)
-                            x += y;
-                    }
-                    const unsigned total = __shfl_sync(FASTED_FULL_MASK, x, 31);
-                    unsigned long long b = 0;
-                    if (lane == 0 && total)
-                        b = atomicAdd(&p.ctl->pos, (unsigned long long)total);
-                    b = __shfl_sync(FASTED_FULL_MASK, b, 0);
-                    if (total && b + total > p.cap) {
-                        if (lane == 0) {
-                            atomicMin(&p.ctl->valid_end, b);
-                            atomicExch(&p.ctl->full, 1u);
-                            atomicOr(&s_fail[it], 1u << warp);
-                        }
-                    } else if (cnt) {
-                        unsigned long long o = b + (x - cnt);
+                    const long long o0 = fasted_reserve_pairs(p, cnt, lane, warp, &s_fail[it]);
+                    if (o0 >= 0 && cnt) {
+                        unsigned long long o = (unsigned long long)o0;
 #pragma unroll
                         for (int mt = 0; mt < MT; mt++)
 #pragma unroll

@@ -309,28 +309,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                                 hits[bit / 32] |= (w ? 1u : 0u) << (bit % 32);
                             }
                     }
-                    /* One reservation per warp: an inclusive scan gives each
-                     * lane its offset, lane 0 takes the warp's slots. */
-                    unsigned x = cnt;
-#pragma unroll
-                    for (int o = 1; o < 32; o <<= 1) {
-                        unsigned y = __shfl_up_sync(FASTED_FULL_MASK, x, o);
-                        if (lane >= o)
-                            x += y;
-                    }
-                    const unsigned total = __shfl_sync(FASTED_FULL_MASK, x, 31);
-                    unsigned long long b = 0;
-                    if (lane == 0 && total)
-                        b = atomicAdd(&p.ctl->pos, (unsigned long long)total);
-                    b = __shfl_sync(FASTED_FULL_MASK, b, 0);
-                    if (total && b + total > p.cap) {
-                        if (lane == 0) {
-                            atomicMin(&p.ctl->valid_end, b);
-                            atomicExch(&p.ctl->full, 1u);
-                            atomicOr(&s_fail[slot], 1u << warp);
-                        }
-                    } else if (cnt) {
-                        unsigned long long o = b + (x - cnt);
+                    const long long o0 = fasted_reserve_pairs(p, cnt, lane, warp, &s_fail[slot]);
+                    if (o0 >= 0 && cnt) {
+                        unsigned long long o = (unsigned long long)o0;
 #pragma unroll
                         for (int bit = 0; bit < 128; bit++) {
                             if (!(hits[bit / 32] >> (bit % 32) & 1u))
