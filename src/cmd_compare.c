@@ -102,15 +102,6 @@ static int is_exact(const engine *e)
     return strcmp(e->name, "cpu") == 0 || strcmp(e->name, "fp64") == 0;
 }
 
-/* The default ground truth: fp64 on the GPU when it can run, else cpu. */
-static const engine *default_ref(void)
-{
-    const engine *e = engine_find("fp64");
-    if (e && (!e->available || e->available() == 0))
-        return e;
-    return engine_find("cpu");
-}
-
 /* Progress of one of several comparisons mapped onto its share. */
 typedef struct part_prog {
     void (*fn)(void *ctx, double frac);
@@ -197,7 +188,7 @@ static int compare_run(session *s, int argc, char **argv)
     if (refname && (rc = runner_find_engine(refname, &er)))
         return rc;
     if (!refname && !is_exact(eb))
-        er = default_ref();
+        er = runner_reference_engine();
     if (er == eb)
         er = NULL; /* B is the ground truth itself */
     join_spec sa, sb, sr;

@@ -72,16 +72,6 @@ static int parse_targets(const char *word, double *t, int *nt)
     return rc;
 }
 
-/* The FP64 reference: fp64 on a GPU when it can run, else cpu. */
-static const engine *reference_engine(void)
-{
-    const engine *e = engine_find("fp64");
-    if (e && (!e->available || e->available() == 0))
-        return e;
-    err_clear();
-    return engine_find("cpu");
-}
-
 static void describe_unreachable(const sweep_result *r, char *buf, size_t size)
 {
     if (r->have_below)
@@ -141,15 +131,9 @@ static int sweep_run(session *s, int argc, char **argv)
             return err_set(TCJ_EINVAL, "sweep: method is hist or bisect, got '%s'", v);
     }
     const engine *e;
-    if ((v = cmd_opt(argc, argv, "engine"))) {
-        if ((rc = runner_find_engine(v, &e)))
-            return rc;
-    } else {
-        e = runner_default_engine();
-    }
-    if (e->available && (rc = e->available()))
+    if ((rc = runner_engine_opt(cmd_opt(argc, argv, "engine"), &e)))
         return rc;
-    const engine *ref = reference_engine();
+    const engine *ref = runner_reference_engine();
 
     sweep_sample smp;
     if ((rc = sweep_sample_build(ds, 0, &smp)))

@@ -10,13 +10,34 @@
 #include "settings.h"
 #include "store.h"
 
-const engine *runner_default_engine(void)
+/* gpu_name when it can run here, else the CPU engine cpu_name. */
+static const engine *runner_gpu_or_cpu(const char *gpu_name, const char *cpu_name)
 {
-    const engine *e = engine_find("fasted");
+    const engine *e = engine_find(gpu_name);
     if (e && (!e->available || e->available() == 0))
         return e;
     err_clear();
-    return engine_find("cpu");
+    return engine_find(cpu_name);
+}
+
+const engine *runner_default_engine(void)
+{
+    return runner_gpu_or_cpu("fasted", "cpu");
+}
+
+const engine *runner_reference_engine(void)
+{
+    return runner_gpu_or_cpu("fp64", "cpu");
+}
+
+int runner_engine_opt(const char *name, const engine **out)
+{
+    int rc;
+    if (!name)
+        *out = runner_default_engine();
+    else if ((rc = runner_find_engine(name, out)))
+        return rc;
+    return (*out)->available ? (*out)->available() : 0;
 }
 
 int runner_find_engine(const char *name, const engine **out)

@@ -17,6 +17,11 @@ typedef struct runner_progress {
 const engine *runner_default_engine(void);
 /* Look up an engine by name; TCJ_EINVAL naming the engines otherwise. */
 int runner_find_engine(const char *name, const engine **out);
+/* The FP64 ground truth: fp64 when it can run here, else cpu. */
+const engine *runner_reference_engine(void);
+/* An engine= option: the named engine (NULL: the default one), checked to
+ * be runnable here; 0 or an error with err_msg. */
+int runner_engine_opt(const char *name, const engine **out);
 /* Fill spec for the session's dataset and eps over all rows in count mode,
  * with cancel and progress wired to the session. TCJ_EINVAL when no
  * dataset or eps. */
