@@ -1,25 +1,25 @@
 #!/bin/sh
 # make demo: the main job on an embedded default. Generates Gaussian
-# clusters (fixed seed), joins them with the exact FP64 CPU engine and the
-# CPU emulation of FASTED's FP16 arithmetic, compares the two, and on a
-# machine with a CUDA device also runs the tensor-core engine against the
-# exact one. Everything is logged in the session database.
+# clusters (fixed seed), solves eps for 32 neighbours per point (sweep, a
+# few passes), joins with the exact FP64 CPU engine and the CPU emulation of
+# FASTED's FP16 arithmetic and compares the two; on a machine with a CUDA
+# device it also runs the tensor-core engine and compares FASTED and
+# TED-Join side by side against the FP64 ground truth. Everything is logged
+# in the session database.
 # usage: scripts/demo.sh [path/to/tcjoin]
 set -u
 bin=${1:-build/tcjoin}
 [ -x "$bin" ] || { echo "demo: $bin not built (run make)"; exit 1; }
 
-# n=10000, d=32, 16 clusters of sigma 0.05: eps 0.32 gives 370284 pairs,
-# selectivity 36.03 (measured with the cpu engine).
+# n=10000, d=32, 16 clusters of sigma 0.05 (about 0.32 for S=32).
 data="gen gauss n=10000 d=32 seed=1"
-eps=0.32
 
 gpus=$("$bin" --db /dev/null -e engines 2>/dev/null | sed -n 's/^CUDA devices: \([0-9]*\).*/\1/p')
 gpus=${gpus:-0}
 
-cmds="$data; info; eps $eps; run cpu; run cpu-fp16; compare cpu-fp16 cpu"
+cmds="$data; info; sweep 32 use; run cpu; run cpu-fp16; compare cpu-fp16 cpu"
 if [ "$gpus" -gt 0 ]; then
-    cmds="$cmds; run fasted; compare fasted cpu"
+    cmds="$cmds; run fasted; compare fasted ted"
 else
     echo "demo: no CUDA device here; the GPU engines are skipped (help engines says why)"
 fi
