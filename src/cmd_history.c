@@ -112,8 +112,8 @@ static int show_row(void *ctx, int ncol, const char *const *names, const char *c
     } else if (!strcmp(sec, "bin")) {
         /* Bins holding no pair say nothing. */
         if (ncol >= 6 && values[5] && strcmp(values[5], "0") != 0)
-            out_printf("%-16s comparison %s [%s, %s) %s\n", "bin", values[1], values[3], values[4],
-                       values[5]);
+            out_printf("%-16s comparison %s side %s [%s, %s) %s\n", "bin", values[1],
+                       ncol >= 7 && values[6] ? values[6] : "a", values[3], values[4], values[5]);
     } else {
         out_printf("%-16s", sec);
         for (int c = 1; c < ncol; c++)
