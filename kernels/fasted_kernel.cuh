@@ -64,6 +64,35 @@ __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned 
 /* Shared-memory index (in 16-byte chunks) of chunk ch of row r: eq. 2 of
  * the paper, chunk XOR (row mod 8), so the 8 rows one ldmatrix phase reads
  * land in 8 different bank groups. */
+/* Take the next work item from the queue (one thread): items to redo from
+ * an earlier launch come first, then fresh tiles. Returns 0 when the queue
+ * is empty or the pair buffer filled (the item is then handed back in the
+ * redo list). A fresh tile gets every part of it to compute (all_parts). */
+__device__ __forceinline__ int fasted_take_item(const fasted_params &p, unsigned long long items,
+                                                unsigned all_parts, unsigned long long &tile,
+                                                unsigned &mask)
+{
+    const unsigned long long w = atomicAdd(&p.ctl->queue, 1ull);
+    tile = 0;
+    mask = all_parts;
+    if (w >= items)
+        return 0;
+    if (w < p.nredo_in) {
+        tile = p.redo_in[w].tile;
+        mask = p.redo_in[w].mask;
+    } else {
+        tile = p.t_base + (w - p.nredo_in);
+    }
+    if (*(volatile unsigned *)&p.ctl->full) {
+        /* The pair buffer filled: hand the item back, stop. */
+        unsigned k = atomicAdd(&p.ctl->nredo, 1u);
+        p.redo_out[k].tile = tile;
+        p.redo_out[k].mask = mask;
+        return 0;
+    }
+    return 1;
+}
+
 /* One pair-buffer reservation per warp: an inclusive scan of the lanes'
  * counts gives each lane its offset and lane 0 takes the warp's slots with
  * one atomic. Returns the lane's first slot, or -1 when the buffer is full:
@@ -139,25 +168,9 @@ __global__ void __launch_bounds__(FASTED_THREADS, MINB) fasted_kernel(const fast
      * barrier of one tile while thread 0 already resets the next one's. */
     for (int it = 0;; it ^= 1) {
         if (threadIdx.x == 0) {
-            unsigned long long w = atomicAdd(&p.ctl->queue, 1ull), tile = 0;
-            unsigned mask = 0xfu;
-            int state = 0;
-            if (w < items) {
-                if (w < p.nredo_in) {
-                    tile = p.redo_in[w].tile;
-                    mask = p.redo_in[w].mask;
-                } else {
-                    tile = p.t_base + (w - p.nredo_in);
-                }
-                state = 1;
-                if (*(volatile unsigned *)&p.ctl->full) {
-                    /* The pair buffer filled: hand the item back, stop. */
-                    unsigned k = atomicAdd(&p.ctl->nredo, 1u);
-                    p.redo_out[k].tile = tile;
-                    p.redo_out[k].mask = mask;
-                    state = 0;
-                }
-            }
+            unsigned long long tile;
+            unsigned mask;
+            const int state = fasted_take_item(p, items, 0xfu, tile, mask);
             s_tile = tile;
             s_mask = mask;
             s_state = state;

@@ -105,25 +105,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             const int slot = it & 1;
             while (!mbarrier_try_wait_parity(smem_u32(&tempty_bar[slot]), ((it >> 1) & 1) ^ 1))
                 ;
-            unsigned long long w = atomicAdd(&p.ctl->queue, 1ull), tile = 0;
-            unsigned mask = 0xffu;
-            int state = 0;
-            if (w < items) {
-                if (w < p.nredo_in) {
-                    tile = p.redo_in[w].tile;
-                    mask = p.redo_in[w].mask;
-                } else {
-                    tile = p.t_base + (w - p.nredo_in);
-                }
-                state = 1;
-                if (*(volatile unsigned *)&p.ctl->full) {
-                    /* The pair buffer filled: hand the item back, stop. */
-                    unsigned k = atomicAdd(&p.ctl->nredo, 1u);
-                    p.redo_out[k].tile = tile;
-                    p.redo_out[k].mask = mask;
-                    state = 0;
-                }
-            }
+            unsigned long long tile;
+            unsigned mask;
+            const int state = fasted_take_item(p, items, 0xffu, tile, mask);
             s_tile[slot] = tile;
             s_mask[slot] = mask;
             s_state[slot] = state;
