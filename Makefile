@@ -24,7 +24,10 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-HOST_SRC := $(filter-out src/main.c,$(wildcard src/*.c store/*.c ui/*.c))
+# kernels/*.c are the plain-C parts of kernels/ (switch table, kernel
+# choice): host code, built with or without CUDA. stub.c stands in for the
+# .cu files when there is no nvcc.
+HOST_SRC := $(filter-out src/main.c kernels/stub.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 CXX_SRC  := $(wildcard src/*.cpp)
 CXX_OBJ  := $(CXX_SRC:%.cpp=$(BUILD)/obj/%.o)
@@ -38,6 +41,7 @@ KERN_OBJ := $(CU_SRC:%.cu=$(KOBJ_BUILD)/obj/%.o)
 GENCODE  := $(foreach a,$(SM),$(if $(filter 90,$(a)),-gencode arch=compute_90a$(comma)code=sm_90a -gencode arch=compute_90$(comma)code=sm_90,-gencode arch=compute_$(a)$(comma)code=sm_$(a)))
 NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall -Ikernels $(GENCODE) -MMD -MP
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
+CFLAGS   += -DTCJ_CUDA
 else
 KERN_OBJ := $(BUILD)/obj/kernels/stub.o
 CUDA_LIBS := -lstdc++
@@ -106,7 +110,7 @@ install: all
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
 
 fmt:
-	clang-format -i $(wildcard src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
+	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
 	rm -rf build build-san

@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "fasted_wgmma.cuh"
 #include "kern_util.cuh"
+#include "kernels.h"
 
 static thread_local char kern_err_buf[512];
 
@@ -72,4 +73,40 @@ extern "C" int kern_device_info(int dev, kern_device *out)
     cudaDriverGetVersion(&out->driver_version);
     cudaRuntimeGetVersion(&out->runtime_version);
     return 0;
+}
+
+/* Compute capability of dev, or -1 with a message. */
+static int kern_device_cc(int dev)
+{
+    int n = kern_device_count();
+    if (dev < 0 || dev >= n) {
+        if (n > 0)
+            kern_fail(KERN_ENODEV, "no CUDA device %d (%d present)", dev, n);
+        return -1;
+    }
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        kern_fail(KERN_ENODEV, "CUDA device %d: no compute capability", dev);
+        return -1;
+    }
+    return major * 10 + minor;
+}
+
+extern "C" int kern_device_has_f64_mma(int dev)
+{
+    const int cc = kern_device_cc(dev);
+    return cc >= 0 && kern_cc_has_f64_mma(cc);
+}
+
+extern "C" int kern_device_has_fp8_mma(int dev)
+{
+    const int cc = kern_device_cc(dev);
+    return cc >= 0 && kern_cc_has_fp8_mma(cc);
+}
+
+extern "C" int kern_device_has_wgmma(int dev)
+{
+    return kern_device_cc(dev) >= 0 && fasted_wg_usable(dev);
 }

@@ -55,8 +55,7 @@ static int f64_begin_inner(kern_f64_job *job, f64_run *r, int need_dmma)
     r->sms = p.multiProcessorCount;
     snprintf(job->device_name, sizeof job->device_name, "%.96s (sm_%d%d, %d SMs)", p.name, p.major,
              p.minor, p.multiProcessorCount);
-    /* FP64 tensor cores: A100 (8.0), Hopper (9.x), data-centre Blackwell. */
-    if (need_dmma && !(r->cc == 80 || (p.major >= 9 && p.major <= 11)))
+    if (need_dmma && !kern_cc_has_f64_mma(r->cc))
         return kern_fail(KERN_ENODEV, "%s has no FP64 tensor cores (sm_%d%d; need sm_80 or sm_90+)",
                          p.name, p.major, p.minor);
     if (job->x == NULL || job->n == 0 || job->d == 0 || job->q0 > job->q1 || job->q1 > job->n)

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kern_hist.cuh"
 #include "kernels.h"
 
 /* Where a kernel puts what it finds; device pointers. */
@@ -49,19 +50,9 @@ __device__ __forceinline__ void f64_emit(const f64_out &o, uint32_t q, uint32_t 
         }
         break;
     }
-    default: {
-        /* Smallest b with d2 <= edges[b]; b == 0 is "below". */
-        int lo = 0, hi = o.nbins;
-        while (lo < hi) {
-            int mid = (lo + hi) >> 1;
-            if (d2 <= o.edges[mid])
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        atomicAdd(&o.hist[lo], 1ULL);
+    default:
+        atomicAdd(&o.hist[kern_hist_slot(d2, o.edges, o.nbins)], 1ULL);
         break;
-    }
     }
 }
 

@@ -1,7 +1,10 @@
-/* FASTED host driver: upload and conversion (FP64 host -> FP16 device,
- * squared norms in FP32 round toward zero), the device-side dataset cache,
- * the launch loop over bounded batches of tiles (cancel, progress, pair
- * buffer drains) and the result. The kernel is in fasted_kernel.cuh. */
+/* FASTED host driver, for every number format: upload and conversion
+ * (FP64 host -> FP32 rounded to odd -> the format on the device, squared
+ * norms as the format's traits form them), the device-side dataset cache,
+ * the kernel choice (fasted_choose), the launch loop over bounded batches
+ * of tiles (cancel, progress, pair buffer drains) and the result. The
+ * kernels are in fasted_mma.cuh and fasted_wgmma.cuh, the formats in
+ * fmt_*.cu. */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "fasted_format.cuh"
 #include "fasted_int.cuh"
 #include "fasted_wgmma.cuh"
 #include "kern_util.cuh"
@@ -27,9 +31,10 @@ static struct {
     size_t n, d;
     uint64_t hash;
     int dev;
-    __half *X;
+    const kern_format *fmt;
+    uint16_t *X;
     float *s;
-    size_t n_alloc, dp;
+    size_t n_alloc, dp; /* rows allocated; values a row (padded) */
 } g_ds;
 
 /* Pinned staging and the pair buffers, kept across runs. */
@@ -77,34 +82,6 @@ extern "C" void kern_fasted_release(void)
     fasted_free_ds();
     fasted_free_buf();
     cudaGetLastError();
-}
-
-extern "C" const char *kern_fasted_variant_name(unsigned off)
-{
-    switch (off) {
-    case 0:
-        return "all-on";
-    case FASTED_OFF_ORDER:
-        return "no-order";
-    case FASTED_OFF_SMEM_BUFFER:
-        return "no-smem-buffer";
-    case FASTED_OFF_ASYNC_COPY:
-        return "no-async-copy";
-    case FASTED_OFF_PIPELINE:
-        return "no-pipeline";
-    case FASTED_OFF_RESIDENCY:
-        return "no-residency";
-    case FASTED_OFF_WARP_TILE:
-        return "no-warp-tile";
-    case FASTED_OFF_SWIZZLE:
-        return "no-swizzle";
-    case FASTED_OFF_ALIGN:
-        return "no-align";
-    case FASTED_OFF_WGMMA:
-        return "mma.sync all-on";
-    default:
-        return "invalid";
-    }
 }
 
 unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order)
@@ -161,37 +138,6 @@ static void fasted_to_float_par(const double *src, float *dst, size_t cnt)
         t.join();
 }
 
-__global__ void fasted_convert_kernel(const float *src, __half *X, size_t rows, size_t d, size_t dp)
-{
-    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= rows * dp)
-        return;
-    size_t r = idx / dp, k = idx % dp;
-    X[idx] = __float2half_rn(k < d ? src[r * d + k] : 0.0f);
-}
-
-/* Squared norms of the FP16 rows, FP32, in coordinate order with
- * round-toward-zero fma (the paper's step 1). 128 rows per block; a 128x32
- * slice at a time is staged in shared memory so the row reads coalesce. */
-__global__ void fasted_norms_kernel(const __half *X, float *s, size_t n_alloc, size_t dp)
-{
-    __shared__ float sl[128][33];
-    const size_t r0 = (size_t)blockIdx.x * 128;
-    float acc = 0.0f;
-    for (size_t k0 = 0; k0 < dp; k0 += 32) {
-        for (int t = threadIdx.x; t < 128 * 32; t += 128) {
-            int r = t / 32, k = t % 32;
-            sl[r][k] = r0 + r < n_alloc ? __half2float(X[(r0 + r) * dp + k0 + k]) : 0.0f;
-        }
-        __syncthreads();
-        for (int k = 0; k < 32; k++)
-            acc = __fmaf_rz(sl[threadIdx.x][k], sl[threadIdx.x][k], acc);
-        __syncthreads();
-    }
-    if (r0 + threadIdx.x < n_alloc)
-        s[r0 + threadIdx.x] = acc;
-}
-
 static float fasted_ev_ms(cudaEvent_t a, cudaEvent_t b)
 {
     float ms = 0;
@@ -199,22 +145,26 @@ static float fasted_ev_ms(cudaEvent_t a, cudaEvent_t b)
     return ms;
 }
 
-/* Upload and convert unless the cache holds this dataset. */
-static int fasted_upload(const kern_fasted_args *a, kern_fasted_result *r, cudaStream_t st)
+/* Upload and convert unless the cache holds this dataset in this format. */
+static int fasted_upload(const kern_fasted_args *a, const kern_format *fmt, kern_fasted_result *r,
+                         cudaStream_t st)
 {
     if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
-        g_ds.dev == a->device) {
+        g_ds.dev == a->device && g_ds.fmt == fmt) {
         r->cache_hit = 1;
         return 0;
     }
     fasted_free_ds();
-    const size_t dp = (a->d + FASTED_BK - 1) / FASTED_BK * FASTED_BK;
+    /* Rows padded to whole 128-byte k slices of the format's values. */
+    const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
+    const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
+    const size_t row_bytes = dp * (size_t)fmt->elem_bytes;
     /* Whole 256-row tiles past n (the wgmma kernel's B tiles and
      * symmetric super tiles), zero rows. */
     const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
-    KERN_CUDA(cudaMalloc(&g_ds.X, n_alloc * dp * sizeof(__half)));
+    KERN_CUDA(cudaMalloc(&g_ds.X, n_alloc * row_bytes));
     KERN_CUDA(cudaMalloc(&g_ds.s, n_alloc * sizeof(float)));
-    KERN_CUDA(cudaMemsetAsync(g_ds.X, 0, n_alloc * dp * sizeof(__half), st));
+    KERN_CUDA(cudaMemsetAsync(g_ds.X, 0, n_alloc * row_bytes, st));
 
     size_t rows_chunk = std::max((size_t)1, FASTED_CHUNK_BYTES / (a->d * sizeof(float)));
     for (int k = 0; k < 2; k++) {
@@ -246,16 +196,14 @@ static int fasted_upload(const kern_fasted_args *a, kern_fasted_result *r, cudaS
         KERN_CUDA(cudaMemcpyAsync(g_buf.stage_d[b], g_buf.stage_h[b], rows * a->d * 4,
                                   cudaMemcpyHostToDevice, st));
         KERN_CUDA(cudaEventRecord(ev[2 * c], st));
-        size_t cnt = rows * dp;
-        fasted_convert_kernel<<<(unsigned)((cnt + 255) / 256), 256, 0, st>>>(
-            g_buf.stage_d[b], g_ds.X + r0 * dp, rows, a->d, dp);
+        fmt->ops->convert(g_buf.stage_d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
         KERN_LAUNCH_CHECK("fasted_convert_kernel");
         KERN_CUDA(cudaEventRecord(ev[2 * c + 1], st));
         KERN_CUDA(cudaEventRecord(copied[b], st));
         used[b] = true;
     }
     KERN_CUDA(cudaEventRecord(ev[2 * nchunks], st));
-    fasted_norms_kernel<<<(unsigned)(n_alloc / 128), 128, 0, st>>>(g_ds.X, g_ds.s, n_alloc, dp);
+    fmt->ops->norms(g_ds.X, g_ds.s, n_alloc, dp, st);
     KERN_LAUNCH_CHECK("fasted_norms_kernel");
     KERN_CUDA(cudaEventRecord(ev[2 * nchunks + 1], st));
     KERN_CUDA(cudaStreamSynchronize(st));
@@ -280,6 +228,7 @@ static int fasted_upload(const kern_fasted_args *a, kern_fasted_result *r, cudaS
     g_ds.d = a->d;
     g_ds.hash = a->hash;
     g_ds.dev = a->device;
+    g_ds.fmt = fmt;
     g_ds.dp = dp;
     g_ds.n_alloc = n_alloc;
     return 0;
@@ -314,18 +263,16 @@ static int fasted_drain(const kern_fasted_args *a, size_t np, cudaStream_t st)
 extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
 {
     memset(r, 0, sizeof *r);
-    const unsigned off = a->off & FASTED_OFF_ALL;
-    if (off & (off - 1))
-        return kern_fail(KERN_EINVAL, "only one FASTED switch can be off at a time "
-                                      "(each one-off set is a compiled variant)");
+    const unsigned off = a->off;
+    const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     if (a->n == 0 || a->d == 0 || a->q0 > a->q1 || a->q1 > a->n || a->n >= 0xffffff00u)
-        return kern_fail(KERN_EINVAL, "fasted: bad sizes (n=%zu d=%zu rows %zu..%zu)", a->n, a->d,
-                         a->q0, a->q1);
+        return kern_fail(KERN_EINVAL, "%s: bad sizes (n=%zu d=%zu rows %zu..%zu)", fmt->name, a->n,
+                         a->d, a->q0, a->q1);
     if (a->mode == KFASTED_HIST && (a->hist_nbins == 0 || a->hist_nbins > FASTED_MAX_BINS))
-        return kern_fail(KERN_EINVAL, "fasted: 1 to %d histogram bins (got %zu)", FASTED_MAX_BINS,
-                         a->hist_nbins);
+        return kern_fail(KERN_EINVAL, "%s: 1 to %d histogram bins (got %zu)", fmt->name,
+                         FASTED_MAX_BINS, a->hist_nbins);
     if (a->mode == KFASTED_PAIRS && !a->pair_fn)
-        return kern_fail(KERN_EINVAL, "fasted: pair mode needs a callback");
+        return kern_fail(KERN_EINVAL, "%s: pair mode needs a callback", fmt->name);
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         cudaGetLastError();
@@ -344,11 +291,29 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
         g_buf.dev = a->device;
     }
     r->off = off;
-    snprintf(r->variant, sizeof r->variant, "%s", kern_fasted_variant_name(off));
+    const kern_caps caps = {prop.major * 10 + prop.minor, fasted_wg_usable(a->device),
+                            prop.sharedMemPerBlockOptin};
+    fasted_choice ch;
+    int rc = fasted_choose(off, a->mode, fmt, &caps, a->hist_nbins, &ch);
+    if (rc)
+        return kern_fail(rc, "%s", ch.why);
+    const int use_wg = ch.kind == FASTED_KIND_WGMMA;
+    const void *func = NULL, *func_pairs = NULL;
+    if (use_wg) {
+        func = fmt->ops->wg_func;
+        func_pairs = fmt->ops->wg_func_pairs;
+    } else {
+        fmt->ops->mma_kernels(ch.v->off, &func, &func_pairs);
+    }
+    if (!func || !func_pairs)
+        return kern_fail(KERN_EINVAL, "%s: the %s kernel is not compiled", fmt->name, ch.variant);
+    if (a->mode == KFASTED_PAIRS)
+        func = func_pairs;
+    snprintf(r->variant, sizeof r->variant, "%s", ch.variant);
 
     cudaStream_t st;
     KERN_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    int rc = fasted_upload(a, r, st);
+    rc = fasted_upload(a, fmt, r, st);
     if (rc) {
         cudaStreamDestroy(st);
         fasted_free_ds();
@@ -356,60 +321,33 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
     }
     r->d_padded = g_ds.dp;
 
-    /* The mma.sync variant: `wgmma off` alone is its all-on kernel. */
-    const unsigned moff = off & ~(unsigned)FASTED_OFF_WGMMA;
-    fasted_kinfo ki;
-    if (moff == 0 || moff == FASTED_OFF_ORDER || moff == FASTED_OFF_SMEM_BUFFER ||
-        moff == FASTED_OFF_ASYNC_COPY || moff == FASTED_OFF_PIPELINE)
-        fasted_kinfo_a(moff, &ki);
-    else
-        fasted_kinfo_b(moff, &ki);
-    const void *func = a->mode == KFASTED_PAIRS ? ki.func_pairs : ki.func;
-    /* All switches on, on a Hopper with the sm_90a code loaded: wgmma + TMA
-     * (faster at d = 128 and 4096 alike, docs/BENCHMARKS.md). The teaching
-     * switches (and `wgmma off`) select the mma.sync variants, the paper's
-     * design. */
-    const int use_wg = off == 0 && fasted_wg_usable(a->device) &&
-                       fasted_wg_smem(a->mode == KFASTED_HIST ? (int)a->hist_nbins : 0) <=
-                           prop.sharedMemPerBlockOptin;
-    if (use_wg)
-        snprintf(r->variant, sizeof r->variant, "wgmma");
-    else if (off == 0)
-        snprintf(r->variant, sizeof r->variant, "mma.sync all-on");
-
     const int sym = a->symmetric && a->q0 == 0 && a->q1 == a->n;
     r->symmetric = sym;
     fasted_params p;
     memset(&p, 0, sizeof p);
     p.X = g_ds.X;
     p.s = g_ds.s;
-    p.dp = (int)g_ds.dp;
+    p.ld = (int)(g_ds.dp * (size_t)fmt->elem_bytes / 2);
     p.n = (unsigned)a->n;
     p.q0 = (unsigned)a->q0;
     p.q1 = (unsigned)a->q1;
-    p.T = (unsigned)((a->q1 - a->q0 + ki.bm - 1) / ki.bm);
-    p.U = (unsigned)((a->n + ki.bn - 1) / ki.bn);
     p.sym = sym;
-    p.order = !(off & FASTED_OFF_ORDER);
+    p.order = ch.order;
     p.mode = a->mode;
-    if (use_wg)
+    if (use_wg) {
         fasted_wg_grid(&p, a->q1 - a->q0, a->n);
-    size_t smem = use_wg ? fasted_wg_smem(0) : ki.smem;
+    } else {
+        p.T = (unsigned)((a->q1 - a->q0 + ch.v->bm - 1) / ch.v->bm);
+        p.U = (unsigned)((a->n + ch.v->bn - 1) / ch.v->bn);
+    }
+    const size_t smem = ch.smem;
     if (a->mode == KFASTED_HIST) {
         p.eps2 = (float)a->hist_edges[a->hist_nbins];
         p.nbins = (int)a->hist_nbins;
-        smem += (a->hist_nbins + 1) * 8;
     } else {
         p.eps2 = (float)(a->eps * a->eps);
     }
-    if (smem > prop.sharedMemPerBlockOptin) {
-        cudaStreamDestroy(st);
-        return kern_fail(KERN_EINVAL,
-                         "fasted: %zu histogram bins need %zu bytes of shared memory per block; "
-                         "this GPU allows %zu (use fewer bins)",
-                         a->hist_nbins, smem, (size_t)prop.sharedMemPerBlockOptin);
-    }
-    const int grid = prop.multiProcessorCount * (use_wg ? 1 : ki.minb);
+    const int grid = prop.multiProcessorCount * (use_wg ? 1 : ch.v->minb);
 
     /* Buffers for this run. */
     unsigned *d_counts = NULL;
@@ -512,8 +450,7 @@ extern "C" int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
             void *args[] = {&p};
             FASTED_TRY(cudaEventRecord(e0, st));
             if (use_wg)
-                FASTED_TRY(
-                    fasted_wg_launch(&p, a->mode == KFASTED_PAIRS, g_ds.n_alloc, grid, smem, st));
+                FASTED_TRY(fasted_wg_launch(func, &p, g_ds.n_alloc, grid, smem, st));
             else
                 FASTED_TRY(
                     cudaLaunchKernel(func, dim3(grid), dim3(FASTED_THREADS), args, smem, st));

@@ -1,6 +1,6 @@
-/* FASTED internals shared by the host driver (fasted.cu) and the variant
- * instantiations (fasted_v*.cu): the kernel's parameter block and the table
- * entry that describes one compiled variant. */
+/* FASTED internals shared by the host driver (fasted.cu), the kernels
+ * (fasted_mma.cuh, fasted_wgmma.cuh) and the format instance files
+ * (fmt_*.cu): the kernel's parameter block and the work-queue records. */
 #ifndef TCJ_FASTED_INT_CUH
 #define TCJ_FASTED_INT_CUH
 
@@ -8,7 +8,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#define FASTED_BK 64   /* k slice per pipeline stage, halves (128 bytes a row) */
+/* k slice per pipeline stage in 16-bit units: 128 bytes of every row, in
+ * any format (64 halves, 32 TF32 values, 128 bytes of 8-bit values). The
+ * kernels address rows in these units, so one mainloop serves them all. */
+#define FASTED_BK 64
 #define FASTED_GROUP 8 /* work-queue squares are 8x8 block tiles (Figure 4) */
 #define FASTED_THREADS 128
 #define FASTED_STAGES 3 /* shared-memory stages of the all-on pipeline */
@@ -32,15 +35,15 @@ typedef struct fasted_redo {
 } fasted_redo;
 
 typedef struct fasted_params {
-    const __half *X; /* rows of dp halves, zero-padded rows past n */
-    const float *s;  /* squared norms, FP32 round toward zero */
-    int dp;          /* padded dimension, multiple of FASTED_BK */
-    unsigned n;      /* real points */
-    unsigned q0, q1; /* query rows */
-    unsigned T, U;   /* block tiles down (query rows) and across (candidates) */
-    int sym;         /* upper-triangle tiles, off-diagonal pairs in both orders */
-    int order;       /* 1: 8x8 squares of tiles; 0: row by row */
-    int mode;        /* KFASTED_* */
+    const uint16_t *X; /* rows of ld 16-bit units (the format's values), zero-padded */
+    const float *s;    /* squared norms, FP32, formed as the format's traits say */
+    int ld;            /* row length in 16-bit units, a multiple of FASTED_BK */
+    unsigned n;        /* real points */
+    unsigned q0, q1;   /* query rows */
+    unsigned T, U;     /* block tiles down (query rows) and across (candidates) */
+    int sym;           /* upper-triangle tiles, off-diagonal pairs in both orders */
+    int order;         /* 1: 8x8 squares of tiles; 0: row by row */
+    int mode;          /* KFASTED_* */
     float eps2;
 
     const fasted_redo *redo_in;
@@ -57,20 +60,6 @@ typedef struct fasted_params {
     int nbins;
     unsigned long long *hist; /* HIST: [0] below edges[0], [b+1] bin b */
 } fasted_params;
-
-/* One compiled variant. */
-typedef struct fasted_kinfo {
-    const void *func;       /* the __global__ function: COUNT, PERPOINT, HIST */
-    const void *func_pairs; /* the same for PAIRS */
-    int bm, bn;             /* block tile */
-    int minb;               /* blocks per SM it is built for */
-    size_t smem;            /* dynamic shared memory without the histogram */
-} fasted_kinfo;
-
-/* Filled by the instantiation files; off is a single FASTED_OFF_* bit or 0
- * (ORDER uses the all-on kernel: it changes only the tile enumeration). */
-void fasted_kinfo_a(unsigned off, fasted_kinfo *k);
-void fasted_kinfo_b(unsigned off, fasted_kinfo *k);
 
 /* Number of work items for a tile grid. */
 unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order);

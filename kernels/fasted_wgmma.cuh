@@ -1,38 +1,256 @@
-/* The Hopper (sm_90a) FASTED kernel's host interface, used by fasted.cu:
- * wgmma.mma_async fed by the bulk tensor copy engine, 128x256 block tiles.
- * The kernel is in fasted_wgmma.cu. */
+/* The FASTED kernel on Hopper's own path (sm_90a): the same scheduler and
+ * epilogue as the mma.sync kernel, with the block tile's products on
+ * wgmma.mma_async (m64n256, FP32 accumulate, both operands K-major in
+ * shared memory with the 128-byte swizzle) and the tiles brought in by the
+ * bulk tensor copy engine (TMA). Templated on the number format F (its
+ * wgmma instruction); instantiated by the format instance files.
+ *
+ * One block of three warpgroups per SM, persistent over the work queue:
+ * warpgroup 0 is the producer (one thread takes work items and issues the
+ * copies of each 128-byte k slice into a 4-stage ring guarded by
+ * mbarriers); warpgroups 1 and 2 are consumers, each computing 64 rows x
+ * 256 columns of the 128x256 block tile and running the epilogue on its
+ * accumulators (per warp, MT = 1 x NT = 32 m16n8 fragments). A 2-deep ring
+ * of work-item slots lets the producer fetch the next tile while the
+ * consumers finish the epilogue of this one. Symmetric runs walk 256x256
+ * super tiles of the upper triangle (the square grid fasted_tile_of
+ * expects), two 128-row block tiles each.
+ *
+ * Rows are addressed in 16-bit units and each wgmma consumes 32 bytes of k
+ * whatever the format, so the copies, descriptors and ring are the same
+ * for every format. */
 #ifndef TCJ_FASTED_WGMMA_CUH
 #define TCJ_FASTED_WGMMA_CUH
 
-#include <cuda_fp16.h>
+#include <cuda.h> /* CUtensorMap types only: the driver entry point is looked up at run time */
 #include <cuda_runtime.h>
 
+#include "fasted_epilogue.cuh"
 #include "fasted_int.cuh"
+#include "fasted_sched.cuh"
+#include "ptx.cuh"
 
 #define FASTED_WG_BM 128 /* block tile rows (query points): 2 consumer warpgroups of 64 */
-#define FASTED_WG_BN 256 /* block tile columns (candidates): one m64n256k16 per k16 */
+#define FASTED_WG_BN 256 /* block tile columns (candidates): one m64n256 per 32-byte k step */
 #define FASTED_WG_THREADS 384
+#define WG_BK 64    /* 16-bit units per k slice: 128-byte rows, the swizzle's width */
+#define WG_STAGES 4 /* shared-memory stages */
+#define WG_A_BYTES (FASTED_WG_BM * WG_BK * 2)
+#define WG_B_BYTES (FASTED_WG_BN * WG_BK * 2)
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+#define WG_CONSUMERS 256   /* threads of the two consumer warpgroups */
+#define WG_BAR_CONSUMERS 1 /* named barrier id (0 is __syncthreads) */
+
+/* Dynamic shared memory of the kernel without the histogram: the ring and
+ * 1024 bytes to align it, as the swizzle atoms must be. */
+#define FASTED_WG_SMEM ((size_t)WG_STAGES * WG_STAGE_BYTES + 1024)
 
 /* 1 when the wgmma kernel can run on device dev: compute capability
  * exactly 9.0, the sm_90a code is what the driver loaded, and the driver
  * exports cuTensorMapEncodeTiled. Probed once per device. */
 int fasted_wg_usable(int dev);
 
-/* Dynamic shared memory of the kernel, with nbins histogram bins (0 when
- * not HIST). */
-size_t fasted_wg_smem(int nbins);
+/* Set p->T and p->U for the wgmma tiling: symmetric runs walk 256x256
+ * super tiles of the upper triangle, two 128-row block tiles each. */
+void fasted_wg_grid(fasted_params *p, size_t nq, size_t n);
 
 /* Work items for the block-tile grid of p (p->T, p->U set by
  * fasted_wg_grid). */
 unsigned long long fasted_wg_items(const fasted_params *p);
 
-/* Set p->T and p->U for the wgmma tiling: symmetric runs walk 256x256
- * super tiles of the upper triangle, two 128-row block tiles each. */
-void fasted_wg_grid(fasted_params *p, size_t nq, size_t n);
-
-/* One persistent launch over p's work items; X has n_alloc rows of dp
- * halves. Returns the launch's CUDA status. */
-cudaError_t fasted_wg_launch(const fasted_params *p, int pairs, size_t n_alloc, int grid,
+/* One persistent launch of func (a fasted_wg_kernel instance) over p's
+ * work items; X has n_alloc rows of p->ld 16-bit units. Returns the
+ * launch's CUDA status. */
+cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int grid,
                              size_t smem, cudaStream_t st);
+
+/* Block tile of work item t: origin row0 (query row) and col0. */
+__device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned long long t,
+                                               unsigned &row0, unsigned &col0)
+{
+    unsigned bi, bj;
+    if (p.sym) {
+        if (!fasted_tile_of(p, t >> 1, bi, bj))
+            return false;
+        row0 = bi * 2 * FASTED_WG_BM + (unsigned)(t & 1) * FASTED_WG_BM;
+        col0 = bj * FASTED_WG_BN;
+        return row0 < p.q1;
+    }
+    if (!fasted_tile_of(p, t, bi, bj))
+        return false;
+    row0 = p.q0 + bi * FASTED_WG_BM;
+    col0 = bj * FASTED_WG_BN;
+    return true;
+}
+
+/* Shared-memory matrix descriptor (PTX ISA, wgmma "Matrix Descriptor") of
+ * a K-major tile whose rows are 128 bytes, 128-byte swizzle, 8-row atoms
+ * 1024 bytes apart (stride byte offset), base 1024-aligned. Advancing the
+ * start address by 32 bytes moves one k step along the row. */
+__device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
+template <class F, bool PAIRS>
+__global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
+    fasted_wg_kernel(const __grid_constant__ CUtensorMap tmap, const fasted_params p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char wg_smem[];
+    __shared__ __align__(8) uint64_t full_bar[WG_STAGES], empty_bar[WG_STAGES];
+    __shared__ __align__(8) uint64_t tfull_bar[2], tempty_bar[2];
+    __shared__ unsigned long long s_tile[2];
+    __shared__ unsigned s_mask[2], s_fail[2];
+    __shared__ int s_state[2];
+
+    /* Stages start on a 1024-byte boundary, as the swizzle atoms must. */
+    const uint32_t raw = smem_u32(wg_smem);
+    const uint32_t sbase = (raw + 1023u) & ~1023u;
+    float *s_edges = (float *)(wg_smem + (sbase - raw) + WG_STAGES * WG_STAGE_BYTES);
+    unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
+    const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
+    const int KT = p.ld / WG_BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < WG_STAGES; s++) {
+            mbarrier_init(smem_u32(&full_bar[s]), 1);
+            mbarrier_init(smem_u32(&empty_bar[s]), WG_CONSUMERS);
+        }
+        for (int k = 0; k < 2; k++) {
+            mbarrier_init(smem_u32(&tfull_bar[k]), 1);
+            mbarrier_init(smem_u32(&tempty_bar[k]), WG_CONSUMERS);
+        }
+        fence_mbarrier_init_release_cluster();
+    }
+    __syncthreads();
+
+    if (threadIdx.x < 128) {
+        /* Producer. */
+        setmaxnreg_dec<40>();
+        if (threadIdx.x != 0)
+            return;
+        unsigned long long kiter = 0;
+        for (unsigned it = 0;; it++) {
+            const int slot = it & 1;
+            while (!mbarrier_try_wait_parity(smem_u32(&tempty_bar[slot]), ((it >> 1) & 1) ^ 1))
+                ;
+            unsigned long long tile;
+            unsigned mask;
+            const int state = fasted_take_item(p, items, 0xffu, tile, mask);
+            s_tile[slot] = tile;
+            s_mask[slot] = mask;
+            s_state[slot] = state;
+            s_fail[slot] = 0;
+            mbarrier_arrive(smem_u32(&tfull_bar[slot]));
+            if (!state)
+                break;
+            unsigned row0, col0;
+            if (!fasted_wg_tile(p, tile, row0, col0))
+                continue;
+            for (int kt = 0; kt < KT; kt++, kiter++) {
+                const int s = (int)(kiter % WG_STAGES);
+                const unsigned ph = (unsigned)(kiter / WG_STAGES) & 1u;
+                while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]), ph ^ 1))
+                    ;
+                const uint32_t fb = smem_u32(&full_bar[s]);
+                const uint32_t sa = sbase + s * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
+                mbarrier_arrive_expect_tx(fb, WG_STAGE_BYTES);
+                cp_async_bulk_tensor_2d_global_to_shared(sa, &tmap, fb, kt * WG_BK, (int)row0);
+                cp_async_bulk_tensor_2d_global_to_shared(sb, &tmap, fb, kt * WG_BK, (int)col0);
+                cp_async_bulk_tensor_2d_global_to_shared(sb + WG_A_BYTES, &tmap, fb, kt * WG_BK,
+                                                         (int)col0 + FASTED_WG_BM);
+            }
+        }
+        return;
+    }
+
+    /* Consumers. */
+    setmaxnreg_inc<232>();
+    const int ct = threadIdx.x - 128; /* 0..255 */
+    const int cw = ct >> 7;           /* consumer warpgroup: rows 64*cw.. of the tile */
+    const int warp = ct >> 5;
+    if (p.mode == KFASTED_HIST) {
+        for (int k = ct; k <= p.nbins; k += WG_CONSUMERS) {
+            s_edges[k] = p.edges[k];
+            s_hist[k] = 0;
+        }
+    }
+    bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+
+    float acc[1][FASTED_WG_BN / 8][4];
+    float(&d)[128] = reinterpret_cast<float(&)[128]>(acc);
+    unsigned long long kiter = 0;
+    for (unsigned it = 0;; it++) {
+        const int slot = it & 1;
+        while (!mbarrier_try_wait_parity(smem_u32(&tfull_bar[slot]), (it >> 1) & 1))
+            ;
+        if (!s_state[slot])
+            break;
+        const unsigned long long tile = s_tile[slot];
+        unsigned row0, col0;
+        if (fasted_wg_tile(p, tile, row0, col0)) {
+#pragma unroll
+            for (int k = 0; k < 128; k++) {
+                d[k] = 0.0f;
+                reg_fence(d[k]);
+            }
+            /* Keep one wgmma group in flight: a stage is released once the
+             * group after it has been issued and the group reading it is
+             * done. */
+            for (int kt = 0; kt < KT; kt++, kiter++) {
+                const int s = (int)(kiter % WG_STAGES);
+                const unsigned ph = (unsigned)(kiter / WG_STAGES) & 1u;
+                while (!mbarrier_try_wait_parity(smem_u32(&full_bar[s]), ph))
+                    ;
+                const uint32_t sa = sbase + s * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
+                const uint32_t sb = sbase + s * WG_STAGE_BYTES + WG_A_BYTES;
+                const uint64_t da = fasted_wg_desc(sa), db = fasted_wg_desc(sb);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < WG_BK / 16; kk++)
+                    F::wgmma(d, da + 2 * kk, db + 2 * kk);
+                wgmma_commit_group();
+                wgmma_wait_group<1>();
+#pragma unroll
+                for (int k = 0; k < 128; k++)
+                    reg_fence(d[k]);
+                if (kt > 0)
+                    mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % WG_STAGES]));
+            }
+            wgmma_wait_group<0>();
+#pragma unroll
+            for (int k = 0; k < 128; k++)
+                reg_fence(d[k]);
+            mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % WG_STAGES]));
+
+            const fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
+                                  col0,
+                                  p.sym && col0 < row0 + FASTED_WG_BM,
+                                  warp,
+                                  s_mask[slot],
+                                  &s_fail[slot],
+                                  s_edges,
+                                  s_hist};
+            fasted_epilogue<1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
+        }
+        /* Both consumer warpgroups are done with the slot: record warps
+         * whose pairs did not fit, then hand the slot back. Every consumer
+         * thread arrives itself, so each one's reads of the slot are
+         * released to the producer that rewrites it. */
+        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+        if (ct == 0)
+            fasted_hand_back(p, tile, s_fail[slot]);
+        mbarrier_arrive(smem_u32(&tempty_bar[slot]));
+    }
+    if (p.mode == KFASTED_HIST) {
+        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+        for (int k = ct; k <= p.nbins; k += WG_CONSUMERS)
+            if (s_hist[k])
+                atomicAdd(&p.hist[k], (unsigned long long)s_hist[k]);
+    }
+#endif
+}
 
 #endif

@@ -46,11 +46,25 @@ int kern_device_info(int dev, kern_device *out);
 typedef int (*kern_pair_fn)(void *ctx, size_t k, const uint32_t *i, const uint32_t *j,
                             const float *d2);
 
-/* ---- FASTED (kernels/fasted*.cu) ---- */
+/* ---- Device features: one predicate per feature, for both sides ----
+ * From a compute capability (major*10 + minor), pure (kernels/fasted_choose.c): */
+int kern_cc_has_f64_mma(int cc); /* FP64 tensor cores: sm_80, sm_90 and later data-centre parts */
+int kern_cc_has_fp8_mma(int cc); /* FP8 mma.sync: sm_89 and later */
+int kern_cc_has_wgmma(int cc);   /* wgmma + TMA: exactly sm_90 (the sm_90a code) */
+/* For a device: the predicate above, and for wgmma also that the driver
+ * loaded this binary's sm_90a code and exports the tensor-map encoder.
+ * 0 when the device does not exist (kern_error() says why). */
+int kern_device_has_f64_mma(int dev);
+int kern_device_has_fp8_mma(int dev);
+int kern_device_has_wgmma(int dev);
+
+/* ---- FASTED: the tensor-core join, one template for every number format
+ * (kernels/fasted*.cu[h], one instance file kernels/fmt_*.cu per format) ---- */
 /* FASTED-SECTION */
-/* Teaching switches, one bit each (src/fasted_opts.c holds the names and
- * texts). Only one may be off at a time: each one-off set is a compiled
- * variant. */
+/* Teaching switches, one bit each. kern_fasted_switches names them; each
+ * switch off alone is a compiled variant (a named configuration one line
+ * off all_on), and so is async-copy together with pipeline (the paper
+ * disables memcpy_async with its pipeline). */
 enum {
     FASTED_OFF_ORDER = 1u << 0,       /* block tiles row by row, not 8x8 squares */
     FASTED_OFF_SMEM_BUFFER = 1u << 1, /* warps read fragments from global memory */
@@ -64,18 +78,83 @@ enum {
 };
 #define FASTED_OFF_ALL 0x1ffu
 
+typedef struct kern_switch {
+    unsigned bit;     /* FASTED_OFF_* */
+    const char *name; /* "order", "smem-buffer", ... (the variant is "no-" name) */
+} kern_switch;
+/* Every switch, terminated by a row with name NULL. */
+extern const kern_switch kern_fasted_switches[];
+/* Variant name of an off mask: "all-on", "no-swizzle", "no-async-copy+pipeline",
+ * ...; "invalid" for a mask that is no compiled variant. Static storage. */
+const char *kern_fasted_variant_name(unsigned off);
+
 /* Output modes, the same meaning as join_mode. */
 enum { KFASTED_COUNT = 0, KFASTED_PERPOINT = 1, KFASTED_PAIRS = 2, KFASTED_HIST = 3 };
+
+/* One compiled mma.sync configuration of a format. */
+typedef struct kern_variant {
+    unsigned off; /* FASTED_OFF_* bits it turns off (0: all on) */
+    int bm, bn;   /* block tile (points) */
+    int minb;     /* blocks per SM it is built for */
+    size_t smem;  /* dynamic shared memory without the histogram */
+} kern_variant;
+
+/* A number format of the tensor-core join, defined by its instance file
+ * kernels/fmt_NAME.cu (kern_fmt_NAME): the storage, conversion and norms,
+ * its MMA instructions and the configurations compiled for it. */
+struct fasted_fmt_ops;
+typedef struct kern_format {
+    const char *name; /* "fp16", "bf16", "tf32" */
+    int elem_bytes;   /* bytes per stored value on the device */
+    int min_cc;       /* compute capability its mma.sync needs (80 = sm_80) */
+    size_t wg_smem;   /* 0: no wgmma kernel; else its dynamic shared memory without histogram */
+    const kern_variant *variants; /* variants[0] is all-on */
+    int nvariants;
+    const struct fasted_fmt_ops *ops; /* kernels/ only */
+} kern_format;
+
+/* Engine rows name a format with KERN_FORMAT(name); a build without CUDA
+ * has none (NULL). */
+#define KERN_FORMAT_DECL(f) extern const kern_format kern_fmt_##f
+#ifdef TCJ_CUDA
+#define KERN_FORMAT(f) (&kern_fmt_##f)
+#else
+#define KERN_FORMAT(f) ((const kern_format *)0)
+#endif
+KERN_FORMAT_DECL(fp16);
+
+/* What the device offers to the kernel choice. */
+typedef struct kern_caps {
+    int cc;            /* compute capability, major*10 + minor */
+    int wgmma;         /* kern_device_has_wgmma */
+    size_t smem_optin; /* dynamic shared memory a block may opt in to */
+} kern_caps;
+
+enum { FASTED_KIND_MMA = 1, FASTED_KIND_WGMMA = 2 };
+typedef struct fasted_choice {
+    int kind;              /* FASTED_KIND_* */
+    const kern_variant *v; /* MMA: the configuration */
+    int order;             /* 1: 8x8 squares of tiles; 0: row by row */
+    size_t smem;           /* dynamic shared memory of the launch, histogram included */
+    char variant[64];      /* the name the run reports */
+    char why[200];         /* the reason when the choice fails */
+} fasted_choice;
+/* The kernel for a run: a pure function of the switches off, the output
+ * mode, the format, the device and the histogram's size. 0, or KERN_EINVAL
+ * / KERN_ENODEV with the reason in out->why. */
+int fasted_choose(unsigned off, int mode, const kern_format *fmt, const kern_caps *caps,
+                  size_t hist_nbins, fasted_choice *out);
 
 typedef struct kern_fasted_args {
     const double *x; /* host, n*d row-major */
     size_t n, d;
-    uint64_t hash; /* dataset content hash: with x, n, d the device cache key */
-    size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
-    int mode;      /* KFASTED_* */
-    double eps;    /* pairs with d2 <= fp32(eps*eps); HIST: d2 <= edges[nbins] */
-    int symmetric; /* upper-triangle tiles only (used when q0 == 0 && q1 == n) */
-    unsigned off;  /* FASTED_OFF_* bits, at most one set */
+    uint64_t hash;             /* dataset content hash: with x, n, d, format the device cache key */
+    const kern_format *format; /* NULL: fp16 (FASTED as in the paper) */
+    size_t q0, q1;             /* query rows [q0, q1); candidates are all rows */
+    int mode;                  /* KFASTED_* */
+    double eps;                /* pairs with d2 <= fp32(eps*eps); HIST: d2 <= edges[nbins] */
+    int symmetric;             /* upper-triangle tiles only (used when q0 == 0 && q1 == n) */
+    unsigned off;              /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
     int device;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
     kern_pair_fn pair_fn; /* PAIRS */
@@ -93,8 +172,8 @@ typedef struct kern_fasted_args {
 typedef struct kern_fasted_result {
     uint64_t pairs; /* pairs for the query rows, self-pairs included */
     /* Seconds by phase. h2d: host FP64->FP32 (round to odd) + copy;
-     * convert: FP32->FP16 kernels; norms: squared norms kernel; kernel: join
-     * kernels alone (events, summed); drain: pair copies + pair_fn calls. */
+     * convert: FP32->format kernels; norms: squared norms kernel; kernel:
+     * join kernels alone (events, summed); drain: pair copies + pair_fn. */
     double t_h2d, t_convert, t_norms, t_kernel, t_drain;
     int cache_hit; /* the converted dataset was already on the device */
     size_t d_padded;
@@ -105,12 +184,10 @@ typedef struct kern_fasted_result {
     char device_name[128];
 } kern_fasted_result;
 
-/* Run the FASTED FP16-32 join. */
+/* Run the FASTED join in the args' format. */
 int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r);
 /* Free the device-side dataset cache and buffers. */
 void kern_fasted_release(void);
-/* Name of the variant for an off mask ("all-on", "no-swizzle", ...). */
-const char *kern_fasted_variant_name(unsigned off);
 
 /* ---- FP64 reference engines (kernels/fp64*.cu, kernels/ted*.cu) ---- */
 /* FP64-SECTION */

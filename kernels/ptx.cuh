@@ -20,6 +20,90 @@ __device__ __forceinline__ void mma_sync_m16n8k16_f32_f16(float (&d)[4], const u
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* PTX ISA 9.7.14.5.14, mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32:
+ * the f16 instruction's shape and fragment layout with BF16 inputs. */
+__device__ __forceinline__ void mma_sync_m16n8k16_f32_bf16(float (&d)[4], const uint32_t (&a)[4],
+                                                           const uint32_t (&b)[2])
+{
+    static_assert(sizeof(d) == 16 && sizeof(a) == 16 && sizeof(b) == 8, "m16n8k16 fragments");
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* PTX ISA 9.7.14.5.14, mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32:
+ * a 16x8 TF32 A fragment (4 regs), an 8x8 B fragment (2 regs). Byte for
+ * byte its fragments are those of m16n8k16 with 16-bit inputs: lane l holds
+ * the 32-bit word (l%4) of 16-byte chunk c of row l/4 (+8), so one ldmatrix
+ * layout serves both (see frag_ab_row / frag_ab_word). */
+__device__ __forceinline__ void mma_sync_m16n8k8_f32_tf32(float (&d)[4], const uint32_t (&a)[4],
+                                                          const uint32_t (&b)[2])
+{
+    static_assert(sizeof(d) == 16 && sizeof(a) == 16 && sizeof(b) == 8, "m16n8k8 fragments");
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Fragment ownership (PTX ISA 9.7.14.5.8, "Matrix Fragments for mma.m16n8k*").
+ * Every mma.sync shape used here multiplies 32 bytes of k per instruction,
+ * and its fragments are laid out alike in bytes:
+ *  - C/D (FP32, m16n8): element e (0..3) of a lane sits at row
+ *    frag_c_row(lane, e) and column frag_c_col(lane, e) of the 16x8 tile;
+ *  - A (16 rows) and B (8 rows of the candidate side, k contiguous):
+ *    register r of a lane holds the 32-bit word frag_ab_word(lane) of the
+ *    16-byte chunk r/2 (A: r>>1, B: r) of row frag_ab_row(lane) (+8 for A's
+ *    odd registers).
+ * A wgmma m64nN FP32 accumulator is, per warp of the warpgroup, rows
+ * 16*warp.. of the same m16n8 layout repeated over N/8 column blocks:
+ * d[4*nb + e] is element e of column block nb (wgmma_c_row0). */
+__device__ __forceinline__ int frag_c_row(int lane, int e)
+{
+    return (lane >> 2) + 8 * (e >> 1);
+}
+__device__ __forceinline__ int frag_c_col(int lane, int e)
+{
+    return 2 * (lane & 3) + (e & 1);
+}
+__device__ __forceinline__ int frag_ab_row(int lane)
+{
+    return lane >> 2;
+}
+__device__ __forceinline__ int frag_ab_word(int lane)
+{
+    return lane & 3;
+}
+/* First row of warp w's slice of a warpgroup's m64 accumulator. */
+__device__ __forceinline__ int wgmma_c_row0(int warp_in_group)
+{
+    return 16 * warp_in_group;
+}
+/* ldmatrix .x4 addressing: lanes 8m..8m+7 give the rows of matrix m. For an
+ * A tile (16 rows x 32 bytes) matrices are (rows 0-7, chunk 0), (rows 8-15,
+ * chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk 1), i.e. the A fragment's
+ * registers; for two B tiles (16 candidate rows x 32 bytes) they are (rows
+ * 0-7, chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk 0), (rows 8-15,
+ * chunk 1), i.e. b[0], b[1] of n8 blocks 0 and 1. Row and 16-byte chunk
+ * (0 or 1 within the k step) that a lane addresses: */
+__device__ __forceinline__ int ldsm_a_row(int lane)
+{
+    return lane & 15;
+}
+__device__ __forceinline__ int ldsm_a_chunk(int lane)
+{
+    return lane >> 4;
+}
+__device__ __forceinline__ int ldsm_b_row(int lane)
+{
+    return ((lane >> 4) << 3) + (lane & 7);
+}
+__device__ __forceinline__ int ldsm_b_chunk(int lane)
+{
+    return (lane >> 3) & 1;
+}
+
 /* PTX ISA 9.7.14.5.15, "Warp-level matrix load instruction: ldmatrix",
  * ldmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 b16 matrices; lanes
  * 8m..8m+7 give the row addresses (16-byte aligned) of matrix m. */
@@ -61,7 +145,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p)
 }
 
 /* ---- Hopper (sm_90 / sm_90a): mbarrier, bulk tensor copy, wgmma ----
- * Used only by fasted_wgmma.cu inside its sm_90a guard. */
+ * Used only inside the sm_90a guard of fasted_wgmma.cuh. */
 
 /* PTX ISA, "mbarrier.init": expected arrival count. */
 __device__ __forceinline__ void mbarrier_init(uint32_t bar, unsigned count)
@@ -176,48 +260,65 @@ __device__ __forceinline__ void bar_sync(int id, int count)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/* The 128 FP32 accumulator operands of a wgmma m64n256 (%0..%127) and
+ * their constraints, shared by the per-format wrappers below. */
+#define TCJ_WGMMA_D128                                                                             \
+    "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                      \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                             \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                             \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"                             \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                             \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                             \
+    "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"                 \
+    "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}"
+#define TCJ_WGMMA_D8(k)                                                                            \
+    "+f"(d[k]), "+f"(d[k + 1]), "+f"(d[k + 2]), "+f"(d[k + 3]), "+f"(d[k + 4]), "+f"(d[k + 5]),    \
+        "+f"(d[k + 6]), "+f"(d[k + 7])
+#define TCJ_WGMMA_C128                                                                             \
+    TCJ_WGMMA_D8(0), TCJ_WGMMA_D8(8), TCJ_WGMMA_D8(16), TCJ_WGMMA_D8(24), TCJ_WGMMA_D8(32),        \
+        TCJ_WGMMA_D8(40), TCJ_WGMMA_D8(48), TCJ_WGMMA_D8(56), TCJ_WGMMA_D8(64), TCJ_WGMMA_D8(72),  \
+        TCJ_WGMMA_D8(80), TCJ_WGMMA_D8(88), TCJ_WGMMA_D8(96), TCJ_WGMMA_D8(104),                   \
+        TCJ_WGMMA_D8(112), TCJ_WGMMA_D8(120)
+
 /* PTX ISA, "wgmma.mma_async" (sm_90a):
  * wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 with both operands
  * K-major in shared memory, given by matrix descriptors. The warpgroup's
  * 64x256 FP32 accumulator is 128 floats per thread, in the ISA's D
- * fragment layout: thread t of warp w holds rows 16w + t/4 (+8) and
- * columns 8j + 2(t%4) (+1) in d[4j..4j+3]. scale_d 0 ignores d. The setp
- * only turns the integer into the instruction's predicate operand. */
+ * fragment layout (see frag_c_row / wgmma_c_row0). scale_d 0 ignores d.
+ * The setp only turns the integer into the instruction's predicate
+ * operand. Each instruction consumes 32 bytes of k (16 halves). */
 __device__ __forceinline__ void wgmma_mma_async_m64n256k16_f32_f16(float (&d)[128], uint64_t desc_a,
                                                                    uint64_t desc_b, int scale_d)
 {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
-        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
-        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
-        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
-        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}"
-        ", %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " TCJ_WGMMA_D128
+                 ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), .bf16 inputs: as above. */
+__device__ __forceinline__ void
+wgmma_mma_async_m64n256k16_f32_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " TCJ_WGMMA_D128
+                 ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), .tf32 inputs: m64n256k8, K-major
+ * operands only (no transpose immediates); 8 TF32 values = 32 bytes of k
+ * per instruction, the same bytes as the 16-bit shapes. */
+__device__ __forceinline__ void wgmma_mma_async_m64n256k8_f32_tf32(float (&d)[128], uint64_t desc_a,
+                                                                   uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " TCJ_WGMMA_D128
+                 ", %128, %129, p, 1, 1;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
 #endif

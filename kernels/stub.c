@@ -53,12 +53,22 @@ int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
     return KERN_ENODEV;
 }
 
-void kern_fasted_release(void)
+void kern_fasted_release(void) {}
+
+int kern_device_has_f64_mma(int dev)
 {
+    (void)dev;
+    return 0;
 }
 
-const char *kern_fasted_variant_name(unsigned off)
+int kern_device_has_fp8_mma(int dev)
 {
-    (void)off;
-    return "none";
+    (void)dev;
+    return 0;
+}
+
+int kern_device_has_wgmma(int dev)
+{
+    (void)dev;
+    return 0;
 }

@@ -1,10 +1,12 @@
-/* Benchmark driver for the fasted engine: generated data, COUNT mode, one
- * cold run (upload and conversion included) and warm runs (the converted
- * dataset cached on the device), every phase printed.
- *   bench_fasted N D KIND EPS [SYM:OFF[:MODE] ...]
+/* Benchmark driver for the tensor-core engines (fasted and the other
+ * formats): generated data, COUNT mode, one cold run (upload and conversion
+ * included) and warm runs (the converted dataset cached on the device),
+ * every phase printed.
+ *   bench_fasted N D KIND EPS [SYM:OFF[:MODE[:ENGINE]] ...]
  * runs each SYM:OFF setting on the same generated data (MODE count, the
- * default, or pairs with a 1000-pair batch, for the sanitizer) and prints
- * one line each:
+ * default, or pairs with a 1000-pair batch, for the sanitizer; ENGINE
+ * fasted, the default, or another tensor-core engine such as bf16) and
+ * prints one line each:
  *   n d kind eps sym variant pairs cold_s warm_s kernel_ms tflops_paper
  *   tflops_padded h2d convert norms
  * Built against libtcjoin.a (scripts/gpu-check says how). */
@@ -61,7 +63,6 @@ int main(int argc, char **argv)
     g.clusters = 16;
     g.sigma = 0.05;
     double eps = atof(argv[4]);
-    const engine *e = engine_find("fasted");
     dataset ds;
     memset(&ds, 0, sizeof ds);
     if (dataset_generate(&g, &ds)) {
@@ -77,9 +78,14 @@ int main(int argc, char **argv)
     for (int sp = 0; sp < nspec; sp++) {
         engine_opts o;
         engine_opts_default(&o);
-        char mode[16] = "count";
+        char mode[16] = "count", ename[32] = "fasted";
         unsigned off = 0;
-        sscanf(specs[sp], "%d:%i:%15s", &o.symmetric, (int *)&off, mode);
+        sscanf(specs[sp], "%d:%i:%15[^:]:%31s", &o.symmetric, (int *)&off, mode, ename);
+        const engine *e = engine_find(ename);
+        if (!e) {
+            fprintf(stderr, "bench_fasted: no engine %s\n", ename);
+            return 2;
+        }
         o.fasted_off = off;
         uint64_t sunk = 0;
         join_spec s;
@@ -97,12 +103,12 @@ int main(int argc, char **argv)
         }
         join_result cold, r;
         if (engine_run(e, &s, &cold)) {
-            fprintf(stderr, "fasted: %s\n", err_msg());
+            fprintf(stderr, "%s: %s\n", ename, err_msg());
             return 1;
         }
         for (int k = 0; k < reps; k++) {
             if (engine_run(e, &s, &r)) {
-                fprintf(stderr, "fasted: %s\n", err_msg());
+                fprintf(stderr, "%s: %s\n", ename, err_msg());
                 return 1;
             }
             kt[k] = r.kernel_seconds;
@@ -125,14 +131,14 @@ int main(int argc, char **argv)
         for (char *q = kern; *q; q++)
             if (*q == ' ')
                 *q = '_';
-        printf("%zu %zu %s %g sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
+        printf("%zu %zu %s %g %s sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
                "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f\n",
-               ds.n, ds.d, g.kind, eps, o.symmetric, kern, mode, (unsigned long long)cold.pairs,
-               cold.seconds, wm, km * 1e3, paper, work, phase(&cold, "h2d"),
-               phase(&cold, "convert"), phase(&cold, "norms"), phase(&cold, "d2h"),
-               phase(&cold, "sink"), cold.kernel_seconds * 1e3, ((double)cold.pairs - n) / n,
-               metric(&cold, "buffer_refills"));
+               ds.n, ds.d, g.kind, eps, ename, o.symmetric, kern, mode,
+               (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
+               phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
+               phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,
+               ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"));
         fflush(stdout);
     }
     dataset_free(&ds);

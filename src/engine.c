@@ -101,8 +101,12 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     int sampling = e->gpu && nvml_sampler_start(s->opts ? s->opts->device : 0, 20) == 0;
     if (e->gpu && !sampling)
         err_clear();
+    /* The engine sees which row it runs for (tensor-core formats share one
+     * run function and read their format from the row). */
+    join_spec sr = *s;
+    sr.engine = e;
     double t0 = engine_now();
-    int rc = e->run(s, res);
+    int rc = e->run(&sr, res);
     res->seconds = engine_now() - t0;
     if (sampling) {
         nvml_stats st;

@@ -69,6 +69,8 @@ typedef struct join_spec {
     /* Called now and then with the fraction done, from the calling thread. */
     void (*progress)(void *ctx, double frac);
     void *progress_ctx;
+
+    const struct engine *engine; /* the row being run: set by engine_run */
 } join_spec;
 
 #define JOIN_MAX_PHASES 8
@@ -107,6 +109,9 @@ typedef struct engine {
     /* 0 if it can run here; else TCJ_ENODEV/TCJ_EUNSUP with err_msg. */
     int (*available)(void);
     int (*run)(const join_spec *spec, join_result *res);
+    /* Tensor-core formats: the kernels' number format (KERN_FORMAT(name)),
+     * read by the shared run function in engine_tc.c. */
+    const struct kern_format *format;
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */

@@ -3,17 +3,34 @@
 #include <string.h>
 
 #include "engine.h"
+#include "kernels.h"
 
 extern const engine engine_cpu;
 extern const engine engine_cpu_fp16;
-extern const engine engine_fasted;
 extern const engine engine_fp64;
 extern const engine engine_ted;
 extern const engine engine_ted_index;
 
+/* Tensor-core formats: one row each, all run by engine_tc.c in the format
+ * their row names (kernels/fmt_NAME.cu). */
+int engine_tc_available(void);
+int engine_tc_run(const join_spec *spec, join_result *res);
+#define TC_ENGINE(nm, fmt, prec, sum)                                                              \
+    {                                                                                              \
+        nm, prec, sum, 1, engine_tc_available, engine_tc_run, fmt                                  \
+    }
+KERN_FORMAT_DECL(bf16);
+
+static const engine engine_fasted = TC_ENGINE(
+    "fasted", KERN_FORMAT(fp16), "fp16-32",
+    "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
+static const engine engine_bf16 =
+    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32",
+              "BF16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
+
 const engine *const engine_table[] = {
-    &engine_cpu, &engine_cpu_fp16,  &engine_fasted, &engine_fp64,
-    &engine_ted, &engine_ted_index, NULL,
+    &engine_cpu,  &engine_cpu_fp16, &engine_fasted,    &engine_bf16,
+    &engine_fp64, &engine_ted,      &engine_ted_index, NULL,
 };
 
 const engine *engine_find(const char *name)

@@ -1,6 +1,8 @@
 /* FASTED's optimizations as teaching switches (the FASTED paper's Table 5).
  * Each can be turned off alone with `set opt NAME off`; engine_opts.fasted_off
- * holds one bit per switch. The table is the source of `set`, `explain`,
+ * holds one bit per switch. The names and bits are kernels/'s switch table
+ * (kern_fasted_switches); this module adds the paper's title and the
+ * explanation of each. The table is the source of `set`, `explain`,
  * completion and the man page. */
 #ifndef TCJ_FASTED_OPTS_H
 #define TCJ_FASTED_OPTS_H
@@ -12,7 +14,9 @@ typedef struct fasted_switch {
     const char *explain; /* a few lines: what it does, what turning it off costs */
 } fasted_switch;
 
-extern const fasted_switch fasted_switches[]; /* terminated by a row with name NULL */
+/* Every switch with its texts, terminated by a row with name NULL. */
+const fasted_switch *fasted_switch_table(void);
+#define fasted_switches (fasted_switch_table())
 const fasted_switch *fasted_switch_find(const char *name);
 
 #endif

@@ -1,9 +1,11 @@
-/* The fasted engine against the FP64 reference (cpu), the FP16 emulation
- * (cpu-fp16) and itself (modes, variants, symmetry, buffer refills, query
- * ranges, self-pairs).
+/* The tensor-core engines (fasted = FP16, and every other format in
+ * tc_fmts below) against the FP64 reference (cpu), their CPU emulations
+ * (cpu-fp16, cpu-bf16, ...) and themselves (modes, variants, symmetry,
+ * buffer refills, query ranges, self-pairs).
  *
- * The band of pairs that may differ from FP64. FASTED rounds every
- * coordinate to FP16 (relative error u = 2^-11), so a point x becomes
+ * The band of pairs that may differ from FP64. An engine rounds every
+ * coordinate to its format, relative error u (FP16: 2^-11; BF16: 2^-8;
+ * TF32: 2^-11; half an ulp of the significand, to nearest), so a point x becomes
  * x + dx with |dx| <= u|x| (and, for the difference of two points,
  * |d(x - y)| <= u(|x| + |y|), |.| the Euclidean norm). Then
  *   |d2(x~, y~) - d2(x, y)| <= 2 |x - y| u (|x| + |y|) + u^2 (|x| + |y|)^2.
@@ -100,31 +102,73 @@ static double d2_exact(const dataset *ds, size_t i, size_t j)
     return s;
 }
 
-/* The band of the header comment; fp16 = 0 drops the input-rounding term. */
-static double band(const dataset *ds, size_t i, size_t j, double eps, int fp16)
+/* Round x to nearest even with p significand bits, smallest normal
+ * exponent emin (below it the quantum stays 2^(emin-p+1)) and largest
+ * finite value max (beyond it +-Inf): the formats' rounding written
+ * independently of the engines, with frexp and ldexp. */
+static double round_sig(double x, int p, int emin, double max)
 {
-    const double u = 1.0 / 2048, e23 = 1.0 / 8388608;
+    if (x == 0 || !isfinite(x))
+        return x;
+    int e;
+    frexp(x, &e); /* x = m 2^e, 0.5 <= |m| < 1: the leading bit is 2^(e-1) */
+    if (e - 1 < emin)
+        e = emin + 1;
+    const double q = ldexp(1.0, e - p);    /* the quantum at this exponent */
+    const double r = nearbyint(x / q) * q; /* default rounding: to nearest even */
+    return fabs(r) > max ? copysign(INFINITY, x) : r;
+}
+static double round_fp16(double x)
+{
+    return round_sig(x, 11, -14, 65504);
+}
+static double round_bf16(double x)
+{
+    return round_sig(x, 8, -126, ldexp(255.0, 120));
+}
+
+/* A tensor-core format under test: its engine, its CPU emulation, its unit
+ * roundoff u and its rounding of one input value. */
+typedef struct tc_fmt {
+    const char *engine, *emul;
+    double u;
+    double (*round)(double);
+} tc_fmt;
+static const tc_fmt tc_fmts[] = {
+    {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16},
+    {"bf16", "cpu-bf16", 1.0 / 256, round_bf16},
+};
+#define NFMT (sizeof tc_fmts / sizeof tc_fmts[0])
+static const tc_fmt *FP16 = &tc_fmts[0];
+
+/* The band of the header comment for format f; exact = 0 drops the
+ * input-rounding term (a comparison on the rounded data). */
+static double band(const dataset *ds, size_t i, size_t j, double eps, const tc_fmt *f, int exact)
+{
+    const double u = f->u, e23 = 1.0 / 8388608;
     double nx = norm_of(ds, i) + norm_of(ds, j);
     double b = ((double)ds->d + 3) * e23 * nx * nx;
-    if (fp16)
+    if (exact)
         b += 2 * eps * u * nx + u * u * nx * nx;
     return b;
 }
 
-/* Compare A (fasted) with B (a reference): every pair only one side has lies
- * in the band; returns the overlap score (eq. 3) over the query rows.
- * *bad counts pairs outside the band. */
-static double compare(const dataset *ds, double eps, const pairs *A, const pairs *B, int fp16,
-                      size_t q0, size_t q1, size_t *bad, size_t *diff)
+/* Compare A (an engine of format f) with B (a reference): every pair only
+ * one side has lies in the band; returns the overlap score (eq. 3) over the
+ * query rows. *bad counts pairs outside the band. exact: B is FP64 on the
+ * data; else B has the same rounded inputs (an emulation or another kernel
+ * of the format). */
+static double compare(const dataset *ds, double eps, const pairs *A, const pairs *B,
+                      const tc_fmt *f, int exact, size_t q0, size_t q1, size_t *bad, size_t *diff)
 {
-    /* Against an FP16 emulation the exact distances are those of the FP16
-     * inputs: compare on the rounded data, with the FP32 band only. */
+    /* Against the same rounded inputs the exact distances are those of the
+     * rounded data: compare on it, with the FP32 band only. */
     dataset r16;
-    if (!fp16) {
+    if (!exact) {
         r16 = *ds;
         r16.x = xmalloc(ds->n * ds->d * sizeof *r16.x);
         for (size_t t = 0; t < ds->n * ds->d; t++)
-            r16.x[t] = fp16_round(ds->x[t]);
+            r16.x[t] = f->round(ds->x[t]);
         ds = &r16;
     }
     size_t nq = q1 - q0;
@@ -143,11 +187,11 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
         if (ka != kb) {
             (*diff)++;
             double e = fabs(d2_exact(ds, i, j) - eps * eps);
-            if (e > band(ds, i, j, eps, fp16)) {
+            if (e > band(ds, i, j, eps, f, exact)) {
                 if (*bad < 5)
                     fprintf(stderr, "pair (%zu,%zu) only in %s: d2 %.9g eps2 %.9g band %.3g\n", i,
-                            j, ka < kb ? "fasted" : "reference", d2_exact(ds, i, j), eps * eps,
-                            band(ds, i, j, eps, fp16));
+                            j, ka < kb ? f->engine : "reference", d2_exact(ds, i, j), eps * eps,
+                            band(ds, i, j, eps, f, exact));
                 (*bad)++;
             }
         }
@@ -161,7 +205,7 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
         ov += uni[q] ? (double)inter[q] / (double)uni[q] : 1.0;
     free(inter);
     free(uni);
-    if (!fp16)
+    if (!exact)
         free(r16.x);
     return nq ? ov / (double)nq : 1.0;
 }
@@ -225,32 +269,41 @@ static int load_head(const char *file, const char *cols, size_t dim, size_t n, d
     return rc;
 }
 
-static void check_against_refs(const dataset *ds, double eps, const char *what, double min_overlap)
+static void check_fmt_against_refs(const tc_fmt *f, const dataset *ds, double eps, const char *what,
+                                   double min_overlap)
 {
     engine_opts o;
     engine_opts_default(&o);
     pairs F, C, H;
-    int rc = join_pairs("fasted", ds, eps, &o, 0, ds->n, &F);
-    CHECK_MSG(rc == 0, "%s: fasted: %s", what, err_msg());
+    int rc = join_pairs(f->engine, ds, eps, &o, 0, ds->n, &F);
+    CHECK_MSG(rc == 0, "%s: %s: %s", what, f->engine, err_msg());
     rc = join_pairs("cpu", ds, eps, &o, 0, ds->n, &C);
     CHECK_MSG(rc == 0, "%s: cpu: %s", what, err_msg());
-    rc = join_pairs("cpu-fp16", ds, eps, &o, 0, ds->n, &H);
-    CHECK_MSG(rc == 0, "%s: cpu-fp16: %s", what, err_msg());
+    CHECK_MSG(engine_find(f->emul) != NULL, "no emulation engine %s", f->emul);
+    rc = join_pairs(f->emul, ds, eps, &o, 0, ds->n, &H);
+    CHECK_MSG(rc == 0, "%s: %s: %s", what, f->emul, err_msg());
     size_t bad, diff, bad16, diff16;
-    double ov = compare(ds, eps, &F, &C, 1, 0, ds->n, &bad, &diff);
-    double ov16 = compare(ds, eps, &F, &H, 0, 0, ds->n, &bad16, &diff16);
+    double ov = compare(ds, eps, &F, &C, f, 1, 0, ds->n, &bad, &diff);
+    double ov16 = compare(ds, eps, &F, &H, f, 0, 0, ds->n, &bad16, &diff16);
     fprintf(stderr,
-            "%s eps=%g: fasted %zu cpu %zu cpu-fp16 %zu pairs; vs cpu overlap %.6f, %zu differ "
-            "(%zu outside band); vs cpu-fp16 overlap %.6f, %zu differ (%zu outside)\n",
-            what, eps, F.k, C.k, H.k, ov, diff, bad, ov16, diff16, bad16);
+            "%s %s eps=%g: %zu, cpu %zu, %s %zu pairs; vs cpu overlap %.6f, %zu differ "
+            "(%zu outside band); vs %s overlap %.6f, %zu differ (%zu outside)\n",
+            f->engine, what, eps, F.k, C.k, f->emul, H.k, ov, diff, bad, f->emul, ov16, diff16,
+            bad16);
     CHECK_MSG(F.k >= ds->n, "%s: %zu pairs < n", what, F.k);
-    CHECK_MSG(bad == 0, "%s: %zu of %zu differing pairs outside the FP16 band", what, bad, diff);
-    CHECK_MSG(bad16 == 0, "%s: %zu of %zu pairs differ from cpu-fp16 beyond FP32 rounding", what,
-              bad16, diff16);
+    CHECK_MSG(bad == 0, "%s %s: %zu of %zu differing pairs outside the input-rounding band",
+              f->engine, what, bad, diff);
+    CHECK_MSG(bad16 == 0, "%s %s: %zu of %zu pairs differ from %s beyond FP32 rounding", f->engine,
+              what, bad16, diff16, f->emul);
     CHECK_MSG(ov >= min_overlap, "%s: overlap %.6f vs cpu", what, ov);
     free(F.key);
     free(C.key);
     free(H.key);
+}
+
+static void check_against_refs(const dataset *ds, double eps, const char *what, double min_overlap)
+{
+    check_fmt_against_refs(FP16, ds, eps, what, min_overlap);
 }
 
 /* Generated data at ~10 and ~60 neighbours: FP16 input rounding puts
@@ -305,9 +358,9 @@ TEST(fasted_vs_cpu_datasets)
     }
 }
 
-static int count_run(const dataset *ds, join_mode mode, double eps, const engine_opts *o,
-                     uint64_t *pairs_out, uint64_t *counts, const double *edges, size_t nb,
-                     uint64_t *hist, uint64_t *below)
+static int count_run_e(const char *name, const dataset *ds, join_mode mode, double eps,
+                       const engine_opts *o, uint64_t *pairs_out, uint64_t *counts,
+                       const double *edges, size_t nb, uint64_t *hist, uint64_t *below)
 {
     join_spec s;
     memset(&s, 0, sizeof s);
@@ -322,72 +375,85 @@ static int count_run(const dataset *ds, join_mode mode, double eps, const engine
     s.hist = hist;
     s.hist_below = below;
     join_result r;
-    int rc = engine_run(engine_find("fasted"), &s, &r);
+    int rc = engine_run(engine_find(name), &s, &r);
     *pairs_out = r.pairs;
     return rc;
 }
 
+static int count_run(const dataset *ds, join_mode mode, double eps, const engine_opts *o,
+                     uint64_t *pairs_out, uint64_t *counts, const double *edges, size_t nb,
+                     uint64_t *hist, uint64_t *below)
+{
+    return count_run_e("fasted", ds, mode, eps, o, pairs_out, counts, edges, nb, hist, below);
+}
+
 /* COUNT, the sum of PERPOINT, PAIRS and HIST (cumulated to each edge)
- * agree, symmetric on and off. */
+ * agree, symmetric on and off, for every format. */
 TEST(fasted_modes_agree)
 {
     if (!has_gpu())
         t_skip("skipped: no CUDA device");
-    dataset ds;
-    memset(&ds, 0, sizeof ds);
-    CHECK(gen("gauss", 3000, 96, &ds) == 0);
-    engine_opts o;
-    engine_opts_default(&o);
-    enum { NB = 4 };
-    double edges[NB + 1];
-    for (int k = 0; k <= NB; k++) {
-        double e = eps_for(&ds, 2.0 + 6.0 * k * k);
-        edges[k] = e * e;
-    }
-    uint64_t *counts = xcalloc(ds.n, sizeof *counts);
-    for (int sym = 0; sym < 2; sym++) {
-        o.symmetric = sym;
-        uint64_t hist[NB], below, tot;
-        CHECK_MSG(count_run(&ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0, "%s",
-                  err_msg());
-        uint64_t cum = below;
+    for (size_t f = 0; f < NFMT; f++) {
+        const char *name = tc_fmts[f].engine;
+        dataset ds;
+        memset(&ds, 0, sizeof ds);
+        CHECK(gen("gauss", 3000, 96, &ds) == 0);
+        engine_opts o;
+        engine_opts_default(&o);
+        enum { NB = 4 };
+        double edges[NB + 1];
         for (int k = 0; k <= NB; k++) {
-            if (k > 0)
-                cum += hist[k - 1];
-            double eps = sqrt(edges[k]);
-            uint64_t c, pp;
-            CHECK_MSG(count_run(&ds, JOIN_COUNT, eps, &o, &c, NULL, NULL, 0, NULL, NULL) == 0, "%s",
-                      err_msg());
-            CHECK_MSG(count_run(&ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0, NULL, NULL) == 0,
-                      "%s", err_msg());
-            uint64_t sum = 0;
-            for (size_t i = 0; i < ds.n; i++)
-                sum += counts[i];
-            pairs P;
-            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &P) == 0, "%s", err_msg());
-            fprintf(stderr, "sym=%d edge %d: count %llu perpoint %llu pairs %zu hist %llu\n", sym,
-                    k, (unsigned long long)c, (unsigned long long)sum, P.k,
-                    (unsigned long long)cum);
-            CHECK_EQ_INT(c, sum);
-            CHECK_EQ_INT(c, pp);
-            CHECK_EQ_INT(c, P.k);
-            CHECK_EQ_INT(c, cum);
-            /* Per point: each row's count equals its pairs. */
-            size_t q = 0;
-            for (size_t i = 0; i < ds.n; i++) {
-                uint64_t m = 0;
-                while (q < P.k && (P.key[q] >> 32) == i) {
-                    m++;
-                    q++;
-                }
-                CHECK_EQ_INT(m, counts[i]);
-            }
-            free(P.key);
+            double e = eps_for(&ds, 2.0 + 6.0 * k * k);
+            edges[k] = e * e;
         }
-        CHECK_EQ_INT(tot, cum);
+        uint64_t *counts = xcalloc(ds.n, sizeof *counts);
+        for (int sym = 0; sym < 2; sym++) {
+            o.symmetric = sym;
+            uint64_t hist[NB], below, tot;
+            CHECK_MSG(
+                count_run_e(name, &ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0,
+                "%s", err_msg());
+            uint64_t cum = below;
+            for (int k = 0; k <= NB; k++) {
+                if (k > 0)
+                    cum += hist[k - 1];
+                double eps = sqrt(edges[k]);
+                uint64_t c, pp;
+                CHECK_MSG(
+                    count_run_e(name, &ds, JOIN_COUNT, eps, &o, &c, NULL, NULL, 0, NULL, NULL) == 0,
+                    "%s", err_msg());
+                CHECK_MSG(count_run_e(name, &ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0, NULL,
+                                      NULL) == 0,
+                          "%s", err_msg());
+                uint64_t sum = 0;
+                for (size_t i = 0; i < ds.n; i++)
+                    sum += counts[i];
+                pairs P;
+                CHECK_MSG(join_pairs(name, &ds, eps, &o, 0, ds.n, &P) == 0, "%s", err_msg());
+                fprintf(stderr, "%s sym=%d edge %d: count %llu perpoint %llu pairs %zu hist %llu\n",
+                        name, sym, k, (unsigned long long)c, (unsigned long long)sum, P.k,
+                        (unsigned long long)cum);
+                CHECK_EQ_INT(c, sum);
+                CHECK_EQ_INT(c, pp);
+                CHECK_EQ_INT(c, P.k);
+                CHECK_EQ_INT(c, cum);
+                /* Per point: each row's count equals its pairs. */
+                size_t q = 0;
+                for (size_t i = 0; i < ds.n; i++) {
+                    uint64_t m = 0;
+                    while (q < P.k && (P.key[q] >> 32) == i) {
+                        m++;
+                        q++;
+                    }
+                    CHECK_EQ_INT(m, counts[i]);
+                }
+                free(P.key);
+            }
+            CHECK_EQ_INT(tot, cum);
+        }
+        free(counts);
+        dataset_free(&ds);
     }
-    free(counts);
-    dataset_free(&ds);
 }
 
 static int same_pairs(const pairs *a, const pairs *b)
@@ -412,13 +478,14 @@ TEST(fasted_variants_same_pairs)
         o.fasted_off = FASTED_OFF_WGMMA;
         pairs ref;
         CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &ref) == 0, "%s", err_msg());
-        for (unsigned b = 0; b < 8; b++) {
-            o.fasted_off = 1u << b;
+        /* each switch alone (but wgmma), then the paper's pair */
+        for (unsigned b = 0; b < 9; b++) {
+            o.fasted_off = b < 8 ? 1u << b : FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE;
             pairs v;
             CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &v) == 0, "off %u: %s", b,
                       err_msg());
             CHECK_MSG(same_pairs(&ref, &v), "variant %s (sym %d): %zu pairs vs %zu",
-                      kern_fasted_variant_name(1u << b), sym, v.k, ref.k);
+                      kern_fasted_variant_name(o.fasted_off), sym, v.k, ref.k);
             free(v.key);
         }
         free(ref.key);
@@ -439,62 +506,66 @@ TEST(fasted_default_vs_mma_sync)
 {
     if (!has_gpu())
         t_skip("skipped: no CUDA device");
-    const struct {
-        const char *kind;
-        size_t n, d;
-        double sel;
-    } cs[] = {{"uniform", 3001, 37, 25},
-              {"expo", 1000, 200, 30},
-              {"gauss", 5000, 4096, 10},
-              {"expo", 300, 64, 40},
-              {"gauss", 2777, 130, 15}};
-    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
-        dataset ds;
-        memset(&ds, 0, sizeof ds);
-        CHECK(gen(cs[c].kind, cs[c].n, cs[c].d, &ds) == 0);
-        double eps = eps_for(&ds, cs[c].sel);
-        engine_opts o;
-        engine_opts_default(&o);
-        uint64_t *counts = xcalloc(ds.n, sizeof *counts);
-        for (int sym = 0; sym < 2; sym++) {
-            o.symmetric = sym;
-            o.fasted_off = 0;
-            join_spec s;
-            memset(&s, 0, sizeof s);
-            s.ds = &ds;
-            s.eps = eps;
-            s.q1 = ds.n;
-            s.opts = &o;
-            s.mode = JOIN_COUNT;
-            join_result r;
-            CHECK_MSG(engine_run(engine_find("fasted"), &s, &r) == 0, "%s", err_msg());
-            pairs A, B;
-            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0, "%s", err_msg());
-            uint64_t pp;
-            CHECK(count_run(&ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0, NULL, NULL) == 0);
-            o.fasted_off = FASTED_OFF_WGMMA;
-            CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0, "%s", err_msg());
-            size_t bad, diff;
-            compare(&ds, eps, &A, &B, 0, 0, ds.n, &bad, &diff);
-            fprintf(stderr, "%s n=%zu d=%zu sym=%d [%s]: %zu vs %zu pairs, %zu differ\n",
-                    cs[c].kind, ds.n, ds.d, sym, r.variant, A.k, B.k, diff);
-            CHECK_EQ_INT(bad, 0);
-            CHECK_EQ_INT(r.pairs, A.k);
-            CHECK_EQ_INT(pp, A.k);
-            size_t q = 0;
-            for (size_t i = 0; i < ds.n; i++) {
-                uint64_t m = 0;
-                while (q < A.k && (A.key[q] >> 32) == i) {
-                    m++;
-                    q++;
+    for (size_t f = 0; f < NFMT; f++) {
+        const tc_fmt *fm = &tc_fmts[f];
+        const struct {
+            const char *kind;
+            size_t n, d;
+            double sel;
+        } cs[] = {{"uniform", 3001, 37, 25},
+                  {"expo", 1000, 200, 30},
+                  {"gauss", 5000, 4096, 10},
+                  {"expo", 300, 64, 40},
+                  {"gauss", 2777, 130, 15}};
+        for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+            dataset ds;
+            memset(&ds, 0, sizeof ds);
+            CHECK(gen(cs[c].kind, cs[c].n, cs[c].d, &ds) == 0);
+            double eps = eps_for(&ds, cs[c].sel);
+            engine_opts o;
+            engine_opts_default(&o);
+            uint64_t *counts = xcalloc(ds.n, sizeof *counts);
+            for (int sym = 0; sym < 2; sym++) {
+                o.symmetric = sym;
+                o.fasted_off = 0;
+                join_spec s;
+                memset(&s, 0, sizeof s);
+                s.ds = &ds;
+                s.eps = eps;
+                s.q1 = ds.n;
+                s.opts = &o;
+                s.mode = JOIN_COUNT;
+                join_result r;
+                CHECK_MSG(engine_run(engine_find(fm->engine), &s, &r) == 0, "%s", err_msg());
+                pairs A, B;
+                CHECK_MSG(join_pairs(fm->engine, &ds, eps, &o, 0, ds.n, &A) == 0, "%s", err_msg());
+                uint64_t pp;
+                CHECK(count_run_e(fm->engine, &ds, JOIN_PERPOINT, eps, &o, &pp, counts, NULL, 0,
+                                  NULL, NULL) == 0);
+                o.fasted_off = FASTED_OFF_WGMMA;
+                CHECK_MSG(join_pairs(fm->engine, &ds, eps, &o, 0, ds.n, &B) == 0, "%s", err_msg());
+                size_t bad, diff;
+                compare(&ds, eps, &A, &B, fm, 0, 0, ds.n, &bad, &diff);
+                fprintf(stderr, "%s %s n=%zu d=%zu sym=%d [%s]: %zu vs %zu pairs, %zu differ\n",
+                        fm->engine, cs[c].kind, ds.n, ds.d, sym, r.variant, A.k, B.k, diff);
+                CHECK_EQ_INT(bad, 0);
+                CHECK_EQ_INT(r.pairs, A.k);
+                CHECK_EQ_INT(pp, A.k);
+                size_t q = 0;
+                for (size_t i = 0; i < ds.n; i++) {
+                    uint64_t m = 0;
+                    while (q < A.k && (A.key[q] >> 32) == i) {
+                        m++;
+                        q++;
+                    }
+                    CHECK_EQ_INT(m, counts[i]);
                 }
-                CHECK_EQ_INT(m, counts[i]);
+                free(A.key);
+                free(B.key);
             }
-            free(A.key);
-            free(B.key);
+            free(counts);
+            dataset_free(&ds);
         }
-        free(counts);
-        dataset_free(&ds);
     }
 }
 
@@ -554,7 +625,7 @@ TEST(fasted_symmetric_on_off)
     o.symmetric = 0;
     CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0);
     size_t bad, diff;
-    compare(&ds, eps, &A, &B, 0, 0, ds.n, &bad, &diff);
+    compare(&ds, eps, &A, &B, FP16, 0, 0, ds.n, &bad, &diff);
     fprintf(stderr, "symmetric on %zu off %zu, %zu differ\n", A.k, B.k, diff);
     CHECK_EQ_INT(bad, 0);
     free(A.key);
@@ -574,19 +645,22 @@ TEST(fasted_pair_buffer_refills)
     double eps = eps_for(&ds, 150);
     engine_opts o;
     engine_opts_default(&o);
-    for (int sym = 0; sym < 2; sym++) {
-        o.symmetric = sym;
-        o.batch_pairs = (size_t)1 << 24;
-        pairs A, B;
-        CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0);
-        o.batch_pairs = 1000;
-        CHECK_MSG(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &B) == 0, "%s", err_msg());
-        fprintf(stderr, "refills sym=%d: %zu pairs, small buffer %zu\n", sym, A.k, B.k);
-        CHECK(A.k > 10 * 32768); /* the device buffer holds 32768 pairs */
-        CHECK(same_pairs(&A, &B));
-        free(A.key);
-        free(B.key);
-    }
+    for (size_t f = 0; f < NFMT; f++)
+        for (int sym = 0; sym < 2; sym++) {
+            o.symmetric = sym;
+            o.batch_pairs = (size_t)1 << 24;
+            pairs A, B;
+            CHECK(join_pairs(tc_fmts[f].engine, &ds, eps, &o, 0, ds.n, &A) == 0);
+            o.batch_pairs = 1000;
+            CHECK_MSG(join_pairs(tc_fmts[f].engine, &ds, eps, &o, 0, ds.n, &B) == 0, "%s",
+                      err_msg());
+            fprintf(stderr, "%s refills sym=%d: %zu pairs, small buffer %zu\n", tc_fmts[f].engine,
+                    sym, A.k, B.k);
+            CHECK(A.k > 10 * 32768); /* the device buffer holds 32768 pairs */
+            CHECK(same_pairs(&A, &B));
+            free(A.key);
+            free(B.key);
+        }
     dataset_free(&ds);
 }
 
@@ -647,11 +721,70 @@ TEST(fasted_query_ranges)
     CHECK(join_pairs("fasted", &ds, eps, &o, 300, 1700, &P) == 0);
     CHECK(join_pairs("cpu", &ds, eps, &o, 300, 1700, &C) == 0);
     size_t bad, diff;
-    double ov = compare(&ds, eps, &P, &C, 1, 300, 1700, &bad, &diff);
+    double ov = compare(&ds, eps, &P, &C, FP16, 1, 300, 1700, &bad, &diff);
     CHECK(ov >= 0.999);
     CHECK_EQ_INT(bad, 0);
     free(P.key);
     free(C.key);
     free(full.key);
     dataset_free(&ds);
+}
+
+/* Every format other than FP16 against cpu (band with its own input
+ * rounding) and against its emulation (FP32 band on the rounded data), on
+ * generated data and the shared datasets. Overlaps are printed; the band
+ * is asserted for every case. */
+TEST(formats_vs_cpu)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    const char *kinds[] = {"uniform", "expo", "gauss"};
+    const size_t dims[] = {3, 64, 200};
+    const char *files[] = {"sift5k.fvecs", "letter.csv", "kitti_000000_xyzr.f32",
+                           "olivetti_400x4096_u8.npy", "htru2.csv"};
+    const char *cols[] = {NULL, "-0", NULL, NULL, "-8"};
+    const size_t fdims[] = {0, 0, 4, 0, 0};
+    for (size_t f = 1; f < NFMT; f++) {
+        for (int k = 0; k < 3; k++)
+            for (int t = 0; t < 3; t++) {
+                dataset ds;
+                memset(&ds, 0, sizeof ds);
+                CHECK_MSG(gen(kinds[k], 1500, dims[t], &ds) == 0, "gen: %s", err_msg());
+                char what[64];
+                snprintf(what, sizeof what, "%s d=%zu", kinds[k], dims[t]);
+                check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 10), what, 0);
+                check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 60), what, 0);
+                dataset_free(&ds);
+            }
+        for (int k = 0; k < 5; k++) {
+            dataset ds;
+            memset(&ds, 0, sizeof ds);
+            CHECK_MSG(load_head(files[k], cols[k], fdims[k], 3000, &ds) == 0, "%s: %s", files[k],
+                      err_msg());
+            check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 5), files[k], 0);
+            check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 40), files[k], 0);
+            dataset_free(&ds);
+        }
+    }
+}
+
+/* The rounding functions the band uses, against values whose rounding is
+ * known by construction (CPU only, so this runs in CI too). */
+TEST(formats_rounding_reference)
+{
+    CHECK(round_fp16(1.0 + 1.0 / 2048) == 1.0);              /* tie to even */
+    CHECK(round_fp16(1.0 + 3.0 / 2048) == 1.0 + 2.0 / 1024); /* tie to even, up */
+    CHECK(round_fp16(65519.0) == 65504.0);
+    CHECK(isinf(round_fp16(65520.0)));
+    CHECK(round_fp16(ldexp(1.0, -25)) == 0.0); /* half the smallest subnormal */
+    CHECK(round_fp16(ldexp(3.0, -26)) == ldexp(1.0, -24));
+    CHECK(round_bf16(1.0 + 1.0 / 256) == 1.0);
+    CHECK(round_bf16(1.0 + 3.0 / 256) == 1.0 + 2.0 / 128);
+    CHECK(round_bf16(257.0) == 256.0);
+    CHECK(round_bf16(259.0) == 260.0);
+    CHECK(isinf(round_bf16(ldexp(511.0, 119)))); /* past the largest, ties up */
+    for (int k = 0; k < 1000; k++) {
+        double x = ldexp(1.0 + k / 1000.0, k % 40 - 20);
+        CHECK(round_fp16(x) == fp16_round(x));
+    }
 }

@@ -99,7 +99,7 @@ TEST(cupti_counters_or_reason)
     int rc = run_fasted(&prof, 1.0);
     int launched = cupti_prof_finish();
     CHECK_MSG(rc == 0, "fasted under profiling: %s", err_msg());
-    CHECK_MSG(launched, "engine_fasted.c does not call cupti_prof_launch");
+    CHECK_MSG(launched, "engine_tc.c does not call cupti_prof_launch");
     /* Replays must not change the result. */
     CHECK_EQ_INT(prof.pairs, plain.pairs);
     if (pr.status != 0) {

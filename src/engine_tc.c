@@ -1,6 +1,7 @@
-/* The fasted engine: FP16 inputs, FP32 accumulation on tensor cores (the
- * FASTED paper), through kern_fasted_run. Maps a join_spec to the kernel's
- * arguments and the kernel's timings to join phases. */
+/* The tensor-core engines (fasted = FP16, bf16, tf32, ...): one run
+ * function for every number format, through kern_fasted_run. The engine
+ * row (src/engine_table.c) names the format; this file maps a join_spec to
+ * the kernel's arguments and the kernel's timings to join phases. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static int fasted_put(void *ctx, size_t k, const uint32_t *i, const uint32_t *j,
     return c->rc;
 }
 
-/* One whole kern_fasted_run: what `profile fasted` replays per counter pass. */
+/* One whole kern_fasted_run: what `profile ENGINE` replays per counter pass. */
 typedef struct fasted_launch {
     const kern_fasted_args *a;
     kern_fasted_result *r;
@@ -45,17 +46,18 @@ static int fasted_launch_once(void *ctx)
     return kern_fasted_run(l->a, l->r);
 }
 
-static int fasted_available(void)
+int engine_tc_available(void)
 {
     if (!kern_built_with_cuda())
-        return err_set(TCJ_ENODEV, "fasted: %s", kern_error());
+        return err_set(TCJ_ENODEV, "tensor-core engines: %s", kern_error());
     if (kern_device_count() == 0)
-        return err_set(TCJ_ENODEV, "fasted: no CUDA device (%s)", kern_error());
+        return err_set(TCJ_ENODEV, "tensor-core engines: no CUDA device (%s)", kern_error());
     return 0;
 }
 
-static int fasted_run(const join_spec *s, join_result *res)
+int engine_tc_run(const join_spec *s, join_result *res)
 {
+    const char *name = s->engine ? s->engine->name : "fasted";
     const engine_opts *o = s->opts;
     engine_opts def;
     if (!o) {
@@ -68,6 +70,7 @@ static int fasted_run(const join_spec *s, join_result *res)
     a.n = s->ds->n;
     a.d = s->ds->d;
     a.hash = s->ds->hash;
+    a.format = s->engine ? s->engine->format : NULL;
     a.q0 = s->q0;
     a.q1 = s->q1;
     a.eps = s->eps;
@@ -109,11 +112,11 @@ static int fasted_run(const join_spec *s, join_result *res)
     if (rc == KERN_ECANCEL)
         return err_set(TCJ_ECANCEL, "cancelled");
     if (rc == KERN_ENODEV)
-        return err_set(TCJ_ENODEV, "fasted: %s", kern_error());
+        return err_set(TCJ_ENODEV, "%s: %s", name, kern_error());
     if (rc == KERN_EINVAL)
-        return err_set(TCJ_EINVAL, "%s", kern_error());
+        return err_set(TCJ_EINVAL, "%s: %s", name, kern_error());
     if (rc)
-        return err_set(TCJ_EGPU, "fasted: %s", kern_error());
+        return err_set(TCJ_EGPU, "%s: %s", name, kern_error());
     res->pairs = r.pairs;
     res->kernel_seconds = r.t_kernel;
     res->d_padded = r.d_padded;
@@ -140,12 +143,3 @@ static int fasted_run(const join_spec *s, join_result *res)
                        "TFLOPS");
     return 0;
 }
-
-const engine engine_fasted = {
-    "fasted",
-    "fp16-32",
-    "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
-    1,
-    fasted_available,
-    fasted_run,
-};

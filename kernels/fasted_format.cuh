@@ -1,0 +1,108 @@
+/* Number formats of the tensor-core join. A format is a traits struct in
+ * its instance file kernels/fmt_NAME.cu:
+ *
+ *   struct fmt_NAME {
+ *       typedef ... elem;                    storage type on the device
+ *       static constexpr const char *name;   "bf16"
+ *       static constexpr int min_cc;         compute capability of its mma.sync
+ *       __device__ static elem from_float(float x);  the format's rounding of
+ *                                            an FP32 value (the host rounds FP64
+ *                                            to FP32 to odd first, so the result
+ *                                            is the format's rounding of the FP64
+ *                                            value whenever the format has at
+ *                                            most 22 significand bits)
+ *       __device__ static float to_float(elem v);
+ *       __device__ static float norm_add(float s, float v);  one step of the
+ *                                            squared norm, in the arithmetic
+ *                                            that matches the products
+ *       __device__ static void mma(float (&d)[4], const uint32_t (&a)[4],
+ *                                  const uint32_t (&b)[2]);  32 bytes of k
+ *       __device__ static void wgmma(float (&d)[128], uint64_t da, uint64_t db);
+ *   };
+ *
+ * and one descriptor, kern_fmt_NAME (kernels.h's kern_format), built with
+ * FASTED_FORMAT_OPS below. Nothing else in kernels/ names a format. */
+#ifndef TCJ_FASTED_FORMAT_CUH
+#define TCJ_FASTED_FORMAT_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "fasted_int.cuh"
+#include "kernels.h"
+
+/* What the host driver (fasted.cu) calls for a format. */
+struct fasted_fmt_ops {
+    /* FP32 rows (d values each, rounded to odd from FP64) -> rows of the
+     * format's values, zero-padded to dp values. */
+    void (*convert)(const float *src, void *X, size_t rows, size_t d, size_t dp, cudaStream_t st);
+    /* Squared norms of n_alloc stored rows of dp values. */
+    void (*norms)(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream_t st);
+    /* The mma.sync kernels of the configuration that turns off `off`
+     * (a kern_variant's off); NULL when that variant is not compiled. */
+    void (*mma_kernels)(unsigned off, const void **func, const void **func_pairs);
+    /* The wgmma kernels, NULL when the format has none. */
+    const void *wg_func, *wg_func_pairs;
+};
+
+template <class F>
+__global__ void fasted_convert_kernel(const float *src, typename F::elem *X, size_t rows, size_t d,
+                                      size_t dp)
+{
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= rows * dp)
+        return;
+    size_t r = idx / dp, k = idx % dp;
+    X[idx] = F::from_float(k < d ? src[r * d + k] : 0.0f);
+}
+
+template <class F>
+void fasted_convert(const float *src, void *X, size_t rows, size_t d, size_t dp, cudaStream_t st)
+{
+    const size_t cnt = rows * dp;
+    fasted_convert_kernel<F>
+        <<<(unsigned)((cnt + 255) / 256), 256, 0, st>>>(src, (typename F::elem *)X, rows, d, dp);
+}
+
+/* Squared norms of the stored rows, FP32, in coordinate order (the paper's
+ * step 1). 128 rows per block; a 128x32 slice at a time is staged in
+ * shared memory so the row reads coalesce. */
+template <class F>
+__global__ void fasted_norms_kernel(const typename F::elem *X, float *s, size_t n_alloc, size_t dp)
+{
+    __shared__ float sl[128][33];
+    const size_t r0 = (size_t)blockIdx.x * 128;
+    float acc = 0.0f;
+    for (size_t k0 = 0; k0 < dp; k0 += 32) {
+        for (int t = threadIdx.x; t < 128 * 32; t += 128) {
+            int r = t / 32, k = t % 32;
+            sl[r][k] = r0 + r < n_alloc ? F::to_float(X[(r0 + r) * dp + k0 + k]) : 0.0f;
+        }
+        __syncthreads();
+        for (int k = 0; k < 32; k++)
+            acc = F::norm_add(acc, sl[threadIdx.x][k]);
+        __syncthreads();
+    }
+    if (r0 + threadIdx.x < n_alloc)
+        s[r0 + threadIdx.x] = acc;
+}
+
+template <class F>
+void fasted_norms(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream_t st)
+{
+    fasted_norms_kernel<F>
+        <<<(unsigned)(n_alloc / 128), 128, 0, st>>>((const typename F::elem *)X, s, n_alloc, dp);
+}
+
+/* A kern_format for traits F: its variant table, mma kernels getter and
+ * (with WG) the wgmma kernels. */
+#define FASTED_FORMAT(F, cname, variants, mma_kernels_fn, wg_fn, wg_fn_pairs, wg_smem)             \
+    static const fasted_fmt_ops cname##_ops = {fasted_convert<F>, fasted_norms<F>, mma_kernels_fn, \
+                                               wg_fn, wg_fn_pairs};                                \
+    extern "C" const kern_format cname = {                                                         \
+        F::name,     (int)sizeof(typename F::elem),                                                \
+        F::min_cc,   wg_smem,                                                                      \
+        variants,    (int)(sizeof(variants) / sizeof(variants[0])),                                \
+        &cname##_ops}
+
+#endif
