@@ -45,13 +45,9 @@ static int fasted_launch_once(void *ctx)
     return kern_fasted_run(l->a, l->r);
 }
 
-static int fasted_available(void)
+static int fasted_available(const engine_opts *o)
 {
-    if (!kern_built_with_cuda())
-        return err_set(TCJ_ENODEV, "fasted: %s", kern_error());
-    if (kern_device_count() == 0)
-        return err_set(TCJ_ENODEV, "fasted: no CUDA device (%s)", kern_error());
-    return 0;
+    return engine_gpu_device("fasted", o, NULL);
 }
 
 static int fasted_run(const join_spec *s, join_result *res)
@@ -142,10 +138,15 @@ static int fasted_run(const join_spec *s, join_result *res)
 }
 
 const engine engine_fasted = {
-    "fasted",
-    "fp16-32",
-    "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
-    1,
-    fasted_available,
-    fasted_run,
+    .name = "fasted",
+    .precision = "fp16-32",
+    .summary =
+        "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
+    .gpu = 1,
+    .dist = ENGINE_DIST_FP32,
+    .exact = 0,
+    .in_bits = 11,
+    .rank = {[ENGINE_ROLE_DEFAULT] = 2},
+    .available = fasted_available,
+    .run = fasted_run,
 };

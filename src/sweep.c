@@ -148,6 +148,9 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     double bound = 4.0 * (double)d * absmax * absmax;
     smp->int_grid = ints && absmax <= 2048 && bound < 0x1p24;
     smp->int_grid64 = ints && bound < 0x1p50;
+    smp->ints = ints;
+    smp->absmax = absmax;
+    smp->sum_max = bound;
     smp->seconds = engine_now() - t0;
     return 0;
 }
@@ -202,15 +205,17 @@ typedef struct resolution {
     int f32; /* the engine compares d2 in FP32: edges are snapped to floats */
 } resolution;
 
+/* From the engine row alone: integer coordinates give integer d2, computed
+ * exactly when the input format holds every coordinate (|x| <= 2^in_bits)
+ * and every partial sum (norms and dot products included, at most
+ * 4 d absmax^2) stays below 2^24 for FP32 distances, 2^50 for FP64 ones
+ * (a margin under 2^53). */
 static resolution engine_resolution(const engine *e, const sweep_sample *smp)
 {
-    resolution r = {0, 0};
-    if (e->precision && strcmp(e->precision, "fp64") == 0) {
-        r.grid = smp->int_grid64;
-    } else if (e->precision && strcmp(e->precision, "fp16-32") == 0) {
-        r.grid = smp->int_grid;
-        r.f32 = 1;
-    }
+    resolution r = {0, e->dist == ENGINE_DIST_FP32};
+    int in_bits = e->in_bits > 0 ? e->in_bits : 53;
+    r.grid =
+        smp->ints && smp->absmax <= ldexp(1.0, in_bits) && smp->sum_max < (r.f32 ? 0x1p24 : 0x1p50);
     return r;
 }
 

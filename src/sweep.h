@@ -34,9 +34,12 @@ typedef struct sweep_sample {
     size_t nval;    /* values in d2 (pairs, self excluded) */
     double *d2;     /* ascending; owned */
     double d2_max;  /* upper bound of every squared distance in the dataset */
-    int int_grid;   /* every coordinate an integer small enough that all
-                       engines compute integer d2 exactly (see sweep.c) */
-    int int_grid64; /* the same for FP64 engines only */
+    int int_grid;   /* every coordinate an integer small enough that FP16-in
+                       FP32-accumulate engines compute integer d2 exactly */
+    int int_grid64; /* the same for FP64 engines */
+    int ints;       /* every coordinate an integer */
+    double absmax;  /* largest |coordinate| */
+    double sum_max; /* 4 d absmax^2: bounds every partial sum of any engine */
     double seconds; /* time to build */
 } sweep_sample;
 

@@ -104,7 +104,11 @@ static int bf_run(const join_spec *s, join_result *res)
     return 0;
 }
 
-static const engine bf_engine = {"bf", "fp64", "brute force (test)", 0, NULL, bf_run};
+static const engine bf_engine = {.name = "bf",
+                                 .precision = "fp64",
+                                 .summary = "brute force (test)",
+                                 .run = bf_run,
+                                 .dist = ENGINE_DIST_FP64};
 
 /* ---- data ---- */
 
