@@ -130,8 +130,13 @@ int engine_available(const engine *e, const engine_opts *o)
 
 const engine *engine_best(engine_role role, const engine_opts *o)
 {
+    return engine_best_of(engine_table, role, o);
+}
+
+const engine *engine_best_of(const engine *const *table, engine_role role, const engine_opts *o)
+{
     const engine *best = NULL;
-    for (const engine *const *t = engine_table; *t; t++) {
+    for (const engine *const *t = table; *t; t++) {
         const engine *e = *t;
         if (e->rank[role] <= 0 || (best && e->rank[role] <= best->rank[role]))
             continue;

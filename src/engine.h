@@ -147,6 +147,8 @@ int engine_available(const engine *e, const engine_opts *o);
 /* The available engine of highest rank for role (ties: the earlier row), or
  * NULL when none; leaves err_msg clear. */
 const engine *engine_best(engine_role role, const engine_opts *o);
+/* The same over any NULL-terminated table (for tests). */
+const engine *engine_best_of(const engine *const *table, engine_role role, const engine_opts *o);
 /* For GPU engines' available(): 0 when opts' device (NULL: device 0)
  * exists, filling *dv (may be NULL); else TCJ_ENODEV with "who: reason". */
 struct kern_device;
