@@ -96,12 +96,6 @@ static void rec_hist(out_rec *rec, const char *key, const cmp_result *r)
     out_rec_close(rec);
 }
 
-/* Exact FP64 engines: the ground truth when named as B. */
-static int is_exact(const engine *e)
-{
-    return strcmp(e->name, "cpu") == 0 || strcmp(e->name, "fp64") == 0;
-}
-
 /* Progress of one of several comparisons mapped onto its share. */
 typedef struct part_prog {
     void (*fn)(void *ctx, double frac);
@@ -187,8 +181,8 @@ static int compare_run(session *s, int argc, char **argv)
     const char *refname = cmd_opt(argc, argv, "ref");
     if (refname && (rc = runner_find_engine(refname, &er)))
         return rc;
-    if (!refname && !is_exact(eb))
-        er = runner_reference_engine();
+    if (!refname && !eb->exact)
+        er = runner_reference_engine(&s->eopt);
     if (er == eb)
         er = NULL; /* B is the ground truth itself */
     join_spec sa, sb, sr;

@@ -81,7 +81,7 @@ static int curve_run(session *s, int argc, char **argv)
             return err_set(TCJ_EINVAL, "curve: bins must be 1 to %d, got '%s'", CURVE_BINS_MAX, v);
     }
     const engine *e;
-    if ((rc = runner_engine_opt(cmd_opt(argc, argv, "engine"), &e)))
+    if ((rc = runner_engine_opt(&s->eopt, cmd_opt(argc, argv, "engine"), &e)))
         return rc;
     const char *csv = cmd_opt(argc, argv, "csv");
     if (csv && !*csv)

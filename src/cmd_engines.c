@@ -16,19 +16,32 @@ int cmd_engines_list(session *s)
     for (const engine *const *t = engine_table; *t; t++) {
         const engine *e = *t;
         err_clear();
-        int rc = e->available ? e->available() : 0;
-        out_printf("  %-10s %-8s %-14s %s\n", e->name, e->precision,
+        int rc = engine_available(e, &s->eopt);
+        out_printf("  %-10s %-8s d2 %-4s %-6s %-14s %s\n", e->name, e->precision,
+                   engine_dist_name(e->dist), e->exact ? "exact" : "",
                    rc ? "not available" : "available", e->summary);
         if (rc)
-            out_printf("  %-10s %-8s %-14s (%s)\n", "", "", "", err_msg());
+            out_printf("  %-10s %-8s    %-4s %-6s %-14s (%s)\n", "", "", "", "", "", err_msg());
         out_rec_obj(r, NULL);
         out_rec_str(r, "name", e->name);
         out_rec_str(r, "precision", e->precision);
+        out_rec_str(r, "dist", engine_dist_name(e->dist));
+        out_rec_bool(r, "exact", e->exact);
+        out_rec_int(r, "rank_default", e->rank[ENGINE_ROLE_DEFAULT]);
+        out_rec_int(r, "rank_truth", e->rank[ENGINE_ROLE_TRUTH]);
         out_rec_bool(r, "gpu", e->gpu);
         out_rec_bool(r, "available", rc == 0);
         out_rec_str(r, "why", rc ? err_msg() : NULL);
         out_rec_close(r);
     }
+    out_rec_close(r);
+    /* The roles as the runner fills them now, with these settings. */
+    const engine *def = engine_best(ENGINE_ROLE_DEFAULT, &s->eopt);
+    const engine *truth = engine_best(ENGINE_ROLE_TRUTH, &s->eopt);
+    out_printf("default engine: %s; ground truth: %s\n", def ? def->name : "none",
+               truth ? truth->name : "none");
+    out_rec_str(r, "default", def ? def->name : NULL);
+    out_rec_str(r, "truth", truth ? truth->name : NULL);
     out_rec_end(r);
     err_clear();
     return 0;
@@ -43,8 +56,11 @@ const cmd cmd_engines = {
     .name = "engines",
     .usage = "engines",
     .summary = "list the engines and whether each can run here",
-    .help = "List every engine (name, precision, one line about it) and whether it can run\n"
-            "on this machine, with the number of CUDA devices. Same as help engines.",
+    .help = "List every engine (name, precision, the type its squared distances are\n"
+            "formed and compared in, whether its pair set is exact, one line about it) and\n"
+            "whether it can run here with the current settings (set device), with the\n"
+            "number of CUDA devices; last, which engine runs when none is named and which\n"
+            "is the ground truth. Same as help engines.",
     .min_args = 0,
     .max_args = 0,
     .options = NULL,

@@ -36,7 +36,7 @@ static int run_run(session *s, int argc, char **argv)
         if ((rc = runner_find_engine(pos[0], &e)))
             return rc;
     } else {
-        e = runner_default_engine();
+        e = runner_default_engine(&s->eopt);
     }
 
     /* Options override the settings for this run only. */

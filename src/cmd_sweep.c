@@ -131,9 +131,9 @@ static int sweep_run(session *s, int argc, char **argv)
             return err_set(TCJ_EINVAL, "sweep: method is hist or bisect, got '%s'", v);
     }
     const engine *e;
-    if ((rc = runner_engine_opt(cmd_opt(argc, argv, "engine"), &e)))
+    if ((rc = runner_engine_opt(&s->eopt, cmd_opt(argc, argv, "engine"), &e)))
         return rc;
-    const engine *ref = runner_reference_engine();
+    const engine *ref = runner_reference_engine(&s->eopt);
 
     sweep_sample smp;
     if ((rc = sweep_sample_build(ds, 0, &smp)))

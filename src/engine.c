@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "kernels.h"
 #include "nvml.h"
 
 void engine_opts_default(engine_opts *o)
@@ -88,11 +89,9 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
         return err_set(TCJ_EINVAL, "per-point mode needs a counts array");
     if (s->mode == JOIN_PAIRS && !s->sink.put)
         return err_set(TCJ_EINVAL, "pair mode needs a sink");
-    if (e->available) {
-        int rc = e->available();
-        if (rc)
-            return rc;
-    }
+    int rc = engine_available(e, s->opts);
+    if (rc)
+        return rc;
     snprintf(res->precision, sizeof res->precision, "%s", e->precision);
     res->d_padded = s->ds->d;
     /* GPU runs are sampled by NVML (clocks, power, throttling) so every
@@ -106,7 +105,11 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     join_spec sr = *s;
     sr.engine = e;
     double t0 = engine_now();
+<<<<<<< HEAD
     int rc = e->run(&sr, res);
+=======
+    rc = e->run(s, res);
+>>>>>>> traits
     res->seconds = engine_now() - t0;
     if (sampling) {
         nvml_stats st;
@@ -114,4 +117,83 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
         nvml_add_metrics(res, &st);
     }
     return rc;
+}
+
+const char *engine_dist_name(engine_dist d)
+{
+    switch (d) {
+    case ENGINE_DIST_FP32:
+        return "fp32";
+    case ENGINE_DIST_FP64:
+        return "fp64";
+    default:
+        return "?";
+    }
+}
+
+int engine_available(const engine *e, const engine_opts *o)
+{
+    int rc = e->available ? e->available(o) : 0;
+    if (rc || !e->format)
+        return rc;
+    /* A tensor-core format needs the compute capability of its MMA. */
+    kern_device dv;
+    if (kern_device_info(o ? o->device : 0, &dv) != 0)
+        return err_set(TCJ_ENODEV, "%s: %s", e->name, kern_error());
+    const int cc = dv.major * 10 + dv.minor;
+    if (cc < e->format->min_cc)
+        return err_set(TCJ_ENODEV, "%s: %s (sm_%d) is too old; %s needs sm_%d or newer", e->name,
+                       dv.name, cc, e->format->name, e->format->min_cc);
+    return 0;
+}
+
+const engine *engine_best(engine_role role, const engine_opts *o)
+{
+    return engine_best_of(engine_table, role, o);
+}
+
+const engine *engine_best_of(const engine *const *table, engine_role role, const engine_opts *o)
+{
+    const engine *best = NULL;
+    for (const engine *const *t = table; *t; t++) {
+        const engine *e = *t;
+        if (e->rank[role] <= 0 || (best && e->rank[role] <= best->rank[role]))
+            continue;
+        if (engine_available(e, o) == 0)
+            best = e;
+    }
+    err_clear();
+    return best;
+}
+
+int engine_gpu_device(const char *who, const engine_opts *o, kern_device *dv)
+{
+    int dev = o ? o->device : 0;
+    if (!kern_built_with_cuda())
+        return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
+    int n = kern_device_count();
+    if (n <= 0)
+        return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
+    if (dev < 0 || dev >= n)
+        return err_set(TCJ_ENODEV,
+                       "%s: no CUDA device %d (this machine has %d: 0..%d; set device N)", who, dev,
+                       n, n - 1);
+    kern_device tmp;
+    if (kern_device_info(dev, dv ? dv : &tmp) != 0)
+        return err_set(TCJ_ENODEV, "%s: CUDA device %d: %s", who, dev, kern_error());
+    return 0;
+}
+
+int engine_gpu_fp64_tc(const char *who, const engine_opts *o)
+{
+    kern_device dv;
+    int rc = engine_gpu_device(who, o, &dv);
+    if (rc)
+        return rc;
+    /* FP64 mma (m8n8k4 DMMA): kernels/'s one predicate for the feature. */
+    int cc = dv.major * 10 + dv.minor;
+    if (!kern_cc_has_f64_mma(cc))
+        return err_set(TCJ_ENODEV, "%s: %s (sm_%d) has no FP64 tensor cores (need sm_80 or sm_90+)",
+                       who, dv.name, cc);
+    return 0;
 }

@@ -101,14 +101,43 @@ typedef struct join_result {
     int nmetric;
 } join_result;
 
+/* The type an engine's squared distances are computed and compared in. */
+typedef enum engine_dist {
+    ENGINE_DIST_UNSET, /* a row that forgot to say (a unit test rejects it) */
+    ENGINE_DIST_FP32,  /* d2 formed and compared in FP32 (float eps^2) */
+    ENGINE_DIST_FP64,  /* d2 formed and compared in FP64 */
+} engine_dist;
+
+/* Roles the program fills without naming an engine. An engine's rank for a
+ * role: 0 = never, higher = preferred; the chosen one is the available
+ * engine of highest rank (engine_best). */
+typedef enum engine_role {
+    ENGINE_ROLE_DEFAULT, /* what `run` runs when no engine is named */
+    ENGINE_ROLE_TRUTH,   /* the ground truth compare and sweep measure against */
+    ENGINE_NROLES,
+} engine_role;
+
+/* One row of the engine table: what the engine computes, stated so that no
+ * code outside engine_table.c needs to compare names or precision strings. */
 typedef struct engine {
-    const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16 */
-    const char *precision; /* "fp64", "fp16-32", ... */
+    const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
+    const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
     const char *summary;   /* one line for help and the man page */
     int gpu;               /* needs a CUDA device */
-    /* 0 if it can run here; else TCJ_ENODEV/TCJ_EUNSUP with err_msg. */
-    int (*available)(void);
+    /* 0 if it can run here with these options (NULL: the defaults; GPU
+     * engines check that opts->device exists); else TCJ_ENODEV/TCJ_EUNSUP
+     * with a one-line reason in err_msg. NULL: always available. */
+    int (*available)(const engine_opts *o);
     int (*run)(const join_spec *spec, join_result *res);
+    /* What it computes (after run, so positional initializers of the first
+     * six fields stay valid): */
+    engine_dist dist; /* the type d2 is computed and compared in */
+    int exact;        /* its pair set is the exact FP64 one (a ground truth) */
+    /* Significand bits of the input format, implicit bit included (53 fp64,
+     * 24 fp32, 11 fp16 and tf32, 8 bf16): integer coordinates up to
+     * 2^in_bits in magnitude are held exactly. */
+    int in_bits;
+    int rank[ENGINE_NROLES]; /* per engine_role: 0 never, higher preferred */
     /* Tensor-core formats: the kernels' number format (KERN_FORMAT(name)),
      * read by the shared run function in engine_tc.c. */
     const struct kern_format *format;
@@ -116,6 +145,21 @@ typedef struct engine {
 
 extern const engine *const engine_table[]; /* NULL-terminated */
 const engine *engine_find(const char *name);
+/* "fp32", "fp64" ("?" when unset): how dist is shown and stored. */
+const char *engine_dist_name(engine_dist d);
+/* e->available(o), or 0 when the row has none. */
+int engine_available(const engine *e, const engine_opts *o);
+/* The available engine of highest rank for role (ties: the earlier row), or
+ * NULL when none; leaves err_msg clear. */
+const engine *engine_best(engine_role role, const engine_opts *o);
+/* The same over any NULL-terminated table (for tests). */
+const engine *engine_best_of(const engine *const *table, engine_role role, const engine_opts *o);
+/* For GPU engines' available(): 0 when opts' device (NULL: device 0)
+ * exists, filling *dv (may be NULL); else TCJ_ENODEV with "who: reason". */
+struct kern_device;
+int engine_gpu_device(const char *who, const engine_opts *o, struct kern_device *dv);
+/* engine_gpu_device, and the device has FP64 tensor cores. */
+int engine_gpu_fp64_tc(const char *who, const engine_opts *o);
 
 /* Validate the spec, time the whole run, fill res->seconds and precision,
  * then call e->run. Returns 0 or a TCJ_E* code with err_msg. */

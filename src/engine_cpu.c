@@ -89,6 +89,10 @@ const engine engine_cpu = {
     .precision = "fp64",
     .summary = "exact FP64 on the CPU, direct (a-b)^2 form, multithreaded (ground truth)",
     .gpu = 0,
+    .dist = ENGINE_DIST_FP64,
+    .exact = 1,
+    .in_bits = 53,
+    .rank = {[ENGINE_ROLE_DEFAULT] = 1, [ENGINE_ROLE_TRUTH] = 1},
     .available = NULL,
     .run = cpu_run,
 };

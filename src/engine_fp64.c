@@ -3,9 +3,9 @@
 #include "engine.h"
 #include "gpu64.h"
 
-static int fp64_available(void)
+static int fp64_available(const engine_opts *o)
 {
-    return gpu64_available(0);
+    return engine_gpu_device("fp64", o, NULL);
 }
 
 static int fp64_run(const join_spec *spec, join_result *res)
@@ -18,6 +18,10 @@ const engine engine_fp64 = {
     .precision = "fp64",
     .summary = "exact FP64 on CUDA cores, direct (a-b)^2 form: the ground truth on the GPU",
     .gpu = 1,
+    .dist = ENGINE_DIST_FP64,
+    .exact = 1,
+    .in_bits = 53,
+    .rank = {[ENGINE_ROLE_TRUTH] = 2},
     .available = fp64_available,
     .run = fp64_run,
 };

@@ -7,30 +7,37 @@
 
 extern const engine engine_cpu;
 extern const engine engine_cpu_fp16;
+extern const engine engine_cpu_bf16;
+extern const engine engine_cpu_tf32;
 extern const engine engine_fp64;
 extern const engine engine_ted;
 extern const engine engine_ted_index;
 
 /* Tensor-core formats: one row each, all run by engine_tc.c in the format
- * their row names (kernels/fmt_NAME.cu). */
-int engine_tc_available(void);
+ * the row names (kernels/fmt_NAME.cu, KERN_FORMAT). */
+int engine_tc_available(const engine_opts *o);
 int engine_tc_run(const join_spec *spec, join_result *res);
-#define TC_ENGINE(nm, fmt, prec, sum)                                                              \
+#define TC_ENGINE(nm, fmt, prec, bits, rank_default, sum)                                          \
     {                                                                                              \
-        nm, prec, sum, 1, engine_tc_available, engine_tc_run, fmt                                  \
+        .name = nm, .precision = prec, .summary = sum, .gpu = 1,                                   \
+        .available = engine_tc_available, .run = engine_tc_run, .format = fmt,                     \
+        .dist = ENGINE_DIST_FP32, .exact = 0, .in_bits = bits,                                     \
+        .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                                            \
     }
 KERN_FORMAT_DECL(bf16);
 
 static const engine engine_fasted = TC_ENGINE(
-    "fasted", KERN_FORMAT(fp16), "fp16-32",
+    "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2,
     "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 static const engine engine_bf16 =
-    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32",
+    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0,
               "BF16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 
+/* Order is the order of `help engines`; roles are chosen by rank (engine.h),
+ * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,  &engine_cpu_fp16, &engine_fasted,    &engine_bf16,
-    &engine_fp64, &engine_ted,      &engine_ted_index, NULL,
+    &engine_cpu,    &engine_cpu_fp16, &engine_cpu_bf16, &engine_cpu_tf32, &engine_fasted,
+    &engine_bf16,   &engine_fp64,     &engine_ted,      &engine_ted_index, NULL,
 };
 
 const engine *engine_find(const char *name)

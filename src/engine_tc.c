@@ -46,13 +46,9 @@ static int fasted_launch_once(void *ctx)
     return kern_fasted_run(l->a, l->r);
 }
 
-int engine_tc_available(void)
+int engine_tc_available(const engine_opts *o)
 {
-    if (!kern_built_with_cuda())
-        return err_set(TCJ_ENODEV, "tensor-core engines: %s", kern_error());
-    if (kern_device_count() == 0)
-        return err_set(TCJ_ENODEV, "tensor-core engines: no CUDA device (%s)", kern_error());
-    return 0;
+    return engine_gpu_device("tensor-core engines", o, NULL);
 }
 
 int engine_tc_run(const join_spec *s, join_result *res)

@@ -3,9 +3,9 @@
 #include "engine.h"
 #include "gpu64.h"
 
-static int ted_available(void)
+static int ted_available(const engine_opts *o)
 {
-    return gpu64_available(1);
+    return engine_gpu_fp64_tc("ted", o);
 }
 
 static int ted_run(const join_spec *spec, join_result *res)
@@ -18,6 +18,9 @@ const engine engine_ted = {
     .precision = "fp64-tc",
     .summary = "TED-Join brute force on FP64 tensor cores (set ted paper|redesigned)",
     .gpu = 1,
+    .dist = ENGINE_DIST_FP64,
+    .exact = 0,
+    .in_bits = 53,
     .available = ted_available,
     .run = ted_run,
 };

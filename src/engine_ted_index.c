@@ -3,9 +3,9 @@
 #include "engine.h"
 #include "gpu64.h"
 
-static int ted_index_available(void)
+static int ted_index_available(const engine_opts *o)
 {
-    return gpu64_available(1);
+    return engine_gpu_fp64_tc("ted-index", o);
 }
 
 static int ted_index_run(const join_spec *spec, join_result *res)
@@ -18,6 +18,9 @@ const engine engine_ted_index = {
     .precision = "fp64-tc",
     .summary = "TED-Join with a grid index of cells of side eps, FP64 tensor cores",
     .gpu = 1,
+    .dist = ENGINE_DIST_FP64,
+    .exact = 0,
+    .in_bits = 53,
     .available = ted_index_available,
     .run = ted_index_run,
 };

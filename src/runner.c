@@ -10,34 +10,24 @@
 #include "settings.h"
 #include "store.h"
 
-/* gpu_name when it can run here, else the CPU engine cpu_name. */
-static const engine *runner_gpu_or_cpu(const char *gpu_name, const char *cpu_name)
+const engine *runner_default_engine(const engine_opts *o)
 {
-    const engine *e = engine_find(gpu_name);
-    if (e && (!e->available || e->available() == 0))
-        return e;
-    err_clear();
-    return engine_find(cpu_name);
+    return engine_best(ENGINE_ROLE_DEFAULT, o);
 }
 
-const engine *runner_default_engine(void)
+const engine *runner_reference_engine(const engine_opts *o)
 {
-    return runner_gpu_or_cpu("fasted", "cpu");
+    return engine_best(ENGINE_ROLE_TRUTH, o);
 }
 
-const engine *runner_reference_engine(void)
-{
-    return runner_gpu_or_cpu("fp64", "cpu");
-}
-
-int runner_engine_opt(const char *name, const engine **out)
+int runner_engine_opt(const engine_opts *o, const char *name, const engine **out)
 {
     int rc;
     if (!name)
-        *out = runner_default_engine();
+        *out = runner_default_engine(o);
     else if ((rc = runner_find_engine(name, out)))
         return rc;
-    return (*out)->available ? (*out)->available() : 0;
+    return engine_available(*out, o);
 }
 
 int runner_find_engine(const char *name, const engine **out)

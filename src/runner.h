@@ -13,15 +13,17 @@ typedef struct runner_progress {
     char what[64];
 } runner_progress;
 
-/* The default engine: fasted when it can run here, else cpu. */
-const engine *runner_default_engine(void);
+/* The default engine: the available one of highest ENGINE_ROLE_DEFAULT
+ * rank with these options (today fasted when it can run, else cpu). */
+const engine *runner_default_engine(const engine_opts *o);
 /* Look up an engine by name; TCJ_EINVAL naming the engines otherwise. */
 int runner_find_engine(const char *name, const engine **out);
-/* The FP64 ground truth: fp64 when it can run here, else cpu. */
-const engine *runner_reference_engine(void);
+/* The ground truth: the available engine of highest ENGINE_ROLE_TRUTH
+ * rank (today fp64 when it can run, else cpu). */
+const engine *runner_reference_engine(const engine_opts *o);
 /* An engine= option: the named engine (NULL: the default one), checked to
- * be runnable here; 0 or an error with err_msg. */
-int runner_engine_opt(const char *name, const engine **out);
+ * be runnable with these options; 0 or an error with err_msg. */
+int runner_engine_opt(const engine_opts *o, const char *name, const engine **out);
 /* Fill spec for the session's dataset and eps over all rows in count mode,
  * with cancel and progress wired to the session. TCJ_EINVAL when no
  * dataset or eps. */

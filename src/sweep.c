@@ -148,6 +148,11 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     double bound = 4.0 * (double)d * absmax * absmax;
     smp->int_grid = ints && absmax <= 2048 && bound < 0x1p24;
     smp->int_grid64 = ints && bound < 0x1p50;
+    smp->ints = ints;
+    smp->absmax = absmax;
+    smp->sum_max = bound;
+    smp->norm2max = norm2max;
+    smp->d = d;
     smp->seconds = engine_now() - t0;
     return 0;
 }
@@ -199,18 +204,30 @@ void sweep_curve_range(const sweep_sample *smp, double *lo, double *hi)
  * doubles, or floats for FP32 engines. */
 typedef struct resolution {
     int grid;
-    int f32; /* the engine compares d2 in FP32: edges are snapped to floats */
+    int f32;    /* the engine compares d2 in FP32: edges are snapped to floats */
+    double top; /* bounds every d2 the engine computes (>= smp->d2_max) */
 } resolution;
 
+/* From the engine row alone: integer coordinates give integer d2, computed
+ * exactly when the input format holds every coordinate (|x| <= 2^in_bits)
+ * and every partial sum (norms and dot products included, at most
+ * 4 d absmax^2) stays below 2^24 for FP32 distances, 2^50 for FP64 ones
+ * (a margin under 2^53). */
 static resolution engine_resolution(const engine *e, const sweep_sample *smp)
 {
-    resolution r = {0, 0};
-    if (e->precision && strcmp(e->precision, "fp64") == 0) {
-        r.grid = smp->int_grid64;
-    } else if (e->precision && strcmp(e->precision, "fp16-32") == 0) {
-        r.grid = smp->int_grid;
-        r.f32 = 1;
-    }
+    resolution r = {0, e->dist == ENGINE_DIST_FP32, smp->d2_max};
+    int in_bits = e->in_bits > 0 ? e->in_bits : 53;
+    r.grid =
+        smp->ints && smp->absmax <= ldexp(1.0, in_bits) && smp->sum_max < (r.f32 ? 0x1p24 : 0x1p50);
+    /* The engine's d2 can exceed the box: inputs rounded with u = 2^-in_bits
+     * move each point by r <= 2u sqrt(N) (N = norm2max), so
+     * (D + r)^2 <= D^2 (1 + 2u) + N (2u + 4u^2); the norm expansion's
+     * rounding adds at most (2d + 2) 2^-23 (S + D_h^2) <= (2d + 2) 2^-20 N
+     * in FP32 (2^-50 in FP64). d2_max allows 5% of the box and N 2^-8;
+     * the rest is added here. */
+    double m = 3 * ldexp(1.0, -in_bits) + (2.0 * (double)smp->d + 2) * (r.f32 ? 0x1p-20 : 0x1p-50);
+    if (m > 0x1p-8)
+        r.top += smp->norm2max * (m - 0x1p-8);
     return r;
 }
 
@@ -514,7 +531,7 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
     if (rlo >= 1 && smp->nval > 1)
         lo = 0.5 * (smp->d2[(size_t)rlo - 1] + smp->d2[(size_t)rlo]);
     if (rhi >= (double)smp->nval)
-        hi = smp->d2_max;
+        hi = res.top;
     else
         hi = 0.5 * (smp->d2[(size_t)rhi - 1] + smp->d2[(size_t)rhi]);
     if (res.grid && lo > 0)
@@ -522,7 +539,7 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
     if (res.grid)
         hi = floor(hi) + 0.5;
     if (!(hi > lo))
-        hi = smp->d2_max;
+        hi = res.top;
     rc = emit_step(&s, "sample", r->est_eps, (uint64_t)llround(s.pstar), smp->seconds, 0);
     if (rc)
         return rc;
@@ -595,15 +612,15 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
             nne = build_edges(smp, 0, edges[0], nb1, &res, &next);
             method = "widen";
         } else if ((double)cum[ne - 1] < s.plo) {
-            if (edges[ne - 1] >= smp->d2_max) {
+            if (edges[ne - 1] >= res.top) {
                 rc = err_set(TCJ_EINVAL,
                              "the engine counts %llu pairs at the largest distance bound "
                              "(eps %g), short of selectivity %g",
-                             (unsigned long long)cum[ne - 1], sqrt(smp->d2_max), target);
+                             (unsigned long long)cum[ne - 1], sqrt(res.top), target);
                 free(cum);
                 break;
             }
-            nne = build_edges(smp, edges[ne - 1], smp->d2_max, nb1, &res, &next);
+            nne = build_edges(smp, edges[ne - 1], res.top, nb1, &res, &next);
             method = "widen";
         } else {
             size_t b = 0;
@@ -651,7 +668,7 @@ int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, cons
         return rc;
     double t0 = engine_now();
     size_t n = ds->n;
-    double lo = 0, hi = sqrt(smp->d2_max);
+    double lo = 0, hi = sqrt(engine_resolution(o->eng, smp).top);
     double best_d = -1;
     r->status = SWEEP_UNRESOLVED;
     for (int step = 0; step < 200; step++) {

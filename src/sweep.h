@@ -29,15 +29,20 @@
 /* The FP64 sample: sorted non-self squared distances of m query rows to c
  * candidate rows. S(ε) is estimated as rank(ε²) / nval * (n - 1). */
 typedef struct sweep_sample {
-    size_t n;       /* rows of the dataset it was drawn from */
-    size_t m, c;    /* sample query rows, candidate rows */
-    size_t nval;    /* values in d2 (pairs, self excluded) */
-    double *d2;     /* ascending; owned */
-    double d2_max;  /* upper bound of every squared distance in the dataset */
-    int int_grid;   /* every coordinate an integer small enough that all
-                       engines compute integer d2 exactly (see sweep.c) */
-    int int_grid64; /* the same for FP64 engines only */
-    double seconds; /* time to build */
+    size_t n;        /* rows of the dataset it was drawn from */
+    size_t m, c;     /* sample query rows, candidate rows */
+    size_t nval;     /* values in d2 (pairs, self excluded) */
+    double *d2;      /* ascending; owned */
+    double d2_max;   /* upper bound of every squared distance in the dataset */
+    int int_grid;    /* every coordinate an integer small enough that FP16-in
+                        FP32-accumulate engines compute integer d2 exactly */
+    int int_grid64;  /* the same for FP64 engines */
+    int ints;        /* every coordinate an integer */
+    double absmax;   /* largest |coordinate| */
+    double sum_max;  /* 4 d absmax^2: bounds every partial sum of any engine */
+    double norm2max; /* sum over columns of the largest squared |coordinate| */
+    size_t d;        /* dimension of the dataset */
+    double seconds;  /* time to build */
 } sweep_sample;
 
 typedef enum sweep_status {

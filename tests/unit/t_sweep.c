@@ -104,7 +104,11 @@ static int bf_run(const join_spec *s, join_result *res)
     return 0;
 }
 
-static const engine bf_engine = {"bf", "fp64", "brute force (test)", 0, NULL, bf_run};
+static const engine bf_engine = {.name = "bf",
+                                 .precision = "fp64",
+                                 .summary = "brute force (test)",
+                                 .run = bf_run,
+                                 .dist = ENGINE_DIST_FP64};
 
 /* ---- data ---- */
 
@@ -696,4 +700,137 @@ TEST(cmd_sweep_unreachable)
     out_buf_free(&buf);
     dataset_free(&s.ds);
     store_close(st);
+}
+
+/* ---- sweep reads the engine row, not its name or precision label ---- */
+
+static int fp16_emul_run(const join_spec *s, join_result *res)
+{
+    return engine_find("cpu-fp16")->run(s, res);
+}
+
+/* cpu-fp16's arithmetic under a label sweep has never heard of (as the
+ * fp64-tc engines once were): the row's FP32 distance type must be enough. */
+static const engine odd_fp32 = {.name = "odd32",
+                                .precision = "odd-label",
+                                .summary = "cpu-fp16 under another label (test)",
+                                .run = fp16_emul_run,
+                                .dist = ENGINE_DIST_FP32,
+                                .in_bits = 11};
+/* The same arithmetic wrongly stated as FP64: the control that shows the
+ * distance type changes the search. */
+static const engine wrong_fp64 = {.name = "wrong64",
+                                  .precision = "fp16-32",
+                                  .summary = "cpu-fp16 stated as FP64 (test)",
+                                  .run = fp16_emul_run,
+                                  .dist = ENGINE_DIST_FP64,
+                                  .in_bits = 11};
+/* bf_run's FP64 arithmetic under the TED engines' label. */
+static const engine tc_label = {.name = "tc",
+                                .precision = "fp64-tc",
+                                .summary = "brute force under the fp64-tc label (test)",
+                                .run = bf_run,
+                                .dist = ENGINE_DIST_FP64,
+                                .in_bits = 53};
+
+static int same_result(const sweep_result *a, const sweep_result *b)
+{
+    return a->status == b->status && a->eps == b->eps && a->pairs == b->pairs &&
+           a->passes == b->passes && a->steps == b->steps;
+}
+
+static void sweep_pair(const dataset *ds, const sweep_sample *smp, const engine *x, const engine *y,
+                       double target, int *same)
+{
+    sweep_opts ox = opts_for(x), oy = opts_for(y);
+    ox.max_passes = oy.max_passes = 3;
+    sweep_result rx, ry;
+    CHECK(sweep_solve(ds, smp, target, &ox, &rx) == 0);
+    CHECK(sweep_solve(ds, smp, target, &oy, &ry) == 0);
+    *same = same_result(&rx, &ry);
+}
+
+TEST(sweep_snaps_by_distance_type)
+{
+    /* the fractional ties of sweep_ties_fractional: exact in FP16 */
+    dataset ds = {0};
+    ds.n = 400;
+    ds.d = 1;
+    ds.x = xmalloc(400 * sizeof(double));
+    rng_state = 5;
+    for (size_t i = 0; i < 400; i++)
+        ds.x[i] = 0.375 * floor(rnd() * 60);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    const double ts[] = {1, 8, 20, 64, 150};
+    int differs = 0;
+    for (size_t k = 0; k < 5; k++) {
+        int same;
+        sweep_pair(&ds, &smp, engine_find("cpu-fp16"), &odd_fp32, ts[k], &same);
+        CHECK_MSG(same, "target %g: the label changed the search", ts[k]);
+        sweep_pair(&ds, &smp, engine_find("cpu-fp16"), &wrong_fp64, ts[k], &same);
+        differs += !same;
+    }
+    CHECK_MSG(differs > 0, "the distance type never mattered: the check above is vacuous");
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
+
+    /* integer data: an FP64 engine under the fp64-tc label gets the integer
+     * grid as the fp64-labelled one does */
+    make(&ds, 500, 3, 17, 1);
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    CHECK(smp.int_grid64);
+    for (size_t k = 0; k < 4; k++) { /* targets below n - 1 */
+        int same;
+        sweep_pair(&ds, &smp, &bf_engine, &tc_label, targets[k], &same);
+        CHECK_MSG(same, "target %g: fp64-tc label changed the search", targets[k]);
+    }
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
+}
+
+/* The BF16 and TF32 emulations sweep like cpu-fp16: the ε found gives the
+ * reported count in the engine's own count mode, within tolerance, up to a
+ * target near n - 1 where the engine's rounded distances may pass the
+ * box's bound (the margin the row's in_bits sets). */
+TEST(sweep_cpu_bf16_tf32)
+{
+    const char *names[] = {"cpu-bf16", "cpu-tf32"};
+    dataset ds;
+    make(&ds, 900, 6, 8, 0);
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] += 20; /* far from the origin: BF16's step is 2^-3 here */
+    hist_vs_count(engine_find("cpu-bf16"), &ds);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    engine_opts eo;
+    engine_opts_default(&eo);
+    const double ts[] = {8, 64, 898.5};
+    for (int f = 0; f < 2; f++) {
+        const engine *e = engine_find(names[f]);
+        CHECK(e);
+        sweep_opts o = opts_for(e);
+        for (size_t k = 0; k < 3; k++) {
+            sweep_result r;
+            CHECK_MSG(sweep_solve(&ds, &smp, ts[k], &o, &r) == 0, "%s S=%g: %s", names[f], ts[k],
+                      err_msg());
+            join_spec c;
+            memset(&c, 0, sizeof c);
+            c.ds = &ds;
+            c.q1 = ds.n;
+            c.eps = r.eps;
+            c.opts = &eo;
+            join_result res;
+            CHECK(engine_run(e, &c, &res) == 0);
+            CHECK_EQ_INT(res.pairs, r.pairs);
+            if (r.status == SWEEP_OK)
+                CHECK(fabs(sel(res.pairs, ds.n) - ts[k]) <= o.tol * ts[k]);
+            else /* ties: the closest counts on both sides straddle the target */
+                CHECK(r.have_above && r.above_s > ts[k] && (!r.have_below || r.below_s < ts[k]));
+            printf("# %s S=%g: status %d eps %.9g S %g passes %d\n", names[f], ts[k], r.status,
+                   r.eps, r.selectivity, r.passes);
+        }
+    }
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
 }
