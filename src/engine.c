@@ -105,11 +105,7 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     join_spec sr = *s;
     sr.engine = e;
     double t0 = engine_now();
-<<<<<<< HEAD
-    int rc = e->run(&sr, res);
-=======
-    rc = e->run(s, res);
->>>>>>> traits
+    rc = e->run(&sr, res);
     res->seconds = engine_now() - t0;
     if (sampling) {
         nvml_stats st;
@@ -133,13 +129,14 @@ const char *engine_dist_name(engine_dist d)
 
 int engine_available(const engine *e, const engine_opts *o)
 {
-    int rc = e->available ? e->available(o) : 0;
-    if (rc || !e->format)
-        return rc;
-    /* A tensor-core format needs the compute capability of its MMA. */
+    if (!e->format)
+        return e->available ? e->available(o) : 0;
+    /* A tensor-core format: the device must exist and have the compute
+     * capability of the format's MMA. */
     kern_device dv;
-    if (kern_device_info(o ? o->device : 0, &dv) != 0)
-        return err_set(TCJ_ENODEV, "%s: %s", e->name, kern_error());
+    int rc = engine_gpu_device(e->name, o, &dv);
+    if (rc)
+        return rc;
     const int cc = dv.major * 10 + dv.minor;
     if (cc < e->format->min_cc)
         return err_set(TCJ_ENODEV, "%s: %s (sm_%d) is too old; %s needs sm_%d or newer", e->name,

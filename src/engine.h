@@ -126,7 +126,9 @@ typedef struct engine {
     int gpu;               /* needs a CUDA device */
     /* 0 if it can run here with these options (NULL: the defaults; GPU
      * engines check that opts->device exists); else TCJ_ENODEV/TCJ_EUNSUP
-     * with a one-line reason in err_msg. NULL: always available. */
+     * with a one-line reason in err_msg. NULL: always available, except
+     * that rows with a format (below) are checked by engine_available
+     * itself: the device and the compute capability the format needs. */
     int (*available)(const engine_opts *o);
     int (*run)(const join_spec *spec, join_result *res);
     /* What it computes (after run, so positional initializers of the first

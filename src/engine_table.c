@@ -14,14 +14,13 @@ extern const engine engine_ted;
 extern const engine engine_ted_index;
 
 /* Tensor-core formats: one row each, all run by engine_tc.c in the format
- * the row names (kernels/fmt_NAME.cu, KERN_FORMAT). */
-int engine_tc_available(const engine_opts *o);
+ * the row names (kernels/fmt_NAME.cu, KERN_FORMAT); engine_available checks
+ * the device and its compute capability for them. */
 int engine_tc_run(const join_spec *spec, join_result *res);
 #define TC_ENGINE(nm, fmt, prec, bits, rank_default, sum)                                          \
     {                                                                                              \
-        .name = nm, .precision = prec, .summary = sum, .gpu = 1,                                   \
-        .available = engine_tc_available, .run = engine_tc_run, .format = fmt,                     \
-        .dist = ENGINE_DIST_FP32, .exact = 0, .in_bits = bits,                                     \
+        .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_tc_run,             \
+        .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0, .in_bits = bits,                      \
         .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                                            \
     }
 KERN_FORMAT_DECL(bf16);
@@ -36,8 +35,9 @@ static const engine engine_bf16 =
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,    &engine_cpu_fp16, &engine_cpu_bf16, &engine_cpu_tf32, &engine_fasted,
-    &engine_bf16,   &engine_fp64,     &engine_ted,      &engine_ted_index, NULL,
+    &engine_cpu,  &engine_cpu_fp16, &engine_cpu_bf16, &engine_cpu_tf32, &engine_fasted,
+    &engine_bf16,     &engine_fp64,     &engine_ted,      &engine_ted_index,
+    NULL,
 };
 
 const engine *engine_find(const char *name)

@@ -46,11 +46,6 @@ static int fasted_launch_once(void *ctx)
     return kern_fasted_run(l->a, l->r);
 }
 
-int engine_tc_available(const engine_opts *o)
-{
-    return engine_gpu_device("tensor-core engines", o, NULL);
-}
-
 int engine_tc_run(const join_spec *s, join_result *res)
 {
     const char *name = s->engine ? s->engine->name : "fasted";
