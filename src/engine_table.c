@@ -24,6 +24,7 @@ int engine_tc_run(const join_spec *spec, join_result *res);
         .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                                            \
     }
 KERN_FORMAT_DECL(bf16);
+KERN_FORMAT_DECL(tf32);
 
 static const engine engine_fasted = TC_ENGINE(
     "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2,
@@ -31,12 +32,15 @@ static const engine engine_fasted = TC_ENGINE(
 static const engine engine_bf16 =
     TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0,
               "BF16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
+static const engine engine_tf32 =
+    TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0,
+              "TF32 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
     &engine_cpu,  &engine_cpu_fp16, &engine_cpu_bf16, &engine_cpu_tf32, &engine_fasted,
-    &engine_bf16,     &engine_fp64,     &engine_ted,      &engine_ted_index,
+    &engine_bf16, &engine_tf32,     &engine_fp64,     &engine_ted,      &engine_ted_index,
     NULL,
 };
 

@@ -126,6 +126,10 @@ static double round_bf16(double x)
 {
     return round_sig(x, 8, -126, ldexp(255.0, 120));
 }
+static double round_tf32(double x)
+{
+    return round_sig(x, 11, -126, ldexp(2047.0, 117));
+}
 
 /* A tensor-core format under test: its engine, its CPU emulation, its unit
  * roundoff u and its rounding of one input value. */
@@ -137,6 +141,7 @@ typedef struct tc_fmt {
 static const tc_fmt tc_fmts[] = {
     {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16},
     {"bf16", "cpu-bf16", 1.0 / 256, round_bf16},
+    {"tf32", "cpu-tf32", 1.0 / 2048, round_tf32},
 };
 #define NFMT (sizeof tc_fmts / sizeof tc_fmts[0])
 static const tc_fmt *FP16 = &tc_fmts[0];
@@ -783,6 +788,10 @@ TEST(formats_rounding_reference)
     CHECK(round_bf16(257.0) == 256.0);
     CHECK(round_bf16(259.0) == 260.0);
     CHECK(isinf(round_bf16(ldexp(511.0, 119)))); /* past the largest, ties up */
+    CHECK(round_tf32(1.0 + 1.0 / 2048) == 1.0);
+    CHECK(round_tf32(1.0 + 3.0 / 2048) == 1.0 + 2.0 / 1024);
+    CHECK(round_tf32(100000.0) == 99968.0); /* quantum 2^6: 1562.5 ties to even */
+    CHECK(isinf(round_tf32(ldexp(4095.0, 116))));
     for (int k = 0; k < 1000; k++) {
         double x = ldexp(1.0 + k / 1000.0, k % 40 - 20);
         CHECK(round_fp16(x) == fp16_round(x));
