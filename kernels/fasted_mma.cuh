@@ -153,7 +153,7 @@ __device__ __forceinline__ void fasted_mma_mainloop(const fasted_params &p, uint
                 compute_stage(kt % C::STAGES);
             }
             __syncthreads();
-        } else { /* } [pipeline] */
+        } else { /* } */
             for (int kt = 0; kt < KT; kt++) {
                 load_stage(0, kt);
                 if (C::ASYNC) {
@@ -165,7 +165,7 @@ __device__ __forceinline__ void fasted_mma_mainloop(const fasted_params &p, uint
                 __syncthreads();
             }
         }
-    } else { /* } [smem-buffer] */
+    } else { /* } */
         /* No block buffer: each warp loads its fragments from global memory
          * in the mma layout (frag_ab_row, frag_ab_word). */
         const uint16_t *ga = p.X + (size_t)(row0 + wr0) * p.ld;
