@@ -22,7 +22,7 @@ int cmd_engines_list(session *s)
         if (rc)
             out_printf("  %-10s %-8s %-14s (%s)\n", "", "", "", err_msg());
         out_rec_obj(r, NULL);
-        out_rec_str(r, "name", e->name);
+        out_rec_str(r, "engine", e->name);
         out_rec_str(r, "precision", e->precision);
         out_rec_bool(r, "gpu", e->gpu);
         out_rec_bool(r, "available", rc == 0);

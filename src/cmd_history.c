@@ -178,9 +178,12 @@ static int export_run(session *s, int argc, char **argv)
         return rc;
     out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
     out_rec *r = out_rec_begin("export");
-    out_rec_int(r, "run_id", id < 0 ? 0 : id);
+    if (id < 0)
+        out_rec_null(r, "run_id"); /* every run */
+    else
+        out_rec_int(r, "run_id", id);
     out_rec_str(r, "format", argv[k]);
-    out_rec_str(r, "path", argv[k + 1]);
+    out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
     return 0;
 }

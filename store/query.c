@@ -449,17 +449,17 @@ static int json_run(export_ctx *x, json_w *w, sqlite3_stmt *run)
     if (rc != SQLITE_DONE)
         return store_fail(x->st, "exporting runs");
 
-    json_w_obj(w, "counters");
-    rebind(x->counters, id);
-    while ((rc = sqlite3_step(x->counters)) == SQLITE_ROW) {
-        json_w_obj(w, (const char *)sqlite3_column_text(x->counters, 0));
-        json_cell(w, "value", x->counters, 1);
-        json_cell(w, "unit", x->counters, 2);
+    /* Counters as in the run record: values by name, units beside them. */
+    const char *part[2] = {"counters", "counter_units"};
+    for (int k = 0; k < 2; k++) {
+        json_w_obj(w, part[k]);
+        rebind(x->counters, id);
+        while ((rc = sqlite3_step(x->counters)) == SQLITE_ROW)
+            json_cell(w, (const char *)sqlite3_column_text(x->counters, 0), x->counters, 1 + k);
         json_w_close(w);
+        if (rc != SQLITE_DONE)
+            return store_fail(x->st, "exporting runs");
     }
-    json_w_close(w);
-    if (rc != SQLITE_DONE)
-        return store_fail(x->st, "exporting runs");
 
     json_w_arr(w, "comparisons");
     rebind(x->cmps, id);

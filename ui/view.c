@@ -56,7 +56,9 @@ static int is_counter(const char *name)
 
 static int take_metrics(ui_view *v, const json *rec, const char *engine, int64_t run_id)
 {
-    const json *m = json_get(rec, "metrics");
+    const json *m = json_get(rec, "counters");
+    if (!m)
+        m = json_get(rec, "metrics"); /* before docs/JSON.md's one name */
     if (!m || m->type != JSON_OBJ)
         return -1;
     int nclk = 0, ncnt = 0;
@@ -297,14 +299,15 @@ int ui_view_record(ui_view *v, const char *text)
     int got = -1;
     if (strcmp(type, "dataset") == 0 || strcmp(type, "info") == 0) {
         int info = type[0] == 'i';
-        const char *name = json_str(r, info ? "dataset" : "name", "");
+        const char *name = json_str(r, "dataset", json_str(r, "name", ""));
         if (!info) {
             v->have_info = 0;
             v->vmin = v->vmax = v->absmax = v->fp16_over = v->fp16_under = v->dups = NAN;
         }
         v->have_ds = 1;
         copy(v->ds_name, sizeof v->ds_name, name);
-        copy(v->ds_format, sizeof v->ds_format, json_str(r, "format", ""));
+        copy(v->ds_format, sizeof v->ds_format,
+             json_str(r, "dataset_format", json_str(r, "format", "")));
         v->n = json_num(r, "n");
         v->d = json_num(r, "d");
         if (info) {
