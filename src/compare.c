@@ -156,8 +156,8 @@ typedef struct cmp_acc {
     cmp_hist hist;
 } cmp_acc;
 
-static void cmp_merge_row(const cmp_spec *s, cmp_side *r, cmp_acc *acc, size_t i,
-                          const cmp_pair *a, size_t na, const cmp_pair *b, size_t nb)
+static void cmp_merge_row(const cmp_spec *s, cmp_side *r, cmp_acc *acc, size_t i, const cmp_pair *a,
+                          size_t na, const cmp_pair *b, size_t nb)
 {
     size_t x = 0, y = 0, inter = 0;
     while (x < na || y < nb) {
@@ -324,8 +324,8 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
         cmp_buf_sort(&ba, r0, nr, offa);
         cmp_buf_sort(&bb, r0, nr, offb);
         for (size_t k = 0; k < nr; k++)
-            cmp_merge_row(s, &r->side, &acc, r0 + k, ba.p + offa[k], offa[k + 1] - offa[k], bb.p + offb[k],
-                          offb[k + 1] - offb[k]);
+            cmp_merge_row(s, &r->side, &acc, r0 + k, ba.p + offa[k], offa[k + 1] - offa[k],
+                          bb.p + offb[k], offb[k + 1] - offb[k]);
         r->blocks++;
         r0 = r1;
         /* Plenty of room left: try a larger block next. */

@@ -43,11 +43,11 @@ typedef struct cmp_spec {
  * comparison_sides row per side and JSON writes it as one object shape
  * (cmp_side_rec_fields). */
 typedef struct cmp_side {
-    const char *engine; /* static name from the engine table */
-    int64_t run_id;     /* the stored run, 0 when not stored */
-    int judged;         /* 0: this side is the reference itself, the rest is unset */
-    double overlap;     /* eq. 3, over all n points */
-    uint64_t both;      /* pairs both the engine and the reference found */
+    const char *engine;             /* static name from the engine table */
+    int64_t run_id;                 /* the stored run, 0 when not stored */
+    int judged;                     /* 0: this side is the reference itself, the rest is unset */
+    double overlap;                 /* eq. 3, over all n points */
+    uint64_t both;                  /* pairs both the engine and the reference found */
     uint64_t only_engine, only_ref; /* pairs one of them found */
     /* dist_engine - dist_ref, dist = sqrt(d2 as each engine computed it),
      * over the pairs both found: mean, population std (Welford), min, max.

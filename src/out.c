@@ -181,9 +181,9 @@ void out_rec_text_value(out_rec *r, const char *key, const char *text)
     char *end;
     /* JSON's number syntax is narrower than strtod's: no hex, inf, nan,
      * leading '+' or '.', and no leading blanks. */
-    int numeric = text && strspn(text, "0123456789+-.eE") == strlen(text) &&
-                  (isdigit((unsigned char)text[0]) ||
-                   (text[0] == '-' && isdigit((unsigned char)text[1])));
+    int numeric =
+        text && strspn(text, "0123456789+-.eE") == strlen(text) &&
+        (isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1])));
     double v = numeric ? strtod(text, &end) : 0;
     if (numeric && !*end && isfinite(v))
         json_w_dbl(&r->w, key, v);

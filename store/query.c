@@ -106,17 +106,17 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
     "r.id AS run_id, r.at, r.session_id, r.command_id, r.engine, r.precision, r.variant, "         \
     "r.mode, r.options, r.device, r.dataset_id, ds.name AS dataset, ds.path AS dataset_path, "     \
     "ds.format AS dataset_format, ds.hash AS dataset_hash, r.n, r.d, r.d_padded, r.eps, r.q0, "    \
-    "r.q1, " RUN_STATUS " AS status, r.error, r.pairs, r.selectivity, r.seconds AS time_s, "      \
-    "r.kernel_seconds AS kernel_s, r.tflops_padded AS tflops, r.tflops_unpadded "                 \
+    "r.q1, " RUN_STATUS " AS status, r.error, r.pairs, r.selectivity, r.seconds AS time_s, "       \
+    "r.kernel_seconds AS kernel_s, r.tflops_padded AS tflops, r.tflops_unpadded "                  \
     "FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
 
 /* The comparisons a run ?1 took part in (as side a, side b or the
  * reference) and its role there: a before b before ref. */
 #define CMP_OF_RUN                                                                                 \
-    "(c.run_ref = ?1 OR EXISTS (SELECT 1 FROM comparison_sides x WHERE x.comparison_id = c.id "   \
+    "(c.run_ref = ?1 OR EXISTS (SELECT 1 FROM comparison_sides x WHERE x.comparison_id = c.id "    \
     "AND x.run_id = ?1))"
 #define CMP_ROLE                                                                                   \
-    "coalesce((SELECT min(x.side) FROM comparison_sides x WHERE x.comparison_id = c.id AND "      \
+    "coalesce((SELECT min(x.side) FROM comparison_sides x WHERE x.comparison_id = c.id AND "       \
     "x.run_id = ?1), 'ref')"
 
 int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx)
@@ -125,7 +125,8 @@ int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void
     sqlite3_stmt *s;
     if (store_prepare(
             st,
-            "SELECT * FROM (SELECT id AS command_id, at, CASE WHEN status IS NULL THEN 'unfinished' "
+            "SELECT * FROM (SELECT id AS command_id, at, CASE WHEN status IS NULL THEN "
+            "'unfinished' "
             "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
             "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY command_id",
             &s, what))

@@ -74,8 +74,8 @@ int64_t store_run(store *st, const store_run_rec *r);
 typedef struct store_cmp_rec {
     int64_t session_id;
     double eps;
-    const char *ref_engine; /* NULL: side[1]'s engine */
-    int64_t run_ref;        /* <= 0 with ref_engine NULL: side[1]'s run */
+    const char *ref_engine;  /* NULL: side[1]'s engine */
+    int64_t run_ref;         /* <= 0 with ref_engine NULL: side[1]'s run */
     const cmp_side *side[2]; /* A, B */
 } store_cmp_rec;
 int64_t store_comparison(store *st, const store_cmp_rec *c);
@@ -99,8 +99,8 @@ int store_counter(store *st, int64_t run_id, const char *name, double value, con
  * column names and text values of each row (NULL for SQL NULL; reals in
  * the shortest text that reads back as the stored double); names[ncol] is
  * a string of ncol letters giving each value's SQLite type: 'i' integer,
- * 'r' real, 't' text, 'b' blob, 'n' NULL. Return nonzero to stop. store_query runs one statement of program text with
- * params bound to ?1..?N. */
+ * 'r' real, 't' text, 'b' blob, 'n' NULL. Return nonzero to stop. store_query runs one statement of
+ * program text with params bound to ?1..?N. */
 typedef int (*store_row_fn)(void *ctx, int ncol, const char *const *names,
                             const char *const *values);
 int store_query(store *st, const char *sql, const int64_t *params, int nparams, store_row_fn fn,
@@ -115,12 +115,11 @@ int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void
  * padded count, the FASTED paper's), status (ok, error). */
 int store_runs(store *st, int limit, store_row_fn fn, void *ctx);
 /* One run, as rows whose first column "section" says what follows:
- * "run" (the run's columns under their JSON names, docs/JSON.md), "phase" (name, seconds, in order), "counter" (name, value,
- * unit), "comparison" (role a|b|ref, then every comparisons column), "side"
- * (every comparison_sides column, sides a and b of each comparison; a side
- * that is the reference has NULL accuracy), "bin" (comparison_id, bin, lo,
- * hi, count, side a|b). TCJ_EINVAL when
- * there is no such run. */
+ * "run" (the run's columns under their JSON names, docs/JSON.md), "phase" (name, seconds, in
+ * order), "counter" (name, value, unit), "comparison" (role a|b|ref, then every comparisons
+ * column), "side" (every comparison_sides column, sides a and b of each comparison; a side that is
+ * the reference has NULL accuracy), "bin" (comparison_id, bin, lo, hi, count, side a|b). TCJ_EINVAL
+ * when there is no such run. */
 int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
 /* Write runs (run_id < 0: all) as csv or json to path: CSV has one row per
  * run with phase.NAME and counter.NAME columns; JSON is an array of run

@@ -229,7 +229,8 @@ TEST(compare_cpu_with_itself)
     CHECK_EQ_INT(r.side.both, r.run_a.pairs);
     CHECK_EQ_INT(r.run_a.pairs, r.run_b.pairs);
     CHECK(r.run_a.pairs > ds.n);
-    CHECK(r.side.err_mean == 0 && r.side.err_std == 0 && r.side.err_min == 0 && r.side.err_max == 0);
+    CHECK(r.side.err_mean == 0 && r.side.err_std == 0 && r.side.err_min == 0 &&
+          r.side.err_max == 0);
     CHECK_EQ_INT(r.side.nbins, 1);
     CHECK_EQ_INT(r.side.bin_count[0], r.side.both);
     CHECK(r.side.bin_lo[0] == 0 && r.side.bin_hi[0] == 0);
@@ -400,8 +401,9 @@ TEST(compare_error_histogram_edges)
         want[hit]++;
     }
     for (size_t b = 0; b < r.side.nbins; b++)
-        CHECK_MSG(want[b] == r.side.bin_count[b], "bin %zu [%g, %g): %llu, recount %llu", b, r.side.bin_lo[b],
-                  r.side.bin_hi[b], (unsigned long long)r.side.bin_count[b], (unsigned long long)want[b]);
+        CHECK_MSG(want[b] == r.side.bin_count[b], "bin %zu [%g, %g): %llu, recount %llu", b,
+                  r.side.bin_lo[b], r.side.bin_hi[b], (unsigned long long)r.side.bin_count[b],
+                  (unsigned long long)want[b]);
     free(pa.p);
     free(pb.p);
     free(ds.x);

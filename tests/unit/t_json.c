@@ -277,23 +277,23 @@ static size_t expect_policy(const unsigned char *s, size_t n, char *out)
 TEST(strings_invalid_utf8)
 {
     static const char *const cases[] = {
-        "caf\xe9",                        /* Latin-1 e acute */
-        "\x80",                           /* a lone continuation byte */
-        "\xc0\x80",                       /* overlong NUL */
-        "\xc1\xbf",                       /* overlong */
-        "\xe0\x80\x80",                   /* overlong 3-byte */
-        "\xe0\x9f\xbf",                   /* overlong 3-byte, top */
-        "\xed\xa0\x80",                   /* an encoded high surrogate (CESU-8) */
-        "\xed\xbf\xbf",                   /* an encoded low surrogate */
-        "\xed\xa0\xbd\xed\xb8\x80",       /* a surrogate pair in CESU-8 */
-        "\xf0\x80\x80\x80",               /* overlong 4-byte */
-        "\xf4\x90\x80\x80",               /* above U+10FFFF */
-        "\xf5\x80\x80\x80",               /* not a lead byte */
-        "\xfe\xff",                       /* never in UTF-8 */
-        "ab\xe2\x82",                     /* truncated at the end */
-        "\xe2\x82x",                      /* truncated before ASCII */
-        "\xf0\x9f\x98",                   /* truncated 4-byte */
-        "\xc3",                           /* truncated 2-byte */
+        "caf\xe9",                  /* Latin-1 e acute */
+        "\x80",                     /* a lone continuation byte */
+        "\xc0\x80",                 /* overlong NUL */
+        "\xc1\xbf",                 /* overlong */
+        "\xe0\x80\x80",             /* overlong 3-byte */
+        "\xe0\x9f\xbf",             /* overlong 3-byte, top */
+        "\xed\xa0\x80",             /* an encoded high surrogate (CESU-8) */
+        "\xed\xbf\xbf",             /* an encoded low surrogate */
+        "\xed\xa0\xbd\xed\xb8\x80", /* a surrogate pair in CESU-8 */
+        "\xf0\x80\x80\x80",         /* overlong 4-byte */
+        "\xf4\x90\x80\x80",         /* above U+10FFFF */
+        "\xf5\x80\x80\x80",         /* not a lead byte */
+        "\xfe\xff",                 /* never in UTF-8 */
+        "ab\xe2\x82",               /* truncated at the end */
+        "\xe2\x82x",                /* truncated before ASCII */
+        "\xf0\x9f\x98",             /* truncated 4-byte */
+        "\xc3",                     /* truncated 2-byte */
         "ok \xc2\x80 \xdf\xbf \xe0\xa0\x80 \xef\xbf\xbf \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf",
         "\xf0\x9f\x98\x80 emoji, \xe2\x82\xac euro",
     };
@@ -362,9 +362,10 @@ TEST(surrogates_in_the_reader)
 TEST(reader_is_strict)
 {
     static const char *const bad[] = {
-        "{\"a\":+1}",  "{\"a\":01}",       "{\"a\":.5}",   "{\"a\":1.}",       "{\"a\":1e}",
-        "{\"a\":nan}", "{\"a\":Infinity}", "{\"a\":0x10}", "{\"a\":\"\\x\"}",  "{\"a\":\"\x01\"}",
-        "{\"a\":\"\n\"}", "{\"a\":\"\xe9\"}", "{\"a\":\"\\u12\"}", "{\"a\":1} x", "{\"a\":-}",
+        "{\"a\":+1}",        "{\"a\":01}",       "{\"a\":.5}",       "{\"a\":1.}",
+        "{\"a\":1e}",        "{\"a\":nan}",      "{\"a\":Infinity}", "{\"a\":0x10}",
+        "{\"a\":\"\\x\"}",   "{\"a\":\"\x01\"}", "{\"a\":\"\n\"}",   "{\"a\":\"\xe9\"}",
+        "{\"a\":\"\\u12\"}", "{\"a\":1} x",      "{\"a\":-}",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         json *j = json_parse(bad[k]);

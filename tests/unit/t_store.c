@@ -537,11 +537,8 @@ TEST(migrate_v2_forward)
     sb = side_with("cpu-fp16", 3, 0.993, 1229, 2, 5, 1, blo, bhi, bcnt);
     sb.err_mean = -3e-7;
     sb.only_ref_rel_max = 4e-4;
-    store_cmp_rec c = {.session_id = 1,
-                       .run_ref = 1,
-                       .ref_engine = "cpu",
-                       .eps = 0.25,
-                       .side = {&sa, &sb}};
+    store_cmp_rec c = {
+        .session_id = 1, .run_ref = 1, .ref_engine = "cpu", .eps = 0.25, .side = {&sa, &sb}};
     int64_t cid = store_comparison(st, &c);
     CHECK_EQ_INT(cid, 2);
     CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 2"), "cpu") == 0);
@@ -1761,7 +1758,8 @@ TEST(export_json)
     const jv *c = jat(jget(r0, "comparisons"), 0);
     const jv *acc = jget(jget(c, "a"), "accuracy");
     ok = ok && jstr_is(jget(c, "role"), "b") && jnum(jget(acc, "overlap")) == 0.999;
-    ok = ok && jstr_is(jget(jget(c, "b"), "engine"), "cpu") && jnull(jget(jget(c, "b"), "accuracy"));
+    ok =
+        ok && jstr_is(jget(jget(c, "b"), "engine"), "cpu") && jnull(jget(jget(c, "b"), "accuracy"));
     const jv *h = jget(acc, "histogram");
     ok = ok && h && h->t == J_ARR && h->n == 2 && jnum(jget(jat(h, 1), "count")) == 634;
     ok = ok && jnum(jget(jat(h, 0), "lo")) == -1e-7;
