@@ -224,7 +224,7 @@ static int compare_run(session *s, int argc, char **argv)
     int64_t idr = er ? runner_store(s, er, &sr, run_r, 0, NULL) : idb;
     /* The sides: A and B, each judged against the reference unless B is
      * the reference itself. */
-    static cmp_side side_b, side_r;
+    cmp_side side_b, side_r;
     cmp_side *side_a = &ra.side;
     side_a->run_id = ida;
     if (er) {
@@ -322,23 +322,23 @@ static int compare_run(session *s, int argc, char **argv)
         print_side("A", side_a, er->name);
         print_side("B", &side_b, er->name);
     } else {
-        const cmp_side *sa_ = side_a;
-        out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", sa_->overlap);
+        out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", side_a->overlap);
         out_printf("  pairs both found %llu; only %s %llu; only %s %llu\n",
-                   (unsigned long long)sa_->both, ea->name, (unsigned long long)sa_->only_engine,
-                   eb->name, (unsigned long long)sa_->only_ref);
+                   (unsigned long long)side_a->both, ea->name,
+                   (unsigned long long)side_a->only_engine, eb->name,
+                   (unsigned long long)side_a->only_ref);
         out_printf("  distance error %s - %s: mean %.4g, std %.4g, min %.4g, max %.4g\n", ea->name,
-                   eb->name, sa_->err_mean, sa_->err_std, sa_->err_min, sa_->err_max);
-        if (sa_->only_engine)
+                   eb->name, side_a->err_mean, side_a->err_std, side_a->err_min, side_a->err_max);
+        if (side_a->only_engine)
             out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", ea->name,
-                       sa_->only_engine_rel_max);
-        if (sa_->only_ref)
+                       side_a->only_engine_rel_max);
+        if (side_a->only_ref)
             out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", eb->name,
-                       sa_->only_ref_rel_max);
-        print_rel(ea->name, sa_->only_engine_rel);
-        print_rel(eb->name, sa_->only_ref_rel);
-        out_printf("  error histogram, %zu bins (bins holding pairs):\n", sa_->nbins);
-        print_hist(sa_);
+                       side_a->only_ref_rel_max);
+        print_rel(ea->name, side_a->only_engine_rel);
+        print_rel(eb->name, side_a->only_ref_rel);
+        out_printf("  error histogram, %zu bins (bins holding pairs):\n", side_a->nbins);
+        print_hist(side_a);
     }
     cell_speedup(a, sizeof a, speedup);
     out_printf("  speedup %s over %s: %s (end to end)\n", ea->name, eb->name, a);
