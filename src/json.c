@@ -1,6 +1,7 @@
 /* The one JSON writer: escaping, the number formatter, nesting. */
 #include "json.h"
 
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,9 +17,15 @@ void json_fmt_double(char *buf, size_t size, double v)
         return;
     }
     /* Increasing precision until the text reads back to the same bits (17
-     * significant digits always do for an IEEE double). Bits, not ==, so
-     * -0 stays -0. */
-    for (int prec = 1; prec <= 17; prec++) {
+     * significant digits always do for an IEEE double; bits, not ==, so -0
+     * stays -0). Starting at 15 loses nothing: when some p <= 15 digits
+     * read back, v rounded to p digits is also v rounded to 15 digits (15
+     * digits resolve 5e-16 of v, a double only 1.1e-16), and %g drops the
+     * trailing zeros. %.15g also keeps integers up to 15 digits plain
+     * ("100", not the "1e+02" of %.1g). Subnormals carry fewer bits than
+     * that and are searched from 1 digit ("5e-324"). */
+    int from = v != 0 && fabs(v) < DBL_MIN ? 1 : 15;
+    for (int prec = from; prec <= 17; prec++) {
         snprintf(buf, size, "%.*g", prec, v);
         double back = strtod(buf, NULL);
         if (memcmp(&back, &v, sizeof v) == 0)

@@ -10,9 +10,10 @@
  *    U+D800..U+DFFF, nothing above U+10FFFF, no truncated sequence) becomes
  *    one U+FFFD, written \ufffd: a Latin-1 file name "caf\xe9" reads back
  *    as "caf\ufffd". The writer never emits \uD8xx surrogate escapes.
- *  - numbers: integers as integers; doubles in the shortest %.Ng (N = 1..17)
- *    that strtod reads back to the same bits, so a reader gets exactly the
- *    double that was written; NaN and infinities as null. */
+ *  - numbers: integers as integers; doubles in the fewest significant
+ *    digits that strtod reads back to the same bits (%.15g, %.16g or
+ *    %.17g, trailing zeros dropped; subnormals from %.1g up), so a reader
+ *    gets exactly the double that was written; NaN and infinities as null. */
 #ifndef TCJ_JSON_H
 #define TCJ_JSON_H
 

@@ -25,18 +25,17 @@ static json *num_doc(double v, char **text)
     return json_parse(*text);
 }
 
-/* Significant digits in the mantissa of a %g text: "-1.25e-07" -> 3. */
+/* Significant digits in the mantissa of a %g text, leading and trailing
+ * zeros not counted: "-1.25e-07" -> 3, "100" -> 1, "0.0012" -> 2. */
 static int sig_digits(const char *t)
 {
-    int n = 0, lead = 1;
-    for (const char *p = t; *p && *p != 'e' && *p != 'E'; p++) {
-        if (*p < '0' || *p > '9')
-            continue;
-        if (lead && *p == '0')
-            continue;
-        lead = 0;
-        n++;
-    }
+    char dig[64];
+    int n = 0;
+    for (const char *p = t; *p && *p != 'e' && *p != 'E' && n < 63; p++)
+        if (*p >= '0' && *p <= '9' && (n > 0 || *p != '0'))
+            dig[n++] = *p;
+    while (n > 0 && dig[n - 1] == '0')
+        n--;
     return n ? n : 1;
 }
 
@@ -117,6 +116,14 @@ TEST(numbers_edge_values)
     CHECK(strcmp(num, "1e+21") == 0);
     json_fmt_double(num, sizeof num, 0.1 + 0.2);
     CHECK(strcmp(num, "0.30000000000000004") == 0);
+    /* Plain integers and the usual exponent forms, as %g writes them. */
+    const double plain[] = {100, 123456, 1e14, 1e15, 1e-5, 2.5e-7, 1e100, 12};
+    const char *const want[] = {"100",   "123456",  "100000000000000", "1e+15",
+                                "1e-05", "2.5e-07", "1e+100",          "12"};
+    for (int k = 0; k < 8; k++) {
+        json_fmt_double(num, sizeof num, plain[k]);
+        CHECK_MSG(strcmp(num, want[k]) == 0, "%.17g written as %s", plain[k], num);
+    }
 
     /* Not finite: null, which the reader gives as NaN. */
     const double bad[] = {NAN, -NAN, INFINITY, -INFINITY};
