@@ -1,6 +1,7 @@
 /* The accuracy comparer on hand-computed cases, on cpu against itself, and
  * cpu-fp16 against cpu checked with an independent computation from the
- * full pair lists; the block-halving path with tiny bounds; cancel. */
+ * full pair lists; the block-halving path with tiny bounds; cancel; one
+ * side the same in C, in the session log and in JSON. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -419,5 +420,77 @@ TEST(compare_cancel)
     s.cancel = &flag;
     cmp_result r;
     CHECK_EQ_INT(cmp_run(&s, &r), TCJ_ECANCEL);
+    free(ds.x);
+}
+
+/* One side, three forms: the cmp_side cmp_run fills, its comparison_sides
+ * row, and the JSON object show/export read back from the log. Every
+ * number must survive C -> SQL -> JSON bit for bit, and both sides must
+ * come back in the same shape (B here is the reference: accuracy null). */
+TEST(side_through_the_log)
+{
+    dataset ds = make_uniform(300, 5, 11);
+    engine_opts o;
+    engine_opts_default(&o);
+    cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, 0.3, &o);
+    static cmp_result r;
+    CHECK_EQ_INT(cmp_run(&s, &r), 0);
+    CHECK(r.side.both > 0 && r.side.nbins == CMP_ERR_BINS);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/side.db", t_tmpdir());
+    store *st = NULL;
+    CHECK_EQ_INT(store_open(path, &st), 0);
+    store_run_rec ra = {
+        .engine = "cpu-fp16", .eps = 0.3, .q1 = ds.n, .n = ds.n, .d = ds.d, .res = &r.run_a};
+    store_run_rec rb = {
+        .engine = "cpu", .eps = 0.3, .q1 = ds.n, .n = ds.n, .d = ds.d, .res = &r.run_b};
+    int64_t ida = store_run(st, &ra), idb = store_run(st, &rb);
+    CHECK(ida > 0 && idb > 0);
+    r.side.run_id = ida;
+    static cmp_side ref;
+    cmp_side_ref(&ref, "cpu", idb);
+    store_cmp_rec c = {.eps = 0.3, .side = {&r.side, &ref}};
+    CHECK(store_comparison(st, &c) > 0);
+
+    json_w w;
+    json_w_init(&w, '{');
+    CHECK_EQ_INT(store_run_json(st, ida, &w), 0);
+    char *text = json_w_finish(&w);
+    store_close(st);
+    json *j = json_parse(text);
+    CHECK_MSG(j != NULL, "%s", text);
+    const json *cmp = json_at(json_get(j, "comparisons"), 0);
+    const json *a = json_get(cmp, "a"), *b = json_get(cmp, "b");
+    const json *acc = json_get(a, "accuracy");
+    const cmp_side *sd = &r.side;
+    CHECK(strcmp(json_str(a, "engine", ""), "cpu-fp16") == 0 && json_num(a, "run_id") == ida);
+    CHECK(strcmp(json_str(b, "engine", ""), "cpu") == 0 && json_num(b, "run_id") == idb);
+    CHECK(json_get(b, "accuracy") && json_get(b, "accuracy")->type == JSON_NULL);
+    CHECK(strcmp(json_str(json_get(cmp, "ref"), "engine", ""), "cpu") == 0);
+    CHECK(strcmp(json_str(cmp, "role", ""), "a") == 0);
+    /* The same keys in the same order on a and b. */
+    const json *ka = a->child, *kb = b->child;
+    for (; ka && kb; ka = ka->next, kb = kb->next)
+        CHECK(strcmp(ka->key, kb->key) == 0);
+    CHECK(!ka && !kb);
+    CHECK(json_num(acc, "overlap") == sd->overlap);
+    CHECK(json_num(acc, "err_mean") == sd->err_mean && json_num(acc, "err_std") == sd->err_std);
+    CHECK(json_num(acc, "err_min") == sd->err_min && json_num(acc, "err_max") == sd->err_max);
+    CHECK(json_num(acc, "both") == (double)sd->both);
+    CHECK(json_num(acc, "only_engine") == (double)sd->only_engine);
+    CHECK(json_num(acc, "only_ref") == (double)sd->only_ref);
+    CHECK(json_num(acc, "only_engine_rel_max") == sd->only_engine_rel_max);
+    CHECK(json_num(acc, "only_ref_rel_max") == sd->only_ref_rel_max);
+    const json *h = json_get(acc, "histogram");
+    CHECK_EQ_INT(json_len(h), sd->nbins);
+    for (size_t k = 0; k < sd->nbins; k++) {
+        const json *bin = json_at(h, k);
+        CHECK_MSG(json_num(bin, "lo") == sd->bin_lo[k] && json_num(bin, "hi") == sd->bin_hi[k] &&
+                      json_num(bin, "count") == (double)sd->bin_count[k],
+                  "bin %zu", k);
+    }
+    json_free(j);
+    free(text);
     free(ds.x);
 }
