@@ -227,10 +227,12 @@ static const char migration_4[] =
     "INSERT INTO comparison_sides_v4\n"
     "  SELECT id, 'a', engine_a, run_a, overlap, err_mean, err_std, err_min, err_max, both,\n"
     "         only_a, only_b, only_a_rel_max, only_b_rel_max FROM comparisons;\n"
-    "INSERT INTO comparison_sides_v4\n"
+    /* Version 3 wrote only side b rows; an a row there would repeat the
+     * comparisons row, which wins. */
+    "INSERT OR IGNORE INTO comparison_sides_v4\n"
     "  SELECT comparison_id, side, engine, run_id, overlap, err_mean, err_std, err_min,\n"
     "         err_max, both, only_engine, only_ref, only_engine_rel_max, only_ref_rel_max\n"
-    "  FROM comparison_sides WHERE side = 'b';\n"
+    "  FROM comparison_sides;\n"
     "INSERT INTO comparison_sides_v4(comparison_id, side, engine, run_id)\n"
     "  SELECT c.id, 'b', c.engine_b, c.run_b FROM comparisons c WHERE NOT EXISTS\n"
     "  (SELECT 1 FROM comparison_sides sd WHERE sd.comparison_id = c.id AND sd.side = 'b');\n"

@@ -633,7 +633,9 @@ static int make_v3(const char *path)
         "INSERT INTO comparison_sides(comparison_id, side, engine, run_id, overlap, err_mean,"
         "  err_std, err_min, err_max, both, only_engine, only_ref, only_engine_rel_max,"
         "  only_ref_rel_max) VALUES (2, 'b', 'fasted', 3, 0.9925, -2.5e-7, 4.5e-6, -1.25e-5,"
-        "  1.5e-5, 995, 8, 5, 3.25e-4, 4.75e-4);"
+        "  1.5e-5, 995, 8, 5, 3.25e-4, 4.75e-4),"
+        /* a side a row no version-3 writer made: the comparisons row wins */
+        "  (1, 'a', 'stale', 2, 0.5, 0, 0, 0, 0, 1, 1, 1, 0, 0);"
         "INSERT INTO histogram_bins(comparison_id, side, bin, lo, hi, count) VALUES"
         "  (1, 'a', 0, -1e-5, 0, 500), (1, 'a', 1, 0, 1e-5, 490),"
         "  (2, 'a', 0, -1e-5, 0, 501), (2, 'a', 1, 0, 1e-5, 489),"
