@@ -17,6 +17,9 @@ typedef struct out_table {
 } out_table;
 
 void out_table_init(out_table *t, const char *type);
+/* A store_row_fn: names[ncol] is the store's string of type letters
+ * (store.h); a caller that is not the store passes NULL there (every value
+ * is then text). */
 int out_table_row(void *ctx, int ncol, const char *const *names, const char *const *values);
 /* Print everything and free the rows. */
 void out_table_flush(out_table *t);
