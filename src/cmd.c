@@ -216,8 +216,10 @@ void cmd_set_location(const char *file, long line)
     loc_line = line;
 }
 
-static void cmd_report(const char *msg)
+/* The stderr line, and in --json mode a record on stdout too. */
+static void cmd_report(const char *command, const char *msg)
 {
+    out_error_record(msg, command, loc_file ? loc_line : 0);
     if (loc_file)
         out_error("%s:%ld: %s", loc_file, loc_line, msg);
     else
@@ -230,7 +232,7 @@ static int cmd_exec_one(session *s, const char *line)
     char **argv, *storage;
     int argc = cmd_split(line, &argv, &storage);
     if (argc < 0) {
-        cmd_report(err_msg());
+        cmd_report(line, err_msg());
         if (s->batch)
             s->failed = 1;
         return TCJ_EINVAL;
@@ -272,7 +274,7 @@ static int cmd_exec_one(session *s, const char *line)
     double dt = engine_now() - t0;
 
     if (rc) {
-        cmd_report(err_msg()[0] ? err_msg() : "command failed");
+        cmd_report(text, err_msg()[0] ? err_msg() : "command failed");
         if (s->batch)
             s->failed = 1;
     }

@@ -99,7 +99,7 @@ static int ablate_run(session *s, int argc, char **argv)
         out_rec_obj(rec, NULL);
         out_rec_str(rec, "variant", name);
         out_rec_int(rec, "run_id", id);
-        out_rec_dbl(rec, "kernel_seconds", res.kernel_seconds);
+        out_rec_dbl(rec, "kernel_s", res.kernel_seconds);
         out_rec_dbl(rec, "tflops", tfl);
         out_rec_dbl(rec, "slowdown", slow);
         out_rec_int(rec, "pairs", (int64_t)res.pairs);

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "compare.h"
 #include "err.h"
+#include "json.h"
 #include "out.h"
 #include "runner.h"
 #include "store.h"
@@ -44,29 +45,6 @@ static void row(const char *label, const char *a, const char *b)
     row3(label, a, b, NULL);
 }
 
-static void rec_phases(out_rec *r, const char *key, const join_result *res)
-{
-    out_rec_obj(r, key);
-    for (int k = 0; k < res->nphase; k++)
-        out_rec_dbl(r, res->phase[k].name, res->phase[k].seconds);
-    out_rec_close(r);
-}
-
-static void rec_rel(out_rec *r, const char *key, const uint64_t *bins)
-{
-    out_rec_arr(r, key);
-    for (int b = 0; b < CMP_REL_BINS; b++) {
-        if (!bins[b])
-            continue;
-        out_rec_obj(r, NULL);
-        out_rec_dbl(r, "lo", cmp_rel_edges[b]);
-        out_rec_dbl(r, "hi", cmp_rel_edges[b + 1]);
-        out_rec_int(r, "count", (int64_t)bins[b]);
-        out_rec_close(r);
-    }
-    out_rec_close(r);
-}
-
 static void print_rel(const char *who, const uint64_t *bins)
 {
     for (int b = 0; b < CMP_REL_BINS; b++)
@@ -75,25 +53,12 @@ static void print_rel(const char *who, const uint64_t *bins)
                        cmp_rel_edges[b + 1], (unsigned long long)bins[b]);
 }
 
-static void print_hist(const cmp_result *r)
+static void print_hist(const cmp_side *r)
 {
     for (size_t k = 0; k < r->nbins; k++)
         if (r->bin_count[k])
             out_printf("    [%10.3g, %10.3g) %llu\n", r->bin_lo[k], r->bin_hi[k],
                        (unsigned long long)r->bin_count[k]);
-}
-
-static void rec_hist(out_rec *rec, const char *key, const cmp_result *r)
-{
-    out_rec_arr(rec, key);
-    for (size_t k = 0; k < r->nbins; k++) {
-        out_rec_obj(rec, NULL);
-        out_rec_dbl(rec, "lo", r->bin_lo[k]);
-        out_rec_dbl(rec, "hi", r->bin_hi[k]);
-        out_rec_int(rec, "count", (int64_t)r->bin_count[k]);
-        out_rec_close(rec);
-    }
-    out_rec_close(rec);
 }
 
 /* Progress of one of several comparisons mapped onto its share. */
@@ -123,7 +88,7 @@ static void cell_speedup(char *b, size_t n, double x)
 }
 
 /* The accuracy rows of A and B, each against the reference. */
-static void print_accuracy(const cmp_result *ra, const cmp_result *rb, const char *ref)
+static void print_accuracy(const cmp_side *ra, const cmp_side *rb, const char *ref)
 {
     char a[64], b[64], label[64];
     snprintf(label, sizeof label, "accuracy against %s", ref);
@@ -134,12 +99,12 @@ static void print_accuracy(const cmp_result *ra, const cmp_result *rb, const cha
     snprintf(a, sizeof a, "%llu", (unsigned long long)ra->both);
     snprintf(b, sizeof b, "%llu", (unsigned long long)rb->both);
     row("pairs both found", a, b);
-    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_a);
-    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_a);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_engine);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_engine);
     row("only the engine", a, b);
     snprintf(label, sizeof label, "only %s", ref);
-    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_b);
-    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_b);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)ra->only_ref);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)rb->only_ref);
     row(label, a, b);
     const char *names[4] = {"error mean", "error std", "error min", "error max"};
     const double va[4] = {ra->err_mean, ra->err_std, ra->err_min, ra->err_max};
@@ -149,22 +114,48 @@ static void print_accuracy(const cmp_result *ra, const cmp_result *rb, const cha
         snprintf(b, sizeof b, "%.4g", vb[k]);
         row(names[k], a, b);
     }
-    snprintf(a, sizeof a, "%.4g", ra->only_a_rel_max);
-    snprintf(b, sizeof b, "%.4g", rb->only_a_rel_max);
+    snprintf(a, sizeof a, "%.4g", ra->only_engine_rel_max);
+    snprintf(b, sizeof b, "%.4g", rb->only_engine_rel_max);
     row("only-engine max |rel|", a, b);
-    snprintf(a, sizeof a, "%.4g", ra->only_b_rel_max);
-    snprintf(b, sizeof b, "%.4g", rb->only_b_rel_max);
+    snprintf(a, sizeof a, "%.4g", ra->only_ref_rel_max);
+    snprintf(b, sizeof b, "%.4g", rb->only_ref_rel_max);
     row("only-ref max |rel|", a, b);
 }
 
 /* One side's one-sided pairs and error histogram, after the table. */
-static void print_side(const char *side, const cmp_result *r)
+static void print_side(const char *side, const cmp_side *r, const char *ref)
 {
     out_printf("  %s: %s - %s, distance error histogram, %zu bins (bins holding pairs):\n", side,
-               r->engine_a, r->engine_b, r->nbins);
+               r->engine, ref, r->nbins);
     print_hist(r);
-    print_rel(r->engine_a, r->only_a_rel);
-    print_rel(r->engine_b, r->only_b_rel);
+    print_rel(r->engine, r->only_engine_rel);
+    print_rel(ref, r->only_ref_rel);
+}
+
+/* One side of the compare record: its run and its accuracy against the
+ * reference, the same shape for a, b and ref (docs/JSON.md). */
+static void rec_side(out_rec *rec, const char *key, const cmp_side *sd, const join_spec *spec,
+                     const join_result *run, size_t n)
+{
+    double tp, tu;
+    runner_tflops(spec, run, &tp, &tu);
+    json_w *w = out_rec_json(rec);
+    json_w_obj(w, key);
+    json_w_str(w, "engine", sd->engine);
+    json_w_int(w, "run_id", sd->run_id);
+    json_w_str(w, "precision", run->precision);
+    json_w_uint(w, "pairs", run->pairs);
+    json_w_dbl(w, "selectivity", engine_selectivity(run->pairs, n));
+    json_w_dbl(w, "time_s", run->seconds);
+    json_w_dbl(w, "kernel_s", run->kernel_seconds);
+    json_w_obj(w, "phases");
+    for (int k = 0; k < run->nphase; k++)
+        json_w_dbl(w, run->phase[k].name, run->phase[k].seconds);
+    json_w_close(w);
+    json_w_dbl(w, "tflops", tp);
+    json_w_dbl(w, "tflops_unpadded", tu);
+    cmp_side_accuracy_json(sd, w);
+    json_w_close(w);
 }
 
 static const char *const compare_options[] = {"ref", NULL};
@@ -225,18 +216,26 @@ static int compare_run(session *s, int argc, char **argv)
     int64_t ida = runner_store(s, ea, &sa, run_a, 0, NULL);
     int64_t idb = runner_store(s, eb, &sb, run_b, 0, NULL);
     int64_t idr = er ? runner_store(s, er, &sr, run_r, 0, NULL) : idb;
+    /* The sides: A and B, each judged against the reference unless B is
+     * the reference itself. */
+    cmp_side side_b, side_r;
+    cmp_side *side_a = &ra.side;
+    side_a->run_id = ida;
+    if (er) {
+        side_b = rb.side;
+        side_b.run_id = idb;
+        cmp_side_ref(&side_r, er->name, idr);
+    } else {
+        cmp_side_ref(&side_b, eb->name, idb);
+        side_r = side_b;
+    }
     int64_t cid = 0;
     if (s->db) {
-        store_cmp_rec cr;
-        memset(&cr, 0, sizeof cr);
-        cmp_store_rec(&ra, &cr);
-        cr.engine_b = eb->name;
-        if (er)
-            cmp_store_rec_b(&rb, &cr);
-        cr.session_id = s->session_id;
-        cr.run_a = ida;
-        cr.run_b = idb;
-        cr.run_ref = idr;
+        store_cmp_rec cr = {.session_id = s->session_id,
+                            .eps = s->eps,
+                            .ref_engine = refn,
+                            .run_ref = idr,
+                            .side = {side_a, &side_b}};
         cid = store_comparison(s->db, &cr);
         if (cid < 0)
             cid = 0;
@@ -313,26 +312,27 @@ static int compare_run(session *s, int argc, char **argv)
         snprintf(c, sizeof c, "%.3f TFLOPS", tpr);
     row3("derived (padded d)", a, b, cc);
     if (er) {
-        print_accuracy(&ra, &rb, er->name);
-        print_side("A", &ra);
-        print_side("B", &rb);
+        print_accuracy(side_a, &side_b, er->name);
+        print_side("A", side_a, er->name);
+        print_side("B", &side_b, er->name);
     } else {
-        out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", ra.overlap);
+        out_printf("  overlap %.6f (eq. 3 of the FASTED paper)\n", side_a->overlap);
         out_printf("  pairs both found %llu; only %s %llu; only %s %llu\n",
-                   (unsigned long long)ra.both, ea->name, (unsigned long long)ra.only_a, eb->name,
-                   (unsigned long long)ra.only_b);
+                   (unsigned long long)side_a->both, ea->name,
+                   (unsigned long long)side_a->only_engine, eb->name,
+                   (unsigned long long)side_a->only_ref);
         out_printf("  distance error %s - %s: mean %.4g, std %.4g, min %.4g, max %.4g\n", ea->name,
-                   eb->name, ra.err_mean, ra.err_std, ra.err_min, ra.err_max);
-        if (ra.only_a)
+                   eb->name, side_a->err_mean, side_a->err_std, side_a->err_min, side_a->err_max);
+        if (side_a->only_engine)
             out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", ea->name,
-                       ra.only_a_rel_max);
-        if (ra.only_b)
+                       side_a->only_engine_rel_max);
+        if (side_a->only_ref)
             out_printf("  only %s: largest |d-eps|/eps %.4g (FP64 distance)\n", eb->name,
-                       ra.only_b_rel_max);
-        print_rel(ea->name, ra.only_a_rel);
-        print_rel(eb->name, ra.only_b_rel);
-        out_printf("  error histogram, %zu bins (bins holding pairs):\n", ra.nbins);
-        print_hist(&ra);
+                       side_a->only_ref_rel_max);
+        print_rel(ea->name, side_a->only_engine_rel);
+        print_rel(eb->name, side_a->only_ref_rel);
+        out_printf("  error histogram, %zu bins (bins holding pairs):\n", side_a->nbins);
+        print_hist(side_a);
     }
     cell_speedup(a, sizeof a, speedup);
     out_printf("  speedup %s over %s: %s (end to end)\n", ea->name, eb->name, a);
@@ -353,63 +353,22 @@ static int compare_run(session *s, int argc, char **argv)
         out_rec_end(rrec);
     }
 
-    /* The fields without a side are A against the reference. */
+    /* Sides a, b and ref in one shape; the accuracy of a side that is
+     * the reference is null. */
     out_rec *rec = out_rec_begin("compare");
     out_rec_int(rec, "comparison_id", cid);
-    out_rec_str(rec, "engine_a", ea->name);
-    out_rec_str(rec, "engine_b", eb->name);
-    out_rec_int(rec, "run_a", ida);
-    out_rec_int(rec, "run_b", idb);
     out_rec_str(rec, "dataset", s->ds.name);
     out_rec_int(rec, "n", (int64_t)n);
     out_rec_int(rec, "d", (int64_t)s->ds.d);
     out_rec_dbl(rec, "eps", s->eps);
-    out_rec_int(rec, "pairs_a", (int64_t)run_a->pairs);
-    out_rec_int(rec, "pairs_b", (int64_t)run_b->pairs);
-    out_rec_dbl(rec, "selectivity_a", engine_selectivity(run_a->pairs, n));
-    out_rec_dbl(rec, "selectivity_b", engine_selectivity(run_b->pairs, n));
-    out_rec_dbl(rec, "time_a", run_a->seconds);
-    out_rec_dbl(rec, "time_b", run_b->seconds);
-    rec_phases(rec, "phases_a", run_a);
-    rec_phases(rec, "phases_b", run_b);
-    out_rec_dbl(rec, "tflops_a", tpa);
-    out_rec_dbl(rec, "tflops_b", tpb);
-    out_rec_dbl(rec, "overlap", ra.overlap);
-    out_rec_int(rec, "both", (int64_t)ra.both);
-    out_rec_int(rec, "only_a", (int64_t)ra.only_a);
-    out_rec_int(rec, "only_b", (int64_t)ra.only_b);
-    out_rec_dbl(rec, "err_mean", ra.err_mean);
-    out_rec_dbl(rec, "err_std", ra.err_std);
-    out_rec_dbl(rec, "err_min", ra.err_min);
-    out_rec_dbl(rec, "err_max", ra.err_max);
-    out_rec_dbl(rec, "only_a_rel_max", ra.only_a_rel_max);
-    out_rec_dbl(rec, "only_b_rel_max", ra.only_b_rel_max);
+    rec_side(rec, "a", side_a, &sa, run_a, n);
+    rec_side(rec, "b", &side_b, &sb, run_b, n);
+    if (er)
+        rec_side(rec, "ref", &side_r, &sr, run_r, n);
+    else
+        rec_side(rec, "ref", &side_r, &sb, run_b, n);
     out_rec_dbl(rec, "speedup", speedup);
-    rec_hist(rec, "histogram", &ra);
-    rec_rel(rec, "only_a_rel", ra.only_a_rel);
-    rec_rel(rec, "only_b_rel", ra.only_b_rel);
-    out_rec_str(rec, "ref", refn);
-    out_rec_int(rec, "run_ref", idr);
     out_rec_dbl(rec, "speedup_kernel", speedup_k);
-    if (er) {
-        /* B against the same reference; only_engine / only_ref as only_a /
-         * only_b are for A. */
-        out_rec_obj(rec, "b_accuracy");
-        out_rec_dbl(rec, "overlap", rb.overlap);
-        out_rec_int(rec, "both", (int64_t)rb.both);
-        out_rec_int(rec, "only_engine", (int64_t)rb.only_a);
-        out_rec_int(rec, "only_ref", (int64_t)rb.only_b);
-        out_rec_dbl(rec, "err_mean", rb.err_mean);
-        out_rec_dbl(rec, "err_std", rb.err_std);
-        out_rec_dbl(rec, "err_min", rb.err_min);
-        out_rec_dbl(rec, "err_max", rb.err_max);
-        out_rec_dbl(rec, "only_engine_rel_max", rb.only_a_rel_max);
-        out_rec_dbl(rec, "only_ref_rel_max", rb.only_b_rel_max);
-        rec_hist(rec, "histogram", &rb);
-        rec_rel(rec, "only_engine_rel", rb.only_a_rel);
-        rec_rel(rec, "only_ref_rel", rb.only_b_rel);
-        out_rec_close(rec);
-    }
     out_rec_end(rec);
     if (s->ui && s->ui->refresh)
         s->ui->refresh(s->ui_ctx);

@@ -23,7 +23,7 @@ int cmd_engines_list(session *s)
         if (rc)
             out_printf("  %-10s %-8s    %-4s %-6s %-14s (%s)\n", "", "", "", "", "", err_msg());
         out_rec_obj(r, NULL);
-        out_rec_str(r, "name", e->name);
+        out_rec_str(r, "engine", e->name);
         out_rec_str(r, "precision", e->precision);
         out_rec_str(r, "dist", engine_dist_name(e->dist));
         out_rec_bool(r, "exact", e->exact);

@@ -37,7 +37,7 @@ static int list_last(session *s, int argc, char **argv, int runs)
     if ((rc = need_db(s)) || (rc = parse_limit(argc, argv, 20, &n)))
         return rc;
     out_table t;
-    out_table_init(&t, runs ? "runs" : "command");
+    out_table_init(&t, runs ? "runs" : "history");
     /* History stops before this command: its own line is not history yet. */
     rc = runs ? store_runs(s->db, n, out_table_row, &t)
               : store_history(s->db, n, s->command_id, out_table_row, &t);
@@ -91,19 +91,13 @@ static int parse_id(const char *w, int64_t *out)
     return 0;
 }
 
-/* One row of show run: each section (run, phase, counter, comparison, bin)
- * has its own columns; each becomes a record and a few lines of text. */
+/* One row of show run as text: each section (run, phase, counter,
+ * comparison, side, bin) has its own columns and gives a few lines. */
 static int show_row(void *ctx, int ncol, const char *const *names, const char *const *values)
 {
     int *rows = ctx;
     (*rows)++;
     const char *sec = ncol > 0 && values[0] ? values[0] : "";
-    char type[32];
-    snprintf(type, sizeof type, "run_%s", sec);
-    out_rec *r = out_rec_begin(type);
-    for (int c = 1; c < ncol; c++)
-        out_rec_str(r, names[c], values[c]);
-    out_rec_end(r);
 
     if (!strcmp(sec, "run")) {
         for (int c = 1; c < ncol; c++)
@@ -140,6 +134,13 @@ static int show_run(session *s, int argc, char **argv)
     rc = store_show_run(s->db, id, show_row, &rows);
     if (!rc && rows == 0)
         return err_set(TCJ_EINVAL, "no run %lld in the session log", (long long)id);
+    if (rc)
+        return rc;
+    /* The record is the run's export object: the same names and typed
+     * numbers as export and the run record. */
+    out_rec *r = out_rec_begin("show");
+    rc = store_run_json(s->db, id, out_rec_json(r));
+    out_rec_end(r);
     return rc;
 }
 
@@ -177,9 +178,12 @@ static int export_run(session *s, int argc, char **argv)
         return rc;
     out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
     out_rec *r = out_rec_begin("export");
-    out_rec_int(r, "run_id", id < 0 ? 0 : id);
+    if (id < 0)
+        out_rec_null(r, "run_id"); /* every run */
+    else
+        out_rec_int(r, "run_id", id);
     out_rec_str(r, "format", argv[k]);
-    out_rec_str(r, "path", argv[k + 1]);
+    out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
     return 0;
 }

@@ -40,8 +40,8 @@ static int info_run(session *s, int argc, char **argv)
 
     out_rec *r = out_rec_begin("info");
     out_rec_str(r, "dataset", ds->name);
-    out_rec_str(r, "format", ds->format);
-    out_rec_str(r, "path", ds->path);
+    out_rec_str(r, "dataset_format", ds->format);
+    out_rec_str(r, "dataset_path", ds->path);
     out_rec_int(r, "n", (int64_t)ds->n);
     out_rec_int(r, "d", (int64_t)ds->d);
     out_rec_dbl(r, "min", in.min);
@@ -52,7 +52,7 @@ static int info_run(session *s, int argc, char **argv)
     out_rec_int(r, "fp16_underflow", (int64_t)in.fp16_underflow);
     out_rec_int(r, "fp16_subnormal", (int64_t)in.fp16_subnormal);
     out_rec_int(r, "duplicates", (int64_t)in.duplicates);
-    out_rec_str(r, "hash", hash);
+    out_rec_str(r, "dataset_hash", hash);
     out_rec_end(r);
     return 0;
 }

@@ -27,12 +27,12 @@ static void adopt(session *s, dataset *ds)
                hash);
     out_rec *r = out_rec_begin("dataset");
     out_rec_int(r, "dataset_id", s->dataset_id);
-    out_rec_str(r, "name", s->ds.name);
-    out_rec_str(r, "path", s->ds.path);
-    out_rec_str(r, "format", s->ds.format);
+    out_rec_str(r, "dataset", s->ds.name);
+    out_rec_str(r, "dataset_path", s->ds.path);
+    out_rec_str(r, "dataset_format", s->ds.format);
     out_rec_int(r, "n", (int64_t)s->ds.n);
     out_rec_int(r, "d", (int64_t)s->ds.d);
-    out_rec_str(r, "hash", hash);
+    out_rec_str(r, "dataset_hash", hash);
     out_rec_end(r);
 }
 

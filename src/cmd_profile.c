@@ -44,7 +44,7 @@ static void emit_record(const cupti_prof_result *pr, const engine *e, int64_t ru
     out_rec_bool(r, "ran", ran);
     out_rec_bool(r, "counters_ok", pr->status == 0);
     out_rec_str(r, "reason", pr->status ? pr->reason : NULL);
-    out_rec_int(r, "passes", pr->passes);
+    out_rec_int(r, "replay_passes", pr->passes);
     out_rec_obj(r, "counters");
     for (int k = 0; pr->status == 0 && k < pr->n; k++)
         out_rec_dbl(r, pr->name[k], pr->value[k]);

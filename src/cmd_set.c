@@ -14,7 +14,7 @@ static int set_run(session *s, int argc, char **argv)
         for (const setting *t = settings_table; t->name; t++) {
             t->get(s, val, sizeof val);
             out_printf("  %-10s %-28s %s\n", t->name, val, t->help);
-            out_rec_str(r, t->name, val);
+            out_rec_text_value(r, t->name, val);
         }
         out_rec_end(r);
         return 0;
@@ -25,6 +25,10 @@ static int set_run(session *s, int argc, char **argv)
     if (argc == 1) {
         t->get(s, val, sizeof val);
         out_printf("%s %s\n", t->name, val);
+        out_rec *r = out_rec_begin("set");
+        out_rec_str(r, "name", t->name);
+        out_rec_text_value(r, "value", val);
+        out_rec_end(r);
         return 0;
     }
     if (argc - 1 != t->nvals)
@@ -36,7 +40,7 @@ static int set_run(session *s, int argc, char **argv)
     out_printf("%s %s\n", t->name, val);
     out_rec *r = out_rec_begin("set");
     out_rec_str(r, "name", t->name);
-    out_rec_str(r, "value", val);
+    out_rec_text_value(r, "value", val);
     out_rec_end(r);
     return 0;
 }

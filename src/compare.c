@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "err.h"
-#include "store.h"
+#include "json.h"
 
 const double cmp_rel_edges[CMP_REL_BINS + 1] = {
     -INFINITY, -1e-1, -1e-2, -1e-3, -1e-4, -1e-5, -1e-6,    0,
@@ -156,18 +156,18 @@ typedef struct cmp_acc {
     cmp_hist hist;
 } cmp_acc;
 
-static void cmp_merge_row(const cmp_spec *s, cmp_result *r, cmp_acc *acc, size_t i,
-                          const cmp_pair *a, size_t na, const cmp_pair *b, size_t nb)
+static void cmp_merge_row(const cmp_spec *s, cmp_side *r, cmp_acc *acc, size_t i, const cmp_pair *a,
+                          size_t na, const cmp_pair *b, size_t nb)
 {
     size_t x = 0, y = 0, inter = 0;
     while (x < na || y < nb) {
         if (y == nb || (x < na && a[x].j < b[y].j)) {
-            r->only_a++;
-            cmp_only(s, i, a[x].j, &r->only_a_rel_max, r->only_a_rel);
+            r->only_engine++;
+            cmp_only(s, i, a[x].j, &r->only_engine_rel_max, r->only_engine_rel);
             x++;
         } else if (x == na || b[y].j < a[x].j) {
-            r->only_b++;
-            cmp_only(s, i, b[y].j, &r->only_b_rel_max, r->only_b_rel);
+            r->only_ref++;
+            cmp_only(s, i, b[y].j, &r->only_ref_rel_max, r->only_ref_rel);
             y++;
         } else {
             double e = sqrt(a[x].d2) - sqrt(b[y].d2);
@@ -250,6 +250,8 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
     r->engine_a = s->a->name;
     r->engine_b = s->b->name;
     r->eps = s->eps;
+    r->side.engine = s->a->name;
+    r->side.judged = 1;
     double t0 = engine_now();
     const size_t n = s->ds ? s->ds->n : 0;
     cmp_prog prog = {.s = s, .lo = 0, .span = 0.1};
@@ -322,8 +324,8 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
         cmp_buf_sort(&ba, r0, nr, offa);
         cmp_buf_sort(&bb, r0, nr, offb);
         for (size_t k = 0; k < nr; k++)
-            cmp_merge_row(s, r, &acc, r0 + k, ba.p + offa[k], offa[k + 1] - offa[k], bb.p + offb[k],
-                          offb[k + 1] - offb[k]);
+            cmp_merge_row(s, &r->side, &acc, r0 + k, ba.p + offa[k], offa[k + 1] - offa[k],
+                          bb.p + offb[k], offb[k + 1] - offb[k]);
         r->blocks++;
         r0 = r1;
         /* Plenty of room left: try a larger block next. */
@@ -343,23 +345,24 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
     free(offb);
     r->pair_seconds = engine_now() - tp;
 
-    r->overlap = n ? acc.score_sum / (double)n : 1.0;
+    cmp_side *sd = &r->side;
+    sd->overlap = n ? acc.score_sum / (double)n : 1.0;
     if (acc.nerr) {
-        r->err_mean = acc.mean;
-        r->err_std = sqrt(acc.m2 / (double)acc.nerr);
-        r->err_min = acc.min;
-        r->err_max = acc.max;
+        sd->err_mean = acc.mean;
+        sd->err_std = sqrt(acc.m2 / (double)acc.nerr);
+        sd->err_min = acc.min;
+        sd->err_max = acc.max;
     }
     if (acc.hist.w > 0) {
-        r->nbins = CMP_ERR_BINS;
+        sd->nbins = CMP_ERR_BINS;
         for (int b = 0; b < CMP_ERR_BINS; b++) {
-            r->bin_lo[b] = (b - CMP_HALF - 0.5) * acc.hist.w;
-            r->bin_hi[b] = (b - CMP_HALF + 0.5) * acc.hist.w;
-            r->bin_count[b] = acc.hist.c[b];
+            sd->bin_lo[b] = (b - CMP_HALF - 0.5) * acc.hist.w;
+            sd->bin_hi[b] = (b - CMP_HALF + 0.5) * acc.hist.w;
+            sd->bin_count[b] = acc.hist.c[b];
         }
     } else if (acc.nerr) {
-        r->nbins = 1;
-        r->bin_count[0] = acc.hist.zeros;
+        sd->nbins = 1;
+        sd->bin_count[0] = acc.hist.zeros;
     }
     r->seconds = engine_now() - t0;
     if (!rc && s->progress)
@@ -367,43 +370,56 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
     return rc;
 }
 
-void cmp_store_rec(const cmp_result *r, store_cmp_rec *c)
+void cmp_side_ref(cmp_side *side, const char *engine, int64_t run_id)
 {
-    c->engine_a = r->engine_a;
-    c->engine_b = r->engine_b;
-    c->eps = r->eps;
-    c->overlap = r->overlap;
-    c->err_mean = r->err_mean;
-    c->err_std = r->err_std;
-    c->err_min = r->err_min;
-    c->err_max = r->err_max;
-    c->both = r->both;
-    c->only_a = r->only_a;
-    c->only_b = r->only_b;
-    c->nbins = r->nbins;
-    c->bin_lo = r->bin_lo;
-    c->bin_hi = r->bin_hi;
-    c->bin_count = r->bin_count;
-    c->only_a_rel_max = r->only_a_rel_max;
-    c->only_b_rel_max = r->only_b_rel_max;
+    memset(side, 0, sizeof *side);
+    side->engine = engine;
+    side->run_id = run_id;
 }
 
-void cmp_store_rec_b(const cmp_result *rb, store_cmp_rec *c)
+/* One-sided pairs per (d - eps)/eps bin, bins holding pairs only. */
+static void rel_json(json_w *w, const char *key, const uint64_t *bins)
 {
-    c->ref_engine = rb->engine_b;
-    c->has_b = 1;
-    c->b_overlap = rb->overlap;
-    c->b_err_mean = rb->err_mean;
-    c->b_err_std = rb->err_std;
-    c->b_err_min = rb->err_min;
-    c->b_err_max = rb->err_max;
-    c->b_both = rb->both;
-    c->b_only_engine = rb->only_a;
-    c->b_only_ref = rb->only_b;
-    c->b_only_engine_rel_max = rb->only_a_rel_max;
-    c->b_only_ref_rel_max = rb->only_b_rel_max;
-    c->b_nbins = rb->nbins;
-    c->b_bin_lo = rb->bin_lo;
-    c->b_bin_hi = rb->bin_hi;
-    c->b_bin_count = rb->bin_count;
+    json_w_arr(w, key);
+    for (int b = 0; b < CMP_REL_BINS; b++) {
+        if (!bins[b])
+            continue;
+        json_w_obj(w, NULL);
+        json_w_dbl(w, "lo", cmp_rel_edges[b]);
+        json_w_dbl(w, "hi", cmp_rel_edges[b + 1]);
+        json_w_uint(w, "count", bins[b]);
+        json_w_close(w);
+    }
+    json_w_close(w);
+}
+
+void cmp_side_accuracy_json(const cmp_side *sd, json_w *w)
+{
+    if (!sd->judged) {
+        json_w_null(w, "accuracy");
+        return;
+    }
+    json_w_obj(w, "accuracy");
+    json_w_dbl(w, "overlap", sd->overlap);
+    json_w_uint(w, "both", sd->both);
+    json_w_uint(w, "only_engine", sd->only_engine);
+    json_w_uint(w, "only_ref", sd->only_ref);
+    json_w_dbl(w, "err_mean", sd->err_mean);
+    json_w_dbl(w, "err_std", sd->err_std);
+    json_w_dbl(w, "err_min", sd->err_min);
+    json_w_dbl(w, "err_max", sd->err_max);
+    json_w_dbl(w, "only_engine_rel_max", sd->only_engine_rel_max);
+    json_w_dbl(w, "only_ref_rel_max", sd->only_ref_rel_max);
+    json_w_arr(w, "histogram");
+    for (size_t k = 0; k < sd->nbins; k++) {
+        json_w_obj(w, NULL);
+        json_w_dbl(w, "lo", sd->bin_lo[k]);
+        json_w_dbl(w, "hi", sd->bin_hi[k]);
+        json_w_uint(w, "count", sd->bin_count[k]);
+        json_w_close(w);
+    }
+    json_w_close(w);
+    rel_json(w, "only_engine_rel", sd->only_engine_rel);
+    rel_json(w, "only_ref_rel", sd->only_ref_rel);
+    json_w_close(w);
 }

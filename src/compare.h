@@ -37,18 +37,21 @@ typedef struct cmp_spec {
     void *progress_ctx;
 } cmp_spec;
 
-typedef struct cmp_result {
-    const char *engine_a, *engine_b; /* static names from the engines */
-    double eps;
-    /* Each engine once in COUNT mode over all rows: clean times and pair
-     * counts, for the caller to store as runs. */
-    join_result run_a, run_b;
-
-    double overlap;                /* eq. 3, over all n points */
-    uint64_t both, only_a, only_b; /* pairs */
-    /* dist_A - dist_B, dist = sqrt(d2 as each engine computed it), over the
-     * pairs both found: mean, population std (Welford), min, max. All 0
-     * when both == 0. */
+/* One side of a comparison: an engine, its stored run and its accuracy
+ * against the reference. The same struct serves A and B (and the engine
+ * and reference of one cmp_run); the store keeps it as one
+ * comparison_sides row per side and JSON writes it as one object shape
+ * (cmp_side_rec_fields). */
+typedef struct cmp_side {
+    const char *engine;             /* static name from the engine table */
+    int64_t run_id;                 /* the stored run, 0 when not stored */
+    int judged;                     /* 0: this side is the reference itself, the rest is unset */
+    double overlap;                 /* eq. 3, over all n points */
+    uint64_t both;                  /* pairs both the engine and the reference found */
+    uint64_t only_engine, only_ref; /* pairs one of them found */
+    /* dist_engine - dist_ref, dist = sqrt(d2 as each engine computed it),
+     * over the pairs both found: mean, population std (Welford), min, max.
+     * All 0 when both == 0. */
     double err_mean, err_std, err_min, err_max;
     /* Histogram of that error: nbins equal bins [lo, hi) symmetric around
      * 0; the range is set from the first nonzero errors and tripled (three
@@ -60,8 +63,18 @@ typedef struct cmp_result {
     /* One-sided pairs: rel = (d - eps)/eps with d the FP64 direct-form
      * distance; the largest |rel|, and counts per cmp_rel_edges bin
      * (edges[b] <= rel < edges[b+1]). */
-    double only_a_rel_max, only_b_rel_max;
-    uint64_t only_a_rel[CMP_REL_BINS], only_b_rel[CMP_REL_BINS];
+    double only_engine_rel_max, only_ref_rel_max;
+    uint64_t only_engine_rel[CMP_REL_BINS], only_ref_rel[CMP_REL_BINS];
+} cmp_side;
+
+typedef struct cmp_result {
+    const char *engine_a, *engine_b; /* static names: the engine and the reference */
+    double eps;
+    /* Each engine once in COUNT mode over all rows: clean times and pair
+     * counts, for the caller to store as runs. */
+    join_result run_a, run_b;
+    /* A judged against B (side.engine is A; run_id left for the caller). */
+    cmp_side side;
 
     size_t blocks;       /* row blocks in the pair pass */
     size_t redone;       /* blocks halved and redone because a buffer filled */
@@ -75,13 +88,13 @@ extern const double cmp_rel_edges[CMP_REL_BINS + 1];
  * with err_msg(). On error *r holds what was done so far. */
 int cmp_run(const cmp_spec *s, cmp_result *r);
 
-/* Fill the comparison fields of a store record from r (ids are left for the
- * caller). The record points into r, which must outlive it. */
-struct store_cmp_rec;
-void cmp_store_rec(const cmp_result *r, struct store_cmp_rec *rec);
-/* Add B's side to a record filled by cmp_store_rec from A's comparison:
- * rb is B judged against the same reference (rb->engine_a is B); the
- * reference is rb->engine_b. rb must outlive the record. */
-void cmp_store_rec_b(const cmp_result *rb, struct store_cmp_rec *rec);
+/* A side that is the reference itself: engine and run, nothing judged. */
+void cmp_side_ref(cmp_side *side, const char *engine, int64_t run_id);
+/* The member "accuracy" of a side's JSON object (docs/JSON.md): overlap,
+ * both, only_engine, only_ref, err_mean, err_std, err_min, err_max,
+ * only_engine_rel_max, only_ref_rel_max, histogram, only_engine_rel,
+ * only_ref_rel; null when the side is not judged. */
+struct json_w;
+void cmp_side_accuracy_json(const cmp_side *sd, struct json_w *w);
 
 #endif

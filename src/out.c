@@ -1,6 +1,7 @@
 /* The one writer: plain text, JSON records, errors, routed to a sink. */
 #include "out.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "json.h"
 
 static void out_default_sink(void *ctx, out_kind kind, const char *text);
 
@@ -96,179 +98,111 @@ void out_error(const char *fmt, ...)
     free(s);
 }
 
-/* ---- records ---- */
-
-#define REC_DEPTH 16
+/* ---- records: the JSON writer (json.c) plus a sink ---- */
 
 struct out_rec {
-    char *buf;
-    size_t len, cap;
-    int depth;
-    char kind[REC_DEPTH]; /* '{' or '[' per open level */
-    int first[REC_DEPTH]; /* nothing written yet at this level */
+    json_w w;
 };
-
-static void rec_put(out_rec *r, const char *s, size_t n)
-{
-    if (r->len + n + 1 > r->cap) {
-        while (r->len + n + 1 > r->cap)
-            r->cap = r->cap ? 2 * r->cap : 256;
-        r->buf = xrealloc(r->buf, r->cap);
-    }
-    memcpy(r->buf + r->len, s, n);
-    r->len += n;
-    r->buf[r->len] = '\0';
-}
-
-static void rec_puts(out_rec *r, const char *s)
-{
-    rec_put(r, s, strlen(s));
-}
-
-/* A JSON string literal: quotes, backslashes and control characters
- * escaped; other bytes (UTF-8) passed through. */
-static void rec_string(out_rec *r, const char *s)
-{
-    rec_put(r, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        switch (*p) {
-        case '"':
-            rec_puts(r, "\\\"");
-            break;
-        case '\\':
-            rec_puts(r, "\\\\");
-            break;
-        case '\n':
-            rec_puts(r, "\\n");
-            break;
-        case '\r':
-            rec_puts(r, "\\r");
-            break;
-        case '\t':
-            rec_puts(r, "\\t");
-            break;
-        case '\b':
-            rec_puts(r, "\\b");
-            break;
-        case '\f':
-            rec_puts(r, "\\f");
-            break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) {
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                rec_puts(r, esc);
-            } else {
-                rec_put(r, (const char *)p, 1);
-            }
-        }
-    }
-    rec_put(r, "\"", 1);
-}
-
-/* Separator and key for the next member (key ignored inside arrays). */
-static void rec_key(out_rec *r, const char *key)
-{
-    if (!r->first[r->depth])
-        rec_put(r, ",", 1);
-    r->first[r->depth] = 0;
-    if (r->kind[r->depth] == '{') {
-        rec_string(r, key ? key : "");
-        rec_put(r, ":", 1);
-    }
-}
 
 out_rec *out_rec_begin(const char *type)
 {
     out_rec *r = xcalloc(1, sizeof *r);
-    r->kind[0] = '{';
-    r->first[0] = 1;
-    rec_put(r, "{", 1);
+    json_w_init(&r->w, '{');
     if (type)
-        out_rec_str(r, "type", type);
+        json_w_str(&r->w, "type", type);
     return r;
 }
 
 void out_rec_str(out_rec *r, const char *key, const char *val)
 {
-    rec_key(r, key);
-    if (val)
-        rec_string(r, val);
-    else
-        rec_puts(r, "null");
+    json_w_str(&r->w, key, val);
 }
 
 void out_rec_int(out_rec *r, const char *key, int64_t val)
 {
-    char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)val);
-    rec_key(r, key);
-    rec_puts(r, num);
+    json_w_int(&r->w, key, val);
 }
 
-/* The shortest of %.15g / %.17g that reads back as the same double. */
+void out_rec_uint(out_rec *r, const char *key, uint64_t val)
+{
+    json_w_uint(&r->w, key, val);
+}
+
 void out_fmt_double(char *buf, size_t size, double v)
 {
-    snprintf(buf, size, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, size, "%.17g", v);
+    json_fmt_double(buf, size, v);
 }
 
 void out_rec_dbl(out_rec *r, const char *key, double val)
 {
-    char num[40];
-    rec_key(r, key);
-    if (!isfinite(val)) {
-        rec_puts(r, "null");
-        return;
-    }
-    out_fmt_double(num, sizeof num, val);
-    rec_puts(r, num);
+    json_w_dbl(&r->w, key, val);
 }
 
 void out_rec_bool(out_rec *r, const char *key, int val)
 {
-    rec_key(r, key);
-    rec_puts(r, val ? "true" : "false");
+    json_w_bool(&r->w, key, val);
 }
 
-static void rec_open(out_rec *r, const char *key, char kind)
+void out_rec_null(out_rec *r, const char *key)
 {
-    rec_key(r, key);
-    if (r->depth + 1 >= REC_DEPTH)
-        abort(); /* a programming error: records are shallow */
-    r->depth++;
-    r->kind[r->depth] = kind;
-    r->first[r->depth] = 1;
-    rec_put(r, kind == '{' ? "{" : "[", 1);
+    json_w_null(&r->w, key);
 }
 
 void out_rec_obj(out_rec *r, const char *key)
 {
-    rec_open(r, key, '{');
+    json_w_obj(&r->w, key);
 }
 
 void out_rec_arr(out_rec *r, const char *key)
 {
-    rec_open(r, key, '[');
+    json_w_arr(&r->w, key);
 }
 
 void out_rec_close(out_rec *r)
 {
-    if (r->depth == 0)
-        return;
-    rec_put(r, r->kind[r->depth] == '{' ? "}" : "]", 1);
-    r->depth--;
+    json_w_close(&r->w);
 }
 
 void out_rec_end(out_rec *r)
 {
-    while (r->depth > 0)
-        out_rec_close(r);
-    rec_put(r, "}", 1);
-    sink_fn(sink_ctx, OUT_RECORD, r->buf);
-    free(r->buf);
+    char *text = json_w_finish(&r->w);
+    sink_fn(sink_ctx, OUT_RECORD, text);
+    free(text);
     free(r);
+}
+
+json_w *out_rec_json(out_rec *r)
+{
+    return &r->w;
+}
+
+void out_rec_text_value(out_rec *r, const char *key, const char *text)
+{
+    char *end;
+    /* JSON's number syntax is narrower than strtod's: no hex, inf, nan,
+     * leading '+' or '.', and no leading blanks. */
+    int numeric =
+        text && strspn(text, "0123456789+-.eE") == strlen(text) &&
+        (isdigit((unsigned char)text[0]) || (text[0] == '-' && isdigit((unsigned char)text[1])));
+    double v = numeric ? strtod(text, &end) : 0;
+    if (numeric && !*end && isfinite(v))
+        json_w_dbl(&r->w, key, v);
+    else
+        json_w_str(&r->w, key, text);
+}
+
+void out_error_record(const char *message, const char *command, long line)
+{
+    if (!json_on)
+        return;
+    out_rec *r = out_rec_begin("error");
+    out_rec_str(r, "message", message);
+    out_rec_str(r, "command", command);
+    if (line > 0)
+        out_rec_int(r, "line", line);
+    else
+        out_rec_null(r, "line");
+    out_rec_end(r);
 }
 
 /* ---- buffer sink (tests) ---- */

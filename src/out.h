@@ -27,7 +27,8 @@ int out_json(void);
 void out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Records: a flat JSON object with optional nested objects/arrays.
+/* Records: written by the one JSON writer (json.h, which says how strings
+ * and numbers are written). A flat JSON object with optional nested objects/arrays.
  *   out_rec *r = out_rec_begin("run");   -- adds "type":"run"
  *   out_rec_int(r, "run_id", 3); out_rec_obj(r, "phases"); ... out_rec_close(r);
  *   out_rec_end(r);                      -- emits and frees
@@ -36,13 +37,26 @@ typedef struct out_rec out_rec;
 out_rec *out_rec_begin(const char *type);
 void out_rec_str(out_rec *r, const char *key, const char *val); /* NULL -> null */
 void out_rec_int(out_rec *r, const char *key, int64_t val);
+void out_rec_uint(out_rec *r, const char *key, uint64_t val);
 void out_rec_dbl(out_rec *r, const char *key, double val); /* NaN/Inf -> null */
 void out_rec_bool(out_rec *r, const char *key, int val);
+void out_rec_null(out_rec *r, const char *key);
 void out_rec_obj(out_rec *r, const char *key); /* open a nested object */
 void out_rec_arr(out_rec *r, const char *key); /* open a nested array */
 void out_rec_close(out_rec *r);                /* close the innermost */
 /* Array elements (key ignored inside arrays: pass NULL). */
 void out_rec_end(out_rec *r);
+/* The record's JSON writer, for code that writes members with json.h
+ * directly (the store's run object, a comparison side). */
+struct json_w;
+struct json_w *out_rec_json(out_rec *r);
+/* A value given as text (settings): a JSON number when the whole text is
+ * one finite number, else a string. */
+void out_rec_text_value(out_rec *r, const char *key, const char *text);
+/* In --json mode only: an error as a record on stdout,
+ * {"type":"error","message":...,"command":...,"line":...}; command NULL and
+ * line <= 0 are written as null. out_error still writes the stderr line. */
+void out_error_record(const char *message, const char *command, long line);
 
 /* A growable buffer sink for tests: collects everything as text, records
  * one per line, errors prefixed with "error: ". */
@@ -53,8 +67,8 @@ typedef struct out_buf {
 void out_buf_sink(void *ctx, out_kind kind, const char *text);
 void out_buf_free(out_buf *b);
 
-/* The shortest of %.15g / %.17g that reads back as the same double (used
- * for JSON numbers and exact human output). */
+/* The shortest decimal that reads back as the same double (json.h's
+ * json_fmt_double; used for JSON numbers and exact human output). */
 void out_fmt_double(char *buf, size_t size, double v);
 
 #endif

@@ -26,38 +26,37 @@ int out_table_row(void *ctx, int ncol, const char *const *names, const char *con
     if (t->nrow == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 16;
         t->cells = xrealloc(t->cells, t->cap * (size_t)t->ncol * sizeof *t->cells);
-        t->isnull = xrealloc(t->isnull, t->cap * (size_t)t->ncol);
+        t->types = xrealloc(t->types, t->cap * (size_t)t->ncol);
     }
+    /* The store gives each value's SQLite type after the names. */
+    const char *types = names[ncol];
     for (int c = 0; c < t->ncol; c++) {
         const char *v = c < ncol ? values[c] : NULL;
         t->cells[t->nrow * (size_t)t->ncol + (size_t)c] = xstrdup(v ? v : "");
-        t->isnull[t->nrow * (size_t)t->ncol + (size_t)c] = v == NULL;
+        t->types[t->nrow * (size_t)t->ncol + (size_t)c] = !v ? 'n' : types ? types[c] : 't';
     }
     t->nrow++;
     return 0;
 }
 
-/* A cell that reads fully as a number is written as a JSON number. */
-static void rec_cell(out_rec *r, const char *key, const char *v, int isnull)
+/* A cell as the JSON value of its SQLite type: integers and reals as
+ * numbers (reals come as text that reads back to the stored double), text
+ * as a string however it looks. */
+static void rec_cell(out_rec *r, const char *key, const char *v, char type)
 {
-    if (isnull) {
-        out_rec_str(r, key, NULL);
-        return;
+    switch (type) {
+    case 'n':
+        out_rec_null(r, key);
+        break;
+    case 'i':
+        out_rec_int(r, key, strtoll(v, NULL, 10));
+        break;
+    case 'r':
+        out_rec_dbl(r, key, strtod(v, NULL));
+        break;
+    default:
+        out_rec_str(r, key, v);
     }
-    char *end;
-    if (*v && strspn(v, "0123456789-+.eE") == strlen(v)) {
-        long long i = strtoll(v, &end, 10);
-        if (!*end) {
-            out_rec_int(r, key, i);
-            return;
-        }
-        double d = strtod(v, &end);
-        if (!*end) {
-            out_rec_dbl(r, key, d);
-            return;
-        }
-    }
-    out_rec_str(r, key, v);
 }
 
 /* Plain display: long fractions shortened to 6 significant digits. */
@@ -80,7 +79,7 @@ void out_table_flush(out_table *t)
     for (size_t i = 0; i < t->nrow; i++) {
         out_rec *r = out_rec_begin(t->type);
         for (size_t c = 0; c < nc; c++)
-            rec_cell(r, t->names[c], t->cells[i * nc + c], t->isnull[i * nc + c]);
+            rec_cell(r, t->names[c], t->cells[i * nc + c], t->types[i * nc + c]);
         out_rec_end(r);
     }
     if (t->vertical) {
@@ -119,7 +118,7 @@ void out_table_flush(out_table *t)
     for (size_t c = 0; c < nc; c++)
         free(t->names[c]);
     free(t->cells);
-    free(t->isnull);
+    free(t->types);
     free(t->names);
     const char *type = t->type;
     int vertical = t->vertical;

@@ -176,10 +176,16 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
     out_rec_dbl(r, "tflops_unpadded", tu);
     out_rec_str(r, "tflops_quoted", "padded");
     out_rec_str(r, "variant", res->variant);
+    /* Named "counters" as in show and export (docs/JSON.md). */
     if (res->nmetric) {
-        out_rec_obj(r, "metrics");
+        out_rec_obj(r, "counters");
         for (int k = 0; k < res->nmetric; k++)
             out_rec_dbl(r, res->metric[k].name, res->metric[k].value);
+        out_rec_close(r);
+        out_rec_obj(r, "counter_units");
+        for (int k = 0; k < res->nmetric; k++)
+            out_rec_str(r, res->metric[k].name,
+                        res->metric[k].unit[0] ? res->metric[k].unit : NULL);
         out_rec_close(r);
     }
 }

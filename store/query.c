@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../src/err.h"
+#include "json.h"
 #include "store_int.h"
 
 /* Step s to the end, handing each row to fn as text; finalizes s. *stopped
@@ -16,13 +17,39 @@ static int rows_stop(store *st, sqlite3_stmt *s, store_row_fn fn, void *ctx, con
     int ncol = sqlite3_column_count(s);
     const char **names = xcalloc((unsigned long)ncol + 1, sizeof *names);
     const char **vals = xcalloc((unsigned long)ncol + 1, sizeof *vals);
+    char *types = xcalloc((unsigned long)ncol + 1, 1);
+    char(*reals)[JSON_NUM_MAX] = xcalloc((unsigned long)ncol + 1, sizeof *reals);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         /* Names are read per row: a re-prepared statement invalidates them. */
         for (int i = 0; i < ncol; i++) {
             names[i] = sqlite3_column_name(s, i);
-            vals[i] = (const char *)sqlite3_column_text(s, i);
+            switch (sqlite3_column_type(s, i)) {
+            case SQLITE_INTEGER:
+                types[i] = 'i';
+                break;
+            case SQLITE_FLOAT:
+                types[i] = 'r';
+                break;
+            case SQLITE_NULL:
+                types[i] = 'n';
+                break;
+            case SQLITE_BLOB:
+                types[i] = 'b';
+                break;
+            default:
+                types[i] = 't';
+            }
+            /* SQLite's own text of a real keeps 15 digits; the writer's
+             * formatter keeps the double. */
+            if (types[i] == 'r') {
+                json_fmt_double(reals[i], sizeof reals[i], sqlite3_column_double(s, i));
+                vals[i] = reals[i];
+            } else {
+                vals[i] = (const char *)sqlite3_column_text(s, i);
+            }
         }
+        names[ncol] = types;
         if (fn && fn(ctx, ncol, names, vals)) {
             rc = SQLITE_DONE;
             if (stopped)
@@ -33,6 +60,8 @@ static int rows_stop(store *st, sqlite3_stmt *s, store_row_fn fn, void *ctx, con
     int ret = rc == SQLITE_DONE ? 0 : store_fail(st, what);
     free(names);
     free(vals);
+    free(types);
+    free(reals);
     sqlite3_finalize(s);
     return ret;
 }
@@ -70,15 +99,36 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
     return rows_to(st, s, fn, ctx, what);
 }
 
+/* Columns named as in every JSON record (docs/JSON.md): one name per
+ * quantity, whichever command shows it. */
+#define RUN_STATUS "CASE WHEN r.status = 0 THEN 'ok' ELSE 'error' END"
+#define RUN_SELECT                                                                                 \
+    "r.id AS run_id, r.at, r.session_id, r.command_id, r.engine, r.precision, r.variant, "         \
+    "r.mode, r.options, r.device, r.dataset_id, ds.name AS dataset, ds.path AS dataset_path, "     \
+    "ds.format AS dataset_format, ds.hash AS dataset_hash, r.n, r.d, r.d_padded, r.eps, r.q0, "    \
+    "r.q1, " RUN_STATUS " AS status, r.error, r.pairs, r.selectivity, r.seconds AS time_s, "       \
+    "r.kernel_seconds AS kernel_s, r.tflops_padded AS tflops, r.tflops_unpadded "                  \
+    "FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
+
+/* The comparisons a run ?1 took part in (as side a, side b or the
+ * reference) and its role there: a before b before ref. */
+#define CMP_OF_RUN                                                                                 \
+    "(c.run_ref = ?1 OR EXISTS (SELECT 1 FROM comparison_sides x WHERE x.comparison_id = c.id "    \
+    "AND x.run_id = ?1))"
+#define CMP_ROLE                                                                                   \
+    "coalesce((SELECT min(x.side) FROM comparison_sides x WHERE x.comparison_id = c.id AND "       \
+    "x.run_id = ?1), 'ref')"
+
 int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx)
 {
     const char *what = "reading the history";
     sqlite3_stmt *s;
     if (store_prepare(
             st,
-            "SELECT * FROM (SELECT id, at, CASE WHEN status IS NULL THEN 'unfinished' "
+            "SELECT * FROM (SELECT id AS command_id, at, CASE WHEN status IS NULL THEN "
+            "'unfinished' "
             "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
-            "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY id",
+            "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY command_id",
             &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int(s, 1, limit > 0 ? limit : -1);
@@ -91,26 +141,16 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx)
     const char *what = "listing runs";
     sqlite3_stmt *s;
     if (store_prepare(st,
-                      "SELECT * FROM (SELECT r.id, r.at, r.engine, ds.name AS dataset, r.n, r.d, "
-                      "r.eps, r.pairs, r.selectivity, r.seconds, r.tflops_padded AS tflops, "
-                      "CASE WHEN r.status = 0 THEN 'ok' ELSE 'error' END AS status "
+                      "SELECT * FROM (SELECT r.id AS run_id, r.at, r.engine, ds.name AS dataset, "
+                      "r.n, r.d, r.eps, r.pairs, r.selectivity, r.seconds AS time_s, "
+                      "r.tflops_padded AS tflops, " RUN_STATUS " AS status "
                       "FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id "
-                      "ORDER BY r.id DESC LIMIT ?1) ORDER BY id",
+                      "ORDER BY r.id DESC LIMIT ?1) ORDER BY run_id",
                       &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int(s, 1, limit > 0 ? limit : -1);
     return rows_to(st, s, fn, ctx, what);
 }
-
-/* The query behind one run's row: every runs column, then the dataset's. */
-#define RUN_SELECT                                                                                 \
-    "r.*, ds.name AS dataset, ds.path AS dataset_path, ds.format AS dataset_format, "              \
-    "ds.hash AS dataset_hash FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
-
-/* The comparisons a run ?1 took part in (as A, B or the reference) and its
- * role there; B's role wins when B was the reference itself. */
-#define CMP_OF_RUN "(c.run_a = ?1 OR c.run_b = ?1 OR c.run_ref = ?1)"
-#define CMP_ROLE "CASE WHEN c.run_a = ?1 THEN 'a' WHEN c.run_b = ?1 THEN 'b' ELSE 'ref' END"
 
 static int run_exists(store *st, int64_t run_id, const char *what)
 {
@@ -134,8 +174,8 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx)
         "SELECT 'phase' AS section, name, seconds FROM run_phases WHERE run_id = ?1 ORDER BY seq",
         "SELECT 'counter' AS section, name, value, unit FROM counters WHERE run_id = ?1 "
         "ORDER BY name",
-        "SELECT 'comparison' AS section, " CMP_ROLE " AS role, c.* FROM comparisons c "
-        "WHERE " CMP_OF_RUN " ORDER BY c.id",
+        "SELECT 'comparison' AS section, " CMP_ROLE " AS role, c.id AS comparison_id, c.eps, "
+        "c.ref_engine, c.run_ref, c.at FROM comparisons c WHERE " CMP_OF_RUN " ORDER BY c.id",
         "SELECT 'side' AS section, sd.* FROM comparison_sides sd "
         "JOIN comparisons c ON c.id = sd.comparison_id WHERE " CMP_OF_RUN
         " ORDER BY sd.comparison_id, sd.side",
@@ -158,17 +198,7 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx)
     return rc;
 }
 
-/* ---- export ---- */
-
-/* The shortest %g that reads back as the same double. */
-static void fmt_real(char *buf, size_t len, double v)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
-}
+/* ---- export and the run object of show ---- */
 
 static void csv_text(FILE *f, const char *t)
 {
@@ -191,123 +221,57 @@ static void csv_text(FILE *f, const char *t)
     fputc('"', f);
 }
 
-/* Length of the valid UTF-8 sequence at p, 0 if the bytes are not one. */
-static int utf8_len(const unsigned char *p)
+/* One CSV field of the current row: numbers as they read back, text
+ * quoted, NULL as an empty field. */
+static void csv_cell(FILE *f, sqlite3_stmt *s, int col)
 {
-    unsigned c = p[0];
-    int n;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        if (c == 0xed)
-            hi = 0x9f; /* no UTF-16 surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f;
-    } else
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (int k = 2; k < n; k++)
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
-/* A JSON string; bytes that are not UTF-8 (file names can be anything)
- * become U+FFFD so the output always parses. */
-static void json_str(FILE *f, const char *t)
-{
-    const unsigned char *p = (const unsigned char *)t;
-    fputc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            p++;
-        } else if (c < 0x20) {
-            /* Control characters with a short escape: each one, then its letter. */
-            static const char short_esc[] = "\nn\rr\tt\bb\ff";
-            const char *e = strchr(short_esc, (int)c);
-            if (e)
-                fprintf(f, "\\%c", e[1]);
-            else
-                fprintf(f, "\\u%04x", c);
-            p++;
-        } else {
-            int n = utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, (size_t)n, f);
-                p += n;
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-/* One column of the current row: numbers as they read back, text through
- * text(), NULL as null_text. */
-static void put_cell(FILE *f, sqlite3_stmt *s, int col, void (*text)(FILE *, const char *),
-                     const char *null_text)
-{
-    char buf[40];
+    char buf[JSON_NUM_MAX];
     switch (sqlite3_column_type(s, col)) {
     case SQLITE_INTEGER:
         fprintf(f, "%lld", (long long)sqlite3_column_int64(s, col));
         break;
     case SQLITE_FLOAT:
-        fmt_real(buf, sizeof buf, sqlite3_column_double(s, col));
+        json_fmt_double(buf, sizeof buf, sqlite3_column_double(s, col));
         fputs(buf, f);
         break;
     case SQLITE_TEXT:
-        text(f, (const char *)sqlite3_column_text(s, col));
+        csv_text(f, (const char *)sqlite3_column_text(s, col));
         break;
     default:
-        fputs(null_text, f);
         break;
     }
 }
 
-static void csv_cell(FILE *f, sqlite3_stmt *s, int col)
+/* One column of the current row as a JSON member (key NULL in arrays). */
+static void json_cell(json_w *w, const char *key, sqlite3_stmt *s, int col)
 {
-    put_cell(f, s, col, csv_text, ""); /* NULL: an empty field */
-}
-
-static void json_cell(FILE *f, sqlite3_stmt *s, int col)
-{
-    put_cell(f, s, col, json_str, "null");
-}
-
-/* The comma before every item of a JSON list but the first. */
-static void json_sep(FILE *f, int *first)
-{
-    if (!*first)
-        fputc(',', f);
-    *first = 0;
-}
-
-/* "name":value for columns [from, ncol) of the current row. */
-static void json_members(FILE *f, sqlite3_stmt *s, int from, int *first)
-{
-    for (int i = from; i < sqlite3_column_count(s); i++) {
-        json_sep(f, first);
-        json_str(f, sqlite3_column_name(s, i));
-        fputc(':', f);
-        json_cell(f, s, i);
+    switch (sqlite3_column_type(s, col)) {
+    case SQLITE_INTEGER:
+        json_w_int(w, key, sqlite3_column_int64(s, col));
+        break;
+    case SQLITE_FLOAT:
+        json_w_dbl(w, key, sqlite3_column_double(s, col));
+        break;
+    case SQLITE_TEXT:
+    case SQLITE_BLOB: {
+        const char *t = (const char *)sqlite3_column_text(s, col);
+        json_w_strn(w, key, t ? t : "", (size_t)sqlite3_column_bytes(s, col));
+        break;
     }
+    default:
+        json_w_null(w, key);
+        break;
+    }
+}
+
+/* "name":value for columns [from, to) of the current row (to < 0: all). */
+static void json_members(json_w *w, sqlite3_stmt *s, int from, int to)
+{
+    int n = sqlite3_column_count(s);
+    if (to < 0 || to > n)
+        to = n;
+    for (int i = from; i < to; i++)
+        json_cell(w, sqlite3_column_name(s, i), s, i);
 }
 
 /* A list of names (phase or counter columns of the CSV). */
@@ -358,7 +322,7 @@ static void rebind(sqlite3_stmt *s, int64_t id)
 typedef struct export_ctx {
     store *st;
     FILE *f;
-    sqlite3_stmt *phases, *counters, *cmps, *bins, *sides, *bbins;
+    sqlite3_stmt *phases, *counters, *cmps, *sides, *bins;
     name_list phase_names, counter_names;
 } export_ctx;
 
@@ -371,8 +335,8 @@ static int csv_detail(export_ctx *x, sqlite3_stmt *s, int64_t run_id, const name
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int k = name_list_find(cols, (const char *)sqlite3_column_text(s, 0));
         if (k >= 0 && sqlite3_column_type(s, 1) != SQLITE_NULL) {
-            char buf[40];
-            fmt_real(buf, sizeof buf, sqlite3_column_double(s, 1));
+            char buf[JSON_NUM_MAX];
+            json_fmt_double(buf, sizeof buf, sqlite3_column_double(s, 1));
             free(cell[k]);
             cell[k] = xstrdup(buf);
         }
@@ -426,90 +390,99 @@ static void csv_header(export_ctx *x, sqlite3_stmt *run)
     fputc('\n', x->f);
 }
 
-/* A comparison's bins of one side as a JSON array. */
-static int json_bins(export_ctx *x, sqlite3_stmt *bins, int64_t cid)
+/* One side's histogram bins as the member "histogram". */
+static int json_bins(export_ctx *x, json_w *w, int64_t cid, const char *side)
 {
-    FILE *f = x->f;
-    rebind(bins, cid);
-    int brc, firstb = 1;
-    fputc('[', f);
-    while ((brc = sqlite3_step(bins)) == SQLITE_ROW) {
-        json_sep(f, &firstb);
-        fputc('{', f);
-        int first = 1;
-        json_members(f, bins, 0, &first);
-        fputc('}', f);
+    sqlite3_stmt *b = x->bins;
+    rebind(b, cid);
+    sqlite3_bind_text(b, 2, side, -1, SQLITE_TRANSIENT);
+    json_w_arr(w, "histogram");
+    int rc;
+    while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
+        json_w_obj(w, NULL);
+        json_members(w, b, 0, -1);
+        json_w_close(w);
     }
-    fputc(']', f);
-    return brc == SQLITE_DONE ? 0 : store_fail(x->st, "exporting runs");
+    json_w_close(w);
+    return rc == SQLITE_DONE ? 0 : store_fail(x->st, "exporting runs");
 }
 
-static int json_run(export_ctx *x, sqlite3_stmt *run)
+/* Sides a and b of comparison cid, each {engine, run_id, accuracy}; the
+ * accuracy is null for a side that is the reference itself. Columns of
+ * x->sides: side, engine, run_id, judged, then the accuracy. */
+static int json_sides(export_ctx *x, json_w *w, int64_t cid)
 {
-    FILE *f = x->f;
-    int64_t id = sqlite3_column_int64(run, 0);
-    int first = 1, rc;
-    fputc('{', f);
-    json_members(f, run, 0, &first);
-
-    fputs(",\"phases\":{", f);
-    rebind(x->phases, id);
-    first = 1;
-    while ((rc = sqlite3_step(x->phases)) == SQLITE_ROW) {
-        json_sep(f, &first);
-        json_str(f, (const char *)sqlite3_column_text(x->phases, 0));
-        fputc(':', f);
-        json_cell(f, x->phases, 1);
-    }
-    if (rc != SQLITE_DONE)
-        return store_fail(x->st, "exporting runs");
-
-    fputs("},\"counters\":{", f);
-    rebind(x->counters, id);
-    first = 1;
-    while ((rc = sqlite3_step(x->counters)) == SQLITE_ROW) {
-        json_sep(f, &first);
-        json_str(f, (const char *)sqlite3_column_text(x->counters, 0));
-        fputs(":{\"value\":", f);
-        json_cell(f, x->counters, 1);
-        fputs(",\"unit\":", f);
-        json_cell(f, x->counters, 2);
-        fputc('}', f);
-    }
-    if (rc != SQLITE_DONE)
-        return store_fail(x->st, "exporting runs");
-
-    fputs("},\"comparisons\":[", f);
-    rebind(x->cmps, id);
-    int firstc = 1;
-    while ((rc = sqlite3_step(x->cmps)) == SQLITE_ROW) {
-        json_sep(f, &firstc);
-        fputc('{', f);
-        first = 1;
-        json_members(f, x->cmps, 0, &first);
-        int64_t cid = sqlite3_column_int64(x->cmps, 1);
-        fputs(",\"histogram\":", f);
-        if (json_bins(x, x->bins, cid))
-            return TCJ_ESTORE;
-        /* B judged against a reference other than itself */
-        rebind(x->sides, cid);
-        int src = sqlite3_step(x->sides);
-        if (src == SQLITE_ROW) {
-            fputs(",\"b_accuracy\":{", f);
-            first = 1;
-            json_members(f, x->sides, 0, &first);
-            fputs(",\"histogram\":", f);
-            if (json_bins(x, x->bbins, cid))
+    rebind(x->sides, cid);
+    int rc;
+    while ((rc = sqlite3_step(x->sides)) == SQLITE_ROW) {
+        const char *side = (const char *)sqlite3_column_text(x->sides, 0);
+        char name[2] = {side && *side == 'b' ? 'b' : 'a', 0};
+        json_w_obj(w, name);
+        json_members(w, x->sides, 1, 3);
+        if (sqlite3_column_int(x->sides, 3)) {
+            json_w_obj(w, "accuracy");
+            json_members(w, x->sides, 4, -1);
+            if (json_bins(x, w, cid, name))
                 return TCJ_ESTORE;
-            fputc('}', f);
-        } else if (src != SQLITE_DONE) {
-            return store_fail(x->st, "exporting runs");
+            json_w_close(w);
+        } else {
+            json_w_null(w, "accuracy");
         }
-        fputc('}', f);
+        json_w_close(w);
     }
+    return rc == SQLITE_DONE ? 0 : store_fail(x->st, "exporting runs");
+}
+
+/* The members of one run object: the run's columns, then phases, counters
+ * and comparisons. Columns of the comparisons statement: role, id, eps,
+ * ref_engine, run_ref, at. */
+static int json_run(export_ctx *x, json_w *w, sqlite3_stmt *run)
+{
+    int64_t id = sqlite3_column_int64(run, 0);
+    int rc;
+    json_members(w, run, 0, -1);
+
+    json_w_obj(w, "phases");
+    rebind(x->phases, id);
+    while ((rc = sqlite3_step(x->phases)) == SQLITE_ROW)
+        json_cell(w, (const char *)sqlite3_column_text(x->phases, 0), x->phases, 1);
+    json_w_close(w);
     if (rc != SQLITE_DONE)
         return store_fail(x->st, "exporting runs");
-    fputs("]}", f);
+
+    /* Counters as in the run record: values by name, units beside them. */
+    const char *part[2] = {"counters", "counter_units"};
+    for (int k = 0; k < 2; k++) {
+        json_w_obj(w, part[k]);
+        rebind(x->counters, id);
+        while ((rc = sqlite3_step(x->counters)) == SQLITE_ROW)
+            json_cell(w, (const char *)sqlite3_column_text(x->counters, 0), x->counters, 1 + k);
+        json_w_close(w);
+        if (rc != SQLITE_DONE)
+            return store_fail(x->st, "exporting runs");
+    }
+
+    json_w_arr(w, "comparisons");
+    rebind(x->cmps, id);
+    while ((rc = sqlite3_step(x->cmps)) == SQLITE_ROW) {
+        int64_t cid = sqlite3_column_int64(x->cmps, 1);
+        json_w_obj(w, NULL);
+        json_cell(w, "comparison_id", x->cmps, 1);
+        json_cell(w, "role", x->cmps, 0);
+        json_cell(w, "eps", x->cmps, 2);
+        json_cell(w, "at", x->cmps, 5);
+        json_w_obj(w, "ref");
+        json_cell(w, "engine", x->cmps, 3);
+        json_cell(w, "run_id", x->cmps, 4);
+        json_w_null(w, "accuracy");
+        json_w_close(w);
+        if (json_sides(x, w, cid))
+            return TCJ_ESTORE;
+        json_w_close(w);
+    }
+    json_w_close(w);
+    if (rc != SQLITE_DONE)
+        return store_fail(x->st, "exporting runs");
     return 0;
 }
 
@@ -518,21 +491,57 @@ static int export_prepare(export_ctx *x)
     static const char *const sql[] = {
         "SELECT name, seconds FROM run_phases WHERE run_id = ?1 ORDER BY seq",
         "SELECT name, value, unit FROM counters WHERE run_id = ?1 ORDER BY name",
-        /* id second: json_run reads it to find the histogram */
-        "SELECT " CMP_ROLE " AS role, c.* FROM comparisons c WHERE " CMP_OF_RUN " ORDER BY c.id",
-        "SELECT bin, lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 AND side = 'a' "
-        "ORDER BY bin",
-        "SELECT engine, run_id, overlap, err_mean, err_std, err_min, err_max, both, "
-        "only_engine, only_ref, only_engine_rel_max, only_ref_rel_max FROM comparison_sides "
-        "WHERE comparison_id = ?1 AND side = 'b'",
-        "SELECT bin, lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 AND side = 'b' "
+        /* id second: json_run reads it to find the sides */
+        "SELECT " CMP_ROLE " AS role, c.id, c.eps, c.ref_engine, c.run_ref, c.at "
+        "FROM comparisons c WHERE " CMP_OF_RUN " ORDER BY c.id",
+        /* A side is judged when its accuracy was stored (overlap is never
+         * NULL for a judged side: it is 1 over an empty set). */
+        "SELECT side, engine, run_id, overlap IS NOT NULL AS judged, overlap, both, "
+        "only_engine, only_ref, err_mean, err_std, err_min, err_max, only_engine_rel_max, "
+        "only_ref_rel_max FROM comparison_sides WHERE comparison_id = ?1 ORDER BY side",
+        "SELECT lo, hi, count FROM histogram_bins WHERE comparison_id = ?1 AND side = ?2 "
         "ORDER BY bin",
     };
-    sqlite3_stmt **dst[] = {&x->phases, &x->counters, &x->cmps, &x->bins, &x->sides, &x->bbins};
-    for (int k = 0; k < 6; k++)
+    sqlite3_stmt **dst[] = {&x->phases, &x->counters, &x->cmps, &x->sides, &x->bins};
+    for (size_t k = 0; k < sizeof dst / sizeof dst[0]; k++)
         if (store_prepare(x->st, sql[k], dst[k], "exporting runs"))
             return TCJ_ESTORE;
     return 0;
+}
+
+static void export_finish(export_ctx *x)
+{
+    sqlite3_finalize(x->phases);
+    sqlite3_finalize(x->counters);
+    sqlite3_finalize(x->cmps);
+    sqlite3_finalize(x->sides);
+    sqlite3_finalize(x->bins);
+    name_list_free(&x->phase_names);
+    name_list_free(&x->counter_names);
+}
+
+int store_run_json(store *st, int64_t run_id, json_w *w)
+{
+    const char *what = "showing a run";
+    int rc = run_exists(st, run_id, what);
+    if (rc)
+        return rc;
+    export_ctx x = {.st = st};
+    sqlite3_stmt *run = NULL;
+    rc = export_prepare(&x);
+    if (!rc)
+        rc = store_prepare(st, "SELECT " RUN_SELECT " WHERE r.id = ?1", &run, what);
+    if (!rc) {
+        sqlite3_bind_int64(run, 1, run_id);
+        int src = sqlite3_step(run);
+        if (src == SQLITE_ROW)
+            rc = json_run(&x, w, run);
+        else
+            rc = store_fail(st, what);
+    }
+    sqlite3_finalize(run);
+    export_finish(&x);
+    return rc;
 }
 
 int store_export(store *st, int64_t run_id, const char *format, const char *path)
@@ -577,9 +586,18 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
             fputs("[\n", x.f);
         int src = SQLITE_DONE, nrow = 0;
         while (!rc && (src = sqlite3_step(run)) == SQLITE_ROW) {
-            if (!csv && nrow)
-                fputs(",\n", x.f);
-            rc = csv ? csv_run(&x, run) : json_run(&x, run);
+            if (csv) {
+                rc = csv_run(&x, run);
+            } else {
+                /* One run object per line. */
+                json_w w;
+                json_w_init(&w, '{');
+                rc = json_run(&x, &w, run);
+                char *text = json_w_finish(&w);
+                if (!rc)
+                    fprintf(x.f, "%s%s", nrow ? ",\n" : "", text);
+                free(text);
+            }
             nrow++;
         }
         if (!rc && src != SQLITE_DONE)
@@ -593,13 +611,6 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
         }
     }
     sqlite3_finalize(run);
-    sqlite3_finalize(x.phases);
-    sqlite3_finalize(x.counters);
-    sqlite3_finalize(x.cmps);
-    sqlite3_finalize(x.bins);
-    sqlite3_finalize(x.sides);
-    sqlite3_finalize(x.bbins);
-    name_list_free(&x.phase_names);
-    name_list_free(&x.counter_names);
+    export_finish(&x);
     return rc;
 }

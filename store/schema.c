@@ -188,7 +188,75 @@ static const char migration_3[] =
     "DROP TABLE histogram_bins;\n"
     "ALTER TABLE histogram_bins_v3 RENAME TO histogram_bins;\n";
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3};
+/* Version 4: a comparison side is one row shape used twice. Side A's
+ * columns leave `comparisons` for a comparison_sides row (side 'a'); side
+ * 'b' gets a row too when B is the reference itself (engine and run only,
+ * its accuracy NULL: it is not judged). `comparisons` keeps what has no
+ * side: eps, the reference, the time. The three tables are rebuilt into
+ * new ones before the old ones go, because dropping `comparisons` with
+ * foreign keys on would cascade to the rows still pointing at it. */
+static const char migration_4[] =
+    "CREATE TABLE comparisons_v4 (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  eps REAL,\n"
+    "  ref_engine TEXT NOT NULL CHECK (ref_engine <> ''),\n"
+    "  run_ref INTEGER REFERENCES runs(id),\n"
+    "  at TEXT NOT NULL\n"
+    ");\n"
+    "INSERT INTO comparisons_v4(id, session_id, eps, ref_engine, run_ref, at)\n"
+    "  SELECT id, session_id, eps, coalesce(ref_engine, engine_b),\n"
+    "         CASE WHEN ref_engine IS NULL THEN run_b ELSE run_ref END, at FROM comparisons;\n"
+    "CREATE TABLE comparison_sides_v4 (\n"
+    "  comparison_id INTEGER NOT NULL REFERENCES comparisons_v4(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL CHECK (side IN ('a', 'b')),\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  run_id INTEGER REFERENCES runs(id),\n"
+    "  overlap REAL,\n"
+    "  err_mean REAL,\n"
+    "  err_std REAL,\n"
+    "  err_min REAL,\n"
+    "  err_max REAL,\n"
+    "  both INTEGER,\n"
+    "  only_engine INTEGER,\n"
+    "  only_ref INTEGER,\n"
+    "  only_engine_rel_max REAL,\n"
+    "  only_ref_rel_max REAL,\n"
+    "  PRIMARY KEY (comparison_id, side)\n"
+    ");\n"
+    "INSERT INTO comparison_sides_v4\n"
+    "  SELECT id, 'a', engine_a, run_a, overlap, err_mean, err_std, err_min, err_max, both,\n"
+    "         only_a, only_b, only_a_rel_max, only_b_rel_max FROM comparisons;\n"
+    /* Version 3 wrote only side b rows; an a row there would repeat the
+     * comparisons row, which wins. */
+    "INSERT OR IGNORE INTO comparison_sides_v4\n"
+    "  SELECT comparison_id, side, engine, run_id, overlap, err_mean, err_std, err_min,\n"
+    "         err_max, both, only_engine, only_ref, only_engine_rel_max, only_ref_rel_max\n"
+    "  FROM comparison_sides;\n"
+    "INSERT INTO comparison_sides_v4(comparison_id, side, engine, run_id)\n"
+    "  SELECT c.id, 'b', c.engine_b, c.run_b FROM comparisons c WHERE NOT EXISTS\n"
+    "  (SELECT 1 FROM comparison_sides sd WHERE sd.comparison_id = c.id AND sd.side = 'b');\n"
+    "CREATE TABLE histogram_bins_v4 (\n"
+    "  comparison_id INTEGER NOT NULL REFERENCES comparisons_v4(id) ON DELETE CASCADE,\n"
+    "  side TEXT NOT NULL DEFAULT 'a' CHECK (side IN ('a', 'b')),\n"
+    "  bin INTEGER NOT NULL CHECK (bin >= 0),\n"
+    "  lo REAL NOT NULL,\n"
+    "  hi REAL NOT NULL CHECK (hi >= lo),\n"
+    "  count INTEGER NOT NULL CHECK (count >= 0),\n"
+    "  PRIMARY KEY (comparison_id, side, bin)\n"
+    ");\n"
+    "INSERT INTO histogram_bins_v4 SELECT comparison_id, side, bin, lo, hi, count\n"
+    "  FROM histogram_bins;\n"
+    "DROP TABLE histogram_bins;\n"
+    "DROP TABLE comparison_sides;\n"
+    "DROP TABLE comparisons;\n"
+    "ALTER TABLE comparisons_v4 RENAME TO comparisons;\n"
+    "ALTER TABLE comparison_sides_v4 RENAME TO comparison_sides;\n"
+    "ALTER TABLE histogram_bins_v4 RENAME TO histogram_bins;\n"
+    "CREATE INDEX comparisons_run_ref ON comparisons(run_ref);\n"
+    "CREATE INDEX comparison_sides_run ON comparison_sides(run_id);\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

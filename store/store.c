@@ -568,33 +568,39 @@ static int cmp_insert_bins(store *st, int64_t id, const char *side, size_t nbins
     return rc;
 }
 
-/* B judged against the reference: its comparison_sides row. */
-static int cmp_insert_side_b(store *st, int64_t id, const store_cmp_rec *c)
+/* One side's comparison_sides row and its histogram bins. */
+static int cmp_insert_side(store *st, int64_t id, const char *name, const cmp_side *sd)
 {
-    const char *what = "storing a comparison's side b";
+    const char *what = "storing a comparison side";
     sqlite3_stmt *s;
     if (store_prepare(st,
                       "INSERT INTO comparison_sides(comparison_id, side, engine, run_id, overlap, "
                       "err_mean, err_std, err_min, err_max, both, only_engine, only_ref, "
-                      "only_engine_rel_max, only_ref_rel_max) VALUES(?1, 'b', ?2, ?3, ?4, ?5, "
-                      "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                      "only_engine_rel_max, only_ref_rel_max) VALUES(?1, ?2, ?3, ?4, ?5, ?6, "
+                      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                       &s, what))
         return TCJ_ESTORE;
     sqlite3_bind_int64(s, 1, id);
-    store_bind_text(s, 2, c->engine_b);
-    store_bind_id(s, 3, c->run_b);
-    store_bind_real(s, 4, c->b_overlap);
-    store_bind_real(s, 5, c->b_err_mean);
-    store_bind_real(s, 6, c->b_err_std);
-    store_bind_real(s, 7, c->b_err_min);
-    store_bind_real(s, 8, c->b_err_max);
-    store_bind_u64(s, 9, c->b_both);
-    store_bind_u64(s, 10, c->b_only_engine);
-    store_bind_u64(s, 11, c->b_only_ref);
-    store_bind_real(s, 12, c->b_only_engine_rel_max);
-    store_bind_real(s, 13, c->b_only_ref_rel_max);
+    store_bind_text(s, 2, name);
+    store_bind_text(s, 3, sd->engine);
+    store_bind_id(s, 4, sd->run_id);
+    /* A side that is the reference keeps NULL accuracy. */
+    if (sd->judged) {
+        store_bind_real(s, 5, sd->overlap);
+        store_bind_real(s, 6, sd->err_mean);
+        store_bind_real(s, 7, sd->err_std);
+        store_bind_real(s, 8, sd->err_min);
+        store_bind_real(s, 9, sd->err_max);
+        store_bind_u64(s, 10, sd->both);
+        store_bind_u64(s, 11, sd->only_engine);
+        store_bind_u64(s, 12, sd->only_ref);
+        store_bind_real(s, 13, sd->only_engine_rel_max);
+        store_bind_real(s, 14, sd->only_ref_rel_max);
+    }
     int rc = step_row(st, s, what);
     sqlite3_finalize(s);
+    if (!rc && sd->judged)
+        rc = cmp_insert_bins(st, id, name, sd->nbins, sd->bin_lo, sd->bin_hi, sd->bin_count);
     return rc;
 }
 
@@ -602,45 +608,29 @@ static int cmp_insert(store *st, const void *rec, int64_t *id)
 {
     const store_cmp_rec *c = rec;
     const char *what = "storing a comparison";
+    for (int k = 0; k < 2; k++)
+        if (!c->side[k] || !c->side[k]->engine || !*c->side[k]->engine)
+            return err_set(TCJ_EINVAL, "%s: %s: side %c has no engine", st->path, what, "ab"[k]);
     /* B is the reference unless another engine is named. */
-    const char *ref = c->ref_engine && *c->ref_engine ? c->ref_engine : c->engine_b;
-    int64_t run_ref = c->ref_engine && *c->ref_engine ? c->run_ref : c->run_b;
+    int named = c->ref_engine && *c->ref_engine;
+    const char *ref = named ? c->ref_engine : c->side[1]->engine;
+    int64_t run_ref = named ? c->run_ref : c->side[1]->run_id;
     sqlite3_stmt *s;
     if (store_prepare(st,
-                      "INSERT INTO comparisons(session_id, run_a, run_b, engine_a, engine_b, eps, "
-                      "overlap, err_mean, err_std, err_min, err_max, both, only_a, only_b, "
-                      "only_a_rel_max, only_b_rel_max, at, ref_engine, run_ref) VALUES(?1, ?2, "
-                      "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, " STORE_NOW
-                      ", ?17, ?18)",
+                      "INSERT INTO comparisons(session_id, eps, ref_engine, run_ref, at) "
+                      "VALUES(?1, ?2, ?3, ?4, " STORE_NOW ")",
                       &s, what))
         return TCJ_ESTORE;
     store_bind_id(s, 1, c->session_id);
-    store_bind_id(s, 2, c->run_a);
-    store_bind_id(s, 3, c->run_b);
-    store_bind_text(s, 4, c->engine_a);
-    store_bind_text(s, 5, c->engine_b);
-    store_bind_real(s, 6, c->eps);
-    store_bind_real(s, 7, c->overlap);
-    store_bind_real(s, 8, c->err_mean);
-    store_bind_real(s, 9, c->err_std);
-    store_bind_real(s, 10, c->err_min);
-    store_bind_real(s, 11, c->err_max);
-    store_bind_u64(s, 12, c->both);
-    store_bind_u64(s, 13, c->only_a);
-    store_bind_u64(s, 14, c->only_b);
-    store_bind_real(s, 15, c->only_a_rel_max);
-    store_bind_real(s, 16, c->only_b_rel_max);
-    store_bind_text(s, 17, ref);
-    store_bind_id(s, 18, run_ref);
+    store_bind_real(s, 2, c->eps);
+    store_bind_text(s, 3, ref);
+    store_bind_id(s, 4, run_ref);
     *id = insert_done(st, s, what);
     if (*id < 0)
         return TCJ_ESTORE;
-
-    int rc = cmp_insert_bins(st, *id, "a", c->nbins, c->bin_lo, c->bin_hi, c->bin_count);
-    if (!rc && c->has_b)
-        rc = cmp_insert_side_b(st, *id, c);
-    if (!rc && c->has_b)
-        rc = cmp_insert_bins(st, *id, "b", c->b_nbins, c->b_bin_lo, c->b_bin_hi, c->b_bin_count);
+    int rc = cmp_insert_side(st, *id, "a", c->side[0]);
+    if (!rc)
+        rc = cmp_insert_side(st, *id, "b", c->side[1]);
     return rc;
 }
 

@@ -16,11 +16,12 @@
 #include <stdint.h>
 
 #include "../src/dataset.h"
+#include "../src/compare.h"
 #include "../src/engine.h"
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -66,31 +67,16 @@ typedef struct store_run_rec {
 } store_run_rec;
 int64_t store_run(store *st, const store_run_rec *r);
 
+/* A comparison: engines A and B, each judged against a reference that is B
+ * itself (side[1].judged == 0) or a third engine. Each side becomes one
+ * comparison_sides row and its histogram bins; a side that is not judged
+ * keeps its engine and run only. */
 typedef struct store_cmp_rec {
-    int64_t session_id, run_a, run_b;
-    const char *engine_a, *engine_b;
+    int64_t session_id;
     double eps;
-    double overlap, err_mean, err_std, err_min, err_max;
-    uint64_t both, only_a, only_b;
-    /* histogram of the distance error A - B over pairs both found */
-    size_t nbins;
-    const double *bin_lo, *bin_hi;
-    const uint64_t *bin_count;
-    /* pairs found by one side only, as (d_fp64 - eps)/eps, summarized */
-    double only_a_rel_max, only_b_rel_max;
-    /* The ground truth A (and B) were judged against: NULL or engine_b
-     * when B itself is the reference (run_ref is then run_b). */
-    const char *ref_engine;
-    int64_t run_ref;
-    /* B judged against the reference (when has_b): the same numbers as
-     * above for B, stored in comparison_sides and histogram_bins side 'b'. */
-    int has_b;
-    double b_overlap, b_err_mean, b_err_std, b_err_min, b_err_max;
-    uint64_t b_both, b_only_engine, b_only_ref;
-    double b_only_engine_rel_max, b_only_ref_rel_max;
-    size_t b_nbins;
-    const double *b_bin_lo, *b_bin_hi;
-    const uint64_t *b_bin_count;
+    const char *ref_engine;  /* NULL: side[1]'s engine */
+    int64_t run_ref;         /* <= 0 with ref_engine NULL: side[1]'s run */
+    const cmp_side *side[2]; /* A, B */
 } store_cmp_rec;
 int64_t store_comparison(store *st, const store_cmp_rec *c);
 
@@ -110,35 +96,40 @@ int store_sweep_delete(store *st, int64_t sweep_id);
 int store_counter(store *st, int64_t run_id, const char *name, double value, const char *unit);
 
 /* Queries for `history`, `runs`, `show run N`, `export`. The callback gets
- * column names and text values of each row (NULL for SQL NULL); return
- * nonzero to stop. store_query runs one statement of program text with
- * params bound to ?1..?N. */
+ * column names and text values of each row (NULL for SQL NULL; reals in
+ * the shortest text that reads back as the stored double); names[ncol] is
+ * a string of ncol letters giving each value's SQLite type: 'i' integer,
+ * 'r' real, 't' text, 'b' blob, 'n' NULL. Return nonzero to stop. store_query runs one statement of
+ * program text with params bound to ?1..?N. */
 typedef int (*store_row_fn)(void *ctx, int ncol, const char *const *names,
                             const char *const *values);
 int store_query(store *st, const char *sql, const int64_t *params, int nparams, store_row_fn fn,
                 void *ctx);
 /* The last `limit` command lines (limit <= 0: all), oldest first:
- * id, at, status (ok, error, unfinished), line. */
+ * command_id, at, status (ok, error, unfinished), line. */
 /* History lists commands with an id below before_id (0: all), so the
  * running `history` command does not list itself. */
 int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx);
-/* The last `limit` runs (limit <= 0: all), oldest first: id, at, engine,
- * dataset, n, d, eps, pairs, selectivity, seconds, tflops (the padded
- * count, the FASTED paper's), status (ok, error). */
+/* The last `limit` runs (limit <= 0: all), oldest first: run_id, at,
+ * engine, dataset, n, d, eps, pairs, selectivity, time_s, tflops (the
+ * padded count, the FASTED paper's), status (ok, error). */
 int store_runs(store *st, int limit, store_row_fn fn, void *ctx);
 /* One run, as rows whose first column "section" says what follows:
- * "run" (every runs column, then dataset, dataset_path, dataset_format,
- * dataset_hash), "phase" (name, seconds, in order), "counter" (name, value,
- * unit), "comparison" (role a|b|ref, then every comparisons column), "side"
- * (every comparison_sides column: B judged against a reference other than
- * B), "bin" (comparison_id, bin, lo, hi, count, side a|b). TCJ_EINVAL when
- * there is no such run. */
+ * "run" (the run's columns under their JSON names, docs/JSON.md), "phase" (name, seconds, in
+ * order), "counter" (name, value, unit), "comparison" (role a|b|ref, then every comparisons
+ * column), "side" (every comparison_sides column, sides a and b of each comparison; a side that is
+ * the reference has NULL accuracy), "bin" (comparison_id, bin, lo, hi, count, side a|b). TCJ_EINVAL
+ * when there is no such run. */
 int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
 /* Write runs (run_id < 0: all) as csv or json to path: CSV has one row per
  * run with phase.NAME and counter.NAME columns; JSON is an array of run
- * objects with dataset, phases, counters and comparisons nested (each
- * with its histogram, and b_accuracy with B's numbers and histogram when B
- * was judged against another reference). */
+ * objects with dataset, phases, counters and comparisons nested, each
+ * comparison with its sides a and b in one shape (docs/JSON.md). */
 int store_export(store *st, int64_t run_id, const char *format, const char *path);
+/* The members of one run's export object (the same fields, phases,
+ * counters and comparisons) written into the open object of w: `show run`
+ * in JSON. TCJ_EINVAL when there is no such run. */
+struct json_w;
+int store_run_json(store *st, int64_t run_id, struct json_w *w);
 
 #endif

@@ -11,12 +11,16 @@ typedef enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSO
 typedef struct json {
     json_type type;
     char *key;  /* member name inside an object, else NULL */
-    char *str;  /* JSON_STR: decoded text */
+    char *str;  /* JSON_STR: decoded UTF-8 text, NUL-terminated */
+    size_t len; /* JSON_STR: its length in bytes (\u0000 may sit inside) */
     double num; /* JSON_NUM, JSON_BOOL (0/1) */
     struct json *child, *next;
 } json;
 
-/* Parse text; NULL on malformed input. */
+/* Parse text; NULL on malformed input: anything RFC 8259 does not allow
+ * (raw control characters or bytes that are not UTF-8 in strings, unknown
+ * escapes, numbers outside JSON's grammar, trailing text). A lone
+ * surrogate escape reads as U+FFFD. */
 json *json_parse(const char *text);
 void json_free(json *j);
 

@@ -56,7 +56,9 @@ static int is_counter(const char *name)
 
 static int take_metrics(ui_view *v, const json *rec, const char *engine, int64_t run_id)
 {
-    const json *m = json_get(rec, "metrics");
+    const json *m = json_get(rec, "counters");
+    if (!m)
+        m = json_get(rec, "metrics"); /* before docs/JSON.md's one name */
     if (!m || m->type != JSON_OBJ)
         return -1;
     int nclk = 0, ncnt = 0;
@@ -181,22 +183,32 @@ static int take_compare(ui_view *v, const json *r)
          json_str(r, "engine_a", json_str(a, "engine", json_str(r, "a", "A"))));
     copy(v->cmp_b, sizeof v->cmp_b,
          json_str(r, "engine_b", json_str(b, "engine", json_str(r, "b", "B"))));
+    /* docs/JSON.md: each side's accuracy against the reference is nested
+     * in the side; older flat records carry A's at the top. */
+    const json *acc = json_get(a, "accuracy");
+    if (!acc || acc->type != JSON_OBJ)
+        acc = r;
+    const json *bacc = json_get(b, "accuracy");
+    if (!bacc || bacc->type != JSON_OBJ)
+        bacc = json_get(r, "b_accuracy");
     v->cmp_eps = json_num(r, "eps");
-    v->overlap = json_num(r, "overlap");
-    v->err_mean = json_num(r, "err_mean");
-    v->err_std = json_num(r, "err_std");
-    v->err_max = json_num(r, "err_max");
-    v->only_a = json_num(r, "only_a");
-    v->only_b = json_num(r, "only_b");
-    v->both = json_num(r, "both");
+    v->overlap = json_num(acc, "overlap");
+    v->err_mean = json_num(acc, "err_mean");
+    v->err_std = json_num(acc, "err_std");
+    v->err_max = json_num(acc, "err_max");
+    v->only_a = acc == r ? json_num(r, "only_a") : json_num(acc, "only_engine");
+    v->only_b = acc == r ? json_num(r, "only_b") : json_num(acc, "only_ref");
+    v->both = json_num(acc, "both");
     v->time_a = a ? json_num(a, "time_s") : json_num(r, "time_a");
     v->time_b = b ? json_num(b, "time_s") : json_num(r, "time_b");
-    copy(v->cmp_ref, sizeof v->cmp_ref, json_str(r, "ref", v->cmp_b));
-    const json *bacc = json_get(r, "b_accuracy");
+    const json *ref = json_get(r, "ref");
+    copy(v->cmp_ref, sizeof v->cmp_ref,
+         ref && ref->type == JSON_OBJ ? json_str(ref, "engine", v->cmp_b)
+                                      : json_str(r, "ref", v->cmp_b));
     v->b_overlap = bacc ? json_num(bacc, "overlap") : NAN;
     v->b_only_engine = bacc ? json_num(bacc, "only_engine") : NAN;
     v->b_only_ref = bacc ? json_num(bacc, "only_ref") : NAN;
-    take_bins(v, r);
+    take_bins(v, acc);
     return UI_COMPARE;
 }
 
@@ -287,14 +299,15 @@ int ui_view_record(ui_view *v, const char *text)
     int got = -1;
     if (strcmp(type, "dataset") == 0 || strcmp(type, "info") == 0) {
         int info = type[0] == 'i';
-        const char *name = json_str(r, info ? "dataset" : "name", "");
+        const char *name = json_str(r, "dataset", json_str(r, "name", ""));
         if (!info) {
             v->have_info = 0;
             v->vmin = v->vmax = v->absmax = v->fp16_over = v->fp16_under = v->dups = NAN;
         }
         v->have_ds = 1;
         copy(v->ds_name, sizeof v->ds_name, name);
-        copy(v->ds_format, sizeof v->ds_format, json_str(r, "format", ""));
+        copy(v->ds_format, sizeof v->ds_format,
+             json_str(r, "dataset_format", json_str(r, "format", "")));
         v->n = json_num(r, "n");
         v->d = json_num(r, "d");
         if (info) {

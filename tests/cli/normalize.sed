@@ -11,3 +11,5 @@ s/"(tflops|tflops_unpadded|tflops_a|tflops_b|speedup|speedup_kernel|time_a|time_
 s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9.]+Z/<TS>/g
 s#/[^ "]*/tests/cli/#<REPO>/tests/cli/#g
 s/"variant":"[^"]*"/"variant":<V>/g
+s/"(sample_time_s|ref_time_s)":[-0-9.e+]+/"\1":<T>/g
+s/"device":"[^"]*"/"device":<DEV>/g

@@ -177,7 +177,7 @@ TEST(exec_set)
     session s;
     new_session(&s);
     CHECK(strcmp(exec_capture(&s, "set threads 3"),
-                 "threads 3\n{\"type\":\"set\",\"name\":\"threads\",\"value\":\"3\"}\n") == 0);
+                 "threads 3\n{\"type\":\"set\",\"name\":\"threads\",\"value\":3}\n") == 0);
     CHECK_EQ_INT(s.eopt.threads, 3);
     exec_capture(&s, "set symmetric off; set opt swizzle off; set ted paper; set index-k 4");
     CHECK_EQ_INT(s.eopt.symmetric, 0);

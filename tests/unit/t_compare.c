@@ -1,6 +1,7 @@
 /* The accuracy comparer on hand-computed cases, on cpu against itself, and
  * cpu-fp16 against cpu checked with an independent computation from the
- * full pair lists; the block-halving path with tiny bounds; cancel. */
+ * full pair lists; the block-halving path with tiny bounds; cancel; one
+ * side the same in C, in the session log and in JSON. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -9,6 +10,8 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "json.h"
+#include "json_mini.h"
 #include "store.h"
 
 extern const engine engine_cpu;
@@ -95,51 +98,47 @@ TEST(compare_hand_computed)
         CHECK_EQ_INT(r.run_b.pairs, 6);
         /* point 0: {0,1} vs {0,1}: 1; point 1: {0,1,2} vs {0,1}: 2/3;
          * point 2: {2} vs {0,2}: 1/2 */
-        CHECK_NEAR(r.overlap, (1 + 2.0 / 3 + 0.5) / 3, 1e-15);
-        CHECK_EQ_INT(r.both, 5);
-        CHECK_EQ_INT(r.only_a, 1);
-        CHECK_EQ_INT(r.only_b, 1);
+        CHECK_NEAR(r.side.overlap, (1 + 2.0 / 3 + 0.5) / 3, 1e-15);
+        CHECK_EQ_INT(r.side.both, 5);
+        CHECK_EQ_INT(r.side.only_engine, 1);
+        CHECK_EQ_INT(r.side.only_ref, 1);
         /* errors: 0, +0.5, -0.5, 0, 0 */
-        CHECK(r.err_mean == 0);
-        CHECK_NEAR(r.err_std, sqrt(0.1), 1e-15);
-        CHECK(r.err_min == -0.5 && r.err_max == 0.5);
-        CHECK_EQ_INT(r.nbins, CMP_ERR_BINS);
+        CHECK(r.side.err_mean == 0);
+        CHECK_NEAR(r.side.err_std, sqrt(0.1), 1e-15);
+        CHECK(r.side.err_min == -0.5 && r.side.err_max == 0.5);
+        CHECK_EQ_INT(r.side.nbins, CMP_ERR_BINS);
         uint64_t total = 0;
-        for (size_t b = 0; b < r.nbins; b++) {
-            total += r.bin_count[b];
-            CHECK(r.bin_lo[b] < r.bin_hi[b]);
-            CHECK_NEAR(r.bin_lo[b], -r.bin_hi[r.nbins - 1 - b], 1e-15);
+        for (size_t b = 0; b < r.side.nbins; b++) {
+            total += r.side.bin_count[b];
+            CHECK(r.side.bin_lo[b] < r.side.bin_hi[b]);
+            CHECK_NEAR(r.side.bin_lo[b], -r.side.bin_hi[r.side.nbins - 1 - b], 1e-15);
         }
         CHECK_EQ_INT(total, 5);
-        CHECK_EQ_INT(r.bin_count[CMP_ERR_BINS / 2], 3);
-        CHECK_EQ_INT(r.bin_count[0], 1);
-        CHECK_EQ_INT(r.bin_count[CMP_ERR_BINS - 1], 1);
-        CHECK(r.bin_lo[0] <= -0.5 && r.bin_hi[CMP_ERR_BINS - 1] > 0.5);
-        CHECK(r.bin_hi[CMP_ERR_BINS - 1] < 0.6); /* the range comes from the data */
+        CHECK_EQ_INT(r.side.bin_count[CMP_ERR_BINS / 2], 3);
+        CHECK_EQ_INT(r.side.bin_count[0], 1);
+        CHECK_EQ_INT(r.side.bin_count[CMP_ERR_BINS - 1], 1);
+        CHECK(r.side.bin_lo[0] <= -0.5 && r.side.bin_hi[CMP_ERR_BINS - 1] > 0.5);
+        CHECK(r.side.bin_hi[CMP_ERR_BINS - 1] < 0.6); /* the range comes from the data */
         /* only A: (1,2) at FP64 distance 2: (2 - 1.5)/1.5 = 1/3; only B:
          * (2,0) at 3: 1 */
-        CHECK_NEAR(r.only_a_rel_max, 1.0 / 3, 1e-15);
-        CHECK_NEAR(r.only_b_rel_max, 1.0, 1e-15);
-        CHECK_EQ_INT(r.only_a_rel[CMP_REL_BINS - 1], 1);
-        CHECK_EQ_INT(r.only_b_rel[CMP_REL_BINS - 1], 1);
+        CHECK_NEAR(r.side.only_engine_rel_max, 1.0 / 3, 1e-15);
+        CHECK_NEAR(r.side.only_ref_rel_max, 1.0, 1e-15);
+        CHECK_EQ_INT(r.side.only_engine_rel[CMP_REL_BINS - 1], 1);
+        CHECK_EQ_INT(r.side.only_ref_rel[CMP_REL_BINS - 1], 1);
         if (bounds[k] == 2 || bounds[k] == 1)
             CHECK(r.redone > 0);
 
-        store_cmp_rec rec;
-        memset(&rec, 0, sizeof rec);
-        cmp_store_rec(&r, &rec);
-        CHECK(strcmp(rec.engine_a, "fake-a") == 0 && strcmp(rec.engine_b, "fake-b") == 0);
-        CHECK(rec.overlap == r.overlap && rec.only_a == 1 && rec.both == 5);
-        CHECK(rec.nbins == CMP_ERR_BINS && rec.bin_count == r.bin_count);
-        CHECK(rec.eps == 1.5 && rec.only_b_rel_max == r.only_b_rel_max);
+        /* The side names its engine; cmp_run leaves the run id to the caller. */
+        CHECK(strcmp(r.side.engine, "fake-a") == 0 && r.side.judged && r.side.run_id == 0);
     }
 }
 
-/* compare A B ref=R is two comparisons against R stored as one record:
- * A's numbers in the main fields, B's in the b_ ones. Here R = fake-b and
- * B = fake-b too, so B's side is exact by hand: all 6 pairs, overlap 1,
- * every error 0 (one bin [0, 0]). */
-TEST(store_rec_with_b_judged)
+/* compare A B ref=R is two comparisons against R, each giving one side of
+ * the same struct. Here R = fake-b and B = fake-b too, so B's side is
+ * exact by hand: all 6 pairs, overlap 1, every error 0 (one bin [0, 0]).
+ * Both sides are written as the same JSON object shape and read back
+ * through the project's reader. */
+TEST(sides_one_struct_one_json_shape)
 {
     double x[] = {0, 1, 3};
     dataset ds = {.n = 3, .d = 1, .x = x};
@@ -150,34 +149,55 @@ TEST(store_rec_with_b_judged)
     CHECK_EQ_INT(cmp_run(&s, &ra), 0);
     s.a = &fake_b;
     CHECK_EQ_INT(cmp_run(&s, &rb), 0);
-    CHECK(rb.overlap == 1 && rb.both == 6 && rb.only_a == 0 && rb.only_b == 0);
-    CHECK(rb.err_mean == 0 && rb.err_std == 0 && rb.err_min == 0 && rb.err_max == 0);
-    CHECK_EQ_INT(rb.nbins, 1);
-    CHECK_EQ_INT(rb.bin_count[0], 6);
+    CHECK(rb.side.overlap == 1 && rb.side.both == 6 && rb.side.only_engine == 0 &&
+          rb.side.only_ref == 0);
+    CHECK(rb.side.err_mean == 0 && rb.side.err_std == 0 && rb.side.err_min == 0 &&
+          rb.side.err_max == 0);
+    CHECK_EQ_INT(rb.side.nbins, 1);
+    CHECK_EQ_INT(rb.side.bin_count[0], 6);
 
-    store_cmp_rec rec;
-    memset(&rec, 0, sizeof rec);
-    cmp_store_rec(&ra, &rec);
-    cmp_store_rec_b(&rb, &rec);
-    CHECK(strcmp(rec.ref_engine, "fake-b") == 0 && rec.has_b == 1);
+    static cmp_side ref;
+    cmp_side_ref(&ref, "fake-b", 9);
+    CHECK(!ref.judged && ref.run_id == 9 && strcmp(ref.engine, "fake-b") == 0);
+
+    json_w w;
+    json_w_init(&w, '{');
+    const cmp_side *sides[3] = {&ra.side, &rb.side, &ref};
+    const char *keys[3] = {"a", "b", "ref"};
+    for (int k = 0; k < 3; k++) {
+        json_w_obj(&w, keys[k]);
+        json_w_str(&w, "engine", sides[k]->engine);
+        cmp_side_accuracy_json(sides[k], &w);
+        json_w_close(&w);
+    }
+    char *text = json_w_finish(&w);
+    json *j = json_parse(text);
+    CHECK_MSG(j != NULL, "%s", text);
+    const json *a = json_get(json_get(j, "a"), "accuracy");
+    const json *b = json_get(json_get(j, "b"), "accuracy");
+    CHECK(a && b && a->type == JSON_OBJ && b->type == JSON_OBJ);
+    CHECK(json_get(json_get(j, "ref"), "accuracy")->type == JSON_NULL);
+    /* The same member names in the same order on both sides. */
+    const json *x1 = a ? a->child : NULL, *x2 = b ? b->child : NULL;
+    int same = 1, members = 0;
+    for (; x1 && x2; x1 = x1->next, x2 = x2->next, members++)
+        same &= strcmp(x1->key, x2->key) == 0 && x1->type == x2->type;
+    CHECK(same && !x1 && !x2 && members == 13);
     /* A against the reference, as compare_hand_computed found it */
-    CHECK_NEAR(rec.overlap, (1 + 2.0 / 3 + 0.5) / 3, 1e-15);
-    CHECK(rec.both == 5 && rec.only_a == 1 && rec.only_b == 1);
-    CHECK(rec.b_overlap == 1 && rec.b_both == 6);
-    CHECK(rec.b_only_engine == 0 && rec.b_only_ref == 0);
-    CHECK(rec.b_only_engine_rel_max == 0 && rec.b_only_ref_rel_max == 0);
-    CHECK(rec.b_nbins == 1 && rec.b_bin_count == rb.bin_count && rec.b_bin_lo == rb.bin_lo);
-    CHECK(rec.b_bin_count[0] == 6 && rec.b_bin_lo[0] == 0 && rec.b_bin_hi[0] == 0);
-
-    /* The other way round: B = fake-a against R = fake-b has A's numbers. */
-    s.a = &fake_a;
-    CHECK_EQ_INT(cmp_run(&s, &rb), 0);
-    cmp_store_rec_b(&rb, &rec);
-    CHECK(rec.b_overlap == ra.overlap && rec.b_both == 5);
-    CHECK(rec.b_only_engine == 1 && rec.b_only_ref == 1);
-    CHECK_NEAR(rec.b_only_engine_rel_max, 1.0 / 3, 1e-15);
-    CHECK_NEAR(rec.b_only_ref_rel_max, 1.0, 1e-15);
-    CHECK(rec.b_err_std == ra.err_std && rec.b_nbins == CMP_ERR_BINS);
+    CHECK_NEAR(json_num(a, "overlap"), (1 + 2.0 / 3 + 0.5) / 3, 0);
+    CHECK(json_num(a, "both") == 5 && json_num(a, "only_engine") == 1 &&
+          json_num(a, "only_ref") == 1);
+    CHECK(json_num(a, "only_engine_rel_max") == 1.0 / 3 && json_num(a, "only_ref_rel_max") == 1);
+    CHECK(json_num(a, "err_std") == ra.side.err_std);
+    CHECK_EQ_INT(json_len(json_get(a, "histogram")), CMP_ERR_BINS);
+    CHECK(json_num(b, "overlap") == 1 && json_num(b, "both") == 6);
+    CHECK_EQ_INT(json_len(json_get(b, "histogram")), 1);
+    CHECK(json_num(json_at(json_get(b, "histogram"), 0), "count") == 6);
+    /* one-sided pairs of A: one bin each, the largest (d - eps)/eps bin */
+    CHECK_EQ_INT(json_len(json_get(a, "only_engine_rel")), 1);
+    CHECK(json_num(json_at(json_get(a, "only_engine_rel"), 0), "lo") == 1e-1);
+    json_free(j);
+    free(text);
 }
 
 static dataset make_uniform(size_t n, size_t d, uint64_t seed)
@@ -204,17 +224,18 @@ TEST(compare_cpu_with_itself)
     cmp_spec s = spec_for(&engine_cpu, &engine_cpu, &ds, 1.0, &o);
     cmp_result r;
     CHECK_EQ_INT(cmp_run(&s, &r), 0);
-    CHECK(r.overlap == 1.0);
-    CHECK_EQ_INT(r.only_a, 0);
-    CHECK_EQ_INT(r.only_b, 0);
-    CHECK_EQ_INT(r.both, r.run_a.pairs);
+    CHECK(r.side.overlap == 1.0);
+    CHECK_EQ_INT(r.side.only_engine, 0);
+    CHECK_EQ_INT(r.side.only_ref, 0);
+    CHECK_EQ_INT(r.side.both, r.run_a.pairs);
     CHECK_EQ_INT(r.run_a.pairs, r.run_b.pairs);
     CHECK(r.run_a.pairs > ds.n);
-    CHECK(r.err_mean == 0 && r.err_std == 0 && r.err_min == 0 && r.err_max == 0);
-    CHECK_EQ_INT(r.nbins, 1);
-    CHECK_EQ_INT(r.bin_count[0], r.both);
-    CHECK(r.bin_lo[0] == 0 && r.bin_hi[0] == 0);
-    CHECK(r.only_a_rel_max == 0 && r.only_b_rel_max == 0);
+    CHECK(r.side.err_mean == 0 && r.side.err_std == 0 && r.side.err_min == 0 &&
+          r.side.err_max == 0);
+    CHECK_EQ_INT(r.side.nbins, 1);
+    CHECK_EQ_INT(r.side.bin_count[0], r.side.both);
+    CHECK(r.side.bin_lo[0] == 0 && r.side.bin_hi[0] == 0);
+    CHECK(r.side.only_engine_rel_max == 0 && r.side.only_ref_rel_max == 0);
     free(ds.x);
 }
 
@@ -316,27 +337,27 @@ TEST(compare_fp16_against_independent)
         s.block_pairs = bounds[k];
         cmp_result r;
         CHECK_EQ_INT(cmp_run(&s, &r), 0);
-        CHECK_EQ_INT(r.both, both);
-        CHECK_EQ_INT(r.only_a, oa);
-        CHECK_EQ_INT(r.only_b, ob);
+        CHECK_EQ_INT(r.side.both, both);
+        CHECK_EQ_INT(r.side.only_engine, oa);
+        CHECK_EQ_INT(r.side.only_ref, ob);
         CHECK_EQ_INT(r.run_a.pairs, pa.len);
         CHECK_EQ_INT(r.run_b.pairs, pb.len);
-        CHECK_NEAR(r.overlap, score / ds.n, 1e-12);
+        CHECK_NEAR(r.side.overlap, score / ds.n, 1e-12);
         double mean = sum / both;
-        CHECK_NEAR(r.err_mean, mean, 1e-12);
-        CHECK_NEAR(r.err_std, sqrt(fmax(0, sum2 / both - mean * mean)), 1e-9);
-        CHECK(r.err_min == mn && r.err_max == mx);
-        CHECK_NEAR(r.only_a_rel_max, relmax_a, 1e-12);
-        CHECK_NEAR(r.only_b_rel_max, relmax_b, 1e-12);
+        CHECK_NEAR(r.side.err_mean, mean, 1e-12);
+        CHECK_NEAR(r.side.err_std, sqrt(fmax(0, sum2 / both - mean * mean)), 1e-9);
+        CHECK(r.side.err_min == mn && r.side.err_max == mx);
+        CHECK_NEAR(r.side.only_engine_rel_max, relmax_a, 1e-12);
+        CHECK_NEAR(r.side.only_ref_rel_max, relmax_b, 1e-12);
         uint64_t hsum = 0, ra = 0, rb = 0;
-        for (size_t b = 0; b < r.nbins; b++)
-            hsum += r.bin_count[b];
-        CHECK_EQ_INT(r.nbins, CMP_ERR_BINS);
+        for (size_t b = 0; b < r.side.nbins; b++)
+            hsum += r.side.bin_count[b];
+        CHECK_EQ_INT(r.side.nbins, CMP_ERR_BINS);
         CHECK_EQ_INT(hsum, both);
-        CHECK(r.bin_lo[0] <= mn && r.bin_hi[r.nbins - 1] > mx);
+        CHECK(r.side.bin_lo[0] <= mn && r.side.bin_hi[r.side.nbins - 1] > mx);
         for (int b = 0; b < CMP_REL_BINS; b++) {
-            ra += r.only_a_rel[b];
-            rb += r.only_b_rel[b];
+            ra += r.side.only_engine_rel[b];
+            rb += r.side.only_ref_rel[b];
         }
         CHECK_EQ_INT(ra, oa);
         CHECK_EQ_INT(rb, ob);
@@ -374,15 +395,16 @@ TEST(compare_error_histogram_edges)
             continue;
         double e = sqrt(pa.p[x].d2) - sqrt(pb.p[y].d2);
         int hit = -1;
-        for (size_t b = 0; b < r.nbins; b++)
-            if (e >= r.bin_lo[b] * (1 + 1e-12) - 1e-300 && e < r.bin_hi[b])
+        for (size_t b = 0; b < r.side.nbins; b++)
+            if (e >= r.side.bin_lo[b] * (1 + 1e-12) - 1e-300 && e < r.side.bin_hi[b])
                 hit = (int)b;
         CHECK_MSG(hit >= 0, "error %g outside every bin", e);
         want[hit]++;
     }
-    for (size_t b = 0; b < r.nbins; b++)
-        CHECK_MSG(want[b] == r.bin_count[b], "bin %zu [%g, %g): %llu, recount %llu", b, r.bin_lo[b],
-                  r.bin_hi[b], (unsigned long long)r.bin_count[b], (unsigned long long)want[b]);
+    for (size_t b = 0; b < r.side.nbins; b++)
+        CHECK_MSG(want[b] == r.side.bin_count[b], "bin %zu [%g, %g): %llu, recount %llu", b,
+                  r.side.bin_lo[b], r.side.bin_hi[b], (unsigned long long)r.side.bin_count[b],
+                  (unsigned long long)want[b]);
     free(pa.p);
     free(pb.p);
     free(ds.x);
@@ -398,5 +420,77 @@ TEST(compare_cancel)
     s.cancel = &flag;
     cmp_result r;
     CHECK_EQ_INT(cmp_run(&s, &r), TCJ_ECANCEL);
+    free(ds.x);
+}
+
+/* One side, three forms: the cmp_side cmp_run fills, its comparison_sides
+ * row, and the JSON object show/export read back from the log. Every
+ * number must survive C -> SQL -> JSON bit for bit, and both sides must
+ * come back in the same shape (B here is the reference: accuracy null). */
+TEST(side_through_the_log)
+{
+    dataset ds = make_uniform(300, 5, 11);
+    engine_opts o;
+    engine_opts_default(&o);
+    cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, 0.3, &o);
+    static cmp_result r;
+    CHECK_EQ_INT(cmp_run(&s, &r), 0);
+    CHECK(r.side.both > 0 && r.side.nbins == CMP_ERR_BINS);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/side.db", t_tmpdir());
+    store *st = NULL;
+    CHECK_EQ_INT(store_open(path, &st), 0);
+    store_run_rec ra = {
+        .engine = "cpu-fp16", .eps = 0.3, .q1 = ds.n, .n = ds.n, .d = ds.d, .res = &r.run_a};
+    store_run_rec rb = {
+        .engine = "cpu", .eps = 0.3, .q1 = ds.n, .n = ds.n, .d = ds.d, .res = &r.run_b};
+    int64_t ida = store_run(st, &ra), idb = store_run(st, &rb);
+    CHECK(ida > 0 && idb > 0);
+    r.side.run_id = ida;
+    static cmp_side ref;
+    cmp_side_ref(&ref, "cpu", idb);
+    store_cmp_rec c = {.eps = 0.3, .side = {&r.side, &ref}};
+    CHECK(store_comparison(st, &c) > 0);
+
+    json_w w;
+    json_w_init(&w, '{');
+    CHECK_EQ_INT(store_run_json(st, ida, &w), 0);
+    char *text = json_w_finish(&w);
+    store_close(st);
+    json *j = json_parse(text);
+    CHECK_MSG(j != NULL, "%s", text);
+    const json *cmp = json_at(json_get(j, "comparisons"), 0);
+    const json *a = json_get(cmp, "a"), *b = json_get(cmp, "b");
+    const json *acc = json_get(a, "accuracy");
+    const cmp_side *sd = &r.side;
+    CHECK(strcmp(json_str(a, "engine", ""), "cpu-fp16") == 0 && json_num(a, "run_id") == ida);
+    CHECK(strcmp(json_str(b, "engine", ""), "cpu") == 0 && json_num(b, "run_id") == idb);
+    CHECK(json_get(b, "accuracy") && json_get(b, "accuracy")->type == JSON_NULL);
+    CHECK(strcmp(json_str(json_get(cmp, "ref"), "engine", ""), "cpu") == 0);
+    CHECK(strcmp(json_str(cmp, "role", ""), "a") == 0);
+    /* The same keys in the same order on a and b. */
+    const json *ka = a->child, *kb = b->child;
+    for (; ka && kb; ka = ka->next, kb = kb->next)
+        CHECK(strcmp(ka->key, kb->key) == 0);
+    CHECK(!ka && !kb);
+    CHECK(json_num(acc, "overlap") == sd->overlap);
+    CHECK(json_num(acc, "err_mean") == sd->err_mean && json_num(acc, "err_std") == sd->err_std);
+    CHECK(json_num(acc, "err_min") == sd->err_min && json_num(acc, "err_max") == sd->err_max);
+    CHECK(json_num(acc, "both") == (double)sd->both);
+    CHECK(json_num(acc, "only_engine") == (double)sd->only_engine);
+    CHECK(json_num(acc, "only_ref") == (double)sd->only_ref);
+    CHECK(json_num(acc, "only_engine_rel_max") == sd->only_engine_rel_max);
+    CHECK(json_num(acc, "only_ref_rel_max") == sd->only_ref_rel_max);
+    const json *h = json_get(acc, "histogram");
+    CHECK_EQ_INT(json_len(h), sd->nbins);
+    for (size_t k = 0; k < sd->nbins; k++) {
+        const json *bin = json_at(h, k);
+        CHECK_MSG(json_num(bin, "lo") == sd->bin_lo[k] && json_num(bin, "hi") == sd->bin_hi[k] &&
+                      json_num(bin, "count") == (double)sd->bin_count[k],
+                  "bin %zu", k);
+    }
+    json_free(j);
+    free(text);
     free(ds.x);
 }

@@ -234,6 +234,29 @@ static store_run_rec sample_rec(int64_t session, int64_t dataset, const join_res
 
 /* ---- path rules ---- */
 
+/* A judged comparison side with these numbers and bins (the rest 0). */
+static cmp_side side_with(const char *engine, int64_t run, double overlap, uint64_t both,
+                          uint64_t only_engine, uint64_t only_ref, size_t nbins, const double *lo,
+                          const double *hi, const uint64_t *cnt)
+{
+    cmp_side sd;
+    memset(&sd, 0, sizeof sd);
+    sd.engine = engine;
+    sd.run_id = run;
+    sd.judged = 1;
+    sd.overlap = overlap;
+    sd.both = both;
+    sd.only_engine = only_engine;
+    sd.only_ref = only_ref;
+    sd.nbins = nbins;
+    for (size_t k = 0; k < nbins && k < CMP_ERR_BINS; k++) {
+        sd.bin_lo[k] = lo[k];
+        sd.bin_hi[k] = hi[k];
+        sd.bin_count[k] = cnt[k];
+    }
+    return sd;
+}
+
 static char *save_env(const char *name)
 {
     const char *v = getenv(name);
@@ -394,17 +417,10 @@ TEST(migrate_v1_forward)
     CHECK_EQ_INT(raw_int(path, "SELECT d_padded FROM runs WHERE id = 2"), 64);
     double lo[1] = {-1e-6}, hi[1] = {1e-6};
     uint64_t cnt[1] = {1234};
-    store_cmp_rec c = {.session_id = 1,
-                       .run_a = 2,
-                       .run_b = 1,
-                       .engine_a = "cpu-fp16",
-                       .engine_b = "cpu",
-                       .eps = 0.25,
-                       .overlap = 0.99,
-                       .nbins = 1,
-                       .bin_lo = lo,
-                       .bin_hi = hi,
-                       .bin_count = cnt};
+    static cmp_side sa, sb;
+    sa = side_with("cpu-fp16", 2, 0.99, 0, 0, 0, 1, lo, hi, cnt);
+    cmp_side_ref(&sb, "cpu", 1);
+    store_cmp_rec c = {.session_id = 1, .eps = 0.25, .side = {&sa, &sb}};
     CHECK(store_comparison(st, &c) > 0);
     int64_t sw = store_sweep_begin(st, 1, 1, "cpu", "solve", 64, 0.005);
     CHECK(sw > 0);
@@ -470,22 +486,38 @@ TEST(migrate_v2_forward)
     CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 2);
     store *st = open_ok(path);
     CHECK(st);
-    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 3);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 
-    /* The old comparison names its reference: B, as version 2 meant. */
+    /* The old comparison names its reference: B, as version 2 meant; its
+     * numbers are side a's now, B keeps its engine and run. */
     CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 1"), "cpu") == 0);
     CHECK_EQ_INT(raw_int(path, "SELECT run_ref FROM comparisons WHERE id = 1"), 1);
-    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparisons WHERE id = 1"), 0.995, 0);
-    CHECK_EQ_INT(raw_int(path, "SELECT only_b FROM comparisons WHERE id = 1"), 14);
-    /* Its bins survived the rebuild as side a, in order. */
+    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparison_sides WHERE comparison_id = 1 "
+                              "AND side = 'a'"),
+               0.995, 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE comparison_id = 1 "
+                               "AND side = 'a'"),
+                 14);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_id FROM comparison_sides WHERE comparison_id = 1 "
+                               "AND side = 'b'"),
+                 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT overlap IS NULL FROM comparison_sides WHERE "
+                               "comparison_id = 1 AND side = 'b'"),
+                 1);
+    /* Its bins survived the rebuilds as side a, in order. */
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins"), 2);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins WHERE side = 'a'"), 2);
     CHECK_EQ_INT(raw_int(path, "SELECT count FROM histogram_bins WHERE bin = 1"), 620);
     CHECK_NEAR(raw_real(path, "SELECT lo FROM histogram_bins WHERE bin = 0"), -1e-5, 0);
-    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 0);
-    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v3'"), 0);
-    /* Deleting the comparison still takes its bins along. */
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 2);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v3' OR "
+                               "name LIKE '%_v4'"),
+                 0);
+    /* Deleting the comparison still takes its bins and sides along. */
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_foreign_key_list('histogram_bins') "
+                               "WHERE \"table\" = 'comparisons' AND on_delete = 'CASCADE'"),
+                 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_foreign_key_list('comparison_sides') "
                                "WHERE \"table\" = 'comparisons' AND on_delete = 'CASCADE'"),
                  1);
 
@@ -500,33 +532,13 @@ TEST(migrate_v2_forward)
     CHECK_EQ_INT(run3, 3);
     double lo[2] = {-1e-5, 0}, hi[2] = {0, 1e-5}, blo[1] = {-2e-5}, bhi[1] = {2e-5};
     uint64_t cnt[2] = {610, 612}, bcnt[1] = {1229};
-    store_cmp_rec c = {.session_id = 1,
-                       .run_a = 2,
-                       .run_b = 3,
-                       .run_ref = 1,
-                       .engine_a = "cpu-fp16",
-                       .engine_b = "cpu-fp16",
-                       .ref_engine = "cpu",
-                       .eps = 0.25,
-                       .overlap = 0.99,
-                       .both = 1222,
-                       .only_a = 8,
-                       .only_b = 12,
-                       .nbins = 2,
-                       .bin_lo = lo,
-                       .bin_hi = hi,
-                       .bin_count = cnt,
-                       .has_b = 1,
-                       .b_overlap = 0.993,
-                       .b_err_mean = -3e-7,
-                       .b_both = 1229,
-                       .b_only_engine = 2,
-                       .b_only_ref = 5,
-                       .b_only_ref_rel_max = 4e-4,
-                       .b_nbins = 1,
-                       .b_bin_lo = blo,
-                       .b_bin_hi = bhi,
-                       .b_bin_count = bcnt};
+    static cmp_side sa, sb;
+    sa = side_with("cpu-fp16", 2, 0.99, 1222, 8, 12, 2, lo, hi, cnt);
+    sb = side_with("cpu-fp16", 3, 0.993, 1229, 2, 5, 1, blo, bhi, bcnt);
+    sb.err_mean = -3e-7;
+    sb.only_ref_rel_max = 4e-4;
+    store_cmp_rec c = {
+        .session_id = 1, .run_ref = 1, .ref_engine = "cpu", .eps = 0.25, .side = {&sa, &sb}};
     int64_t cid = store_comparison(st, &c);
     CHECK_EQ_INT(cid, 2);
     CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 2"), "cpu") == 0);
@@ -534,9 +546,15 @@ TEST(migrate_v2_forward)
     CHECK_EQ_INT(raw_int(path, "SELECT run_id FROM comparison_sides WHERE comparison_id = 2 "
                                "AND side = 'b'"),
                  3);
-    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparison_sides WHERE comparison_id = 2"),
+    CHECK_NEAR(raw_real(path, "SELECT overlap FROM comparison_sides WHERE comparison_id = 2 "
+                              "AND side = 'b'"),
                0.993, 0);
-    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE comparison_id = 2"), 5);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE comparison_id = 2 "
+                               "AND side = 'b'"),
+                 5);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE comparison_id = 2 "
+                               "AND side = 'a'"),
+                 12);
     CHECK_EQ_INT(raw_int(path, "SELECT count FROM histogram_bins WHERE comparison_id = 2 AND "
                                "side = 'b' AND bin = 0"),
                  1229);
@@ -545,14 +563,14 @@ TEST(migrate_v2_forward)
                  1222);
 
     /* A side b whose bins fail leaves nothing of the comparison. */
-    blo[0] = NAN;
+    sb.bin_lo[0] = NAN;
     CHECK_EQ_INT(store_comparison(st, &c), TCJ_ESTORE);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 2);
-    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 1);
-    blo[0] = -2e-5;
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 4);
+    sb.bin_lo[0] = -2e-5;
 
     /* show run: the reference's run sees the comparison as ref; B's run
-     * gets the side row and both sides' bins. */
+     * gets both side rows and both sides' bins. */
     rowset rs = {0};
     CHECK_EQ_INT(store_show_run(st, 1, collect, &rs), 0);
     CHECK_EQ_INT(rs_count(&rs, "comparison"), 2);
@@ -563,27 +581,174 @@ TEST(migrate_v2_forward)
     CHECK_EQ_INT(rs_count(&rs, "comparison"), 1);
     int k = rs_section(&rs, "comparison", 0);
     CHECK(rs_is(&rs, k, "role", "b") && rs_is(&rs, k, "ref_engine", "cpu"));
-    CHECK_EQ_INT(rs_count(&rs, "side"), 1);
-    k = rs_section(&rs, "side", 0);
+    CHECK_EQ_INT(rs_count(&rs, "side"), 2);
+    k = rs_section(&rs, "side", 1);
     CHECK(rs_is(&rs, k, "side", "b") && rs_is(&rs, k, "only_engine", "2"));
     CHECK_EQ_INT(rs_count(&rs, "bin"), 3);
     CHECK(rs_is(&rs, rs_section(&rs, "bin", 2), "side", "b"));
     CHECK(rs_is(&rs, rs_section(&rs, "bin", 2), "count", "1229"));
     rs_free(&rs);
 
-    /* export: B's accuracy nested in the comparison, the old one without. */
+    /* export: both sides nested in the same shape; the old comparison's
+     * side b is the reference, its accuracy null. */
     const char *out = tpath("v2-export.json");
     CHECK_EQ_INT(store_export(st, 3, "json", out), 0);
     const char *j = slurp_small(out);
-    CHECK_STR_CONTAINS(j, "\"ref_engine\":\"cpu\"");
-    CHECK_STR_CONTAINS(j, "\"b_accuracy\":{\"engine\":\"cpu-fp16\",\"run_id\":3,\"overlap\":0.993");
-    CHECK_STR_CONTAINS(j,
-                       "\"histogram\":[{\"bin\":0,\"lo\":-2e-05,\"hi\":2e-05,\"count\":1229}]}}]}");
+    CHECK_STR_CONTAINS(j, "\"ref\":{\"engine\":\"cpu\",\"run_id\":1,\"accuracy\":null}");
+    CHECK_STR_CONTAINS(j, "\"b\":{\"engine\":\"cpu-fp16\",\"run_id\":3,\"accuracy\":"
+                          "{\"overlap\":0.993");
+    CHECK_STR_CONTAINS(j, "\"histogram\":[{\"lo\":-2e-05,\"hi\":2e-05,\"count\":1229}]}}}]}");
     CHECK_EQ_INT(store_export(st, 1, "json", out), 0);
     j = slurp_small(out);
     CHECK_STR_CONTAINS(j, "\"role\":\"b\"");
-    CHECK_STR_CONTAINS(j, "\"count\":620}]}");
+    CHECK_STR_CONTAINS(j, "\"count\":620}]}}");
+    CHECK_STR_CONTAINS(j, "\"b\":{\"engine\":\"cpu\",\"run_id\":1,\"accuracy\":null}");
     store_close(st);
+}
+
+/* A database as the version-3 program left it, built with the migrations
+ * of that time: three runs (1 cpu, 2 cpu-fp16, 3 fasted), a comparison
+ * with B the reference (comparison 1: A's numbers on the comparisons row,
+ * bins on side a) and one of two engines against a third (comparison 2:
+ * B's numbers in comparison_sides side 'b', bins on both sides), and one
+ * with nothing measured (comparison 3: NULL numbers, no bins). */
+static int make_v3(const char *path)
+{
+    const char *rows =
+        "PRAGMA user_version = 3;"
+        "INSERT INTO sessions(id, started) VALUES(1, '2026-01-01T00:00:00.000Z');"
+        "INSERT INTO runs(id, session_id, at, engine, eps, pairs) VALUES"
+        "  (1, 1, '2026-01-01T00:00:01.000Z', 'cpu', 0.5, 1000),"
+        "  (2, 1, '2026-01-01T00:00:02.000Z', 'cpu-fp16', 0.5, 998),"
+        "  (3, 1, '2026-01-01T00:00:03.000Z', 'fasted', 0.5, 1003);"
+        "INSERT INTO comparisons(id, session_id, run_a, run_b, engine_a, engine_b, eps,"
+        "  overlap, err_mean, err_std, err_min, err_max, both, only_a, only_b, only_a_rel_max,"
+        "  only_b_rel_max, at, ref_engine, run_ref) VALUES"
+        "  (1, 1, 2, 1, 'cpu-fp16', 'cpu', 0.5, 0.9975, 1.25e-7, 3.5e-6, -9.5e-6, 8.25e-6,"
+        "   990, 8, 10, 1.5e-4, 2.5e-4, '2026-01-01T00:00:04.000Z', 'cpu', 1),"
+        "  (2, 1, 2, 3, 'cpu-fp16', 'fasted', 0.5, 0.9975, 1.25e-7, 3.5e-6, -9.5e-6, 8.25e-6,"
+        "   990, 8, 10, 1.5e-4, 2.5e-4, '2026-01-01T00:00:05.000Z', 'cpu', 1),"
+        "  (3, NULL, NULL, NULL, 'x', 'y', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+        "   NULL, NULL, NULL, '2026-01-01T00:00:06.000Z', 'y', NULL);"
+        "INSERT INTO comparison_sides(comparison_id, side, engine, run_id, overlap, err_mean,"
+        "  err_std, err_min, err_max, both, only_engine, only_ref, only_engine_rel_max,"
+        "  only_ref_rel_max) VALUES (2, 'b', 'fasted', 3, 0.9925, -2.5e-7, 4.5e-6, -1.25e-5,"
+        "  1.5e-5, 995, 8, 5, 3.25e-4, 4.75e-4),"
+        /* a side a row no version-3 writer made: the comparisons row wins */
+        "  (1, 'a', 'stale', 2, 0.5, 0, 0, 0, 0, 1, 1, 1, 0, 0);"
+        "INSERT INTO histogram_bins(comparison_id, side, bin, lo, hi, count) VALUES"
+        "  (1, 'a', 0, -1e-5, 0, 500), (1, 'a', 1, 0, 1e-5, 490),"
+        "  (2, 'a', 0, -1e-5, 0, 501), (2, 'a', 1, 0, 1e-5, 489),"
+        "  (2, 'b', 0, -2e-5, 2e-5, 995);";
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    int rc = SQLITE_OK;
+    for (int v = 1; v <= 3 && rc == SQLITE_OK; v++)
+        rc = sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, rows, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        printf("# v3: %s\n", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    return rc;
+}
+
+/* Every column of one comparison side, as text ("NULL" for NULL), in a
+ * fixed order: what the v3 file held must read back the same. */
+static const char *side_text(const char *path, int64_t cid, const char *side)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "SELECT engine || '|' || coalesce(run_id, 'NULL') || '|' || "
+             "coalesce(quote(overlap), 'NULL') || '|' || coalesce(quote(err_mean), 'NULL') || "
+             "'|' || coalesce(quote(err_std), 'NULL') || '|' || coalesce(quote(err_min), "
+             "'NULL') || '|' || coalesce(quote(err_max), 'NULL') || '|' || coalesce(both, "
+             "'NULL') || '|' || coalesce(only_engine, 'NULL') || '|' || coalesce(only_ref, "
+             "'NULL') || '|' || coalesce(quote(only_engine_rel_max), 'NULL') || '|' || "
+             "coalesce(quote(only_ref_rel_max), 'NULL') FROM comparison_sides WHERE "
+             "comparison_id = %lld AND side = '%s'",
+             (long long)cid, side);
+    const char *t = raw_text(path, sql);
+    return t ? t : "<no row>";
+}
+
+TEST(migrate_v3_forward)
+{
+    const char *path = fresh_db("v3.db");
+    CHECK_EQ_INT(make_v3(path), SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 3);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 4);
+    CHECK_EQ_INT(store_schema_version(st), 4);
+
+    /* What has no side stays on the comparison; nothing else does. */
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 3);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_table_info('comparisons') WHERE "
+                               "name IN ('engine_a', 'engine_b', 'run_a', 'run_b', 'overlap', "
+                               "'only_a', 'only_b', 'err_mean', 'both')"),
+                 0);
+    CHECK_NEAR(raw_real(path, "SELECT eps FROM comparisons WHERE id = 2"), 0.5, 0);
+    CHECK(strcmp(raw_text(path, "SELECT at FROM comparisons WHERE id = 2"),
+                 "2026-01-01T00:00:05.000Z") == 0);
+    CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons WHERE id = 3"), "y") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_ref IS NULL FROM comparisons WHERE id = 3"), 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_ref FROM comparisons WHERE id = 1"), 1);
+
+    /* Side a: the old comparisons row, column for column. */
+    const char *a1 = "cpu-fp16|2|0.9975|1.25e-07|3.5e-06|-9.5e-06|8.25e-06|990|8|10|0.00015|"
+                     "0.00025";
+    CHECK_MSG(strcmp(side_text(path, 1, "a"), a1) == 0, "%s", side_text(path, 1, "a"));
+    CHECK_MSG(strcmp(side_text(path, 2, "a"), a1) == 0, "%s", side_text(path, 2, "a"));
+    /* Side b of comparison 1 is the reference: engine and run only. */
+    CHECK(strcmp(side_text(path, 1, "b"),
+                 "cpu|1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL") == 0);
+    /* Side b of comparison 2: the old side row as it was. */
+    CHECK_MSG(strcmp(side_text(path, 2, "b"), "fasted|3|0.9925|-2.5e-07|4.5e-06|-1.25e-05|"
+                                              "1.5e-05|995|8|5|0.000325|0.000475") == 0,
+              "%s", side_text(path, 2, "b"));
+    CHECK(strcmp(side_text(path, 3, "a"), "x|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|"
+                                          "NULL") == 0);
+    CHECK(strcmp(side_text(path, 3, "b"), "y|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|"
+                                          "NULL") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 6);
+    /* Every bin, on its side, in order. */
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins"), 5);
+    const char *bins = raw_text(path, "SELECT group_concat(comparison_id || side || bin || ':' "
+                                      "|| quote(lo) || ',' || quote(hi) || ',' || count, ' ') "
+                                      "FROM (SELECT * FROM histogram_bins ORDER BY "
+                                      "comparison_id, side, bin)");
+    CHECK_MSG(bins && strcmp(bins, "1a0:-1.0e-05,0.0,500 1a1:0.0,1.0e-05,490 2a0:-1.0e-05,0.0,"
+                                   "501 2a1:0.0,1.0e-05,489 2b0:-2.0e-05,2.0e-05,995") == 0,
+              "%s", bins ? bins : "(none)");
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v4'"), 0);
+
+    /* Read back through the store: show run and export see both sides. */
+    rowset rs = {0};
+    CHECK_EQ_INT(store_show_run(st, 2, collect, &rs), 0);
+    CHECK_EQ_INT(rs_count(&rs, "comparison"), 2);
+    CHECK_EQ_INT(rs_count(&rs, "side"), 4);
+    CHECK_EQ_INT(rs_count(&rs, "bin"), 5);
+    rs_free(&rs);
+    const char *out = tpath("v3-export.json");
+    CHECK_EQ_INT(store_export(st, 3, "json", out), 0);
+    const char *j = slurp_small(out);
+    CHECK_STR_CONTAINS(j, "\"a\":{\"engine\":\"cpu-fp16\",\"run_id\":2,\"accuracy\":{\"overlap\":"
+                          "0.9975,\"both\":990,\"only_engine\":8,\"only_ref\":10,\"err_mean\":"
+                          "1.25e-07,\"err_std\":3.5e-06,\"err_min\":-9.5e-06,\"err_max\":"
+                          "8.25e-06,\"only_engine_rel_max\":0.00015,\"only_ref_rel_max\":"
+                          "0.00025,\"histogram\":[{\"lo\":-1e-05,\"hi\":0,\"count\":501},"
+                          "{\"lo\":0,\"hi\":1e-05,\"count\":489}]}}");
+    CHECK_STR_CONTAINS(j, "\"b\":{\"engine\":\"fasted\",\"run_id\":3,\"accuracy\":{\"overlap\":"
+                          "0.9925");
+    store_close(st);
+    /* Deleting a migrated comparison takes its sides and bins along. */
+    CHECK_EQ_INT(raw_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM comparisons WHERE id = 2"),
+                 SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides WHERE comparison_id = 2"), 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins WHERE comparison_id = 2"), 0);
 }
 
 TEST(migration_failure_rolls_back)
@@ -715,9 +880,9 @@ TEST(run_roundtrip_and_show)
     CHECK(rs_is(&rs, k, "error", NULL));
     CHECK_NEAR(num(rs_get(&rs, k, "eps")), 0.25, 0);
     CHECK_NEAR(num(rs_get(&rs, k, "selectivity")), 11.34, 0);
-    CHECK_NEAR(num(rs_get(&rs, k, "seconds")), 0.75, 0);
-    CHECK_NEAR(num(rs_get(&rs, k, "kernel_seconds")), 0.5, 0);
-    CHECK_NEAR(num(rs_get(&rs, k, "tflops_padded")), 0.0125, 0);
+    CHECK_NEAR(num(rs_get(&rs, k, "time_s")), 0.75, 0);
+    CHECK_NEAR(num(rs_get(&rs, k, "kernel_s")), 0.5, 0);
+    CHECK_NEAR(num(rs_get(&rs, k, "tflops")), 0.0125, 0);
     CHECK_NEAR(num(rs_get(&rs, k, "tflops_unpadded")), 0.0015625, 0);
     CHECK(rs_get(&rs, k, "at") && strlen(rs_get(&rs, k, "at")) == 24);
     CHECK(rs_get(&rs, k, "at")[10] == 'T' && rs_get(&rs, k, "at")[23] == 'Z');
@@ -832,49 +997,53 @@ TEST(comparison_is_one_transaction)
 
     double lo[3] = {-2e-6, -1e-6, 0}, hi[3] = {-1e-6, 0, 1e-6};
     uint64_t cnt[3] = {5, 40, 55};
-    store_cmp_rec c = {.run_a = b,
-                       .run_b = a,
-                       .engine_a = "cpu-fp16",
-                       .engine_b = "cpu",
-                       .eps = 0.25,
-                       .overlap = 0.9875,
-                       .err_mean = -1.5e-7,
-                       .err_std = 4e-7,
-                       .err_min = -2e-6,
-                       .err_max = 1e-6,
-                       .both = 100,
-                       .only_a = 2,
-                       .only_b = 3,
-                       .nbins = 3,
-                       .bin_lo = lo,
-                       .bin_hi = hi,
-                       .bin_count = cnt,
-                       .only_a_rel_max = 1e-4,
-                       .only_b_rel_max = -2e-4};
+    static cmp_side sa, sb;
+    sa = side_with("cpu-fp16", b, 0.9875, 100, 2, 3, 3, lo, hi, cnt);
+    sa.err_mean = -1.5e-7;
+    sa.err_std = 4e-7;
+    sa.err_min = -2e-6;
+    sa.err_max = 1e-6;
+    sa.only_engine_rel_max = 1e-4;
+    sa.only_ref_rel_max = -2e-4;
+    cmp_side_ref(&sb, "cpu", a);
+    store_cmp_rec c = {.eps = 0.25, .side = {&sa, &sb}};
     /* A NaN edge in the last bin: the comparison and its first bins go too. */
-    lo[2] = NAN;
+    sa.bin_lo[2] = NAN;
     CHECK_EQ_INT(store_comparison(st, &c), TCJ_ESTORE);
     CHECK_STR_CONTAINS(err_msg(), "histogram");
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 0);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins"), 0);
-    lo[2] = 0;
-    c.bin_count = NULL;
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides"), 0);
+    sa.bin_lo[2] = 0;
+    /* A side without an engine is refused before anything is written. */
+    sb.engine = NULL;
     CHECK_EQ_INT(store_comparison(st, &c), TCJ_EINVAL);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 0);
-    c.bin_count = cnt;
+    sb.engine = "cpu";
+    c.side[1] = NULL;
+    CHECK_EQ_INT(store_comparison(st, &c), TCJ_EINVAL);
+    c.side[1] = &sb;
 
     int64_t cid = store_comparison(st, &c);
     CHECK_EQ_INT(cid, 1);
     CHECK_EQ_INT(raw_int(path, "SELECT sum(count) FROM histogram_bins"), 100);
-    CHECK_EQ_INT(raw_int(path, "SELECT only_b FROM comparisons"), 3);
+    CHECK_EQ_INT(raw_int(path, "SELECT only_ref FROM comparison_sides WHERE side = 'a'"), 3);
+    /* The reference side keeps its engine and run, nothing judged. */
+    CHECK(strcmp(raw_text(path, "SELECT ref_engine FROM comparisons"), "cpu") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_ref FROM comparisons"), a);
+    CHECK_EQ_INT(raw_int(path, "SELECT run_id FROM comparison_sides WHERE side = 'b'"), a);
+    CHECK_EQ_INT(raw_int(path, "SELECT overlap FROM comparison_sides WHERE side = 'b'"), -998);
 
     rowset rs = {0};
     CHECK_EQ_INT(store_show_run(st, b, collect, &rs), 0);
     CHECK_EQ_INT(rs_count(&rs, "comparison"), 1);
     int k = rs_section(&rs, "comparison", 0);
     CHECK(rs_is(&rs, k, "role", "a"));
-    CHECK(rs_is(&rs, k, "engine_b", "cpu"));
+    CHECK(rs_is(&rs, k, "ref_engine", "cpu"));
+    k = rs_section(&rs, "side", 0);
+    CHECK(rs_is(&rs, k, "side", "a"));
     CHECK_NEAR(num(rs_get(&rs, k, "overlap")), 0.9875, 0);
+    CHECK(rs_is(&rs, k, "err_mean", "-1.5e-07")); /* the double, not 15 digits of it */
     CHECK_EQ_INT(rs_count(&rs, "bin"), 3);
     k = rs_section(&rs, "bin", 1);
     CHECK(rs_is(&rs, k, "bin", "1") && rs_is(&rs, k, "count", "40"));
@@ -970,9 +1139,9 @@ TEST(history_and_runs_listings)
     CHECK_EQ_INT(store_history(st, 3, 0, collect, &rs), 0);
     CHECK_EQ_INT(rs.n, 3);
     CHECK_EQ_INT(rs.ncol[0], 4);
-    CHECK(strcmp(rs.name[0][0], "id") == 0 && strcmp(rs.name[0][1], "at") == 0);
+    CHECK(strcmp(rs.name[0][0], "command_id") == 0 && strcmp(rs.name[0][1], "at") == 0);
     CHECK(strcmp(rs.name[0][2], "status") == 0 && strcmp(rs.name[0][3], "line") == 0);
-    CHECK(rs_is(&rs, 0, "id", "3") && rs_is(&rs, 0, "line", "run nope"));
+    CHECK(rs_is(&rs, 0, "command_id", "3") && rs_is(&rs, 0, "line", "run nope"));
     CHECK(rs_is(&rs, 0, "status", "error"));
     CHECK(rs_is(&rs, 1, "status", "ok") && rs_is(&rs, 1, "line", "run cpu"));
     CHECK(rs_is(&rs, 2, "status", "unfinished"));
@@ -998,13 +1167,13 @@ TEST(history_and_runs_listings)
     }
     CHECK_EQ_INT(store_runs(st, 2, collect, &rs), 0);
     CHECK_EQ_INT(rs.n, 2);
-    static const char *const cols[] = {"id",          "at",      "engine", "dataset",
-                                       "n",           "d",       "eps",    "pairs",
-                                       "selectivity", "seconds", "tflops", "status"};
+    static const char *const cols[] = {"run_id",      "at",     "engine", "dataset",
+                                       "n",           "d",      "eps",    "pairs",
+                                       "selectivity", "time_s", "tflops", "status"};
     CHECK_EQ_INT(rs.ncol[0], 12);
     for (int i = 0; i < 12; i++)
         CHECK_MSG(strcmp(rs.name[0][i], cols[i]) == 0, "column %d is %s", i, rs.name[0][i]);
-    CHECK(rs_is(&rs, 0, "id", "3") && rs_is(&rs, 1, "id", "4"));
+    CHECK(rs_is(&rs, 0, "run_id", "3") && rs_is(&rs, 1, "run_id", "4"));
     CHECK(rs_is(&rs, 1, "pairs", "1003") && rs_is(&rs, 1, "dataset", "a.csv"));
     CHECK(rs_is(&rs, 1, "status", "ok"));
     CHECK_NEAR(num(rs_get(&rs, 1, "tflops")), 0.0125, 0);
@@ -1502,16 +1671,10 @@ static int64_t export_fixture(store *st, int64_t *run_ok, int64_t *run_bad)
     *run_bad = store_run(st, &f);
     double lo[2] = {-1e-7, 0}, hi[2] = {0, 1e-7};
     uint64_t cnt[2] = {600, 634};
-    store_cmp_rec c = {.run_a = *run_bad,
-                       .run_b = *run_ok,
-                       .engine_a = "fasted",
-                       .engine_b = "cpu",
-                       .eps = 0.1,
-                       .overlap = 0.999,
-                       .nbins = 2,
-                       .bin_lo = lo,
-                       .bin_hi = hi,
-                       .bin_count = cnt};
+    static cmp_side sa, sb;
+    sa = side_with("fasted", *run_bad, 0.999, 0, 0, 0, 2, lo, hi, cnt);
+    cmp_side_ref(&sb, "cpu", *run_ok);
+    store_cmp_rec c = {.eps = 0.1, .side = {&sa, &sb}};
     return store_comparison(st, &c);
 }
 
@@ -1535,8 +1698,8 @@ TEST(export_csv)
     CHECK_EQ_INT(doc.nrow, 3); /* header + 2 runs */
     for (int r = 1; r < doc.nrow; r++)
         CHECK_EQ_INT(doc.nf[r], doc.nf[0]);
-    CHECK_EQ_INT(csv_col(&doc, "id"), 0);
-    CHECK(strcmp(csv_get(&doc, 1, "id"), "1") == 0);
+    CHECK_EQ_INT(csv_col(&doc, "run_id"), 0);
+    CHECK(strcmp(csv_get(&doc, 1, "run_id"), "1") == 0);
     CHECK(strcmp(csv_get(&doc, 1, "engine"), "cpu") == 0);
     CHECK(strcmp(csv_get(&doc, 1, "options"), OPTS) == 0);
     CHECK(strcmp(csv_get(&doc, 1, "dataset"), NAME) == 0);
@@ -1553,7 +1716,7 @@ TEST(export_csv)
     CHECK(strcmp(csv_get(&doc, 1, "counter.power_w.mean"), "") == 0);
     CHECK(strcmp(csv_get(&doc, 2, "error"), ERR_CTRL) == 0);
     CHECK(strcmp(csv_get(&doc, 2, "pairs"), "") == 0);
-    CHECK(strtod(csv_get(&doc, 2, "seconds"), NULL) == 1.0 / 3.0); /* round-trips */
+    CHECK(strtod(csv_get(&doc, 2, "time_s"), NULL) == 1.0 / 3.0); /* round-trips */
     csv_free(&doc);
 
     /* One run. */
@@ -1582,7 +1745,7 @@ TEST(export_json)
     CHECK_MSG(doc != NULL, "export is unreadable or not valid JSON");
     int ok = doc->t == J_ARR && doc->n == 2;
     const jv *r0 = jat(doc, 0), *r1 = jat(doc, 1);
-    ok = ok && jnum(jget(r0, "id")) == 1;
+    ok = ok && jnum(jget(r0, "run_id")) == 1;
     ok = ok && jstr_is(jget(r0, "engine"), "cpu") && jstr_is(jget(r0, "options"), OPTS);
     ok = ok && jstr_is(jget(r0, "dataset"), NAME);
     /* the two bytes that are not UTF-8 become U+FFFD each */
@@ -1591,17 +1754,19 @@ TEST(export_json)
     ok = ok && jnum(jget(r0, "pairs")) == 1234 && jnull(jget(r0, "error"));
     ok = ok && jnum(jget(jget(r0, "phases"), "kernel")) == 0.5;
     ok = ok && jnum(jget(jget(r0, "phases"), "convert")) == 0.125;
-    const jv *dram = jget(jget(r0, "counters"), "dram_throughput");
-    ok = ok && jnum(jget(dram, "value")) == 61.5 && jstr_is(jget(dram, "unit"), "%");
-    const jv *pw = jget(jget(r0, "counters"), "power_w.mean");
-    ok = ok && jnull(jget(pw, "value"));
+    ok = ok && jnum(jget(jget(r0, "counters"), "dram_throughput")) == 61.5;
+    ok = ok && jstr_is(jget(jget(r0, "counter_units"), "dram_throughput"), "%");
+    ok = ok && jnull(jget(jget(r0, "counters"), "power_w.mean"));
     const jv *c = jat(jget(r0, "comparisons"), 0);
-    ok = ok && jstr_is(jget(c, "role"), "b") && jnum(jget(c, "overlap")) == 0.999;
-    const jv *h = jget(c, "histogram");
+    const jv *acc = jget(jget(c, "a"), "accuracy");
+    ok = ok && jstr_is(jget(c, "role"), "b") && jnum(jget(acc, "overlap")) == 0.999;
+    ok =
+        ok && jstr_is(jget(jget(c, "b"), "engine"), "cpu") && jnull(jget(jget(c, "b"), "accuracy"));
+    const jv *h = jget(acc, "histogram");
     ok = ok && h && h->t == J_ARR && h->n == 2 && jnum(jget(jat(h, 1), "count")) == 634;
     ok = ok && jnum(jget(jat(h, 0), "lo")) == -1e-7;
     ok = ok && jstr_is(jget(r1, "error"), ERR_CTRL) && jnull(jget(r1, "pairs"));
-    ok = ok && jnum(jget(r1, "seconds")) == 1.0 / 3.0;
+    ok = ok && jnum(jget(r1, "time_s")) == 1.0 / 3.0;
     ok = ok && jstr_is(jget(jat(jget(r1, "comparisons"), 0), "role"), "a");
     const jv *rc1 = jget(r1, "counters");
     ok = ok && rc1 && rc1->t == J_OBJ && rc1->n == 0;
@@ -1611,7 +1776,7 @@ TEST(export_json)
     CHECK_EQ_INT(store_export(st, a, "json", out), 0);
     doc = json_file(out);
     CHECK(doc && doc->t == J_ARR && doc->n == 1);
-    CHECK(jnum(jget(jat(doc, 0), "id")) == (double)a);
+    CHECK(jnum(jget(jat(doc, 0), "run_id")) == (double)a);
     jv_free(doc);
 
     /* Nothing to export, and bad requests. */

@@ -125,3 +125,35 @@ TEST(log_lines)
     CHECK(strcmp(ui_view_log_line(&v, UI_LOG_LINES - 1, NULL), "x") == 0);
     ui_view_free(&v);
 }
+
+/* The compare record of docs/JSON.md: sides a, b and ref of one shape,
+ * each side's accuracy nested in it (null for the reference). */
+TEST(compare_record_with_sides)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"compare\",\"eps\":0.5,"
+                                    "\"a\":{\"engine\":\"cpu-fp16\",\"time_s\":0.25,\"accuracy\":{"
+                                    "\"overlap\":0.98,\"both\":90,\"only_engine\":4,\"only_ref\":6,"
+                                    "\"err_mean\":1e-6,\"err_std\":2e-6,\"err_max\":8e-6,"
+                                    "\"histogram\":[{\"lo\":-1,\"hi\":1,\"count\":90}]}},"
+                                    "\"b\":{\"engine\":\"fasted\",\"time_s\":0.125,\"accuracy\":{"
+                                    "\"overlap\":0.97,\"only_engine\":7,\"only_ref\":9}},"
+                                    "\"ref\":{\"engine\":\"cpu\",\"accuracy\":null}}"),
+                 UI_COMPARE);
+    CHECK(strcmp(v.cmp_a, "cpu-fp16") == 0 && strcmp(v.cmp_b, "fasted") == 0);
+    CHECK(strcmp(v.cmp_ref, "cpu") == 0);
+    CHECK(v.overlap == 0.98 && v.only_a == 4 && v.only_b == 6 && v.both == 90);
+    CHECK(v.err_max == 8e-6 && v.time_a == 0.25 && v.time_b == 0.125);
+    CHECK(v.b_overlap == 0.97 && v.b_only_engine == 7 && v.b_only_ref == 9);
+    CHECK_EQ_INT(v.nbins, 1);
+    CHECK_NEAR(v.bin_count[0], 90, 0);
+    /* B the reference: its accuracy is null, nothing of B's to show. */
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"compare\",\"a\":{\"engine\":\"cpu-fp16\","
+                                    "\"accuracy\":{\"overlap\":1}},\"b\":{\"engine\":\"cpu\","
+                                    "\"accuracy\":null},\"ref\":{\"engine\":\"cpu\","
+                                    "\"accuracy\":null}}"),
+                 UI_COMPARE);
+    CHECK(v.overlap == 1 && isnan(v.b_overlap));
+    ui_view_free(&v);
+}
