@@ -244,8 +244,10 @@ static int compare_run(session *s, int argc, char **argv)
         cr.run_b = idb;
         cr.run_ref = idr;
         cid = store_comparison(s->db, &cr);
-        if (cid < 0)
+        if (cid < 0) {
+            cmd_store_failed();
             cid = 0;
+        }
     }
     if (idb)
         s->last_run_id = idb;

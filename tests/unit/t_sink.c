@@ -25,14 +25,14 @@ static char *path_in_tmp(const char *name)
 static void write_sample(const char *path, sink_format fmt)
 {
     sink_file *f = NULL;
-    if (sink_file_open(path, fmt, &f) != 0)
+    if (sink_file_open(path, fmt, 0, NULL, &f) != 0)
         return;
     pair_sink s = sink_file_pair_sink(f);
     pair_batch b1 = {.k = 2, .i = bi, .j = bj, .d2 = bd};
     pair_batch b2 = {.k = 2, .i = bi + 2, .j = bj + 2, .d2 = bd + 2};
     s.put(s.ctx, &b1);
     s.put(s.ctx, &b2);
-    sink_file_close(f);
+    sink_file_close(f, 1);
 }
 
 static long file_size(const char *path)
@@ -124,12 +124,12 @@ TEST(sink_from_engine)
 
     char *p = path_in_tmp("join.u32");
     sink_file *f;
-    CHECK_EQ_INT(sink_file_open(p, SINK_U32, &f), 0);
+    CHECK_EQ_INT(sink_file_open(p, SINK_U32, 0, NULL, &f), 0);
     s.mode = JOIN_PAIRS;
     s.sink = sink_file_pair_sink(f);
     CHECK_EQ_INT(engine_run(&engine_cpu, &s, &r), 0);
     CHECK_EQ_INT(sink_file_pairs(f), want);
-    CHECK_EQ_INT(sink_file_close(f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
     CHECK_EQ_INT(file_size(p), (long)(want * 8));
     FILE *in = fopen(p, "rb");
     CHECK(in);
@@ -152,7 +152,7 @@ TEST(sink_from_engine)
 TEST(sink_errors_name_the_file)
 {
     sink_file *f = NULL;
-    CHECK_EQ_INT(sink_file_open("/nonexistent-dir/pairs.bin", SINK_U32, &f), TCJ_EIO);
+    CHECK_EQ_INT(sink_file_open("/nonexistent-dir/pairs.bin", SINK_U32, 0, NULL, &f), TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "/nonexistent-dir/pairs.bin");
     sink_format fmt;
     CHECK_EQ_INT(sink_format_parse("u16", &fmt), TCJ_EINVAL);
@@ -167,16 +167,16 @@ TEST(sink_errors_name_the_file)
     if (!probe)
         return;
     fclose(probe);
-    CHECK_EQ_INT(sink_file_open("/dev/full", SINK_U64, &f), 0);
+    CHECK_EQ_INT(sink_file_open("/dev/full", SINK_U64, 0, NULL, &f), 0);
     pair_sink s = sink_file_pair_sink(f);
     uint32_t *i = calloc(100000, sizeof *i);
     double *d2 = calloc(100000, sizeof *d2);
     pair_batch b = {.k = 100000, .i = i, .j = i, .d2 = d2};
     int rc = s.put(s.ctx, &b);
     if (rc == 0)
-        rc = sink_file_close(f);
+        rc = sink_file_close(f, 1);
     else
-        sink_file_close(f);
+        sink_file_close(f, 1);
     CHECK_EQ_INT(rc, TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "/dev/full");
     free(i);
