@@ -39,8 +39,8 @@ int store_fail(store *st, const char *what)
 {
     if (store_is_busy(st))
         return err_set(TCJ_ESTORE,
-                       "%s: %s: the session log stayed locked by another process for %.0f s (%s)",
-                       st->path, what, store_wait_ms() / 1000.0, sqlite3_errmsg(st->db));
+                       "%s: %s: the session log stayed locked by another process for %g s (%s)",
+                       st->path, what, st->wait_ms / 1000.0, sqlite3_errmsg(st->db));
     return err_set(TCJ_ESTORE, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
 }
 
@@ -212,9 +212,19 @@ static int store_quick_check(store *st)
     int ret = 0;
     if (rc == SQLITE_ROW) {
         const char *res = (const char *)sqlite3_column_text(s, 0);
-        if (!res || strcmp(res, "ok") != 0)
+        if (!res || strcmp(res, "ok") != 0) {
+            /* The answer is several lines after a header: keep one line. */
+            char line[256];
+            const char *hdr = "*** in database main ***\n";
+            if (res && strncmp(res, hdr, strlen(hdr)) == 0)
+                res += strlen(hdr);
+            snprintf(line, sizeof line, "%s", res ? res : "no answer");
+            for (char *p = line; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
             ret = err_set(TCJ_ESTORE, "%s: the session log is damaged (quick_check: %s); %s",
-                          st->path, res ? res : "no answer", fix);
+                          st->path, line, fix);
+        }
     } else if ((sqlite3_errcode(st->db) & 0xff) == SQLITE_CORRUPT ||
                (sqlite3_errcode(st->db) & 0xff) == SQLITE_NOTADB) {
         ret = err_set(TCJ_ESTORE, "%s: the session log is damaged or not a database (%s); %s",
@@ -251,7 +261,7 @@ static int store_setup_once(store *st)
  * those are retried until the wait runs out. */
 static int store_setup(store *st)
 {
-    int wait = store_wait_ms();
+    int wait = st->wait_ms;
     sqlite3_busy_timeout(st->db, wait);
     double t0 = store_clock();
     unsigned pause_ms = 5;
@@ -290,6 +300,7 @@ int store_open(const char *path, store **out)
 
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
+    st->wait_ms = store_wait_ms();
     free(def);
     int src = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (src != SQLITE_OK) {
@@ -454,9 +465,9 @@ int store_counter(store *st, int64_t run_id, const char *name, double value, con
 /* Run fn(st, rec, &id) as one transaction: the id it gives, or its code
  * after a rollback. */
 static int64_t write_tx_once(store *st, int (*fn)(store *, const void *, int64_t *),
-                             const void *rec)
+                             const void *rec, const char *what)
 {
-    if (store_begin(st))
+    if (store_exec(st, "BEGIN IMMEDIATE", what))
         return TCJ_ESTORE;
     int64_t id = 0;
     int rc = fn(st, rec, &id);
@@ -472,12 +483,13 @@ static int64_t write_tx_once(store *st, int (*fn)(store *, const void *, int64_t
 /* The busy handler waits for another writer inside each statement; a lock
  * it does not wait for (WAL recovery by another process) gets the whole
  * transaction again, until the same wait has passed. */
-static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), const void *rec)
+static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), const void *rec,
+                        const char *what)
 {
     double t0 = store_clock();
     for (;;) {
-        int64_t id = write_tx_once(st, fn, rec);
-        if (id >= 0 || !store_is_busy(st) || (store_clock() - t0) * 1000 >= store_wait_ms())
+        int64_t id = write_tx_once(st, fn, rec, what);
+        if (id >= 0 || !store_is_busy(st) || (store_clock() - t0) * 1000 >= st->wait_ms)
             return id;
         store_sleep_ms(10);
     }
@@ -524,7 +536,7 @@ static int dataset_find_or_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_dataset(store *st, const dataset *ds)
 {
-    return write_tx(st, dataset_find_or_insert, ds);
+    return write_tx(st, dataset_find_or_insert, ds, "storing the dataset");
 }
 
 static const char *first_text(const char *a, const char *b)
@@ -636,7 +648,7 @@ static int run_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_run(store *st, const store_run_rec *r)
 {
-    return write_tx(st, run_insert, r);
+    return write_tx(st, run_insert, r, "storing a run");
 }
 
 /* One side's histogram bins. */
@@ -747,7 +759,7 @@ static int cmp_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_comparison(store *st, const store_cmp_rec *c)
 {
-    return write_tx(st, cmp_insert, c);
+    return write_tx(st, cmp_insert, c, "storing a comparison");
 }
 
 /* ---- ε searches: each step committed as it is made ---- */

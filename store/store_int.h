@@ -10,7 +10,8 @@
 
 struct store {
     sqlite3 *db;
-    char *path; /* as opened, for messages */
+    char *path;  /* as opened, for messages */
+    int wait_ms; /* how long a write waits for another process's lock */
 };
 
 /* PRAGMA application_id of a tcjoin session log ("tcjn"), so a database of
@@ -30,7 +31,7 @@ int store_prepare(store *st, const char *sql, sqlite3_stmt **out, const char *wh
 int store_step_done(store *st, sqlite3_stmt *s, const char *what);
 
 /* How long to wait for another process's lock, in ms ($TCJOIN_DB_WAIT
- * seconds, default 30 s). */
+ * seconds, default 30 s), read when the log is opened into st->wait_ms. */
 int store_wait_ms(void);
 /* Whether the last failure on st was another process holding a lock. */
 int store_is_busy(store *st);
