@@ -182,3 +182,160 @@ TEST(sink_errors_name_the_file)
     free(i);
     free(d2);
 }
+
+/* ---- the output file rules (src/ofile.c), through the pair sink ---- */
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void put_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* The first line of a file (static buffer), "" when unreadable. */
+static const char *first_line(const char *path)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+/* Files in dir whose name holds part. */
+static int count_named(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, part) != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static char *sub_dir(const char *name)
+{
+    static char p[512];
+    snprintf(p, sizeof p, "%s/%s", t_tmpdir(), name);
+    mkdir(p, 0700);
+    return p;
+}
+
+static void put_pairs(sink_file *f)
+{
+    pair_sink s = sink_file_pair_sink(f);
+    pair_batch b1 = {.k = 4, .i = bi, .j = bj, .d2 = bd};
+    s.put(s.ctx, &b1);
+}
+
+TEST(sink_appears_whole_or_not_at_all)
+{
+    char dir[512], p[600];
+    snprintf(dir, sizeof dir, "%s", sub_dir("whole"));
+    snprintf(p, sizeof p, "%s/pairs.csv", dir);
+    sink_file *f = NULL;
+    CHECK_EQ_INT(sink_file_open(p, SINK_CSV, 0, NULL, &f), 0);
+    put_pairs(f);
+    /* While it is written only a hidden temporary file exists. */
+    CHECK(access(p, F_OK) != 0);
+    CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 1);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    CHECK(strcmp(first_line(p), "i,j,dist\n") == 0);
+    CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 0);
+
+    /* A failed run (keep 0) leaves the old file and no temporary one. */
+    CHECK_EQ_INT(sink_file_open(p, SINK_U32, 1, NULL, &f), 0);
+    put_pairs(f);
+    CHECK_EQ_INT(sink_file_close(f, 0), 0);
+    CHECK(strcmp(first_line(p), "i,j,dist\n") == 0);
+    CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 0);
+    /* A new file gets the permissions of any new file (umask), not 0600. */
+    struct stat sb;
+    mode_t mask = umask(022);
+    CHECK_EQ_INT(sink_file_open(p, SINK_U32, 1, NULL, &f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    umask(mask);
+    CHECK(stat(p, &sb) == 0);
+    CHECK_EQ_INT(sb.st_mode & 0777, 0644);
+}
+
+TEST(sink_refuses_existing_file_and_link_without_force)
+{
+    char dir[512], p[600], target[600], link[600];
+    snprintf(dir, sizeof dir, "%s", sub_dir("existing"));
+    snprintf(p, sizeof p, "%s/old.bin", dir);
+    put_text(p, "old\n");
+    sink_file *f = NULL;
+    CHECK_EQ_INT(sink_file_open(p, SINK_U32, 0, NULL, &f), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), p);
+    CHECK_STR_CONTAINS(err_msg(), "exists; add force");
+    CHECK(strcmp(first_line(p), "old\n") == 0);
+    CHECK_EQ_INT(sink_file_open(p, SINK_CSV, 1, NULL, &f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    CHECK(strcmp(first_line(p), "i,j,dist\n") == 0);
+
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    put_text(target, "keep\n");
+    CHECK(symlink("target", link) == 0);
+    CHECK_EQ_INT(sink_file_open(link, SINK_CSV, 0, NULL, &f), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "symbolic link");
+    CHECK_EQ_INT(sink_file_open(link, SINK_CSV, 1, NULL, &f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    struct stat sb;
+    CHECK(lstat(link, &sb) == 0 && S_ISREG(sb.st_mode));
+    CHECK(strcmp(first_line(target), "keep\n") == 0);
+    /* A dangling link counts as a link too: nothing is created through it. */
+    char dang[600];
+    snprintf(dang, sizeof dang, "%s/dangling", dir);
+    CHECK(symlink("nowhere", dang) == 0);
+    CHECK_EQ_INT(sink_file_open(dang, SINK_CSV, 0, NULL, &f), TCJ_EINVAL);
+    char nowhere[600];
+    snprintf(nowhere, sizeof nowhere, "%s/nowhere", dir);
+    CHECK(access(nowhere, F_OK) != 0);
+}
+
+TEST(sink_never_writes_the_session_log)
+{
+    char dir[512], log[600], name[700];
+    snprintf(dir, sizeof dir, "%s", sub_dir("log"));
+    snprintf(log, sizeof log, "%s/sessions.db", dir);
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "%s%s", log, suffix[k]);
+        put_text(name, "log\n");
+    }
+    sink_file *f = NULL;
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "%s%s", log, suffix[k]);
+        CHECK_EQ_INT(sink_file_open(name, SINK_U32, 1, log, &f), TCJ_EINVAL);
+        CHECK_STR_CONTAINS(err_msg(), "is the open session log");
+        CHECK(strcmp(first_line(name), "log\n") == 0);
+    }
+    /* Other names for the same files: by device and inode, not by name. */
+    snprintf(name, sizeof name, "%s/hard", dir);
+    CHECK(link(log, name) == 0);
+    CHECK_EQ_INT(sink_file_open(name, SINK_U32, 1, log, &f), TCJ_EINVAL);
+    snprintf(name, sizeof name, "%s/soft", dir);
+    CHECK(symlink("sessions.db-wal", name) == 0);
+    CHECK_EQ_INT(sink_file_open(name, SINK_U32, 1, log, &f), TCJ_EINVAL);
+    snprintf(name, sizeof name, "%s/../log/./sessions.db-shm", dir);
+    CHECK_EQ_INT(sink_file_open(name, SINK_U32, 1, log, &f), TCJ_EINVAL);
+    /* Another file beside it is fine. */
+    snprintf(name, sizeof name, "%s/pairs.bin", dir);
+    CHECK_EQ_INT(sink_file_open(name, SINK_U32, 0, log, &f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 0);
+}
