@@ -38,6 +38,14 @@ static int is_log_file(const struct stat *st, const char *log_path)
     return hit;
 }
 
+/* /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of what a process already
+ * has open, written in place (appended to when a shell redirected them to
+ * a file). */
+static int is_system_path(const char *path)
+{
+    return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+}
+
 /* A temporary file next to path (so rename stays in one file system),
  * hidden, with the permissions a new file would get. */
 static int make_tmp(ofile *o)
@@ -81,17 +89,18 @@ int ofile_open(const char *path, int force, const char *log_path, ofile **out)
     o->fd = -1;
     o->force = force;
     int rc = 0;
-    if (exists && S_ISLNK(ls.st_mode) && !force) {
+    if (exists && S_ISLNK(ls.st_mode) && !force && !(resolves && is_system_path(path))) {
         rc = err_set(TCJ_EINVAL,
                      "%s: is a symbolic link; add force to replace the link (the file it "
                      "points to is left as it is)",
                      path);
-    } else if (exists && !S_ISLNK(ls.st_mode) && !S_ISREG(ls.st_mode)) {
-        /* A device or FIFO: nothing to replace, and renaming over it would
-         * remove it. */
+    } else if ((exists && !S_ISLNK(ls.st_mode) && !S_ISREG(ls.st_mode)) ||
+               (resolves && is_system_path(path))) {
+        /* A device, a FIFO, or /dev/stdout and the like: nothing to
+         * replace, and renaming over it would remove the system's name. */
         o->direct = 1;
         o->tmp = xstrdup(path);
-        o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
         if (o->fd < 0)
             rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
     } else if (exists && !S_ISLNK(ls.st_mode) && !force) {

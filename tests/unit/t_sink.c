@@ -186,6 +186,7 @@ TEST(sink_errors_name_the_file)
 /* ---- the output file rules (src/ofile.c), through the pair sink ---- */
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -337,5 +338,32 @@ TEST(sink_never_writes_the_session_log)
     snprintf(name, sizeof name, "%s/pairs.bin", dir);
     CHECK_EQ_INT(sink_file_open(name, SINK_U32, 0, log, &f), 0);
     CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 0);
+}
+
+TEST(sink_writes_devices_in_place)
+{
+    /* /dev/null exists but is nothing to replace: no force needed, and it
+     * stays a device (a rename over it would have removed it). */
+    sink_file *f = NULL;
+    CHECK_EQ_INT(sink_file_open("/dev/null", SINK_CSV, 0, NULL, &f), 0);
+    put_pairs(f);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    struct stat sb;
+    CHECK(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
+    /* /dev/stdout of a process whose stdout is a file: appended to. */
+    char dir[512], p[600];
+    snprintf(dir, sizeof dir, "%s", sub_dir("stdout"));
+    snprintf(p, sizeof p, "%s/redirected", dir);
+    put_text(p, "before\n");
+    int fd = open(p, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    CHECK_EQ_INT(sink_file_open(name, SINK_CSV, 0, NULL, &f), 0);
+    CHECK_EQ_INT(sink_file_close(f, 1), 0);
+    close(fd);
+    CHECK(strcmp(first_line(p), "before\n") == 0);
+    CHECK(lstat(p, &sb) == 0 && sb.st_size == (off_t)strlen("before\ni,j,dist\n"));
     CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 0);
 }
