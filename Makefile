@@ -52,6 +52,9 @@ TEST_SRC := $(wildcard tests/unit/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GPUT_SRC := $(wildcard tests/gpu/g_*.c)
 GPUT_BIN := $(GPUT_SRC:tests/gpu/%.c=$(BUILD)/tests/%)
+# The fault scripts' second program on a session log (tests/faults/).
+FAULT_SRC := $(wildcard tests/faults/f_*.c)
+FAULT_BIN := $(FAULT_SRC:tests/faults/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libtcjoin.a
 
 all: $(BUILD)/tcjoin
@@ -85,7 +88,11 @@ $(BUILD)/tests/g_%: tests/gpu/g_%.c tests/unit/check.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< tests/unit/check.c $(LIB) $(CUDA_LIBS) $(LDLIBS)
 
-tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN)
+$(BUILD)/tests/f_%: tests/faults/f_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lsqlite3
+
+tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
 
 deps:
 	@sh scripts/deps.sh

@@ -25,6 +25,9 @@ static session *app_session;
  * process, the escape hatch for anything that does not check. */
 static void app_on_sigint(int sig)
 {
+    /* Batch mode stops at Ctrl-C, between commands too. */
+    if (app_session && app_session->batch)
+        app_session->quit = 1;
     if (app_busy && app_session) {
         if (app_session->cancel) {
             signal(SIGINT, SIG_DFL);
@@ -66,6 +69,8 @@ static void app_stream(session *s, FILE *f, const char *name)
     free(line);
 }
 
+/* A log that cannot be used is said on one line; the commands still run,
+ * unlogged, and batch mode then exits 1. */
 static void app_open_store(session *s, const app_args *a)
 {
     char *path = NULL;
@@ -77,17 +82,22 @@ static void app_open_store(session *s, const app_args *a)
         path = store_default_path();
     if (!path) {
         out_error("no place for the session log (set TCJOIN_DB); going on without logging");
+        s->failed = s->batch;
         return;
     }
     if (store_open(path, &s->db) != 0) {
         out_error("session log unavailable: %s; going on without logging", err_msg());
         s->db = NULL;
+        s->failed = s->batch;
     } else {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
         s->session_id = store_session_begin(s->db, a->argv_line, TCJ_VERSION, host);
-        if (s->session_id < 0)
+        if (s->session_id < 0) {
+            out_error("%s", err_msg());
             s->session_id = 0;
+            s->failed = s->batch;
+        }
     }
     free(path);
 }
@@ -153,11 +163,17 @@ int app_main(const app_args *a)
     }
 
     if (s.db) {
-        store_session_end(s.db, s.session_id);
+        if (s.session_id > 0 && store_session_end(s.db, s.session_id)) {
+            out_error("%s", err_msg());
+            s.failed = s.batch;
+        }
         store_close(s.db);
     }
     if (s.have_ds)
         dataset_free(&s.ds);
     fflush(stdout);
+    /* 128 + SIGINT, as a shell reports a command stopped by Ctrl-C. */
+    if (batch && app_sigint)
+        return 130;
     return batch && s.failed ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,20 @@ int cmd_check_opts(const cmd *c, int argc, char **argv)
     return 0;
 }
 
+int cmd_take_flag(int *argc, char **argv, const char *word)
+{
+    int found = 0, k = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], word) == 0)
+            found = 1;
+        else
+            argv[k++] = argv[i];
+    }
+    *argc = k;
+    argv[k] = NULL;
+    return found;
+}
+
 int cmd_positional(int argc, char **argv, char **pos, int max)
 {
     int k = 0;
@@ -226,6 +241,17 @@ static void cmd_report(const char *command, const char *msg)
         out_error("%s", msg);
 }
 
+/* The first session-log write that failed during the command, reported
+ * after the command's own output. */
+static char store_err[1024];
+
+void cmd_store_failed(void)
+{
+    if (!store_err[0])
+        snprintf(store_err, sizeof store_err, "%s",
+                 err_msg()[0] ? err_msg() : "writing the session log failed");
+}
+
 /* One command: words, lookup, checks, handler, log. */
 static int cmd_exec_one(session *s, const char *line)
 {
@@ -254,9 +280,12 @@ static int cmd_exec_one(session *s, const char *line)
     /* Logged before it runs, so its runs can point at it and a killed
      * process leaves it marked unfinished. */
     s->command_id = 0;
+    store_err[0] = '\0';
     if (s->db) {
         int64_t id = store_command_begin(s->db, s->session_id, text);
         s->command_id = id > 0 ? id : 0;
+        if (id < 0)
+            cmd_store_failed();
     }
 
     double t0 = engine_now();
@@ -277,9 +306,21 @@ static int cmd_exec_one(session *s, const char *line)
         cmd_report(text, err_msg()[0] ? err_msg() : "command failed");
         if (s->batch)
             s->failed = 1;
+    } else if (store_err[0]) {
+        /* What it measured is not in the log: the command did not do all
+         * it was asked. */
+        rc = err_set(TCJ_ESTORE, "%s", store_err);
     }
-    if (s->db && s->command_id > 0)
-        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, dt);
+    if (s->db && s->command_id > 0 &&
+        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, dt))
+        cmd_store_failed();
+    if (store_err[0]) {
+        cmd_report(text, store_err);
+        if (s->batch)
+            s->failed = 1;
+        if (!rc)
+            rc = TCJ_ESTORE;
+    }
     s->command_id = 0;
     free(text);
     free(storage);

@@ -42,6 +42,11 @@ int cmd_parse_size(const char *word, const char *what, size_t *out);
  * succeeded; each error is printed as one line. */
 int cmd_exec(session *s, const char *line);
 
+/* A write to the session log failed (err_msg says why): the command
+ * prints that line after its own output and fails (exit status 1 in batch
+ * mode). Handlers call it instead of dropping a store error. */
+void cmd_store_failed(void);
+
 /* Split a line into commands at unquoted ';' and newlines, dropping
  * comments. Returns the count; *cmds is NULL-terminated and lives in
  * *storage (free it). Commands may be empty. */
@@ -51,6 +56,9 @@ int cmd_split_commands(const char *line, char ***cmds, char **storage);
 void cmd_set_location(const char *file, long line);
 /* 1 if the word reads key=value with a plain key (letters, digits, - _). */
 int cmd_is_opt(const char *word);
+/* A bare word such as `force` among argv[0..argc): 1 when present, and it
+ * is removed (argc lowered, argv[argc] NULL), else 0. */
+int cmd_take_flag(int *argc, char **argv, const char *word);
 /* The positional (non key=value) words, at most max, into pos; the count. */
 int cmd_positional(int argc, char **argv, char **pos, int max);
 

@@ -237,8 +237,10 @@ static int compare_run(session *s, int argc, char **argv)
                             .run_ref = idr,
                             .side = {side_a, &side_b}};
         cid = store_comparison(s->db, &cr);
-        if (cid < 0)
+        if (cid < 0) {
+            cmd_store_failed();
             cid = 0;
+        }
     }
     if (idb)
         s->last_run_id = idb;

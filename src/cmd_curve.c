@@ -9,8 +9,10 @@
 #include "../ui/plot.h"
 #include "cmd.h"
 #include "err.h"
+#include "ofile.h"
 #include "out.h"
 #include "runner.h"
+#include "store.h"
 #include "sweep.h"
 
 #define CURVE_BINS_DEFAULT 256
@@ -18,18 +20,18 @@
 #define PLOT_W 72
 #define PLOT_H 16
 
-static int write_csv(const char *path, const double *eps, const double *sel, const uint64_t *pairs,
+static int write_csv(ofile *of, const double *eps, const double *sel, const uint64_t *pairs,
                      size_t np)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return err_set(TCJ_EIO, "%s: cannot write", path);
+    FILE *f = ofile_stream(of);
+    if (!f) {
+        ofile_abort(of);
+        return TCJ_EIO;
+    }
     fprintf(f, "eps,pairs,selectivity\n");
     for (size_t k = 0; k < np; k++)
         fprintf(f, "%.17g,%llu,%.17g\n", eps[k], (unsigned long long)pairs[k], sel[k]);
-    if (fclose(f) != 0)
-        return err_set(TCJ_EIO, "%s: write failed", path);
-    return 0;
+    return ofile_commit(of);
 }
 
 static void print_plot(const double *eps, const double *sel, size_t np)
@@ -56,6 +58,7 @@ static void print_plot(const double *eps, const double *sel, size_t np)
 static int curve_run(session *s, int argc, char **argv)
 {
     const cmd *self = cmd_find("curve");
+    int force = cmd_take_flag(&argc, argv, "force");
     char *pos[3];
     int np = cmd_positional(argc, argv, pos, 3);
     if (np != 0 && np != 2)
@@ -97,13 +100,21 @@ static int curve_run(session *s, int argc, char **argv)
         sample_s = smp.seconds;
         sweep_sample_free(&smp);
     }
+    /* The csv file is checked before the pass, not after it. */
+    ofile *of = NULL;
+    if (csv && (rc = ofile_open(csv, force, s->db ? store_path(s->db) : NULL, &of)))
+        return rc;
     size_t npt = bins + 1;
     double *eps = xmalloc(npt * sizeof *eps), *sel = xmalloc(npt * sizeof *sel);
     uint64_t *pairs = xmalloc(npt * sizeof *pairs);
     double secs = 0;
-    rc = sweep_curve(&s->ds, e, &s->eopt, lo, hi, bins, eps, sel, pairs, &secs);
-    if (!rc && csv)
-        rc = write_csv(csv, eps, sel, pairs, npt);
+    rc = sweep_curve(&s->ds, e, &s->eopt, lo, hi, bins, eps, sel, pairs, &secs, &s->cancel);
+    if (rc == TCJ_ECANCEL)
+        rc = err_set(rc, "curve cancelled");
+    if (of && !rc)
+        rc = write_csv(of, eps, sel, pairs, npt);
+    else if (of)
+        ofile_abort(of);
     if (rc)
         goto done;
 
@@ -155,7 +166,7 @@ static const char *const curve_options[] = {"bins", "engine", "csv", NULL};
 
 const cmd cmd_curve = {
     .name = "curve",
-    .usage = "curve [LO HI] [bins=N] [engine=NAME] [csv=FILE]",
+    .usage = "curve [LO HI] [bins=N] [engine=NAME] [csv=FILE] [force]",
     .summary = "the selectivity curve S(eps) from one pass",
     .help = "Count pairs per bin of distance in ONE histogram pass of the engine (default:\n"
             "fasted on a GPU, else cpu) and print S(eps) at bins+1 evenly spaced eps from\n"
@@ -163,7 +174,9 @@ const cmd cmd_curve = {
             "sample picks a range where S goes from about 0.01 to about 1000.\n"
             "  bins=N        bins (default 256, at most 4096)\n"
             "  engine=NAME   engine for the pass\n"
-            "  csv=FILE      also write eps,pairs,selectivity per point",
+            "  csv=FILE      also write eps,pairs,selectivity per point\n"
+            "  force         replace an existing csv= file (never the session log)\n"
+            "Ctrl-C stops the pass within a second.",
     .min_args = 0,
     .max_args = -1,
     .options = curve_options,

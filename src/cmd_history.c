@@ -4,6 +4,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "ofile.h"
 #include "out.h"
 #include "out_table.h"
 #include "store.h"
@@ -161,9 +162,10 @@ static int export_run(session *s, int argc, char **argv)
     int rc;
     int64_t id = -1;
     int k;
-    if (strcmp(argv[0], "runs") == 0 && argc == 3) {
+    int force = cmd_take_flag(&argc, argv, "force");
+    if (argc >= 1 && strcmp(argv[0], "runs") == 0 && argc == 3) {
         k = 1;
-    } else if (strcmp(argv[0], "run") == 0 && argc == 4) {
+    } else if (argc >= 1 && strcmp(argv[0], "run") == 0 && argc == 4) {
         if ((rc = parse_id(argv[1], &id)))
             return rc;
         k = 2;
@@ -174,7 +176,16 @@ static int export_run(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "export: format must be csv or json, got '%s'", argv[k]);
     if ((rc = need_db(s)))
         return rc;
-    if ((rc = store_export(s->db, id, argv[k], argv[k + 1])))
+    /* The log writes the temporary file; it is renamed into place only when
+     * the export is complete. */
+    ofile *of;
+    if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
+        return rc;
+    if ((rc = store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
+        ofile_abort(of);
+        return rc;
+    }
+    if ((rc = ofile_commit(of)))
         return rc;
     out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
     out_rec *r = out_rec_begin("export");
@@ -190,12 +201,14 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID csv|json FILE",
+    .usage = "export runs|run ID csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
-            "the session log to FILE as CSV (one line per run, with a header) or JSON.",
+            "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
+            "An existing FILE is kept unless force is given; the session log itself is\n"
+            "never written. The file appears complete or not at all.",
     .min_args = 3,
-    .max_args = 4,
+    .max_args = 5,
     .options = NULL,
     .run = export_run,
 };

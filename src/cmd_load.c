@@ -18,8 +18,10 @@ static void adopt(session *s, dataset *ds)
     s->ds = *ds;
     s->have_ds = 1;
     s->dataset_id = s->db ? store_dataset(s->db, &s->ds) : 0;
-    if (s->dataset_id < 0)
+    if (s->dataset_id < 0) {
+        cmd_store_failed();
         s->dataset_id = 0;
+    }
 
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, s->ds.hash);

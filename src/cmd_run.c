@@ -9,23 +9,27 @@
 #include "out.h"
 #include "runner.h"
 #include "settings.h"
+#include "ofile.h"
 #include "sink.h"
+#include "store.h"
 
 /* Per-point counts to a text file, one count per query row. */
-static int write_counts(const char *path, const uint64_t *c, size_t k)
+static int write_counts(ofile *of, const uint64_t *c, size_t k)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return err_set(TCJ_EIO, "%s: cannot write", path);
+    FILE *f = ofile_stream(of);
+    if (!f) {
+        ofile_abort(of);
+        return TCJ_EIO;
+    }
     for (size_t i = 0; i < k; i++)
         fprintf(f, "%llu\n", (unsigned long long)c[i]);
-    if (fclose(f) != 0)
-        return err_set(TCJ_EIO, "%s: write failed", path);
-    return 0;
+    return ofile_commit(of);
 }
 
 static int run_run(session *s, int argc, char **argv)
 {
+    int force = cmd_take_flag(&argc, argv, "force");
+    const char *log_path = s->db ? store_path(s->db) : NULL;
     char *pos[2];
     int np = cmd_positional(argc, argv, pos, 2);
     if (np > 1)
@@ -63,6 +67,11 @@ static int run_run(session *s, int argc, char **argv)
     size_t nq = spec.q1 - spec.q0;
     uint64_t *counts = NULL;
     sink_file *fs = NULL;
+    ofile *cf = NULL;
+    /* The counts file is checked before the run, not after it. */
+    if (spec.mode == JOIN_PERPOINT && tmp.out_path[0] &&
+        (rc = ofile_open(tmp.out_path, force, log_path, &cf)))
+        return rc;
     if (spec.mode == JOIN_PERPOINT)
         spec.counts = counts = xcalloc(nq ? nq : 1, sizeof *counts);
     if (spec.mode == JOIN_PAIRS) {
@@ -70,7 +79,7 @@ static int run_run(session *s, int argc, char **argv)
         sink_format fmt = !strcmp(tmp.out_format, "csv")     ? SINK_CSV
                           : !strcmp(tmp.out_format, "bin64") ? SINK_U64
                                                              : SINK_U32;
-        if ((rc = sink_file_open(tmp.out_path, fmt, &fs)))
+        if ((rc = sink_file_open(tmp.out_path, fmt, force, log_path, &fs)))
             return rc;
         spec.sink = sink_file_pair_sink(fs);
     }
@@ -78,12 +87,14 @@ static int run_run(session *s, int argc, char **argv)
     join_result res;
     rc = engine_run(e, &spec, &res);
     if (fs) {
-        int rc2 = sink_file_close(fs);
+        int rc2 = sink_file_close(fs, rc == 0);
         if (!rc)
             rc = rc2;
     }
-    if (!rc && counts && tmp.out_path[0])
-        rc = write_counts(tmp.out_path, counts, nq);
+    if (cf && !rc)
+        rc = write_counts(cf, counts, nq);
+    else if (cf)
+        ofile_abort(cf);
     if (rc) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", err_msg());
@@ -121,7 +132,7 @@ static const char *const run_options[] = {"mode", "out", "format", "rows", NULL}
 const cmd cmd_run = {
     .name = "run",
     .usage = "run [ENGINE] [mode=count|perpoint|pairs] [out=FILE] [format=bin32|bin64|csv] "
-             "[rows=Q0:Q1]",
+             "[rows=Q0:Q1] [force]",
     .summary = "join the current dataset at the current eps",
     .help = "Run one engine (default: fasted when a GPU is present, else cpu) over the\n"
             "current dataset and eps, store the run in the session log and print the pair\n"
@@ -132,10 +143,11 @@ const cmd cmd_run = {
             "  mode=pairs       every pair to out=FILE, streamed in batches\n"
             "  format=F         pair file: bin32 or bin64 (binary i, j pairs) or csv (i,j,dist)\n"
             "  rows=Q0:Q1       query rows Q0 to Q1-1 only (candidates are all rows)\n"
+            "  force            replace an existing out= file (never the session log)\n"
             "Ctrl-C stops a run within a second; a failed run is stored with its error.\n"
             "help engines lists the engines.",
     .min_args = 0,
-    .max_args = 5,
+    .max_args = 6,
     .options = run_options,
     .run = run_run,
 };

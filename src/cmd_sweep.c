@@ -23,17 +23,19 @@ typedef struct step_ctx {
 static int store_step(void *vctx, const sweep_step *st)
 {
     step_ctx *c = vctx;
-    if (c->s->db && c->sweep_id > 0)
+    if (c->s->db && c->sweep_id > 0 &&
         store_sweep_step(c->s->db, c->sweep_id, st->step, st->method, st->eps, st->selectivity,
-                         st->pairs, st->seconds);
+                         st->pairs, st->seconds))
+        cmd_store_failed();
     return 0;
 }
 
 /* The search's outcome in the log (nothing without a log or a sweep row). */
 static void store_end(const step_ctx *c, const sweep_result *r, const char *note)
 {
-    if (c->s->db && c->sweep_id > 0)
-        store_sweep_end(c->s->db, c->sweep_id, r->eps, r->selectivity, r->passes, r->seconds, note);
+    if (c->s->db && c->sweep_id > 0 &&
+        store_sweep_end(c->s->db, c->sweep_id, r->eps, r->selectivity, r->passes, r->seconds, note))
+        cmd_store_failed();
 }
 
 static const char *status_name(sweep_status st)
@@ -166,6 +168,8 @@ static int sweep_run(session *s, int argc, char **argv)
         sc.sweep_id = s->db ? store_sweep_begin(s->db, s->session_id, s->dataset_id, e->name,
                                                 bisect ? "bisect" : "hist", targets[k], o.tol)
                             : 0;
+        if (sc.sweep_id < 0)
+            cmd_store_failed();
         rc = bisect ? sweep_bisect(ds, &smp, targets[k], &o, &r)
                     : sweep_solve(ds, &smp, targets[k], &o, &r);
         char note[512] = "";

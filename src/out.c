@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "esc.h"
 #include "json.h"
 
 static void out_default_sink(void *ctx, out_kind kind, const char *text);
@@ -74,13 +75,26 @@ static char *out_vfmt(const char *fmt, va_list ap)
     return buf;
 }
 
+/* Human text reaches the sink with its control characters escaped (a file
+ * name or a CSV field could hold a terminal escape sequence). */
+static void out_text_escaped(out_kind kind, const char *s, int keep_newline)
+{
+    if (!esc_needed(s, keep_newline)) {
+        sink_fn(sink_ctx, kind, s);
+        return;
+    }
+    char *e = esc_text(s, keep_newline);
+    sink_fn(sink_ctx, kind, e);
+    free(e);
+}
+
 void out_printf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     char *s = out_vfmt(fmt, ap);
     va_end(ap);
-    sink_fn(sink_ctx, OUT_TEXT, s);
+    out_text_escaped(OUT_TEXT, s, 1);
     free(s);
 }
 
@@ -94,7 +108,7 @@ void out_error(const char *fmt, ...)
     char *nl = strchr(s, '\n');
     if (nl)
         *nl = '\0';
-    sink_fn(sink_ctx, OUT_ERROR, s);
+    out_text_escaped(OUT_ERROR, s, 0);
     free(s);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "err.h"
 #include "out.h"
 #include "settings.h"
@@ -145,6 +146,8 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
         runner_tflops(spec, res, &r.tflops_padded, &r.tflops_unpadded);
     }
     int64_t id = store_run(s->db, &r);
+    if (id < 0)
+        cmd_store_failed();
     return id > 0 ? id : 0;
 }
 

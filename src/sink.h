@@ -21,15 +21,21 @@ typedef struct sink_file sink_file;
 int sink_format_parse(const char *name, sink_format *fmt);
 const char *sink_format_name(sink_format fmt);
 
-/* Create or truncate path. On success *out is the caller's, to be closed with
- * sink_file_close. Errors name the file. */
-int sink_file_open(const char *path, sink_format fmt, sink_file **out);
+/* Start writing pairs to path through src/ofile.c: an existing file is
+ * refused unless force; the session log's files (log_path, may be NULL)
+ * always; the pairs go to a temporary file in the same directory, renamed
+ * into place by sink_file_close(f, 1). On success *out is the caller's.
+ * Errors name the file. */
+int sink_file_open(const char *path, sink_format fmt, int force, const char *log_path,
+                   sink_file **out);
 /* The pair_sink to put in a join_spec; put() returns TCJ_EIO naming the file
  * when a write fails. */
 pair_sink sink_file_pair_sink(sink_file *f);
 uint64_t sink_file_pairs(const sink_file *f);
-/* Flush, close and free. Returns 0, or TCJ_EIO naming the file if any write
- * failed (then the file is incomplete). f may be NULL. */
-int sink_file_close(sink_file *f);
+/* Flush, close and free. keep: rename the finished file into place;
+ * otherwise (the run failed or was cancelled) remove it. Returns 0, or
+ * TCJ_EIO naming the file if any write failed (then nothing is left at
+ * path but what was there before). f may be NULL. */
+int sink_file_close(sink_file *f, int keep);
 
 #endif

@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "err.h"
+#include "ofile.h"
 
 #define SINK_BUF (1u << 20)
 
 struct sink_file {
+    ofile *of;
     FILE *f;
     char *path;
     sink_format fmt;
@@ -45,12 +47,20 @@ const char *sink_format_name(sink_format fmt)
     return "?";
 }
 
-int sink_file_open(const char *path, sink_format fmt, sink_file **out)
+int sink_file_open(const char *path, sink_format fmt, int force, const char *log_path,
+                   sink_file **out)
 {
-    FILE *f = fopen(path, fmt == SINK_CSV ? "w" : "wb");
-    if (!f)
-        return err_set(TCJ_EIO, "%s: cannot create: %s", path, strerror(errno));
+    ofile *of;
+    int rc = ofile_open(path, force, log_path, &of);
+    if (rc)
+        return rc;
+    FILE *f = ofile_stream(of);
+    if (!f) {
+        ofile_abort(of);
+        return TCJ_EIO;
+    }
     sink_file *s = xcalloc(1, sizeof *s);
+    s->of = of;
     s->f = f;
     s->path = xstrdup(path);
     s->fmt = fmt;
@@ -108,16 +118,20 @@ uint64_t sink_file_pairs(const sink_file *f)
     return f->pairs;
 }
 
-int sink_file_close(sink_file *s)
+int sink_file_close(sink_file *s, int keep)
 {
     if (!s)
         return 0;
     int rc = 0;
-    errno = 0;
-    if (fclose(s->f) != 0 && !s->failed)
-        s->failed = errno ? errno : EIO;
-    if (s->failed)
+    if (s->failed) {
+        ofile_abort(s->of);
         rc = err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
+    } else if (keep) {
+        rc = ofile_commit(s->of);
+    } else {
+        ofile_abort(s->of);
+    }
+    /* The stream is closed: its buffer can go. */
     free(s->buf);
     free(s->path);
     free(s);

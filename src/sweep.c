@@ -719,7 +719,8 @@ int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, cons
 }
 
 int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, double lo, double hi,
-                size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds)
+                size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds,
+                const volatile int *cancel)
 {
     if (!ds || ds->n == 0 || !ds->x)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
@@ -736,7 +737,7 @@ int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, dou
     eps[nbins] = hi;
     edges[nbins] = hi * hi;
     uint64_t *cum = xmalloc(ne * sizeof *cum);
-    sweep_opts o = {.eng = e, .eopt = eopt};
+    sweep_opts o = {.eng = e, .eopt = eopt, .cancel = cancel};
     int rc = hist_pass(ds, &o, edges, ne, cum, seconds);
     if (rc == 0)
         for (size_t k = 0; k < ne; k++) {

@@ -127,9 +127,11 @@ int sweep_bisect(const dataset *ds, const sweep_sample *smp, double target, cons
 
 /* The selectivity curve from ONE histogram pass: nbins+1 points with ε
  * evenly spaced over [lo, hi] (lo >= 0). eps[] and sel[] get nbins+1 values
- * and pairs[] (may be NULL) the counts. */
+ * and pairs[] (may be NULL) the counts. cancel (may be NULL) set nonzero
+ * stops the pass within a work batch: TCJ_ECANCEL. */
 int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, double lo, double hi,
-                size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds);
+                size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds,
+                const volatile int *cancel);
 /* A default range for the curve: from the sample, ε where S is about 0.01
  * to where S is about min(1000, (n-1)/2), widened a little. */
 void sweep_curve_range(const sweep_sample *smp, double *lo, double *hi);

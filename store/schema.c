@@ -288,7 +288,10 @@ static int pragma_int(store *st, const char *name, int64_t *out)
 }
 
 /* Is this file ours to migrate? Refuse another program's database and one
- * written by a newer tcjoin, before anything is written to it. */
+ * written by a newer tcjoin, before anything is written to it. The caller
+ * holds a transaction, so the version and the table list are read from one
+ * snapshot: a second tcjoin creating the same new file between the two
+ * reads cannot make it look like a foreign database. */
 static int check_owner(store *st, int64_t version)
 {
     int64_t app;
@@ -323,10 +326,23 @@ static int check_owner(store *st, int64_t version)
 
 int store_check_version(store *st)
 {
-    int64_t version;
-    if (pragma_int(st, "user_version", &version))
+    /* A read transaction: one snapshot for every read below, and nothing
+     * written when the file is refused. */
+    if (store_exec(st, "BEGIN", "reading the schema version"))
         return TCJ_ESTORE;
-    return check_owner(st, version);
+    int64_t version;
+    int rc = pragma_int(st, "user_version", &version);
+    if (!rc)
+        rc = check_owner(st, version);
+    if (rc) {
+        store_rollback(st);
+        return rc;
+    }
+    if (store_exec(st, "COMMIT", "reading the schema version")) {
+        store_rollback(st);
+        return TCJ_ESTORE;
+    }
+    return 0;
 }
 
 int store_migrate(store *st)

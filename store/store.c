@@ -9,18 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../src/err.h"
 #include "store_int.h"
 
-/* How long a second tcjoin process waits for the write lock. */
-#define STORE_BUSY_MS 5000
+/* How long a tcjoin process waits for another one's write lock before it
+ * reports the log busy ($TCJOIN_DB_WAIT seconds overrides it). A tcjoin
+ * write takes milliseconds; a longer lock is another program's. */
+#define STORE_WAIT_MS 30000
 
 /* ---- helpers shared with schema.c and query.c ---- */
 
+double store_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void store_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 int store_fail(store *st, const char *what)
 {
+    if (store_is_busy(st))
+        return err_set(TCJ_ESTORE,
+                       "%s: %s: the session log stayed locked by another process for %g s (%s)",
+                       st->path, what, st->wait_ms / 1000.0, sqlite3_errmsg(st->db));
     return err_set(TCJ_ESTORE, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
 }
 
@@ -160,10 +180,67 @@ static int make_parents(const char *path)
 
 /* ---- open and close ---- */
 
-static int store_setup(store *st)
+int store_wait_ms(void)
 {
-    sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
-    if (store_check_version(st))
+    const char *env = getenv("TCJOIN_DB_WAIT");
+    if (env && *env) {
+        char *end;
+        double sec = strtod(env, &end);
+        if (!*end && sec >= 0 && sec <= 86400)
+            return (int)(sec * 1000);
+    }
+    return STORE_WAIT_MS;
+}
+
+int store_is_busy(store *st)
+{
+    int code = sqlite3_errcode(st->db) & 0xff;
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
+/* A damaged file is refused before anything can write to it: a write into
+ * a corrupt b-tree spreads the damage, and the person may want to recover
+ * the rows that are still readable. */
+static int store_quick_check(store *st)
+{
+    const char *fix = "left as it is: move it aside (or restore a copy), or choose another file "
+                      "with --db";
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        const char *res = (const char *)sqlite3_column_text(s, 0);
+        if (!res || strcmp(res, "ok") != 0) {
+            /* The answer is several lines after a header: keep one line. */
+            char line[256];
+            const char *hdr = "*** in database main ***\n";
+            if (res && strncmp(res, hdr, strlen(hdr)) == 0)
+                res += strlen(hdr);
+            snprintf(line, sizeof line, "%s", res ? res : "no answer");
+            for (char *p = line; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
+            ret = err_set(TCJ_ESTORE, "%s: the session log is damaged (quick_check: %s); %s",
+                          st->path, line, fix);
+        }
+    } else if ((sqlite3_errcode(st->db) & 0xff) == SQLITE_CORRUPT ||
+               (sqlite3_errcode(st->db) & 0xff) == SQLITE_NOTADB) {
+        ret = err_set(TCJ_ESTORE, "%s: the session log is damaged or not a database (%s); %s",
+                      st->path, sqlite3_errmsg(st->db), fix);
+    } else {
+        ret = store_fail(st, "checking the session log");
+    }
+    sqlite3_finalize(s);
+    return ret;
+}
+
+/* Check, switch to WAL and migrate; TCJ_ESTORE with store_is_busy() true
+ * when another process held a lock too long. */
+static int store_setup_once(store *st)
+{
+    if (store_quick_check(st) || store_check_version(st))
         return TCJ_ESTORE;
     sqlite3_stmt *s;
     if (store_prepare(st, "PRAGMA journal_mode = WAL", &s, "switching to WAL mode"))
@@ -177,6 +254,25 @@ static int store_setup(store *st)
     if (store_exec(st, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", "setting pragmas"))
         return TCJ_ESTORE;
     return store_migrate(st);
+}
+
+/* Several processes opening one new file at the same moment meet locks the
+ * busy handler does not wait for (a journal mode switch, WAL recovery):
+ * those are retried until the wait runs out. */
+static int store_setup(store *st)
+{
+    int wait = st->wait_ms;
+    sqlite3_busy_timeout(st->db, wait);
+    double t0 = store_clock();
+    unsigned pause_ms = 5;
+    for (;;) {
+        int rc = store_setup_once(st);
+        if (!rc || !store_is_busy(st) || (store_clock() - t0) * 1000 >= wait)
+            return rc;
+        store_rollback(st);
+        store_sleep_ms(pause_ms + (unsigned)(rand() % 10));
+        pause_ms = pause_ms < 100 ? pause_ms * 2 : pause_ms;
+    }
 }
 
 int store_open(const char *path, store **out)
@@ -204,6 +300,7 @@ int store_open(const char *path, store **out)
 
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
+    st->wait_ms = store_wait_ms();
     free(def);
     int src = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (src != SQLITE_OK) {
@@ -290,14 +387,14 @@ int64_t store_session_begin(store *st, const char *argv_line, const char *versio
     return insert_done(st, s, what);
 }
 
-void store_session_end(store *st, int64_t session_id)
+int store_session_end(store *st, int64_t session_id)
 {
     const char *what = "ending the session";
     sqlite3_stmt *s;
     if (store_prepare(st, "UPDATE sessions SET ended = " STORE_NOW " WHERE id = ?1", &s, what))
-        return;
+        return TCJ_ESTORE;
     sqlite3_bind_int64(s, 1, session_id);
-    update_done(st, s, what, "session", session_id);
+    return update_done(st, s, what, "session", session_id);
 }
 
 int64_t store_command(store *st, int64_t session_id, const char *line, int status,
@@ -367,9 +464,10 @@ int store_counter(store *st, int64_t run_id, const char *name, double value, con
 
 /* Run fn(st, rec, &id) as one transaction: the id it gives, or its code
  * after a rollback. */
-static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), const void *rec)
+static int64_t write_tx_once(store *st, int (*fn)(store *, const void *, int64_t *),
+                             const void *rec, const char *what)
 {
-    if (store_begin(st))
+    if (store_exec(st, "BEGIN IMMEDIATE", what))
         return TCJ_ESTORE;
     int64_t id = 0;
     int rc = fn(st, rec, &id);
@@ -380,6 +478,21 @@ static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), 
     if (store_commit(st))
         return TCJ_ESTORE;
     return id;
+}
+
+/* The busy handler waits for another writer inside each statement; a lock
+ * it does not wait for (WAL recovery by another process) gets the whole
+ * transaction again, until the same wait has passed. */
+static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), const void *rec,
+                        const char *what)
+{
+    double t0 = store_clock();
+    for (;;) {
+        int64_t id = write_tx_once(st, fn, rec, what);
+        if (id >= 0 || !store_is_busy(st) || (store_clock() - t0) * 1000 >= st->wait_ms)
+            return id;
+        store_sleep_ms(10);
+    }
 }
 
 /* The id of the dataset with this path and content, stored if new. */
@@ -423,7 +536,7 @@ static int dataset_find_or_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_dataset(store *st, const dataset *ds)
 {
-    return write_tx(st, dataset_find_or_insert, ds);
+    return write_tx(st, dataset_find_or_insert, ds, "storing the dataset");
 }
 
 static const char *first_text(const char *a, const char *b)
@@ -535,7 +648,7 @@ static int run_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_run(store *st, const store_run_rec *r)
 {
-    return write_tx(st, run_insert, r);
+    return write_tx(st, run_insert, r, "storing a run");
 }
 
 /* One side's histogram bins. */
@@ -636,7 +749,7 @@ static int cmp_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_comparison(store *st, const store_cmp_rec *c)
 {
-    return write_tx(st, cmp_insert, c);
+    return write_tx(st, cmp_insert, c, "storing a comparison");
 }
 
 /* ---- ε searches: each step committed as it is made ---- */

@@ -40,7 +40,7 @@ const char *store_path(store *st);
 
 int64_t store_session_begin(store *st, const char *argv_line, const char *version,
                             const char *host);
-void store_session_end(store *st, int64_t session_id);
+int store_session_end(store *st, int64_t session_id);
 
 /* Returns the datasets row (reused when path+hash match). */
 int64_t store_dataset(store *st, const dataset *ds);

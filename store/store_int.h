@@ -10,7 +10,8 @@
 
 struct store {
     sqlite3 *db;
-    char *path; /* as opened, for messages */
+    char *path;  /* as opened, for messages */
+    int wait_ms; /* how long a write waits for another process's lock */
 };
 
 /* PRAGMA application_id of a tcjoin session log ("tcjn"), so a database of
@@ -28,6 +29,15 @@ int store_exec(store *st, const char *sql, const char *what);
 int store_prepare(store *st, const char *sql, sqlite3_stmt **out, const char *what);
 /* Step a statement that returns no rows, then finalize it. */
 int store_step_done(store *st, sqlite3_stmt *s, const char *what);
+
+/* How long to wait for another process's lock, in ms ($TCJOIN_DB_WAIT
+ * seconds, default 30 s), read when the log is opened into st->wait_ms. */
+int store_wait_ms(void);
+/* Whether the last failure on st was another process holding a lock. */
+int store_is_busy(store *st);
+/* A monotonic clock in seconds, and a pause, for retries. */
+double store_clock(void);
+void store_sleep_ms(unsigned ms);
 
 /* Write transactions: BEGIN IMMEDIATE so two processes never deadlock on a
  * read lock upgrade; the busy timeout waits for the other writer. */

@@ -93,10 +93,24 @@ terminal() { # tests/ui/*.sh: each exits 0 pass, 77 skip, else fail
     done
 }
 
+# Faults (issue 15): tests/faults/*.sh BUILD, each bounded; exit 0 pass,
+# 77 skip, else fail. lib.sh is what they share, not a test.
+faults() {
+    for t in tests/faults/*.sh; do
+        [ -f "$t" ] && [ "$(basename "$t")" != lib.sh ] || continue
+        timeout 180 sh "$t" "$1" >"$log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then pass=$((pass + 1))
+        elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "$2faults $(basename "$t"): skipped: $(tail -n 1 "$log")"
+        else fail=$((fail + 1)); echo "$2faults $(basename "$t"): failed"; tail -n 30 "$log"; fi
+    done
+}
+
 units "$plain" ""
 gpu "$plain"
 golden "$plain" ""
 terminal "$plain"
+faults "$plain" ""
 if [ -n "$san" ]; then
     units "$san" "asan:"
     golden "$san" "asan:"

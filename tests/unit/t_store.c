@@ -1796,3 +1796,221 @@ TEST(export_json)
     CHECK_STR_CONTAINS(err_msg(), "no/such/dir/x.csv");
     store_close(st);
 }
+
+/* ---- faults (issue 15): concurrent creation, corruption, a held lock ---- */
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* procs children open path at one moment (they block on a pipe until the
+ * parent closes it), store a session and a command, and exit 0, or 1 after
+ * printing why. Returns how many failed, -1 when fork failed. */
+static int open_together(const char *path, int procs)
+{
+    int go[2];
+    if (pipe(go) != 0)
+        return -1;
+    pid_t pid[16];
+    for (int p = 0; p < procs; p++) {
+        pid[p] = fork();
+        if (pid[p] < 0)
+            return -1;
+        if (pid[p] == 0) {
+            char c;
+            close(go[1]);
+            (void)!read(go[0], &c, 1); /* EOF when the parent closes: all go */
+            store *st = NULL;
+            int rc = store_open(path, &st);
+            if (!rc) {
+                int64_t sid = store_session_begin(st, "t_store", "0", "host");
+                rc = sid > 0 && store_command(st, sid, "x", 0, NULL, 0) > 0 ? 0 : TCJ_ESTORE;
+            }
+            if (rc)
+                fprintf(stderr, "child %d: %s\n", p, err_msg());
+            store_close(st);
+            _exit(rc ? 1 : 0);
+        }
+    }
+    close(go[0]);
+    usleep(20000);
+    close(go[1]);
+    int failed = 0;
+    for (int p = 0; p < procs; p++) {
+        int status;
+        waitpid(pid[p], &status, 0);
+        failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    return failed;
+}
+
+TEST(new_log_opened_by_many_at_once)
+{
+    /* The owner check once read the version and the table list in two
+     * statements: a process could see version 0 and another's tables and
+     * refuse the file. 2 and 8 processes, many times. */
+    for (int trial = 0; trial < 24; trial++) {
+        int procs = trial % 2 ? 8 : 2;
+        char name[64];
+        snprintf(name, sizeof name, "together%d.db", trial);
+        const char *path = fresh_db(name);
+        int failed = open_together(path, procs);
+        CHECK_MSG(failed == 0, "trial %d: %d of %d processes could not use a new log", trial,
+                  failed, procs);
+        CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sessions"), procs);
+        CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM commands"), procs);
+        CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    }
+}
+
+/* A log with a few rows, closed (its WAL checkpointed into the file). */
+static int make_log(const char *path)
+{
+    store *st = NULL;
+    if (store_open(path, &st))
+        return -1;
+    int64_t sid = store_session_begin(st, "make_log", "0", "h");
+    for (int k = 0; k < 50 && sid > 0; k++)
+        store_command(st, sid, "gen uniform n=10 d=2; eps 0.1; run cpu", 0, NULL, 0.5);
+    store_close(st);
+    return sid > 0 ? 0 : -1;
+}
+
+TEST(corrupt_log_refused_untouched)
+{
+    const char *path = fresh_db("corrupt.db");
+    CHECK_EQ_INT(make_log(path), 0);
+    int64_t root = raw_int(path, "SELECT rootpage FROM sqlite_master WHERE name = 'commands'");
+    int64_t psize = raw_int(path, "PRAGMA page_size");
+    CHECK(root >= 2 && psize >= 512);
+    /* Garbage over the commands table's root page, its header included. */
+    FILE *f = fopen(path, "r+b");
+    CHECK(f);
+    fseek(f, (long)((root - 1) * psize), SEEK_SET);
+    for (int i = 0; i < psize; i++)
+        fputc((i * 37 + 11) & 0xff, f);
+    fclose(f);
+    size_t n0, n1;
+    char *before = slurp(path, &n0);
+    CHECK(before);
+    store *st = NULL;
+    int rc = store_open(path, &st);
+    char *after = slurp(path, &n1);
+    int same = after && n0 == n1 && memcmp(before, after, n0) == 0;
+    free(before);
+    free(after);
+    CHECK_EQ_INT(rc, TCJ_ESTORE);
+    CHECK(st == NULL);
+    CHECK_STR_CONTAINS(err_msg(), path);
+    CHECK_STR_CONTAINS(err_msg(), "damaged");
+    CHECK_MSG(same, "the damaged log was written to");
+}
+
+TEST(newer_log_left_byte_for_byte)
+{
+    const char *path = fresh_db("newer2.db");
+    CHECK_EQ_INT(make_log(path), 0);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION + 1);
+    CHECK_EQ_INT(raw_exec(path, sql), SQLITE_OK);
+    size_t n0, n1;
+    char *before = slurp(path, &n0);
+    CHECK(before);
+    store *st = NULL;
+    int rc = store_open(path, &st);
+    char *after = slurp(path, &n1);
+    int same = after && n0 == n1 && memcmp(before, after, n0) == 0;
+    free(before);
+    free(after);
+    CHECK_EQ_INT(rc, TCJ_ESTORE);
+    CHECK_STR_CONTAINS(err_msg(), "is newer than this tcjoin");
+    CHECK_MSG(same, "the newer log was written to");
+}
+
+/* Another process holding the write lock of path for ms milliseconds:
+ * tests/faults/f_db (built next to this binary) run as "f_db hold", since
+ * SQLite's locks do not survive a fork of a process with open connections.
+ * Returns its pid once it holds the lock, -1 if it could not. */
+static pid_t hold_lock(const char *path, int ms)
+{
+    char exe[1024], tool[1100], arg[32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    snprintf(tool, sizeof tool, "%s/f_db", exe);
+    snprintf(arg, sizeof arg, "%d", ms);
+    int out[2];
+    if (pipe(out) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        execl(tool, "f_db", "hold", path, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char word[8] = "";
+    ssize_t got = read(out[0], word, 6);
+    close(out[0]);
+    if (got < 6 || strncmp(word, "locked", 6) != 0) {
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+TEST(held_lock_write_waits_then_reports)
+{
+    const char *path = fresh_db("held.db");
+    store *st = NULL, *impatient = NULL;
+    setenv("TCJOIN_DB_WAIT", "3", 1);
+    CHECK_EQ_INT(store_open(path, &st), 0);
+    /* The wait is read when the log is opened. */
+    setenv("TCJOIN_DB_WAIT", "0.3", 1);
+    CHECK_EQ_INT(store_open(path, &impatient), 0);
+    unsetenv("TCJOIN_DB_WAIT");
+    int64_t sid = store_session_begin(st, "held", "0", "h");
+    CHECK(sid > 0);
+
+    /* Held shorter than the wait: the write waits and lands. */
+    pid_t pid = hold_lock(path, 800);
+    CHECK_MSG(pid > 0, "f_db hold did not take the lock (is it built next to t_store?)");
+    CHECK(store_command(st, sid, "waited", 0, NULL, 0) > 0);
+    waitpid(pid, NULL, 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM commands WHERE line = 'waited'"), 1);
+
+    /* Held longer than the wait: the write fails with a line that says so,
+     * and the whole run is rolled back, not half written. */
+    pid = hold_lock(path, 1500);
+    CHECK(pid > 0);
+    join_result res;
+    memset(&res, 0, sizeof res);
+    res.nphase = 1;
+    res.phase[0].name = "compute";
+    res.phase[0].seconds = 1;
+    store_run_rec r;
+    memset(&r, 0, sizeof r);
+    r.session_id = sid;
+    r.engine = "cpu";
+    r.res = &res;
+    double t0 = store_clock();
+    int64_t id = store_run(impatient, &r);
+    double waited = store_clock() - t0;
+    waitpid(pid, NULL, 0);
+    CHECK_EQ_INT(id, TCJ_ESTORE);
+    CHECK_MSG(waited >= 0.25 && waited < 1.4, "waited %.3f s for a 0.3 s wait", waited);
+    CHECK_STR_CONTAINS(err_msg(), path);
+    CHECK_STR_CONTAINS(err_msg(), "storing a run");
+    CHECK_STR_CONTAINS(err_msg(), "locked by another process");
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM runs"), 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM run_phases"), 0);
+    /* And the log takes the run once the lock is gone. */
+    CHECK(store_run(impatient, &r) > 0);
+    store_close(impatient);
+    store_close(st);
+}

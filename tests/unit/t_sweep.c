@@ -524,7 +524,7 @@ TEST(curve_exact)
     double eps[65], s[65];
     uint64_t p[65];
     double secs;
-    CHECK(sweep_curve(&ds, engine_find("cpu"), NULL, 0.01, 0.4, 64, eps, s, p, &secs) == 0);
+    CHECK(sweep_curve(&ds, engine_find("cpu"), NULL, 0.01, 0.4, 64, eps, s, p, &secs, NULL) == 0);
     for (int k = 0; k <= 64; k++) {
         CHECK_NEAR(eps[k], 0.01 + 0.39 * k / 64.0, 1e-15);
         CHECK_EQ_INT(p[k], exact_count(&ex, eps[k] * eps[k]));

@@ -1,0 +1,211 @@
+/* Output files written through a temporary file and renamed into place. */
+#include "ofile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+
+struct ofile {
+    char *path; /* the target as given */
+    char *tmp;  /* what is written: the temporary file, or path when direct */
+    int fd;
+    FILE *f;
+    int direct; /* an existing device or FIFO: written in place */
+    int force;  /* replace an existing target */
+};
+
+/* Is st one of the session log's files (by device and inode)? */
+static int is_log_file(const struct stat *st, const char *log_path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    if (!log_path || !*log_path)
+        return 0;
+    size_t n = strlen(log_path);
+    char *p = xmalloc(n + 16);
+    int hit = 0;
+    for (size_t k = 0; k < sizeof suffix / sizeof suffix[0] && !hit; k++) {
+        struct stat ls;
+        memcpy(p, log_path, n);
+        strcpy(p + n, suffix[k]);
+        hit = stat(p, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
+    }
+    free(p);
+    return hit;
+}
+
+/* /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of what a process already
+ * has open, written in place (appended to when a shell redirected them to
+ * a file). */
+static int is_system_path(const char *path)
+{
+    return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+}
+
+/* A temporary file next to path (so rename stays in one file system),
+ * hidden, with the permissions a new file would get. */
+static int make_tmp(ofile *o)
+{
+    const char *slash = strrchr(o->path, '/');
+    size_t dirlen = slash ? (size_t)(slash - o->path) + 1 : 0;
+    const char *base = slash ? slash + 1 : o->path;
+    size_t blen = strlen(base);
+    if (blen > 200) /* leave room for the suffix within NAME_MAX */
+        blen = 200;
+    o->tmp = xmalloc(dirlen + blen + 32);
+    memcpy(o->tmp, o->path, dirlen);
+    o->tmp[dirlen] = '.';
+    memcpy(o->tmp + dirlen + 1, base, blen);
+    strcpy(o->tmp + dirlen + 1 + blen, ".tcjoin-XXXXXX");
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0)
+        return err_set(TCJ_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(o->fd, 0666 & ~mask);
+    return 0;
+}
+
+int ofile_open(const char *path, int force, const char *log_path, ofile **out)
+{
+    *out = NULL;
+    if (!path || !*path)
+        return err_set(TCJ_EINVAL, "empty output file name");
+    struct stat ls, st;
+    int exists = lstat(path, &ls) == 0;
+    int resolves = stat(path, &st) == 0;
+    if (resolves && is_log_file(&st, log_path))
+        return err_set(TCJ_EINVAL,
+                       "%s: is the open session log (or one of its files); choose another name",
+                       path);
+    if (resolves && S_ISDIR(st.st_mode))
+        return err_set(TCJ_EINVAL, "%s: is a directory, expected a file name", path);
+    ofile *o = xcalloc(1, sizeof *o);
+    o->path = xstrdup(path);
+    o->fd = -1;
+    o->force = force;
+    int rc = 0;
+    if (exists && S_ISLNK(ls.st_mode) && !force && !(resolves && is_system_path(path))) {
+        rc = err_set(TCJ_EINVAL,
+                     "%s: is a symbolic link; add force to replace the link (the file it "
+                     "points to is left as it is)",
+                     path);
+    } else if ((exists && !S_ISLNK(ls.st_mode) && !S_ISREG(ls.st_mode)) ||
+               (resolves && is_system_path(path))) {
+        /* A device, a FIFO, or /dev/stdout and the like: nothing to
+         * replace, and renaming over it would remove the system's name. */
+        o->direct = 1;
+        o->tmp = xstrdup(path);
+        o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
+        if (o->fd < 0)
+            rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+    } else if (exists && !S_ISLNK(ls.st_mode) && !force) {
+        rc = err_set(TCJ_EINVAL, "%s: exists; add force to overwrite it", path);
+    } else {
+        rc = make_tmp(o);
+    }
+    if (rc) {
+        if (o->fd >= 0)
+            close(o->fd);
+        free(o->tmp);
+        free(o->path);
+        free(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+FILE *ofile_stream(ofile *o)
+{
+    if (!o->f) {
+        o->f = fdopen(o->fd, "w");
+        if (!o->f)
+            err_set(TCJ_EIO, "%s: cannot write: %s", o->path, strerror(errno));
+        else
+            o->fd = -1; /* the stream owns it now */
+    }
+    return o->f;
+}
+
+const char *ofile_tmp_path(const ofile *o)
+{
+    return o->tmp;
+}
+
+static void ofile_free(ofile *o)
+{
+    free(o->tmp);
+    free(o->path);
+    free(o);
+}
+
+/* Move the finished temporary file to the target. Without force, link()
+ * refuses a target created since the open, where rename would replace it. */
+static int ofile_place(ofile *o)
+{
+    if (!o->force) {
+        if (link(o->tmp, o->path) == 0) {
+            unlink(o->tmp);
+            return 0;
+        }
+        if (errno == EEXIST)
+            return err_set(TCJ_EINVAL, "%s: exists; add force to overwrite it", o->path);
+        if (errno != EPERM && errno != EOPNOTSUPP && errno != EXDEV)
+            return err_set(TCJ_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+        /* No hard links on this file system: check, then rename. */
+        struct stat ls;
+        if (lstat(o->path, &ls) == 0)
+            return err_set(TCJ_EINVAL, "%s: exists; add force to overwrite it", o->path);
+    }
+    if (rename(o->tmp, o->path) != 0)
+        return err_set(TCJ_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+    return 0;
+}
+
+int ofile_commit(ofile *o)
+{
+    int err = 0;
+    errno = 0;
+    if (o->f) {
+        if (fflush(o->f) != 0 || ferror(o->f))
+            err = errno ? errno : EIO;
+        if (!err && !o->direct && fsync(fileno(o->f)) != 0 && errno != EINVAL)
+            err = errno;
+        if (fclose(o->f) != 0 && !err)
+            err = errno ? errno : EIO;
+        o->f = NULL;
+    } else if (o->fd >= 0) {
+        if (!o->direct && fsync(o->fd) != 0 && errno != EINVAL)
+            err = errno;
+        if (close(o->fd) != 0 && !err)
+            err = errno;
+        o->fd = -1;
+    }
+    int rc = 0;
+    if (err)
+        rc = err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(err));
+    else if (!o->direct)
+        rc = ofile_place(o);
+    if (rc && !o->direct)
+        unlink(o->tmp);
+    ofile_free(o);
+    return rc;
+}
+
+void ofile_abort(ofile *o)
+{
+    if (!o)
+        return;
+    if (o->f)
+        fclose(o->f);
+    else if (o->fd >= 0)
+        close(o->fd);
+    if (!o->direct)
+        unlink(o->tmp);
+    ofile_free(o);
+}

@@ -1,0 +1,31 @@
+/* Files a command writes where the user says (export FILE, out=, csv=).
+ * An existing file is not replaced unless the command was given `force`;
+ * the session log's own files (the database, -wal, -shm, -journal, found by
+ * device and inode, so a symbolic or hard link to them counts) are never
+ * written; and the data goes to a temporary file in the same directory that
+ * is renamed into place only when everything was written, so a failed or
+ * cancelled write leaves the old file (or none) and no partial one. An
+ * existing device or FIFO (/dev/null, /dev/stdout) is written directly. */
+#ifndef TCJ_OFILE_H
+#define TCJ_OFILE_H
+
+#include <stdio.h>
+
+typedef struct ofile ofile;
+
+/* Check path and create its temporary file. log_path: the open session
+ * log (NULL: none). Errors name the file and what to do (TCJ_EIO or
+ * TCJ_EINVAL). *out is the caller's: ofile_commit or ofile_abort it. */
+int ofile_open(const char *path, int force, const char *log_path, ofile **out);
+/* The stream to write (opened on first use). */
+FILE *ofile_stream(ofile *f);
+/* The file being written, for code that opens a file by name itself. */
+const char *ofile_tmp_path(const ofile *f);
+/* Flush, close and rename into place; on any failure the temporary file
+ * is removed and TCJ_EIO names the file. Frees f. */
+int ofile_commit(ofile *f);
+/* Close and remove the temporary file (the target is left as it was).
+ * Frees f; f may be NULL. */
+void ofile_abort(ofile *f);
+
+#endif
