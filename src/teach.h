@@ -1,0 +1,44 @@
+/* What `explain`, `ablate` and `profile table6` share for teaching: the
+ * measured slowdown of a switch (the session log's latest ablate, else the
+ * table embedded from docs/BENCHMARKS.md), and the printing of the embedded
+ * tables (src/teach_gen.h) when nothing can be measured here. */
+#ifndef TCJ_TEACH_H
+#define TCJ_TEACH_H
+
+#include <stddef.h>
+
+#include "session.h"
+#include "teach_gen.h"
+
+/* 1 when the variant name is a kernel this build can run (not "invalid",
+ * nor the stub's "none"). */
+int teach_variant_compiled(const char *variant);
+
+/* Where a measured slowdown came from. */
+enum { TEACH_NONE = 0, TEACH_SESSION = 1, TEACH_DOC = 2 };
+
+/* The slowdown of turning switch `name` off (kernel time over the mma.sync
+ * all-on's): from the latest ablate in the session log, else from the
+ * embedded doc table. label says where from (GPU, date, shape). Returns
+ * TEACH_*; *slow is 0 with TEACH_NONE. */
+int teach_slowdown(session *s, const teach_bench *doc, const char *name, double *slow, char *label,
+                   size_t label_size);
+
+/* The excerpts tagged `name`, printed with file:line; a line saying they
+ * are not tagged when there is none. Returns how many were printed. */
+int teach_print_excerpts(const teach_excerpts *t, const char *name);
+
+/* SASS counts of variant against all-on (or why there are none). Returns
+ * 0, or TCJ_EINVAL when the variant is not in the table. */
+int teach_print_sass(const teach_sass *t, const char *variant);
+
+/* The stored leave-one-out table (doc) beside the paper's, marked as not
+ * measured here. */
+void teach_print_stored_t5(const teach_bench *doc, const char *why);
+
+/* The rows (switch names, or "a+b" combinations, with their slowdown)
+ * ranked by slowdown beside the paper's rank, with a line on the likely
+ * cause where the two ranks differ. */
+void teach_print_ranking(const char *const *names, const double *slow, int n, const char *what);
+
+#endif
