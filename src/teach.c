@@ -12,6 +12,16 @@
 #include "paper_tables.h"
 #include "store.h"
 
+const char *teach_cell(char *buf, size_t size, const char *text, int width)
+{
+    int cols = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        cols += (*p & 0xc0) != 0x80; /* count code points, not bytes */
+    int pad = width > cols ? width - cols : 0;
+    snprintf(buf, size, "%*s%s", pad, "", text);
+    return buf;
+}
+
 int teach_variant_compiled(const char *variant)
 {
     return variant && strcmp(variant, "invalid") != 0 && strcmp(variant, "none") != 0;
@@ -180,19 +190,33 @@ void teach_print_stored_t5(const teach_bench *doc, const char *why)
     char bt[16] = "—";
     if (base_tfl > 0)
         snprintf(bt, sizeof bt, "%.1f", base_tfl);
-    out_printf("  %-20s %12.1f %8.2fx %14s %12s\n", "(all on)", PAPER_T5_ALL_ON, 1.0, bt,
-               base_tfl > 0 ? "1.00x" : "—");
+    char c3[32], c4[32];
+    out_printf("  %-20s %12.1f %8.2fx %s %s\n", "(all on)", PAPER_T5_ALL_ON, 1.0,
+               teach_cell(c3, sizeof c3, bt, 14),
+               teach_cell(c4, sizeof c4, base_tfl > 0 ? "1.00x" : "—", 12));
     const char *names[16];
     double slow[16];
     int n = 0;
+    out_rec *r = out_rec_begin("ablate");
+    out_rec_bool(r, "measured_here", 0);
+    out_rec_str(r, "why", why);
+    out_rec_dbl(r, "paper_all_on_tflops", PAPER_T5_ALL_ON);
+    out_rec_str(r, "stored_label", doc->nrows ? doc->label : NULL);
+    out_rec_arr(r, "rows");
     for (const paper_t5_row *p = paper_t5; p->name; p++) {
         char pt[16] = "—", ps[16] = "—", st[16] = "—", ss[16] = "—";
         if (p->tflops > 0) {
             snprintf(pt, sizeof pt, "%.1f", p->tflops);
             snprintf(ps, sizeof ps, "%.2fx", paper_t5_slowdown(p));
         }
+        out_rec_obj(r, NULL);
+        out_rec_str(r, "variant", p->name);
+        out_rec_dbl(r, "paper_tflops", p->tflops > 0 ? p->tflops : NAN);
+        out_rec_dbl(r, "paper_slowdown", p->tflops > 0 ? paper_t5_slowdown(p) : NAN);
         for (int k = 0; k < doc->nrows; k++)
             if (strcmp(doc->rows[k].name, p->name) == 0) {
+                out_rec_dbl(r, "stored_tflops", doc->rows[k].tflops);
+                out_rec_dbl(r, "stored_slowdown", doc->rows[k].slowdown);
                 snprintf(st, sizeof st, "%.1f", doc->rows[k].tflops);
                 snprintf(ss, sizeof ss, "%.2fx", doc->rows[k].slowdown);
                 if (n < 16) {
@@ -200,8 +224,14 @@ void teach_print_stored_t5(const teach_bench *doc, const char *why)
                     slow[n++] = doc->rows[k].slowdown;
                 }
             }
-        out_printf("  %-20s %12s %9s %14s %12s\n", p->name, pt, ps, st, ss);
+        char c1[32], c2[32], c3[32], c4[32];
+        out_printf("  %-20s %s %s %s %s\n", p->name, teach_cell(c1, sizeof c1, pt, 12),
+                   teach_cell(c2, sizeof c2, ps, 9), teach_cell(c3, sizeof c3, st, 14),
+                   teach_cell(c4, sizeof c4, ss, 12));
+        out_rec_close(r);
     }
+    out_rec_close(r);
+    out_rec_end(r);
     teach_print_ranking(names, slow, n, "stored");
 }
 

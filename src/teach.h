@@ -10,6 +10,10 @@
 #include "session.h"
 #include "teach_gen.h"
 
+/* text right-aligned in width terminal columns (UTF-8 aware: "—" is one
+ * column, three bytes), written into buf. */
+const char *teach_cell(char *buf, size_t size, const char *text, int width);
+
 /* 1 when the variant name is a kernel this build can run (not "invalid",
  * nor the stub's "none"). */
 int teach_variant_compiled(const char *variant);
