@@ -78,6 +78,5 @@ const char paper_t6_note[] =
     "paper: the FASTED paper's Table 6 values were not available to this build (see\n"
     "docs/TEACHING.md); those cells show '—'.";
 const char paper_t6_ted_smem[] =
-    "ted at d=4096: TED-Join keeps its points in shared memory, which d=4096 FP64 rows\n"
-    "exceed; the paper reports that column as not run (out of shared memory). tcjoin's\n"
-    "ted streams k-slices and runs it; its numbers are shown, marked '*'.";
+    "oos: TED-Join at d=4096 does not fit in shared memory; the paper reports no counters\n"
+    "for it. tcjoin's ted streams k-slices through shared memory and runs it.";
