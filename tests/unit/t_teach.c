@@ -320,11 +320,25 @@ static void new_session(session *s)
     s->batch = 1;
 }
 
-/* The rest of the output after the first line. */
-static const char *after_first_line(const char *t)
+/* The text after the first line, without the JSON record (the buffer sink
+ * holds both; the record repeats the first line's reason). */
+static char *after_first_line(const char *t)
 {
     const char *nl = strchr(t, '\n');
-    return nl ? nl + 1 : "";
+    char *s = strdup(nl ? nl + 1 : "");
+    char *rec = strstr(s, "{\"type\":");
+    if (rec)
+        *rec = '\0';
+    return s;
+}
+
+static int same_after_first_line(const char *a, const char *b)
+{
+    char *x = after_first_line(a), *y = after_first_line(b);
+    int same = strcmp(x, y) == 0 && x[0];
+    free(x);
+    free(y);
+    return same;
 }
 
 TEST(ablate_and_table6_without_gpu_print_the_stored_tables)
@@ -361,12 +375,12 @@ TEST(ablate_and_table6_without_gpu_print_the_stored_tables)
     const char *live = exec_capture(&s, "ablate");
     CHECK_EQ_INT(s.failed, 0);
     CHECK(strncmp(live, "ablate: NOT MEASURED HERE (", 27) == 0);
-    CHECK(strcmp(after_first_line(live), after_first_line(stored)) == 0);
+    CHECK(same_after_first_line(live, stored));
     CHECK(!s.have_ds); /* nothing generated */
     live = exec_capture(&s, "profile table6");
     CHECK_EQ_INT(s.failed, 0);
     CHECK(strncmp(live, "profile table6: NOT MEASURED HERE (", 35) == 0);
-    CHECK(strcmp(after_first_line(live), after_first_line(t6)) == 0);
+    CHECK(same_after_first_line(live, t6));
     free(stored);
     free(t6);
 }
