@@ -127,9 +127,8 @@ int teach_print_excerpts(const teach_excerpts *t, const char *name)
         shown++;
     }
     if (!shown)
-        out_printf(
-            "kernel lines: not tagged yet (no /* [%s] */ in the %d kernel files of this build)\n",
-            name, t->files);
+        out_printf("kernel lines: not tagged yet (no /* [%s] */ in this build's kernel sources)\n",
+                   name);
     return shown;
 }
 

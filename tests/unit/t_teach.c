@@ -102,8 +102,8 @@ TEST(tags_zero_and_explain_text)
     CHECK_EQ_INT(fixture_notags.files, 1);
     cap_begin();
     CHECK_EQ_INT(teach_print_excerpts(&fixture_notags, "swizzle"), 0);
-    CHECK(strcmp(cap_end(), "kernel lines: not tagged yet (no /* [swizzle] */ in the 1 kernel "
-                            "files of this build)\n") == 0);
+    CHECK(strcmp(cap_end(), "kernel lines: not tagged yet (no /* [swizzle] */ in this build's "
+                            "kernel sources)\n") == 0);
     cap_begin();
     CHECK_EQ_INT(teach_print_excerpts(&fixture_tags, "swizzle"), 1);
     CHECK(strcmp(cap_end(), "kernel lines tagged [swizzle]:\n"
