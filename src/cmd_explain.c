@@ -96,11 +96,11 @@ static int explain_run(session *s, int argc, char **argv)
         snprintf(variant, sizeof variant, "%s%s", w->bit == FASTED_OFF_WGMMA ? "" : "no-",
                  w->bit == FASTED_OFF_WGMMA ? "wgmma" : w->name);
         out_printf("%s: %s\n", w->name, w->title);
-        int rc = teach_print_sass(&teach_sass_counts, variant);
         out_rec *r = out_rec_begin("explain_sass");
         out_rec_str(r, "name", w->name);
         out_rec_str(r, "variant", variant);
         out_rec_str(r, "status", teach_sass_counts.status[0] ? teach_sass_counts.status : NULL);
+        int rc = teach_print_sass(&teach_sass_counts, variant, r);
         out_rec_end(r);
         return rc;
     }
@@ -111,7 +111,7 @@ static int explain_run(session *s, int argc, char **argv)
     out_rec_str(r, "explain", w->explain);
     out_rec_bool(r, "on", !(s->eopt.fasted_off & w->bit));
     explain_numbers(s, w, r);
-    int shown = teach_print_excerpts(&teach_tags, w->name);
+    int shown = teach_print_excerpts(&teach_tags, w->name, r);
     out_rec_int(r, "excerpts", shown);
     out_rec_end(r);
     return 0;

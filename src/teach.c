@@ -107,9 +107,11 @@ int teach_slowdown(session *s, const teach_bench *doc, const char *name, double 
     return TEACH_NONE;
 }
 
-int teach_print_excerpts(const teach_excerpts *t, const char *name)
+int teach_print_excerpts(const teach_excerpts *t, const char *name, struct out_rec *r)
 {
     int shown = 0;
+    if (r)
+        out_rec_arr(r, "excerpts");
     for (int k = 0; k < t->n; k++) {
         const teach_excerpt *e = &t->rows[k];
         if (strcmp(e->tag, name) != 0)
@@ -117,6 +119,13 @@ int teach_print_excerpts(const teach_excerpts *t, const char *name)
         if (!shown)
             out_printf("kernel lines tagged [%s]:\n", name);
         out_printf("  %s:%d\n", e->file, e->line);
+        if (r) {
+            out_rec_obj(r, NULL);
+            out_rec_str(r, "file", e->file);
+            out_rec_int(r, "line", e->line);
+            out_rec_str(r, "text", e->text);
+            out_rec_close(r);
+        }
         const char *p = e->text;
         while (*p) {
             const char *nl = strchr(p, '\n');
@@ -126,6 +135,8 @@ int teach_print_excerpts(const teach_excerpts *t, const char *name)
         }
         shown++;
     }
+    if (r)
+        out_rec_close(r);
     if (!shown)
         out_printf("kernel lines: not tagged yet (no /* [%s] */ in this build's kernel sources)\n",
                    name);
@@ -140,7 +151,24 @@ static const teach_sass_row *teach_sass_find(const teach_sass *t, const char *va
     return NULL;
 }
 
-int teach_print_sass(const teach_sass *t, const char *variant)
+static void teach_sass_rec(struct out_rec *r, const char *key, const teach_sass_row *v)
+{
+    out_rec_obj(r, key);
+    out_rec_str(r, "variant", v->variant);
+    out_rec_str(r, "function", v->function);
+    out_rec_str(r, "arch", v->arch);
+    out_rec_int(r, "HMMA", v->hmma);
+    out_rec_int(r, "HGMMA", v->hgmma);
+    out_rec_int(r, "LDSM", v->ldsm);
+    out_rec_int(r, "LDGSTS", v->ldgsts);
+    out_rec_int(r, "LDS", v->lds);
+    out_rec_int(r, "STS", v->sts);
+    out_rec_int(r, "UTMALDG", v->utmaldg);
+    out_rec_int(r, "total", v->total);
+    out_rec_close(r);
+}
+
+int teach_print_sass(const teach_sass *t, const char *variant, struct out_rec *r)
 {
     if (t->status[0]) {
         out_printf("SASS counts: %s\n", t->status);
@@ -165,6 +193,10 @@ int teach_print_sass(const teach_sass *t, const char *variant)
     const int b[] = {v->hmma, v->hgmma, v->ldsm, v->ldgsts, v->lds, v->sts, v->utmaldg, v->total};
     for (int k = 0; k < 8; k++)
         out_printf("  %-9s %10d %12d %+8d\n", names[k], a[k], b[k], b[k] - a[k]);
+    if (r) {
+        teach_sass_rec(r, "all_on", base);
+        teach_sass_rec(r, "counts", v);
+    }
     out_printf("  bank conflicts are not visible in SASS (same instructions, other addresses):\n"
                "  profile fasted with the switch off reads them (smem bank conflicts).\n");
     return 0;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 
 #include "session.h"
+
+struct out_rec;
 #include "teach_gen.h"
 
 /* text right-aligned in width terminal columns (UTF-8 aware: "—" is one
@@ -28,13 +30,15 @@ enum { TEACH_NONE = 0, TEACH_SESSION = 1, TEACH_DOC = 2 };
 int teach_slowdown(session *s, const teach_bench *doc, const char *name, double *slow, char *label,
                    size_t label_size);
 
-/* The excerpts tagged `name`, printed with file:line; a line saying they
- * are not tagged when there is none. Returns how many were printed. */
-int teach_print_excerpts(const teach_excerpts *t, const char *name);
+/* The excerpts tagged `name`, printed with file:line (and added to r as
+ * "excerpts" when r is not NULL); a line saying they are not tagged when
+ * there is none. Returns how many were printed. */
+int teach_print_excerpts(const teach_excerpts *t, const char *name, struct out_rec *r);
 
-/* SASS counts of variant against all-on (or why there are none). Returns
- * 0, or TCJ_EINVAL when the variant is not in the table. */
-int teach_print_sass(const teach_sass *t, const char *variant);
+/* SASS counts of variant against all-on (or why there are none), added to
+ * r as "all_on" and "counts" when r is not NULL. Returns 0, or TCJ_EINVAL
+ * when the table has no all-on kernel. */
+int teach_print_sass(const teach_sass *t, const char *variant, struct out_rec *r);
 
 /* The stored leave-one-out table (doc) beside the paper's, marked as not
  * measured here. */

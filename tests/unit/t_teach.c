@@ -101,14 +101,25 @@ TEST(tags_zero_and_explain_text)
     CHECK_EQ_INT(fixture_notags.n, 0);
     CHECK_EQ_INT(fixture_notags.files, 1);
     cap_begin();
-    CHECK_EQ_INT(teach_print_excerpts(&fixture_notags, "swizzle"), 0);
+    CHECK_EQ_INT(teach_print_excerpts(&fixture_notags, "swizzle", NULL), 0);
     CHECK(strcmp(cap_end(), "kernel lines: not tagged yet (no /* [swizzle] */ in this build's "
                             "kernel sources)\n") == 0);
     cap_begin();
-    CHECK_EQ_INT(teach_print_excerpts(&fixture_tags, "swizzle"), 1);
+    CHECK_EQ_INT(teach_print_excerpts(&fixture_tags, "swizzle", NULL), 1);
     CHECK(strcmp(cap_end(), "kernel lines tagged [swizzle]:\n"
                             "  tests/fixtures/kernel_tags/a.cu:5\n"
                             "    |     x ^= ch & 7; /* [swizzle] */\n") == 0);
+}
+
+TEST(tags_in_the_json_record)
+{
+    cap_begin();
+    out_rec *r = out_rec_begin("explain");
+    teach_print_excerpts(&fixture_tags, "swizzle", r);
+    out_rec_end(r);
+    CHECK_STR_CONTAINS(cap_end(), "{\"type\":\"explain\",\"excerpts\":[{\"file\":\"tests/fixtures/"
+                                  "kernel_tags/a.cu\",\"line\":5,\"text\":\"    x ^= ch & 7; /* "
+                                  "[swizzle] */\\n\"}]}\n");
 }
 
 TEST(tags_unclosed_block_is_an_error)
@@ -179,7 +190,7 @@ TEST(sass_config_names_and_print)
     r = sass(&fixture_sass_cfg, "no-async-copy+pipeline");
     CHECK(r && r->ldgsts == 0 && r->sts == 4);
     cap_begin();
-    CHECK_EQ_INT(teach_print_sass(&fixture_sass_cfg, "no-swizzle"), 0);
+    CHECK_EQ_INT(teach_print_sass(&fixture_sass_cfg, "no-swizzle", NULL), 0);
     const char *o = cap_end();
     CHECK_STR_CONTAINS(o, "SASS of the count kernel (sm_90a, cuobjdump at build time), no-swizzle "
                           "against all-on:\n");
@@ -187,14 +198,14 @@ TEST(sass_config_names_and_print)
     CHECK_STR_CONTAINS(o, "  total             34           38       +4\n");
     /* No such kernel: said, and all-on's counts shown. */
     cap_begin();
-    CHECK_EQ_INT(teach_print_sass(&fixture_sass_cfg, "no-order"), 0);
+    CHECK_EQ_INT(teach_print_sass(&fixture_sass_cfg, "no-order", NULL), 0);
     CHECK_STR_CONTAINS(cap_end(), "no kernel named no-order in this build's objects");
     /* Without cuobjdump: the reason, nothing else. */
     static const teach_sass none = {"not computed in this build: cuobjdump (CUDA toolkit) not "
                                     "found at build time",
                                     NULL, 0};
     cap_begin();
-    CHECK_EQ_INT(teach_print_sass(&none, "no-swizzle"), 0);
+    CHECK_EQ_INT(teach_print_sass(&none, "no-swizzle", NULL), 0);
     CHECK(strcmp(cap_end(), "SASS counts: not computed in this build: cuobjdump (CUDA toolkit) "
                             "not found at build time\n") == 0);
 }
