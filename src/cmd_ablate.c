@@ -56,7 +56,7 @@ static int ablate_put(void *ctx, const pair_batch *b)
     return 0;
 }
 
-/* One row of the table: a name and the FASTED_OFF_* bits it runs. */
+/* One row of the table: a name and the off bits it runs (src/fasted_opts.c). */
 typedef struct ablate_row {
     const char *name;
     unsigned off;
@@ -67,11 +67,12 @@ typedef struct ablate_row {
 static int ablate_rows(ablate_row *rows, int max)
 {
     int n = 0;
-    rows[n++] = (ablate_row){"mma.sync", FASTED_OFF_WGMMA};
+    const unsigned wgmma = teach_off_bits("wgmma");
+    rows[n++] = (ablate_row){"mma.sync", wgmma};
     for (const fasted_switch *w = fasted_switches; w->name && n < max - 2; w++)
-        if (w->bit != FASTED_OFF_WGMMA)
+        if (w->bit != wgmma)
             rows[n++] = (ablate_row){w->name, w->bit};
-    rows[n++] = (ablate_row){"async-copy+pipeline", FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE};
+    rows[n++] = (ablate_row){"async-copy+pipeline", teach_off_bits("async-copy+pipeline")};
     rows[n++] = (ablate_row){"wgmma (on)", 0};
     return n;
 }

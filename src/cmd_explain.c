@@ -56,10 +56,11 @@ static void explain_numbers(session *s, const fasted_switch *w, out_rec *r)
         out_printf("  paper     —      (not in the paper: tcjoin's own)\n");
     /* The paper turns memcpy_async off only with the pipeline. */
     const paper_t5_row *both = paper_t5_find("async-copy+pipeline");
-    if ((w->bit == FASTED_OFF_ASYNC_COPY || w->bit == FASTED_OFF_PIPELINE) && both)
+    const int is_pipe = strcmp(w->name, "pipeline") == 0;
+    if ((is_pipe || strcmp(w->name, "async-copy") == 0) && both)
         out_printf("  paper     %.2fx  (with %s: %.1f TFLOPS; ablate's async-copy+pipeline row)\n",
-                   paper_t5_slowdown(both),
-                   w->bit == FASTED_OFF_PIPELINE ? "memcpy_async" : "the pipeline", both->tflops);
+                   paper_t5_slowdown(both), is_pipe ? "memcpy_async" : "the pipeline",
+                   both->tflops);
     out_rec_str(r, "measured_from",
                 from == TEACH_SESSION ? "session"
                 : from == TEACH_DOC   ? "doc"
@@ -93,8 +94,8 @@ static int explain_run(session *s, int argc, char **argv)
         /* The Hopper kernel is its own variant; every other switch is the
          * mma.sync kernel's no-NAME. */
         char variant[64];
-        snprintf(variant, sizeof variant, "%s%s", w->bit == FASTED_OFF_WGMMA ? "" : "no-",
-                 w->bit == FASTED_OFF_WGMMA ? "wgmma" : w->name);
+        const int wg = strcmp(w->name, "wgmma") == 0;
+        snprintf(variant, sizeof variant, "%s%s", wg ? "" : "no-", w->name);
         out_printf("%s: %s\n", w->name, w->title);
         out_rec *r = out_rec_begin("explain_sass");
         out_rec_str(r, "name", w->name);

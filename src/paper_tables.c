@@ -3,35 +3,31 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels.h"
-
 /* Table 5 of the FASTED paper (A100, Synth, |D| = 10^5, d = 4096, all on
  * 154 TFLOPS): the figure with each optimization off. The paper turns
  * memcpy_async off only together with the pipeline, so async-copy alone has
  * no paper figure. The `why` lines compare with the H200 measurements in
  * docs/BENCHMARKS.md. */
 const paper_t5_row paper_t5[] = {
-    {"order", FASTED_OFF_ORDER, "block-tile ordering", 133.1,
+    {"order", "block-tile ordering", 133.1,
      "H200's 50 MB L2 and 4.8 TB/s HBM3e absorb the extra DRAM reads of row-by-row tiles."},
-    {"smem-buffer", FASTED_OFF_SMEM_BUFFER, "block tile", 95.8,
-     "per-warp global loads hit the H200's larger L1/L2; still a large loss, as in the paper."},
-    {"async-copy", FASTED_OFF_ASYNC_COPY, "(memcpy_async alone: not in the paper)", 0,
+    {"smem-buffer", "block tile", 95.8,
+     "warps re-read fragments through L1/L2; at twice the A100's math rate the caches lag."},
+    {"async-copy", "(memcpy_async alone: not in the paper)", 0,
      "the paper has no row for memcpy_async alone; compare async-copy+pipeline."},
-    {"async-copy+pipeline", FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE,
-     "memcpy_async with the pipeline", 48.6,
+    {"async-copy+pipeline", "memcpy_async with the pipeline", 48.6,
      "both off leaves every load exposed; the paper's worst-but-one row."},
-    {"pipeline", FASTED_OFF_PIPELINE, "pipeline", 145.0,
+    {"pipeline", "pipeline", 145.0,
      "the second resident block (228 KB shared memory per SM) hides one block's loads."},
-    {"residency", FASTED_OFF_RESIDENCY, "SM residency", 110.8,
+    {"residency", "SM residency", 110.8,
      "at 2 warps per scheduler the kernel is latency-bound: losing the 2nd block costs more."},
-    {"warp-tile", FASTED_OFF_WARP_TILE, "warp tile", 38.0,
-     "Hopper's faster tensor cores make register reuse matter less than on the A100's slower "
-     "ones."},
-    {"swizzle", FASTED_OFF_SWIZZLE, "swizzle", 120.8,
+    {"warp-tile", "warp tile", 38.0,
+     "32x32 tiles use fewer registers, so more warps hide the latency-bound chain."},
+    {"swizzle", "swizzle", 120.8,
      "8-way conflicts lengthen the latency-bound ldmatrix->HMMA chain at 1.98 GHz."},
-    {"align", FASTED_OFF_ALIGN, "alignment", 120.7,
-     "Hopper splits misaligned 16-byte copies more cheaply; a small loss here."},
-    {NULL, 0, NULL, 0, NULL},
+    {"align", "alignment", 120.7,
+     "a misaligned row costs an extra wavefront, small next to the latency-bound loop."},
+    {NULL, NULL, 0, NULL},
 };
 
 const paper_t5_row *paper_t5_find(const char *name)

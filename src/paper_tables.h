@@ -14,7 +14,6 @@
  * has no such row. why: one line on why the H200 ranks it differently. */
 typedef struct paper_t5_row {
     const char *name;
-    unsigned off; /* FASTED_OFF_* bits of the variant */
     const char *paper_label;
     double tflops;
     const char *why;

@@ -22,6 +22,20 @@ const char *teach_cell(char *buf, size_t size, const char *text, int width)
     return buf;
 }
 
+unsigned teach_off_bits(const char *names)
+{
+    unsigned off = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", names);
+    for (char *save = NULL, *t = strtok_r(buf, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+        const fasted_switch *w = fasted_switch_find(t);
+        if (!w)
+            return 0;
+        off |= w->bit;
+    }
+    return off;
+}
+
 int teach_variant_compiled(const char *variant)
 {
     return variant && strcmp(variant, "invalid") != 0 && strcmp(variant, "none") != 0;
@@ -63,9 +77,7 @@ static double teach_find(const teach_ablate_rows *a, const char *variant)
 /* The variant a switch name (or "a+b") runs: its off bits' kernel name. */
 static const char *teach_variant_of(const char *name)
 {
-    const paper_t5_row *p = paper_t5_find(name);
-    const fasted_switch *w = fasted_switch_find(name);
-    unsigned off = p ? p->off : w ? w->bit : 0;
+    unsigned off = teach_off_bits(name);
     return off ? kern_fasted_variant_name(off) : NULL;
 }
 
@@ -86,7 +98,7 @@ int teach_slowdown(session *s, const teach_bench *doc, const char *name, double 
         teach_ablate_rows a;
         memset(&a, 0, sizeof a);
         if (store_query(s->db, sql, NULL, 0, teach_ablate_row, &a) == 0) {
-            double base = teach_find(&a, kern_fasted_variant_name(FASTED_OFF_WGMMA));
+            double base = teach_find(&a, kern_fasted_variant_name(teach_off_bits("wgmma")));
             double t = teach_find(&a, variant);
             if (base > 0 && t > 0) {
                 *slow = t / base;

@@ -16,6 +16,10 @@ struct out_rec;
  * column, three bytes), written into buf. */
 const char *teach_cell(char *buf, size_t size, const char *text, int width);
 
+/* The off bits of a switch name or of "a+b" (src/fasted_opts.c's bits,
+ * OR-ed); 0 when a name is not a switch. */
+unsigned teach_off_bits(const char *names);
+
 /* 1 when the variant name is a kernel this build can run (not "invalid",
  * nor the stub's "none"). */
 int teach_variant_compiled(const char *variant);
