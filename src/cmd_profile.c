@@ -63,99 +63,12 @@ static int profile_once(session *s, const engine *e, join_spec *spec, int sol,
 #define T6_N 100000
 #define T6_EPS 1.0 /* COUNT: the counters barely depend on it */
 
-/* Measured cells: value per metric and column (engine-major, then d), NaN
- * where not measured; note per column ("" or why not). */
-typedef struct t6_cells {
-    double v[8][PAPER_T6_COLS];
-    char note[PAPER_T6_COLS][160];
-    int64_t run[PAPER_T6_COLS];
-} t6_cells;
-
 static double t6_metric(const cupti_prof_result *pr, const char *name)
 {
     for (int k = 0; k < pr->n; k++)
         if (strcmp(pr->name[k], name) == 0)
             return pr->value[k];
     return NAN;
-}
-
-static void t6_print(const t6_cells *c, const char *title, int measured)
-{
-    out_printf("%s\n", title);
-    out_printf("  %-24s", "metric: measured (paper)");
-    for (int col = 0; col < PAPER_T6_COLS; col++) {
-        char h[32], cell[48];
-        snprintf(h, sizeof h, "%s d=%d", paper_t6_engine[col / 3], paper_t6_d[col % 3]);
-        out_printf(" %s", teach_cell(cell, sizeof cell, h, 16));
-    }
-    out_printf("\n");
-    out_rec *r = out_rec_begin("profile_table6");
-    out_rec_bool(r, "measured_here", measured);
-    out_rec_str(r, "title", title);
-    out_rec_arr(r, "rows");
-    int star = 0;
-    for (int m = 0; paper_t6[m].label; m++) {
-        const paper_t6_metric *pm = &paper_t6[m];
-        char label[48];
-        snprintf(label, sizeof label, "%s %s", pm->label, pm->unit);
-        out_printf("  %-24s", label);
-        out_rec_obj(r, NULL);
-        out_rec_str(r, "metric", pm->label);
-        out_rec_str(r, "unit", pm->unit);
-        out_rec_arr(r, "cells");
-        for (int col = 0; col < PAPER_T6_COLS; col++) {
-            char mv[24] = "—", pv[24] = "—", cell[64], out[80];
-            double v = c->v[m][col];
-            if (!isnan(v))
-                snprintf(mv, sizeof mv, pm->scale != 1 ? "%.0f" : "%.1f", v);
-            /* the paper could not run TED-Join at d=4096 */
-            const int ted4096 = col == 5;
-            if (ted4096)
-                snprintf(pv, sizeof pv, "oos");
-            else if (!isnan(pm->paper[col]))
-                snprintf(pv, sizeof pv, "%.1f", pm->paper[col]);
-            snprintf(cell, sizeof cell, "%s%s (%s)", mv, ted4096 && !isnan(v) ? "*" : "", pv);
-            star |= ted4096 && !isnan(v);
-            out_printf(" %s", teach_cell(out, sizeof out, cell, 16));
-            out_rec_obj(r, NULL);
-            out_rec_str(r, "engine", paper_t6_engine[col / 3]);
-            out_rec_int(r, "d", paper_t6_d[col % 3]);
-            out_rec_dbl(r, "value", v);
-            out_rec_dbl(r, "paper", pm->paper[col]);
-            out_rec_close(r);
-        }
-        out_rec_close(r);
-        out_rec_close(r);
-        out_printf("\n");
-    }
-    out_rec_close(r);
-    out_rec_end(r);
-    for (int col = 0; col < PAPER_T6_COLS; col++)
-        if (c->note[col][0])
-            out_printf("  %s d=%d: %s\n", paper_t6_engine[col / 3], paper_t6_d[col % 3],
-                       c->note[col]);
-    out_printf("%s\n%s\n", paper_t6_note, paper_t6_ted_smem);
-    if (star)
-        out_printf("*: measured here although the paper's TED-Join could not run it.\n");
-}
-
-static void t6_stored(const char *why)
-{
-    t6_cells c;
-    memset(&c, 0, sizeof c);
-    for (int m = 0; m < 8; m++)
-        for (int col = 0; col < PAPER_T6_COLS; col++)
-            c.v[m][col] = NAN;
-    const teach_bench *doc = &teach_bench_doc;
-    for (int m = 0; paper_t6[m].label; m++)
-        for (int k = 0; k < doc->nt6; k++)
-            if (strncmp(doc->t6[k].metric, paper_t6[m].label, strlen(paper_t6[m].label)) == 0)
-                for (int col = 0; col < PAPER_T6_COLS; col++)
-                    c.v[m][col] = doc->t6[k].v[col];
-    char title[640];
-    snprintf(title, sizeof title, "profile table6: NOT MEASURED HERE (%s); %s", why,
-             doc->nt6 ? doc->t6_label : "docs/BENCHMARKS.md has no Table 6 in this build");
-    t6_print(&c, title, 0);
 }
 
 static int profile_table6(session *s, int argc, char **argv)
@@ -173,7 +86,7 @@ static int profile_table6(session *s, int argc, char **argv)
     if (n < 2)
         return err_set(TCJ_EINVAL, "profile table6: need n >= 2");
     if (stored) {
-        t6_stored("profile table6 stored");
+        teach_print_t6_stored(&teach_bench_doc, "profile table6 stored");
         return 0;
     }
     const engine *eng[2];
@@ -183,15 +96,12 @@ static int profile_table6(session *s, int argc, char **argv)
             char why[256];
             snprintf(why, sizeof why, "%s", eng[k] ? err_msg() : "engine missing from this build");
             err_clear();
-            t6_stored(why);
+            teach_print_t6_stored(&teach_bench_doc, why);
             return 0;
         }
     }
-    t6_cells c;
-    memset(&c, 0, sizeof c);
-    for (int m = 0; m < 8; m++)
-        for (int col = 0; col < PAPER_T6_COLS; col++)
-            c.v[m][col] = NAN;
+    teach_t6_cells c;
+    teach_t6_init(&c);
     const double keep_eps = s->eps;
     const int keep_have = s->have_eps;
     rc = 0;
@@ -256,7 +166,7 @@ static int profile_table6(session *s, int argc, char **argv)
              "profile table6: uniform n=%zu, symmetric off, COUNT, eps=%g (the paper's Table 6 "
              "metric set)",
              n, T6_EPS);
-    t6_print(&c, title, 1);
+    teach_print_t6(&c, title, 1);
     if (s->ui && s->ui->refresh)
         s->ui->refresh(s->ui_ctx);
     return 0;

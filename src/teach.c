@@ -306,3 +306,86 @@ void teach_print_ranking(const char *const *names, const double *slow, int n, co
                    prank, ps, prank != r + 1 ? "  likely: " : "", prank != r + 1 ? p->why : "");
     }
 }
+
+void teach_print_t6(const teach_t6_cells *c, const char *title, int measured)
+{
+    out_printf("%s\n", title);
+    out_printf("  %-24s", "metric: measured (paper)");
+    for (int col = 0; col < PAPER_T6_COLS; col++) {
+        char h[32], cell[48];
+        snprintf(h, sizeof h, "%s d=%d", paper_t6_engine[col / 3], paper_t6_d[col % 3]);
+        out_printf(" %s", teach_cell(cell, sizeof cell, h, 16));
+    }
+    out_printf("\n");
+    out_rec *r = out_rec_begin("profile_table6");
+    out_rec_bool(r, "measured_here", measured);
+    out_rec_str(r, "title", title);
+    out_rec_arr(r, "rows");
+    int star = 0;
+    for (int m = 0; paper_t6[m].label; m++) {
+        const paper_t6_metric *pm = &paper_t6[m];
+        char label[48];
+        snprintf(label, sizeof label, "%s %s", pm->label, pm->unit);
+        out_printf("  %-24s", label);
+        out_rec_obj(r, NULL);
+        out_rec_str(r, "metric", pm->label);
+        out_rec_str(r, "unit", pm->unit);
+        out_rec_arr(r, "cells");
+        for (int col = 0; col < PAPER_T6_COLS; col++) {
+            char mv[24] = "—", pv[24] = "—", cell[64], out[80];
+            double v = c->v[m][col];
+            if (!isnan(v))
+                snprintf(mv, sizeof mv, pm->scale != 1 ? "%.0f" : "%.1f", v);
+            /* the paper could not run TED-Join at d=4096 */
+            const int ted4096 = col == 5;
+            if (ted4096)
+                snprintf(pv, sizeof pv, "oos");
+            else if (!isnan(pm->paper[col]))
+                snprintf(pv, sizeof pv, "%.1f", pm->paper[col]);
+            snprintf(cell, sizeof cell, "%s%s (%s)", mv, ted4096 && !isnan(v) ? "*" : "", pv);
+            star |= ted4096 && !isnan(v);
+            out_printf(" %s", teach_cell(out, sizeof out, cell, 16));
+            out_rec_obj(r, NULL);
+            out_rec_str(r, "engine", paper_t6_engine[col / 3]);
+            out_rec_int(r, "d", paper_t6_d[col % 3]);
+            out_rec_dbl(r, "value", v);
+            out_rec_dbl(r, "paper", pm->paper[col]);
+            out_rec_close(r);
+        }
+        out_rec_close(r);
+        out_rec_close(r);
+        out_printf("\n");
+    }
+    out_rec_close(r);
+    out_rec_end(r);
+    for (int col = 0; col < PAPER_T6_COLS; col++)
+        if (c->note[col][0])
+            out_printf("  %s d=%d: %s\n", paper_t6_engine[col / 3], paper_t6_d[col % 3],
+                       c->note[col]);
+    out_printf("%s\n%s\n", paper_t6_note, paper_t6_ted_smem);
+    if (star)
+        out_printf("*: measured here although the paper's TED-Join could not run it.\n");
+}
+
+void teach_t6_init(teach_t6_cells *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int m = 0; m < 8; m++)
+        for (int col = 0; col < PAPER_T6_COLS; col++)
+            c->v[m][col] = NAN;
+}
+
+void teach_print_t6_stored(const teach_bench *doc, const char *why)
+{
+    teach_t6_cells c;
+    teach_t6_init(&c);
+    for (int m = 0; paper_t6[m].label; m++)
+        for (int k = 0; k < doc->nt6; k++)
+            if (strncmp(doc->t6[k].metric, paper_t6[m].label, strlen(paper_t6[m].label)) == 0)
+                for (int col = 0; col < PAPER_T6_COLS; col++)
+                    c.v[m][col] = doc->t6[k].v[col];
+    char title[640];
+    snprintf(title, sizeof title, "profile table6: NOT MEASURED HERE (%s); %s", why,
+             doc->nt6 ? doc->t6_label : "docs/BENCHMARKS.md has no Table 6 in this build");
+    teach_print_t6(&c, title, 0);
+}

@@ -10,6 +10,9 @@
 #include "session.h"
 
 struct out_rec;
+#include <stdint.h>
+
+#include "paper_tables.h"
 #include "teach_gen.h"
 
 /* text right-aligned in width terminal columns (UTF-8 aware: "—" is one
@@ -52,5 +55,23 @@ void teach_print_stored_t5(const teach_bench *doc, const char *why);
  * ranked by slowdown beside the paper's rank, with a line on the likely
  * cause where the two ranks differ. */
 void teach_print_ranking(const char *const *names, const double *slow, int n, const char *what);
+
+/* ---- Table 6 ---- */
+/* Measured cells: value per metric and column (engine-major, then d), NaN
+ * where not measured; note per column ("" or why not). */
+typedef struct teach_t6_cells {
+    double v[8][PAPER_T6_COLS];
+    char note[PAPER_T6_COLS][160];
+    int64_t run[PAPER_T6_COLS];
+} teach_t6_cells;
+
+/* All cells NaN (not measured), no notes. */
+void teach_t6_init(teach_t6_cells *c);
+/* The cells in the paper's layout, "measured (paper)", with the notes;
+ * measured says whether they were measured here (the JSON record says so). */
+void teach_print_t6(const teach_t6_cells *c, const char *title, int measured);
+/* The doc's Table 6 (cells matched by metric label), marked as not
+ * measured here for the reason why. */
+void teach_print_t6_stored(const teach_bench *doc, const char *why);
 
 #endif

@@ -250,6 +250,33 @@ TEST(bench_tables_from_markdown)
                   "docs/BENCHMARKS.md row '%s' is not a switch", teach_bench_doc.rows[k].name);
 }
 
+TEST(table6_stored_cells_from_the_doc)
+{
+    cap_begin();
+    teach_print_t6_stored(&fixture_bench, "no GPU here");
+    const char *o = cap_end();
+    CHECK_STR_CONTAINS(o, "profile table6: NOT MEASURED HERE (no GPU here); Test GPU X1, "
+                          "2026-01-03, commit def5678\n");
+    /* Row DRAM: the fixture's 12.5 10 3 40 41 and text at ted d=4096; the
+     * paper's cells are '—' (not built in) and 'oos' for ted at 4096. */
+    char want[512], c[6][48];
+    const char *cells[6] = {"12.5 (—)", "10.0 (—)", "3.0 (—)", "40.0 (—)", "41.0 (—)", "— (oos)"};
+    for (int k = 0; k < 6; k++)
+        teach_cell(c[k], sizeof c[k], cells[k], 16);
+    snprintf(want, sizeof want, "  %-24s %s %s %s %s %s %s\n", "DRAM throughput %", c[0], c[1],
+             c[2], c[3], c[4], c[5]);
+    CHECK_STR_CONTAINS(o, want);
+    /* SM clock: MHz, whole numbers. */
+    CHECK_STR_CONTAINS(o, "SM clock MHz");
+    CHECK_STR_CONTAINS(o, "1975 (—)");
+    /* A row the doc lacks stays empty. */
+    const char *l2 = strstr(o, "  L2 hit rate %");
+    CHECK(l2 != NULL);
+    teach_cell(c[0], sizeof c[0], "— (—)", 16);
+    snprintf(want, sizeof want, "  %-24s %s", "L2 hit rate %", c[0]);
+    CHECK(l2 && strncmp(l2, want, strlen(want)) == 0);
+}
+
 TEST(slowdown_from_doc_then_session_log)
 {
     double slow;
