@@ -129,3 +129,49 @@ TEST(ablate_paper_setting_stores_every_row)
     dataset_free(&s.ds);
     unlink(path);
 }
+
+static int count_row(void *ctx, int ncol, const char *const *names, const char *const *v)
+{
+    (void)ncol;
+    (void)names;
+    int *k = ctx;
+    *k = v[0] ? atoi(v[0]) : -1;
+    return 0;
+}
+
+TEST(profile_table6_runs_and_stores_six_columns)
+{
+    if (kern_device_count() == 0)
+        t_skip("skipped: no CUDA device");
+    char path[] = "/tmp/tcj-gt6-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(path);
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "g_ablate", "test", 0);
+    static out_buf b;
+    out_set_sink(out_buf_sink, &b);
+    int rc = cmd_exec(&s, "profile table6 n=2048");
+    out_reset_sink();
+    const char *o = b.data ? b.data : "";
+    printf("%s", o);
+    CHECK_MSG(rc == 0, "profile table6: %s", err_msg());
+    CHECK_STR_CONTAINS(o, "profile table6: uniform n=2048, symmetric off");
+    /* fasted and ted at d = 128, 256, 4096: six runs, each ok. */
+    int k = -1;
+    CHECK_EQ_INT(store_query(s.db,
+                             "SELECT COUNT(*) FROM runs WHERE status = 0 AND n = 2048 AND "
+                             "engine IN ('fasted', 'ted') AND d IN (128, 256, 4096)",
+                             NULL, 0, count_row, &k),
+                 0);
+    CHECK_EQ_INT(k, 6);
+    out_buf_free(&b);
+    store_close(s.db);
+    dataset_free(&s.ds);
+    unlink(path);
+}
