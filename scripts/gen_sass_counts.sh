@@ -15,7 +15,6 @@ sym=$1
 shift
 cudahome=${CUDA_HOME:-/usr/local/cuda}
 dump=$(mktemp)
-trap 'rm -f "$dump"' EXIT
 status=""
 if [ "${1:-}" = "--dump" ]; then
     cat "$2" >"$dump" || status="cannot read $2"
@@ -32,14 +31,16 @@ filt=$(command -v cu++filt 2>/dev/null || true)
 [ -z "$filt" ] && [ -x "$cudahome/bin/cu++filt" ] && filt="$cudahome/bin/cu++filt"
 [ -z "$filt" ] && filt=$(command -v c++filt 2>/dev/null || true)
 [ -z "$filt" ] && filt=cat
-# Demangle only the function names (cu++filt reads one name per line).
-awk '/Function :/ { sub(/.*Function : */, ""); print "F " $0; next } { print "L " $0 }' "$dump" |
-    while IFS= read -r line; do
-        case "$line" in
-        "F "*) printf 'Function : %s\n' "$(printf '%s\n' "${line#F }" | $filt)" ;;
-        *) printf '%s\n' "${line#L }" ;;
-        esac
-    done | awk -v sym="$sym" -v status="$status" '
+# Demangle each function name once (the demangler reads one per line),
+# then read the dump with the names replaced.
+names=$(mktemp)
+trap 'rm -f "$dump" "$names" "$names.d"' EXIT
+awk '/Function :/ { sub(/.*Function : */, ""); print }' "$dump" | sort -u >"$names"
+$filt <"$names" >"$names.d"
+paste "$names" "$names.d" | awk -F '\t' '
+    FNR == NR { map[$1] = $2; next }
+    /Function :/ { n = $0; sub(/.*Function : */, "", n); if (n in map) n = map[n]; print "Function : " n; next }
+    { print }' - "$dump" | awk -v sym="$sym" -v status="$status" '
 function cstr(s) { gsub(/\\/, "&&", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
 function archnum(a,   t) { t = a; sub(/^sm_/, "", t); return t + 0 + (t ~ /a$/ ? 0.5 : 0) }
 function variant(f,   c, a, n, i, off, args) {
