@@ -57,12 +57,18 @@ FAULT_SRC := $(wildcard tests/faults/f_*.c)
 FAULT_BIN := $(FAULT_SRC:tests/faults/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libtcjoin.a
 
+# Tables generated at build time for `explain`, `ablate` and `profile
+# table6` (src/teach_gen.h): the measured tables of docs/BENCHMARKS.md, the
+# kernel lines tagged with a switch name, the SASS counts of each variant.
+GEN      := $(BUILD)/gen
+GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o
+
 all: $(BUILD)/tcjoin
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 
-$(LIB): $(HOST_OBJ) $(CXX_OBJ) $(KERN_OBJ)
+$(LIB): $(HOST_OBJ) $(CXX_OBJ) $(KERN_OBJ) $(GEN_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -73,6 +79,36 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -O2 -g -std=c++17 $(WARN) -MMD -MP -Isrc -Ikernels -I$(CUDA_HOME)/include $(if $(SAN),-fsanitize=address$(comma)undefined) -c -o $@ $<
+
+$(GEN)/bench_tables.c: docs/BENCHMARKS.md scripts/gen_bench_tables.sh
+	@mkdir -p $(dir $@)
+	sh scripts/gen_bench_tables.sh teach_bench_doc $< >$@.tmp && mv $@.tmp $@
+
+$(GEN)/kernel_tags.c: scripts/gen_kernel_tags.sh $(wildcard kernels/*.cu kernels/*.cuh kernels/*.h)
+	@mkdir -p $(dir $@)
+	sh scripts/gen_kernel_tags.sh teach_tags kernels >$@.tmp && mv $@.tmp $@
+
+$(GEN)/sass_counts.c: scripts/gen_sass_counts.sh $(KERN_OBJ)
+	@mkdir -p $(dir $@)
+	CUDA_HOME=$(CUDA_HOME) sh scripts/gen_sass_counts.sh teach_sass_counts $(filter %.o,$^) >$@.tmp && mv $@.tmp $@
+
+# Fixtures of the generators for tests/unit/t_teach.c.
+$(GEN)/fixture_%.c: scripts/gen_kernel_tags.sh scripts/gen_sass_counts.sh scripts/gen_bench_tables.sh $(wildcard tests/fixtures/*/*)
+	@mkdir -p $(dir $@)
+	case $* in \
+	tags) sh scripts/gen_kernel_tags.sh fixture_tags tests/fixtures/kernel_tags ;; \
+	notags) sh scripts/gen_kernel_tags.sh fixture_notags tests/fixtures/kernel_notags ;; \
+	sass_tmpl) sh scripts/gen_sass_counts.sh fixture_sass_tmpl --dump tests/fixtures/sass/template.sass ;; \
+	sass_cfg) sh scripts/gen_sass_counts.sh fixture_sass_cfg --dump tests/fixtures/sass/cfg.sass ;; \
+	bench) sh scripts/gen_bench_tables.sh fixture_bench tests/fixtures/bench/BENCH.md ;; \
+	esac >$@.tmp && mv $@.tmp $@
+
+TEACH_FIX := $(foreach f,tags notags sass_tmpl sass_cfg bench,$(GEN)/fixture_$(f).c)
+$(BUILD)/tests/t_teach: $(TEACH_FIX)
+$(BUILD)/tests/t_teach: CFLAGS += -I$(GEN)
+
+$(GEN)/%.o: $(GEN)/%.c src/teach_gen.h
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 ifeq ($(KOBJ_BUILD),$(BUILD))
 $(BUILD)/obj/kernels/%.o: kernels/%.cu

@@ -10,7 +10,9 @@
 #include "cupti_prof.h"
 #include "err.h"
 #include "out.h"
+#include "paper_tables.h"
 #include "runner.h"
+#include "teach.h"
 
 static void print_counters(const cupti_prof_result *pr, int64_t run_id, const char *engine)
 {
@@ -52,11 +54,165 @@ static void emit_record(const cupti_prof_result *pr, const engine *e, int64_t ru
     out_rec_end(r);
 }
 
+static int profile_once(session *s, const engine *e, join_spec *spec, int sol,
+                        cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
+                        size_t msg_size);
+
+/* ---- profile table6: the FASTED paper's Table 6 ---- */
+
+#define T6_N 100000
+#define T6_EPS 1.0 /* COUNT: the counters barely depend on it */
+
+static double t6_metric(const cupti_prof_result *pr, const char *name)
+{
+    for (int k = 0; k < pr->n; k++)
+        if (strcmp(pr->name[k], name) == 0)
+            return pr->value[k];
+    return NAN;
+}
+
+static int profile_table6(session *s, int argc, char **argv)
+{
+    char *pos[3];
+    int np = cmd_positional(argc, argv, pos, 3);
+    int stored = np == 2 && strcmp(pos[1], "stored") == 0;
+    if (np > 2 || (np == 2 && !stored))
+        return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("profile")->usage);
+    size_t n = T6_N;
+    const char *v;
+    int rc;
+    if ((v = cmd_opt(argc, argv, "n")) && (rc = cmd_parse_size(v, "n", &n)))
+        return rc;
+    if (n < 2)
+        return err_set(TCJ_EINVAL, "profile table6: need n >= 2");
+    if (stored) {
+        teach_print_t6_stored(&teach_bench_doc, "profile table6 stored");
+        return 0;
+    }
+    const engine *eng[2];
+    for (int k = 0; k < 2; k++) {
+        eng[k] = engine_find(paper_t6_engine[k]);
+        if (!eng[k] || engine_available(eng[k], &s->eopt)) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", eng[k] ? err_msg() : "engine missing from this build");
+            err_clear();
+            teach_print_t6_stored(&teach_bench_doc, why);
+            return 0;
+        }
+    }
+    teach_t6_cells c;
+    teach_t6_init(&c);
+    const double keep_eps = s->eps;
+    const int keep_have = s->have_eps;
+    rc = 0;
+    for (int di = 0; di < 3 && !rc && !s->cancel; di++) {
+        char an[32], ad[32];
+        snprintf(an, sizeof an, "n=%zu", n);
+        snprintf(ad, sizeof ad, "d=%d", paper_t6_d[di]);
+        char *gv[] = {"uniform", an, ad, "seed=1", NULL};
+        if ((rc = cmd_find("gen")->run(s, 4, gv)))
+            break;
+        for (int ei = 0; ei < 2 && !s->cancel; ei++) {
+            const int col = ei * 3 + di;
+            join_spec spec;
+            runner_progress pg;
+            s->eps = T6_EPS;
+            s->have_eps = 1;
+            rc = runner_spec(s, eng[ei], &spec, &pg);
+            s->eps = keep_eps;
+            s->have_eps = keep_have;
+            if (rc)
+                break;
+            engine_opts eo = s->eopt;
+            eo.symmetric = 0; /* the paper's kernels compute every tile */
+            session tmp = *s;
+            tmp.eopt = eo;
+            spec.opts = &tmp.eopt;
+            static cupti_prof_result pr;
+            join_result res;
+            char msg[1024];
+            int64_t id;
+            int r1 = profile_once(&tmp, eng[ei], &spec, 0, &pr, &res, &id, msg, sizeof msg);
+            s->last_run_id = tmp.last_run_id;
+            c.run[col] = id;
+            if (r1 == TCJ_ECANCEL) {
+                rc = r1;
+                break;
+            }
+            if (r1) {
+                snprintf(c.note[col], sizeof c.note[col], "run %lld failed: %.120s", (long long)id,
+                         msg);
+                continue;
+            }
+            if (pr.status) {
+                snprintf(c.note[col], sizeof c.note[col], "run %lld: counters N/A: %.110s",
+                         (long long)id, pr.reason);
+                continue;
+            }
+            for (int m = 0; paper_t6[m].label; m++) {
+                const char *name = ei ? paper_t6[m].metric_ted : paper_t6[m].metric_fasted;
+                c.v[m][col] = t6_metric(&pr, name) * paper_t6[m].scale;
+            }
+            snprintf(c.note[col], sizeof c.note[col], "run %lld, %s", (long long)id,
+                     res.variant[0] ? res.variant : eng[ei]->name);
+        }
+    }
+    if (rc == 0 && s->cancel)
+        rc = err_set(TCJ_ECANCEL, "profile table6 cancelled");
+    if (rc)
+        return rc;
+    char title[256];
+    snprintf(title, sizeof title,
+             "profile table6: uniform n=%zu, symmetric off, COUNT, eps=%g (the paper's Table 6 "
+             "metric set)",
+             n, T6_EPS);
+    teach_print_t6(&c, title, 1);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
+
+/* One COUNT run of e on spec with counters requested; stores it (with the
+ * counters by metric name) and fills pr, res and the run id. Returns the
+ * run's error code (msg holds its text). */
+static int profile_once(session *s, const engine *e, join_spec *spec, int sol,
+                        cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
+                        size_t msg_size)
+{
+    cupti_prof_request(sol, pr);
+    int rc = engine_run(e, spec, res);
+    snprintf(msg, msg_size, "%s", rc ? err_msg() : "");
+    int launched = cupti_prof_finish();
+    if (!e->gpu) {
+        pr->status = TCJ_EUNSUP;
+        snprintf(pr->reason, sizeof pr->reason, "%s runs on the CPU: no GPU kernel to count",
+                 e->name);
+    } else if (!launched && rc) {
+        pr->status = rc;
+        snprintf(pr->reason, sizeof pr->reason, "%.250s", msg);
+    } else if (!launched) {
+        pr->status = TCJ_EUNSUP;
+        snprintf(pr->reason, sizeof pr->reason,
+                 "%s did not bracket its kernel for profiling (cupti_prof_launch)", e->name);
+    }
+    if (!rc && pr->status == 0)
+        for (int k = 0; k < pr->n; k++) {
+            const cupti_metric_def *d = cupti_metric_find(pr->name[k]);
+            join_result_metric(res, pr->name[k], pr->value[k], d ? d->unit : "");
+        }
+    *id = runner_store(s, e, spec, res, rc, rc ? msg : NULL);
+    if (*id)
+        s->last_run_id = *id;
+    return rc;
+}
+
 static int profile_run(session *s, int argc, char **argv)
 {
     char *pos[3];
     int np = cmd_positional(argc, argv, pos, 3);
-    if (np < 1 || np > 2 || (np == 2 && strcmp(pos[1], "sol") != 0))
+    if (np >= 1 && strcmp(pos[0], "table6") == 0)
+        return profile_table6(s, argc, argv);
+    if (np < 1 || np > 2 || (np == 2 && strcmp(pos[1], "sol") != 0) || cmd_opt(argc, argv, "n"))
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("profile")->usage);
     int sol = np == 2;
     const engine *e;
@@ -69,33 +225,10 @@ static int profile_run(session *s, int argc, char **argv)
         return rc;
 
     static cupti_prof_result pr;
-    cupti_prof_request(sol, &pr);
     join_result res;
-    rc = engine_run(e, &spec, &res);
     char msg[1024];
-    snprintf(msg, sizeof msg, "%s", rc ? err_msg() : "");
-    int launched = cupti_prof_finish();
-    if (!e->gpu) {
-        pr.status = TCJ_EUNSUP;
-        snprintf(pr.reason, sizeof pr.reason, "%s runs on the CPU: no GPU kernel to count",
-                 e->name);
-    } else if (!launched && rc) {
-        pr.status = rc;
-        snprintf(pr.reason, sizeof pr.reason, "%.250s", msg);
-    } else if (!launched) {
-        pr.status = TCJ_EUNSUP;
-        snprintf(pr.reason, sizeof pr.reason,
-                 "%s did not bracket its kernel for profiling (cupti_prof_launch)", e->name);
-    }
-    if (!rc && pr.status == 0)
-        for (int k = 0; k < pr.n; k++) {
-            const cupti_metric_def *d = cupti_metric_find(pr.name[k]);
-            join_result_metric(&res, pr.name[k], pr.value[k], d ? d->unit : "");
-        }
-
-    int64_t id = runner_store(s, e, &spec, &res, rc, rc ? msg : NULL);
-    if (id)
-        s->last_run_id = id;
+    int64_t id;
+    rc = profile_once(s, e, &spec, sol, &pr, &res, &id, msg, sizeof msg);
     if (rc) {
         emit_record(&pr, e, id, sol, 0);
         if (rc == TCJ_ECANCEL)
@@ -113,11 +246,11 @@ static int profile_run(session *s, int argc, char **argv)
     return 0;
 }
 
-static const char *const profile_options[] = {NULL};
+static const char *const profile_options[] = {"n", NULL};
 
 const cmd cmd_profile = {
     .name = "profile",
-    .usage = "profile ENGINE [sol]",
+    .usage = "profile ENGINE [sol] | profile table6 [stored] [n=N]",
     .summary = "run with hardware counters (CUPTI) for the engine's main kernel",
     .help = "Run ENGINE once in count mode on the current dataset and eps with the\n"
             "CUPTI range profiler collecting, for its main kernel launch, the FASTED\n"
@@ -130,9 +263,18 @@ const cmd cmd_profile = {
             "the passes. Counters are stored by metric name with the run. Without them\n"
             "(no GPU, no libcupti, insufficient privileges, another profiler such as\n"
             "ncu attached, unsupported chip) the run still happens and the reason is\n"
-            "printed.",
+            "printed.\n"
+            "profile table6 measures that set for fasted and ted on generated uniform data\n"
+            "at d = 128, 256 and 4096 (|D| = 100000, symmetric off; each dataset becomes the\n"
+            "current one in turn, each run is stored) and prints it in the paper's layout,\n"
+            "the paper's value in brackets ('—' where this build lacks it; 'oos' for\n"
+            "TED-Join at d=4096, which the paper could not run: out of shared memory).\n"
+            "  n=N      another |D|\n"
+            "  stored   print the stored table (docs/BENCHMARKS.md) beside the paper's\n"
+            "Without a GPU, profile table6 prints the stored table, marked as not measured\n"
+            "here.",
     .min_args = 1,
-    .max_args = 2,
+    .max_args = 3,
     .options = profile_options,
     .run = profile_run,
 };
