@@ -17,6 +17,7 @@
 
 #include "../src/dataset.h"
 #include "../src/engine.h"
+#include "perpoint.h"
 
 typedef struct store store;
 
@@ -140,5 +141,12 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
  * with its histogram, and b_accuracy with B's numbers and histogram when B
  * was judged against another reference). */
 int store_export(store *st, int64_t run_id, const char *format, const char *path);
+
+/* Per-point summaries (run mode perpoint; src/perpoint.h), one per run,
+ * with the histogram bins. Tables perpoint_summaries and perpoint_bins,
+ * created on first use (not a numbered migration). get: TCJ_EINVAL when
+ * the run has none. */
+int store_perpoint(store *st, int64_t run_id, const perpoint_summary *p);
+int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
 
 #endif
