@@ -162,7 +162,7 @@ static int export_run(session *s, int argc, char **argv)
     int k;
     if (strcmp(argv[0], "runs") == 0 && argc == 3) {
         k = 1;
-    } else if (strcmp(argv[0], "run") == 0 && argc == 4) {
+    } else if ((strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0) && argc == 4) {
         if ((rc = parse_id(argv[1], &id)))
             return rc;
         k = 2;
@@ -173,11 +173,13 @@ static int export_run(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "export: format must be csv or json, got '%s'", argv[k]);
     if ((rc = need_db(s)))
         return rc;
-    if ((rc = store_export(s->db, id, argv[k], argv[k + 1])))
+    int kd = argv[0][0] == 'k';
+    if ((rc = kd ? store_kdist_export(s->db, id, argv[k], argv[k + 1])
+                 : store_export(s->db, id, argv[k], argv[k + 1])))
         return rc;
-    out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
+    out_printf("exported %s to %s\n", kd ? "kdist" : id < 0 ? "runs" : "run", argv[k + 1]);
     out_rec *r = out_rec_begin("export");
-    out_rec_int(r, "run_id", id < 0 ? 0 : id);
+    out_rec_int(r, kd ? "kdist_id" : "run_id", id < 0 ? 0 : id);
     out_rec_str(r, "format", argv[k]);
     out_rec_str(r, "path", argv[k + 1]);
     out_rec_end(r);
@@ -186,10 +188,12 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID csv|json FILE",
+    .usage = "export runs|run ID|kdist ID csv|json FILE",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
-            "the session log to FILE as CSV (one line per run, with a header) or JSON.",
+            "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
+            "export kdist ID csv|json FILE writes a k-distance curve (see kdist): CSV one\n"
+            "line per stored point, JSON one object with a points array.",
     .min_args = 3,
     .max_args = 4,
     .options = NULL,

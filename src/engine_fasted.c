@@ -142,10 +142,11 @@ static int fasted_run(const join_spec *s, join_result *res)
 }
 
 const engine engine_fasted = {
-    "fasted",
-    "fp16-32",
-    "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)",
-    1,
-    fasted_available,
-    fasted_run,
+    .name = "fasted",
+    .precision = "fp16-32",
+    .summary = "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else "
+               "mma.sync)",
+    .gpu = 1,
+    .available = fasted_available,
+    .run = fasted_run,
 };

@@ -603,3 +603,82 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
     name_list_free(&x.counter_names);
     return rc;
 }
+
+/* ---- k-distance curves ---- */
+
+int store_kdist_export(store *st, int64_t id, const char *format, const char *path)
+{
+    const char *what = "exporting a k-distance curve";
+    int csv = format && strcmp(format, "csv") == 0;
+    if (!csv && !(format && strcmp(format, "json") == 0))
+        return err_set(TCJ_EINVAL, "export format '%s': expected csv or json",
+                       format ? format : "");
+    kdist_curve probe;
+    int rc = store_kdist_get(st, id, &probe, NULL, 0); /* exists, and the tables too */
+    if (rc)
+        return rc;
+    sqlite3_stmt *k = NULL, *p = NULL;
+    if (store_prepare(st,
+                      "SELECT k.id AS kdist_id, k.at, k.engine, k.precision, d.name AS dataset, "
+                      "d.hash AS dataset_hash, k.k, k.k + 1 AS minpts, k.n, k.npoints, "
+                      "k.knee_rank, k.knee_dist, k.knee_method, k.eps, k.seconds, k.device, "
+                      "k.variant FROM kdists k LEFT JOIN datasets d ON d.id = k.dataset_id "
+                      "WHERE k.id = ?1 OR (?1 <= 0 AND k.id = (SELECT max(id) FROM kdists))",
+                      &k, what) ||
+        store_prepare(st,
+                      "SELECT seq, rank, dist FROM kdist_points WHERE kdist_id = ?1 "
+                      "ORDER BY seq",
+                      &p, what)) {
+        sqlite3_finalize(k);
+        return TCJ_ESTORE;
+    }
+    sqlite3_bind_int64(k, 1, id);
+    FILE *f = NULL;
+    if (sqlite3_step(k) != SQLITE_ROW)
+        rc = store_fail(st, what);
+    else if (!(f = fopen(path, "w")))
+        rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (!rc) {
+        int nk = sqlite3_column_count(k), np = sqlite3_column_count(p), first = 1;
+        sqlite3_bind_int64(p, 1, sqlite3_column_int64(k, 0));
+        if (csv) {
+            for (int i = 0; i < nk + np; i++) {
+                if (i)
+                    fputc(',', f);
+                csv_text(f, i < nk ? sqlite3_column_name(k, i) : sqlite3_column_name(p, i - nk));
+            }
+            fputc('\n', f);
+        } else {
+            fputc('{', f);
+            json_members(f, k, 0, &first);
+            fputs(",\"points\":[", f);
+        }
+        int src, nrow = 0;
+        while ((src = sqlite3_step(p)) == SQLITE_ROW) {
+            if (csv) {
+                for (int i = 0; i < nk + np; i++) {
+                    if (i)
+                        fputc(',', f);
+                    csv_cell(f, i < nk ? k : p, i < nk ? i : i - nk);
+                }
+                fputc('\n', f);
+            } else {
+                fputs(nrow ? ",{" : "{", f);
+                first = 1;
+                json_members(f, p, 0, &first);
+                fputc('}', f);
+            }
+            nrow++;
+        }
+        if (src != SQLITE_DONE)
+            rc = store_fail(st, what);
+        if (!csv)
+            fputs("]}\n", f);
+        int werr = ferror(f);
+        if ((fclose(f) != 0 || werr) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    sqlite3_finalize(k);
+    sqlite3_finalize(p);
+    return rc;
+}

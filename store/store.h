@@ -17,6 +17,7 @@
 
 #include "../src/dataset.h"
 #include "../src/engine.h"
+#include "kdist.h"
 #include "perpoint.h"
 
 typedef struct store store;
@@ -148,5 +149,24 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
  * the run has none. */
 int store_perpoint(store *st, int64_t run_id, const perpoint_summary *p);
 int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
+
+/* k-distance curves (src/kdist.h): one kdists row (engine, K, n, knee,
+ * eps, time) and its quantile points, created on first use (tables kdists
+ * and kdist_points, not a numbered migration). */
+typedef struct store_kdist_rec {
+    int64_t session_id, dataset_id, command_id;
+    const char *engine, *precision, *device, *variant;
+    const kdist_curve *curve;
+    double seconds;
+} store_kdist_rec;
+int64_t store_kdist(store *st, const store_kdist_rec *r);
+/* Read curve id (id <= 0: the latest) back; engine (may be NULL) gets its
+ * engine's name. knee_d2 is the square of the stored knee distance.
+ * TCJ_EINVAL when there is none. */
+int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t engine_size);
+/* Write curve id (id <= 0: the latest) to path: csv, one line per point
+ * with the curve's columns repeated, or json, one object with a points
+ * array. */
+int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
 
 #endif
