@@ -74,7 +74,9 @@ long kdist_kneedle(const double *x, const double *y, size_t n, double s)
         }
         if (KD_MIN(t))
             thr = 0;
-        if (dd[t + 1] < thr) {
+        /* A knee lies below the chord (kneed would also take a maximum at
+         * or above it, e.g. an end point of a concave curve). */
+        if (dd[t + 1] < thr && dd[thr_at] > 0) {
             knee = (long)(n - 1 - thr_at);
             break;
         }

@@ -49,7 +49,9 @@ void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c);
 /* Kneedle on a convex increasing curve (x ascending): the index of the
  * knee, or -1 when Kneedle declares none (fewer than 3 points, a flat or
  * straight curve). The first knee met scanning from the large-x end, as
- * the kneed library does for convex increasing curves; s: sensitivity. */
+ * the kneed library does for convex increasing curves, and only below the
+ * chord (D > 0; kneed would also take a maximum at or above it); s:
+ * sensitivity. */
 long kdist_kneedle(const double *x, const double *y, size_t n, double s);
 
 /* The smallest double e >= 0 with e*e >= d2 in FP64 (the join's test is
