@@ -169,4 +169,31 @@ int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t 
  * array. */
 int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
 
+/* A stored run that can stand for a new COUNT run (compare's reuse, see
+ * src/reuse.h): the newest ok count run over all rows with the same
+ * dataset content hash, eps (bit for bit), engine and options string (the
+ * settings that choose the kernel variant), n and d, made on the host of
+ * session_id. Returns its id with *out filled, 0 when there is none, or a
+ * negative TCJ_E* code. */
+#define STORE_MAX_PHASES 8
+typedef struct store_reuse_key {
+    int64_t session_id;
+    const char *engine, *options;
+    uint64_t dataset_hash;
+    double eps;
+    size_t n, d;
+} store_reuse_key;
+typedef struct store_run_summary {
+    int64_t id;
+    char at[32];
+    uint64_t pairs;
+    double seconds, kernel_seconds;
+    size_t d_padded;
+    char precision[32], variant[96], device[128];
+    int nphase;
+    char phase_name[STORE_MAX_PHASES][32];
+    double phase_seconds[STORE_MAX_PHASES];
+} store_run_summary;
+int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out);
+
 #endif
