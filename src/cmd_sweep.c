@@ -175,7 +175,7 @@ static int sweep_run(session *s, int argc, char **argv)
                ref == e ? " (the same engine: no extra run)"
                         : " (one COUNT run per target, not a pass)");
     out_printf("  %10s  %-17s %-12s %6s %9s  %-12s %s\n", "target S", "eps", "S reached", "passes",
-               "time s", "ref S", "status");
+               "time", "ref S", "status");
     int nbad = 0;
     const char *last_side = NULL;
     double last_eps = 0;
@@ -231,7 +231,7 @@ static int sweep_run(session *s, int argc, char **argv)
 
         char epsbuf[40];
         snprintf(epsbuf, sizeof epsbuf, "%.12g", r.eps);
-        out_printf("  %10g  %-17s %-12.6g %6d %9.3f  %-12.6g %s\n", targets[k], epsbuf,
+        out_printf("  %10g  %-17s %-12.6g %6d %7.3f s  %-12.6g %s\n", targets[k], epsbuf,
                    r.selectivity, r.passes, r.seconds, ref_s, status_name(r.status));
         const char *side = NULL;
         if (note[0]) {
