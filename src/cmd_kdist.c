@@ -190,7 +190,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
         char eps[40];
         out_fmt_double(eps, sizeof eps, c->eps);
         out_printf("  knee (%s%s) at rank %zu of %zu (%.1f%%): %zu-distance %.9g; eps %s "
-                   "leaves %.1f%% of the points with fewer than %zu neighbours\n",
+                   "leaves at most %.1f%% of the points with fewer than %zu others within it\n",
                    c->knee_method,
                    c->knee_method[0] == 'k' ? ", Satopaa et al. 2011" : ", Kneedle found none", r,
                    c->n, 100.0 * (double)r / (double)(c->n > 1 ? c->n - 1 : 1), k,
