@@ -19,8 +19,9 @@ void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c)
     if (v->kdist_have_knee) {
         ui_fmt_num(e, sizeof e, v->kdist_eps);
         ui_fmt_num(r, sizeof r, v->kdist_knee_rank);
-        ui_putf(w, 0, 0, "%d-dist (minPts %d) %s: knee eps %s at %s/%s", v->kdist_k, v->kdist_k + 1,
-                v->kdist_engine, e, r, n);
+        /* eps first: the panel is often narrow */
+        ui_putf(w, 0, 0, "%d-dist knee eps %s at %s/%s (minPts %d, %s)", v->kdist_k, e, r, n,
+                v->kdist_k + 1, v->kdist_engine);
     } else {
         ui_putf(w, 0, 0, "%d-dist (minPts %d) %s: no knee", v->kdist_k, v->kdist_k + 1,
                 v->kdist_engine);
