@@ -11,6 +11,7 @@
 #include "err.h"
 #include "json.h"
 #include "out.h"
+#include "reuse.h"
 #include "runner.h"
 #include "store.h"
 
@@ -162,8 +163,10 @@ static const char *const compare_options[] = {"ref", NULL};
 
 static int compare_run(session *s, int argc, char **argv)
 {
-    char *pos[3];
-    if (cmd_positional(argc, argv, pos, 3) != 2)
+    char *pos[4];
+    int np = cmd_positional(argc, argv, pos, 4);
+    int fresh = np == 3 && strcmp(pos[2], "fresh") == 0;
+    if (np != 2 && !fresh)
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("compare")->usage);
     const engine *ea, *eb, *er = NULL;
     int rc;
@@ -182,6 +185,11 @@ static int compare_run(session *s, int argc, char **argv)
         (er && (rc = runner_spec(s, er, &sr, &pg))))
         return rc;
     snprintf(pg.what, sizeof pg.what, "compare %s %s", ea->name, eb->name);
+    /* Stored runs standing for the clean COUNT runs (src/reuse.h). */
+    const engine *const sides[REUSE_SIDES] = {ea, eb, er};
+    static reuse_set reused; /* large: three join results */
+    if ((rc = reuse_sides(s, sides, fresh, &reused)))
+        return rc;
 
     /* A against the truth, then B against it when B is not the truth. */
     part_prog pp = {.fn = sa.progress, .ctx = &pg, .lo = 0, .span = er ? 0.5 : 1};
@@ -195,12 +203,16 @@ static int compare_run(session *s, int argc, char **argv)
     cs.cancel = &s->cancel;
     cs.progress = sa.progress ? part_prog_fn : NULL;
     cs.progress_ctx = &pp;
+    cs.reuse_a = reuse_res(&reused, 0);
+    cs.reuse_b = reuse_res(&reused, er ? 2 : 1);
     static cmp_result ra, rb; /* large (histograms, two join results) */
     memset(&ra, 0, sizeof ra);
     memset(&rb, 0, sizeof rb);
     rc = cmp_run(&cs, &ra);
     if (!rc && er) {
         cs.a = eb;
+        cs.reuse_a = reuse_res(&reused, 1);
+        cs.reuse_b = &ra.run_b; /* the reference ran (or was reused) for A */
         pp.lo = 0.5;
         rc = cmp_run(&cs, &rb);
     }
@@ -213,9 +225,11 @@ static int compare_run(session *s, int argc, char **argv)
     const join_result *run_r = er ? &ra.run_b : NULL;
     const char *refn = er ? er->name : eb->name;
 
-    int64_t ida = runner_store(s, ea, &sa, run_a, 0, NULL);
-    int64_t idb = runner_store(s, eb, &sb, run_b, 0, NULL);
-    int64_t idr = er ? runner_store(s, er, &sr, run_r, 0, NULL) : idb;
+    int64_t ida = reused.found[0] ? reused.run[0].id : runner_store(s, ea, &sa, run_a, 0, NULL);
+    int64_t idb = reused.found[1] ? reused.run[1].id : runner_store(s, eb, &sb, run_b, 0, NULL);
+    int64_t idr = !er               ? idb
+                  : reused.found[2] ? reused.run[2].id
+                                    : runner_store(s, er, &sr, run_r, 0, NULL);
     /* The sides: A and B, each judged against the reference unless B is
      * the reference itself. */
     cmp_side side_b, side_r;
@@ -263,6 +277,7 @@ static int compare_run(session *s, int argc, char **argv)
     else
         out_printf("compare %lld: %s against %s on %s (n=%zu d=%zu) eps=%s\n", (long long)cid,
                    ea->name, eb->name, s->ds.name, n, s->ds.d, eps);
+    reuse_report(sides, &reused);
     if (er)
         snprintf(c, sizeof c, "%s (ref)", er->name);
     row3("", ea->name, eb->name, cc);
@@ -371,6 +386,11 @@ static int compare_run(session *s, int argc, char **argv)
         rec_side(rec, "ref", &side_r, &sb, run_b, n);
     out_rec_dbl(rec, "speedup", speedup);
     out_rec_dbl(rec, "speedup_kernel", speedup_k);
+    out_rec_arr(rec, "reused_runs");
+    for (int k = 0; k < REUSE_SIDES; k++)
+        if (reused.found[k])
+            out_rec_int(rec, NULL, reused.run[k].id);
+    out_rec_close(rec);
     out_rec_end(rec);
     if (s->ui && s->ui->refresh)
         s->ui->refresh(s->ui_ctx);
@@ -379,7 +399,7 @@ static int compare_run(session *s, int argc, char **argv)
 
 const cmd cmd_compare = {
     .name = "compare",
-    .usage = "compare ENGINE_A ENGINE_B [ref=ENGINE]",
+    .usage = "compare ENGINE_A ENGINE_B [fresh] [ref=ENGINE]",
     .summary = "run two engines side by side, each judged against the FP64 ground truth",
     .help = "Run both engines on the current dataset and eps and show them side by side:\n"
             "pairs, selectivity, time by phase, derived TFLOPS, and the accuracy of each\n"
@@ -392,9 +412,13 @@ const cmd cmd_compare = {
             "when it can run here, else cpu. Works block of rows by block of rows; memory\n"
             "does not grow with the pairs. The runs and the one comparison (with both\n"
             "sides' histogram bins) are stored.\n"
+            "A stored COUNT run with the same dataset (content hash), eps, engine and\n"
+            "options (the settings choosing the kernel variant) made on this host stands\n"
+            "for an engine's timed run and is named as reused; fresh runs them again. The\n"
+            "pair pass that judges accuracy always runs.\n"
             "Examples: compare cpu-fp16 cpu; compare fasted ted; compare fasted ted ref=cpu",
     .min_args = 2,
-    .max_args = 3,
+    .max_args = 4,
     .options = compare_options,
     .run = compare_run,
 };

@@ -165,7 +165,8 @@ static int export_run(session *s, int argc, char **argv)
     int force = cmd_take_flag(&argc, argv, "force");
     if (argc >= 1 && strcmp(argv[0], "runs") == 0 && argc == 3) {
         k = 1;
-    } else if (argc >= 1 && strcmp(argv[0], "run") == 0 && argc == 4) {
+    } else if (argc >= 1 && (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0) &&
+               argc == 4) {
         if ((rc = parse_id(argv[1], &id)))
             return rc;
         k = 2;
@@ -181,18 +182,20 @@ static int export_run(session *s, int argc, char **argv)
     ofile *of;
     if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
         return rc;
-    if ((rc = store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
+    int kd = argv[0][0] == 'k';
+    if ((rc = kd ? store_kdist_export(s->db, id, argv[k], ofile_tmp_path(of))
+                 : store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
         ofile_abort(of);
         return rc;
     }
     if ((rc = ofile_commit(of)))
         return rc;
-    out_printf("exported %s to %s\n", id < 0 ? "runs" : "run", argv[k + 1]);
+    out_printf("exported %s to %s\n", kd ? "kdist" : id < 0 ? "runs" : "run", argv[k + 1]);
     out_rec *r = out_rec_begin("export");
     if (id < 0)
         out_rec_null(r, "run_id"); /* every run */
     else
-        out_rec_int(r, "run_id", id);
+        out_rec_int(r, kd ? "kdist_id" : "run_id", id);
     out_rec_str(r, "format", argv[k]);
     out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
@@ -201,12 +204,14 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID csv|json FILE [force]",
+    .usage = "export runs|run ID|kdist ID csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
             "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
             "An existing FILE is kept unless force is given; the session log itself is\n"
-            "never written. The file appears complete or not at all.",
+            "never written. The file appears complete or not at all.\n"
+            "export kdist ID csv|json FILE writes a k-distance curve (see kdist): CSV one\n"
+            "line per stored point, JSON one object with a points array.",
     .min_args = 3,
     .max_args = 5,
     .options = NULL,

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "err.h"
 #include "out.h"
+#include "perpoint.h"
 #include "runner.h"
 #include "settings.h"
 #include "ofile.h"
@@ -24,6 +25,67 @@ static int write_counts(ofile *of, const uint64_t *c, size_t k)
     for (size_t i = 0; i < k; i++)
         fprintf(f, "%llu\n", (unsigned long long)c[i]);
     return ofile_commit(of);
+}
+
+/* The summary's fields in the run record. */
+static void pp_rec(out_rec *r, void *ctx)
+{
+    const perpoint_summary *p = ctx;
+    out_rec_obj(r, "perpoint");
+    out_rec_int(r, "min", (int64_t)p->min);
+    out_rec_int(r, "p10", (int64_t)p->p10);
+    out_rec_int(r, "median", (int64_t)p->median);
+    out_rec_int(r, "p90", (int64_t)p->p90);
+    out_rec_int(r, "max", (int64_t)p->max);
+    out_rec_dbl(r, "mean", p->mean);
+    if (p->minpts) {
+        out_rec_int(r, "minpts", (int64_t)p->minpts);
+        out_rec_int(r, "core", (int64_t)p->core);
+        out_rec_int(r, "noise", (int64_t)p->noise);
+    }
+    out_rec_arr(r, "hist");
+    for (int b = 0; b < p->nbins; b++) {
+        out_rec_obj(r, NULL);
+        out_rec_int(r, "lo", (int64_t)p->bin[b].lo);
+        out_rec_int(r, "hi", (int64_t)p->bin[b].hi);
+        out_rec_int(r, "count", (int64_t)p->bin[b].count);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_close(r);
+}
+
+/* The summary as text: quantiles, a bar per histogram bin, core points. */
+static void pp_print(const perpoint_summary *p)
+{
+    out_printf("  neighbours per point (self excluded; mean %.4f = S): min %llu, p10 %llu, "
+               "median %llu, p90 %llu, max %llu\n",
+               p->mean, (unsigned long long)p->min, (unsigned long long)p->p10,
+               (unsigned long long)p->median, (unsigned long long)p->p90,
+               (unsigned long long)p->max);
+    uint64_t top = 1;
+    for (int b = 0; b < p->nbins; b++)
+        top = p->bin[b].count > top ? p->bin[b].count : top;
+    out_printf("  %23s  %10s\n", "neighbours", "points");
+    for (int b = 0; b < p->nbins; b++) {
+        char range[48];
+        if (p->bin[b].lo == p->bin[b].hi)
+            snprintf(range, sizeof range, "%llu", (unsigned long long)p->bin[b].lo);
+        else
+            snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)p->bin[b].lo,
+                     (unsigned long long)p->bin[b].hi);
+        int w = (int)((40 * p->bin[b].count + top - 1) / top);
+        out_printf("  %23s  %10llu %.*s\n", range, (unsigned long long)p->bin[b].count, w,
+                   "########################################");
+    }
+    if (p->minpts) {
+        double n = (double)p->npoints;
+        out_printf("  minpts %llu (self included, as DBSCAN counts): %llu core points (%.1f%%), "
+                   "%llu noise candidates (%.1f%%: noise or border points)\n",
+                   (unsigned long long)p->minpts, (unsigned long long)p->core,
+                   100.0 * (double)p->core / n, (unsigned long long)p->noise,
+                   100.0 * (double)p->noise / n);
+    }
 }
 
 static int run_run(session *s, int argc, char **argv)
@@ -53,6 +115,23 @@ static int run_run(session *s, int argc, char **argv)
     if ((v = cmd_opt(argc, argv, "format")) &&
         (rc = setting_find("format")->set(&tmp, (char **)&v)))
         return rc;
+
+    uint64_t minpts = 0;
+    if ((v = cmd_opt(argc, argv, "minpts"))) {
+        size_t m;
+        if ((rc = cmd_parse_size(v, "minpts", &m)))
+            return rc;
+        if (m < 1)
+            return err_set(TCJ_EINVAL, "minpts: expected at least 1 (the point itself), got '%s'",
+                           v);
+        minpts = m;
+        /* minpts asks for per-point counts; an explicit other mode is a
+         * contradiction. */
+        if (!cmd_opt(argc, argv, "mode"))
+            tmp.mode = JOIN_PERPOINT;
+        else if (tmp.mode != JOIN_PERPOINT)
+            return err_set(TCJ_EINVAL, "minpts= needs mode=perpoint");
+    }
 
     join_spec spec;
     runner_progress pg;
@@ -109,17 +188,24 @@ static int run_run(session *s, int argc, char **argv)
     int64_t id = runner_store(s, e, &spec, &res, 0, NULL);
     if (id)
         s->last_run_id = id;
-    runner_report(s, e, &spec, &res, id);
+    perpoint_summary *pp = NULL;
     if (counts) {
-        uint64_t mn = UINT64_MAX, mx = 0;
-        for (size_t i = 0; i < nq; i++) {
-            mn = counts[i] < mn ? counts[i] : mn;
-            mx = counts[i] > mx ? counts[i] : mx;
-        }
-        out_printf("  neighbours per point (self included): min %llu, max %llu\n",
-                   (unsigned long long)mn, (unsigned long long)mx);
+        pp = xmalloc(sizeof *pp);
+        rc = perpoint_summarize(counts, nq, minpts, pp);
         free(counts);
+        if (rc) {
+            free(pp);
+            return rc;
+        }
+        if (s->db && id > 0 && (rc = store_perpoint(s->db, id, pp))) {
+            free(pp);
+            return rc;
+        }
     }
+    runner_report_ext(s, e, &spec, &res, id, pp ? pp_rec : NULL, pp);
+    if (pp)
+        pp_print(pp);
+    free(pp);
     if (tmp.out_path[0] && spec.mode != JOIN_COUNT)
         out_printf("  written to %s\n", tmp.out_path);
     if (s->ui && s->ui->refresh)
@@ -127,19 +213,25 @@ static int run_run(session *s, int argc, char **argv)
     return 0;
 }
 
-static const char *const run_options[] = {"mode", "out", "format", "rows", NULL};
+static const char *const run_options[] = {"mode", "out", "format", "rows", "minpts", NULL};
 
 const cmd cmd_run = {
     .name = "run",
     .usage = "run [ENGINE] [mode=count|perpoint|pairs] [out=FILE] [format=bin32|bin64|csv] "
-             "[rows=Q0:Q1] [force]",
+             "[rows=Q0:Q1] [minpts=M] [force]",
     .summary = "join the current dataset at the current eps",
     .help = "Run one engine (default: fasted when a GPU is present, else cpu) over the\n"
             "current dataset and eps, store the run in the session log and print the pair\n"
             "count, the selectivity (pairs - nq)/nq, the time of each phase and the derived\n"
             "TFLOPS (2*nq*n*d_padded / kernel time; the unpadded figure uses d).\n"
             "  mode=count       only the number of pairs (default: set mode)\n"
-            "  mode=perpoint    neighbours of each point; with out=FILE, one count per line\n"
+            "  mode=perpoint    neighbours of each point: min, p10, median, p90, max (self\n"
+            "                   excluded, nearest rank) and a histogram, stored with the run;\n"
+            "                   with out=FILE also one count (self included) per line\n"
+            "  minpts=M         (implies mode=perpoint) core points: those with at least M\n"
+            "                   neighbours counting themselves, as DBSCAN's minPts and\n"
+            "                   scikit-learn's min_samples count; the rest are noise candidates\n"
+            "                   (noise or border points)\n"
             "  mode=pairs       every pair to out=FILE, streamed in batches\n"
             "  format=F         pair file: bin32 or bin64 (binary i, j pairs) or csv (i,j,dist)\n"
             "  rows=Q0:Q1       query rows Q0 to Q1-1 only (candidates are all rows)\n"

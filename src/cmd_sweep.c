@@ -96,6 +96,25 @@ static void describe_unresolved(const sweep_result *r, char *buf, size_t size)
              r->target, r->passes, r->below_s, r->below_eps, r->above_s, r->above_eps);
 }
 
+/* Which side of the target the chosen eps lies on. */
+static const char *sweep_side_taken(const sweep_result *r)
+{
+    return r->selectivity < r->target ? "below" : "above";
+}
+
+/* A target not reached is a warning, not an error: one record for --json. */
+static void warn_rec(const char *note, const char *side, const sweep_result *r)
+{
+    out_rec *w = out_rec_begin("warning");
+    out_rec_str(w, "command", "sweep");
+    out_rec_str(w, "message", note);
+    out_rec_dbl(w, "target", r->target);
+    out_rec_str(w, "taken", side);
+    out_rec_dbl(w, "eps", r->eps);
+    out_rec_dbl(w, "selectivity", r->selectivity);
+    out_rec_end(w);
+}
+
 static int sweep_run(session *s, int argc, char **argv)
 {
     const cmd *self = cmd_find("sweep");
@@ -158,12 +177,19 @@ static int sweep_run(session *s, int argc, char **argv)
                ref == e ? " (the same engine: no extra run)"
                         : " (one COUNT run per target, not a pass)");
     out_printf("  %10s  %-17s %-12s %6s %9s  %-12s %s\n", "target S", "eps", "S reached", "passes",
-               "time s", "ref S", "status");
-    char first_bad[512] = "";
+               "time", "ref S", "status");
     int nbad = 0;
+    const char *last_side = NULL;
     double last_eps = 0;
     int last_ok = 0;
     for (int k = 0; k < nt; k++) {
+        /* The estimate comes before the pass, so a long pass has a number
+         * to look at while it runs. */
+        char estbuf[40];
+        snprintf(estbuf, sizeof estbuf, "%.6g", sweep_sample_eps(&smp, targets[k]));
+        out_printf("  %10g  %-17s (the sample's estimate; passes follow)\n", targets[k], estbuf);
+        if (s->ui && s->ui->refresh)
+            s->ui->refresh(s->ui_ctx);
         sweep_result r;
         sc.sweep_id = s->db ? store_sweep_begin(s->db, s->session_id, s->dataset_id, e->name,
                                                 bisect ? "bisect" : "hist", targets[k], o.tol)
@@ -209,12 +235,14 @@ static int sweep_run(session *s, int argc, char **argv)
 
         char epsbuf[40];
         snprintf(epsbuf, sizeof epsbuf, "%.12g", r.eps);
-        out_printf("  %10g  %-17s %-12.6g %6d %9.3f  %-12.6g %s\n", targets[k], epsbuf,
+        out_printf("  %10g  %-17s %-12.6g %6d %7.3f s  %-12.6g %s\n", targets[k], epsbuf,
                    r.selectivity, r.passes, r.seconds, ref_s, status_name(r.status));
+        const char *side = NULL;
         if (note[0]) {
-            out_printf("    %s\n", note);
-            if (!first_bad[0])
-                snprintf(first_bad, sizeof first_bad, "%s", note);
+            side = sweep_side_taken(&r);
+            out_printf("    warning: %s; closest reachable: eps %.9g (%s the target), S=%.6g\n",
+                       note, r.eps, side, r.selectivity);
+            warn_rec(note, side, &r);
             nbad++;
         }
 
@@ -247,26 +275,36 @@ static int sweep_run(session *s, int argc, char **argv)
                 out_rec_dbl(rec, "above_selectivity", r.above_s);
             }
             out_rec_str(rec, "note", note);
+            out_rec_str(rec, "taken", side);
         }
         out_rec_end(rec);
         last_eps = r.eps;
         last_ok = r.status == SWEEP_OK;
+        last_side = side;
     }
     sweep_sample_free(&smp);
 
-    if (use && last_ok) {
+    /* An unreachable or unresolved target still ends with a usable eps:
+     * the closest one reachable, named as such, never a dead end. */
+    if (use && last_eps > 0) {
         s->eps = last_eps;
         s->have_eps = 1;
         char num[40];
         out_fmt_double(num, sizeof num, last_eps);
-        out_printf("eps %s (from the sweep)\n", num);
+        if (last_ok)
+            out_printf("eps %s (from the sweep)\n", num);
+        else
+            out_printf("eps %s (from the sweep: the closest reachable, %s the target)\n", num,
+                       last_side);
         out_rec *rec = out_rec_begin("eps");
         out_rec_dbl(rec, "eps", last_eps);
         out_rec_end(rec);
+    } else if (use) {
+        out_printf("warning: the sweep found no eps > 0 to use; eps unchanged\n");
     }
     if (nbad)
-        return err_set(TCJ_EINVAL, "%s%s", first_bad,
-                       nbad > 1 ? " (and more targets: see above)" : "");
+        out_printf("%d target%s not reached within tolerance: see the warnings above\n", nbad,
+                   nbad > 1 ? "s" : "");
     if (s->ui && s->ui->refresh)
         s->ui->refresh(s->ui_ctx);
     return 0;
@@ -285,7 +323,10 @@ const cmd cmd_sweep = {
             "over the bracket; at most one refining pass splits the bin holding the target.\n"
             "A bracket that missed is widened (a pass). The search stops within tol percent\n"
             "of S (default 0.5), or says the target is unreachable when the count jumps over\n"
-            "it at one distance (ties), with the closest S on both sides.\n"
+            "it at one distance (ties, common on integer data), with the closest S on both\n"
+            "sides. That is a warning, not an error: the closest reachable eps is kept (and\n"
+            "with use made current), and the warning says which side it took and its S.\n"
+            "The sample's estimate of eps is printed before the passes.\n"
             "Printed per target: eps, S reached, passes over the data, time, and S at that\n"
             "eps from the FP64 reference (fp64 on a GPU, else cpu; one extra COUNT run,\n"
             "not counted as a pass). The eps found is for that engine's arithmetic.\n"

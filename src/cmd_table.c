@@ -25,6 +25,7 @@ extern const cmd cmd_quit;
 extern const cmd cmd_exit;
 extern const cmd cmd_sweep;
 extern const cmd cmd_curve;
+extern const cmd cmd_kdist;
 
 /* clang-format off */
 const cmd *const cmd_table[] = {
@@ -48,6 +49,7 @@ const cmd *const cmd_table[] = {
     &cmd_exit,
     &cmd_sweep,
     &cmd_curve,
+    &cmd_kdist,
     NULL,
 };
 /* clang-format on */

@@ -262,12 +262,15 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
     js.mode = JOIN_COUNT;
     js.q0 = 0;
     js.q1 = n;
-    int rc = engine_run(s->a, &js, &r->run_a);
-    if (rc)
+    int rc = 0;
+    if (s->reuse_a)
+        r->run_a = *s->reuse_a;
+    else if ((rc = engine_run(s->a, &js, &r->run_a)))
         return rc;
     prog.lo = 0.1;
-    rc = engine_run(s->b, &js, &r->run_b);
-    if (rc)
+    if (s->reuse_b)
+        r->run_b = *s->reuse_b;
+    else if ((rc = engine_run(s->b, &js, &r->run_b)))
         return rc;
 
     /* 2. Pairs block of rows by block of rows. Start from the block that

@@ -119,6 +119,33 @@ typedef enum engine_role {
 
 /* One row of the engine table: what the engine computes, stated so that no
  * code outside engine_table.c needs to compare names or precision strings. */
+/* k-distance: for each query row q, the squared distance to its K-th
+ * nearest other row. The contract of engine.kdist:
+ * - out[q - q0] = the K-th smallest of d2(q, j) over all rows j != q (self
+ *   excluded by index, so a duplicate point is a neighbour at 0), d2 as the
+ *   engine's arithmetic computes it, widened to double (the cpu engine:
+ *   exact FP64, direct (a-b)^2 form, the same values its join compares
+ *   with eps^2). Ties need no breaking: the K-th value is the same.
+ * - 1 <= k <= KDIST_MAX_K and k <= n-1 (checked by kdist_run).
+ * - Memory bounded by a per-row top-K (k values per query row in flight),
+ *   never the pair set; engines never print.
+ * - cancel and progress as in join_spec; res gets timings by phase,
+ *   kernel_seconds, device, variant and precision as in a join (pairs 0).
+ * Returns 0 or a TCJ_E* code with err_msg. Call it through kdist_run
+ * (src/kdist.h), which validates the spec and times the run. */
+#define KDIST_MAX_K 256
+
+typedef struct kdist_spec {
+    const dataset *ds;
+    size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
+    int k;
+    const engine_opts *opts;
+    double *out; /* q1-q0 entries, written by the engine */
+    const volatile int *cancel;
+    void (*progress)(void *ctx, double frac);
+    void *progress_ctx;
+} kdist_spec;
+
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -143,6 +170,9 @@ typedef struct engine {
     /* Tensor-core formats: the kernels' number format (KERN_FORMAT(name)),
      * read by the shared run function in engine_tc.c. */
     const struct kern_format *format;
+    /* Optional: the k-distance of each query row (the contract above
+     * kdist_spec); NULL when the engine has none. */
+    int (*kdist)(const kdist_spec *spec, join_result *res);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */

@@ -4,6 +4,7 @@
  * Once a partial sum passes the limit (eps^2, or the top histogram edge) the
  * pair is out: the terms are non-negative and FP64 addition is monotone. */
 #include "cpu_join.h"
+#include "cpu_kdist.h"
 #include "engine.h"
 
 typedef struct cpu_ctx {
@@ -84,6 +85,22 @@ static int cpu_run(const join_spec *s, join_result *res)
     return cpu_join_run(s, &k, res);
 }
 
+/* The k-distance with the same kernel: the heap's k-th best is the limit,
+ * so the short-circuit drops a candidate once it cannot enter the top k. */
+static int cpu_kdist(const kdist_spec *s, join_result *res)
+{
+    cpu_ctx ctx = {.x = s->ds->x, .d = s->ds->d};
+    cpu_kernel k = {
+        .prepare = cpu_prepare,
+        .scratch_row_bytes = s->ds->d * sizeof(double),
+        .row = cpu_row,
+        .ctx = &ctx,
+        .row_bytes = s->ds->d * sizeof(double),
+        .name = "fp64 direct (a-b)^2",
+    };
+    return cpu_kdist_run(s, &k, res);
+}
+
 const engine engine_cpu = {
     .name = "cpu",
     .precision = "fp64",
@@ -95,4 +112,5 @@ const engine engine_cpu = {
     .rank = {[ENGINE_ROLE_DEFAULT] = 1, [ENGINE_ROLE_TRUTH] = 1},
     .available = NULL,
     .run = cpu_run,
+    .kdist = cpu_kdist,
 };

@@ -196,6 +196,12 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
 void runner_report(session *s, const engine *e, const join_spec *spec, const join_result *res,
                    int64_t run_id)
 {
+    runner_report_ext(s, e, spec, res, run_id, NULL, NULL);
+}
+
+void runner_report_ext(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                       int64_t run_id, void (*extra)(out_rec *r, void *ctx), void *ctx)
+{
     size_t nq = spec->q1 - spec->q0;
     double tp, tu;
     runner_tflops(spec, res, &tp, &tu);
@@ -215,5 +221,7 @@ void runner_report(session *s, const engine *e, const join_spec *spec, const joi
                tp, res->d_padded ? res->d_padded : spec->ds->d, tu);
     out_rec *r = out_rec_begin("run");
     runner_rec_fields(r, s, e, spec, res, run_id);
+    if (extra)
+        extra(r, ctx);
     out_rec_end(r);
 }

@@ -40,6 +40,10 @@ void runner_tflops(const join_spec *spec, const join_result *res, double *padded
 /* The human summary and the "run" record. */
 void runner_report(session *s, const engine *e, const join_spec *spec, const join_result *res,
                    int64_t run_id);
+struct out_rec;
+/* The same; extra (may be NULL) adds fields to the run record. */
+void runner_report_ext(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                       int64_t run_id, void (*extra)(struct out_rec *r, void *ctx), void *ctx);
 /* Add the run's fields (engine, n, d, eps, pairs, phases, ...) to a record. */
 struct out_rec;
 void runner_rec_fields(struct out_rec *r, session *s, const engine *e, const join_spec *spec,

@@ -614,3 +614,145 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
     export_finish(&x);
     return rc;
 }
+
+/* ---- k-distance curves ---- */
+
+int store_kdist_export(store *st, int64_t id, const char *format, const char *path)
+{
+    const char *what = "exporting a k-distance curve";
+    int csv = format && strcmp(format, "csv") == 0;
+    if (!csv && !(format && strcmp(format, "json") == 0))
+        return err_set(TCJ_EINVAL, "export format '%s': expected csv or json",
+                       format ? format : "");
+    kdist_curve probe;
+    int rc = store_kdist_get(st, id, &probe, NULL, 0); /* exists, and the tables too */
+    if (rc)
+        return rc;
+    sqlite3_stmt *k = NULL, *p = NULL;
+    if (store_prepare(st,
+                      "SELECT k.id AS kdist_id, k.at, k.engine, k.precision, d.name AS dataset, "
+                      "d.hash AS dataset_hash, k.k, k.k + 1 AS minpts, k.n, k.npoints, "
+                      "k.knee_rank, k.knee_dist, k.knee_method, k.eps, k.seconds, k.device, "
+                      "k.variant FROM kdists k LEFT JOIN datasets d ON d.id = k.dataset_id "
+                      "WHERE k.id = ?1 OR (?1 <= 0 AND k.id = (SELECT max(id) FROM kdists))",
+                      &k, what) ||
+        store_prepare(st,
+                      "SELECT seq, rank, dist FROM kdist_points WHERE kdist_id = ?1 "
+                      "ORDER BY seq",
+                      &p, what)) {
+        sqlite3_finalize(k);
+        return TCJ_ESTORE;
+    }
+    sqlite3_bind_int64(k, 1, id);
+    FILE *f = NULL;
+    if (sqlite3_step(k) != SQLITE_ROW)
+        rc = store_fail(st, what);
+    else if (!(f = fopen(path, "w")))
+        rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (!rc) {
+        int nk = sqlite3_column_count(k), np = sqlite3_column_count(p), first = 1;
+        sqlite3_bind_int64(p, 1, sqlite3_column_int64(k, 0));
+        if (csv) {
+            for (int i = 0; i < nk + np; i++) {
+                if (i)
+                    fputc(',', f);
+                csv_text(f, i < nk ? sqlite3_column_name(k, i) : sqlite3_column_name(p, i - nk));
+            }
+            fputc('\n', f);
+        } else {
+            fputc('{', f);
+            json_members(f, k, 0, &first);
+            fputs(",\"points\":[", f);
+        }
+        int src, nrow = 0;
+        while ((src = sqlite3_step(p)) == SQLITE_ROW) {
+            if (csv) {
+                for (int i = 0; i < nk + np; i++) {
+                    if (i)
+                        fputc(',', f);
+                    csv_cell(f, i < nk ? k : p, i < nk ? i : i - nk);
+                }
+                fputc('\n', f);
+            } else {
+                fputs(nrow ? ",{" : "{", f);
+                first = 1;
+                json_members(f, p, 0, &first);
+                fputc('}', f);
+            }
+            nrow++;
+        }
+        if (src != SQLITE_DONE)
+            rc = store_fail(st, what);
+        if (!csv)
+            fputs("]}\n", f);
+        int werr = ferror(f);
+        if ((fclose(f) != 0 || werr) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    sqlite3_finalize(k);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* ---- runs that can stand for a new one (compare's reuse) ---- */
+
+int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out)
+{
+    const char *what = "looking up a run to reuse";
+    memset(out, 0, sizeof *out);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)key->dataset_hash);
+    sqlite3_stmt *s;
+    /* The newest ok count run over all rows of the same content, eps,
+     * engine and options, made on this session's host. */
+    if (store_prepare(st,
+                      "SELECT r.id, r.at, r.pairs, r.seconds, r.kernel_seconds, r.d_padded, "
+                      "r.precision, r.variant, r.device FROM runs r "
+                      "JOIN datasets d ON d.id = r.dataset_id "
+                      "LEFT JOIN sessions se ON se.id = r.session_id "
+                      "WHERE d.hash = ?1 AND r.eps = ?2 AND r.engine = ?3 AND r.options = ?4 "
+                      "AND r.mode = 'count' AND r.status = 0 AND r.q0 = 0 AND r.q1 = ?5 "
+                      "AND r.n = ?5 AND r.d = ?6 AND r.pairs IS NOT NULL "
+                      "AND se.host IS (SELECT host FROM sessions WHERE id = ?7) "
+                      "ORDER BY r.id DESC LIMIT 1",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_text(s, 1, hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 2, key->eps);
+    store_bind_text(s, 3, key->engine);
+    store_bind_text(s, 4, key->options);
+    store_bind_u64(s, 5, key->n);
+    store_bind_u64(s, 6, key->d);
+    sqlite3_bind_int64(s, 7, key->session_id);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return rc == SQLITE_DONE ? 0 : store_fail(st, what);
+    }
+    out->id = sqlite3_column_int64(s, 0);
+    const char *t;
+#define COPY_COL(dst, col)                                                                         \
+    snprintf(dst, sizeof dst, "%s", (t = (const char *)sqlite3_column_text(s, col)) ? t : "")
+    COPY_COL(out->at, 1);
+    out->pairs = (uint64_t)sqlite3_column_int64(s, 2);
+    out->seconds = sqlite3_column_double(s, 3);
+    out->kernel_seconds = sqlite3_column_double(s, 4);
+    out->d_padded = (size_t)sqlite3_column_int64(s, 5);
+    COPY_COL(out->precision, 6);
+    COPY_COL(out->variant, 7);
+    COPY_COL(out->device, 8);
+    sqlite3_finalize(s);
+    if (store_prepare(st, "SELECT name, seconds FROM run_phases WHERE run_id = ?1 ORDER BY seq", &s,
+                      what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, out->id);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW && out->nphase < STORE_MAX_PHASES) {
+        COPY_COL(out->phase_name[out->nphase], 0);
+        out->phase_seconds[out->nphase++] = sqlite3_column_double(s, 1);
+    }
+#undef COPY_COL
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return store_fail(st, what);
+    return out->id;
+}

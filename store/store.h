@@ -18,6 +18,8 @@
 #include "../src/dataset.h"
 #include "../src/compare.h"
 #include "../src/engine.h"
+#include "kdist.h"
+#include "perpoint.h"
 
 typedef struct store store;
 
@@ -131,5 +133,58 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
  * in JSON. TCJ_EINVAL when there is no such run. */
 struct json_w;
 int store_run_json(store *st, int64_t run_id, struct json_w *w);
+
+/* Per-point summaries (run mode perpoint; src/perpoint.h), one per run,
+ * with the histogram bins. Tables perpoint_summaries and perpoint_bins,
+ * created on first use (not a numbered migration). get: TCJ_EINVAL when
+ * the run has none. */
+int store_perpoint(store *st, int64_t run_id, const perpoint_summary *p);
+int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
+
+/* k-distance curves (src/kdist.h): one kdists row (engine, K, n, knee,
+ * eps, time) and its quantile points, created on first use (tables kdists
+ * and kdist_points, not a numbered migration). */
+typedef struct store_kdist_rec {
+    int64_t session_id, dataset_id, command_id;
+    const char *engine, *precision, *device, *variant;
+    const kdist_curve *curve;
+    double seconds;
+} store_kdist_rec;
+int64_t store_kdist(store *st, const store_kdist_rec *r);
+/* Read curve id (id <= 0: the latest) back; engine (may be NULL) gets its
+ * engine's name. knee_d2 is the square of the stored knee distance.
+ * TCJ_EINVAL when there is none. */
+int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t engine_size);
+/* Write curve id (id <= 0: the latest) to path: csv, one line per point
+ * with the curve's columns repeated, or json, one object with a points
+ * array. */
+int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
+
+/* A stored run that can stand for a new COUNT run (compare's reuse, see
+ * src/reuse.h): the newest ok count run over all rows with the same
+ * dataset content hash, eps (bit for bit), engine and options string (the
+ * settings that choose the kernel variant), n and d, made on the host of
+ * session_id. Returns its id with *out filled, 0 when there is none, or a
+ * negative TCJ_E* code. */
+#define STORE_MAX_PHASES 8
+typedef struct store_reuse_key {
+    int64_t session_id;
+    const char *engine, *options;
+    uint64_t dataset_hash;
+    double eps;
+    size_t n, d;
+} store_reuse_key;
+typedef struct store_run_summary {
+    int64_t id;
+    char at[32];
+    uint64_t pairs;
+    double seconds, kernel_seconds;
+    size_t d_padded;
+    char precision[32], variant[96], device[128];
+    int nphase;
+    char phase_name[STORE_MAX_PHASES][32];
+    double phase_seconds[STORE_MAX_PHASES];
+} store_run_summary;
+int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out);
 
 #endif

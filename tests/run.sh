@@ -82,6 +82,15 @@ golden() { # golden BUILD LABEL: tests/cli/NAME.tcj against NAME.out / NAME.stat
     done
 }
 
+scripts() { # scripts BUILD LABEL: tests/cli/*.sh BUILD/tcjoin, each exits 0 pass, else fail
+    for t in tests/cli/*.sh; do
+        [ -f "$t" ] || continue
+        sh "$t" "$1/tcjoin" >"$log" 2>&1
+        if [ $? -eq 0 ]; then pass=$((pass + 1))
+        else fail=$((fail + 1)); echo "$2cli $(basename "$t"): failed"; tail -n 30 "$log"; fi
+    done
+}
+
 terminal() { # tests/ui/*.sh: each exits 0 pass, 77 skip, else fail
     for t in tests/ui/*.sh; do
         [ -f "$t" ] || continue
@@ -109,11 +118,13 @@ faults() {
 units "$plain" ""
 gpu "$plain"
 golden "$plain" ""
+scripts "$plain" ""
 terminal "$plain"
 faults "$plain" ""
 if [ -n "$san" ]; then
     units "$san" "asan:"
     golden "$san" "asan:"
+    scripts "$san" "asan:"
 fi
 rm -f "$log" "$log.err" "$log.n" "$log.diff"
 echo "$pass passed, $fail failed, $skip skipped"

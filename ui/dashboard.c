@@ -61,7 +61,7 @@ static dash *D;
 
 typedef void (*panel_draw_fn)(WINDOW *, const ui_view *, const ui_pctx *);
 static const panel_draw_fn draw_fns[UI_NBODY] = {
-    ui_panel_dataset, ui_panel_runs,     ui_panel_compare, ui_panel_curve,
+    ui_panel_dataset, ui_panel_runs,     ui_panel_compare, ui_panel_curves,
     ui_panel_hist,    ui_panel_counters, ui_panel_clocks,  ui_panel_log,
 };
 

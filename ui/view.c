@@ -320,7 +320,7 @@ int ui_view_record(ui_view *v, const char *text)
             v->dups = json_num(r, "duplicates");
         }
         if (!info) /* a new dataset: old results no longer describe it */
-            v->ncurve = v->nsweep = 0;
+            v->ncurve = v->nsweep = v->nkdist = 0;
         got = UI_DATASET;
     } else if (strcmp(type, "run") == 0) {
         got = take_run(v, r);
@@ -332,7 +332,11 @@ int ui_view_record(ui_view *v, const char *text)
         got = take_sweep(v, r);
     } else if (strcmp(type, "profile") == 0) {
         got = take_profile(v, r);
+    } else if (strcmp(type, "kdist") == 0) {
+        got = ui_view_take_kdist(v, r);
     }
+    if (got == UI_CURVE) /* the selectivity slot shows the newer curve */
+        v->kdist_newer = strcmp(type, "kdist") == 0;
     json_free(r);
     if (got >= 0)
         v->version++;

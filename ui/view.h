@@ -73,6 +73,15 @@ typedef struct ui_view {
     int log_err[UI_LOG_LINES];
 
     unsigned version; /* bumped on every change, so the screen knows */
+
+    /* k-distance ("kdist" record, ui/view_kdist.c): the sorted curve and
+     * its knee, drawn in the selectivity panel's place while it is the
+     * newer of the two curves (kdist_newer). */
+    size_t nkdist;
+    double kdist_rank[UI_MAX_CURVE], kdist_dist[UI_MAX_CURVE];
+    int kdist_k, kdist_have_knee, kdist_newer;
+    double kdist_n, kdist_knee_rank, kdist_knee_dist, kdist_eps;
+    char kdist_engine[24];
 } ui_view;
 
 void ui_view_init(ui_view *v);
@@ -89,6 +98,10 @@ const char *ui_view_log_line(const ui_view *v, int k, int *err);
 /* Add or update a run row (from the session log), kept in ascending id
  * order; fields the row lacks (NAN) keep what a record gave. */
 void ui_view_add_run(ui_view *v, const ui_run_row *row);
+
+/* Take a "kdist" record (ui/view_kdist.c); returns UI_CURVE. */
+struct json;
+int ui_view_take_kdist(ui_view *v, const struct json *r);
 
 /* Value of a metric by name in a list, NAN if missing. */
 double ui_metric_get(const ui_metric *m, int n, const char *name);

@@ -666,8 +666,9 @@ TEST(cmd_sweep_stores_and_uses)
     store_close(st);
 }
 
-/* Ties through the command: one clear line with the closest S both sides,
- * the search itself stored complete. */
+/* Ties through the command: a warning with the closest S both sides, the
+ * closest reachable eps made current (never a dead end), the search itself
+ * stored complete. */
 TEST(cmd_sweep_unreachable)
 {
     session s;
@@ -682,11 +683,16 @@ TEST(cmd_sweep_unreachable)
     for (size_t i = 20; i < 40; i++)
         s.ds.x[i] = 1;
     s.have_ds = 1;
-    CHECK(cmd_exec(&s, "sweep 25 engine=cpu use") != 0);
-    CHECK_STR_CONTAINS(buf.data, "error: S=25 unreachable: the count jumps over it at one "
+    CHECK(cmd_exec(&s, "sweep 25 engine=cpu use") == 0);
+    CHECK(!s.failed);
+    CHECK_STR_CONTAINS(buf.data, "warning: S=25 unreachable: the count jumps over it at one "
                                  "distance, from S=19 (eps 0.707106781) to S=39 (eps "
-                                 "1.22474487)\n");
-    CHECK(!s.have_eps);
+                                 "1.22474487); closest reachable: eps 0.707106781 (below the "
+                                 "target), S=19\n");
+    /* |19 - 25| < |39 - 25|: below, an eps under the one distance 1, where
+     * each point has the 19 others of its cluster at distance 0 */
+    CHECK(s.have_eps && s.eps > 0 && s.eps < 1);
+    CHECK_STR_CONTAINS(buf.data, "(from the sweep: the closest reachable, below the target)");
     CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps WHERE note LIKE '%unreachable%'"), 1);
     for (size_t i = 0; i < 40; i++)
         s.ds.x[i] = 7;

@@ -1,0 +1,248 @@
+/* kdist K [use]: the k-distance curve (src/kdist.h) of the current
+ * dataset from an engine's kdist entry, drawn as a text plot, its knee
+ * (Kneedle) offered as eps, stored in the log and emitted as a record the
+ * dashboard draws; `use` makes the knee's eps current. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ui/plot.h"
+#include "cmd.h"
+#include "err.h"
+#include "kdist.h"
+#include "out.h"
+#include "runner.h"
+#include "store.h"
+
+#define PLOT_W 72
+#define PLOT_H 14
+
+static void on_progress(void *ctx, double frac)
+{
+    session *s = ctx;
+    if (!s->ui)
+        return;
+    if (s->ui->progress)
+        s->ui->progress(s->ui_ctx, "kdist", frac);
+    if (s->ui->poll)
+        s->ui->poll(s->ui_ctx);
+}
+
+/* The engine: engine=NAME, else the default one when it has a kdist
+ * entry, else cpu (the GPU engines get theirs later). */
+static int pick_engine(const char *name, const engine **out)
+{
+    int rc;
+    if (name)
+        return runner_engine_opt(name, out);
+    const engine *e = runner_default_engine();
+    if (!e->kdist)
+        e = engine_find("cpu");
+    *out = e;
+    return e->available ? ((rc = e->available()) ? rc : 0) : 0;
+}
+
+static void print_plot(const kdist_curve *c)
+{
+    double x[KDIST_MAX_POINTS];
+    for (size_t j = 0; j < c->npts; j++)
+        x[j] = (double)c->rank[j];
+    char cells[PLOT_W * PLOT_H];
+    ui_grid g;
+    ui_grid_init(&g, cells, PLOT_W, PLOT_H);
+    if (ui_plot_xy(&g, x, c->dist, c->npts, 0, 0) != 0)
+        return;
+    out_printf("  %d-distance against the points sorted by it (rank 0 to %zu)\n", c->k, c->n - 1);
+    char row[PLOT_W + 1];
+    for (int y = 0; y < PLOT_H; y++) {
+        ui_grid_row(&g, y, row);
+        size_t n = strlen(row);
+        while (n > 0 && row[n - 1] == ' ')
+            row[--n] = 0;
+        out_printf("  %s\n", row);
+    }
+}
+
+/* The curve's value at a fraction of the ranks (from the stored points). */
+static double at_frac(const kdist_curve *c, double f)
+{
+    size_t r = (size_t)(f * (double)(c->n - 1) + 0.5), best = 0;
+    for (size_t j = 0; j < c->npts; j++)
+        if (c->rank[j] <= r)
+            best = j;
+    return c->dist[best];
+}
+
+static void emit_record(session *s, const engine *e, const kdist_curve *c, const join_result *res,
+                        int64_t id, int used)
+{
+    out_rec *r = out_rec_begin("kdist");
+    out_rec_int(r, "kdist_id", id);
+    out_rec_str(r, "engine", e->name);
+    out_rec_str(r, "precision", res->precision);
+    out_rec_str(r, "dataset", s->ds.name);
+    out_rec_int(r, "n", (int64_t)s->ds.n);
+    out_rec_int(r, "d", (int64_t)s->ds.d);
+    out_rec_int(r, "k", c->k);
+    out_rec_int(r, "minpts", c->k + 1);
+    out_rec_dbl(r, "time_s", res->seconds);
+    out_rec_str(r, "knee_method", c->knee_method);
+    if (c->have_knee) {
+        out_rec_int(r, "knee_rank", (int64_t)c->rank[c->knee_point]);
+        out_rec_dbl(r, "knee_dist", c->dist[c->knee_point]);
+        out_rec_dbl(r, "eps", c->eps);
+    }
+    out_rec_bool(r, "used", used);
+    out_rec_str(r, "variant", res->variant);
+    out_rec_obj(r, "points");
+    out_rec_arr(r, "rank");
+    for (size_t j = 0; j < c->npts; j++)
+        out_rec_int(r, NULL, (int64_t)c->rank[j]);
+    out_rec_close(r);
+    out_rec_arr(r, "dist");
+    for (size_t j = 0; j < c->npts; j++)
+        out_rec_dbl(r, NULL, c->dist[j]);
+    out_rec_close(r);
+    out_rec_close(r);
+    out_rec_end(r);
+}
+
+static int kdist_cmd(session *s, int argc, char **argv)
+{
+    const cmd *self = cmd_find("kdist");
+    char *pos[3];
+    int np = cmd_positional(argc, argv, pos, 3);
+    int use = np == 2 && strcmp(pos[1], "use") == 0;
+    if (np < 1 || np > 2 || (np == 2 && !use))
+        return err_set(TCJ_EINVAL, "Usage: %s", self->usage);
+    size_t k;
+    int rc;
+    if ((rc = cmd_parse_size(pos[0], "kdist: K", &k)))
+        return rc;
+    if (k < 1 || k > KDIST_MAX_K)
+        return err_set(TCJ_EINVAL, "kdist: K must be 1 to %d, got '%s'", KDIST_MAX_K, pos[0]);
+    if (!s->have_ds)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    const engine *e;
+    if ((rc = pick_engine(cmd_opt(argc, argv, "engine"), &e)))
+        return rc;
+
+    const dataset *ds = &s->ds;
+    double *d2 = xmalloc(ds->n * sizeof *d2);
+    kdist_spec spec = {
+        .ds = ds,
+        .q0 = 0,
+        .q1 = ds->n,
+        .k = (int)k,
+        .opts = &s->eopt,
+        .out = d2,
+        .cancel = &s->cancel,
+        .progress = on_progress,
+        .progress_ctx = s,
+    };
+    join_result res;
+    if ((rc = kdist_run(e, &spec, &res))) {
+        free(d2);
+        if (rc == TCJ_ECANCEL)
+            return err_set(rc, "kdist %s cancelled", e->name);
+        return rc;
+    }
+    kdist_curve *c = xmalloc(sizeof *c);
+    kdist_curve_build(d2, ds->n, (int)k, c);
+    free(d2);
+
+    int64_t id = 0;
+    if (s->db) {
+        store_kdist_rec r = {
+            .session_id = s->session_id,
+            .dataset_id = s->dataset_id,
+            .command_id = s->command_id,
+            .engine = e->name,
+            .precision = res.precision,
+            .device = res.device,
+            .variant = res.variant,
+            .curve = c,
+            .seconds = res.seconds,
+        };
+        id = store_kdist(s->db, &r);
+        if (id < 0) {
+            free(c);
+            return (int)id;
+        }
+    }
+
+    out_printf("kdist %lld: K=%zu on %s (n=%zu d=%zu), engine %s, in %.3f s: the distance of "
+               "each point to its %zu%s nearest other point (self excluded)\n",
+               (long long)id, k, ds->name, ds->n, ds->d, e->name, res.seconds, k,
+               k % 10 == 1 && k % 100 != 11   ? "st"
+               : k % 10 == 2 && k % 100 != 12 ? "nd"
+               : k % 10 == 3 && k % 100 != 13 ? "rd"
+                                              : "th");
+    out_printf("  for DBSCAN minPts = %zu (scikit-learn min_samples = %zu): both count the point "
+               "itself\n",
+               k + 1, k + 1);
+    print_plot(c);
+    out_printf("  min %.6g, p10 %.6g, median %.6g, p90 %.6g, max %.6g\n", c->dist[0],
+               at_frac(c, 0.1), at_frac(c, 0.5), at_frac(c, 0.9), c->dist[c->npts - 1]);
+    int used = 0;
+    if (c->have_knee) {
+        size_t r = c->rank[c->knee_point];
+        char eps[40];
+        out_fmt_double(eps, sizeof eps, c->eps);
+        out_printf("  knee (%s%s) at rank %zu of %zu (%.1f%%): %zu-distance %.9g; eps %s "
+                   "leaves at most %.1f%% of the points with fewer than %zu others within it\n",
+                   c->knee_method,
+                   c->knee_method[0] == 'k' ? ", Satopaa et al. 2011" : ", Kneedle found none", r,
+                   c->n, 100.0 * (double)r / (double)(c->n > 1 ? c->n - 1 : 1), k,
+                   c->dist[c->knee_point], eps, 100.0 * (double)(c->n - 1 - r) / (double)c->n, k);
+        if (use) {
+            s->eps = c->eps;
+            s->have_eps = 1;
+            used = 1;
+            out_printf("eps %s (the knee of the %zu-distance curve)\n", eps, k);
+        } else {
+            out_printf("  kdist %zu use (or eps %s) makes it the current eps\n", k, eps);
+        }
+    } else {
+        out_printf("  no knee: the curve is flat or straight (%s)\n", c->knee_method);
+        if (use)
+            out_printf("warning: no knee to use; eps unchanged\n");
+    }
+    emit_record(s, e, c, &res, id, used);
+    if (used) {
+        out_rec *r = out_rec_begin("eps");
+        out_rec_dbl(r, "eps", s->eps);
+        out_rec_end(r);
+    }
+    free(c);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
+
+static const char *const kdist_options[] = {"engine", NULL};
+
+const cmd cmd_kdist = {
+    .name = "kdist",
+    .usage = "kdist K [use] [engine=NAME]",
+    .summary = "k-distance curve and its knee: DBSCAN's eps for minPts = K+1",
+    .help = "For every point the distance to its K-th nearest other point (self excluded),\n"
+            "K from 1 to 256, sorted and drawn as a curve: the k-distance plot used to pick\n"
+            "DBSCAN's eps. A point has K other points within its K-distance, K+1 counting\n"
+            "itself, so K maps to DBSCAN's minPts = K+1 and to scikit-learn's min_samples =\n"
+            "K+1 (both count the point itself); for minPts = 5 use kdist 4.\n"
+            "The knee is found by Kneedle (V. Satopaa, J. Albrecht, D. Irwin, B. Raghavan,\n"
+            "\"Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System Behavior\",\n"
+            "ICDCS Workshops 2011), sensitivity 1, on the sorted curve; when it declares none,\n"
+            "the point farthest below the chord. Its distance is offered as eps (the\n"
+            "smallest eps whose join reaches that point's K-th neighbour).\n"
+            "  use            make the knee's eps the current eps\n"
+            "  engine=NAME    engine computing it (default cpu: exact FP64, threaded, memory\n"
+            "                 bounded by a top-K per row, never the pairs)\n"
+            "The curve (up to 1024 quantile points), knee, K and engine are stored (kdists,\n"
+            "kdist_points); export kdist ID csv|json FILE writes one.",
+    .min_args = 1,
+    .max_args = 3,
+    .options = kdist_options,
+    .run = kdist_cmd,
+};

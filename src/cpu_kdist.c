@@ -1,0 +1,222 @@
+#include "cpu_kdist.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+typedef struct ck_shared {
+    const kdist_spec *spec;
+    const cpu_kernel *k;
+    size_t q0, q1, n, qb, cb, nqblocks;
+    int kk;
+    atomic_size_t next;
+    atomic_size_t rows_done;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int finished;
+} ck_shared;
+
+typedef struct ck_worker {
+    ck_shared *sh;
+    pthread_t tid;
+    double *out;
+    void *scratch, *scratch_raw;
+    double *heap; /* qb heaps of kk values */
+    int *len;     /* values in each heap */
+} ck_worker;
+
+/* Replace the top of a full max-heap with v (v < top) and restore order. */
+static void heap_replace_top(double *h, int n, double v)
+{
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && h[c + 1] > h[c])
+            c++;
+        if (!(h[c] > v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static void heap_push(double *h, int n, double v)
+{
+    int i = n;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!(h[p] < v))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static int ck_cancelled(ck_shared *sh)
+{
+    if (atomic_load_explicit(&sh->stop, memory_order_relaxed))
+        return 1;
+    const volatile int *c = sh->spec->cancel;
+    if (c && __atomic_load_n((const int *)c, __ATOMIC_RELAXED)) {
+        atomic_store(&sh->stop, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void *ck_work(void *arg)
+{
+    ck_worker *w = arg;
+    ck_shared *sh = w->sh;
+    const cpu_kernel *k = sh->k;
+    const int kk = sh->kk;
+    for (;;) {
+        size_t blk = atomic_fetch_add(&sh->next, 1);
+        if (blk >= sh->nqblocks || ck_cancelled(sh))
+            break;
+        size_t qa = sh->q0 + blk * sh->qb;
+        size_t qe = qa + sh->qb < sh->q1 ? qa + sh->qb : sh->q1;
+        memset(w->len, 0, sh->qb * sizeof *w->len);
+        for (size_t ca = 0; ca < sh->n; ca += sh->cb) {
+            if (ck_cancelled(sh))
+                break;
+            size_t ce = ca + sh->cb < sh->n ? ca + sh->cb : sh->n;
+            if (k->prepare)
+                k->prepare(k->ctx, w->scratch, ca, ce);
+            for (size_t q = qa; q < qe; q++) {
+                double *h = w->heap + (q - qa) * (size_t)kk;
+                int *len = &w->len[q - qa];
+                /* Until the heap is full every candidate counts. */
+                double lim = *len == kk ? h[0] : INFINITY;
+                k->row(k->ctx, w->scratch, q, ca, ce, lim, w->out);
+                for (size_t c = 0; c < ce - ca; c++) {
+                    double v = w->out[c];
+                    if (ca + c == q || v != v)
+                        continue;
+                    if (*len < kk) {
+                        heap_push(h, *len, v);
+                        (*len)++;
+                    } else if (v < h[0]) {
+                        heap_replace_top(h, kk, v);
+                    }
+                }
+            }
+        }
+        if (!atomic_load(&sh->stop))
+            for (size_t q = qa; q < qe; q++)
+                sh->spec->out[q - sh->q0] = w->heap[(q - qa) * (size_t)kk];
+        atomic_fetch_add(&sh->rows_done, qe - qa);
+    }
+    pthread_mutex_lock(&sh->mu);
+    sh->finished++;
+    pthread_cond_signal(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    return NULL;
+}
+
+static size_t ck_clamp(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
+{
+    const size_t nq = spec->q1 - spec->q0;
+    ck_shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.spec = spec;
+    sh.k = k;
+    sh.q0 = spec->q0;
+    sh.q1 = spec->q1;
+    sh.n = spec->ds->n;
+    sh.kk = spec->k;
+    int nthr = cpu_join_threads(spec->opts);
+    /* The blocking of cpu_join: query blocks share a candidate block while
+     * it sits in cache. */
+    sh.qb = ck_clamp(nq / ((size_t)nthr * 4), 1, 64);
+    sh.cb = ck_clamp(((size_t)128 << 10) / (k->row_bytes ? k->row_bytes : 1), CPU_GROUP, 2048);
+    sh.cb = (sh.cb + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
+    sh.nqblocks = (nq + sh.qb - 1) / sh.qb;
+    if ((size_t)nthr > sh.nqblocks)
+        nthr = sh.nqblocks ? (int)sh.nqblocks : 1;
+    atomic_init(&sh.next, 0);
+    atomic_init(&sh.rows_done, 0);
+    atomic_init(&sh.stop, 0);
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+
+    ck_worker *w = xcalloc((size_t)nthr, sizeof *w);
+    for (int t = 0; t < nthr; t++) {
+        w[t].sh = &sh;
+        w[t].out = xmalloc((sh.cb + CPU_GROUP) * sizeof *w[t].out);
+        if (k->scratch_row_bytes) {
+            w[t].scratch_raw = xmalloc(sh.cb * k->scratch_row_bytes + 64);
+            w[t].scratch = (void *)(((uintptr_t)w[t].scratch_raw + 63) & ~(uintptr_t)63);
+        }
+        w[t].heap = xmalloc(sh.qb * (size_t)sh.kk * sizeof *w[t].heap);
+        w[t].len = xmalloc(sh.qb * sizeof *w[t].len);
+    }
+
+    double t0 = engine_now();
+    int started = 0;
+    for (int t = 0; t < nthr; t++) {
+        if (pthread_create(&w[t].tid, NULL, ck_work, &w[t]) != 0)
+            break;
+        started++;
+    }
+    if (started == 0) {
+        ck_work(&w[0]);
+    } else {
+        pthread_mutex_lock(&sh.mu);
+        while (sh.finished < started) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&sh.cv, &sh.mu, &ts);
+            if (spec->progress && sh.finished < started && nq) {
+                pthread_mutex_unlock(&sh.mu);
+                spec->progress(spec->progress_ctx, (double)atomic_load(&sh.rows_done) / (double)nq);
+                pthread_mutex_lock(&sh.mu);
+            }
+        }
+        pthread_mutex_unlock(&sh.mu);
+        for (int t = 0; t < started; t++)
+            pthread_join(w[t].tid, NULL);
+    }
+    double wall = engine_now() - t0;
+    int rc = atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, "cancelled") : 0;
+    if (!rc && spec->progress)
+        spec->progress(spec->progress_ctx, 1.0);
+    res->kernel_seconds = wall;
+    join_result_phase(res, "compute", wall);
+    snprintf(res->device, sizeof res->device, "%s (%d threads)", cpu_join_model(), nthr);
+    snprintf(res->variant, sizeof res->variant,
+             "%s, top-%d heaps cut at the k-th, blocks %zux%zu, %d threads", k->name, sh.kk, sh.qb,
+             sh.cb, nthr);
+    join_result_metric(res, "threads", nthr, "");
+    for (int t = 0; t < nthr; t++) {
+        free(w[t].out);
+        free(w[t].scratch_raw);
+        free(w[t].heap);
+        free(w[t].len);
+    }
+    free(w);
+    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh.cv);
+    return rc;
+}

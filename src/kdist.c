@@ -1,0 +1,141 @@
+#include "kdist.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!s->ds || s->ds->n == 0)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (!e->kdist)
+        return err_set(TCJ_EUNSUP, "%s has no k-distance yet; engine=cpu computes it", e->name);
+    if (s->k < 1 || s->k > KDIST_MAX_K)
+        return err_set(TCJ_EINVAL, "K must be 1 to %d, got %d", KDIST_MAX_K, s->k);
+    if ((size_t)s->k > s->ds->n - 1)
+        return err_set(TCJ_EINVAL, "K=%d needs at least %d points; the dataset has %zu", s->k,
+                       s->k + 1, s->ds->n);
+    if (s->q0 >= s->q1 || s->q1 > s->ds->n)
+        return err_set(TCJ_EINVAL, "query rows [%zu, %zu) outside the dataset's %zu rows", s->q0,
+                       s->q1, s->ds->n);
+    if (!s->out)
+        return err_set(TCJ_EINVAL, "k-distance needs an output array");
+    if (e->available && e->available() != 0)
+        return err_msg()[0] ? TCJ_ENODEV : err_set(TCJ_ENODEV, "%s cannot run here", e->name);
+    double t0 = engine_now();
+    int rc = e->kdist(s, res);
+    res->seconds = engine_now() - t0;
+    if (!res->precision[0])
+        snprintf(res->precision, sizeof res->precision, "%s", e->precision);
+    return rc;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+long kdist_kneedle(const double *x, const double *y, size_t n, double s)
+{
+    if (n < 3)
+        return -1;
+    double x0 = x[0], xs = x[n - 1] - x[0], y0 = y[0], ys = y[n - 1] - y[0];
+    if (!(xs > 0) || !(ys > 0))
+        return -1;
+    /* The difference curve, walked from the large-x end: for a convex
+     * increasing curve Kneedle flips it into a concave one, whose
+     * difference curve is D[t] = x_n - y_n at original index n-1-t. */
+    double *dd = xmalloc(n * sizeof *dd);
+    for (size_t t = 0; t < n; t++) {
+        size_t i = n - 1 - t;
+        dd[t] = (x[i] - x0) / xs - (y[i] - y0) / ys;
+    }
+    /* Mean spacing of the normalised x: 1/(n-1). */
+    double step = 1.0 / (double)(n - 1);
+    /* Local maxima and minima as the kneed library finds them
+     * (argrelextrema with greater_equal / less_equal, ends clipped). */
+#define KD_MAX(t) (((t) == 0 || dd[t] >= dd[(t)-1]) && ((t) + 1 == n || dd[t] >= dd[(t) + 1]))
+#define KD_MIN(t) (((t) == 0 || dd[t] <= dd[(t)-1]) && ((t) + 1 == n || dd[t] <= dd[(t) + 1]))
+    size_t first = 0;
+    while (first < n && !KD_MAX(first))
+        first++;
+    long knee = -1;
+    double thr = 0;
+    size_t thr_at = first;
+    for (size_t t = first; t + 1 < n; t++) {
+        if (KD_MAX(t)) {
+            thr = dd[t] - s * step;
+            thr_at = t;
+        }
+        if (KD_MIN(t))
+            thr = 0;
+        /* A knee lies below the chord (kneed would also take a maximum at
+         * or above it, e.g. an end point of a concave curve). */
+        if (dd[t + 1] < thr && dd[thr_at] > 0) {
+            knee = (long)(n - 1 - thr_at);
+            break;
+        }
+    }
+#undef KD_MAX
+#undef KD_MIN
+    free(dd);
+    return knee;
+}
+
+double kdist_eps_for(double d2)
+{
+    if (!(d2 > 0))
+        return 0;
+    double e = sqrt(d2);
+    while (e * e < d2)
+        e = nextafter(e, INFINITY);
+    for (double p = nextafter(e, 0); p > 0 && p * p >= d2; p = nextafter(p, 0))
+        e = p;
+    return e;
+}
+
+void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c)
+{
+    memset(c, 0, sizeof *c);
+    qsort(d2, n, sizeof *d2, cmp_dbl);
+    c->n = n;
+    c->k = k;
+    size_t m = n < KDIST_MAX_POINTS ? n : KDIST_MAX_POINTS;
+    double x[KDIST_MAX_POINTS] = {0};
+    for (size_t j = 0; j < m; j++) {
+        /* ranks spread evenly from the first to the last, both kept */
+        size_t r = m > 1 ? (j * (n - 1) + (m - 1) / 2) / (m - 1) : 0;
+        c->rank[j] = r;
+        c->dist[j] = sqrt(d2[r]);
+        x[j] = (double)r;
+    }
+    c->npts = m;
+    long kn = kdist_kneedle(x, c->dist, m, KDIST_KNEEDLE_S);
+    c->knee_method = "kneedle";
+    if (kn < 0 && m >= 3 && c->dist[m - 1] > c->dist[0]) {
+        /* Kneedle declares none: the point farthest below the chord. */
+        double best = 0;
+        for (size_t j = 1; j + 1 < m; j++) {
+            double dv = (x[j] - x[0]) / (x[m - 1] - x[0]) -
+                        (c->dist[j] - c->dist[0]) / (c->dist[m - 1] - c->dist[0]);
+            if (dv > best) {
+                best = dv;
+                kn = (long)j;
+            }
+        }
+        c->knee_method = "farthest below the chord";
+    }
+    if (kn < 0) {
+        c->knee_method = "none";
+        return;
+    }
+    c->have_knee = 1;
+    c->knee_point = (size_t)kn;
+    c->knee_d2 = d2[c->rank[kn]];
+    c->eps = kdist_eps_for(c->knee_d2);
+}

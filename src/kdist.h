@@ -1,0 +1,61 @@
+/* k-distance: the distance of every point to its K-th nearest other point
+ * (self excluded), computed by an engine (engine.kdist, contract in
+ * engine.h), sorted into a curve of at most KDIST_MAX_POINTS quantile
+ * points, and the curve's knee found by Kneedle:
+ *   V. Satopää, J. Albrecht, D. Irwin, B. Raghavan, "Finding a 'Kneedle'
+ *   in a Haystack: Detecting Knee Points in System Behavior", ICDCS
+ *   Workshops 2011.
+ * A point whose eps reaches its K-distance has K other points within eps,
+ * K+1 counting itself: DBSCAN's minPts and scikit-learn's min_samples
+ * (both count the point itself) are K+1. Library code: nothing here prints. */
+#ifndef TCJ_KDIST_H
+#define TCJ_KDIST_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+/* Points kept of a curve (quantiles of the sorted k-distances). */
+#define KDIST_MAX_POINTS 1024
+/* Kneedle's sensitivity S (the paper's and the kneed library's default). */
+#define KDIST_KNEEDLE_S 1.0
+
+typedef struct kdist_curve {
+    size_t n; /* points of the dataset measured */
+    int k;
+    size_t npts;
+    size_t rank[KDIST_MAX_POINTS]; /* 0-based rank in ascending k-distance */
+    double dist[KDIST_MAX_POINTS]; /* the k-distance at that rank */
+    /* The knee: Kneedle's, else (flat or no knee declared) the point
+     * farthest below the chord, knee_method saying which. */
+    int have_knee;
+    size_t knee_point;       /* index into rank[] and dist[] */
+    const char *knee_method; /* "kneedle", "farthest below the chord", or "none" */
+    double knee_d2;          /* squared k-distance at the knee, as computed */
+    double eps;              /* the smallest eps with eps*eps >= knee_d2: the join at eps
+                                finds the knee point's K-th neighbour */
+} kdist_curve;
+
+/* Check the spec (dataset, rows, 1 <= k <= KDIST_MAX_K, k <= n-1, an
+ * engine with a kdist entry), then run it timed: res->seconds and
+ * precision as engine_run fills them. TCJ_EINVAL / TCJ_EUNSUP with one
+ * line otherwise. */
+int kdist_run(const engine *e, const kdist_spec *spec, join_result *res);
+
+/* Sort d2[0..n) ascending (in place) and build the curve with its knee.
+ * n >= 1. */
+void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c);
+
+/* Kneedle on a convex increasing curve (x ascending): the index of the
+ * knee, or -1 when Kneedle declares none (fewer than 3 points, a flat or
+ * straight curve). The first knee met scanning from the large-x end, as
+ * the kneed library does for convex increasing curves, and only below the
+ * chord (D > 0; kneed would also take a maximum at or above it); s:
+ * sensitivity. */
+long kdist_kneedle(const double *x, const double *y, size_t n, double s);
+
+/* The smallest double e >= 0 with e*e >= d2 in FP64 (the join's test is
+ * d2 <= eps*eps). */
+double kdist_eps_for(double d2);
+
+#endif

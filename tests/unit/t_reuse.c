@@ -1,0 +1,113 @@
+/* compare's reuse of stored runs (src/reuse.c, store_reusable_run): which
+ * runs stand for new ones is checked against the runs table read back
+ * here, and a comparison with reused runs gives the same accuracy as a
+ * fresh one. */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "out.h"
+#include "session.h"
+#include "settings.h"
+#include "store.h"
+
+static char *capture(session *s, const char *line)
+{
+    static out_buf b;
+    out_buf_free(&b);
+    out_set_json(1);
+    out_set_sink(out_buf_sink, &b);
+    cmd_exec(s, line);
+    out_reset_sink();
+    out_set_json(0);
+    return b.data ? b.data : (char *)"";
+}
+
+static int count_cb(void *ctx, int ncol, const char *const *names, const char *const *values)
+{
+    *(long *)ctx = values[0] ? atol(values[0]) : -1;
+    return 0;
+}
+
+static long nruns(session *s)
+{
+    long n = -1;
+    store_query(s->db, "SELECT count(*) FROM runs", NULL, 0, count_cb, &n);
+    return n;
+}
+
+/* The value of "key": in the compare record of out, as text. */
+static const char *field(const char *out, const char *key, char *buf, size_t size)
+{
+    const char *rec = strstr(out, "{\"type\":\"compare\"");
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = rec ? strstr(rec, pat) : NULL;
+    if (!p)
+        return "";
+    p += strlen(pat);
+    size_t n = strcspn(p, ",}");
+    if (*p == '[')
+        n = strcspn(p, "]") + 1;
+    snprintf(buf, size, "%.*s", (int)n, p);
+    return buf;
+}
+
+TEST(compare_reuses_matching_runs)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reuse.db", t_tmpdir());
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    capture(&s, "gen uniform n=1500 d=6 seed=4; eps 0.25; run cpu");
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 1);
+
+    char b1[256], b2[256];
+    char *out = capture(&s, "compare cpu-fp16 cpu");
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 2); /* cpu's run 1 stood for a new one */
+    CHECK(strcmp(field(out, "run_b", b1, sizeof b1), "1") == 0);
+    CHECK(strcmp(field(out, "reused_runs", b1, sizeof b1), "[1]") == 0);
+    char overlap[64], errmax[64];
+    field(out, "overlap", overlap, sizeof overlap);
+    field(out, "err_max", errmax, sizeof errmax);
+
+    out = capture(&s, "compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 2); /* both sides reused */
+    CHECK(strcmp(field(out, "reused_runs", b1, sizeof b1), "[2,1]") == 0);
+    CHECK(strcmp(field(out, "overlap", b2, sizeof b2), overlap) == 0);
+
+    out = capture(&s, "compare cpu-fp16 cpu fresh");
+    CHECK_EQ_INT(nruns(&s), 4);
+    CHECK(strcmp(field(out, "reused_runs", b1, sizeof b1), "[]") == 0);
+    CHECK(strcmp(field(out, "overlap", b2, sizeof b2), overlap) == 0);
+    CHECK(strcmp(field(out, "err_max", b2, sizeof b2), errmax) == 0);
+
+    /* another eps, other options: nothing to reuse */
+    capture(&s, "eps 0.2500001; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 6);
+    capture(&s, "eps 0.25; set threads 1; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 8);
+    /* the same content generated again (a new datasets row? no: same
+     * hash) with the same settings: reused */
+    capture(&s, "gen uniform n=1500 d=6 seed=4; eps 0.25; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 8);
+    /* other content: not */
+    capture(&s, "gen uniform n=1500 d=6 seed=5; eps 0.25; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 10);
+    /* runs made on another host are not timings of this one */
+    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-b");
+    capture(&s, "compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 12);
+    CHECK(!s.failed);
+    CHECK_STR_CONTAINS(capture(&s, "compare cpu-fp16 cpu stale"), "Usage: compare");
+    store_close(s.db);
+    dataset_free(&s.ds);
+}
