@@ -32,9 +32,11 @@ static void app_on_sigint(int sig)
             return;
         }
         app_session->cancel = 1;
-        if (app_session->batch)
-            app_session->quit = 1;
     }
+    /* Batch mode: stop after the command in flight and exit 130, as a
+     * shell does, so a script calling tcjoin sees the interrupt. */
+    if (app_session && app_session->batch)
+        app_session->quit = 1;
     app_sigint = 1;
 }
 
@@ -56,7 +58,7 @@ static void app_stream(session *s, FILE *f, const char *name)
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
-    while (!s->quit && getline(&line, &cap, f) >= 0) {
+    while (!s->quit && !app_sigint && getline(&line, &cap, f) >= 0) {
         cmd_set_location(name, ++lineno);
         app_busy = 1;
         cmd_exec(s, line);
@@ -82,6 +84,9 @@ static void app_open_store(session *s, const app_args *a)
     if (store_open(path, &s->db) != 0) {
         out_error("session log unavailable: %s; going on without logging", err_msg());
         s->db = NULL;
+        /* A batch job's results would be lost: say so in the exit status. */
+        if (s->batch)
+            s->failed = 1;
     } else {
         char host[256] = "";
         gethostname(host, sizeof host - 1);
@@ -159,5 +164,7 @@ int app_main(const app_args *a)
     if (s.have_ds)
         dataset_free(&s.ds);
     fflush(stdout);
+    if (batch && app_sigint)
+        return 130; /* 128 + SIGINT */
     return batch && s.failed ? 1 : 0;
 }

@@ -163,6 +163,7 @@ static void cl_setting_value(clist *c, const char *name, int k, const char *word
     } else if (!strcmp(spec, "@switch")) {
         for (const fasted_switch *w = fasted_switches; w->name; w++)
             cl_add(c, NULL, w->name);
+        cl_add(c, NULL, "all");
     } else {
         cl_choices(c, NULL, spec);
     }

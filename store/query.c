@@ -70,6 +70,10 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
     return rows_to(st, s, fn, ctx, what);
 }
 
+/* TCJ_ECANCEL as SQL text: a run the user stopped is not an error. */
+#define CANCELLED "-6"
+_Static_assert(TCJ_ECANCEL == -6, "CANCELLED matches TCJ_ECANCEL");
+
 int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void *ctx)
 {
     const char *what = "reading the history";
@@ -77,7 +81,8 @@ int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void
     if (store_prepare(
             st,
             "SELECT * FROM (SELECT id, at, CASE WHEN status IS NULL THEN 'unfinished' "
-            "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
+            "WHEN status = 0 THEN 'ok' WHEN status = " CANCELLED " THEN 'cancelled' "
+            "ELSE 'error' END AS status, line "
             "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY id",
             &s, what))
         return TCJ_ESTORE;
@@ -93,7 +98,9 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx)
     if (store_prepare(st,
                       "SELECT * FROM (SELECT r.id, r.at, r.engine, ds.name AS dataset, r.n, r.d, "
                       "r.eps, r.pairs, r.selectivity, r.seconds, r.tflops_padded AS tflops, "
-                      "CASE WHEN r.status = 0 THEN 'ok' ELSE 'error' END AS status "
+                      "CASE WHEN r.status = 0 THEN 'ok' WHEN r.status = " CANCELLED
+                      " THEN 'cancelled' "
+                      "ELSE 'error' END AS status "
                       "FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id "
                       "ORDER BY r.id DESC LIMIT ?1) ORDER BY id",
                       &s, what))

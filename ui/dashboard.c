@@ -325,9 +325,11 @@ static int dash_run_row(void *ctx, int ncol, const char *const *names, const cha
             row.time_s = strtod(x, NULL);
         else if (!strcmp(names[k], "pairs"))
             row.pairs = strtoull(x, NULL, 10);
-        else if (!strcmp(names[k], "status"))
-            row.failed = strtol(x, NULL, 10) != 0;
-        else if (!strcmp(names[k], "tflops_padded"))
+        else if (!strcmp(names[k], "status")) {
+            long st = strtol(x, NULL, 10);
+            row.failed = st != 0;
+            row.cancelled = st == TCJ_ECANCEL;
+        } else if (!strcmp(names[k], "tflops_padded"))
             row.tflops = strtod(x, NULL);
     }
     ui_view_add_run(v, &row);

@@ -19,7 +19,8 @@ typedef struct ui_run_row {
     char dataset[48];
     double eps, sel, time_s, tflops;
     uint64_t pairs;
-    int failed;
+    int failed;    /* the run stopped on an error, or was cancelled: */
+    int cancelled; /* by the user (Esc, Ctrl-C), not by an error */
 } ui_run_row;
 
 typedef struct ui_metric {

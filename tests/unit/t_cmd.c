@@ -165,6 +165,12 @@ TEST(exec_errors_exact)
     /* The buffer sink holds text and records alike. */
     CHECK_STR_CONTAINS(exec_capture(&s, "run nosuch"),
                        "error: unknown engine 'nosuch' (one of: cpu ");
+    /* A typo (one or two edits) names the engine meant; a word far from
+     * every engine name gets none. */
+    CHECK_STR_CONTAINS(exec_capture(&s, "run fastd"),
+                       "error: unknown engine 'fastd'; did you mean fasted? (one of: cpu ");
+    CHECK_STR_CONTAINS(exec_capture(&s, "run cpu-fp61"), "did you mean cpu-fp16?");
+    CHECK(strstr(exec_capture(&s, "run nosuch"), "did you mean") == NULL);
     CHECK_STR_CONTAINS(exec_capture(&s, "load x.csv format=nosuch"),
                        "error: format: unknown format 'nosuch' (one of: ");
     CHECK(strcmp(exec_capture(&s, "eps 0.5; eps"),
@@ -190,7 +196,21 @@ TEST(exec_set)
     CHECK(strcmp(s.out_path, "/tmp/x.csv") == 0);
     CHECK(strcmp(exec_capture(&s, "set mode all"),
                  "error: mode: expected count, perpoint or pairs, got 'all'\n") == 0);
-    CHECK(strcmp(exec_capture(&s, "set opt swizzle"), "error: Usage: set opt NAME on|off\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "set opt swizzle"), "error: Usage: set opt NAME|all on|off\n") ==
+          0);
+    /* One switch off at a time: the second is refused now, not at the run. */
+    CHECK(strcmp(exec_capture(&s, "set opt align off"),
+                 "error: opt: swizzle is already off and only one switch can be off at a time; "
+                 "set opt swizzle on (or set opt all on) first\n") == 0);
+    CHECK(s.eopt.fasted_off == (1u << 6));
+    exec_capture(&s, "set opt all on");
+    CHECK(s.eopt.fasted_off == 0);
+    exec_capture(&s, "set opt align off");
+    CHECK(s.eopt.fasted_off == (1u << 7));
+    CHECK_STR_CONTAINS(exec_capture(&s, "set opt all off"), "error: opt: only one switch");
+    CHECK(s.eopt.fasted_off == (1u << 7));
+    exec_capture(&s, "set opt align on");
+    CHECK(s.eopt.fasted_off == 0);
     CHECK_EQ_INT(s.mode, JOIN_PAIRS);
 }
 
@@ -209,6 +229,25 @@ TEST(help_matches_table)
     char *all = exec_capture(&s, "help");
     for (const cmd *const *c = cmd_table; *c; c++)
         CHECK_STR_CONTAINS(all, (*c)->summary);
+    /* Each command is listed under its group's heading, before the next. */
+    for (const cmd *const *c = cmd_table; *c; c++) {
+        const char *const *g = cmd_group_names;
+        while (*g && strcmp(*g, cmd_group(*c)) != 0)
+            g++;
+        CHECK_MSG(*g != NULL, "%s has a known group", (*c)->name);
+        if (!*g)
+            continue;
+        char head[64], row[64];
+        snprintf(head, sizeof head, "\n%s:\n", *g);
+        snprintf(row, sizeof row, "\n  %-9s %s", (*c)->name, (*c)->summary);
+        const char *h = strstr(all, head), *r = strstr(all, row);
+        CHECK_MSG(h && r && h < r, "%s under %s", (*c)->name, *g);
+        if (g[1] && h && r) {
+            snprintf(head, sizeof head, "\n%s:\n", g[1]);
+            const char *next = strstr(all, head);
+            CHECK_MSG(next && r < next, "%s before group %s", (*c)->name, g[1]);
+        }
+    }
 }
 
 /* The man page as plain text: font escapes dropped, \- read as -. */
