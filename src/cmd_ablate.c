@@ -49,7 +49,7 @@ static int ablate_run(session *s, int argc, char **argv)
     int rc = runner_spec(s, e, &spec, &pg);
     if (rc)
         return rc;
-    if (e->available && (rc = e->available()))
+    if ((rc = engine_available(e)))
         return rc;
     out_printf("%-14s %10s %9s %9s %12s %s\n", "variant", "kernel ms", "TFLOPS", "slowdown",
                "pairs", "same pairs");

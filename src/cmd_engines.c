@@ -16,7 +16,7 @@ int cmd_engines_list(session *s)
     for (const engine *const *t = engine_table; *t; t++) {
         const engine *e = *t;
         err_clear();
-        int rc = e->available ? e->available() : 0;
+        int rc = engine_available(e);
         out_printf("  %-10s %-8s %-14s %s\n", e->name, e->precision,
                    rc ? "not available" : "available", e->summary);
         if (rc)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "nvml.h"
@@ -65,6 +66,26 @@ void join_result_metric(join_result *r, const char *name, double value, const ch
     m->value = value;
 }
 
+/* Whether an NVIDIA kernel driver is present (Linux, or WSL's GPU device).
+ * Without one the CUDA runtime can only say "driver version is
+ * insufficient", which reads like an upgrade is needed. */
+static int engine_driver_loaded(void)
+{
+    return access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 ||
+           access("/dev/dxg", F_OK) == 0;
+}
+
+int engine_available(const engine *e)
+{
+    if (!e->available)
+        return 0;
+    int rc = e->available();
+    if (rc == TCJ_ENODEV && e->gpu && !engine_driver_loaded())
+        return err_set(TCJ_ENODEV, "%s needs an NVIDIA GPU; none found (no driver loaded)",
+                       e->name);
+    return rc;
+}
+
 int engine_run(const engine *e, const join_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -88,11 +109,9 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
         return err_set(TCJ_EINVAL, "per-point mode needs a counts array");
     if (s->mode == JOIN_PAIRS && !s->sink.put)
         return err_set(TCJ_EINVAL, "pair mode needs a sink");
-    if (e->available) {
-        int rc = e->available();
-        if (rc)
-            return rc;
-    }
+    int arc = engine_available(e);
+    if (arc)
+        return arc;
     snprintf(res->precision, sizeof res->precision, "%s", e->precision);
     res->d_padded = s->ds->d;
     /* GPU runs are sampled by NVML (clocks, power, throttling) so every

@@ -112,6 +112,9 @@ typedef struct engine {
 extern const engine *const engine_table[]; /* NULL-terminated */
 const engine *engine_find(const char *name);
 
+/* 0 when e can run here, else TCJ_ENODEV/TCJ_EUNSUP with the reason in
+ * err_msg (a GPU engine on a machine without an NVIDIA driver says so). */
+int engine_available(const engine *e);
 /* Validate the spec, time the whole run, fill res->seconds and precision,
  * then call e->run. Returns 0 or a TCJ_E* code with err_msg. */
 int engine_run(const engine *e, const join_spec *spec, join_result *res);

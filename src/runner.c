@@ -14,7 +14,7 @@
 static const engine *runner_gpu_or_cpu(const char *gpu_name, const char *cpu_name)
 {
     const engine *e = engine_find(gpu_name);
-    if (e && (!e->available || e->available() == 0))
+    if (e && engine_available(e) == 0)
         return e;
     err_clear();
     return engine_find(cpu_name);
@@ -37,7 +37,7 @@ int runner_engine_opt(const char *name, const engine **out)
         *out = runner_default_engine();
     else if ((rc = runner_find_engine(name, out)))
         return rc;
-    return (*out)->available ? (*out)->available() : 0;
+    return engine_available(*out);
 }
 
 /* Edit distance (insert, delete, substitute) between short words; words

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -29,6 +30,22 @@ TEST(split_words_quotes_escapes)
     CHECK(strcmp(av[3], "x y") == 0);
     CHECK(strcmp(av[4], "") == 0);
     CHECK(av[5] == NULL);
+    free(st);
+}
+
+TEST(split_tilde_is_home)
+{
+    char **av, *st;
+    setenv("HOME", "/home/someone", 1);
+    int n = split("load ~/a.csv out=~/b ~ '~/c' x~ ~user a=b=~/d", &av, &st);
+    CHECK_EQ_INT(n, 8);
+    CHECK(strcmp(av[1], "/home/someone/a.csv") == 0);
+    CHECK(strcmp(av[2], "out=/home/someone/b") == 0);
+    CHECK(strcmp(av[3], "/home/someone") == 0);
+    CHECK(strcmp(av[4], "~/c") == 0); /* quoted: as written */
+    CHECK(strcmp(av[5], "x~") == 0);
+    CHECK(strcmp(av[6], "~user") == 0); /* other users' homes are not looked up */
+    CHECK(strcmp(av[7], "a=b=~/d") == 0);
     free(st);
 }
 
@@ -106,7 +123,8 @@ TEST(options)
     char *bad[] = {"cpu", "mod=pairs", NULL};
     CHECK_EQ_INT(cmd_check_opts(run, 2, bad), TCJ_EINVAL);
     char want[512];
-    snprintf(want, sizeof want, "Usage: %s", run->usage);
+    /* The unknown key is named before the usage line. */
+    snprintf(want, sizeof want, "run: unknown option 'mod'; Usage: %s", run->usage);
     CHECK(strcmp(err_msg(), want) == 0);
 }
 
@@ -129,6 +147,19 @@ TEST(parse_numbers)
     CHECK_EQ_INT(cmd_parse_size("2.5", "n", &z), TCJ_EINVAL);
     CHECK_EQ_INT(cmd_parse_size("", "n", &z), TCJ_EINVAL);
     CHECK_EQ_INT(cmd_parse_size("12abc", "n", &z), TCJ_EINVAL);
+    /* The sizes docs/DATASETS.md promises: k = 1e3, M = 1e6, G = 1e9. */
+    CHECK_EQ_INT(cmd_parse_size("100k", "n", &z), 0);
+    CHECK_EQ_INT(z, 100000);
+    CHECK_EQ_INT(cmd_parse_size("2M", "n", &z), 0);
+    CHECK_EQ_INT(z, 2000000);
+    CHECK_EQ_INT(cmd_parse_size("1.5k", "n", &z), 0);
+    CHECK_EQ_INT(z, 1500);
+    CHECK_EQ_INT(cmd_parse_size("1G", "n", &z), 0);
+    CHECK(z == 1000000000u);
+    CHECK_EQ_INT(cmd_parse_size("1.0005k", "n", &z), TCJ_EINVAL); /* 1000.5 points */
+    CHECK_EQ_INT(cmd_parse_size("k", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("2MM", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("2m", "n", &z), TCJ_EINVAL);
 }
 
 /* Run lines in a fresh session with output captured. */
@@ -212,6 +243,26 @@ TEST(exec_set)
     exec_capture(&s, "set opt align on");
     CHECK(s.eopt.fasted_off == 0);
     CHECK_EQ_INT(s.mode, JOIN_PAIRS);
+}
+
+/* Without an NVIDIA driver a GPU engine says what is missing and names
+ * itself, not the CUDA runtime's "driver version is insufficient". */
+TEST(no_driver_message)
+{
+    if (access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 ||
+        access("/dev/dxg", F_OK) == 0)
+        t_skip("an NVIDIA driver is loaded here");
+    session s;
+    new_session(&s);
+    exec_capture(&s, "gen uniform n=50 d=3 seed=1; eps 0.5");
+    CHECK(strcmp(exec_capture(&s, "run fasted"),
+                 "error: fasted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "run ted"),
+                 "error: ted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
+    CHECK_STR_CONTAINS(exec_capture(&s, "engines"),
+                       "(fp64 needs an NVIDIA GPU; none found (no driver loaded))");
+    if (s.have_ds)
+        dataset_free(&s.ds);
 }
 
 TEST(help_matches_table)
