@@ -12,6 +12,7 @@
 #include "dashboard.h"
 #include "err.h"
 #include "out.h"
+#include "progress.h"
 #include "repl.h"
 #include "settings.h"
 #include "store.h"
@@ -63,6 +64,7 @@ static void app_stream(session *s, FILE *f, const char *name)
         app_busy = 1;
         cmd_exec(s, line);
         app_busy = 0;
+        progress_clear();
     }
     cmd_set_location(NULL, 0);
     free(line);
@@ -120,16 +122,20 @@ int app_main(const app_args *a)
         if (rc == TCJ_EUNSUP) {
             if (!a->plain)
                 out_error("%s; using the line REPL", err_msg());
+            progress_install(&s);
             app_busy = 1;
             cmd_exec(&s, a->exec);
             app_busy = 0;
+            progress_clear();
             if (!s.quit)
                 repl_run(&s);
         }
     } else if (a->exec) {
+        progress_install(&s);
         app_busy = 1;
         cmd_exec(&s, a->exec);
         app_busy = 0;
+        progress_clear();
     }
     if (a->script && !s.quit) {
         FILE *f = strcmp(a->script, "-") == 0 ? stdin : fopen(a->script, "r");
@@ -137,6 +143,7 @@ int app_main(const app_args *a)
             out_error("%s: cannot open script: %s", a->script, strerror(errno));
             s.failed = 1;
         } else {
+            progress_install(&s);
             app_stream(&s, f, a->script);
             if (f != stdin)
                 fclose(f);
@@ -144,6 +151,7 @@ int app_main(const app_args *a)
     }
     if (!stay && !a->exec && !a->script) {
         if (batch) {
+            progress_install(&s);
             app_stream(&s, stdin, NULL);
         } else {
             int rc = TCJ_EUNSUP;
@@ -152,6 +160,7 @@ int app_main(const app_args *a)
             if (rc == TCJ_EUNSUP) {
                 if (!a->plain && isatty(STDOUT_FILENO))
                     out_error("%s; using the line REPL", err_msg());
+                progress_install(&s);
                 repl_run(&s);
             }
         }
