@@ -29,6 +29,7 @@
 #include "plot.h"
 #include "repl.h"
 #include "store.h"
+#include "typeahead.h"
 #include "view.h"
 
 #define DASH_HISTORY_MAX 5000
@@ -55,6 +56,9 @@ typedef struct dash {
     char *hist;
     nvml_sample series[1024];
     size_t nseries;
+    /* Keys typed during a run, fed to the prompt after it (in order). */
+    ui_typeahead ahead;
+    char prompt[160]; /* "tcjoin [DATASET eps=E]> " */
 } dash;
 
 static dash *D;
@@ -208,8 +212,29 @@ static void dash_draw_prompt(dash *d)
         return;
     werase(w);
     int W = getmaxx(w);
-    if (d->running) {
-        mvwprintw(w, 0, 0, "running: %.*s", W > 10 ? W - 10 : 0, d->run_line);
+    if (d->running || ui_ta_len(&d->ahead)) {
+        /* The run, then what was typed meanwhile (it runs next). */
+        char pend[256] = "";
+        int lines = ui_ta_describe(&d->ahead, KEY_BACKSPACE, pend, sizeof pend);
+        if (d->running)
+            mvwprintw(w, 0, 0, "running: %.*s", W > 10 ? W - 10 : 0, d->run_line);
+        if (ui_ta_len(&d->ahead)) {
+            int x = getcurx(w);
+            char head[48];
+            snprintf(head, sizeof head, "%squeued %d: ", d->running ? "  " : "", lines);
+            if (x + (int)strlen(head) < W - 4) {
+                ui_pctx c = {0};
+                c.color = d->color;
+                wattron(w, ui_attr(&c, UI_C_WARN));
+                mvwaddnstr(w, 0, x, head, W - x);
+                wattroff(w, ui_attr(&c, UI_C_WARN));
+                x += (int)strlen(head);
+                /* the newest keys matter most: keep the tail */
+                int room = W - x - 1;
+                int len = (int)strlen(pend);
+                mvwaddnstr(w, 0, x, len > room ? pend + len - room : pend, room);
+            }
+        }
         wnoutrefresh(w);
         return;
     }
@@ -378,6 +403,23 @@ static void dash_progress(void *ctx, const char *what, double frac)
     doupdate();
 }
 
+static int dash_key(dash *d, int ch);
+
+/* A cancel drops what was typed ahead too: it was meant to follow the
+ * cancelled work (a pasted tour would go on without its eps). */
+static void dash_drop_ahead(dash *d)
+{
+    char pend[64];
+    int lines = ui_ta_describe(&d->ahead, KEY_BACKSPACE, pend, sizeof pend);
+    if (ui_ta_len(&d->ahead)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "dropped what was typed ahead (%d line%s)\n", lines,
+                 lines == 1 ? "" : "s");
+        ui_view_log(&d->view, msg, 0);
+    }
+    ui_ta_clear(&d->ahead);
+}
+
 static void dash_poll(void *ctx)
 {
     dash *d = ctx;
@@ -385,22 +427,36 @@ static void dash_poll(void *ctx)
     if (!w)
         return;
     wtimeout(w, 0);
-    int ch;
+    int ch, typed = 0;
     while ((ch = wgetch(w)) != ERR) {
         if (ch == 27 || ch == 3) {
             if (!d->s->cancel)
                 ui_view_log(&d->view, "cancelling...\n", 0);
             d->s->cancel = 1;
+            dash_drop_ahead(d);
         } else if (ch == KEY_RESIZE) {
             dash_relayout(d);
             w = d->win[UI_PROMPT];
             if (!w)
                 return;
             wtimeout(w, 0);
+        } else if (ch == KEY_PPAGE || ch == KEY_NPAGE || ch == KEY_BTAB || ch == KEY_F(11) ||
+                   (ch >= KEY_F(2) && ch <= KEY_F(2 + UI_NBODY - 1))) {
+            /* Looking around stays live during a run. */
+            dash_key(d, ch);
+            w = d->win[UI_PROMPT];
+            if (!w)
+                return;
+            wtimeout(w, 0);
+        } else if (ui_ta_push(&d->ahead, ch) == 0) {
+            typed = 1; /* typed ahead: runs after this command */
         }
-        /* Other keys during a run are dropped: the prompt is not live. */
     }
     wtimeout(w, 200);
+    if (typed) {
+        dash_draw_prompt(d);
+        doupdate();
+    }
 }
 
 static void dash_refresh(void *ctx)
@@ -417,7 +473,9 @@ static int dash_rl_getc(FILE *f)
 {
     (void)f;
     while (!D->rl_have) {
-        int ch = wgetch(D->win[UI_PROMPT] ? D->win[UI_PROMPT] : stdscr);
+        int ch;
+        if (!ui_ta_pop(&D->ahead, &ch))
+            ch = wgetch(D->win[UI_PROMPT] ? D->win[UI_PROMPT] : stdscr);
         if (ch != ERR && ch < 256) {
             D->rl_key = ch;
             D->rl_have = 1;
@@ -463,13 +521,41 @@ static void dash_rl_matches(char **matches, int n, int maxlen)
     doupdate();
 }
 
+/* The prompt names the dataset and eps the next command works on, so they
+ * are always in view: "tcjoin [letter.csv eps=3]> ". */
+static void dash_update_prompt(dash *d)
+{
+    char p[sizeof d->prompt];
+    const session *s = d->s;
+    if (!s->have_ds && !s->have_eps) {
+        snprintf(p, sizeof p, "%s", DASH_PROMPT);
+    } else {
+        char eps[32] = "unset";
+        if (s->have_eps)
+            snprintf(eps, sizeof eps, "%.6g", s->eps);
+        const char *name = s->have_ds ? s->ds.name : "no dataset";
+        size_t nl = strlen(name);
+        /* a long name keeps its end (the slice, the file) */
+        if (nl > 28)
+            snprintf(p, sizeof p, "tcjoin [...%s eps=%s]> ", name + nl - 25, eps);
+        else
+            snprintf(p, sizeof p, "tcjoin [%s eps=%s]> ", name, eps);
+    }
+    if (strcmp(p, d->prompt) != 0) {
+        snprintf(d->prompt, sizeof d->prompt, "%s", p);
+        rl_set_prompt(d->prompt);
+    }
+    d->view.cur_have_eps = s->have_eps;
+    d->view.cur_eps = s->eps;
+}
+
 /* Execute one line as if typed: echo it, run it with progress and the
  * cancel key live, then redraw from the results. */
 static void dash_exec(dash *d, const char *line)
 {
-    size_t n = strlen(line) + 16;
+    size_t n = strlen(line) + sizeof d->prompt + 16;
     char *echo = xmalloc(n);
-    snprintf(echo, n, "%s%s\n", DASH_PROMPT, line);
+    snprintf(echo, n, "%s%s\n", d->prompt[0] ? d->prompt : DASH_PROMPT, line);
     ui_view_log(&d->view, echo, 0);
     free(echo);
     snprintf(d->run_line, sizeof d->run_line, "%s", line);
@@ -480,12 +566,15 @@ static void dash_exec(dash *d, const char *line)
     app_busy = 1;
     cmd_exec(d->s, line);
     app_busy = 0;
+    if (app_sigint) /* Ctrl-C cancelled it: drop the type-ahead as Esc does */
+        dash_drop_ahead(d);
     app_sigint = 0;
     d->running = 0;
     d->prog_on = 0;
     d->s->cancel = 0; /* the command itself reports the cancellation */
     if (d->s->quit)
         d->quit = 1;
+    dash_update_prompt(d);
     dash_sync_runs(d);
 }
 
@@ -693,6 +782,7 @@ int ui_dashboard_run_init(session *s, const char *init)
     rl_completion_display_matches_hook = dash_rl_matches;
     repl_completion_install();
     rl_callback_handler_install(DASH_PROMPT, dash_on_line);
+    dash_update_prompt(&d);
 
     out_set_sink(dash_sink, &d);
     s->ui = &dash_hooks;
@@ -713,7 +803,10 @@ int ui_dashboard_run_init(session *s, const char *init)
 
     while (!d.quit && !s->quit) {
         WINDOW *w = d.win[UI_PROMPT] ? d.win[UI_PROMPT] : stdscr;
-        int ch = wgetch(w);
+        int ch;
+        /* Keys typed during the last run first, as if typed now. */
+        if (!ui_ta_pop(&d.ahead, &ch))
+            ch = wgetch(w);
         if (ch == ERR) {
             if (app_sigint) {
                 /* Ctrl-C at the prompt: drop the line. */

@@ -29,8 +29,11 @@ typedef struct ui_metric {
 } ui_metric;
 
 typedef struct ui_view {
-    /* dataset panel ("dataset" and "info" records) */
+    /* dataset panel ("dataset" and "info" records); the session's current
+     * eps, set by the front end after each command */
     int have_ds, have_info;
+    int cur_have_eps;
+    double cur_eps;
     char ds_name[96], ds_format[16];
     double n, d, vmin, vmax, absmax, fp16_over, fp16_under, dups;
 

@@ -68,7 +68,8 @@ idle() {
     n=$(( ${1:-60} * 5 ))
     while [ $n -gt 0 ]; do
         capture
-        if tail -n 1 "$screen" | grep -q '^tcjoin> *$' && ! grep -q 'Esc cancels' "$screen"; then
+        if tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?> *$' &&
+            ! grep -q 'Esc cancels' "$screen"; then
             return 0
         fi
         sleep 0.2
@@ -137,7 +138,7 @@ hides 'too small'
 shows 'F2 dataset'
 shows 'F3 runs'
 shows 'F4 compare'
-tail -n 1 "$screen" | grep -q '^tcjoin>' || fail "no prompt on the last line at 80x24"
+tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?>' || fail "no prompt on the last line at 80x24"
 [ "$(wc -L <"$screen")" -le 80 ] || fail "lines wider than 80 at 80x24"
 
 step=focus-and-zoom
@@ -168,6 +169,29 @@ wait_for 'too small'
 $t resize-window -t ui -x 120 -y 40
 wait_for 'F5 selectivity'
 
+step=typeahead
+type_line "gen uniform n=30000 d=4 seed=2"
+idle 60
+type_line "eps 0.05"
+idle
+# The prompt and the dataset panel name the data and the eps.
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n30000-d4-s2 eps=0.05\]> *$' ||
+    fail "the prompt does not name the dataset and eps"
+shows '│eps 0\.05 '
+type_line "run cpu"
+wait_for 'Esc cancels' 30
+# Typed (or pasted) during the run: queued, shown, run in order after it.
+type_line "eps 0.06"
+type_line "info"
+wait_for 'queued 2: eps 0\.06; info' 10
+idle 180
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n30000-d4-s2 eps=0.06\]> *$' ||
+    fail "the queued eps 0.06 did not run"
+shows 'eps=0.06\]> info'
+last=$(sqlite3 "$db" "select group_concat(line, '|') from (select line from commands order by id desc limit 3 ) " )
+[ "$last" = "info|eps 0.06|run cpu" ] || fail "queued lines did not run in order after the run: $last"
+hides 'queued'
+
 step=cancel
 # A join long enough to need the cancel key: 400k uniform points.
 type_line "gen uniform n=400000 d=8 seed=1"
@@ -177,10 +201,16 @@ idle
 type_line "run cpu"
 wait_for 'Esc cancels' 30
 wait_for '\] +[0-9]+% cpu' 30
+# Esc cancels the run and drops what was typed ahead.
+type_line "eps 0.9"
+wait_for 'queued 1: eps 0\.9' 10
 $t send-keys -t ui Escape
 wait_for 'cancelled' 10
 idle 10
 shows 'error: run cpu cancelled'
+shows 'dropped what was typed ahead \(1 line\)'
+grep -Eq '│ +[0-9]+ cpu +0\.05 +cancelled' "$screen" || fail "the runs panel does not say cancelled"
+tail -n 1 "$screen" | grep -q 'eps=0.05\]> *$' || fail "the dropped eps 0.9 ran"
 
 step=quit
 type_line "quit"
