@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "engine.h"
 #include "err.h"
+#include "kernels.h"
 #include "layout.h"
 #include "nvml.h"
 #include "out.h"
@@ -42,6 +43,7 @@ typedef struct dash {
     WINDOW *win[UI_NPANEL];
     PANEL *pan[UI_NPANEL];
     int focus, zoom;
+    int layout_flags; /* UI_LAYOUT_NO_GPU without a CUDA device */
     int scroll[UI_NBODY];
     int color;
     int running; /* inside cmd_exec */
@@ -88,7 +90,7 @@ static void dash_layout(dash *d)
     int rows, cols;
     getmaxyx(stdscr, rows, cols);
     dash_free_windows(d);
-    ui_layout_compute(rows, cols, d->focus, d->zoom, &d->L);
+    ui_layout_compute(rows, cols, d->focus, d->zoom, d->layout_flags, &d->L);
     for (int p = 0; p < UI_NPANEL; p++) {
         const ui_rect *r = &d->L.r[p];
         if (!r->visible)
@@ -140,6 +142,30 @@ static int dash_scroll_max(dash *d, int p)
     return lines > inner ? lines - inner : 0;
 }
 
+/* A panel collapsed to one line (no GPU): its title and why it is empty. */
+static void dash_draw_line(dash *d, int p, const ui_pctx *c)
+{
+    WINDOW *w = d->win[p];
+    char text[256];
+    if (p == UI_COUNTERS)
+        snprintf(text, sizeof text, "N/A: %s",
+                 d->view.cnt_note[0] ? d->view.cnt_note
+                                     : "hardware counters need a CUDA device; none here");
+    else
+        snprintf(text, sizeof text, "N/A: no CUDA device here%s%s",
+                 c->nvml_note && c->nvml_note[0] ? "; NVML: " : "",
+                 c->nvml_note ? c->nvml_note : "");
+    int focused = p == d->focus;
+    wattron(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
+    mvwprintw(w, 0, 0, " F%d %s ", p + 2, ui_panel_name(p));
+    wattroff(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
+    int x = getcurx(w), W = getmaxx(w);
+    wattron(w, ui_attr(c, UI_C_DIM));
+    if (x < W)
+        mvwaddnstr(w, 0, x, text, W - x);
+    wattroff(w, ui_attr(c, UI_C_DIM));
+}
+
 static void dash_draw_panel(dash *d, int p)
 {
     WINDOW *w = d->win[p];
@@ -147,6 +173,11 @@ static void dash_draw_panel(dash *d, int p)
         return;
     ui_pctx c = dash_pctx(d, p);
     werase(w);
+    if (ui_layout_is_line(&d->L, p)) {
+        dash_draw_line(d, p, &c);
+        wnoutrefresh(w);
+        return;
+    }
     int focused = p == d->focus;
     attr_t a = ui_attr(&c, focused ? UI_C_FOCUS : UI_C_DIM);
     wattron(w, a);
@@ -747,6 +778,9 @@ int ui_dashboard_run_init(session *s, const char *init)
     d.s = s;
     d.focus = UI_LOG;
     d.zoom = -1;
+    /* No device, no counters or clocks to show: give their room to the log. */
+    d.layout_flags = kern_device_count() > 0 ? 0 : UI_LAYOUT_NO_GPU;
+    err_clear();
     ui_view_init(&d.view);
 
     cbreak(); /* not raw: Ctrl-C stays SIGINT, handled by app.c */
