@@ -34,7 +34,7 @@ typedef struct ui_view {
     int have_ds, have_info;
     int cur_have_eps;
     double cur_eps;
-    char ds_name[96], ds_format[16];
+    char ds_name[96], ds_format[16], ds_hash[24];
     double n, d, vmin, vmax, absmax, fp16_over, fp16_under, dups;
 
     /* runs panel: newest last */
@@ -43,8 +43,8 @@ typedef struct ui_view {
 
     /* compare panel and its error histogram */
     int have_cmp;
-    char cmp_a[24], cmp_b[24];
-    double cmp_eps, overlap, err_mean, err_std, err_max, only_a, only_b, both;
+    char cmp_a[24], cmp_b[24], cmp_dataset[96];
+    double cmp_eps, overlap, err_mean, err_std, err_min, err_max, only_a, only_b, both;
     /* The ground truth (cmp_b when B was it) and B's numbers against it
      * (NaN when B was the reference itself). */
     char cmp_ref[24];
@@ -53,7 +53,9 @@ typedef struct ui_view {
     size_t nbins;
     double bin_lo[UI_MAX_BINS], bin_hi[UI_MAX_BINS], bin_count[UI_MAX_BINS];
 
-    /* selectivity curve: S(eps) points, and sweep results as marks */
+    /* selectivity curve: S(eps) points, and sweep results as marks; the
+     * dataset they were measured on */
+    char curve_dataset[96];
     size_t ncurve;
     double curve_eps[UI_MAX_CURVE], curve_sel[UI_MAX_CURVE];
     size_t nsweep;
@@ -93,6 +95,10 @@ const char *ui_view_log_line(const ui_view *v, int k, int *err);
 /* Add or update a run row (from the session log), kept in ascending id
  * order; fields the row lacks (NAN) keep what a record gave. */
 void ui_view_add_run(ui_view *v, const ui_run_row *row);
+
+/* 1 when every distance error of the comparison is exactly 0 (A's
+ * distances equal the reference's on every pair both found). */
+int ui_view_no_error(const ui_view *v);
 
 /* Value of a metric by name in a list, NAN if missing. */
 double ui_metric_get(const ui_metric *m, int n, const char *name);

@@ -113,12 +113,14 @@ shows 'run 1: cpu on letter.csv'
 step=compare
 type_line "compare cpu-fp16 cpu"
 idle 180
-shows 'cpu-fp16 vs cpu'
-# letter's values are small integers, exact in FP16: the emulation agrees.
+shows 'cpu-fp16 vs cpu on letter.csv'
+# letter's values are small integers, exact in FP16: the emulation agrees,
+# and an all-zero error reads "no error", not a wall of bars.
 shows 'overlap 1\.000000'
 shows 'only A 0  only B 0'
-shows 'dist cpu-fp16 - cpu, log count'
-grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
+shows 'err min 0 max 0: no error'
+shows '│no error '
+grep -Eq '\|#' "$screen" && fail "an all-zero error drew bars"
 # The runs panel lists the comparison's two runs above run 1.
 grep -Eq '│ +2 cpu-fp16 ' "$screen" || fail "runs panel lacks run 2 (cpu-fp16)"
 
@@ -168,6 +170,24 @@ $t resize-window -t ui -x 40 -y 6
 wait_for 'too small'
 $t resize-window -t ui -x 120 -y 40
 wait_for 'F5 selectivity'
+
+step=new-dataset
+# Another dataset clears the results of the old one; a comparison with real
+# errors draws its histogram over the errors observed.
+type_line "gen uniform n=2000 d=8 seed=3"
+idle 60
+shows 'no comparison: compare A B'
+shows 'no histogram: compare A B'
+shows 'no curve: curve or sweep S'
+type_line "eps 0.4"
+idle
+type_line "compare cpu-fp16 cpu"
+idle 120
+shows 'cpu-fp16 vs cpu on uniform-n2000-d8-s3'
+shows 'dist cpu-fp16 - cpu, log count'
+shows '│uniform-n2000-d8-s3 eps 0\.4 '
+grep -Eq 'err min -[0-9.e-]+ max [0-9.e-]+ ' "$screen" || fail "no min and max error"
+grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
 
 step=typeahead
 type_line "gen uniform n=30000 d=4 seed=2"
