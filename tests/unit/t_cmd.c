@@ -355,6 +355,11 @@ TEST(man_page_documents_everything)
         snprintf(row, sizeof row, ".B %s\n", (*e)->name);
         CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
     }
+    /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
+    const char *keys[] = {".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F9", "PgUp, PgDn", "F11, z",
+                          ".B Esc", ".B Ctrl-C", "typing during a run"};
+    for (int k = 0; k < 7; k++)
+        CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);
     const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
     for (int k = 0; k < 4; k++)
         CHECK_MSG(strstr(man, env[k]) != NULL, "man page lacks %s", env[k]);
