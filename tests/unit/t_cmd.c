@@ -13,6 +13,7 @@
 #include "err.h"
 #include "out.h"
 #include "settings.h"
+#include "store.h"
 
 static int split(const char *line, char ***argv, char **st)
 {
@@ -265,6 +266,47 @@ TEST(no_driver_message)
         dataset_free(&s.ds);
 }
 
+static int first_cell(void *ctx, int ncol, const char *const *names, const char *const *vals)
+{
+    char *out = ctx;
+    size_t k = strlen(out);
+    snprintf(out + k, 256 - k, "%s%s", k ? "|" : "", ncol > 0 && vals[0] ? vals[0] : "NULL");
+    return 0;
+}
+
+/* curve's points are stored: a sweeps row of kind curve, one step per
+ * point, at the eps and S the command printed. */
+TEST(curve_is_stored)
+{
+    session s;
+    new_session(&s);
+    char path[512];
+    snprintf(path, sizeof path, "%s/curve.db", t_tmpdir());
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_cmd", "test", "host");
+    char *out = exec_capture(&s, "gen uniform n=300 d=3 seed=1; curve 0.1 0.5 bins=4 engine=cpu");
+    CHECK_STR_CONTAINS(out, "stored as sweep 1 (kind curve)");
+    CHECK_STR_CONTAINS(out, "\"type\":\"curve\",\"sweep_id\":1,");
+    char got[256] = "";
+    store_query(s.db, "SELECT kind || ' ' || engine || ' ' || passes FROM sweeps", NULL, 0,
+                first_cell, got);
+    CHECK(strcmp(got, "curve cpu 1") == 0);
+    got[0] = '\0';
+    store_query(s.db, "SELECT printf('%g %d', eps, step) FROM sweep_steps ORDER BY step", NULL, 0,
+                first_cell, got);
+    CHECK(strcmp(got, "0.1 0|0.2 1|0.3 2|0.4 3|0.5 4") == 0);
+    /* The pairs stored at a point equal a direct run at that eps. */
+    got[0] = '\0';
+    store_query(s.db, "SELECT pairs FROM sweep_steps WHERE step = 2", NULL, 0, first_cell, got);
+    char *run = exec_capture(&s, "eps 0.3; run cpu");
+    char want[64];
+    snprintf(want, sizeof want, "\"pairs\":%s,", got);
+    CHECK_MSG(strstr(run, want) != NULL, "curve S %s vs run: %s", got, run);
+    store_close(s.db);
+    if (s.have_ds)
+        dataset_free(&s.ds);
+}
+
 TEST(help_matches_table)
 {
     session s;
@@ -356,8 +398,9 @@ TEST(man_page_documents_everything)
         CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
     }
     /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
-    const char *keys[] = {".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F9", "PgUp, PgDn", "F11, z",
-                          ".B Esc", ".B Ctrl-C", "typing during a run"};
+    const char *keys[] = {
+        ".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F9", "PgUp, PgDn", "F11, z", ".B Esc",
+        ".B Ctrl-C",     "typing during a run"};
     for (int k = 0; k < 7; k++)
         CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);
     const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
