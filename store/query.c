@@ -165,6 +165,38 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx)
     return rc;
 }
 
+int store_show_compare(store *st, int64_t comparison_id, store_row_fn fn, void *ctx)
+{
+    static const char *const sql[] = {
+        "SELECT 'comparison' AS section, c.*, ds.name AS dataset FROM comparisons c "
+        "LEFT JOIN runs r ON r.id = c.run_a LEFT JOIN datasets ds ON ds.id = r.dataset_id "
+        "WHERE c.id = ?1",
+        "SELECT 'side' AS section, sd.* FROM comparison_sides sd WHERE sd.comparison_id = ?1 "
+        "ORDER BY sd.side",
+        "SELECT 'bin' AS section, h.comparison_id, h.bin, h.lo, h.hi, h.count, h.side "
+        "FROM histogram_bins h WHERE h.comparison_id = ?1 ORDER BY h.side, h.bin",
+    };
+    const char *what = "showing a comparison";
+    sqlite3_stmt *s;
+    if (store_prepare(st, "SELECT 1 FROM comparisons WHERE id = ?1", &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, comparison_id);
+    int rc = sqlite3_step(s);
+    rc = rc == SQLITE_ROW    ? 0
+         : rc == SQLITE_DONE ? err_set(TCJ_EINVAL, "no comparison %lld in the session log %s",
+                                       (long long)comparison_id, st->path)
+                             : store_fail(st, what);
+    sqlite3_finalize(s);
+    int stopped = 0;
+    for (size_t k = 0; !rc && !stopped && k < sizeof sql / sizeof sql[0]; k++) {
+        if (store_prepare(st, sql[k], &s, what))
+            return TCJ_ESTORE;
+        sqlite3_bind_int64(s, 1, comparison_id);
+        rc = rows_stop(st, s, fn, ctx, what, &stopped);
+    }
+    return rc;
+}
+
 /* ---- export ---- */
 
 /* The shortest %g that reads back as the same double. */
