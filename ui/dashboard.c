@@ -328,8 +328,10 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
     case OUT_ERROR: {
         size_t n = strlen(text) + 16;
         char *line = xmalloc(n);
-        snprintf(line, n, "error: %s\n", text);
-        ui_view_log(&d->view, line, 1);
+        /* The user stopped it (Esc, Ctrl-C): a cancellation, not a failure. */
+        int cancelled = d->running && d->s->cancel;
+        snprintf(line, n, "%s%s\n", cancelled ? "" : "error: ", text);
+        ui_view_log(&d->view, line, !cancelled);
         free(line);
         break;
     }

@@ -437,6 +437,8 @@ TEST(completion)
     CHECK_EQ_INT(st, 7);
     CHECK(strcmp(comp("run cp", &st), "cpu cpu-fp16") == 0);
     CHECK_EQ_INT(st, 4);
+    CHECK_STR_CONTAINS(comp("show ", NULL), "compare");
+    CHECK(strcmp(comp("set opt al", NULL), "align all") == 0);
     CHECK(strcmp(comp("compare cpu-fp16 cpu-", NULL), "cpu-fp16") == 0);
     CHECK(strcmp(comp("run cpu mo", NULL), "mode=") == 0);
     CHECK(strcmp(comp("run cpu mode=p", &st), "mode=pairs mode=perpoint") == 0);
