@@ -59,6 +59,23 @@ sqlite3 "$tmp/s.db" 'select 1' >/dev/null 2>&1 &&
     [ "$(sqlite3 "$tmp/s.db" "select count(*) from runs where status = -6")" = 1 ] ||
     { command -v sqlite3 >/dev/null && fail "the cancelled run is not stored as cancelled"; }
 
+step=plain-repl
+# The line REPL shows the same progress line and Ctrl-C cancels the run
+# without leaving.
+$t kill-session -t b
+$t new-session -d -s b -x 100 -y 20 \
+    "TERM=screen TCJOIN_HISTORY='$tmp/h' '$bin' --plain --db '$tmp/p.db'; echo tcjoin-exited-\$?; sleep 60"
+wait_for '^tcjoin>' 20
+$t send-keys -t b -l "$long"
+$t send-keys -t b Enter
+wait_for 'cpu +[0-9]+% \[#* *\] [0-9.]+ %/s, [0-9]+ (s|min) left' 60
+$t send-keys -t b C-c
+wait_for 'run cpu cancelled' 30
+grep -q '%/s' "$screen" && fail "the progress line was not erased in the REPL"
+$t send-keys -t b -l "quit"
+$t send-keys -t b Enter
+wait_for 'tcjoin-exited-0' 10
+
 step=bad-db
 $t kill-session -t b
 mkdir "$tmp/dir.db"

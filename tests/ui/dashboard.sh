@@ -155,6 +155,18 @@ shows 'F9 log'
 $t send-keys -t ui Escape
 wait_for 'F3 runs'
 
+step=no-gpu-lines
+# Without a CUDA device the counters and clocks panels are one line each,
+# at the bottom of the body, and say why they are empty.
+if [ ! -e /proc/driver/nvidia/version ] && [ ! -e /dev/nvidia0 ]; then
+    $t send-keys -t ui F9
+    sleep 0.3
+    capture
+    tail -n 4 "$screen" | head -n 1 | grep -q '^ F7 counters N/A: ' || fail "counters is not one line"
+    tail -n 3 "$screen" | head -n 1 | grep -q '^ F8 clocks & power N/A: no CUDA device here' ||
+        fail "clocks is not one line"
+fi
+
 step=resize-large
 $t resize-window -t ui -x 200 -y 50
 wait_for 'F8 clocks'
