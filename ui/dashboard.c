@@ -318,6 +318,8 @@ static void dash_set_focus(dash *d, int p)
         dash_layout(d);
 }
 
+static void dash_update_prompt(dash *d);
+
 static void dash_sink(void *ctx, out_kind kind, const char *text)
 {
     dash *d = ctx;
@@ -337,6 +339,8 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
     }
     case OUT_RECORD: {
         int got = ui_view_record(&d->view, text);
+        /* eps or the dataset may have changed mid-line ("gen; eps 3; run"). */
+        dash_update_prompt(d);
         if (got == UI_DATASET && d->s->have_ds && !d->view.have_info &&
             (double)d->s->ds.n * (double)d->s->ds.d <= 2e7) {
             dataset_info in;
