@@ -60,6 +60,7 @@ typedef struct dash {
     size_t nseries;
     /* Keys typed during a run, fed to the prompt after it (in order). */
     ui_typeahead ahead;
+    int ahead_full;   /* said once per run that keys are being dropped */
     char prompt[160]; /* "tcjoin [DATASET eps=E]> " */
 } dash;
 
@@ -487,6 +488,10 @@ static void dash_poll(void *ctx)
             wtimeout(w, 0);
         } else if (ui_ta_push(&d->ahead, ch) == 0) {
             typed = 1; /* typed ahead: runs after this command */
+        } else if (ui_ta_len(&d->ahead) == UI_TA_MAX && !d->ahead_full) {
+            d->ahead_full = 1;
+            ui_view_log(&d->view, "type-ahead full: further keys are dropped until the run ends\n",
+                        1);
         }
     }
     wtimeout(w, 200);
@@ -597,6 +602,7 @@ static void dash_exec(dash *d, const char *line)
     free(echo);
     snprintf(d->run_line, sizeof d->run_line, "%s", line);
     d->running = 1;
+    d->ahead_full = 0;
     d->s->cancel = 0;
     d->prog_on = 0;
     dash_draw_all(d);
