@@ -26,12 +26,19 @@ endif
 
 # kernels/*.c are the plain-C parts of kernels/ (switch table, kernel
 # choice): host code, built with or without CUDA. stub.c stands in for the
-# .cu files when there is no nvcc.
-HOST_SRC := $(filter-out src/main.c kernels/stub.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
+# .cu files when there is no nvcc. CUPTI's profiler needs only headers at
+# build time (libcupti is dlopen'ed); without them the counters are N/A
+# (src/cupti_none.c).
+CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti_profiler_host.h)
+HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
+HOST_SRC += $(if $(CUPTI_H),,src/cupti_none.c)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
-CXX_SRC  := $(wildcard src/*.cpp)
+CXX_SRC  := $(if $(CUPTI_H),$(wildcard src/*.cpp))
 CXX_OBJ  := $(CXX_SRC:%.cpp=$(BUILD)/obj/%.o)
 
+# CPU_ONLY=1: the host program with kernels/stub.c, even where nvcc is
+# installed (make demo on a machine without a GPU: seconds, not minutes).
+ifeq ($(CPU_ONLY),)
 ifneq ($(NVCC),)
 CU_SRC   := $(wildcard kernels/*.cu)
 # Kernel objects carry no host sanitizer: a sanitized build reuses the
@@ -46,6 +53,10 @@ else
 KERN_OBJ := $(BUILD)/obj/kernels/stub.o
 CUDA_LIBS := -lstdc++
 $(info note: nvcc not found: building without CUDA; GPU engines will report that no device is present)
+endif
+else
+KERN_OBJ := $(BUILD)/obj/kernels/stub.o
+CUDA_LIBS := -lstdc++
 endif
 
 TEST_SRC := $(wildcard tests/unit/t_*.c)
@@ -133,9 +144,22 @@ tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
 deps:
 	@sh scripts/deps.sh
 
+# A GPU here? Cheap checks of the driver's files, no CUDA context.
+HAVE_GPU := $(shell test -e /proc/driver/nvidia/version -o -e /dev/nvidia0 -o -e /dev/dxg && echo 1)
+
+# Without a GPU the CUDA kernels (minutes to compile) could not run anyway:
+# build the CPU-only program in $(BUILD)-cpu and say how to get the rest.
 demo: deps
+ifneq ($(HAVE_GPU),)
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@sh scripts/demo.sh $(BUILD)/tcjoin
+else
+	@echo "demo: no NVIDIA GPU here (no driver loaded): building the CPU-only program in $(BUILD)-cpu"
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(BUILD)-cpu CPU_ONLY=1 all
+	@echo "demo: on a machine with an NVIDIA GPU, 'make' builds the GPU code for every"
+	@echo "demo: architecture (several minutes); 'make SM=90' builds one (see README)"
+	@sh scripts/demo.sh $(BUILD)-cpu/tcjoin
+endif
 
 # The suite, then the host code once more under ASan and UBSan (the CUDA
 # objects are shared with the plain build).
@@ -156,7 +180,7 @@ fmt:
 	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-cpu
 
 .PHONY: all tests deps demo test bench install fmt clean
 .SECONDARY:

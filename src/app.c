@@ -12,6 +12,7 @@
 #include "dashboard.h"
 #include "err.h"
 #include "out.h"
+#include "progress.h"
 #include "repl.h"
 #include "settings.h"
 #include "store.h"
@@ -35,9 +36,11 @@ static void app_on_sigint(int sig)
             return;
         }
         app_session->cancel = 1;
-        if (app_session->batch)
-            app_session->quit = 1;
     }
+    /* Batch mode: stop after the command in flight and exit 130, as a
+     * shell does, so a script calling tcjoin sees the interrupt. */
+    if (app_session && app_session->batch)
+        app_session->quit = 1;
     app_sigint = 1;
 }
 
@@ -59,11 +62,12 @@ static void app_stream(session *s, FILE *f, const char *name)
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
-    while (!s->quit && getline(&line, &cap, f) >= 0) {
+    while (!s->quit && !app_sigint && getline(&line, &cap, f) >= 0) {
         cmd_set_location(name, ++lineno);
         app_busy = 1;
         cmd_exec(s, line);
         app_busy = 0;
+        progress_clear();
     }
     cmd_set_location(NULL, 0);
     free(line);
@@ -125,16 +129,20 @@ int app_main(const app_args *a)
         if (rc == TCJ_EUNSUP) {
             if (!a->plain)
                 out_error("%s; using the line REPL", err_msg());
+            progress_install(&s);
             app_busy = 1;
             cmd_exec(&s, a->exec);
             app_busy = 0;
+            progress_clear();
             if (!s.quit)
                 repl_run(&s);
         }
     } else if (a->exec) {
+        progress_install(&s);
         app_busy = 1;
         cmd_exec(&s, a->exec);
         app_busy = 0;
+        progress_clear();
     }
     if (a->script && !s.quit) {
         FILE *f = strcmp(a->script, "-") == 0 ? stdin : fopen(a->script, "r");
@@ -142,6 +150,7 @@ int app_main(const app_args *a)
             out_error("%s: cannot open script: %s", a->script, strerror(errno));
             s.failed = 1;
         } else {
+            progress_install(&s);
             app_stream(&s, f, a->script);
             if (f != stdin)
                 fclose(f);
@@ -149,6 +158,7 @@ int app_main(const app_args *a)
     }
     if (!stay && !a->exec && !a->script) {
         if (batch) {
+            progress_install(&s);
             app_stream(&s, stdin, NULL);
         } else {
             int rc = TCJ_EUNSUP;
@@ -157,6 +167,7 @@ int app_main(const app_args *a)
             if (rc == TCJ_EUNSUP) {
                 if (!a->plain && isatty(STDOUT_FILENO))
                     out_error("%s; using the line REPL", err_msg());
+                progress_install(&s);
                 repl_run(&s);
             }
         }

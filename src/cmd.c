@@ -17,8 +17,14 @@ int cmd_split(const char *line, char ***argv, char **storage)
 {
     size_t len = strlen(line);
     size_t maxw = len / 2 + 2;
+    /* ~ and ~/ at the start of a word or of a key=value's value read as
+     * $HOME, as in a shell; room for one $HOME per '~'. */
+    const char *home = getenv("HOME");
+    size_t hl = home ? strlen(home) : 0, extra = 0;
+    for (const char *t = line; *t; t++)
+        extra += *t == '~' ? hl : 0;
     /* One block: the argv array, then the words' characters. */
-    char *block = xmalloc(maxw * sizeof(char *) + len + 1);
+    char *block = xmalloc(maxw * sizeof(char *) + len + extra + 1);
     char **av = (char **)block;
     char *w = block + maxw * sizeof(char *);
     int argc = 0;
@@ -59,6 +65,15 @@ int cmd_split(const char *line, char ***argv, char **storage)
                 }
                 *w++ = p[1];
                 p += 2;
+            } else if (*p == '~' && hl &&
+                       (p[1] == '/' || p[1] == '\0' || p[1] == ' ' || p[1] == '\t' ||
+                        p[1] == '\n' || p[1] == '\r') &&
+                       (w == av[argc - 1] ||
+                        (w[-1] == '=' &&
+                         !memchr(av[argc - 1], '=', (size_t)(w - 1 - av[argc - 1]))))) {
+                memcpy(w, home, hl);
+                w += hl;
+                p++;
             } else {
                 *w++ = *p++;
             }
@@ -160,7 +175,8 @@ int cmd_check_opts(const cmd *c, int argc, char **argv)
             if (strlen(*o) == (size_t)n && strncmp(*o, argv[i], (size_t)n) == 0)
                 known = 1;
         if (!known)
-            return err_set(TCJ_EINVAL, "Usage: %s", c->usage);
+            return err_set(TCJ_EINVAL, "%s: unknown option '%.*s'; Usage: %s", c->name, n, argv[i],
+                           c->usage);
     }
     return 0;
 }
@@ -209,8 +225,14 @@ int cmd_parse_size(const char *word, const char *what, size_t *out)
     if (end == word || errno == ERANGE)
         goto bad;
     if (*end) {
-        /* 1e6 and 2.5e5 read as the integers they name. */
+        /* 1e6, 2.5e5 and 100k, 2M, 1.5G read as the integers they name. */
         double dv = strtod(word, &end);
+        const char *sfx = "kKMG";
+        const double mul[] = {1e3, 1e3, 1e6, 1e9};
+        if (*end && end[1] == '\0' && end != word && strchr(sfx, *end)) {
+            dv *= mul[strchr(sfx, *end) - sfx];
+            end++;
+        }
         if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
             goto bad;
         v = (unsigned long long)dv;

@@ -20,6 +20,10 @@ typedef struct cmd {
 
 extern const cmd *const cmd_table[]; /* NULL-terminated */
 const cmd *cmd_find(const char *name);
+/* The group a command is listed under in `help` ("data", "eps", "join",
+ * "accuracy", "log", "GPU", "session"): the table's second column. */
+const char *cmd_group(const cmd *c);
+extern const char *const cmd_group_names[]; /* NULL-terminated, in help's order */
 
 /* Split a line into words (quotes and backslash escapes honoured). Returns
  * the word count, or -1 with err_msg for an unterminated quote. Words are

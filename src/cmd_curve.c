@@ -55,6 +55,33 @@ static void print_plot(const double *eps, const double *sel, size_t np)
     }
 }
 
+/* The curve in the session log: a sweeps row of kind "curve" (no target;
+ * eps and S at HI), its points as the steps. Returns the row id, 0 when
+ * not stored (a store error is not the command's failure). */
+static int64_t curve_store(session *s, const engine *e, double lo, double hi, size_t bins,
+                           const double *eps, const double *sel, const uint64_t *pairs, size_t npt,
+                           double secs)
+{
+    if (!s->db)
+        return 0;
+    int64_t id = store_sweep_begin(s->db, s->session_id, s->dataset_id, e->name, "curve", NAN, NAN);
+    if (id <= 0) {
+        err_clear();
+        return 0;
+    }
+    for (size_t k = 0; k < npt; k++)
+        if (store_sweep_step(s->db, id, (int)k, "curve", eps[k], sel[k], pairs[k], 0) != 0) {
+            store_sweep_delete(s->db, id);
+            err_clear();
+            return 0;
+        }
+    char note[96];
+    snprintf(note, sizeof note, "curve %.6g to %.6g, %zu bins", lo, hi, bins);
+    store_sweep_end(s->db, id, eps[npt - 1], sel[npt - 1], 1, secs, note);
+    err_clear();
+    return id;
+}
+
 static int curve_run(session *s, int argc, char **argv)
 {
     const cmd *self = cmd_find("curve");
@@ -131,7 +158,11 @@ static int curve_run(session *s, int argc, char **argv)
     if (csv)
         out_printf("  %zu points written to %s\n", npt, csv);
 
+    int64_t cid = curve_store(s, e, lo, hi, bins, eps, sel, pairs, npt, secs);
+    if (cid)
+        out_printf("  stored as sweep %lld (kind curve) in the session log\n", (long long)cid);
     out_rec *r = out_rec_begin("curve");
+    out_rec_int(r, "sweep_id", cid);
     out_rec_str(r, "engine", e->name);
     out_rec_str(r, "dataset", s->ds.name);
     out_rec_int(r, "n", (int64_t)s->ds.n);
@@ -176,7 +207,8 @@ const cmd cmd_curve = {
             "  engine=NAME   engine for the pass\n"
             "  csv=FILE      also write eps,pairs,selectivity per point\n"
             "  force         replace an existing csv= file (never the session log)\n"
-            "Ctrl-C stops the pass within a second.",
+            "Ctrl-C stops the pass within a second. The points are stored in the session log\n"
+            "(a sweep of kind curve).",
     .min_args = 0,
     .max_args = -1,
     .options = curve_options,

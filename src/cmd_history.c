@@ -80,14 +80,14 @@ const cmd cmd_runs = {
     .run = runs_run,
 };
 
-static int parse_id(const char *w, int64_t *out)
+static int parse_id(const char *w, const char *what, int64_t *out)
 {
     size_t v;
-    int rc = cmd_parse_size(w, "run id", &v);
+    int rc = cmd_parse_size(w, what, &v);
     if (rc)
         return rc;
     if (v == 0)
-        return err_set(TCJ_EINVAL, "run id: expected a run number, got '%s'", w);
+        return err_set(TCJ_EINVAL, "%s: expected a number from 1, got '%s'", what, w);
     *out = (int64_t)v;
     return 0;
 }
@@ -126,12 +126,15 @@ static int show_row(void *ctx, int ncol, const char *const *names, const char *c
 static int show_run(session *s, int argc, char **argv)
 {
     int rc;
-    if (strcmp(argv[0], "run") != 0 || argc != 2)
+    int cmp = strcmp(argv[0], "compare") == 0;
+    if ((strcmp(argv[0], "run") != 0 && !cmp) || argc != 2)
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("show")->usage);
     int64_t id = 0;
-    if ((rc = need_db(s)) || (rc = parse_id(argv[1], &id)))
+    if ((rc = need_db(s)) || (rc = parse_id(argv[1], cmp ? "compare id" : "run id", &id)))
         return rc;
     int rows = 0;
+    if (cmp)
+        return store_show_compare(s->db, id, show_row, &rows);
     rc = store_show_run(s->db, id, show_row, &rows);
     if (!rc && rows == 0)
         return err_set(TCJ_EINVAL, "no run %lld in the session log", (long long)id);
@@ -147,10 +150,12 @@ static int show_run(session *s, int argc, char **argv)
 
 const cmd cmd_show = {
     .name = "show",
-    .usage = "show run ID",
-    .summary = "everything stored about one run",
+    .usage = "show run ID|compare ID",
+    .summary = "everything stored about one run or comparison",
     .help = "Show one run of the session log: engine, dataset, eps, options, device,\n"
-            "pairs, selectivity, phases, TFLOPS, counters and status.",
+            "pairs, selectivity, phases, TFLOPS, counters and status. show compare ID\n"
+            "shows one comparison (the number compare printed): its engines, runs,\n"
+            "dataset, eps, overlap, distance errors and histogram bins.",
     .min_args = 2,
     .max_args = 2,
     .options = NULL,
@@ -167,7 +172,7 @@ static int export_run(session *s, int argc, char **argv)
         k = 1;
     } else if (argc >= 1 && (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0) &&
                argc == 4) {
-        if ((rc = parse_id(argv[1], &id)))
+        if ((rc = parse_id(argv[1], argv[0][0] == 'k' ? "kdist id" : "run id", &id)))
             return rc;
         k = 2;
     } else {

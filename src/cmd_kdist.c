@@ -30,16 +30,21 @@ static void on_progress(void *ctx, double frac)
 
 /* The engine: engine=NAME, else the default one when it has a kdist
  * entry, else cpu (the GPU engines get theirs later). */
-static int pick_engine(const char *name, const engine **out)
+static int pick_engine(const session *s, const char *name, const engine **out)
 {
-    int rc;
     if (name)
-        return runner_engine_opt(name, out);
-    const engine *e = runner_default_engine();
-    if (!e->kdist)
-        e = engine_find("cpu");
+        return runner_engine_opt(&s->eopt, name, out);
+    /* The default engine when it has a k-distance entry, else the first
+     * exact engine that has one and can run here. */
+    const engine *e = runner_default_engine(&s->eopt);
+    for (const engine *const *t = engine_table; e && !e->kdist && *t; t++)
+        if ((*t)->kdist && (*t)->exact && engine_available(*t, &s->eopt) == 0)
+            e = *t;
+    err_clear();
+    if (!e || !e->kdist)
+        return err_set(TCJ_EUNSUP, "kdist: no engine with a k-distance computation can run here");
     *out = e;
-    return e->available ? ((rc = e->available()) ? rc : 0) : 0;
+    return engine_available(e, &s->eopt);
 }
 
 static void print_plot(const kdist_curve *c)
@@ -124,7 +129,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
     if (!s->have_ds)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     const engine *e;
-    if ((rc = pick_engine(cmd_opt(argc, argv, "engine"), &e)))
+    if ((rc = pick_engine(s, cmd_opt(argc, argv, "engine"), &e)))
         return rc;
 
     const dataset *ds = &s->ds;

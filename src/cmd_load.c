@@ -85,11 +85,13 @@ static int load_run(session *s, int argc, char **argv)
             o.delim = ' ';
         else if (!strcmp(v, "comma"))
             o.delim = ',';
+        else if (!strcmp(v, "semicolon")) /* ';' itself ends the command */
+            o.delim = ';';
         else if (strlen(v) == 1)
             o.delim = v[0];
         else
             return err_set(TCJ_EINVAL,
-                           "delim: expected one character, tab, space or comma, "
+                           "delim: expected one character, tab, space, comma or semicolon, "
                            "got '%s'",
                            v);
     }
@@ -128,7 +130,8 @@ const cmd cmd_load = {
             "  offset=N limit=N    skip N points / take at most N points\n"
             "  cols=LIST           delimited text: columns to keep, e.g. 1-16, 0,2,5 or -0\n"
             "  header=yes|no|auto  delimited text: first line is a header\n"
-            "  delim=C             delimited text: , tab space or one character\n"
+            "  delim=C             delimited text: one character, or tab, space, comma,\n"
+            "                      semicolon (a bare ; would end the command)\n"
             "  dtype=T dim=N       raw binary: f32 f64 f16 u8 i32 ..., values per point\n"
             "  dataset=NAME        HDF5: dataset to read (default train)\n"
             "  drop-nonfinite=yes  drop rows holding NaN or Inf instead of refusing the file\n"

@@ -1,58 +1,48 @@
 /* The command table: one row per command, one file per command. A new
- * command is one new file, one extern line and one row here (keep both one
- * per line; the order of rows is the order of help). */
+ * command is one new file and one row here: its name and its group in
+ * `help` (keep one row per line; the order of rows is the order of help
+ * within a group). */
 #include <string.h>
 
 #include "cmd.h"
 
-extern const cmd cmd_load;
-extern const cmd cmd_gen;
-extern const cmd cmd_info;
-extern const cmd cmd_eps;
-extern const cmd cmd_set;
-extern const cmd cmd_run;
-extern const cmd cmd_compare;
-extern const cmd cmd_explain;
-extern const cmd cmd_ablate;
-extern const cmd cmd_history;
-extern const cmd cmd_runs;
-extern const cmd cmd_show;
-extern const cmd cmd_export;
-extern const cmd cmd_engines;
-extern const cmd cmd_profile;
-extern const cmd cmd_help;
-extern const cmd cmd_quit;
-extern const cmd cmd_exit;
-extern const cmd cmd_sweep;
-extern const cmd cmd_curve;
-extern const cmd cmd_kdist;
-
 /* clang-format off */
-const cmd *const cmd_table[] = {
-    &cmd_load,
-    &cmd_gen,
-    &cmd_info,
-    &cmd_eps,
-    &cmd_set,
-    &cmd_run,
-    &cmd_compare,
-    &cmd_explain,
-    &cmd_ablate,
-    &cmd_history,
-    &cmd_runs,
-    &cmd_show,
-    &cmd_export,
-    &cmd_engines,
-    &cmd_profile,
-    &cmd_help,
-    &cmd_quit,
-    &cmd_exit,
-    &cmd_sweep,
-    &cmd_curve,
-    &cmd_kdist,
-    NULL,
-};
+#define CMD_ROWS(X)            \
+    X(load,    "data")         \
+    X(gen,     "data")         \
+    X(info,    "data")         \
+    X(eps,     "eps")          \
+    X(sweep,   "eps")          \
+    X(curve,   "eps")          \
+    X(kdist,   "eps")          \
+    X(set,     "join")         \
+    X(run,     "join")         \
+    X(explain, "join")         \
+    X(ablate,  "join")         \
+    X(compare, "accuracy")     \
+    X(history, "log")          \
+    X(runs,    "log")          \
+    X(show,    "log")          \
+    X(export,  "log")          \
+    X(engines, "GPU")          \
+    X(profile, "GPU")          \
+    X(help,    "session")      \
+    X(quit,    "session")      \
+    X(exit,    "session")
 /* clang-format on */
+
+#define CMD_EXTERN(n, g) extern const cmd cmd_##n;
+CMD_ROWS(CMD_EXTERN)
+
+#define CMD_PTR(n, g) &cmd_##n,
+const cmd *const cmd_table[] = {CMD_ROWS(CMD_PTR) NULL};
+
+#define CMD_GROUP(n, g) g,
+static const char *const cmd_groups[] = {CMD_ROWS(CMD_GROUP) NULL};
+
+/* In the order help shows them; "eps" is printed as ε's name. */
+const char *const cmd_group_names[] = {"data", "eps", "join",    "accuracy",
+                                       "log",  "GPU", "session", NULL};
 
 const cmd *cmd_find(const char *name)
 {
@@ -60,4 +50,12 @@ const cmd *cmd_find(const char *name)
         if (strcmp((*c)->name, name) == 0)
             return *c;
     return NULL;
+}
+
+const char *cmd_group(const cmd *c)
+{
+    for (size_t k = 0; cmd_table[k]; k++)
+        if (cmd_table[k] == c)
+            return cmd_groups[k];
+    return "session";
 }

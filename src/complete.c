@@ -163,6 +163,7 @@ static void cl_setting_value(clist *c, const char *name, int k, const char *word
     } else if (!strcmp(spec, "@switch")) {
         for (const fasted_switch *w = fasted_switches; w->name; w++)
             cl_add(c, NULL, w->name);
+        cl_add(c, NULL, "all");
     } else {
         cl_choices(c, NULL, spec);
     }
@@ -239,8 +240,10 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
                     for (const fasted_switch *w = fasted_switches; w->name; w++)
                         cl_add(&c, NULL, w->name);
             } else if (!strcmp(name, "show")) {
-                if (pos == 1)
+                if (pos == 1) {
                     cl_add(&c, NULL, "run");
+                    cl_add(&c, NULL, "compare");
+                }
             } else if (!strcmp(name, "export")) {
                 int runs = nw > 1 && !strcmp(words[1], "runs");
                 if (pos == 1)

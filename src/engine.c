@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "kernels.h"
@@ -65,6 +66,16 @@ void join_result_metric(join_result *r, const char *name, double value, const ch
     snprintf(m->unit, sizeof m->unit, "%s", unit ? unit : "");
     m->value = value;
 }
+
+/* Whether an NVIDIA kernel driver is present (Linux, or WSL's GPU device).
+ * Without one the CUDA runtime can only say "driver version is
+ * insufficient", which reads like an upgrade is needed. */
+static int engine_driver_loaded(void)
+{
+    return access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 ||
+           access("/dev/dxg", F_OK) == 0;
+}
+
 
 int engine_run(const engine *e, const join_spec *s, join_result *res)
 {
@@ -169,6 +180,8 @@ int engine_gpu_device(const char *who, const engine_opts *o, kern_device *dv)
     if (!kern_built_with_cuda())
         return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
     int n = kern_device_count();
+    if (n <= 0 && !engine_driver_loaded())
+        return err_set(TCJ_ENODEV, "%s needs an NVIDIA GPU; none found (no driver loaded)", who);
     if (n <= 0)
         return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
     if (dev < 0 || dev >= n)

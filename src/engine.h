@@ -179,7 +179,10 @@ extern const engine *const engine_table[]; /* NULL-terminated */
 const engine *engine_find(const char *name);
 /* "fp32", "fp64" ("?" when unset): how dist is shown and stored. */
 const char *engine_dist_name(engine_dist d);
-/* e->available(o), or 0 when the row has none. */
+/* 0 when e can run here with these options, else TCJ_ENODEV/TCJ_EUNSUP
+ * with the reason in err_msg naming the engine: e->available(o), or for a
+ * tensor-core row the device and its compute capability; a GPU engine on
+ * a machine without an NVIDIA driver says so. */
 int engine_available(const engine *e, const engine_opts *o);
 /* The available engine of highest rank for role (ties: the earlier row), or
  * NULL when none; leaves err_msg clear. */

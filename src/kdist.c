@@ -24,8 +24,9 @@ int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
                        s->q1, s->ds->n);
     if (!s->out)
         return err_set(TCJ_EINVAL, "k-distance needs an output array");
-    if (e->available && e->available() != 0)
-        return err_msg()[0] ? TCJ_ENODEV : err_set(TCJ_ENODEV, "%s cannot run here", e->name);
+    int arc = engine_available(e, s->opts);
+    if (arc)
+        return arc;
     double t0 = engine_now();
     int rc = e->kdist(s, res);
     res->seconds = engine_now() - t0;

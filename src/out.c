@@ -12,15 +12,13 @@
 #include "esc.h"
 #include "json.h"
 
-static void out_default_sink(void *ctx, out_kind kind, const char *text);
-
 static out_fn sink_fn = out_default_sink;
 static void *sink_ctx;
 static int json_on;
 
 /* Text goes to stdout in plain mode and records in JSON mode, so a JSON
  * consumer reads nothing but objects. Errors go to stderr in both. */
-static void out_default_sink(void *ctx, out_kind kind, const char *text)
+void out_default_sink(void *ctx, out_kind kind, const char *text)
 {
     switch (kind) {
     case OUT_TEXT:

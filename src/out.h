@@ -21,6 +21,8 @@ typedef void (*out_fn)(void *ctx, out_kind kind, const char *text);
  * "tcjoin: error: ...", records dropped unless json is on. */
 void out_set_sink(out_fn fn, void *ctx);
 void out_reset_sink(void);
+/* The sink out_reset_sink restores (stdout/stderr), for sinks that wrap it. */
+void out_default_sink(void *ctx, out_kind kind, const char *text);
 void out_set_json(int on);
 int out_json(void);
 

@@ -19,6 +19,7 @@
 #include "complete.h"
 #include "err.h"
 #include "out.h"
+#include "progress.h"
 
 #define REPL_HISTORY_MAX 5000
 
@@ -122,6 +123,7 @@ static void repl_on_line(char *line)
         app_busy = 1;
         cmd_exec(repl_s, line);
         app_busy = 0;
+        progress_clear();
         app_sigint = 0;
         fflush(stdout);
     }

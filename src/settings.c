@@ -63,6 +63,18 @@ static void get_opt(const session *s, char *b, size_t n)
 }
 static int set_opt(session *s, char **v)
 {
+    int on;
+    if (strcmp(v[0], "all") == 0) {
+        /* The way back to the paper's configuration in one line. */
+        int rc = parse_onoff("opt", v[1], &on);
+        if (rc)
+            return rc;
+        if (!on)
+            return err_set(TCJ_EINVAL, "opt: only one switch can be off at a time; "
+                                       "set opt all on turns every one back on");
+        s->eopt.fasted_off = 0;
+        return 0;
+    }
     const fasted_switch *w = fasted_switch_find(v[0]);
     if (!w) {
         char names[256] = "";
@@ -71,10 +83,19 @@ static int set_opt(session *s, char **v)
             k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", x->name);
         return err_set(TCJ_EINVAL, "opt: unknown switch '%s' (one of: %s)", v[0], names);
     }
-    int on;
     int rc = parse_onoff("opt", v[1], &on);
     if (rc)
         return rc;
+    /* Each one-off set is a compiled kernel variant: refuse a second switch
+     * now rather than at the next run. */
+    unsigned other = s->eopt.fasted_off & ~w->bit;
+    if (!on && other)
+        for (const fasted_switch *x = fasted_switches; x->name; x++)
+            if (other & x->bit)
+                return err_set(TCJ_EINVAL,
+                               "opt: %s is already off and only one switch can be off at a "
+                               "time; set opt %s on (or set opt all on) first",
+                               x->name, x->name);
     if (on)
         s->eopt.fasted_off &= ~w->bit;
     else
@@ -204,7 +225,7 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_threads, set_threads},
     {"symmetric", "on|off", "GPU engines: compute tiles on or above the diagonal only",
      1, {"on|off", NULL}, get_symmetric, set_symmetric},
-    {"opt", "NAME on|off", "turn one FASTED optimization on or off (see explain)",
+    {"opt", "NAME|all on|off", "turn one FASTED optimization off, or all back on",
      2, {"@switch", "on|off"}, get_opt, set_opt},
     {"ted", "paper|redesigned", "ted engine kernel: the TED-Join paper's or the redesigned one",
      1, {"paper|redesigned", NULL}, get_ted, set_ted},

@@ -101,7 +101,12 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
 
 /* Columns named as in every JSON record (docs/JSON.md): one name per
  * quantity, whichever command shows it. */
-#define RUN_STATUS "CASE WHEN r.status = 0 THEN 'ok' ELSE 'error' END"
+/* TCJ_ECANCEL as SQL text: a run the user stopped is not an error. */
+#define CANCELLED "-6"
+_Static_assert(TCJ_ECANCEL == -6, "CANCELLED matches TCJ_ECANCEL");
+#define RUN_STATUS                                                                                 \
+    "CASE WHEN r.status = 0 THEN 'ok' WHEN r.status = " CANCELLED " THEN 'cancelled' ELSE "        \
+    "'error' END"
 #define RUN_SELECT                                                                                 \
     "r.id AS run_id, r.at, r.session_id, r.command_id, r.engine, r.precision, r.variant, "         \
     "r.mode, r.options, r.device, r.dataset_id, ds.name AS dataset, ds.path AS dataset_path, "     \
@@ -127,7 +132,8 @@ int store_history(store *st, int limit, int64_t before_id, store_row_fn fn, void
             st,
             "SELECT * FROM (SELECT id AS command_id, at, CASE WHEN status IS NULL THEN "
             "'unfinished' "
-            "WHEN status = 0 THEN 'ok' ELSE 'error' END AS status, line "
+            "WHEN status = 0 THEN 'ok' WHEN status = " CANCELLED " THEN 'cancelled' "
+            "ELSE 'error' END AS status, line "
             "FROM commands WHERE ?2 <= 0 OR id < ?2 ORDER BY id DESC LIMIT ?1) ORDER BY command_id",
             &s, what))
         return TCJ_ESTORE;
@@ -193,6 +199,39 @@ int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx)
         if (store_prepare(st, sql[k], &s, what))
             return TCJ_ESTORE;
         sqlite3_bind_int64(s, 1, run_id);
+        rc = rows_stop(st, s, fn, ctx, what, &stopped);
+    }
+    return rc;
+}
+
+int store_show_compare(store *st, int64_t comparison_id, store_row_fn fn, void *ctx)
+{
+    static const char *const sql[] = {
+        "SELECT 'comparison' AS section, c.*, ds.name AS dataset FROM comparisons c "
+        "LEFT JOIN comparison_sides sa ON sa.comparison_id = c.id AND sa.side = 'a' "
+        "LEFT JOIN runs r ON r.id = sa.run_id LEFT JOIN datasets ds ON ds.id = r.dataset_id "
+        "WHERE c.id = ?1",
+        "SELECT 'side' AS section, sd.* FROM comparison_sides sd WHERE sd.comparison_id = ?1 "
+        "ORDER BY sd.side",
+        "SELECT 'bin' AS section, h.comparison_id, h.bin, h.lo, h.hi, h.count, h.side "
+        "FROM histogram_bins h WHERE h.comparison_id = ?1 ORDER BY h.side, h.bin",
+    };
+    const char *what = "showing a comparison";
+    sqlite3_stmt *s;
+    if (store_prepare(st, "SELECT 1 FROM comparisons WHERE id = ?1", &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, comparison_id);
+    int rc = sqlite3_step(s);
+    rc = rc == SQLITE_ROW    ? 0
+         : rc == SQLITE_DONE ? err_set(TCJ_EINVAL, "no comparison %lld in the session log %s",
+                                       (long long)comparison_id, st->path)
+                             : store_fail(st, what);
+    sqlite3_finalize(s);
+    int stopped = 0;
+    for (size_t k = 0; !rc && !stopped && k < sizeof sql / sizeof sql[0]; k++) {
+        if (store_prepare(st, sql[k], &s, what))
+            return TCJ_ESTORE;
+        sqlite3_bind_int64(s, 1, comparison_id);
         rc = rows_stop(st, s, fn, ctx, what, &stopped);
     }
     return rc;
@@ -650,7 +689,9 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
     else if (!(f = fopen(path, "w")))
         rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
     if (!rc) {
-        int nk = sqlite3_column_count(k), np = sqlite3_column_count(p), first = 1;
+        int nk = sqlite3_column_count(k), np = sqlite3_column_count(p);
+        json_w w;
+        json_w_init(&w, '{');
         sqlite3_bind_int64(p, 1, sqlite3_column_int64(k, 0));
         if (csv) {
             for (int i = 0; i < nk + np; i++) {
@@ -660,9 +701,8 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
             }
             fputc('\n', f);
         } else {
-            fputc('{', f);
-            json_members(f, k, 0, &first);
-            fputs(",\"points\":[", f);
+            json_members(&w, k, 0, -1);
+            json_w_arr(&w, "points");
         }
         int src, nrow = 0;
         while ((src = sqlite3_step(p)) == SQLITE_ROW) {
@@ -674,17 +714,19 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
                 }
                 fputc('\n', f);
             } else {
-                fputs(nrow ? ",{" : "{", f);
-                first = 1;
-                json_members(f, p, 0, &first);
-                fputc('}', f);
+                json_w_obj(&w, NULL);
+                json_members(&w, p, 0, -1);
+                json_w_close(&w);
             }
             nrow++;
         }
         if (src != SQLITE_DONE)
             rc = store_fail(st, what);
-        if (!csv)
-            fputs("]}\n", f);
+        if (!csv) {
+            char *txt = json_w_finish(&w);
+            fprintf(f, "%s\n", txt ? txt : "{}");
+            free(txt);
+        }
         int werr = ferror(f);
         if ((fclose(f) != 0 || werr) && !rc)
             rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));

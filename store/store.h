@@ -123,6 +123,10 @@ int store_runs(store *st, int limit, store_row_fn fn, void *ctx);
  * the reference has NULL accuracy), "bin" (comparison_id, bin, lo, hi, count, side a|b). TCJ_EINVAL
  * when there is no such run. */
 int store_show_run(store *st, int64_t run_id, store_row_fn fn, void *ctx);
+/* One comparison by id, as store_show_run's sections: "comparison" (every
+ * comparisons column, then dataset), "side", "bin". TCJ_EINVAL when there
+ * is no such comparison. */
+int store_show_compare(store *st, int64_t comparison_id, store_row_fn fn, void *ctx);
 /* Write runs (run_id < 0: all) as csv or json to path: CSV has one row per
  * run with phase.NAME and counter.NAME columns; JSON is an array of run
  * objects with dataset, phases, counters and comparisons nested, each

@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "engine.h"
 #include "err.h"
+#include "kernels.h"
 #include "layout.h"
 #include "nvml.h"
 #include "out.h"
@@ -29,6 +30,7 @@
 #include "plot.h"
 #include "repl.h"
 #include "store.h"
+#include "typeahead.h"
 #include "view.h"
 
 #define DASH_HISTORY_MAX 5000
@@ -41,6 +43,7 @@ typedef struct dash {
     WINDOW *win[UI_NPANEL];
     PANEL *pan[UI_NPANEL];
     int focus, zoom;
+    int layout_flags; /* UI_LAYOUT_NO_GPU without a CUDA device */
     int scroll[UI_NBODY];
     int color;
     int running; /* inside cmd_exec */
@@ -55,6 +58,10 @@ typedef struct dash {
     char *hist;
     nvml_sample series[1024];
     size_t nseries;
+    /* Keys typed during a run, fed to the prompt after it (in order). */
+    ui_typeahead ahead;
+    int ahead_full;   /* said once per run that keys are being dropped */
+    char prompt[160]; /* "tcjoin [DATASET eps=E]> " */
 } dash;
 
 static dash *D;
@@ -84,7 +91,7 @@ static void dash_layout(dash *d)
     int rows, cols;
     getmaxyx(stdscr, rows, cols);
     dash_free_windows(d);
-    ui_layout_compute(rows, cols, d->focus, d->zoom, &d->L);
+    ui_layout_compute(rows, cols, d->focus, d->zoom, d->layout_flags, &d->L);
     for (int p = 0; p < UI_NPANEL; p++) {
         const ui_rect *r = &d->L.r[p];
         if (!r->visible)
@@ -136,6 +143,30 @@ static int dash_scroll_max(dash *d, int p)
     return lines > inner ? lines - inner : 0;
 }
 
+/* A panel collapsed to one line (no GPU): its title and why it is empty. */
+static void dash_draw_line(dash *d, int p, const ui_pctx *c)
+{
+    WINDOW *w = d->win[p];
+    char text[256];
+    if (p == UI_COUNTERS)
+        snprintf(text, sizeof text, "N/A: %s",
+                 d->view.cnt_note[0] ? d->view.cnt_note
+                                     : "hardware counters need a CUDA device; none here");
+    else
+        snprintf(text, sizeof text, "N/A: no CUDA device here%s%s",
+                 c->nvml_note && c->nvml_note[0] ? "; NVML: " : "",
+                 c->nvml_note ? c->nvml_note : "");
+    int focused = p == d->focus;
+    wattron(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
+    mvwprintw(w, 0, 0, " F%d %s ", p + 2, ui_panel_name(p));
+    wattroff(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
+    int x = getcurx(w), W = getmaxx(w);
+    wattron(w, ui_attr(c, UI_C_DIM));
+    if (x < W)
+        mvwaddnstr(w, 0, x, text, W - x);
+    wattroff(w, ui_attr(c, UI_C_DIM));
+}
+
 static void dash_draw_panel(dash *d, int p)
 {
     WINDOW *w = d->win[p];
@@ -143,6 +174,11 @@ static void dash_draw_panel(dash *d, int p)
         return;
     ui_pctx c = dash_pctx(d, p);
     werase(w);
+    if (ui_layout_is_line(&d->L, p)) {
+        dash_draw_line(d, p, &c);
+        wnoutrefresh(w);
+        return;
+    }
     int focused = p == d->focus;
     attr_t a = ui_attr(&c, focused ? UI_C_FOCUS : UI_C_DIM);
     wattron(w, a);
@@ -208,8 +244,29 @@ static void dash_draw_prompt(dash *d)
         return;
     werase(w);
     int W = getmaxx(w);
-    if (d->running) {
-        mvwprintw(w, 0, 0, "running: %.*s", W > 10 ? W - 10 : 0, d->run_line);
+    if (d->running || ui_ta_len(&d->ahead)) {
+        /* The run, then what was typed meanwhile (it runs next). */
+        char pend[256] = "";
+        int lines = ui_ta_describe(&d->ahead, KEY_BACKSPACE, pend, sizeof pend);
+        if (d->running)
+            mvwprintw(w, 0, 0, "running: %.*s", W > 10 ? W - 10 : 0, d->run_line);
+        if (ui_ta_len(&d->ahead)) {
+            int x = getcurx(w);
+            char head[48];
+            snprintf(head, sizeof head, "%squeued %d: ", d->running ? "  " : "", lines);
+            if (x + (int)strlen(head) < W - 4) {
+                ui_pctx c = {0};
+                c.color = d->color;
+                wattron(w, ui_attr(&c, UI_C_WARN));
+                mvwaddnstr(w, 0, x, head, W - x);
+                wattroff(w, ui_attr(&c, UI_C_WARN));
+                x += (int)strlen(head);
+                /* the newest keys matter most: keep the tail */
+                int room = W - x - 1;
+                int len = (int)strlen(pend);
+                mvwaddnstr(w, 0, x, len > room ? pend + len - room : pend, room);
+            }
+        }
         wnoutrefresh(w);
         return;
     }
@@ -262,6 +319,8 @@ static void dash_set_focus(dash *d, int p)
         dash_layout(d);
 }
 
+static void dash_update_prompt(dash *d);
+
 static void dash_sink(void *ctx, out_kind kind, const char *text)
 {
     dash *d = ctx;
@@ -272,13 +331,17 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
     case OUT_ERROR: {
         size_t n = strlen(text) + 16;
         char *line = xmalloc(n);
-        snprintf(line, n, "error: %s\n", text);
-        ui_view_log(&d->view, line, 1);
+        /* The user stopped it (Esc, Ctrl-C): a cancellation, not a failure. */
+        int cancelled = d->running && d->s->cancel;
+        snprintf(line, n, "%s%s\n", cancelled ? "" : "error: ", text);
+        ui_view_log(&d->view, line, !cancelled);
         free(line);
         break;
     }
     case OUT_RECORD: {
         int got = ui_view_record(&d->view, text);
+        /* eps or the dataset may have changed mid-line ("gen; eps 3; run"). */
+        dash_update_prompt(d);
         if (got == UI_DATASET && d->s->have_ds && !d->view.have_info &&
             (double)d->s->ds.n * (double)d->s->ds.d <= 2e7) {
             dataset_info in;
@@ -325,9 +388,11 @@ static int dash_run_row(void *ctx, int ncol, const char *const *names, const cha
             row.time_s = strtod(x, NULL);
         else if (!strcmp(names[k], "pairs"))
             row.pairs = strtoull(x, NULL, 10);
-        else if (!strcmp(names[k], "status"))
-            row.failed = strtol(x, NULL, 10) != 0;
-        else if (!strcmp(names[k], "tflops_padded"))
+        else if (!strcmp(names[k], "status")) {
+            long st = strtol(x, NULL, 10);
+            row.failed = st != 0;
+            row.cancelled = st == TCJ_ECANCEL;
+        } else if (!strcmp(names[k], "tflops_padded"))
             row.tflops = strtod(x, NULL);
     }
     ui_view_add_run(v, &row);
@@ -376,6 +441,23 @@ static void dash_progress(void *ctx, const char *what, double frac)
     doupdate();
 }
 
+static int dash_key(dash *d, int ch);
+
+/* A cancel drops what was typed ahead too: it was meant to follow the
+ * cancelled work (a pasted tour would go on without its eps). */
+static void dash_drop_ahead(dash *d)
+{
+    char pend[64];
+    int lines = ui_ta_describe(&d->ahead, KEY_BACKSPACE, pend, sizeof pend);
+    if (ui_ta_len(&d->ahead)) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "dropped what was typed ahead (%d line%s)\n", lines,
+                 lines == 1 ? "" : "s");
+        ui_view_log(&d->view, msg, 0);
+    }
+    ui_ta_clear(&d->ahead);
+}
+
 static void dash_poll(void *ctx)
 {
     dash *d = ctx;
@@ -383,22 +465,40 @@ static void dash_poll(void *ctx)
     if (!w)
         return;
     wtimeout(w, 0);
-    int ch;
+    int ch, typed = 0;
     while ((ch = wgetch(w)) != ERR) {
         if (ch == 27 || ch == 3) {
             if (!d->s->cancel)
                 ui_view_log(&d->view, "cancelling...\n", 0);
             d->s->cancel = 1;
+            dash_drop_ahead(d);
         } else if (ch == KEY_RESIZE) {
             dash_relayout(d);
             w = d->win[UI_PROMPT];
             if (!w)
                 return;
             wtimeout(w, 0);
+        } else if (ch == KEY_PPAGE || ch == KEY_NPAGE || ch == KEY_BTAB || ch == KEY_F(11) ||
+                   (ch >= KEY_F(2) && ch <= KEY_F(2 + UI_NBODY - 1))) {
+            /* Looking around stays live during a run. */
+            dash_key(d, ch);
+            w = d->win[UI_PROMPT];
+            if (!w)
+                return;
+            wtimeout(w, 0);
+        } else if (ui_ta_push(&d->ahead, ch) == 0) {
+            typed = 1; /* typed ahead: runs after this command */
+        } else if (ui_ta_len(&d->ahead) == UI_TA_MAX && !d->ahead_full) {
+            d->ahead_full = 1;
+            ui_view_log(&d->view, "type-ahead full: further keys are dropped until the run ends\n",
+                        1);
         }
-        /* Other keys during a run are dropped: the prompt is not live. */
     }
     wtimeout(w, 200);
+    if (typed) {
+        dash_draw_prompt(d);
+        doupdate();
+    }
 }
 
 static void dash_refresh(void *ctx)
@@ -415,7 +515,9 @@ static int dash_rl_getc(FILE *f)
 {
     (void)f;
     while (!D->rl_have) {
-        int ch = wgetch(D->win[UI_PROMPT] ? D->win[UI_PROMPT] : stdscr);
+        int ch;
+        if (!ui_ta_pop(&D->ahead, &ch))
+            ch = wgetch(D->win[UI_PROMPT] ? D->win[UI_PROMPT] : stdscr);
         if (ch != ERR && ch < 256) {
             D->rl_key = ch;
             D->rl_have = 1;
@@ -461,29 +563,61 @@ static void dash_rl_matches(char **matches, int n, int maxlen)
     doupdate();
 }
 
+/* The prompt names the dataset and eps the next command works on, so they
+ * are always in view: "tcjoin [letter.csv eps=3]> ". */
+static void dash_update_prompt(dash *d)
+{
+    char p[sizeof d->prompt];
+    const session *s = d->s;
+    if (!s->have_ds && !s->have_eps) {
+        snprintf(p, sizeof p, "%s", DASH_PROMPT);
+    } else {
+        char eps[32] = "unset";
+        if (s->have_eps)
+            snprintf(eps, sizeof eps, "%.6g", s->eps);
+        const char *name = s->have_ds ? s->ds.name : "no dataset";
+        size_t nl = strlen(name);
+        /* a long name keeps its end (the slice, the file) */
+        if (nl > 28)
+            snprintf(p, sizeof p, "tcjoin [...%s eps=%s]> ", name + nl - 25, eps);
+        else
+            snprintf(p, sizeof p, "tcjoin [%s eps=%s]> ", name, eps);
+    }
+    if (strcmp(p, d->prompt) != 0) {
+        snprintf(d->prompt, sizeof d->prompt, "%s", p);
+        rl_set_prompt(d->prompt);
+    }
+    d->view.cur_have_eps = s->have_eps;
+    d->view.cur_eps = s->eps;
+}
+
 /* Execute one line as if typed: echo it, run it with progress and the
  * cancel key live, then redraw from the results. */
 static void dash_exec(dash *d, const char *line)
 {
-    size_t n = strlen(line) + 16;
+    size_t n = strlen(line) + sizeof d->prompt + 16;
     char *echo = xmalloc(n);
-    snprintf(echo, n, "%s%s\n", DASH_PROMPT, line);
+    snprintf(echo, n, "%s%s\n", d->prompt[0] ? d->prompt : DASH_PROMPT, line);
     ui_view_log(&d->view, echo, 0);
     free(echo);
     snprintf(d->run_line, sizeof d->run_line, "%s", line);
     d->running = 1;
+    d->ahead_full = 0;
     d->s->cancel = 0;
     d->prog_on = 0;
     dash_draw_all(d);
     app_busy = 1;
     cmd_exec(d->s, line);
     app_busy = 0;
+    if (app_sigint) /* Ctrl-C cancelled it: drop the type-ahead as Esc does */
+        dash_drop_ahead(d);
     app_sigint = 0;
     d->running = 0;
     d->prog_on = 0;
     d->s->cancel = 0; /* the command itself reports the cancellation */
     if (d->s->quit)
         d->quit = 1;
+    dash_update_prompt(d);
     dash_sync_runs(d);
 }
 
@@ -656,6 +790,9 @@ int ui_dashboard_run_init(session *s, const char *init)
     d.s = s;
     d.focus = UI_LOG;
     d.zoom = -1;
+    /* No device, no counters or clocks to show: give their room to the log. */
+    d.layout_flags = kern_device_count() > 0 ? 0 : UI_LAYOUT_NO_GPU;
+    err_clear();
     ui_view_init(&d.view);
 
     cbreak(); /* not raw: Ctrl-C stays SIGINT, handled by app.c */
@@ -691,6 +828,7 @@ int ui_dashboard_run_init(session *s, const char *init)
     rl_completion_display_matches_hook = dash_rl_matches;
     repl_completion_install();
     rl_callback_handler_install(DASH_PROMPT, dash_on_line);
+    dash_update_prompt(&d);
 
     out_set_sink(dash_sink, &d);
     s->ui = &dash_hooks;
@@ -711,7 +849,10 @@ int ui_dashboard_run_init(session *s, const char *init)
 
     while (!d.quit && !s->quit) {
         WINDOW *w = d.win[UI_PROMPT] ? d.win[UI_PROMPT] : stdscr;
-        int ch = wgetch(w);
+        int ch;
+        /* Keys typed during the last run first, as if typed now. */
+        if (!ui_ta_pop(&d.ahead, &ch))
+            ch = wgetch(w);
         if (ch == ERR) {
             if (app_sigint) {
                 /* Ctrl-C at the prompt: drop the line. */

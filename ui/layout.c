@@ -88,25 +88,50 @@ static int in_template(const templ *t, int id)
     return 0;
 }
 
-static void place_band(ui_layout *L, const band *b, int slot, int y, int h, int cols)
+/* Panels collapsed to a line (UI_LAYOUT_NO_GPU) leave the bands. */
+static int collapsed(int flags, int id)
 {
-    int total = 0;
-    for (int k = 0; k < b->n; k++)
-        total += b->w[k];
-    int x = 0;
+    return (flags & UI_LAYOUT_NO_GPU) && (id == UI_COUNTERS || id == UI_CLOCKS);
+}
+
+/* The band's panels that are shown: ids (slot resolved) and weights. */
+static int band_members(const band *b, int slot, int flags, int *ids, int *ws)
+{
+    int n = 0;
     for (int k = 0; k < b->n; k++) {
         int id = b->id[k] == UI_SLOT ? slot : b->id[k];
-        int w = k == b->n - 1 ? cols - x : cols * b->w[k] / total;
-        set_rect(&L->r[id], y, x, h, w);
+        if (id < 0 || collapsed(flags, id))
+            continue;
+        ids[n] = id;
+        ws[n++] = b->w[k];
+    }
+    return n;
+}
+
+static void place_band(ui_layout *L, const int *ids, const int *ws, int n, int y, int h, int cols)
+{
+    int total = 0;
+    for (int k = 0; k < n; k++)
+        total += ws[k];
+    int x = 0;
+    for (int k = 0; k < n; k++) {
+        int w = k == n - 1 ? cols - x : cols * ws[k] / total;
+        set_rect(&L->r[ids[k]], y, x, h, w);
         x += w;
     }
 }
 
-void ui_layout_compute(int rows, int cols, int focus, int zoom, ui_layout *L)
+int ui_layout_is_line(const ui_layout *L, int id)
+{
+    return id >= 0 && id < UI_NBODY && L->r[id].visible && L->r[id].h == 1;
+}
+
+void ui_layout_compute(int rows, int cols, int focus, int zoom, int flags, ui_layout *L)
 {
     memset(L, 0, sizeof *L);
     L->rows = rows;
     L->cols = cols;
+    L->flags = flags;
     if (rows < 1 || cols < 1)
         return;
     set_rect(&L->r[UI_PROMPT], rows - 1, 0, 1, cols);
@@ -132,6 +157,13 @@ void ui_layout_compute(int rows, int cols, int focus, int zoom, ui_layout *L)
         return;
     }
 
+    if (flags & UI_LAYOUT_NO_GPU) {
+        /* Counters and clocks: one line each at the bottom of the body. */
+        set_rect(&L->r[UI_COUNTERS], body - 2, 0, 1, cols);
+        set_rect(&L->r[UI_CLOCKS], body - 1, 0, 1, cols);
+        body -= 2;
+    }
+
     const templ *t = &templates[sizeof templates / sizeof templates[0] - 1];
     for (size_t k = 0; k < sizeof templates / sizeof templates[0]; k++)
         if (cols >= templates[k].min_cols && body >= templates[k].min_body) {
@@ -139,16 +171,27 @@ void ui_layout_compute(int rows, int cols, int focus, int zoom, ui_layout *L)
             break;
         }
     int slot = t->slot_default;
-    if (focus >= 0 && focus < UI_LOG && !in_template(t, focus))
+    if (focus >= 0 && focus < UI_LOG && !in_template(t, focus) && !collapsed(flags, focus))
         slot = focus;
+    if (collapsed(flags, slot))
+        slot = -1; /* already on screen as a line: the slot's room goes to its band */
 
+    int ids[MAX_BANDS][MAX_IN_BAND], ws[MAX_BANDS][MAX_IN_BAND], nb[MAX_BANDS];
     int total = 0;
-    for (int b = 0; b < t->nbands; b++)
+    for (int b = 0; b < t->nbands; b++) {
+        nb[b] = band_members(&t->b[b], slot, flags, ids[b], ws[b]);
         total += t->b[b].weight;
+    }
+    /* The last band holds the log: it takes what the others leave, and
+     * without a GPU two more shares, so the log gets the collapsed room. */
+    if (flags & UI_LAYOUT_NO_GPU)
+        total += 2;
     int y = 0;
     for (int b = 0; b < t->nbands; b++) {
+        if (!nb[b])
+            continue;
         int h = b == t->nbands - 1 ? body - y : body * t->b[b].weight / total;
-        place_band(L, &t->b[b], slot, y, h, cols);
+        place_band(L, ids[b], ws[b], nb[b], y, h, cols);
         y += h;
     }
 }

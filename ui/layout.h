@@ -29,18 +29,26 @@ typedef struct ui_rect {
 typedef struct ui_layout {
     int rows, cols;
     int too_small; /* below UI_MIN_ROWS x UI_MIN_COLS: only log and prompt */
+    int flags;     /* UI_LAYOUT_* it was computed with */
     ui_rect r[UI_NPANEL];
 } ui_layout;
 
 #define UI_MIN_ROWS 8
 #define UI_MIN_COLS 30
 
+/* flags: UI_LAYOUT_NO_GPU: no CUDA device here, so the counters and clocks
+ * panels can only say N/A: each collapses to one line (no border) above
+ * the progress line, and the room goes to the log. */
+#define UI_LAYOUT_NO_GPU 1
+
 /* Fill *out for a rows x cols screen. focus: the focused body panel (at
  * small sizes it decides which of the smaller panels gets the shared
  * slot); zoom: a body panel that takes the whole body above a short log,
  * or -1. Log and prompt are always visible (the log may be one line at
  * tiny sizes). */
-void ui_layout_compute(int rows, int cols, int focus, int zoom, ui_layout *out);
+void ui_layout_compute(int rows, int cols, int focus, int zoom, int flags, ui_layout *out);
+/* 1 if panel id is drawn as one line without a border in this layout. */
+int ui_layout_is_line(const ui_layout *L, int id);
 
 /* Short title shown on the panel's border ("runs", "clocks", ...). */
 const char *ui_panel_name(int id);

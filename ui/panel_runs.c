@@ -24,9 +24,10 @@ void ui_panel_runs(WINDOW *w, const ui_view *v, const ui_pctx *c)
         ui_fmt_num(t, sizeof t, r->time_s);
         ui_fmt_num(tf, sizeof tf, r->tflops);
         if (r->failed) {
-            wattron(w, ui_attr(c, UI_C_ERR));
-            ui_putf(w, row, 0, "%4lld %-9.9s %8s %9s", (long long)r->id, r->engine, eps, "failed");
-            wattroff(w, ui_attr(c, UI_C_ERR));
+            wattron(w, ui_attr(c, r->cancelled ? UI_C_WARN : UI_C_ERR));
+            ui_putf(w, row, 0, "%4lld %-9.9s %8s %9s", (long long)r->id, r->engine, eps,
+                    r->cancelled ? "cancelled" : "failed");
+            wattroff(w, ui_attr(c, r->cancelled ? UI_C_WARN : UI_C_ERR));
             continue;
         }
         ui_putf(w, row, 0, "%4lld %-9.9s %8s %9s %8s %7s", (long long)r->id, r->engine, eps, sel, t,

@@ -70,8 +70,11 @@ void ui_put_grid(WINDOW *w, int y, int x, const ui_grid *g, const ui_pctx *c)
         ui_put(w, y + r, x, row);
         /* Colour the marks so plots stand out from their axes. */
         if (c->color)
-            for (int k = 0; row[k]; k++)
+            for (int k = 0; row[k]; k++) {
                 if (row[k] == '#' || row[k] == '*')
                     mvwchgat(w, y + r + 1, x + k + 1, 1, 0, UI_C_BAR, NULL);
+                else if (row[k] == 'O') /* a sweep's result on the curve */
+                    mvwchgat(w, y + r + 1, x + k + 1, 1, A_BOLD, UI_C_WARN, NULL);
+            }
     }
 }

@@ -144,17 +144,33 @@ static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi,
     return 0;
 }
 
-int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy)
+/* Row and column of (tx, ty) in the plot area, in transformed units. */
+static int to_row(double ty, double ylo, double ys, int ph)
 {
+    return ph - 1 - (int)lround((ty - ylo) / ys * (ph - 1));
+}
+
+int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
+                  const double *my, size_t nm, int logx, int logy)
+{
+    /* The x axis spans every point with a usable x, from the first one,
+     * even where y cannot be drawn (S = 0 on a log axis); y spans the
+     * drawable values. Marks widen both. */
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     size_t m = 0;
-    for (size_t k = 0; k < n; k++) {
-        double tx, ty;
-        if (!tr(x[k], logx, &tx) || !tr(y[k], logy, &ty))
-            continue;
-        xlo = fmin(xlo, tx), xhi = fmax(xhi, tx);
-        ylo = fmin(ylo, ty), yhi = fmax(yhi, ty);
-        m++;
+    for (int set = 0; set < 2; set++) {
+        const double *px = set ? mx : x, *py = set ? my : y;
+        size_t pn = set ? nm : n;
+        for (size_t k = 0; k < pn; k++) {
+            double tx, ty;
+            if (!tr(px[k], logx, &tx))
+                continue;
+            xlo = fmin(xlo, tx), xhi = fmax(xhi, tx);
+            if (!tr(py[k], logy, &ty))
+                continue;
+            ylo = fmin(ylo, ty), yhi = fmax(yhi, ty);
+            m++;
+        }
     }
     if (m == 0) {
         ui_grid_text(g, 0, 0, "(no data)");
@@ -168,7 +184,7 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
     double ys = yhi > ylo ? yhi - ylo : 1;
     /* One mark per column: the curve interpolated at the column's x, so a
      * few points still draw a continuous line. */
-    for (int c = 0; c < pw; c++) {
+    for (int c = 0; c < pw && n > 0; c++) {
         double xv = pw > 1 ? xlo + (xhi - xlo) * c / (pw - 1) : xlo;
         int have = 0;
         double yv = 0, px = 0, py = 0;
@@ -177,7 +193,7 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
             double tx, ty;
             if (!tr(x[k], logx, &tx) || !tr(y[k], logy, &ty))
                 continue;
-            if (tx == xv || (m == 1)) {
+            if (tx == xv || (m == 1 && nm == 0)) {
                 yv = ty, have = 1;
             } else if (havep && px <= xv && xv <= tx) {
                 yv = tx > px ? py + (ty - py) * (xv - px) / (tx - px) : ty;
@@ -187,10 +203,23 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
         }
         if (!have)
             continue;
-        int row = ph - 1 - (int)lround((yv - ylo) / ys * (ph - 1));
-        ui_grid_put(g, row, x0 + c, '*');
+        ui_grid_put(g, to_row(yv, ylo, ys, ph), x0 + c, '*');
+    }
+    /* Marks at their own points, over the line. */
+    double xs = xhi > xlo ? xhi - xlo : 1;
+    for (size_t k = 0; k < nm; k++) {
+        double tx, ty;
+        if (!tr(mx[k], logx, &tx) || !tr(my[k], logy, &ty))
+            continue;
+        int c = pw > 1 ? (int)lround((tx - xlo) / xs * (pw - 1)) : 0;
+        ui_grid_put(g, to_row(ty, ylo, ys, ph), x0 + c, 'O');
     }
     return 0;
+}
+
+int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy)
+{
+    return ui_plot_curve(g, x, y, n, NULL, NULL, 0, logx, logy);
 }
 
 int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,
@@ -204,6 +233,15 @@ int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *c
         ui_grid_text(g, 0, 0, "(no data)");
         return -1;
     }
+    /* The x axis spans the bins that hold something: empty bins at the
+     * edges of a fixed range would squeeze the observed errors. */
+    size_t first = 0, end = nbins;
+    while (!(count[first] > 0))
+        first++;
+    while (!(count[end - 1] > 0))
+        end--;
+    lo += first, hi += first, count += first;
+    nbins = end - first;
     int x0, ph;
     if (draw_axes(g, 0, cmax, lo[0], hi[nbins - 1], &x0, &ph))
         return -1;

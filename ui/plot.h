@@ -40,9 +40,18 @@ void ui_plot_spark(char *out, int width, const double *v, size_t n, double lo, d
  * is nothing to plot or no room (the grid is then left with a note). */
 int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy);
 
+/* The same with marks: the line through (x[k], y[k]), k < n (none when n
+ * is 0), then an 'O' at each (mx[k], my[k]), k < nm, on the same axes (a
+ * sweep's results on a measured curve). The x axis starts at the first
+ * point with a usable x even where its y cannot be drawn (0 on a log
+ * axis). Returns 0 or -1 as ui_plot_xy. */
+int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
+                  const double *my, size_t nm, int logx, int logy);
+
 /* Vertical-bar histogram of count[b] over bins [lo[b], hi[b]), b < nbins,
  * bins ascending; logy scales heights by log10(1+count) (as the FASTED
- * paper's Figure 11 does for the distance error). Returns 0 or -1. */
+ * paper's Figure 11 does for the distance error). The x axis spans the
+ * bins from the first to the last that hold a count. Returns 0 or -1. */
 int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,
                  int logy);
 

@@ -193,8 +193,10 @@ static int take_compare(ui_view *v, const json *r)
         bacc = json_get(r, "b_accuracy");
     v->cmp_eps = json_num(r, "eps");
     v->overlap = json_num(acc, "overlap");
+    copy(v->cmp_dataset, sizeof v->cmp_dataset, json_str(r, "dataset", v->ds_name));
     v->err_mean = json_num(acc, "err_mean");
     v->err_std = json_num(acc, "err_std");
+    v->err_min = json_num(acc, "err_min");
     v->err_max = json_num(acc, "err_max");
     v->only_a = acc == r ? json_num(r, "only_a") : json_num(acc, "only_engine");
     v->only_b = acc == r ? json_num(r, "only_b") : json_num(acc, "only_ref");
@@ -224,6 +226,7 @@ static void curve_point(ui_view *v, double eps, double sel)
 static int take_curve(ui_view *v, const json *r)
 {
     v->ncurve = 0;
+    copy(v->curve_dataset, sizeof v->curve_dataset, json_str(r, "dataset", v->ds_name));
     const json *pts = json_get(r, "points");
     if (pts) {
         for (size_t k = 0; k < json_len(pts); k++) {
@@ -260,6 +263,12 @@ static void sweep_one(ui_view *v, const json *r)
 
 static int take_sweep(ui_view *v, const json *r)
 {
+    const char *ds = json_str(r, "dataset", v->ds_name);
+    if (strcmp(ds, v->curve_dataset) != 0) {
+        /* marks from another dataset would sit on the wrong curve */
+        v->ncurve = v->nsweep = 0;
+        copy(v->curve_dataset, sizeof v->curve_dataset, ds);
+    }
     const json *res = json_get(r, "results");
     if (res && res->type == JSON_ARR)
         for (size_t k = 0; k < json_len(res); k++)
@@ -290,6 +299,24 @@ static int take_profile(ui_view *v, const json *r)
     return UI_COUNTERS;
 }
 
+/* The panels that show results for one dataset start empty again. */
+static void view_clear_results(ui_view *v)
+{
+    v->have_cmp = 0;
+    v->nbins = 0;
+    v->cmp_dataset[0] = '\0';
+    v->ncurve = v->nsweep = v->nkdist = 0;
+    v->curve_dataset[0] = '\0';
+    v->ncnt = 0;
+    v->cnt_engine[0] = v->cnt_note[0] = '\0';
+    v->cnt_run = 0;
+}
+
+int ui_view_no_error(const ui_view *v)
+{
+    return v->have_cmp && v->err_min == 0 && v->err_max == 0;
+}
+
 int ui_view_record(ui_view *v, const char *text)
 {
     json *r = json_parse(text);
@@ -300,9 +327,15 @@ int ui_view_record(ui_view *v, const char *text)
     if (strcmp(type, "dataset") == 0 || strcmp(type, "info") == 0) {
         int info = type[0] == 'i';
         const char *name = json_str(r, "dataset", json_str(r, "name", ""));
+        const char *hash = json_str(r, "dataset_hash", json_str(r, "hash", ""));
         if (!info) {
             v->have_info = 0;
             v->vmin = v->vmax = v->absmax = v->fp16_over = v->fp16_under = v->dups = NAN;
+            /* Another dataset: results shown for the old one no longer
+             * describe what the next command works on. */
+            if (strcmp(name, v->ds_name) != 0 || strcmp(hash, v->ds_hash) != 0)
+                view_clear_results(v);
+            copy(v->ds_hash, sizeof v->ds_hash, hash);
         }
         v->have_ds = 1;
         copy(v->ds_name, sizeof v->ds_name, name);
@@ -319,8 +352,6 @@ int ui_view_record(ui_view *v, const char *text)
             v->fp16_under = json_num(r, "fp16_underflow");
             v->dups = json_num(r, "duplicates");
         }
-        if (!info) /* a new dataset: old results no longer describe it */
-            v->ncurve = v->nsweep = v->nkdist = 0;
         got = UI_DATASET;
     } else if (strcmp(type, "run") == 0) {
         got = take_run(v, r);

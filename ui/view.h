@@ -19,7 +19,8 @@ typedef struct ui_run_row {
     char dataset[48];
     double eps, sel, time_s, tflops;
     uint64_t pairs;
-    int failed;
+    int failed;    /* the run stopped on an error, or was cancelled: */
+    int cancelled; /* by the user (Esc, Ctrl-C), not by an error */
 } ui_run_row;
 
 typedef struct ui_metric {
@@ -28,9 +29,12 @@ typedef struct ui_metric {
 } ui_metric;
 
 typedef struct ui_view {
-    /* dataset panel ("dataset" and "info" records) */
+    /* dataset panel ("dataset" and "info" records); the session's current
+     * eps, set by the front end after each command */
     int have_ds, have_info;
-    char ds_name[96], ds_format[16];
+    int cur_have_eps;
+    double cur_eps;
+    char ds_name[96], ds_format[16], ds_hash[24];
     double n, d, vmin, vmax, absmax, fp16_over, fp16_under, dups;
 
     /* runs panel: newest last */
@@ -39,8 +43,8 @@ typedef struct ui_view {
 
     /* compare panel and its error histogram */
     int have_cmp;
-    char cmp_a[24], cmp_b[24];
-    double cmp_eps, overlap, err_mean, err_std, err_max, only_a, only_b, both;
+    char cmp_a[24], cmp_b[24], cmp_dataset[96];
+    double cmp_eps, overlap, err_mean, err_std, err_min, err_max, only_a, only_b, both;
     /* The ground truth (cmp_b when B was it) and B's numbers against it
      * (NaN when B was the reference itself). */
     char cmp_ref[24];
@@ -49,7 +53,9 @@ typedef struct ui_view {
     size_t nbins;
     double bin_lo[UI_MAX_BINS], bin_hi[UI_MAX_BINS], bin_count[UI_MAX_BINS];
 
-    /* selectivity curve: S(eps) points, and sweep results as marks */
+    /* selectivity curve: S(eps) points, and sweep results as marks; the
+     * dataset they were measured on */
+    char curve_dataset[96];
     size_t ncurve;
     double curve_eps[UI_MAX_CURVE], curve_sel[UI_MAX_CURVE];
     size_t nsweep;
@@ -102,6 +108,9 @@ void ui_view_add_run(ui_view *v, const ui_run_row *row);
 /* Take a "kdist" record (ui/view_kdist.c); returns UI_CURVE. */
 struct json;
 int ui_view_take_kdist(ui_view *v, const struct json *r);
+/* 1 when every distance error of the comparison is exactly 0 (A's
+ * distances equal the reference's on every pair both found). */
+int ui_view_no_error(const ui_view *v);
 
 /* Value of a metric by name in a list, NAN if missing. */
 double ui_metric_get(const ui_metric *m, int n, const char *name);

@@ -68,7 +68,8 @@ idle() {
     n=$(( ${1:-60} * 5 ))
     while [ $n -gt 0 ]; do
         capture
-        if tail -n 1 "$screen" | grep -q '^tcjoin> *$' && ! grep -q 'Esc cancels' "$screen"; then
+        if tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?> *$' &&
+            ! grep -q 'Esc cancels' "$screen"; then
             return 0
         fi
         sleep 0.2
@@ -112,12 +113,14 @@ shows 'run 1: cpu on letter.csv'
 step=compare
 type_line "compare cpu-fp16 cpu"
 idle 180
-shows 'cpu-fp16 vs cpu'
-# letter's values are small integers, exact in FP16: the emulation agrees.
+shows 'cpu-fp16 vs cpu on letter.csv'
+# letter's values are small integers, exact in FP16: the emulation agrees,
+# and an all-zero error reads "no error", not a wall of bars.
 shows 'overlap 1\.000000'
 shows 'only A 0  only B 0'
-shows 'dist cpu-fp16 - cpu, log count'
-grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
+shows 'err min 0 max 0: no error'
+shows '│no error '
+grep -Eq '\|#' "$screen" && fail "an all-zero error drew bars"
 # The runs panel lists the comparison's two runs above run 1.
 grep -Eq '│ +2 cpu-fp16 ' "$screen" || fail "runs panel lacks run 2 (cpu-fp16)"
 
@@ -137,7 +140,7 @@ hides 'too small'
 shows 'F2 dataset'
 shows 'F3 runs'
 shows 'F4 compare'
-tail -n 1 "$screen" | grep -q '^tcjoin>' || fail "no prompt on the last line at 80x24"
+tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?>' || fail "no prompt on the last line at 80x24"
 [ "$(wc -L <"$screen")" -le 80 ] || fail "lines wider than 80 at 80x24"
 
 step=focus-and-zoom
@@ -151,6 +154,18 @@ hides 'F3 runs'
 shows 'F9 log'
 $t send-keys -t ui Escape
 wait_for 'F3 runs'
+
+step=no-gpu-lines
+# Without a CUDA device the counters and clocks panels are one line each,
+# at the bottom of the body, and say why they are empty.
+if [ ! -e /proc/driver/nvidia/version ] && [ ! -e /dev/nvidia0 ]; then
+    $t send-keys -t ui F9
+    sleep 0.3
+    capture
+    tail -n 4 "$screen" | head -n 1 | grep -q '^ F7 counters N/A: ' || fail "counters is not one line"
+    tail -n 3 "$screen" | head -n 1 | grep -q '^ F8 clocks & power N/A: no CUDA device here' ||
+        fail "clocks is not one line"
+fi
 
 step=resize-large
 $t resize-window -t ui -x 200 -y 50
@@ -168,6 +183,47 @@ wait_for 'too small'
 $t resize-window -t ui -x 120 -y 40
 wait_for 'F5 selectivity'
 
+step=new-dataset
+# Another dataset clears the results of the old one; a comparison with real
+# errors draws its histogram over the errors observed.
+type_line "gen uniform n=2000 d=8 seed=3"
+idle 60
+shows 'no comparison: compare A B'
+shows 'no histogram: compare A B'
+shows 'no curve: curve or sweep S'
+type_line "eps 0.4"
+idle
+type_line "compare cpu-fp16 cpu"
+idle 120
+shows 'cpu-fp16 vs cpu on uniform-n2000-d8-s3'
+shows 'dist cpu-fp16 - cpu, log count'
+shows '│uniform-n2000-d8-s3 eps 0\.4 '
+grep -Eq 'err min -[0-9.e-]+ max [0-9.e-]+ ' "$screen" || fail "no min and max error"
+grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
+
+step=typeahead
+type_line "gen uniform n=80000 d=4 seed=2"
+idle 60
+type_line "eps 0.05"
+idle
+# The prompt and the dataset panel name the data and the eps.
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n80000-d4-s2 eps=0.05\]> *$' ||
+    fail "the prompt does not name the dataset and eps"
+shows '│eps 0\.05 '
+type_line "run cpu"
+wait_for 'Esc cancels' 30
+# Typed (or pasted) during the run: queued, shown, run in order after it.
+type_line "eps 0.06"
+type_line "info"
+wait_for 'queued 2: eps 0\.06; info' 10
+idle 180
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n80000-d4-s2 eps=0.06\]> *$' ||
+    fail "the queued eps 0.06 did not run"
+shows 'eps=0.06\]> info'
+last=$(sqlite3 "$db" "select group_concat(line, '|') from (select line from commands order by id desc limit 3 ) " )
+[ "$last" = "info|eps 0.06|run cpu" ] || fail "queued lines did not run in order after the run: $last"
+hides 'queued'
+
 step=cancel
 # A join long enough to need the cancel key: 400k uniform points.
 type_line "gen uniform n=400000 d=8 seed=1"
@@ -177,10 +233,17 @@ idle
 type_line "run cpu"
 wait_for 'Esc cancels' 30
 wait_for '\] +[0-9]+% cpu' 30
+# Esc cancels the run and drops what was typed ahead.
+type_line "eps 0.9"
+wait_for 'queued 1: eps 0\.9' 10
 $t send-keys -t ui Escape
 wait_for 'cancelled' 10
 idle 10
-shows 'error: run cpu cancelled'
+shows '│run cpu cancelled'
+hides 'error: run cpu cancelled'
+shows 'dropped what was typed ahead \(1 line\)'
+grep -Eq '│ +[0-9]+ cpu +0\.05 +cancelled' "$screen" || fail "the runs panel does not say cancelled"
+tail -n 1 "$screen" | grep -q 'eps=0.05\]> *$' || fail "the dropped eps 0.9 ran"
 
 step=quit
 type_line "quit"

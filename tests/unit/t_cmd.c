@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -12,6 +13,7 @@
 #include "err.h"
 #include "out.h"
 #include "settings.h"
+#include "store.h"
 
 static int split(const char *line, char ***argv, char **st)
 {
@@ -29,6 +31,22 @@ TEST(split_words_quotes_escapes)
     CHECK(strcmp(av[3], "x y") == 0);
     CHECK(strcmp(av[4], "") == 0);
     CHECK(av[5] == NULL);
+    free(st);
+}
+
+TEST(split_tilde_is_home)
+{
+    char **av, *st;
+    setenv("HOME", "/home/someone", 1);
+    int n = split("load ~/a.csv out=~/b ~ '~/c' x~ ~user a=b=~/d", &av, &st);
+    CHECK_EQ_INT(n, 8);
+    CHECK(strcmp(av[1], "/home/someone/a.csv") == 0);
+    CHECK(strcmp(av[2], "out=/home/someone/b") == 0);
+    CHECK(strcmp(av[3], "/home/someone") == 0);
+    CHECK(strcmp(av[4], "~/c") == 0); /* quoted: as written */
+    CHECK(strcmp(av[5], "x~") == 0);
+    CHECK(strcmp(av[6], "~user") == 0); /* other users' homes are not looked up */
+    CHECK(strcmp(av[7], "a=b=~/d") == 0);
     free(st);
 }
 
@@ -106,7 +124,8 @@ TEST(options)
     char *bad[] = {"cpu", "mod=pairs", NULL};
     CHECK_EQ_INT(cmd_check_opts(run, 2, bad), TCJ_EINVAL);
     char want[512];
-    snprintf(want, sizeof want, "Usage: %s", run->usage);
+    /* The unknown key is named before the usage line. */
+    snprintf(want, sizeof want, "run: unknown option 'mod'; Usage: %s", run->usage);
     CHECK(strcmp(err_msg(), want) == 0);
 }
 
@@ -129,6 +148,19 @@ TEST(parse_numbers)
     CHECK_EQ_INT(cmd_parse_size("2.5", "n", &z), TCJ_EINVAL);
     CHECK_EQ_INT(cmd_parse_size("", "n", &z), TCJ_EINVAL);
     CHECK_EQ_INT(cmd_parse_size("12abc", "n", &z), TCJ_EINVAL);
+    /* The sizes docs/DATASETS.md promises: k = 1e3, M = 1e6, G = 1e9. */
+    CHECK_EQ_INT(cmd_parse_size("100k", "n", &z), 0);
+    CHECK_EQ_INT(z, 100000);
+    CHECK_EQ_INT(cmd_parse_size("2M", "n", &z), 0);
+    CHECK_EQ_INT(z, 2000000);
+    CHECK_EQ_INT(cmd_parse_size("1.5k", "n", &z), 0);
+    CHECK_EQ_INT(z, 1500);
+    CHECK_EQ_INT(cmd_parse_size("1G", "n", &z), 0);
+    CHECK(z == 1000000000u);
+    CHECK_EQ_INT(cmd_parse_size("1.0005k", "n", &z), TCJ_EINVAL); /* 1000.5 points */
+    CHECK_EQ_INT(cmd_parse_size("k", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("2MM", "n", &z), TCJ_EINVAL);
+    CHECK_EQ_INT(cmd_parse_size("2m", "n", &z), TCJ_EINVAL);
 }
 
 /* Run lines in a fresh session with output captured. */
@@ -160,11 +192,17 @@ TEST(exec_errors_exact)
     CHECK(strcmp(exec_capture(&s, "eps -0.5"),
                  "error: eps: expected a positive number, got '-0.5'\n") == 0);
     CHECK(strcmp(exec_capture(&s, "eps 1 2"), "error: Usage: eps [VALUE]\n") == 0);
-    CHECK(strcmp(exec_capture(&s, "show run"), "error: Usage: show run ID\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "show run"), "error: Usage: show run ID|compare ID\n") == 0);
     CHECK(strcmp(exec_capture(&s, "run cpu"), "error: no dataset loaded (use load or gen)\n") == 0);
     /* The buffer sink holds text and records alike. */
     CHECK_STR_CONTAINS(exec_capture(&s, "run nosuch"),
                        "error: unknown engine 'nosuch' (one of: cpu ");
+    /* A typo (one or two edits) names the engine meant; a word far from
+     * every engine name gets none. */
+    CHECK_STR_CONTAINS(exec_capture(&s, "run fastd"),
+                       "error: unknown engine 'fastd'; did you mean fasted? (one of: cpu ");
+    CHECK_STR_CONTAINS(exec_capture(&s, "run cpu-fp61"), "did you mean cpu-fp16?");
+    CHECK(strstr(exec_capture(&s, "run nosuch"), "did you mean") == NULL);
     CHECK_STR_CONTAINS(exec_capture(&s, "load x.csv format=nosuch"),
                        "error: format: unknown format 'nosuch' (one of: ");
     CHECK(strcmp(exec_capture(&s, "eps 0.5; eps"),
@@ -190,8 +228,83 @@ TEST(exec_set)
     CHECK(strcmp(s.out_path, "/tmp/x.csv") == 0);
     CHECK(strcmp(exec_capture(&s, "set mode all"),
                  "error: mode: expected count, perpoint or pairs, got 'all'\n") == 0);
-    CHECK(strcmp(exec_capture(&s, "set opt swizzle"), "error: Usage: set opt NAME on|off\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "set opt swizzle"), "error: Usage: set opt NAME|all on|off\n") ==
+          0);
+    /* One switch off at a time: the second is refused now, not at the run. */
+    CHECK(strcmp(exec_capture(&s, "set opt align off"),
+                 "error: opt: swizzle is already off and only one switch can be off at a time; "
+                 "set opt swizzle on (or set opt all on) first\n") == 0);
+    CHECK(s.eopt.fasted_off == (1u << 6));
+    exec_capture(&s, "set opt all on");
+    CHECK(s.eopt.fasted_off == 0);
+    exec_capture(&s, "set opt align off");
+    CHECK(s.eopt.fasted_off == (1u << 7));
+    CHECK_STR_CONTAINS(exec_capture(&s, "set opt all off"), "error: opt: only one switch");
+    CHECK(s.eopt.fasted_off == (1u << 7));
+    exec_capture(&s, "set opt align on");
+    CHECK(s.eopt.fasted_off == 0);
     CHECK_EQ_INT(s.mode, JOIN_PAIRS);
+}
+
+/* Without an NVIDIA driver a GPU engine says what is missing and names
+ * itself, not the CUDA runtime's "driver version is insufficient". */
+TEST(no_driver_message)
+{
+    if (access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0 ||
+        access("/dev/dxg", F_OK) == 0)
+        t_skip("an NVIDIA driver is loaded here");
+    session s;
+    new_session(&s);
+    exec_capture(&s, "gen uniform n=50 d=3 seed=1; eps 0.5");
+    CHECK(strcmp(exec_capture(&s, "run fasted"),
+                 "error: fasted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "run ted"),
+                 "error: ted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
+    CHECK_STR_CONTAINS(exec_capture(&s, "engines"),
+                       "(fp64 needs an NVIDIA GPU; none found (no driver loaded))");
+    if (s.have_ds)
+        dataset_free(&s.ds);
+}
+
+static int first_cell(void *ctx, int ncol, const char *const *names, const char *const *vals)
+{
+    char *out = ctx;
+    size_t k = strlen(out);
+    snprintf(out + k, 256 - k, "%s%s", k ? "|" : "", ncol > 0 && vals[0] ? vals[0] : "NULL");
+    return 0;
+}
+
+/* curve's points are stored: a sweeps row of kind curve, one step per
+ * point, at the eps and S the command printed. */
+TEST(curve_is_stored)
+{
+    session s;
+    new_session(&s);
+    char path[512];
+    snprintf(path, sizeof path, "%s/curve.db", t_tmpdir());
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_cmd", "test", "host");
+    char *out = exec_capture(&s, "gen uniform n=300 d=3 seed=1; curve 0.1 0.5 bins=4 engine=cpu");
+    CHECK_STR_CONTAINS(out, "stored as sweep 1 (kind curve)");
+    CHECK_STR_CONTAINS(out, "\"type\":\"curve\",\"sweep_id\":1,");
+    char got[256] = "";
+    store_query(s.db, "SELECT kind || ' ' || engine || ' ' || passes FROM sweeps", NULL, 0,
+                first_cell, got);
+    CHECK(strcmp(got, "curve cpu 1") == 0);
+    got[0] = '\0';
+    store_query(s.db, "SELECT printf('%g %d', eps, step) FROM sweep_steps ORDER BY step", NULL, 0,
+                first_cell, got);
+    CHECK(strcmp(got, "0.1 0|0.2 1|0.3 2|0.4 3|0.5 4") == 0);
+    /* The pairs stored at a point equal a direct run at that eps. */
+    got[0] = '\0';
+    store_query(s.db, "SELECT pairs FROM sweep_steps WHERE step = 2", NULL, 0, first_cell, got);
+    char *run = exec_capture(&s, "eps 0.3; run cpu");
+    char want[64];
+    snprintf(want, sizeof want, "\"pairs\":%s,", got);
+    CHECK_MSG(strstr(run, want) != NULL, "curve S %s vs run: %s", got, run);
+    store_close(s.db);
+    if (s.have_ds)
+        dataset_free(&s.ds);
 }
 
 TEST(help_matches_table)
@@ -209,6 +322,25 @@ TEST(help_matches_table)
     char *all = exec_capture(&s, "help");
     for (const cmd *const *c = cmd_table; *c; c++)
         CHECK_STR_CONTAINS(all, (*c)->summary);
+    /* Each command is listed under its group's heading, before the next. */
+    for (const cmd *const *c = cmd_table; *c; c++) {
+        const char *const *g = cmd_group_names;
+        while (*g && strcmp(*g, cmd_group(*c)) != 0)
+            g++;
+        CHECK_MSG(*g != NULL, "%s has a known group", (*c)->name);
+        if (!*g)
+            continue;
+        char head[64], row[64];
+        snprintf(head, sizeof head, "\n%s:\n", *g);
+        snprintf(row, sizeof row, "\n  %-9s %s", (*c)->name, (*c)->summary);
+        const char *h = strstr(all, head), *r = strstr(all, row);
+        CHECK_MSG(h && r && h < r, "%s under %s", (*c)->name, *g);
+        if (g[1] && h && r) {
+            snprintf(head, sizeof head, "\n%s:\n", g[1]);
+            const char *next = strstr(all, head);
+            CHECK_MSG(next && r < next, "%s before group %s", (*c)->name, g[1]);
+        }
+    }
 }
 
 /* The man page as plain text: font escapes dropped, \- read as -. */
@@ -265,6 +397,12 @@ TEST(man_page_documents_everything)
         snprintf(row, sizeof row, ".B %s\n", (*e)->name);
         CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
     }
+    /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
+    const char *keys[] = {
+        ".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F9", "PgUp, PgDn", "F11, z", ".B Esc",
+        ".B Ctrl-C",     "typing during a run"};
+    for (int k = 0; k < 7; k++)
+        CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);
     const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
     for (int k = 0; k < 4; k++)
         CHECK_MSG(strstr(man, env[k]) != NULL, "man page lacks %s", env[k]);
@@ -299,6 +437,8 @@ TEST(completion)
     CHECK_EQ_INT(st, 7);
     CHECK(strcmp(comp("run cp", &st), "cpu cpu-bf16 cpu-fp16 cpu-tf32") == 0);
     CHECK_EQ_INT(st, 4);
+    CHECK_STR_CONTAINS(comp("show ", NULL), "compare");
+    CHECK(strcmp(comp("set opt al", NULL), "align all") == 0);
     CHECK(strcmp(comp("compare cpu-fp16 cpu-", NULL), "cpu-bf16 cpu-fp16 cpu-tf32") == 0);
     CHECK(strcmp(comp("run cpu mo", NULL), "mode=") == 0);
     CHECK(strcmp(comp("run cpu mode=p", &st), "mode=pairs mode=perpoint") == 0);

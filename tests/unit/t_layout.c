@@ -59,7 +59,7 @@ TEST(all_sizes_no_overlap_on_screen)
         for (int cols = 80; cols <= 250; cols++)
             for (int focus = 0; focus < UI_NBODY; focus++) {
                 ui_layout L;
-                ui_layout_compute(rows, cols, focus, -1, &L);
+                ui_layout_compute(rows, cols, focus, -1, 0, &L);
                 const char *bad = paint(&L, rows, cols);
                 CHECK_MSG(!bad, "%s (focus %d)", bad, focus);
                 CHECK(!L.too_small);
@@ -86,7 +86,7 @@ TEST(body_is_covered)
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int rows = sizes[k][0], cols = sizes[k][1];
         ui_layout L;
-        ui_layout_compute(rows, cols, UI_LOG, -1, &L);
+        ui_layout_compute(rows, cols, UI_LOG, -1, 0, &L);
         long area = 0;
         for (int p = 0; p < UI_NPANEL; p++)
             area += (long)L.r[p].h * L.r[p].w;
@@ -97,20 +97,20 @@ TEST(body_is_covered)
 TEST(large_screen_shows_every_panel)
 {
     ui_layout L;
-    ui_layout_compute(40, 120, UI_LOG, -1, &L);
+    ui_layout_compute(40, 120, UI_LOG, -1, 0, &L);
     CHECK_EQ_INT(count_visible(&L), UI_NBODY);
-    ui_layout_compute(70, 250, UI_RUNS, -1, &L);
+    ui_layout_compute(70, 250, UI_RUNS, -1, 0, &L);
     CHECK_EQ_INT(count_visible(&L), UI_NBODY);
 }
 
 TEST(small_screen_slot_follows_focus)
 {
     ui_layout L;
-    ui_layout_compute(24, 80, UI_LOG, -1, &L);
+    ui_layout_compute(24, 80, UI_LOG, -1, 0, &L);
     CHECK(L.r[UI_DATASET].visible && L.r[UI_RUNS].visible && L.r[UI_COMPARE].visible);
     CHECK(L.r[UI_HIST].visible);
     CHECK(!L.r[UI_COUNTERS].visible);
-    ui_layout_compute(24, 80, UI_COUNTERS, -1, &L);
+    ui_layout_compute(24, 80, UI_COUNTERS, -1, 0, &L);
     CHECK(L.r[UI_COUNTERS].visible);
     CHECK(!L.r[UI_HIST].visible);
 }
@@ -122,7 +122,7 @@ TEST(zoom_gives_the_body)
         int rows = sizes[k][0], cols = sizes[k][1];
         for (int z = 0; z < UI_NBODY; z++) {
             ui_layout L;
-            ui_layout_compute(rows, cols, z, z, &L);
+            ui_layout_compute(rows, cols, z, z, 0, &L);
             CHECK(!paint(&L, rows, cols));
             const ui_rect *r = &L.r[z];
             CHECK_EQ_INT(r->y, 0);
@@ -149,7 +149,7 @@ TEST(too_small_keeps_log_and_prompt)
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int rows = sizes[k][0], cols = sizes[k][1];
         ui_layout L;
-        ui_layout_compute(rows, cols, UI_RUNS, -1, &L);
+        ui_layout_compute(rows, cols, UI_RUNS, -1, 0, &L);
         CHECK(L.too_small);
         CHECK(!paint(&L, rows, cols));
         CHECK(L.r[UI_PROMPT].visible);
@@ -163,10 +163,55 @@ TEST(odd_sizes_between_min_and_80x24)
     for (int rows = UI_MIN_ROWS; rows < 30; rows++)
         for (int cols = UI_MIN_COLS; cols < 90; cols++) {
             ui_layout L;
-            ui_layout_compute(rows, cols, UI_CURVE, -1, &L);
+            ui_layout_compute(rows, cols, UI_CURVE, -1, 0, &L);
             CHECK(!L.too_small);
             CHECK_MSG(!paint(&L, rows, cols), "%s", paint(&L, rows, cols));
             CHECK(L.r[UI_LOG].visible && L.r[UI_PROMPT].visible);
             CHECK(L.r[UI_CURVE].visible);
         }
+}
+
+TEST(no_gpu_collapses_counters_and_clocks)
+{
+    /* Without a GPU the counters and clocks panels are one line each, the
+     * screen stays tiled exactly, and the log gets more room than with a
+     * GPU at the same size. */
+    int sizes[][2] = {{24, 80}, {25, 81}, {40, 120}, {33, 99}, {70, 250}, {31, 119}, {47, 163}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int rows = sizes[k][0], cols = sizes[k][1];
+        for (int focus = 0; focus < UI_NBODY; focus++) {
+            ui_layout L, G;
+            ui_layout_compute(rows, cols, focus, -1, UI_LAYOUT_NO_GPU, &L);
+            ui_layout_compute(rows, cols, focus, -1, 0, &G);
+            const char *bad = paint(&L, rows, cols);
+            CHECK_MSG(!bad, "%s (focus %d, no GPU)", bad, focus);
+            long area = 0;
+            for (int p = 0; p < UI_NPANEL; p++)
+                area += (long)L.r[p].h * L.r[p].w;
+            CHECK_EQ_INT(area, (long)rows * cols);
+            for (int p = UI_COUNTERS; p <= UI_CLOCKS; p++) {
+                CHECK_MSG(ui_layout_is_line(&L, p), "%s is a line at %dx%d", ui_panel_name(p), cols,
+                          rows);
+                CHECK_EQ_INT(L.r[p].w, cols);
+                CHECK(!ui_layout_is_line(&G, p));
+            }
+            /* The two lines sit right above the progress line. */
+            CHECK_EQ_INT(L.r[UI_CLOCKS].y, rows - 3);
+            CHECK_EQ_INT(L.r[UI_COUNTERS].y, rows - 4);
+            for (int p = 0; p < UI_NBODY; p++)
+                if (L.r[p].visible && p != UI_COUNTERS && p != UI_CLOCKS)
+                    CHECK_MSG(L.r[p].h >= 3 && L.r[p].w >= 10, "%s is %dx%d at %dx%d",
+                              ui_panel_name(p), L.r[p].w, L.r[p].h, cols, rows);
+            CHECK_MSG((long)L.r[UI_LOG].h * L.r[UI_LOG].w > (long)G.r[UI_LOG].h * G.r[UI_LOG].w,
+                      "log no larger without a GPU at %dx%d (focus %d)", cols, rows, focus);
+            CHECK(L.r[focus].visible);
+            CHECK(L.r[UI_DATASET].visible && L.r[UI_RUNS].visible);
+        }
+    }
+    /* Zoom still gives a collapsed panel the body. */
+    ui_layout L;
+    ui_layout_compute(24, 80, UI_COUNTERS, UI_COUNTERS, UI_LAYOUT_NO_GPU, &L);
+    CHECK(!ui_layout_is_line(&L, UI_COUNTERS));
+    CHECK_EQ_INT(L.r[UI_COUNTERS].w, 80);
+    CHECK(L.r[UI_COUNTERS].h >= 15);
 }

@@ -126,20 +126,71 @@ TEST(hist_heights)
         for (int r = 0; r < 4; r++)
             h[c] += ui_grid_at(&g, r, 2 + c) == '#';
     }
-    CHECK_EQ_INT(h[0], 0);
+    /* The empty first bin is left out: bins 2, 4, 1 over 4 columns, the
+     * first bin on columns 0 and 1 (column c sums bins c*3/4..(c+1)*3/4). */
+    CHECK_EQ_INT(h[0], 2);
     CHECK_EQ_INT(h[1], 2);
     CHECK_EQ_INT(h[2], 4);
     CHECK_EQ_INT(h[3], 1);
-    /* Log scale: a count of 1 against 1000 still shows one cell. */
+    char row[8];
+    ui_grid_row(&g, 5, row);
+    CHECK(strcmp(row, "  -1 2") == 0); /* from the first counted bin's lo */
+    /* Log scale: a count of 1 against 1000 still shows one cell; the two
+     * empty bins at the right are left out (2 bins over 4 columns). */
     double c2[] = {1000, 1, 0, 0};
     char wide[9 * 6];
     ui_grid_init(&g, wide, 9, 6); /* label "1000": plot from column 5 */
     CHECK_EQ_INT(ui_plot_hist(&g, lo, hi, c2, 4, 1), 0);
     CHECK_EQ_INT(ui_grid_at(&g, 0, 5), '#');
-    CHECK_EQ_INT(ui_grid_at(&g, 3, 6), '#');
-    CHECK_EQ_INT(ui_grid_at(&g, 2, 6), ' ');
-    CHECK_EQ_INT(ui_grid_at(&g, 3, 7), ' ');
+    CHECK_EQ_INT(ui_grid_at(&g, 0, 6), '#');
+    CHECK_EQ_INT(ui_grid_at(&g, 3, 7), '#');
+    CHECK_EQ_INT(ui_grid_at(&g, 2, 7), ' ');
+    CHECK_EQ_INT(ui_grid_at(&g, 3, 8), '#');
+    char wrow[10];
+    ui_grid_row(&g, 5, wrow);
+    CHECK(strcmp(wrow, "     -2 0") == 0); /* up to the last counted bin's hi */
     double z[] = {0, 0, 0, 0};
     ui_grid_init(&g, cells, 6, 6);
     CHECK_EQ_INT(ui_plot_hist(&g, lo, hi, z, 4, 0), -1);
+}
+
+TEST(curve_marks_on_the_line)
+{
+    /* S(eps) = 10 * eps on 0..10 (log y skips S = 0, but the x axis still
+     * starts at the first point); sweep results as marks on the curve. */
+    double x[] = {0, 1, 2, 5, 10}, y[] = {0, 10, 20, 50, 100};
+    double mx[] = {5}, my[] = {50};
+    char cells[24 * 8];
+    ui_grid g;
+    ui_grid_init(&g, cells, 24, 8);
+    CHECK_EQ_INT(ui_plot_curve(&g, x, y, 5, mx, my, 1, 0, 1), 0);
+    char row[25];
+    ui_grid_row(&g, 7, row);
+    /* labels "100" and "10": plot from column 4; x from 0, not from 1 */
+    CHECK(strncmp(row, "    0", 5) == 0);
+    CHECK_STR_CONTAINS(row, "10");
+    /* The mark: x = 5 of 0..10 on 20 columns is column 4 + round(9.5) = 14
+     * (lround rounds half away from zero); y = log 50 of log 10..log 100
+     * on 6 rows: 5 - round(0.699 * 5) = 2. */
+    CHECK_EQ_INT(ui_grid_at(&g, 2, 14), 'O');
+    int marks = 0, stars = 0;
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 24; c++) {
+            marks += ui_grid_at(&g, r, c) == 'O';
+            stars += ui_grid_at(&g, r, c) == '*';
+        }
+    CHECK_EQ_INT(marks, 1);
+    CHECK(stars > 5);
+    /* No curve measured: the sweep results alone, as marks, no line. */
+    double sx[] = {1, 2, 4}, sy[] = {10, 20, 40};
+    ui_grid_init(&g, cells, 24, 8);
+    CHECK_EQ_INT(ui_plot_curve(&g, NULL, NULL, 0, sx, sy, 3, 0, 0), 0);
+    marks = stars = 0;
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 24; c++) {
+            marks += ui_grid_at(&g, r, c) == 'O';
+            stars += ui_grid_at(&g, r, c) == '*';
+        }
+    CHECK_EQ_INT(marks, 3);
+    CHECK_EQ_INT(stars, 0);
 }

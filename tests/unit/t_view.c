@@ -103,6 +103,57 @@ TEST(curve_sorted_and_dataset)
     ui_view_free(&v);
 }
 
+TEST(results_name_their_dataset_and_clear_on_change)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"name\":\"letter.csv\",\"hash\":\"aa\","
+                       "\"n\":20000,\"d\":16}");
+    ui_view_record(&v, "{\"type\":\"curve\",\"dataset\":\"letter.csv\",\"points\":["
+                       "{\"eps\":1,\"selectivity\":1},{\"eps\":3,\"selectivity\":9}]}");
+    ui_view_record(&v, "{\"type\":\"sweep\",\"dataset\":\"letter.csv\",\"target\":4,"
+                       "\"eps\":2,\"selectivity\":4.1}");
+    ui_view_record(&v, "{\"type\":\"compare\",\"engine_a\":\"cpu-fp16\",\"engine_b\":"
+                       "\"cpu\",\"dataset\":\"letter.csv\",\"eps\":3,\"err_min\":-2e-6,"
+                       "\"err_max\":3e-6,\"hist\":[{\"lo\":-1,\"hi\":1,\"count\":5}]}");
+    ui_view_record(&v, "{\"type\":\"profile\",\"run_id\":4,\"engine\":\"fasted\","
+                       "\"reason\":\"no CUDA device\",\"counters\":{}}");
+    CHECK(strcmp(v.curve_dataset, "letter.csv") == 0);
+    CHECK(strcmp(v.cmp_dataset, "letter.csv") == 0);
+    CHECK_EQ_INT(v.ncurve, 2);
+    CHECK_EQ_INT(v.nsweep, 1); /* the sweep's mark sits on the same curve */
+    CHECK_NEAR(v.err_min, -2e-6, 0);
+    CHECK_NEAR(v.err_max, 3e-6, 0);
+    CHECK(!ui_view_no_error(&v));
+    /* The same dataset loaded again (same name and hash) keeps them. */
+    ui_view_record(&v, "{\"type\":\"dataset\",\"name\":\"letter.csv\",\"hash\":\"aa\","
+                       "\"n\":20000,\"d\":16}");
+    CHECK(v.have_cmp && v.ncurve == 2 && v.nbins == 1);
+    /* Another one clears every panel that showed results for the old. */
+    ui_view_record(&v, "{\"type\":\"dataset\",\"name\":\"letter.csv\",\"hash\":\"bb\","
+                       "\"n\":10000,\"d\":16}");
+    CHECK(!v.have_cmp);
+    CHECK_EQ_INT(v.nbins, 0);
+    CHECK_EQ_INT(v.ncurve, 0);
+    CHECK_EQ_INT(v.nsweep, 0);
+    CHECK_EQ_INT(v.ncnt, 0);
+    CHECK(v.cnt_note[0] == '\0' && v.cnt_engine[0] == '\0');
+    /* A sweep on another dataset than the curve's replaces the curve. */
+    ui_view_record(&v, "{\"type\":\"curve\",\"dataset\":\"a\",\"points\":["
+                       "{\"eps\":1,\"selectivity\":1},{\"eps\":3,\"selectivity\":9}]}");
+    ui_view_record(&v, "{\"type\":\"sweep\",\"dataset\":\"b\",\"target\":4,"
+                       "\"eps\":2,\"selectivity\":4.1}");
+    CHECK_EQ_INT(v.ncurve, 0);
+    CHECK_EQ_INT(v.nsweep, 1);
+    CHECK(strcmp(v.curve_dataset, "b") == 0);
+    /* All-zero error: "no error", not a histogram. */
+    ui_view_record(&v, "{\"type\":\"compare\",\"engine_a\":\"cpu-fp16\",\"engine_b\":"
+                       "\"cpu\",\"err_min\":0,\"err_max\":0,\"both\":11500,"
+                       "\"hist\":[{\"lo\":-1,\"hi\":1,\"count\":11500}]}");
+    CHECK(ui_view_no_error(&v));
+    ui_view_free(&v);
+}
+
 TEST(log_lines)
 {
     static ui_view v;
