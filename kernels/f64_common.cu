@@ -213,6 +213,11 @@ int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn
     if (!stack)
         return kern_fail(KERN_EGPU, "out of memory");
     int rc = 0;
+    /* Progress: candidate-row pairs of the items done (a split item counts
+     * when its pieces are done). */
+    double total = 0, done = 0;
+    for (size_t i = 0; i < nitems; i++)
+        total += (double)(items[i].qb - items[i].qa) * (double)(items[i].cb - items[i].ca);
     for (size_t i = 0; i < nitems && rc == 0; i++) {
         stack[0] = items[i];
         top = 1;
@@ -225,6 +230,12 @@ int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn
             if (it.qa >= it.qb || it.ca >= it.cb)
                 continue;
             rc = f64_launch_timed(r, &it, fn, user);
+            const double work = (double)(it.qb - it.qa) * (double)(it.cb - it.ca);
+            if (rc == 0 && job->mode != KF64_PAIRS) {
+                done += work;
+                if (job->progress && total > 0)
+                    job->progress(job->progress_ctx, done / total);
+            }
             if (rc || job->mode != KF64_PAIRS)
                 continue;
             unsigned long long np = 0;
@@ -235,6 +246,9 @@ int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn
             }
             if (np <= r->cap) {
                 rc = f64_drain(r, (size_t)np);
+                done += work;
+                if (rc == 0 && job->progress && total > 0)
+                    job->progress(job->progress_ctx, done / total);
                 continue;
             }
             /* Overflow: a batch boundary. Split into pieces expected to fit

@@ -200,10 +200,11 @@ __device__ __forceinline__ void fasted_mma_mainloop(const fasted_params &p, uint
 /* Persistent blocks of 2x2 warps take block tiles from the work queue,
  * multiply them (mainloop) and hand the accumulators to the epilogue. */
 template <class F, class C, bool PAIRS>
-__global__ void __launch_bounds__(FASTED_THREADS, C::MINB) fasted_mma_kernel(const fasted_params p)
+__global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
+    fasted_mma_kernel(const fasted_params p)
 {
     using L = fasted_smem_layout<C>;
-    constexpr int MT = C::WM / 16, NT = C::WN / 8;
+    constexpr int MT = C::WM / 16, NT = C::WN / 8; /* [warp-tile] */
     static_assert(C::WM % 16 == 0 && C::WN % 16 == 0, "warp tile is whole m16 / n16 steps");
 
     extern __shared__ __align__(128) unsigned char fasted_smem[];

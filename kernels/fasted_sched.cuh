@@ -38,7 +38,7 @@ __device__ __forceinline__ void fasted_tri_index(unsigned long long s, unsigned 
 __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned long long t,
                                                unsigned &bi, unsigned &bj)
 {
-    if (p.order) {
+    if (p.order) { /* [order] */
         const unsigned G = FASTED_GROUP;
         unsigned long long sq = t / (G * G);
         unsigned r = (unsigned)(t % (G * G)), sr, sc;

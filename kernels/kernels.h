@@ -215,6 +215,10 @@ typedef struct kern_f64_job {
     uint64_t *hist;             /* nbins entries, zeroed by the call */
     uint64_t *hist_below;       /* pairs with d2 <= edges[0] */
     const volatile int *cancel; /* checked between launches */
+    /* Called after each launch with the fraction of the work done, as
+     * FASTED does. */
+    void (*progress)(void *ctx, double frac);
+    void *progress_ctx;
     int device;
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
     int index_k;   /* ted-index: dimensions indexed (capped by d) */

@@ -21,6 +21,17 @@
 #define F64_HAS_DMMA_SM90 0
 #endif
 
+/* Fragment ownership of the FP64 shapes: lane = 4*g + t; the row group g
+ * and the thread-in-group t index every fragment below. */
+__device__ __forceinline__ int f64_frag_g(int lane)
+{
+    return lane >> 2;
+}
+__device__ __forceinline__ int f64_frag_t(int lane)
+{
+    return lane & 3;
+}
+
 /* mma.sync.aligned.m8n8k4.row.col.f64: d = a*b + c.
  * a: A[g][t]; b: B[t][g]; c[i]: C[g][2t+i]. */
 __device__ __forceinline__ void mma_m8n8k4_f64(double (&d)[2], double a, double b,

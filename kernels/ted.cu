@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(TED_PAPER_WARPS * 32)
                      const double *__restrict__ nrm, size_t dp, size_t qa, size_t qb, size_t ca,
                      size_t cb, f64_out o)
 {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int lane = threadIdx.x & 31, g = f64_frag_g(lane), t = f64_frag_t(lane);
     const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const size_t qbase = qa + warp * 8;
     if (qbase >= qb)
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(TR_WARPS * 32, 1)
 {
     extern __shared__ __align__(16) double tr_smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int g = lane >> 2, t = lane & 3;
+    const int g = f64_frag_g(lane), t = f64_frag_t(lane);
     const int wm = warp >> 1, wn = warp & 1;
 
     /* Grouped ordering: TR_GROUP row tiles sweep each column tile in turn,

@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(TI_WARPS * 32)
                    const size_t *__restrict__ qpos, ti_grid grid, size_t ga, size_t gb, size_t pa,
                    size_t pb, f64_out o)
 {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int lane = threadIdx.x & 31, g = f64_frag_g(lane), t = f64_frag_t(lane);
     const size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     if (grp >= gb)
         return; /* uniform over the warp */

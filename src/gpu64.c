@@ -68,6 +68,8 @@ int gpu64_run(const join_spec *spec, join_result *res, int (*fn)(kern_f64_job *)
     job.q0 = spec->q0;
     job.q1 = spec->q1;
     job.cancel = spec->cancel;
+    job.progress = spec->progress;
+    job.progress_ctx = spec->progress_ctx;
     job.device = o->device;
     job.ted_paper = o->ted_paper;
     job.index_k = o->index_k;
