@@ -32,9 +32,10 @@ static void app_on_sigint(int sig)
             return;
         }
         app_session->cancel = 1;
-        if (app_session->batch)
-            app_session->quit = 1;
     }
+    /* batch mode stops at Ctrl-C, between commands too, and exits 130 */
+    if (app_session && app_session->batch)
+        app_session->quit = 1;
     app_sigint = 1;
 }
 
@@ -159,5 +160,7 @@ int app_main(const app_args *a)
     if (s.have_ds)
         dataset_free(&s.ds);
     fflush(stdout);
+    if (batch && app_sigint)
+        return 130; /* 128 + SIGINT, as a shell reports a job stopped by Ctrl-C */
     return batch && s.failed ? 1 : 0;
 }
