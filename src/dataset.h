@@ -19,16 +19,16 @@ typedef struct dataset {
  * detect everything; note header is -1 for detection, so a plain {0} reads
  * text without a header line. */
 typedef struct load_opts {
-    const char *format; /* force a loader by name, NULL to detect */
-    size_t offset;      /* skip this many points */
-    size_t limit;       /* take at most this many points, 0 = all */
-    const char *cols;   /* delimited text: columns to keep, "1-16", "0,2,5", "-id" ... */
-    int header;         /* delimited text: -1 detect, 0 no, 1 yes */
-    char delim;         /* delimited text: 0 detect, else ',' '\t' ' ' ... */
-    const char *dtype;  /* raw binary: "f32", "f64", "f16", "u8", "i32", ... */
-    size_t dim;         /* raw binary: values per point */
-    const char *h5name; /* HDF5: dataset name, default "train" */
-    int drop_nonfinite; /* drop rows with NaN/Inf instead of refusing the file */
+    const char *format;         /* force a loader by name, NULL to detect */
+    size_t offset;              /* skip this many points */
+    size_t limit;               /* take at most this many points, 0 = all */
+    const char *cols;           /* delimited text: columns to keep, "1-16", "0,2,5", "-id" ... */
+    int header;                 /* delimited text: -1 detect, 0 no, 1 yes */
+    char delim;                 /* delimited text: 0 detect, else ',' '\t' ' ' ... */
+    const char *dtype;          /* raw binary: "f32", "f64", "f16", "u8", "i32", ... */
+    size_t dim;                 /* raw binary: values per point */
+    const char *h5name;         /* HDF5: dataset name, default "train" */
+    int drop_nonfinite;         /* drop rows with NaN/Inf instead of refusing the file */
     const volatile int *cancel; /* set (by Ctrl-C) to stop reading: TCJ_ECANCEL; may be NULL */
 } load_opts;
 
@@ -37,9 +37,9 @@ typedef struct gen_opts {
     const char *kind; /* "uniform", "expo", "gauss" (clusters) */
     size_t n, d;
     uint64_t seed;
-    double lambda;   /* expo: rate, default 40 (TED-Join's) */
-    size_t clusters; /* gauss: number of clusters, default 16 */
-    double sigma;    /* gauss: cluster std dev, default 0.05 */
+    double lambda;              /* expo: rate, default 40 (TED-Join's) */
+    size_t clusters;            /* gauss: number of clusters, default 16 */
+    double sigma;               /* gauss: cluster std dev, default 0.05 */
     const volatile int *cancel; /* set (by Ctrl-C) to stop: TCJ_ECANCEL; may be NULL */
 } gen_opts;
 

@@ -52,8 +52,8 @@ typedef H5L_info_t h5_link_info;
 static herr_t h5_collect(hid_t g, const char *name, const h5_link_info *info, void *data)
 {
     h5_names *nm = data;
-    int k =
-        snprintf(nm->buf + nm->len, sizeof nm->buf - nm->len, "%s%s", nm->len ? ", " : "", name);
+    int k = snprintf(nm->buf + nm->len, sizeof nm->buf - nm->len, "%s%s", nm->len ? ", " : "",
+                     ld_esc(name, 60));
     if (k > 0 && nm->len + (size_t)k < sizeof nm->buf)
         nm->len += (size_t)k;
     return 0;
@@ -88,6 +88,8 @@ static void send_error(int fd, int rc)
 static int h5_child(const char *path, const load_opts *opt, int fd)
 {
     const char *name = opt->h5name && *opt->h5name ? opt->h5name : "train";
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", ld_esc(name, 60)); /* for messages */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     int rc = 0;
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -102,12 +104,12 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
         send_error(fd, err_set(TCJ_EINVAL,
                                "%s: no dataset '%s' (the file has: %s); choose one with "
                                "dataset=NAME",
-                               path, name, nm.len ? nm.buf : "nothing"));
+                               path, shown, nm.len ? nm.buf : "nothing"));
         return 1;
     }
     hid_t dset = H5Dopen2(file, name, H5P_DEFAULT);
     if (dset < 0) {
-        send_error(fd, err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, name));
+        send_error(fd, err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, shown));
         return 1;
     }
     hid_t dtype = H5Dget_type(dset);
@@ -115,7 +117,7 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
     size_t es = H5Tget_size(dtype);
     if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || es == 0 || es > 16) {
         send_error(fd, err_set(TCJ_EINVAL, "%s: dataset '%s' is not numeric (float or integer)",
-                               path, name));
+                               path, shown));
         return 1;
     }
     hid_t space = H5Dget_space(dset);
@@ -123,12 +125,12 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
     hsize_t dims[2] = {0, 1};
     if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
         send_error(fd, err_set(TCJ_EINVAL, "%s: dataset '%s' has %d dimensions, expected 2 (n x d)",
-                               path, name, rank));
+                               path, shown, rank));
         return 1;
     }
     uint64_t n = dims[0], d = rank == 2 ? dims[1] : 1;
-    char field[160];
-    snprintf(field, sizeof field, "dataset '%s' dims", name);
+    char field[300];
+    snprintf(field, sizeof field, "dataset '%s' dims", shown);
     /* Unfiltered data takes n·d·es bytes of storage; a chunked dataset that
      * was never written stores none, whatever its dims say. Compressed data
      * has no such bound: there the memory check is the bound. */
@@ -163,7 +165,7 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
         hid_t mspace = H5Screate_simple(rank, count, NULL);
         if (H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf) < 0) {
             send_error(fd, err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
-                                   opt->offset + k, opt->offset + k + rows, name));
+                                   opt->offset + k, opt->offset + k + rows, shown));
             return 1;
         }
         H5Sclose(mspace);

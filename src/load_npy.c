@@ -47,12 +47,12 @@ static int npy_descr(const char *path, const char *v, int *type, int *be)
         return err_set(TCJ_EINVAL, "%s: npy header has no 'descr'", path);
     if (*v == '[')
         return err_set(TCJ_EINVAL,
-                       "%s: structured npy dtype %.40s is not supported; save a plain "
+                       "%s: structured npy dtype %s is not supported; save a plain "
                        "2-D numeric array",
-                       path, v);
+                       path, ld_esc(v, 40));
     char q = *v;
     if (q != '\'' && q != '"')
-        return err_set(TCJ_EINVAL, "%s: npy header: cannot read 'descr' %.20s", path, v);
+        return err_set(TCJ_EINVAL, "%s: npy header: cannot read 'descr' %s", path, ld_esc(v, 20));
     char s[16];
     size_t k = 0;
     for (v++; *v && *v != q && k < sizeof s - 1; v++)
@@ -81,11 +81,11 @@ static int npy_descr(const char *path, const char *v, int *type, int *be)
         return err_set(TCJ_EINVAL,
                        "%s: npy dtype '%s' holds Python objects, not numbers; save "
                        "the array with a numeric dtype (e.g. float32)",
-                       path, s);
+                       path, ld_esc(s, 16));
     return err_set(TCJ_EINVAL,
                    "%s: npy dtype '%s' is not supported (use f2 f4 f8 u1 i1 u2 i2 "
                    "u4 i4 u8 i8, either byte order)",
-                   path, s);
+                   path, ld_esc(s, 16));
 }
 
 int load_npy(const char *path, const load_opts *opt, dataset *out)
@@ -173,8 +173,8 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         errno = 0;
         unsigned long long v = isdigit((unsigned char)*p) ? strtoull(p, &e, 10) : 0;
         if (!isdigit((unsigned char)*p) || errno == ERANGE || nd == 16) {
-            rc = err_set(TCJ_EINVAL, "%s: byte %llu: npy header: cannot read the shape %.40s", path,
-                         (unsigned long long)shape_at, sh);
+            rc = err_set(TCJ_EINVAL, "%s: byte %llu: npy header: cannot read the shape %s", path,
+                         (unsigned long long)shape_at, ld_esc(sh, 40));
             goto done;
         }
         dims[nd++] = v;

@@ -24,7 +24,7 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
             return err_set(TCJ_EINVAL,
                            "%s: unknown dtype '%s' (f16 f32 f64 u8 i8 u16 i16 u32 "
                            "i32 u64 i64, add 'be' for big-endian)",
-                           path, opt->dtype);
+                           path, ld_esc(opt->dtype, 20));
     } else if ((type = raw_type_from_name(path, &be)) < 0)
         return err_set(TCJ_EINVAL,
                        "%s: raw binary needs dtype=T (f16 f32 f64 u8 i8 u16 i16 u32 "
@@ -49,9 +49,8 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
         rc = err_set(TCJ_EINVAL,
                      "%s: %llu bytes is not a whole number of points of %zu %s "
                      "(%llu bytes each): %llu trailing bytes from byte %llu",
-                     path, (unsigned long long)size, d, ld_type_name(type),
-                     (unsigned long long)rec, (unsigned long long)(size % rec),
-                     (unsigned long long)(size - size % rec));
+                     path, (unsigned long long)size, d, ld_type_name(type), (unsigned long long)rec,
+                     (unsigned long long)(size % rec), (unsigned long long)(size - size % rec));
     size_t take = 0;
     if (!rc)
         rc = ld_check_take(path, opt, size / rec, d, &take);

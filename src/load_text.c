@@ -56,8 +56,8 @@ typedef struct line_reader {
     char *buf;
     size_t len, cap;
     size_t lineno;
-    uint64_t byte;  /* file offset of the next character */
-    int after_cr;   /* the last line ended in CR: a following LF belongs to it */
+    uint64_t byte; /* file offset of the next character */
+    int after_cr;  /* the last line ended in CR: a following LF belongs to it */
 } line_reader;
 
 /* Longer lines mean binary data or a file without line endings (a device,
@@ -96,10 +96,9 @@ static int next_line(line_reader *r)
             return err_set(TCJ_EINVAL, "%s:%zu: byte %llu: a NUL byte: not a text file", r->path,
                            r->lineno + 1, (unsigned long long)(r->byte - 1));
         if (r->len + 1 >= LINE_MAX_BYTES)
-            return err_set(TCJ_EINVAL,
-                           "%s:%zu: line longer than %u MiB at byte %llu: not delimited text",
-                           r->path, r->lineno + 1, LINE_MAX_BYTES >> 20,
-                           (unsigned long long)r->byte);
+            return err_set(
+                TCJ_EINVAL, "%s:%zu: line longer than %u MiB at byte %llu: not delimited text",
+                r->path, r->lineno + 1, LINE_MAX_BYTES >> 20, (unsigned long long)r->byte);
         if (r->len + 1 >= r->cap) {
             r->cap = r->cap ? 2 * r->cap : 4096;
             r->buf = xrealloc(r->buf, r->cap);
@@ -243,29 +242,30 @@ static int cols_item(const char *path, const char *it, size_t nf, const fields *
                     return err_set(TCJ_EINVAL,
                                    "%s: cols: cannot read '%s' (N, N-M, N-, last, "
                                    "or a header name; '-' in front drops)",
-                                   path, it);
+                                   path, ld_esc(it, 60));
             }
         } else if (*e)
             return err_set(TCJ_EINVAL,
                            "%s: cols: cannot read '%s' (N, N-M, N-, last, or a header "
                            "name; '-' in front drops)",
-                           path, it);
+                           path, ld_esc(it, 60));
         if (a > b || b >= nf)
-            return err_set(TCJ_EINVAL, "%s: cols: '%s' is outside columns 0 to %zu", path, it,
-                           nf - 1);
+            return err_set(TCJ_EINVAL, "%s: cols: '%s' is outside columns 0 to %zu", path,
+                           ld_esc(it, 60), nf - 1);
         *lo = (size_t)a;
         *hi = (size_t)b;
         return 0;
     }
     if (!hdr)
         return err_set(TCJ_EINVAL, "%s: cols: '%s' names a column but the file has no header line",
-                       path, it);
+                       path, ld_esc(it, 60));
     for (size_t j = 0; j < hdr->n; j++)
         if (!strcmp(hdr->f[j], it)) {
             *lo = *hi = j;
             return 0;
         }
-    return err_set(TCJ_EINVAL, "%s: cols: no column named '%s' in the header", path, it);
+    return err_set(TCJ_EINVAL, "%s: cols: no column named '%s' in the header", path,
+                   ld_esc(it, 60));
 }
 
 /* keep[j] = 1 for each kept column of nf; returns the count or an error. */
@@ -404,9 +404,9 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
             size_t col = (size_t)(fs.f[j] - r.buf) + 1;
             if (!parse_number(fs.f[j], &v)) {
                 rc = err_set(TCJ_EINVAL,
-                             "%s:%zu:%zu: field %zu: expected a number, got '%.40s'; "
+                             "%s:%zu:%zu: field %zu: expected a number, got '%s'; "
                              "leave the column out with cols=-%zu",
-                             path, r.lineno, col, j, fs.f[j], j);
+                             path, r.lineno, col, j, ld_esc(fs.f[j], 40), j);
                 break;
             }
             if (!isfinite(v))

@@ -192,6 +192,24 @@ size_t ld_take(const load_opts *opt, size_t total)
     return opt->limit && opt->limit < left ? opt->limit : left;
 }
 
+const char *ld_esc(const char *s, size_t max)
+{
+    static _Thread_local char buf[4][4 * 200 + 1];
+    static _Thread_local int k;
+    char *b = buf[k = (k + 1) % 4], *w = b;
+    if (max > 200)
+        max = 200;
+    for (size_t i = 0; s && s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            w += sprintf(w, "\\x%02x", c);
+        else
+            *w++ = (char)c;
+    }
+    *w = 0;
+    return b;
+}
+
 const char *ld_bytes_str(uint64_t b, char *buf)
 {
     static const char *unit[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
@@ -245,8 +263,9 @@ int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n
         char a[32], b[32], from[48] = "stored";
         if (data != UINT64_MAX)
             snprintf(from, sizeof from, "left from byte %llu", (unsigned long long)data);
-        return err_set(TCJ_EINVAL, "%s: %s%s gives %llu x %llu values of %zu bytes = %s, but %s are %s",
-                       path, at_byte(byte), field, (unsigned long long)n, (unsigned long long)d, es,
+        return err_set(TCJ_EINVAL,
+                       "%s: %s%s gives %llu x %llu values of %zu bytes = %s, but %s are %s", path,
+                       at_byte(byte), field, (unsigned long long)n, (unsigned long long)d, es,
                        ld_bytes_str(want, a), ld_bytes_str(have, b), from);
     }
     if (bytes)
@@ -254,16 +273,16 @@ int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n
     return 0;
 }
 
-int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d,
-                  size_t *take)
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take)
 {
     if (total > SIZE_MAX)
         total = SIZE_MAX;
     *take = ld_take(opt, (size_t)total);
     if (*take == 0)
-        return opt->offset ? err_set(TCJ_EINVAL, "%s: no points left after offset=%zu (the file has %llu)",
-                                     path, opt->offset, (unsigned long long)total)
-                           : err_set(TCJ_EINVAL, "%s: no points (empty data)", path);
+        return opt->offset
+                   ? err_set(TCJ_EINVAL, "%s: no points left after offset=%zu (the file has %llu)",
+                             path, opt->offset, (unsigned long long)total)
+                   : err_set(TCJ_EINVAL, "%s: no points (empty data)", path);
     return ld_mem_check(path, *take, d, 0);
 }
 
@@ -309,7 +328,8 @@ uint64_t ld_mem_available(void)
     /* a container's limit, cgroup v2 then v1 */
     static const char *const lim[][2] = {
         {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+         "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
     };
     for (int i = 0; i < 2; i++) {
         uint64_t max = file_number(lim[i][0]), cur = file_number(lim[i][1]);
@@ -330,8 +350,9 @@ int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra)
     char a[32], b[32];
     if (__builtin_mul_overflow(n, d, &nd) || __builtin_mul_overflow(nd, sizeof(double), &bytes) ||
         __builtin_add_overflow(bytes, extra, &bytes) || bytes > SIZE_MAX / 2)
-        return err_set(TCJ_ENOMEM, "%s: %llu x %llu float64 values need more than 2^63 bytes of memory",
-                       what, (unsigned long long)n, (unsigned long long)d);
+        return err_set(TCJ_ENOMEM,
+                       "%s: %llu x %llu float64 values need more than 2^63 bytes of memory", what,
+                       (unsigned long long)n, (unsigned long long)d);
     if (bytes > avail)
         return err_set(TCJ_ENOMEM,
                        "%s: needs %s of memory for %llu x %llu float64 values; %s available", what,

@@ -61,8 +61,7 @@ int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n
                   size_t es, uint64_t data, uint64_t have, uint64_t *bytes);
 /* Points to read of total after offset/limit; refuses none left and take·d
  * doubles beyond available memory (ld_mem_check). */
-int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d,
-                  size_t *take);
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take);
 
 /* Bytes of memory this process can still get: MemAvailable from
  * /proc/meminfo (else sysconf), capped by a cgroup limit; UINT64_MAX when
@@ -72,6 +71,10 @@ uint64_t ld_mem_available(void);
  * "WHAT: needs 137.4 GB of memory for N x D float64 values; 21.3 GB
  * available". what is a file name or a command. TCJ_ENOMEM. */
 int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra);
+/* Text from a file or an option for an error line: at most max bytes of s,
+ * control characters as \xNN so the message stays one line. Returns one of
+ * 4 rotating thread-local buffers (several may appear in one err_set). */
+const char *ld_esc(const char *s, size_t max);
 /* "1.5 GB" style, for messages; buf of 32 bytes. */
 const char *ld_bytes_str(uint64_t b, char *buf);
 /* TCJ_ECANCEL "FILE: load cancelled" once *cancel is set (Ctrl-C), else 0. */
@@ -82,8 +85,8 @@ typedef struct ld_sink {
     const char *path;
     size_t d;
     double *x;
-    size_t n, cap; /* rows kept, rows allocated */
-    int drop;      /* drop rows with NaN/Inf instead of refusing */
+    size_t n, cap;              /* rows kept, rows allocated */
+    int drop;                   /* drop rows with NaN/Inf instead of refusing */
     const volatile int *cancel; /* load_opts.cancel: ld_row stops on Ctrl-C */
     size_t bad_values, bad_rows;
     int row_bad;     /* ld_note_bad called for the row being filled */

@@ -118,36 +118,51 @@ static int hostile_files(hostile *h)
                                 "{'descr': '<f8', 'fortran_order': True, 'shape': "
                                 "(2305843009213693953, 4), }",
                                 32),
-                       "", {.header = -1}, "does not fit in 64 bits"};
-    h[k++] = (hostile){h5_unwritten("wrap.hdf5", ((hsize_t)1 << 61) + 1, 8), "", {.header = -1},
+                       "",
+                       {.header = -1},
+                       "does not fit in 64 bits"};
+    h[k++] = (hostile){h5_unwritten("wrap.hdf5", ((hsize_t)1 << 61) + 1, 8),
+                       "",
+                       {.header = -1},
                        "dataset 'train' dims: 2305843009213693953 x 8 does not fit in 64 bits"};
     static const float four[4] = {1, 2, 3, 4};
-    h[k++] = (hostile){wfile("dim.raw", four, sizeof four), "dtype=f32 dim=4611686018427387904",
+    h[k++] = (hostile){wfile("dim.raw", four, sizeof four),
+                       "dtype=f32 dim=4611686018427387904",
                        {.header = -1, .dtype = "f32", .dim = (size_t)1 << 62},
                        "dim=: 4611686018427387904 x 4 does not fit in 64 bits"};
     static const unsigned char fv[12] = {0, 0, 0, 1, 0, 0, 128, 63, 0, 0, 0, 64}; /* d = 2^24 */
-    h[k++] = (hostile){wfile("d24.fvecs", fv, sizeof fv), "offset=5", {.header = -1, .offset = 5},
+    h[k++] = (hostile){wfile("d24.fvecs", fv, sizeof fv),
+                       "offset=5",
+                       {.header = -1, .offset = 5},
                        "byte 0: record 0's d gives 1 x 16777216 values of 4 bytes = 67.1 MB, but "
                        "8 bytes are left from byte 4"};
     h[k++] = (hostile){npy_file("n0.npy",
                                 "{'descr': '<f4', 'fortran_order': False, 'shape': "
                                 "(0, 1099511627776), }",
                                 0),
-                       "", {.header = -1}, "byte 60: shape gives n = 0: no points"};
+                       "",
+                       {.header = -1},
+                       "byte 60: shape gives n = 0: no points"};
     static const uint32_t i0[3] = {0, 65536, 65536};
-    h[k++] = (hostile){idx_file("n0.idx", i0, 3, 0), "", {.header = -1},
+    h[k++] = (hostile){idx_file("n0.idx", i0, 3, 0),
+                       "",
+                       {.header = -1},
                        "byte 4: dimension sizes gives n = 0: no points"};
-    h[k++] = (hostile){h5_unwritten("huge.hdf5", 10000000000ull, 128), "", {.header = -1},
+    h[k++] = (hostile){h5_unwritten("huge.hdf5", 10000000000ull, 128),
+                       "",
+                       {.header = -1},
                        "dataset 'train' dims gives 10000000000 x 128 values of 4 bytes = 5.1 TB, "
                        "but 0 bytes are stored"};
     static const uint32_t d0[2] = {0xffffffffu, 0};
-    h[k++] = (hostile){idx_file("d0.idx", d0, 2, 0), "", {.header = -1},
-                       "byte 4: dimension sizes gives d = 0"};
+    h[k++] = (hostile){
+        idx_file("d0.idx", d0, 2, 0), "", {.header = -1}, "byte 4: dimension sizes gives d = 0"};
     h[k++] = (hostile){npy_file("d0.npy",
                                 "{'descr': '<f4', 'fortran_order': False, 'shape': "
                                 "(18446744073709551615, 0), }",
                                 0),
-                       "", {.header = -1}, "byte 60: shape gives d = 0"};
+                       "",
+                       {.header = -1},
+                       "byte 60: shape gives d = 0"};
     return k;
 }
 
@@ -186,7 +201,7 @@ static const char *tcjoin_bin(void)
 
 typedef struct proc {
     pid_t pid;
-    int out;      /* stdout and stderr, or the pty master */
+    int out; /* stdout and stderr, or the pty master */
     char buf[16384];
     size_t len;
 } proc;

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Run each libFuzzer harness of BUILD for SECONDS on a scratch copy of its
+# corpus (tests/fuzz/corpus/NAME; new inputs are not written back), one
+# process and one core each, in turn. One line per harness, as the unit
+# tests print them:
+#   ok - fuzz NAME: EXECS execs in S s, corpus N, cov C
+#   not ok - fuzz NAME: the finding (its input is kept in BUILD/crash-NAME-*)
+# usage: tests/fuzz/run.sh BUILD SECONDS
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+build=${1:-build-fuzz}
+secs=${2:-60}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+status=0
+for bin in "$build"/fuzz_*; do
+    [ -x "$bin" ] || continue
+    name=${bin##*/fuzz_}
+    mkdir -p "$scratch/$name"
+    seeds=tests/fuzz/corpus/$name
+    [ -d "$seeds" ] || seeds=
+    # -rss_limit_mb: a loader that allocates from a header value is a finding
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+        "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$build/crash-$name-" "$scratch/$name" $seeds >"$scratch/$name.log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$name.log" | tail -n 1)
+    cov=$(grep -o 'cov: [0-9]*' "$scratch/$name.log" | tail -n 1 | cut -d' ' -f2)
+    corpus=$(ls "$scratch/$name" | wc -l)
+    if [ $rc -eq 0 ]; then
+        echo "ok - fuzz $name: ${execs:-?} execs in $secs s, corpus $corpus, cov ${cov:-?}"
+    else
+        status=1
+        what=$(grep -m1 -E 'ERROR:|runtime error|fuzz:|deadly signal|out-of-memory|timeout' \
+            "$scratch/$name.log")
+        echo "not ok - fuzz $name: exit $rc: ${what:-see below} ($build/crash-$name-*)"
+        tail -n 30 "$scratch/$name.log" >&2
+    fi
+done
+exit $status
