@@ -130,6 +130,11 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 
 fuzz-build: $(FUZZ_BIN)
 
+# exit 0 when $(FUZZ_CC) can build a libFuzzer binary (tests/run.sh skips otherwise)
+fuzz-available:
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' | \
+		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1
+
 fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TIME)
 
@@ -139,6 +144,6 @@ fmt:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all tests deps demo test bench install fmt clean fuzz fuzz-build
+.PHONY: all tests deps demo test bench install fmt clean fuzz fuzz-build fuzz-available
 .SECONDARY:
 -include $(shell find $(BUILD) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FUZZ_BUILD)) -name '*.d' 2>/dev/null)

@@ -44,7 +44,7 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
     }
     /* one point must fit: dim=2^62 would wrap d*es to 0 */
     uint64_t rec;
-    int rc = ld_check_dims(path, "dim=", 0, 1, d, es, 0, size, &rec);
+    int rc = ld_check_dims(path, "option dim", UINT64_MAX, 1, d, es, 0, size, &rec);
     if (!rc && size % rec)
         rc = err_set(TCJ_EINVAL,
                      "%s: %llu bytes is not a whole number of points of %zu %s "

@@ -129,7 +129,7 @@ static int hostile_files(hostile *h)
     h[k++] = (hostile){wfile("dim.raw", four, sizeof four),
                        "dtype=f32 dim=4611686018427387904",
                        {.header = -1, .dtype = "f32", .dim = (size_t)1 << 62},
-                       "dim=: 4611686018427387904 x 4 does not fit in 64 bits"};
+                       "dim.raw: option dim: 4611686018427387904 x 4 does not fit in 64 bits"};
     static const unsigned char fv[12] = {0, 0, 0, 1, 0, 0, 128, 63, 0, 0, 0, 64}; /* d = 2^24 */
     h[k++] = (hostile){wfile("d24.fvecs", fv, sizeof fv),
                        "offset=5",
@@ -437,13 +437,34 @@ TEST(cancel_flag_stops_load_and_gen)
     }
 }
 
+/* Wait until the process holds mb MiB (the long command is under way, past
+ * start-up, however slow a loaded machine makes it); 1 if it does. */
+static int wait_rss(pid_t pid, long mb, double secs)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    double end = now() + secs;
+    while (now() < end) {
+        FILE *f = fopen(path, "r");
+        long size = 0, res = 0;
+        if (!f)
+            return 0;
+        int k = fscanf(f, "%ld %ld", &size, &res);
+        fclose(f);
+        if (k == 2 && res * (sysconf(_SC_PAGESIZE) >> 10) >= mb * 1024)
+            return 1;
+        usleep(10 * 1000);
+    }
+    return 0;
+}
+
 /* Ctrl-C during a long command: batch mode exits 130 within a second. */
 static void sigint_batch(const char *cmd)
 {
     proc p;
     const char *args[] = {"-e", cmd, NULL};
     CHECK(spawn(&p, args, 0) == 0);
-    usleep(700 * 1000); /* past start-up (the sanitized build starts slower) */
+    CHECK_MSG(wait_rss(p.pid, 300, 30), "%s: did not get going", cmd);
     double t0 = now();
     kill(p.pid, SIGINT);
     int st = finish(&p, 5);
@@ -480,7 +501,7 @@ TEST(sigint_in_repl_goes_on)
     CHECK_MSG(wait_for(&p, "tcjoin> ", 10), "no prompt: %s", p.buf);
     const char *gen = "gen gauss n=3e7 d=16\n";
     CHECK(write(p.out, gen, strlen(gen)) == (ssize_t)strlen(gen));
-    usleep(500 * 1000);
+    CHECK_MSG(wait_rss(p.pid, 300, 30), "gen did not get going: %s", p.buf);
     double t0 = now();
     kill(p.pid, SIGINT);
     CHECK_MSG(wait_for(&p, "cancelled", 5), "no cancel: %s", p.buf);
