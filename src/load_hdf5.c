@@ -35,6 +35,8 @@ typedef struct h5_msg {
     char text[512];
 } h5_msg;
 
+#define H5_MAX_RATIO 4096
+
 typedef struct h5_names {
     char buf[400];
     size_t len;
@@ -133,13 +135,23 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
     snprintf(field, sizeof field, "dataset '%s' dims", shown);
     /* Unfiltered data takes n·d·es bytes of storage; a chunked dataset that
      * was never written stores none, whatever its dims say. Compressed data
-     * has no such bound: there the memory check is the bound. */
-    uint64_t have = UINT64_MAX;
+     * is allowed H5_MAX_RATIO times its storage: deflate cannot pass about
+     * 1032:1, and a few KB of file must not make the parent fill gigabytes
+     * with fill values. */
+    uint64_t stored = H5Dget_storage_size(dset), want = 0;
     hid_t dcpl = H5Dget_create_plist(dset);
-    if (dcpl >= 0 && H5Pget_nfilters(dcpl) == 0)
-        have = H5Dget_storage_size(dset);
+    int filtered = dcpl < 0 || H5Pget_nfilters(dcpl) != 0;
     size_t take = 0;
-    rc = ld_check_dims(path, field, UINT64_MAX, n, d, es, UINT64_MAX, have, NULL);
+    rc = ld_check_dims(path, field, UINT64_MAX, n, d, es, UINT64_MAX,
+                       filtered ? UINT64_MAX : stored, &want);
+    if (!rc && filtered && want / H5_MAX_RATIO > stored) {
+        char a[32], b[32];
+        rc = err_set(TCJ_EINVAL,
+                     "%s: dataset '%s' dims give %llu x %llu values = %s, but it stores %s "
+                     "compressed (more than %d:1 is refused)",
+                     path, shown, (unsigned long long)n, (unsigned long long)d,
+                     ld_bytes_str(want, a), ld_bytes_str(stored, b), H5_MAX_RATIO);
+    }
     if (!rc)
         rc = ld_check_take(path, opt, n, d, &take);
     if (rc) {

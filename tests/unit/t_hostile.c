@@ -85,7 +85,7 @@ static const char *idx_file(const char *name, const uint32_t *dims, int nd, size
 
 /* An HDF5 file whose "train" is f32 rows x cols, chunked, never written:
  * libhdf5 allocates no storage for it, whatever the dims say. */
-static const char *h5_unwritten(const char *name, hsize_t rows, hsize_t cols)
+static const char *h5_unwritten(const char *name, hsize_t rows, hsize_t cols, int deflate)
 {
     const char *p = tpath(name);
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -93,6 +93,8 @@ static const char *h5_unwritten(const char *name, hsize_t rows, hsize_t cols)
     hid_t sp = H5Screate_simple(2, dims, NULL);
     hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(pl, 2, chunk);
+    if (deflate)
+        H5Pset_deflate(pl, 6);
     hid_t ds = H5Dcreate2(f, "train", H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
     if (f < 0 || sp < 0 || ds < 0)
         return NULL;
@@ -122,7 +124,7 @@ static int hostile_files(hostile *h)
                        "",
                        {.header = -1},
                        "does not fit in 64 bits"};
-    h[k++] = (hostile){h5_unwritten("wrap.hdf5", ((hsize_t)1 << 61) + 1, 8),
+    h[k++] = (hostile){h5_unwritten("wrap.hdf5", ((hsize_t)1 << 61) + 1, 8, 0),
                        "",
                        {.header = -1},
                        "dataset 'train' dims: 2305843009213693953 x 8 does not fit in 64 bits"};
@@ -149,11 +151,17 @@ static int hostile_files(hostile *h)
                        "",
                        {.header = -1},
                        "byte 4: dimension sizes gives n = 0: no points"};
-    h[k++] = (hostile){h5_unwritten("huge.hdf5", 10000000000ull, 128),
+    h[k++] = (hostile){h5_unwritten("huge.hdf5", 10000000000ull, 128, 0),
                        "",
                        {.header = -1},
                        "dataset 'train' dims gives 10000000000 x 128 values of 4 bytes = 5.1 TB, "
                        "but 0 bytes are stored"};
+    /* the same, compressed: no storage bound but the ratio's */
+    h[k++] = (hostile){h5_unwritten("hugez.hdf5", 10000000000ull, 128, 1),
+                       "",
+                       {.header = -1},
+                       "dataset 'train' dims give 10000000000 x 128 values = 5.1 TB, but it "
+                       "stores 0 bytes compressed (more than 4096:1 is refused)"};
     static const uint32_t d0[2] = {0xffffffffu, 0};
     h[k++] = (hostile){
         idx_file("d0.idx", d0, 2, 0), "", {.header = -1}, "byte 4: dimension sizes gives d = 0"};
@@ -235,7 +243,8 @@ TEST(hdf5_child_crash_is_one_line)
     if (!hit)
         t_skip("the child was not seen in /proc (no CONFIG_PROC_CHILDREN?)");
     CHECK_MSG(rc == TCJ_EINVAL, "rc %d: %s", rc, err_msg());
-    CHECK_STR_CONTAINS(err_msg(), "ok.hdf5: the HDF5 library crashed reading this file (signal 11, ");
+    CHECK_STR_CONTAINS(err_msg(),
+                       "ok.hdf5: the HDF5 library crashed reading this file (signal 11, ");
     CHECK(!strchr(err_msg(), '\n'));
     /* the parent is intact: the same file loads */
     CHECK_MSG(dataset_load(p, &o, &d) == 0, "%s", err_msg());
