@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,50 +86,50 @@ static void send_error(int fd, int rc)
     write_full(fd, &m, sizeof m);
 }
 
-/* The child's work; returns the exit status. Nothing is closed: the
- * process ends right after, and libhdf5's own clean-up is what crashes. */
-static int h5_child(const char *path, const load_opts *opt, int fd)
+/* The child's side (also run in-process by tests/fuzz/fuzz_hdf5_child.c):
+ * returns 0 when every row was sent, 1 after an error was sent. */
+int load_hdf5_child(const char *path, const load_opts *opt, int fd)
 {
     const char *name = opt->h5name && *opt->h5name ? opt->h5name : "train";
     char shown[256];
     snprintf(shown, sizeof shown, "%s", ld_esc(name, 60)); /* for messages */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     int rc = 0;
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t file = -1, dset = -1, dtype = -1, space = -1, dcpl = -1;
+    double *buf = NULL;
+    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
-        send_error(fd, err_set(TCJ_EINVAL, "%s: not a readable HDF5 file", path));
-        return 1;
+        rc = err_set(TCJ_EINVAL, "%s: not a readable HDF5 file", path);
+        goto out;
     }
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
         h5_names nm = {.len = 0};
         nm.buf[0] = 0;
         h5_iterate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_collect, &nm);
-        send_error(fd, err_set(TCJ_EINVAL,
-                               "%s: no dataset '%s' (the file has: %s); choose one with "
-                               "dataset=NAME",
-                               path, shown, nm.len ? nm.buf : "nothing"));
-        return 1;
+        rc = err_set(TCJ_EINVAL,
+                     "%s: no dataset '%s' (the file has: %s); choose one with dataset=NAME", path,
+                     shown, nm.len ? nm.buf : "nothing");
+        goto out;
     }
-    hid_t dset = H5Dopen2(file, name, H5P_DEFAULT);
+    dset = H5Dopen2(file, name, H5P_DEFAULT);
     if (dset < 0) {
-        send_error(fd, err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, shown));
-        return 1;
+        rc = err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, shown);
+        goto out;
     }
-    hid_t dtype = H5Dget_type(dset);
+    dtype = H5Dget_type(dset);
     H5T_class_t cls = H5Tget_class(dtype);
     size_t es = H5Tget_size(dtype);
     if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || es == 0 || es > 16) {
-        send_error(fd, err_set(TCJ_EINVAL, "%s: dataset '%s' is not numeric (float or integer)",
-                               path, shown));
-        return 1;
+        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' is not numeric (float or integer)", path, shown);
+        goto out;
     }
-    hid_t space = H5Dget_space(dset);
+    space = H5Dget_space(dset);
     int rank = H5Sget_simple_extent_ndims(space);
     hsize_t dims[2] = {0, 1};
     if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
-        send_error(fd, err_set(TCJ_EINVAL, "%s: dataset '%s' has %d dimensions, expected 2 (n x d)",
-                               path, shown, rank));
-        return 1;
+        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' has %d dimensions, expected 2 (n x d)", path,
+                     shown, rank);
+        goto out;
     }
     uint64_t n = dims[0], d = rank == 2 ? dims[1] : 1;
     char field[300];
@@ -139,7 +140,7 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
      * 1032:1, and a few KB of file must not make the parent fill gigabytes
      * with fill values. */
     uint64_t stored = H5Dget_storage_size(dset), want = 0;
-    hid_t dcpl = H5Dget_create_plist(dset);
+    dcpl = H5Dget_create_plist(dset);
     int filtered = dcpl < 0 || H5Pget_nfilters(dcpl) != 0;
     size_t take = 0;
     rc = ld_check_dims(path, field, UINT64_MAX, n, d, es, UINT64_MAX,
@@ -154,38 +155,60 @@ static int h5_child(const char *path, const load_opts *opt, int fd)
     }
     if (!rc)
         rc = ld_check_take(path, opt, n, d, &take);
-    if (rc) {
-        send_error(fd, rc);
-        return 1;
-    }
+    if (rc)
+        goto out;
     h5_msg m;
     memset(&m, 0, sizeof m);
     m.n = n;
     m.d = d;
     m.rows = take;
     if (write_full(fd, &m, sizeof m))
-        return 1;
+        goto out;
     /* blocks of about 4 MiB of doubles */
     size_t block = (size_t)(1 << 19) / d + 1;
     if (block > take)
         block = take;
-    double *buf = xmalloc(block * d * sizeof(double));
+    buf = xmalloc(block * d * sizeof(double));
     for (size_t k = 0; k < take; k += block) {
         size_t rows = take - k < block ? take - k : block;
         hsize_t start[2] = {opt->offset + k, 0}, count[2] = {rows, d};
         H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
         hid_t mspace = H5Screate_simple(rank, count, NULL);
-        if (H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf) < 0) {
-            send_error(fd, err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
-                                   opt->offset + k, opt->offset + k + rows, shown));
-            return 1;
-        }
+        herr_t r = H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf);
         H5Sclose(mspace);
+        if (r < 0) {
+            rc = err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
+                         opt->offset + k, opt->offset + k + rows, shown);
+            goto out;
+        }
         m.rows = rows;
         if (write_full(fd, &m, sizeof m) || write_full(fd, buf, rows * d * sizeof(double)))
-            return 1;
+            goto out;
     }
-    return 0;
+out:
+    if (rc)
+        send_error(fd, rc);
+    free(buf);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    if (dtype >= 0)
+        H5Tclose(dtype);
+    if (dset >= 0)
+        H5Dclose(dset);
+    if (file >= 0)
+        H5Fclose(file);
+    return rc ? 1 : 0;
+}
+
+/* Present only in a sanitized build: there the child's death must stay a
+ * plain death too, not a sanitizer or fuzzer report about libhdf5. */
+extern void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
+
+static void child_die(void)
+{
+    _exit(125);
 }
 
 /* Read len bytes: 0, 1 when the pipe ends first or fails (the child died),
@@ -244,7 +267,7 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
     if (pipe(fds) != 0)
         return err_set(TCJ_EIO, "%s: cannot start the HDF5 reader: %s", path, strerror(errno));
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -256,8 +279,14 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
         static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGPIPE};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
             signal(sigs[i], SIG_DFL);
+        if (__sanitizer_set_death_callback)
+            __sanitizer_set_death_callback(child_die);
+        /* a reader stuck in libhdf5 must not outlive a killed parent */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
         close(fds[0]);
-        _exit(h5_child(path, opt, fds[1]));
+        _exit(load_hdf5_child(path, opt, fds[1]));
     }
     close(fds[1]);
     int fd = fds[0], rc = 0;

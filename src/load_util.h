@@ -124,6 +124,10 @@ int load_idx(const char *path, const load_opts *opt, dataset *out);
 int npy_probe(const unsigned char *head, size_t len);
 int text_probe(const unsigned char *head, size_t len);
 int hdf5_probe(const unsigned char *head, size_t len);
+/* What load_hdf5's child process does: read path with libhdf5 and write
+ * the shape, then the rows as float64, or an error, to fd (see
+ * src/load_hdf5.c). In-process only for tests/fuzz/fuzz_hdf5_child.c. */
+int load_hdf5_child(const char *path, const load_opts *opt, int fd);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif
