@@ -123,7 +123,7 @@ static int hostile_files(hostile *h)
                                 32),
                        "",
                        {.header = -1},
-                       "does not fit in 64 bits"};
+                       "byte 59: shape: 9223372036854775812 x 8 does not fit in 64 bits"};
     h[k++] = (hostile){h5_unwritten("wrap.hdf5", ((hsize_t)1 << 61) + 1, 8, 0),
                        "",
                        {.header = -1},
