@@ -253,6 +253,20 @@ TEST(hdf5_child_crash_is_one_line)
     dataset_free(&d);
 }
 
+/* A file of the repository, from build/tests/t_hostile's place. */
+static const char *repo_file(const char *rel)
+{
+    static char path[1200];
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return rel;
+    self[n] = 0;
+    *strrchr(self, '/') = 0;
+    snprintf(path, sizeof path, "%s/../../%s", self, rel);
+    return path;
+}
+
 /* build/tests/t_hostile -> build/tcjoin */
 static const char *tcjoin_bin(void)
 {
@@ -617,4 +631,36 @@ TEST(sigint_in_repl_goes_on)
     CHECK(write(p.out, more, strlen(more)) == (ssize_t)strlen(more));
     CHECK_MSG(wait_for(&p, "dataset uniform-n10-d2-s1", 10), "the REPL did not go on: %s", p.buf);
     CHECK_EQ_INT(finish(&p, 10), 0);
+}
+
+/* A real libhdf5 crash, found by tests/fuzz/fuzz_hdf5_child: a damaged
+ * chunk layout message makes H5Dopen2 divide by zero (SIGFPE in
+ * H5D__chunk_set_info) when opening "test". */
+TEST(libhdf5_sigfpe_is_one_line)
+{
+    const char *p = repo_file("tests/fuzz/corpus/hdf5/libhdf5-sigfpe-chunk");
+    if (access(p, R_OK) != 0)
+        t_skip("tests/fuzz/corpus not beside the build");
+    dataset d;
+    load_opts o = {.header = -1, .h5name = "test"};
+    CHECK(dataset_load(p, &o, &d) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "libhdf5-sigfpe-chunk: the HDF5 library crashed reading this "
+                                  "file (signal 8, ");
+    CHECK(!strchr(err_msg(), '\n'));
+    /* its "train" is intact and loads, in the same process */
+    o.h5name = NULL;
+    CHECK_MSG(dataset_load(p, &o, &d) == 0, "%s", err_msg());
+    CHECK_EQ_INT(d.n, 5);
+    CHECK_EQ_INT(d.d, 3);
+    dataset_free(&d);
+    if (!tcjoin_bin())
+        return;
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "load '%s' dataset=test", p);
+    const char *args[] = {"-e", cmd, NULL};
+    proc pr;
+    CHECK(spawn(&pr, args, 0) == 0);
+    CHECK_EQ_INT(finish(&pr, 10), 1);
+    CHECK_MSG(count_lines(pr.buf) == 1, "expected one line: %s", pr.buf);
+    CHECK_STR_CONTAINS(pr.buf, "Floating point exception");
 }
