@@ -25,27 +25,44 @@ for bin in "$build"/fuzz_*; do
     [ "$name" = hdf5 ] && extra=-malloc_limit_mb=1048576
     # hdf5_child runs libhdf5 in-process, and libhdf5 itself crashes on
     # some files (what the child process of load_hdf5 isolates): run it in
-    # libFuzzer's fork mode, going on after a crash; a crash is a finding
-    # only when the sanitizer does not place it inside libhdf5
-    [ "$name" = hdf5_child ] && extra="-fork=1 -ignore_crashes=1"
+    # libFuzzer's fork mode, going on after a crash and an out-of-memory;
+    # each input that stopped it is then replayed, and it is a finding unless
+    # the first frame past the sanitizer's and libc's own lies in libhdf5
+    art="$build/crash-$name-"
+    if [ "$name" = hdf5_child ]; then
+        extra="-fork=1 -ignore_crashes=1 -ignore_ooms=1"
+        art="$scratch/art-$name-"
+    fi
     ASAN_OPTIONS=${FUZZ_ASAN_OPTIONS:-} \
         "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $extra \
-        -artifact_prefix="$build/crash-$name-" "$scratch/$name" $seeds >"$scratch/$name.log" 2>&1
+        -artifact_prefix="$art" "$scratch/$name" $seeds >"$scratch/$name.log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$name.log" | tail -n 1)
     [ -n "$execs" ] || execs=$(grep -a -o '^#[0-9]*' "$scratch/$name.log" | tail -n 1 | tr -d '#')
     cov=$(grep -a -o 'cov: [0-9]*' "$scratch/$name.log" | tail -n 1 | cut -d' ' -f2)
     corpus=$(ls "$scratch/$name" | wc -l)
-    theirs=$(grep -a '^SUMMARY: ' "$scratch/$name.log" | grep -c 'libhdf5')
-    ours=$(grep -a '^SUMMARY: ' "$scratch/$name.log" | grep -vc 'libhdf5')
-    [ "$name" = hdf5_child ] && [ "$ours" -gt 0 ] && rc=1
+    theirs=0
+    for f in "$scratch"/art-"$name"-*; do
+        [ -f "$f" ] || continue
+        first=$(ASAN_OPTIONS=${FUZZ_ASAN_OPTIONS:-} "$bin" -rss_limit_mb=2048 "$f" 2>&1 |
+            grep -a -E '^    #[0-9]+ ' |
+            grep -a -v -E 'interceptor|__asan|__sanitizer|fuzzer::|libc\.so|sysdeps| in (malloc|realloc|calloc|strdup|memcpy|memmove|strlen) ' |
+            head -n 1)
+        if echo "$first" | grep -q libhdf5; then
+            theirs=$((theirs + 1))
+        else
+            rc=1
+            cp "$f" "$build/crash-$name-${f##*/art-$name-}"
+            echo "$name: $f stops outside libhdf5" >>"$scratch/$name.log"
+        fi
+    done
     note=
-    [ "$theirs" -gt 0 ] && note=", $theirs crashes inside libhdf5 (isolated by load_hdf5's child)"
+    [ "$theirs" -gt 0 ] && note=", $theirs inputs crash libhdf5 itself (load_hdf5's child isolates them)"
     if [ $rc -eq 0 ]; then
         echo "ok - fuzz $name: ${execs:-?} execs in $secs s, corpus $corpus, cov ${cov:-?}$note"
     else
         status=1
-        what=$(grep -a '^SUMMARY: ' "$scratch/$name.log" | grep -v libhdf5 | head -n 1)
+        what=$(grep -a -m1 'stops outside' "$scratch/$name.log")
         [ -n "$what" ] || what=$(grep -a -m1 -E 'ERROR:|runtime error|fuzz:|deadly signal|out-of-memory|timeout' \
             "$scratch/$name.log")
         echo "not ok - fuzz $name: exit $rc: ${what:-see below} ($build/crash-$name-*)"

@@ -664,3 +664,19 @@ TEST(libhdf5_sigfpe_is_one_line)
     CHECK_MSG(count_lines(pr.buf) == 1, "expected one line: %s", pr.buf);
     CHECK_STR_CONTAINS(pr.buf, "Floating point exception");
 }
+
+/* Another, found the same way: libhdf5 does not check a failed malloc of a
+ * size read from the file and copies into NULL (SIGSEGV in
+ * H5F__accum_read under H5C_protect) when opening "test". */
+TEST(libhdf5_sigsegv_is_one_line)
+{
+    const char *p = repo_file("tests/fuzz/corpus/hdf5/libhdf5-segv-accum-read");
+    if (access(p, R_OK) != 0)
+        t_skip("tests/fuzz/corpus not beside the build");
+    dataset d;
+    load_opts o = {.header = -1, .h5name = "test"};
+    CHECK(dataset_load(p, &o, &d) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "libhdf5-segv-accum-read: the HDF5 library crashed reading this "
+                                  "file (signal 11, ");
+    CHECK(!strchr(err_msg(), '\n'));
+}
