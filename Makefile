@@ -176,12 +176,45 @@ install: all
 	install -m 755 $(BUILD)/tcjoin $(DESTDIR)$(PREFIX)/bin/tcjoin
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
 
+# libFuzzer harnesses, one per loader and one for the script language
+# (tests/fuzz/): clang, ASan and UBSan, the loaders and the command parser
+# only (no CUDA, no session log). `make fuzz` runs each for FUZZ_TIME
+# seconds on a scratch copy of its corpus (tests/fuzz/corpus/NAME);
+# findings land in $(FUZZ_BUILD)/crash-NAME-*. `make test` runs them briefly.
+FUZZ_CC    ?= clang
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 60
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	-Isrc -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
+FUZZ_SRC   := src/err.c src/dataset.c src/cmd.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+	tests/fuzz/stubs.c
+FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(HDF5_LIBS) -lm -lpthread
+
+fuzz-build: $(FUZZ_BIN)
+
+# exit 0 when $(FUZZ_CC) can build a libFuzzer binary (tests/run.sh skips otherwise)
+fuzz-available:
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' | \
+		$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1
+
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TIME)
+
 fmt:
 	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
-	rm -rf build build-san build-cpu
+	rm -rf build build-san build-cpu build-fuzz
 
-.PHONY: all tests deps demo test bench install fmt clean
+.PHONY: all tests deps demo test bench install fmt clean fuzz fuzz-build fuzz-available
 .SECONDARY:
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FUZZ_BUILD)) -name '*.d' 2>/dev/null)

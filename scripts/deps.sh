@@ -12,6 +12,8 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v tmux >/dev/null 2>&1 || need="$need tmux"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
+# clang with libFuzzer, for tests/fuzz (make fuzz; make test runs them briefly)
+command -v clang >/dev/null 2>&1 || need="$need clang"
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" -ne 0 ]; then

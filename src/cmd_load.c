@@ -57,6 +57,7 @@ static int load_run(session *s, int argc, char **argv)
     load_opts o;
     memset(&o, 0, sizeof o);
     o.header = -1;
+    o.cancel = &s->cancel;
     const char *v;
     int rc;
     o.format = cmd_opt(argc, argv, "format");
@@ -156,6 +157,7 @@ static int gen_run(session *s, int argc, char **argv)
     o.lambda = 40;
     o.clusters = 16;
     o.sigma = 0.05;
+    o.cancel = &s->cancel;
     if (strcmp(o.kind, "uniform") && strcmp(o.kind, "expo") && strcmp(o.kind, "gauss"))
         return err_set(TCJ_EINVAL, "gen: unknown kind '%s' (one of: uniform expo gauss)", o.kind);
     const char *v;

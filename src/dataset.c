@@ -127,7 +127,10 @@ int dataset_load(const char *path, const load_opts *opt, dataset *out)
         snprintf(ds.name, k, "%s[%zu:%zu]", base_name(path), opt->offset, opt->offset + ds.n);
     } else
         ds.name = xstrdup(base_name(path));
-    ds.hash = dataset_hash(&ds);
+    if (dataset_hash_checked(&ds, opt->cancel, &ds.hash)) {
+        dataset_free(&ds);
+        return err_set(TCJ_ECANCEL, "%s: load cancelled", path);
+    }
     *out = ds;
     return 0;
 }
@@ -158,17 +161,28 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
     return h;
 }
 
-uint64_t dataset_hash(const dataset *ds)
+int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out)
 {
     uint64_t h = FNV_OFFSET;
     h = fnv_u64(h, ds->n);
     h = fnv_u64(h, ds->d);
     size_t m = ds->n * ds->d;
     for (size_t i = 0; i < m; i++) {
+        /* a 4 GB dataset hashes for seconds: Ctrl-C is looked at every 64Ki values */
+        if (!(i & 0xffff) && cancel && *cancel)
+            return TCJ_ECANCEL;
         uint64_t b;
         memcpy(&b, &ds->x[i], 8);
         h = fnv_u64(h, b);
     }
+    *out = h;
+    return 0;
+}
+
+uint64_t dataset_hash(const dataset *ds)
+{
+    uint64_t h = 0;
+    dataset_hash_checked(ds, NULL, &h);
     return h;
 }
 

@@ -19,16 +19,17 @@ typedef struct dataset {
  * detect everything; note header is -1 for detection, so a plain {0} reads
  * text without a header line. */
 typedef struct load_opts {
-    const char *format; /* force a loader by name, NULL to detect */
-    size_t offset;      /* skip this many points */
-    size_t limit;       /* take at most this many points, 0 = all */
-    const char *cols;   /* delimited text: columns to keep, "1-16", "0,2,5", "-id" ... */
-    int header;         /* delimited text: -1 detect, 0 no, 1 yes */
-    char delim;         /* delimited text: 0 detect, else ',' '\t' ' ' ... */
-    const char *dtype;  /* raw binary: "f32", "f64", "f16", "u8", "i32", ... */
-    size_t dim;         /* raw binary: values per point */
-    const char *h5name; /* HDF5: dataset name, default "train" */
-    int drop_nonfinite; /* drop rows with NaN/Inf instead of refusing the file */
+    const char *format;         /* force a loader by name, NULL to detect */
+    size_t offset;              /* skip this many points */
+    size_t limit;               /* take at most this many points, 0 = all */
+    const char *cols;           /* delimited text: columns to keep, "1-16", "0,2,5", "-id" ... */
+    int header;                 /* delimited text: -1 detect, 0 no, 1 yes */
+    char delim;                 /* delimited text: 0 detect, else ',' '\t' ' ' ... */
+    const char *dtype;          /* raw binary: "f32", "f64", "f16", "u8", "i32", ... */
+    size_t dim;                 /* raw binary: values per point */
+    const char *h5name;         /* HDF5: dataset name, default "train" */
+    int drop_nonfinite;         /* drop rows with NaN/Inf instead of refusing the file */
+    const volatile int *cancel; /* set (by Ctrl-C) to stop reading: TCJ_ECANCEL; may be NULL */
 } load_opts;
 
 /* Parameters of a generated dataset. */
@@ -36,9 +37,10 @@ typedef struct gen_opts {
     const char *kind; /* "uniform", "expo", "gauss" (clusters) */
     size_t n, d;
     uint64_t seed;
-    double lambda;   /* expo: rate, default 40 (TED-Join's) */
-    size_t clusters; /* gauss: number of clusters, default 16 */
-    double sigma;    /* gauss: cluster std dev, default 0.05 */
+    double lambda;              /* expo: rate, default 40 (TED-Join's) */
+    size_t clusters;            /* gauss: number of clusters, default 16 */
+    double sigma;               /* gauss: cluster std dev, default 0.05 */
+    const volatile int *cancel; /* set (by Ctrl-C) to stop: TCJ_ECANCEL; may be NULL */
 } gen_opts;
 
 /* Facts reported by `info`. */
@@ -53,12 +55,20 @@ typedef struct dataset_info {
 } dataset_info;
 
 /* Load a file; on success *out owns its memory. Returns 0 or a TCJ_E* code
- * with err_msg() naming the file and the line or byte offset. */
+ * with err_msg() naming the file and the line or byte offset: TCJ_EINVAL for
+ * bad contents (sizes checked before any allocation), TCJ_ENOMEM when the
+ * points need more memory than is available (the message says how much),
+ * TCJ_ECANCEL when opt->cancel was set. HDF5 is read by a child process, so
+ * a crash inside libhdf5 becomes an error naming the file. */
 int dataset_load(const char *path, const load_opts *opt, dataset *out);
-/* Generate a dataset; the same options give the same values on any machine. */
+/* Generate a dataset; the same options give the same values on any machine.
+ * TCJ_ENOMEM (naming the command and the size) when it would not fit in
+ * available memory, TCJ_ECANCEL when opt->cancel was set. */
 int dataset_generate(const gen_opts *opt, dataset *out);
 void dataset_info_compute(const dataset *ds, dataset_info *info);
 uint64_t dataset_hash(const dataset *ds);
+/* dataset_hash that stops with TCJ_ECANCEL when *cancel is set (NULL: never). */
+int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out);
 void dataset_free(dataset *ds);
 
 /* Loader table: one row per format, one file per loader (src/load_*.c). */

@@ -16,6 +16,7 @@
 
 #include "dataset.h"
 #include "err.h"
+#include "load_util.h"
 
 typedef struct rng {
     uint64_t s[4];
@@ -85,17 +86,39 @@ int dataset_generate(const gen_opts *opt, dataset *out)
         return err_set(TCJ_EINVAL, "%s: n=%zu; a self-join needs at least 2 points", kind, opt->n);
     if (opt->d < 1)
         return err_set(TCJ_EINVAL, "%s: d=0: points need at least one coordinate", kind);
-    if (opt->d > SIZE_MAX / sizeof(double) / opt->n)
-        return err_set(TCJ_EINVAL, "%s: n=%zu x d=%zu is too large", kind, opt->n, opt->d);
     size_t n = opt->n, d = opt->d;
+    /* the points and, for gauss, the centres must fit in memory: refused
+     * up front with the size, never an abort or a machine in swap */
+    uint64_t vals, cvals = 0, bytes;
+    if (__builtin_mul_overflow((uint64_t)n, (uint64_t)d, &vals) ||
+        (k == 2 && __builtin_mul_overflow((uint64_t)clusters, (uint64_t)d, &cvals)) ||
+        __builtin_add_overflow(vals, cvals, &bytes) ||
+        __builtin_mul_overflow(bytes, sizeof(double), &bytes) || bytes > SIZE_MAX / 2)
+        return err_set(TCJ_ENOMEM, "gen %s: n=%zu x d=%zu%s does not fit in memory", kind, n, d,
+                       k == 2 ? " (and the cluster centres)" : "");
+    uint64_t avail = ld_mem_available();
+    if (bytes > avail) {
+        char a[32], b[32];
+        return err_set(TCJ_ENOMEM, "gen %s: needs %s of memory for n=%zu x d=%zu%s; %s available",
+                       kind, ld_bytes_str(bytes, a), n, d,
+                       k == 2 ? " and clusters x d centres" : "", ld_bytes_str(avail, b));
+    }
+    const volatile int *cancel = opt->cancel;
     double *x = xmalloc(n * d * sizeof(double));
     rng r;
     rng_seed(&r, opt->seed);
+    int rc = 0;
+    /* Ctrl-C is looked at every 64Ki values: well under a millisecond */
     if (k == 0) {
-        for (size_t i = 0; i < n * d; i++)
+        for (size_t i = 0; i < n * d && !rc; i++) {
+            if (!(i & 0xffff) && cancel && *cancel)
+                rc = TCJ_ECANCEL;
             x[i] = rng_unit(&r);
+        }
     } else if (k == 1) {
-        for (size_t i = 0; i < n * d; i++) {
+        for (size_t i = 0; i < n * d && !rc; i++) {
+            if (!(i & 0xffff) && cancel && *cancel)
+                rc = TCJ_ECANCEL;
             double v;
             do
                 v = -log1p(-rng_unit(&r)) / lambda;
@@ -104,14 +127,23 @@ int dataset_generate(const gen_opts *opt, dataset *out)
         }
     } else {
         double *c = xmalloc(clusters * d * sizeof(double));
-        for (size_t i = 0; i < clusters * d; i++)
+        for (size_t i = 0; i < clusters * d && !rc; i++) {
+            if (!(i & 0xffff) && cancel && *cancel)
+                rc = TCJ_ECANCEL;
             c[i] = rng_unit(&r);
-        for (size_t i = 0; i < n; i++) {
+        }
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (!(i & 0xfff) && cancel && *cancel)
+                rc = TCJ_ECANCEL;
             const double *ci = c + (size_t)(rng_unit(&r) * (double)clusters) * d;
             for (size_t j = 0; j < d; j++)
                 x[i * d + j] = ci[j] + sigma * rng_normal(&r);
         }
         free(c);
+    }
+    if (rc) {
+        free(x);
+        return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);
     }
     char name[160];
     int m = snprintf(name, sizeof name, "%s-n%zu-d%zu", kind, n, d);
@@ -128,6 +160,9 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     out->n = n;
     out->d = d;
     out->x = x;
-    out->hash = dataset_hash(out);
+    if (dataset_hash_checked(out, cancel, &out->hash)) {
+        dataset_free(out);
+        return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);
+    }
     return 0;
 }

@@ -1,9 +1,23 @@
 /* ann-benchmarks HDF5 files through libhdf5: a 2-D float, double or integer
  * dataset ("train" unless load_opts.h5name names another, e.g. "test"); a
- * 1-D one loads as n x 1. HDF5 converts to double while reading, in blocks
- * of rows, straight into the final array. */
+ * 1-D one loads as n x 1.
+ *
+ * libhdf5 crashes (SIGSEGV) and leaks on some malformed files, so it runs
+ * only in a child process: the child opens the file, checks the dims
+ * against overflow, the dataset's storage size and available memory, then
+ * converts blocks of rows to double and writes them down a pipe straight
+ * into the parent's final array. The parent never calls libhdf5; it checks
+ * what the child says once more, and a child that dies becomes one line
+ * naming the file. */
+#include <errno.h>
 #include <hdf5.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "load_util.h"
@@ -13,8 +27,19 @@ int hdf5_probe(const unsigned char *head, size_t len)
     return len >= 8 && !memcmp(head, "\x89HDF\r\n\x1a\n", 8);
 }
 
+/* One message from the child: the first gives the shape (rows = points to
+ * come) or an error; each later one announces rows x d doubles that follow
+ * it, or an error. */
+typedef struct h5_msg {
+    int32_t rc;
+    uint64_t n, d, rows;
+    char text[512];
+} h5_msg;
+
+#define H5_MAX_RATIO 4096
+
 typedef struct h5_names {
-    char buf[512];
+    char buf[400];
     size_t len;
 } h5_names;
 
@@ -30,17 +55,207 @@ typedef H5L_info_t h5_link_info;
 static herr_t h5_collect(hid_t g, const char *name, const h5_link_info *info, void *data)
 {
     h5_names *nm = data;
-    int k =
-        snprintf(nm->buf + nm->len, sizeof nm->buf - nm->len, "%s%s", nm->len ? ", " : "", name);
+    int k = snprintf(nm->buf + nm->len, sizeof nm->buf - nm->len, "%s%s", nm->len ? ", " : "",
+                     ld_esc(name, 60));
     if (k > 0 && nm->len + (size_t)k < sizeof nm->buf)
         nm->len += (size_t)k;
     return 0;
 }
 
-int load_hdf5(const char *path, const load_opts *opt, dataset *out)
+static int write_full(int fd, const void *p, size_t len)
+{
+    const char *c = p;
+    while (len) {
+        ssize_t k = write(fd, c, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        c += k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+static void send_error(int fd, int rc)
+{
+    h5_msg m;
+    memset(&m, 0, sizeof m);
+    m.rc = rc ? rc : TCJ_EINVAL;
+    snprintf(m.text, sizeof m.text, "%s", err_msg());
+    write_full(fd, &m, sizeof m);
+}
+
+/* The child's side (also run in-process by tests/fuzz/fuzz_hdf5_child.c):
+ * returns 0 when every row was sent, 1 after an error was sent. */
+int load_hdf5_child(const char *path, const load_opts *opt, int fd)
 {
     const char *name = opt->h5name && *opt->h5name ? opt->h5name : "train";
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", ld_esc(name, 60)); /* for messages */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = 0;
+    hid_t file = -1, dset = -1, dtype = -1, space = -1, dcpl = -1;
+    double *buf = NULL;
+    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0) {
+        rc = err_set(TCJ_EINVAL, "%s: not a readable HDF5 file", path);
+        goto out;
+    }
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+        h5_names nm = {.len = 0};
+        nm.buf[0] = 0;
+        h5_iterate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_collect, &nm);
+        rc = err_set(TCJ_EINVAL,
+                     "%s: no dataset '%s' (the file has: %s); choose one with dataset=NAME", path,
+                     shown, nm.len ? nm.buf : "nothing");
+        goto out;
+    }
+    dset = H5Dopen2(file, name, H5P_DEFAULT);
+    if (dset < 0) {
+        rc = err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, shown);
+        goto out;
+    }
+    dtype = H5Dget_type(dset);
+    H5T_class_t cls = H5Tget_class(dtype);
+    size_t es = H5Tget_size(dtype);
+    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || es == 0 || es > 16) {
+        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' is not numeric (float or integer)", path, shown);
+        goto out;
+    }
+    space = H5Dget_space(dset);
+    int rank = H5Sget_simple_extent_ndims(space);
+    hsize_t dims[2] = {0, 1};
+    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
+        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' has %d dimensions, expected 2 (n x d)", path,
+                     shown, rank);
+        goto out;
+    }
+    uint64_t n = dims[0], d = rank == 2 ? dims[1] : 1;
+    char field[300];
+    snprintf(field, sizeof field, "dataset '%s' dims", shown);
+    /* Unfiltered data takes n·d·es bytes of storage; a chunked dataset that
+     * was never written stores none, whatever its dims say. Compressed data
+     * is allowed H5_MAX_RATIO times its storage: deflate cannot pass about
+     * 1032:1, and a few KB of file must not make the parent fill gigabytes
+     * with fill values. */
+    uint64_t stored = H5Dget_storage_size(dset), want = 0;
+    dcpl = H5Dget_create_plist(dset);
+    int filtered = dcpl < 0 || H5Pget_nfilters(dcpl) != 0;
+    size_t take = 0;
+    rc = ld_check_dims(path, field, UINT64_MAX, n, d, es, UINT64_MAX,
+                       filtered ? UINT64_MAX : stored, &want);
+    if (!rc && filtered && want / H5_MAX_RATIO > stored) {
+        char a[32], b[32];
+        rc = err_set(TCJ_EINVAL,
+                     "%s: dataset '%s' dims give %llu x %llu values = %s, but it stores %s "
+                     "compressed (more than %d:1 is refused)",
+                     path, shown, (unsigned long long)n, (unsigned long long)d,
+                     ld_bytes_str(want, a), ld_bytes_str(stored, b), H5_MAX_RATIO);
+    }
+    if (!rc)
+        rc = ld_check_take(path, opt, n, d, &take);
+    if (rc)
+        goto out;
+    h5_msg m;
+    memset(&m, 0, sizeof m);
+    m.n = n;
+    m.d = d;
+    m.rows = take;
+    if (write_full(fd, &m, sizeof m))
+        goto out;
+    /* blocks of about 4 MiB of doubles */
+    size_t block = (size_t)(1 << 19) / d + 1;
+    if (block > take)
+        block = take;
+    buf = xmalloc(block * d * sizeof(double));
+    for (size_t k = 0; k < take; k += block) {
+        size_t rows = take - k < block ? take - k : block;
+        hsize_t start[2] = {opt->offset + k, 0}, count[2] = {rows, d};
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+        hid_t mspace = H5Screate_simple(rank, count, NULL);
+        herr_t r = H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf);
+        H5Sclose(mspace);
+        if (r < 0) {
+            rc = err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
+                         opt->offset + k, opt->offset + k + rows, shown);
+            goto out;
+        }
+        m.rows = rows;
+        if (write_full(fd, &m, sizeof m) || write_full(fd, buf, rows * d * sizeof(double)))
+            goto out;
+    }
+out:
+    if (rc)
+        send_error(fd, rc);
+    free(buf);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    if (dtype >= 0)
+        H5Tclose(dtype);
+    if (dset >= 0)
+        H5Dclose(dset);
+    if (file >= 0)
+        H5Fclose(file);
+    return rc ? 1 : 0;
+}
+
+/* Present only in a sanitized build: there the child's death must stay a
+ * plain death too, not a sanitizer or fuzzer report about libhdf5. */
+extern void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
+
+static void child_die(void)
+{
+    _exit(125);
+}
+
+/* Read len bytes: 0, 1 when the pipe ends first or fails (the child died),
+ * TCJ_ECANCEL once *cancel is set (polled every 100 ms while the child
+ * works). */
+static int read_full(int fd, void *p, size_t len, const volatile int *cancel, const char *path)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < len) {
+        int rc = ld_cancel_check(cancel, path);
+        if (rc)
+            return rc;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int r = poll(&pf, 1, 100);
+        if (r < 0 && errno != EINTR)
+            return 1;
+        if (r <= 0)
+            continue;
+        ssize_t k = read(fd, c + got, len - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* Why the child ended without finishing, as one line naming the file. */
+static int child_death(const char *path, pid_t *pid)
+{
+    int st = 0;
+    while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    *pid = -1;
+    if (WIFSIGNALED(st))
+        return err_set(TCJ_EINVAL,
+                       "%s: the HDF5 library crashed reading this file (signal %d, %s); the "
+                       "file is damaged or uses a feature libhdf5 mishandles",
+                       path, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    return err_set(TCJ_EIO, "%s: the HDF5 reader stopped early (exit status %d)", path,
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+int load_hdf5(const char *path, const load_opts *opt, dataset *out)
+{
     uint64_t size;
     FILE *probe = ld_open(path, &size);
     if (!probe)
@@ -48,72 +263,95 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
     fclose(probe);
     if (size == 0)
         return err_set(TCJ_EINVAL, "%s: empty file, no points", path);
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0)
-        return err_set(TCJ_EINVAL, "%s: not a readable HDF5 file", path);
-    int rc = 0;
-    hid_t dset = -1, space = -1, mspace = -1, dtype = -1;
-    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
-        h5_names nm = {.len = 0};
-        nm.buf[0] = 0;
-        h5_iterate(file, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_collect, &nm);
-        rc = err_set(TCJ_EINVAL,
-                     "%s: no dataset '%s' (the file has: %s); choose one with "
-                     "dataset=NAME",
-                     path, name, nm.len ? nm.buf : "nothing");
+    int fds[2];
+    if (pipe(fds) != 0)
+        return err_set(TCJ_EIO, "%s: cannot start the HDF5 reader: %s", path, strerror(errno));
+    fflush(NULL);
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return err_set(TCJ_EIO, "%s: cannot start the HDF5 reader: %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        /* a crash must kill the child plainly (no sanitizer or fuzzer
+         * handler writing reports for libhdf5), and Ctrl-C ends it */
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGPIPE};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            signal(sigs[i], SIG_DFL);
+        if (__sanitizer_set_death_callback)
+            __sanitizer_set_death_callback(child_die);
+        /* a reader stuck in libhdf5 must not outlive a killed parent */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+        close(fds[0]);
+        _exit(load_hdf5_child(path, opt, fds[1]));
+    }
+    close(fds[1]);
+    int fd = fds[0], rc = 0;
+    h5_msg m;
+    ld_sink s = {0};
+    int r = read_full(fd, &m, sizeof m, opt->cancel, path);
+    if (r) {
+        rc = r == 1 ? child_death(path, &pid) : r;
         goto done;
     }
-    dset = H5Dopen2(file, name, H5P_DEFAULT);
-    if (dset < 0) {
-        rc = err_set(TCJ_EINVAL, "%s: '%s' is not a dataset", path, name);
+    m.text[sizeof m.text - 1] = 0;
+    if (m.rc) {
+        rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
         goto done;
     }
-    dtype = H5Dget_type(dset);
-    H5T_class_t cls = H5Tget_class(dtype);
-    if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
-        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' is not numeric (float or integer)", path, name);
+    /* the child's word is checked again: its memory may be what libhdf5
+     * broke */
+    size_t take = 0;
+    if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows) {
+        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)", path,
+                     (unsigned long long)m.n, (unsigned long long)m.d);
         goto done;
     }
-    space = H5Dget_space(dset);
-    int rank = H5Sget_simple_extent_ndims(space);
-    hsize_t dims[2] = {0, 1};
-    if (rank < 1 || rank > 2) {
-        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' has %d dimensions, expected 2 (n x d)", path,
-                     name, rank);
+    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
+        goto done;
+    if (take != m.rows) {
+        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
+                     (unsigned long long)m.rows, take);
         goto done;
     }
-    H5Sget_simple_extent_dims(space, dims, NULL);
-    size_t n = (size_t)dims[0], d = rank == 2 ? (size_t)dims[1] : 1;
-    size_t take = ld_take(opt, n);
-    ld_sink s;
-    ld_sink_init(&s, path, d, take, opt->drop_nonfinite);
-    /* blocks of about 4 MiB of doubles */
-    size_t block = d ? (size_t)(1 << 19) / d + 1 : take;
-    for (size_t k = 0; k < take && !rc && d; k += block) {
-        size_t m = take - k < block ? take - k : block;
-        hsize_t start[2] = {opt->offset + k, 0}, count[2] = {m, d};
-        hsize_t mdims[2] = {m, d};
-        H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
-        mspace = H5Screate_simple(rank, mdims, NULL);
-        if (H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, s.x + k * d) < 0)
-            rc = err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
-                         opt->offset + k, opt->offset + k + m, name);
-        H5Sclose(mspace);
-        mspace = -1;
+    size_t d = (size_t)m.d;
+    ld_sink_init(&s, path, d, take, opt);
+    for (size_t k = 0; k < take && !rc;) {
+        r = read_full(fd, &m, sizeof m, opt->cancel, path);
+        if (!r && m.rc) {
+            m.text[sizeof m.text - 1] = 0;
+            rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
+            break;
+        }
+        if (!r && (m.rows == 0 || m.rows > take - k)) {
+            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
+                         (unsigned long long)m.rows, take - k);
+            break;
+        }
+        if (!r)
+            r = read_full(fd, s.x + k * d, m.rows * d * sizeof(double), opt->cancel, path);
+        if (r) {
+            rc = r == 1 ? child_death(path, &pid) : r;
+            goto done;
+        }
+        k += m.rows;
     }
     for (size_t i = 0; i < take && !rc; i++)
         ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
-    if (rc)
-        ld_sink_free(&s);
-    else
-        rc = ld_finish(&s, out);
 done:
-    if (space >= 0)
-        H5Sclose(space);
-    if (dtype >= 0)
-        H5Tclose(dtype);
-    if (dset >= 0)
-        H5Dclose(dset);
-    H5Fclose(file);
-    return rc;
+    close(fd);
+    if (pid > 0) {
+        /* after an error or a cancel the child may still be working */
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (rc) {
+        ld_sink_free(&s);
+        return rc;
+    }
+    return ld_finish(&s, out);
 }

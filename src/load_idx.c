@@ -59,29 +59,36 @@ int load_idx(const char *path, const load_opts *opt, dataset *out)
     for (int i = 0; i < nd; i++) {
         const unsigned char *p = h + 4 + 4 * i;
         dims[i] = (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
-        if (i)
-            d *= dims[i];
+        if (i && !rc)
+            rc = ld_mul(path, "dimension sizes", 4, d, dims[i], &d);
     }
     n = dims[0];
     size_t es = ld_type_size(type);
-    uint64_t data = 4 + 4 * (uint64_t)nd, want = n * d * es, have = size - data;
-    if (want != have) {
+    uint64_t data = 4 + 4 * (uint64_t)nd, want = 0, have = size - data;
+    if (!rc)
+        rc = ld_check_dims(path, "dimension sizes", 4, n, d, es, data, UINT64_MAX, &want);
+    if (!rc && want != have)
+        rc = err_set(TCJ_EINVAL,
+                     "%s: header says %llu x %llu %s = %llu bytes of data, file has "
+                     "%llu (from byte %llu)",
+                     path, (unsigned long long)n, (unsigned long long)d, ld_type_name(type),
+                     (unsigned long long)want, (unsigned long long)have, (unsigned long long)data);
+    size_t take = 0;
+    if (!rc)
+        rc = ld_check_take(path, opt, n, d, &take);
+    if (rc) {
         fclose(f);
-        return err_set(TCJ_EINVAL,
-                       "%s: header says %llu x %llu %s = %llu bytes of data, file has "
-                       "%llu (from byte %llu)",
-                       path, (unsigned long long)n, (unsigned long long)d, ld_type_name(type),
-                       (unsigned long long)want, (unsigned long long)have,
-                       (unsigned long long)data);
+        return rc;
     }
-    size_t take = ld_take(opt, (size_t)n);
     ld_sink s;
-    ld_sink_init(&s, path, (size_t)d, take, opt->drop_nonfinite);
+    ld_sink_init(&s, path, (size_t)d, take, opt);
     rc = ld_seek(f, path, data + opt->offset * d * es);
     for (size_t k = 0; k < take && !rc; k++) {
         size_t r = opt->offset + k;
         uint64_t at = data + r * d * es;
-        double *row = ld_row(&s);
+        double *row;
+        if ((rc = ld_row(&s, &row)) != 0)
+            break;
         rc = ld_read_values(f, path, type, 1, d, row, at);
         if (!rc)
             ld_commit_point(&s, row, r, at, es);

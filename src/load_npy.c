@@ -5,6 +5,7 @@
  * n x 1, (n, a, b, ...) as n x (a*b*...). Fortran order is read column by
  * column straight into the row-major array. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,12 +47,12 @@ static int npy_descr(const char *path, const char *v, int *type, int *be)
         return err_set(TCJ_EINVAL, "%s: npy header has no 'descr'", path);
     if (*v == '[')
         return err_set(TCJ_EINVAL,
-                       "%s: structured npy dtype %.40s is not supported; save a plain "
+                       "%s: structured npy dtype %s is not supported; save a plain "
                        "2-D numeric array",
-                       path, v);
+                       path, ld_esc(v, 40));
     char q = *v;
     if (q != '\'' && q != '"')
-        return err_set(TCJ_EINVAL, "%s: npy header: cannot read 'descr' %.20s", path, v);
+        return err_set(TCJ_EINVAL, "%s: npy header: cannot read 'descr' %s", path, ld_esc(v, 20));
     char s[16];
     size_t k = 0;
     for (v++; *v && *v != q && k < sizeof s - 1; v++)
@@ -80,11 +81,11 @@ static int npy_descr(const char *path, const char *v, int *type, int *be)
         return err_set(TCJ_EINVAL,
                        "%s: npy dtype '%s' holds Python objects, not numbers; save "
                        "the array with a numeric dtype (e.g. float32)",
-                       path, s);
+                       path, ld_esc(s, 16));
     return err_set(TCJ_EINVAL,
                    "%s: npy dtype '%s' is not supported (use f2 f4 f8 u1 i1 u2 i2 "
                    "u4 i4 u8 i8, either byte order)",
-                   path, s);
+                   path, ld_esc(s, 16));
 }
 
 int load_npy(const char *path, const load_opts *opt, dataset *out)
@@ -130,6 +131,12 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
                      (unsigned long long)size);
         goto done;
     }
+    /* numpy itself refuses headers over 10000 bytes unless told otherwise */
+    if (hlen > (1u << 20)) {
+        rc = err_set(TCJ_EINVAL, "%s: byte 8: npy header length %llu is over 1 MiB", path,
+                     (unsigned long long)hlen);
+        goto done;
+    }
     hdr = xmalloc(hlen + 1);
     if ((rc = ld_seek(f, path, hstart)) != 0)
         goto done;
@@ -139,6 +146,11 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         goto done;
     }
     hdr[hlen] = 0;
+    if (strlen(hdr) != hlen) {
+        rc = err_set(TCJ_EINVAL, "%s: byte %llu: npy header holds a NUL byte", path,
+                     (unsigned long long)(hstart + strlen(hdr)));
+        goto done;
+    }
     int type = 0, be = 0;
     if ((rc = npy_descr(path, dict_value(hdr, "descr"), &type, &be)) != 0)
         goto done;
@@ -149,7 +161,7 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         rc = err_set(TCJ_EINVAL, "%s: npy header has no 'shape' tuple", path);
         goto done;
     }
-    uint64_t dims[16];
+    uint64_t dims[16], shape_at = hstart + (uint64_t)(sh - hdr);
     int nd = 0;
     const char *p = sh + 1;
     for (;;) {
@@ -158,9 +170,11 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         if (*p == ')')
             break;
         char *e;
-        unsigned long long v = strtoull(p, &e, 10);
-        if (e == p || nd == 16) {
-            rc = err_set(TCJ_EINVAL, "%s: npy header: cannot read the shape %.40s", path, sh);
+        errno = 0;
+        unsigned long long v = isdigit((unsigned char)*p) ? strtoull(p, &e, 10) : 0;
+        if (!isdigit((unsigned char)*p) || errno == ERANGE || nd == 16) {
+            rc = err_set(TCJ_EINVAL, "%s: byte %llu: npy header: cannot read the shape %s", path,
+                         (unsigned long long)shape_at, ld_esc(sh, 40));
             goto done;
         }
         dims[nd++] = v;
@@ -173,10 +187,15 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         goto done;
     }
     uint64_t n = dims[0], d = 1;
-    for (int i = 1; i < nd; i++)
-        d *= dims[i];
+    for (int i = 1; i < nd && !rc; i++)
+        rc = ld_mul(path, "shape", shape_at, d, dims[i], &d);
+    if (rc)
+        goto done;
     size_t es = ld_type_size(type);
-    uint64_t data = hstart + hlen, want = n * d * es, have = size - data;
+    uint64_t data = hstart + hlen, want, have = size - data;
+    /* zero and wrap-around here; the size must then match the file exactly */
+    if ((rc = ld_check_dims(path, "shape", shape_at, n, d, es, data, UINT64_MAX, &want)) != 0)
+        goto done;
     if (want != have) {
         char shape[128];
         int k = snprintf(shape, sizeof shape, "%llu", (unsigned long long)dims[0]);
@@ -188,15 +207,19 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
                      (unsigned long long)have, (unsigned long long)data);
         goto done;
     }
-    size_t take = ld_take(opt, (size_t)n);
+    size_t take;
+    if ((rc = ld_check_take(path, opt, n, d, &take)) != 0)
+        goto done;
     ld_sink s;
-    ld_sink_init(&s, path, (size_t)d, take, opt->drop_nonfinite);
+    ld_sink_init(&s, path, (size_t)d, take, opt);
     if (!fortran) {
         rc = ld_seek(f, path, data + opt->offset * d * es);
         for (size_t k = 0; k < take && !rc; k++) {
             size_t r = opt->offset + k;
             uint64_t at = data + r * d * es;
-            double *row = ld_row(&s);
+            double *row;
+            if ((rc = ld_row(&s, &row)) != 0)
+                break;
             rc = ld_read_values(f, path, type, be, d, row, at);
             if (!rc)
                 ld_commit_point(&s, row, r, at, es);
@@ -207,7 +230,9 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         double *col = xmalloc((take ? take : 1) * sizeof(double));
         for (size_t j = 0; j < d && !rc; j++) {
             uint64_t at = data + (j * n + opt->offset) * es;
-            rc = ld_seek(f, path, at);
+            rc = ld_cancel_check(opt->cancel, path);
+            if (!rc)
+                rc = ld_seek(f, path, at);
             if (!rc)
                 rc = ld_read_values(f, path, type, be, take, col, at);
             for (size_t i = 0; i < take && !rc; i++)

@@ -24,7 +24,7 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
             return err_set(TCJ_EINVAL,
                            "%s: unknown dtype '%s' (f16 f32 f64 u8 i8 u16 i16 u32 "
                            "i32 u64 i64, add 'be' for big-endian)",
-                           path, opt->dtype);
+                           path, ld_esc(opt->dtype, 20));
     } else if ((type = raw_type_from_name(path, &be)) < 0)
         return err_set(TCJ_EINVAL,
                        "%s: raw binary needs dtype=T (f16 f32 f64 u8 i8 u16 i16 u32 "
@@ -38,27 +38,34 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
     if (!f)
         return TCJ_EIO;
     size_t d = opt->dim, es = ld_type_size(type);
-    uint64_t rec = (uint64_t)d * es;
     if (size == 0) {
         fclose(f);
         return err_set(TCJ_EINVAL, "%s: empty file, no points", path);
     }
-    if (size % rec) {
+    /* one point must fit: dim=2^62 would wrap d*es to 0 */
+    uint64_t rec;
+    int rc = ld_check_dims(path, "option dim", UINT64_MAX, 1, d, es, 0, size, &rec);
+    if (!rc && size % rec)
+        rc = err_set(TCJ_EINVAL,
+                     "%s: %llu bytes is not a whole number of points of %zu %s "
+                     "(%llu bytes each): %llu trailing bytes from byte %llu",
+                     path, (unsigned long long)size, d, ld_type_name(type), (unsigned long long)rec,
+                     (unsigned long long)(size % rec), (unsigned long long)(size - size % rec));
+    size_t take = 0;
+    if (!rc)
+        rc = ld_check_take(path, opt, size / rec, d, &take);
+    if (rc) {
         fclose(f);
-        return err_set(TCJ_EINVAL,
-                       "%s: %llu bytes is not a whole number of points of %zu %s "
-                       "(%llu bytes each): %llu trailing bytes from byte %llu",
-                       path, (unsigned long long)size, d, ld_type_name(type),
-                       (unsigned long long)rec, (unsigned long long)(size % rec),
-                       (unsigned long long)(size - size % rec));
+        return rc;
     }
-    size_t take = ld_take(opt, (size_t)(size / rec));
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt->drop_nonfinite);
-    int rc = ld_seek(f, path, opt->offset * rec);
+    ld_sink_init(&s, path, d, take, opt);
+    rc = ld_seek(f, path, (uint64_t)opt->offset * rec);
     for (size_t k = 0; k < take && !rc; k++) {
         size_t r = opt->offset + k;
-        double *row = ld_row(&s);
+        double *row;
+        if ((rc = ld_row(&s, &row)) != 0)
+            break;
         rc = ld_read_values(f, path, type, be, d, row, r * rec);
         if (!rc)
             ld_commit_point(&s, row, r, r * rec, es);

@@ -52,13 +52,20 @@ int text_probe(const unsigned char *head, size_t len)
 
 typedef struct line_reader {
     FILE *f;
+    const char *path;
     char *buf;
     size_t len, cap;
     size_t lineno;
-    int after_cr; /* the last line ended in CR: a following LF belongs to it */
+    uint64_t byte; /* file offset of the next character */
+    int after_cr;  /* the last line ended in CR: a following LF belongs to it */
 } line_reader;
 
-/* Next line without its terminator; 0 at end of file. */
+/* Longer lines mean binary data or a file without line endings (a device,
+ * /dev/zero): refused rather than read until memory runs out. */
+#define LINE_MAX_BYTES (256u << 20)
+
+/* Next line without its terminator: 1, 0 at end of file, or an error code
+ * for a NUL byte or an overlong line. */
 static int next_line(line_reader *r)
 {
     int c;
@@ -67,6 +74,8 @@ static int next_line(line_reader *r)
         c = getc_unlocked(r->f);
         if (c != '\n' && c != EOF)
             ungetc(c, r->f);
+        else if (c == '\n')
+            r->byte++;
         r->after_cr = 0;
     }
     for (;;) {
@@ -76,12 +85,20 @@ static int next_line(line_reader *r)
                 return 0;
             break;
         }
+        r->byte++;
         if (c == '\n')
             break;
         if (c == '\r') {
             r->after_cr = 1;
             break;
         }
+        if (c == 0)
+            return err_set(TCJ_EINVAL, "%s:%zu: byte %llu: a NUL byte: not a text file", r->path,
+                           r->lineno + 1, (unsigned long long)(r->byte - 1));
+        if (r->len + 1 >= LINE_MAX_BYTES)
+            return err_set(
+                TCJ_EINVAL, "%s:%zu: line longer than %u MiB at byte %llu: not delimited text",
+                r->path, r->lineno + 1, LINE_MAX_BYTES >> 20, (unsigned long long)r->byte);
         if (r->len + 1 >= r->cap) {
             r->cap = r->cap ? 2 * r->cap : 4096;
             r->buf = xrealloc(r->buf, r->cap);
@@ -225,29 +242,30 @@ static int cols_item(const char *path, const char *it, size_t nf, const fields *
                     return err_set(TCJ_EINVAL,
                                    "%s: cols: cannot read '%s' (N, N-M, N-, last, "
                                    "or a header name; '-' in front drops)",
-                                   path, it);
+                                   path, ld_esc(it, 60));
             }
         } else if (*e)
             return err_set(TCJ_EINVAL,
                            "%s: cols: cannot read '%s' (N, N-M, N-, last, or a header "
                            "name; '-' in front drops)",
-                           path, it);
+                           path, ld_esc(it, 60));
         if (a > b || b >= nf)
-            return err_set(TCJ_EINVAL, "%s: cols: '%s' is outside columns 0 to %zu", path, it,
-                           nf - 1);
+            return err_set(TCJ_EINVAL, "%s: cols: '%s' is outside columns 0 to %zu", path,
+                           ld_esc(it, 60), nf - 1);
         *lo = (size_t)a;
         *hi = (size_t)b;
         return 0;
     }
     if (!hdr)
         return err_set(TCJ_EINVAL, "%s: cols: '%s' names a column but the file has no header line",
-                       path, it);
+                       path, ld_esc(it, 60));
     for (size_t j = 0; j < hdr->n; j++)
         if (!strcmp(hdr->f[j], it)) {
             *lo = *hi = j;
             return 0;
         }
-    return err_set(TCJ_EINVAL, "%s: cols: no column named '%s' in the header", path, it);
+    return err_set(TCJ_EINVAL, "%s: cols: no column named '%s' in the header", path,
+                   ld_esc(it, 60));
 }
 
 /* keep[j] = 1 for each kept column of nf; returns the count or an error. */
@@ -291,7 +309,7 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
     FILE *f = ld_open(path, &size);
     if (!f)
         return TCJ_EIO;
-    line_reader r = {.f = f};
+    line_reader r = {.f = f, .path = path};
     fields fs = {0}, hdr = {0};
     char *hdr_line = NULL;
     unsigned char *keep = NULL;
@@ -301,7 +319,10 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
     ld_sink s = {0};
     if (opt->limit)
         take = opt->limit;
-    while (take && next_line(&r)) {
+    int more = 0;
+    while (take && (more = next_line(&r)) > 0) {
+        if ((rc = ld_cancel_check(opt->cancel, path)) != 0)
+            break;
         char *line = r.buf;
         if (r.lineno == 1 && !memcmp(line, "\xEF\xBB\xBF", 3))
             line += 3;
@@ -366,9 +387,15 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
             size_t est = (size_t)(size / (r.len + 1)) + 16;
             if (opt->limit && opt->limit < est)
                 est = opt->limit;
-            ld_sink_init(&s, path, d, est, opt->drop_nonfinite);
+            /* only a guess: start small when it would not fit, then grow
+             * within available memory (ld_row) */
+            if (ld_mem_check(path, est, d, 0))
+                est = 16;
+            ld_sink_init(&s, path, d, est, opt);
         }
-        double *row = ld_row(&s);
+        double *row;
+        if ((rc = ld_row(&s, &row)) != 0)
+            break;
         size_t k = 0;
         for (size_t j = 0; j < nf; j++) {
             if (!keep[j])
@@ -385,9 +412,9 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
             }
             if (!parse_number(fs.f[j], &v)) {
                 rc = err_set(TCJ_EINVAL,
-                             "%s:%zu:%zu: field %zu: expected a number, got '%.40s'; "
+                             "%s:%zu:%zu: field %zu: expected a number, got '%s'; "
                              "leave the column out with cols=-%zu",
-                             path, r.lineno, col, j, fs.f[j], j);
+                             path, r.lineno, col, j, ld_esc(fs.f[j], 40), j);
                 break;
             }
             if (!isfinite(v))
@@ -399,6 +426,8 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
         ld_commit(&s);
         take--;
     }
+    if (!rc && more < 0)
+        rc = more;
     if (!rc && ferror(f))
         rc = err_set(TCJ_EIO, "%s: read error after line %zu", path, r.lineno);
     fclose(f);

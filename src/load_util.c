@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 
@@ -191,24 +192,208 @@ size_t ld_take(const load_opts *opt, size_t total)
     return opt->limit && opt->limit < left ? opt->limit : left;
 }
 
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, int drop)
+const char *ld_esc(const char *s, size_t max)
+{
+    static _Thread_local char buf[4][4 * 200 + 1];
+    static _Thread_local int k;
+    char *b = buf[k = (k + 1) % 4], *w = b;
+    if (max > 200)
+        max = 200;
+    for (size_t i = 0; s && s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            w += sprintf(w, "\\x%02x", c);
+        else
+            *w++ = (char)c;
+    }
+    *w = 0;
+    return b;
+}
+
+const char *ld_bytes_str(uint64_t b, char *buf)
+{
+    static const char *unit[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1000 && u < 6) {
+        v /= 1000;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, 32, "%llu bytes", (unsigned long long)b);
+    else
+        snprintf(buf, 32, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+/* "byte N: " for a message, "" for UINT64_MAX (a place libhdf5 does not say). */
+static const char *at_byte(uint64_t byte)
+{
+    static _Thread_local char buf[40];
+    buf[0] = 0;
+    if (byte != UINT64_MAX)
+        snprintf(buf, sizeof buf, "byte %llu: ", (unsigned long long)byte);
+    return buf;
+}
+
+int ld_mul(const char *path, const char *field, uint64_t byte, uint64_t a, uint64_t b,
+           uint64_t *out)
+{
+    if (__builtin_mul_overflow(a, b, out))
+        return err_set(TCJ_EINVAL, "%s: %s%s: %llu x %llu does not fit in 64 bits", path,
+                       at_byte(byte), field, (unsigned long long)a, (unsigned long long)b);
+    return 0;
+}
+
+int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n, uint64_t d,
+                  size_t es, uint64_t data, uint64_t have, uint64_t *bytes)
+{
+    if (d == 0)
+        return err_set(TCJ_EINVAL, "%s: %s%s gives d = 0: the points have no coordinates", path,
+                       at_byte(byte), field);
+    if (n == 0)
+        return err_set(TCJ_EINVAL, "%s: %s%s gives n = 0: no points", path, at_byte(byte), field);
+    uint64_t nd, want;
+    int rc = ld_mul(path, field, byte, n, d, &nd);
+    if (!rc)
+        rc = ld_mul(path, field, byte, nd, es, &want);
+    if (rc)
+        return rc;
+    if (want > have) {
+        char a[32], b[32], from[48] = "stored";
+        if (data != UINT64_MAX)
+            snprintf(from, sizeof from, "left from byte %llu", (unsigned long long)data);
+        return err_set(TCJ_EINVAL,
+                       "%s: %s%s gives %llu x %llu values of %zu bytes = %s, but %s are %s", path,
+                       at_byte(byte), field, (unsigned long long)n, (unsigned long long)d, es,
+                       ld_bytes_str(want, a), ld_bytes_str(have, b), from);
+    }
+    if (bytes)
+        *bytes = want;
+    return 0;
+}
+
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take)
+{
+    if (total > SIZE_MAX)
+        total = SIZE_MAX;
+    *take = ld_take(opt, (size_t)total);
+    if (*take == 0)
+        return opt->offset
+                   ? err_set(TCJ_EINVAL, "%s: no points left after offset=%zu (the file has %llu)",
+                             path, opt->offset, (unsigned long long)total)
+                   : err_set(TCJ_EINVAL, "%s: no points (empty data)", path);
+    return ld_mem_check(path, *take, d, 0);
+}
+
+/* "Key:   N kB" from /proc/meminfo, in bytes; 0 if absent. */
+static uint64_t meminfo_bytes(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    uint64_t v = 0;
+    size_t k = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, k) && line[k] == ':') {
+            v = strtoull(line + k + 1, NULL, 10) * 1024;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* The first number in a file, UINT64_MAX if none ("max"). */
+static uint64_t file_number(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return UINT64_MAX;
+    char line[64] = "";
+    uint64_t v = UINT64_MAX;
+    if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9')
+        v = strtoull(line, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+uint64_t ld_mem_available(void)
+{
+    uint64_t avail = meminfo_bytes("MemAvailable");
+    if (!avail) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        avail = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+    }
+    /* a container's limit, cgroup v2 then v1 */
+    static const char *const lim[][2] = {
+        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+         "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
+    };
+    for (int i = 0; i < 2; i++) {
+        uint64_t max = file_number(lim[i][0]), cur = file_number(lim[i][1]);
+        if (max != UINT64_MAX && cur != UINT64_MAX) {
+            uint64_t left = max > cur ? max - cur : 0;
+            if (left < avail)
+                avail = left;
+            break;
+        }
+    }
+    return avail;
+}
+
+int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra)
+{
+    uint64_t nd, bytes;
+    uint64_t avail = ld_mem_available();
+    char a[32], b[32];
+    if (__builtin_mul_overflow(n, d, &nd) || __builtin_mul_overflow(nd, sizeof(double), &bytes) ||
+        __builtin_add_overflow(bytes, extra, &bytes) || bytes > SIZE_MAX / 2)
+        return err_set(TCJ_ENOMEM,
+                       "%s: %llu x %llu float64 values need more than 2^63 bytes of memory", what,
+                       (unsigned long long)n, (unsigned long long)d);
+    if (bytes > avail)
+        return err_set(TCJ_ENOMEM,
+                       "%s: needs %s of memory for %llu x %llu float64 values; %s available", what,
+                       ld_bytes_str(bytes, a), (unsigned long long)n, (unsigned long long)d,
+                       ld_bytes_str(avail, b));
+    return 0;
+}
+
+int ld_cancel_check(const volatile int *cancel, const char *path)
+{
+    if (cancel && *cancel)
+        return err_set(TCJ_ECANCEL, "%s: load cancelled", path);
+    return 0;
+}
+
+void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
     s->d = d;
-    s->drop = drop;
-    s->cap = cap ? cap : 1024;
+    s->drop = opt->drop_nonfinite;
+    s->cancel = opt->cancel;
+    s->cap = cap ? cap : 1;
     s->x = xmalloc(s->cap * d * sizeof(double));
 }
 
-double *ld_row(ld_sink *s)
+int ld_row(ld_sink *s, double **row)
 {
+    int rc = ld_cancel_check(s->cancel, s->path);
+    if (rc)
+        return rc;
     if (s->n == s->cap) {
-        s->cap += s->cap / 2 + 16;
+        size_t cap = s->cap + s->cap / 2 + 16;
+        if ((rc = ld_mem_check(s->path, cap, s->d, s->cap * s->d * sizeof(double))))
+            return rc;
+        s->cap = cap;
         s->x = xrealloc(s->x, s->cap * s->d * sizeof(double));
     }
     s->row_bad = 0;
-    return s->x + s->n * s->d;
+    *row = s->x + s->n * s->d;
+    return 0;
 }
 
 void ld_note_bad(ld_sink *s, const char *fmt, ...)

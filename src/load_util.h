@@ -45,21 +45,60 @@ int ld_seek(FILE *f, const char *path, uint64_t byte);
 /* Number of records to read after skipping opt->offset of total. */
 size_t ld_take(const load_opts *opt, size_t total);
 
+/* ---- sizes from headers and options: every loader checks them here ----
+ * A header field (or an option) that gives a count is untrusted: these
+ * refuse zero, 64-bit wrap-around, sizes the file cannot hold and sizes
+ * memory cannot hold, each with one line naming the file, the field and the
+ * byte offset of the field. All return 0 or TCJ_EINVAL / TCJ_ENOMEM. */
+
+/* *out = a * b, or an error "FILE: byte B: FIELD: A x B overflows". */
+int ld_mul(const char *path, const char *field, uint64_t byte, uint64_t a, uint64_t b,
+           uint64_t *out);
+/* A header gives n points of d values of es bytes each, stored from file
+ * byte data of a file holding have bytes from there. Refuses d = 0, n = 0,
+ * n·d·es wrapping and n·d·es > have; *bytes gets n·d·es. */
+int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n, uint64_t d,
+                  size_t es, uint64_t data, uint64_t have, uint64_t *bytes);
+/* Points to read of total after offset/limit; refuses none left and take·d
+ * doubles beyond available memory (ld_mem_check). */
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take);
+
+/* Bytes of memory this process can still get: MemAvailable from
+ * /proc/meminfo (else sysconf), capped by a cgroup limit; UINT64_MAX when
+ * unknown. */
+uint64_t ld_mem_available(void);
+/* Refuse n x d doubles (plus extra bytes) beyond available memory:
+ * "WHAT: needs 137.4 GB of memory for N x D float64 values; 21.3 GB
+ * available". what is a file name or a command. TCJ_ENOMEM. */
+int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra);
+/* Text from a file or an option for an error line: at most max bytes of s,
+ * control characters as \xNN so the message stays one line. Returns one of
+ * 4 rotating thread-local buffers (several may appear in one err_set). */
+const char *ld_esc(const char *s, size_t max);
+/* "1.5 GB" style, for messages; buf of 32 bytes. */
+const char *ld_bytes_str(uint64_t b, char *buf);
+/* TCJ_ECANCEL "FILE: load cancelled" once *cancel is set (Ctrl-C), else 0. */
+int ld_cancel_check(const volatile int *cancel, const char *path);
+
 /* A growing array of rows of d doubles. */
 typedef struct ld_sink {
     const char *path;
     size_t d;
     double *x;
-    size_t n, cap; /* rows kept, rows allocated */
-    int drop;      /* drop rows with NaN/Inf instead of refusing */
+    size_t n, cap;              /* rows kept, rows allocated */
+    int drop;                   /* drop rows with NaN/Inf instead of refusing */
+    const volatile int *cancel; /* load_opts.cancel: ld_row stops on Ctrl-C */
     size_t bad_values, bad_rows;
     int row_bad;     /* ld_note_bad called for the row being filled */
     char first[160]; /* where the first NaN/Inf is */
 } ld_sink;
 
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, int drop);
-/* Storage for the next row (grows the array). */
-double *ld_row(ld_sink *s);
+/* cap rows of d doubles, already checked by ld_check_take (cap >= 1);
+ * drop and cancel come from opt. */
+void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt);
+/* *row = storage for the next row, growing the array within available
+ * memory; TCJ_ECANCEL on Ctrl-C, TCJ_ENOMEM when memory would run out. */
+int ld_row(ld_sink *s, double **row);
 /* Text loaders: a NaN/Inf was parsed into the current row at this position. */
 void ld_note_bad(ld_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Keep the row returned by ld_row unless ld_note_bad flagged it and rows are dropped. */
@@ -85,6 +124,10 @@ int load_idx(const char *path, const load_opts *opt, dataset *out);
 int npy_probe(const unsigned char *head, size_t len);
 int text_probe(const unsigned char *head, size_t len);
 int hdf5_probe(const unsigned char *head, size_t len);
+/* What load_hdf5's child process does: read path with libhdf5 and write
+ * the shape, then the rows as float64, or an error, to fd (see
+ * src/load_hdf5.c). In-process only for tests/fuzz/fuzz_hdf5_child.c. */
+int load_hdf5_child(const char *path, const load_opts *opt, int fd);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif

@@ -30,15 +30,23 @@ static int vecs_load(const char *path, const load_opts *opt, dataset *out, int t
                        1 << 24);
     }
     size_t d = (size_t)d0, es = ld_type_size(type);
-    uint64_t rec = 4 + d * es;
-    size_t total = (size_t)((size + rec - 1) / rec); /* a partial last record is read and refused */
-    size_t take = ld_take(opt, total);
+    /* at least one whole record must fit: a d of 2^24 in a 100-byte file is
+     * refused here, before a buffer is sized from it */
+    int rc = ld_check_dims(path, "record 0's d", 0, 1, d, es, 4, size - 4, NULL);
+    uint64_t rec = 4 + (uint64_t)d * es;
+    size_t take = 0;
+    if (!rc)
+        rc = ld_check_take(path, opt, (size + rec - 1) / rec, d, &take);
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt->drop_nonfinite);
-    int rc = ld_seek(f, path, opt->offset * rec);
+    ld_sink_init(&s, path, d, take, opt);
+    rc = ld_seek(f, path, (uint64_t)opt->offset * rec);
     for (size_t k = 0; k < take && !rc; k++) {
         size_t r = opt->offset + k;
-        uint64_t at = r * rec;
+        uint64_t at = (uint64_t)r * rec;
         size_t got = fread(hb, 1, 4, f);
         if (got != 4) {
             rc = err_set(
@@ -60,7 +68,9 @@ static int vecs_load(const char *path, const load_opts *opt, dataset *out, int t
                          (unsigned long long)rec);
             break;
         }
-        double *row = ld_row(&s);
+        double *row;
+        if ((rc = ld_row(&s, &row)) != 0)
+            break;
         rc = ld_read_values(f, path, type, 0, d, row, at + 4);
         if (!rc)
             ld_commit_point(&s, row, r, at + 4, es);

@@ -115,12 +115,29 @@ faults() {
     done
 }
 
+fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them longer)
+    if ! make -s fuzz-available 2>/dev/null; then
+        echo "skip - fuzz: no clang with libFuzzer here (make fuzz-available)" >"$log"
+        count "fuzz"
+        return
+    fi
+    if ! make -s -j2 fuzz-build >"$log.err" 2>&1; then
+        fail=$((fail + 1))
+        echo "fuzz: the harnesses do not build"; tail -n 20 "$log.err"
+        return
+    fi
+    sh tests/fuzz/run.sh build-fuzz "${FUZZ_SECONDS:-6}" >"$log" 2>"$log.err"
+    count "fuzz"
+    grep -q '^not ok' "$log" && tail -n 30 "$log.err"
+}
+
 units "$plain" ""
 gpu "$plain"
 golden "$plain" ""
 scripts "$plain" ""
 terminal "$plain"
 faults "$plain" ""
+fuzzing
 if [ -n "$san" ]; then
     units "$san" "asan:"
     golden "$san" "asan:"
