@@ -85,7 +85,8 @@ typedef struct kern_switch {
 /* Every switch, terminated by a row with name NULL. */
 extern const kern_switch kern_fasted_switches[];
 /* Variant name of an off mask: "all-on", "no-swizzle", "no-async-copy+pipeline",
- * ...; "invalid" for a mask that is no compiled variant. Static storage. */
+ * ... ("mma.sync all-on" for wgmma off alone); "invalid" for a mask that is
+ * no compiled variant. Static storage. */
 const char *kern_fasted_variant_name(unsigned off);
 
 /* Output modes, the same meaning as join_mode. */
