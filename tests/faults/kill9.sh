@@ -11,7 +11,7 @@ for k in $(seq 1 20); do
     "$fdb" ids "$db" >"$dir/before" || fail "reading run ids before kill $k"
     # compare re-runs its engines (fresh) so the session lasts past the
     # latest kill moment.
-    "$bin" --db "$db" -e "gen uniform n=3000 d=8 seed=$k; eps 0.2; run cpu; run cpu-fp16;
+    "$bin" --db "$db" -e "gen uniform n=6000 d=8 seed=$k; eps 0.2; run cpu; run cpu-fp16;
         compare cpu-fp16 cpu fresh; run cpu rows=0:1000; run cpu; run cpu-fp16; run cpu;
         compare cpu-fp16 cpu fresh; run cpu; run cpu-fp16; compare cpu-fp16 cpu fresh" \
         >/dev/null 2>&1 &

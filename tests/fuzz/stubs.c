@@ -19,6 +19,13 @@ double engine_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void out_error_record(const char *message, const char *command, long line)
+{
+    (void)message;
+    (void)command;
+    (void)line;
+}
+
 void out_error(const char *fmt, ...)
 {
     char buf[1200];
