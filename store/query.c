@@ -726,6 +726,8 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
             char *txt = json_w_finish(&w);
             fprintf(f, "%s\n", txt ? txt : "{}");
             free(txt);
+        } else {
+            json_w_free(&w);
         }
         int werr = ferror(f);
         if ((fclose(f) != 0 || werr) && !rc)
