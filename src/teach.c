@@ -56,7 +56,8 @@ static int teach_ablate_row(void *ctx, int ncol, const char *const *names, const
     teach_ablate_rows *a = ctx;
     if (ncol < 6 || !v[0] || !v[1] || a->n >= 24)
         return 0;
-    snprintf(a->variant[a->n], sizeof a->variant[0], "%s", v[0]);
+    /* runs store "VARIANT, symmetric on|off": keep the variant */
+    snprintf(a->variant[a->n], sizeof a->variant[0], "%.*s", (int)strcspn(v[0], ","), v[0]);
     a->kernel_s[a->n] = atof(v[1]);
     snprintf(a->device, sizeof a->device, "%s", v[2] ? v[2] : "?");
     snprintf(a->at, sizeof a->at, "%s", v[3] ? v[3] : "?");

@@ -45,10 +45,13 @@ static int collect(void *ctx, int ncol, const char *const *names, const char *co
     return 0;
 }
 
+/* A stored run of the variant: runs store "VARIANT, symmetric on|off". */
 static int stored_has(const stored_runs *r, const char *variant)
 {
+    const size_t len = strlen(variant);
     for (int k = 0; k < r->n; k++)
-        if (strcmp(r->variant[k], variant) == 0)
+        if (strncmp(r->variant[k], variant, len) == 0 &&
+            (r->variant[k][len] == '\0' || r->variant[k][len] == ','))
             return 1;
     return 0;
 }
