@@ -76,7 +76,6 @@ static int engine_driver_loaded(void)
            access("/dev/dxg", F_OK) == 0;
 }
 
-
 int engine_run(const engine *e, const join_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);

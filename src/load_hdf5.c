@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,18 +268,28 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
     if (pipe(fds) != 0)
         return err_set(TCJ_EIO, "%s: cannot start the HDF5 reader: %s", path, strerror(errno));
     fflush(NULL);
+    /* a crash must kill the child plainly (no sanitizer or fuzzer handler
+     * writing reports for libhdf5), and Ctrl-C ends it. The signals stay
+     * blocked across fork until the child has reset their handlers, so
+     * one sent at once (a kill) still finds the default action. */
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGPIPE};
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&block, sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     pid_t parent = getpid(), pid = fork();
+    if (pid != 0)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return err_set(TCJ_EIO, "%s: cannot start the HDF5 reader: %s", path, strerror(errno));
     }
     if (pid == 0) {
-        /* a crash must kill the child plainly (no sanitizer or fuzzer
-         * handler writing reports for libhdf5), and Ctrl-C ends it */
-        static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGPIPE};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
             signal(sigs[i], SIG_DFL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (__sanitizer_set_death_callback)
             __sanitizer_set_death_callback(child_die);
         /* a reader stuck in libhdf5 must not outlive a killed parent */
