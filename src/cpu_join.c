@@ -36,7 +36,6 @@ typedef struct cj_shared {
 
 typedef struct cj_worker {
     cj_shared *sh;
-    pthread_t tid;
     double *out;
     void *scratch, *scratch_raw;
     uint32_t *bi, *bj;
@@ -45,6 +44,43 @@ typedef struct cj_worker {
     uint64_t pairs, below;
     uint64_t *hist;
 } cj_worker;
+
+void cpu_pool_run(const cpu_pool *p, int nthr, void *(*fn)(void *), void *args, size_t stride)
+{
+    pthread_t *tid = xmalloc((size_t)(nthr > 0 ? nthr : 1) * sizeof *tid);
+    int started = 0;
+    for (int t = 0; t < nthr; t++) {
+        if (pthread_create(&tid[t], NULL, fn, (char *)args + (size_t)t * stride) != 0)
+            break;
+        started++;
+    }
+    if (started == 0) {
+        /* No thread could be created: do the work here. */
+        fn(args);
+    } else {
+        /* The calling thread reports progress while the workers run. */
+        pthread_mutex_lock(p->mu);
+        while (*p->finished < started) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(p->cv, p->mu, &ts);
+            if (p->progress && *p->finished < started && p->nq) {
+                pthread_mutex_unlock(p->mu);
+                p->progress(p->progress_ctx, (double)atomic_load(p->rows_done) / (double)p->nq);
+                pthread_mutex_lock(p->mu);
+            }
+        }
+        pthread_mutex_unlock(p->mu);
+        for (int t = 0; t < started; t++)
+            pthread_join(tid[t], NULL);
+    }
+    free(tid);
+}
 
 int cpu_join_threads(const engine_opts *o)
 {
@@ -295,38 +331,9 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     }
 
     double t0 = engine_now();
-    int started = 0;
-    for (int t = 0; t < nthr; t++) {
-        if (pthread_create(&w[t].tid, NULL, cj_work, &w[t]) != 0)
-            break;
-        started++;
-    }
-    if (started == 0) {
-        /* No thread could be created: do the work here. */
-        cj_work(&w[0]);
-        started = -1;
-    } else {
-        /* The calling thread reports progress while the workers run. */
-        pthread_mutex_lock(&sh.mu);
-        while (sh.finished < started) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&sh.cv, &sh.mu, &ts);
-            if (spec->progress && sh.finished < started && nq) {
-                pthread_mutex_unlock(&sh.mu);
-                spec->progress(spec->progress_ctx, (double)atomic_load(&sh.rows_done) / (double)nq);
-                pthread_mutex_lock(&sh.mu);
-            }
-        }
-        pthread_mutex_unlock(&sh.mu);
-        for (int t = 0; t < started; t++)
-            pthread_join(w[t].tid, NULL);
-    }
+    const cpu_pool pool = {&sh.mu, &sh.cv,         &sh.finished,      &sh.rows_done,
+                           nq,     spec->progress, spec->progress_ctx};
+    cpu_pool_run(&pool, nthr, cj_work, w, sizeof *w);
     double wall = engine_now() - t0;
 
     int rc = 0;

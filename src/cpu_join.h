@@ -5,6 +5,8 @@
 #ifndef TCJ_CPU_JOIN_H
 #define TCJ_CPU_JOIN_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -65,6 +67,24 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res);
 
 /* Threads the spec's options ask for (0 = online CPUs), at least 1. */
 int cpu_join_threads(const engine_opts *o);
+
+/* The CPU drivers' worker pool (cpu_join_run, the k-distance driver): the
+ * shared state each worker updates when it is done (under mu: *finished
+ * += 1, then a signal on cv) and the rows it has finished. */
+typedef struct cpu_pool {
+    pthread_mutex_t *mu;
+    pthread_cond_t *cv;
+    const int *finished;
+    const atomic_size_t *rows_done;
+    size_t nq;                                /* rows in all: progress is rows_done / nq */
+    void (*progress)(void *ctx, double frac); /* may be NULL */
+    void *progress_ctx;
+} cpu_pool;
+/* Run fn on nthr worker records (record t at args + t*stride) in threads
+ * while the calling thread reports progress every 100 ms; when no thread
+ * can be started, run the first record here. Returns when every worker is
+ * done. */
+void cpu_pool_run(const cpu_pool *p, int nthr, void *(*fn)(void *), void *args, size_t stride);
 /* "model name" of /proc/cpuinfo, or "unknown CPU". Static string. */
 const char *cpu_join_model(void);
 

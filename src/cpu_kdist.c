@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_join.h"
 #include "err.h"
 
 typedef struct ck_shared {
@@ -25,7 +26,6 @@ typedef struct ck_shared {
 
 typedef struct ck_worker {
     ck_shared *sh;
-    pthread_t tid;
     double *out;
     void *scratch, *scratch_raw;
     double *heap; /* qb heaps of kk values */
@@ -169,35 +169,9 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
     }
 
     double t0 = engine_now();
-    int started = 0;
-    for (int t = 0; t < nthr; t++) {
-        if (pthread_create(&w[t].tid, NULL, ck_work, &w[t]) != 0)
-            break;
-        started++;
-    }
-    if (started == 0) {
-        ck_work(&w[0]);
-    } else {
-        pthread_mutex_lock(&sh.mu);
-        while (sh.finished < started) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 100 * 1000 * 1000;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&sh.cv, &sh.mu, &ts);
-            if (spec->progress && sh.finished < started && nq) {
-                pthread_mutex_unlock(&sh.mu);
-                spec->progress(spec->progress_ctx, (double)atomic_load(&sh.rows_done) / (double)nq);
-                pthread_mutex_lock(&sh.mu);
-            }
-        }
-        pthread_mutex_unlock(&sh.mu);
-        for (int t = 0; t < started; t++)
-            pthread_join(w[t].tid, NULL);
-    }
+    const cpu_pool pool = {&sh.mu, &sh.cv,         &sh.finished,      &sh.rows_done,
+                           nq,     spec->progress, spec->progress_ctx};
+    cpu_pool_run(&pool, nthr, ck_work, w, sizeof *w);
     double wall = engine_now() - t0;
     int rc = atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, "cancelled") : 0;
     if (!rc && spec->progress)

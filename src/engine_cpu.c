@@ -38,8 +38,8 @@ static void cpu_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
     const double *p = scratch;
     const v2d lv = {lim, lim};
     for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP, out += CPU_GROUP) {
-#define CPU_ZERO(v) v2d s##v = {0, 0};
-        CPU_LANES(CPU_ZERO)
+#define CPU_LANE_ZERO(v) v2d s##v = {0, 0};
+        CPU_LANES(CPU_LANE_ZERO)
         size_t k = 0;
         while (k < d) {
             size_t kend = k + CPU_STEP < d ? k + CPU_STEP : d;
