@@ -253,14 +253,17 @@ void cmd_set_location(const char *file, long line)
     loc_line = line;
 }
 
-/* The stderr line, and in --json mode a record on stdout too. */
-static void cmd_report(const char *command, const char *msg)
+/* The stderr line, and in --json mode a record on stdout too. A command
+ * the user stopped is said as cancelled, not as an error: nothing failed. */
+static void cmd_report(const char *command, const char *msg, int rc)
 {
-    out_error_record(msg, command, loc_file ? loc_line : 0);
+    int cancel = rc == TCJ_ECANCEL;
+    (cancel ? out_cancel_record : out_error_record)(msg, command, loc_file ? loc_line : 0);
+    void (*say)(const char *, ...) = cancel ? out_cancelled : out_error;
     if (loc_file)
-        out_error("%s:%ld: %s", loc_file, loc_line, msg);
+        say("%s:%ld: %s", loc_file, loc_line, msg);
     else
-        out_error("%s", msg);
+        say("%s", msg);
 }
 
 /* The first session-log write that failed during the command, reported
@@ -280,7 +283,7 @@ static int cmd_exec_one(session *s, const char *line)
     char **argv, *storage;
     int argc = cmd_split(line, &argv, &storage);
     if (argc < 0) {
-        cmd_report(line, err_msg());
+        cmd_report(line, err_msg(), TCJ_EINVAL);
         if (s->batch)
             s->failed = 1;
         return TCJ_EINVAL;
@@ -325,7 +328,7 @@ static int cmd_exec_one(session *s, const char *line)
     double dt = engine_now() - t0;
 
     if (rc) {
-        cmd_report(text, err_msg()[0] ? err_msg() : "command failed");
+        cmd_report(text, err_msg()[0] ? err_msg() : "command failed", rc);
         if (s->batch)
             s->failed = 1;
     } else if (store_err[0]) {
@@ -337,7 +340,7 @@ static int cmd_exec_one(session *s, const char *line)
         store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, dt))
         cmd_store_failed();
     if (store_err[0]) {
-        cmd_report(text, store_err);
+        cmd_report(text, store_err, TCJ_ESTORE);
         if (s->batch)
             s->failed = 1;
         if (!rc)

@@ -22,6 +22,20 @@ static int help_run(session *s, int argc, char **argv)
         out_rec_arr(r, "commands");
         for (const cmd *const *c = cmd_table; *c; c++)
             out_rec_str(r, NULL, (*c)->name);
+        out_rec_close(r);
+        /* The same grouping as the text, so a reader need not know it. */
+        out_rec_arr(r, "groups");
+        for (const char *const *g = cmd_group_names; *g; g++) {
+            out_rec_obj(r, NULL);
+            out_rec_str(r, "group", *g);
+            out_rec_arr(r, "commands");
+            for (const cmd *const *c = cmd_table; *c; c++)
+                if (strcmp(cmd_group(*c), *g) == 0)
+                    out_rec_str(r, NULL, (*c)->name);
+            out_rec_close(r);
+            out_rec_close(r);
+        }
+        out_rec_close(r);
         out_rec_end(r);
         return 0;
     }
@@ -36,6 +50,7 @@ static int help_run(session *s, int argc, char **argv)
     out_printf("Usage: %s\n%s\n", c->usage, c->help);
     out_rec *r = out_rec_begin("help");
     out_rec_str(r, "name", c->name);
+    out_rec_str(r, "group", cmd_group(c));
     out_rec_str(r, "usage", c->usage);
     out_rec_str(r, "summary", c->summary);
     out_rec_str(r, "help", c->help);

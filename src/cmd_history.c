@@ -1,5 +1,6 @@
 /* history, runs, show, export: reading the session log. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -7,6 +8,7 @@
 #include "ofile.h"
 #include "out.h"
 #include "out_table.h"
+#include "perpoint_out.h"
 #include "store.h"
 
 static int need_db(session *s)
@@ -140,8 +142,17 @@ static int show_run(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "no run %lld in the session log", (long long)id);
     if (rc)
         return rc;
+    /* A perpoint run: the summary as the run printed it when it finished. */
+    perpoint_summary *pp = xmalloc(sizeof *pp);
+    int found;
+    rc = store_perpoint_find(s->db, id, pp, &found);
+    if (!rc && found)
+        perpoint_print(pp);
+    free(pp);
+    if (rc)
+        return rc;
     /* The record is the run's export object: the same names and typed
-     * numbers as export and the run record. */
+     * numbers as export and the run record (the summary included). */
     out_rec *r = out_rec_begin("show");
     rc = store_run_json(s->db, id, out_rec_json(r));
     out_rec_end(r);
@@ -153,8 +164,10 @@ const cmd cmd_show = {
     .usage = "show run ID|compare ID",
     .summary = "everything stored about one run or comparison",
     .help = "Show one run of the session log: engine, dataset, eps, options, device,\n"
-            "pairs, selectivity, phases, TFLOPS, counters and status. show compare ID\n"
-            "shows one comparison (the number compare printed): its engines, runs,\n"
+            "pairs, selectivity, phases, TFLOPS, counters and status; for a run made\n"
+            "with mode=perpoint also its summary as run printed it (neighbours per\n"
+            "point, their histogram, and with minpts=M the core points). show compare\n"
+            "ID shows one comparison (the number compare printed): its engines, runs,\n"
             "dataset, eps, overlap, distance errors and histogram bins.",
     .min_args = 2,
     .max_args = 2,

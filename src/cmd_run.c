@@ -8,6 +8,7 @@
 #include "err.h"
 #include "out.h"
 #include "perpoint.h"
+#include "perpoint_out.h"
 #include "runner.h"
 #include "settings.h"
 #include "ofile.h"
@@ -27,65 +28,10 @@ static int write_counts(ofile *of, const uint64_t *c, size_t k)
     return ofile_commit(of);
 }
 
-/* The summary's fields in the run record. */
+/* The summary's members in the run record. */
 static void pp_rec(out_rec *r, void *ctx)
 {
-    const perpoint_summary *p = ctx;
-    out_rec_obj(r, "perpoint");
-    out_rec_int(r, "min", (int64_t)p->min);
-    out_rec_int(r, "p10", (int64_t)p->p10);
-    out_rec_int(r, "median", (int64_t)p->median);
-    out_rec_int(r, "p90", (int64_t)p->p90);
-    out_rec_int(r, "max", (int64_t)p->max);
-    out_rec_dbl(r, "mean", p->mean);
-    if (p->minpts) {
-        out_rec_int(r, "minpts", (int64_t)p->minpts);
-        out_rec_int(r, "core", (int64_t)p->core);
-        out_rec_int(r, "noise", (int64_t)p->noise);
-    }
-    out_rec_arr(r, "hist");
-    for (int b = 0; b < p->nbins; b++) {
-        out_rec_obj(r, NULL);
-        out_rec_int(r, "lo", (int64_t)p->bin[b].lo);
-        out_rec_int(r, "hi", (int64_t)p->bin[b].hi);
-        out_rec_int(r, "count", (int64_t)p->bin[b].count);
-        out_rec_close(r);
-    }
-    out_rec_close(r);
-    out_rec_close(r);
-}
-
-/* The summary as text: quantiles, a bar per histogram bin, core points. */
-static void pp_print(const perpoint_summary *p)
-{
-    out_printf("  neighbours per point (self excluded; mean %.4f = S): min %llu, p10 %llu, "
-               "median %llu, p90 %llu, max %llu\n",
-               p->mean, (unsigned long long)p->min, (unsigned long long)p->p10,
-               (unsigned long long)p->median, (unsigned long long)p->p90,
-               (unsigned long long)p->max);
-    uint64_t top = 1;
-    for (int b = 0; b < p->nbins; b++)
-        top = p->bin[b].count > top ? p->bin[b].count : top;
-    out_printf("  %23s  %10s\n", "neighbours", "points");
-    for (int b = 0; b < p->nbins; b++) {
-        char range[48];
-        if (p->bin[b].lo == p->bin[b].hi)
-            snprintf(range, sizeof range, "%llu", (unsigned long long)p->bin[b].lo);
-        else
-            snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)p->bin[b].lo,
-                     (unsigned long long)p->bin[b].hi);
-        int w = (int)((40 * p->bin[b].count + top - 1) / top);
-        out_printf("  %23s  %10llu %.*s\n", range, (unsigned long long)p->bin[b].count, w,
-                   "########################################");
-    }
-    if (p->minpts) {
-        double n = (double)p->npoints;
-        out_printf("  minpts %llu (self included, as DBSCAN counts): %llu core points (%.1f%%), "
-                   "%llu noise candidates (%.1f%%: noise or border points)\n",
-                   (unsigned long long)p->minpts, (unsigned long long)p->core,
-                   100.0 * (double)p->core / n, (unsigned long long)p->noise,
-                   100.0 * (double)p->noise / n);
-    }
+    perpoint_json(out_rec_json(r), ctx);
 }
 
 static int run_run(session *s, int argc, char **argv)
@@ -204,7 +150,7 @@ static int run_run(session *s, int argc, char **argv)
     }
     runner_report_ext(s, e, &spec, &res, id, pp ? pp_rec : NULL, pp);
     if (pp)
-        pp_print(pp);
+        perpoint_print(pp);
     free(pp);
     if (tmp.out_path[0] && spec.mode != JOIN_COUNT)
         out_printf("  written to %s\n", tmp.out_path);

@@ -36,6 +36,13 @@ void out_default_sink(void *ctx, out_kind kind, const char *text)
         fprintf(stderr, "tcjoin: error: %s\n", text);
         fflush(stderr);
         break;
+    case OUT_CANCEL:
+        /* Where errors go, so a script's stdout keeps only results; the
+         * message itself says "cancelled". */
+        fflush(stdout);
+        fprintf(stderr, "tcjoin: %s\n", text);
+        fflush(stderr);
+        break;
     }
 }
 
@@ -96,18 +103,32 @@ void out_printf(const char *fmt, ...)
     free(s);
 }
 
+/* Errors and cancellations are one line: anything after the first
+ * newline is cut. */
+static void out_line(out_kind kind, const char *fmt, va_list ap)
+{
+    char *s = out_vfmt(fmt, ap);
+    char *nl = strchr(s, '\n');
+    if (nl)
+        *nl = '\0';
+    out_text_escaped(kind, s, 0);
+    free(s);
+}
+
 void out_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = out_vfmt(fmt, ap);
+    out_line(OUT_ERROR, fmt, ap);
     va_end(ap);
-    /* An error is one line: cut anything after the first newline. */
-    char *nl = strchr(s, '\n');
-    if (nl)
-        *nl = '\0';
-    out_text_escaped(OUT_ERROR, s, 0);
-    free(s);
+}
+
+void out_cancelled(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    out_line(OUT_CANCEL, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- records: the JSON writer (json.c) plus a sink ---- */
@@ -203,11 +224,11 @@ void out_rec_text_value(out_rec *r, const char *key, const char *text)
         json_w_str(&r->w, key, text);
 }
 
-void out_error_record(const char *message, const char *command, long line)
+static void problem_record(const char *type, const char *message, const char *command, long line)
 {
     if (!json_on)
         return;
-    out_rec *r = out_rec_begin("error");
+    out_rec *r = out_rec_begin(type);
     out_rec_str(r, "message", message);
     out_rec_str(r, "command", command);
     if (line > 0)
@@ -215,6 +236,16 @@ void out_error_record(const char *message, const char *command, long line)
     else
         out_rec_null(r, "line");
     out_rec_end(r);
+}
+
+void out_error_record(const char *message, const char *command, long line)
+{
+    problem_record("error", message, command, line);
+}
+
+void out_cancel_record(const char *message, const char *command, long line)
+{
+    problem_record("cancelled", message, command, line);
 }
 
 /* ---- buffer sink (tests) ---- */

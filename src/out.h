@@ -13,12 +13,14 @@ typedef enum out_kind {
     OUT_TEXT,   /* human-readable text (may hold several lines) */
     OUT_ERROR,  /* one line, without the "error: " prefix */
     OUT_RECORD, /* one complete JSON object, no newline */
+    OUT_CANCEL, /* one line: a command the user stopped (Ctrl-C, Esc), not a failure */
 } out_kind;
 
 typedef void (*out_fn)(void *ctx, out_kind kind, const char *text);
 
 /* Route output. Default: text to stdout, errors to stderr as
- * "tcjoin: error: ...", records dropped unless json is on. */
+ * "tcjoin: error: ...", cancellations to stderr as "tcjoin: ...", records
+ * dropped unless json is on. */
 void out_set_sink(out_fn fn, void *ctx);
 void out_reset_sink(void);
 /* The sink out_reset_sink restores (stdout/stderr), for sinks that wrap it. */
@@ -28,6 +30,9 @@ int out_json(void);
 
 void out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A command the user stopped: one line like an error, but not called one
+ * (the message says what was cancelled). */
+void out_cancelled(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Records: written by the one JSON writer (json.h, which says how strings
  * and numbers are written). A flat JSON object with optional nested objects/arrays.
@@ -59,9 +64,13 @@ void out_rec_text_value(out_rec *r, const char *key, const char *text);
  * {"type":"error","message":...,"command":...,"line":...}; command NULL and
  * line <= 0 are written as null. out_error still writes the stderr line. */
 void out_error_record(const char *message, const char *command, long line);
+/* The same for a command the user stopped: {"type":"cancelled",...} with
+ * the fields of the error record. */
+void out_cancel_record(const char *message, const char *command, long line);
 
 /* A growable buffer sink for tests: collects everything as text, records
- * one per line, errors prefixed with "error: ". */
+ * one per line, errors prefixed with "error: ", cancellations one per line
+ * without a prefix. */
 typedef struct out_buf {
     char *data;
     size_t len, cap;

@@ -7,6 +7,7 @@
 
 #include "../src/err.h"
 #include "json.h"
+#include "perpoint_out.h"
 #include "store_int.h"
 
 /* Step s to the end, handing each row to fn as text; finalizes s. *stopped
@@ -500,6 +501,16 @@ static int json_run(export_ctx *x, json_w *w, sqlite3_stmt *run)
         if (rc != SQLITE_DONE)
             return store_fail(x->st, "exporting runs");
     }
+
+    /* A perpoint run's summary, as the live run record has it. */
+    perpoint_summary *pp = xmalloc(sizeof *pp);
+    int found;
+    rc = store_perpoint_find(x->st, id, pp, &found);
+    if (!rc && found)
+        perpoint_json(w, pp);
+    free(pp);
+    if (rc)
+        return rc;
 
     json_w_arr(w, "comparisons");
     rebind(x->cmps, id);

@@ -144,6 +144,9 @@ int store_run_json(store *st, int64_t run_id, struct json_w *w);
  * the run has none. */
 int store_perpoint(store *st, int64_t run_id, const perpoint_summary *p);
 int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
+/* The same for a run that may have none (count and pairs runs, a log
+ * written before the tables): *found 0 and 0 returned. Reads only. */
+int store_perpoint_find(store *st, int64_t run_id, perpoint_summary *p, int *found);
 
 /* k-distance curves (src/kdist.h): one kdists row (engine, K, n, knee,
  * eps, time) and its quantile points, created on first use (tables kdists

@@ -97,12 +97,32 @@ int store_perpoint(store *st, int64_t run_id, const perpoint_summary *p)
     return store_commit(st);
 }
 
-int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p)
+/* 1 when the tables exist: reading never creates them, so show and export
+ * stay read-only on a log written before them (or by another process). */
+static int pp_tables_exist(store *st, int *yes, const char *what)
+{
+    sqlite3_stmt *s;
+    if (store_prepare(st,
+                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                      "name IN ('perpoint_summaries', 'perpoint_bins')",
+                      &s, what))
+        return TCJ_ESTORE;
+    int rc = sqlite3_step(s);
+    *yes = rc == SQLITE_ROW && sqlite3_column_int(s, 0) == 2;
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 0 : store_fail(st, what);
+}
+
+int store_perpoint_find(store *st, int64_t run_id, perpoint_summary *p, int *found)
 {
     const char *what = "reading the per-point summary";
     memset(p, 0, sizeof *p);
-    if (store_perpoint_tables(st))
+    *found = 0;
+    int have;
+    if (pp_tables_exist(st, &have, what))
         return TCJ_ESTORE;
+    if (!have)
+        return 0;
     sqlite3_stmt *s;
     if (store_prepare(st,
                       "SELECT npoints, min, p10, median, p90, max, mean, minpts, core, noise "
@@ -113,9 +133,7 @@ int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p)
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(s);
-        return rc == SQLITE_DONE
-                   ? err_set(TCJ_EINVAL, "run %lld has no per-point summary", (long long)run_id)
-                   : store_fail(st, what);
+        return rc == SQLITE_DONE ? 0 : store_fail(st, what);
     }
     p->npoints = (size_t)sqlite3_column_int64(s, 0);
     uint64_t *v[] = {&p->min, &p->p10, &p->median, &p->p90, &p->max};
@@ -137,5 +155,17 @@ int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p)
         b->count = (uint64_t)sqlite3_column_int64(s, 2);
     }
     sqlite3_finalize(s);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_fail(st, what);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return store_fail(st, what);
+    *found = 1;
+    return 0;
+}
+
+int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p)
+{
+    int found;
+    int rc = store_perpoint_find(st, run_id, p, &found);
+    if (!rc && !found)
+        rc = err_set(TCJ_EINVAL, "run %lld has no per-point summary", (long long)run_id);
+    return rc;
 }

@@ -328,11 +328,12 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
     case OUT_TEXT:
         ui_view_log(&d->view, text, 0);
         break;
-    case OUT_ERROR: {
+    case OUT_ERROR:
+    case OUT_CANCEL: {
         size_t n = strlen(text) + 16;
         char *line = xmalloc(n);
         /* The user stopped it (Esc, Ctrl-C): a cancellation, not a failure. */
-        int cancelled = d->running && d->s->cancel;
+        int cancelled = kind == OUT_CANCEL;
         snprintf(line, n, "%s%s\n", cancelled ? "" : "error: ", text);
         ui_view_log(&d->view, line, !cancelled);
         free(line);

@@ -13,3 +13,9 @@ s#/[^ "]*/tests/cli/#<REPO>/tests/cli/#g
 s/"variant":"[^"]*"/"variant":<V>/g
 s/"(sample_time_s|ref_time_s)":[-0-9.e+]+/"\1":<T>/g
 s/"device":"[^"]*"/"device":<DEV>/g
+# show run as text: one "name  value" line per column
+s/^(time_s|kernel_s)( +)[-0-9.e+]+$/\1\2<T>/
+s/^(tflops|tflops_unpadded)( +)[-0-9.e+]+$/\1\2<F>/
+s/^(phase +[a-z0-9_]+ )[-0-9.e+]+$/\1<T>/
+s/^device( +).*$/device\1<DEV>/
+s/^variant( +).*$/variant\1<V>/

@@ -35,6 +35,22 @@ void out_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void out_cancel_record(const char *message, const char *command, long line)
+{
+    (void)message;
+    (void)command;
+    (void)line;
+}
+
+void out_cancelled(const char *fmt, ...)
+{
+    char buf[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+}
+
 int64_t store_command_begin(store *st, int64_t session_id, const char *line)
 {
     return 0;
