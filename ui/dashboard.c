@@ -68,8 +68,8 @@ static dash *D;
 
 typedef void (*panel_draw_fn)(WINDOW *, const ui_view *, const ui_pctx *);
 static const panel_draw_fn draw_fns[UI_NBODY] = {
-    ui_panel_dataset, ui_panel_runs,     ui_panel_compare, ui_panel_curves,
-    ui_panel_hist,    ui_panel_counters, ui_panel_clocks,  ui_panel_log,
+    ui_panel_dataset,  ui_panel_runs,   ui_panel_compare, ui_panel_curve, ui_panel_hist,
+    ui_panel_counters, ui_panel_clocks, ui_panel_kdist,   ui_panel_log,
 };
 
 /* ---- windows ---- */
@@ -231,7 +231,7 @@ static void dash_draw_progress(dash *d)
         c.color = d->color;
         wattron(w, ui_attr(&c, UI_C_DIM));
         mvwaddnstr(w, 0, 0,
-                   "Tab/F2-F9 focus  PgUp/PgDn scroll  F11 or z zoom  Esc cancel  help  quit", W);
+                   "Tab/F2-F10 focus  PgUp/PgDn scroll  F11 or z zoom  Esc cancel  help  quit", W);
         wattroff(w, ui_attr(&c, UI_C_DIM));
     }
     wnoutrefresh(w);

@@ -32,7 +32,7 @@ static const templ templates[] = {
      3,
      {{3, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
       {4, 3, {UI_COMPARE, UI_HIST, UI_CURVE}, {4, 3, 3}},
-      {3, 2, {UI_COUNTERS, UI_LOG}, {2, 3}}}},
+      {3, 3, {UI_COUNTERS, UI_KDIST, UI_LOG}, {2, 3, 4}}}},
     {120,
      18,
      UI_CURVE,
@@ -59,8 +59,8 @@ static const templ templates[] = {
 };
 
 static const char *const names[UI_NPANEL] = {
-    "dataset",  "runs",           "compare", "selectivity", "error histogram",
-    "counters", "clocks & power", "log",     "progress",    "prompt",
+    "dataset",        "runs",       "compare", "selectivity", "error histogram", "counters",
+    "clocks & power", "k-distance", "log",     "progress",    "prompt",
 };
 
 const char *ui_panel_name(int id)

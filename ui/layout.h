@@ -12,6 +12,7 @@ typedef enum ui_panel_id {
     UI_HIST,
     UI_COUNTERS,
     UI_CLOCKS,
+    UI_KDIST, /* the k-distance curve of `kdist` and its knee */
     UI_LOG,
     UI_PROGRESS, /* one line above the prompt */
     UI_PROMPT,   /* the last line */

@@ -1,6 +1,7 @@
 /* k-distance panel: the sorted K-distance curve of `kdist` and its knee,
- * the eps it offers. It shares the selectivity panel's place: that place
- * shows whichever curve was made last (ui_panel_curves). */
+ * the eps it offers. Its own place beside the selectivity curve: the two
+ * answer different questions (which eps gives S neighbours; which eps
+ * leaves few points without K), and one should not hide the other. */
 #include <stdio.h>
 
 #include "panels.h"
@@ -14,19 +15,20 @@ void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c)
         ui_put(w, 0, 0, "no k-distance: kdist K");
         return;
     }
+    /* Whose curve first, as the selectivity panel says its dataset. */
+    ui_putf(w, 0, 0, "%s: %d-dist, %s (minPts %d)", v->kdist_dataset, v->kdist_k, v->kdist_engine,
+            v->kdist_k + 1);
     char e[16], r[16], n[16];
     ui_fmt_num(n, sizeof n, v->kdist_n);
     if (v->kdist_have_knee) {
         ui_fmt_num(e, sizeof e, v->kdist_eps);
         ui_fmt_num(r, sizeof r, v->kdist_knee_rank);
         /* eps first: the panel is often narrow */
-        ui_putf(w, 0, 0, "%d-dist knee eps %s at %s/%s (minPts %d, %s)", v->kdist_k, e, r, n,
-                v->kdist_k + 1, v->kdist_engine);
+        ui_putf(w, 1, 0, "knee (O) eps %s at rank %s of %s", e, r, n);
     } else {
-        ui_putf(w, 0, 0, "%d-dist (minPts %d) %s: no knee", v->kdist_k, v->kdist_k + 1,
-                v->kdist_engine);
+        ui_putf(w, 1, 0, "no knee: the curve is flat or straight (%s points)", n);
     }
-    int ph = h - 1;
+    int ph = h - 2;
     if (ph < 3 || wd < 12)
         return;
     char cells[250 * 70];
@@ -34,14 +36,8 @@ void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c)
         return;
     ui_grid g;
     ui_grid_init(&g, cells, wd, ph);
-    ui_plot_xy(&g, v->kdist_rank, v->kdist_dist, v->nkdist, 0, 0);
-    ui_put_grid(w, 1, 0, &g, c);
-}
-
-void ui_panel_curves(WINDOW *w, const ui_view *v, const ui_pctx *c)
-{
-    if (v->kdist_newer && v->nkdist > 0)
-        ui_panel_kdist(w, v, c);
-    else
-        ui_panel_curve(w, v, c);
+    /* The knee as an O on the curve: where the eps offered comes from. */
+    ui_plot_curve(&g, v->kdist_rank, v->kdist_dist, v->nkdist, &v->kdist_knee_rank,
+                  &v->kdist_knee_dist, v->kdist_have_knee ? 1 : 0, 0, 0);
+    ui_put_grid(w, 2, 0, &g, c);
 }

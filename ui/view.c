@@ -306,7 +306,7 @@ static void view_clear_results(ui_view *v)
     v->nbins = 0;
     v->cmp_dataset[0] = '\0';
     v->ncurve = v->nsweep = v->nkdist = 0;
-    v->curve_dataset[0] = '\0';
+    v->curve_dataset[0] = v->kdist_dataset[0] = '\0';
     v->ncnt = 0;
     v->cnt_engine[0] = v->cnt_note[0] = '\0';
     v->cnt_run = 0;
@@ -366,8 +366,6 @@ int ui_view_record(ui_view *v, const char *text)
     } else if (strcmp(type, "kdist") == 0) {
         got = ui_view_take_kdist(v, r);
     }
-    if (got == UI_CURVE) /* the selectivity slot shows the newer curve */
-        v->kdist_newer = strcmp(type, "kdist") == 0;
     json_free(r);
     if (got >= 0)
         v->version++;

@@ -80,14 +80,13 @@ typedef struct ui_view {
 
     unsigned version; /* bumped on every change, so the screen knows */
 
-    /* k-distance ("kdist" record, ui/view_kdist.c): the sorted curve and
-     * its knee, drawn in the selectivity panel's place while it is the
-     * newer of the two curves (kdist_newer). */
+    /* k-distance panel ("kdist" record, ui/view_kdist.c): the sorted
+     * curve, its knee, and whose curve it is (dataset, K, engine) */
     size_t nkdist;
     double kdist_rank[UI_MAX_CURVE], kdist_dist[UI_MAX_CURVE];
-    int kdist_k, kdist_have_knee, kdist_newer;
+    int kdist_k, kdist_have_knee;
     double kdist_n, kdist_knee_rank, kdist_knee_dist, kdist_eps;
-    char kdist_engine[24];
+    char kdist_engine[24], kdist_dataset[96];
 } ui_view;
 
 void ui_view_init(ui_view *v);
@@ -105,7 +104,7 @@ const char *ui_view_log_line(const ui_view *v, int k, int *err);
  * order; fields the row lacks (NAN) keep what a record gave. */
 void ui_view_add_run(ui_view *v, const ui_run_row *row);
 
-/* Take a "kdist" record (ui/view_kdist.c); returns UI_CURVE. */
+/* Take a "kdist" record (ui/view_kdist.c); returns UI_KDIST. */
 struct json;
 int ui_view_take_kdist(ui_view *v, const struct json *r);
 /* 1 when every distance error of the comparison is exactly 0 (A's

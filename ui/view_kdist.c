@@ -34,5 +34,6 @@ int ui_view_take_kdist(ui_view *v, const json *r)
     v->kdist_eps = json_num(r, "eps");
     v->kdist_have_knee = !isnan(v->kdist_knee_dist);
     snprintf(v->kdist_engine, sizeof v->kdist_engine, "%s", json_str(r, "engine", "?"));
-    return UI_CURVE;
+    snprintf(v->kdist_dataset, sizeof v->kdist_dataset, "%s", json_str(r, "dataset", ""));
+    return UI_KDIST;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Acceptance test of the dashboard in a real terminal (tmux): load a shared
-# dataset, run cpu, compare cpu-fp16 cpu, sweep, resize, cancel a long run,
+# dataset, kdist, run cpu, compare cpu-fp16 cpu, sweep, resize, cancel a long run,
 # quit; after each step assert what the panels show, then that the session
 # log holds the runs. Exit 0 pass, 77 skip (reason on the last line), else
 # fail with the captured screen.
@@ -84,14 +84,15 @@ step=start
 $t new-session -d -s ui -x 120 -y 40 \
     "cd '$tmp' && TERM=screen TCJOIN_HISTORY='$tmp/history' '$bin' --db '$db' 2>'$tmp/stderr'; echo tcjoin-exited-\$?; sleep 60"
 $t set-option -t ui -g window-size manual >/dev/null 2>&1
-wait_for 'F9 log'
+wait_for 'F10 log'
 wait_for '^tcjoin>'
 capture
 for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
-    'F7 counters' 'F8 clocks' 'F9 log'; do
+    'F7 counters' 'F8 clocks' 'F9 k-distance' 'F10 log'; do
     shows "$p"
 done
 shows 'no dataset'
+shows 'no k-distance: kdist K'
 
 step=load
 type_line "load $data/letter.csv cols=1-16 limit=3000"
@@ -100,6 +101,15 @@ shows 'letter.csv'
 shows 'n=3000 d=16'
 shows 'range \[0, 15\]'
 shows 'fp16 ok'
+
+step=kdist
+# The k-distance curve has its own panel, titled with the dataset, K and
+# engine, the knee marked O; the selectivity panel stays as it was.
+type_line "kdist 4 engine=cpu"
+idle 60
+shows '│letter\.csv\[0:3000\]: 4-dist, cpu \(minPts 5\)'
+shows '│knee \(O\) eps [0-9.]+ at rank [0-9]+ of 3000'
+shows 'no curve: curve or sweep S'
 
 step=run
 type_line "eps 3"
@@ -134,7 +144,7 @@ fi
 
 step=resize-small
 $t resize-window -t ui -x 80 -y 24
-wait_for 'F9 log'
+wait_for 'F10 log'
 capture
 hides 'too small'
 shows 'F2 dataset'
@@ -151,7 +161,7 @@ $t send-keys -t ui F11
 wait_for 'F7 counters \(zoom\)'
 capture
 hides 'F3 runs'
-shows 'F9 log'
+shows 'F10 log'
 $t send-keys -t ui Escape
 wait_for 'F3 runs'
 
@@ -159,7 +169,7 @@ step=no-gpu-lines
 # Without a CUDA device the counters and clocks panels are one line each,
 # at the bottom of the body, and say why they are empty.
 if [ ! -e /proc/driver/nvidia/version ] && [ ! -e /dev/nvidia0 ]; then
-    $t send-keys -t ui F9
+    $t send-keys -t ui F10
     sleep 0.3
     capture
     tail -n 4 "$screen" | head -n 1 | grep -q '^ F7 counters N/A: ' || fail "counters is not one line"
@@ -172,7 +182,7 @@ $t resize-window -t ui -x 200 -y 50
 wait_for 'F8 clocks'
 capture
 for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
-    'F7 counters' 'F9 log'; do
+    'F7 counters' 'F9 k-distance' 'F10 log'; do
     shows "$p"
 done
 shows 'cpu-fp16 vs cpu'
@@ -191,6 +201,7 @@ idle 60
 shows 'no comparison: compare A B'
 shows 'no histogram: compare A B'
 shows 'no curve: curve or sweep S'
+shows 'no k-distance: kdist K'
 type_line "eps 0.4"
 idle
 type_line "compare cpu-fp16 cpu"

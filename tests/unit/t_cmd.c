@@ -399,7 +399,7 @@ TEST(man_page_documents_everything)
     }
     /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
     const char *keys[] = {
-        ".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F9", "PgUp, PgDn", "F11, z", ".B Esc",
+        ".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F10", "PgUp, PgDn", "F11, z", ".B Esc",
         ".B Ctrl-C",     "typing during a run"};
     for (int k = 0; k < 7; k++)
         CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);

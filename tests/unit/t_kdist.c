@@ -291,7 +291,8 @@ TEST(command_store_export_view)
         ui_view_record(v, line);
         line = nl ? nl + 1 : NULL;
     }
-    CHECK(v->kdist_newer && v->nkdist == UI_MAX_CURVE && v->kdist_k == 4);
+    CHECK(v->nkdist == UI_MAX_CURVE && v->kdist_k == 4);
+    CHECK(strcmp(v->kdist_dataset, s.ds.name) == 0 && strcmp(v->kdist_engine, "cpu") == 0);
     CHECK(v->kdist_eps == s.eps && v->kdist_knee_dist == c->dist[c->knee_point]);
     CHECK(v->kdist_rank[0] == 0 && v->kdist_rank[UI_MAX_CURVE - 1] == 1499);
     ui_view_free(v);

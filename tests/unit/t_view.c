@@ -103,6 +103,44 @@ TEST(curve_sorted_and_dataset)
     ui_view_free(&v);
 }
 
+/* kdist has its own panel: the record names it, a curve afterwards leaves
+ * it alone, and another dataset clears it with the other results. */
+TEST(kdist_own_panel_and_clear_on_change)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"pts.csv\",\"dataset_hash\":\"aa\","
+                       "\"n\":1200,\"d\":6}");
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"kdist\",\"engine\":\"cpu\",\"dataset\":"
+                                    "\"pts.csv\",\"n\":1200,\"k\":4,\"knee_rank\":1186,"
+                                    "\"knee_dist\":1.67,\"eps\":1.67,\"points\":{\"rank\":"
+                                    "[0,600,1199],\"dist\":[0.53,0.99,2.06]}}"),
+                 UI_KDIST);
+    CHECK_EQ_INT(v.nkdist, 3);
+    CHECK(strcmp(v.kdist_dataset, "pts.csv") == 0);
+    CHECK(strcmp(v.kdist_engine, "cpu") == 0);
+    CHECK_EQ_INT(v.kdist_k, 4);
+    CHECK(v.kdist_have_knee);
+    CHECK_NEAR(v.kdist_knee_rank, 1186, 0);
+    CHECK_NEAR(v.kdist_dist[2], 2.06, 0);
+    /* A selectivity curve goes to its own panel, the k-distance stays. */
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"curve\",\"dataset\":\"pts.csv\",\"points\":"
+                                    "[{\"eps\":1,\"selectivity\":1},{\"eps\":2,"
+                                    "\"selectivity\":9}]}"),
+                 UI_CURVE);
+    CHECK_EQ_INT(v.nkdist, 3);
+    CHECK(strcmp(ui_panel_name(UI_KDIST), "k-distance") == 0);
+    /* The same dataset again keeps it; another clears it. */
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"pts.csv\",\"dataset_hash\":\"aa\","
+                       "\"n\":1200,\"d\":6}");
+    CHECK_EQ_INT(v.nkdist, 3);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"ties.csv\",\"dataset_hash\":\"bb\","
+                       "\"n\":40,\"d\":1}");
+    CHECK_EQ_INT(v.nkdist, 0);
+    CHECK(v.kdist_dataset[0] == '\0');
+    ui_view_free(&v);
+}
+
 TEST(results_name_their_dataset_and_clear_on_change)
 {
     static ui_view v;
