@@ -1,13 +1,14 @@
 /* Shared by the FP64 engines (kernels/fp64.cu, ted.cu, ted_index.cu): the
- * device-side pair emitter for the four output modes and the host-side run
- * driver (device setup, uploads, bounded pair buffers drained to the host
- * callback, work items split when a buffer overflows, timings). */
+ * device-side pair emitter for the four output modes and their side of the
+ * common launch loop (kern_drive.cuh): uploads, outputs, and work items
+ * split when the pair buffer overflows. */
 #ifndef TCJ_F64_COMMON_CUH
 #define TCJ_F64_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "kern_drive.cuh"
 #include "kern_hist.cuh"
 #include "kernels.h"
 
@@ -35,13 +36,13 @@ __device__ __forceinline__ void f64_emit(const f64_out &o, uint32_t q, uint32_t 
     if (!(d2 <= o.eps2))
         return;
     switch (o.mode) {
-    case KF64_COUNT:
+    case KJOIN_COUNT:
         local++;
         break;
-    case KF64_PERPOINT:
+    case KJOIN_PERPOINT:
         atomicAdd(&o.counts[q - o.q0], 1ULL);
         break;
-    case KF64_PAIRS: {
+    case KJOIN_PAIRS: {
         unsigned long long k = atomicAdd(o.np, 1ULL);
         if (k < o.cap) {
             o.pi[k] = q;
@@ -72,39 +73,49 @@ struct f64_item {
     int sym;
 };
 
+struct f64_run;
+typedef int (*f64_launch_fn)(f64_run *r, const f64_item *it, void *user);
+
+/* An FP64 engine's run: the common state (kern_run: device, stream,
+ * budget, pair buffers), its outputs on the device, and its work: items
+ * run in order, each PAIRS item that overflows the buffer split and run
+ * again. */
 struct f64_run {
-    kern_f64_job *job;
+    kern_run k;
+    const kern_join_args *a;
+    kern_join_result *res;
     size_t nq;
     f64_out out;
     unsigned long long *d_count, *d_counts, *d_np, *d_hist;
-    double *d_edges, *d_pd;
-    uint32_t *d_pi, *d_pj;
-    uint32_t *h_pi, *h_pj;
-    double *h_pd;
-    size_t cap;
-    cudaEvent_t e0, e1;
-    int events;
-    uint64_t drained;
-    int cc; /* compute capability, major*10+minor */
-    int sms;
+    double *d_edges;
+    /* the work */
+    const f64_item *items;
+    size_t nitems, next;
+    f64_item *stack, cur;
+    size_t top, scap;
+    double total, done;
+    f64_launch_fn fn;
+    void *user;
 };
 
-typedef int (*f64_launch_fn)(f64_run *r, const f64_item *it, void *user);
-
-/* Select the device, check it (need_dmma: FP64 tensor cores), allocate and
- * zero the outputs. On failure everything is released. */
-int f64_begin(kern_f64_job *job, f64_run *r, int need_dmma);
+/* kern_begin, then allocate and zero the outputs (need_dmma: FP64 tensor
+ * cores). On failure everything is released. */
+int f64_begin(f64_run *r, const kern_join_args *a, kern_join_result *res, const char *who,
+              int need_dmma);
 /* Upload x (n x d) to a device array of n x dp doubles, zero padded, with
- * the columns in the order perm (NULL = as is), times scale. Adds to t_h2d. */
+ * the columns in the order perm (NULL = as is). Adds to t_h2d. */
 int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const int *perm,
                double **out);
-/* Run the items in order (PAIRS: each drained, split where it overflowed). */
+/* Device memory through the run's budget (kern_malloc). */
+int f64_malloc(f64_run *r, void **p, size_t bytes, const char *what);
+/* Run the items through kern_drive (PAIRS: each drained, split where it
+ * overflowed; progress after every launch). */
 int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user);
-/* Fetch counts, histogram and totals into the job. */
+/* Fetch counts, histogram and totals into the result. */
 int f64_finish(f64_run *r);
 void f64_end(f64_run *r);
 /* Brute-force items over [q0, q1) x [0, n), symmetric where asked and the
  * mode allows it. *items is malloc'ed (the caller frees). */
-size_t f64_brute_items(const kern_f64_job *job, size_t chunk, int symmetric, f64_item **items);
+size_t f64_brute_items(const kern_join_args *a, size_t chunk, int symmetric, f64_item **items);
 
 #endif

@@ -96,7 +96,7 @@ int fasted_choose(unsigned off, int mode, const kern_format *fmt, const kern_cap
                  fmt->name, fmt->min_cc / 10, fmt->min_cc % 10, caps->cc / 10, caps->cc % 10);
         return KERN_ENODEV;
     }
-    const size_t hist = mode == KFASTED_HIST ? (hist_nbins + 1) * 8 : 0;
+    const size_t hist = mode == KJOIN_HIST ? (hist_nbins + 1) * 8 : 0;
     out->order = !(off & FASTED_OFF_ORDER);
     if (off == 0 && fmt->wg_smem && caps->wgmma && fmt->wg_smem + hist <= caps->smem_optin) {
         out->kind = FASTED_KIND_WGMMA;

@@ -59,7 +59,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
         for (int h = 0; h < 2; h++)
             si[mt][h] = p.s[row(mt, 2 * h)];
 
-    if (!PAIRS && p.mode == KFASTED_COUNT) {
+    if (!PAIRS && p.mode == KJOIN_COUNT) {
         unsigned cnt = 0;
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
@@ -76,7 +76,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
         cnt = __reduce_add_sync(FASTED_FULL_MASK, cnt);
         if (lane == 0 && cnt)
             atomicAdd(&p.ctl->count, (unsigned long long)cnt);
-    } else if (!PAIRS && p.mode == KFASTED_PERPOINT) {
+    } else if (!PAIRS && p.mode == KJOIN_PERPOINT) {
         /* Rows: the 4 lanes of a quad share a row; columns: the 8 lanes
          * with the same lane%4 share a column, reduced per n8 block so no
          * column counters stay live. */

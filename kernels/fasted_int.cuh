@@ -43,7 +43,7 @@ typedef struct fasted_params {
     unsigned T, U;     /* block tiles down (query rows) and across (candidates) */
     int sym;           /* upper-triangle tiles, off-diagonal pairs in both orders */
     int order;         /* 1: 8x8 squares of tiles; 0: row by row */
-    int mode;          /* KFASTED_* */
+    int mode;          /* KJOIN_* */
     float eps2;
 
     const fasted_redo *redo_in;

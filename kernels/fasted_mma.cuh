@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
     const int wr0 = (warp >> 1) * C::WM, wc0 = (warp & 1) * C::WN;
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
 
-    if (p.mode == KFASTED_HIST) {
+    if (p.mode == KJOIN_HIST) {
         for (int k = threadIdx.x; k <= p.nbins; k += FASTED_THREADS) {
             s_edges[k] = p.edges[k];
             s_hist[k] = 0;
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
         if (threadIdx.x == 0)
             fasted_hand_back(p, tile, s_fail[it]);
     }
-    if (p.mode == KFASTED_HIST) {
+    if (p.mode == KJOIN_HIST) {
         __syncthreads();
         for (int k = threadIdx.x; k <= p.nbins; k += FASTED_THREADS)
             if (s_hist[k])

@@ -111,12 +111,8 @@ cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_
         map_ld = (size_t)p->ld;
         map_rows = n_alloc;
     }
-    cudaError_t e =
-        cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return e;
     void *args[] = {(void *)&map, (void *)p};
-    e = cudaLaunchKernel(func, dim3(grid), dim3(FASTED_WG_THREADS), args, smem, st);
+    cudaError_t e = cudaLaunchKernel(func, dim3(grid), dim3(FASTED_WG_THREADS), args, smem, st);
     if (e != cudaSuccess)
         return e;
     return cudaGetLastError();

@@ -60,7 +60,8 @@ unsigned long long fasted_wg_items(const fasted_params *p);
 
 /* One persistent launch of func (a fasted_wg_kernel instance) over p's
  * work items; X has n_alloc rows of p->ld 16-bit units. Returns the
- * launch's CUDA status. */
+ * launch's CUDA status. The caller has set func's dynamic shared memory
+ * (cudaFuncSetAttribute) for smem. */
 cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int grid,
                              size_t smem, cudaStream_t st);
 
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     const int ct = threadIdx.x - 128; /* 0..255 */
     const int cw = ct >> 7;           /* consumer warpgroup: rows 64*cw.. of the tile */
     const int warp = ct >> 5;
-    if (p.mode == KFASTED_HIST) {
+    if (p.mode == KJOIN_HIST) {
         for (int k = ct; k <= p.nbins; k += WG_CONSUMERS) {
             s_edges[k] = p.edges[k];
             s_hist[k] = 0;
@@ -244,7 +245,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             fasted_hand_back(p, tile, s_fail[slot]);
         mbarrier_arrive(smem_u32(&tempty_bar[slot]));
     }
-    if (p.mode == KFASTED_HIST) {
+    if (p.mode == KJOIN_HIST) {
         bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
         for (int k = ct; k <= p.nbins; k += WG_CONSUMERS)
             if (s_hist[k])

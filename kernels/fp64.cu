@@ -90,33 +90,33 @@ static int fp64_launch(f64_run *r, const f64_item *it, void *user)
 {
     const fp64_ctx *c = (const fp64_ctx *)user;
     size_t blocks = (it->qb - it->qa + FP64_QT - 1) / FP64_QT;
-    fp64_join_kernel<<<(unsigned)blocks, FP64_QT>>>(c->dx, c->d, it->qa, it->qb, it->ca, it->cb,
-                                                    r->out);
+    fp64_join_kernel<<<(unsigned)blocks, FP64_QT, 0, r->k.st>>>(c->dx, c->d, it->qa, it->qb, it->ca,
+                                                                it->cb, r->out);
     return 0;
 }
 
-extern "C" int kern_fp64_run(kern_f64_job *job)
+extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
 {
     f64_run r;
-    int rc = f64_begin(job, &r, 0);
+    int rc = f64_begin(&r, a, res, "fp64", 0);
     if (rc)
         return rc;
-    fp64_ctx c = {NULL, job->d};
+    fp64_ctx c = {NULL, a->d};
     double *dx = NULL;
-    rc = f64_upload(&r, job->x, job->n, job->d, job->d, NULL, &dx);
+    rc = f64_upload(&r, a->x, a->n, a->d, a->d, NULL, &dx);
     c.dx = dx;
     f64_item *items = NULL;
-    size_t nitems = 0;
     if (rc == 0) {
-        nitems = f64_brute_items(job, (size_t)1 << 16, 0, &items);
-        rc = f64_drive(&r, items, nitems, fp64_launch, &c);
+        size_t nitems = f64_brute_items(a, (size_t)1 << 16, 0, &items);
+        rc = items ? f64_drive(&r, items, nitems, fp64_launch, &c)
+                   : kern_fail(KERN_ENOMEM, "out of host memory for the work items");
     }
     if (rc == 0)
         rc = f64_finish(&r);
     free(items);
     cudaFree(dx);
-    job->d_padded = job->d;
-    snprintf(job->variant, sizeof job->variant,
+    res->d_padded = a->d;
+    snprintf(res->variant, sizeof res->variant,
              "cuda-cores direct (a-b)^2, %dx%d tiles, no FMA, short-circuit", FP64_QT, FP64_CT);
     f64_end(&r);
     return rc;

@@ -17,6 +17,7 @@ enum {
     KERN_ENODEV = -4, /* no usable CUDA device / built without CUDA */
     KERN_EGPU = -5,   /* a CUDA call failed */
     KERN_ECANCEL = -6,
+    KERN_ENOMEM = -3, /* the device (or the run's memory cap) cannot hold what the run needs */
     KERN_EINVAL = -1,
     KERN_ESINK = -9, /* the host callback asked to stop */
 };
@@ -41,10 +42,14 @@ int kern_device_count(void);
 int kern_device_info(int dev, kern_device *out);
 
 /* Host callback receiving pair batches drained from a device buffer:
- * i, j global rows, d2 squared distance (engine precision). Return 0 to go
- * on, nonzero to stop. */
+ * i, j global rows, d2 the squared distance as the engine computed it
+ * (an FP32 value widened exactly, or FP64). Return 0 to go on, nonzero to
+ * stop. */
 typedef int (*kern_pair_fn)(void *ctx, size_t k, const uint32_t *i, const uint32_t *j,
-                            const float *d2);
+                            const double *d2);
+
+/* Output modes of every GPU engine, the same meaning as join_mode. */
+enum { KJOIN_COUNT = 0, KJOIN_PERPOINT = 1, KJOIN_PAIRS = 2, KJOIN_HIST = 3 };
 
 /* ---- Device features: one predicate per feature, for both sides ----
  * From a compute capability (major*10 + minor), pure (kernels/fasted_choose.c): */
@@ -88,9 +93,6 @@ extern const kern_switch kern_fasted_switches[];
  * ... ("mma.sync all-on" for wgmma off alone); "invalid" for a mask that is
  * no compiled variant. Static storage. */
 const char *kern_fasted_variant_name(unsigned off);
-
-/* Output modes, the same meaning as join_mode. */
-enum { KFASTED_COUNT = 0, KFASTED_PERPOINT = 1, KFASTED_PAIRS = 2, KFASTED_HIST = 3 };
 
 /* One compiled mma.sync configuration of a format. */
 typedef struct kern_variant {
@@ -146,98 +148,77 @@ typedef struct fasted_choice {
 int fasted_choose(unsigned off, int mode, const kern_format *fmt, const kern_caps *caps,
                   size_t hist_nbins, fasted_choice *out);
 
-typedef struct kern_fasted_args {
+/* Free FASTED's device-side dataset cache and every engine's cached
+ * buffers. */
+void kern_fasted_release(void);
+
+/* ---- One run of any GPU engine: its arguments and its result ----
+ * Every GPU engine (the FASTED formats, fp64, ted, ted-index) takes this
+ * struct and runs through one launch/drain loop (kernels/kern_drive.cu):
+ * bounded launches, cancel checked and progress reported between them,
+ * pair buffers drained to pair_fn, CUDA-event kernel timing, and buffers
+ * made smaller when the device (or mem_cap) cannot hold them. */
+typedef struct kern_join_args {
     const double *x; /* host, n*d row-major */
     size_t n, d;
-    uint64_t hash;             /* dataset content hash: with x, n, d, format the device cache key */
-    const kern_format *format; /* NULL: fp16 (FASTED as in the paper) */
-    size_t q0, q1;             /* query rows [q0, q1); candidates are all rows */
-    int mode;                  /* KFASTED_* */
-    double eps;                /* pairs with d2 <= fp32(eps*eps); HIST: d2 <= edges[nbins] */
-    int symmetric;             /* upper-triangle tiles only (used when q0 == 0 && q1 == n) */
-    unsigned off;              /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
+    uint64_t hash; /* dataset content hash: with x, n, d, format a device cache key */
+    size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
+    int mode;      /* KJOIN_* */
+    double eps; /* pairs with d2 <= eps*eps in the engine's arithmetic; HIST: d2 <= edges[nbins] */
+    int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
     kern_pair_fn pair_fn; /* PAIRS */
     void *pair_ctx;
-    size_t batch_pairs;         /* at most this many pairs per pair_fn call */
-    const double *hist_edges;   /* HIST: nbins+1 ascending squared distances */
-    size_t hist_nbins;          /* at most 4096 */
-    uint64_t *hist;             /* nbins entries, zeroed by the call */
-    uint64_t *hist_below;       /* pairs with d2 <= edges[0] */
-    const volatile int *cancel; /* checked between launches */
-    void (*progress)(void *ctx, double frac);
+    size_t batch_pairs;                       /* at most this many pairs per pair_fn call (0: 4M) */
+    const double *hist_edges;                 /* HIST: nbins+1 ascending squared distances */
+    size_t hist_nbins;                        /* at most 4096 */
+    uint64_t *hist;                           /* nbins entries, zeroed by the call */
+    uint64_t *hist_below;                     /* pairs with d2 <= edges[0] */
+    const volatile int *cancel;               /* checked between launches */
+    void (*progress)(void *ctx, double frac); /* after each launch: fraction of the work done */
     void *progress_ctx;
-} kern_fasted_args;
+    /* Device bytes this run may hold, cached data included; 0: what the
+     * device has. The dataset must fit; buffers shrink to fit. */
+    size_t mem_cap;
+    /* FASTED family */
+    const struct kern_format *format; /* NULL: fp16 */
+    unsigned off;                     /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
+    /* TED */
+    int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
+    int index_k;   /* ted-index: dimensions indexed (capped by d) */
+} kern_join_args;
 
-typedef struct kern_fasted_result {
+typedef struct kern_join_result {
     uint64_t pairs; /* pairs for the query rows, self-pairs included */
-    /* Seconds by phase. h2d: host FP64->FP32 (round to odd) + copy;
-     * convert: FP32->format kernels; norms: squared norms kernel; kernel:
-     * join kernels alone (events, summed); drain: pair copies + pair_fn. */
-    double t_h2d, t_convert, t_norms, t_kernel, t_drain;
+    /* Seconds by phase. h2d: host preparation and copies to the device;
+     * convert (convert_name): conversion kernels; prep (prep_name): norms
+     * or index; kernel: join kernels alone (events, summed); d2h: copies
+     * back; sink: pair_fn. A NULL name: the engine has no such phase. */
+    double t_h2d, t_convert, t_prep, t_kernel, t_d2h, t_sink;
+    const char *convert_name, *prep_name;
     int cache_hit; /* the converted dataset was already on the device */
     size_t d_padded;
     int symmetric;            /* symmetric tiles were actually used */
-    unsigned off;             /* the variant run */
-    size_t launches, refills; /* kernel launches; launches that filled the pair buffer */
+    unsigned off;             /* FASTED: the variant run */
+    size_t launches, refills; /* kernel launches; launches whose pair buffer overflowed */
+    size_t pair_cap;          /* PAIRS: pairs the device buffer holds */
+    size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
+    int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
     char variant[96];
     char device_name[128];
-} kern_fasted_result;
+} kern_join_result;
 
-/* Run the FASTED join in the args' format. */
-int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r);
-/* Free the device-side dataset cache and buffers. */
-void kern_fasted_release(void);
-
-/* ---- FP64 reference engines (kernels/fp64*.cu, kernels/ted*.cu) ---- */
-/* FP64-SECTION */
-/* Output modes of the FP64 engines, the same meaning as join_mode. */
-enum { KF64_COUNT = 0, KF64_PERPOINT = 1, KF64_PAIRS = 2, KF64_HIST = 3 };
-
-/* Pair batches of the FP64 engines: d2 stays double. i, j global rows. */
-typedef int (*kern_pair64_fn)(void *ctx, size_t k, const uint32_t *i, const uint32_t *j,
-                              const double *d2);
-
-/* One run of kern_fp64_run / kern_ted_run / kern_ted_index_run. The caller
- * fills the inputs; the call fills the outputs. */
-typedef struct kern_f64_job {
-    const double *x; /* host, n*d row-major */
-    size_t n, d;
-    double eps;             /* pairs with d2 <= eps*eps (HIST: d2 <= edges[nbins]) */
-    size_t q0, q1;          /* query rows [q0, q1); candidates are all rows */
-    int mode;               /* KF64_* */
-    uint64_t *counts;       /* PERPOINT: q1-q0 entries, zeroed by the call */
-    kern_pair64_fn pair_fn; /* PAIRS */
-    void *pair_ctx;
-    size_t batch_pairs;       /* at most this many pairs per pair_fn call */
-    const double *hist_edges; /* HIST: nbins+1 ascending squared distances */
-    size_t hist_nbins;
-    uint64_t *hist;             /* nbins entries, zeroed by the call */
-    uint64_t *hist_below;       /* pairs with d2 <= edges[0] */
-    const volatile int *cancel; /* checked between launches */
-    /* Called after each launch with the fraction of the work done, as
-     * FASTED does. */
-    void (*progress)(void *ctx, double frac);
-    void *progress_ctx;
-    int device;
-    int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
-    int index_k;   /* ted-index: dimensions indexed (capped by d) */
-    int symmetric; /* compute tiles on/above the diagonal only (where it applies) */
-
-    uint64_t pairs;                                /* pairs found, self-pairs included */
-    double t_h2d, t_prep, t_kernel, t_d2h, t_sink; /* seconds by phase */
-    size_t d_padded;
-    char variant[96];
-    char device_name[128];
-} kern_f64_job;
-
+/* An engine's kernel entry. */
+typedef int (*kern_join_fn)(const kern_join_args *a, kern_join_result *r);
+/* FASTED in the args' format. */
+int kern_fasted_run(const kern_join_args *a, kern_join_result *r);
 /* Exact FP64 on CUDA cores, direct (a-b)^2 form, no FMA contraction. */
-int kern_fp64_run(kern_f64_job *job);
+int kern_fp64_run(const kern_join_args *a, kern_join_result *r);
 /* TED-Join brute force on FP64 tensor cores (paper form or redesigned). */
-int kern_ted_run(kern_f64_job *job);
+int kern_ted_run(const kern_join_args *a, kern_join_result *r);
 /* TED-Join with the grid index over the first index_k dimensions. */
-int kern_ted_index_run(kern_f64_job *job);
+int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
 
 #ifdef __cplusplus
 }

@@ -28,29 +28,32 @@ int kern_device_info(int dev, kern_device *out)
     return KERN_ENODEV;
 }
 
-int kern_fp64_run(kern_f64_job *job)
-{
-    (void)job;
-    return KERN_ENODEV;
-}
-
-int kern_ted_run(kern_f64_job *job)
-{
-    (void)job;
-    return KERN_ENODEV;
-}
-
-int kern_ted_index_run(kern_f64_job *job)
-{
-    (void)job;
-    return KERN_ENODEV;
-}
-
-int kern_fasted_run(const kern_fasted_args *a, kern_fasted_result *r)
+/* Every engine's kernel entry: one body. */
+static int stub_join(const kern_join_args *a, kern_join_result *r)
 {
     (void)a;
     memset(r, 0, sizeof *r);
     return KERN_ENODEV;
+}
+
+int kern_fp64_run(const kern_join_args *a, kern_join_result *r)
+{
+    return stub_join(a, r);
+}
+
+int kern_ted_run(const kern_join_args *a, kern_join_result *r)
+{
+    return stub_join(a, r);
+}
+
+int kern_ted_index_run(const kern_join_args *a, kern_join_result *r)
+{
+    return stub_join(a, r);
+}
+
+int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
+{
+    return stub_join(a, r);
 }
 
 void kern_fasted_release(void) {}

@@ -228,12 +228,12 @@ static int ted_launch(f64_run *r, const f64_item *it, void *user)
     if (c->paper) {
         size_t warps = (it->qb - it->qa + 7) / 8;
         size_t blocks = (warps + TED_PAPER_WARPS - 1) / TED_PAPER_WARPS;
-        ted_paper_kernel<<<(unsigned)blocks, TED_PAPER_WARPS * 32>>>(
+        ted_paper_kernel<<<(unsigned)blocks, TED_PAPER_WARPS * 32, 0, r->k.st>>>(
             c->dx, c->dxs, c->nrm, c->dp, it->qa, it->qb, it->ca, it->cb, r->out);
     } else {
         size_t rt = (it->qb - it->qa + TR_BM - 1) / TR_BM,
                ct = (it->cb - it->ca + TR_BN - 1) / TR_BN;
-        ted_redesigned_kernel<<<(unsigned)(rt * ct), TR_WARPS * 32, TR_SMEM>>>(
+        ted_redesigned_kernel<<<(unsigned)(rt * ct), TR_WARPS * 32, TR_SMEM, r->k.st>>>(
             c->dx, c->nrm, c->dp, it->qa, it->qb, it->ca, it->cb, it->sym, r->out);
     }
     return 0;
@@ -241,53 +241,58 @@ static int ted_launch(f64_run *r, const f64_item *it, void *user)
 
 static int ted_prepare(f64_run *r, ted_ctx *c, double **dnrm, double **dxs)
 {
-    kern_f64_job *job = r->job;
-    KERN_CUDA(cudaEventRecord(r->e0));
-    KERN_CUDA(cudaMalloc(dnrm, job->n * sizeof(double)));
-    ted_norms_kernel<<<(unsigned)((job->n + 255) / 256), 256>>>(c->dx, job->n, c->dp, *dnrm);
+    const kern_join_args *a = r->a;
+    cudaStream_t st = r->k.st;
+    int rc;
+    if ((rc = f64_malloc(r, (void **)dnrm, a->n * sizeof(double), "the squared norms")))
+        return rc;
+    if (c->paper &&
+        (rc = f64_malloc(r, (void **)dxs, a->n * c->dp * sizeof(double), "the scaled dataset")))
+        return rc;
+    KERN_CUDA(cudaEventRecord(r->k.e0, st));
+    ted_norms_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, st>>>(c->dx, a->n, c->dp, *dnrm);
     KERN_LAUNCH_CHECK("ted_norms_kernel");
     c->nrm = *dnrm;
     if (c->paper) {
-        size_t m = job->n * c->dp;
-        KERN_CUDA(cudaMalloc(dxs, m * sizeof(double)));
-        ted_scale_kernel<<<(unsigned)((m + 255) / 256), 256>>>(c->dx, m, *dxs);
+        size_t m = a->n * c->dp;
+        ted_scale_kernel<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(c->dx, m, *dxs);
         KERN_LAUNCH_CHECK("ted_scale_kernel");
         c->dxs = *dxs;
     } else {
         KERN_CUDA(cudaFuncSetAttribute(ted_redesigned_kernel,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, TR_SMEM));
     }
-    KERN_CUDA(cudaEventRecord(r->e1));
-    KERN_CUDA(cudaEventSynchronize(r->e1));
-    float ms = 0;
-    KERN_CUDA(cudaEventElapsedTime(&ms, r->e0, r->e1));
-    job->t_prep += 1e-3 * ms;
+    KERN_CUDA(cudaEventRecord(r->k.e1, st));
+    KERN_CUDA(cudaEventSynchronize(r->k.e1));
+    r->res->t_prep += kern_event_s(r->k.e0, r->k.e1);
     return 0;
 }
 
-extern "C" int kern_ted_run(kern_f64_job *job)
+extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
 {
     f64_run r;
-    int rc = f64_begin(job, &r, 1);
+    int rc = f64_begin(&r, a, res, "ted", 1);
     if (rc)
         return rc;
-    ted_ctx c = {NULL, NULL, NULL, 0, job->ted_paper ? 1 : 0};
+    res->prep_name = "norms";
+    ted_ctx c = {NULL, NULL, NULL, 0, a->ted_paper ? 1 : 0};
     /* The m16n8k16 shape needs sm_90; an A100 runs the paper form. */
-    int fell_back = !c.paper && r.cc < 90;
+    int fell_back = !c.paper && r.k.cc < 90;
     if (fell_back)
         c.paper = 1;
     size_t mult = c.paper ? 4 : TR_BK;
-    c.dp = (job->d + mult - 1) / mult * mult;
+    c.dp = (a->d + mult - 1) / mult * mult;
     double *dx = NULL, *dnrm = NULL, *dxs = NULL;
-    rc = f64_upload(&r, job->x, job->n, job->d, c.dp, NULL, &dx);
+    rc = f64_upload(&r, a->x, a->n, a->d, c.dp, NULL, &dx);
     c.dx = dx;
     if (rc == 0)
         rc = ted_prepare(&r, &c, &dnrm, &dxs);
     f64_item *items = NULL;
-    int sym = !c.paper && job->symmetric;
+    int sym = !c.paper && a->symmetric;
     if (rc == 0) {
-        size_t nitems = f64_brute_items(job, (size_t)1 << 15, sym, &items);
-        rc = f64_drive(&r, items, nitems, ted_launch, &c);
+        size_t nitems = f64_brute_items(a, (size_t)1 << 15, sym, &items);
+        rc = items ? f64_drive(&r, items, nitems, ted_launch, &c)
+                   : kern_fail(KERN_ENOMEM, "out of host memory for the work items");
     }
     if (rc == 0)
         rc = f64_finish(&r);
@@ -295,14 +300,15 @@ extern "C" int kern_ted_run(kern_f64_job *job)
     cudaFree(dx);
     cudaFree(dnrm);
     cudaFree(dxs);
-    job->d_padded = c.dp;
+    res->d_padded = c.dp;
+    res->symmetric = sym && a->mode != KJOIN_PAIRS;
     if (c.paper)
-        snprintf(job->variant, sizeof job->variant, "paper%s: mma m8n8k4, 8 queries/warp",
+        snprintf(res->variant, sizeof res->variant, "paper%s: mma m8n8k4, 8 queries/warp",
                  fell_back ? " (redesigned needs sm_90)" : "");
     else
-        snprintf(job->variant, sizeof job->variant,
+        snprintf(res->variant, sizeof res->variant,
                  "redesigned: m16n8k16, %dx%d tiles, cp.async x2%s", TR_BM, TR_BN,
-                 sym && job->mode != KF64_PAIRS ? ", symmetric" : "");
+                 res->symmetric ? ", symmetric" : "");
     f64_end(&r);
     return rc;
 }

@@ -141,13 +141,6 @@ __global__ void __launch_bounds__(TI_WARPS * 32)
     f64_flush(o, local);
 }
 
-static double ti_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The host-built index: points in cell order, cells, query groups. */
 struct ti_index {
     int *perm;       /* dimensions by variance, descending */
@@ -204,7 +197,7 @@ static void ti_sort(unsigned long long *key, uint32_t *row, size_t n, unsigned l
     free(cnt);
 }
 
-static int ti_build(const kern_f64_job *job, double eps, ti_index *ix)
+static int ti_build(const kern_join_args *job, double eps, ti_index *ix)
 {
     size_t n = job->n, d = job->d;
     const double *x = job->x;
@@ -342,15 +335,17 @@ static int ti_launch(f64_run *r, const f64_item *it, void *user)
 {
     const ti_dev *v = (const ti_dev *)user;
     size_t blocks = (it->qb - it->qa + TI_WARPS - 1) / TI_WARPS;
-    ti_join_kernel<<<(unsigned)blocks, TI_WARPS * 32>>>(
+    ti_join_kernel<<<(unsigned)blocks, TI_WARPS * 32, 0, r->k.st>>>(
         v->x, v->pre, v->nch, v->dp, v->ids, v->ukey, v->cstart, v->ncell, v->gpos, v->glen,
         v->gcell, v->qpos, v->grid, it->qa, it->qb, it->ca, it->cb, r->out);
     return 0;
 }
 
-template <typename T> static int ti_put(T **dst, const T *src, size_t m)
+template <typename T> static int ti_put(f64_run *r, T **dst, const T *src, size_t m)
 {
-    KERN_CUDA(cudaMalloc(dst, (m ? m : 1) * sizeof(T)));
+    int rc = f64_malloc(r, (void **)dst, (m ? m : 1) * sizeof(T), "the grid index");
+    if (rc)
+        return rc;
     if (m)
         KERN_CUDA(cudaMemcpy(*dst, src, m * sizeof(T), cudaMemcpyHostToDevice));
     return 0;
@@ -358,53 +353,57 @@ template <typename T> static int ti_put(T **dst, const T *src, size_t m)
 
 static int ti_upload(f64_run *r, const ti_index *ix, ti_dev *v)
 {
-    const kern_f64_job *job = r->job;
-    size_t n = job->n, d = job->d;
+    const kern_join_args *a = r->a;
+    size_t n = a->n, d = a->d;
     /* Points in cell order with dimensions by variance: gather the rows. */
     double *xs = (double *)malloc(n * d * sizeof(double));
     if (!xs)
-        return kern_fail(KERN_EGPU, "out of memory");
+        return kern_fail(KERN_ENOMEM, "out of host memory gathering %zu rows", n);
     for (size_t s = 0; s < n; s++)
-        memcpy(xs + s * d, job->x + (size_t)ix->order[s] * d, d * sizeof(double));
+        memcpy(xs + s * d, a->x + (size_t)ix->order[s] * d, d * sizeof(double));
     int rc = f64_upload(r, xs, n, d, v->dp, ix->perm, &v->x);
     free(xs);
     if (rc)
         return rc;
-    double t0 = ti_now();
-    if ((rc = ti_put(&v->ids, ix->order, n)) || (rc = ti_put(&v->ukey, ix->ukey, ix->ncell)) ||
-        (rc = ti_put(&v->cstart, ix->cstart, ix->ncell + 1)) ||
-        (rc = ti_put(&v->gpos, ix->gpos, ix->ngroup)) ||
-        (rc = ti_put(&v->glen, ix->glen, ix->ngroup)) ||
-        (rc = ti_put(&v->gcell, ix->gcell, ix->ngroup)) ||
-        (rc = ti_put(&v->qpos, ix->qpos, ix->nqpos)))
+    double t0 = kern_now();
+    if ((rc = ti_put(r, &v->ids, ix->order, n)) ||
+        (rc = ti_put(r, &v->ukey, ix->ukey, ix->ncell)) ||
+        (rc = ti_put(r, &v->cstart, ix->cstart, ix->ncell + 1)) ||
+        (rc = ti_put(r, &v->gpos, ix->gpos, ix->ngroup)) ||
+        (rc = ti_put(r, &v->glen, ix->glen, ix->ngroup)) ||
+        (rc = ti_put(r, &v->gcell, ix->gcell, ix->ngroup)) ||
+        (rc = ti_put(r, &v->qpos, ix->qpos, ix->nqpos)))
         return rc;
-    KERN_CUDA(cudaMalloc(&v->pre, n * v->nch * sizeof(double)));
-    ti_prefix_kernel<<<(unsigned)((n + 255) / 256), 256>>>(v->x, n, v->dp, v->nch, v->pre);
+    if ((rc = f64_malloc(r, (void **)&v->pre, n * v->nch * sizeof(double), "the prefix norms")))
+        return rc;
+    ti_prefix_kernel<<<(unsigned)((n + 255) / 256), 256, 0, r->k.st>>>(v->x, n, v->dp, v->nch,
+                                                                       v->pre);
     KERN_LAUNCH_CHECK("ti_prefix_kernel");
-    KERN_CUDA(cudaDeviceSynchronize());
-    r->job->t_h2d += ti_now() - t0;
+    KERN_CUDA(cudaStreamSynchronize(r->k.st));
+    r->res->t_h2d += kern_now() - t0;
     return 0;
 }
 
-extern "C" int kern_ted_index_run(kern_f64_job *job)
+extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res)
 {
     f64_run r;
-    int rc = f64_begin(job, &r, 1);
+    int rc = f64_begin(&r, a, res, "ted-index", 1);
     if (rc)
         return rc;
-    double eps = job->mode == KF64_HIST ? sqrt(job->hist_edges[job->hist_nbins]) : job->eps;
+    res->prep_name = "index";
+    double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
     ti_index ix;
-    double t0 = ti_now();
+    double t0 = kern_now();
     if (!(eps > 0) || !isfinite(eps)) {
         f64_end(&r);
         return kern_fail(KERN_EINVAL, "ted-index needs a positive finite eps (got %g)", eps);
     }
-    ti_build(job, eps, &ix);
-    job->t_prep += ti_now() - t0;
+    ti_build(a, eps, &ix);
+    res->t_prep += kern_now() - t0;
 
     ti_dev v;
     memset(&v, 0, sizeof v);
-    v.dp = (job->d + 3) / 4 * 4;
+    v.dp = (a->d + 3) / 4 * 4;
     v.nch = (int)((v.dp + TI_CHUNK - 1) / TI_CHUNK);
     v.ncell = ix.ncell;
     v.grid = ix.grid;
@@ -414,17 +413,21 @@ extern "C" int kern_ted_index_run(kern_f64_job *job)
         size_t chunk = (size_t)1 << 16;
         size_t nit = (ix.ngroup + chunk - 1) / chunk;
         f64_item *items = (f64_item *)malloc(nit * sizeof *items);
-        for (size_t i = 0; i < nit; i++) {
-            size_t a = i * chunk, b = a + chunk < ix.ngroup ? a + chunk : ix.ngroup;
-            items[i] = f64_item{a, b, 0, job->n, 0};
+        if (!items) {
+            rc = kern_fail(KERN_ENOMEM, "out of host memory for the work items");
+        } else {
+            for (size_t i = 0; i < nit; i++) {
+                size_t lo = i * chunk, hi = lo + chunk < ix.ngroup ? lo + chunk : ix.ngroup;
+                items[i] = f64_item{lo, hi, 0, a->n, 0};
+            }
+            rc = f64_drive(&r, items, nit, ti_launch, &v);
+            free(items);
         }
-        rc = f64_drive(&r, items, nit, ti_launch, &v);
-        free(items);
     }
     if (rc == 0)
         rc = f64_finish(&r);
-    job->d_padded = v.dp;
-    snprintf(job->variant, sizeof job->variant,
+    res->d_padded = v.dp;
+    snprintf(res->variant, sizeof res->variant,
              "index k=%d, %zu cells, %zu groups, mma m8n8k4, 8 queries/warp", ix.grid.k, ix.ncell,
              ix.ngroup);
     cudaFree(v.x);

@@ -41,6 +41,7 @@ typedef struct engine_opts {
     int index_k;         /* ted-index: dimensions indexed, default 6 */
     size_t batch_pairs;  /* pairs per sink batch (host and device buffers) */
     int device;          /* CUDA device ordinal */
+    size_t gpu_mem;      /* GPU: device bytes a run may hold, 0 = the device's (buffers shrink) */
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);
@@ -146,6 +147,8 @@ typedef struct kdist_spec {
     void *progress_ctx;
 } kdist_spec;
 
+struct kern_join_args;
+struct kern_join_result;
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -168,8 +171,11 @@ typedef struct engine {
     int in_bits;
     int rank[ENGINE_NROLES]; /* per engine_role: 0 never, higher preferred */
     /* Tensor-core formats: the kernels' number format (KERN_FORMAT(name)),
-     * read by the shared run function in engine_tc.c. */
+     * read by kern_fasted_run. */
     const struct kern_format *format;
+    /* GPU engines: the kernel entry engine_gpu_run calls (kernels.h's
+     * kern_join_fn: kern_fasted_run, kern_fp64_run, ...). */
+    int (*kjoin)(const struct kern_join_args *a, struct kern_join_result *r);
     /* Optional: the k-distance of each query row (the contract above
      * kdist_spec); NULL when the engine has none. */
     int (*kdist)(const kdist_spec *spec, join_result *res);
@@ -206,6 +212,9 @@ void join_result_metric(join_result *r, const char *name, double value, const ch
 double engine_now(void); /* monotonic seconds */
 /* Derived TFLOPS, the FASTED paper's count: 2*nq*n*d / seconds. */
 double engine_tflops(double nq, double n, double d, double seconds);
+/* The run function of every GPU engine (src/engine_gpu.c): the row's
+ * kjoin through kernels/' one launch loop. */
+int engine_gpu_run(const join_spec *spec, join_result *res);
 /* Selectivity (|R| - nq) / nq for a join over nq query rows. */
 double engine_selectivity(uint64_t pairs, size_t nq);
 

@@ -1,16 +1,11 @@
 /* `fp64`: exact FP64 join on the GPU's CUDA cores, direct (a-b)^2 form, no
  * FMA contraction; its pair set equals the `cpu` engine's bit for bit. */
 #include "engine.h"
-#include "gpu64.h"
+#include "kernels.h"
 
 static int fp64_available(const engine_opts *o)
 {
     return engine_gpu_device("fp64", o, NULL);
-}
-
-static int fp64_run(const join_spec *spec, join_result *res)
-{
-    return gpu64_run(spec, res, kern_fp64_run, NULL);
 }
 
 const engine engine_fp64 = {
@@ -23,5 +18,6 @@ const engine engine_fp64 = {
     .in_bits = 53,
     .rank = {[ENGINE_ROLE_TRUTH] = 2},
     .available = fp64_available,
-    .run = fp64_run,
+    .run = engine_gpu_run,
+    .kjoin = kern_fp64_run,
 };

@@ -13,15 +13,14 @@ extern const engine engine_fp64;
 extern const engine engine_ted;
 extern const engine engine_ted_index;
 
-/* Tensor-core formats: one row each, all run by engine_tc.c in the format
- * the row names (kernels/fmt_NAME.cu, KERN_FORMAT); engine_available checks
- * the device and its compute capability for them. */
-int engine_tc_run(const join_spec *spec, join_result *res);
+/* Tensor-core formats: one row each, all run by kern_fasted_run in the
+ * format the row names (kernels/fmt_NAME.cu, KERN_FORMAT); engine_available
+ * checks the device and its compute capability for them. */
 #define TC_ENGINE(nm, fmt, prec, bits, rank_default, sum)                                          \
     {                                                                                              \
-        .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_tc_run,             \
-        .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0, .in_bits = bits,                      \
-        .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                                            \
+        .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_gpu_run,            \
+        .kjoin = kern_fasted_run, .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0,             \
+        .in_bits = bits, .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                           \
     }
 KERN_FORMAT_DECL(bf16);
 KERN_FORMAT_DECL(tf32);

@@ -1,16 +1,11 @@
 /* `ted`: TED-Join brute force on FP64 tensor cores; `set ted paper` runs the
  * paper's m8n8k4 kernel, the default is the redesigned one (sm_90). */
 #include "engine.h"
-#include "gpu64.h"
+#include "kernels.h"
 
 static int ted_available(const engine_opts *o)
 {
     return engine_gpu_fp64_tc("ted", o);
-}
-
-static int ted_run(const join_spec *spec, join_result *res)
-{
-    return gpu64_run(spec, res, kern_ted_run, "norms");
 }
 
 const engine engine_ted = {
@@ -22,5 +17,6 @@ const engine engine_ted = {
     .exact = 0,
     .in_bits = 53,
     .available = ted_available,
-    .run = ted_run,
+    .run = engine_gpu_run,
+    .kjoin = kern_ted_run,
 };

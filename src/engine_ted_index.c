@@ -1,16 +1,11 @@
 /* `ted-index`: TED-Join with GDS-Join's grid index over the index_k
  * highest-variance dimensions (set index-k N), FP64 tensor cores. */
 #include "engine.h"
-#include "gpu64.h"
+#include "kernels.h"
 
 static int ted_index_available(const engine_opts *o)
 {
     return engine_gpu_fp64_tc("ted-index", o);
-}
-
-static int ted_index_run(const join_spec *spec, join_result *res)
-{
-    return gpu64_run(spec, res, kern_ted_index_run, "index");
 }
 
 const engine engine_ted_index = {
@@ -22,5 +17,6 @@ const engine engine_ted_index = {
     .exact = 0,
     .in_bits = 53,
     .available = ted_index_available,
-    .run = ted_index_run,
+    .run = engine_gpu_run,
+    .kjoin = kern_ted_index_run,
 };

@@ -161,6 +161,24 @@ static int set_device(session *s, char **v)
     return rc;
 }
 
+static void get_gpu_mem(const session *s, char *b, size_t n)
+{
+    if (s->eopt.gpu_mem)
+        snprintf(b, n, "%zu", s->eopt.gpu_mem);
+    else
+        snprintf(b, n, "all");
+}
+static int set_gpu_mem(session *s, char **v)
+{
+    size_t x = 0;
+    int rc = strcmp(v[0], "all") == 0 ? 0 : parse_int("gpu-mem", v[0], (size_t)1 << 50, &x);
+    if (!rc && x && x < ((size_t)1 << 20))
+        rc = err_set(TCJ_EINVAL, "gpu-mem: expected all or at least 1M bytes, got '%s'", v[0]);
+    if (!rc)
+        s->eopt.gpu_mem = x;
+    return rc;
+}
+
 const char *settings_mode_name(join_mode m)
 {
     switch (m) {
@@ -235,6 +253,8 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_batch, set_batch},
     {"device", "N", "CUDA device ordinal",
      1, {NULL, NULL}, get_device, set_device},
+    {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
+     1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
     {"out", "FILE|none", "where run writes pairs or per-point counts",

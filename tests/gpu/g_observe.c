@@ -99,7 +99,7 @@ TEST(cupti_counters_or_reason)
     int rc = run_fasted(&prof, 1.0);
     int launched = cupti_prof_finish();
     CHECK_MSG(rc == 0, "fasted under profiling: %s", err_msg());
-    CHECK_MSG(launched, "engine_tc.c does not call cupti_prof_launch");
+    CHECK_MSG(launched, "engine_gpu.c does not call cupti_prof_launch (fasted)");
     /* Replays must not change the result. */
     CHECK_EQ_INT(prof.pairs, plain.pairs);
     if (pr.status != 0) {
@@ -149,7 +149,7 @@ TEST(cupti_ted_counters_or_reason)
     int rc = run_engine("ted", &prof, 0.5);
     int launched = cupti_prof_finish();
     CHECK_MSG(rc == 0, "ted under profiling: %s", err_msg());
-    CHECK_MSG(launched, "src/gpu64.c does not call cupti_prof_launch");
+    CHECK_MSG(launched, "src/engine_gpu.c does not call cupti_prof_launch (fp64)");
     CHECK_EQ_INT(prof.pairs, plain.pairs);
     if (pr.status != 0) {
         CHECK_MSG(strlen(pr.reason) > 10, "no counters and no reason");

@@ -18,19 +18,19 @@ static const kern_caps h200 = {90, 1, 232448}, a100 = {80, 0, 166912};
 TEST(choose_wgmma_when_all_on_on_hopper)
 {
     fasted_choice c;
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_COUNT, &fake, &h200, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_COUNT, &fake, &h200, 0, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_WGMMA);
     CHECK_EQ_INT(c.smem, 197632);
     CHECK_EQ_INT(c.order, 1);
     CHECK(strcmp(c.variant, "wgmma") == 0);
     /* a histogram that does not fit beside the wgmma ring: mma.sync */
     const kern_caps small = {90, 1, 220000};
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_HIST, &fake, &small, 4096, &c), 0);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_HIST, &fake, &small, 4096, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_MMA);
     CHECK_EQ_INT(c.smem, 98432 + 4097 * 8);
     CHECK(strcmp(c.variant, "mma.sync all-on") == 0);
     /* a small one fits */
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_HIST, &fake, &h200, 16, &c), 0);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_HIST, &fake, &h200, 16, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_WGMMA);
     CHECK_EQ_INT(c.smem, 197632 + 17 * 8);
 }
@@ -38,34 +38,34 @@ TEST(choose_wgmma_when_all_on_on_hopper)
 TEST(choose_mma_sync_elsewhere)
 {
     fasted_choice c;
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_PAIRS, &fake, &a100, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_PAIRS, &fake, &a100, 0, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_MMA);
     CHECK(c.v == &fake_variants[0]);
     CHECK(strcmp(c.variant, "mma.sync all-on") == 0);
     /* wgmma off on a Hopper is the mma.sync all-on kernel */
-    CHECK_EQ_INT(fasted_choose(FASTED_OFF_WGMMA, KFASTED_COUNT, &fake, &h200, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(FASTED_OFF_WGMMA, KJOIN_COUNT, &fake, &h200, 0, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_MMA);
     CHECK(c.v == &fake_variants[0]);
     /* a format without a wgmma kernel */
     kern_format nowg = fake;
     nowg.wg_smem = 0;
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_COUNT, &nowg, &h200, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_COUNT, &nowg, &h200, 0, &c), 0);
     CHECK_EQ_INT(c.kind, FASTED_KIND_MMA);
 }
 
 TEST(choose_teaching_variants)
 {
     fasted_choice c;
-    CHECK_EQ_INT(fasted_choose(FASTED_OFF_SWIZZLE, KFASTED_COUNT, &fake, &h200, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(FASTED_OFF_SWIZZLE, KJOIN_COUNT, &fake, &h200, 0, &c), 0);
     CHECK(c.v == &fake_variants[1]);
     CHECK(strcmp(c.variant, "no-swizzle") == 0);
     /* ordering off: the all-on kernel, tiles taken row by row */
-    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ORDER, KFASTED_COUNT, &fake, &h200, 0, &c), 0);
+    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ORDER, KJOIN_COUNT, &fake, &h200, 0, &c), 0);
     CHECK(c.v == &fake_variants[0]);
     CHECK_EQ_INT(c.order, 0);
     CHECK(strcmp(c.variant, "no-order") == 0);
     /* the paper's pair */
-    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE, KFASTED_COUNT, &fake,
+    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE, KJOIN_COUNT, &fake,
                                &a100, 0, &c),
                  0);
     CHECK(c.v == &fake_variants[2]);
@@ -77,23 +77,23 @@ TEST(choose_refusals)
     fasted_choice c;
     /* two switches that are no compiled pair */
     CHECK_EQ_INT(
-        fasted_choose(FASTED_OFF_ORDER | FASTED_OFF_SWIZZLE, KFASTED_COUNT, &fake, &h200, 0, &c),
+        fasted_choose(FASTED_OFF_ORDER | FASTED_OFF_SWIZZLE, KJOIN_COUNT, &fake, &h200, 0, &c),
         KERN_EINVAL);
     CHECK(strstr(c.why, "one FASTED switch") != NULL);
     /* a variant the format does not compile */
-    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ALIGN, KFASTED_COUNT, &fake, &h200, 0, &c), KERN_EINVAL);
+    CHECK_EQ_INT(fasted_choose(FASTED_OFF_ALIGN, KJOIN_COUNT, &fake, &h200, 0, &c), KERN_EINVAL);
     CHECK(strstr(c.why, "fake has no compiled no-align variant") != NULL);
     /* a device too old for the format */
     const kern_caps turing = {75, 0, 65536};
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_COUNT, &fake, &turing, 0, &c), KERN_ENODEV);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_COUNT, &fake, &turing, 0, &c), KERN_ENODEV);
     CHECK(strstr(c.why, "compute capability 8.0") != NULL);
     /* a histogram no block can hold */
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_HIST, &fake, &a100, 9000, &c), KERN_EINVAL);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_HIST, &fake, &a100, 9000, &c), KERN_EINVAL);
     CHECK(strstr(c.why, "9000 histogram bins") != NULL);
     /* no format (a build without CUDA) */
-    CHECK_EQ_INT(fasted_choose(0, KFASTED_COUNT, NULL, &h200, 0, &c), KERN_ENODEV);
+    CHECK_EQ_INT(fasted_choose(0, KJOIN_COUNT, NULL, &h200, 0, &c), KERN_ENODEV);
     /* unknown bits */
-    CHECK_EQ_INT(fasted_choose(1u << 12, KFASTED_COUNT, &fake, &h200, 0, &c), KERN_EINVAL);
+    CHECK_EQ_INT(fasted_choose(1u << 12, KJOIN_COUNT, &fake, &h200, 0, &c), KERN_EINVAL);
 }
 
 TEST(switch_table_and_names)
@@ -142,7 +142,7 @@ TEST(compiled_fp16_variants)
     const kern_caps caps = {86, 0, 101376};
     for (const kern_switch *s = kern_fasted_switches; s->name; s++) {
         fasted_choice c;
-        CHECK_MSG(fasted_choose(s->bit, KFASTED_COUNT, f, &caps, 0, &c) == 0, "%s: %s", s->name,
+        CHECK_MSG(fasted_choose(s->bit, KJOIN_COUNT, f, &caps, 0, &c) == 0, "%s: %s", s->name,
                   c.why);
         const int minb = s->bit == FASTED_OFF_RESIDENCY ? 1 : 2;
         const int bm = s->bit == FASTED_OFF_WARP_TILE ? 64 : 128;

@@ -1,0 +1,85 @@
+/* One launch/drain loop for every GPU engine (FASTED formats, fp64, ted,
+ * ted-index). An engine sets up its data, then hands kern_drive three
+ * callbacks: whether work is left, how to enqueue one bounded launch, and
+ * what a finished launch left (pairs in the buffer, an overflow it will
+ * redo, the fraction of the work done). The loop owns what every engine
+ * needs the same way: the device and its stream, the device-memory budget,
+ * the pair buffers and their drain to the host callback, cancel between
+ * launches, progress after each, and the CUDA-event kernel timing. */
+#ifndef TCJ_KERN_DRIVE_CUH
+#define TCJ_KERN_DRIVE_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+struct kern_run {
+    const kern_join_args *a;
+    kern_join_result *r;
+    cudaDeviceProp prop;
+    int cc; /* compute capability, major*10 + minor */
+    cudaStream_t st;
+    cudaEvent_t e0, e1;
+    /* Budget: bytes this run holds on the device (its own and cached) and
+     * the most it may hold (0: no cap but the device's own). */
+    size_t mem_used, mem_cap;
+    /* PAIRS: device buffers of cap entries (d2 of d2_bytes, 4 or 8) and
+     * their pinned host copies; set up by kern_drive before the first
+     * launch. */
+    uint32_t *pi, *pj;
+    void *pd;
+    size_t cap;
+    int d2_bytes;
+};
+
+/* What one finished launch left. */
+struct kern_step {
+    unsigned long long np; /* PAIRS: valid pairs in the buffer, to drain */
+    int overflow;          /* PAIRS: the buffer overflowed; the engine redoes the rest */
+    double frac;           /* fraction of the whole run's work now done */
+};
+
+struct kern_work {
+    void *eng;
+    /* PAIRS: the engine's d2 size (4 = FP32, 8 = FP64) and the fewest pairs
+     * its buffer may hold (what one unit of work can emit). */
+    int d2_bytes;
+    size_t min_cap;
+    int (*more)(void *eng);                               /* 1 while work is left */
+    int (*launch)(void *eng, kern_run *k);                /* enqueue one bounded launch on k->st */
+    int (*collect)(void *eng, kern_run *k, kern_step *s); /* after it completed */
+};
+
+/* Zero r, check the arguments, select and describe the device
+ * (r->device_name), create the stream and events, set the budget.
+ * need_f64_mma: the engine needs FP64 tensor cores. On failure everything
+ * is released. */
+int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const char *who,
+               int need_f64_mma);
+void kern_end(kern_run *k);
+
+/* Device memory through the budget: KERN_ENOMEM with a message naming
+ * what and how much when the cap or the device refuses (the CUDA error is
+ * cleared, the run goes on if the caller shrinks). kern_free gives the
+ * bytes back. kern_charge/kern_uncharge account memory held elsewhere (a
+ * cache kept across runs). */
+int kern_malloc(kern_run *k, void **p, size_t bytes, const char *what);
+void kern_free(kern_run *k, void *p, size_t bytes);
+int kern_charge(kern_run *k, size_t bytes, const char *what);
+void kern_uncharge(kern_run *k, size_t bytes);
+/* Pinned host memory; KERN_ENOMEM when the host refuses. */
+int kern_malloc_host(void **p, size_t bytes, const char *what);
+
+/* Run the engine's launches to the end (or cancel, or an error). */
+int kern_drive(kern_run *k, const kern_work *w);
+
+/* Wall-clock seconds (CLOCK_MONOTONIC). */
+double kern_now(void);
+/* Milliseconds between two recorded events. */
+double kern_event_s(cudaEvent_t a, cudaEvent_t b);
+
+/* Free the pair buffers kept across runs. */
+void kern_drive_release(void);
+
+#endif

@@ -1,0 +1,274 @@
+/* GPU tests of the device-memory budget (`set gpu-mem`, engine_opts.gpu_mem):
+ * for every GPU engine, a run capped so tightly that its pair buffer and
+ * staging buffers must shrink gives exactly the uncapped run's results —
+ * the same pair set with bit-identical distances, per-point counts,
+ * histogram and count — says that it shrank, and stays within the cap;
+ * a cap the dataset itself cannot fit under is refused with one line and
+ * the next run goes on. The reference is the engine's own uncapped run:
+ * the cap changes batching only, never arithmetic, so equality is exact.
+ * Skipped without a CUDA device. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "kernels.h"
+
+typedef struct pairs {
+    size_t n, cap;
+    uint64_t *ij; /* i << 32 | j */
+    double *d2;
+} pairs;
+
+static int pairs_put(void *ctx, const pair_batch *b)
+{
+    pairs *p = ctx;
+    if (p->n + b->k > p->cap) {
+        p->cap = (p->n + b->k) * 2;
+        p->ij = xrealloc(p->ij, p->cap * sizeof *p->ij);
+        p->d2 = xrealloc(p->d2, p->cap * sizeof *p->d2);
+    }
+    for (size_t k = 0; k < b->k; k++) {
+        p->ij[p->n] = (uint64_t)b->i[k] << 32 | b->j[k];
+        p->d2[p->n++] = b->d2[k];
+    }
+    return 0;
+}
+
+/* Sort (ij, d2) records by ij. */
+typedef struct rec {
+    uint64_t ij;
+    double d2;
+} rec;
+
+static int cmp_rec(const void *a, const void *b)
+{
+    uint64_t x = ((const rec *)a)->ij, y = ((const rec *)b)->ij;
+    return x < y ? -1 : x > y;
+}
+
+static rec *pairs_sorted(const pairs *p)
+{
+    rec *r = xmalloc((p->n + 1) * sizeof *r);
+    for (size_t k = 0; k < p->n; k++)
+        r[k] = (rec){p->ij[k], p->d2[k]};
+    qsort(r, p->n, sizeof *r, cmp_rec);
+    return r;
+}
+
+static double metric(const join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (strcmp(r->metric[k].name, name) == 0)
+            return r->metric[k].value;
+    return -1;
+}
+
+static void need_gpu(void)
+{
+    if (kern_device_count() == 0)
+        t_skip("skipped: no CUDA device");
+}
+
+static dataset g_ds;
+static double g_eps;
+
+/* Clustered data, so that pairs are plenty (about 150 a point). */
+static void data(void)
+{
+    if (g_ds.x)
+        return;
+    gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.kind = "gauss";
+    g.n = 12000;
+    g.d = 64;
+    g.seed = 7;
+    g.clusters = 16;
+    g.sigma = 0.05;
+    if (dataset_generate(&g, &g_ds) != 0) {
+        fprintf(stderr, "generate: %s\n", err_msg());
+        abort();
+    }
+    /* eps: the 150th smallest distance from point 0's cluster mates, from
+     * an FP64 scan of a few rows (a rough selectivity is all we need). */
+    double *d = xmalloc(g_ds.n * sizeof *d);
+    double acc = 0;
+    for (int q = 0; q < 8; q++) {
+        for (size_t j = 0; j < g_ds.n; j++) {
+            double s = 0;
+            for (size_t k = 0; k < g_ds.d; k++) {
+                double u = g_ds.x[(size_t)q * g_ds.d + k] - g_ds.x[j * g_ds.d + k];
+                s += u * u;
+            }
+            d[j] = s;
+        }
+        /* partial selection: the 150th smallest */
+        for (int t = 0; t <= 150; t++) {
+            size_t m = (size_t)t;
+            for (size_t j = (size_t)t + 1; j < g_ds.n; j++)
+                if (d[j] < d[m])
+                    m = j;
+            double x = d[t];
+            d[t] = d[m];
+            d[m] = x;
+        }
+        acc += sqrt(d[150]);
+    }
+    g_eps = acc / 8;
+    free(d);
+}
+
+typedef struct outcome {
+    int rc;
+    uint64_t count;
+    uint64_t *counts;
+    uint64_t hist[32], below;
+    pairs p;
+    join_result res[4];
+} outcome;
+
+static void outcome_free(outcome *o)
+{
+    free(o->counts);
+    free(o->p.ij);
+    free(o->p.d2);
+    memset(o, 0, sizeof *o);
+}
+
+/* Every mode of engine e with the given cap. */
+static int run_all(const engine *e, size_t cap, outcome *o)
+{
+    engine_opts opts;
+    engine_opts_default(&opts);
+    opts.gpu_mem = cap;
+    memset(o, 0, sizeof *o);
+    o->counts = xcalloc(g_ds.n, sizeof *o->counts);
+    double edges[33];
+    for (int b = 0; b <= 32; b++)
+        edges[b] = g_eps * g_eps * b / 32;
+    for (int m = 0; m < 4; m++) {
+        join_spec s;
+        memset(&s, 0, sizeof s);
+        s.ds = &g_ds;
+        s.eps = g_eps;
+        s.q0 = 0;
+        s.q1 = g_ds.n;
+        s.mode = (join_mode)m;
+        s.opts = &opts;
+        s.counts = o->counts;
+        s.sink.put = pairs_put;
+        s.sink.ctx = &o->p;
+        s.hist_edges = edges;
+        s.hist_nbins = 32;
+        s.hist = o->hist;
+        s.hist_below = &o->below;
+        int rc = engine_run(e, &s, &o->res[m]);
+        if (rc)
+            return o->rc = rc;
+        if (m == JOIN_COUNT)
+            o->count = o->res[m].pairs;
+    }
+    return 0;
+}
+
+/* Bytes of the dataset as each engine keeps it on the device (a lower
+ * bound of what a run holds): FASTED formats rows of 128-byte k slices
+ * padded to whole 256-row tiles, the FP64 engines n x d doubles. */
+static size_t dataset_bytes(const engine *e)
+{
+    if (e->format) {
+        size_t per = 128 / (size_t)e->format->elem_bytes;
+        size_t row = (g_ds.d + per - 1) / per * per * (size_t)e->format->elem_bytes;
+        return ((g_ds.n + 255) / 256 * 256 + 256) * (row + 4);
+    }
+    return g_ds.n * g_ds.d * 8;
+}
+
+TEST(capped_runs_equal_uncapped_every_engine)
+{
+    need_gpu();
+    data();
+    int ran = 0;
+    for (const engine *const *t = engine_table; *t; t++) {
+        const engine *e = *t;
+        if (!e->kjoin || engine_available(e, NULL) != 0)
+            continue;
+        ran++;
+        outcome a, b;
+        int rc = run_all(e, 0, &a);
+        CHECK_MSG(rc == 0, "%s uncapped: %s", e->name, err_msg());
+        /* The dataset plus 6 MB: the default pair buffer (4M pairs, 48-64
+         * MB) and FASTED's staging (64 MB) cannot fit; the pairs (about
+         * 1.8M) then need several drains. */
+        size_t cap = dataset_bytes(e) + ((size_t)6 << 20);
+        rc = run_all(e, cap, &b);
+        CHECK_MSG(rc == 0, "%s capped at %zu: %s", e->name, cap, err_msg());
+        CHECK_MSG(a.p.n > ((size_t)1 << 20),
+                  "%s: only %zu pairs; the test needs more than the "
+                  "capped buffer holds",
+                  e->name, a.p.n);
+        CHECK_MSG(metric(&a.res[JOIN_PAIRS], "buffers_shrunk") == 0, "%s shrank uncapped", e->name);
+        CHECK_MSG(metric(&b.res[JOIN_PAIRS], "buffers_shrunk") == 1, "%s: capped did not shrink",
+                  e->name);
+        CHECK_MSG(
+            metric(&b.res[JOIN_PAIRS], "pair_buffer") < metric(&a.res[JOIN_PAIRS], "pair_buffer"),
+            "%s: pair buffer %g capped vs %g", e->name, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
+            metric(&a.res[JOIN_PAIRS], "pair_buffer"));
+        for (int m = 0; m < 4; m++)
+            CHECK_MSG(metric(&b.res[m], "device_mem_peak") <= (double)cap,
+                      "%s mode %d held %g bytes under a cap of %zu", e->name, m,
+                      metric(&b.res[m], "device_mem_peak"), cap);
+        CHECK_MSG(b.res[JOIN_PAIRS].pairs == a.res[JOIN_PAIRS].pairs, "%s pairs %llu vs %llu",
+                  e->name, (unsigned long long)b.res[JOIN_PAIRS].pairs,
+                  (unsigned long long)a.res[JOIN_PAIRS].pairs);
+        CHECK_EQ_INT(b.count, a.count);
+        CHECK_EQ_INT(a.p.n, a.count);
+        CHECK_EQ_INT(b.p.n, a.p.n);
+        CHECK_MSG(memcmp(a.counts, b.counts, g_ds.n * sizeof *a.counts) == 0,
+                  "%s: per-point counts differ", e->name);
+        CHECK_MSG(memcmp(a.hist, b.hist, sizeof a.hist) == 0 && a.below == b.below,
+                  "%s: histograms differ", e->name);
+        rec *ra = pairs_sorted(&a.p), *rb = pairs_sorted(&b.p);
+        size_t bad = 0;
+        for (size_t k = 0; k < a.p.n; k++)
+            bad += ra[k].ij != rb[k].ij || memcmp(&ra[k].d2, &rb[k].d2, sizeof(double)) != 0;
+        free(ra);
+        free(rb);
+        CHECK_MSG(bad == 0, "%s: %zu pairs differ in index or d2 bits", e->name, bad);
+        printf("# %s: %zu pairs; capped at %.1f MB: pair buffer %.0f pairs, %.0f launches, "
+               "peak %.1f MB\n",
+               e->name, a.p.n, cap / 1e6, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
+               metric(&b.res[JOIN_PAIRS], "launches"),
+               metric(&b.res[JOIN_PAIRS], "device_mem_peak") / 1e6);
+        outcome_free(&a);
+        outcome_free(&b);
+    }
+    CHECK_MSG(ran > 0, "no GPU engine could run");
+}
+
+TEST(cap_below_the_dataset_is_refused_and_the_next_run_goes_on)
+{
+    need_gpu();
+    data();
+    for (const engine *const *t = engine_table; *t; t++) {
+        const engine *e = *t;
+        if (!e->kjoin || engine_available(e, NULL) != 0)
+            continue;
+        outcome o;
+        size_t cap = dataset_bytes(e) / 2;
+        int rc = run_all(e, cap, &o);
+        CHECK_MSG(rc == TCJ_ENOMEM, "%s under %zu bytes: rc %d (%s)", e->name, cap, rc, err_msg());
+        CHECK_MSG(strstr(err_msg(), "gpu-mem") && strstr(err_msg(), e->name) &&
+                      !strchr(err_msg(), '\n'),
+                  "%s: the refusal should be one line naming the engine and gpu-mem: %s", e->name,
+                  err_msg());
+        outcome_free(&o);
+        rc = run_all(e, 0, &o);
+        CHECK_MSG(rc == 0 && o.count > 0, "%s after a refusal: %s", e->name, err_msg());
+        outcome_free(&o);
+    }
+}
