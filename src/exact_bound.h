@@ -1,0 +1,38 @@
+/* The error bound of the `exact` engines (docs/ACCURACY.md derives it): for
+ * a pair (x, y) of FP64 points, how far FASTED's FP16-in, FP32-accumulate
+ * squared distance d~2 = s_x + s_y - 2 x.y can lie from the exact FP64 d2,
+ * near eps. A pair with d~2 <= eps^2 - delta is in the join, one with
+ * d~2 > eps^2 + delta is out; the pairs between (the band) are computed
+ * again in FP64 with the fp64/cpu engines' arithmetic. Pure functions, shared
+ * by cpu-exact and (next) the GPU exact engine's epilogue. */
+#ifndef TCJ_EXACT_BOUND_H
+#define TCJ_EXACT_BOUND_H
+
+#include <stddef.h>
+
+/* The bound's two coefficients for dimension d (docs/ACCURACY.md, (5)):
+ * delta = safety * (2 eps e + e^2 + c_acc (N_x + N_y)^2), where
+ * e = c_in (|x| + |y|) + c_sub and N = |x| (1 + 2^-11) + 2^-25 sqrt(d). */
+typedef struct exact_bound {
+    double c_in;  /* FP16 input rounding, relative: 2^-11 */
+    double c_sub; /* FP16 subnormal spacing, absolute, both points: 2^-24 sqrt(d) */
+    double c_acc; /* FP32 accumulation of norms and products, and the final combination */
+    double n_abs; /* absolute part of a rounded point's norm bound: 2^-25 sqrt(d) */
+    double safety;
+} exact_bound;
+
+void exact_bound_init(exact_bound *b, size_t d);
+/* delta for a pair whose FP64 norms are nx, ny, at threshold eps (not
+ * squared). */
+static inline double exact_bound_delta(const exact_bound *b, double nx, double ny, double eps)
+{
+    const double e = b->c_in * (nx + ny) + b->c_sub;
+    const double s = (nx + ny) * (1.0 + 0x1p-11) + 2.0 * b->n_abs;
+    return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
+}
+
+/* The largest |v| FP16 holds without overflow: values at or beyond 65520
+ * round to Inf. */
+#define EXACT_FP16_MAX 65504.0
+
+#endif
