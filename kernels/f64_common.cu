@@ -228,7 +228,7 @@ int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn
         r->total += f64_work(items[i]);
     /* The buffer holds at least 1024 pairs so that an item of one query row
      * stays small. */
-    kern_work w = {r, 8, 1024, f64_more, f64_launch, f64_collect};
+    kern_work w = {r, 8, 1024, 0, f64_more, f64_launch, f64_collect};
     return kern_drive(&r->k, &w);
 }
 

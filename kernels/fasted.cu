@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fasted_format.cuh"
+#include "fasted_run.cuh"
 #include "fasted_int.cuh"
 #include "fasted_wgmma.cuh"
 #include "kern_drive.cuh"
@@ -262,6 +263,7 @@ struct fasted_eng {
     int cur;
     fasted_ctrl *ctl;
     fasted_redo *redo[2];
+    const fasted_post *post;
 };
 
 /* Zero the control words (valid_end at its largest) for the next launch;
@@ -328,6 +330,11 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
             f->t_next = p.t_base + fetched;
         f->nredo = nout;
         f->cur ^= 1;
+        if (f->post) {
+            int rc = f->post->refine(f->post->ctx, k, s);
+            if (rc)
+                return rc;
+        }
     } else {
         k->r->pairs += c1.count;
         f->t_next = p.t_end;
@@ -337,6 +344,11 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
 }
 
 extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
+{
+    return fasted_run(a, r, NULL);
+}
+
+int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *post)
 {
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     kern_run k;
@@ -414,6 +426,11 @@ extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
     if (a->mode == KJOIN_HIST) {
         p.eps2 = (float)a->hist_edges[a->hist_nbins];
         p.nbins = (int)a->hist_nbins;
+    } else if (post) {
+        /* The least float at or above eps2_min: no pair below it is lost. */
+        p.eps2 = (float)post->eps2_min;
+        if ((double)p.eps2 < post->eps2_min)
+            p.eps2 = nextafterf(p.eps2, INFINITY);
     } else {
         p.eps2 = (float)(a->eps * a->eps);
     }
@@ -453,7 +470,16 @@ extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
     /* Bounded launches: the host checks cancel and reports progress
      * between them; 64 tiles per block keeps the tail of each small. */
     f.chunk = std::max((unsigned long long)f.grid * 64, f.total / 64 + 1);
-    w = kern_work{&f, 4, FASTED_MIN_CAP, fasted_more, fasted_launch, fasted_collect};
+    f.post = post;
+    if (post && post->setup)
+        FASTED_RC(post->setup(post->ctx, &k));
+    w = kern_work{&f,
+                  post ? post->d2_bytes : 4,
+                  FASTED_MIN_CAP,
+                  post ? post->extra_per_pair : 0,
+                  fasted_more,
+                  fasted_launch,
+                  fasted_collect};
     FASTED_RC(kern_drive(&k, &w));
     if (a->mode == KJOIN_PERPOINT) {
         double td = kern_now();

@@ -201,6 +201,13 @@ void kern_end(kern_run *k)
     cudaGetLastError();
 }
 
+/* Give back cached pair buffers this run charged. */
+static void kern_pairs_free_charged(kern_run *k, size_t bytes)
+{
+    kern_uncharge(k, bytes);
+    kern_pairs_free();
+}
+
 /* Pair buffers of as many pairs as wanted, halved (down to w->min_cap)
  * while the budget or the device refuses them. */
 static int kern_pairs_setup(kern_run *k, const kern_work *w)
@@ -252,6 +259,14 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
                 kern_pairs_free();
             }
         }
+        if (rc == 0 && w->extra_per_pair) {
+            /* Room for the engine's own per-pair buffers, allocated later. */
+            rc = kern_charge(k, want * w->extra_per_pair, "the refined pairs");
+            if (rc == 0)
+                kern_uncharge(k, want * w->extra_per_pair);
+            else
+                kern_pairs_free_charged(k, bytes);
+        }
         if (rc == 0)
             break;
         if (rc != KERN_ENOMEM || want / 2 < w->min_cap)
@@ -270,17 +285,20 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
 
 /* Copy np pairs back and hand them to the callback in batches, FP32 d2
  * widened (exactly) to double. */
-static int kern_pairs_drain(kern_run *k, size_t np)
+static int kern_pairs_drain(kern_run *k, const kern_step *st)
 {
+    const size_t np = (size_t)st->np;
+    const uint32_t *pi = st->pi ? st->pi : k->pi, *pj = st->pj ? st->pj : k->pj;
+    const void *pd = st->pd ? st->pd : k->pd;
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     if (np == 0)
         return 0;
     double t0 = kern_now();
-    KERN_CUDA(cudaMemcpyAsync(g_pairs.hi, k->pi, np * 4, cudaMemcpyDeviceToHost, k->st));
-    KERN_CUDA(cudaMemcpyAsync(g_pairs.hj, k->pj, np * 4, cudaMemcpyDeviceToHost, k->st));
-    KERN_CUDA(cudaMemcpyAsync(g_pairs.hd, k->pd, np * (size_t)k->d2_bytes, cudaMemcpyDeviceToHost,
-                              k->st));
+    KERN_CUDA(cudaMemcpyAsync(g_pairs.hi, pi, np * 4, cudaMemcpyDeviceToHost, k->st));
+    KERN_CUDA(cudaMemcpyAsync(g_pairs.hj, pj, np * 4, cudaMemcpyDeviceToHost, k->st));
+    KERN_CUDA(
+        cudaMemcpyAsync(g_pairs.hd, pd, np * (size_t)k->d2_bytes, cudaMemcpyDeviceToHost, k->st));
     KERN_CUDA(cudaStreamSynchronize(k->st));
     double t1 = kern_now();
     r->t_d2h += t1 - t0;
@@ -332,12 +350,13 @@ int kern_drive(kern_run *k, const kern_work *w)
         KERN_CUDA(cudaEventSynchronize(k->e1));
         r->t_kernel += kern_event_s(k->e0, k->e1);
         r->launches++;
-        kern_step s = {0, 0, 0.0};
+        kern_step s;
+        memset(&s, 0, sizeof s);
         if ((rc = w->collect(w->eng, k, &s)) != 0)
             return rc;
         if (s.overflow)
             r->refills++;
-        if (a->mode == KJOIN_PAIRS && (rc = kern_pairs_drain(k, (size_t)s.np)) != 0)
+        if (a->mode == KJOIN_PAIRS && (rc = kern_pairs_drain(k, &s)) != 0)
             return rc;
         if (a->progress)
             a->progress(a->progress_ctx, s.frac);

@@ -36,16 +36,24 @@ struct kern_run {
 /* What one finished launch left. */
 struct kern_step {
     unsigned long long np; /* PAIRS: valid pairs in the buffer, to drain */
-    int overflow;          /* PAIRS: the buffer overflowed; the engine redoes the rest */
-    double frac;           /* fraction of the whole run's work now done */
+    /* Where they are, when not in k's buffers (an engine that rewrote
+     * them, as exact's FP64 refinement does); d2 of kern_work.d2_bytes. */
+    const uint32_t *pi, *pj;
+    const void *pd;
+    int overflow; /* PAIRS: the buffer overflowed; the engine redoes the rest */
+    double frac;  /* fraction of the whole run's work now done */
 };
 
 struct kern_work {
     void *eng;
-    /* PAIRS: the engine's d2 size (4 = FP32, 8 = FP64) and the fewest pairs
-     * its buffer may hold (what one unit of work can emit). */
+    /* PAIRS: the d2 size drained (4 = FP32, 8 = FP64; the buffer's d2 array
+     * has room for cap values of this size) and the fewest pairs its
+     * buffer may hold (what one unit of work can emit). */
     int d2_bytes;
     size_t min_cap;
+    /* Device bytes a pair the engine needs besides the buffer (exact's
+     * compacted copy): the buffer is sized so that these fit too. */
+    size_t extra_per_pair;
     int (*more)(void *eng);                               /* 1 while work is left */
     int (*launch)(void *eng, kern_run *k);                /* enqueue one bounded launch on k->st */
     int (*collect)(void *eng, kern_run *k, kern_step *s); /* after it completed */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exact_bound.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -205,6 +207,7 @@ typedef struct kern_join_result {
     size_t pair_cap;          /* PAIRS: pairs the device buffer holds */
     size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
+    uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
     char variant[96];
     char device_name[128];
 } kern_join_result;
@@ -219,6 +222,9 @@ int kern_fp64_run(const kern_join_args *a, kern_join_result *r);
 int kern_ted_run(const kern_join_args *a, kern_join_result *r);
 /* TED-Join with the grid index over the first index_k dimensions. */
 int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
+/* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
+ * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
+int kern_exact_run(const kern_join_args *a, kern_join_result *r);
 
 #ifdef __cplusplus
 }

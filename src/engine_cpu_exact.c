@@ -2,7 +2,7 @@
  * distance is first computed with cpu-fp16's arithmetic (FP16 inputs
  * rounded to nearest, FP32 norms summed toward zero, FP32 products summed
  * in dimension order, d~2 = s_x + s_y - 2 x.y); the bound of
- * src/exact_bound.h decides the pairs it can (in below eps^2 - delta, out
+ * kernels/exact_bound.h decides the pairs it can (in below eps^2 - delta, out
  * above eps^2 + delta), and the band between is computed again in FP64 with
  * the cpu engine's arithmetic (direct (a-b)^2 in dimension order, no
  * contraction). So its pair set, per-point counts and histogram are the cpu
@@ -16,7 +16,7 @@
 #include "cpu_join.h"
 #include "engine.h"
 #include "err.h"
-#include "exact_bound.h"
+#include "kernels.h"
 #include "fp16.h"
 
 typedef struct xct_ctx {

@@ -113,6 +113,11 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, join_resul
     join_result_metric(res, "buffers_shrunk", r->shrunk, "");
     if (s->mode == JOIN_PAIRS)
         join_result_metric(res, "pair_buffer", (double)r->pair_cap, "pairs");
+    if (tc && s->engine->exact) {
+        join_result_metric(res, "refined_pairs", (double)r->refined, "pairs");
+        join_result_metric(res, "refined_fraction",
+                           r->pairs ? (double)r->refined / (double)r->pairs : 0, "");
+    }
     if (!tc)
         return;
     double nq = (double)(s->q1 - s->q0);

@@ -183,7 +183,9 @@ static size_t dataset_bytes(const engine *e)
     if (e->format) {
         size_t per = 128 / (size_t)e->format->elem_bytes;
         size_t row = (g_ds.d + per - 1) / per * per * (size_t)e->format->elem_bytes;
-        return ((g_ds.n + 255) / 256 * 256 + 256) * (row + 4);
+        /* exact also holds the FP64 rows for its refinement */
+        return ((g_ds.n + 255) / 256 * 256 + 256) * (row + 4) +
+               (e->exact ? g_ds.n * g_ds.d * 8 : 0);
     }
     return g_ds.n * g_ds.d * 8;
 }

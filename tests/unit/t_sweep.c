@@ -646,8 +646,8 @@ TEST(cmd_sweep_stores_and_uses)
     CHECK(cmd_exec(&s, "sweep 8 engine=cpu-fp16") == 0);
     CHECK_STR_CONTAINS(buf.data, "\"type\":\"sweep\"");
     CHECK_STR_CONTAINS(buf.data, "\"target\":8");
-    /* The FP64 reference is the GPU's fp64 engine where a device is present. */
-    CHECK_STR_CONTAINS(buf.data, kern_device_count() > 0 ? "\"ref_engine\":\"fp64\""
+    /* The reference is the GPU's exact engine where a device is present. */
+    CHECK_STR_CONTAINS(buf.data, kern_device_count() > 0 ? "\"ref_engine\":\"exact\""
                                                          : "\"ref_engine\":\"cpu\"");
     CHECK_STR_CONTAINS(buf.data, "\"passes\":");
     buf.len = 0;

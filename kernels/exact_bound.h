@@ -1,13 +1,14 @@
-/* The error bound of the `exact` engines (docs/ACCURACY.md derives it): for
+/* The error bound of the exact engines (docs/ACCURACY.md derives it): for
  * a pair (x, y) of FP64 points, how far FASTED's FP16-in, FP32-accumulate
  * squared distance d~2 = s_x + s_y - 2 x.y can lie from the exact FP64 d2,
  * near eps. A pair with d~2 <= eps^2 - delta is in the join, one with
  * d~2 > eps^2 + delta is out; the pairs between (the band) are computed
- * again in FP64 with the fp64/cpu engines' arithmetic. Pure functions, shared
- * by cpu-exact and (next) the GPU exact engine's epilogue. */
+ * again in FP64 with the fp64/cpu engines' arithmetic. Pure C, included by
+ * kernels.h: cpu-exact and the GPU exact engine use the same function. */
 #ifndef TCJ_EXACT_BOUND_H
 #define TCJ_EXACT_BOUND_H
 
+#include <math.h>
 #include <stddef.h>
 
 /* The bound's two coefficients for dimension d (docs/ACCURACY.md, (5)):
@@ -21,7 +22,28 @@ typedef struct exact_bound {
     double safety;
 } exact_bound;
 
-void exact_bound_init(exact_bound *b, size_t d);
+/* gamma_m(u) = m u / (1 - m u): the relative error bound of m roundings of
+ * unit u (Higham, Accuracy and Stability of Numerical Algorithms, 3.1). */
+static inline double exact_gamma(double m, double u)
+{
+    return m * u / (1.0 - m * u);
+}
+
+static inline void exact_bound_init(exact_bound *b, size_t d)
+{
+    const double rd = sqrt((double)d);
+    b->c_in = 0x1p-11;
+    b->c_sub = 0x1p-24 * rd;
+    b->n_abs = 0x1p-25 * rd;
+    /* Sums of d terms with unit 2^-23 (round toward zero, the norms; and a
+     * tensor core's truncating accumulation), twice (norms and product),
+     * plus the two roundings of s_x + s_y - 2 x.y: (2 gamma_d + 2^-21). */
+    b->c_acc = 2.0 * exact_gamma((double)d, 0x1p-23) + 0x1p-21;
+    /* Tensor cores do not document their accumulation's order or rounding
+     * (measured: truncation, blocks of products aligned to the largest):
+     * twice the bound; docs/ACCURACY.md says why. */
+    b->safety = 2.0;
+}
 /* delta for a pair whose FP64 norms are nx, ny, at threshold eps (not
  * squared). */
 static inline double exact_bound_delta(const exact_bound *b, double nx, double ny, double eps)
