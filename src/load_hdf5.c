@@ -255,6 +255,53 @@ static int child_death(const char *path, pid_t *pid)
                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
+ * what the child wrote to fd, decoded into out. */
+int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
+{
+    h5_msg m;
+    int rc = read_full(fd, &m, sizeof m, opt->cancel, path);
+    if (rc)
+        return rc;
+    m.text[sizeof m.text - 1] = 0;
+    if (m.rc)
+        return err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
+    /* the child's word is checked again: its memory may be what libhdf5
+     * broke */
+    size_t take = 0;
+    if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows)
+        return err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)",
+                       path, (unsigned long long)m.n, (unsigned long long)m.d);
+    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
+        return rc;
+    if (take != m.rows)
+        return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
+                       (unsigned long long)m.rows, take);
+    size_t d = (size_t)m.d;
+    ld_sink s;
+    ld_sink_init(&s, path, d, take, opt);
+    for (size_t k = 0; k < take && !rc;) {
+        rc = read_full(fd, &m, sizeof m, opt->cancel, path);
+        if (!rc && m.rc) {
+            m.text[sizeof m.text - 1] = 0;
+            rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
+        } else if (!rc && (m.rows == 0 || m.rows > take - k)) {
+            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
+                         (unsigned long long)m.rows, take - k);
+        } else if (!rc && !(rc = read_full(fd, s.x + k * d, m.rows * d * sizeof(double),
+                                           opt->cancel, path))) {
+            k += m.rows;
+        }
+    }
+    for (size_t i = 0; i < take && !rc; i++)
+        ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
+    if (rc) {
+        ld_sink_free(&s);
+        return rc;
+    }
+    return ld_finish(&s, out);
+}
+
 int load_hdf5(const char *path, const load_opts *opt, dataset *out)
 {
     uint64_t size;
@@ -300,69 +347,15 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
         _exit(load_hdf5_child(path, opt, fds[1]));
     }
     close(fds[1]);
-    int fd = fds[0], rc = 0;
-    h5_msg m;
-    ld_sink s = {0};
-    int r = read_full(fd, &m, sizeof m, opt->cancel, path);
-    if (r) {
-        rc = r == 1 ? child_death(path, &pid) : r;
-        goto done;
-    }
-    m.text[sizeof m.text - 1] = 0;
-    if (m.rc) {
-        rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
-        goto done;
-    }
-    /* the child's word is checked again: its memory may be what libhdf5
-     * broke */
-    size_t take = 0;
-    if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows) {
-        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)", path,
-                     (unsigned long long)m.n, (unsigned long long)m.d);
-        goto done;
-    }
-    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
-        goto done;
-    if (take != m.rows) {
-        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
-                     (unsigned long long)m.rows, take);
-        goto done;
-    }
-    size_t d = (size_t)m.d;
-    ld_sink_init(&s, path, d, take, opt);
-    for (size_t k = 0; k < take && !rc;) {
-        r = read_full(fd, &m, sizeof m, opt->cancel, path);
-        if (!r && m.rc) {
-            m.text[sizeof m.text - 1] = 0;
-            rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
-            break;
-        }
-        if (!r && (m.rows == 0 || m.rows > take - k)) {
-            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
-                         (unsigned long long)m.rows, take - k);
-            break;
-        }
-        if (!r)
-            r = read_full(fd, s.x + k * d, m.rows * d * sizeof(double), opt->cancel, path);
-        if (r) {
-            rc = r == 1 ? child_death(path, &pid) : r;
-            goto done;
-        }
-        k += m.rows;
-    }
-    for (size_t i = 0; i < take && !rc; i++)
-        ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
-done:
-    close(fd);
+    int rc = load_hdf5_parent(path, opt, fds[0], out);
+    if (rc == 1)
+        rc = child_death(path, &pid);
+    close(fds[0]);
     if (pid > 0) {
         /* after an error or a cancel the child may still be working */
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    if (rc) {
-        ld_sink_free(&s);
-        return rc;
-    }
-    return ld_finish(&s, out);
+    return rc;
 }
