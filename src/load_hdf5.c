@@ -255,6 +255,23 @@ static int child_death(const char *path, pid_t *pid)
                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* The child's error line, checked like its numbers: its own line names
+ * the file and holds no control character (err_msg, ld_esc); any other
+ * text (memory libhdf5 broke) is shown escaped after the file's name. */
+static int child_error(const char *path, h5_msg *m)
+{
+    int rc = m->rc >= TCJ_EUNSUP && m->rc < 0 ? m->rc : TCJ_EINVAL;
+    m->text[sizeof m->text - 1] = 0;
+    size_t k = strlen(path);
+    int plain = !strncmp(m->text, path, k) && m->text[k] == ':';
+    for (const char *c = m->text; *c && plain; c++)
+        plain = (unsigned char)*c >= 0x20 && *c != 0x7f;
+    if (plain)
+        return err_set(rc, "%s", m->text);
+    return err_set(rc, "%s: the HDF5 reader failed with a garbled message: '%s'", path,
+                   ld_esc(m->text, 200));
+}
+
 /* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
  * what the child wrote to fd, decoded into out. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
@@ -263,9 +280,8 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
     int rc = read_full(fd, &m, sizeof m, opt->cancel, path);
     if (rc)
         return rc;
-    m.text[sizeof m.text - 1] = 0;
     if (m.rc)
-        return err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
+        return child_error(path, &m);
     /* the child's word is checked again: its memory may be what libhdf5
      * broke */
     size_t take = 0;
@@ -283,8 +299,7 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
     for (size_t k = 0; k < take && !rc;) {
         rc = read_full(fd, &m, sizeof m, opt->cancel, path);
         if (!rc && m.rc) {
-            m.text[sizeof m.text - 1] = 0;
-            rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
+            rc = child_error(path, &m);
         } else if (!rc && (m.rows == 0 || m.rows > take - k)) {
             rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
                          (unsigned long long)m.rows, take - k);
