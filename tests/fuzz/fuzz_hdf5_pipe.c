@@ -12,8 +12,8 @@
  * The parent allocates the array the shape message announces, within
  * available memory, before the rows come (the child checked the shape
  * against the file's storage). Outside a sanitizer a false announcement
- * costs untouched pages; under ASan the shadow of, say, 15 GB takes
- * seconds and passes -rss_limit_mb, so inputs announcing more than
+ * costs untouched pages; under ASan writing the shadow of, say, 15 GB
+ * takes seconds and passes -rss_limit_mb, so inputs announcing more than
  * 256 MiB that memory could hold are skipped: those beyond memory, which
  * must be refused before any allocation, still run. */
 #include <fcntl.h>
