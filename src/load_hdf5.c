@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,9 +140,15 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
      * was never written stores none, whatever its dims say. Compressed data
      * is allowed H5_MAX_RATIO times its storage: deflate cannot pass about
      * 1032:1, and a few KB of file must not make the parent fill gigabytes
-     * with fill values. */
+     * with fill values. The storage libhdf5 reports is what the layout
+     * message declares: unless it lies in external files, the file must
+     * hold it (fuzz_hdf5_child: 2 KB declaring exabytes). */
     uint64_t stored = H5Dget_storage_size(dset), want = 0;
     dcpl = H5Dget_create_plist(dset);
+    struct stat st;
+    if ((dcpl < 0 || H5Pget_external_count(dcpl) <= 0) && stat(path, &st) == 0 &&
+        (uint64_t)st.st_size < stored)
+        stored = (uint64_t)st.st_size;
     int filtered = dcpl < 0 || H5Pget_nfilters(dcpl) != 0;
     size_t take = 0;
     rc = ld_check_dims(path, field, UINT64_MAX, n, d, es, UINT64_MAX,
@@ -255,6 +262,68 @@ static int child_death(const char *path, pid_t *pid)
                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* The child's error line, checked like its numbers: its own line names
+ * the file and holds no control character (err_msg, ld_esc); any other
+ * text (memory libhdf5 broke) is shown escaped after the file's name. */
+static int child_error(const char *path, h5_msg *m)
+{
+    int rc = m->rc >= TCJ_EUNSUP && m->rc < 0 ? m->rc : TCJ_EINVAL;
+    m->text[sizeof m->text - 1] = 0;
+    size_t k = strlen(path);
+    int plain = !strncmp(m->text, path, k) && m->text[k] == ':';
+    for (const char *c = m->text; *c && plain; c++)
+        plain = (unsigned char)*c >= 0x20 && *c != 0x7f;
+    if (plain)
+        return err_set(rc, "%s", m->text);
+    return err_set(rc, "%s: the HDF5 reader failed with a garbled message: '%s'", path,
+                   ld_esc(m->text, 200));
+}
+
+/* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
+ * what the child wrote to fd, decoded into out. */
+int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
+{
+    h5_msg m;
+    int rc = read_full(fd, &m, sizeof m, opt->cancel, path);
+    if (rc)
+        return rc;
+    if (m.rc)
+        return child_error(path, &m);
+    /* the child's word is checked again: its memory may be what libhdf5
+     * broke */
+    size_t take = 0;
+    if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows)
+        return err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)",
+                       path, (unsigned long long)m.n, (unsigned long long)m.d);
+    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
+        return rc;
+    if (take != m.rows)
+        return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
+                       (unsigned long long)m.rows, take);
+    size_t d = (size_t)m.d;
+    ld_sink s;
+    ld_sink_init(&s, path, d, take, opt);
+    for (size_t k = 0; k < take && !rc;) {
+        rc = read_full(fd, &m, sizeof m, opt->cancel, path);
+        if (!rc && m.rc) {
+            rc = child_error(path, &m);
+        } else if (!rc && (m.rows == 0 || m.rows > take - k)) {
+            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
+                         (unsigned long long)m.rows, take - k);
+        } else if (!rc && !(rc = read_full(fd, s.x + k * d, m.rows * d * sizeof(double),
+                                           opt->cancel, path))) {
+            k += m.rows;
+        }
+    }
+    for (size_t i = 0; i < take && !rc; i++)
+        ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
+    if (rc) {
+        ld_sink_free(&s);
+        return rc;
+    }
+    return ld_finish(&s, out);
+}
+
 int load_hdf5(const char *path, const load_opts *opt, dataset *out)
 {
     uint64_t size;
@@ -300,69 +369,15 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
         _exit(load_hdf5_child(path, opt, fds[1]));
     }
     close(fds[1]);
-    int fd = fds[0], rc = 0;
-    h5_msg m;
-    ld_sink s = {0};
-    int r = read_full(fd, &m, sizeof m, opt->cancel, path);
-    if (r) {
-        rc = r == 1 ? child_death(path, &pid) : r;
-        goto done;
-    }
-    m.text[sizeof m.text - 1] = 0;
-    if (m.rc) {
-        rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
-        goto done;
-    }
-    /* the child's word is checked again: its memory may be what libhdf5
-     * broke */
-    size_t take = 0;
-    if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows) {
-        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)", path,
-                     (unsigned long long)m.n, (unsigned long long)m.d);
-        goto done;
-    }
-    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
-        goto done;
-    if (take != m.rows) {
-        rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
-                     (unsigned long long)m.rows, take);
-        goto done;
-    }
-    size_t d = (size_t)m.d;
-    ld_sink_init(&s, path, d, take, opt);
-    for (size_t k = 0; k < take && !rc;) {
-        r = read_full(fd, &m, sizeof m, opt->cancel, path);
-        if (!r && m.rc) {
-            m.text[sizeof m.text - 1] = 0;
-            rc = err_set(m.rc >= TCJ_EUNSUP && m.rc < 0 ? m.rc : TCJ_EINVAL, "%s", m.text);
-            break;
-        }
-        if (!r && (m.rows == 0 || m.rows > take - k)) {
-            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
-                         (unsigned long long)m.rows, take - k);
-            break;
-        }
-        if (!r)
-            r = read_full(fd, s.x + k * d, m.rows * d * sizeof(double), opt->cancel, path);
-        if (r) {
-            rc = r == 1 ? child_death(path, &pid) : r;
-            goto done;
-        }
-        k += m.rows;
-    }
-    for (size_t i = 0; i < take && !rc; i++)
-        ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
-done:
-    close(fd);
+    int rc = load_hdf5_parent(path, opt, fds[0], out);
+    if (rc == 1)
+        rc = child_death(path, &pid);
+    close(fds[0]);
     if (pid > 0) {
         /* after an error or a cancel the child may still be working */
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    if (rc) {
-        ld_sink_free(&s);
-        return rc;
-    }
-    return ld_finish(&s, out);
+    return rc;
 }

@@ -128,6 +128,11 @@ int hdf5_probe(const unsigned char *head, size_t len);
  * the shape, then the rows as float64, or an error, to fd (see
  * src/load_hdf5.c). In-process only for tests/fuzz/fuzz_hdf5_child.c. */
 int load_hdf5_child(const char *path, const load_opts *opt, int fd);
+/* What load_hdf5's parent does with that stream, read from fd: check it
+ * and fill out. Returns 0, an error with one line set, or 1 when the
+ * stream ends early or fails, with no line set (load_hdf5 then says how
+ * the child died). In-process only for tests/fuzz/fuzz_hdf5_pipe.c. */
+int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif

@@ -5,7 +5,9 @@
  * tests/unit/t_hostile.c check that), kept as a regression input. libhdf5
  * keeps caches that look like leaks, so leak detection is off here, and
  * it asks malloc for sizes read from the file (289 PB in one seed): a NULL
- * it handles, as it gets outside the sanitizer. */
+ * it handles, as it gets outside the sanitizer. With FUZZ_HDF5_STREAM=FILE
+ * the output goes to FILE instead, the last input's alone: what the child
+ * sends the parent, the seeds of fuzz_hdf5_pipe. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -21,7 +23,11 @@ const char *__asan_default_options(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int sink = -1;
-    if (sink < 0 && (sink = open("/dev/null", O_WRONLY)) < 0)
+    const char *keep = getenv("FUZZ_HDF5_STREAM");
+    if (sink < 0 && (sink = keep ? open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+                                 : open("/dev/null", O_WRONLY)) < 0)
+        abort();
+    if (keep && (ftruncate(sink, 0) || lseek(sink, 0, SEEK_SET)))
         abort();
     load_opts o;
     load_opts_init(&o);

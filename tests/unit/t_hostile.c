@@ -682,3 +682,27 @@ TEST(libhdf5_sigsegv_is_one_line)
                                   "file (signal 11, ");
     CHECK(!strchr(err_msg(), '\n'));
 }
+
+/* Ours, found by tests/fuzz/fuzz_hdf5_child: 2.2 KB of file whose "test"
+ * declares 4278190078 x 419889406 doubles and as much storage. libhdf5
+ * reports the declared storage, so with limit=1 (one row of 3.4 GB, within
+ * memory) the child and the parent each allocated 3.4 GB before the read
+ * failed. The storage is now bounded by the file's size. */
+TEST(hdf5_storage_beyond_the_file_is_refused)
+{
+    const char *p = repo_file("tests/fuzz/corpus/hdf5/storage-beyond-file");
+    if (access(p, R_OK) != 0)
+        t_skip("tests/fuzz/corpus not beside the build");
+    dataset d;
+    load_opts o = {.header = -1, .h5name = "test", .limit = 1};
+    CHECK(dataset_load(p, &o, &d) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "storage-beyond-file: dataset 'test' dims gives 4278190078 x "
+                                  "419889406 values of 8 bytes = 14.4 EB, but 2.2 KB are stored");
+    /* its "train" loads */
+    o.h5name = NULL;
+    o.limit = 0;
+    CHECK_MSG(dataset_load(p, &o, &d) == 0, "%s", err_msg());
+    CHECK_EQ_INT(d.n, 5);
+    CHECK_EQ_INT(d.d, 3);
+    dataset_free(&d);
+}
