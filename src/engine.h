@@ -41,6 +41,11 @@ typedef struct engine_opts {
     int index_k;         /* ted-index: dimensions indexed, default 6 */
     size_t batch_pairs;  /* pairs per sink batch (host and device buffers) */
     int device;          /* CUDA device ordinal */
+    /* CPU engines: kernels' instruction set (cpu_simd_isa; 0 = auto, or
+     * $TCJOIN_CPU_SIMD) and the grid index (0 = auto: when it prunes, or
+     * $TCJOIN_CPU_INDEX=on|off; 1 = off; 2 = on whenever it can be built). */
+    int cpu_simd;
+    int cpu_index;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);
