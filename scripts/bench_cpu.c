@@ -159,7 +159,7 @@ static void run_job_body(job *j)
         cpu_join_transpose(p, x, sizeof *x, KD, 0, nc);
         for (long r = 0; r < j->it; r++)
             for (size_t q = 0; q < KQ; q += ops->f64_rows) {
-                ops->f64(x + q * KD, ops->f64_rows, KD, p, nc / CPU_GROUP, 1e300, out, nc);
+                ops->f64(x + q * KD, ops->f64_rows, KD, p, nc, 1e300, out, nc, NULL);
                 j->sink += out[0];
             }
         j->flops = 3.0 * KD * (double)nc * KQ * (double)j->it;

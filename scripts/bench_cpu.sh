@@ -30,7 +30,7 @@ field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1; }
 # run SETUP CMD: one tcjoin process; sets kernel, total, pairs, sel, variant
 # (of the run record) and cpu (user+sys seconds of the process)
 run() {
-    /usr/bin/time -f "%U %S" -o "$tmp/time" "$bin" --db /dev/null --json -e "$1; $2" \
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$bin" --db "$tmp/s.db" --json -e "$1; $2" \
         >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
     grep '"type":"run"' "$tmp/out" >"$tmp/rec"
     kernel=$(field kernel_s <"$tmp/rec")
@@ -44,7 +44,7 @@ run() {
 setup_cpu() {
     best=
     for _ in 1 2; do
-        /usr/bin/time -f "%U %S" -o "$tmp/time" "$bin" --db /dev/null -e "$1" >/dev/null 2>&1
+        /usr/bin/time -f "%U %S" -o "$tmp/time" "$bin" --db "$tmp/s.db" -e "$1" >/dev/null 2>&1
         c=$(awk '{print $1 + $2}' "$tmp/time")
         best=$(awk -v a="$best" -v b="$c" 'BEGIN { print (a == "" || b < a) ? b : a }')
     done

@@ -282,8 +282,20 @@ static void cj_rows(cj_worker *w, size_t qa, size_t qe, size_t ca, size_t ce)
 {
     cj_shared *sh = w->sh;
     const cpu_kernel *k = sh->k;
+    const join_spec *s = sh->spec;
+    const int counting = k->count && (s->mode == JOIN_COUNT || s->mode == JOIN_PERPOINT);
     for (size_t q = qa; q < qe; q += sh->nrows) {
         size_t nr = qe - q < sh->nrows ? qe - q : sh->nrows;
+        if (counting) {
+            uint64_t cnt[CPU_SIMD_MAX_ROWS] = {0};
+            k->count(k->ctx, w->scratch, q, nr, ca, ce, sh->lim, cnt);
+            for (size_t r = 0; r < nr; r++) {
+                w->pairs += cnt[r];
+                if (s->mode == JOIN_PERPOINT)
+                    s->counts[(sh->order ? sh->order[q + r] : q + r) - sh->q0] += cnt[r];
+            }
+            continue;
+        }
         if (k->rows)
             k->rows(k->ctx, w->scratch, q, nr, ca, ce, sh->lim, w->out, sh->cb);
         else

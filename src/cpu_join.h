@@ -38,6 +38,11 @@ typedef struct cpu_kernel {
     void (*rows)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
                  double lim, double *out, size_t ostride);
     size_t rows_max;
+    /* Optional, for COUNT and PERPOINT: cnt[r] += how many candidates of
+     * [c0, c1) row q+r joins (d2 <= lim, where lim is eps2 in those
+     * modes), for r < nr <= rows_max, with no values stored. */
+    void (*count)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
+                  double lim, uint64_t *cnt);
     /* Optional: a grid index (src/cpu_grid.h) the engine built for this
      * join's radius; row numbers given to prepare, row and rows are then
      * positions in grid->order, and each query row meets only the rows of

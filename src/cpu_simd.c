@@ -28,10 +28,11 @@ int cpu_simd_has(cpu_simd_isa isa)
 #if defined(__x86_64__) && defined(__GNUC__)
     /* The OS must save the wide registers too: __builtin_cpu_supports
      * reads CPUID and XCR0 (libgcc's cpu model), so both are covered. */
+    /* the counting step uses popcnt, which every such CPU has */
     if (isa == CPU_SIMD_AVX2)
-        return __builtin_cpu_supports("avx2");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
     if (isa == CPU_SIMD_AVX512)
-        return __builtin_cpu_supports("avx512f");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
 #endif
     return isa == CPU_SIMD_SCALAR;
 }

@@ -12,6 +12,7 @@
 #define TCJ_CPU_SIMD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Most query rows one kernel call takes (the driver's out buffer holds this
  * many rows). */
@@ -25,13 +26,16 @@ typedef enum cpu_simd_isa {
     CPU_SIMD_NISA,
 } cpu_simd_isa;
 
-/* FP64 direct form: for r < nr, query row a + r*d against ng groups at p:
- * out[r*ostride + lane] = sum over k, in order, of (a_k - b_k)^2, s = s + u*u
- * with u = a_k - b_k, each step rounded. A group may stop early once every
- * partial sum of it (all nr rows) is above lim; its values are then some
- * partial sums, above lim. */
-typedef void cpu_simd_f64_fn(const double *a, size_t nr, size_t d, const double *p, size_t ng,
-                             double lim, double *out, size_t ostride);
+/* FP64 direct form: for r < nr, query row a + r*d against the nc
+ * candidates at p (groups of CPU_GROUP, the last one padded):
+ * out[r*ostride + c] = sum over k, in order, of (a_k - b_k)^2, s = s + u*u
+ * with u = a_k - b_k, each step rounded (whole groups are stored). A group
+ * may stop early once every partial sum of it (all nr rows) is above lim;
+ * its values are then some partial sums, above lim. With cnt (nr entries)
+ * nothing is stored: cnt[r] += how many of the nc values are <= lim (NaN
+ * is not), the COUNT and PERPOINT modes without a pass over out. */
+typedef void cpu_simd_f64_fn(const double *a, size_t nr, size_t d, const double *p, size_t nc,
+                             double lim, double *out, size_t ostride, uint64_t *cnt);
 /* FP32 dot product: dot[r*ostride + lane] = sum over k, in order, of
  * a_k*b_k, acc = acc + p with p = a_k*b_k rounded to FP32 first (never an
  * FMA: the emulation rounds the product, which matters when it leaves

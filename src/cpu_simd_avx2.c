@@ -5,8 +5,10 @@
 #include "cpu_simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,popcnt")
 #include <immintrin.h>
+#define CS_LE(v, lim)                                                                              \
+    ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((__m256d)(v), _mm256_set1_pd(lim), _CMP_LE_OQ)))
 #define CS_ABOVE(v, lim)                                                                           \
     ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((__m256d)(v), _mm256_set1_pd(lim), _CMP_GT_OQ)))
 #define CS_VW 4

@@ -5,8 +5,9 @@
 #include "cpu_simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#pragma GCC target("avx512f")
+#pragma GCC target("avx512f,popcnt")
 #include <immintrin.h>
+#define CS_LE(v, lim) ((unsigned)_mm512_cmp_pd_mask((__m512d)(v), _mm512_set1_pd(lim), _CMP_LE_OQ))
 #define CS_ABOVE(v, lim)                                                                           \
     ((unsigned)_mm512_cmp_pd_mask((__m512d)(v), _mm512_set1_pd(lim), _CMP_GT_OQ))
 #define CS_VW 8

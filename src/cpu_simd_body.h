@@ -6,6 +6,7 @@
  *   CS_ABOVE(v, lim) a bit per lane of the cs_vd v, set where v > lim
  *            (NaN: clear), as an unsigned: the short-circuit test, which
  *            generic vector code turns into slow lane extraction
+ *   CS_LE(v, lim)    likewise where v <= lim (NaN: clear), for counting
  * Written with GCC vector extensions so that the compiler, under the file's
  * target, picks the instructions; each lane is one candidate summed in k
  * order, so every path gives the scalar bits.
@@ -42,15 +43,20 @@ _Static_assert(CS_R64 <= CPU_SIMD_MAX_ROWS && CS_R32 <= CPU_SIMD_MAX_ROWS, "rows
 /* CS_R64 rows x CS_NV vectors of independent sums: enough chains to hide
  * the adder's latency, and each candidate vector, loaded once, serves
  * every row. Rows past nr repeat row 0 (their results are not stored). */
-static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, size_t ng, double lim,
-                       double *out, size_t ostride)
+static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, size_t nc, double lim,
+                       double *out, size_t ostride, uint64_t *cnt)
 {
     const double *ar[CS_R64];
     for (size_t r = 0; r < CS_R64; r++)
         ar[r] = a + (r < nr ? r : 0) * d;
-    for (size_t g = 0; g < ng; g++, p += d * CPU_GROUP, out += CPU_GROUP) {
+    for (size_t g = 0; g * CPU_GROUP < nc; g++, p += d * CPU_GROUP, out += CPU_GROUP) {
         cs_vd s[CS_R64][CS_NV];
-        memset(s, 0, sizeof s);
+        /* assigned, not memset: a memset of the array became rep stos */
+#pragma GCC unroll 8
+        for (size_t r = 0; r < CS_R64; r++)
+#pragma GCC unroll 8
+            for (size_t v = 0; v < CS_NV; v++)
+                s[r][v] = (cs_vd){0};
         size_t k = 0;
         while (k < d) {
             size_t kend = k + CS_STEP < d ? k + CS_STEP : d;
@@ -77,8 +83,20 @@ static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, si
                     break;
             }
         }
-        for (size_t r = 0; r < nr; r++)
-            memcpy(out + r * ostride, s[r], sizeof s[r]);
+        if (cnt) {
+            /* lanes past nc are padding */
+            size_t left = nc - g * CPU_GROUP;
+#pragma GCC unroll 8
+            for (size_t v = 0; v < CS_NV; v++) {
+                size_t in = left > v * CS_VW ? left - v * CS_VW : 0;
+                unsigned valid = in >= CS_VW ? (1u << CS_VW) - 1 : (1u << in) - 1;
+                for (size_t r = 0; r < nr; r++)
+                    cnt[r] += (uint64_t)__builtin_popcount(CS_LE(s[r][v], lim) & valid);
+            }
+        } else {
+            for (size_t r = 0; r < nr; r++)
+                memcpy(out + r * ostride, s[r], sizeof s[r]);
+        }
     }
 }
 
@@ -91,7 +109,11 @@ static void CS_FN(f32)(const float *a, size_t nr, size_t d, const float *p, size
         ar[r] = a + (r < nr ? r : 0) * d;
     for (size_t g = 0; g < ng; g++, p += d * CPU_GROUP, dot += CPU_GROUP) {
         cs_vf acc[CS_R32][CS_NVF];
-        memset(acc, 0, sizeof acc);
+#pragma GCC unroll 8
+        for (size_t r = 0; r < CS_R32; r++)
+#pragma GCC unroll 8
+            for (size_t v = 0; v < CS_NVF; v++)
+                acc[r][v] = (cs_vf){0};
         for (size_t k = 0; k < d; k++) {
             const cs_vf *b = (const cs_vf *)(p + k * CPU_GROUP);
 #pragma GCC unroll 8

@@ -6,6 +6,7 @@
 #define CS_R32 1
 #define CS_FN(x) cs_scalar_##x
 /* NaN compares false, as in the scalar test s > lim */
+#define CS_LE(v, lim) ((unsigned)((v)[0] <= (lim)) | (unsigned)((v)[1] <= (lim)) << 1)
 #define CS_ABOVE(v, lim) ((unsigned)((v)[0] > (lim)) | (unsigned)((v)[1] > (lim)) << 1)
 #include "cpu_simd_body.h"
 

@@ -30,8 +30,14 @@ static void cpu_rows(const void *vctx, const void *scratch, size_t q, size_t nr,
                      size_t c1, double lim, double *out, size_t ostride)
 {
     const cpu_ctx *ctx = vctx;
-    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, (c1 - c0 + CPU_GROUP - 1) / CPU_GROUP,
-                  lim, out, ostride);
+    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, out, ostride, NULL);
+}
+
+static void cpu_count(const void *vctx, const void *scratch, size_t q, size_t nr, size_t c0,
+                      size_t c1, double lim, uint64_t *cnt)
+{
+    const cpu_ctx *ctx = vctx;
+    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, NULL, 0, cnt);
 }
 
 static void cpu_row(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
@@ -63,6 +69,7 @@ static int cpu_run(const join_spec *s, join_result *res)
         .row = cpu_row,
         .rows = cpu_rows,
         .rows_max = ops->f64_rows,
+        .count = cpu_count,
         .grid = xg ? &g : NULL,
         .ctx = &ctx,
         .row_bytes = d * sizeof(double),

@@ -169,8 +169,20 @@ TEST(simd_kernels_equal_the_scalar_sum)
             const double lim = 0.1 * (double)d;
             for (size_t nr = 1; nr <= ops->f64_rows; nr++)
                 for (int with_lim = 0; with_lim < 2; with_lim++) {
-                    ops->f64(ds.x + qa * d, nr, d, p, ng, with_lim ? lim : INFINITY, out,
-                             ng * CPU_GROUP);
+                    ops->f64(ds.x + qa * d, nr, d, p, nc, with_lim ? lim : INFINITY, out,
+                             ng * CPU_GROUP, NULL);
+                    /* counting: the values at or below the limit, padding
+                     * lanes (past nc) left out */
+                    uint64_t cnt[CPU_SIMD_MAX_ROWS] = {0};
+                    ops->f64(ds.x + qa * d, nr, d, p, nc, lim, NULL, 0, cnt);
+                    for (size_t r = 0; r < nr; r++) {
+                        uint64_t want = 0;
+                        for (size_t c = 0; c < nc; c++)
+                            want += direct_d2(&ds, qa + r, c) <= lim;
+                        CHECK_MSG(cnt[r] == want, "%s d=%zu nr=%zu: count %llu, want %llu",
+                                  ops->name, d, nr, (unsigned long long)cnt[r],
+                                  (unsigned long long)want);
+                    }
                     for (size_t r = 0; r < nr; r++)
                         for (size_t c = 0; c < nc; c++) {
                             double want = direct_d2(&ds, qa + r, c);
