@@ -116,8 +116,8 @@ echo "$cases" | while IFS='|' read -r name setup eps; do
     if [ "$brute" != 0 ]; then
         TCJOIN_CPU_INDEX=off run "$setup; eps $eps" "run cpu"
         [ "$pairs" = "$ipairs" ] || { echo "bench_cpu: $name: index $ipairs pairs, brute $pairs" >&2; exit 1; }
-        bw=$total
-        bc=$(awk -v c="$cpu" -v b="$base" 'BEGIN { print c - b }')
+        bw=$(awk -v t="$total" 'BEGIN { printf "%.2f", t }')
+        bc=$(awk -v c="$cpu" -v b="$base" 'BEGIN { printf "%.2f", c - b }')
         sw=$(awk -v a="$bw" -v b="$iw" 'BEGIN { printf "%.0fx", a / b }')
         sc=$(awk -v a="$bc" -v b="$ic" 'BEGIN { printf "%.0fx", a / (b > 0.005 ? b : 0.005) }')
     fi
