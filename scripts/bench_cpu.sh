@@ -96,10 +96,12 @@ echo
 echo "| data | n | d | eps | S | index | brute s (wall) | brute CPU s | index s (wall, build included) | index CPU s | speedup (wall) | speedup (CPU) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # name|setup|eps: clouds uniform in the unit cube, eps for S ~ 10 from the
-# volume of the d-ball; kitti at an eps measured to give S ~ 10
-cases="cloud-d3|gen uniform n=$npts d=3 seed=3|$(awk -v n="$npts" 'BEGIN { print (10 * 3 / (4 * 3.141592653589793 * n)) ^ (1 / 3) }')
-cloud-d4|gen uniform n=$npts d=4 seed=4|$(awk -v n="$npts" 'BEGIN { print (10 * 2 / (3.141592653589793 ^ 2 * n)) ^ (1 / 4) }')
-cloud-d8|gen uniform n=$npts d=8 seed=8|$(awk -v n="$npts" 'BEGIN { print (10 * 24 / (3.141592653589793 ^ 4 * n)) ^ (1 / 8) }')
+# volume of the d-ball, times a factor for the neighbours lost at the
+# cube's faces (measured at n = 192000: S 9.75, 9.23 and 5.88 without it);
+# kitti at an eps measured to give S ~ 10
+cases="cloud-d3|gen uniform n=$npts d=3 seed=3|$(awk -v n="$npts" 'BEGIN { print 1.008 * (10 * 3 / (4 * 3.141592653589793 * n)) ^ (1 / 3) }')
+cloud-d4|gen uniform n=$npts d=4 seed=4|$(awk -v n="$npts" 'BEGIN { print 1.02 * (10 * 2 / (3.141592653589793 ^ 2 * n)) ^ (1 / 4) }')
+cloud-d8|gen uniform n=$npts d=8 seed=8|$(awk -v n="$npts" 'BEGIN { print 1.069 * (10 * 24 / (3.141592653589793 ^ 4 * n)) ^ (1 / 8) }')
 kitti|load $data/kitti_000000_xyzr.f32 format=raw dtype=f32 dim=4|0.2"
 echo "$cases" | while IFS='|' read -r name setup eps; do
     base=$(setup_cpu "$setup")
