@@ -12,14 +12,15 @@
  * order, so every path gives the scalar bits.
  *
  * Flops: the FP64 form costs 3 per dimension and pair (a-b, u*u, s+u) in
- * 3 vector instructions, none of which is an FMA (fusing u*u + s would
- * change the bits of the ground truth). Peak is counted as FMA lanes x 2:
- * a core with 2 FMA pipes and 2 separate FP add pipes (Zen 4/5) can issue
- * the 2 adds on the add pipes and the multiply on an FMA pipe, one
- * dimension-vector per cycle: 3 flops per lane where an FMA peak counts 4,
- * so 75% of peak is the arithmetic limit of this form; on cores whose adds
- * share the FMA pipes (Intel before Golden Cove) it is 3 instructions for 2
- * pipes: 2/3 x 4/... = 50%. */
+ * 3 vector instructions, none of them an FMA (fusing u*u + s would change
+ * the bits of the ground truth). Peak counts an FMA as 2 flops per lane.
+ * On a core with 2 FMA pipes and 2 separate add pipes (Zen 4/5) the 2 adds
+ * and the multiply of one dimension issue in one cycle per vector: 3 flops
+ * per lane where the FMA peak counts 4, so 75% of peak is this form's
+ * limit (measured: 74-77%, docs/BENCHMARKS.md). Where adds share the 2
+ * FMA pipes (Intel before Golden Cove) the 3 instructions take 1.5 cycles
+ * per vector: 2 flops per lane and cycle against 4, 50%.
+ */
 #ifndef CS_VW
 #error "define CS_VW, CS_R64, CS_R32 and CS_FN before including cpu_simd_body.h"
 #endif
