@@ -141,6 +141,13 @@ $(BUILD)/tests/f_%: tests/faults/f_%.c
 
 tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
 
+# The CPU benchmark's driver (peak, form and kernel GFLOPS; scripts/bench_cpu.sh).
+$(BUILD)/bench/bench_cpu: scripts/bench_cpu.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CUDA_LIBS) $(LDLIBS)
+
+bench-cpu-build: $(BUILD)/tcjoin $(BUILD)/bench/bench_cpu
+
 deps:
 	@sh scripts/deps.sh
 
@@ -215,6 +222,6 @@ fmt:
 clean:
 	rm -rf build build-san build-cpu build-fuzz
 
-.PHONY: all tests deps demo test bench install fmt clean fuzz fuzz-build fuzz-available
+.PHONY: all tests deps demo test bench bench-cpu-build install fmt clean fuzz fuzz-build fuzz-available
 .SECONDARY:
 -include $(shell find $(BUILD) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FUZZ_BUILD)) -name '*.d' 2>/dev/null)

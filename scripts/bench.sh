@@ -5,6 +5,8 @@
 # Figure 8 against cuBLAS in the same run), then the FP64 engines' benchmarks
 # (scripts/bench_ted). Without one: the eps-search benchmark on the CPU, and
 # a line saying how to run the GPU part on a machine that has a device.
+# Then, either way, the CPU benchmarks (scripts/bench_cpu.sh: FP64 peak,
+# the CPU kernels' GFLOPS, the grid index against brute force).
 #   sh scripts/bench.sh [BUILD]
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -21,3 +23,4 @@ else
     echo "bench: carry build-gpu to a GPU machine and run 'bash scripts/gpu-check' there."
     LIMIT=${LIMIT:-5000} GEN_N=${GEN_N:-5000} sh scripts/bench_sweep.sh "$B"
 fi
+sh scripts/bench_cpu.sh "$B"

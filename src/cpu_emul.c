@@ -1,5 +1,6 @@
 #include "cpu_emul.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ typedef struct emul_ctx {
     const float *h; /* coordinates rounded to the format, widened, n*d */
     const float *s; /* squared norms, FP32 rounded toward zero */
     size_t d;
+    const cpu_simd_ops *ops;
 } emul_ctx;
 
 static float emul_dist2(const emul_ctx *ctx, size_t q, size_t c, float a)
@@ -23,48 +25,38 @@ static float emul_dist2(const emul_ctx *ctx, size_t q, size_t c, float a)
     return d2 < 0.0f ? 0.0f : d2;
 }
 
-typedef float v4f __attribute__((vector_size(16)));
-
 static void emul_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
 {
     const emul_ctx *ctx = vctx;
     cpu_join_transpose(scratch, ctx->h, sizeof *ctx->h, ctx->d, c0, c1);
 }
 
-/* One lane per candidate, each accumulated in k order (acc + p rounds once;
- * the product is exact), so every lane equals the scalar fmaf chain. Named
- * accumulators stay in registers. No short-circuit: a partial dot product
- * bounds nothing. */
-static void emul_row(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
-                     double lim, double *out)
+/* The dot products by the kernels of src/cpu_simd_<isa>.c (one lane per
+ * candidate, each accumulated in k order: acc + p rounds once, the product
+ * is exact, so every lane equals the scalar fmaf chain), a group at a time,
+ * then dist2 per pair. No short-circuit: a partial dot product bounds
+ * nothing. */
+static void emul_rows(const void *vctx, const void *scratch, size_t q, size_t nr, size_t c0,
+                      size_t c1, double lim, double *out, size_t ostride)
 {
-    _Static_assert(CPU_GROUP == 16, "emul_row unrolls 4 v4f lanes");
     (void)lim;
     const emul_ctx *ctx = vctx;
     const size_t d = ctx->d;
-    const float *a = ctx->h + q * d;
     const float *p = scratch;
+    float dot[CPU_SIMD_MAX_ROWS][CPU_GROUP];
     for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP) {
-        v4f acc0 = {0, 0, 0, 0}, acc1 = acc0, acc2 = acc0, acc3 = acc0;
-        for (size_t k = 0; k < d; k++) {
-            const v4f av = {a[k], a[k], a[k], a[k]};
-            const v4f *b = (const v4f *)(p + k * CPU_GROUP);
-            acc0 += av * b[0];
-            acc1 += av * b[1];
-            acc2 += av * b[2];
-            acc3 += av * b[3];
-        }
-        float dot[CPU_GROUP];
-        for (int w = 0; w < 4; w++) {
-            dot[w] = acc0[w];
-            dot[4 + w] = acc1[w];
-            dot[8 + w] = acc2[w];
-            dot[12 + w] = acc3[w];
-        }
+        ctx->ops->f32(ctx->h + q * d, nr, d, p, 1, dot[0], CPU_GROUP);
         size_t m = c1 - g < CPU_GROUP ? c1 - g : CPU_GROUP;
-        for (size_t w = 0; w < m; w++)
-            out[g - c0 + w] = emul_dist2(ctx, q, g + w, dot[w]);
+        for (size_t r = 0; r < nr; r++)
+            for (size_t w = 0; w < m; w++)
+                out[r * ostride + g - c0 + w] = emul_dist2(ctx, q + r, g + w, dot[r][w]);
     }
+}
+
+static void emul_row(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
+                     double lim, double *out)
+{
+    emul_rows(vctx, scratch, q, 1, c0, c1, lim, out, 0);
 }
 
 /* A converted dataset, shared by reference count. The cache keeps the last
@@ -160,6 +152,47 @@ static emul_data *emul_data_get(const cpu_emul_format *f, const dataset *ds, int
     return c;
 }
 
+/* The radius of the grid index for an emulation (cpu_grid.h): every pair
+ * this arithmetic can join differs by at most it along each coordinate;
+ * 0 when no safe radius exists. lim is the FP32 limit compared with.
+ * - d2 against the exact |h_i - h_j|^2 = D^2 of the rounded inputs: the
+ *   band of docs/CPU_ENGINES.md, E <= (2d+2) 2^-23 (S + D^2) with S the
+ *   two squared norms, taken twice over: c = (2d+4) 2^-22; a joined pair
+ *   has D^2 - c (2 Smax + D^2) <= lim, so D^2 <= (lim + 2c Smax) / (1 - c);
+ * - the inputs: |h - x| <= 2^-in_bits |x| + 2^-24 (to nearest, subnormals
+ *   included), so a coordinate differs by at most D + 2 (u Xmax + 2^-24).
+ * A point whose converted row is not finite joins nothing but itself (its
+ * norm is Inf or NaN, so its d2 is Inf or NaN). Norms near FP32's range
+ * could saturate (the rz norm stops at FLT_MAX) and join far points: no
+ * index then. */
+static double emul_radius(const join_spec *s, const emul_data *data, double lim)
+{
+    const size_t n = data->n, d = data->d;
+    if (!s->engine || !(lim >= 0) || !isfinite(lim))
+        return 0;
+    double smax = 0, xmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double sq = 0;
+        for (size_t k = 0; k < d; k++)
+            sq += (double)data->h[i * d + k] * data->h[i * d + k];
+        if (!isfinite(sq))
+            continue;
+        smax = sq > smax ? sq : smax;
+        for (size_t k = 0; k < d; k++) {
+            double a = fabs(s->ds->x[i * d + k]);
+            xmax = a > xmax ? a : xmax;
+        }
+    }
+    if (!(smax <= 0x1p120) || !isfinite(xmax))
+        return 0;
+    const double c = (2.0 * (double)d + 4.0) * 0x1p-22;
+    if (c >= 0.5)
+        return 0;
+    const double u = ldexp(1.0, -s->engine->in_bits);
+    double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
+    return (dmax + 2 * (u * xmax + 0x1p-24)) * (1 + 1e-9);
+}
+
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
@@ -177,11 +210,30 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     char name[96];
     snprintf(name, sizeof name, "%s inputs%s, fp32 accumulate, norms rz", f->name,
              reused ? " (cached)" : "");
-    emul_ctx ctx = {.h = data->h, .s = data->s, .d = d};
+    const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
+    emul_ctx ctx = {.h = data->h, .s = data->s, .d = d, .ops = ops};
+    const double lim = edges ? edges[s->hist_nbins] : (float)(s->eps * s->eps);
+    double r = emul_radius(s, data, lim);
+    cpu_grid g;
+    float *hg = NULL, *sg = NULL;
+    if (r > 0 && cpu_join_index(s, r, &g, res)) {
+        /* The converted rows in cell order: a row's values depend on that
+         * row alone, so they are the same bits. */
+        hg = xmalloc(s->ds->n * d * sizeof *hg);
+        sg = xmalloc(s->ds->n * sizeof *sg);
+        cpu_grid_gather(&g, data->h, d * sizeof *hg, hg);
+        cpu_grid_gather(&g, data->s, sizeof *sg, sg);
+        ctx.h = hg;
+        ctx.s = sg;
+    }
     cpu_kernel k = {
+        .grid = hg ? &g : NULL,
         .prepare = emul_prepare,
         .scratch_row_bytes = d * sizeof(float),
         .row = emul_row,
+        .rows = emul_rows,
+        .rows_max = ops->f32_rows,
+        .path = ops->name,
         .ctx = &ctx,
         .row_bytes = d * sizeof(float),
         .eps2 = (float)(s->eps * s->eps),
@@ -189,6 +241,10 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         .name = name,
     };
     int rc = cpu_join_run(s, &k, res);
+    if (hg)
+        cpu_grid_free(&g);
+    free(hg);
+    free(sg);
     free(edges);
     emul_data_release(data);
     return rc;

@@ -17,8 +17,13 @@ typedef struct cj_shared {
     size_t q0, q1, n;
     size_t qb, cb; /* query and candidate block rows */
     size_t nqblocks;
-    size_t cap;         /* pairs per thread buffer */
-    double lim;         /* short-circuit limit handed to k->row */
+    size_t cap;   /* pairs per thread buffer */
+    double lim;   /* short-circuit limit handed to k->row */
+    size_t nrows; /* query rows per kernel call */
+    /* With a grid index: position -> row, and the work items, each a run
+     * of query positions within one cell. */
+    const uint32_t *order;
+    struct cj_item *items;
     atomic_size_t next; /* next query block to hand out */
     atomic_size_t rows_done;
     atomic_int stop;
@@ -34,9 +39,14 @@ typedef struct cj_shared {
     uint64_t *hist;
 } cj_shared;
 
+typedef struct cj_item {
+    size_t cell, p0, p1;
+} cj_item;
+
 typedef struct cj_worker {
     cj_shared *sh;
-    double *out;
+    double *out; /* nrows rows of cb values */
+    size_t (*rng)[2];
     void *scratch, *scratch_raw;
     uint32_t *bi, *bj;
     double *bd;
@@ -80,6 +90,29 @@ void cpu_pool_run(const cpu_pool *p, int nthr, void *(*fn)(void *), void *args, 
             pthread_join(tid[t], NULL);
     }
     free(tid);
+}
+
+int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
+{
+    int want = spec->opts ? spec->opts->cpu_index : CPU_INDEX_AUTO;
+    if (want == CPU_INDEX_AUTO) {
+        const char *e = getenv("TCJOIN_CPU_INDEX");
+        want = !e                      ? CPU_INDEX_AUTO
+               : strcmp(e, "off") == 0 ? CPU_INDEX_OFF
+               : strcmp(e, "on") == 0  ? CPU_INDEX_ON
+                                       : CPU_INDEX_AUTO;
+    }
+    memset(g, 0, sizeof *g);
+    /* Tiny joins: the index cannot save what it costs to build. */
+    if (want == CPU_INDEX_OFF || (want == CPU_INDEX_AUTO && spec->ds->n < 4096))
+        return 0;
+    double t0 = engine_now();
+    cpu_grid_build(spec->ds->x, spec->ds->n, spec->ds->d, r, CPU_GRID_MAXK, g);
+    int use = want == CPU_INDEX_ON ? g->k > 0 : cpu_grid_prunes(g);
+    join_result_phase(res, "index", engine_now() - t0);
+    if (!use)
+        cpu_grid_free(g);
+    return use;
 }
 
 int cpu_join_threads(const engine_opts *o)
@@ -170,28 +203,45 @@ static int cj_cancelled(cj_shared *sh)
     return 0;
 }
 
-/* Fold one computed row into the worker's tallies, by mode. */
-static void cj_consume(cj_worker *w, size_t q, size_t c0, size_t m)
+/* Fold one computed row (out, candidates c0 .. c0+m-1) of query row q into
+ * the worker's tallies, by mode. With a grid q and the candidates are
+ * positions, mapped back to rows through sh->order. */
+static void cj_consume(cj_worker *w, size_t q, const double *out, size_t c0, size_t m)
 {
     cj_shared *sh = w->sh;
     const join_spec *s = sh->spec;
-    const double *out = w->out;
+    const uint32_t *ord = sh->order;
+    if (ord)
+        q = ord[q];
     const double eps2 = sh->k->eps2;
     uint64_t cnt = 0;
     switch (s->mode) {
     case JOIN_COUNT:
-    case JOIN_PERPOINT:
-        for (size_t c = 0; c < m; c++)
+    case JOIN_PERPOINT: {
+        /* Two at a time in vector lanes (-1 where true): a scalar loop of
+         * compares cost as much as a kernel of small d. */
+        typedef double v2d __attribute__((vector_size(16)));
+        typedef long long v2l __attribute__((vector_size(16)));
+        v2l acc = {0, 0};
+        size_t c = 0;
+        for (; c + 2 <= m; c += 2) {
+            v2d v;
+            memcpy(&v, out + c, sizeof v);
+            acc += v <= eps2;
+        }
+        cnt = (uint64_t)(-(acc[0] + acc[1]));
+        for (; c < m; c++)
             cnt += out[c] <= eps2;
         if (s->mode == JOIN_PERPOINT)
             s->counts[q - sh->q0] += cnt;
         break;
+    }
     case JOIN_PAIRS:
         for (size_t c = 0; c < m; c++) {
             if (!(out[c] <= eps2))
                 continue;
             w->bi[w->len] = (uint32_t)q;
-            w->bj[w->len] = (uint32_t)(c0 + c);
+            w->bj[w->len] = ord ? ord[c0 + c] : (uint32_t)(c0 + c);
             w->bd[w->len] = out[c];
             cnt++;
             if (++w->len == sh->cap)
@@ -227,6 +277,52 @@ static void cj_consume(cj_worker *w, size_t q, size_t c0, size_t m)
     w->pairs += cnt;
 }
 
+/* Query rows [qa, qe) against candidate rows [ca, ce), prepared. */
+static void cj_rows(cj_worker *w, size_t qa, size_t qe, size_t ca, size_t ce)
+{
+    cj_shared *sh = w->sh;
+    const cpu_kernel *k = sh->k;
+    const join_spec *s = sh->spec;
+    const int counting = k->count && (s->mode == JOIN_COUNT || s->mode == JOIN_PERPOINT);
+    for (size_t q = qa; q < qe; q += sh->nrows) {
+        size_t nr = qe - q < sh->nrows ? qe - q : sh->nrows;
+        if (counting) {
+            uint64_t cnt[CPU_SIMD_MAX_ROWS] = {0};
+            k->count(k->ctx, w->scratch, q, nr, ca, ce, sh->lim, cnt);
+            for (size_t r = 0; r < nr; r++) {
+                w->pairs += cnt[r];
+                if (s->mode == JOIN_PERPOINT)
+                    s->counts[(sh->order ? sh->order[q + r] : q + r) - sh->q0] += cnt[r];
+            }
+            continue;
+        }
+        if (k->rows)
+            k->rows(k->ctx, w->scratch, q, nr, ca, ce, sh->lim, w->out, sh->cb);
+        else
+            k->row(k->ctx, w->scratch, q, ca, ce, sh->lim, w->out);
+        for (size_t r = 0; r < nr; r++)
+            cj_consume(w, q + r, w->out + r * sh->cb, ca, ce - ca);
+    }
+}
+
+/* One work item of the indexed join: its query positions against the
+ * ranges of its cell's neighbours. */
+static void cj_item_run(cj_worker *w, const cj_item *it)
+{
+    cj_shared *sh = w->sh;
+    const cpu_kernel *k = sh->k;
+    size_t nr = cpu_grid_ranges(k->grid, it->cell, w->rng);
+    for (size_t r = 0; r < nr; r++)
+        for (size_t ca = w->rng[r][0]; ca < w->rng[r][1]; ca += sh->cb) {
+            if (cj_cancelled(sh))
+                return;
+            size_t ce = ca + sh->cb < w->rng[r][1] ? ca + sh->cb : w->rng[r][1];
+            if (k->prepare)
+                k->prepare(k->ctx, w->scratch, ca, ce);
+            cj_rows(w, it->p0, it->p1, ca, ce);
+        }
+}
+
 static void *cj_work(void *arg)
 {
     cj_worker *w = arg;
@@ -236,6 +332,11 @@ static void *cj_work(void *arg)
         size_t blk = atomic_fetch_add(&sh->next, 1);
         if (blk >= sh->nqblocks || cj_cancelled(sh))
             break;
+        if (sh->items) {
+            cj_item_run(w, &sh->items[blk]);
+            atomic_fetch_add(&sh->rows_done, sh->items[blk].p1 - sh->items[blk].p0);
+            continue;
+        }
         size_t qa = sh->q0 + blk * sh->qb;
         size_t qe = qa + sh->qb < sh->q1 ? qa + sh->qb : sh->q1;
         for (size_t ca = 0; ca < sh->n; ca += sh->cb) {
@@ -244,10 +345,7 @@ static void *cj_work(void *arg)
             size_t ce = ca + sh->cb < sh->n ? ca + sh->cb : sh->n;
             if (k->prepare)
                 k->prepare(k->ctx, w->scratch, ca, ce);
-            for (size_t q = qa; q < qe; q++) {
-                k->row(k->ctx, w->scratch, q, ca, ce, sh->lim, w->out);
-                cj_consume(w, q, ca, ce - ca);
-            }
+            cj_rows(w, qa, qe, ca, ce);
         }
         atomic_fetch_add(&sh->rows_done, qe - qa);
     }
@@ -264,6 +362,31 @@ static void *cj_work(void *arg)
     pthread_cond_signal(&sh->cv);
     pthread_mutex_unlock(&sh->mu);
     return NULL;
+}
+
+/* The indexed join's work items: runs of consecutive positions of one cell
+ * whose rows are query rows, at most qb positions each. */
+static size_t cj_items(cj_shared *sh)
+{
+    const cpu_grid *g = sh->k->grid;
+    size_t m = 0, cap = 1024;
+    sh->items = xmalloc(cap * sizeof *sh->items);
+    for (size_t c = 0; c < g->ncell; c++)
+        for (size_t p = g->start[c]; p < g->start[c + 1];) {
+            if (g->order[p] < sh->q0 || g->order[p] >= sh->q1) {
+                p++;
+                continue;
+            }
+            size_t e = p + 1;
+            while (e < g->start[c + 1] && e - p < sh->qb && g->order[e] >= sh->q0 &&
+                   g->order[e] < sh->q1)
+                e++;
+            if (m == cap)
+                sh->items = xrealloc(sh->items, (cap *= 2) * sizeof *sh->items);
+            sh->items[m++] = (cj_item){c, p, e};
+            p = e;
+        }
+    return m;
 }
 
 static size_t cj_clamp(size_t v, size_t lo, size_t hi)
@@ -291,12 +414,22 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     sh.n = spec->ds->n;
     sh.lim = spec->mode == JOIN_HIST ? k->edges[nb] : k->eps2;
     int nthr = cpu_join_threads(spec->opts);
-    /* Query blocks share a candidate block while it sits in cache; keep
+    /* A candidate block of 32 KiB stays in L1 while every row of a query
+     * block passes over it; query blocks of up to 512 rows amortise its
+     * transposition (at 64 rows it cost a tenth of the time at d = 128),
      * several blocks per thread so threads finish together. */
-    sh.qb = cj_clamp(nq / ((size_t)nthr * 4), 1, 64);
-    sh.cb = cj_clamp(((size_t)128 << 10) / (k->row_bytes ? k->row_bytes : 1), CPU_GROUP, 2048);
+    sh.qb = cj_clamp(nq / ((size_t)nthr * 4), 1, 512);
+    sh.cb = cj_clamp(((size_t)32 << 10) / (k->row_bytes ? k->row_bytes : 1), CPU_GROUP, 2048);
     sh.cb = (sh.cb + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
-    sh.nqblocks = (nq + sh.qb - 1) / sh.qb;
+    sh.nrows = k->rows && k->rows_max ? k->rows_max : 1;
+    if (k->grid) {
+        /* Small items keep both threads busy on clustered data. */
+        sh.qb = 64;
+        sh.order = k->grid->order;
+        sh.nqblocks = cj_items(&sh);
+    } else {
+        sh.nqblocks = (nq + sh.qb - 1) / sh.qb;
+    }
     if ((size_t)nthr > sh.nqblocks)
         nthr = sh.nqblocks ? (int)sh.nqblocks : 1;
     /* The thread buffers together hold at most batch_pairs pairs. */
@@ -315,7 +448,9 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     cj_worker *w = xcalloc((size_t)nthr, sizeof *w);
     for (int t = 0; t < nthr; t++) {
         w[t].sh = &sh;
-        w[t].out = xmalloc(sh.cb * sizeof *w[t].out);
+        w[t].out = xmalloc(sh.nrows * sh.cb * sizeof *w[t].out);
+        if (k->grid)
+            w[t].rng = xmalloc((k->grid->max_ranges ? k->grid->max_ranges : 1) * sizeof *w[t].rng);
         if (k->scratch_row_bytes) {
             /* 64-byte aligned for vector loads */
             w[t].scratch_raw = xmalloc(sh.cb * k->scratch_row_bytes + 64);
@@ -353,12 +488,21 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     if (spec->mode == JOIN_PAIRS)
         join_result_phase(res, "sink", sh.sink_seconds);
     snprintf(res->device, sizeof res->device, "%s (%d threads)", cpu_join_model(), nthr);
-    snprintf(res->variant, sizeof res->variant, "%s, blocks %zux%zu rows, %d threads", k->name,
-             sh.qb, sh.cb, nthr);
+    if (k->grid)
+        snprintf(res->variant, sizeof res->variant, "%s, %s, grid k=%d (%zu cells), %d threads",
+                 k->name, k->path ? k->path : "scalar", k->grid->k, k->grid->ncell, nthr);
+    else
+        snprintf(res->variant, sizeof res->variant, "%s, %s, blocks %zux%zu rows, %d threads",
+                 k->name, k->path ? k->path : "scalar", sh.qb, sh.cb, nthr);
     join_result_metric(res, "threads", nthr, "");
+    if (k->grid) {
+        join_result_metric(res, "grid_k", k->grid->k, "");
+        join_result_metric(res, "grid_cells", (double)k->grid->ncell, "");
+    }
 
     for (int t = 0; t < nthr; t++) {
         free(w[t].out);
+        free(w[t].rng);
         free(w[t].scratch_raw);
         free(w[t].bi);
         free(w[t].bj);
@@ -367,6 +511,7 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     }
     free(w);
     free(sh.hist);
+    free(sh.items);
     pthread_mutex_destroy(&sh.mu);
     pthread_cond_destroy(&sh.cv);
     return rc;

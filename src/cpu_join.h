@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "cpu_grid.h"
+#include "cpu_simd.h"
 #include "engine.h"
 
 /* Candidates are computed in groups of CPU_GROUP lanes (one lane per
@@ -30,6 +32,22 @@ typedef struct cpu_kernel {
      * as above. Called from worker threads. */
     void (*row)(const void *ctx, const void *scratch, size_t q, size_t c0, size_t c1, double lim,
                 double *out);
+    /* Optional: rows [q, q+nr) at once, nr <= rows_max, row r's values at
+     * out + r*ostride, each as row would compute it (the join driver uses
+     * it when set: one candidate load serves several rows). */
+    void (*rows)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
+                 double lim, double *out, size_t ostride);
+    size_t rows_max;
+    /* Optional, for COUNT and PERPOINT: cnt[r] += how many candidates of
+     * [c0, c1) row q+r joins (d2 <= lim, where lim is eps2 in those
+     * modes), for r < nr <= rows_max, with no values stored. */
+    void (*count)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
+                  double lim, uint64_t *cnt);
+    /* Optional: a grid index (src/cpu_grid.h) the engine built for this
+     * join's radius; row numbers given to prepare, row and rows are then
+     * positions in grid->order, and each query row meets only the rows of
+     * its cell's neighbour cells. */
+    const cpu_grid *grid;
     const void *ctx;
     size_t row_bytes; /* bytes of one stored row, to size candidate blocks */
     /* Thresholds as the engine compares them: a pair is in the join when
@@ -37,6 +55,7 @@ typedef struct cpu_kernel {
     double eps2;
     const double *edges;
     const char *name; /* for res->variant */
+    const char *path; /* instruction set of the kernels, for res->variant */
 } cpu_kernel;
 
 /* A prepare step for rows of d values of elem bytes each at x: candidate
@@ -64,6 +83,17 @@ static inline void cpu_join_transpose(void *scratch, const void *x, size_t elem,
  * "compute" and "sink" phases, device and variant. Returns 0, TCJ_ECANCEL,
  * or the sink's error code with its message. */
 int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res);
+
+/* CPU_INDEX_* of engine_opts.cpu_index */
+enum { CPU_INDEX_AUTO, CPU_INDEX_OFF, CPU_INDEX_ON };
+
+/* Whether spec's join over pairs within radius r per coordinate (every
+ * pair the engine can report has |a_j - b_j| <= r along each dimension)
+ * runs on a grid index: built into g and 1 when the options (or
+ * $TCJOIN_CPU_INDEX) allow it and it prunes (or is forced on and can be
+ * built); else 0 and g holds nothing. The build time is the "index" phase
+ * of res. */
+int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res);
 
 /* Threads the spec's options ask for (0 = online CPUs), at least 1. */
 int cpu_join_threads(const engine_opts *o);

@@ -180,8 +180,8 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
     join_result_phase(res, "compute", wall);
     snprintf(res->device, sizeof res->device, "%s (%d threads)", cpu_join_model(), nthr);
     snprintf(res->variant, sizeof res->variant,
-             "%s, top-%d heaps cut at the k-th, blocks %zux%zu, %d threads", k->name, sh.kk, sh.qb,
-             sh.cb, nthr);
+             "%s, %s, top-%d heaps cut at the k-th, blocks %zux%zu, %d threads", k->name,
+             k->path ? k->path : "scalar", sh.kk, sh.qb, sh.cb, nthr);
     join_result_metric(res, "threads", nthr, "");
     for (int t = 0; t < nthr; t++) {
         free(w[t].out);

@@ -3,19 +3,19 @@
  * never |a|^2 + |b|^2 - 2ab, whose cancellation loses the small distances.
  * Once a partial sum passes the limit (eps^2, or the top histogram edge) the
  * pair is out: the terms are non-negative and FP64 addition is monotone. */
+#include <math.h>
+#include <stdlib.h>
+
 #include "cpu_join.h"
 #include "cpu_kdist.h"
 #include "engine.h"
+#include "err.h"
 
 typedef struct cpu_ctx {
-    const double *x;
+    const double *x; /* the dataset's rows, or with a grid its rows in cell order */
     size_t d;
+    const cpu_simd_ops *ops;
 } cpu_ctx;
-
-/* Check the limit every CPU_STEP dimensions. */
-#define CPU_STEP 16
-
-typedef double v2d __attribute__((vector_size(16)));
 
 static void cpu_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
 {
@@ -23,73 +23,74 @@ static void cpu_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
     cpu_join_transpose(scratch, ctx->x, sizeof *ctx->x, ctx->d, c0, c1);
 }
 
-/* One lane per candidate: s += (a_k - b_k)^2 in k order, exactly the scalar
- * sum (no contraction into FMA: the build is ISO C11, -ffp-contract=off);
- * CPU_GROUP independent chains, named so they stay in registers, hide the
- * adder's latency. A group stops early once every lane is past the limit. */
-#define CPU_LANES(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+/* The kernels of src/cpu_simd_<isa>.c: one lane per candidate, s += (a_k -
+ * b_k)^2 in k order, exactly the scalar sum; the limit is checked every 16
+ * dimensions (a group stops once all its lanes are past it). */
+static void cpu_rows(const void *vctx, const void *scratch, size_t q, size_t nr, size_t c0,
+                     size_t c1, double lim, double *out, size_t ostride)
+{
+    const cpu_ctx *ctx = vctx;
+    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, out, ostride, NULL);
+}
+
+static void cpu_count(const void *vctx, const void *scratch, size_t q, size_t nr, size_t c0,
+                      size_t c1, double lim, uint64_t *cnt)
+{
+    const cpu_ctx *ctx = vctx;
+    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, NULL, 0, cnt);
+}
+
 static void cpu_row(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
                     double lim, double *out)
 {
-    _Static_assert(CPU_GROUP == 16, "cpu_row unrolls 8 v2d lanes");
-    const cpu_ctx *ctx = vctx;
-    const size_t d = ctx->d;
-    const double *a = ctx->x + q * d;
-    const double *p = scratch;
-    const v2d lv = {lim, lim};
-    for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP, out += CPU_GROUP) {
-#define CPU_LANE_ZERO(v) v2d s##v = {0, 0};
-        CPU_LANES(CPU_LANE_ZERO)
-        size_t k = 0;
-        while (k < d) {
-            size_t kend = k + CPU_STEP < d ? k + CPU_STEP : d;
-            for (; k < kend; k++) {
-                const v2d av = {a[k], a[k]};
-                const v2d *b = (const v2d *)(p + k * CPU_GROUP);
-#define CPU_STEP1(v)                                                                               \
-    {                                                                                              \
-        v2d u = av - b[v];                                                                         \
-        s##v += u * u;                                                                             \
-    }
-                CPU_LANES(CPU_STEP1)
-            }
-            if (k < d) {
-                /* lanes are -1 where s > lim (NaN compares false) */
-                typedef long long v2l __attribute__((vector_size(16)));
-                v2l all = (s0 > lv) & (s1 > lv) & (s2 > lv) & (s3 > lv) & (s4 > lv) & (s5 > lv) &
-                          (s6 > lv) & (s7 > lv);
-                if (all[0] && all[1])
-                    break;
-            }
-        }
-#define CPU_OUT(v)                                                                                 \
-    out[2 * v] = s##v[0];                                                                          \
-    out[2 * v + 1] = s##v[1];
-        CPU_LANES(CPU_OUT)
-    }
+    cpu_rows(vctx, scratch, q, 1, c0, c1, lim, out, 0);
 }
 
 static int cpu_run(const join_spec *s, join_result *res)
 {
-    cpu_ctx ctx = {.x = s->ds->x, .d = s->ds->d};
+    const size_t d = s->ds->d;
+    const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
+    cpu_ctx ctx = {.x = s->ds->x, .d = d, .ops = ops};
+    /* A pair joins when its d2 <= lim; a coordinate difference above
+     * sqrt(lim) makes its own term, and so the sum, exceed lim (squares
+     * and monotone sums in FP64; the grid refuses radii where a square
+     * could underflow). The relative 1e-12 covers the rounding of sqrt. */
+    const double lim = s->mode == JOIN_HIST ? s->hist_edges[s->hist_nbins] : s->eps * s->eps;
+    cpu_grid g;
+    double *xg = NULL;
+    if (cpu_join_index(s, sqrt(lim) * (1 + 1e-12), &g, res)) {
+        xg = xmalloc(s->ds->n * d * sizeof *xg);
+        cpu_grid_gather(&g, s->ds->x, d * sizeof *xg, xg);
+        ctx.x = xg;
+    }
     cpu_kernel k = {
         .prepare = cpu_prepare,
-        .scratch_row_bytes = s->ds->d * sizeof(double),
+        .scratch_row_bytes = d * sizeof(double),
         .row = cpu_row,
+        .rows = cpu_rows,
+        .rows_max = ops->f64_rows,
+        .count = cpu_count,
+        .grid = xg ? &g : NULL,
         .ctx = &ctx,
-        .row_bytes = s->ds->d * sizeof(double),
+        .row_bytes = d * sizeof(double),
         .eps2 = s->eps * s->eps,
         .edges = s->hist_edges,
-        .name = "fp64 direct (a-b)^2, short-circuit every 16 dims",
+        .name = "fp64 (a-b)^2, short-circuit every 16 dims",
+        .path = ops->name,
     };
-    return cpu_join_run(s, &k, res);
+    int rc = cpu_join_run(s, &k, res);
+    if (xg)
+        cpu_grid_free(&g);
+    free(xg);
+    return rc;
 }
 
 /* The k-distance with the same kernel: the heap's k-th best is the limit,
  * so the short-circuit drops a candidate once it cannot enter the top k. */
 static int cpu_kdist(const kdist_spec *s, join_result *res)
 {
-    cpu_ctx ctx = {.x = s->ds->x, .d = s->ds->d};
+    const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
+    cpu_ctx ctx = {.x = s->ds->x, .d = s->ds->d, .ops = ops};
     cpu_kernel k = {
         .prepare = cpu_prepare,
         .scratch_row_bytes = s->ds->d * sizeof(double),
@@ -97,6 +98,7 @@ static int cpu_kdist(const kdist_spec *s, join_result *res)
         .ctx = &ctx,
         .row_bytes = s->ds->d * sizeof(double),
         .name = "fp64 direct (a-b)^2",
+        .path = ops->name,
     };
     return cpu_kdist_run(s, &k, res);
 }

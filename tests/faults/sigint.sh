@@ -8,7 +8,7 @@
 db=$dir/s.db
 # About 10 s of histogram pass on this machine's CPUs without a cancel.
 cmds='gen uniform n=100000 d=16 seed=3; curve 0 0.6 engine=cpu'
-"$bin" --db "$db" -e "$cmds" >"$dir/out" 2>"$dir/err" &
+TCJOIN_CPU_INDEX=off "$bin" --db "$db" -e "$cmds" >"$dir/out" 2>"$dir/err" &
 pid=$!
 n=0
 # The dataset row is committed before the curve starts (stdout is buffered).
@@ -67,7 +67,7 @@ fi
 sock=tcjoin-sigint-$$
 t="tmux -L $sock"
 trap '$t kill-server >/dev/null 2>&1; rm -rf "$dir"' EXIT
-$t new-session -d -s r -x 120 -y 40 "'$bin' --plain --db '$db' 2>&1" || fail "tmux"
+$t new-session -d -s r -x 120 -y 40 "TCJOIN_CPU_INDEX=off '$bin' --plain --db '$db' 2>&1" || fail "tmux"
 screen() { $t capture-pane -p -t r; }
 wait_screen() { # REGEX SECONDS
     n=$(($2 * 10))
