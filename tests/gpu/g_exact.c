@@ -70,61 +70,20 @@ static void check_exact(const char *what, dataset *ds, double eps)
 TEST(exact_equals_fp64_adversarial)
 {
     need_gpu();
-    dataset ds = set_lattice();
-    check_exact("lattice 1", &ds, 1.0);
-    check_exact("lattice r2", &ds, sqrt(2.0));
-    dataset_free(&ds);
-    ds = set_dups();
-    check_exact("dups", &ds, eps_for(&ds, 20));
-    dataset_free(&ds);
-    ds = set_offset();
-    check_exact("offset", &ds, eps_for(&ds, 30));
-    dataset_free(&ds);
-    ds = set_nearmax();
-    check_exact("nearmax", &ds, eps_for(&ds, 30));
-    dataset_free(&ds);
-    ds = set_ints();
-    check_exact("ints", &ds, 2.0);
-    dataset_free(&ds);
-    ds = set_gauss();
-    check_exact("gauss", &ds, eps_for(&ds, 40));
-    dataset_free(&ds);
+    exact_each_adversarial(check_exact);
 }
 
 TEST(exact_equals_fp64_shared_datasets)
 {
     need_gpu();
-    static const struct {
-        const char *file;
-        size_t limit;
-        double sel;
-    } sets[] = {
-        {"htru2.csv", 0, 10},
-        {"htru2.csv", 0, 100},
-        {"letter.csv", 0, 10},
-        {"letter.csv", 0, 100},
-        {"sift5k.fvecs", 0, 10},
-        {"sift5k.fvecs", 0, 100},
-        {"olivetti_400x4096_u8.npy", 0, 10},
-        {"kitti_000000_xyzr.f32", 30000, 10},
-    };
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        dataset ds;
-        CHECK_MSG(load_shared(sets[i].file, sets[i].limit, &ds) == 0, "%s: %s", sets[i].file,
-                  err_msg());
-        check_exact(sets[i].file, &ds, eps_for(&ds, sets[i].sel));
-        dataset_free(&ds);
-    }
+    const char *bad = exact_each_shared(check_exact, 0);
+    CHECK_MSG(bad == NULL, "%s: %s", bad, err_msg());
 }
 
 TEST(exact_refuses_beyond_fp16)
 {
     need_gpu();
-    dataset ds = make("huge", 10, 3);
-    for (size_t k = 0; k < 30; k++)
-        ds.x[k] = (double)k;
-    ds.x[7] = 70000;
-    finish(&ds);
+    dataset ds = set_huge();
     outcome o;
     int rc = run_all("exact", &ds, 1.0, &o);
     CHECK_EQ_INT(rc, TCJ_EINVAL);

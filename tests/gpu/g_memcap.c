@@ -11,44 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "dataset.h"
-#include "engine.h"
-#include "err.h"
+#include "exact_sets.h"
 #include "kernels.h"
-
-typedef struct pairs {
-    size_t n, cap;
-    uint64_t *ij; /* i << 32 | j */
-    double *d2;
-} pairs;
-
-static int pairs_put(void *ctx, const pair_batch *b)
-{
-    pairs *p = ctx;
-    if (p->n + b->k > p->cap) {
-        p->cap = (p->n + b->k) * 2;
-        p->ij = xrealloc(p->ij, p->cap * sizeof *p->ij);
-        p->d2 = xrealloc(p->d2, p->cap * sizeof *p->d2);
-    }
-    for (size_t k = 0; k < b->k; k++) {
-        p->ij[p->n] = (uint64_t)b->i[k] << 32 | b->j[k];
-        p->d2[p->n++] = b->d2[k];
-    }
-    return 0;
-}
-
-/* Sort (ij, d2) records by ij. */
-typedef struct rec {
-    uint64_t ij;
-    double d2;
-} rec;
-
-static int cmp_rec(const void *a, const void *b)
-{
-    uint64_t x = ((const rec *)a)->ij, y = ((const rec *)b)->ij;
-    return x < y ? -1 : x > y;
-}
 
 static rec *pairs_sorted(const pairs *p)
 {
@@ -122,16 +86,16 @@ static void data(void)
     free(d);
 }
 
-typedef struct outcome {
+typedef struct capped {
     int rc;
     uint64_t count;
     uint64_t *counts;
     uint64_t hist[32], below;
     pairs p;
     join_result res[4];
-} outcome;
+} capped;
 
-static void outcome_free(outcome *o)
+static void capped_free(capped *o)
 {
     free(o->counts);
     free(o->p.ij);
@@ -140,7 +104,7 @@ static void outcome_free(outcome *o)
 }
 
 /* Every mode of engine e with the given cap. */
-static int run_all(const engine *e, size_t cap, outcome *o)
+static int run_capped(const engine *e, size_t cap, capped *o)
 {
     engine_opts opts;
     engine_opts_default(&opts);
@@ -160,7 +124,7 @@ static int run_all(const engine *e, size_t cap, outcome *o)
         s.mode = (join_mode)m;
         s.opts = &opts;
         s.counts = o->counts;
-        s.sink.put = pairs_put;
+        s.sink.put = put;
         s.sink.ctx = &o->p;
         s.hist_edges = edges;
         s.hist_nbins = 32;
@@ -200,14 +164,14 @@ TEST(capped_runs_equal_uncapped_every_engine)
         if (!e->kjoin || engine_available(e, NULL) != 0)
             continue;
         ran++;
-        outcome a, b;
-        int rc = run_all(e, 0, &a);
+        capped a, b;
+        int rc = run_capped(e, 0, &a);
         CHECK_MSG(rc == 0, "%s uncapped: %s", e->name, err_msg());
         /* The dataset plus 6 MB: the default pair buffer (4M pairs, 48-64
          * MB) and FASTED's staging (64 MB) cannot fit; the pairs (about
          * 1.8M) then need several drains. */
         size_t cap = dataset_bytes(e) + ((size_t)6 << 20);
-        rc = run_all(e, cap, &b);
+        rc = run_capped(e, cap, &b);
         CHECK_MSG(rc == 0, "%s capped at %zu: %s", e->name, cap, err_msg());
         CHECK_MSG(a.p.n > ((size_t)1 << 20),
                   "%s: only %zu pairs; the test needs more than the "
@@ -246,8 +210,8 @@ TEST(capped_runs_equal_uncapped_every_engine)
                e->name, a.p.n, cap / 1e6, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
                metric(&b.res[JOIN_PAIRS], "launches"),
                metric(&b.res[JOIN_PAIRS], "device_mem_peak") / 1e6);
-        outcome_free(&a);
-        outcome_free(&b);
+        capped_free(&a);
+        capped_free(&b);
     }
     CHECK_MSG(ran > 0, "no GPU engine could run");
 }
@@ -260,17 +224,17 @@ TEST(cap_below_the_dataset_is_refused_and_the_next_run_goes_on)
         const engine *e = *t;
         if (!e->kjoin || engine_available(e, NULL) != 0)
             continue;
-        outcome o;
+        capped o;
         size_t cap = dataset_bytes(e) / 2;
-        int rc = run_all(e, cap, &o);
+        int rc = run_capped(e, cap, &o);
         CHECK_MSG(rc == TCJ_ENOMEM, "%s under %zu bytes: rc %d (%s)", e->name, cap, rc, err_msg());
         CHECK_MSG(strstr(err_msg(), "gpu-mem") && strstr(err_msg(), e->name) &&
                       !strchr(err_msg(), '\n'),
                   "%s: the refusal should be one line naming the engine and gpu-mem: %s", e->name,
                   err_msg());
-        outcome_free(&o);
-        rc = run_all(e, 0, &o);
+        capped_free(&o);
+        rc = run_capped(e, 0, &o);
         CHECK_MSG(rc == 0 && o.count > 0, "%s after a refusal: %s", e->name, err_msg());
-        outcome_free(&o);
+        capped_free(&o);
     }
 }

@@ -283,4 +283,74 @@ static inline const char *same(const dataset *ds, const outcome *a, const outcom
     return NULL;
 }
 
+/* ---- the sets, each handed to a check ---- */
+typedef void (*exact_check_fn)(const char *what, dataset *ds, double eps);
+
+/* Every adversarial set at its eps values (pairs exactly at eps where
+ * the set has them). */
+static inline void exact_each_adversarial(exact_check_fn check)
+{
+    dataset ds = set_lattice();
+    check("lattice 1", &ds, 1.0);
+    check("lattice r2", &ds, sqrt(2.0));
+    check("lattice 2", &ds, 2.0);
+    dataset_free(&ds);
+    ds = set_dups();
+    check("dups", &ds, eps_for(&ds, 20));
+    dataset_free(&ds);
+    ds = set_offset();
+    check("offset", &ds, eps_for(&ds, 30));
+    dataset_free(&ds);
+    ds = set_nearmax();
+    check("nearmax", &ds, eps_for(&ds, 30));
+    dataset_free(&ds);
+    ds = set_ints();
+    check("ints", &ds, 2.0);
+    check("ints r3", &ds, sqrt(3.0));
+    dataset_free(&ds);
+    ds = set_gauss();
+    check("gauss", &ds, eps_for(&ds, 40));
+    dataset_free(&ds);
+}
+
+/* Every shared dataset at S = 10 and 100 (olivetti and the kitti scan at
+ * 10); small: the first few thousand rows (the CPU), else whole (the kitti
+ * scan's first 30000). 0, or the dataset that did not load (err_msg). */
+static inline const char *exact_each_shared(exact_check_fn check, int small)
+{
+    static const struct {
+        const char *file;
+        size_t small, whole;
+        double sel;
+    } sets[] = {
+        {"htru2.csv", 3000, 0, 10},
+        {"htru2.csv", 3000, 0, 100},
+        {"letter.csv", 3000, 0, 10},
+        {"letter.csv", 3000, 0, 100},
+        {"sift5k.fvecs", 2000, 0, 10},
+        {"sift5k.fvecs", 2000, 0, 100},
+        {"olivetti_400x4096_u8.npy", 0, 0, 10},
+        {"kitti_000000_xyzr.f32", 4000, 30000, 10},
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+        dataset ds;
+        if (load_shared(sets[i].file, small ? sets[i].small : sets[i].whole, &ds) != 0)
+            return sets[i].file;
+        check(sets[i].file, &ds, eps_for(&ds, sets[i].sel));
+        dataset_free(&ds);
+    }
+    return NULL;
+}
+
+/* Ten 3-D points, one coordinate beyond FP16's largest (70000). */
+static inline dataset set_huge(void)
+{
+    dataset ds = make("huge", 10, 3);
+    for (size_t k = 0; k < 30; k++)
+        ds.x[k] = (double)k;
+    ds.x[7] = 70000;
+    finish(&ds);
+    return ds;
+}
+
 #endif

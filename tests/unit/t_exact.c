@@ -99,61 +99,18 @@ static void check_set(const char *what, dataset *ds, double eps)
 
 TEST(bound_and_equality_adversarial)
 {
-    dataset ds = set_lattice();
-    check_set("lattice 1", &ds, 1.0);
-    check_set("lattice r2", &ds, sqrt(2.0));
-    check_set("lattice 2", &ds, 2.0);
-    dataset_free(&ds);
-    ds = set_dups();
-    check_set("dups", &ds, eps_for(&ds, 20));
-    dataset_free(&ds);
-    ds = set_offset();
-    check_set("offset", &ds, eps_for(&ds, 30));
-    dataset_free(&ds);
-    ds = set_nearmax();
-    check_set("nearmax", &ds, eps_for(&ds, 30));
-    dataset_free(&ds);
-    ds = set_ints();
-    check_set("ints", &ds, 2.0);
-    check_set("ints r3", &ds, sqrt(3.0));
-    dataset_free(&ds);
-    ds = set_gauss();
-    check_set("gauss", &ds, eps_for(&ds, 40));
-    dataset_free(&ds);
+    exact_each_adversarial(check_set);
 }
 
 TEST(bound_and_equality_shared_datasets)
 {
-    static const struct {
-        const char *file;
-        size_t limit;
-        double sel;
-    } sets[] = {
-        {"htru2.csv", 3000, 10},
-        {"htru2.csv", 3000, 100},
-        {"letter.csv", 3000, 10},
-        {"letter.csv", 3000, 100},
-        {"sift5k.fvecs", 2000, 10},
-        {"sift5k.fvecs", 2000, 100},
-        {"olivetti_400x4096_u8.npy", 0, 10},
-        {"kitti_000000_xyzr.f32", 4000, 10},
-    };
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        dataset ds;
-        CHECK_MSG(load_shared(sets[i].file, sets[i].limit, &ds) == 0, "%s: %s", sets[i].file,
-                  err_msg());
-        check_set(sets[i].file, &ds, eps_for(&ds, sets[i].sel));
-        dataset_free(&ds);
-    }
+    const char *bad = exact_each_shared(check_set, 1);
+    CHECK_MSG(bad == NULL, "%s: %s", bad, err_msg());
 }
 
 TEST(beyond_fp16_refused)
 {
-    dataset ds = make("huge", 10, 3);
-    for (size_t k = 0; k < 30; k++)
-        ds.x[k] = (double)k;
-    ds.x[7] = 70000;
-    finish(&ds);
+    dataset ds = set_huge();
     outcome o;
     int rc = run_all("cpu-exact", &ds, 1.0, &o);
     CHECK_EQ_INT(rc, TCJ_EINVAL);
