@@ -165,7 +165,8 @@ static emul_data *emul_data_get(const cpu_emul_format *f, const dataset *ds, int
  * norm is Inf or NaN, so its d2 is Inf or NaN). Norms near FP32's range
  * could saturate (the rz norm stops at FLT_MAX) and join far points: no
  * index then. */
-static double emul_radius(const join_spec *s, const emul_data *data, double lim)
+static double emul_radius(const cpu_emul_format *f, const join_spec *s, const emul_data *data,
+                          double lim)
 {
     const size_t n = data->n, d = data->d;
     if (!s->engine || !(lim >= 0) || !isfinite(lim))
@@ -183,19 +184,23 @@ static double emul_radius(const join_spec *s, const emul_data *data, double lim)
             xmax = a > xmax ? a : xmax;
         }
     }
-    if (!(smax <= 0x1p120) || !isfinite(xmax))
+    if (!(smax <= 0x1p120) || !isfinite(xmax) || (f->saturates_at && xmax > f->saturates_at))
         return 0;
     const double c = (2.0 * (double)d + 4.0) * 0x1p-22;
     if (c >= 0.5)
         return 0;
     const double u = ldexp(1.0, -s->engine->in_bits);
     double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
-    return (dmax + 2 * (u * xmax + 0x1p-24)) * (1 + 1e-9);
+    const double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    return (dmax + 2 * (u * xmax + q)) * (1 + 1e-9);
 }
 
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
+    int rc0 = f->check ? f->check(f, s->ds) : 0;
+    if (rc0)
+        return rc0;
     double t0 = engine_now();
     int reused;
     emul_data *data = emul_data_get(f, s->ds, &reused);
@@ -213,7 +218,7 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
     emul_ctx ctx = {.h = data->h, .s = data->s, .d = d, .ops = ops};
     const double lim = edges ? edges[s->hist_nbins] : (float)(s->eps * s->eps);
-    double r = emul_radius(s, data, lim);
+    double r = emul_radius(f, s, data, lim);
     cpu_grid g;
     float *hg = NULL, *sg = NULL;
     if (r > 0 && cpu_join_index(s, r, &g, res)) {

@@ -37,6 +37,14 @@ typedef struct cpu_emul_format {
     /* One coordinate rounded from FP64 to the format, widened to float
      * (exactly). Pure. */
     float (*round)(double x);
+    /* Optional: 0 when the format can hold ds, else a TCJ_E* code with a
+     * one-line reason (an unsigned format meets a negative value). */
+    int (*check)(const struct cpu_emul_format *f, const dataset *ds);
+    /* Optional, for the grid index's radius (0: FP16's and FP32's): half
+     * the format's smallest subnormal spacing, and the largest value it
+     * saturates at (data beyond it get no index: their error is not
+     * bounded by the rounding). */
+    double abs_err, saturates_at;
 } cpu_emul_format;
 
 /* Run spec with format f's arithmetic. The converted dataset is cached

@@ -10,6 +10,8 @@ extern const engine engine_cpu_fp16;
 extern const engine engine_cpu_exact;
 extern const engine engine_cpu_bf16;
 extern const engine engine_cpu_tf32;
+extern const engine engine_cpu_ue5m3;
+extern const engine engine_cpu_ue4m4;
 extern const engine engine_fp64;
 extern const engine engine_exact;
 extern const engine engine_ted;
@@ -40,19 +42,9 @@ static const engine engine_tf32 =
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,
-    &engine_cpu_exact,
-    &engine_cpu_fp16,
-    &engine_cpu_bf16,
-    &engine_cpu_tf32,
-    &engine_fasted,
-    &engine_bf16,
-    &engine_tf32,
-    &engine_exact,
-    &engine_fp64,
-    &engine_ted,
-    &engine_ted_index,
-    NULL,
+    &engine_cpu,       &engine_cpu_exact, &engine_cpu_fp16, &engine_cpu_bf16,  &engine_cpu_tf32,
+    &engine_cpu_ue5m3, &engine_cpu_ue4m4, &engine_fasted,   &engine_bf16,      &engine_tf32,
+    &engine_exact,     &engine_fp64,      &engine_ted,      &engine_ted_index, NULL,
 };
 
 const engine *engine_find(const char *name)

@@ -34,6 +34,7 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "fmt8.h"
 #include "fmt_round.h"
 #include "fp16.h"
 
@@ -49,6 +50,8 @@ static const fmt_case cases[] = {
     {"cpu-bf16", bf16_round, 8, 0x1p-133, "bf16-32"},
     {"cpu-tf32", tf32_round, 11, 0x1p-136, "tf32-32"},
     {"cpu-fp16", fp16_round, 11, 0x1p-24, "fp16-32"},
+    {"cpu-ue5m3", ue5m3_round, 4, 0x1p-17, "ue5m3-32"},
+    {"cpu-ue4m4", ue4m4_round, 5, 0x1p-10, "ue4m4-32"},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
