@@ -17,11 +17,11 @@ int cmd_engines_list(session *s)
         const engine *e = *t;
         err_clear();
         int rc = engine_available(e, &s->eopt);
-        out_printf("  %-10s %-8s d2 %-4s %-6s %-14s %s\n", e->name, e->precision,
+        out_printf("  %-10s %-12s d2 %-4s %-6s %-14s %s\n", e->name, e->precision,
                    engine_dist_name(e->dist), e->exact ? "exact" : "",
                    rc ? "not available" : "available", e->summary);
         if (rc)
-            out_printf("  %-10s %-8s    %-4s %-6s %-14s (%s)\n", "", "", "", "", "", err_msg());
+            out_printf("  %-10s %-12s    %-4s %-6s %-14s (%s)\n", "", "", "", "", "", err_msg());
         out_rec_obj(r, NULL);
         out_rec_str(r, "engine", e->name);
         out_rec_str(r, "precision", e->precision);

@@ -139,8 +139,13 @@ const char *engine_dist_name(engine_dist d)
 
 int engine_available(const engine *e, const engine_opts *o)
 {
-    if (!e->format)
-        return e->available ? e->available(o) : 0;
+    if (!e->format) {
+        if (e->available)
+            return e->available(o);
+        /* A GPU row whose format a build without CUDA leaves NULL: the
+         * device check says why it cannot run. */
+        return e->gpu ? engine_gpu_device(e->name, o, NULL) : 0;
+    }
     /* A tensor-core format: the device must exist and have the compute
      * capability of the format's MMA. */
     kern_device dv;

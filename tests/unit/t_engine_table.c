@@ -166,3 +166,19 @@ TEST(gpu_engines_honour_set_device)
     CHECK(d && !d->gpu && g && !g->gpu && g->exact);
     err_clear();
 }
+
+/* Without a device no GPU row may say it can run, whether the build has
+ * CUDA (the format's device check) or not (a NULL format: the device
+ * check of engine_available); the default engine is then a CPU one. */
+TEST(gpu_rows_unavailable_without_a_device)
+{
+    if (kern_device_count() > 0)
+        t_skip("skipped: a CUDA device is present");
+    for (const engine *const *t = engine_table; *t; t++)
+        if ((*t)->gpu)
+            CHECK_MSG(engine_available(*t, NULL) != 0, "%s says it is available", (*t)->name);
+    const engine *d = engine_best(ENGINE_ROLE_DEFAULT, NULL);
+    const engine *r = engine_best(ENGINE_ROLE_TRUTH, NULL);
+    CHECK(d && !d->gpu);
+    CHECK(r && !r->gpu && r->exact);
+}
