@@ -58,7 +58,14 @@ TEST(sampler_without_library)
     CHECK_EQ_INT(r.nmetric, 0);
 }
 
-/* A pretend GPU engine: engine_run samples NVML around it. */
+/* A pretend GPU engine that says it can run here: engine_run samples NVML
+ * around it. */
+static int fake_available(const engine_opts *o)
+{
+    (void)o;
+    return 0;
+}
+
 static int fake_run(const join_spec *s, join_result *r)
 {
     r->pairs = s->q1 - s->q0;
@@ -68,7 +75,7 @@ static int fake_run(const join_spec *s, join_result *r)
 TEST(gpu_run_gets_no_fake_clock_metrics)
 {
     no_library();
-    static const engine fake = {"fake-gpu", "fp64", "test", 1, NULL, fake_run};
+    static const engine fake = {"fake-gpu", "fp64", "test", 1, fake_available, fake_run};
     double x[4] = {0, 1, 2, 3};
     dataset ds = {0};
     ds.name = "t";
