@@ -14,15 +14,6 @@
 #include "exact_sets.h"
 #include "kernels.h"
 
-static rec *pairs_sorted(const pairs *p)
-{
-    rec *r = xmalloc((p->n + 1) * sizeof *r);
-    for (size_t k = 0; k < p->n; k++)
-        r[k] = (rec){p->ij[k], p->d2[k]};
-    qsort(r, p->n, sizeof *r, cmp_rec);
-    return r;
-}
-
 static double metric(const join_result *r, const char *name)
 {
     for (int k = 0; k < r->nmetric; k++)
@@ -91,15 +82,14 @@ typedef struct capped {
     uint64_t count;
     uint64_t *counts;
     uint64_t hist[32], below;
-    pairs p;
+    join_outcome p; /* the pairs only: jo_put's collection */
     join_result res[4];
 } capped;
 
 static void capped_free(capped *o)
 {
     free(o->counts);
-    free(o->p.ij);
-    free(o->p.d2);
+    jo_free(&o->p);
     memset(o, 0, sizeof *o);
 }
 
@@ -124,7 +114,7 @@ static int run_capped(const engine *e, size_t cap, capped *o)
         s.mode = (join_mode)m;
         s.opts = &opts;
         s.counts = o->counts;
-        s.sink.put = put;
+        s.sink.put = jo_put;
         s.sink.ctx = &o->p;
         s.hist_edges = edges;
         s.hist_nbins = 32;
@@ -173,10 +163,10 @@ TEST(capped_runs_equal_uncapped_every_engine)
         size_t cap = dataset_bytes(e) + ((size_t)6 << 20);
         rc = run_capped(e, cap, &b);
         CHECK_MSG(rc == 0, "%s capped at %zu: %s", e->name, cap, err_msg());
-        CHECK_MSG(a.p.n > ((size_t)1 << 20),
+        CHECK_MSG(a.p.npairs > ((size_t)1 << 20),
                   "%s: only %zu pairs; the test needs more than the "
                   "capped buffer holds",
-                  e->name, a.p.n);
+                  e->name, a.p.npairs);
         CHECK_MSG(metric(&a.res[JOIN_PAIRS], "buffers_shrunk") == 0, "%s shrank uncapped", e->name);
         CHECK_MSG(metric(&b.res[JOIN_PAIRS], "buffers_shrunk") == 1, "%s: capped did not shrink",
                   e->name);
@@ -192,22 +182,22 @@ TEST(capped_runs_equal_uncapped_every_engine)
                   e->name, (unsigned long long)b.res[JOIN_PAIRS].pairs,
                   (unsigned long long)a.res[JOIN_PAIRS].pairs);
         CHECK_EQ_INT(b.count, a.count);
-        CHECK_EQ_INT(a.p.n, a.count);
-        CHECK_EQ_INT(b.p.n, a.p.n);
+        CHECK_EQ_INT(a.p.npairs, a.count);
+        CHECK_EQ_INT(b.p.npairs, a.p.npairs);
         CHECK_MSG(memcmp(a.counts, b.counts, g_ds.n * sizeof *a.counts) == 0,
                   "%s: per-point counts differ", e->name);
         CHECK_MSG(memcmp(a.hist, b.hist, sizeof a.hist) == 0 && a.below == b.below,
                   "%s: histograms differ", e->name);
-        rec *ra = pairs_sorted(&a.p), *rb = pairs_sorted(&b.p);
+        qsort(a.p.pairs, a.p.npairs, sizeof *a.p.pairs, jo_by_ij);
+        qsort(b.p.pairs, b.p.npairs, sizeof *b.p.pairs, jo_by_ij);
         size_t bad = 0;
-        for (size_t k = 0; k < a.p.n; k++)
-            bad += ra[k].ij != rb[k].ij || memcmp(&ra[k].d2, &rb[k].d2, sizeof(double)) != 0;
-        free(ra);
-        free(rb);
+        for (size_t k = 0; k < a.p.npairs; k++)
+            bad += a.p.pairs[k].i != b.p.pairs[k].i || a.p.pairs[k].j != b.p.pairs[k].j ||
+                   memcmp(&a.p.pairs[k].d2, &b.p.pairs[k].d2, sizeof(double)) != 0;
         CHECK_MSG(bad == 0, "%s: %zu pairs differ in index or d2 bits", e->name, bad);
         printf("# %s: %zu pairs; capped at %.1f MB: pair buffer %.0f pairs, %.0f launches, "
                "peak %.1f MB\n",
-               e->name, a.p.n, cap / 1e6, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
+               e->name, a.p.npairs, cap / 1e6, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
                metric(&b.res[JOIN_PAIRS], "launches"),
                metric(&b.res[JOIN_PAIRS], "device_mem_peak") / 1e6);
         capped_free(&a);

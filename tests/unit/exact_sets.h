@@ -2,8 +2,8 @@
  * (cpu-exact against cpu) and tests/gpu/g_exact.c (exact against fp64):
  * adversarial generated sets (pairs exactly at eps on an integer lattice,
  * duplicated points, a large common offset, values near FP16's largest,
- * integer ties, clusters) and the shared datasets; one run of an engine in
- * all four modes, and whether two such runs agree exactly. */
+ * integer ties, clusters) and the shared datasets, and one run of an
+ * engine in all four modes (join_outcome.h compares two exactly). */
 #ifndef TCJ_EXACT_SETS_H
 #define TCJ_EXACT_SETS_H
 
@@ -16,6 +16,7 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "join_outcome.h"
 
 static uint64_t rng_state;
 static inline double rng_unit(void)
@@ -161,126 +162,28 @@ static inline double eps_for(const dataset *ds, double sel)
     return e > 0 ? e : 1.0;
 }
 
-/* ---- 2. every mode against cpu ---- */
+/* ---- every mode of an engine (join_outcome.h) ---- */
 
-typedef struct pairs {
-    size_t n, cap;
-    uint64_t *ij;
-    double *d2;
-} pairs;
-
-static inline int put(void *ctx, const pair_batch *b)
+/* Engine `name` with opts in every mode, HIST over 16 bins up to eps^2;
+ * small: 1000-pair batches (many drains and refills), else opts' batch. */
+static inline join_outcome exact_run(const char *name, const dataset *ds, double eps,
+                                     const engine_opts *opts, int small)
 {
-    pairs *p = ctx;
-    if (p->n + b->k > p->cap) {
-        p->cap = (p->n + b->k) * 2;
-        p->ij = xrealloc(p->ij, p->cap * sizeof *p->ij);
-        p->d2 = xrealloc(p->d2, p->cap * sizeof *p->d2);
-    }
-    for (size_t k = 0; k < b->k; k++) {
-        p->ij[p->n] = (uint64_t)b->i[k] << 32 | b->j[k];
-        p->d2[p->n++] = b->d2[k];
-    }
-    return 0;
-}
-
-typedef struct rec {
-    uint64_t ij;
-    double d2;
-} rec;
-
-static inline int cmp_rec(const void *a, const void *b)
-{
-    uint64_t x = ((const rec *)a)->ij, y = ((const rec *)b)->ij;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct outcome {
-    uint64_t count, below, hist[16];
-    uint64_t *counts;
-    rec *pairs;
-    size_t npairs;
-    double band;
-} outcome;
-
-/* Engine `name` with opts in all four modes into o. */
-static inline int run_all_opts(const char *name, const dataset *ds, double eps,
-                               const engine_opts *eo, outcome *o)
-{
-    const engine *e = engine_find(name);
-    engine_opts opts = *eo;
-    memset(o, 0, sizeof *o);
-    o->counts = xcalloc(ds->n, sizeof *o->counts);
     double edges[17];
     for (int b = 0; b <= 16; b++)
         edges[b] = eps * eps * b / 16; /* edge 16 is eps^2 itself */
-    pairs p = {0};
-    for (int m = 0; m < 4; m++) {
-        join_spec s;
-        memset(&s, 0, sizeof s);
-        s.ds = ds;
-        s.eps = eps;
-        s.q0 = 0;
-        s.q1 = ds->n;
-        s.mode = (join_mode)m;
-        s.opts = &opts;
-        s.counts = o->counts;
-        s.sink.put = put;
-        s.sink.ctx = &p;
-        s.hist_edges = edges;
-        s.hist_nbins = 16;
-        s.hist = o->hist;
-        s.hist_below = &o->below;
-        join_result res;
-        int rc = engine_run(e, &s, &res);
-        if (rc)
-            return rc;
-        if (m == JOIN_COUNT)
-            o->count = res.pairs;
-        for (int k = 0; m == JOIN_COUNT && k < res.nmetric; k++)
-            if (strcmp(res.metric[k].name, "band_pairs") == 0)
-                o->band = res.metric[k].value;
-    }
-    o->pairs = xmalloc((p.n + 1) * sizeof *o->pairs);
-    for (size_t k = 0; k < p.n; k++)
-        o->pairs[k] = (rec){p.ij[k], p.d2[k]};
-    o->npairs = p.n;
-    qsort(o->pairs, p.n, sizeof *o->pairs, cmp_rec);
-    free(p.ij);
-    free(p.d2);
-    return 0;
+    const engine *e = engine_find(name);
+    return small ? jo_run(e, ds, eps, 0, ds->n, opts, edges, 16)
+                 : jo_run_as(e, ds, eps, 0, ds->n, opts, edges, 16);
 }
 
-static inline int run_all(const char *name, const dataset *ds, double eps, outcome *o)
+/* The same with the default options (two CPU threads). */
+static inline join_outcome exact_run_default(const char *name, const dataset *ds, double eps)
 {
     engine_opts opts;
     engine_opts_default(&opts);
     opts.threads = 2;
-    return run_all_opts(name, ds, eps, &opts, o);
-}
-
-static inline void outcome_free(outcome *o)
-{
-    free(o->counts);
-    free(o->pairs);
-}
-
-/* 0 when equal; else a line saying what differs. */
-static inline const char *same(const dataset *ds, const outcome *a, const outcome *b)
-{
-    if (a->count != b->count)
-        return "count";
-    if (memcmp(a->counts, b->counts, ds->n * sizeof *a->counts))
-        return "per-point counts";
-    if (a->below != b->below || memcmp(a->hist, b->hist, sizeof a->hist))
-        return "histogram";
-    if (a->npairs != b->npairs)
-        return "number of pairs";
-    for (size_t k = 0; k < a->npairs; k++)
-        if (a->pairs[k].ij != b->pairs[k].ij ||
-            memcmp(&a->pairs[k].d2, &b->pairs[k].d2, sizeof(double)))
-            return "pair set or FP64 distances";
-    return NULL;
+    return exact_run(name, ds, eps, &opts, 0);
 }
 
 /* ---- the sets, each handed to a check ---- */

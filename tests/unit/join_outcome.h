@@ -1,6 +1,6 @@
-/* Tests of the CPU join's paths (t_cpu_simd, t_cpu_grid): everything one
- * run of an engine produces in each output mode, and a comparison that
- * names the first difference. Static functions: each test binary gets its
+/* Everything one run of an engine produces in each output mode, and a
+ * comparison that names the first difference (t_cpu_simd, t_cpu_grid,
+ * t_exact, g_exact). Static functions: each test binary gets its
  * own copy. */
 #ifndef TCJ_JOIN_OUTCOME_H
 #define TCJ_JOIN_OUTCOME_H
@@ -27,10 +27,11 @@ typedef struct join_outcome {
     uint64_t *hist, below;
     size_t nb;
     char variant[96];
+    join_result first; /* the COUNT run's result: metrics, variant */
     int rc;
 } join_outcome;
 
-static int jo_put(void *ctx, const pair_batch *b)
+static inline int jo_put(void *ctx, const pair_batch *b)
 {
     join_outcome *o = ctx;
     if (o->npairs + b->k > o->cap) {
@@ -42,7 +43,7 @@ static int jo_put(void *ctx, const pair_batch *b)
     return 0;
 }
 
-static int jo_by_ij(const void *x, const void *y)
+static inline int jo_by_ij(const void *x, const void *y)
 {
     const jo_pair *a = x, *b = y;
     if (a->i != b->i)
@@ -50,16 +51,15 @@ static int jo_by_ij(const void *x, const void *y)
     return (a->j > b->j) - (a->j < b->j);
 }
 
-/* Run e on ds with opts in every mode; HIST over nb bins with edges
- * (squared distances, nb+1 values). Small batches make the sink path
- * flush often. */
-static join_outcome jo_run(const engine *e, const dataset *ds, double eps, size_t q0, size_t q1,
-                           const engine_opts *opts, const double *edges, size_t nb)
+/* Run e on ds with opts (their batch size as given) in every mode; HIST
+ * over nb bins with edges (squared distances, nb+1 values). */
+static inline join_outcome jo_run_as(const engine *e, const dataset *ds, double eps, size_t q0,
+                                     size_t q1, const engine_opts *opts, const double *edges,
+                                     size_t nb)
 {
     join_outcome o;
     memset(&o, 0, sizeof o);
     engine_opts eo = *opts;
-    eo.batch_pairs = 1000;
     join_spec s;
     memset(&s, 0, sizeof s);
     s.ds = ds;
@@ -73,6 +73,7 @@ static join_outcome jo_run(const engine *e, const dataset *ds, double eps, size_
     if ((o.rc = engine_run(e, &s, &r)))
         return o;
     o.count = r.pairs;
+    o.first = r;
     snprintf(o.variant, sizeof o.variant, "%s", r.variant);
 
     s.mode = JOIN_PERPOINT;
@@ -100,7 +101,26 @@ static join_outcome jo_run(const engine *e, const dataset *ds, double eps, size_
     return o;
 }
 
-static void jo_free(join_outcome *o)
+/* jo_run_as with small batches, so the sink path flushes often. */
+static inline join_outcome jo_run(const engine *e, const dataset *ds, double eps, size_t q0,
+                                  size_t q1, const engine_opts *opts, const double *edges,
+                                  size_t nb)
+{
+    engine_opts eo = *opts;
+    eo.batch_pairs = 1000;
+    return jo_run_as(e, ds, eps, q0, q1, &eo, edges, nb);
+}
+
+/* A metric of the COUNT run (-1 when it has none). */
+static inline double jo_metric(const join_outcome *o, const char *name)
+{
+    for (int k = 0; k < o->first.nmetric; k++)
+        if (strcmp(o->first.metric[k].name, name) == 0)
+            return o->first.metric[k].value;
+    return -1;
+}
+
+static inline void jo_free(join_outcome *o)
 {
     free(o->perpoint);
     free(o->pairs);
@@ -110,7 +130,8 @@ static void jo_free(join_outcome *o)
 
 /* 1 when a and b hold the same results (d2 compared bit for bit); else 0
  * with the first difference in why. */
-static int jo_same(const join_outcome *a, const join_outcome *b, size_t nq, char *why, size_t size)
+static inline int jo_same(const join_outcome *a, const join_outcome *b, size_t nq, char *why,
+                          size_t size)
 {
     if (a->rc || b->rc)
         return snprintf(why, size, "run failed: %d / %d", a->rc, b->rc), 0;

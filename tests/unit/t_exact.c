@@ -82,19 +82,22 @@ static double bound_ratio(const dataset *ds, double eps)
 
 static void check_set(const char *what, dataset *ds, double eps)
 {
-    outcome a, b;
-    CHECK_MSG(run_all("cpu-exact", ds, eps, &a) == 0, "%s: %s", what, err_msg());
-    CHECK_MSG(run_all("cpu", ds, eps, &b) == 0, "%s: %s", what, err_msg());
-    const char *diff = same(ds, &a, &b);
+    join_outcome a = exact_run_default("cpu-exact", ds, eps);
+    join_outcome b = exact_run_default("cpu", ds, eps);
+    CHECK_MSG(a.rc == 0 && b.rc == 0, "%s: %s", what, err_msg());
+    char why[200];
+    const int same = jo_same(&a, &b, ds->n, why, sizeof why);
+    const double band = jo_metric(&a, "band_pairs");
     double r = bound_ratio(ds, eps);
     printf("# %-10s n=%zu d=%zu eps=%.6g: %llu pairs, band %.0f (%.4f%%), worst error %.3g of the "
            "bound\n",
-           what, ds->n, ds->d, eps, (unsigned long long)b.count, a.band,
-           b.count ? 100.0 * a.band / (double)b.count : 0.0, r);
-    CHECK_MSG(diff == NULL, "%s: cpu-exact and cpu differ in the %s", what, diff);
+           what, ds->n, ds->d, eps, (unsigned long long)b.count, band,
+           b.count ? 100.0 * band / (double)b.count : 0.0, r);
+    CHECK_MSG(same, "%s: cpu-exact and cpu differ: %s", what, why);
+    CHECK_MSG(band >= 0, "%s: cpu-exact's run records no band", what);
     CHECK_MSG(r <= 1.0, "%s: an error of %.3g times the bound (before its safety factor)", what, r);
-    outcome_free(&a);
-    outcome_free(&b);
+    jo_free(&a);
+    jo_free(&b);
 }
 
 TEST(bound_and_equality_adversarial)
@@ -111,11 +114,10 @@ TEST(bound_and_equality_shared_datasets)
 TEST(beyond_fp16_refused)
 {
     dataset ds = set_huge();
-    outcome o;
-    int rc = run_all("cpu-exact", &ds, 1.0, &o);
-    CHECK_EQ_INT(rc, TCJ_EINVAL);
+    join_outcome o = exact_run_default("cpu-exact", &ds, 1.0);
+    CHECK_EQ_INT(o.rc, TCJ_EINVAL);
     CHECK_MSG(strstr(err_msg(), "65504") && strstr(err_msg(), "huge") && !strchr(err_msg(), '\n'),
               "%s", err_msg());
-    free(o.counts);
+    jo_free(&o);
     dataset_free(&ds);
 }
