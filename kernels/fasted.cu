@@ -330,7 +330,7 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
             f->t_next = p.t_base + fetched;
         f->nredo = nout;
         f->cur ^= 1;
-        if (f->post) {
+        if (f->post && f->post->refine) {
             int rc = f->post->refine(f->post->ctx, k, s);
             if (rc)
                 return rc;
@@ -435,6 +435,8 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
         p.eps2 = (float)(a->eps * a->eps);
     }
     f.grid = k.prop.multiProcessorCount * (f.use_wg ? 1 : ch.v->minb);
+    if (post && post->params)
+        FASTED_RC(post->params(post->ctx, &k, &p, f.use_wg));
 
     FASTED_RC(kern_malloc(&k, (void **)&f.ctl, sizeof(fasted_ctrl), "the control block"));
     /* Redo entries one launch can write: a block holds at most two tiles

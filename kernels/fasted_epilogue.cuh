@@ -24,7 +24,15 @@ struct fasted_epi {
     unsigned *fail;     /* PAIRS: shared bit set of warps whose pairs did not fit */
     const float *edges; /* HIST: shared copy of the edges */
     unsigned *hist;     /* HIST: shared slot counters */
+    unsigned chunk;     /* KD_MIN: the warp's column chunk (kd_nchunk per row) */
 };
+
+/* Bin of d2 in a row's k-distance histogram (FASTED_KD_HIST and _BAND
+ * compute it alike, so a row's band holds exactly its bin's count). */
+__device__ __forceinline__ int fasted_kd_bin(float d2, float sc)
+{
+    return min(FASTED_KD_BINS - 1, (int)(d2 * sc));
+}
 
 template <int MT, int NT, bool PAIRS>
 __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&acc)[MT][NT][4],
@@ -34,11 +42,13 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
     const int lane = threadIdx.x & 31;
     const unsigned gi = w.i0 + frag_c_row(lane, 0), gj = w.j0 + frag_c_col(lane, 0);
     const float eps2 = p.eps2;
-    auto weight = [&](unsigned i, unsigned j, float a, float si, float sjv, float &d2) -> int {
-        d2 = __fmaf_rn(-2.0f, a, __fadd_rn(si, sjv));
+    auto dist = [&](unsigned i, unsigned j, float a, float si, float sjv) -> float {
+        float d2 = __fmaf_rn(-2.0f, a, __fadd_rn(si, sjv));
         d2 = fmaxf(d2, 0.0f);
-        if (i == j)
-            d2 = 0.0f;
+        return i == j ? 0.0f : d2;
+    };
+    auto weight = [&](unsigned i, unsigned j, float a, float si, float sjv, float &d2) -> int {
+        d2 = dist(i, j, a, si, sjv);
         if (i >= p.q1 || j >= p.n || !(d2 <= eps2))
             return 0;
         if (w.diag)
@@ -59,6 +69,135 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
         for (int h = 0; h < 2; h++)
             si[mt][h] = p.s[row(mt, 2 * h)];
 
+    /* k-distance pairs: a real pair of two different rows, each unordered
+     * pair once in a symmetric run. */
+    auto kd_valid = [&](unsigned i, unsigned j) {
+        return i < p.q1 && j < p.n && i != j && (!w.diag || i < j);
+    };
+    if (!PAIRS && p.mode == FASTED_KD_MIN) {
+        /* Each row's least d2 over the warp's columns (self excluded):
+         * quad lanes share a row. One lane writes each (row, chunk). */
+        float m[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            m[mt][0] = m[mt][1] = __int_as_float(0x7f800000); /* +inf */
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const unsigned i = row(mt, e), j = col(nt, e);
+                    const float d2 =
+                        dist(i, j, acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x);
+                    if (i != j && j < p.n)
+                        m[mt][e >> 1] = fminf(m[mt][e >> 1], d2);
+                }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float x = m[mt][h];
+                x = fminf(x, __shfl_xor_sync(FASTED_FULL_MASK, x, 1));
+                x = fminf(x, __shfl_xor_sync(FASTED_FULL_MASK, x, 2));
+                const unsigned i = row(mt, 2 * h);
+                if ((lane & 3) == 0 && i < p.q1)
+                    p.kd_min[(size_t)(i - p.q0) * p.kd_nchunk + w.chunk] = x;
+            }
+        return;
+    }
+    if (!PAIRS && (p.mode == FASTED_KD_HIST || p.mode == FASTED_KD_BAND)) {
+        /* A pair counts for its row when d2 <= the row's bound (and, in a
+         * symmetric run, for its column likewise): HIST counts it in the
+         * row's bin and keeps its d2 while the row's slots last, BAND keeps
+         * its d2 when it falls in the row's chosen bin. Such pairs are rare (a few hundred a row),
+         * so each n8 block is first tested with the cheapest form, and the exact checks and the
+         * atomics run only for a block that passes. */
+        float ui[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                ui[mt][h] = __ldg(p.kd_u2 + row(mt, 2 * h));
+        const float2 none = make_float2(-1.0f, -1.0f);
+        /* Row g takes d2, binned with the row's scale. */
+        auto take = [&](unsigned g, float d2) {
+            const unsigned r = g - p.q0;
+            const int b = fasted_kd_bin(d2, __ldg(p.kd_sc + g));
+            if (p.mode == FASTED_KD_HIST) {
+                atomicAdd(&p.kd_hist[(size_t)r * FASTED_KD_BINS + b], 1u);
+                const unsigned k = atomicAdd(&p.kd_dfill[r], 1u);
+                if (k < p.kd_cap)
+                    p.kd_dvals[(size_t)r * p.kd_cap + k] = d2;
+            } else if (b == __ldg(p.kd_bin + g)) {
+                const unsigned k = atomicAdd(&p.kd_fill[r], 1u);
+                p.kd_vals[p.kd_off[r] + k] = d2;
+            }
+        };
+        /* n8 blocks in groups of G: the cheap test marks a group's blocks,
+         * then one copy of the exact code serves each marked block, its
+         * accumulators picked by a select chain (static register indices),
+         * so the code stays small enough for the instruction cache and
+         * a group's accumulators die with it. */
+        constexpr int G = NT < 8 ? NT : 8;
+        static_assert(NT % G == 0, "whole groups of n8 blocks");
+#pragma unroll
+        for (int g0 = 0; g0 < NT; g0 += G) {
+            unsigned marks = 0;
+#pragma unroll
+            for (int t = 0; t < G; t++) {
+                const int nt = g0 + t;
+                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                bool hit = false;
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float d2 =
+                            fmaxf(__fmaf_rn(-2.0f, acc[mt][nt][e],
+                                            __fadd_rn(si[mt][e >> 1], (e & 1) ? sj.y : sj.x)),
+                                  0.0f);
+                        hit |= (d2 <= ui[mt][e >> 1]) | (d2 <= ((e & 1) ? uj.y : uj.x));
+                    }
+                marks |= (hit ? 1u : 0u) << t;
+            }
+#pragma unroll 1
+            while (marks) {
+                const int t = __ffs(marks) - 1;
+                marks &= marks - 1;
+                float v[MT][4];
+#pragma unroll
+                for (int u = 0; u < G; u++)
+                    if (u == t)
+#pragma unroll
+                        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++)
+                                v[mt][e] = acc[mt][g0 + u][e];
+                const int nt = g0 + t;
+                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const unsigned i = row(mt, e), j = col(nt, e);
+                        if (!kd_valid(i, j))
+                            continue;
+                        const float d2 =
+                            dist(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x);
+                        if (d2 <= ui[mt][e >> 1])
+                            take(i, d2);
+                        if (d2 <= ((e & 1) ? uj.y : uj.x))
+                            take(j, d2);
+                    }
+            }
+        }
+        return;
+    }
     if (!PAIRS && p.mode == KJOIN_COUNT) {
         unsigned cnt = 0;
 #pragma unroll

@@ -17,6 +17,12 @@
 #define FASTED_STAGES 3 /* shared-memory stages of the all-on pipeline */
 #define FASTED_MAX_BINS 4096
 
+/* Kernel modes of the k-distance passes (kernels/fasted_kdist.cu), beside
+ * the KJOIN_* modes of a join: per-row minima over column chunks, per-row
+ * histograms below a per-row bound, and the values of one bin per row. */
+enum { FASTED_KD_MIN = 16, FASTED_KD_HIST = 17, FASTED_KD_BAND = 18 };
+#define FASTED_KD_BINS 32 /* histogram bins per row, linear in d2 up to the row's bound */
+
 /* Control words of one launch, zeroed (valid_end set to ~0) before it. */
 typedef struct fasted_ctrl {
     unsigned long long queue;     /* next work item */
@@ -59,6 +65,27 @@ typedef struct fasted_params {
     const float *edges; /* HIST: nbins+1 */
     int nbins;
     unsigned long long *hist; /* HIST: [0] below edges[0], [b+1] bin b */
+
+    /* k-distance passes (FASTED_KD_*); kd_u2, kd_sc and kd_bin are indexed
+     * by global row and padded like the dataset. */
+    unsigned cskip;         /* non-symmetric runs: column tile bj starts at bj*(1+cskip) tiles */
+    const unsigned *rowmap; /* non-symmetric runs: row tile bi is tile rowmap[bi] (NULL: bi) */
+    float *kd_min;          /* KD_MIN: (row - q0) * kd_nchunk + chunk, the chunk's least d2 */
+    unsigned kd_nchunk;
+    const float *kd_u2; /* the row's bound on its K-th d2; negative: the row is done */
+    const float *kd_sc; /* FASTED_KD_BINS / kd_u2: bin = min(BINS-1, (int)(d2 * kd_sc)) */
+    const int *kd_bin;  /* KD_BAND: the bin whose values the row wants, or -1 */
+    unsigned *kd_hist;  /* KD_HIST: (row - q0) * FASTED_KD_BINS + bin */
+    /* KD_BAND: row r = row - q0 writes its bin's d2 values at
+     * kd_vals[kd_off[r] + k], k counted by kd_fill[r]. */
+    const unsigned long long *kd_off;
+    unsigned *kd_fill;
+    float *kd_vals;
+    /* KD_HIST: row r also keeps its first kd_cap values at kd_dvals[r *
+     * kd_cap + k], k counted (past kd_cap too) by kd_dfill[r]. */
+    unsigned kd_cap;
+    unsigned *kd_dfill;
+    float *kd_dvals;
 } fasted_params;
 
 /* Number of work items for a tile grid. */

@@ -5,6 +5,7 @@
 #define TCJ_FASTED_RUN_CUH
 
 #include "kern_drive.cuh"
+#include "fasted_int.cuh"
 #include "kernels.h"
 
 struct fasted_post {
@@ -14,13 +15,17 @@ struct fasted_post {
     size_t extra_per_pair; /* device bytes a pair the refine step needs (kern_work) */
     /* Before the first launch, after the dataset is on the device. */
     int (*setup)(void *ctx, kern_run *k);
-    /* After a launch: s->np pairs (i, j, FP32 d~2) at k->pi, k->pj, k->pd.
-     * Rewrite s (np and where the pairs to drain are). */
+    /* PAIRS, after a launch: s->np pairs (i, j, FP32 d~2) at k->pi, k->pj,
+     * k->pd. Rewrite s (np and where the pairs to drain are). NULL: none. */
     int (*refine)(void *ctx, kern_run *k, kern_step *s);
+    /* Once the kernel's parameters are set and before the work is counted:
+     * change them (a kernel mode of its own, fewer column tiles). use_wg:
+     * the wgmma kernel runs. NULL: none. */
+    int (*params)(void *ctx, kern_run *k, struct fasted_params *p, int use_wg);
 };
 
-/* kern_fasted_run, with post (NULL: none). With post, a->mode must be
- * KJOIN_PAIRS. */
+/* kern_fasted_run, with post (NULL: none). The kernel is chosen for
+ * a->mode (a post's own kernel mode is of the same kind: pairs or not). */
 int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *post);
 
 #endif

@@ -79,8 +79,8 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     }
     if (!fasted_tile_of(p, t, bi, bj))
         return false;
-    row0 = p.q0 + bi * FASTED_WG_BM;
-    col0 = bj * FASTED_WG_BN;
+    row0 = p.q0 + (p.rowmap ? p.rowmap[bi] : bi) * FASTED_WG_BM;
+    col0 = bj * FASTED_WG_BN * (1 + p.cskip);
     return true;
 }
 
@@ -233,7 +233,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                                   s_mask[slot],
                                   &s_fail[slot],
                                   s_edges,
-                                  s_hist};
+                                  s_hist,
+                                  col0 / (FASTED_WG_BN * (1 + p.cskip))};
             fasted_epilogue<1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
         }
         /* Both consumer warpgroups are done with the slot: record warps

@@ -225,6 +225,13 @@ int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);
+/* k-distance in FASTED's arithmetic and the args' format: out[q - q0] =
+ * the k-th smallest d2(q, j) over all rows j != q, for the query rows
+ * [q0, q1), as the join's epilogue computes d2 (widened to double). Uses
+ * x, n, d, hash, q0, q1, symmetric, device, format, off, mem_cap,
+ * batch_pairs, cancel and progress of a; r gets the summed timings of its
+ * passes (kernels/fasted_kdist.cu). */
+int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
 #ifdef __cplusplus
 }

@@ -6,10 +6,12 @@
  * runs each SYM:OFF setting on the same generated data (MODE count, the
  * default, or pairs with a 1000-pair batch, for the sanitizer; ENGINE
  * fasted, the default, or another tensor-core engine such as bf16) and
- * prints one line each:
+ * (MODE kdistK instead: the K-distance of every point, kdist_run, its
+ * time as kernel_ms and warm) and prints one line each:
  *   n d kind eps sym variant pairs cold_s warm_s kernel_ms tflops_paper
  *   tflops_padded h2d convert norms
  * Built against libtcjoin.a (scripts/gpu-check says how). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "kdist.h"
 #include "kernels.h"
 
 static int cmp_d(const void *a, const void *b)
@@ -102,6 +105,37 @@ int main(int argc, char **argv)
             s.sink.ctx = &sunk;
         }
         join_result cold, r;
+        if (!strncmp(mode, "kdist", 5)) {
+            kdist_spec ks;
+            memset(&ks, 0, sizeof ks);
+            ks.ds = &ds;
+            ks.q1 = ds.n;
+            ks.k = atoi(mode + 5);
+            ks.opts = &o;
+            ks.out = malloc(ds.n * sizeof *ks.out);
+            for (int k = -1; k < reps; k++) {
+                if (kdist_run(e, &ks, k < 0 ? &cold : &r)) {
+                    fprintf(stderr, "%s: %s\n", ename, err_msg());
+                    return 1;
+                }
+                if (k >= 0) {
+                    kt[k] = r.kernel_seconds;
+                    wt[k] = r.seconds;
+                }
+            }
+            qsort(kt, reps, sizeof *kt, cmp_d);
+            qsort(wt, reps, sizeof *wt, cmp_d);
+            double med = 0;
+            qsort(ks.out, ds.n, sizeof *ks.out, cmp_d);
+            med = ks.out[ds.n / 2];
+            printf("%zu %zu %s %g %s sym=%d %s %s pairs=0 cold=%.4f warm=%.4f kernel_ms=%.3f "
+                   "median_kdist=%.6g\n",
+                   ds.n, ds.d, g.kind, eps, ename, o.symmetric, r.variant, mode, cold.seconds,
+                   wt[reps / 2], kt[reps / 2] * 1e3, sqrt(med));
+            fflush(stdout);
+            free(ks.out);
+            continue;
+        }
         if (engine_run(e, &s, &cold)) {
             fprintf(stderr, "%s: %s\n", ename, err_msg());
             return 1;

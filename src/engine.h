@@ -141,7 +141,9 @@ typedef enum engine_role {
  * (src/kdist.h), which validates the spec and times the run. */
 #define KDIST_MAX_K 256
 
+struct engine;
 typedef struct kdist_spec {
+    const struct engine *engine; /* set by kdist_run: the engine whose entry runs */
     const dataset *ds;
     size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
     int k;
@@ -220,6 +222,9 @@ double engine_tflops(double nq, double n, double d, double seconds);
 /* The run function of every GPU engine (src/engine_gpu.c): the row's
  * kjoin through kernels/' one launch loop. */
 int engine_gpu_run(const join_spec *spec, join_result *res);
+/* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
+ * per the contract above kdist_spec. */
+int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
 /* Selectivity (|R| - nq) / nq for a join over nq query rows. */
 double engine_selectivity(uint64_t pairs, size_t nq);
 

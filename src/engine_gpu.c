@@ -12,6 +12,8 @@
 #include "err.h"
 #include "kernels.h"
 
+static int gpu_error(const char *name, int rc);
+
 typedef struct gpu_sink {
     const pair_sink *sink;
     int rc; /* the sink's own error code */
@@ -151,13 +153,73 @@ int engine_gpu_run(const join_spec *s, join_result *res)
     gpu_launch gl = {s->engine->kjoin, &a, &r};
     int rc = cupti_prof_launch(gpu_launch_once, &gl); /* profile ENGINE's hook */
     gpu_result(s, &r, res);
+    if (rc == KERN_OK && s->progress)
+        s->progress(s->progress_ctx, 1.0);
+    if (rc == KERN_ESINK)
+        return sk.rc ? sk.rc : err_set(TCJ_EIO, "%s: the pair sink stopped the run", name);
+    return gpu_error(name, rc);
+}
+
+/* The k-distance of a tensor-core row: kern_fasted_kdist in the row's
+ * format with the session's GPU options; res as a join's, without pairs. */
+int engine_gpu_kdist(const kdist_spec *s, join_result *res)
+{
+    const engine *e = s->engine;
+    if (!e || !e->format)
+        return err_set(TCJ_EINVAL, "%s: no tensor-core format", e ? e->name : "?");
+    engine_opts def;
+    const engine_opts *o = s->opts;
+    if (!o) {
+        engine_opts_default(&def);
+        o = &def;
+    }
+    kern_join_args a;
+    memset(&a, 0, sizeof a);
+    a.x = s->ds->x;
+    a.n = s->ds->n;
+    a.d = s->ds->d;
+    a.hash = s->ds->hash;
+    a.q0 = s->q0;
+    a.q1 = s->q1;
+    a.symmetric = o->symmetric;
+    a.device = o->device;
+    a.batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
+    a.mem_cap = o->gpu_mem;
+    a.cancel = s->cancel;
+    a.progress = s->progress;
+    a.progress_ctx = s->progress_ctx;
+    a.format = e->format;
+    a.off = o->fasted_off;
+    kern_join_result r;
+    memset(&r, 0, sizeof r);
+    int rc = kern_fasted_kdist(&a, s->k, s->out, &r);
+    res->kernel_seconds = r.t_kernel;
+    res->d_padded = r.d_padded ? r.d_padded : s->ds->d;
+    join_result_phase(res, "h2d", r.t_h2d);
+    if (r.convert_name)
+        join_result_phase(res, r.convert_name, r.t_convert);
+    if (r.prep_name)
+        join_result_phase(res, r.prep_name, r.t_prep);
+    join_result_phase(res, "kernel", r.t_kernel);
+    join_result_phase(res, "d2h", r.t_d2h);
+    join_result_phase(res, "select", r.t_sink);
+    snprintf(res->device, sizeof res->device, "%s", r.device_name);
+    snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s", r.variant,
+             o->symmetric && s->q0 == 0 && s->q1 == s->ds->n ? "on" : "off");
+    join_result_metric(res, "cache_hit", r.cache_hit, "");
+    join_result_metric(res, "launches", (double)r.launches, "");
+    join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
+    return gpu_error(e->name, rc);
+}
+
+/* A kernel entry's return code as a TCJ_E* code with its message. */
+static int gpu_error(const char *name, int rc)
+{
     switch (rc) {
     case KERN_OK:
-        if (s->progress)
-            s->progress(s->progress_ctx, 1.0);
         return 0;
     case KERN_ESINK:
-        return sk.rc ? sk.rc : err_set(TCJ_EIO, "%s: the pair sink stopped the run", name);
+        return err_set(TCJ_EIO, "%s: the pair sink stopped the run", name);
     case KERN_ECANCEL:
         return err_set(TCJ_ECANCEL, "cancelled");
     case KERN_ENODEV:

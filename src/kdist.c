@@ -28,7 +28,9 @@ int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
     if (arc)
         return arc;
     double t0 = engine_now();
-    int rc = e->kdist(s, res);
+    kdist_spec s2 = *s;
+    s2.engine = e;
+    int rc = e->kdist(&s2, res);
     res->seconds = engine_now() - t0;
     if (!res->precision[0])
         snprintf(res->precision, sizeof res->precision, "%s", e->precision);

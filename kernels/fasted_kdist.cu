@@ -1,0 +1,578 @@
+/* k-distance on the tensor cores: for every query row, the K-th smallest
+ * squared distance to another row in FASTED's arithmetic (the d2 its join
+ * compares with eps^2, in the args' format), from three passes of the
+ * FASTED kernels (fasted_run with a kernel mode of its own, the epilogue's
+ * FASTED_KD_* branches):
+ *
+ *   A (bound)  rows x a strided sample of column tiles: each row's least
+ *              d2 in every column chunk (64 or 256 columns). The K-th
+ *              smallest chunk minimum is d2 to K different rows, so it
+ *              bounds the row's K-th d2 from above: u2.
+ *   B (hist)   every tile (symmetric where allowed): each pair with
+ *              d2 <= u2 of its row is counted in the row's histogram of
+ *              FASTED_KD_BINS bins linear in d2 up to u2, and its d2 kept
+ *              in the row's slots while they last. A row that kept all its
+ *              values (about K * KD_SAMPLE; 4x that many slots) takes the
+ *              K-th smallest of them: done.
+ *   C (band)   only for rows with more values than slots: every tile
+ *              again; each such row keeps the values that fall in the bin
+ *              where its histogram reaches K, and a warp per row picks the
+ *              right one of them.
+ *
+ * Sampling 1/16 of the columns puts a few hundred candidates under u2, so
+ * B's atomics and stores touch a tiny fraction of the n^2/2 products; the
+ * epilogue tests each product against the two bounds only and runs the
+ * exact checks for the rare n8 blocks that pass. A costs 1/8 of a
+ * symmetric pass. Memory: the bound, histogram and slots of each query
+ * row (at most KD_DIRECT_BYTES of slots), the chunk minima of a block of
+ * rows (at most KD_MIN_BYTES) and the values of pass C's bins (at most
+ * KD_VALS_MAX a pass; rows beyond it wait for another pass C): never the
+ * pair set. A row whose histogram holds fewer than K values (A and B
+ * disagreeing, which their identical arithmetic rules out) gets a 16x
+ * larger bound and goes round again; the last round's bound is infinite,
+ * which cannot fail. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "fasted_int.cuh"
+#include "fasted_run.cuh"
+#include "fasted_wgmma.cuh"
+#include "kern_util.cuh"
+#include "kernels.h"
+
+#define KD_MIN_BYTES ((size_t)256 << 20)  /* chunk minima of one block of rows */
+#define KD_VALS_MAX ((size_t)64 << 20)    /* bin values held on the device at once */
+#define KD_DIRECT_BYTES ((size_t)2 << 30) /* pass B's slots for the values under the bounds */
+#define KD_SAMPLE 16                      /* pass A reads 1/KD_SAMPLE of the column tiles */
+#define KD_ROUNDS 4                       /* rounds of B and C before the bound is infinite */
+
+/* The k-th smallest (k >= 1, k <= m) of v[0..m), by a warp: bisection over
+ * the bits of non-negative floats, whose order is the integers'. */
+__device__ float kd_kth_warp(const float *v, size_t m, unsigned k)
+{
+    const unsigned lane = threadIdx.x & 31;
+    unsigned lo = 0, hi = 0x7f800000u; /* +inf: every value is at most it */
+    while (lo < hi) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        const float x = __uint_as_float(mid);
+        unsigned c = 0;
+        for (size_t t = lane; t < m; t += 32)
+            c += v[t] <= x;
+        c = __reduce_add_sync(0xffffffffu, c);
+        if (c >= k)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return __uint_as_float(lo);
+}
+
+/* Pass A's bound of each row of a block: the k-th smallest chunk minimum. */
+__global__ void kd_bound_kernel(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2)
+{
+    const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (w >= rows)
+        return;
+    const float x = kd_kth_warp(mins + (size_t)w * nchunk, nchunk, (unsigned)k);
+    if ((threadIdx.x & 31) == 0)
+        u2[w] = x;
+}
+
+/* Thread per query row after pass B: the bin where the cumulative count
+ * reaches k, how many of its values the row needs, and how many it holds;
+ * bin -1 and need 0 for a row that is done, need -1 when the histogram
+ * holds fewer than k values. */
+__global__ void kd_bins_kernel(const unsigned *hist, const float *u2, unsigned q0, unsigned nq,
+                               int k, int *bin, int *need, unsigned *cnt)
+{
+    const unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= nq)
+        return;
+    int b = -1, nd = 0;
+    unsigned inbin = 0;
+    if (u2[q0 + r] >= 0.0f) {
+        unsigned cum = 0;
+        nd = -1;
+        for (int t = 0; t < FASTED_KD_BINS; t++) {
+            const unsigned c = hist[(size_t)r * FASTED_KD_BINS + t];
+            if (cum + c >= (unsigned)k) {
+                b = t;
+                nd = k - (int)cum;
+                inbin = c;
+                break;
+            }
+            cum += c;
+        }
+    }
+    bin[r] = b;
+    need[r] = nd;
+    cnt[r] = inbin;
+}
+
+/* Warp per query row after pass B: a pending row that kept all its values
+ * under the bound (at least k, at most cap) takes the k-th smallest of them
+ * (status 1). A row with more values than slots gets the k-th smallest of
+ * the ones it kept, k values to distinct rows and so a smaller bound
+ * (status 2). Status 0: fewer than k values, or not pending. */
+__global__ void kd_direct_kernel(const float *dvals, const unsigned *dfill, unsigned cap,
+                                 const float *u2, unsigned q0, unsigned nq, int k, float *out,
+                                 int *status)
+{
+    const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (r >= nq)
+        return;
+    const unsigned m = dfill[r];
+    const int st = u2[q0 + r] < 0.0f || m < (unsigned)k ? 0
+                   : m <= cap                           ? 1
+                   : cap >= (unsigned)k                 ? 2
+                                                        : 0;
+    const float x = st ? kd_kth_warp(dvals + (size_t)r * cap, min(m, cap), (unsigned)k) : 0.0f;
+    if ((threadIdx.x & 31) == 0) {
+        status[r] = st;
+        out[r] = x;
+    }
+}
+
+/* Warp per row of pass C's group: the need-th smallest of the row's bin
+ * values; NaN when the row kept another number of values than pass B
+ * counted (the host reports it). */
+__global__ void kd_pick_kernel(const float *vals, const unsigned long long *off,
+                               const unsigned *fill, const unsigned *cnt, const int *need,
+                               const int *bin, unsigned nq, float *out)
+{
+    const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (r >= nq || bin[r] < 0 || need[r] <= 0)
+        return;
+    const float x = fill[r] == cnt[r] ? kd_kth_warp(vals + off[r], cnt[r], (unsigned)need[r])
+                                      : __int_as_float(0x7fc00000);
+    if ((threadIdx.x & 31) == 0)
+        out[r] = x;
+}
+
+namespace
+{
+
+/* Device arrays of one computation. u2, sc, gbin: by global row (padded
+ * like the dataset: tiles read past n); the rest by query row. */
+struct kd_dev {
+    float *u2, *sc, *mins, *vals, *outv, *dvals;
+    int *gbin, *bin, *need, *status;
+    unsigned *hist, *cnt, *fill, *dfill;
+    unsigned long long *off;
+    unsigned *rowmap; /* row tiles holding pending rows, after round 0 */
+    size_t na, nq, min_rows, vals_cap;
+    unsigned cap; /* slots a row keeps its values in during pass B */
+    size_t bytes;
+};
+
+struct kd_ctx {
+    const kern_join_args *a;
+    kd_dev *dv;
+    int mode;           /* FASTED_KD_* of the pass */
+    unsigned ua, cskip; /* pass A: column tiles, tiles skipped between them */
+    unsigned nchunk;
+    unsigned ntiles;   /* > 0: the pass runs the row tiles in dv->rowmap only */
+    double base, span; /* the pass's share of the whole computation's progress */
+};
+
+int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
+{
+    (void)k;
+    (void)use_wg;
+    kd_ctx *c = (kd_ctx *)vc;
+    kd_dev *dv = c->dv;
+    p->mode = c->mode;
+    p->kd_u2 = dv->u2;
+    p->kd_sc = dv->sc;
+    p->kd_bin = dv->gbin;
+    p->kd_hist = dv->hist;
+    p->kd_off = dv->off;
+    p->kd_fill = dv->fill;
+    p->kd_vals = dv->vals;
+    p->kd_cap = dv->cap;
+    p->kd_dfill = dv->dfill;
+    p->kd_dvals = dv->dvals;
+    if (c->ntiles) {
+        p->T = c->ntiles;
+        p->rowmap = dv->rowmap;
+    }
+    if (c->mode == FASTED_KD_MIN) {
+        p->U = c->ua;
+        p->cskip = c->cskip;
+        p->kd_min = dv->mins;
+        p->kd_nchunk = c->nchunk;
+    }
+    return 0;
+}
+
+void kd_progress(void *vc, double f)
+{
+    const kd_ctx *c = (const kd_ctx *)vc;
+    if (c->a->progress)
+        c->a->progress(c->a->progress_ctx, c->base + c->span * f);
+}
+
+void kd_free(kd_dev *dv)
+{
+    void *ps[] = {dv->u2,    dv->sc,    dv->mins,   dv->vals,  dv->outv, dv->gbin,
+                  dv->bin,   dv->need,  dv->hist,   dv->cnt,   dv->fill, dv->off,
+                  dv->dvals, dv->dfill, dv->status, dv->rowmap};
+    for (void *q : ps)
+        cudaFree(q);
+    memset(dv, 0, sizeof *dv);
+}
+
+int kd_alloc(void **p, size_t size, size_t total)
+{
+    cudaError_t e = cudaMalloc(p, size ? size : 1);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return kern_fail(KERN_ENOMEM,
+                         "k-distance needs %.1f MB of device memory beside the dataset",
+                         (double)total / 1e6);
+    }
+    if (e != cudaSuccess)
+        return kern_cuda_fail(e, "k-distance buffers", __FILE__, __LINE__);
+    return 0;
+}
+
+/* Add one pass's result to the whole computation's. */
+void kd_add(kern_join_result *r, const kern_join_result *p, int first)
+{
+    r->t_h2d += p->t_h2d;
+    r->t_convert += p->t_convert;
+    r->t_prep += p->t_prep;
+    r->t_kernel += p->t_kernel;
+    r->t_d2h += p->t_d2h;
+    r->launches += p->launches;
+    r->mem_peak = std::max(r->mem_peak, p->mem_peak);
+    r->shrunk |= p->shrunk;
+    r->symmetric |= p->symmetric;
+    if (first) {
+        r->convert_name = p->convert_name;
+        r->prep_name = p->prep_name;
+        r->cache_hit = p->cache_hit;
+        r->d_padded = p->d_padded;
+        r->off = p->off;
+        memcpy(r->variant, p->variant, sizeof r->variant);
+        memcpy(r->device_name, p->device_name, sizeof r->device_name);
+    }
+}
+
+} // namespace
+
+extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, kern_join_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const size_t n = a->n, nq = a->q1 - a->q0;
+    if (K < 1 || (size_t)K >= n || a->q0 >= a->q1 || a->q1 > n || n >= ((size_t)1 << 31))
+        return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K, a->q0,
+                         a->q1, n);
+    const int ndev = kern_device_count();
+    if (ndev <= 0)
+        return KERN_ENODEV;
+    if (a->device < 0 || a->device >= ndev)
+        return kern_fail(KERN_ENODEV, "no CUDA device %d", a->device);
+    KERN_CUDA(cudaSetDevice(a->device));
+    const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
+
+    /* The kernel fasted_run will choose, for the column tiling of pass A. */
+    int major = 0, minor = 0, optin = 0;
+    KERN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a->device));
+    KERN_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a->device));
+    KERN_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, a->device));
+    const kern_caps caps = {major * 10 + minor, fasted_wg_usable(a->device), (size_t)optin};
+    fasted_choice ch;
+    int rc = fasted_choose(a->off, KJOIN_COUNT, fmt, &caps, 0, &ch);
+    if (rc)
+        return kern_fail(rc, "%s", ch.why);
+    const int use_wg = ch.kind == FASTED_KIND_WGMMA;
+    const size_t bn = use_wg ? FASTED_WG_BN : (size_t)ch.v->bn;
+    const size_t bm = use_wg ? FASTED_WG_BM : (size_t)ch.v->bm;
+    const unsigned cpt = use_wg ? 1 : 2; /* column chunks per tile: warps across */
+    const size_t ufull = (n + bn - 1) / bn;
+    size_t ua = std::max((n / KD_SAMPLE + bn - 1) / bn,
+                         (std::max((size_t)4 * K, (size_t)64) + cpt - 1) / cpt);
+    size_t step = 1;
+    if (2 * ua > ufull)
+        ua = ufull;
+    else
+        step = ufull / ua;
+    const unsigned nchunk = (unsigned)(ua * cpt);
+
+    kd_dev dv;
+    memset(&dv, 0, sizeof dv);
+    dv.na = (n + 255) / 256 * 256 + 256; /* as the dataset's rows: tiles read past n */
+    dv.nq = nq;
+    dv.min_rows = std::min(nq, std::max((size_t)256, KD_MIN_BYTES / 4 / nchunk));
+    dv.bytes = dv.na * 12 + nq * (40 + 4 * FASTED_KD_BINS) + dv.min_rows * nchunk * 4;
+    {
+        /* Pass B's slots: about K * KD_SAMPLE values fall under a row's
+         * bound; 4x that, within KD_DIRECT_BYTES and an eighth of what the
+         * device has free. A row with more goes through pass C. */
+        size_t fr = 0, tot = 0;
+        KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+        size_t budget = std::min(KD_DIRECT_BYTES, fr / 8);
+        if (a->mem_cap)
+            budget = std::min(budget, a->mem_cap / 8);
+        const size_t want = (size_t)4 * K * KD_SAMPLE;
+        const size_t cap = std::min(want, budget / 4 / nq);
+        dv.cap = cap >= (size_t)K ? (unsigned)cap : 0;
+        /* TCJOIN_KDIST_SLOTS=N: N slots a row (tests send rows through
+         * pass C with it). */
+        if (const char *sl = getenv("TCJOIN_KDIST_SLOTS"))
+            dv.cap = std::min((unsigned)strtoul(sl, NULL, 10), (unsigned)cap);
+        dv.bytes += nq * dv.cap * 4;
+    }
+    if (a->mem_cap && dv.bytes >= a->mem_cap)
+        return kern_fail(KERN_ENOMEM,
+                         "k-distance needs %.1f MB of device memory for its bounds and "
+                         "histograms; the cap (set gpu-mem) is %.1f MB",
+                         (double)dv.bytes / 1e6, (double)a->mem_cap / 1e6);
+    std::vector<float> hu2(dv.na, -1.0f), hsc(dv.na), hout(nq);
+    std::vector<int> hbin(nq), hneed(nq), hstat(nq), gbin(dv.na, -1);
+    std::vector<unsigned> hcnt(nq);
+    std::vector<unsigned long long> hoff(nq + 1);
+    std::vector<unsigned char> done(nq, 0);
+    kd_ctx c;
+    memset((void *)&c, 0, sizeof c);
+    c.a = a;
+    c.dv = &dv;
+    c.ua = (unsigned)ua;
+    c.cskip = (unsigned)(step - 1);
+    c.nchunk = nchunk;
+    kern_join_args pa = *a;
+    pa.mem_cap = a->mem_cap ? a->mem_cap - dv.bytes : 0;
+    pa.mode = KJOIN_COUNT;
+    pa.progress = kd_progress;
+    pa.progress_ctx = &c;
+    pa.counts = NULL;
+    pa.pair_fn = NULL;
+    pa.hist = pa.hist_below = NULL;
+    pa.hist_edges = NULL;
+    pa.hist_nbins = 0;
+    const fasted_post post = {&c, 4, 0.0, 0, NULL, NULL, kd_params};
+    kern_join_result pr;
+    int first = 1;
+    size_t left = nq;
+    double t0 = kern_now();
+    /* TCJOIN_KDIST_TRACE=1: each pass's kernel time and the band's size on
+     * stderr (benchmarks). */
+    const int trace = getenv("TCJOIN_KDIST_TRACE") != NULL;
+#define KD_TRY(call)                                                                               \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            rc = kern_cuda_fail(e_, #call, __FILE__, __LINE__);                                    \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define KD_PASS(args)                                                                              \
+    do {                                                                                           \
+        rc = fasted_run(&(args), &pr, &post);                                                      \
+        if (trace)                                                                                 \
+            fprintf(stderr, "kdist: pass %d rows %zu..%zu sym %d: kernel %.3f ms\n", c.mode,       \
+                    (args).q0, (args).q1, pr.symmetric, pr.t_kernel * 1e3);                        \
+        kd_add(r, &pr, first);                                                                     \
+        first = 0;                                                                                 \
+        if (rc)                                                                                    \
+            goto out;                                                                              \
+    } while (0)
+#define KD_ALLOC(ptr, size)                                                                        \
+    do {                                                                                           \
+        if ((rc = kd_alloc((void **)&(ptr), (size), dv.bytes)) != 0)                               \
+            goto out;                                                                              \
+    } while (0)
+    KD_ALLOC(dv.u2, dv.na * 4);
+    KD_ALLOC(dv.sc, dv.na * 4);
+    KD_ALLOC(dv.gbin, dv.na * 4);
+    KD_ALLOC(dv.bin, nq * 4);
+    KD_ALLOC(dv.need, nq * 4);
+    KD_ALLOC(dv.cnt, nq * 4);
+    KD_ALLOC(dv.fill, nq * 4);
+    KD_ALLOC(dv.outv, nq * 4);
+    KD_ALLOC(dv.off, (nq + 1) * 8);
+    KD_ALLOC(dv.hist, nq * 4 * FASTED_KD_BINS);
+    KD_ALLOC(dv.mins, dv.min_rows * nchunk * 4);
+    KD_ALLOC(dv.dfill, nq * 4);
+    KD_ALLOC(dv.status, nq * 4);
+    KD_ALLOC(dv.dvals, nq * dv.cap * 4);
+    KD_ALLOC(dv.rowmap, (nq / bm + 2) * 4);
+
+    /* Pass A, a block of rows at a time: each row's bound. */
+    for (size_t b0 = a->q0; b0 < a->q1; b0 += dv.min_rows) {
+        const size_t b1 = std::min(a->q1, b0 + dv.min_rows);
+        kern_join_args pb = pa;
+        pb.q0 = b0;
+        pb.q1 = b1;
+        pb.symmetric = 0;
+        c.mode = FASTED_KD_MIN;
+        c.base = 0.1 * (double)(b0 - a->q0) / (double)nq;
+        c.span = 0.1 * (double)(b1 - b0) / (double)nq;
+        KD_PASS(pb);
+        const unsigned rows = (unsigned)(b1 - b0);
+        t0 = kern_now();
+        kd_bound_kernel<<<(rows + 7) / 8, 256>>>(dv.mins, rows, nchunk, K, dv.u2);
+        KD_TRY(cudaGetLastError());
+        KD_TRY(cudaMemcpy(hu2.data() + b0, dv.u2, rows * 4, cudaMemcpyDeviceToHost));
+        r->t_sink += kern_now() - t0;
+    }
+    /* A row with K others at distance 0 is done; the others get their bound
+     * two ulps wider (a recomputation a rounding apart still counts). */
+    for (size_t q = 0; q < nq; q++) {
+        float &u = hu2[a->q0 + q];
+        if (u == 0.0f) {
+            out[q] = 0.0;
+            done[q] = 1;
+            left--;
+            u = -1.0f;
+        } else if (isfinite(u)) {
+            u = nextafterf(nextafterf(u, INFINITY), INFINITY);
+        }
+    }
+
+    for (int round = 0; left > 0; round++) {
+        /* Round 0 runs every tile; later rounds only the row tiles that hold
+         * a pending row, symmetric off. */
+        std::vector<unsigned> tiles;
+        if (round > 0) {
+            for (size_t q = 0; q < nq; q++)
+                if (!done[q] && (tiles.empty() || tiles.back() != q / bm))
+                    tiles.push_back((unsigned)(q / bm));
+            KD_TRY(cudaMemcpy(dv.rowmap, tiles.data(), tiles.size() * 4, cudaMemcpyHostToDevice));
+        }
+        for (size_t g = 0; g < dv.na; g++)
+            hsc[g] = hu2[g] > 0 ? (float)FASTED_KD_BINS / hu2[g] : 0.0f;
+        KD_TRY(cudaMemcpy(dv.u2, hu2.data(), dv.na * 4, cudaMemcpyHostToDevice));
+        KD_TRY(cudaMemcpy(dv.sc, hsc.data(), dv.na * 4, cudaMemcpyHostToDevice));
+        KD_TRY(cudaMemset(dv.hist, 0, nq * 4 * FASTED_KD_BINS));
+        KD_TRY(cudaMemset(dv.dfill, 0, nq * 4));
+        const double rs = 0.9 / (double)(round + 1);
+        kern_join_args pb = pa;
+        if (round > 0)
+            pb.symmetric = 0;
+        c.ntiles = (unsigned)tiles.size();
+        c.mode = FASTED_KD_HIST;
+        c.base = 1.0 - rs;
+        c.span = rs * 0.5;
+        r->t_sink += kern_now() - t0;
+        KD_PASS(pb);
+        t0 = kern_now();
+        kd_bins_kernel<<<(unsigned)((nq + 255) / 256), 256>>>(
+            dv.hist, dv.u2, (unsigned)a->q0, (unsigned)nq, K, dv.bin, dv.need, dv.cnt);
+        KD_TRY(cudaGetLastError());
+        kd_direct_kernel<<<(unsigned)((nq + 7) / 8), 256>>>(dv.dvals, dv.dfill, dv.cap, dv.u2,
+                                                            (unsigned)a->q0, (unsigned)nq, K,
+                                                            dv.outv, dv.status);
+        KD_TRY(cudaGetLastError());
+        KD_TRY(cudaMemcpy(hneed.data(), dv.need, nq * 4, cudaMemcpyDeviceToHost));
+        KD_TRY(cudaMemcpy(hstat.data(), dv.status, nq * 4, cudaMemcpyDeviceToHost));
+        KD_TRY(cudaMemcpy(hout.data(), dv.outv, nq * 4, cudaMemcpyDeviceToHost));
+        /* Rows that kept all their values are done; in round 0 a row with
+         * more takes the smaller bound its slots give and goes round again
+         * (its row tile only); after that, pass C. */
+        size_t need_c = 0, shrunk = 0, short_rows = 0;
+        for (size_t q = 0; q < nq; q++) {
+            if (done[q])
+                continue;
+            float &u = hu2[a->q0 + q];
+            if (hstat[q] == 1) {
+                out[q] = (double)hout[q];
+                done[q] = 1;
+                left--;
+                u = -1.0f;
+                hneed[q] = 0;
+            } else if (hstat[q] == 2 && round == 0) {
+                u = nextafterf(nextafterf(hout[q], INFINITY), INFINITY);
+                hneed[q] = 0;
+                shrunk++;
+            } else if (hneed[q] > 0) {
+                need_c++;
+            } else {
+                /* Fewer than K values under the bound: widen it. */
+                u = round + 1 >= KD_ROUNDS ? INFINITY : u * 16.0f;
+                short_rows++;
+            }
+        }
+        if (trace)
+            fprintf(stderr,
+                    "kdist: round %d: %zu row tiles, %u slots a row; %zu rows left, %zu with a "
+                    "smaller bound, %zu for pass C, %zu short\n",
+                    round, tiles.size(), dv.cap, left, shrunk, need_c, short_rows);
+        if (need_c == 0)
+            continue;
+        /* Pass C, in groups of rows whose bins' values fit KD_VALS_MAX. */
+        KD_TRY(cudaMemcpy(hbin.data(), dv.bin, nq * 4, cudaMemcpyDeviceToHost));
+        KD_TRY(cudaMemcpy(hcnt.data(), dv.cnt, nq * 4, cudaMemcpyDeviceToHost));
+        for (size_t g0 = 0; g0 < nq;) {
+            size_t g1 = g0, tot = 0;
+            while (g1 < nq && (g1 == g0 || tot + (hneed[g1] > 0 ? hcnt[g1] : 0) <= KD_VALS_MAX))
+                tot += hneed[g1] > 0 ? hcnt[g1] : 0, g1++;
+            std::fill(gbin.begin(), gbin.end(), -1);
+            hoff[0] = 0;
+            for (size_t q = 0; q < nq; q++) {
+                const bool in = q >= g0 && q < g1 && hneed[q] > 0;
+                if (in)
+                    gbin[a->q0 + q] = hbin[q];
+                hoff[q + 1] = hoff[q] + (in ? hcnt[q] : 0);
+            }
+            if (tot > dv.vals_cap) {
+                cudaFree(dv.vals);
+                dv.vals = NULL;
+                dv.vals_cap = 0;
+                KD_ALLOC(dv.vals, tot * 4);
+                dv.vals_cap = tot;
+            }
+            KD_TRY(cudaMemcpy(dv.gbin, gbin.data(), dv.na * 4, cudaMemcpyHostToDevice));
+            KD_TRY(cudaMemcpy(dv.off, hoff.data(), (nq + 1) * 8, cudaMemcpyHostToDevice));
+            KD_TRY(cudaMemset(dv.fill, 0, nq * 4));
+            r->t_sink += kern_now() - t0;
+            if (tot > 0) {
+                kern_join_args pc = pa;
+                if (round > 0)
+                    pc.symmetric = 0;
+                c.mode = FASTED_KD_BAND;
+                c.base = 1.0 - rs * 0.5 + rs * 0.5 * (double)g0 / (double)nq;
+                c.span = rs * 0.5 * (double)(g1 - g0) / (double)nq;
+                KD_PASS(pc);
+            }
+            t0 = kern_now();
+            kd_pick_kernel<<<(unsigned)((nq + 7) / 8), 256>>>(
+                dv.vals, dv.off, dv.fill, dv.cnt, dv.need, dv.bin, (unsigned)nq, dv.outv);
+            KD_TRY(cudaGetLastError());
+            KD_TRY(cudaMemcpy(hout.data(), dv.outv, nq * 4, cudaMemcpyDeviceToHost));
+            for (size_t q = g0; q < g1; q++) {
+                if (done[q] || hneed[q] <= 0)
+                    continue;
+                if (hout[q] != hout[q]) {
+                    rc = kern_fail(KERN_EGPU,
+                                   "k-distance: row %zu kept another number of values in its "
+                                   "bin than pass B counted (%u)",
+                                   a->q0 + q, hcnt[q]);
+                    goto out;
+                }
+                out[q] = (double)hout[q];
+                done[q] = 1;
+                left--;
+                hu2[a->q0 + q] = -1.0f;
+            }
+            g0 = g1;
+        }
+        r->t_sink += kern_now() - t0;
+    }
+out:
+#undef KD_TRY
+#undef KD_PASS
+#undef KD_ALLOC
+    kd_free(&dv);
+    cudaGetLastError();
+    if (rc == 0 && a->progress)
+        a->progress(a->progress_ctx, 1.0);
+    return rc;
+}

@@ -1,0 +1,298 @@
+/* GPU tests of the tensor-core k-distance (kern_fasted_kdist through the
+ * fasted and bf16 rows' kdist entry):
+ * - It is the K-th smallest of the values the same engine's join reports:
+ *   a PAIRS run of the engine at an eps that covers every row's answer
+ *   gives each row's d2 values, and the K-th smallest of them must equal
+ *   the k-distance bit for bit (same kernel, same epilogue arithmetic).
+ *   Sets with ties, duplicates (K-distances of exactly 0), clusters, a
+ *   lattice; K from 1 to 256; symmetric tiles on and off; wgmma and
+ *   mma.sync; query ranges; every row decided in pass B, every row in
+ *   pass C, and a mixture (TCJOIN_KDIST_SLOTS).
+ * - A set large enough that the bound pass samples the columns (n=40000:
+ *   the bound comes from 1/16 of the column tiles) is checked on a range
+ *   of rows against the join of those rows.
+ * - Against the cpu engine's exact FP64 k-distance within the FP16-input,
+ *   FP32-accumulate bound of kernels/exact_bound.h: every computed d2 lies
+ *   within delta(eps) of the exact one for pairs up to eps, so the K-th
+ *   smallest does too, at eps the larger of the two answers.
+ * Skipped without a CUDA device. */
+#include "exact_sets.h"
+#include "kdist.h"
+#include "kernels.h"
+
+static void need_gpu(void)
+{
+    if (kern_device_count() == 0)
+        t_skip("skipped: no CUDA device");
+}
+
+static int kd(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
+              const engine_opts *o, double *out)
+{
+    kdist_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.q0 = q0;
+    s.q1 = q1;
+    s.k = k;
+    s.opts = o;
+    s.out = out;
+    join_result r;
+    return kdist_run(engine_find(engine), &s, &r);
+}
+
+/* The K-th smallest d2 to another row, per query row, from the engine's
+ * own pair set at eps: NAN where a row has fewer than K. */
+static int kth_from_join(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
+                         double eps, const engine_opts *o, double *out)
+{
+    join_outcome jo;
+    memset(&jo, 0, sizeof jo);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q0 = q0;
+    s.q1 = q1;
+    s.mode = JOIN_PAIRS;
+    s.opts = o;
+    s.sink = (pair_sink){jo_put, &jo};
+    join_result r;
+    int rc = engine_run(engine_find(engine), &s, &r);
+    if (rc) {
+        jo_free(&jo);
+        return rc;
+    }
+    qsort(jo.pairs, jo.npairs, sizeof *jo.pairs, jo_by_ij);
+    double *v = xmalloc(ds->n * sizeof *v);
+    size_t p = 0;
+    for (size_t q = q0; q < q1; q++) {
+        size_t m = 0;
+        while (p < jo.npairs && jo.pairs[p].i < q)
+            p++;
+        for (; p < jo.npairs && jo.pairs[p].i == q; p++)
+            if (jo.pairs[p].j != q)
+                v[m++] = jo.pairs[p].d2;
+        qsort(v, m, sizeof *v, cmp_dbl);
+        out[q - q0] = m >= (size_t)k ? v[k - 1] : NAN;
+    }
+    free(v);
+    jo_free(&jo);
+    return 0;
+}
+
+/* The k-distance of rows [q0, q1) equals the K-th smallest of the join's
+ * values for those rows. */
+static void check_against_join(const char *what, const char *engine, const dataset *ds, int k,
+                               size_t q0, size_t q1, const engine_opts *o)
+{
+    const size_t nq = q1 - q0;
+    double *got = xmalloc(nq * sizeof *got), *want = xmalloc(nq * sizeof *want);
+    int rc = kd(engine, ds, k, q0, q1, o, got);
+    CHECK_MSG(rc == 0, "%s: %s", what, err_msg());
+    if (rc == 0) {
+        double mx = 0;
+        for (size_t q = 0; q < nq; q++)
+            mx = fmax(mx, got[q]);
+        /* eps^2 >= the largest answer, so every row keeps its K nearest. */
+        const double eps = mx > 0 ? sqrt(mx) * (1 + 1e-9) : 1e-160; /* eps^2: 0 in FP32 */
+        rc = kth_from_join(engine, ds, k, q0, q1, eps, o, want);
+        CHECK_MSG(rc == 0, "%s join: %s", what, err_msg());
+        size_t bad = 0, first = 0;
+        for (size_t q = 0; q < nq && rc == 0; q++)
+            if (!(got[q] == want[q]) && bad++ == 0)
+                first = q;
+        CHECK_MSG(bad == 0,
+                  "%s (%s K=%d rows %zu..%zu sym %d off 0x%x): %zu rows differ, first row %zu: "
+                  "kdist %.9g, join %.9g",
+                  what, engine, k, q0, q1, o->symmetric, o->fasted_off, bad, q0 + first, got[first],
+                  want[first]);
+    }
+    free(got);
+    free(want);
+}
+
+static void check_set(const char *what, const dataset *ds, const int *ks, size_t nk)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    for (size_t t = 0; t < nk; t++) {
+        if ((size_t)ks[t] >= ds->n)
+            continue;
+        for (int v = 0; v < 4; v++) {
+            o.symmetric = !(v & 1);
+            o.fasted_off = (v & 2) ? FASTED_OFF_WGMMA : 0;
+            check_against_join(what, "fasted", ds, ks[t], 0, ds->n, &o);
+        }
+    }
+    /* A range of query rows, and another format. */
+    o.symmetric = 1;
+    o.fasted_off = 0;
+    check_against_join(what, "fasted", ds, ks[0], ds->n / 3, ds->n / 3 + 200, &o);
+    check_against_join(what, "bf16", ds, ks[nk - 1] < (int)ds->n ? ks[nk - 1] : 1, 0, ds->n, &o);
+}
+
+/* Every set, with the rows' slots as sized (pass B decides them all),
+ * with none (pass C decides every row) and with a few (some of each). */
+static void each_set(const int *ks, size_t nk)
+{
+    static const char *const slots[] = {NULL, "0", "20"};
+    for (int s = 0; s < 3; s++) {
+        if (slots[s])
+            setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
+        else
+            unsetenv("TCJOIN_KDIST_SLOTS");
+        dataset ds = set_gauss();
+        check_set("gauss", &ds, ks, nk);
+        dataset_free(&ds);
+        ds = set_ints();
+        check_set("ints", &ds, ks, nk);
+        dataset_free(&ds);
+        ds = set_dups();
+        check_set("dups", &ds, ks, nk);
+        dataset_free(&ds);
+        ds = set_lattice();
+        check_set("lattice", &ds, ks, nk);
+        dataset_free(&ds);
+    }
+    unsetenv("TCJOIN_KDIST_SLOTS");
+}
+
+TEST(kdist_equals_the_joins_kth_value)
+{
+    need_gpu();
+    static const int ks[] = {1, 3, 16, 256};
+    each_set(ks, 4);
+}
+
+static dataset set_uniform(size_t n, size_t d)
+{
+    gen_opts g = {.kind = "uniform", .n = n, .d = d, .seed = 7};
+    dataset ds = {0};
+    if (dataset_generate(&g, &ds) != 0)
+        abort();
+    return ds;
+}
+
+TEST(kdist_with_a_sampled_bound)
+{
+    need_gpu();
+    dataset ds = set_uniform(40000, 32);
+    engine_opts o;
+    engine_opts_default(&o);
+    for (int v = 0; v < 4; v++) {
+        /* v 2 and 3: 40 slots a row, so some rows go through pass C */
+        if (v >= 2)
+            setenv("TCJOIN_KDIST_SLOTS", "40", 1);
+        o.fasted_off = v & 1 ? FASTED_OFF_WGMMA : 0;
+        o.symmetric = 0;
+        /* Whole run, symmetric off; the join of 300 rows gives their values. */
+        double *all = xmalloc(ds.n * sizeof *all), *part = xmalloc(300 * sizeof *part);
+        CHECK_MSG(kd("fasted", &ds, 16, 0, ds.n, &o, all) == 0, "%s", err_msg());
+        double mx = 0;
+        for (size_t q = 20000; q < 20300; q++)
+            mx = fmax(mx, all[q]);
+        CHECK_MSG(kth_from_join("fasted", &ds, 16, 20000, 20300, sqrt(mx) * (1 + 1e-9), &o, part) ==
+                      0,
+                  "%s", err_msg());
+        size_t bad = 0;
+        for (size_t q = 0; q < 300; q++)
+            bad += !(all[20000 + q] == part[q]);
+        CHECK_MSG(bad == 0, "off 0x%x: %zu of 300 rows differ from the join's 16th value",
+                  o.fasted_off, bad);
+        /* Symmetric tiles: the same values. */
+        o.symmetric = 1;
+        double *sym = xmalloc(ds.n * sizeof *sym);
+        CHECK_MSG(kd("fasted", &ds, 16, 0, ds.n, &o, sym) == 0, "%s", err_msg());
+        bad = 0;
+        for (size_t q = 0; q < ds.n; q++)
+            bad += !(sym[q] == all[q]);
+        CHECK_MSG(bad == 0, "off 0x%x: %zu rows differ between symmetric tiles on and off",
+                  o.fasted_off, bad);
+        free(all);
+        free(part);
+        free(sym);
+    }
+    unsetenv("TCJOIN_KDIST_SLOTS");
+    dataset_free(&ds);
+}
+
+/* Within the bound of the exact FP64 k-distance (cpu engine). */
+static void check_bound(const char *what, const dataset *ds, int k)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    double *g = xmalloc(ds->n * sizeof *g), *c = xmalloc(ds->n * sizeof *c);
+    CHECK_MSG(kd("fasted", ds, k, 0, ds->n, &o, g) == 0, "%s: %s", what, err_msg());
+    CHECK_MSG(kd("cpu", ds, k, 0, ds->n, &o, c) == 0, "%s: %s", what, err_msg());
+    double nmax = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        double s = 0;
+        for (size_t t = 0; t < ds->d; t++)
+            s += ds->x[i * ds->d + t] * ds->x[i * ds->d + t];
+        nmax = fmax(nmax, sqrt(s));
+    }
+    exact_bound b;
+    exact_bound_init(&b, ds->d);
+    size_t bad = 0, first = 0, differ = 0;
+    double worst = 0;
+    for (size_t q = 0; q < ds->n; q++) {
+        const double delta = exact_bound_delta(&b, nmax, nmax, sqrt(fmax(g[q], c[q])));
+        const double e = fabs(g[q] - c[q]);
+        differ += e != 0;
+        worst = fmax(worst, delta > 0 ? e / delta : 0);
+        if (e > delta && bad++ == 0)
+            first = q;
+    }
+    printf("# %-8s K=%d: %zu of %zu k-distances differ from FP64, worst %.3f of the bound\n", what,
+           k, differ, ds->n, worst);
+    CHECK_MSG(bad == 0, "%s K=%d: %zu rows beyond the bound, first %zu: fasted %.9g, cpu %.9g",
+              what, k, bad, first, g[first], c[first]);
+    free(g);
+    free(c);
+}
+
+TEST(kdist_within_the_fp16_bound_of_fp64)
+{
+    need_gpu();
+    dataset ds = set_gauss();
+    check_bound("gauss", &ds, 8);
+    dataset_free(&ds);
+    ds = set_offset();
+    check_bound("offset", &ds, 4);
+    dataset_free(&ds);
+    ds = set_uniform(40000, 32);
+    check_bound("uniform", &ds, 16);
+    dataset_free(&ds);
+}
+
+TEST(kdist_refuses_k_beyond_the_data)
+{
+    need_gpu();
+    dataset ds = set_ints();
+    engine_opts o;
+    engine_opts_default(&o);
+    double *out = xmalloc(ds.n * sizeof *out);
+    CHECK_EQ_INT(kd("fasted", &ds, (int)ds.n, 0, ds.n, &o, out), TCJ_EINVAL);
+    CHECK_MSG(!strchr(err_msg(), '\n'), "%s", err_msg());
+    CHECK_MSG(kd("fasted", &ds, 2, 0, ds.n, &o, out) == 0, "%s", err_msg());
+    free(out);
+    dataset_free(&ds);
+}
+
+/* A small case for compute-sanitizer (scripts/gpu-check): every pass and
+ * kernel (bound, histogram with slots, smaller bounds for the row tiles
+ * left, pass C), symmetric on and off, wgmma and mma.sync. */
+TEST(kdist_sanitizer_case)
+{
+    need_gpu();
+    static const int ks[] = {16};
+    dataset ds = set_gauss();
+    static const char *const slots[] = {"0", "20", "1000"};
+    for (int s = 0; s < 3; s++) {
+        setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
+        check_set("gauss", &ds, ks, 1);
+    }
+    unsetenv("TCJOIN_KDIST_SLOTS");
+    dataset_free(&ds);
+}
