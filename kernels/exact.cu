@@ -238,12 +238,13 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     memset(r, 0, sizeof *r);
     if (!a->x || a->n == 0 || a->d == 0)
         return kern_fail(KERN_EINVAL, "exact: bad sizes (n %zu, d %zu)", a->n, a->d);
-    /* FP16 must hold the data; the bound is taken at the largest norm. */
+    /* FP16 must hold the data as converted (centred when a->center); the
+     * bound is taken at the largest norm of what is converted. */
     double vmax = 0, nmax2 = 0;
     for (size_t i = 0; i < a->n; i++) {
         double e = 0;
         for (size_t k = 0; k < a->d; k++) {
-            const double v = a->x[i * a->d + k];
+            const double v = a->center ? a->x[i * a->d + k] - a->center[k] : a->x[i * a->d + k];
             vmax = fmax(vmax, fabs(v));
             e += v * v;
         }
@@ -251,7 +252,8 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     }
     if (!(vmax <= EXACT_FP16_MAX))
         return kern_fail(KERN_EINVAL,
-                         "values up to |v| = %g are beyond FP16's 65504; use fp64 or ted", vmax);
+                         "values up to |v| = %g%s are beyond FP16's 65504; use fp64 or ted", vmax,
+                         a->center ? " (centred)" : "");
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
     exact_bound b;
     exact_bound_init(&b, a->d);

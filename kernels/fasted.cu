@@ -34,6 +34,7 @@ static struct {
     uint64_t hash;
     int dev;
     const kern_format *fmt;
+    const double *center; /* the means subtracted (NULL: none) */
     uint16_t *X;
     float *s;
     size_t n_alloc, dp; /* rows allocated; values a row (padded) */
@@ -87,28 +88,34 @@ static inline float fasted_round_odd(double x)
     return f;
 }
 
-static void fasted_to_float(const double *src, float *dst, size_t cnt)
+/* rows whole rows of d values; with center, each value less its column's
+ * mean first (in FP64, then rounded to odd: the format's rounding of the
+ * centred value). */
+static void fasted_to_float(const double *src, float *dst, size_t rows, size_t d,
+                            const double *center)
 {
-    for (size_t k = 0; k < cnt; k++)
-        dst[k] = fasted_round_odd(src[k]);
+    for (size_t i = 0; i < rows; i++)
+        for (size_t k = 0; k < d; k++)
+            dst[i * d + k] = fasted_round_odd(center ? src[i * d + k] - center[k] : src[i * d + k]);
 }
 
 /* Host threads convert one chunk. */
-static void fasted_to_float_par(const double *src, float *dst, size_t cnt)
+static void fasted_to_float_par(const double *src, float *dst, size_t rows, size_t d,
+                                const double *center)
 {
     unsigned nt = std::thread::hardware_concurrency();
     nt = std::min(std::max(nt, 1u), 16u);
-    if (cnt < ((size_t)1 << 18) || nt == 1) {
-        fasted_to_float(src, dst, cnt);
+    if (rows * d < ((size_t)1 << 18) || nt == 1) {
+        fasted_to_float(src, dst, rows, d, center);
         return;
     }
     std::vector<std::thread> th;
-    size_t per = (cnt + nt - 1) / nt;
+    size_t per = (rows + nt - 1) / nt;
     for (unsigned t = 0; t < nt; t++) {
-        size_t a = t * per, b = std::min(cnt, a + per);
+        size_t a = t * per, b = std::min(rows, a + per);
         if (a >= b)
             break;
-        th.emplace_back(fasted_to_float, src + a, dst + a, b - a);
+        th.emplace_back(fasted_to_float, src + a * d, dst + a * d, b - a, d, center);
     }
     for (auto &t : th)
         t.join();
@@ -159,7 +166,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
     if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
-        g_ds.dev == a->device && g_ds.fmt == fmt) {
+        g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center) {
         r->cache_hit = 1;
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
@@ -209,7 +216,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows * a->d);
+        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center);
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -233,6 +240,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     g_ds.d = a->d;
     g_ds.hash = a->hash;
     g_ds.fmt = fmt;
+    g_ds.center = a->center;
     g_ds.dp = dp;
     g_ds.n_alloc = n_alloc;
 done:
@@ -358,6 +366,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     r->convert_name = "convert";
     r->prep_name = "norms";
     r->off = a->off;
+    r->centred = a->center != NULL;
     if (g_ds.X && g_ds.dev != a->device)
         fasted_free_ds();
     const kern_caps caps = {k.cc, fasted_wg_usable(a->device), k.prop.sharedMemPerBlockOptin};

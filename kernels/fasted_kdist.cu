@@ -258,6 +258,7 @@ void kd_add(kern_join_result *r, const kern_join_result *p, int first)
         r->convert_name = p->convert_name;
         r->prep_name = p->prep_name;
         r->cache_hit = p->cache_hit;
+        r->centred = p->centred;
         r->d_padded = p->d_padded;
         r->off = p->off;
         memcpy(r->variant, p->variant, sizeof r->variant);

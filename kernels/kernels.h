@@ -185,7 +185,11 @@ typedef struct kern_join_args {
     size_t mem_cap;
     /* FASTED family */
     const struct kern_format *format; /* NULL: fp16 */
-    unsigned off;                     /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
+    /* Low-precision formats and exact: d FP64 column means subtracted
+     * before conversion (NULL: none); distances are unchanged, the FP16
+     * error shrinks with the norms. Part of the device cache's key. */
+    const double *center;
+    unsigned off; /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
     /* TED */
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
     int index_k;   /* ted-index: dimensions indexed (capped by d) */
@@ -208,6 +212,7 @@ typedef struct kern_join_result {
     size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
     uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
+    int centred;              /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];
 } kern_join_result;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "center.h"
 #include "cpu_join.h"
 #include "err.h"
 #include "fp16.h"
@@ -66,6 +67,7 @@ typedef struct emul_data {
     const cpu_emul_format *fmt;
     uint64_t hash;
     size_t n, d;
+    const double *center; /* the column means subtracted first (NULL: none) */
     float *h, *s;
     int refs;
     uint64_t used; /* cache clock at the last hit */
@@ -89,11 +91,12 @@ static void emul_data_release(emul_data *c)
     }
 }
 
-static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds)
+static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds, const double *center)
 {
     const size_t n = ds->n, d = ds->d;
     emul_data *c = xcalloc(1, sizeof *c);
     c->fmt = f;
+    c->center = center;
     c->hash = ds->hash;
     c->n = n;
     c->d = d;
@@ -105,7 +108,7 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds)
         float *hi = c->h + i * d;
         float acc = 0;
         for (size_t k = 0; k < d; k++) {
-            hi[k] = f->round(x[k]);
+            hi[k] = f->round(center ? x[k] - center[k] : x[k]);
             acc = fp32_add_rz(acc, hi[k] * hi[k]);
         }
         c->s[i] = acc;
@@ -113,12 +116,14 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds)
     return c;
 }
 
-static emul_data *emul_data_get(const cpu_emul_format *f, const dataset *ds, int *reused)
+static emul_data *emul_data_get(const cpu_emul_format *f, const dataset *ds, const double *center,
+                                int *reused)
 {
     pthread_mutex_lock(&emul_mu);
     for (int k = 0; k < EMUL_SLOTS; k++) {
         emul_data *c = emul_cache[k];
-        if (c && ds->hash && c->fmt == f && c->hash == ds->hash && c->n == ds->n && c->d == ds->d) {
+        if (c && ds->hash && c->fmt == f && c->hash == ds->hash && c->n == ds->n && c->d == ds->d &&
+            c->center == center) {
             c->refs++;
             c->used = ++emul_clock;
             pthread_mutex_unlock(&emul_mu);
@@ -129,7 +134,7 @@ static emul_data *emul_data_get(const cpu_emul_format *f, const dataset *ds, int
     pthread_mutex_unlock(&emul_mu);
     *reused = 0;
 
-    emul_data *c = emul_convert(f, ds);
+    emul_data *c = emul_convert(f, ds, center);
     if (ds->hash) {
         pthread_mutex_lock(&emul_mu);
         int slot = 0;
@@ -180,7 +185,8 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
             continue;
         smax = sq > smax ? sq : smax;
         for (size_t k = 0; k < d; k++) {
-            double a = fabs(s->ds->x[i * d + k]);
+            const double v = s->ds->x[i * d + k];
+            double a = fabs(data->center ? v - data->center[k] : v);
             xmax = a > xmax ? a : xmax;
         }
     }
@@ -203,7 +209,11 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         return rc0;
     double t0 = engine_now();
     int reused;
-    emul_data *data = emul_data_get(f, s->ds, &reused);
+    const double *center =
+        s->engine && s->engine->centers
+            ? center_pick(s->ds, s->opts ? s->opts->center : CENTER_DEFAULT, s->engine->exact)
+            : NULL;
+    emul_data *data = emul_data_get(f, s->ds, center, &reused);
     double *edges = NULL;
     if (s->mode == JOIN_HIST) {
         edges = xmalloc((s->hist_nbins + 1) * sizeof *edges);
@@ -213,8 +223,8 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     join_result_phase(res, "convert", engine_now() - t0);
 
     char name[96];
-    snprintf(name, sizeof name, "%s inputs%s, fp32 accumulate, norms rz", f->name,
-             reused ? " (cached)" : "");
+    snprintf(name, sizeof name, "%s inputs%s%s, fp32 accumulate, norms rz", f->name,
+             center ? " centred" : "", reused ? " (cached)" : "");
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
     emul_ctx ctx = {.h = data->h, .s = data->s, .d = d, .ops = ops};
     const double lim = edges ? edges[s->hist_nbins] : (float)(s->eps * s->eps);
@@ -246,6 +256,8 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         .name = name,
     };
     int rc = cpu_join_run(s, &k, res);
+    if (s->engine && s->engine->centers)
+        join_result_metric(res, "centred", center != NULL, "");
     if (hg)
         cpu_grid_free(&g);
     free(hg);

@@ -47,6 +47,10 @@ typedef struct engine_opts {
      * $TCJOIN_CPU_INDEX=on|off; 1 = off; 2 = on whenever it can be built). */
     int cpu_simd;
     int cpu_index;
+    /* Low-precision engines (rows with .centers): subtract the FP64 column
+     * means before converting (src/center.h: CENTER_DEFAULT, _AUTO, _ON,
+     * _OFF). */
+    int center;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);
@@ -186,6 +190,9 @@ typedef struct engine {
     /* Optional: the k-distance of each query row (the contract above
      * kdist_spec); NULL when the engine has none. */
     int (*kdist)(const kdist_spec *spec, join_result *res);
+    /* It converts to a low-precision signed format and honours `set
+     * center` (src/center.h): the run records metric "centred" 0 or 1. */
+    int centers;
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */

@@ -23,4 +23,5 @@ const engine engine_cpu_bf16 = {
     .in_bits = 8,
     .available = NULL,
     .run = bf16_run,
+    .centers = 1,
 };

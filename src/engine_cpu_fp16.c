@@ -24,4 +24,5 @@ const engine engine_cpu_fp16 = {
     .in_bits = 11,
     .available = NULL,
     .run = f16_run,
+    .centers = 1,
 };

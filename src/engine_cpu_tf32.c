@@ -24,4 +24,5 @@ const engine engine_cpu_tf32 = {
     .in_bits = 11,
     .available = NULL,
     .run = tf32_run,
+    .centers = 1,
 };

@@ -22,4 +22,5 @@ const engine engine_exact = {
     .run = engine_gpu_run,
     .kjoin = kern_exact_run,
     .format = KERN_FORMAT(fp16),
+    .centers = 1,
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "center.h"
 #include "cupti_prof.h"
 #include "engine.h"
 #include "err.h"
@@ -60,6 +61,7 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk, ker
     a->progress = s->progress;
     a->progress_ctx = s->progress_ctx;
     a->format = s->engine->format;
+    a->center = s->engine->centers ? center_pick(s->ds, o->center, s->engine->exact) : NULL;
     a->off = o->fasted_off;
     a->ted_paper = o->ted_paper;
     a->index_k = o->index_k;
@@ -109,6 +111,8 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, join_resul
         snprintf(res->variant, sizeof res->variant, "%s", r->variant);
     if (tc)
         join_result_metric(res, "cache_hit", r->cache_hit, "");
+    if (s->engine->centers)
+        join_result_metric(res, "centred", r->centred, "");
     join_result_metric(res, "launches", (double)r->launches, "");
     join_result_metric(res, "buffer_refills", (double)r->refills, "");
     join_result_metric(res, "device_mem_peak", (double)r->mem_peak, "B");
@@ -189,6 +193,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.progress = s->progress;
     a.progress_ctx = s->progress_ctx;
     a.format = e->format;
+    a.center = center_pick(s->ds, o->center, e->exact);
     a.off = o->fasted_off;
     kern_join_result r;
     memset(&r, 0, sizeof r);
@@ -207,6 +212,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s", r.variant,
              o->symmetric && s->q0 == 0 && s->q1 == s->ds->n ? "on" : "off");
     join_result_metric(res, "cache_hit", r.cache_hit, "");
+    join_result_metric(res, "centred", r.centred, "");
     join_result_metric(res, "launches", (double)r.launches, "");
     join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
     return gpu_error(e->name, rc);

@@ -25,7 +25,7 @@ extern const engine engine_ted_index;
         .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_gpu_run,            \
         .kjoin = kern_fasted_run, .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0,             \
         .in_bits = bits, .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                           \
-        .kdist = engine_gpu_kdist,                                                                 \
+        .kdist = engine_gpu_kdist, .centers = 1,                                                   \
     }
 KERN_FORMAT_DECL(bf16);
 KERN_FORMAT_DECL(tf32);

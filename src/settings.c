@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "center.h"
 #include "cmd.h"
 #include "err.h"
 #include "fasted_opts.h"
@@ -179,6 +180,24 @@ static int set_gpu_mem(session *s, char **v)
     return rc;
 }
 
+static void get_center(const session *s, char *b, size_t n)
+{
+    if (s->eopt.center == CENTER_DEFAULT)
+        snprintf(b, n, "default");
+    else
+        snprintf(b, n, "%s", center_name(s->eopt.center));
+}
+static int set_center(session *s, char **v)
+{
+    static const int vals[] = {CENTER_AUTO, CENTER_ON, CENTER_OFF, CENTER_DEFAULT};
+    for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)
+        if (strcmp(v[0], center_name(vals[k])) == 0) {
+            s->eopt.center = vals[k];
+            return 0;
+        }
+    return err_set(TCJ_EINVAL, "center: expected auto, on, off or default, got '%s'", v[0]);
+}
+
 const char *settings_mode_name(join_mode m)
 {
     switch (m) {
@@ -255,6 +274,9 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_device, set_device},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
+    {"center", "auto|on|off|default",
+     "low-precision engines: subtract column means first (default: auto for exact engines)",
+     1, {"auto|on|off|default", NULL}, get_center, set_center},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
     {"out", "FILE|none", "where run writes pairs or per-point counts",

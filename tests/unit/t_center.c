@@ -1,0 +1,199 @@
+/* `set center` (src/center.c) and the CPU engines that honour it:
+ * - the means against a plain FP64 column sum, and the auto rule (centre
+ *   when the largest norm at least halves) on data built to fall on each
+ *   side of it; the default is auto for exact engines, off for the others;
+ * - cpu-fp16 centred computes exactly what cpu-fp16 computes on the data
+ *   centred by hand (same pair set, d2 bit for bit);
+ * - what it buys, derived rather than tuned: 1e4 + [0, 0.5) collapses to
+ *   one FP16 value (spacing 8 at 1e4), so uncentred every pair joins
+ *   (n^2); centred, every pair on which cpu-fp16 and the exact cpu engine
+ *   disagree lies within the error bound of kernels/exact_bound.h taken
+ *   at the centred norms;
+ * - cpu-exact with centring forced on still equals cpu on every
+ *   adversarial set;
+ * - runs record metric centred, and the setting parses and shows. */
+#include "center.h"
+#include "exact_sets.h"
+#include "kernels.h"
+#include "session.h"
+#include "settings.h"
+
+static dataset set_offset_big(void)
+{
+    dataset ds = make("offset-big", 800, 5);
+    rng_state = 21;
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = 1e4 + 0.5 * rng_unit();
+    finish(&ds);
+    return ds;
+}
+
+/* +-v pairs: the column means are exactly 0, centring changes nothing. */
+static dataset set_symmetric(void)
+{
+    dataset ds = make("symmetric", 400, 3);
+    rng_state = 22;
+    for (size_t i = 0; i < ds.n; i += 2)
+        for (size_t k = 0; k < ds.d; k++) {
+            const double v = rng_unit() * 4 - 2;
+            ds.x[i * ds.d + k] = v;
+            ds.x[(i + 1) * ds.d + k] = -v;
+        }
+    finish(&ds);
+    return ds;
+}
+
+TEST(means_and_the_auto_rule)
+{
+    dataset ds = set_offset_big();
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    CHECK(m != NULL);
+    for (size_t k = 0; k < ds.d; k++) {
+        double s = 0;
+        for (size_t i = 0; i < ds.n; i++)
+            s += ds.x[i * ds.d + k];
+        /* a plain sum of 800 values near 1e4 is within 800 ulps of 1e4 */
+        CHECK_NEAR(m[k], s / (double)ds.n, 800 * 0x1p-52 * 1e4);
+        CHECK(m[k] > 1e4 && m[k] < 1e4 + 0.5);
+    }
+    CHECK(f.nmax_raw > 2e4 && f.nmax_centred < 0.6);
+    CHECK(center_pick(&ds, CENTER_AUTO, 0) == m);
+    CHECK(center_pick(&ds, CENTER_ON, 0) == m);
+    CHECK(center_pick(&ds, CENTER_OFF, 1) == NULL);
+    CHECK(center_pick(&ds, CENTER_DEFAULT, 1) == m);    /* exact: auto */
+    CHECK(center_pick(&ds, CENTER_DEFAULT, 0) == NULL); /* the others: off */
+    dataset_free(&ds);
+
+    ds = set_symmetric();
+    m = center_means(&ds, &f);
+    for (size_t k = 0; k < ds.d; k++)
+        CHECK(m[k] == 0.0);
+    CHECK(f.nmax_centred == f.nmax_raw);
+    CHECK(center_pick(&ds, CENTER_AUTO, 1) == NULL);
+    CHECK(center_pick(&ds, CENTER_ON, 1) == m);
+    dataset_free(&ds);
+}
+
+static join_outcome run_pairs(const char *engine, const dataset *ds, double eps, int center)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.center = center;
+    return jo_run_as(engine_find(engine), ds, eps, 0, ds->n, &o, NULL, 0);
+}
+
+TEST(centred_equals_centred_by_hand)
+{
+    dataset sets[2] = {set_offset_big(), set_gauss()};
+    for (int t = 0; t < 2; t++) {
+        dataset *ds = &sets[t];
+        center_facts f;
+        const double *m = center_means(ds, &f);
+        dataset hand = make("by hand", ds->n, ds->d);
+        for (size_t i = 0; i < ds->n * ds->d; i++)
+            hand.x[i] = ds->x[i] - m[i % ds->d];
+        finish(&hand);
+        const double eps = eps_for(ds, 20);
+        join_outcome a = run_pairs("cpu-fp16", ds, eps, CENTER_ON);
+        join_outcome b = run_pairs("cpu-fp16", &hand, eps, CENTER_OFF);
+        CHECK_MSG(a.rc == 0 && b.rc == 0, "%s", err_msg());
+        char why[200];
+        CHECK_MSG(jo_same(&a, &b, ds->n, why, sizeof why), "%s: %s", ds->name, why);
+        CHECK(jo_metric(&a, "centred") == 1 && jo_metric(&b, "centred") == 0);
+        jo_free(&a);
+        jo_free(&b);
+        dataset_free(&hand);
+        dataset_free(ds);
+    }
+}
+
+TEST(what_centring_buys)
+{
+    dataset ds = set_offset_big();
+    const double eps = eps_for(&ds, 20);
+    join_outcome off = run_pairs("cpu-fp16", &ds, eps, CENTER_OFF);
+    join_outcome on = run_pairs("cpu-fp16", &ds, eps, CENTER_ON);
+    join_outcome ref = run_pairs("cpu", &ds, eps, CENTER_OFF);
+    CHECK_MSG(off.rc == 0 && on.rc == 0 && ref.rc == 0, "%s", err_msg());
+    /* Every value rounds to 10000 in FP16: all pairs at distance 0. */
+    CHECK_EQ_INT(off.count, (uint64_t)ds.n * ds.n);
+    /* Centred: a disagreement only inside the bound's band. */
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    exact_bound b;
+    exact_bound_init(&b, ds.d);
+    size_t p = 0, q = 0, differ = 0, beyond = 0;
+    while (p < on.npairs || q < ref.npairs) {
+        int c = p == on.npairs ? 1 : q == ref.npairs ? -1 : jo_by_ij(&on.pairs[p], &ref.pairs[q]);
+        if (c == 0) {
+            p++, q++;
+            continue;
+        }
+        const jo_pair *x = c < 0 ? &on.pairs[p++] : &ref.pairs[q++];
+        double d2 = 0, ni = 0, nj = 0;
+        for (size_t k = 0; k < ds.d; k++) {
+            const double u = ds.x[x->i * ds.d + k] - ds.x[x->j * ds.d + k];
+            const double ci = ds.x[x->i * ds.d + k] - m[k], cj = ds.x[x->j * ds.d + k] - m[k];
+            d2 += u * u;
+            ni += ci * ci;
+            nj += cj * cj;
+        }
+        differ++;
+        beyond += fabs(d2 - eps * eps) > exact_bound_delta(&b, sqrt(ni), sqrt(nj), eps);
+    }
+    printf("# offset 1e4: uncentred %llu pairs (all), centred %llu, exact %llu, %zu differ, all "
+           "within the bound\n",
+           (unsigned long long)off.count, (unsigned long long)on.count,
+           (unsigned long long)ref.count, differ);
+    CHECK_MSG(beyond == 0, "%zu of %zu differing pairs lie outside the bound", beyond, differ);
+    CHECK(on.count < off.count / 10);
+    jo_free(&off);
+    jo_free(&on);
+    jo_free(&ref);
+    dataset_free(&ds);
+}
+
+static void exact_centred(const char *what, dataset *ds, double eps)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.center = CENTER_ON;
+    join_outcome a = exact_run("cpu-exact", ds, eps, &o, 0);
+    join_outcome b = exact_run_default("cpu", ds, eps);
+    CHECK_MSG(a.rc == 0 && b.rc == 0, "%s: %s", what, err_msg());
+    char why[200];
+    CHECK_MSG(jo_same(&a, &b, ds->n, why, sizeof why), "%s centred: cpu-exact and cpu differ: %s",
+              what, why);
+    CHECK(jo_metric(&a, "centred") == 1);
+    jo_free(&a);
+    jo_free(&b);
+}
+
+TEST(cpu_exact_centred_equals_cpu)
+{
+    exact_each_adversarial(exact_centred);
+}
+
+TEST(setting_parses_and_shows)
+{
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    const setting *t = setting_find("center");
+    CHECK(t != NULL);
+    char buf[128];
+    t->get(&s, buf, sizeof buf);
+    CHECK(strcmp(buf, "default") == 0);
+    char *v[] = {"on", NULL};
+    CHECK_EQ_INT(t->set(&s, v), 0);
+    CHECK_EQ_INT(s.eopt.center, CENTER_ON);
+    t->get(&s, buf, sizeof buf);
+    CHECK(strcmp(buf, "on") == 0);
+    char *bad[] = {"sometimes", NULL};
+    CHECK_EQ_INT(t->set(&s, bad), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "auto, on, off or default, got 'sometimes'");
+    CHECK_EQ_INT(s.eopt.center, CENTER_ON);
+}
