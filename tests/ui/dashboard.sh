@@ -232,7 +232,8 @@ wait_for 'queued 2: eps 0\.06; info' 10
 idle 180
 tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n80000-d4-s2 eps=0.06\]> *$' ||
     fail "the queued eps 0.06 did not run"
-shows 'eps=0.06\]> info'
+# info ran after eps 0.06 (its bound line names the eps it was given)
+shows 'bound +at eps 0\.06,'
 last=$(sqlite3 "$db" "select group_concat(line, '|') from (select line from commands order by id desc limit 3 ) " )
 [ "$last" = "info|eps 0.06|run cpu" ] || fail "queued lines did not run in order after the run: $last"
 hides 'queued'

@@ -13,6 +13,7 @@
  *   adversarial set;
  * - runs record metric centred, and the setting parses and shows. */
 #include "center.h"
+#include "exact_predict.h"
 #include "exact_sets.h"
 #include "kernels.h"
 #include "session.h"
@@ -196,4 +197,41 @@ TEST(setting_parses_and_shows)
     CHECK_EQ_INT(t->set(&s, bad), TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "auto, on, off or default, got 'sometimes'");
     CHECK_EQ_INT(s.eopt.center, CENTER_ON);
+}
+
+/* info's prediction: the relative errors are the bound's formula at the
+ * largest (centred) norm, and with the whole dataset as the sample the
+ * band is exactly the pairs within delta_ij of eps^2, counted here. */
+TEST(prediction_counts_the_band)
+{
+    dataset ds = set_offset_big();
+    const double eps = eps_for(&ds, 20);
+    exact_prediction p;
+    exact_predict(&ds, eps, ds.n, ds.n, &p);
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    exact_bound b;
+    exact_bound_init(&b, ds.d);
+    CHECK(p.err_raw == exact_bound_delta(&b, f.nmax_raw, f.nmax_raw, eps) / (eps * eps));
+    CHECK(p.err_centred ==
+          exact_bound_delta(&b, f.nmax_centred, f.nmax_centred, eps) / (eps * eps));
+    CHECK(p.auto_centres && p.err_centred < p.err_raw / 1000);
+    uint64_t in = 0, band = 0;
+    for (size_t i = 0; i < ds.n; i++)
+        for (size_t j = 0; j < ds.n; j++) {
+            double s = 0, ni = 0, nj = 0;
+            for (size_t k = 0; k < ds.d; k++) {
+                const double a = ds.x[i * ds.d + k], c = ds.x[j * ds.d + k];
+                s += (a - c) * (a - c);
+                ni += (a - m[k]) * (a - m[k]);
+                nj += (c - m[k]) * (c - m[k]);
+            }
+            in += s <= eps * eps;
+            band += fabs(s - eps * eps) <= exact_bound_delta(&b, sqrt(ni), sqrt(nj), eps);
+        }
+    CHECK(p.rows == ds.n && p.cols == ds.n && p.in == in && p.band == band);
+    CHECK(p.band_fraction == (double)band / (double)in);
+    printf("# offset 1e4: bound %.3g eps^2 uncentred, %.3g centred; band %llu of %llu\n", p.err_raw,
+           p.err_centred, (unsigned long long)band, (unsigned long long)in);
+    dataset_free(&ds);
 }

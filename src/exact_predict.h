@@ -1,0 +1,31 @@
+/* What the exact engines' error bound (kernels/exact_bound.h) predicts for
+ * the current dataset and eps, before anything runs (`info`): the largest
+ * squared-distance error FP16 inputs with FP32 accumulation can make near
+ * eps, relative to eps^2, with and without centring, and the share of the
+ * result an exact run would refine (the band), estimated on a sample of
+ * pairs. Library code: nothing here prints. */
+#ifndef TCJ_EXACT_PREDICT_H
+#define TCJ_EXACT_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+
+typedef struct exact_prediction {
+    double err_raw;       /* delta(eps) at the largest norm / eps^2, uncentred */
+    double err_centred;   /* the same after subtracting the column means */
+    int auto_centres;     /* `set center auto` would centre this dataset */
+    size_t rows, cols;    /* the sample: query rows x candidate rows */
+    uint64_t in, band;    /* sampled pairs with d2 <= eps^2; with |d2 - eps^2| <= delta_ij */
+    double band_fraction; /* band / in (0 when in is 0), with auto's choice of centring */
+} exact_prediction;
+
+/* Sample at most max_rows query rows and max_cols candidate rows, evenly
+ * spaced (all of them when n is at most the limit), d2 in FP64 by the
+ * direct (a-b)^2 form, delta_ij at each pair's own (centred when auto
+ * centres) norms. */
+void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
+                   exact_prediction *p);
+
+#endif
