@@ -6,6 +6,7 @@
 #include "dataset.h"
 #include "err.h"
 #include "exact_predict.h"
+#include "fmt_fit.h"
 #include "out.h"
 
 /* The band estimate's sample: query rows x candidate rows (a fraction of a
@@ -43,6 +44,31 @@ static int info_run(session *s, int argc, char **argv)
         out_printf("            every value fits FP16's range\n");
     out_printf("duplicates  %zu points equal an earlier point\n", in.duplicates);
     out_printf("hash        %s\n", hash);
+    /* The precision lab's formats. */
+    fmt_fit fits[16];
+    size_t nf = 0;
+    out_printf("formats     how the values fit each format of the precision lab:\n");
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name && nf < 16; f++, nf++) {
+        fmt_fit *ff = &fits[nf];
+        fmt_fit_compute(ds, f, ff);
+        char scale[32] = "";
+        if (f->scaled)
+            snprintf(scale, sizeof scale, "scale 2^%d, ", ff->scale);
+        char neg[48] = "";
+        if (f->is_unsigned)
+            snprintf(neg, sizeof neg, ", %zu negative (refused)", ff->negative);
+        out_printf("  %-9s %s%zu overflow, %zu underflow to 0%s\n", f->name, scale, ff->overflow,
+                   ff->underflow, neg);
+    }
+    size_t nonint;
+    double lo, hi;
+    const int i8 = fmt_fit_int8(ds, &nonint, &lo, &hi);
+    if (i8 != FMT_INT8_NO)
+        out_printf("  int8      exact: every value an integer in %s\n",
+                   i8 == FMT_INT8_U8 ? "[0, 255] (u8)" : "[-128, 127] (s8)");
+    else
+        out_printf("  int8      not exact: %zu values are not integers, range [%.9g, %.9g]\n",
+                   nonint, lo, hi);
     exact_prediction ep;
     if (s->have_eps) {
         exact_predict(ds, s->eps, INFO_SAMPLE_ROWS, INFO_SAMPLE_COLS, &ep);
@@ -70,6 +96,20 @@ static int info_run(session *s, int argc, char **argv)
     out_rec_int(r, "fp16_subnormal", (int64_t)in.fp16_subnormal);
     out_rec_int(r, "duplicates", (int64_t)in.duplicates);
     out_rec_str(r, "dataset_hash", hash);
+    out_rec_obj(r, "formats");
+    for (size_t k = 0; k < nf; k++) {
+        const fmt_fit_format *f = &fmt_fit_formats[k];
+        out_rec_obj(r, f->name);
+        if (f->scaled)
+            out_rec_int(r, "scale", fits[k].scale);
+        out_rec_uint(r, "overflow", fits[k].overflow);
+        out_rec_uint(r, "underflow", fits[k].underflow);
+        if (f->is_unsigned)
+            out_rec_uint(r, "negative", fits[k].negative);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_str(r, "int8", i8 == FMT_INT8_U8 ? "u8" : i8 == FMT_INT8_S8 ? "s8" : "no");
     if (s->have_eps) {
         out_rec_dbl(r, "eps", s->eps);
         out_rec_dbl(r, "fp16_err_rel", ep.err_raw);
@@ -89,6 +129,12 @@ const cmd cmd_info = {
     .help = "Show n, d, the value range, how the values fit FP16 (values beyond 65504\n"
             "overflow to Inf, nonzero values below 2^-24 flush to zero, those below 2^-14\n"
             "are subnormal), the largest squared norm, duplicate points and the content hash.\n"
+            "Then, for each format of the precision lab (fp16, bf16, tf32, fp8-e4m3, fp8-e5m2,\n"
+            "ue5m3, ue4m4), the values beyond its largest finite value, the nonzero values\n"
+            "that become 0, the negative values an unsigned format refuses and the\n"
+            "power-of-two scale the FP8 formats would apply (largest |v| just under the\n"
+            "format's largest); and whether int8 would be exact (every value an integer in\n"
+            "[0, 255] or [-128, 127]).\n"
             "With an eps set, also what the exact engines' error bound predicts there: the\n"
             "largest error FP16 inputs with FP32 accumulation can make in d^2 near eps,\n"
             "relative to eps^2, as loaded and centred (set center), and the share of the\n"

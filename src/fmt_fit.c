@@ -1,0 +1,63 @@
+#include "fmt_fit.h"
+
+#include <math.h>
+
+#include "fmt8.h"
+
+/* bf16 and tf32 keep FP32's exponent (largest (2 - 2^-7) 2^127 and
+ * (2 - 2^-10) 2^127; smallest subnormals 2^-133 and 2^-136); FP8 E4M3 is
+ * the finite-only OCP variant the tensor cores take (448, 2^-9), E5M2 the
+ * IEEE-like one (57344, 2^-16); the unsigned formats as docs/FORMATS.md. */
+const fmt_fit_format fmt_fit_formats[] = {
+    {"fp16", 65504.0, 0x1p-24, 0, 0},      {"bf16", 0x1.fep127, 0x1p-133, 0, 0},
+    {"tf32", 0x1.ffcp127, 0x1p-136, 0, 0}, {"fp8-e4m3", 448.0, 0x1p-9, 0, 1},
+    {"fp8-e5m2", 57344.0, 0x1p-16, 0, 1},  {"ue5m3", UE5M3_MAX, 0x1p-17, 1, 0},
+    {"ue4m4", UE4M4_MAX, 0x1p-10, 1, 0},   {NULL, 0, 0, 0, 0},
+};
+
+void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out)
+{
+    out->scale = 0;
+    out->overflow = out->underflow = out->negative = 0;
+    const size_t nv = ds->n * ds->d;
+    double vmax = 0;
+    for (size_t k = 0; k < nv; k++)
+        if (isfinite(ds->x[k]))
+            vmax = fmax(vmax, fabs(ds->x[k]));
+    if (f->scaled && vmax > 0) {
+        /* the largest s with vmax 2^s <= max */
+        int s = (int)floor(log2(f->max / vmax));
+        while (ldexp(vmax, s + 1) <= f->max)
+            s++;
+        while (ldexp(vmax, s) > f->max)
+            s--;
+        out->scale = s;
+    }
+    for (size_t k = 0; k < nv; k++) {
+        const double v = ldexp(ds->x[k], out->scale), a = fabs(v);
+        out->overflow += a > f->max;
+        out->underflow += a > 0 && a < f->min_sub;
+        out->negative += f->is_unsigned && v < 0;
+    }
+}
+
+int fmt_fit_int8(const dataset *ds, size_t *nonint, double *lo, double *hi)
+{
+    const size_t nv = ds->n * ds->d;
+    *nonint = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t k = 0; k < nv; k++) {
+        const double v = ds->x[k];
+        *nonint += !(v == floor(v));
+        *lo = fmin(*lo, v);
+        *hi = fmax(*hi, v);
+    }
+    if (*nonint)
+        return 0;
+    if (*lo >= 0 && *hi <= 255)
+        return FMT_INT8_U8;
+    if (*lo >= -128 && *hi <= 127)
+        return FMT_INT8_S8;
+    return FMT_INT8_NO;
+}

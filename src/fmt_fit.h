@@ -1,0 +1,42 @@
+/* How a dataset fits each number format of the precision lab (`info`):
+ * values beyond the largest finite value, nonzero values that round to
+ * zero, negative values an unsigned format refuses, the power-of-two scale
+ * the 8-bit float formats would apply (largest |v| just under the format's
+ * largest finite value), and whether the int8 engines would be exact (all
+ * values integers in [0, 255] or [-128, 127]). One table row per format.
+ * Library code: nothing here prints. */
+#ifndef TCJ_FMT_FIT_H
+#define TCJ_FMT_FIT_H
+
+#include <stddef.h>
+
+#include "dataset.h"
+
+typedef struct fmt_fit_format {
+    const char *name; /* "fp16", "fp8-e4m3", ... */
+    double max;       /* largest finite value */
+    double min_sub;   /* smallest positive (subnormal) value */
+    int is_unsigned;  /* no sign bit: negative values are refused */
+    int scaled;       /* the engines scale the data by a power of two first */
+} fmt_fit_format;
+
+extern const fmt_fit_format fmt_fit_formats[]; /* terminated by a row with name NULL */
+
+typedef struct fmt_fit {
+    int scale;        /* scaled formats: the data are multiplied by 2^scale */
+    size_t overflow;  /* |v| 2^scale > max */
+    size_t underflow; /* 0 < |v| 2^scale < min_sub: becomes 0 */
+    size_t negative;  /* unsigned formats: v < 0 */
+} fmt_fit;
+
+/* The fit of ds's values to format f. */
+void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out);
+
+/* int8: FMT_INT8_U8 when every value is an integer in [0, 255] (preferred
+ * when both hold), FMT_INT8_S8 in [-128, 127], FMT_INT8_NO otherwise;
+ * *nonint counts the values that are not integers, *lo and *hi give the
+ * range. */
+enum { FMT_INT8_NO = 0, FMT_INT8_S8, FMT_INT8_U8 };
+int fmt_fit_int8(const dataset *ds, size_t *nonint, double *lo, double *hi);
+
+#endif

@@ -1,0 +1,91 @@
+/* How a dataset fits the precision lab's formats (src/fmt_fit.c, `info`):
+ * data built so that every count is known by construction. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "dataset.h"
+#include "err.h"
+#include "fmt_fit.h"
+
+static dataset make_ds(const double *v, size_t n)
+{
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("fit");
+    ds.n = n;
+    ds.d = 1;
+    ds.x = xmalloc(n * sizeof *ds.x);
+    memcpy(ds.x, v, n * sizeof *ds.x);
+    return ds;
+}
+
+static const fmt_fit_format *find(const char *name)
+{
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}
+
+TEST(counts_by_construction)
+{
+    /* 70000 overflows FP16; 1e-8 underflows it (2^-24 ~ 5.96e-8); -3 is
+     * refused by the unsigned formats; 600 overflows ue4m4 (496). */
+    const double v[] = {0, 1, -3, 600, 70000, 1e-8, 0x1p-24, 0.5};
+    dataset ds = make_ds(v, sizeof v / sizeof *v);
+    fmt_fit f;
+    fmt_fit_compute(&ds, find("fp16"), &f);
+    CHECK(f.overflow == 1 && f.underflow == 1 && f.negative == 0 && f.scale == 0);
+    fmt_fit_compute(&ds, find("ue4m4"), &f);
+    /* 600 and 70000 beyond 496; 1e-8 and 2^-24 below 2^-10; -3 refused */
+    CHECK(f.overflow == 2 && f.underflow == 2 && f.negative == 1);
+    fmt_fit_compute(&ds, find("ue5m3"), &f);
+    CHECK(f.overflow == 1 && f.underflow == 2 && f.negative == 1);
+    /* FP8 E4M3 scales 70000 under 448: 70000 2^-8 = 273.4, 2^-7 would be 546.9 */
+    fmt_fit_compute(&ds, find("fp8-e4m3"), &f);
+    CHECK_EQ_INT(f.scale, -8);
+    CHECK(f.overflow == 0);
+    /* after 2^-8: 1e-8, 2^-24, 1 (2^-8 >= 2^-9 stays) -> 1e-8 and 2^-24 vanish */
+    CHECK_EQ_INT(f.underflow, 2);
+    fmt_fit_compute(&ds, find("fp8-e5m2"), &f);
+    CHECK_EQ_INT(f.scale, -1); /* 35000 <= 57344 < 70000 */
+    CHECK(f.overflow == 0 && f.underflow == 2);
+    dataset_free(&ds);
+}
+
+TEST(scale_is_the_largest_that_fits)
+{
+    /* the largest |v| lands exactly on the format's largest value */
+    const double v[] = {448.0 / 16, 1};
+    dataset ds = make_ds(v, 2);
+    fmt_fit f;
+    fmt_fit_compute(&ds, find("fp8-e4m3"), &f);
+    CHECK_EQ_INT(f.scale, 4);
+    CHECK(f.overflow == 0);
+    dataset_free(&ds);
+}
+
+TEST(int8_exactness)
+{
+    size_t nonint;
+    double lo, hi;
+    const double u[] = {0, 17, 255, 3};
+    dataset ds = make_ds(u, 4);
+    CHECK_EQ_INT(fmt_fit_int8(&ds, &nonint, &lo, &hi), FMT_INT8_U8);
+    dataset_free(&ds);
+    const double s8[] = {-128, 0, 127};
+    ds = make_ds(s8, 3);
+    CHECK_EQ_INT(fmt_fit_int8(&ds, &nonint, &lo, &hi), FMT_INT8_S8);
+    dataset_free(&ds);
+    const double no[] = {-1, 200, 0.5};
+    ds = make_ds(no, 3);
+    CHECK_EQ_INT(fmt_fit_int8(&ds, &nonint, &lo, &hi), FMT_INT8_NO);
+    CHECK(nonint == 1 && lo == -1 && hi == 200);
+    dataset_free(&ds);
+    const double wide[] = {-1, 200};
+    ds = make_ds(wide, 2);
+    CHECK_EQ_INT(fmt_fit_int8(&ds, &nonint, &lo, &hi), FMT_INT8_NO);
+    CHECK(nonint == 0);
+    dataset_free(&ds);
+}
