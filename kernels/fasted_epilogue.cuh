@@ -262,55 +262,136 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
     } else if (PAIRS) {
         if (!(w.mask & (1u << w.warp)))
             return;
-        /* Pass 1 turns the accumulators into d2 in place and keeps one hit
-         * bit per element, so pass 2 holds no second copy of the tile. */
-        constexpr int WORDS = MT * NT * 4 / 32;
-        unsigned cnt = 0, hits[WORDS];
+        if constexpr (MT == 1) {
+            /* Pass 1 counts the lane's pairs as COUNT does, leaving the
+             * accumulators as they are, and the warp reserves its slots at
+             * once (all or nothing, so a warp whose pairs do not fit is done
+             * again whole); it also marks the n8 blocks that hold a pair. Pass 2
+             * runs only in lanes that have pairs, a group of G blocks at a
+             * time: one copy of the writing code serves each marked block,
+             * its accumulators picked by a select chain. Nothing per element is
+             * held between the passes (the hit bits and the d2 copy of an
+             * earlier version spilled), and the code stays small enough for
+             * the instruction cache. */
+            static_assert(NT <= 32, "one mark bit per n8 block");
+            unsigned cnt = 0, marks_all = 0;
 #pragma unroll
-        for (int k = 0; k < WORDS; k++)
-            hits[k] = 0;
+            for (int nt = 0; nt < NT; nt++) {
+                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                unsigned c = 0;
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
+                    for (int e = 0; e < 4; e++) {
+                        float d2;
+                        c += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
+                                    (e & 1) ? sj.y : sj.x, d2);
+                    }
+                cnt += c;
+                marks_all |= (c ? 1u : 0u) << nt;
+            }
+            const long long o0 = fasted_reserve_pairs(p, cnt, lane, w.warp, w.fail);
+            if (o0 < 0 || !cnt)
+                return;
+            unsigned long long o = (unsigned long long)o0;
+            constexpr int G = NT < 8 ? NT : 8;
+            static_assert(NT % G == 0, "whole groups of n8 blocks");
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int bit = (nt * MT + mt) * 4 + e;
-                    float d2;
-                    const int wt = weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
-                                          (e & 1) ? sj.y : sj.x, d2);
-                    acc[mt][nt][e] = d2;
-                    cnt += wt;
-                    hits[bit / 32] |= (wt ? 1u : 0u) << (bit % 32);
+            for (int g0 = 0; g0 < NT; g0 += G) {
+                unsigned marks = (marks_all >> g0) & ((1u << G) - 1u);
+#pragma unroll 1
+                while (marks) {
+                    const int t = __ffs(marks) - 1;
+                    marks &= marks - 1;
+                    float v[MT][4];
+#pragma unroll
+                    for (int u = 0; u < G; u++)
+                        if (u == t)
+#pragma unroll
+                            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                                for (int e = 0; e < 4; e++)
+                                    v[mt][e] = acc[mt][g0 + u][e];
+                    const int nt = g0 + t;
+                    const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const unsigned i = row(mt, e), j = col(nt, e);
+                            float d2;
+                            const int wt =
+                                weight(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
+                            if (!wt)
+                                continue;
+                            p.pi[o] = i;
+                            p.pj[o] = j;
+                            p.pd[o] = d2;
+                            o++;
+                            if (wt == 2) { /* a symmetric run: the other order too */
+                                p.pi[o] = j;
+                                p.pj[o] = i;
+                                p.pd[o] = d2;
+                                o++;
+                            }
+                        }
                 }
-        }
-        const long long o0 = fasted_reserve_pairs(p, cnt, lane, w.warp, w.fail);
-        if (o0 < 0 || !cnt)
-            return;
-        unsigned long long o = (unsigned long long)o0;
+            }
+        } else {
+            /* The mma.sync warp tile (MT > 1): pass 1 turns the accumulators
+             * into d2 in place and keeps one hit bit per element, so pass 2
+             * holds no second copy of the tile (the two-pass form above spills
+             * more here). */
+            /* Pass 1 turns the accumulators into d2 in place and keeps one hit
+             * bit per element, so pass 2 holds no second copy of the tile. */
+            constexpr int WORDS = MT * NT * 4 / 32;
+            unsigned cnt = 0, hits[WORDS];
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++)
+            for (int k = 0; k < WORDS; k++)
+                hits[k] = 0;
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
+            for (int nt = 0; nt < NT; nt++) {
+                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int bit = (nt * MT + mt) * 4 + e;
-                    if (!(hits[bit / 32] >> (bit % 32) & 1u))
-                        continue;
-                    const unsigned i = row(mt, e), j = col(nt, e);
-                    const float d2 = acc[mt][nt][e];
-                    p.pi[o] = i;
-                    p.pj[o] = j;
-                    p.pd[o] = d2;
-                    o++;
-                    if (i != j && p.sym) {
-                        p.pi[o] = j;
-                        p.pj[o] = i;
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int bit = (nt * MT + mt) * 4 + e;
+                        float d2;
+                        const int wt = weight(row(mt, e), col(nt, e), acc[mt][nt][e],
+                                              si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
+                        acc[mt][nt][e] = d2;
+                        cnt += wt;
+                        hits[bit / 32] |= (wt ? 1u : 0u) << (bit % 32);
+                    }
+            }
+            const long long o0 = fasted_reserve_pairs(p, cnt, lane, w.warp, w.fail);
+            if (o0 < 0 || !cnt)
+                return;
+            unsigned long long o = (unsigned long long)o0;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int bit = (nt * MT + mt) * 4 + e;
+                        if (!(hits[bit / 32] >> (bit % 32) & 1u))
+                            continue;
+                        const unsigned i = row(mt, e), j = col(nt, e);
+                        const float d2 = acc[mt][nt][e];
+                        p.pi[o] = i;
+                        p.pj[o] = j;
                         p.pd[o] = d2;
                         o++;
+                        if (i != j && p.sym) {
+                            p.pi[o] = j;
+                            p.pj[o] = i;
+                            p.pd[o] = d2;
+                            o++;
+                        }
                     }
-                }
+        }
     } else {
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
