@@ -54,9 +54,12 @@ static void fasted_free_ds(void)
     memset(&g_ds, 0, sizeof g_ds);
 }
 
+void exact_release(void); /* kernels/exact.cu: its FP64 rows */
+
 extern "C" void kern_fasted_release(void)
 {
     fasted_free_ds();
+    exact_release();
     kern_drive_release();
     cudaGetLastError();
 }
