@@ -15,6 +15,25 @@
 #include "kernels.h"
 #include "ptx.cuh"
 
+/* The accumulators of n8 block g0 + t of a warp's fragments, t < G known
+ * only at run time, by a select chain over the group's blocks: every
+ * register index stays static (g0 is, once the caller's loop is unrolled),
+ * so the accumulators stay in registers. The epilogue's rare paths use it
+ * to keep one copy of their code per group of blocks. */
+template <int G, int MT, int NT>
+__device__ __forceinline__ void fasted_block_acc(const float (&acc)[MT][NT][4], int g0, int t,
+                                                 float (&v)[MT][4])
+{
+#pragma unroll
+    for (int u = 0; u < G; u++)
+        if (u == t)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    v[mt][e] = acc[mt][g0 + u][e];
+}
+
 /* Where the epilogue of one warp's fragments writes. */
 struct fasted_epi {
     unsigned i0, j0;    /* rows / columns of the warp's first m16 / n8 block */
@@ -169,14 +188,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                 const int t = __ffs(marks) - 1;
                 marks &= marks - 1;
                 float v[MT][4];
-#pragma unroll
-                for (int u = 0; u < G; u++)
-                    if (u == t)
-#pragma unroll
-                        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                            for (int e = 0; e < 4; e++)
-                                v[mt][e] = acc[mt][g0 + u][e];
+                fasted_block_acc<G>(acc, g0, t, v);
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
                 const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
@@ -304,14 +316,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                     const int t = __ffs(marks) - 1;
                     marks &= marks - 1;
                     float v[MT][4];
-#pragma unroll
-                    for (int u = 0; u < G; u++)
-                        if (u == t)
-#pragma unroll
-                            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                                for (int e = 0; e < 4; e++)
-                                    v[mt][e] = acc[mt][g0 + u][e];
+                    fasted_block_acc<G>(acc, g0, t, v);
                     const int nt = g0 + t;
                     const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
 #pragma unroll
