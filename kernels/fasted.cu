@@ -202,14 +202,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     cudaEvent_t copied[2] = {NULL, NULL};
     bool used[2] = {false, false};
     double t0 = kern_now(), conv = 0;
-#define UP_TRY(call)                                                                               \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            rc = kern_cuda_fail(e_, #call, __FILE__, __LINE__);                                    \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
+#define UP_TRY(call) KERN_CUDA_GOTO(call, done)
     for (auto &e : ev)
         UP_TRY(cudaEventCreate(&e));
     UP_TRY(cudaEventCreateWithFlags(&copied[0], cudaEventDisableTiming));
@@ -384,14 +377,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     const void *func_pairs = NULL;
     fasted_params &p = f.p;
     kern_work w;
-#define FASTED_TRY(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            rc = kern_cuda_fail(e_, #call, __FILE__, __LINE__);                                    \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define FASTED_TRY(call) KERN_CUDA_GOTO(call, out)
 #define FASTED_RC(call)                                                                            \
     do {                                                                                           \
         if ((rc = (call)) != 0)                                                                    \

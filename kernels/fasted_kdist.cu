@@ -366,14 +366,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
     /* TCJOIN_KDIST_TRACE=1: each pass's kernel time and the band's size on
      * stderr (benchmarks). */
     const int trace = getenv("TCJOIN_KDIST_TRACE") != NULL;
-#define KD_TRY(call)                                                                               \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            rc = kern_cuda_fail(e_, #call, __FILE__, __LINE__);                                    \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define KD_TRY(call) KERN_CUDA_GOTO(call, out)
 #define KD_PASS(args)                                                                              \
     do {                                                                                           \
         rc = fasted_run(&(args), &pr, &post);                                                      \

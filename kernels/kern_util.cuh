@@ -16,6 +16,17 @@ int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
             return kern_cuda_fail(kern_e_, #call, __FILE__, __LINE__);                             \
     } while (0)
 
+/* The same in a function that cleans up at a label: leave the message, set
+ * the enclosing rc, go to label. */
+#define KERN_CUDA_GOTO(call, label)                                                                \
+    do {                                                                                           \
+        cudaError_t kern_e_ = (call);                                                              \
+        if (kern_e_ != cudaSuccess) {                                                              \
+            rc = kern_cuda_fail(kern_e_, #call, __FILE__, __LINE__);                               \
+            goto label;                                                                            \
+        }                                                                                          \
+    } while (0)
+
 /* Check the last launch. */
 #define KERN_LAUNCH_CHECK(what) KERN_CUDA(cudaGetLastError())
 
