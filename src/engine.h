@@ -193,6 +193,12 @@ typedef struct engine {
     /* It converts to a low-precision signed format and honours `set
      * center` (src/center.h): the run records metric "centred" 0 or 1. */
     int centers;
+    /* The precision lab (`precisions`): the number format this row measures
+     * ("fp16", "bf16", "fp8-e4m3", "int8", ...; NULL: not a lab format) and
+     * the bits each value is stored in. A GPU row and its CPU emulation name
+     * the same format; the lab runs the GPU row where one is available. */
+    const char *lab;
+    int lab_bits;
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */

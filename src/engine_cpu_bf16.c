@@ -24,4 +24,6 @@ const engine engine_cpu_bf16 = {
     .available = NULL,
     .run = bf16_run,
     .centers = 1,
+    .lab = "bf16",
+    .lab_bits = 16,
 };

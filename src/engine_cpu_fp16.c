@@ -25,4 +25,6 @@ const engine engine_cpu_fp16 = {
     .available = NULL,
     .run = f16_run,
     .centers = 1,
+    .lab = "fp16",
+    .lab_bits = 16,
 };

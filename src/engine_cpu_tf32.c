@@ -25,4 +25,6 @@ const engine engine_cpu_tf32 = {
     .available = NULL,
     .run = tf32_run,
     .centers = 1,
+    .lab = "tf32",
+    .lab_bits = 32,
 };

@@ -52,6 +52,8 @@ const engine engine_cpu_ue5m3 = {
     .in_bits = 4,
     .available = NULL,
     .run = ue5m3_run,
+    .lab = "ue5m3",
+    .lab_bits = 8,
 };
 
 const engine engine_cpu_ue4m4 = {
@@ -65,4 +67,6 @@ const engine engine_cpu_ue4m4 = {
     .in_bits = 5,
     .available = NULL,
     .run = ue4m4_run,
+    .lab = "ue4m4",
+    .lab_bits = 8,
 };

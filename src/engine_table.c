@@ -20,24 +20,24 @@ extern const engine engine_ted_index;
 /* Tensor-core formats: one row each, all run by kern_fasted_run in the
  * format the row names (kernels/fmt_NAME.cu, KERN_FORMAT); engine_available
  * checks the device and its compute capability for them. */
-#define TC_ENGINE(nm, fmt, prec, bits, rank_default, sum)                                          \
+#define TC_ENGINE(nm, fmt, prec, bits, rank_default, labf, labbits, sum)                           \
     {                                                                                              \
         .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_gpu_run,            \
         .kjoin = kern_fasted_run, .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0,             \
         .in_bits = bits, .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                           \
-        .kdist = engine_gpu_kdist, .centers = 1,                                                   \
+        .kdist = engine_gpu_kdist, .centers = 1, .lab = labf, .lab_bits = labbits,                 \
     }
 KERN_FORMAT_DECL(bf16);
 KERN_FORMAT_DECL(tf32);
 
 static const engine engine_fasted = TC_ENGINE(
-    "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2,
+    "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2, "fp16", 16,
     "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 static const engine engine_bf16 =
-    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0,
+    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0, "bf16", 16,
               "BF16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 static const engine engine_tf32 =
-    TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0,
+    TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0, "tf32", 32,
               "TF32 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
