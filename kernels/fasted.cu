@@ -35,6 +35,7 @@ static struct {
     int dev;
     const kern_format *fmt;
     const double *center; /* the means subtracted (NULL: none) */
+    int scale_log2;       /* the values multiplied by 2^scale_log2 */
     uint16_t *X;
     float *s;
     size_t n_alloc, dp; /* rows allocated; values a row (padded) */
@@ -92,24 +93,25 @@ static inline float fasted_round_odd(double x)
 }
 
 /* rows whole rows of d values; with center, each value less its column's
- * mean first (in FP64, then rounded to odd: the format's rounding of the
- * centred value). */
+ * mean first, then times sc (a power of two: exact), in FP64, then rounded
+ * to odd: the format's rounding of the centred, scaled value. */
 static void fasted_to_float(const double *src, float *dst, size_t rows, size_t d,
-                            const double *center)
+                            const double *center, double sc)
 {
     for (size_t i = 0; i < rows; i++)
         for (size_t k = 0; k < d; k++)
-            dst[i * d + k] = fasted_round_odd(center ? src[i * d + k] - center[k] : src[i * d + k]);
+            dst[i * d + k] =
+                fasted_round_odd((center ? src[i * d + k] - center[k] : src[i * d + k]) * sc);
 }
 
 /* Host threads convert one chunk. */
 static void fasted_to_float_par(const double *src, float *dst, size_t rows, size_t d,
-                                const double *center)
+                                const double *center, double sc)
 {
     unsigned nt = std::thread::hardware_concurrency();
     nt = std::min(std::max(nt, 1u), 16u);
     if (rows * d < ((size_t)1 << 18) || nt == 1) {
-        fasted_to_float(src, dst, rows, d, center);
+        fasted_to_float(src, dst, rows, d, center, sc);
         return;
     }
     std::vector<std::thread> th;
@@ -118,7 +120,7 @@ static void fasted_to_float_par(const double *src, float *dst, size_t rows, size
         size_t a = t * per, b = std::min(rows, a + per);
         if (a >= b)
             break;
-        th.emplace_back(fasted_to_float, src + a * d, dst + a * d, b - a, d, center);
+        th.emplace_back(fasted_to_float, src + a * d, dst + a * d, b - a, d, center, sc);
     }
     for (auto &t : th)
         t.join();
@@ -169,7 +171,8 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
     if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
-        g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center) {
+        g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center &&
+        g_ds.scale_log2 == a->scale_log2) {
         r->cache_hit = 1;
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
@@ -212,7 +215,8 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center);
+        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center,
+                            ldexp(1.0, a->scale_log2));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -237,6 +241,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     g_ds.hash = a->hash;
     g_ds.fmt = fmt;
     g_ds.center = a->center;
+    g_ds.scale_log2 = a->scale_log2;
     g_ds.dp = dp;
     g_ds.n_alloc = n_alloc;
 done:
@@ -432,6 +437,11 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     } else {
         p.eps2 = (float)(a->eps * a->eps);
     }
+    /* Scaled data: the float thresholds times 4^scale (exact), so the
+     * comparisons are those of the unscaled arithmetic; pairs' d2 come back
+     * times 4^-scale. */
+    p.eps2 = ldexpf(p.eps2, 2 * a->scale_log2);
+    k.d2_scale = ldexp(1.0, -2 * a->scale_log2);
     f.grid = k.prop.multiProcessorCount * (f.use_wg ? 1 : ch.v->minb);
     if (post && post->params)
         FASTED_RC(post->params(post->ctx, &k, &p, f.use_wg));
@@ -454,7 +464,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     if (a->mode == KJOIN_HIST) {
         edges_f.resize(a->hist_nbins + 1);
         for (size_t b = 0; b <= a->hist_nbins; b++)
-            edges_f[b] = (float)a->hist_edges[b];
+            edges_f[b] = ldexpf((float)a->hist_edges[b], 2 * a->scale_log2);
         FASTED_RC(kern_malloc(&k, (void **)&d_edges, edges_f.size() * 4, "the histogram"));
         FASTED_RC(kern_malloc(&k, (void **)&d_hist, edges_f.size() * 8, "the histogram"));
         FASTED_TRY(cudaMemcpyAsync(d_edges, edges_f.data(), edges_f.size() * 4,

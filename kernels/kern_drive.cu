@@ -320,8 +320,9 @@ static int kern_pairs_drain(kern_run *k, const kern_step *st)
                 }
             }
             const float *f = (const float *)g_pairs.hd + s;
+            const double sc = k->d2_scale ? k->d2_scale : 1.0;
             for (size_t t = 0; t < m; t++)
-                g_pairs.wide[t] = f[t];
+                g_pairs.wide[t] = f[t] * sc;
             d2 = g_pairs.wide;
         }
         if (a->pair_fn(a->pair_ctx, m, g_pairs.hi + s, g_pairs.hj + s, d2))

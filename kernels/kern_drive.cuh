@@ -31,6 +31,9 @@ struct kern_run {
     void *pd;
     size_t cap;
     int d2_bytes;
+    /* FP32 d2 are multiplied by this when drained (a power of two: the
+     * engine's scale undone exactly; 0 is taken as 1). */
+    double d2_scale;
 };
 
 /* What one finished launch left. */

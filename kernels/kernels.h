@@ -189,6 +189,12 @@ typedef struct kern_join_args {
      * before conversion (NULL: none); distances are unchanged, the FP16
      * error shrinks with the norms. Part of the device cache's key. */
     const double *center;
+    /* FASTED formats: every value (after centring) multiplied by 2^scale_log2
+     * before conversion, which is exact in FP64 and FP32; eps^2 and the
+     * histogram edges are scaled alike and the distances reported unscaled
+     * (exactly: powers of two). 0: none. Part of the device cache's key.
+     * The FP8 formats use it to bring the data into their range. */
+    int scale_log2;
     unsigned off; /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
     /* TED */
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */

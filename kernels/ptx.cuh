@@ -47,6 +47,28 @@ __device__ __forceinline__ void mma_sync_m16n8k8_f32_tf32(float (&d)[4], const u
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* PTX ISA 9.7.14.5.14, mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}
+ * (sm_89 and later): 16x32 FP8 A (4 regs of 4 values), 32x8 B (2 regs),
+ * FP32 accumulate. Its fragments hold the same bytes as m16n8k16's (32
+ * bytes of k). Compiled to nothing below sm_89, where no format that uses
+ * it is offered (kern_cc_has_fp8_mma). */
+#define TCJ_MMA_FP8(fn, ty)                                                                        \
+    __device__ __forceinline__ void fn(float(&d)[4], const uint32_t(&a)[4], const uint32_t(&b)[2]) \
+    {                                                                                              \
+        TCJ_MMA_FP8_ASM(ty)                                                                        \
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define TCJ_MMA_FP8_ASM(ty)                                                                        \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." ty "." ty ".f32 "                        \
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                         \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                  \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+#define TCJ_MMA_FP8_ASM(ty) __trap();
+#endif
+TCJ_MMA_FP8(mma_sync_m16n8k32_f32_e4m3, "e4m3")
+TCJ_MMA_FP8(mma_sync_m16n8k32_f32_e5m2, "e5m2")
+
 /* Fragment ownership (PTX ISA 9.7.14.5.8, "Matrix Fragments for mma.m16n8k*").
  * Every mma.sync shape used here multiplies 32 bytes of k per instruction,
  * and its fragments are laid out alike in bytes:
@@ -316,6 +338,29 @@ __device__ __forceinline__ void wgmma_mma_async_m64n256k8_f32_tf32(float (&d)[12
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " TCJ_WGMMA_D128
+                 ", %128, %129, p, 1, 1;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), .e4m3 / .e5m2 inputs: m64n256k32,
+ * K-major operands only (FP8 has no transpose immediates); 32 FP8 values =
+ * 32 bytes of k per instruction, the same bytes as the 16-bit shapes. */
+__device__ __forceinline__ void
+wgmma_mma_async_m64n256k32_f32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " TCJ_WGMMA_D128
+                 ", %128, %129, p, 1, 1;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void
+wgmma_mma_async_m64n256k32_f32_e5m2(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 " TCJ_WGMMA_D128
                  ", %128, %129, p, 1, 1;\n}\n"
                  : TCJ_WGMMA_C128
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));

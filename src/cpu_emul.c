@@ -8,6 +8,7 @@
 #include "center.h"
 #include "cpu_join.h"
 #include "err.h"
+#include "fmt_fit.h"
 #include "fp16.h"
 
 typedef struct emul_ctx {
@@ -68,6 +69,13 @@ typedef struct emul_data {
     uint64_t hash;
     size_t n, d;
     const double *center; /* the column means subtracted first (NULL: none) */
+    /* Formats scaled by a power of two (fmt_fit's .scaled): every value was
+     * rounded as v 2^scale and widened back times 2^-scale (exact), which
+     * is the GPU's scaled arithmetic unscaled: norms, products and d2 are
+     * 4^-scale times the GPU's, bit for bit, as long as FP32 neither
+     * overflows nor goes subnormal in one of them. */
+    int scaled, scale;
+    size_t underflow; /* values below the format's smallest subnormal after scaling */
     float *h, *s;
     int refs;
     uint64_t used; /* cache clock at the last hit */
@@ -103,12 +111,21 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds, cons
     c->refs = 1;
     c->h = xmalloc(n * d * sizeof *c->h);
     c->s = xmalloc(n * sizeof *c->s);
+    const fmt_fit_format *ff = fmt_fit_find(f->name);
+    if (ff && ff->scaled) {
+        fmt_fit fit;
+        fmt_fit_engine(ds, center, ff, &fit);
+        c->scaled = 1;
+        c->scale = fit.scale;
+        c->underflow = fit.underflow;
+    }
     for (size_t i = 0; i < n; i++) {
         const double *x = ds->x + i * d;
         float *hi = c->h + i * d;
         float acc = 0;
         for (size_t k = 0; k < d; k++) {
-            hi[k] = f->round(center ? x[k] - center[k] : x[k]);
+            const double v = center ? x[k] - center[k] : x[k];
+            hi[k] = c->scaled ? ldexpf(f->round(ldexp(v, c->scale)), -c->scale) : f->round(v);
             acc = fp32_add_rz(acc, hi[k] * hi[k]);
         }
         c->s[i] = acc;
@@ -197,7 +214,9 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
         return 0;
     const double u = ldexp(1.0, -s->engine->in_bits);
     double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
-    const double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    if (data->scaled)
+        q = ldexp(f->abs_err, -data->scale);
     return (dmax + 2 * (u * xmax + q)) * (1 + 1e-9);
 }
 
@@ -223,8 +242,11 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     join_result_phase(res, "convert", engine_now() - t0);
 
     char name[96];
-    snprintf(name, sizeof name, "%s inputs%s%s, fp32 accumulate, norms rz", f->name,
-             center ? " centred" : "", reused ? " (cached)" : "");
+    char scaled[32] = "";
+    if (data->scaled)
+        snprintf(scaled, sizeof scaled, " scaled 2^%d", data->scale);
+    snprintf(name, sizeof name, "%s inputs%s%s%s, fp32 accumulate, norms rz", f->name,
+             center ? " centred" : "", scaled, reused ? " (cached)" : "");
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
     emul_ctx ctx = {.h = data->h, .s = data->s, .d = d, .ops = ops};
     const double lim = edges ? edges[s->hist_nbins] : (float)(s->eps * s->eps);
@@ -258,6 +280,10 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     int rc = cpu_join_run(s, &k, res);
     if (s->engine && s->engine->centers)
         join_result_metric(res, "centred", center != NULL, "");
+    if (data->scaled) {
+        join_result_metric(res, "scale_log2", data->scale, "");
+        join_result_metric(res, "underflow_values", (double)data->underflow, "");
+    }
     if (hg)
         cpu_grid_free(&g);
     free(hg);

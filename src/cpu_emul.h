@@ -46,6 +46,10 @@ typedef struct cpu_emul_format {
      * bounded by the rounding). */
     double abs_err, saturates_at;
 } cpu_emul_format;
+/* A format whose row in fmt_fit_formats (same name) is .scaled (FP8) is
+ * emulated on the data times the power of two its GPU engine applies
+ * (fmt_fit_engine), and widened back; abs_err is then in the scaled
+ * units. The run records metrics scale_log2 and underflow_values. */
 
 /* Run spec with format f's arithmetic. The converted dataset is cached
  * (keyed by format, content hash, n and d; a dataset without a hash is

@@ -11,6 +11,7 @@
 #include "cupti_prof.h"
 #include "engine.h"
 #include "err.h"
+#include "fmt_fit.h"
 #include "kernels.h"
 
 static int gpu_error(const char *name, int rc);
@@ -41,6 +42,23 @@ static int gpu_launch_once(void *ctx)
 {
     gpu_launch *l = ctx;
     return l->fn(l->a, l->r);
+}
+
+/* A row whose lab format is scaled (FP8): the power of two its run
+ * applies to the (centred) data, into fit; 0 when the format is not. */
+static int gpu_scale(const engine *e, const dataset *ds, const double *center, fmt_fit *fit)
+{
+    const fmt_fit_format *ff = e->format ? fmt_fit_find(e->lab) : NULL;
+    if (!ff || !ff->scaled)
+        return 0;
+    fmt_fit_engine(ds, center, ff, fit);
+    return 1;
+}
+
+static void gpu_scale_metrics(join_result *res, const fmt_fit *fit)
+{
+    join_result_metric(res, "scale_log2", fit->scale, "");
+    join_result_metric(res, "underflow_values", (double)fit->underflow, "");
 }
 
 static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk, kern_join_args *a)
@@ -152,11 +170,17 @@ int engine_gpu_run(const join_spec *s, join_result *res)
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, &a);
+    fmt_fit fit;
+    const int scaled = gpu_scale(s->engine, s->ds, a.center, &fit);
+    if (scaled)
+        a.scale_log2 = fit.scale;
     kern_join_result r;
     memset(&r, 0, sizeof r);
     gpu_launch gl = {s->engine->kjoin, &a, &r};
     int rc = cupti_prof_launch(gpu_launch_once, &gl); /* profile ENGINE's hook */
     gpu_result(s, &r, res);
+    if (scaled)
+        gpu_scale_metrics(res, &fit);
     if (rc == KERN_OK && s->progress)
         s->progress(s->progress_ctx, 1.0);
     if (rc == KERN_ESINK)
@@ -195,6 +219,10 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.format = e->format;
     a.center = center_pick(s->ds, o->center, e->exact);
     a.off = o->fasted_off;
+    fmt_fit fit;
+    const int scaled = gpu_scale(e, s->ds, a.center, &fit);
+    if (scaled)
+        a.scale_log2 = fit.scale;
     kern_join_result r;
     memset(&r, 0, sizeof r);
     int rc = kern_fasted_kdist(&a, s->k, s->out, &r);
@@ -215,6 +243,8 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     join_result_metric(res, "centred", r.centred, "");
     join_result_metric(res, "launches", (double)r.launches, "");
     join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
+    if (scaled)
+        gpu_scale_metrics(res, &fit);
     return gpu_error(e->name, rc);
 }
 

@@ -12,6 +12,8 @@ extern const engine engine_cpu_bf16;
 extern const engine engine_cpu_tf32;
 extern const engine engine_cpu_ue5m3;
 extern const engine engine_cpu_ue4m4;
+extern const engine engine_cpu_fp8_e4m3;
+extern const engine engine_cpu_fp8_e5m2;
 extern const engine engine_fp64;
 extern const engine engine_exact;
 extern const engine engine_ted;
@@ -29,6 +31,8 @@ extern const engine engine_ted_index;
     }
 KERN_FORMAT_DECL(bf16);
 KERN_FORMAT_DECL(tf32);
+KERN_FORMAT_DECL(fp8_e4m3);
+KERN_FORMAT_DECL(fp8_e5m2);
 
 static const engine engine_fasted = TC_ENGINE(
     "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2, "fp16", 16,
@@ -40,12 +44,37 @@ static const engine engine_tf32 =
     TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0, "tf32", 32,
               "TF32 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 
+static const engine engine_fp8_e4m3 =
+    TC_ENGINE("fp8-e4m3", KERN_FORMAT(fp8_e4m3), "e4m3-32", 4, 0, "fp8-e4m3", 8,
+              "FP8 E4M3 inputs scaled by a power of two, FP32 accumulation on tensor cores "
+              "(sm_89 and later; wgmma on Hopper)");
+static const engine engine_fp8_e5m2 =
+    TC_ENGINE("fp8-e5m2", KERN_FORMAT(fp8_e5m2), "e5m2-32", 3, 0, "fp8-e5m2", 8,
+              "FP8 E5M2 inputs scaled by a power of two, FP32 accumulation on tensor cores "
+              "(sm_89 and later; wgmma on Hopper)");
+
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,       &engine_cpu_exact, &engine_cpu_fp16, &engine_cpu_bf16,  &engine_cpu_tf32,
-    &engine_cpu_ue5m3, &engine_cpu_ue4m4, &engine_fasted,   &engine_bf16,      &engine_tf32,
-    &engine_exact,     &engine_fp64,      &engine_ted,      &engine_ted_index, NULL,
+    &engine_cpu,
+    &engine_cpu_exact,
+    &engine_cpu_fp16,
+    &engine_cpu_bf16,
+    &engine_cpu_tf32,
+    &engine_cpu_fp8_e4m3,
+    &engine_cpu_fp8_e5m2,
+    &engine_cpu_ue5m3,
+    &engine_cpu_ue4m4,
+    &engine_fasted,
+    &engine_bf16,
+    &engine_tf32,
+    &engine_fp8_e4m3,
+    &engine_fp8_e5m2,
+    &engine_exact,
+    &engine_fp64,
+    &engine_ted,
+    &engine_ted_index,
+    NULL,
 };
 
 const engine *engine_find(const char *name)

@@ -1,6 +1,8 @@
 #include "fmt_fit.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <string.h>
 
 #include "fmt8.h"
 
@@ -15,15 +17,31 @@ const fmt_fit_format fmt_fit_formats[] = {
     {"ue4m4", UE4M4_MAX, 0x1p-10, 1, 0},   {NULL, 0, 0, 0, 0},
 };
 
-void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out)
+const fmt_fit_format *fmt_fit_find(const char *name)
+{
+    for (const fmt_fit_format *f = fmt_fit_formats; name && f->name; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}
+
+static double fit_value(const dataset *ds, const double *center, size_t k)
+{
+    return center ? ds->x[k] - center[k % ds->d] : ds->x[k];
+}
+
+static void fit_compute(const dataset *ds, const double *center, const fmt_fit_format *f,
+                        fmt_fit *out)
 {
     out->scale = 0;
     out->overflow = out->underflow = out->negative = 0;
     const size_t nv = ds->n * ds->d;
     double vmax = 0;
-    for (size_t k = 0; k < nv; k++)
-        if (isfinite(ds->x[k]))
-            vmax = fmax(vmax, fabs(ds->x[k]));
+    for (size_t k = 0; k < nv; k++) {
+        const double v = fit_value(ds, center, k);
+        if (isfinite(v))
+            vmax = fmax(vmax, fabs(v));
+    }
     if (f->scaled && vmax > 0) {
         /* the largest s with vmax 2^s <= max */
         int s = (int)floor(log2(f->max / vmax));
@@ -34,11 +52,49 @@ void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out)
         out->scale = s;
     }
     for (size_t k = 0; k < nv; k++) {
-        const double v = ldexp(ds->x[k], out->scale), a = fabs(v);
+        const double v = ldexp(fit_value(ds, center, k), out->scale), a = fabs(v);
         out->overflow += a > f->max;
         out->underflow += a > 0 && a < f->min_sub;
         out->negative += f->is_unsigned && v < 0;
     }
+}
+
+void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out)
+{
+    fit_compute(ds, NULL, f, out);
+}
+
+/* The last fit the engines asked for: a run of a scaled format asks once,
+ * a comparison once per block of rows. */
+static pthread_mutex_t fit_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t hash;
+    size_t n, d;
+    const double *x, *center;
+    const fmt_fit_format *f;
+    fmt_fit fit;
+} fit_last;
+
+void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_format *f, fmt_fit *out)
+{
+    pthread_mutex_lock(&fit_mu);
+    if (ds->hash && fit_last.f == f && fit_last.hash == ds->hash && fit_last.n == ds->n &&
+        fit_last.d == ds->d && fit_last.x == ds->x && fit_last.center == center) {
+        *out = fit_last.fit;
+        pthread_mutex_unlock(&fit_mu);
+        return;
+    }
+    pthread_mutex_unlock(&fit_mu);
+    fit_compute(ds, center, f, out);
+    pthread_mutex_lock(&fit_mu);
+    fit_last.hash = ds->hash;
+    fit_last.n = ds->n;
+    fit_last.d = ds->d;
+    fit_last.x = ds->x;
+    fit_last.center = center;
+    fit_last.f = f;
+    fit_last.fit = *out;
+    pthread_mutex_unlock(&fit_mu);
 }
 
 int fmt_fit_int8(const dataset *ds, size_t *nonint, double *lo, double *hi)

@@ -31,6 +31,13 @@ typedef struct fmt_fit {
 
 /* The fit of ds's values to format f. */
 void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out);
+/* The row of fmt_fit_formats named name (an engine row's .lab), or NULL. */
+const fmt_fit_format *fmt_fit_find(const char *name);
+/* The fit of the values an engine converts: ds less center (NULL: none),
+ * so a scaled format's scale is the one its run applies. The last answer
+ * is kept (keyed by the dataset's hash, sizes, center and f): a run asks
+ * once, a comparison once per block of rows. Thread-safe. */
+void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_format *f, fmt_fit *out);
 
 /* int8: FMT_INT8_U8 when every value is an integer in [0, 255] (preferred
  * when both hold), FMT_INT8_S8 in [-128, 127], FMT_INT8_NO otherwise;

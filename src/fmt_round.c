@@ -74,3 +74,24 @@ uint32_t tf32_bits(double x)
     memcpy(&u, &f, sizeof u);
     return u;
 }
+
+/* The to-nearest value, then saturation: RNE would give the next binade's
+ * first value (480 or 61440 and up) or Inf past the largest finite value. */
+static float fp8_sat(float v, float max)
+{
+    if (v > max)
+        return max;
+    if (v < -max)
+        return -max;
+    return v;
+}
+
+float fp8_e4m3_round(double x)
+{
+    return fp8_sat(fmt_round(x, 4, -6, 8), 448.0f);
+}
+
+float fp8_e5m2_round(double x)
+{
+    return fp8_sat(fmt_round(x, 3, -14, 15), 57344.0f);
+}

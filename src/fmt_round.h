@@ -29,6 +29,14 @@ float tf32_round(double x);
 /* The FP32 encoding of tf32_round(x) (the low 13 bits are zero). */
 uint32_t tf32_bits(double x);
 
+/* FP8 as the tensor cores take it (OCP 8-bit floats), rounded as
+ * cvt.rn.satfinite does: to nearest even, gradual underflow, and past the
+ * largest finite value saturated to it (Inf too), so no result is Inf:
+ * E4M3: 4 significand bits, exponents -6..8, largest 448 (its top code is
+ * NaN, not 480); E5M2: 3 bits, exponents -14..15, largest 57344. */
+float fp8_e4m3_round(double x);
+float fp8_e5m2_round(double x);
+
 /* The rule above for any width: p significand bits (implicit bit
  * included, 2..24), normal exponents emin..emax (within FP32's -126..127). */
 float fmt_round(double x, int p, int emin, int emax);

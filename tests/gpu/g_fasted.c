@@ -26,6 +26,7 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "fmt_round.h"
 #include "fp16.h"
 #include "kernels.h"
 
@@ -130,31 +131,72 @@ static double round_tf32(double x)
 {
     return round_sig(x, 11, -126, ldexp(2047.0, 117));
 }
+/* FP8 as cvt.rn.satfinite: the largest finite value instead of Inf (the
+ * data are scaled below it first, so only the rounding matters). */
+static double round_e4m3(double x)
+{
+    double r = round_sig(x, 4, -6, 448);
+    return isinf(r) ? copysign(448, x) : r;
+}
+static double round_e5m2(double x)
+{
+    double r = round_sig(x, 3, -14, 57344);
+    return isinf(r) ? copysign(57344, x) : r;
+}
 
 /* A tensor-core format under test: its engine, its CPU emulation, its unit
- * roundoff u and its rounding of one input value. */
+ * roundoff u and its rounding of one input value; for the FP8 formats,
+ * which scale the data by the power of two that brings the largest |v|
+ * to at most smax, also their smallest subnormal (in scaled units). */
 typedef struct tc_fmt {
     const char *engine, *emul;
     double u;
     double (*round)(double);
+    double smax, sub;
 } tc_fmt;
 static const tc_fmt tc_fmts[] = {
-    {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16},
-    {"bf16", "cpu-bf16", 1.0 / 256, round_bf16},
-    {"tf32", "cpu-tf32", 1.0 / 2048, round_tf32},
+    {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16, 0, 0},
+    {"bf16", "cpu-bf16", 1.0 / 256, round_bf16, 0, 0},
+    {"tf32", "cpu-tf32", 1.0 / 2048, round_tf32, 0, 0},
+    {"fp8-e4m3", "cpu-fp8-e4m3", 1.0 / 16, round_e4m3, 448, 0x1p-9},
+    {"fp8-e5m2", "cpu-fp8-e5m2", 1.0 / 8, round_e5m2, 57344, 0x1p-16},
 };
+
+/* The power of two a scaled format multiplies ds by (0 for the others):
+ * the largest s with max |v| 2^s <= smax, found here by doubling and
+ * halving, independently of src/fmt_fit.c. */
+static int fmt_scale(const tc_fmt *f, const dataset *ds)
+{
+    double m = 0;
+    for (size_t t = 0; t < ds->n * ds->d; t++)
+        m = fmax(m, fabs(ds->x[t]));
+    if (!f->smax || m == 0)
+        return 0;
+    int s = 0;
+    while (ldexp(m, s) > f->smax)
+        s--;
+    while (ldexp(m, s + 1) <= f->smax)
+        s++;
+    return s;
+}
 #define NFMT (sizeof tc_fmts / sizeof tc_fmts[0])
 static const tc_fmt *FP16 = &tc_fmts[0];
 
 /* The band of the header comment for format f; exact = 0 drops the
- * input-rounding term (a comparison on the rounded data). */
-static double band(const dataset *ds, size_t i, size_t j, double eps, const tc_fmt *f, int exact)
+ * input-rounding term (a comparison on the rounded data). A scaled format
+ * (scale s) adds to each coordinate's rounding error an absolute half
+ * subnormal a = sub 2^-s / 2, so |d(x - y)| <= u (|x| + |y|) + 2 a sqrt(d)
+ * =: delta, and the input term is 2 eps delta + delta^2. */
+static double band(const dataset *ds, size_t i, size_t j, double eps, const tc_fmt *f, int exact,
+                   int scale)
 {
     const double u = f->u, e23 = 1.0 / 8388608;
     double nx = norm_of(ds, i) + norm_of(ds, j);
     double b = ((double)ds->d + 3) * e23 * nx * nx;
-    if (exact)
-        b += 2 * eps * u * nx + u * u * nx * nx;
+    if (exact) {
+        const double delta = u * nx + (f->smax ? ldexp(f->sub, -scale) * sqrt((double)ds->d) : 0);
+        b += 2 * eps * delta + delta * delta;
+    }
     return b;
 }
 
@@ -169,11 +211,12 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
     /* Against the same rounded inputs the exact distances are those of the
      * rounded data: compare on it, with the FP32 band only. */
     dataset r16;
+    const int scale = fmt_scale(f, ds);
     if (!exact) {
         r16 = *ds;
         r16.x = xmalloc(ds->n * ds->d * sizeof *r16.x);
         for (size_t t = 0; t < ds->n * ds->d; t++)
-            r16.x[t] = f->round(ds->x[t]);
+            r16.x[t] = ldexp(f->round(ldexp(ds->x[t], scale)), -scale);
         ds = &r16;
     }
     size_t nq = q1 - q0;
@@ -192,11 +235,11 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
         if (ka != kb) {
             (*diff)++;
             double e = fabs(d2_exact(ds, i, j) - eps * eps);
-            if (e > band(ds, i, j, eps, f, exact)) {
+            if (e > band(ds, i, j, eps, f, exact, scale)) {
                 if (*bad < 5)
                     fprintf(stderr, "pair (%zu,%zu) only in %s: d2 %.9g eps2 %.9g band %.3g\n", i,
                             j, ka < kb ? f->engine : "reference", d2_exact(ds, i, j), eps * eps,
-                            band(ds, i, j, eps, f, exact));
+                            band(ds, i, j, eps, f, exact, scale));
                 (*bad)++;
             }
         }
@@ -792,8 +835,89 @@ TEST(formats_rounding_reference)
     CHECK(round_tf32(1.0 + 3.0 / 2048) == 1.0 + 2.0 / 1024);
     CHECK(round_tf32(100000.0) == 99968.0); /* quantum 2^6: 1562.5 ties to even */
     CHECK(isinf(round_tf32(ldexp(4095.0, 116))));
+    CHECK(round_e4m3(1.0 + 1.0 / 16) == 1.0); /* tie to even */
+    CHECK(round_e4m3(1.0 + 3.0 / 16) == 1.25);
+    CHECK(round_e4m3(464.0) == 448.0); /* tie to even 448 */
+    CHECK(round_e4m3(470.0) == 448.0); /* saturates */
+    CHECK(round_e4m3(ldexp(1.0, -10)) == 0.0);
+    CHECK(round_e4m3(ldexp(3.0, -11)) == ldexp(1.0, -9));
+    CHECK(round_e5m2(1.0 + 1.0 / 8) == 1.0);
+    CHECK(round_e5m2(1.0 + 3.0 / 8) == 1.5);
+    CHECK(round_e5m2(61440.0) == 57344.0); /* tie to even, saturated */
+    CHECK(round_e5m2(ldexp(1.0, -17)) == 0.0);
     for (int k = 0; k < 1000; k++) {
         double x = ldexp(1.0 + k / 1000.0, k % 40 - 20);
         CHECK(round_fp16(x) == fp16_round(x));
+        CHECK(round_e4m3(x) == fp8_e4m3_round(x));
+        CHECK(round_e5m2(x) == fp8_e5m2_round(x));
     }
+}
+
+/* A dense n x n table of the d2 a PAIRS run reported (-1: no pair). */
+static int put_dense(void *ctx, const pair_batch *b)
+{
+    double *m = ((double **)ctx)[0];
+    const size_t n = (size_t)(uintptr_t)((double **)ctx)[1];
+    for (size_t t = 0; t < b->k; t++)
+        m[(size_t)b->i[t] * n + b->j[t]] = b->d2[t];
+    return 0;
+}
+
+static int dense_pairs(const char *name, const dataset *ds, double eps, double *m)
+{
+    for (size_t t = 0; t < ds->n * ds->n; t++)
+        m[t] = -1;
+    void *ctx[2] = {m, (void *)(uintptr_t)ds->n};
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q1 = ds->n;
+    s.mode = JOIN_PAIRS;
+    s.sink.put = put_dense;
+    s.sink.ctx = ctx;
+    join_result r;
+    return engine_run(engine_find(name), &s, &r);
+}
+
+/* The scaled formats report distances unscaled: on data whose largest
+ * value is far from the format's (so the scale is 2^8 or more), each
+ * pair's d2 from the GPU and from the emulation (which works unscaled)
+ * differ by at most the FP32 term of the header's band on the rounded
+ * data, whose norms are at most (1 + u) times the data's. A missing or
+ * doubled unscale would be off by a factor 4^scale. */
+TEST(fp8_distances_unscaled)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    CHECK(gen("uniform", 900, 48, &ds) == 0);
+    const double eps = eps_for(&ds, 40);
+    double *g = xmalloc(ds.n * ds.n * sizeof *g), *c = xmalloc(ds.n * ds.n * sizeof *c);
+    for (size_t f = 0; f < NFMT; f++) {
+        const tc_fmt *fm = &tc_fmts[f];
+        if (!fm->smax)
+            continue;
+        CHECK(fmt_scale(fm, &ds) >= 8);
+        CHECK_MSG(dense_pairs(fm->engine, &ds, eps, g) == 0, "%s", err_msg());
+        CHECK_MSG(dense_pairs(fm->emul, &ds, eps, c) == 0, "%s", err_msg());
+        size_t both = 0, bad = 0;
+        for (size_t i = 0; i < ds.n; i++)
+            for (size_t j = 0; j < ds.n; j++) {
+                const double a = g[i * ds.n + j], b = c[i * ds.n + j];
+                if (a < 0 || b < 0)
+                    continue;
+                both++;
+                const double nx = (norm_of(&ds, i) + norm_of(&ds, j)) * (1 + fm->u);
+                bad += fabs(a - b) > ((double)ds.d + 3) * 0x1p-23 * nx * nx;
+            }
+        fprintf(stderr, "%s: %zu pairs in both, %zu d2 beyond the FP32 band\n", fm->engine, both,
+                bad);
+        CHECK(both >= ds.n);
+        CHECK_EQ_INT(bad, 0);
+    }
+    free(g);
+    free(c);
+    dataset_free(&ds);
 }

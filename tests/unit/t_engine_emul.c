@@ -44,15 +44,38 @@ typedef struct fmt_case {
     int p;    /* significand bits */
     double q; /* subnormal quantum */
     const char *precision;
+    /* FP8: the data are first multiplied by 2^s, the largest s with
+     * max |x| 2^s <= smax, and the rounded values divided by it again;
+     * q is then in scaled units (case_scale below). 0: no scale. */
+    double smax;
 } fmt_case;
 
 static const fmt_case cases[] = {
-    {"cpu-bf16", bf16_round, 8, 0x1p-133, "bf16-32"},
-    {"cpu-tf32", tf32_round, 11, 0x1p-136, "tf32-32"},
-    {"cpu-fp16", fp16_round, 11, 0x1p-24, "fp16-32"},
-    {"cpu-ue5m3", ue5m3_round, 4, 0x1p-17, "ue5m3-32"},
-    {"cpu-ue4m4", ue4m4_round, 5, 0x1p-10, "ue4m4-32"},
+    {"cpu-bf16", bf16_round, 8, 0x1p-133, "bf16-32", 0},
+    {"cpu-tf32", tf32_round, 11, 0x1p-136, "tf32-32", 0},
+    {"cpu-fp16", fp16_round, 11, 0x1p-24, "fp16-32", 0},
+    {"cpu-ue5m3", ue5m3_round, 4, 0x1p-17, "ue5m3-32", 0},
+    {"cpu-ue4m4", ue4m4_round, 5, 0x1p-10, "ue4m4-32", 0},
+    {"cpu-fp8-e4m3", fp8_e4m3_round, 4, 0x1p-9, "e4m3-32", 448},
+    {"cpu-fp8-e5m2", fp8_e5m2_round, 3, 0x1p-16, "e5m2-32", 57344},
 };
+
+/* The scale of a scaled format, by doubling and halving (independent of
+ * src/fmt_fit.c's log2). */
+static int case_scale(const fmt_case *f, const dataset *ds)
+{
+    double m = 0;
+    for (size_t t = 0; t < ds->n * ds->d; t++)
+        m = fmax(m, fabs(ds->x[t]));
+    if (!f->smax || m == 0)
+        return 0;
+    int s = 0;
+    while (ldexp(m, s) > f->smax)
+        s--;
+    while (ldexp(m, s + 1) <= f->smax)
+        s++;
+    return s;
+}
 #define NCASES (sizeof cases / sizeof *cases)
 
 static uint64_t rng_state;
@@ -87,10 +110,11 @@ typedef struct model {
 static model model_build(const dataset *ds, const fmt_case *f)
 {
     model m = {ds->n, ds->d, malloc(ds->n * ds->d * sizeof(float)), malloc(ds->n * sizeof(float))};
+    const int sc = case_scale(f, ds);
     for (size_t i = 0; i < ds->n; i++) {
         float s = 0;
         for (size_t k = 0; k < ds->d; k++) {
-            float h = f->round(ds->x[i * ds->d + k]);
+            float h = ldexpf(f->round(ldexp(ds->x[i * ds->d + k], sc)), -sc);
             m.h[i * ds->d + k] = h;
             s = fp32_add_rz(s, h * h);
         }
@@ -140,7 +164,8 @@ static double norm(const dataset *ds, size_t i)
 
 static double band(const dataset *ds, const fmt_case *f, size_t i, size_t j, double eps)
 {
-    const double u = ldexp(1.0, -f->p), sub = sqrt((double)ds->d) * f->q / 2;
+    const double u = ldexp(1.0, -f->p),
+                 sub = sqrt((double)ds->d) * ldexp(f->q, -case_scale(f, ds)) / 2;
     double nx = norm(ds, i), ny = norm(ds, j);
     double D = sqrt(brute_d2(ds, i, j));
     double r = u * (nx + ny) + 2 * sub;
@@ -381,6 +406,30 @@ TEST(emul_differs_from_fp64_only_near_eps)
                   ndiff_unit, nboth_unit);
         CHECK_MSG(ndiff_off > 0, "%s: no pair differs at offset 30 (%zu pairs)", cases[f].engine,
                   nboth_off);
+    }
+}
+
+/* The FP8 emulations, whose scale moves with the data (1e-3 and 1e3 give
+ * other powers of two than the unit cube): every pair found by both
+ * within the band of its FP64 d2, every pair found by one side only
+ * within the band of eps^2 (the band's q scaled as the data are). */
+TEST(emul_fp8_within_band_of_fp64)
+{
+    for (size_t f = 0; f < NCASES; f++) {
+        if (!cases[f].smax)
+            continue;
+        size_t ndiff = 0, nboth = 0;
+        for (size_t d = 2; d <= 32; d *= 4)
+            for (int v = 0; v < 3; v++) {
+                double scale = v == 1 ? 1e-3 : (v == 2 ? 1e3 : 1);
+                dataset ds = make_data(120, d, 900 + d + 7 * v, scale, 0);
+                for (int t = 0; t < 3; t++)
+                    against_fp64(&cases[f], &ds, scale * (0.2 + 0.3 * t) * sqrt((double)d) * 0.6,
+                                 &ndiff, &nboth);
+                free(ds.x);
+            }
+        CHECK(nboth > 0);
+        fprintf(stderr, "%s: %zu pairs in both, %zu differ\n", cases[f].engine, nboth, ndiff);
     }
 }
 
