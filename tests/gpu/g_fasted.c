@@ -147,20 +147,41 @@ static double round_e5m2(double x)
 /* A tensor-core format under test: its engine, its CPU emulation, its unit
  * roundoff u and its rounding of one input value; for the FP8 formats,
  * which scale the data by the power of two that brings the largest |v|
- * to at most smax, also their smallest subnormal (in scaled units). */
+ * to at most smax, also their smallest subnormal (in scaled units) and
+ * the width of their accumulator (acc_bits, below; 0: IEEE FP32). */
 typedef struct tc_fmt {
     const char *engine, *emul;
     double u;
     double (*round)(double);
     double smax, sub;
+    int acc_bits;
 } tc_fmt;
+/* FP8 MMAs do not accumulate in IEEE FP32: NVIDIA documents no width, and
+ * the DeepSeek-V3 report (section 3.3.2) measured about 14 bits retained
+ * on Hopper; the emulation's FP32 sums differ from the tensor core's well
+ * beyond FP32 rounding (measured here on an H200: d >= 37 breaks the FP32
+ * band, d <= 16 agrees exactly). The band takes 13 bits: per 32-value k
+ * step the accumulator and 32 exact products, each aligned to the largest
+ * and cut to 13 bits, lose at most 33 2^-12 M, M <= sum|x_k y_k| <=
+ * |x||y| <= (|x| + |y|)^2 / 4; over ceil(d/32) steps, and times 2 for
+ * d2 = s - 2a, and times 2 again when both sides are tensor cores. */
+#define FP8_ACC_BITS 13
 static const tc_fmt tc_fmts[] = {
-    {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16, 0, 0},
-    {"bf16", "cpu-bf16", 1.0 / 256, round_bf16, 0, 0},
-    {"tf32", "cpu-tf32", 1.0 / 2048, round_tf32, 0, 0},
-    {"fp8-e4m3", "cpu-fp8-e4m3", 1.0 / 16, round_e4m3, 448, 0x1p-9},
-    {"fp8-e5m2", "cpu-fp8-e5m2", 1.0 / 8, round_e5m2, 57344, 0x1p-16},
+    {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16, 0, 0, 0},
+    {"bf16", "cpu-bf16", 1.0 / 256, round_bf16, 0, 0, 0},
+    {"tf32", "cpu-tf32", 1.0 / 2048, round_tf32, 0, 0, 0},
+    {"fp8-e4m3", "cpu-fp8-e4m3", 1.0 / 16, round_e4m3, 448, 0x1p-9, FP8_ACC_BITS},
+    {"fp8-e5m2", "cpu-fp8-e5m2", 1.0 / 8, round_e5m2, 57344, 0x1p-16, FP8_ACC_BITS},
 };
+
+/* The accumulator term above, for the sum of the two norms nx. */
+static double acc_term(const tc_fmt *f, size_t d, double nx)
+{
+    if (!f->acc_bits)
+        return 0;
+    const double steps = (double)((d + 31) / 32);
+    return 2 * 2 * steps * 33 * ldexp(1.0, 1 - f->acc_bits) * nx * nx / 4;
+}
 
 /* The power of two a scaled format multiplies ds by (0 for the others):
  * the largest s with max |v| 2^s <= smax, found here by doubling and
@@ -192,7 +213,7 @@ static double band(const dataset *ds, size_t i, size_t j, double eps, const tc_f
 {
     const double u = f->u, e23 = 1.0 / 8388608;
     double nx = norm_of(ds, i) + norm_of(ds, j);
-    double b = ((double)ds->d + 3) * e23 * nx * nx;
+    double b = ((double)ds->d + 3) * e23 * nx * nx + acc_term(f, ds->d, nx);
     if (exact) {
         const double delta = u * nx + (f->smax ? ldexp(f->sub, -scale) * sqrt((double)ds->d) : 0);
         b += 2 * eps * delta + delta * delta;
@@ -883,9 +904,9 @@ static int dense_pairs(const char *name, const dataset *ds, double eps, double *
 /* The scaled formats report distances unscaled: on data whose largest
  * value is far from the format's (so the scale is 2^8 or more), each
  * pair's d2 from the GPU and from the emulation (which works unscaled)
- * differ by at most the FP32 term of the header's band on the rounded
- * data, whose norms are at most (1 + u) times the data's. A missing or
- * doubled unscale would be off by a factor 4^scale. */
+ * differ by at most the FP32 and accumulator terms of the band on the
+ * rounded data, whose norms are at most (1 + u) times the data's. A
+ * missing or doubled unscale would be off by a factor 4^scale. */
 TEST(fp8_distances_unscaled)
 {
     if (!has_gpu())
@@ -903,6 +924,7 @@ TEST(fp8_distances_unscaled)
         CHECK_MSG(dense_pairs(fm->engine, &ds, eps, g) == 0, "%s", err_msg());
         CHECK_MSG(dense_pairs(fm->emul, &ds, eps, c) == 0, "%s", err_msg());
         size_t both = 0, bad = 0;
+        double worst = 0;
         for (size_t i = 0; i < ds.n; i++)
             for (size_t j = 0; j < ds.n; j++) {
                 const double a = g[i * ds.n + j], b = c[i * ds.n + j];
@@ -910,10 +932,12 @@ TEST(fp8_distances_unscaled)
                     continue;
                 both++;
                 const double nx = (norm_of(&ds, i) + norm_of(&ds, j)) * (1 + fm->u);
-                bad += fabs(a - b) > ((double)ds.d + 3) * 0x1p-23 * nx * nx;
+                const double bd = ((double)ds.d + 3) * 0x1p-23 * nx * nx + acc_term(fm, ds.d, nx);
+                worst = fmax(worst, fabs(a - b) / bd);
+                bad += fabs(a - b) > bd;
             }
-        fprintf(stderr, "%s: %zu pairs in both, %zu d2 beyond the FP32 band\n", fm->engine, both,
-                bad);
+        fprintf(stderr, "%s: %zu pairs in both, %zu d2 beyond the band, largest |diff|/band %.3g\n",
+                fm->engine, both, bad, worst);
         CHECK(both >= ds.n);
         CHECK_EQ_INT(bad, 0);
     }
