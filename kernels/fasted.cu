@@ -35,7 +35,7 @@ static struct {
     int dev;
     const kern_format *fmt;
     const double *center; /* the means subtracted (NULL: none) */
-    int scale_log2;       /* the values multiplied by 2^scale_log2 */
+    double scale;         /* the values multiplied by it (0: none) */
     uint16_t *X;
     float *s;
     size_t n_alloc, dp; /* rows allocated; values a row (padded) */
@@ -172,7 +172,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     cudaStream_t st = k->st;
     if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
         g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center &&
-        g_ds.scale_log2 == a->scale_log2) {
+        g_ds.scale == a->scale) {
         r->cache_hit = 1;
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
@@ -216,7 +216,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
         fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center,
-                            ldexp(1.0, a->scale_log2));
+                            a->scale ? a->scale : 1.0);
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -241,7 +241,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     g_ds.hash = a->hash;
     g_ds.fmt = fmt;
     g_ds.center = a->center;
-    g_ds.scale_log2 = a->scale_log2;
+    g_ds.scale = a->scale;
     g_ds.dp = dp;
     g_ds.n_alloc = n_alloc;
 done:
@@ -437,11 +437,20 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     } else {
         p.eps2 = (float)(a->eps * a->eps);
     }
-    /* Scaled data: the float thresholds times 4^scale (exact), so the
-     * comparisons are those of the unscaled arithmetic; pairs' d2 come back
-     * times 4^-scale. */
-    p.eps2 = ldexpf(p.eps2, 2 * a->scale_log2);
-    k.d2_scale = ldexp(1.0, -2 * a->scale_log2);
+    /* Scaled data: the thresholds times scale^2 (for a power of two exact,
+     * so the comparisons are those of the unscaled arithmetic); pairs' d2
+     * come back divided by it. An integer format compares exact integer
+     * d2 with the integer part of the FP64 threshold: fp64's decision. */
+    {
+        const double sc = a->scale ? a->scale : 1.0;
+        p.eps2 = (float)((double)p.eps2 * sc * sc);
+        /* HIST: the top edge as the bins see it (FP32, scaled). */
+        const double thr = a->mode == KJOIN_HIST ? (double)p.eps2
+                           : post                ? post->eps2_min * sc * sc
+                                                 : a->eps * a->eps * sc * sc;
+        p.eps2_u = thr >= 4294967295.0 ? 0xffffffffu : thr >= 0 ? (unsigned)floor(thr) : 0u;
+        k.d2_scale = 1.0 / (sc * sc);
+    }
     f.grid = k.prop.multiProcessorCount * (f.use_wg ? 1 : ch.v->minb);
     if (post && post->params)
         FASTED_RC(post->params(post->ctx, &k, &p, f.use_wg));
@@ -464,7 +473,8 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     if (a->mode == KJOIN_HIST) {
         edges_f.resize(a->hist_nbins + 1);
         for (size_t b = 0; b <= a->hist_nbins; b++)
-            edges_f[b] = ldexpf((float)a->hist_edges[b], 2 * a->scale_log2);
+            edges_f[b] =
+                (float)((double)(float)a->hist_edges[b] * (a->scale ? a->scale * a->scale : 1.0));
         FASTED_RC(kern_malloc(&k, (void **)&d_edges, edges_f.size() * 4, "the histogram"));
         FASTED_RC(kern_malloc(&k, (void **)&d_hist, edges_f.size() * 8, "the histogram"));
         FASTED_TRY(cudaMemcpyAsync(d_edges, edges_f.data(), edges_f.size() * 4,

@@ -1,12 +1,15 @@
 /* The FASTED epilogue, written once for COUNT, PERPOINT, PAIRS and HIST and
- * used by both mainloops. It reads a warp's FP32 accumulators as MT x NT
- * m16n8 fragments (the mma.sync kernel's warp tile; a wgmma warp slice is
- * MT = 1, NT = N/8), so fragment ownership comes from frag_c_row/col.
+ * used by both mainloops. It reads a warp's accumulators (F::acc: FP32, or
+ * S32 for the integer formats) as MT x NT m16n8 fragments (the mma.sync
+ * kernel's warp tile; a wgmma warp slice is MT = 1, NT = N/8), so fragment
+ * ownership comes from frag_c_row/col.
  *
- * Per element: d2 = RN(RN(s_i + s_j) - 2a) (2a is exact), clamped at 0,
- * exactly 0 on the diagonal, compared with eps^2 in registers. Weight 2 for
- * off-diagonal pairs of a symmetric join (both orders), 1 otherwise, 0 for
- * padding and, in a tile that reaches the diagonal, below it. */
+ * Per element: d2 = F::d2(a, s_i, s_j) (FP32 formats: RN(RN(s_i + s_j) - 2a),
+ * 2a exact, clamped at 0; integer formats: the exact integer), exactly 0 on
+ * the diagonal, compared with F::thr(p) in registers; F::to_f gives the
+ * FP32 value that PAIRS writes and HIST and the k-distance bin. Weight 2
+ * for off-diagonal pairs of a symmetric join (both orders), 1 otherwise, 0
+ * for padding and, in a tile that reaches the diagonal, below it. */
 #ifndef TCJ_FASTED_EPILOGUE_CUH
 #define TCJ_FASTED_EPILOGUE_CUH
 
@@ -20,9 +23,9 @@
  * register index stays static (g0 is, once the caller's loop is unrolled),
  * so the accumulators stay in registers. The epilogue's rare paths use it
  * to keep one copy of their code per group of blocks. */
-template <int G, int MT, int NT>
-__device__ __forceinline__ void fasted_block_acc(const float (&acc)[MT][NT][4], int g0, int t,
-                                                 float (&v)[MT][4])
+template <int G, int MT, int NT, class A>
+__device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int g0, int t,
+                                                 A (&v)[MT][4])
 {
 #pragma unroll
     for (int u = 0; u < G; u++)
@@ -53,20 +56,20 @@ __device__ __forceinline__ int fasted_kd_bin(float d2, float sc)
     return min(FASTED_KD_BINS - 1, (int)(d2 * sc));
 }
 
-template <int MT, int NT, bool PAIRS>
-__device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&acc)[MT][NT][4],
-                                                const fasted_epi &w)
+template <class F, int MT, int NT, bool PAIRS>
+__device__ __forceinline__ void
+fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const fasted_epi &w)
 {
+    typedef typename F::acc A;
+    typedef typename F::dist D;
     static_assert(MT * NT * 4 % 32 == 0, "hit bits fill whole words");
     const int lane = threadIdx.x & 31;
     const unsigned gi = w.i0 + frag_c_row(lane, 0), gj = w.j0 + frag_c_col(lane, 0);
-    const float eps2 = p.eps2;
-    auto dist = [&](unsigned i, unsigned j, float a, float si, float sjv) -> float {
-        float d2 = __fmaf_rn(-2.0f, a, __fadd_rn(si, sjv));
-        d2 = fmaxf(d2, 0.0f);
-        return i == j ? 0.0f : d2;
+    const D eps2 = F::thr(p);
+    auto dist = [&](unsigned i, unsigned j, A a, float si, float sjv) -> D {
+        return i == j ? D(0) : F::d2(a, si, sjv);
     };
-    auto weight = [&](unsigned i, unsigned j, float a, float si, float sjv, float &d2) -> int {
+    auto weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2) -> int {
         d2 = dist(i, j, a, si, sjv);
         if (i >= p.q1 || j >= p.n || !(d2 <= eps2))
             return 0;
@@ -109,7 +112,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                 for (int e = 0; e < 4; e++) {
                     const unsigned i = row(mt, e), j = col(nt, e);
                     const float d2 =
-                        dist(i, j, acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x);
+                        F::to_f(dist(i, j, acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x));
                     if (i != j && j < p.n)
                         m[mt][e >> 1] = fminf(m[mt][e >> 1], d2);
                 }
@@ -176,9 +179,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         const float d2 =
-                            fmaxf(__fmaf_rn(-2.0f, acc[mt][nt][e],
-                                            __fadd_rn(si[mt][e >> 1], (e & 1) ? sj.y : sj.x)),
-                                  0.0f);
+                            F::to_f(F::d2(acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x));
                         hit |= (d2 <= ui[mt][e >> 1]) | (d2 <= ((e & 1) ? uj.y : uj.x));
                     }
                 marks |= (hit ? 1u : 0u) << t;
@@ -187,7 +188,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
             while (marks) {
                 const int t = __ffs(marks) - 1;
                 marks &= marks - 1;
-                float v[MT][4];
+                A v[MT][4];
                 fasted_block_acc<G>(acc, g0, t, v);
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
@@ -200,7 +201,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                         if (!kd_valid(i, j))
                             continue;
                         const float d2 =
-                            dist(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x);
+                            F::to_f(dist(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x));
                         if (d2 <= ui[mt][e >> 1])
                             take(i, d2);
                         if (d2 <= ((e & 1) ? uj.y : uj.x))
@@ -219,7 +220,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float d2;
+                    D d2;
                     cnt += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
                                   (e & 1) ? sj.y : sj.x, d2);
                 }
@@ -243,7 +244,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float d2;
+                    D d2;
                     const int wt = weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
                                           (e & 1) ? sj.y : sj.x, d2);
                     v[mt][e >> 1] += wt ? 1 : 0;
@@ -295,7 +296,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
-                        float d2;
+                        D d2;
                         c += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
                                     (e & 1) ? sj.y : sj.x, d2);
                     }
@@ -315,7 +316,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                 while (marks) {
                     const int t = __ffs(marks) - 1;
                     marks &= marks - 1;
-                    float v[MT][4];
+                    A v[MT][4];
                     fasted_block_acc<G>(acc, g0, t, v);
                     const int nt = g0 + t;
                     const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
@@ -324,19 +325,19 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const unsigned i = row(mt, e), j = col(nt, e);
-                            float d2;
+                            D d2;
                             const int wt =
                                 weight(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
                             if (!wt)
                                 continue;
                             p.pi[o] = i;
                             p.pj[o] = j;
-                            p.pd[o] = d2;
+                            p.pd[o] = F::to_f(d2);
                             o++;
                             if (wt == 2) { /* a symmetric run: the other order too */
                                 p.pi[o] = j;
                                 p.pj[o] = i;
-                                p.pd[o] = d2;
+                                p.pd[o] = F::to_f(d2);
                                 o++;
                             }
                         }
@@ -362,10 +363,10 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         const int bit = (nt * MT + mt) * 4 + e;
-                        float d2;
+                        D d2;
                         const int wt = weight(row(mt, e), col(nt, e), acc[mt][nt][e],
                                               si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
-                        acc[mt][nt][e] = d2;
+                        acc[mt][nt][e] = F::to_acc(d2);
                         cnt += wt;
                         hits[bit / 32] |= (wt ? 1u : 0u) << (bit % 32);
                     }
@@ -384,7 +385,7 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
                         if (!(hits[bit / 32] >> (bit % 32) & 1u))
                             continue;
                         const unsigned i = row(mt, e), j = col(nt, e);
-                        const float d2 = acc[mt][nt][e];
+                        const float d2 = F::to_f(F::from_acc(acc[mt][nt][e]));
                         p.pi[o] = i;
                         p.pj[o] = j;
                         p.pd[o] = d2;
@@ -405,11 +406,12 @@ __device__ __forceinline__ void fasted_epilogue(const fasted_params &p, float (&
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float d2;
+                    D d2;
                     const int wt = weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
                                           (e & 1) ? sj.y : sj.x, d2);
                     if (wt)
-                        atomicAdd(&w.hist[kern_hist_slot(d2, w.edges, p.nbins)], (unsigned)wt);
+                        atomicAdd(&w.hist[kern_hist_slot(F::to_f(d2), w.edges, p.nbins)],
+                                  (unsigned)wt);
                 }
         }
     }

@@ -18,6 +18,8 @@
  *       __device__ static void mma(float (&d)[4], const uint32_t (&a)[4],
  *                                  const uint32_t (&b)[2]);  32 bytes of k
  *       __device__ static void wgmma(float (&d)[128], uint64_t da, uint64_t db);
+ *       (the accumulator and distance: fasted_fp32_acc below, or the
+ *        integer formats' own)
  *   };
  *
  * and one descriptor, kern_fmt_NAME (kernels.h's kern_format), built with
@@ -30,6 +32,46 @@
 
 #include "fasted_int.cuh"
 #include "kernels.h"
+
+/* The accumulator and distance of the formats with FP32 accumulation
+ * (every format but the integer ones derives from it):
+ *   acc    the accumulator's register type;
+ *   dist   the type d2 is formed and compared in;
+ *   d2     from the dot product a and the squared norms (stored in p.s as
+ *          the format's norm_add formed them): RN(RN(s_i + s_j) - 2a),
+ *          clamped at 0;
+ *   thr    the threshold a pair is kept at (d2 <= thr);
+ *   to_f   the FP32 value written for a pair (PAIRS), binned (HIST) and
+ *          ranked (k-distance);
+ *   to_acc / from_acc  keep a d2 in an accumulator register (the mma.sync
+ *          PAIRS pass does it in place).
+ * int_dist 1 when d2 is an exact integer and thr is p.eps2_u (the host
+ *          sets it), 0 when thr is p.eps2. */
+struct fasted_fp32_acc {
+    typedef float acc;
+    typedef float dist;
+    static constexpr int int_dist = 0;
+    __device__ static float d2(float a, float si, float sj)
+    {
+        return fmaxf(__fmaf_rn(-2.0f, a, __fadd_rn(si, sj)), 0.0f);
+    }
+    __device__ static float thr(const fasted_params &p)
+    {
+        return p.eps2;
+    }
+    __device__ static float to_f(float d)
+    {
+        return d;
+    }
+    __device__ static float to_acc(float d)
+    {
+        return d;
+    }
+    __device__ static float from_acc(float a)
+    {
+        return a;
+    }
+};
 
 /* What the host driver (fasted.cu) calls for a format. */
 struct fasted_fmt_ops {
@@ -99,10 +141,13 @@ void fasted_norms(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream
 #define FASTED_FORMAT(F, cname, variants, mma_kernels_fn, wg_fn, wg_fn_pairs, wg_smem)             \
     static const fasted_fmt_ops cname##_ops = {fasted_convert<F>, fasted_norms<F>, mma_kernels_fn, \
                                                wg_fn, wg_fn_pairs};                                \
-    extern "C" const kern_format cname = {                                                         \
-        F::name,     (int)sizeof(typename F::elem),                                                \
-        F::min_cc,   wg_smem,                                                                      \
-        variants,    (int)(sizeof(variants) / sizeof(variants[0])),                                \
-        &cname##_ops}
+    extern "C" const kern_format cname = {F::name,                                                 \
+                                          (int)sizeof(typename F::elem),                           \
+                                          F::min_cc,                                               \
+                                          wg_smem,                                                 \
+                                          F::int_dist,                                             \
+                                          variants,                                                \
+                                          (int)(sizeof(variants) / sizeof(variants[0])),           \
+                                          &cname##_ops}
 
 #endif

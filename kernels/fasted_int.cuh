@@ -51,6 +51,7 @@ typedef struct fasted_params {
     int order;         /* 1: 8x8 squares of tiles; 0: row by row */
     int mode;          /* KJOIN_* */
     float eps2;
+    unsigned eps2_u; /* formats with integer distances (int8): pairs with d2 <= eps2_u */
 
     const fasted_redo *redo_in;
     unsigned nredo_in;

@@ -477,7 +477,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
                 continue;
             float &u = hu2[a->q0 + q];
             if (hstat[q] == 1) {
-                out[q] = ldexp((double)hout[q], -2 * a->scale_log2); /* unscaled */
+                out[q] = (double)hout[q] / (a->scale ? a->scale * a->scale : 1.0); /* unscaled */
                 done[q] = 1;
                 left--;
                 u = -1.0f;
@@ -551,7 +551,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
                                    a->q0 + q, hcnt[q]);
                     goto out;
                 }
-                out[q] = ldexp((double)hout[q], -2 * a->scale_log2); /* unscaled */
+                out[q] = (double)hout[q] / (a->scale ? a->scale * a->scale : 1.0); /* unscaled */
                 done[q] = 1;
                 left--;
                 hu2[a->q0 + q] = -1.0f;

@@ -68,9 +68,9 @@ __device__ __forceinline__ uint32_t fasted_ld32(const uint16_t *p)
 /* The block tile's products: acc[mt][nt] += A(rows wr0..) x B(cols wc0..)
  * over the whole row length, for warp tile WM x WN. */
 template <class F, class C>
-__device__ __forceinline__ void fasted_mma_mainloop(const fasted_params &p, uint16_t *sbuf,
-                                                    unsigned row0, unsigned col0, int wr0, int wc0,
-                                                    float (&acc)[C::WM / 16][C::WN / 8][4])
+__device__ __forceinline__ void
+fasted_mma_mainloop(const fasted_params &p, uint16_t *sbuf, unsigned row0, unsigned col0, int wr0,
+                    int wc0, typename F::acc (&acc)[C::WM / 16][C::WN / 8][4])
 {
     using L = fasted_smem_layout<C>;
     constexpr int BM = L::BM, BN = L::BN, BK = FASTED_BK, MT = C::WM / 16, NT = C::WN / 8;
@@ -246,19 +246,19 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
         if (fasted_tile_of(p, tile, bi, bj)) {
             const unsigned row0 = p.q0 + (p.rowmap ? p.rowmap[bi] : bi) * L::BM;
             const unsigned col0 = bj * L::BN * (1 + p.cskip);
-            float acc[MT][NT][4];
+            typename F::acc acc[MT][NT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                 for (int nt = 0; nt < NT; nt++)
 #pragma unroll
                     for (int e = 0; e < 4; e++)
-                        acc[mt][nt][e] = 0.f;
+                        acc[mt][nt][e] = 0;
             fasted_mma_mainloop<F, C>(p, sbuf, row0, col0, wr0, wc0, acc);
             const fasted_epi w = {row0 + wr0, col0 + wc0, p.sym && bi == bj,
                                   warp,       s_mask,     &s_fail[it],
                                   s_edges,    s_hist,     bj * 2 + (warp & 1)};
-            fasted_epilogue<MT, NT, PAIRS>(p, acc, w);
+            fasted_epilogue<F, MT, NT, PAIRS>(p, acc, w);
         }
         __syncthreads();
         if (threadIdx.x == 0)

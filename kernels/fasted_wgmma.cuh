@@ -180,8 +180,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     }
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
 
-    float acc[1][FASTED_WG_BN / 8][4];
-    float(&d)[128] = reinterpret_cast<float(&)[128]>(acc);
+    typedef typename F::acc A;
+    A acc[1][FASTED_WG_BN / 8][4];
+    A(&d)[128] = reinterpret_cast<A(&)[128]>(acc);
     unsigned long long kiter = 0;
     for (unsigned it = 0;; it++) {
         const int slot = it & 1;
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         if (fasted_wg_tile(p, tile, row0, col0)) {
 #pragma unroll
             for (int k = 0; k < 128; k++) {
-                d[k] = 0.0f;
+                d[k] = 0;
                 reg_fence(d[k]);
             }
             /* Keep one wgmma group in flight: a stage is released once the
@@ -235,7 +236,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                                   s_edges,
                                   s_hist,
                                   col0 / (FASTED_WG_BN * (1 + p.cskip))};
-            fasted_epilogue<1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
+            fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
         }
         /* Both consumer warpgroups are done with the slot: record warps
          * whose pairs did not fit, then hand the slot back. Every consumer

@@ -6,7 +6,7 @@
 #include "fasted_mma.cuh"
 #include "fasted_wgmma.cuh"
 
-struct fmt_bf16 {
+struct fmt_bf16 : fasted_fp32_acc {
     typedef __nv_bfloat16 elem;
     static constexpr const char *name = "bf16";
     static constexpr int min_cc = 80;

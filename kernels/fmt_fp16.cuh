@@ -10,7 +10,7 @@
 #include "fasted_format.cuh"
 #include "ptx.cuh"
 
-struct fmt_fp16 {
+struct fmt_fp16 : fasted_fp32_acc {
     typedef __half elem;
     static constexpr const char *name = "fp16";
     static constexpr int min_cc = 80;

@@ -4,7 +4,7 @@
  * so a 128-byte k slice holds 128 of them and each MMA takes 32: the same
  * 32 bytes of k as every other format.
  *
- * The host scales the data by a power of two first (kern_join_args.scale_log2:
+ * The host scales the data by a power of two first (kern_join_args.scale:
  * the largest |v| just under the format's largest finite value, after
  * centring), which is exact, and reports distances unscaled. Conversion
  * rounds to nearest even and saturates to the largest finite value
@@ -16,7 +16,7 @@
 #include "fasted_mma.cuh"
 #include "fasted_wgmma.cuh"
 
-template <__nv_fp8_interpretation_t I> struct fmt_fp8_base {
+template <__nv_fp8_interpretation_t I> struct fmt_fp8_base : fasted_fp32_acc {
     typedef __nv_fp8_storage_t elem;
     static constexpr int min_cc = 89;
     __device__ static elem from_float(float x)

@@ -7,7 +7,7 @@
 #include "fasted_mma.cuh"
 #include "fasted_wgmma.cuh"
 
-struct fmt_tf32 {
+struct fmt_tf32 : fasted_fp32_acc {
     typedef float elem;
     static constexpr const char *name = "tf32";
     static constexpr int min_cc = 80;

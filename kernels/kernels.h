@@ -113,6 +113,7 @@ typedef struct kern_format {
     int elem_bytes;   /* bytes per stored value on the device */
     int min_cc;       /* compute capability its mma.sync needs (80 = sm_80) */
     size_t wg_smem;   /* 0: no wgmma kernel; else its dynamic shared memory without histogram */
+    int int_dist;     /* exact integer distances (int8): thresholds are integers (eps2_u) */
     const kern_variant *variants; /* variants[0] is all-on */
     int nvariants;
     const struct fasted_fmt_ops *ops; /* kernels/ only */
@@ -189,12 +190,13 @@ typedef struct kern_join_args {
      * before conversion (NULL: none); distances are unchanged, the FP16
      * error shrinks with the norms. Part of the device cache's key. */
     const double *center;
-    /* FASTED formats: every value (after centring) multiplied by 2^scale_log2
-     * before conversion, which is exact in FP64 and FP32; eps^2 and the
-     * histogram edges are scaled alike and the distances reported unscaled
-     * (exactly: powers of two). 0: none. Part of the device cache's key.
-     * The FP8 formats use it to bring the data into their range. */
-    int scale_log2;
+    /* FASTED formats: every value (after centring) multiplied by scale
+     * before conversion (0: none); eps^2 and the histogram edges are scaled
+     * alike and the distances reported divided by scale^2. The FP8 formats
+     * take powers of two (exact in FP64 and FP32, so the decisions are the
+     * unscaled arithmetic's), int8 any positive value (`set int8-scale`'s
+     * quantization). Part of the device cache's key. */
+    double scale;
     unsigned off; /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
     /* TED */
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */

@@ -51,6 +51,10 @@ typedef struct engine_opts {
      * means before converting (src/center.h: CENTER_DEFAULT, _AUTO, _ON,
      * _OFF). */
     int center;
+    /* int8 engines: quantize data that are not 8-bit integers (round to
+     * nearest after a per-dataset scale; the run is marked inexact)
+     * instead of refusing them. */
+    int int8_scale;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);
@@ -235,6 +239,11 @@ double engine_tflops(double nq, double n, double d, double seconds);
 /* The run function of every GPU engine (src/engine_gpu.c): the row's
  * kjoin through kernels/' one launch loop. */
 int engine_gpu_run(const join_spec *spec, join_result *res);
+/* engine_gpu_run in kernel format fmt with the data multiplied by scale
+ * (kern_join_args.scale; 0: none): rows that pick their format from the
+ * data (int8). */
+int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct kern_format *fmt,
+                       double scale);
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);

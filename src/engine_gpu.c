@@ -4,6 +4,7 @@
  * kernels/' one launch loop, and its kern_join_result becomes a
  * join_result: phases, device, variant and the metrics every GPU run
  * records. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,7 +62,8 @@ static void gpu_scale_metrics(join_result *res, const fmt_fit *fit)
     join_result_metric(res, "underflow_values", (double)fit->underflow, "");
 }
 
-static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk, kern_join_args *a)
+static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
+                     const struct kern_format *fmt, kern_join_args *a)
 {
     memset(a, 0, sizeof *a);
     a->x = s->ds->x;
@@ -78,7 +80,7 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk, ker
     a->cancel = s->cancel;
     a->progress = s->progress;
     a->progress_ctx = s->progress_ctx;
-    a->format = s->engine->format;
+    a->format = fmt;
     a->center = s->engine->centers ? center_pick(s->ds, o->center, s->engine->exact) : NULL;
     a->off = o->fasted_off;
     a->ted_paper = o->ted_paper;
@@ -158,6 +160,12 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, join_resul
 
 int engine_gpu_run(const join_spec *s, join_result *res)
 {
+    return engine_gpu_run_fmt(s, res, s->engine ? s->engine->format : NULL, 0);
+}
+
+int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_format *fmt,
+                       double scale)
+{
     if (!s->engine || !s->engine->kjoin)
         return err_set(TCJ_EINVAL, "%s: not a GPU engine", s->engine ? s->engine->name : "?");
     const char *name = s->engine->name;
@@ -169,11 +177,13 @@ int engine_gpu_run(const join_spec *s, join_result *res)
     }
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
-    gpu_args(s, o, &sk, &a);
+    gpu_args(s, o, &sk, fmt, &a);
     fmt_fit fit;
     const int scaled = gpu_scale(s->engine, s->ds, a.center, &fit);
     if (scaled)
-        a.scale_log2 = fit.scale;
+        a.scale = ldexp(1.0, fit.scale);
+    else if (scale)
+        a.scale = scale;
     kern_join_result r;
     memset(&r, 0, sizeof r);
     gpu_launch gl = {s->engine->kjoin, &a, &r};
@@ -222,7 +232,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     fmt_fit fit;
     const int scaled = gpu_scale(e, s->ds, a.center, &fit);
     if (scaled)
-        a.scale_log2 = fit.scale;
+        a.scale = ldexp(1.0, fit.scale);
     kern_join_result r;
     memset(&r, 0, sizeof r);
     int rc = kern_fasted_kdist(&a, s->k, s->out, &r);

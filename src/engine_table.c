@@ -14,6 +14,8 @@ extern const engine engine_cpu_ue5m3;
 extern const engine engine_cpu_ue4m4;
 extern const engine engine_cpu_fp8_e4m3;
 extern const engine engine_cpu_fp8_e5m2;
+extern const engine engine_cpu_int8;
+extern const engine engine_int8;
 extern const engine engine_fp64;
 extern const engine engine_exact;
 extern const engine engine_ted;
@@ -56,25 +58,13 @@ static const engine engine_fp8_e5m2 =
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,
-    &engine_cpu_exact,
-    &engine_cpu_fp16,
-    &engine_cpu_bf16,
-    &engine_cpu_tf32,
-    &engine_cpu_fp8_e4m3,
-    &engine_cpu_fp8_e5m2,
-    &engine_cpu_ue5m3,
-    &engine_cpu_ue4m4,
-    &engine_fasted,
-    &engine_bf16,
-    &engine_tf32,
-    &engine_fp8_e4m3,
-    &engine_fp8_e5m2,
-    &engine_exact,
-    &engine_fp64,
-    &engine_ted,
-    &engine_ted_index,
-    NULL,
+    &engine_cpu,          &engine_cpu_exact, &engine_cpu_fp16,
+    &engine_cpu_bf16,     &engine_cpu_tf32,  &engine_cpu_fp8_e4m3,
+    &engine_cpu_fp8_e5m2, &engine_cpu_int8,  &engine_cpu_ue5m3,
+    &engine_cpu_ue4m4,    &engine_fasted,    &engine_bf16,
+    &engine_tf32,         &engine_fp8_e4m3,  &engine_fp8_e5m2,
+    &engine_int8,         &engine_exact,     &engine_fp64,
+    &engine_ted,          &engine_ted_index, NULL,
 };
 
 const engine *engine_find(const char *name)

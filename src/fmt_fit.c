@@ -51,10 +51,12 @@ static void fit_compute(const dataset *ds, const double *center, const fmt_fit_f
             s--;
         out->scale = s;
     }
+    /* The limits unscaled (exact: powers of two), so the scan is compares. */
+    const double hi = ldexp(f->max, -out->scale), lo = ldexp(f->min_sub, -out->scale);
     for (size_t k = 0; k < nv; k++) {
-        const double v = ldexp(fit_value(ds, center, k), out->scale), a = fabs(v);
-        out->overflow += a > f->max;
-        out->underflow += a > 0 && a < f->min_sub;
+        const double v = fit_value(ds, center, k), a = fabs(v);
+        out->overflow += a > hi;
+        out->underflow += a > 0 && a < lo;
         out->negative += f->is_unsigned && v < 0;
     }
 }

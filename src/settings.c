@@ -180,6 +180,15 @@ static int set_gpu_mem(session *s, char **v)
     return rc;
 }
 
+static void get_int8_scale(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->eopt.int8_scale ? "on" : "off");
+}
+static int set_int8_scale(session *s, char **v)
+{
+    return parse_onoff("int8-scale", v[0], &s->eopt.int8_scale);
+}
+
 static void get_center(const session *s, char *b, size_t n)
 {
     if (s->eopt.center == CENTER_DEFAULT)
@@ -277,6 +286,9 @@ const setting settings_table[] = {
     {"center", "auto|on|off|default",
      "low-precision engines: subtract column means first (default: auto for exact engines)",
      1, {"auto|on|off|default", NULL}, get_center, set_center},
+    {"int8-scale", "on|off",
+     "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
+     1, {"on|off", NULL}, get_int8_scale, set_int8_scale},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
     {"out", "FILE|none", "where run writes pairs or per-point counts",

@@ -435,15 +435,18 @@ TEST(completion)
     CHECK_EQ_INT(st, 0);
     CHECK(strcmp(comp("eps 1; ru", &st), "run runs") == 0);
     CHECK_EQ_INT(st, 7);
-    CHECK(strcmp(comp("run cp", &st),
-                 "cpu cpu-bf16 cpu-exact cpu-fp16 cpu-fp8-e4m3 cpu-fp8-e5m2 cpu-tf32 cpu-ue4m4 "
-                 "cpu-ue5m3") == 0);
+    CHECK(
+        strcmp(
+            comp("run cp", &st),
+            "cpu cpu-bf16 cpu-exact cpu-fp16 cpu-fp8-e4m3 cpu-fp8-e5m2 cpu-int8 cpu-tf32 cpu-ue4m4 "
+            "cpu-ue5m3") == 0);
     CHECK_EQ_INT(st, 4);
     CHECK_STR_CONTAINS(comp("show ", NULL), "compare");
     CHECK(strcmp(comp("set opt al", NULL), "align all") == 0);
-    CHECK(strcmp(comp("compare cpu-fp16 cpu-", NULL),
-                 "cpu-bf16 cpu-exact cpu-fp16 cpu-fp8-e4m3 cpu-fp8-e5m2 cpu-tf32 cpu-ue4m4 "
-                 "cpu-ue5m3") == 0);
+    CHECK(
+        strcmp(comp("compare cpu-fp16 cpu-", NULL),
+               "cpu-bf16 cpu-exact cpu-fp16 cpu-fp8-e4m3 cpu-fp8-e5m2 cpu-int8 cpu-tf32 cpu-ue4m4 "
+               "cpu-ue5m3") == 0);
     CHECK(strcmp(comp("run cpu mo", NULL), "mode=") == 0);
     CHECK(strcmp(comp("run cpu mode=p", &st), "mode=pairs mode=perpoint") == 0);
     CHECK_EQ_INT(st, 8);
@@ -459,7 +462,7 @@ TEST(completion)
         CHECK(strcmp(
                   comp("sweep 64 engine=cpu", NULL),
                   "engine=cpu engine=cpu-bf16 engine=cpu-exact engine=cpu-fp16 engine=cpu-fp8-e4m3 "
-                  "engine=cpu-fp8-e5m2 engine=cpu-tf32 "
+                  "engine=cpu-fp8-e5m2 engine=cpu-int8 engine=cpu-tf32 "
                   "engine=cpu-ue4m4 engine=cpu-ue5m3") == 0);
         CHECK(strcmp(comp("sweep 64 method=b", NULL), "method=bisect") == 0);
     }
