@@ -82,6 +82,7 @@ int main(int argc, char **argv)
     for (int sp = 0; sp < nspec; sp++) {
         engine_opts o;
         engine_opts_default(&o);
+        o.int8_scale = 1; /* int8 quantizes the generated reals */
         char mode[16] = "count", ename[32] = "fasted";
         unsigned off = 0;
         sscanf(specs[sp], "%d:%i:%15[^:]:%31s", &o.symmetric, (int *)&off, mode, ename);
