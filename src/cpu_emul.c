@@ -10,6 +10,7 @@
 #include "err.h"
 #include "fmt_fit.h"
 #include "fp16.h"
+#include "shift.h"
 
 typedef struct emul_ctx {
     const float *h; /* coordinates rounded to the format, widened, n*d */
@@ -223,7 +224,8 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
-    int rc0 = f->check ? f->check(f, s->ds) : 0;
+    const int shifted = f->shifts && s->opts && s->opts->shift;
+    int rc0 = f->check && !shifted ? f->check(f, s->ds) : 0;
     if (rc0)
         return rc0;
     double t0 = engine_now();
@@ -232,6 +234,8 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         s->engine && s->engine->centers
             ? center_pick(s->ds, s->opts ? s->opts->center : CENTER_DEFAULT, s->engine->exact)
             : NULL;
+    if (shifted)
+        center = shift_mins(s->ds);
     emul_data *data = emul_data_get(f, s->ds, center, &reused);
     double *edges = NULL;
     if (s->mode == JOIN_HIST) {
@@ -246,7 +250,10 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     if (data->scaled)
         snprintf(scaled, sizeof scaled, " scaled 2^%d", data->scale);
     snprintf(name, sizeof name, "%s inputs%s%s%s, fp32 accumulate, norms rz", f->name,
-             center ? " centred" : "", scaled, reused ? " (cached)" : "");
+             shifted  ? " shifted"
+             : center ? " centred"
+                      : "",
+             scaled, reused ? " (cached)" : "");
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
     emul_ctx ctx = {.h = data->h, .s = data->s, .d = d, .ops = ops};
     const double lim = edges ? edges[s->hist_nbins] : (float)(s->eps * s->eps);
@@ -280,6 +287,8 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     int rc = cpu_join_run(s, &k, res);
     if (s->engine && s->engine->centers)
         join_result_metric(res, "centred", center != NULL, "");
+    if (f->shifts)
+        join_result_metric(res, "shifted", shifted, "");
     if (data->scaled) {
         join_result_metric(res, "scale_log2", data->scale, "");
         join_result_metric(res, "underflow_values", (double)data->underflow, "");

@@ -45,6 +45,10 @@ typedef struct cpu_emul_format {
      * saturates at (data beyond it get no index: their error is not
      * bounded by the rounding). */
     double abs_err, saturates_at;
+    /* An unsigned format: `set shift on` translates each column by its
+     * minimum (src/shift.h) and check is then skipped (every value is
+     * >= 0); the run records metric "shifted". */
+    int shifts;
 } cpu_emul_format;
 /* A format whose row in fmt_fit_formats (same name) is .scaled (FP8) is
  * emulated on the data times the power of two its GPU engine applies

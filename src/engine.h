@@ -55,6 +55,9 @@ typedef struct engine_opts {
      * nearest after a per-dataset scale; the run is marked inexact)
      * instead of refusing them. */
     int int8_scale;
+    /* Unsigned formats (ue5m3, ue4m4): translate each column by its
+     * minimum (src/shift.h) instead of refusing negative data. */
+    int shift;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

@@ -18,18 +18,19 @@ static int ue8_check(const cpu_emul_format *f, const dataset *ds)
         if (!(ds->x[k] >= 0))
             return err_set(TCJ_EINVAL,
                            "cpu-%s: %s has a negative value (%g, row %zu, column %zu); %s holds "
-                           "no sign: use cpu-fp16 or cpu-bf16",
+                           "no sign: set shift on, or use cpu-fp16 or cpu-bf16",
                            f->name, ds->name, ds->x[k], k / ds->d, k % ds->d, f->name);
     return 0;
 }
 
 static const cpu_emul_format fmt_ue5m3 = {
-    .name = "ue5m3", .round = ue5m3_round, .check = ue8_check, .abs_err = 0x1p-18};
+    .name = "ue5m3", .round = ue5m3_round, .check = ue8_check, .abs_err = 0x1p-18, .shifts = 1};
 static const cpu_emul_format fmt_ue4m4 = {.name = "ue4m4",
                                           .round = ue4m4_round,
                                           .check = ue8_check,
                                           .abs_err = 0x1p-11,
-                                          .saturates_at = UE4M4_MAX};
+                                          .saturates_at = UE4M4_MAX,
+                                          .shifts = 1};
 
 static int ue5m3_run(const join_spec *s, join_result *res)
 {

@@ -189,6 +189,15 @@ static int set_int8_scale(session *s, char **v)
     return parse_onoff("int8-scale", v[0], &s->eopt.int8_scale);
 }
 
+static void get_shift(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->eopt.shift ? "on" : "off");
+}
+static int set_shift(session *s, char **v)
+{
+    return parse_onoff("shift", v[0], &s->eopt.shift);
+}
+
 static void get_center(const session *s, char *b, size_t n)
 {
     if (s->eopt.center == CENTER_DEFAULT)
@@ -289,6 +298,9 @@ const setting settings_table[] = {
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale},
+    {"shift", "on|off",
+     "unsigned formats: translate each column by its minimum instead of refusing negatives",
+     1, {"on|off", NULL}, get_shift, set_shift},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
     {"out", "FILE|none", "where run writes pairs or per-point counts",

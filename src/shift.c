@@ -1,0 +1,41 @@
+#include "shift.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "err.h"
+
+static pthread_mutex_t shift_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t hash;
+    const double *x;
+    size_t n, d;
+    double *mins;
+} g_shift;
+
+const double *shift_mins(const dataset *ds)
+{
+    if (!ds || ds->n == 0 || ds->d == 0)
+        return NULL;
+    const size_t n = ds->n, d = ds->d;
+    pthread_mutex_lock(&shift_mu);
+    if (!(g_shift.mins && g_shift.hash == ds->hash && g_shift.x == ds->x && g_shift.n == n &&
+          g_shift.d == d)) {
+        free(g_shift.mins);
+        double *m = xmalloc(d * sizeof *m);
+        for (size_t k = 0; k < d; k++)
+            m[k] = INFINITY;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < d; k++)
+                m[k] = fmin(m[k], ds->x[i * d + k]);
+        g_shift.mins = m;
+        g_shift.hash = ds->hash;
+        g_shift.x = ds->x;
+        g_shift.n = n;
+        g_shift.d = d;
+    }
+    const double *m = g_shift.mins;
+    pthread_mutex_unlock(&shift_mu);
+    return m;
+}

@@ -1,0 +1,14 @@
+/* `set shift on` for the unsigned formats (ue5m3, ue4m4): each column
+ * translated by its minimum, so every value is >= 0 and distances do not
+ * change. The engines subtract the vector as they subtract centring's
+ * means (the host data are untouched) and record metric "shifted". */
+#ifndef TCJ_SHIFT_H
+#define TCJ_SHIFT_H
+
+#include "dataset.h"
+
+/* The d column minima of ds (NULL for an empty dataset), kept for the last
+ * dataset asked (keyed by its hash, data pointer and sizes). */
+const double *shift_mins(const dataset *ds);
+
+#endif
