@@ -2,9 +2,12 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "fmt8.h"
+#include "par.h"
 
 /* bf16 and tf32 keep FP32's exponent (largest (2 - 2^-7) 2^127 and
  * (2 - 2^-10) 2^127; smallest subnormals 2^-133 and 2^-136); FP8 E4M3 is
@@ -30,18 +33,59 @@ static double fit_value(const dataset *ds, const double *center, size_t k)
     return center ? ds->x[k] - center[k % ds->d] : ds->x[k];
 }
 
+/* One range's share of a fit: pass 1 the largest |v|, pass 2 the counts
+ * against the (unscaled) limits. */
+typedef struct fit_part {
+    const dataset *ds;
+    const double *center;
+    const fmt_fit_format *f;
+    int pass;
+    double hi, lo;
+    double vmax[PAR_MAX_THREADS];
+    fmt_fit cnt[PAR_MAX_THREADS];
+} fit_part;
+
+static void fit_range(void *ctx, int t, size_t a, size_t b)
+{
+    fit_part *p = ctx;
+    if (p->pass == 1) {
+        double m = 0;
+        for (size_t k = a; k < b; k++) {
+            const double v = fit_value(p->ds, p->center, k);
+            if (isfinite(v))
+                m = fmax(m, fabs(v));
+        }
+        p->vmax[t] = m;
+        return;
+    }
+    fmt_fit c = {0, 0, 0, 0};
+    for (size_t k = a; k < b; k++) {
+        const double v = fit_value(p->ds, p->center, k), av = fabs(v);
+        c.overflow += av > p->hi;
+        c.underflow += av > 0 && av < p->lo;
+        c.negative += p->f->is_unsigned && v < 0;
+    }
+    p->cnt[t] = c;
+}
+
 static void fit_compute(const dataset *ds, const double *center, const fmt_fit_format *f,
                         fmt_fit *out)
 {
     out->scale = 0;
     out->overflow = out->underflow = out->negative = 0;
     const size_t nv = ds->n * ds->d;
+    static fit_part zero;
+    fit_part *p = xmalloc(sizeof *p);
+    *p = zero;
+    p->ds = ds;
+    p->center = center;
+    p->f = f;
+    p->pass = 1;
+    int nt;
+    par_for(nv, fit_range, p, &nt);
     double vmax = 0;
-    for (size_t k = 0; k < nv; k++) {
-        const double v = fit_value(ds, center, k);
-        if (isfinite(v))
-            vmax = fmax(vmax, fabs(v));
-    }
+    for (int t = 0; t < nt; t++)
+        vmax = fmax(vmax, p->vmax[t]);
     if (f->scaled && vmax > 0) {
         /* the largest s with vmax 2^s <= max */
         int s = (int)floor(log2(f->max / vmax));
@@ -52,13 +96,16 @@ static void fit_compute(const dataset *ds, const double *center, const fmt_fit_f
         out->scale = s;
     }
     /* The limits unscaled (exact: powers of two), so the scan is compares. */
-    const double hi = ldexp(f->max, -out->scale), lo = ldexp(f->min_sub, -out->scale);
-    for (size_t k = 0; k < nv; k++) {
-        const double v = fit_value(ds, center, k), a = fabs(v);
-        out->overflow += a > hi;
-        out->underflow += a > 0 && a < lo;
-        out->negative += f->is_unsigned && v < 0;
+    p->hi = ldexp(f->max, -out->scale);
+    p->lo = ldexp(f->min_sub, -out->scale);
+    p->pass = 2;
+    par_for(nv, fit_range, p, &nt);
+    for (int t = 0; t < nt; t++) {
+        out->overflow += p->cnt[t].overflow;
+        out->underflow += p->cnt[t].underflow;
+        out->negative += p->cnt[t].negative;
     }
+    free(p);
 }
 
 void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out)

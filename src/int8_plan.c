@@ -3,9 +3,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include "err.h"
+#include "par.h"
 
 #define DS_NAME(ds) ((ds)->name ? (ds)->name : "the dataset")
 
@@ -27,6 +29,38 @@ double int8_value(const int8_plan *p, double v)
     return p->inexact ? nearbyint(v * p->scale) : v;
 }
 
+/* One range's share of the scan: its range of values, its first value
+ * that is not an integer and its first non-finite one (nv: none). */
+typedef struct int8_scan {
+    const dataset *ds;
+    double lo[PAR_MAX_THREADS], hi[PAR_MAX_THREADS];
+    size_t bad[PAR_MAX_THREADS], nonfin[PAR_MAX_THREADS];
+} int8_scan;
+
+static void scan_range(void *ctx, int t, size_t a, size_t b)
+{
+    int8_scan *sc = ctx;
+    const size_t nv = sc->ds->n * sc->ds->d;
+    double lo = INFINITY, hi = -INFINITY;
+    size_t bad = nv, nonfin = nv;
+    for (size_t k = a; k < b; k++) {
+        const double v = sc->ds->x[k];
+        if (!isfinite(v)) {
+            if (nonfin == nv)
+                nonfin = k;
+            continue;
+        }
+        if (bad == nv && v != floor(v))
+            bad = k;
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    sc->lo[t] = lo;
+    sc->hi[t] = hi;
+    sc->bad[t] = bad;
+    sc->nonfin[t] = nonfin;
+}
+
 static int plan_compute(const dataset *ds, int quantize, const char *who, int8_plan *out)
 {
     const size_t nv = ds->n * ds->d;
@@ -38,18 +72,22 @@ static int plan_compute(const dataset *ds, int quantize, const char *who, int8_p
                        "%s: %s has d = %zu; int8's S32 dot products are exact up to d = %d: use "
                        "exact or fp64",
                        who, DS_NAME(ds), ds->d, INT8_MAX_D);
+    int8_scan *sc = xmalloc(sizeof *sc);
+    sc->ds = ds;
+    int nt;
+    par_for(nv, scan_range, sc, &nt);
     double lo = INFINITY, hi = -INFINITY;
-    size_t bad = nv;
-    for (size_t k = 0; k < nv; k++) {
-        const double v = ds->x[k];
-        if (!isfinite(v))
-            return err_set(TCJ_EINVAL, "%s: %s has a non-finite value (row %zu, column %zu)", who,
-                           DS_NAME(ds), k / ds->d, k % ds->d);
-        if (bad == nv && v != floor(v))
-            bad = k;
-        lo = fmin(lo, v);
-        hi = fmax(hi, v);
+    size_t bad = nv, nonfin = nv;
+    for (int t = 0; t < nt; t++) {
+        lo = fmin(lo, sc->lo[t]);
+        hi = fmax(hi, sc->hi[t]);
+        bad = sc->bad[t] < bad ? sc->bad[t] : bad;
+        nonfin = sc->nonfin[t] < nonfin ? sc->nonfin[t] : nonfin;
     }
+    free(sc);
+    if (nonfin < nv)
+        return err_set(TCJ_EINVAL, "%s: %s has a non-finite value (row %zu, column %zu)", who,
+                       DS_NAME(ds), nonfin / ds->d, nonfin % ds->d);
     const int ints = bad == nv;
     if (ints && lo >= 0 && hi <= 255)
         return 0;

@@ -145,3 +145,23 @@ TEST(cpu_int8_refusals)
     jo_free(&a);
     dataset_free(&ds);
 }
+
+/* The threaded scan (src/par.c) names the first value that does not fit,
+ * wherever the ranges fall: one planted late, one earlier. */
+TEST(int8_plan_names_the_first_bad_value)
+{
+    const size_t n = (size_t)1 << 19, d = 4;
+    dataset ds = make("big", n, d);
+    for (size_t k = 0; k < n * d; k++)
+        ds.x[k] = (double)(k % 200);
+    ds.x[n * d - 2] = 0.5;
+    finish(&ds);
+    int8_plan pl;
+    CHECK(int8_plan_for(&ds, 0, "int8", &pl) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "row 524287, column 2: 0.5");
+    ds.x[1000 * d + 1] = 7.25;
+    finish(&ds);
+    CHECK(int8_plan_for(&ds, 0, "int8", &pl) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "row 1000, column 1: 7.25");
+    dataset_free(&ds);
+}

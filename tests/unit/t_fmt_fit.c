@@ -89,3 +89,50 @@ TEST(int8_exactness)
     CHECK(nonint == 0);
     dataset_free(&ds);
 }
+
+/* Large enough for the threaded scan (src/par.c): counts planted at known
+ * places in every range, the largest value in the last one, and the fit
+ * of the centred values (fmt_fit_engine) against a serial count here. */
+TEST(threaded_scan_counts_every_range)
+{
+    const size_t n = (size_t)3 << 20;
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("big");
+    ds.n = n / 4;
+    ds.d = 4;
+    ds.x = xmalloc(n * sizeof *ds.x);
+    for (size_t k = 0; k < n; k++)
+        ds.x[k] = 1.0 + (double)(k % 97) / 97.0;
+    size_t tiny = 0;
+    for (size_t k = 5; k < n; k += 100003, tiny++)
+        ds.x[k] = 0x1p-40; /* below e4m3's smallest subnormal after any scale here */
+    ds.x[n - 3] = 300.0;   /* the largest: e4m3 scale 2^0 */
+    ds.hash = dataset_hash(&ds);
+    const fmt_fit_format *f = fmt_fit_find("fp8-e4m3");
+    CHECK(f != NULL);
+    fmt_fit fit;
+    fmt_fit_compute(&ds, f, &fit);
+    CHECK_EQ_INT(fit.scale, 0);
+    CHECK_EQ_INT(fit.underflow, tiny);
+    CHECK_EQ_INT(fit.overflow, 0);
+    /* Centred by a vector: the same counts a serial loop gives. */
+    double c[4] = {1.0, -2.0, 0.5, 0.0};
+    fmt_fit_engine(&ds, c, f, &fit);
+    double m = 0;
+    for (size_t k = 0; k < n; k++)
+        m = fmax(m, fabs(ds.x[k] - c[k % 4]));
+    int s = 0;
+    while (ldexp(m, s) > f->max)
+        s--;
+    while (ldexp(m, s + 1) <= f->max)
+        s++;
+    size_t under = 0;
+    for (size_t k = 0; k < n; k++) {
+        const double a = fabs(ldexp(ds.x[k] - c[k % 4], s));
+        under += a > 0 && a < f->min_sub;
+    }
+    CHECK_EQ_INT(fit.scale, s);
+    CHECK_EQ_INT(fit.underflow, under);
+    dataset_free(&ds);
+}
