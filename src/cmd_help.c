@@ -12,11 +12,16 @@ static int help_run(session *s, int argc, char **argv)
 {
     if (argc == 0) {
         out_printf("Commands (help NAME for details, help engines, help settings):\n");
+        /* The summaries line up after the longest name. */
+        int width = 0;
+        for (const cmd *const *c = cmd_table; *c; c++)
+            if ((int)strlen((*c)->name) > width)
+                width = (int)strlen((*c)->name);
         for (const char *const *g = cmd_group_names; *g; g++) {
             out_printf("%s:\n", *g);
             for (const cmd *const *c = cmd_table; *c; c++)
                 if (strcmp(cmd_group(*c), *g) == 0)
-                    out_printf("  %-9s %s\n", (*c)->name, (*c)->summary);
+                    out_printf("  %-*s %s\n", width, (*c)->name, (*c)->summary);
         }
         out_rec *r = out_rec_begin("help");
         out_rec_arr(r, "commands");

@@ -5,6 +5,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "lab_out.h"
 #include "ofile.h"
 #include "out.h"
 #include "out_table.h"
@@ -125,10 +126,29 @@ static int show_row(void *ctx, int ncol, const char *const *names, const char *c
     return 0;
 }
 
+/* show lab ID: the table and records precisions printed, read back. */
+static int show_lab(session *s, const char *word)
+{
+    int rc;
+    int64_t id = 0;
+    if ((rc = need_db(s)) || (rc = parse_id(word, "lab id", &id)))
+        return rc;
+    lab_result *r = xmalloc(sizeof *r);
+    rc = store_lab_get(s->db, id, r);
+    if (!rc) {
+        lab_print(r);
+        lab_records(r);
+    }
+    free(r);
+    return rc;
+}
+
 static int show_run(session *s, int argc, char **argv)
 {
     int rc;
     int cmp = strcmp(argv[0], "compare") == 0;
+    if (strcmp(argv[0], "lab") == 0 && argc == 2)
+        return show_lab(s, argv[1]);
     if ((strcmp(argv[0], "run") != 0 && !cmp) || argc != 2)
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("show")->usage);
     int64_t id = 0;
@@ -161,14 +181,16 @@ static int show_run(session *s, int argc, char **argv)
 
 const cmd cmd_show = {
     .name = "show",
-    .usage = "show run ID|compare ID",
-    .summary = "everything stored about one run or comparison",
+    .usage = "show run ID|compare ID|lab ID",
+    .summary = "everything stored about one run, comparison or precision lab",
     .help = "Show one run of the session log: engine, dataset, eps, options, device,\n"
             "pairs, selectivity, phases, TFLOPS, counters and status; for a run made\n"
             "with mode=perpoint also its summary as run printed it (neighbours per\n"
             "point, their histogram, and with minpts=M the core points). show compare\n"
             "ID shows one comparison (the number compare printed): its engines, runs,\n"
-            "dataset, eps, overlap, distance errors and histogram bins.",
+            "dataset, eps, overlap, distance errors and histogram bins. show lab ID\n"
+            "prints the table and sentence of one precision lab (the number precisions\n"
+            "printed) again, from its stored runs and comparisons.",
     .min_args = 2,
     .max_args = 2,
     .options = NULL,
@@ -183,9 +205,13 @@ static int export_run(session *s, int argc, char **argv)
     int force = cmd_take_flag(&argc, argv, "force");
     if (argc >= 1 && strcmp(argv[0], "runs") == 0 && argc == 3) {
         k = 1;
-    } else if (argc >= 1 && (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0) &&
+    } else if (argc >= 1 &&
+               (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0 ||
+                strcmp(argv[0], "lab") == 0) &&
                argc == 4) {
-        if ((rc = parse_id(argv[1], argv[0][0] == 'k' ? "kdist id" : "run id", &id)))
+        char what[16];
+        snprintf(what, sizeof what, "%s id", argv[0]);
+        if ((rc = parse_id(argv[1], what, &id)))
             return rc;
         k = 2;
     } else {
@@ -200,20 +226,21 @@ static int export_run(session *s, int argc, char **argv)
     ofile *of;
     if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
         return rc;
-    int kd = argv[0][0] == 'k';
-    if ((rc = kd ? store_kdist_export(s->db, id, argv[k], ofile_tmp_path(of))
-                 : store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
+    int kd = argv[0][0] == 'k', lab = argv[0][0] == 'l';
+    if ((rc = kd    ? store_kdist_export(s->db, id, argv[k], ofile_tmp_path(of))
+              : lab ? store_lab_export(s->db, id, argv[k], ofile_tmp_path(of))
+                    : store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
         ofile_abort(of);
         return rc;
     }
     if ((rc = ofile_commit(of)))
         return rc;
-    out_printf("exported %s to %s\n", kd ? "kdist" : id < 0 ? "runs" : "run", argv[k + 1]);
+    out_printf("exported %s to %s\n", id < 0 ? "runs" : argv[0], argv[k + 1]);
     out_rec *r = out_rec_begin("export");
     if (id < 0)
         out_rec_null(r, "run_id"); /* every run */
     else
-        out_rec_int(r, kd ? "kdist_id" : "run_id", id);
+        out_rec_int(r, kd ? "kdist_id" : lab ? "lab_id" : "run_id", id);
     out_rec_str(r, "format", argv[k]);
     out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
@@ -222,14 +249,17 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID|kdist ID csv|json FILE [force]",
+    .usage = "export runs|run ID|kdist ID|lab ID csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
             "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
             "An existing FILE is kept unless force is given; the session log itself is\n"
             "never written. The file appears complete or not at all.\n"
             "export kdist ID csv|json FILE writes a k-distance curve (see kdist): CSV one\n"
-            "line per stored point, JSON one object with a points array.",
+            "line per stored point, JSON one object with a points array.\n"
+            "export lab ID csv|json FILE writes a precision lab (see precisions): CSV one\n"
+            "line per format with the lab's columns first, JSON one object with a formats\n"
+            "array.",
     .min_args = 3,
     .max_args = 5,
     .options = NULL,

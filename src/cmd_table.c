@@ -20,6 +20,7 @@
     X(explain, "join")         \
     X(ablate,  "join")         \
     X(compare, "accuracy")     \
+    X(precisions, "accuracy")  \
     X(history, "log")          \
     X(runs,    "log")          \
     X(show,    "log")          \

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "err.h"
 #include "fasted_opts.h"
+#include "lab.h"
 #include "settings.h"
 
 typedef struct clist {
@@ -116,7 +117,7 @@ static const char *opt_values(const char *cmdname, const char *key)
         return ",|tab|space";
     if (!strcmp(key, "dtype"))
         return "f16|f32|f64|u8|i8|u16|i16|u32|i32";
-    if (!strcmp(key, "engine"))
+    if (!strcmp(key, "engine") || !strcmp(key, "ref"))
         return "@engine";
     return NULL;
 }
@@ -216,6 +217,12 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
             } else if (!strcmp(name, "compare")) {
                 if (pos <= 2)
                     cl_engines(&c);
+            } else if (!strcmp(name, "precisions")) {
+                const char *fmts[LAB_MAX_FORMATS];
+                size_t nf = lab_format_names(fmts, LAB_MAX_FORMATS);
+                for (size_t k = 0; k < nf; k++)
+                    cl_add(&c, NULL, fmts[k]);
+                cl_add(&c, NULL, "cpu");
             } else if (!strcmp(name, "set")) {
                 if (pos == 1)
                     for (const setting *t = settings_table; t->name; t++)
@@ -243,11 +250,12 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
                 if (pos == 1) {
                     cl_add(&c, NULL, "run");
                     cl_add(&c, NULL, "compare");
+                    cl_add(&c, NULL, "lab");
                 }
             } else if (!strcmp(name, "export")) {
                 int runs = nw > 1 && !strcmp(words[1], "runs");
                 if (pos == 1)
-                    cl_choices(&c, NULL, "runs|run");
+                    cl_choices(&c, NULL, "runs|run|kdist|lab");
                 else if ((runs && pos == 2) || (!runs && pos == 3))
                     cl_choices(&c, NULL, "csv|json");
                 else if ((runs && pos == 3) || (!runs && pos == 4))

@@ -1,12 +1,15 @@
 /* Reading the session log: rows for `history`, `runs` and `show run N`, and
- * `export` of runs as CSV (RFC 4180 quoting) or JSON (RFC 8259 strings). */
+ * `export` of runs (and of k-distance curves and precision labs) as CSV
+ * (RFC 4180 quoting) or JSON (RFC 8259 strings). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/err.h"
 #include "json.h"
+#include "lab_out.h"
 #include "perpoint_out.h"
 #include "store_int.h"
 
@@ -746,6 +749,87 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
     }
     sqlite3_finalize(k);
     sqlite3_finalize(p);
+    return rc;
+}
+
+/* ---- precision labs ---- */
+
+/* One cell of a lab as a CSV field: text quoted, numbers as they read
+ * back, null empty. */
+static void csv_lab_cell(FILE *f, const lab_cell *c)
+{
+    char buf[JSON_NUM_MAX];
+    switch (c->type) {
+    case 's':
+        if (c->s)
+            csv_text(f, c->s);
+        break;
+    case 'i':
+        fprintf(f, "%lld", (long long)c->i);
+        break;
+    case 'n':
+        if (isfinite(c->d)) {
+            json_fmt_double(buf, sizeof buf, c->d);
+            fputs(buf, f);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path)
+{
+    int csv = format && strcmp(format, "csv") == 0;
+    if (!csv && !(format && strcmp(format, "json") == 0))
+        return err_set(TCJ_EINVAL, "export format '%s': expected csv or json",
+                       format ? format : "");
+    lab_result *r = xmalloc(sizeof *r);
+    int rc = store_lab_get(st, lab_id, r);
+    FILE *f = NULL;
+    if (!rc && !(f = fopen(path, "w")))
+        rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (!rc) {
+        lab_cell head[LAB_MAX_CELLS], row[LAB_MAX_CELLS];
+        char hbuf[1024], rbuf[1024];
+        size_t nh = lab_cells(r, -1, head, hbuf, sizeof hbuf);
+        if (csv) {
+            /* The lab's columns, then the row's, on every line. */
+            size_t nr = lab_cells(r, 0, row, rbuf, sizeof rbuf);
+            for (size_t k = 0; k < nh + nr; k++) {
+                if (k)
+                    fputc(',', f);
+                csv_text(f, k < nh ? head[k].name : row[k - nh].name);
+            }
+            fputc('\n', f);
+            for (int i = 0; i < r->nrow; i++) {
+                nr = lab_cells(r, i, row, rbuf, sizeof rbuf);
+                for (size_t k = 0; k < nh + nr; k++) {
+                    if (k)
+                        fputc(',', f);
+                    csv_lab_cell(f, k < nh ? &head[k] : &row[k - nh]);
+                }
+                fputc('\n', f);
+            }
+        } else {
+            json_w w;
+            json_w_init(&w, '{');
+            lab_cells_json(&w, head, nh);
+            json_w_arr(&w, "formats");
+            for (int i = 0; i < r->nrow; i++) {
+                json_w_obj(&w, NULL);
+                lab_cells_json(&w, row, lab_cells(r, i, row, rbuf, sizeof rbuf));
+                json_w_close(&w);
+            }
+            char *txt = json_w_finish(&w);
+            fprintf(f, "%s\n", txt ? txt : "{}");
+            free(txt);
+        }
+        int werr = ferror(f);
+        if ((fclose(f) != 0 || werr) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    free(r);
     return rc;
 }
 

@@ -256,7 +256,46 @@ static const char migration_4[] =
     "CREATE INDEX comparisons_run_ref ON comparisons(run_ref);\n"
     "CREATE INDEX comparison_sides_run ON comparison_sides(run_id);\n";
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};
+/* Version 5: the precision lab (`precisions`). One labs row per lab (the
+ * dataset, eps, reference and its run, the overlap threshold, the format
+ * chosen) and one lab_rows row per format linking the run and the
+ * comparison it made, or saying why it did not run. The numbers stay in
+ * runs, counters and comparison_sides, where compare keeps them. */
+static const char migration_5[] =
+    "CREATE TABLE labs (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  command_id INTEGER REFERENCES commands(id),\n"
+    "  dataset_id INTEGER REFERENCES datasets(id),\n"
+    "  eps REAL,\n"
+    "  ref_engine TEXT NOT NULL CHECK (ref_engine <> ''),\n"
+    "  run_ref INTEGER REFERENCES runs(id),\n"
+    "  min_overlap REAL,\n"
+    "  baseline TEXT,\n"
+    "  chosen TEXT,\n"
+    "  note TEXT,\n"
+    "  started TEXT NOT NULL,\n"
+    "  ended TEXT\n"
+    ");\n"
+    "CREATE INDEX labs_session ON labs(session_id);\n"
+    "CREATE INDEX labs_run_ref ON labs(run_ref);\n"
+    "CREATE TABLE lab_rows (\n"
+    "  lab_id INTEGER NOT NULL REFERENCES labs(id) ON DELETE CASCADE,\n"
+    "  seq INTEGER NOT NULL CHECK (seq >= 0),\n"
+    "  format TEXT NOT NULL CHECK (format <> ''),\n"
+    "  bits INTEGER,\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  status TEXT NOT NULL CHECK (status IN ('ok', 'refused', 'unavailable', 'failed')),\n"
+    "  reason TEXT,\n"
+    "  run_id INTEGER REFERENCES runs(id),\n"
+    "  comparison_id INTEGER REFERENCES comparisons(id),\n"
+    "  PRIMARY KEY (lab_id, seq)\n"
+    ");\n"
+    "CREATE INDEX lab_rows_run ON lab_rows(run_id);\n"
+    "CREATE INDEX lab_rows_comparison ON lab_rows(comparison_id);\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4,
+                                         migration_5};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

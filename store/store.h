@@ -18,12 +18,13 @@
 #include "../src/dataset.h"
 #include "../src/compare.h"
 #include "../src/engine.h"
+#include "lab.h"
 #include "kdist.h"
 #include "perpoint.h"
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -166,6 +167,28 @@ int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t 
  * with the curve's columns repeated, or json, one object with a points
  * array. */
 int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
+
+/* The precision lab (`precisions`, src/lab.h): tables labs and lab_rows
+ * (schema version 5). begin: once the reference ran; row: one per
+ * format as it finishes, after its run and comparison are stored (their
+ * ids in row); end: the format chosen (NULL: none) and a note (NULL, or
+ * why the lab stopped early). */
+typedef struct store_lab_rec {
+    int64_t session_id, command_id, dataset_id, run_ref;
+    double eps, min_overlap;
+    const char *ref_engine, *baseline;
+} store_lab_rec;
+int64_t store_lab_begin(store *st, const store_lab_rec *r);
+int store_lab_row(store *st, int64_t lab_id, int seq, const lab_row *row);
+int store_lab_end(store *st, int64_t lab_id, const char *chosen, const char *note);
+/* Read lab id back as the lab_result `precisions` printed (numbers from
+ * the runs, counters and comparison_sides its rows point at; the choice as
+ * stored). TCJ_EINVAL when there is no such lab. */
+int store_lab_get(store *st, int64_t lab_id, lab_result *out);
+/* Write lab id to path: csv, one line per format with the lab's columns
+ * first, or json, one object with the lab's fields and a formats array
+ * (the fields of the lab and lab_format records, docs/JSON.md). */
+int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path);
 
 /* A stored run that can stand for a new COUNT run (compare's reuse, see
  * src/reuse.h): the newest ok count run over all rows with the same

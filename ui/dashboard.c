@@ -69,7 +69,7 @@ static dash *D;
 typedef void (*panel_draw_fn)(WINDOW *, const ui_view *, const ui_pctx *);
 static const panel_draw_fn draw_fns[UI_NBODY] = {
     ui_panel_dataset,  ui_panel_runs,   ui_panel_compare, ui_panel_curve, ui_panel_hist,
-    ui_panel_counters, ui_panel_clocks, ui_panel_kdist,   ui_panel_log,
+    ui_panel_counters, ui_panel_clocks, ui_panel_kdist,   ui_panel_lab,   ui_panel_log,
 };
 
 /* ---- windows ---- */
@@ -158,7 +158,7 @@ static void dash_draw_line(dash *d, int p, const ui_pctx *c)
                  c->nvml_note ? c->nvml_note : "");
     int focused = p == d->focus;
     wattron(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
-    mvwprintw(w, 0, 0, " F%d %s ", p + 2, ui_panel_name(p));
+    mvwprintw(w, 0, 0, " F%d %s ", ui_panel_fkey(p), ui_panel_name(p));
     wattroff(w, ui_attr(c, focused ? UI_C_FOCUS : UI_C_TITLE));
     int x = getcurx(w), W = getmaxx(w);
     wattron(w, ui_attr(c, UI_C_DIM));
@@ -185,7 +185,8 @@ static void dash_draw_panel(dash *d, int p)
     box(w, 0, 0);
     wattroff(w, a);
     wattron(w, ui_attr(&c, focused ? UI_C_FOCUS : UI_C_TITLE));
-    mvwprintw(w, 0, 2, " F%d %s%s ", p + 2, ui_panel_name(p), d->zoom == p ? " (zoom)" : "");
+    mvwprintw(w, 0, 2, " F%d %s%s ", ui_panel_fkey(p), ui_panel_name(p),
+              d->zoom == p ? " (zoom)" : "");
     wattroff(w, ui_attr(&c, focused ? UI_C_FOCUS : UI_C_TITLE));
     if (c.scroll) {
         int H, W;
@@ -231,7 +232,8 @@ static void dash_draw_progress(dash *d)
         c.color = d->color;
         wattron(w, ui_attr(&c, UI_C_DIM));
         mvwaddnstr(w, 0, 0,
-                   "Tab/F2-F10 focus  PgUp/PgDn scroll  F11 or z zoom  Esc cancel  help  quit", W);
+                   "Tab/F2-F10,F12 focus  PgUp/PgDn scroll  F11 or z zoom  Esc cancel  help  quit",
+                   W);
         wattroff(w, ui_attr(&c, UI_C_DIM));
     }
     wnoutrefresh(w);
@@ -480,7 +482,7 @@ static void dash_poll(void *ctx)
                 return;
             wtimeout(w, 0);
         } else if (ch == KEY_PPAGE || ch == KEY_NPAGE || ch == KEY_BTAB || ch == KEY_F(11) ||
-                   (ch >= KEY_F(2) && ch <= KEY_F(2 + UI_NBODY - 1))) {
+                   (ch >= KEY_F(0) && ch <= KEY_F(63) && ui_panel_of_fkey(ch - KEY_F(0)) >= 0)) {
             /* Looking around stays live during a run. */
             dash_key(d, ch);
             w = d->win[UI_PROMPT];
@@ -734,8 +736,8 @@ static int dash_key(dash *d, int ch)
         dash_feed('\n');
         return 1;
     default:
-        if (ch >= KEY_F(2) && ch <= KEY_F(2 + UI_NBODY - 1)) {
-            dash_set_focus(d, ch - KEY_F(2));
+        if (ch >= KEY_F(0) && ch <= KEY_F(63) && ui_panel_of_fkey(ch - KEY_F(0)) >= 0) {
+            dash_set_focus(d, ui_panel_of_fkey(ch - KEY_F(0)));
             break;
         }
         if (ch >= 256)

@@ -26,13 +26,25 @@ typedef struct templ {
 
 /* Largest first; the first that fits is used. */
 static const templ templates[] = {
+    /* The log gets a band of its own, the full width: the lab's table is
+     * wide, and the plots of kdist and precisions share the band above.
+     * At 120x40 the heights are 7, 10 (the histogram's dataset line needs
+     * 8 inside), 9 and 10 rows. */
+    {120,
+     36,
+     -1,
+     4,
+     {{7, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
+      {10, 3, {UI_COMPARE, UI_HIST, UI_CURVE}, {4, 3, 3}},
+      {9, 3, {UI_COUNTERS, UI_KDIST, UI_LAB}, {2, 3, 4}},
+      {6, 1, {UI_LOG}, {1}}}},
     {120,
      30,
-     -1,
+     UI_KDIST,
      3,
      {{3, 3, {UI_DATASET, UI_RUNS, UI_CLOCKS}, {2, 4, 3}},
       {4, 3, {UI_COMPARE, UI_HIST, UI_CURVE}, {4, 3, 3}},
-      {3, 3, {UI_COUNTERS, UI_KDIST, UI_LOG}, {2, 3, 4}}}},
+      {3, 3, {UI_COUNTERS, UI_SLOT, UI_LOG}, {2, 3, 4}}}},
     {120,
      18,
      UI_CURVE,
@@ -58,14 +70,35 @@ static const templ templates[] = {
     {0, 0, UI_RUNS, 2, {{1, 1, {UI_SLOT}, {1}}, {1, 1, {UI_LOG}, {1}}}},
 };
 
-static const char *const names[UI_NPANEL] = {
-    "dataset",        "runs",       "compare", "selectivity", "error histogram", "counters",
-    "clocks & power", "k-distance", "log",     "progress",    "prompt",
+/* Each panel's title and function key. */
+static const struct {
+    const char *name;
+    int fkey;
+} panels[UI_NPANEL] = {
+    [UI_DATASET] = {"dataset", 2},       [UI_RUNS] = {"runs", 3},
+    [UI_COMPARE] = {"compare", 4},       [UI_CURVE] = {"selectivity", 5},
+    [UI_HIST] = {"error histogram", 6},  [UI_COUNTERS] = {"counters", 7},
+    [UI_CLOCKS] = {"clocks & power", 8}, [UI_KDIST] = {"k-distance", 9},
+    [UI_LAB] = {"precision lab", 12},    [UI_LOG] = {"log", 10},
+    [UI_PROGRESS] = {"progress", 0},     [UI_PROMPT] = {"prompt", 0},
 };
 
 const char *ui_panel_name(int id)
 {
-    return id >= 0 && id < UI_NPANEL ? names[id] : "?";
+    return id >= 0 && id < UI_NPANEL ? panels[id].name : "?";
+}
+
+int ui_panel_fkey(int id)
+{
+    return id >= 0 && id < UI_NPANEL ? panels[id].fkey : 0;
+}
+
+int ui_panel_of_fkey(int n)
+{
+    for (int id = 0; id < UI_NBODY; id++)
+        if (n > 0 && panels[id].fkey == n)
+            return id;
+    return -1;
 }
 
 static void set_rect(ui_rect *r, int y, int x, int h, int w)

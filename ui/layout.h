@@ -13,6 +13,7 @@ typedef enum ui_panel_id {
     UI_COUNTERS,
     UI_CLOCKS,
     UI_KDIST, /* the k-distance curve of `kdist` and its knee */
+    UI_LAB,   /* the precision lab of `precisions`: time against 1 - overlap */
     UI_LOG,
     UI_PROGRESS, /* one line above the prompt */
     UI_PROMPT,   /* the last line */
@@ -53,5 +54,10 @@ int ui_layout_is_line(const ui_layout *L, int id);
 
 /* Short title shown on the panel's border ("runs", "clocks", ...). */
 const char *ui_panel_name(int id);
+/* The function key that focuses a body panel (F2 ... F10 in order, the
+ * lab F12: F11 zooms), 0 for the others; and the panel of a function key
+ * number, or -1. */
+int ui_panel_fkey(int id);
+int ui_panel_of_fkey(int n);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ui_grid_init(ui_grid *g, char *cells, int w, int h)
@@ -220,6 +221,101 @@ int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const 
 int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy)
 {
     return ui_plot_curve(g, x, y, n, NULL, NULL, 0, logx, logy);
+}
+
+/* Whether cells [x, x+len) of row y lie in the plot area and are empty. */
+static int free_cells(const ui_grid *g, int y, int x, int len, int x0, int ph)
+{
+    if (y < 0 || y >= ph || x < x0 || x + len > g->w)
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (ui_grid_at(g, y, x + k) != ' ')
+            return 0;
+    return 1;
+}
+
+int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *const *label, size_t n,
+                   double yfloor)
+{
+    if (!(yfloor > 0) || !isfinite(yfloor)) {
+        ui_grid_text(g, 0, 0, "(no data)");
+        return -1;
+    }
+    double xlo = INFINITY, xhi = -INFINITY, ymax = yfloor;
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!isfinite(x[k]) || !isfinite(y[k]))
+            continue;
+        xlo = fmin(xlo, x[k]), xhi = fmax(xhi, x[k]);
+        ymax = fmax(ymax, y[k]);
+        m++;
+    }
+    if (m == 0) {
+        ui_grid_text(g, 0, 0, "(no data)");
+        return -1;
+    }
+    if (xhi == xlo) {
+        /* One time for all: the points stand in the middle. */
+        double pad = xlo != 0 ? fabs(xlo) * 0.1 : 1;
+        xlo -= pad, xhi += pad;
+    }
+    double ylo = log10(yfloor), yhi = ceil(log10(ymax));
+    if (yhi < ylo + 1)
+        yhi = ylo + 1;
+    int x0, ph;
+    if (draw_axes(g, pow(10, ylo), pow(10, yhi), xlo, xhi, &x0, &ph))
+        return -1;
+    int pw = g->w - x0;
+    int *col = calloc(n ? n : 1, sizeof *col), *row = calloc(n ? n : 1, sizeof *row);
+    for (size_t k = 0; k < n; k++) {
+        if (!isfinite(x[k]) || !isfinite(y[k])) {
+            row[k] = -1;
+            continue;
+        }
+        double ty = y[k] > yfloor ? log10(y[k]) : ylo;
+        col[k] = x0 + (pw > 1 ? (int)lround((x[k] - xlo) / (xhi - xlo) * (pw - 1)) : 0);
+        row[k] = to_row(ty, ylo, yhi - ylo, ph);
+        ui_grid_put(g, row[k], col[k], 'o');
+    }
+    /* Labels after every point, so that none hides one; points that fall
+     * on one cell share one label, their names joined by commas. */
+    for (size_t k = 0; k < n && label; k++) {
+        if (row[k] < 0)
+            continue;
+        int dup = 0;
+        for (size_t j = 0; j < k; j++)
+            dup |= row[j] == row[k] && col[j] == col[k];
+        if (dup)
+            continue;
+        char text[96] = "";
+        size_t tl = 0;
+        for (size_t j = k; j < n; j++)
+            if (row[j] == row[k] && col[j] == col[k] && label[j] && *label[j] && tl < sizeof text)
+                tl +=
+                    (size_t)snprintf(text + tl, sizeof text - tl, "%s%s", tl ? "," : "", label[j]);
+        if (!tl)
+            continue;
+        int len = (int)strlen(text);
+        int mid = col[k] - len / 2;
+        if (mid + len > g->w)
+            mid = g->w - len;
+        if (mid < x0)
+            mid = x0;
+        /* Row, column of the label, and the cells that must be free: the
+         * label and, beside the point, the gap between them. */
+        const int cand[4][4] = {{row[k], col[k] + 2, col[k] + 1, len + 1},
+                                {row[k], col[k] - 1 - len, col[k] - 1 - len, len + 1},
+                                {row[k] - 1, mid, mid, len},
+                                {row[k] + 1, mid, mid, len}};
+        for (int c = 0; c < 4; c++)
+            if (free_cells(g, cand[c][0], cand[c][2], cand[c][3], x0, ph)) {
+                ui_grid_text(g, cand[c][0], cand[c][1], text);
+                break;
+            }
+    }
+    free(col);
+    free(row);
+    return 0;
 }
 
 int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,

@@ -48,6 +48,17 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
 int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
                   const double *my, size_t nm, int logx, int logy);
 
+/* Labelled points: an 'o' at each (x[k], y[k]), k < n, with label[k]
+ * beside it (right of the point, else left, else on the row above or
+ * below, else left out: labels never cover a point or another label;
+ * points on one cell get one label, "a,b"), on
+ * a linear x axis and a log10 y axis whose floor is yfloor > 0: a y at or
+ * below it (0 included) is drawn on the floor's row. A point with a NaN
+ * or infinite coordinate is not drawn. Returns 0, or -1 when nothing can
+ * be drawn or there is no room. */
+int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *const *label, size_t n,
+                   double yfloor);
+
 /* Vertical-bar histogram of count[b] over bins [lo[b], hi[b]), b < nbins,
  * bins ascending; logy scales heights by log10(1+count) (as the FASTED
  * paper's Figure 11 does for the distance error). The x axis spans the

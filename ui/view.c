@@ -305,8 +305,8 @@ static void view_clear_results(ui_view *v)
     v->have_cmp = 0;
     v->nbins = 0;
     v->cmp_dataset[0] = '\0';
-    v->ncurve = v->nsweep = v->nkdist = 0;
-    v->curve_dataset[0] = v->kdist_dataset[0] = '\0';
+    v->ncurve = v->nsweep = v->nkdist = v->nlab = 0;
+    v->curve_dataset[0] = v->kdist_dataset[0] = v->lab_dataset[0] = '\0';
     v->ncnt = 0;
     v->cnt_engine[0] = v->cnt_note[0] = '\0';
     v->cnt_run = 0;
@@ -365,6 +365,8 @@ int ui_view_record(ui_view *v, const char *text)
         got = take_profile(v, r);
     } else if (strcmp(type, "kdist") == 0) {
         got = ui_view_take_kdist(v, r);
+    } else if (strcmp(type, "lab_format") == 0 || strcmp(type, "lab") == 0) {
+        got = ui_view_take_lab(v, r, type[3] == '\0');
     }
     json_free(r);
     if (got >= 0)

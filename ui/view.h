@@ -1,6 +1,7 @@
 /* The dashboard's view model: what the panels draw, built from the output
  * writer's records ("run", "compare", "sweep", "curve", "dataset", "info",
- * "profile") and text (the log). No ncurses here, so it is testable. */
+ * "profile", "kdist", "lab_format", "lab") and text (the log). No ncurses here, so it is testable.
+ */
 #ifndef TCJ_UI_VIEW_H
 #define TCJ_UI_VIEW_H
 
@@ -12,6 +13,7 @@
 #define UI_MAX_CURVE 512
 #define UI_MAX_COUNTERS 48
 #define UI_LOG_LINES 2000
+#define UI_MAX_LAB 16
 
 typedef struct ui_run_row {
     int64_t id;
@@ -87,6 +89,17 @@ typedef struct ui_view {
     int kdist_k, kdist_have_knee;
     double kdist_n, kdist_knee_rank, kdist_knee_dist, kdist_eps;
     char kdist_engine[24], kdist_dataset[96];
+
+    /* precision lab panel ("lab_format" records, then a "lab" record;
+     * ui/view_lab.c): one point per format, the lab it belongs to */
+    int nlab, lab_done;
+    int64_t lab_id;
+    struct ui_lab_point {
+        char format[24], engine[32], status[16];
+        double kernel_s, overlap;
+    } lab[UI_MAX_LAB];
+    char lab_dataset[96], lab_ref[32], lab_chosen[24], lab_closest[24];
+    double lab_eps, lab_min_overlap;
 } ui_view;
 
 void ui_view_init(ui_view *v);
@@ -107,6 +120,9 @@ void ui_view_add_run(ui_view *v, const ui_run_row *row);
 /* Take a "kdist" record (ui/view_kdist.c); returns UI_KDIST. */
 struct json;
 int ui_view_take_kdist(ui_view *v, const struct json *r);
+/* Take a "lab_format" or "lab" record (ui/view_lab.c); returns UI_LAB.
+ * A lab_format of another lab, or after the lab record, starts anew. */
+int ui_view_take_lab(ui_view *v, const struct json *r, int summary);
 /* 1 when every distance error of the comparison is exactly 0 (A's
  * distances equal the reference's on every pair both found). */
 int ui_view_no_error(const ui_view *v);

@@ -19,3 +19,8 @@ s/^(tflops|tflops_unpadded)( +)[-0-9.e+]+$/\1\2<F>/
 s/^(phase +[a-z0-9_]+ )[-0-9.e+]+$/\1<T>/
 s/^device( +).*$/device\1<DEV>/
 s/^variant( +).*$/variant\1<V>/
+# precisions: the TFLOPS and speed columns after the kernel time, and the
+# speed in its closing sentence
+s/(<T> +)[0-9.e+-]+( +)([0-9.]+x|-)$/\1<F>\2\3/
+s/(<F> +)[0-9]+\.[0-9]+x$/\1<F>x/
+s/, [0-9]+\.[0-9]+x ([a-z0-9-]+)'s speed/, <F>x \1's speed/

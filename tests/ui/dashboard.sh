@@ -1,6 +1,6 @@
 #!/bin/sh
 # Acceptance test of the dashboard in a real terminal (tmux): load a shared
-# dataset, kdist, run cpu, compare cpu-fp16 cpu, sweep, resize, cancel a long run,
+# dataset, kdist, run cpu, compare cpu-fp16 cpu, precisions, sweep, resize, cancel a long run,
 # quit; after each step assert what the panels show, then that the session
 # log holds the runs. Exit 0 pass, 77 skip (reason on the last line), else
 # fail with the captured screen.
@@ -90,11 +90,12 @@ wait_for 'F10 log'
 wait_for '^tcjoin>'
 capture
 for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
-    'F7 counters' 'F8 clocks' 'F9 k-distance' 'F10 log'; do
+    'F7 counters' 'F8 clocks' 'F9 k-distance' 'F10 log' 'F12 precision lab'; do
     shows "$p"
 done
 shows 'no dataset'
 shows 'no k-distance: kdist K'
+shows 'no lab: precisions'
 
 step=load
 type_line "load $data/letter.csv cols=1-16 limit=3000"
@@ -136,6 +137,18 @@ grep -Eq '\|#' "$screen" && fail "an all-zero error drew bars"
 # The runs panel lists the comparison's two runs above run 1.
 grep -Eq '│ +2 cpu-fp16 ' "$screen" || fail "runs panel lacks run 2 (cpu-fp16)"
 
+step=lab
+# The precision lab: each format a point labelled with its name, kernel
+# time across and 1 - overlap up. letter's small integers are exact in
+# fp16 and ue4m4 alike (overlap 1), so both sit on the axis floor, which
+# the panel names.
+type_line "precisions cpu fp16 ue4m4"
+idle 180
+shows '│lab 1: letter\.csv\[0:3000\] eps 3 vs cpu'
+grep -Eq 'o fp16|fp16 o' "$screen" || fail "the lab panel has no fp16 point"
+grep -Eq 'o ue4m4|ue4m4 o' "$screen" || fail "the lab panel has no ue4m4 point"
+shows 'y 1-overlap; on 1\.0e-06: overlap 1'
+
 step=sweep
 if "$bin" --db "$tmp/probe.db" -e 'help sweep' >/dev/null 2>&1; then
     type_line "sweep 16 engine=cpu"
@@ -166,6 +179,11 @@ hides 'F3 runs'
 shows 'F10 log'
 $t send-keys -t ui Escape
 wait_for 'F3 runs'
+# F12 (F11 zooms) brings the lab into the shared slot.
+$t send-keys -t ui F12
+wait_for 'F12 precision lab'
+capture
+shows 'lab 1: letter'
 
 step=no-gpu-lines
 # Without a CUDA device the counters and clocks panels are one line each,
@@ -184,7 +202,7 @@ $t resize-window -t ui -x 200 -y 50
 wait_for 'F8 clocks'
 capture
 for p in 'F2 dataset' 'F3 runs' 'F4 compare' 'F5 selectivity' 'F6 error histogram' \
-    'F7 counters' 'F9 k-distance' 'F10 log'; do
+    'F7 counters' 'F9 k-distance' 'F10 log' 'F12 precision lab'; do
     shows "$p"
 done
 shows 'cpu-fp16 vs cpu'
@@ -204,6 +222,7 @@ shows 'no comparison: compare A B'
 shows 'no histogram: compare A B'
 shows 'no curve: curve or sweep S'
 shows 'no k-distance: kdist K'
+shows 'no lab: precisions'
 type_line "eps 0.4"
 idle
 type_line "compare cpu-fp16 cpu"
@@ -274,6 +293,9 @@ cmps=$(sqlite3 "$db" "select count(*) from comparisons")
 [ "${fp:-0}" -ge 1 ] || fail "session log has no cpu-fp16 run"
 [ "${cancelled:-0}" -ge 1 ] || fail "the cancelled run is not in the session log"
 [ "${cmps:-0}" -ge 1 ] || fail "the comparison is not in the session log"
+labs=$(sqlite3 "$db" "select count(*) from labs where ended is not null")
+labrows=$(sqlite3 "$db" "select count(*) from lab_rows where status = 'ok' and comparison_id is not null")
+[ "${labs:-0}" -eq 1 ] && [ "${labrows:-0}" -eq 2 ] || fail "the lab is not in the session log ($labs, $labrows)"
 pairs=$(sqlite3 "$db" "select pairs from runs where id=1")
 [ -n "$pairs" ] && [ "$pairs" -gt 3000 ] || fail "run 1 pairs '$pairs' not above n"
 echo "dashboard: all steps passed"

@@ -11,6 +11,7 @@
 #include "complete.h"
 #include "engine.h"
 #include "err.h"
+#include "lab.h"
 #include "out.h"
 #include "settings.h"
 #include "store.h"
@@ -192,7 +193,8 @@ TEST(exec_errors_exact)
     CHECK(strcmp(exec_capture(&s, "eps -0.5"),
                  "error: eps: expected a positive number, got '-0.5'\n") == 0);
     CHECK(strcmp(exec_capture(&s, "eps 1 2"), "error: Usage: eps [VALUE]\n") == 0);
-    CHECK(strcmp(exec_capture(&s, "show run"), "error: Usage: show run ID|compare ID\n") == 0);
+    CHECK(strcmp(exec_capture(&s, "show run"), "error: Usage: show run ID|compare ID|lab ID\n") ==
+          0);
     CHECK(strcmp(exec_capture(&s, "run cpu"), "error: no dataset loaded (use load or gen)\n") == 0);
     /* The buffer sink holds text and records alike. */
     CHECK_STR_CONTAINS(exec_capture(&s, "run nosuch"),
@@ -322,7 +324,12 @@ TEST(help_matches_table)
     char *all = exec_capture(&s, "help");
     for (const cmd *const *c = cmd_table; *c; c++)
         CHECK_STR_CONTAINS(all, (*c)->summary);
-    /* Each command is listed under its group's heading, before the next. */
+    /* Each command is listed under its group's heading, before the next,
+     * its summary lined up after the longest name. */
+    int width = 0;
+    for (const cmd *const *c = cmd_table; *c; c++)
+        if ((int)strlen((*c)->name) > width)
+            width = (int)strlen((*c)->name);
     for (const cmd *const *c = cmd_table; *c; c++) {
         const char *const *g = cmd_group_names;
         while (*g && strcmp(*g, cmd_group(*c)) != 0)
@@ -330,9 +337,9 @@ TEST(help_matches_table)
         CHECK_MSG(*g != NULL, "%s has a known group", (*c)->name);
         if (!*g)
             continue;
-        char head[64], row[64];
+        char head[64], row[160];
         snprintf(head, sizeof head, "\n%s:\n", *g);
-        snprintf(row, sizeof row, "\n  %-9s %s", (*c)->name, (*c)->summary);
+        snprintf(row, sizeof row, "\n  %-*s %s", width, (*c)->name, (*c)->summary);
         const char *h = strstr(all, head), *r = strstr(all, row);
         CHECK_MSG(h && r && h < r, "%s under %s", (*c)->name, *g);
         if (g[1] && h && r) {
@@ -398,9 +405,13 @@ TEST(man_page_documents_everything)
         CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
     }
     /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
-    const char *keys[] = {
-        ".SH DASHBOARD", "Tab, Shift-Tab, F2 ... F10", "PgUp, PgDn", "F11, z", ".B Esc",
-        ".B Ctrl-C",     "typing during a run"};
+    const char *keys[] = {".SH DASHBOARD",
+                          "Tab, Shift-Tab, F2 ... F10, F12",
+                          "PgUp, PgDn",
+                          "F11, z",
+                          ".B Esc",
+                          ".B Ctrl-C",
+                          "typing during a run"};
     for (int k = 0; k < 7; k++)
         CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);
     const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
@@ -442,6 +453,16 @@ TEST(completion)
             "cpu-ue5m3") == 0);
     CHECK_EQ_INT(st, 4);
     CHECK_STR_CONTAINS(comp("show ", NULL), "compare");
+    CHECK_STR_CONTAINS(comp("show ", NULL), "lab");
+    /* precisions: the formats of the table, the cpu flag, its options */
+    const char *fmts[LAB_MAX_FORMATS];
+    size_t nf = lab_format_names(fmts, LAB_MAX_FORMATS);
+    char *pc = comp("precisions ", NULL);
+    for (size_t k = 0; k < nf; k++)
+        CHECK_STR_CONTAINS(pc, fmts[k]);
+    CHECK_STR_CONTAINS(pc, "cpu");
+    CHECK_STR_CONTAINS(pc, "min-overlap=");
+    CHECK_STR_CONTAINS(comp("precisions ref=cpu-e", NULL), "ref=cpu-exact");
     CHECK(strcmp(comp("set opt al", NULL), "align all") == 0);
     CHECK(
         strcmp(comp("compare cpu-fp16 cpu-", NULL),

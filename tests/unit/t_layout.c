@@ -215,3 +215,27 @@ TEST(no_gpu_collapses_counters_and_clocks)
     CHECK_EQ_INT(L.r[UI_COUNTERS].w, 80);
     CHECK(L.r[UI_COUNTERS].h >= 15);
 }
+
+TEST(function_keys_one_per_panel)
+{
+    /* F2 ... F10 in order, then the lab on F12: F11 is the zoom key. */
+    int used[64] = {0};
+    for (int p = 0; p < UI_NBODY; p++) {
+        int k = ui_panel_fkey(p);
+        CHECK_MSG(k >= 2 && k <= 12 && k != 11, "%s on F%d", ui_panel_name(p), k);
+        CHECK(!used[k]);
+        used[k] = 1;
+        CHECK_EQ_INT(ui_panel_of_fkey(k), p);
+    }
+    CHECK_EQ_INT(ui_panel_fkey(UI_LAB), 12);
+    CHECK_EQ_INT(ui_panel_fkey(UI_LOG), 10);
+    CHECK_EQ_INT(ui_panel_of_fkey(11), -1);
+    CHECK_EQ_INT(ui_panel_fkey(UI_PROMPT), 0);
+    /* At 120x40 the lab and the k-distance panel share a band, and the
+     * log has the full width. */
+    ui_layout L;
+    ui_layout_compute(40, 120, UI_LOG, -1, UI_LAYOUT_NO_GPU, &L);
+    CHECK(L.r[UI_LAB].visible && L.r[UI_KDIST].visible);
+    CHECK_EQ_INT(L.r[UI_LAB].y, L.r[UI_KDIST].y);
+    CHECK_EQ_INT(L.r[UI_LOG].w, 120);
+}

@@ -194,3 +194,43 @@ TEST(curve_marks_on_the_line)
     CHECK_EQ_INT(marks, 3);
     CHECK_EQ_INT(stars, 0);
 }
+
+TEST(points_labelled_on_a_log_axis)
+{
+    /* 1 - overlap of 0.01, 0 (drawn on the floor, 1e-4), NaN (left out)
+     * and 0.001 on a 30x8 grid: y from 1e-4 to 1e-2, labels 7 cells wide,
+     * so the plot area is columns 8..29 and rows 0..5; x from 1 to 2. */
+    double x[] = {1, 2, 3, 2}, y[] = {0.01, 0, NAN, 0.001};
+    const char *label[] = {"bf16", "fp16", "none", "tf32"};
+    char cells[30 * 8];
+    ui_grid g;
+    ui_grid_init(&g, cells, 30, 8);
+    CHECK_EQ_INT(ui_plot_points(&g, x, y, label, 4, 1e-4), 0);
+    char row[31], want[31];
+#define ROW_IS(r, text)                                                                            \
+    (ui_grid_row(&g, r, row), snprintf(want, sizeof want, "%-30s", text), strcmp(row, want) == 0)
+    /* bf16 top left, its label on its right. */
+    CHECK(ROW_IS(0, "   0.01|o bf16"));
+    /* tf32 one decade up at the right edge (row 5 - 5/2, rounded), its
+     * label on its left. */
+    CHECK(ROW_IS(2, "       |                tf32 o"));
+    /* fp16 (overlap 1) on the floor's row. */
+    CHECK(ROW_IS(5, "1.0e-04|                fp16 o"));
+    CHECK(ROW_IS(7, "        1                    2"));
+    /* The NaN point is not drawn, nor its label. */
+    for (int r = 0; r < 8; r++) {
+        ui_grid_row(&g, r, row);
+        CHECK(strstr(row, "none") == NULL);
+    }
+    /* Two formats on one cell share a label. */
+    double x2[] = {1, 1, 3}, y2[] = {0.01, 0.01, 0.001};
+    const char *l2[] = {"fp16", "tf32", "ue4m4"};
+    ui_grid_init(&g, cells, 30, 8);
+    CHECK_EQ_INT(ui_plot_points(&g, x2, y2, l2, 3, 1e-4), 0);
+    ui_grid_row(&g, 0, row);
+    CHECK(strstr(row, "|o fp16,tf32") != NULL);
+    /* Nothing to draw. */
+    ui_grid_init(&g, cells, 30, 8);
+    CHECK_EQ_INT(ui_plot_points(&g, x, y, label, 0, 1e-4), -1);
+#undef ROW_IS
+}

@@ -680,8 +680,8 @@ TEST(migrate_v3_forward)
     CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 3);
     store *st = open_ok(path);
     CHECK(st);
-    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), 4);
-    CHECK_EQ_INT(store_schema_version(st), 4);
+    CHECK_EQ_INT(raw_int(path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
 
     /* What has no side stays on the comparison; nothing else does. */
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 3);
@@ -749,6 +749,79 @@ TEST(migrate_v3_forward)
                  SQLITE_OK);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparison_sides WHERE comparison_id = 2"), 0);
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM histogram_bins WHERE comparison_id = 2"), 0);
+}
+
+/* Version 4 to 5 adds the precision lab's tables and leaves every row as
+ * it was; a lab row points at its run and comparison and goes with its
+ * lab. */
+TEST(migrate_v4_forward_labs)
+{
+    const char *path = fresh_db("v4.db");
+    sqlite3 *db;
+    CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    int rc = SQLITE_OK;
+    for (int v = 1; v <= 4 && rc == SQLITE_OK; v++)
+        rc = sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "PRAGMA user_version = 4;"
+                          "INSERT INTO sessions(started) VALUES('2026-01-01T00:00:00.000Z');"
+                          "INSERT INTO runs(session_id, at, engine, eps, pairs) "
+                          "  VALUES(1, '2026-01-01T00:00:01.000Z', 'cpu', 0.5, 120);"
+                          "INSERT INTO comparisons(session_id, eps, ref_engine, run_ref, at) "
+                          "  VALUES(1, 0.5, 'cpu', 1, '2026-01-01T00:00:02.000Z');",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK_EQ_INT(rc, SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'labs'"), 0);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
+    CHECK_EQ_INT(raw_int(path, "SELECT pairs FROM runs WHERE id = 1"), 120);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM comparisons"), 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM labs"), 0);
+
+    store_lab_rec lr = {.session_id = 1,
+                        .run_ref = 1,
+                        .eps = 0.5,
+                        .min_overlap = 0.9999,
+                        .ref_engine = "cpu",
+                        .baseline = "fp16"};
+    int64_t id = store_lab_begin(st, &lr);
+    CHECK_EQ_INT(id, 1);
+    lab_row w;
+    lab_row_init(&w);
+    snprintf(w.format, sizeof w.format, "fp16");
+    snprintf(w.engine, sizeof w.engine, "cpu-fp16");
+    w.bits = 16;
+    w.run_id = 1;
+    w.comparison_id = 1;
+    CHECK_EQ_INT(store_lab_row(st, id, 0, &w), 0);
+    w.status = LAB_REFUSED;
+    snprintf(w.format, sizeof w.format, "ue5m3");
+    snprintf(w.reason, sizeof w.reason, "cpu-ue5m3: negative");
+    w.comparison_id = 0;
+    CHECK_EQ_INT(store_lab_row(st, id, 1, &w), 0);
+    /* A row's seq is its place: the same one twice is refused. */
+    CHECK(store_lab_row(st, id, 1, &w) != 0);
+    CHECK_EQ_INT(store_lab_end(st, id, "fp16", NULL), 0);
+    CHECK_EQ_INT(store_lab_end(st, 7, NULL, NULL), TCJ_EINVAL);
+    CHECK(
+        strcmp(raw_text(path, "SELECT group_concat(format || ':' || status || ':' || "
+                              "coalesce(reason, '-') || ':' || coalesce(comparison_id, '-'), ' ') "
+                              "FROM lab_rows WHERE lab_id = 1"),
+               "fp16:ok:-:1 ue5m3:refused:cpu-ue5m3: negative:-") == 0);
+    CHECK(strcmp(raw_text(path, "SELECT chosen FROM labs WHERE id = 1"), "fp16") == 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT ended IS NOT NULL FROM labs WHERE id = 1"), 1);
+    store_close(st);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    /* A status outside the four is refused by the table itself. */
+    CHECK(raw_exec(path, "INSERT INTO lab_rows(lab_id, seq, format, engine, status) "
+                         "VALUES(1, 5, 'x', 'y', 'maybe')") != SQLITE_OK);
+    CHECK_EQ_INT(raw_exec(path, "PRAGMA foreign_keys = ON; DELETE FROM labs WHERE id = 1"),
+                 SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM lab_rows"), 0);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM runs"), 1);
 }
 
 TEST(migration_failure_rolls_back)

@@ -141,6 +141,43 @@ TEST(kdist_own_panel_and_clear_on_change)
     ui_view_free(&v);
 }
 
+/* The lab panel: a point per lab_format record, the lab record closes
+ * them; the next lab starts anew; another dataset clears it. */
+TEST(lab_points_and_clear_on_change)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"pts.csv\",\"dataset_hash\":\"aa\","
+                       "\"n\":1200,\"d\":6}");
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"lab_format\",\"lab_id\":1,\"format\":"
+                                    "\"fp16\",\"engine\":\"cpu-fp16\",\"status\":\"ok\","
+                                    "\"overlap\":0.99901,\"kernel_s\":0.002}"),
+                 UI_LAB);
+    ui_view_record(&v, "{\"type\":\"lab_format\",\"lab_id\":1,\"format\":\"ue5m3\","
+                       "\"engine\":\"cpu-ue5m3\",\"status\":\"refused\",\"overlap\":null,"
+                       "\"kernel_s\":null}");
+    CHECK(v.nlab == 2 && !v.lab_done);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"lab\",\"lab_id\":1,\"dataset\":\"pts.csv\","
+                                    "\"eps\":1.2,\"ref_engine\":\"cpu\",\"min_overlap\":0.9999,"
+                                    "\"chosen\":null,\"closest\":\"fp16\"}"),
+                 UI_LAB);
+    CHECK(v.lab_done && v.nlab == 2 && v.lab_id == 1);
+    CHECK(strcmp(v.lab[0].format, "fp16") == 0 && strcmp(v.lab[1].status, "refused") == 0);
+    CHECK_NEAR(v.lab[0].overlap, 0.99901, 0);
+    CHECK(isnan(v.lab[1].overlap));
+    CHECK(v.lab_chosen[0] == '\0' && strcmp(v.lab_closest, "fp16") == 0);
+    CHECK(strcmp(ui_panel_name(UI_LAB), "precision lab") == 0);
+    /* show lab 1 again: the same lab, not twice its points. */
+    ui_view_record(&v, "{\"type\":\"lab_format\",\"lab_id\":1,\"format\":\"fp16\","
+                       "\"status\":\"ok\",\"overlap\":1,\"kernel_s\":1}");
+    CHECK(v.nlab == 1 && !v.lab_done);
+    /* Another dataset clears it with the other results. */
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"ties.csv\",\"dataset_hash\":\"bb\","
+                       "\"n\":40,\"d\":1}");
+    CHECK_EQ_INT(v.nlab, 0);
+    ui_view_free(&v);
+}
+
 TEST(results_name_their_dataset_and_clear_on_change)
 {
     static ui_view v;

@@ -1,0 +1,180 @@
+/* precisions [FORMAT...] [cpu] [ref=ENGINE] [min-overlap=X]: the precision
+ * lab (src/lab.h) on the current dataset and eps. This file parses, stores
+ * each run, comparison and lab row as it finishes, and prints through
+ * src/lab_out.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "lab.h"
+#include "lab_out.h"
+#include "out.h"
+#include "runner.h"
+#include "store.h"
+
+/* What the lab's callbacks need to store as the lab goes. */
+typedef struct lab_ctx {
+    session *s;
+    const engine *ref;
+    join_spec spec; /* the session's dataset and eps, all rows, count mode */
+} lab_ctx;
+
+static int on_ref(void *vctx, lab_result *r, const join_result *res)
+{
+    lab_ctx *c = vctx;
+    session *s = c->s;
+    r->ref_run_id = runner_store(s, c->ref, &c->spec, res, 0, NULL);
+    if (!s->db)
+        return 0;
+    store_lab_rec lr = {.session_id = s->session_id,
+                        .command_id = s->command_id,
+                        .dataset_id = s->dataset_id,
+                        .run_ref = r->ref_run_id,
+                        .eps = r->eps,
+                        .min_overlap = r->min_overlap,
+                        .ref_engine = r->ref_engine,
+                        .baseline = r->baseline};
+    int64_t id = store_lab_begin(s->db, &lr);
+    if (id < 0)
+        cmd_store_failed();
+    r->lab_id = id > 0 ? id : 0;
+    return 0;
+}
+
+/* The format's run (failed runs too, with their error), its comparison
+ * with the reference as side b, then the lab row pointing at both. */
+static int on_row(void *vctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
+                  int run_rc, const cmp_result *cmp)
+{
+    lab_ctx *c = vctx;
+    session *s = c->s;
+    if (run)
+        row->run_id = runner_store(s, e, &c->spec, run, run_rc, run_rc ? row->reason : NULL);
+    if (cmp && s->db) {
+        cmp_side a = cmp->side, b;
+        a.run_id = row->run_id;
+        cmp_side_ref(&b, r->ref_engine, r->ref_run_id);
+        store_cmp_rec cr = {
+            .session_id = s->session_id, .eps = r->eps, .run_ref = 0, .side = {&a, &b}};
+        int64_t cid = store_comparison(s->db, &cr);
+        if (cid < 0)
+            cmd_store_failed();
+        row->comparison_id = cid > 0 ? cid : 0;
+    }
+    if (s->db && r->lab_id > 0 && store_lab_row(s->db, r->lab_id, r->nrow - 1, row))
+        cmd_store_failed();
+    if (row->run_id)
+        s->last_run_id = row->run_id;
+    return 0;
+}
+
+static void on_progress(void *vctx, double frac, const char *what)
+{
+    session *s = ((lab_ctx *)vctx)->s;
+    if (!s->ui)
+        return;
+    if (s->ui->progress)
+        s->ui->progress(s->ui_ctx, what, frac);
+    if (s->ui->poll)
+        s->ui->poll(s->ui_ctx);
+}
+
+static const char *const precisions_options[] = {"min-overlap", "ref", NULL};
+
+static int precisions_run(session *s, int argc, char **argv)
+{
+    int cpu_only = cmd_take_flag(&argc, argv, "cpu");
+    char *pos[LAB_MAX_FORMATS + 1];
+    int np = cmd_positional(argc, argv, pos, LAB_MAX_FORMATS + 1);
+    if (np > LAB_MAX_FORMATS)
+        return err_set(TCJ_EINVAL, "precisions: at most %d formats at once", LAB_MAX_FORMATS);
+    double min_overlap = LAB_DEFAULT_MIN_OVERLAP;
+    const char *mo = cmd_opt(argc, argv, "min-overlap");
+    int rc;
+    if (mo && (rc = cmd_parse_double(mo, "min-overlap", &min_overlap)))
+        return rc;
+    if (!(min_overlap >= 0 && min_overlap <= 1))
+        return err_set(TCJ_EINVAL, "min-overlap: expected a number from 0 to 1, got '%s'", mo);
+    const char *refname = cmd_opt(argc, argv, "ref");
+    lab_ctx ctx = {.s = s};
+    if (refname) {
+        if ((rc = runner_find_engine(refname, &ctx.ref)))
+            return rc;
+    } else if (!(ctx.ref = lab_reference(&s->eopt, cpu_only))) {
+        return err_set(TCJ_EINVAL, "precisions: no exact engine can run here to judge against");
+    }
+    if ((rc = engine_available(ctx.ref, &s->eopt)))
+        return rc;
+    runner_progress pg;
+    if ((rc = runner_spec(s, ctx.ref, &ctx.spec, &pg)))
+        return rc;
+    lab_pick rows[LAB_MAX_FORMATS];
+    size_t nrows;
+    if ((rc = lab_pick_rows(&s->eopt, (const char *const *)pos, (size_t)np, cpu_only, rows,
+                            LAB_MAX_FORMATS, &nrows)))
+        return rc;
+
+    lab_spec ls = {.ds = &s->ds,
+                   .eps = s->eps,
+                   .opts = &s->eopt,
+                   .ref = ctx.ref,
+                   .rows = rows,
+                   .nrows = nrows,
+                   .min_overlap = min_overlap,
+                   .cancel = &s->cancel,
+                   .progress = on_progress,
+                   .progress_ctx = &ctx,
+                   .on_ref = on_ref,
+                   .on_row = on_row,
+                   .ctx = &ctx};
+    lab_result *r = xmalloc(sizeof *r);
+    rc = lab_run(&ls, r);
+    if (rc == TCJ_ECANCEL)
+        err_set(rc, "precisions cancelled");
+    if (s->db && r->lab_id > 0) {
+        /* A lab that stopped keeps the rows it made; the note says why. */
+        char note[300];
+        snprintf(note, sizeof note, "%s", err_msg());
+        if (store_lab_end(s->db, r->lab_id, !rc && r->chosen >= 0 ? r->row[r->chosen].format : NULL,
+                          rc ? note : NULL))
+            cmd_store_failed();
+        if (rc)
+            err_set(rc, "%s", note);
+    }
+    if (!rc) {
+        lab_print(r);
+        lab_records(r);
+    }
+    free(r);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return rc;
+}
+
+const cmd cmd_precisions = {
+    .name = "precisions",
+    .usage = "precisions [FORMAT...] [cpu] [min-overlap=X] [ref=ENGINE]",
+    .summary = "the precision lab: every number format on this data and eps, against the truth",
+    .help = "Run every number format of the engine table (fp16, bf16, tf32, the 8-bit\n"
+            "formats: whatever the table holds) on the current dataset and eps: its GPU engine\n"
+            "where one can run here, else its CPU emulation (cpu: the emulations even on\n"
+            "a GPU). Each is judged against the ground truth (ref=ENGINE; default exact on\n"
+            "a GPU, else cpu), whose timed run is made once. One table: format, bits per\n"
+            "value, the engine, its run and comparison, the transforms the run applied\n"
+            "(centred, a power-of-two scale, shifted, values that underflowed, inexact),\n"
+            "pairs, overlap (eq. 3 of the FASTED paper), pairs only the format and only the\n"
+            "reference found, the distance error relative to eps (mean, std, largest\n"
+            "|err|), kernel time, derived TFLOPS and the speed against fp16. A format that\n"
+            "refuses the data (ue5m3 and ue4m4 hold no sign) is a row saying why, and the\n"
+            "lab goes on. Last, one sentence names the fastest format whose overlap is at\n"
+            "least min-overlap=X (default 0.9999), or the closest when none is.\n"
+            "FORMAT... runs those formats only. Every run, comparison and the lab are\n"
+            "stored: show lab ID prints it again, export lab ID csv|json FILE writes it.\n"
+            "Examples: precisions; precisions fp16 ue4m4 min-overlap=0.999; precisions cpu",
+    .min_args = 0,
+    .max_args = -1,
+    .options = precisions_options,
+    .run = precisions_run,
+};

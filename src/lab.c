@@ -1,0 +1,373 @@
+#include "lab.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+static const char *const status_names[] = {
+    [LAB_OK] = "ok",
+    [LAB_REFUSED] = "refused",
+    [LAB_UNAVAILABLE] = "unavailable",
+    [LAB_FAILED] = "failed",
+};
+
+const char *lab_status_name(lab_status st)
+{
+    return st >= LAB_OK && st <= LAB_FAILED ? status_names[st] : "failed";
+}
+
+lab_status lab_status_parse(const char *name)
+{
+    for (int k = LAB_OK; k <= LAB_FAILED; k++)
+        if (name && strcmp(name, status_names[k]) == 0)
+            return (lab_status)k;
+    return LAB_FAILED;
+}
+
+/* The metrics a lab row keeps, by the name engines record them under. */
+static const struct {
+    const char *name;
+    size_t off;
+} lab_metrics[] = {
+    {"centred", offsetof(lab_row, centred)},
+    {"scale_log2", offsetof(lab_row, scale_log2)},
+    {"shifted", offsetof(lab_row, shifted)},
+    {"underflow_values", offsetof(lab_row, underflow_values)},
+    {"inexact", offsetof(lab_row, inexact)},
+    {"tflops_paper", offsetof(lab_row, tflops_paper)},
+};
+
+void lab_row_set_metric(lab_row *row, const char *name, double value)
+{
+    for (size_t k = 0; k < sizeof lab_metrics / sizeof lab_metrics[0]; k++)
+        if (strcmp(lab_metrics[k].name, name) == 0)
+            *(double *)((char *)row + lab_metrics[k].off) = value;
+}
+
+void lab_row_metrics(lab_row *row, const join_result *res)
+{
+    for (int k = 0; k < res->nmetric; k++)
+        lab_row_set_metric(row, res->metric[k].name, res->metric[k].value);
+}
+
+void lab_row_init(lab_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->status = LAB_OK;
+    row->kernel_s = row->seconds = NAN;
+    row->centred = row->scale_log2 = row->shifted = NAN;
+    row->underflow_values = row->inexact = row->tflops_paper = NAN;
+    row->tflops = row->speedup = NAN;
+    row->err_mean_rel = row->err_std_rel = row->err_max_rel = NAN;
+}
+
+size_t lab_format_names(const char **names, size_t max)
+{
+    size_t n = 0;
+    for (const engine *const *e = engine_table; *e; e++) {
+        if (!(*e)->lab)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < n; k++)
+            seen |= strcmp(names[k], (*e)->lab) == 0;
+        if (!seen && n < max)
+            names[n++] = (*e)->lab;
+    }
+    return n;
+}
+
+const char *lab_baseline_format(void)
+{
+    const engine *best = NULL;
+    for (const engine *const *e = engine_table; *e; e++)
+        if ((*e)->lab &&
+            (!best || (*e)->rank[ENGINE_ROLE_DEFAULT] > best->rank[ENGINE_ROLE_DEFAULT]))
+            best = *e;
+    return best ? best->lab : NULL;
+}
+
+const engine *lab_reference(const engine_opts *o, int cpu_only)
+{
+    if (!cpu_only)
+        return engine_best(ENGINE_ROLE_TRUTH, o);
+    const engine *cpu[64];
+    size_t n = 0;
+    for (const engine *const *e = engine_table; *e && n < 63; e++)
+        if (!(*e)->gpu)
+            cpu[n++] = *e;
+    cpu[n] = NULL;
+    return engine_best_of(cpu, ENGINE_ROLE_TRUTH, o);
+}
+
+/* The first row of format fmt that is (gpu 1) or is not (gpu 0) a GPU row. */
+static const engine *lab_row_of(const char *fmt, int gpu)
+{
+    for (const engine *const *e = engine_table; *e; e++)
+        if ((*e)->lab && strcmp((*e)->lab, fmt) == 0 && !(*e)->gpu == !gpu)
+            return *e;
+    return NULL;
+}
+
+int lab_pick_rows(const engine_opts *o, const char *const *names, size_t nnames, int cpu_only,
+                  lab_pick *out, size_t max, size_t *n)
+{
+    const char *fmts[LAB_MAX_FORMATS];
+    size_t nf = lab_format_names(fmts, LAB_MAX_FORMATS);
+    *n = 0;
+    for (size_t k = 0; k < nnames; k++) {
+        int known = 0;
+        for (size_t f = 0; f < nf; f++)
+            known |= strcmp(names[k], fmts[f]) == 0;
+        if (known)
+            continue;
+        char list[256] = "";
+        size_t len = 0;
+        for (size_t f = 0; f < nf && len < sizeof list; f++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", f ? " " : "", fmts[f]);
+        return err_set(TCJ_EINVAL, "unknown format '%s' (the formats: %s)", names[k], list);
+    }
+    for (size_t f = 0; f < nf && *n < max; f++) {
+        int wanted = nnames == 0;
+        for (size_t k = 0; k < nnames; k++)
+            wanted |= strcmp(names[k], fmts[f]) == 0;
+        if (!wanted)
+            continue;
+        const engine *gpu = lab_row_of(fmts[f], 1), *cpu = lab_row_of(fmts[f], 0);
+        lab_pick *p = &out[(*n)++];
+        memset(p, 0, sizeof *p);
+        if (!cpu_only && gpu && engine_available(gpu, o) == 0) {
+            p->e = gpu;
+        } else if (cpu && (p->avail_rc = engine_available(cpu, o)) == 0) {
+            p->e = cpu;
+        } else if (cpu) {
+            p->e = cpu;
+            snprintf(p->why, sizeof p->why, "%s", err_msg());
+        } else {
+            /* Only a GPU row, and it cannot run here (or cpu was asked). */
+            p->e = gpu;
+            p->avail_rc = cpu_only ? err_set(TCJ_ENODEV, "%s has no CPU emulation", fmts[f])
+                                   : engine_available(gpu, o);
+            if (!p->avail_rc)
+                p->avail_rc = err_set(TCJ_ENODEV, "%s cannot run here", gpu->name);
+            snprintf(p->why, sizeof p->why, "%s", err_msg());
+        }
+    }
+    err_clear();
+    return 0;
+}
+
+/* Progress of one step of the lab mapped onto its share of the whole. */
+typedef struct lab_prog {
+    const lab_spec *s;
+    double lo, span;
+    char what[96];
+} lab_prog;
+
+static void lab_prog_fn(void *ctx, double f)
+{
+    lab_prog *p = ctx;
+    p->s->progress(p->s->progress_ctx, p->lo + p->span * f, p->what);
+}
+
+static lab_status lab_status_of(int rc)
+{
+    if (rc == TCJ_EINVAL || rc == TCJ_EUNSUP)
+        return LAB_REFUSED;
+    return rc == TCJ_ENODEV ? LAB_UNAVAILABLE : LAB_FAILED;
+}
+
+static void lab_count_spec(const lab_spec *s, join_spec *js, lab_prog *pg)
+{
+    memset(js, 0, sizeof *js);
+    js->ds = s->ds;
+    js->eps = s->eps;
+    js->q0 = 0;
+    js->q1 = s->ds->n;
+    js->mode = JOIN_COUNT;
+    js->opts = s->opts;
+    js->cancel = s->cancel;
+    if (s->progress) {
+        js->progress = lab_prog_fn;
+        js->progress_ctx = pg;
+    }
+}
+
+/* One row: its COUNT run, then the comparer's pair pass against the
+ * reference (both timed runs given, so cmp_run runs neither again). */
+static int lab_one(const lab_spec *s, lab_result *r, const lab_pick *p, const join_result *ref,
+                   join_result *run, cmp_result *cr, lab_prog *pg)
+{
+    lab_row *row = &r->row[r->nrow];
+    lab_row_init(row);
+    snprintf(row->format, sizeof row->format, "%s", p->e->lab ? p->e->lab : p->e->name);
+    row->bits = p->e->lab_bits;
+    snprintf(row->engine, sizeof row->engine, "%s", p->e->name);
+    snprintf(pg->what, sizeof pg->what, "precisions %s (%s)", row->format, row->engine);
+    if (p->avail_rc) {
+        row->status = LAB_UNAVAILABLE;
+        snprintf(row->reason, sizeof row->reason, "%s", p->why);
+        r->nrow++;
+        return s->on_row ? s->on_row(s->ctx, r, row, p->e, NULL, p->avail_rc, NULL) : 0;
+    }
+    join_spec js;
+    double lo = pg->lo, span = pg->span;
+    pg->span = span * 0.2;
+    lab_count_spec(s, &js, pg);
+    int run_rc = engine_run(p->e, &js, run), rc = run_rc;
+    if (!rc) {
+        cmp_spec cs;
+        memset(&cs, 0, sizeof cs);
+        cs.a = p->e;
+        cs.b = s->ref;
+        cs.ds = s->ds;
+        cs.eps = s->eps;
+        cs.opts = s->opts;
+        cs.block_pairs = s->block_pairs;
+        cs.cancel = s->cancel;
+        pg->lo = lo + span * 0.2;
+        pg->span = span * 0.8;
+        if (s->progress) {
+            cs.progress = lab_prog_fn;
+            cs.progress_ctx = pg;
+        }
+        cs.reuse_a = run;
+        cs.reuse_b = ref;
+        rc = cmp_run(&cs, cr);
+    }
+    if (rc == TCJ_ECANCEL)
+        return rc;
+    r->nrow++;
+    row->pairs = run->pairs;
+    row->seconds = run->seconds;
+    row->kernel_s = run->kernel_seconds > 0 ? run->kernel_seconds : run->seconds;
+    row->d_padded = run->d_padded ? run->d_padded : s->ds->d;
+    lab_row_metrics(row, run);
+    if (rc) {
+        row->status = lab_status_of(rc);
+        snprintf(row->reason, sizeof row->reason, "%s", err_msg());
+    } else {
+        row->side = cr->side;
+    }
+    int crc = s->on_row ? s->on_row(s->ctx, r, row, p->e, run, run_rc, rc ? NULL : cr) : 0;
+    if (!crc)
+        err_clear(); /* a refusal is the row's, not the lab's */
+    return crc;
+}
+
+int lab_run(const lab_spec *s, lab_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->chosen = r->closest = r->baseline_row = -1;
+    r->min_overlap = s->min_overlap;
+    r->eps = s->eps;
+    if (!s->ds || s->ds->n == 0)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (!s->ref)
+        return err_set(TCJ_EINVAL, "no reference engine can run here");
+    snprintf(r->dataset, sizeof r->dataset, "%s", s->ds->name ? s->ds->name : "");
+    r->n = s->ds->n;
+    r->d = s->ds->d;
+    snprintf(r->ref_engine, sizeof r->ref_engine, "%s", s->ref->name);
+    const char *base = lab_baseline_format();
+    snprintf(r->baseline, sizeof r->baseline, "%s", base ? base : "");
+
+    /* Shares of the progress: the reference one step, each row one. */
+    double step = 1.0 / (double)(s->nrows + 1);
+    lab_prog pg = {.s = s, .lo = 0, .span = step};
+    snprintf(pg.what, sizeof pg.what, "precisions: reference %s", s->ref->name);
+    join_result *ref = xcalloc(2, sizeof *ref), *run = ref + 1;
+    cmp_result *cr = xmalloc(sizeof *cr);
+    join_spec js;
+    lab_count_spec(s, &js, &pg);
+    int rc = engine_run(s->ref, &js, ref);
+    if (!rc) {
+        r->ref_pairs = ref->pairs;
+        r->ref_kernel_s = ref->kernel_seconds > 0 ? ref->kernel_seconds : ref->seconds;
+        if (s->on_ref)
+            rc = s->on_ref(s->ctx, r, ref);
+    }
+    for (size_t k = 0; !rc && k < s->nrows && r->nrow < LAB_MAX_FORMATS; k++) {
+        pg.lo = step * (double)(k + 1);
+        pg.span = step;
+        rc = lab_one(s, r, &s->rows[k], ref, run, cr, &pg);
+    }
+    free(ref);
+    free(cr);
+    lab_derive(r);
+    lab_choose(r);
+    if (!rc && s->progress)
+        s->progress(s->progress_ctx, 1.0, "precisions");
+    return rc;
+}
+
+void lab_derive(lab_result *r)
+{
+    r->baseline_row = -1;
+    for (int k = 0; k < r->nrow; k++)
+        if (r->baseline[0] && r->row[k].status == LAB_OK &&
+            strcmp(r->row[k].format, r->baseline) == 0)
+            r->baseline_row = k;
+    for (int k = 0; k < r->nrow; k++) {
+        lab_row *w = &r->row[k];
+        w->tflops = w->speedup = NAN;
+        w->err_mean_rel = w->err_std_rel = w->err_max_rel = NAN;
+        if (w->status != LAB_OK)
+            continue;
+        size_t dp = w->d_padded ? w->d_padded : r->d;
+        w->tflops = isnan(w->tflops_paper)
+                        ? engine_tflops((double)r->n, (double)r->n, (double)dp, w->kernel_s)
+                        : w->tflops_paper;
+        if (r->baseline_row >= 0 && w->kernel_s > 0)
+            w->speedup = r->row[r->baseline_row].kernel_s / w->kernel_s;
+        if (r->eps > 0) {
+            w->err_mean_rel = w->side.err_mean / r->eps;
+            w->err_std_rel = w->side.err_std / r->eps;
+            w->err_max_rel = fmax(fabs(w->side.err_min), fabs(w->side.err_max)) / r->eps;
+        }
+    }
+}
+
+void lab_choose(lab_result *r)
+{
+    r->chosen = r->closest = -1;
+    for (int k = 0; k < r->nrow; k++) {
+        const lab_row *w = &r->row[k];
+        if (w->status != LAB_OK)
+            continue;
+        if (w->side.overlap >= r->min_overlap &&
+            (r->chosen < 0 || w->kernel_s < r->row[r->chosen].kernel_s))
+            r->chosen = k;
+        if (r->closest < 0 || w->side.overlap > r->row[r->closest].side.overlap)
+            r->closest = k;
+    }
+}
+
+void lab_transforms(const lab_row *row, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+#define LAB_PART(...)                                                                              \
+    do {                                                                                           \
+        if (len < size)                                                                            \
+            len += (size_t)snprintf(buf + len, size - len, "%s", len ? ", " : "");                 \
+        if (len < size)                                                                            \
+            len += (size_t)snprintf(buf + len, size - len, __VA_ARGS__);                           \
+    } while (0)
+    if (row->centred == 1)
+        LAB_PART("centred");
+    if (isfinite(row->scale_log2) && row->scale_log2 != 0)
+        LAB_PART("2^%g", row->scale_log2);
+    if (row->shifted == 1)
+        LAB_PART("shifted");
+    if (row->underflow_values > 0)
+        LAB_PART("underflow %.0f", row->underflow_values);
+    if (row->inexact > 0)
+        LAB_PART("inexact %.0f", row->inexact);
+#undef LAB_PART
+    if (!len)
+        snprintf(buf, size, "-");
+}

@@ -1,0 +1,629 @@
+/* The precision lab (src/lab.c) on generated data, each row checked against
+ * an independent computation: the FP64 direct-form pair set by brute force
+ * here, and each format's own pair set from its CPU emulation in PAIRS mode
+ * collected whole (the lab's comparer never holds it whole); the reference
+ * runs once; a refusal keeps the lab going; the choice of the fastest
+ * format at or over min-overlap, and the closest when none is; the picking
+ * of rows; the transforms' text; and through the command, the lab stored,
+ * shown, exported and drawn as it was printed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cmd.h"
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "json_mini.h"
+#include "lab.h"
+#include "lab_out.h"
+#include "out.h"
+#include "session.h"
+#include "settings.h"
+#include "store.h"
+#include "view.h"
+
+extern const engine engine_cpu;
+
+/* ---- pair sets ---- */
+
+typedef struct tpair {
+    uint32_t i, j;
+    double d2;
+} tpair;
+
+typedef struct pset {
+    tpair *p;
+    size_t n, cap;
+    size_t *off; /* rows+1 offsets once sorted */
+} pset;
+
+static void pset_add(pset *s, uint32_t i, uint32_t j, double d2)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 4096;
+        s->p = realloc(s->p, s->cap * sizeof *s->p);
+    }
+    s->p[s->n++] = (tpair){i, j, d2};
+}
+
+static int by_ij(const void *a, const void *b)
+{
+    const tpair *x = a, *y = b;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+static void pset_finish(pset *s, size_t rows)
+{
+    qsort(s->p, s->n, sizeof *s->p, by_ij);
+    s->off = calloc(rows + 1, sizeof *s->off);
+    for (size_t k = 0; k < s->n; k++)
+        s->off[s->p[k].i + 1]++;
+    for (size_t r = 0; r < rows; r++)
+        s->off[r + 1] += s->off[r];
+}
+
+static void pset_free(pset *s)
+{
+    free(s->p);
+    free(s->off);
+    memset(s, 0, sizeof *s);
+}
+
+static int sink_put(void *ctx, const pair_batch *b)
+{
+    for (size_t k = 0; k < b->k; k++)
+        pset_add(ctx, b->i[k], b->j[k], b->d2[k]);
+    return 0;
+}
+
+/* An engine's whole pair set, as it reports it. */
+static int engine_pairs(const engine *e, const dataset *ds, double eps, pset *out)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    join_spec js;
+    memset(&js, 0, sizeof js);
+    js.ds = ds;
+    js.eps = eps;
+    js.q0 = 0;
+    js.q1 = ds->n;
+    js.mode = JOIN_PAIRS;
+    js.opts = &o;
+    js.sink.put = sink_put;
+    js.sink.ctx = out;
+    join_result res;
+    int rc = engine_run(e, &js, &res);
+    pset_finish(out, ds->n);
+    return rc;
+}
+
+/* The truth: every ordered pair with sum_k (a_k - b_k)^2 <= eps^2 in FP64. */
+static void brute_pairs(const dataset *ds, double eps, pset *out)
+{
+    for (size_t i = 0; i < ds->n; i++)
+        for (size_t j = 0; j < ds->n; j++) {
+            double s = 0;
+            for (size_t k = 0; k < ds->d; k++) {
+                double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+                s += u * u;
+            }
+            if (s <= eps * eps)
+                pset_add(out, (uint32_t)i, (uint32_t)j, s);
+        }
+    pset_finish(out, ds->n);
+}
+
+/* Eq. 3 and the rest, from the two whole sets. */
+typedef struct judged {
+    double overlap, err_mean, err_std, err_min, err_max;
+    uint64_t both, only_a, only_b;
+} judged;
+
+static judged judge(const pset *a, const pset *b, size_t n)
+{
+    judged r = {0};
+    double score = 0, sum = 0, sum2 = 0;
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t x = a->off[i], xe = a->off[i + 1], y = b->off[i], ye = b->off[i + 1];
+        size_t inter = 0, uni = 0;
+        while (x < xe || y < ye) {
+            uni++;
+            if (y == ye || (x < xe && a->p[x].j < b->p[y].j)) {
+                r.only_a++, x++;
+            } else if (x == xe || b->p[y].j < a->p[x].j) {
+                r.only_b++, y++;
+            } else {
+                double e = sqrt(a->p[x].d2) - sqrt(b->p[y].d2);
+                sum += e, sum2 += e * e;
+                if (first || e < r.err_min)
+                    r.err_min = e;
+                if (first || e > r.err_max)
+                    r.err_max = e;
+                first = 0;
+                inter++, x++, y++;
+            }
+        }
+        r.both += inter;
+        score += uni ? (double)inter / (double)uni : 1.0;
+    }
+    r.overlap = score / (double)n;
+    if (r.both) {
+        r.err_mean = sum / (double)r.both;
+        double var = sum2 / (double)r.both - r.err_mean * r.err_mean;
+        r.err_std = sqrt(var > 0 ? var : 0);
+    }
+    return r;
+}
+
+/* ---- a reference that counts its COUNT runs ---- */
+
+static int ref_counts;
+
+static int counting_run(const join_spec *s, join_result *res)
+{
+    if (s->mode == JOIN_COUNT)
+        ref_counts++;
+    return engine_cpu.run(s, res);
+}
+
+static engine counting_ref(void)
+{
+    engine e = engine_cpu;
+    e.name = "cpu";
+    e.run = counting_run;
+    return e;
+}
+
+/* ---- callbacks ---- */
+
+typedef struct seen {
+    int refs, rows, order_ok, runs_ok;
+} seen;
+
+static int t_on_ref(void *ctx, lab_result *r, const join_result *res)
+{
+    seen *s = ctx;
+    s->refs++;
+    s->order_ok = s->rows == 0 && res->pairs == r->ref_pairs;
+    return 0;
+}
+
+static int t_on_row(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
+                    int run_rc, const cmp_result *cmp)
+{
+    seen *s = ctx;
+    s->rows++;
+    /* ok rows come with their run and comparison; a refusal with its run
+     * and its error, and no comparison */
+    int ok = row->status == LAB_OK ? run && run_rc == 0 && cmp && cmp->side.judged
+                                   : run && run_rc != 0 && !cmp;
+    s->runs_ok += ok && strcmp(e->name, row->engine) == 0;
+    row->run_id = 100 + s->rows;
+    return 0;
+}
+
+static void gen(dataset *ds, size_t n, size_t d, unsigned seed)
+{
+    gen_opts g;
+    gen_opts_init(&g);
+    char v[32];
+    snprintf(v, sizeof v, "%zu", n);
+    gen_opts_set(&g, "n", v);
+    snprintf(v, sizeof v, "%zu", d);
+    gen_opts_set(&g, "d", v);
+    snprintf(v, sizeof v, "%u", seed);
+    gen_opts_set(&g, "seed", v);
+    memset(ds, 0, sizeof *ds);
+    dataset_generate(&g, ds);
+}
+
+TEST(rows_match_independent_pair_sets)
+{
+    dataset ds;
+    gen(&ds, 600, 6, 5); /* uniform in [0, 1): every format can hold it */
+    CHECK(ds.n == 600 && ds.d == 6);
+    const double eps = 0.4;
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    lab_pick rows[LAB_MAX_FORMATS];
+    size_t nrows;
+    CHECK_EQ_INT(lab_pick_rows(&o, NULL, 0, 1, rows, LAB_MAX_FORMATS, &nrows), 0);
+    const char *names[LAB_MAX_FORMATS];
+    CHECK_EQ_INT(nrows, lab_format_names(names, LAB_MAX_FORMATS));
+    CHECK(nrows >= 5);
+
+    engine ref = counting_ref();
+    seen sn = {0};
+    ref_counts = 0;
+    lab_spec ls = {.ds = &ds,
+                   .eps = eps,
+                   .opts = &o,
+                   .ref = &ref,
+                   .rows = rows,
+                   .nrows = nrows,
+                   .min_overlap = 0.999,
+                   .block_pairs = 3000, /* several blocks of rows */
+                   .on_ref = t_on_ref,
+                   .on_row = t_on_row,
+                   .ctx = &sn};
+    lab_result *r = malloc(sizeof *r);
+    CHECK_MSG(lab_run(&ls, r) == 0, "lab_run: %s", err_msg());
+    /* The reference's timed run was made once for the whole lab. */
+    CHECK_EQ_INT(ref_counts, 1);
+    CHECK(sn.refs == 1 && sn.order_ok);
+    CHECK_EQ_INT(sn.rows, (int)nrows);
+    CHECK_EQ_INT(sn.runs_ok, (int)nrows);
+    CHECK_EQ_INT(r->nrow, (int)nrows);
+
+    pset truth = {0};
+    brute_pairs(&ds, eps, &truth);
+    CHECK_EQ_INT(r->ref_pairs, truth.n);
+    for (int k = 0; k < r->nrow; k++) {
+        const lab_row *w = &r->row[k];
+        const engine *e = rows[k].e;
+        CHECK_MSG(w->status == LAB_OK, "%s: %s", w->format, w->reason);
+        CHECK(!e->gpu && strcmp(w->format, e->lab) == 0 && strcmp(w->format, names[k]) == 0);
+        CHECK(strcmp(w->engine, e->name) == 0 && w->bits == e->lab_bits);
+        CHECK_EQ_INT(w->run_id, 101 + k);
+        pset fp = {0};
+        CHECK_EQ_INT(engine_pairs(e, &ds, eps, &fp), 0);
+        judged j = judge(&fp, &truth, ds.n);
+        CHECK_EQ_INT(w->pairs, fp.n);
+        CHECK_EQ_INT(w->side.both, j.both);
+        CHECK_MSG(w->side.only_engine == j.only_a && w->side.only_ref == j.only_b,
+                  "%s: only %llu/%llu, independent %llu/%llu", w->format,
+                  (unsigned long long)w->side.only_engine, (unsigned long long)w->side.only_ref,
+                  (unsigned long long)j.only_a, (unsigned long long)j.only_b);
+        CHECK_NEAR(w->side.overlap, j.overlap, 1e-12);
+        /* The errors: the engine's d2 against FP64 (summation order aside). */
+        CHECK_NEAR(w->side.err_mean, j.err_mean, 1e-12);
+        CHECK_NEAR(w->side.err_std, j.err_std, 1e-9);
+        CHECK_NEAR(w->side.err_min, j.err_min, 1e-12);
+        CHECK_NEAR(w->side.err_max, j.err_max, 1e-12);
+        CHECK_NEAR(w->err_mean_rel, j.err_mean / eps, 1e-12);
+        CHECK_NEAR(w->err_max_rel, fmax(fabs(j.err_min), fabs(j.err_max)) / eps, 1e-12);
+        CHECK(w->kernel_s > 0 && isfinite(w->tflops) && w->tflops > 0);
+        pset_free(&fp);
+    }
+    /* The 8-bit formats lose pairs here, so the rows differ: the test
+     * compares something. */
+    CHECK(r->row[r->nrow - 1].side.overlap < 1);
+    /* The baseline's speed against itself is 1; every ok row has one. */
+    CHECK(r->baseline_row >= 0 && r->row[r->baseline_row].speedup == 1);
+    pset_free(&truth);
+    free(r);
+    dataset_free(&ds);
+}
+
+TEST(refusal_keeps_the_lab_going)
+{
+    dataset ds;
+    gen(&ds, 300, 4, 7);
+    /* Negative values, which the unsigned formats hold no sign for. */
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] -= 0.5;
+    ds.hash = dataset_hash(&ds); /* the emulations cache by content */
+    engine_opts o;
+    engine_opts_default(&o);
+    const char *want[] = {"ue5m3", "fp16"};
+    lab_pick picked[LAB_MAX_FORMATS], rows[2];
+    size_t n;
+    CHECK_EQ_INT(lab_pick_rows(&o, want, 2, 1, picked, LAB_MAX_FORMATS, &n), 0);
+    CHECK_EQ_INT(n, 2);
+    /* Table order (fp16 first); put the refusal first by hand. */
+    CHECK(strcmp(picked[0].e->lab, "fp16") == 0 && strcmp(picked[1].e->lab, "ue5m3") == 0);
+    rows[0] = picked[1];
+    rows[1] = picked[0];
+    seen sn = {0};
+    lab_spec ls = {.ds = &ds,
+                   .eps = 0.3,
+                   .opts = &o,
+                   .ref = &engine_cpu,
+                   .rows = rows,
+                   .nrows = 2,
+                   .min_overlap = 0,
+                   .on_ref = t_on_ref,
+                   .on_row = t_on_row,
+                   .ctx = &sn};
+    lab_result *r = malloc(sizeof *r);
+    CHECK_MSG(lab_run(&ls, r) == 0, "lab_run: %s", err_msg());
+    CHECK_EQ_INT(r->nrow, 2);
+    CHECK_EQ_INT(sn.runs_ok, 2);
+    CHECK(r->row[0].status == LAB_REFUSED);
+    CHECK_STR_CONTAINS(r->row[0].reason, "negative value");
+    CHECK_STR_CONTAINS(r->row[0].reason, rows[0].e->name);
+    CHECK(strchr(r->row[0].reason, '\n') == NULL);
+    CHECK(isnan(r->row[0].tflops) && isnan(r->row[0].speedup));
+    /* The lab went on: fp16 ran and was judged, and the refusal is not
+     * left as the lab's error. */
+    CHECK(r->row[1].status == LAB_OK && r->row[1].side.judged);
+    CHECK_EQ_INT(r->chosen, 1);
+    CHECK(err_msg()[0] == '\0');
+    pset truth = {0}, fp = {0};
+    brute_pairs(&ds, 0.3, &truth);
+    CHECK_EQ_INT(engine_pairs(rows[1].e, &ds, 0.3, &fp), 0);
+    judged j = judge(&fp, &truth, ds.n);
+    CHECK_NEAR(r->row[1].side.overlap, j.overlap, 1e-12);
+    CHECK(r->row[1].side.only_engine == j.only_a && r->row[1].side.only_ref == j.only_b);
+    char s[512];
+    lab_sentence(r, s, sizeof s);
+    CHECK_STR_CONTAINS(s, "is fp16");
+    pset_free(&truth);
+    pset_free(&fp);
+    free(r);
+    dataset_free(&ds);
+}
+
+/* A lab_result made by hand: rows with a status, an overlap and a time. */
+static void fake_row(lab_result *r, const char *fmt, lab_status st, double overlap, double kernel)
+{
+    lab_row *w = &r->row[r->nrow++];
+    lab_row_init(w);
+    snprintf(w->format, sizeof w->format, "%s", fmt);
+    snprintf(w->engine, sizeof w->engine, "cpu-%s", fmt);
+    w->status = st;
+    w->side.judged = st == LAB_OK;
+    w->side.overlap = overlap;
+    w->kernel_s = kernel;
+    w->d_padded = 8;
+    if (st != LAB_OK)
+        snprintf(w->reason, sizeof w->reason, "cpu-%s: no", fmt);
+}
+
+TEST(choose_fastest_at_or_over_min_overlap)
+{
+    lab_result *r = calloc(1, sizeof *r);
+    r->n = 1000, r->d = 8, r->eps = 1;
+    snprintf(r->baseline, sizeof r->baseline, "a");
+    fake_row(r, "a", LAB_OK, 0.99995, 2.0);
+    fake_row(r, "b", LAB_OK, 0.9999, 1.0); /* exactly min-overlap: it counts */
+    fake_row(r, "c", LAB_OK, 0.999, 0.5);  /* fastest, but short of it */
+    fake_row(r, "d", LAB_REFUSED, NAN, 0.1);
+    fake_row(r, "e", LAB_OK, 0.99999, 1.0); /* as fast as b, later: b wins */
+    r->min_overlap = 0.9999;
+    lab_derive(r);
+    lab_choose(r);
+    CHECK_EQ_INT(r->chosen, 1);
+    CHECK_EQ_INT(r->baseline_row, 0);
+    CHECK_NEAR(r->row[1].speedup, 2.0, 0);
+    CHECK_NEAR(r->row[2].speedup, 4.0, 0);
+    CHECK(isnan(r->row[3].speedup));
+    /* TFLOPS: the FASTED paper's count, 2 n n d_padded / kernel time. */
+    CHECK_NEAR(r->row[1].tflops, 2.0 * 1000 * 1000 * 8 / 1.0 / 1e12, 1e-18);
+    char s[512];
+    lab_sentence(r, s, sizeof s);
+    CHECK_STR_CONTAINS(s, "overlap >= 0.9999 is b (cpu-b)");
+    CHECK_STR_CONTAINS(s, "2.00x a's speed");
+    /* Higher than any: none qualifies, the closest is named (ties: the
+     * earlier row). */
+    r->min_overlap = 0.999999;
+    lab_choose(r);
+    CHECK_EQ_INT(r->chosen, -1);
+    CHECK_EQ_INT(r->closest, 4);
+    lab_sentence(r, s, sizeof s);
+    CHECK_STR_CONTAINS(s, "No format reaches overlap >= 0.999999; the closest is e (cpu-e)");
+    /* The baseline refused: no speeds. */
+    r->row[0].status = LAB_REFUSED;
+    lab_derive(r);
+    CHECK(r->baseline_row == -1 && isnan(r->row[1].speedup));
+    /* Nothing ran. */
+    for (int k = 0; k < r->nrow; k++)
+        r->row[k].status = LAB_FAILED;
+    lab_choose(r);
+    CHECK(r->chosen == -1 && r->closest == -1);
+    lab_sentence(r, s, sizeof s);
+    CHECK_STR_CONTAINS(s, "No format ran");
+    free(r);
+}
+
+TEST(pick_rows_by_the_table)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    const char *names[LAB_MAX_FORMATS];
+    size_t nf = lab_format_names(names, LAB_MAX_FORMATS);
+    /* Each .lab of the table once, in the order it first appears. */
+    size_t k = 0;
+    for (const engine *const *e = engine_table; *e; e++) {
+        if (!(*e)->lab)
+            continue;
+        int seen_before = 0;
+        for (const engine *const *f = engine_table; f != e; f++)
+            seen_before |= (*f)->lab && strcmp((*f)->lab, (*e)->lab) == 0;
+        if (!seen_before)
+            CHECK(k < nf && strcmp(names[k++], (*e)->lab) == 0);
+    }
+    CHECK_EQ_INT(k, nf);
+
+    lab_pick p[LAB_MAX_FORMATS];
+    size_t n;
+    for (int cpu_only = 0; cpu_only < 2; cpu_only++) {
+        CHECK_EQ_INT(lab_pick_rows(&o, NULL, 0, cpu_only, p, LAB_MAX_FORMATS, &n), 0);
+        CHECK_EQ_INT(n, nf);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(strcmp(p[i].e->lab, names[i]) == 0);
+            if (p[i].avail_rc)
+                continue;
+            if (cpu_only || !p[i].e->gpu)
+                CHECK(!p[i].e->gpu);
+            if (p[i].e->gpu)
+                CHECK(engine_available(p[i].e, &o) == 0);
+            /* A CPU row without cpu: no GPU row of the format could run. */
+            if (!cpu_only && !p[i].e->gpu)
+                for (const engine *const *e = engine_table; *e; e++)
+                    if ((*e)->gpu && (*e)->lab && strcmp((*e)->lab, names[i]) == 0)
+                        CHECK(engine_available(*e, &o) != 0);
+        }
+    }
+    err_clear();
+    /* A restriction keeps the table's order and each format once. */
+    const char *want[] = {names[nf - 1], names[0], names[nf - 1]};
+    CHECK_EQ_INT(lab_pick_rows(&o, want, 3, 1, p, LAB_MAX_FORMATS, &n), 0);
+    CHECK_EQ_INT(n, 2);
+    CHECK(strcmp(p[0].e->lab, names[0]) == 0 && strcmp(p[1].e->lab, names[nf - 1]) == 0);
+    /* An unknown name: one line naming it and every format. */
+    const char *bad[] = {names[0], "fp17"};
+    CHECK_EQ_INT(lab_pick_rows(&o, bad, 2, 0, p, LAB_MAX_FORMATS, &n), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "unknown format 'fp17'");
+    for (size_t i = 0; i < nf; i++)
+        CHECK_STR_CONTAINS(err_msg(), names[i]);
+    CHECK(strchr(err_msg(), '\n') == NULL);
+
+    /* The reference of a CPU lab is an exact CPU engine; the baseline is
+     * the format of the default engine of highest rank among the rows. */
+    const engine *ref = lab_reference(&o, 1);
+    CHECK(ref && !ref->gpu && ref->exact);
+    const char *base = lab_baseline_format();
+    CHECK(base != NULL);
+    for (const engine *const *e = engine_table; *e; e++)
+        if ((*e)->lab && strcmp((*e)->lab, base) != 0)
+            for (const engine *const *b = engine_table; *b; b++)
+                if ((*b)->lab && strcmp((*b)->lab, base) == 0)
+                    CHECK((*e)->rank[ENGINE_ROLE_DEFAULT] <= (*b)->rank[ENGINE_ROLE_DEFAULT] ||
+                          (*e)->rank[ENGINE_ROLE_DEFAULT] == 0);
+}
+
+TEST(transforms_as_shown)
+{
+    lab_row w;
+    char b[128];
+    lab_row_init(&w);
+    lab_transforms(&w, b, sizeof b);
+    CHECK(strcmp(b, "-") == 0);
+    lab_row_set_metric(&w, "centred", 0);
+    lab_row_set_metric(&w, "threads", 4); /* not a transform */
+    lab_transforms(&w, b, sizeof b);
+    CHECK(strcmp(b, "-") == 0);
+    lab_row_set_metric(&w, "centred", 1);
+    lab_row_set_metric(&w, "scale_log2", -3);
+    lab_transforms(&w, b, sizeof b);
+    CHECK(strcmp(b, "centred, 2^-3") == 0);
+    join_result res;
+    memset(&res, 0, sizeof res);
+    join_result_metric(&res, "shifted", 1, "");
+    join_result_metric(&res, "underflow_values", 12, "");
+    join_result_metric(&res, "inexact", 40, "");
+    join_result_metric(&res, "scale_log2", 0, ""); /* a scale of 1 is no scale */
+    lab_row_metrics(&w, &res);
+    lab_transforms(&w, b, sizeof b);
+    CHECK(strcmp(b, "centred, shifted, underflow 12, inexact 40") == 0);
+}
+
+static char *capture(session *s, const char *line, int json)
+{
+    static out_buf b;
+    out_buf_free(&b);
+    out_set_json(json);
+    out_set_sink(out_buf_sink, &b);
+    cmd_exec(s, line);
+    out_reset_sink();
+    out_set_json(0);
+    return b.data ? strdup(b.data) : strdup("");
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+TEST(command_stores_shows_exports_and_draws)
+{
+    char path[1100], js[1100], csv[1100], cmd_line[2400];
+    snprintf(path, sizeof path, "%s/lab.db", t_tmpdir());
+    snprintf(js, sizeof js, "%s/lab.json", t_tmpdir());
+    snprintf(csv, sizeof csv, "%s/lab.csv", t_tmpdir());
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    free(capture(&s, "gen uniform n=400 d=4 seed=2; eps 0.2", 0));
+    char *text = capture(&s, "precisions cpu min-overlap=0.999", 0);
+    CHECK_MSG(!s.failed, "precisions failed: %s", text);
+    CHECK_STR_CONTAINS(text, "lab 1: ");
+    char *shown = capture(&s, "show lab 1", 0);
+    /* The stored lab reads as the live one, but for the times: compare
+     * the lines up to the kernel column. */
+    CHECK(strlen(text) == strlen(shown));
+    for (char *a = text, *b = shown; *a; a++, b++)
+        if (*a != *b) {
+            /* a digit of a time, TFLOPS or speed: the same width either way */
+            CHECK_MSG((*a >= '0' && *a <= '9') || *a == '.',
+                      "show lab differs from precisions at '%.40s'", a);
+        }
+    char *live = capture(&s, "precisions cpu min-overlap=0.999", 1);
+    char *again = capture(&s, "show lab 2", 1);
+    CHECK(strcmp(live, again) == 0);
+
+    /* The log: one lab, its rows, runs and comparisons. */
+    lab_result *r = malloc(sizeof *r);
+    CHECK_EQ_INT(store_lab_get(s.db, 2, r), 0);
+    int ok = 0;
+    for (int k = 0; k < r->nrow; k++)
+        ok += r->row[k].status == LAB_OK;
+    CHECK(r->nrow >= 5 && ok == r->nrow);
+    CHECK(strcmp(r->ref_engine, "cpu") == 0 && r->ref_run_id > 0);
+    lab_result *none = malloc(sizeof *none);
+    CHECK_EQ_INT(store_lab_get(s.db, 9, none), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "no lab 9");
+    free(none);
+
+    /* Exports: JSON one object with a formats array, CSV a line per row. */
+    snprintf(cmd_line, sizeof cmd_line, "export lab 2 json %s; export lab 2 csv %s", js, csv);
+    free(capture(&s, cmd_line, 0));
+    CHECK(!s.failed);
+    char *t = slurp(js);
+    CHECK(t != NULL);
+    json *j = json_parse(t);
+    CHECK(j != NULL);
+    CHECK_EQ_INT(json_len(json_get(j, "formats")), r->nrow);
+    CHECK_NEAR(json_num(j, "lab_id"), 2, 0);
+    CHECK_NEAR(json_num(json_at(json_get(j, "formats"), 0), "run_id"), r->row[0].run_id, 0);
+    json_free(j);
+    t = slurp(csv);
+    CHECK(t != NULL);
+    int lines = 0;
+    for (char *p = t; *p; p++)
+        lines += *p == '\n';
+    CHECK_EQ_INT(lines, r->nrow + 1);
+    CHECK(strncmp(t, "lab_id,dataset,", 15) == 0);
+
+    /* The panel's view: one point per format, the choice of the lab. */
+    ui_view *v = malloc(sizeof *v);
+    ui_view_init(v);
+    for (char *line = live; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        ui_view_record(v, line);
+        line = nl ? nl + 1 : NULL;
+    }
+    CHECK(v->lab_done && v->nlab == r->nrow && v->lab_id == 2);
+    CHECK(strcmp(v->lab[0].format, r->row[0].format) == 0);
+    CHECK_NEAR(v->lab[0].overlap, r->row[0].side.overlap, 0);
+    CHECK(strcmp(v->lab_chosen, r->chosen >= 0 ? r->row[r->chosen].format : "") == 0);
+    ui_view_free(v);
+    free(v);
+    free(r);
+    free(text);
+    free(shown);
+    free(live);
+    free(again);
+    store_close(s.db);
+    dataset_free(&s.ds);
+}
