@@ -87,6 +87,7 @@ static int engine_pairs(const engine *e, const dataset *ds, double eps, pset *ou
     engine_opts o;
     engine_opts_default(&o);
     o.threads = 2;
+    o.int8_scale = 1; /* as the lab runs it: int8 quantizes the reals */
     join_spec js;
     memset(&js, 0, sizeof js);
     js.ds = ds;
@@ -233,6 +234,7 @@ TEST(rows_match_independent_pair_sets)
     engine_opts o;
     engine_opts_default(&o);
     o.threads = 2;
+    o.int8_scale = 1; /* int8 quantizes the reals instead of refusing them */
     lab_pick rows[LAB_MAX_FORMATS];
     size_t nrows;
     CHECK_EQ_INT(lab_pick_rows(&o, NULL, 0, 1, rows, LAB_MAX_FORMATS, &nrows), 0);
@@ -552,7 +554,7 @@ TEST(command_stores_shows_exports_and_draws)
     settings_default(&s);
     s.batch = 1;
     CHECK_EQ_INT(store_open(path, &s.db), 0);
-    free(capture(&s, "gen uniform n=400 d=4 seed=2; eps 0.2", 0));
+    free(capture(&s, "gen uniform n=400 d=4 seed=2; eps 0.2; set int8-scale on", 0));
     char *text = capture(&s, "precisions cpu min-overlap=0.999", 0);
     CHECK_MSG(!s.failed, "precisions failed: %s", text);
     CHECK_STR_CONTAINS(text, "lab 1: ");
