@@ -230,10 +230,10 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         return rc0;
     double t0 = engine_now();
     int reused;
-    const double *center =
-        s->engine && s->engine->centers
-            ? center_pick(s->ds, s->opts ? s->opts->center : CENTER_DEFAULT, s->engine->exact)
-            : NULL;
+    const double *center = s->engine && s->engine->centers
+                               ? center_pick(s->ds, s->opts ? s->opts->center : CENTER_DEFAULT,
+                                             s->engine->exact || s->engine->center_auto)
+                               : NULL;
     if (shifted)
         center = shift_mins(s->ds);
     emul_data *data = emul_data_get(f, s->ds, center, &reused);

@@ -200,6 +200,10 @@ typedef struct engine {
     /* It converts to a low-precision signed format and honours `set
      * center` (src/center.h): the run records metric "centred" 0 or 1. */
     int centers;
+    /* `set center default` means auto for this row, as for the exact
+     * engines: the FP8 formats, whose error grows fastest with the norms
+     * (their MMAs accumulate in fewer bits than FP32: docs/FORMATS.md). */
+    int center_auto;
     /* The precision lab (`precisions`): the number format this row measures
      * ("fp16", "bf16", "fp8-e4m3", "int8", ...; NULL: not a lab format) and
      * the bits each value is stored in. A GPU row and its CPU emulation name

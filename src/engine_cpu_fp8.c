@@ -37,6 +37,7 @@ const engine engine_cpu_fp8_e4m3 = {
     .available = NULL,
     .run = e4m3_run,
     .centers = 1,
+    .center_auto = 1,
     .lab = "fp8-e4m3",
     .lab_bits = 8,
 };
@@ -53,6 +54,7 @@ const engine engine_cpu_fp8_e5m2 = {
     .available = NULL,
     .run = e5m2_run,
     .centers = 1,
+    .center_auto = 1,
     .lab = "fp8-e5m2",
     .lab_bits = 8,
 };

@@ -81,7 +81,9 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
     a->progress = s->progress;
     a->progress_ctx = s->progress_ctx;
     a->format = fmt;
-    a->center = s->engine->centers ? center_pick(s->ds, o->center, s->engine->exact) : NULL;
+    a->center = s->engine->centers
+                    ? center_pick(s->ds, o->center, s->engine->exact || s->engine->center_auto)
+                    : NULL;
     a->off = o->fasted_off;
     a->ted_paper = o->ted_paper;
     a->index_k = o->index_k;
@@ -227,7 +229,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.progress = s->progress;
     a.progress_ctx = s->progress_ctx;
     a.format = e->format;
-    a.center = center_pick(s->ds, o->center, e->exact);
+    a.center = center_pick(s->ds, o->center, e->exact || e->center_auto);
     a.off = o->fasted_off;
     fmt_fit fit;
     const int scaled = gpu_scale(e, s->ds, a.center, &fit);

@@ -24,12 +24,13 @@ extern const engine engine_ted_index;
 /* Tensor-core formats: one row each, all run by kern_fasted_run in the
  * format the row names (kernels/fmt_NAME.cu, KERN_FORMAT); engine_available
  * checks the device and its compute capability for them. */
-#define TC_ENGINE(nm, fmt, prec, bits, rank_default, labf, labbits, sum)                           \
+#define TC_ENGINE(nm, fmt, prec, bits, rank_default, labf, labbits, cauto, sum)                    \
     {                                                                                              \
         .name = nm, .precision = prec, .summary = sum, .gpu = 1, .run = engine_gpu_run,            \
         .kjoin = kern_fasted_run, .format = fmt, .dist = ENGINE_DIST_FP32, .exact = 0,             \
         .in_bits = bits, .rank = {[ENGINE_ROLE_DEFAULT] = rank_default},                           \
         .kdist = engine_gpu_kdist, .centers = 1, .lab = labf, .lab_bits = labbits,                 \
+        .center_auto = cauto,                                                                      \
     }
 KERN_FORMAT_DECL(bf16);
 KERN_FORMAT_DECL(tf32);
@@ -37,23 +38,24 @@ KERN_FORMAT_DECL(fp8_e4m3);
 KERN_FORMAT_DECL(fp8_e5m2);
 
 static const engine engine_fasted = TC_ENGINE(
-    "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2, "fp16", 16,
+    "fasted", KERN_FORMAT(fp16), "fp16-32", 11, 2, "fp16", 16, 0,
     "FASTED: FP16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 static const engine engine_bf16 =
-    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0, "bf16", 16,
+    TC_ENGINE("bf16", KERN_FORMAT(bf16), "bf16-32", 8, 0, "bf16", 16, 0,
               "BF16 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 static const engine engine_tf32 =
-    TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0, "tf32", 32,
+    TC_ENGINE("tf32", KERN_FORMAT(tf32), "tf32-32", 11, 0, "tf32", 32, 0,
               "TF32 inputs, FP32 accumulation on tensor cores (wgmma on Hopper, else mma.sync)");
 
-static const engine engine_fp8_e4m3 =
-    TC_ENGINE("fp8-e4m3", KERN_FORMAT(fp8_e4m3), "e4m3-32", 4, 0, "fp8-e4m3", 8,
-              "FP8 E4M3 inputs scaled by a power of two, FP32 accumulation on tensor cores "
-              "(sm_89 and later; wgmma on Hopper)");
-static const engine engine_fp8_e5m2 =
-    TC_ENGINE("fp8-e5m2", KERN_FORMAT(fp8_e5m2), "e5m2-32", 3, 0, "fp8-e5m2", 8,
-              "FP8 E5M2 inputs scaled by a power of two, FP32 accumulation on tensor cores "
-              "(sm_89 and later; wgmma on Hopper)");
+/* The FP8 rows centre by default (auto), as their CPU twins do. */
+static const engine engine_fp8_e4m3 = TC_ENGINE(
+    "fp8-e4m3", KERN_FORMAT(fp8_e4m3), "e4m3-32", 4, 0, "fp8-e4m3", 8, 1,
+    "FP8 E4M3 inputs scaled by a power of two, tensor-core accumulation (narrower than FP32) "
+    "(sm_89 and later; wgmma on Hopper)");
+static const engine engine_fp8_e5m2 = TC_ENGINE(
+    "fp8-e5m2", KERN_FORMAT(fp8_e5m2), "e5m2-32", 3, 0, "fp8-e5m2", 8, 1,
+    "FP8 E5M2 inputs scaled by a power of two, tensor-core accumulation (narrower than FP32) "
+    "(sm_89 and later; wgmma on Hopper)");
 
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */

@@ -130,6 +130,14 @@ int lab_pick_rows(const engine_opts *o, const char *const *names, size_t nnames,
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", f ? " " : "", fmts[f]);
         return err_set(TCJ_EINVAL, "unknown format '%s' (the formats: %s)", names[k], list);
     }
+    /* On a GPU machine the lab times the GPU kernels: a format with only
+     * a CPU emulation would take minutes where the others take
+     * milliseconds, so it runs only when named (or with cpu). */
+    int gpu_here = 0;
+    for (size_t f = 0; f < nf && !cpu_only; f++) {
+        const engine *g = lab_row_of(fmts[f], 1);
+        gpu_here |= g && engine_available(g, o) == 0;
+    }
     for (size_t f = 0; f < nf && *n < max; f++) {
         int wanted = nnames == 0;
         for (size_t k = 0; k < nnames; k++)
@@ -141,6 +149,12 @@ int lab_pick_rows(const engine_opts *o, const char *const *names, size_t nnames,
         memset(p, 0, sizeof *p);
         if (!cpu_only && gpu && engine_available(gpu, o) == 0) {
             p->e = gpu;
+        } else if (cpu && !gpu && gpu_here && nnames == 0) {
+            p->e = cpu;
+            p->avail_rc =
+                err_set(TCJ_ENODEV, "no GPU kernel yet: `precisions %s` runs %s (on the CPU, slow)",
+                        fmts[f], cpu->name);
+            snprintf(p->why, sizeof p->why, "%s", err_msg());
         } else if (cpu && (p->avail_rc = engine_available(cpu, o)) == 0) {
             p->e = cpu;
         } else if (cpu) {

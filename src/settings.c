@@ -293,7 +293,7 @@ const setting settings_table[] = {
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
     {"center", "auto|on|off|default",
-     "low-precision engines: subtract column means first (default: auto for exact engines)",
+     "low-precision engines: subtract column means first (default: auto for exact and FP8)",
      1, {"auto|on|off|default", NULL}, get_center, set_center},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "center.h"
 #include "check.h"
 #include "dataset.h"
 #include "engine.h"
@@ -343,6 +344,7 @@ static void check_fmt_against_refs(const tc_fmt *f, const dataset *ds, double ep
 {
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     pairs F, C, H;
     int rc = join_pairs(f->engine, ds, eps, &o, 0, ds->n, &F);
     CHECK_MSG(rc == 0, "%s: %s: %s", what, f->engine, err_msg());
@@ -469,6 +471,7 @@ TEST(fasted_modes_agree)
         CHECK(gen("gauss", 3000, 96, &ds) == 0);
         engine_opts o;
         engine_opts_default(&o);
+        o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
         enum { NB = 4 };
         double edges[NB + 1];
         for (int k = 0; k <= NB; k++) {
@@ -542,6 +545,7 @@ TEST(fasted_variants_same_pairs)
     double eps = eps_for(&ds, 30);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     for (int sym = 0; sym < 2; sym++) {
         o.symmetric = sym;
         o.fasted_off = FASTED_OFF_WGMMA;
@@ -593,6 +597,7 @@ TEST(fasted_default_vs_mma_sync)
             double eps = eps_for(&ds, cs[c].sel);
             engine_opts o;
             engine_opts_default(&o);
+            o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
             uint64_t *counts = xcalloc(ds.n, sizeof *counts);
             for (int sym = 0; sym < 2; sym++) {
                 o.symmetric = sym;
@@ -656,6 +661,7 @@ TEST(fasted_hist_max_bins)
     uint64_t *hist = xcalloc(NB, sizeof *hist), below, tot;
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     for (int sym = 0; sym < 2; sym++) {
         o.symmetric = sym;
         CHECK_MSG(count_run(&ds, JOIN_HIST, 0, &o, &tot, NULL, edges, NB, hist, &below) == 0, "%s",
@@ -689,6 +695,7 @@ TEST(fasted_symmetric_on_off)
     double eps = eps_for(&ds, 25);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     pairs A, B;
     CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &A) == 0);
     o.symmetric = 0;
@@ -714,6 +721,7 @@ TEST(fasted_pair_buffer_refills)
     double eps = eps_for(&ds, 150);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     for (size_t f = 0; f < NFMT; f++)
         for (int sym = 0; sym < 2; sym++) {
             o.symmetric = sym;
@@ -750,6 +758,7 @@ TEST(fasted_self_pairs_tiny_eps)
     CHECK(gen("uniform", 2000, 4096, &ds) == 0);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     for (int sym = 0; sym < 2; sym++) {
         o.symmetric = sym;
         pairs P;
@@ -775,6 +784,7 @@ TEST(fasted_query_ranges)
     double eps = eps_for(&ds, 20);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     o.symmetric = 0;
     pairs full;
     CHECK(join_pairs("fasted", &ds, eps, &o, 0, ds.n, &full) == 0);

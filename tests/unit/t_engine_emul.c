@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "center.h"
 #include "check.h"
 #include "dataset.h"
 #include "engine.h"
@@ -232,6 +233,7 @@ static void modes_against_model(const fmt_case *f, const dataset *ds, double eps
     const float lim = (float)(eps * eps);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     o.threads = threads;
     o.batch_pairs = 37; /* many small batches */
     size_t nq = q1 - q0;
@@ -351,6 +353,7 @@ static void against_fp64(const fmt_case *f, const dataset *ds, double eps, size_
     const engine *e = engine_find(f->engine);
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     collect c = {0};
     join_spec s = spec_for(ds, eps, JOIN_PAIRS, &o, 0, ds->n);
     s.sink.put = collect_put;
@@ -442,6 +445,7 @@ static double pair01(const char *name, const double *x, size_t d)
     ds.x = (double *)x;
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     collect c = {0};
     join_spec s = spec_for(&ds, 1e30, JOIN_PAIRS, &o, 0, 1);
     s.sink.put = collect_put;
@@ -501,6 +505,7 @@ TEST(emul_cache_per_format)
     ds.hash = 0xfeed;
     engine_opts o;
     engine_opts_default(&o);
+    o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
     double eps = 0.9;
     uint64_t first[2] = {0, 0};
     for (int round = 0; round < 3; round++)
