@@ -99,6 +99,7 @@ static int run_capped(const engine *e, size_t cap, capped *o)
     engine_opts opts;
     engine_opts_default(&opts);
     opts.gpu_mem = cap;
+    opts.int8_scale = 1; /* int8 quantizes the generated reals */
     memset(o, 0, sizeof *o);
     o->counts = xcalloc(g_ds.n, sizeof *o->counts);
     double edges[33];
