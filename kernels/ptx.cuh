@@ -73,22 +73,17 @@ TCJ_MMA_FP8(mma_sync_m16n8k32_f32_e5m2, "e5m2")
  * (sm_80 and later): 16x32 8-bit integer A (4 regs of 4 values), 32x8 B
  * (2 regs), S32 accumulate (exact: the callers keep every sum within S32).
  * The fragments hold the same bytes as m16n8k16's. */
-__device__ __forceinline__ void mma_sync_m16n8k32_s32_u8(unsigned (&d)[4], const uint32_t (&a)[4],
-                                                         const uint32_t (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-__device__ __forceinline__ void mma_sync_m16n8k32_s32_s8(unsigned (&d)[4], const uint32_t (&a)[4],
-                                                         const uint32_t (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+#define TCJ_MMA_INT8(fn, ty)                                                                       \
+    __device__ __forceinline__ void fn(unsigned(&d)[4], const uint32_t(&a)[4],                     \
+                                       const uint32_t(&b)[2])                                      \
+    {                                                                                              \
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." ty "." ty ".s32 "                    \
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                     \
+                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                              \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));          \
+    }
+TCJ_MMA_INT8(mma_sync_m16n8k32_s32_u8, "u8")
+TCJ_MMA_INT8(mma_sync_m16n8k32_s32_s8, "s8")
 
 /* Fragment ownership (PTX ISA 9.7.14.5.8, "Matrix Fragments for mma.m16n8k*").
  * Every mma.sync shape used here multiplies 32 bytes of k per instruction,
@@ -370,26 +365,20 @@ __device__ __forceinline__ void wgmma_mma_async_m64n256k8_f32_tf32(float (&d)[12
 
 /* PTX ISA, "wgmma.mma_async" (sm_90a), .e4m3 / .e5m2 inputs: m64n256k32,
  * K-major operands only (FP8 has no transpose immediates); 32 FP8 values =
- * 32 bytes of k per instruction, the same bytes as the 16-bit shapes. */
-__device__ __forceinline__ void
-wgmma_mma_async_m64n256k32_f32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " TCJ_WGMMA_D128
-                 ", %128, %129, p, 1, 1;\n}\n"
-                 : TCJ_WGMMA_C128
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void
-wgmma_mma_async_m64n256k32_f32_e5m2(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 " TCJ_WGMMA_D128
-                 ", %128, %129, p, 1, 1;\n}\n"
-                 : TCJ_WGMMA_C128
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+ * 32 bytes of k per instruction, the same bytes as the 16-bit shapes. One
+ * wrapper per input type. */
+#define TCJ_WGMMA_FP8(fn, ty)                                                                      \
+    __device__ __forceinline__ void fn(float(&d)[128], uint64_t desc_a, uint64_t desc_b,           \
+                                       int scale_d)                                                \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                 \
+                     "wgmma.mma_async.sync.aligned.m64n256k32.f32." ty "." ty " " TCJ_WGMMA_D128   \
+                     ", %128, %129, p, 1, 1;\n}\n"                                                 \
+                     : TCJ_WGMMA_C128                                                              \
+                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                    \
+    }
+TCJ_WGMMA_FP8(wgmma_mma_async_m64n256k32_f32_e4m3, "e4m3")
+TCJ_WGMMA_FP8(wgmma_mma_async_m64n256k32_f32_e5m2, "e5m2")
 
 /* The 128 S32 accumulator operands' constraints (integer wgmma). */
 #define TCJ_WGMMA_R8(k)                                                                            \
@@ -403,24 +392,19 @@ wgmma_mma_async_m64n256k32_f32_e5m2(float (&d)[128], uint64_t desc_a, uint64_t d
 
 /* PTX ISA, "wgmma.mma_async" (sm_90a), integer inputs:
  * wgmma.mma_async.sync.aligned.m64n256k32.s32.{u8,s8}: K-major operands,
- * S32 accumulator, no scale or transpose immediates; 32 bytes of k. */
-__device__ __forceinline__ void
-wgmma_mma_async_m64n256k32_s32_u8(unsigned (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k32.s32.u8.u8 " TCJ_WGMMA_D128
-                 ", %128, %129, p;\n}\n"
-                 : TCJ_WGMMA_R128
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-__device__ __forceinline__ void
-wgmma_mma_async_m64n256k32_s32_s8(unsigned (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 " TCJ_WGMMA_D128
-                 ", %128, %129, p;\n}\n"
-                 : TCJ_WGMMA_R128
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+ * S32 accumulator, no scale or transpose immediates; 32 bytes of k. One
+ * wrapper per input type. */
+#define TCJ_WGMMA_INT8(fn, ty)                                                                     \
+    __device__ __forceinline__ void fn(unsigned(&d)[128], uint64_t desc_a, uint64_t desc_b,        \
+                                       int scale_d)                                                \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                 \
+                     "wgmma.mma_async.sync.aligned.m64n256k32.s32." ty "." ty " " TCJ_WGMMA_D128   \
+                     ", %128, %129, p;\n}\n"                                                       \
+                     : TCJ_WGMMA_R128                                                              \
+                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                    \
+    }
+TCJ_WGMMA_INT8(wgmma_mma_async_m64n256k32_s32_u8, "u8")
+TCJ_WGMMA_INT8(wgmma_mma_async_m64n256k32_s32_s8, "s8")
 
 #endif

@@ -100,13 +100,7 @@ static int cpu_int8_run(const join_spec *s, join_result *res)
     rc = engine_cpu.run(&t, res);
     free(edges);
     free(us.buf);
-    char v[sizeof res->variant];
-    snprintf(v, sizeof v, "%s", res->variant);
-    snprintf(res->variant, sizeof res->variant, "%s, %s%.80s", pl.u8 ? "u8" : "s8",
-             pl.inexact ? "quantized, " : "", v);
-    join_result_metric(res, "inexact", pl.inexact, "");
-    if (pl.inexact)
-        join_result_metric(res, "int8_scale", pl.scale, "");
+    int8_plan_record(&pl, res);
     return rc;
 }
 

@@ -23,11 +23,7 @@ static int int8_run(const join_spec *s, join_result *res)
         return rc;
     rc = engine_gpu_run_fmt(s, res, pl.u8 ? KERN_FORMAT(int8_u8) : KERN_FORMAT(int8_s8),
                             pl.inexact ? pl.scale : 0);
-    const size_t k = strlen(res->variant);
-    snprintf(res->variant + k, sizeof res->variant - k, ", %s", pl.u8 ? "u8" : "s8");
-    join_result_metric(res, "inexact", pl.inexact, "");
-    if (pl.inexact)
-        join_result_metric(res, "int8_scale", pl.scale, "");
+    int8_plan_record(&pl, res);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -141,4 +142,14 @@ int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *o
     snprintf(plan_last.msg, sizeof plan_last.msg, "%s", rc ? err_msg() : "");
     pthread_mutex_unlock(&plan_mu);
     return rc;
+}
+
+void int8_plan_record(const int8_plan *p, join_result *res)
+{
+    const size_t k = strlen(res->variant);
+    snprintf(res->variant + k, sizeof res->variant - k, ", %s%s", p->u8 ? "u8" : "s8",
+             p->inexact ? ", quantized" : "");
+    join_result_metric(res, "inexact", p->inexact, "");
+    if (p->inexact)
+        join_result_metric(res, "int8_scale", p->scale, "");
 }

@@ -7,6 +7,7 @@
 #define TCJ_INT8_PLAN_H
 
 #include "dataset.h"
+#include "engine.h"
 
 /* The largest d whose dot products stay exact in S32 (d 255^2 < 2^31). */
 #define INT8_MAX_D 33025
@@ -25,5 +26,10 @@ int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *o
 
 /* One value as the int8 engines take it: rint(v scale) (ties to even). */
 double int8_value(const int8_plan *p, double v);
+
+/* What both int8 engines record about a run: the variant gains ", u8" or
+ * ", s8" (", quantized" too when so), and the metrics inexact and, when
+ * quantized, int8_scale. */
+void int8_plan_record(const int8_plan *p, join_result *res);
 
 #endif
