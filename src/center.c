@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "par.h"
 
 static pthread_mutex_t center_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -16,6 +17,49 @@ static struct {
     center_facts f;
 } g_center;
 
+/* One range of rows' share of the means: compensated column sums (each
+ * range its own, combined with compensation again) and, in a second pass
+ * with the means known, the largest norms and values. */
+typedef struct center_part {
+    const dataset *ds;
+    const double *m;    /* pass 2: the means */
+    double *sum, *comp; /* PAR_MAX_THREADS x d */
+    center_facts f[PAR_MAX_THREADS];
+} center_part;
+
+static void center_sums(void *ctx, int t, size_t a, size_t b)
+{
+    center_part *p = ctx;
+    const size_t d = p->ds->d;
+    double *m = p->sum + (size_t)t * d, *c = p->comp + (size_t)t * d;
+    for (size_t i = a; i < b; i++)
+        for (size_t k = 0; k < d; k++) {
+            const double y = p->ds->x[i * d + k] - c[k], s = m[k] + y;
+            c[k] = (s - m[k]) - y;
+            m[k] = s;
+        }
+}
+
+static void center_norms(void *ctx, int t, size_t a, size_t b)
+{
+    center_part *p = ctx;
+    const size_t d = p->ds->d;
+    center_facts f = {0, 0, 0, 0};
+    for (size_t i = a; i < b; i++) {
+        double r = 0, cc = 0;
+        for (size_t k = 0; k < d; k++) {
+            const double v = p->ds->x[i * d + k], w = v - p->m[k];
+            r += v * v;
+            cc += w * w;
+            f.vmax_raw = fmax(f.vmax_raw, fabs(v));
+            f.vmax_centred = fmax(f.vmax_centred, fabs(w));
+        }
+        f.nmax_raw = fmax(f.nmax_raw, sqrt(r));
+        f.nmax_centred = fmax(f.nmax_centred, sqrt(cc));
+    }
+    p->f[t] = f;
+}
+
 const double *center_means(const dataset *ds, center_facts *facts)
 {
     if (!ds || ds->n == 0 || ds->d == 0)
@@ -25,32 +69,37 @@ const double *center_means(const dataset *ds, center_facts *facts)
     if (!(g_center.means && g_center.hash == ds->hash && g_center.x == ds->x && g_center.n == n &&
           g_center.d == d)) {
         free(g_center.means);
-        double *m = xcalloc(d, sizeof *m);
         /* Means by compensated column sums: the FP64 mean of up to 1e8
-         * values stays within a few ulps. */
-        double *c = xcalloc(d, sizeof *c);
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 0; k < d; k++) {
-                const double y = ds->x[i * d + k] - c[k], t = m[k] + y;
-                c[k] = (t - m[k]) - y;
-                m[k] = t;
+         * values stays within a few ulps. Rows in parallel ranges. */
+        center_part *p = xcalloc(1, sizeof *p);
+        p->ds = ds;
+        p->sum = xcalloc((size_t)PAR_MAX_THREADS * d, sizeof *p->sum);
+        p->comp = xcalloc((size_t)PAR_MAX_THREADS * d, sizeof *p->comp);
+        int nt;
+        par_for(n, d, center_sums, p, &nt);
+        double *m = xcalloc(d, sizeof *m);
+        for (size_t k = 0; k < d; k++) {
+            double s = 0, c = 0;
+            for (int t = 0; t < nt; t++) {
+                const double y = (p->sum[(size_t)t * d + k] - p->comp[(size_t)t * d + k]) - c,
+                             u = s + y;
+                c = (u - s) - y;
+                s = u;
             }
-        for (size_t k = 0; k < d; k++)
-            m[k] /= (double)n;
-        free(c);
-        center_facts f = {0, 0, 0, 0};
-        for (size_t i = 0; i < n; i++) {
-            double r = 0, cc = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double v = ds->x[i * d + k], w = v - m[k];
-                r += v * v;
-                cc += w * w;
-                f.vmax_raw = fmax(f.vmax_raw, fabs(v));
-                f.vmax_centred = fmax(f.vmax_centred, fabs(w));
-            }
-            f.nmax_raw = fmax(f.nmax_raw, sqrt(r));
-            f.nmax_centred = fmax(f.nmax_centred, sqrt(cc));
+            m[k] = s / (double)n;
         }
+        p->m = m;
+        par_for(n, d, center_norms, p, &nt);
+        center_facts f = {0, 0, 0, 0};
+        for (int t = 0; t < nt; t++) {
+            f.nmax_raw = fmax(f.nmax_raw, p->f[t].nmax_raw);
+            f.nmax_centred = fmax(f.nmax_centred, p->f[t].nmax_centred);
+            f.vmax_raw = fmax(f.vmax_raw, p->f[t].vmax_raw);
+            f.vmax_centred = fmax(f.vmax_centred, p->f[t].vmax_centred);
+        }
+        free(p->sum);
+        free(p->comp);
+        free(p);
         g_center.means = m;
         g_center.hash = ds->hash;
         g_center.x = ds->x;

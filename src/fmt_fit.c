@@ -82,7 +82,7 @@ static void fit_compute(const dataset *ds, const double *center, const fmt_fit_f
     p->f = f;
     p->pass = 1;
     int nt;
-    par_for(nv, fit_range, p, &nt);
+    par_for(nv, 1, fit_range, p, &nt);
     double vmax = 0;
     for (int t = 0; t < nt; t++)
         vmax = fmax(vmax, p->vmax[t]);
@@ -99,7 +99,7 @@ static void fit_compute(const dataset *ds, const double *center, const fmt_fit_f
     p->hi = ldexp(f->max, -out->scale);
     p->lo = ldexp(f->min_sub, -out->scale);
     p->pass = 2;
-    par_for(nv, fit_range, p, &nt);
+    par_for(nv, 1, fit_range, p, &nt);
     for (int t = 0; t < nt; t++) {
         out->overflow += p->cnt[t].overflow;
         out->underflow += p->cnt[t].underflow;

@@ -76,7 +76,7 @@ static int plan_compute(const dataset *ds, int quantize, const char *who, int8_p
     int8_scan *sc = xmalloc(sizeof *sc);
     sc->ds = ds;
     int nt;
-    par_for(nv, scan_range, sc, &nt);
+    par_for(nv, 1, scan_range, sc, &nt);
     double lo = INFINITY, hi = -INFINITY;
     size_t bad = nv, nonfin = nv;
     for (int t = 0; t < nt; t++) {

@@ -3,38 +3,46 @@
 #include <pthread.h>
 #include <unistd.h>
 
+/* The ranges are fixed by n and the work alone (PAR_MAX_THREADS of them,
+ * or one), never by the machine's cores, so what the caller combines, and
+ * its rounding, is the same on every machine; the threads (at most one a
+ * core) take ranges t, t + threads, ... */
 typedef struct par_job {
     void (*fn)(void *ctx, int t, size_t a, size_t b);
     void *ctx;
-    int t;
-    size_t a, b;
+    int first, step, nranges;
+    size_t n, per;
 } par_job;
 
 static void *par_main(void *p)
 {
     par_job *j = p;
-    j->fn(j->ctx, j->t, j->a, j->b);
+    for (int t = j->first; t < j->nranges; t += j->step) {
+        const size_t a = j->per * (size_t)t < j->n ? j->per * (size_t)t : j->n;
+        const size_t b = a + j->per < j->n ? a + j->per : j->n;
+        j->fn(j->ctx, t, a, b);
+    }
     return NULL;
 }
 
-void par_for(size_t n, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx, int *nt)
+void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
+             int *nt)
 {
+    const int k = n * weight < PAR_MIN || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int k = n < PAR_MIN || cores < 2 ? 1 : (int)(cores < PAR_MAX_THREADS ? cores : PAR_MAX_THREADS);
+    const int nth = k == 1 || cores < 2 ? 1 : (int)(cores < k ? cores : k);
     par_job job[PAR_MAX_THREADS];
     pthread_t th[PAR_MAX_THREADS];
     int started[PAR_MAX_THREADS] = {0};
     const size_t per = (n + (size_t)k - 1) / (size_t)k;
-    for (int t = 0; t < k; t++) {
-        const size_t a = per * (size_t)t < n ? per * (size_t)t : n;
-        const size_t b = a + per < n ? a + per : n;
-        job[t] = (par_job){fn, ctx, t, a, b};
-        /* Thread 0's range runs here; one that cannot start runs here too. */
+    for (int t = 0; t < nth; t++) {
+        job[t] = (par_job){fn, ctx, t, nth, k, n, per};
+        /* Thread 0's share runs here; one that cannot start runs here too. */
         if (t > 0)
             started[t] = pthread_create(&th[t], NULL, par_main, &job[t]) == 0;
     }
     par_main(&job[0]);
-    for (int t = 1; t < k; t++) {
+    for (int t = 1; t < nth; t++) {
         if (started[t])
             pthread_join(th[t], NULL);
         else

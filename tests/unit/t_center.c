@@ -235,3 +235,39 @@ TEST(prediction_counts_the_band)
            p.err_centred, (unsigned long long)band, (unsigned long long)in);
     dataset_free(&ds);
 }
+
+/* Large enough for the ranges of src/par.c: each mean within a few ulps of
+ * a long double column sum here, and the largest norms as a plain loop
+ * finds them. */
+TEST(means_over_parallel_ranges)
+{
+    dataset ds = make("big", (size_t)1 << 15, 40);
+    rng_state = 77;
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = 1e4 * (double)(k % 40) + rng_unit();
+    finish(&ds);
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    CHECK(m != NULL);
+    double nraw = 0, ncen = 0;
+    for (size_t k = 0; k < ds.d; k++) {
+        long double s = 0;
+        for (size_t i = 0; i < ds.n; i++)
+            s += ds.x[i * ds.d + k];
+        const double want = (double)(s / (long double)ds.n);
+        CHECK_MSG(fabs(m[k] - want) <= 4 * 0x1p-52 * fabs(want) + 1e-300,
+                  "column %zu: %.17g vs %.17g", k, m[k], want);
+    }
+    for (size_t i = 0; i < ds.n; i++) {
+        double r = 0, c = 0;
+        for (size_t k = 0; k < ds.d; k++) {
+            const double v = ds.x[i * ds.d + k], w = v - m[k];
+            r += v * v;
+            c += w * w;
+        }
+        nraw = fmax(nraw, sqrt(r));
+        ncen = fmax(ncen, sqrt(c));
+    }
+    CHECK(f.nmax_raw == nraw && f.nmax_centred == ncen);
+    dataset_free(&ds);
+}
