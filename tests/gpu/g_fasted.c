@@ -24,6 +24,7 @@
 
 #include "center.h"
 #include "check.h"
+#include "scale_ref.h"
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
@@ -184,22 +185,9 @@ static double acc_term(const tc_fmt *f, size_t d, double nx)
     return 2 * 2 * steps * 33 * ldexp(1.0, 1 - f->acc_bits) * nx * nx / 4;
 }
 
-/* The power of two a scaled format multiplies ds by (0 for the others):
- * the largest s with max |v| 2^s <= smax, found here by doubling and
- * halving, independently of src/fmt_fit.c. */
 static int fmt_scale(const tc_fmt *f, const dataset *ds)
 {
-    double m = 0;
-    for (size_t t = 0; t < ds->n * ds->d; t++)
-        m = fmax(m, fabs(ds->x[t]));
-    if (!f->smax || m == 0)
-        return 0;
-    int s = 0;
-    while (ldexp(m, s) > f->smax)
-        s--;
-    while (ldexp(m, s + 1) <= f->smax)
-        s++;
-    return s;
+    return scale_ref(ds, f->smax);
 }
 #define NFMT (sizeof tc_fmts / sizeof tc_fmts[0])
 static const tc_fmt *FP16 = &tc_fmts[0];

@@ -32,6 +32,7 @@
 
 #include "center.h"
 #include "check.h"
+#include "scale_ref.h"
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
@@ -61,21 +62,9 @@ static const fmt_case cases[] = {
     {"cpu-fp8-e5m2", fp8_e5m2_round, 3, 0x1p-16, "e5m2-32", 57344},
 };
 
-/* The scale of a scaled format, by doubling and halving (independent of
- * src/fmt_fit.c's log2). */
 static int case_scale(const fmt_case *f, const dataset *ds)
 {
-    double m = 0;
-    for (size_t t = 0; t < ds->n * ds->d; t++)
-        m = fmax(m, fabs(ds->x[t]));
-    if (!f->smax || m == 0)
-        return 0;
-    int s = 0;
-    while (ldexp(m, s) > f->smax)
-        s--;
-    while (ldexp(m, s + 1) <= f->smax)
-        s++;
-    return s;
+    return scale_ref(ds, f->smax);
 }
 #define NCASES (sizeof cases / sizeof *cases)
 
