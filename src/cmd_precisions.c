@@ -43,15 +43,24 @@ static int on_ref(void *vctx, lab_result *r, const join_result *res)
     return 0;
 }
 
-/* The format's run (failed runs too, with their error), its comparison
- * with the reference as side b, then the lab row pointing at both. */
-static int on_row(void *vctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
-                  int run_rc, const cmp_result *cmp)
+/* The format's run as it finishes (failed runs too, with their error). */
+static int on_run(void *vctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
+                  int run_rc)
 {
     lab_ctx *c = vctx;
     session *s = c->s;
-    if (run)
-        row->run_id = runner_store(s, e, &c->spec, run, run_rc, run_rc ? row->reason : NULL);
+    row->run_id = runner_store(s, e, &c->spec, run, run_rc, run_rc ? row->reason : NULL);
+    if (row->run_id)
+        s->last_run_id = row->run_id;
+    return 0;
+}
+
+/* The row is final: its comparison with the reference as side b, then
+ * the lab row pointing at its run and comparison. */
+static int on_row(void *vctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp)
+{
+    lab_ctx *c = vctx;
+    session *s = c->s;
     if (cmp && s->db) {
         cmp_side a = cmp->side, b;
         a.run_id = row->run_id;
@@ -63,10 +72,8 @@ static int on_row(void *vctx, lab_result *r, lab_row *row, const engine *e, cons
             cmd_store_failed();
         row->comparison_id = cid > 0 ? cid : 0;
     }
-    if (s->db && r->lab_id > 0 && store_lab_row(s->db, r->lab_id, r->nrow - 1, row))
+    if (s->db && r->lab_id > 0 && store_lab_row(s->db, r->lab_id, (int)(row - r->row), row))
         cmd_store_failed();
-    if (row->run_id)
-        s->last_run_id = row->run_id;
     return 0;
 }
 
@@ -127,6 +134,7 @@ static int precisions_run(session *s, int argc, char **argv)
                    .progress = on_progress,
                    .progress_ctx = &ctx,
                    .on_ref = on_ref,
+                   .on_run = on_run,
                    .on_row = on_row,
                    .ctx = &ctx};
     lab_result *r = xmalloc(sizeof *r);

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "json.h"
+#include "par.h"
 
 const double cmp_rel_edges[CMP_REL_BINS + 1] = {
     -INFINITY, -1e-1, -1e-2, -1e-3, -1e-4, -1e-5, -1e-6,    0,
@@ -59,9 +60,23 @@ static int cmp_by_j(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Sort one row's pairs by j (par_for ranges of rows). */
+typedef struct cmp_sort_job {
+    cmp_pair *p;
+    const size_t *off;
+} cmp_sort_job;
+
+static void cmp_sort_rows(void *ctx, int t, size_t a, size_t b)
+{
+    const cmp_sort_job *j = ctx;
+    for (size_t r = a; r < b; r++)
+        if (j->off[r + 1] - j->off[r] > 1)
+            qsort(j->p + j->off[r], j->off[r + 1] - j->off[r], sizeof *j->p, cmp_by_j);
+}
+
 /* Sort a block's pairs by (i, j): count rows (off has rows+1 entries), place
- * into tmp, then sort each row by j. The result is in b->p; off[r] .. off[r+1]
- * is row r0 + r. */
+ * into tmp, then sort each row by j, rows in parallel. The result is in
+ * b->p; off[r] .. off[r+1] is row r0 + r. */
 static void cmp_buf_sort(cmp_buf *b, size_t r0, size_t rows, size_t *off)
 {
     if (b->tmpcap < b->cap) {
@@ -84,9 +99,9 @@ static void cmp_buf_sort(cmp_buf *b, size_t r0, size_t rows, size_t *off)
     size_t c = b->cap;
     b->cap = b->tmpcap;
     b->tmpcap = c;
-    for (size_t r = 0; r < rows; r++)
-        if (off[r + 1] - off[r] > 1)
-            qsort(b->p + off[r], off[r + 1] - off[r], sizeof *b->p, cmp_by_j);
+    cmp_sort_job job = {b->p, off};
+    int nt;
+    par_for(rows, b->len / (rows ? rows : 1) + 1, cmp_sort_rows, &job, &nt);
 }
 
 /* The error histogram with a range that grows by thirds (see compare.h). */
@@ -137,18 +152,62 @@ static double cmp_dist64(const dataset *ds, size_t i, size_t j)
     return sqrt(s);
 }
 
-static void cmp_only(const cmp_spec *s, size_t i, size_t j, double *relmax, uint64_t *bins)
+/* A pair only one side found, judged after the merge by its FP64
+ * distance (in parallel: d operations each, the pass's costliest part
+ * when a format loses many pairs). */
+typedef struct cmp_one {
+    uint32_t i, j;
+    int ref; /* 1: only the reference found it */
+} cmp_one;
+
+typedef struct cmp_only_job {
+    const dataset *ds;
+    double eps;
+    const cmp_one *one;
+    double relmax[PAR_MAX_THREADS][2];
+    uint64_t bins[PAR_MAX_THREADS][2][CMP_REL_BINS];
+} cmp_only_job;
+
+static void cmp_only_range(void *ctx, int t, size_t a, size_t b)
 {
-    double rel = (cmp_dist64(s->ds, i, j) - s->eps) / s->eps;
-    if (fabs(rel) > *relmax)
-        *relmax = fabs(rel);
-    int b = 0;
-    while (b < CMP_REL_BINS - 1 && rel >= cmp_rel_edges[b + 1])
-        b++;
-    bins[b]++;
+    cmp_only_job *j = ctx;
+    for (size_t k = a; k < b; k++) {
+        const cmp_one *o = &j->one[k];
+        double rel = (cmp_dist64(j->ds, o->i, o->j) - j->eps) / j->eps;
+        if (fabs(rel) > j->relmax[t][o->ref])
+            j->relmax[t][o->ref] = fabs(rel);
+        int bin = 0;
+        while (bin < CMP_REL_BINS - 1 && rel >= cmp_rel_edges[bin + 1])
+            bin++;
+        j->bins[t][o->ref][bin]++;
+    }
 }
 
-/* Running state of the pair pass. */
+/* Counts and largest |rel| do not depend on the order, so the ranges'
+ * results add up to what one thread would find. */
+static void cmp_only_all(const dataset *ds, double eps, const cmp_one *one, size_t n, cmp_side *sd)
+{
+    if (!n)
+        return;
+    cmp_only_job *j = xcalloc(1, sizeof *j);
+    j->ds = ds;
+    j->eps = eps;
+    j->one = one;
+    int nt;
+    par_for(n, ds->d, cmp_only_range, j, &nt);
+    double *relmax[2] = {&sd->only_engine_rel_max, &sd->only_ref_rel_max};
+    uint64_t *bins[2] = {sd->only_engine_rel, sd->only_ref_rel};
+    for (int t = 0; t < nt; t++)
+        for (int w = 0; w < 2; w++) {
+            if (j->relmax[t][w] > *relmax[w])
+                *relmax[w] = j->relmax[t][w];
+            for (int b = 0; b < CMP_REL_BINS; b++)
+                bins[w][b] += j->bins[t][w][b];
+        }
+    free(j);
+}
+
+/* Running state of one side's pair pass. */
 typedef struct cmp_acc {
     double score_sum;
     uint64_t nerr;
@@ -156,18 +215,20 @@ typedef struct cmp_acc {
     cmp_hist hist;
 } cmp_acc;
 
-static void cmp_merge_row(const cmp_spec *s, cmp_side *r, cmp_acc *acc, size_t i, const cmp_pair *a,
-                          size_t na, const cmp_pair *b, size_t nb)
+/* Merge row i of the engine (a) and the reference (b), both sorted by j:
+ * pairs both found feed the error statistics, the others go to one[]. */
+static void cmp_merge_row(cmp_side *r, cmp_acc *acc, size_t i, const cmp_pair *a, size_t na,
+                          const cmp_pair *b, size_t nb, cmp_one *one, size_t *none)
 {
     size_t x = 0, y = 0, inter = 0;
     while (x < na || y < nb) {
         if (y == nb || (x < na && a[x].j < b[y].j)) {
             r->only_engine++;
-            cmp_only(s, i, a[x].j, &r->only_engine_rel_max, r->only_engine_rel);
+            one[(*none)++] = (cmp_one){(uint32_t)i, a[x].j, 0};
             x++;
         } else if (x == na || b[y].j < a[x].j) {
             r->only_ref++;
-            cmp_only(s, i, b[y].j, &r->only_ref_rel_max, r->only_ref_rel);
+            one[(*none)++] = (cmp_one){(uint32_t)i, b[y].j, 1};
             y++;
         } else {
             double e = sqrt(a[x].d2) - sqrt(b[y].d2);
@@ -215,33 +276,236 @@ static void cmp_spec_base(const cmp_spec *s, join_spec *js, cmp_prog *prog)
     }
 }
 
-/* Both sides' pairs for rows [r0, r1). Returns 0, 1 when a buffer overflowed
- * (nothing to keep), or an error code. */
-static int cmp_block_pairs(const cmp_spec *s, size_t r0, size_t r1, cmp_buf *ba, cmp_buf *bb,
-                           cmp_prog *prog)
+/* ---- the pair pass: one reference, any number of judged engines ---- */
+
+typedef struct cmp_pass_st {
+    cmp_side side;
+    cmp_acc acc;
+    size_t blocks, redone;
+    double seconds;
+} cmp_pass_st;
+
+struct cmp_pass {
+    cmp_spec s; /* b is the reference; a unused */
+    size_t n, rows, nsides;
+    size_t r0, r1; /* the current block */
+    int started;
+    cmp_buf ref, buf; /* the reference's pairs of the block (sorted), one side's */
+    size_t *roff, *off;
+    size_t roffcap, offcap;
+    cmp_one *one;
+    size_t onecap;
+    size_t ref_blocks, ref_redone;
+    double ref_seconds;
+    cmp_pass_st *sd;
+};
+
+cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides)
 {
-    const engine *eng[2] = {s->a, s->b};
-    cmp_buf *buf[2] = {ba, bb};
-    for (int side = 0; side < 2; side++) {
-        join_spec js;
-        join_result jr;
-        cmp_spec_base(s, &js, prog);
-        js.mode = JOIN_PAIRS;
-        js.q0 = r0;
-        js.q1 = r1;
-        js.sink.put = cmp_buf_put;
-        js.sink.ctx = buf[side];
-        buf[side]->len = 0;
-        buf[side]->overflow = 0;
-        if (side == 1)
-            prog->lo += prog->span;
-        int rc = engine_run(eng[side], &js, &jr);
-        if (buf[side]->overflow)
-            return 1;
+    cmp_pass *m = xcalloc(1, sizeof *m);
+    m->s = *s;
+    m->n = s->ds ? s->ds->n : 0;
+    m->nsides = nsides;
+    m->sd = xcalloc(nsides ? nsides : 1, sizeof *m->sd);
+    size_t bound = s->block_pairs ? s->block_pairs : CMP_BLOCK_PAIRS;
+    m->ref.bound = m->buf.bound = bound;
+    /* Every row at once when the pairs fit (an engine finds the same pairs
+     * in PAIRS mode as in its COUNT run); else blocks the counts say fill
+     * about half a buffer. A block that overflows is halved and redone. */
+    if (most_pairs <= bound) {
+        m->rows = m->n;
+    } else {
+        double per_row = m->n ? (double)most_pairs / (double)m->n : 1;
+        m->rows = (size_t)((double)bound / (2 * per_row));
+    }
+    if (m->rows < 1)
+        m->rows = 1;
+    if (m->rows > m->n)
+        m->rows = m->n;
+    return m;
+}
+
+void cmp_pass_free(cmp_pass *m)
+{
+    if (!m)
+        return;
+    free(m->ref.p);
+    free(m->ref.tmp);
+    free(m->buf.p);
+    free(m->buf.tmp);
+    free(m->roff);
+    free(m->off);
+    free(m->one);
+    free(m->sd);
+    free(m);
+}
+
+static void cmp_grow_off(size_t **off, size_t *cap, size_t rows)
+{
+    if (!*off || rows > *cap) {
+        *off = xrealloc(*off, (rows + 1) * sizeof **off);
+        *cap = rows;
+    }
+}
+
+/* Progress of engine slot (0: the reference, k + 1: side k) within the
+ * current block: the block's share of the rows, cut in equal slots. */
+static void cmp_pass_prog(const cmp_pass *m, size_t q0, size_t q1, int slot, cmp_prog *pg)
+{
+    const double n = m->n ? (double)m->n : 1, per = (double)(q1 - q0) / (double)(m->nsides + 1);
+    pg->s = &m->s;
+    pg->lo = ((double)q0 + per * slot) / n;
+    pg->span = per / n;
+}
+
+/* engine e's pairs of rows [q0, q1) into buf: 0, 1 when buf overflowed
+ * (nothing to keep), or an error code. */
+static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slot, cmp_buf *buf)
+{
+    cmp_prog pg;
+    cmp_pass_prog(m, q0, q1, slot, &pg);
+    join_spec js;
+    join_result jr;
+    cmp_spec_base(&m->s, &js, &pg);
+    js.mode = JOIN_PAIRS;
+    js.q0 = q0;
+    js.q1 = q1;
+    js.sink.put = cmp_buf_put;
+    js.sink.ctx = buf;
+    buf->len = 0;
+    buf->overflow = 0;
+    int rc = engine_run(e, &js, &jr);
+    if (buf->overflow)
+        return 1;
+    return rc;
+}
+
+/* After an overflow: halve the rows, or give a single row room for all
+ * its pairs (at most n). */
+static int cmp_shrink(size_t *rows, cmp_buf *b, size_t n, size_t row)
+{
+    if (*rows > 1) {
+        *rows /= 2;
+        return 0;
+    }
+    if (b->bound < n) {
+        b->bound = b->bound * 2 < n ? b->bound * 2 : n;
+        return 0;
+    }
+    return err_set(TCJ_EINVAL, "an engine reported more than %zu pairs for row %zu", n, row);
+}
+
+int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
+{
+    if (m->n == 0 || (m->started && m->r1 >= m->n))
+        return 0;
+    const size_t r0 = m->started ? m->r1 : 0;
+    m->started = 1;
+    const double t0 = engine_now();
+    for (;;) {
+        if (m->s.cancel && *m->s.cancel)
+            return err_set(TCJ_ECANCEL, "cancelled");
+        const size_t r1 = r0 + m->rows < m->n ? r0 + m->rows : m->n;
+        int rc = cmp_pairs(m, m->s.b, r0, r1, 0, &m->ref);
+        if (rc == 1) {
+            m->ref_redone++;
+            if ((rc = cmp_shrink(&m->rows, &m->ref, m->n, r0)))
+                return rc;
+            continue;
+        }
         if (rc)
             return rc;
+        m->r0 = r0;
+        m->r1 = r1;
+        cmp_grow_off(&m->roff, &m->roffcap, r1 - r0);
+        cmp_buf_sort(&m->ref, r0, r1 - r0, m->roff);
+        m->ref_blocks++;
+        /* Plenty of room left: try a larger block next. */
+        if (m->ref.len < m->ref.bound / 4 && m->rows < m->n)
+            m->rows = m->rows * 2 < m->n ? m->rows * 2 : m->n;
+        m->ref_seconds += engine_now() - t0;
+        *r0_out = r0;
+        *r1_out = r1;
+        return 1;
     }
-    return 0;
+}
+
+int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
+{
+    cmp_pass_st *sd = &m->sd[k];
+    const double t0 = engine_now();
+    sd->side.engine = a->name;
+    sd->side.judged = 1;
+    size_t q0 = m->r0, rows = m->r1 - m->r0;
+    int rc = 0;
+    while (q0 < m->r1) {
+        if (m->s.cancel && *m->s.cancel) {
+            rc = err_set(TCJ_ECANCEL, "cancelled");
+            break;
+        }
+        const size_t q1 = q0 + rows < m->r1 ? q0 + rows : m->r1;
+        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, &m->buf);
+        if (rc == 1) {
+            /* More pairs than the reference's block held: split the block
+             * for this engine only; the reference's pairs stay sorted. */
+            sd->redone++;
+            if ((rc = cmp_shrink(&rows, &m->buf, m->n, q0)))
+                break;
+            continue;
+        }
+        if (rc)
+            break;
+        const size_t nr = q1 - q0;
+        cmp_grow_off(&m->off, &m->offcap, nr);
+        cmp_buf_sort(&m->buf, q0, nr, m->off);
+        const size_t *ro = m->roff + (q0 - m->r0);
+        const size_t most = m->buf.len + (ro[nr] - ro[0]);
+        if (most > m->onecap) {
+            free(m->one);
+            m->one = xmalloc(most * sizeof *m->one);
+            m->onecap = most;
+        }
+        size_t none = 0;
+        for (size_t r = 0; r < nr; r++)
+            cmp_merge_row(&sd->side, &sd->acc, q0 + r, m->buf.p + m->off[r],
+                          m->off[r + 1] - m->off[r], m->ref.p + ro[r], ro[r + 1] - ro[r], m->one,
+                          &none);
+        cmp_only_all(m->s.ds, m->s.eps, m->one, none, &sd->side);
+        sd->blocks++;
+        q0 = q1;
+    }
+    sd->seconds += engine_now() - t0;
+    return rc;
+}
+
+void cmp_pass_result(const cmp_pass *m, size_t k, cmp_result *r)
+{
+    const cmp_pass_st *ps = &m->sd[k];
+    const cmp_acc *acc = &ps->acc;
+    cmp_side *sd = &r->side;
+    *sd = ps->side;
+    sd->judged = 1;
+    sd->overlap = m->n ? acc->score_sum / (double)m->n : 1.0;
+    if (acc->nerr) {
+        sd->err_mean = acc->mean;
+        sd->err_std = sqrt(acc->m2 / (double)acc->nerr);
+        sd->err_min = acc->min;
+        sd->err_max = acc->max;
+    }
+    if (acc->hist.w > 0) {
+        sd->nbins = CMP_ERR_BINS;
+        for (int b = 0; b < CMP_ERR_BINS; b++) {
+            sd->bin_lo[b] = (b - CMP_HALF - 0.5) * acc->hist.w;
+            sd->bin_hi[b] = (b - CMP_HALF + 0.5) * acc->hist.w;
+            sd->bin_count[b] = acc->hist.c[b];
+        }
+    } else if (acc->nerr) {
+        sd->nbins = 1;
+        sd->bin_count[0] = acc->hist.zeros;
+    }
+    r->blocks = ps->blocks;
+    r->redone = m->ref_redone + ps->redone;
+    r->pair_seconds = m->ref_seconds + ps->seconds;
 }
 
 int cmp_run(const cmp_spec *s, cmp_result *r)
@@ -273,100 +537,23 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
     else if ((rc = engine_run(s->b, &js, &r->run_b)))
         return rc;
 
-    /* 2. Pairs block of rows by block of rows. Start from the block that
-     * the counts say fills about half a buffer. */
-    double tp = engine_now();
-    size_t bound = s->block_pairs ? s->block_pairs : CMP_BLOCK_PAIRS;
+    /* 2. The pair pass, block of rows by block of rows (its progress
+     * mapped onto the last 80%). */
+    cmp_spec ps = *s;
+    cmp_prog outer = {.s = s, .lo = 0.2, .span = 0.8};
+    if (s->progress) {
+        ps.progress = cmp_prog_fn;
+        ps.progress_ctx = &outer;
+    }
     uint64_t most = r->run_a.pairs > r->run_b.pairs ? r->run_a.pairs : r->run_b.pairs;
-    double per_row = n ? (double)most / (double)n : 1;
-    size_t rows = per_row > 0 ? (size_t)((double)bound / (2 * per_row)) : n;
-    if (rows < 1)
-        rows = 1;
-    if (rows > n)
-        rows = n;
-    cmp_buf ba = {.bound = bound}, bb = {.bound = bound};
-    size_t *offa = xmalloc((rows + 1) * sizeof *offa);
-    size_t *offb = xmalloc((rows + 1) * sizeof *offb);
-    size_t offcap = rows;
-    cmp_acc acc;
-    memset(&acc, 0, sizeof acc);
-
-    size_t r0 = 0;
-    while (r0 < n) {
-        if (s->cancel && *s->cancel) {
-            rc = err_set(TCJ_ECANCEL, "cancelled");
+    cmp_pass *m = cmp_pass_new(&ps, most, 1);
+    size_t r0, r1;
+    while ((rc = cmp_pass_block(m, &r0, &r1)) == 1)
+        if ((rc = cmp_pass_side(m, 0, s->a)))
             break;
-        }
-        size_t r1 = r0 + rows < n ? r0 + rows : n;
-        prog.lo = 0.2 + 0.8 * (double)r0 / (double)n;
-        prog.span = 0.8 * (double)(r1 - r0) / (double)n / 2;
-        rc = cmp_block_pairs(s, r0, r1, &ba, &bb, &prog);
-        if (rc == 1) {
-            /* Too many pairs for the buffers: halve the block and redo it;
-             * a single row gets room for all its pairs (at most n). */
-            r->redone++;
-            if (rows > 1) {
-                rows /= 2;
-            } else if (ba.bound < n) {
-                ba.bound = bb.bound = ba.bound * 2 < n ? ba.bound * 2 : n;
-            } else {
-                rc = err_set(TCJ_EINVAL, "an engine reported more than %zu pairs for row %zu", n,
-                             r0);
-                break;
-            }
-            continue;
-        }
-        if (rc)
-            break;
-        size_t nr = r1 - r0;
-        if (nr > offcap) {
-            offa = xrealloc(offa, (nr + 1) * sizeof *offa);
-            offb = xrealloc(offb, (nr + 1) * sizeof *offb);
-            offcap = nr;
-        }
-        cmp_buf_sort(&ba, r0, nr, offa);
-        cmp_buf_sort(&bb, r0, nr, offb);
-        for (size_t k = 0; k < nr; k++)
-            cmp_merge_row(s, &r->side, &acc, r0 + k, ba.p + offa[k], offa[k + 1] - offa[k],
-                          bb.p + offb[k], offb[k + 1] - offb[k]);
-        r->blocks++;
-        r0 = r1;
-        /* Plenty of room left: try a larger block next. */
-        if (ba.len < bound / 4 && bb.len < bound / 4 && rows < n)
-            rows = rows * 2 < n ? rows * 2 : n;
-        if (offcap < rows) {
-            offa = xrealloc(offa, (rows + 1) * sizeof *offa);
-            offb = xrealloc(offb, (rows + 1) * sizeof *offb);
-            offcap = rows;
-        }
-    }
-    free(ba.p);
-    free(ba.tmp);
-    free(bb.p);
-    free(bb.tmp);
-    free(offa);
-    free(offb);
-    r->pair_seconds = engine_now() - tp;
-
-    cmp_side *sd = &r->side;
-    sd->overlap = n ? acc.score_sum / (double)n : 1.0;
-    if (acc.nerr) {
-        sd->err_mean = acc.mean;
-        sd->err_std = sqrt(acc.m2 / (double)acc.nerr);
-        sd->err_min = acc.min;
-        sd->err_max = acc.max;
-    }
-    if (acc.hist.w > 0) {
-        sd->nbins = CMP_ERR_BINS;
-        for (int b = 0; b < CMP_ERR_BINS; b++) {
-            sd->bin_lo[b] = (b - CMP_HALF - 0.5) * acc.hist.w;
-            sd->bin_hi[b] = (b - CMP_HALF + 0.5) * acc.hist.w;
-            sd->bin_count[b] = acc.hist.c[b];
-        }
-    } else if (acc.nerr) {
-        sd->nbins = 1;
-        sd->bin_count[0] = acc.hist.zeros;
-    }
+    cmp_pass_result(m, 0, r);
+    r->side.engine = s->a->name;
+    cmp_pass_free(m);
     r->seconds = engine_now() - t0;
     if (!rc && s->progress)
         s->progress(s->progress_ctx, 1.0);

@@ -91,6 +91,29 @@ extern const double cmp_rel_edges[CMP_REL_BINS + 1];
  * with err_msg(). On error *r holds what was done so far. */
 int cmp_run(const cmp_spec *s, cmp_result *r);
 
+/* The pair pass on its own, for several engines judged against one
+ * reference (the precision lab): the reference's pairs of a block of rows
+ * are made and sorted once, then each engine's pairs of the same rows are
+ * merged against them, so k engines cost k + 1 pair runs a block, not 2k.
+ * s gives the reference (b), the dataset, eps, options, the bound, cancel
+ * and progress (over the whole pass); a is not used. most_pairs sizes the
+ * blocks (every row at once when it is within the bound). Per block:
+ *   while ((rc = cmp_pass_block(m, &r0, &r1)) == 1)
+ *       for each engine k: cmp_pass_side(m, k, engine_k);
+ * cmp_pass_block returns 1 with the next block's rows, 0 when every row
+ * was done, or an error code (the reference's, TCJ_ECANCEL).
+ * cmp_pass_side returns 0 or the engine's error code (its side is then
+ * unfinished; the others go on). A side that finds more pairs than the
+ * bound holds is split into smaller blocks for that engine alone.
+ * cmp_pass_result fills side k of r (side, blocks, redone, pair_seconds),
+ * leaving the runs and names to the caller. */
+typedef struct cmp_pass cmp_pass;
+cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides);
+int cmp_pass_block(cmp_pass *m, size_t *r0, size_t *r1);
+int cmp_pass_side(cmp_pass *m, size_t k, const engine *a);
+void cmp_pass_result(const cmp_pass *m, size_t k, cmp_result *r);
+void cmp_pass_free(cmp_pass *m);
+
 /* A side that is the reference itself: engine and run, nothing judged. */
 void cmp_side_ref(cmp_side *side, const char *engine, int64_t run_id);
 /* The member "accuracy" of a side's JSON object (docs/JSON.md): overlap,

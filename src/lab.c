@@ -210,12 +210,40 @@ static void lab_count_spec(const lab_spec *s, join_spec *js, lab_prog *pg)
     }
 }
 
-/* One row: its COUNT run, then the comparer's pair pass against the
- * reference (both timed runs given, so cmp_run runs neither again). */
-static int lab_one(const lab_spec *s, lab_result *r, const lab_pick *p, const join_result *ref,
-                   join_result *run, cmp_result *cr, lab_prog *pg)
+/* One format through the lab: its row, its COUNT run, whether it is in
+ * the pair pass still. */
+typedef struct lab_slot {
+    const lab_pick *p;
+    lab_row *row;
+    join_result run;
+    int live;
+} lab_slot;
+
+/* The row is final: hand it to the caller. A refusal is the row's, not
+ * the lab's, so its message goes once the caller has it. */
+static int lab_done(const lab_spec *s, lab_result *r, lab_slot *sl, const cmp_result *cr)
 {
-    lab_row *row = &r->row[r->nrow];
+    sl->live = 0;
+    int rc = s->on_row ? s->on_row(s->ctx, r, sl->row, sl->p->e, cr) : 0;
+    if (!rc)
+        err_clear();
+    return rc;
+}
+
+/* The row's failure as its status and one line. */
+static void lab_fail(lab_row *row, int rc)
+{
+    row->status = lab_status_of(rc);
+    snprintf(row->reason, sizeof row->reason, "%s", err_msg());
+}
+
+/* A new row for the slot's format and its timed COUNT run (stored at
+ * once through on_run); a row that cannot run is final here. */
+static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
+{
+    const lab_pick *p = sl->p;
+    lab_prog one = {.s = s, .lo = at, .span = 0}, *pg = &one;
+    lab_row *row = sl->row = &r->row[r->nrow++];
     lab_row_init(row);
     snprintf(row->format, sizeof row->format, "%s", p->e->lab ? p->e->lab : p->e->name);
     row->bits = p->e->lab_bits;
@@ -224,52 +252,28 @@ static int lab_one(const lab_spec *s, lab_result *r, const lab_pick *p, const jo
     if (p->avail_rc) {
         row->status = LAB_UNAVAILABLE;
         snprintf(row->reason, sizeof row->reason, "%s", p->why);
-        r->nrow++;
-        return s->on_row ? s->on_row(s->ctx, r, row, p->e, NULL, p->avail_rc, NULL) : 0;
+        return lab_done(s, r, sl, NULL);
     }
     join_spec js;
-    double lo = pg->lo, span = pg->span;
-    pg->span = span * 0.2;
     lab_count_spec(s, &js, pg);
-    int run_rc = engine_run(p->e, &js, run), rc = run_rc;
-    if (!rc) {
-        cmp_spec cs;
-        memset(&cs, 0, sizeof cs);
-        cs.a = p->e;
-        cs.b = s->ref;
-        cs.ds = s->ds;
-        cs.eps = s->eps;
-        cs.opts = s->opts;
-        cs.block_pairs = s->block_pairs;
-        cs.cancel = s->cancel;
-        pg->lo = lo + span * 0.2;
-        pg->span = span * 0.8;
-        if (s->progress) {
-            cs.progress = lab_prog_fn;
-            cs.progress_ctx = pg;
-        }
-        cs.reuse_a = run;
-        cs.reuse_b = ref;
-        rc = cmp_run(&cs, cr);
-    }
-    if (rc == TCJ_ECANCEL)
-        return rc;
-    r->nrow++;
+    int run_rc = engine_run(p->e, &js, &sl->run);
+    if (run_rc == TCJ_ECANCEL)
+        return run_rc;
+    join_result *run = &sl->run;
     row->pairs = run->pairs;
     row->seconds = run->seconds;
     row->kernel_s = run->kernel_seconds > 0 ? run->kernel_seconds : run->seconds;
     row->d_padded = run->d_padded ? run->d_padded : s->ds->d;
     lab_row_metrics(row, run);
-    if (rc) {
-        row->status = lab_status_of(rc);
-        snprintf(row->reason, sizeof row->reason, "%s", err_msg());
-    } else {
-        row->side = cr->side;
-    }
-    int crc = s->on_row ? s->on_row(s->ctx, r, row, p->e, run, run_rc, rc ? NULL : cr) : 0;
-    if (!crc)
-        err_clear(); /* a refusal is the row's, not the lab's */
-    return crc;
+    if (run_rc)
+        lab_fail(row, run_rc);
+    int rc = s->on_run ? s->on_run(s->ctx, r, row, p->e, run, run_rc) : 0;
+    if (rc)
+        return rc;
+    if (run_rc)
+        return lab_done(s, r, sl, NULL);
+    sl->live = 1;
+    return 0;
 }
 
 int lab_run(const lab_spec *s, lab_result *r)
@@ -289,12 +293,12 @@ int lab_run(const lab_spec *s, lab_result *r)
     const char *base = lab_baseline_format();
     snprintf(r->baseline, sizeof r->baseline, "%s", base ? base : "");
 
-    /* Shares of the progress: the reference one step, each row one. */
-    double step = 1.0 / (double)(s->nrows + 1);
-    lab_prog pg = {.s = s, .lo = 0, .span = step};
+    /* The reference's timed run: a tenth of the progress. */
+    lab_prog pg = {.s = s, .lo = 0, .span = 0.1};
     snprintf(pg.what, sizeof pg.what, "precisions: reference %s", s->ref->name);
-    join_result *ref = xcalloc(2, sizeof *ref), *run = ref + 1;
-    cmp_result *cr = xmalloc(sizeof *cr);
+    const size_t nrows = s->nrows < LAB_MAX_FORMATS ? s->nrows : LAB_MAX_FORMATS;
+    join_result *ref = xcalloc(1, sizeof *ref);
+    lab_slot *sl = xcalloc(nrows ? nrows : 1, sizeof *sl);
     join_spec js;
     lab_count_spec(s, &js, &pg);
     int rc = engine_run(s->ref, &js, ref);
@@ -304,13 +308,82 @@ int lab_run(const lab_spec *s, lab_result *r)
         if (s->on_ref)
             rc = s->on_ref(s->ctx, r, ref);
     }
-    for (size_t k = 0; !rc && k < s->nrows && r->nrow < LAB_MAX_FORMATS; k++) {
-        pg.lo = step * (double)(k + 1);
-        pg.span = step;
-        rc = lab_one(s, r, &s->rows[k], ref, run, cr, &pg);
+
+    /* One pair pass for every format: per block of rows the reference's
+     * pairs once, then each format's (its COUNT run first, in the first
+     * block). With one block, the usual case, each row is final as soon
+     * as its engine ran. */
+    cmp_spec cs;
+    memset(&cs, 0, sizeof cs);
+    cs.b = s->ref;
+    cs.ds = s->ds;
+    cs.eps = s->eps;
+    cs.opts = s->opts;
+    cs.block_pairs = s->block_pairs;
+    cs.cancel = s->cancel;
+    pg.lo = 0.1;
+    pg.span = 0.9;
+    if (s->progress) {
+        cs.progress = lab_prog_fn;
+        cs.progress_ctx = &pg;
     }
+    cmp_pass *m = rc ? NULL : cmp_pass_new(&cs, ref->pairs, nrows);
+    size_t r0 = 0, r1 = 0;
+    int brc = 0;
+    for (int first = 1; !rc && (brc = cmp_pass_block(m, &r0, &r1)) == 1; first = 0) {
+        for (size_t k = 0; !rc && k < nrows; k++) {
+            lab_slot *w = &sl[k];
+            if (first) {
+                w->p = &s->rows[k];
+                /* Its COUNT run's progress stays where the pass is. */
+                double at =
+                    0.1 + 0.9 * ((double)k / (double)nrows) * ((double)r1 / (double)s->ds->n);
+                if ((rc = lab_count(s, r, w, at)))
+                    break;
+            }
+            if (!w->live)
+                continue;
+            snprintf(pg.what, sizeof pg.what, "precisions %s (%s): pairs", w->row->format,
+                     w->row->engine);
+            int prc = cmp_pass_side(m, k, w->p->e);
+            if (prc == TCJ_ECANCEL) {
+                rc = prc;
+            } else if (prc) {
+                lab_fail(w->row, prc);
+                rc = lab_done(s, r, w, NULL);
+            } else if (r1 == s->ds->n) {
+                cmp_result *cr = xcalloc(1, sizeof *cr);
+                cmp_pass_result(m, k, cr);
+                cr->engine_a = w->p->e->name;
+                cr->engine_b = s->ref->name;
+                cr->eps = s->eps;
+                cr->run_a = w->run;
+                cr->run_b = *ref;
+                w->row->side = cr->side;
+                rc = lab_done(s, r, w, cr);
+                free(cr);
+            }
+        }
+    }
+    if (!rc && brc < 0) {
+        /* The reference's pair pass failed: no row can be judged. Rows
+         * waiting for it are kept as failed, and the lab fails. */
+        rc = brc;
+        char why[200];
+        snprintf(why, sizeof why, "the reference's pair pass failed: %s", err_msg());
+        for (size_t k = 0; k < nrows; k++)
+            if (sl[k].live) {
+                sl[k].row->status = LAB_FAILED;
+                snprintf(sl[k].row->reason, sizeof sl[k].row->reason, "%s", why);
+                sl[k].live = 0;
+                if (s->on_row)
+                    s->on_row(s->ctx, r, sl[k].row, sl[k].p->e, NULL);
+            }
+        err_set(rc, "%s", why);
+    }
+    cmp_pass_free(m);
     free(ref);
-    free(cr);
+    free(sl);
     lab_derive(r);
     lab_choose(r);
     if (!rc && s->progress)

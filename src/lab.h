@@ -5,7 +5,8 @@
  * GPU row where engine_available says it can, else the CPU emulation (the
  * row with .gpu == 0 and the same .lab), so a format added to the table
  * is measured with no change here. The reference's timed run is made once
- * per lab and stands for it in every comparison.
+ * per lab and stands for it in every comparison, and its pairs are made
+ * once per block of rows for all the formats together.
  * Library code: nothing here prints or stores; the caller does both
  * through the callbacks, as each run finishes (src/cmd_precisions.c). */
 #ifndef TCJ_LAB_H
@@ -126,24 +127,28 @@ typedef struct lab_spec {
     const volatile int *cancel;
     void (*progress)(void *ctx, double frac, const char *what);
     void *progress_ctx;
-    /* Called once the reference ran (res) and after each row: the row,
-     * its engine, its COUNT run (NULL when none was made) with that run's code
-     * (run_rc: 0, or the error that stopped it), and the comparison (NULL
-     * unless the row is ok). The caller stores them and sets the ids in
-     * r and row. A nonzero return stops the lab with that code. */
+    /* Called once the reference ran (res); after each format's COUNT run
+     * (run, with its code run_rc: 0, or the error that stopped it), so
+     * the caller stores the run as it finishes and sets row->run_id; and
+     * once a row is final (its comparison cmp, NULL unless the row is ok;
+     * the row's position is row - r->row). Unavailable rows get on_row
+     * only. A nonzero return stops the lab with that code. */
     int (*on_ref)(void *ctx, lab_result *r, const join_result *res);
-    int (*on_row)(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
-                  int run_rc, const cmp_result *cmp);
+    int (*on_run)(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
+                  int run_rc);
+    int (*on_row)(void *ctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp);
     void *ctx;
 } lab_spec;
 
 /* Run the lab into *r (zeroed first): the reference once in COUNT mode
- * (its failure fails the lab), then each row: its COUNT run and the pair
- * pass of cmp_run against the reference. A row whose engine fails is kept
- * with its status and one-line reason and the lab goes on; TCJ_ECANCEL
- * stops it. Ends with lab_derive and lab_choose. Returns 0, TCJ_ECANCEL,
- * the reference's error or a callback's code, with err_msg. r is large:
- * allocate it (about 30 KB). */
+ * (its failure fails the lab), each row's COUNT run, and one pair pass
+ * (src/compare.h, cmp_pass) judging every row against the reference:
+ * per block of rows the reference's pairs once and each row's. A row
+ * whose engine fails is kept with its status and one-line reason and the
+ * lab goes on; TCJ_ECANCEL stops it; a failure of the reference's pair
+ * pass fails the rows waiting for it and the lab. Ends with lab_derive
+ * and lab_choose. Returns 0, TCJ_ECANCEL, the reference's error or a
+ * callback's code, with err_msg. r is large: allocate it (about 30 KB). */
 int lab_run(const lab_spec *s, lab_result *r);
 
 /* Fill one row's transforms from a run's metrics (NAN where absent). */

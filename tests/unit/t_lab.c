@@ -163,15 +163,24 @@ static judged judge(const pset *a, const pset *b, size_t n)
     return r;
 }
 
-/* ---- a reference that counts its COUNT runs ---- */
+/* ---- a reference that counts its COUNT runs and records its pair runs ---- */
 
 static int ref_counts;
+/* The rows of each PAIRS run of the reference that completed (a run whose
+ * block overflowed the comparer's buffer fails and is redone smaller). */
+static size_t ref_pair_q0[4096], ref_pair_q1[4096];
+static int ref_pair_runs;
 
 static int counting_run(const join_spec *s, join_result *res)
 {
     if (s->mode == JOIN_COUNT)
         ref_counts++;
-    return engine_cpu.run(s, res);
+    int rc = engine_cpu.run(s, res);
+    if (s->mode == JOIN_PAIRS && rc == 0 && ref_pair_runs < 4096) {
+        ref_pair_q0[ref_pair_runs] = s->q0;
+        ref_pair_q1[ref_pair_runs++] = s->q1;
+    }
+    return rc;
 }
 
 static engine counting_ref(void)
@@ -185,28 +194,37 @@ static engine counting_ref(void)
 /* ---- callbacks ---- */
 
 typedef struct seen {
-    int refs, rows, order_ok, runs_ok;
+    int refs, runs, rows, order_ok, runs_ok, rows_ok;
 } seen;
 
 static int t_on_ref(void *ctx, lab_result *r, const join_result *res)
 {
     seen *s = ctx;
     s->refs++;
-    s->order_ok = s->rows == 0 && res->pairs == r->ref_pairs;
+    s->order_ok = s->rows == 0 && s->runs == 0 && res->pairs == r->ref_pairs;
     return 0;
 }
 
-static int t_on_row(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
-                    int run_rc, const cmp_result *cmp)
+/* Each run comes as it finishes, before its row is final: ok runs with
+ * code 0, a refusal with its error. */
+static int t_on_run(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
+                    int run_rc)
+{
+    seen *s = ctx;
+    s->runs++;
+    s->runs_ok += run && (row->status == LAB_OK) == (run_rc == 0) && row->run_id == 0 &&
+                  strcmp(e->name, row->engine) == 0;
+    row->run_id = 100 + (int)(row - r->row) + 1;
+    return 0;
+}
+
+/* ok rows come with their comparison, other rows without one. */
+static int t_on_row(void *ctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp)
 {
     seen *s = ctx;
     s->rows++;
-    /* ok rows come with their run and comparison; a refusal with its run
-     * and its error, and no comparison */
-    int ok = row->status == LAB_OK ? run && run_rc == 0 && cmp && cmp->side.judged
-                                   : run && run_rc != 0 && !cmp;
-    s->runs_ok += ok && strcmp(e->name, row->engine) == 0;
-    row->run_id = 100 + s->rows;
+    int ok = row->status == LAB_OK ? cmp && cmp->side.judged && row->run_id > 100 : !cmp;
+    s->rows_ok += ok && strcmp(e->name, row->engine) == 0;
     return 0;
 }
 
@@ -244,7 +262,7 @@ TEST(rows_match_independent_pair_sets)
 
     engine ref = counting_ref();
     seen sn = {0};
-    ref_counts = 0;
+    ref_counts = ref_pair_runs = 0;
     lab_spec ls = {.ds = &ds,
                    .eps = eps,
                    .opts = &o,
@@ -254,6 +272,7 @@ TEST(rows_match_independent_pair_sets)
                    .min_overlap = 0.999,
                    .block_pairs = 3000, /* several blocks of rows */
                    .on_ref = t_on_ref,
+                   .on_run = t_on_run,
                    .on_row = t_on_row,
                    .ctx = &sn};
     lab_result *r = malloc(sizeof *r);
@@ -261,9 +280,18 @@ TEST(rows_match_independent_pair_sets)
     /* The reference's timed run was made once for the whole lab. */
     CHECK_EQ_INT(ref_counts, 1);
     CHECK(sn.refs == 1 && sn.order_ok);
-    CHECK_EQ_INT(sn.rows, (int)nrows);
+    CHECK_EQ_INT(sn.runs, (int)nrows);
     CHECK_EQ_INT(sn.runs_ok, (int)nrows);
+    CHECK_EQ_INT(sn.rows, (int)nrows);
+    CHECK_EQ_INT(sn.rows_ok, (int)nrows);
     CHECK_EQ_INT(r->nrow, (int)nrows);
+    /* The reference's pairs were made once for all the formats: its
+     * completed PAIRS runs cover every row exactly once, in order, in
+     * several blocks (the bound is small). */
+    CHECK(ref_pair_runs > 1);
+    for (int k = 0; k < ref_pair_runs; k++)
+        CHECK(ref_pair_q0[k] == (k ? ref_pair_q1[k - 1] : 0) && ref_pair_q1[k] > ref_pair_q0[k]);
+    CHECK_EQ_INT(ref_pair_q1[ref_pair_runs - 1], ds.n);
 
     pset truth = {0};
     brute_pairs(&ds, eps, &truth);
@@ -333,12 +361,14 @@ TEST(refusal_keeps_the_lab_going)
                    .nrows = 2,
                    .min_overlap = 0,
                    .on_ref = t_on_ref,
+                   .on_run = t_on_run,
                    .on_row = t_on_row,
                    .ctx = &sn};
     lab_result *r = malloc(sizeof *r);
     CHECK_MSG(lab_run(&ls, r) == 0, "lab_run: %s", err_msg());
     CHECK_EQ_INT(r->nrow, 2);
     CHECK_EQ_INT(sn.runs_ok, 2);
+    CHECK_EQ_INT(sn.rows_ok, 2);
     CHECK(r->row[0].status == LAB_REFUSED);
     CHECK_STR_CONTAINS(r->row[0].reason, "negative value");
     CHECK_STR_CONTAINS(r->row[0].reason, rows[0].e->name);
