@@ -69,9 +69,22 @@ typedef struct cmp_sort_job {
 static void cmp_sort_rows(void *ctx, int t, size_t a, size_t b)
 {
     const cmp_sort_job *j = ctx;
-    for (size_t r = a; r < b; r++)
-        if (j->off[r + 1] - j->off[r] > 1)
-            qsort(j->p + j->off[r], j->off[r + 1] - j->off[r], sizeof *j->p, cmp_by_j);
+    for (size_t r = a; r < b; r++) {
+        cmp_pair *p = j->p + j->off[r];
+        const size_t len = j->off[r + 1] - j->off[r];
+        if (len > 48) {
+            qsort(p, len, sizeof *p, cmp_by_j);
+            continue;
+        }
+        /* A row of a few dozen pairs: insertion sort, no calls. */
+        for (size_t x = 1; x < len; x++) {
+            cmp_pair v = p[x];
+            size_t y = x;
+            for (; y > 0 && p[y - 1].j > v.j; y--)
+                p[y] = p[y - 1];
+            p[y] = v;
+        }
+    }
 }
 
 /* Sort a block's pairs by (i, j): count rows (off has rows+1 entries), place
@@ -215,40 +228,18 @@ typedef struct cmp_acc {
     cmp_hist hist;
 } cmp_acc;
 
-/* Merge row i of the engine (a) and the reference (b), both sorted by j:
- * pairs both found feed the error statistics, the others go to one[]. */
-static void cmp_merge_row(cmp_side *r, cmp_acc *acc, size_t i, const cmp_pair *a, size_t na,
-                          const cmp_pair *b, size_t nb, cmp_one *one, size_t *none)
+/* One pair both found: the error statistics. */
+static void cmp_acc_add(cmp_acc *acc, double e)
 {
-    size_t x = 0, y = 0, inter = 0;
-    while (x < na || y < nb) {
-        if (y == nb || (x < na && a[x].j < b[y].j)) {
-            r->only_engine++;
-            one[(*none)++] = (cmp_one){(uint32_t)i, a[x].j, 0};
-            x++;
-        } else if (x == na || b[y].j < a[x].j) {
-            r->only_ref++;
-            one[(*none)++] = (cmp_one){(uint32_t)i, b[y].j, 1};
-            y++;
-        } else {
-            double e = sqrt(a[x].d2) - sqrt(b[y].d2);
-            acc->nerr++;
-            if (acc->nerr == 1 || e < acc->min)
-                acc->min = e;
-            if (acc->nerr == 1 || e > acc->max)
-                acc->max = e;
-            double dm = e - acc->mean;
-            acc->mean += dm / (double)acc->nerr;
-            acc->m2 += dm * (e - acc->mean);
-            cmp_hist_add(&acc->hist, e);
-            inter++;
-            x++;
-            y++;
-        }
-    }
-    size_t uni = na + nb - inter;
-    acc->score_sum += uni ? (double)inter / (double)uni : 1.0;
-    r->both += inter;
+    acc->nerr++;
+    if (acc->nerr == 1 || e < acc->min)
+        acc->min = e;
+    if (acc->nerr == 1 || e > acc->max)
+        acc->max = e;
+    double dm = e - acc->mean;
+    acc->mean += dm / (double)acc->nerr;
+    acc->m2 += dm * (e - acc->mean);
+    cmp_hist_add(&acc->hist, e);
 }
 
 /* Progress of an inner run mapped onto [lo, lo + span) of the whole. */
@@ -290,13 +281,23 @@ struct cmp_pass {
     size_t n, rows, nsides;
     size_t r0, r1; /* the current block */
     int started;
-    cmp_buf ref, buf; /* the reference's pairs of the block (sorted), one side's */
-    size_t *roff, *off;
-    size_t roffcap, offcap;
+    cmp_buf ref;  /* the reference's pairs of the block, sorted by (i, j) */
+    size_t *roff; /* row r0 + r's pairs: ref.p[roff[r] .. roff[r + 1]) */
+    size_t roffcap;
+    size_t side_bound; /* most pairs one side may find that the reference has not */
+    /* One side's run, looked up in ref as its pairs stream in (cmp_look):
+     * per reference pair whether the side found it and its d2 there, per
+     * row the side's count, and the pairs only one of them found. */
+    uint8_t *hit;
+    double *sd2;
+    size_t hitcap;
+    uint32_t *cnt;
+    size_t cntcap;
     cmp_one *one;
     size_t onecap;
     size_t ref_blocks, ref_redone;
     double ref_seconds;
+    double engine_seconds; /* wall time inside the engines' PAIRS runs */
     cmp_pass_st *sd;
 };
 
@@ -308,7 +309,7 @@ cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides)
     m->nsides = nsides;
     m->sd = xcalloc(nsides ? nsides : 1, sizeof *m->sd);
     size_t bound = s->block_pairs ? s->block_pairs : CMP_BLOCK_PAIRS;
-    m->ref.bound = m->buf.bound = bound;
+    m->ref.bound = m->side_bound = bound;
     /* Every row at once when the pairs fit (an engine finds the same pairs
      * in PAIRS mode as in its COUNT run); else blocks the counts say fill
      * about half a buffer. A block that overflows is halved and redone. */
@@ -322,6 +323,11 @@ cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides)
         m->rows = 1;
     if (m->rows > m->n)
         m->rows = m->n;
+    /* The reference's buffer at its likely size at once: growing it by
+     * doubling copies and faults in its pages again. */
+    size_t want = most_pairs + most_pairs / 16 + 4096;
+    m->ref.cap = want < bound ? want : bound;
+    m->ref.p = xmalloc(m->ref.cap * sizeof *m->ref.p);
     return m;
 }
 
@@ -331,10 +337,10 @@ void cmp_pass_free(cmp_pass *m)
         return;
     free(m->ref.p);
     free(m->ref.tmp);
-    free(m->buf.p);
-    free(m->buf.tmp);
     free(m->roff);
-    free(m->off);
+    free(m->hit);
+    free(m->sd2);
+    free(m->cnt);
     free(m->one);
     free(m->sd);
     free(m);
@@ -358,9 +364,10 @@ static void cmp_pass_prog(const cmp_pass *m, size_t q0, size_t q1, int slot, cmp
     pg->span = per / n;
 }
 
-/* engine e's pairs of rows [q0, q1) into buf: 0, 1 when buf overflowed
- * (nothing to keep), or an error code. */
-static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slot, cmp_buf *buf)
+/* engine e's pairs of rows [q0, q1) into sink put(ctx): 0, 1 when *overflow
+ * was set (nothing to keep), or an error code. */
+static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slot,
+                     int (*put)(void *, const pair_batch *), void *ctx, const int *overflow)
 {
     cmp_prog pg;
     cmp_pass_prog(m, q0, q1, slot, &pg);
@@ -370,26 +377,26 @@ static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slo
     js.mode = JOIN_PAIRS;
     js.q0 = q0;
     js.q1 = q1;
-    js.sink.put = cmp_buf_put;
-    js.sink.ctx = buf;
-    buf->len = 0;
-    buf->overflow = 0;
+    js.sink.put = put;
+    js.sink.ctx = ctx;
+    const double t0 = engine_now();
     int rc = engine_run(e, &js, &jr);
-    if (buf->overflow)
+    m->engine_seconds += engine_now() - t0;
+    if (*overflow)
         return 1;
     return rc;
 }
 
 /* After an overflow: halve the rows, or give a single row room for all
  * its pairs (at most n). */
-static int cmp_shrink(size_t *rows, cmp_buf *b, size_t n, size_t row)
+static int cmp_shrink(size_t *rows, size_t *bound, size_t n, size_t row)
 {
     if (*rows > 1) {
         *rows /= 2;
         return 0;
     }
-    if (b->bound < n) {
-        b->bound = b->bound * 2 < n ? b->bound * 2 : n;
+    if (*bound < n) {
+        *bound = *bound * 2 < n ? *bound * 2 : n;
         return 0;
     }
     return err_set(TCJ_EINVAL, "an engine reported more than %zu pairs for row %zu", n, row);
@@ -406,10 +413,12 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
         if (m->s.cancel && *m->s.cancel)
             return err_set(TCJ_ECANCEL, "cancelled");
         const size_t r1 = r0 + m->rows < m->n ? r0 + m->rows : m->n;
-        int rc = cmp_pairs(m, m->s.b, r0, r1, 0, &m->ref);
+        m->ref.len = 0;
+        m->ref.overflow = 0;
+        int rc = cmp_pairs(m, m->s.b, r0, r1, 0, cmp_buf_put, &m->ref, &m->ref.overflow);
         if (rc == 1) {
             m->ref_redone++;
-            if ((rc = cmp_shrink(&m->rows, &m->ref, m->n, r0)))
+            if ((rc = cmp_shrink(&m->rows, &m->ref.bound, m->n, r0)))
                 return rc;
             continue;
         }
@@ -430,13 +439,94 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
     }
 }
 
+/* One side's run over rows [q0, q1) of the block, as its pairs stream in. */
+typedef struct cmp_look {
+    cmp_pass *m;
+    size_t q0, q1;
+    size_t none; /* one-sided pairs so far */
+    int overflow;
+} cmp_look;
+
+/* Find each pair in the reference's row (sorted by j): the first time
+ * marks it found and keeps the side's d2; a pair the reference has not
+ * (or a repeat) is the side's alone. */
+static int cmp_look_put(void *ctx, const pair_batch *b)
+{
+    cmp_look *L = ctx;
+    cmp_pass *m = L->m;
+    for (size_t k = 0; k < b->k; k++) {
+        const uint32_t i = b->i[k], j = b->j[k];
+        if (i < L->q0 || i >= L->q1 || j >= m->n)
+            return err_set(TCJ_EINVAL, "an engine reported the pair (%u, %u) outside rows %zu..%zu",
+                           i, j, L->q0, L->q1 - 1);
+        m->cnt[i - L->q0]++;
+        const size_t end = m->roff[i - m->r0 + 1];
+        size_t lo = m->roff[i - m->r0], hi = end;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->ref.p[mid].j < j)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < end && m->ref.p[lo].j == j && !m->hit[lo]) {
+            m->hit[lo] = 1;
+            m->sd2[lo] = b->d2[k];
+        } else {
+            if (L->none == m->side_bound) {
+                L->overflow = 1;
+                return err_set(TCJ_ENOMEM, "comparison block buffer full");
+            }
+            m->one[L->none++] = (cmp_one){i, j, 0};
+        }
+    }
+    return 0;
+}
+
+/* Rows [q0, q1) once the side's run is in, in (i, j) order as a merge of
+ * two sorted lists would visit them: errors of the pairs both found,
+ * the reference's pairs the side missed, the overlap per row. */
+static void cmp_look_rows(cmp_pass *m, cmp_pass_st *sd, cmp_look *L)
+{
+    for (size_t q = L->q0; q < L->q1; q++) {
+        const size_t a = m->roff[q - m->r0], b = m->roff[q - m->r0 + 1];
+        size_t inter = 0;
+        for (size_t p = a; p < b; p++) {
+            if (m->hit[p]) {
+                cmp_acc_add(&sd->acc, sqrt(m->sd2[p]) - sqrt(m->ref.p[p].d2));
+                inter++;
+            } else {
+                sd->side.only_ref++;
+                m->one[L->none++] = (cmp_one){(uint32_t)q, m->ref.p[p].j, 1};
+            }
+        }
+        const size_t na = m->cnt[q - L->q0], nb = b - a, uni = na + nb - inter;
+        sd->side.only_engine += na - inter;
+        sd->side.both += inter;
+        sd->acc.score_sum += uni ? (double)inter / (double)uni : 1.0;
+    }
+}
+
 int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
 {
     cmp_pass_st *sd = &m->sd[k];
     const double t0 = engine_now();
     sd->side.engine = a->name;
     sd->side.judged = 1;
-    size_t q0 = m->r0, rows = m->r1 - m->r0;
+    const size_t nref = m->ref.len, nrows = m->r1 - m->r0;
+    if (nref > m->hitcap) {
+        free(m->hit);
+        free(m->sd2);
+        m->hit = xmalloc(nref * sizeof *m->hit);
+        m->sd2 = xmalloc(nref * sizeof *m->sd2);
+        m->hitcap = nref;
+    }
+    if (nrows > m->cntcap) {
+        free(m->cnt);
+        m->cnt = xmalloc(nrows * sizeof *m->cnt);
+        m->cntcap = nrows;
+    }
+    size_t q0 = m->r0, rows = nrows;
     int rc = 0;
     while (q0 < m->r1) {
         if (m->s.cancel && *m->s.cancel) {
@@ -444,33 +534,29 @@ int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
             break;
         }
         const size_t q1 = q0 + rows < m->r1 ? q0 + rows : m->r1;
-        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, &m->buf);
+        const size_t a0 = m->roff[q0 - m->r0], a1 = m->roff[q1 - m->r0];
+        /* Room for the side's own pairs and every reference pair it misses. */
+        if (m->side_bound + (a1 - a0) > m->onecap) {
+            free(m->one);
+            m->onecap = m->side_bound + (a1 - a0);
+            m->one = xmalloc(m->onecap * sizeof *m->one);
+        }
+        memset(m->hit + a0, 0, a1 - a0);
+        memset(m->cnt, 0, (q1 - q0) * sizeof *m->cnt);
+        cmp_look L = {m, q0, q1, 0, 0};
+        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, cmp_look_put, &L, &L.overflow);
         if (rc == 1) {
-            /* More pairs than the reference's block held: split the block
-             * for this engine only; the reference's pairs stay sorted. */
+            /* More pairs of its own than the bound holds: split the block
+             * for this engine only; the reference's pairs stay. */
             sd->redone++;
-            if ((rc = cmp_shrink(&rows, &m->buf, m->n, q0)))
+            if ((rc = cmp_shrink(&rows, &m->side_bound, m->n, q0)))
                 break;
             continue;
         }
         if (rc)
             break;
-        const size_t nr = q1 - q0;
-        cmp_grow_off(&m->off, &m->offcap, nr);
-        cmp_buf_sort(&m->buf, q0, nr, m->off);
-        const size_t *ro = m->roff + (q0 - m->r0);
-        const size_t most = m->buf.len + (ro[nr] - ro[0]);
-        if (most > m->onecap) {
-            free(m->one);
-            m->one = xmalloc(most * sizeof *m->one);
-            m->onecap = most;
-        }
-        size_t none = 0;
-        for (size_t r = 0; r < nr; r++)
-            cmp_merge_row(&sd->side, &sd->acc, q0 + r, m->buf.p + m->off[r],
-                          m->off[r + 1] - m->off[r], m->ref.p + ro[r], ro[r + 1] - ro[r], m->one,
-                          &none);
-        cmp_only_all(m->s.ds, m->s.eps, m->one, none, &sd->side);
+        cmp_look_rows(m, sd, &L);
+        cmp_only_all(m->s.ds, m->s.eps, m->one, L.none, &sd->side);
         sd->blocks++;
         q0 = q1;
     }
@@ -506,6 +592,15 @@ void cmp_pass_result(const cmp_pass *m, size_t k, cmp_result *r)
     r->blocks = ps->blocks;
     r->redone = m->ref_redone + ps->redone;
     r->pair_seconds = m->ref_seconds + ps->seconds;
+}
+
+void cmp_pass_times(const cmp_pass *m, double *seconds, double *engine_seconds)
+{
+    double t = m->ref_seconds;
+    for (size_t k = 0; k < m->nsides; k++)
+        t += m->sd[k].seconds;
+    *seconds = t;
+    *engine_seconds = m->engine_seconds;
 }
 
 int cmp_run(const cmp_spec *s, cmp_result *r)

@@ -112,6 +112,9 @@ cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides);
 int cmp_pass_block(cmp_pass *m, size_t *r0, size_t *r1);
 int cmp_pass_side(cmp_pass *m, size_t k, const engine *a);
 void cmp_pass_result(const cmp_pass *m, size_t k, cmp_result *r);
+/* The pass's wall time so far, and the part inside the engines' runs (the
+ * rest is sorting, merging and judging one-sided pairs on the host). */
+void cmp_pass_times(const cmp_pass *m, double *seconds, double *engine_seconds);
 void cmp_pass_free(cmp_pass *m);
 
 /* A side that is the reference itself: engine and run, nothing judged. */

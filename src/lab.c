@@ -256,7 +256,9 @@ static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
     }
     join_spec js;
     lab_count_spec(s, &js, pg);
+    const double t0 = engine_now();
     int run_rc = engine_run(p->e, &js, &sl->run);
+    r->runs_seconds += engine_now() - t0;
     if (run_rc == TCJ_ECANCEL)
         return run_rc;
     join_result *run = &sl->run;
@@ -278,6 +280,7 @@ static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
 
 int lab_run(const lab_spec *s, lab_result *r)
 {
+    const double t_lab = engine_now();
     memset(r, 0, sizeof *r);
     r->chosen = r->closest = r->baseline_row = -1;
     r->min_overlap = s->min_overlap;
@@ -301,7 +304,9 @@ int lab_run(const lab_spec *s, lab_result *r)
     lab_slot *sl = xcalloc(nrows ? nrows : 1, sizeof *sl);
     join_spec js;
     lab_count_spec(s, &js, &pg);
+    const double t0 = engine_now();
     int rc = engine_run(s->ref, &js, ref);
+    r->ref_seconds = engine_now() - t0;
     if (!rc) {
         r->ref_pairs = ref->pairs;
         r->ref_kernel_s = ref->kernel_seconds > 0 ? ref->kernel_seconds : ref->seconds;
@@ -381,9 +386,12 @@ int lab_run(const lab_spec *s, lab_result *r)
             }
         err_set(rc, "%s", why);
     }
+    if (m)
+        cmp_pass_times(m, &r->pass_seconds, &r->pass_engine_seconds);
     cmp_pass_free(m);
     free(ref);
     free(sl);
+    r->seconds = engine_now() - t_lab;
     lab_derive(r);
     lab_choose(r);
     if (!rc && s->progress)

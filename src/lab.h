@@ -87,6 +87,11 @@ typedef struct lab_result {
      * the earlier row), or -1; when -1, closest is the ok row of highest
      * overlap (-1 when no row ran). */
     int chosen, closest;
+    /* Where the lab's time went (wall seconds; 0 for a lab read back from
+     * the session log): all of it, the reference's timed run, the
+     * formats' timed runs, the pair pass and the part of it inside the
+     * engines (the rest: sorting, merging, judging one-sided pairs). */
+    double seconds, ref_seconds, runs_seconds, pass_seconds, pass_engine_seconds;
 } lab_result;
 
 /* The formats the lab can run, in table order (each .lab once). */

@@ -246,4 +246,9 @@ void lab_print(const lab_result *r)
                r->ref_engine, r->baseline[0] ? r->baseline : "-");
     lab_sentence(r, sentence, sizeof sentence);
     out_printf("  %s\n", sentence);
+    if (r->seconds > 0)
+        out_printf("  (time %.2f s: the reference's run %.2f s, the formats' runs %.2f s, the pair "
+                   "pass %.2f s, of which %.2f s in the engines and %.2f s sorting and judging)\n",
+                   r->seconds, r->ref_seconds, r->runs_seconds, r->pass_seconds,
+                   r->pass_engine_seconds, r->pass_seconds - r->pass_engine_seconds);
 }

@@ -88,7 +88,7 @@ TEST(compare_hand_computed)
     engine_opts_default(&o);
     (void)fake_list;
     (void)fake_len;
-    const size_t bounds[] = {0, 2, 1}; /* default; halving; a row over the bound */
+    const size_t bounds[] = {0, 2, 1}; /* default; a row a block; a row over the bound */
     for (int k = 0; k < 3; k++) {
         cmp_spec s = spec_for(&fake_a, &fake_b, &ds, 1.5, &o);
         s.block_pairs = bounds[k];
@@ -125,11 +125,61 @@ TEST(compare_hand_computed)
         CHECK_NEAR(r.side.only_ref_rel_max, 1.0, 1e-15);
         CHECK_EQ_INT(r.side.only_engine_rel[CMP_REL_BINS - 1], 1);
         CHECK_EQ_INT(r.side.only_ref_rel[CMP_REL_BINS - 1], 1);
-        if (bounds[k] == 2 || bounds[k] == 1)
+        if (bounds[k])
+            CHECK_EQ_INT(r.blocks, 3);
+        if (bounds[k] == 1)
             CHECK(r.redone > 0);
 
         /* The side names its engine; cmp_run leaves the run id to the caller. */
         CHECK(strcmp(r.side.engine, "fake-a") == 0 && r.side.judged && r.side.run_id == 0);
+    }
+}
+
+/* A side with more pairs of its own than the bound holds is split for that
+ * engine alone, down to single rows whose room grows. The pass is sized
+ * on the reference, which finds nothing here (one block of all rows), so
+ * all of A's pairs are its own: 2, 3 and 1 a row. */
+static int fake_none_run(const join_spec *s, join_result *r)
+{
+    return fake_run_list(s, r, list_a, 0);
+}
+
+TEST(compare_side_outgrows_the_bound)
+{
+    double x[] = {0, 1, 3};
+    dataset ds = {.n = 3, .d = 1, .x = x};
+    engine_opts o;
+    engine_opts_default(&o);
+    const engine none = {.name = "fake-none", .precision = "z", .run = fake_none_run};
+    for (size_t bound = 1; bound <= 6; bound++) {
+        cmp_spec s = spec_for(&fake_a, &none, &ds, 1.5, &o);
+        s.block_pairs = bound;
+        cmp_pass *m = cmp_pass_new(&s, 0, 1);
+        size_t r0, r1;
+        int blocks = 0, rc;
+        while ((rc = cmp_pass_block(m, &r0, &r1)) == 1) {
+            blocks++;
+            CHECK_EQ_INT(cmp_pass_side(m, 0, &fake_a), 0);
+        }
+        CHECK_EQ_INT(rc, 0);
+        CHECK_EQ_INT(blocks, 1);
+        cmp_result r;
+        memset(&r, 0, sizeof r);
+        cmp_pass_result(m, 0, &r);
+        cmp_pass_free(m);
+        CHECK_EQ_INT(r.side.only_engine, 6);
+        CHECK_EQ_INT(r.side.only_ref, 0);
+        CHECK_EQ_INT(r.side.both, 0);
+        CHECK(r.side.overlap == 0);
+        /* Under 6 the block is split for A (and a row's room grown under 3). */
+        if (bound < 6)
+            CHECK(r.redone > 0 && r.blocks > 1);
+        else
+            CHECK(r.redone == 0 && r.blocks == 1);
+        uint64_t judged = 0;
+        for (int b = 0; b < CMP_REL_BINS; b++)
+            judged += r.side.only_engine_rel[b];
+        CHECK_EQ_INT(judged, 6);
     }
 }
 
