@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "err.h"
 #include "json.h"
@@ -24,9 +25,29 @@ typedef struct cmp_pair {
 typedef struct cmp_buf {
     cmp_pair *p, *tmp;
     size_t len, cap, tmpcap;
-    size_t bound; /* most pairs this buffer may hold */
+    size_t bound;     /* most pairs this buffer may hold */
+    size_t q0, q1, n; /* the rows asked for, and the rows of the dataset */
     int overflow;
+    uint32_t *at; /* the sort's per-range row counts, kept: fresh pages fault */
+    size_t atcap;
 } cmp_buf;
+
+/* The pass's buffers hold millions of pairs and are written once through:
+ * on 4 KiB pages the first touch of each page is a fault, which costs more
+ * than the sorting. Large ones ask for transparent huge pages. */
+static void *cmp_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return xmalloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
+        return xmalloc(bytes);
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 /* Grows on demand up to the bound, so small joins take little memory. */
 static int cmp_buf_put(void *ctx, const pair_batch *b)
@@ -42,10 +63,17 @@ static int cmp_buf_put(void *ctx, const pair_batch *b)
             cap = buf->len + b->k;
         if (cap > buf->bound)
             cap = buf->bound;
-        buf->p = xrealloc(buf->p, cap * sizeof *buf->p);
+        cmp_pair *np = cmp_alloc(cap * sizeof *np);
+        if (buf->len)
+            memcpy(np, buf->p, buf->len * sizeof *np);
+        free(buf->p);
+        buf->p = np;
         buf->cap = cap;
     }
     for (size_t k = 0; k < b->k; k++) {
+        if (b->i[k] < buf->q0 || b->i[k] >= buf->q1 || b->j[k] >= buf->n)
+            return err_set(TCJ_EINVAL, "an engine reported the pair (%u, %u) outside rows %zu..%zu",
+                           b->i[k], b->j[k], buf->q0, buf->q1 - 1);
         cmp_pair *p = &buf->p[buf->len++];
         p->i = b->i[k];
         p->j = b->j[k];
@@ -60,17 +88,39 @@ static int cmp_by_j(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Sort one row's pairs by j (par_for ranges of rows). */
+/* Sorting a block's pairs by (i, j): a counting sort by row over fixed
+ * ranges of the pairs (each range counts its rows, then places its pairs
+ * after those of the ranges before it, so the result does not depend on
+ * the threads), then each row by j. */
 typedef struct cmp_sort_job {
-    cmp_pair *p;
-    const size_t *off;
+    const cmp_pair *src;
+    cmp_pair *dst;
+    size_t r0, rows;
+    uint32_t *at; /* [range][row]: its count, then its next place */
+    size_t *off;
 } cmp_sort_job;
+
+static void cmp_sort_count(void *ctx, int t, size_t a, size_t b)
+{
+    cmp_sort_job *j = ctx;
+    uint32_t *c = j->at + (size_t)t * j->rows;
+    for (size_t k = a; k < b; k++)
+        c[j->src[k].i - j->r0]++;
+}
+
+static void cmp_sort_place(void *ctx, int t, size_t a, size_t b)
+{
+    cmp_sort_job *j = ctx;
+    uint32_t *c = j->at + (size_t)t * j->rows;
+    for (size_t k = a; k < b; k++)
+        j->dst[c[j->src[k].i - j->r0]++] = j->src[k];
+}
 
 static void cmp_sort_rows(void *ctx, int t, size_t a, size_t b)
 {
     const cmp_sort_job *j = ctx;
     for (size_t r = a; r < b; r++) {
-        cmp_pair *p = j->p + j->off[r];
+        cmp_pair *p = j->dst + j->off[r];
         const size_t len = j->off[r + 1] - j->off[r];
         if (len > 48) {
             qsort(p, len, sizeof *p, cmp_by_j);
@@ -87,33 +137,51 @@ static void cmp_sort_rows(void *ctx, int t, size_t a, size_t b)
     }
 }
 
-/* Sort a block's pairs by (i, j): count rows (off has rows+1 entries), place
- * into tmp, then sort each row by j, rows in parallel. The result is in
- * b->p; off[r] .. off[r+1] is row r0 + r. */
+/* Sort b's pairs of rows r0 .. r0 + rows - 1 by (i, j) into b->p, with
+ * off[r] .. off[r + 1] row r0 + r (off has rows + 1 entries). */
 static void cmp_buf_sort(cmp_buf *b, size_t r0, size_t rows, size_t *off)
 {
     if (b->tmpcap < b->cap) {
-        b->tmp = xrealloc(b->tmp, b->cap * sizeof *b->tmp);
+        free(b->tmp);
+        b->tmp = cmp_alloc(b->cap * sizeof *b->tmp);
         b->tmpcap = b->cap;
     }
-    memset(off, 0, (rows + 1) * sizeof *off);
-    for (size_t k = 0; k < b->len; k++)
-        off[b->p[k].i - r0 + 1]++;
-    for (size_t r = 0; r < rows; r++)
-        off[r + 1] += off[r];
-    for (size_t k = 0; k < b->len; k++)
-        b->tmp[off[b->p[k].i - r0]++] = b->p[k];
-    for (size_t r = rows; r > 0; r--)
-        off[r] = off[r - 1];
-    off[0] = 0;
+    /* One range when the per-range counts would be large (many rows). */
+    int k = par_ranges(b->len, 1);
+    if ((size_t)k * rows > ((size_t)1 << 24))
+        k = 1;
+    if ((size_t)k * rows > b->atcap) {
+        free(b->at);
+        b->atcap = (size_t)k * rows;
+        b->at = xmalloc(b->atcap * sizeof *b->at);
+    }
+    memset(b->at, 0, (size_t)k * rows * sizeof *b->at);
+    cmp_sort_job job = {b->p, b->tmp, r0, rows, b->at, off};
+    int nt;
+    if (k > 1)
+        par_for(b->len, 1, cmp_sort_count, &job, &nt);
+    else
+        cmp_sort_count(&job, 0, 0, b->len);
+    size_t pos = 0;
+    for (size_t r = 0; r < rows; r++) {
+        off[r] = pos;
+        for (int t = 0; t < k; t++) {
+            uint32_t c = job.at[(size_t)t * rows + r];
+            job.at[(size_t)t * rows + r] = (uint32_t)pos;
+            pos += c;
+        }
+    }
+    off[rows] = pos;
+    if (k > 1)
+        par_for(b->len, 1, cmp_sort_place, &job, &nt);
+    else
+        cmp_sort_place(&job, 0, 0, b->len);
     cmp_pair *t = b->p;
     b->p = b->tmp;
     b->tmp = t;
     size_t c = b->cap;
     b->cap = b->tmpcap;
     b->tmpcap = c;
-    cmp_sort_job job = {b->p, off};
-    int nt;
     par_for(rows, b->len / (rows ? rows : 1) + 1, cmp_sort_rows, &job, &nt);
 }
 
@@ -163,61 +231,6 @@ static double cmp_dist64(const dataset *ds, size_t i, size_t j)
         s += u * u;
     }
     return sqrt(s);
-}
-
-/* A pair only one side found, judged after the merge by its FP64
- * distance (in parallel: d operations each, the pass's costliest part
- * when a format loses many pairs). */
-typedef struct cmp_one {
-    uint32_t i, j;
-    int ref; /* 1: only the reference found it */
-} cmp_one;
-
-typedef struct cmp_only_job {
-    const dataset *ds;
-    double eps;
-    const cmp_one *one;
-    double relmax[PAR_MAX_THREADS][2];
-    uint64_t bins[PAR_MAX_THREADS][2][CMP_REL_BINS];
-} cmp_only_job;
-
-static void cmp_only_range(void *ctx, int t, size_t a, size_t b)
-{
-    cmp_only_job *j = ctx;
-    for (size_t k = a; k < b; k++) {
-        const cmp_one *o = &j->one[k];
-        double rel = (cmp_dist64(j->ds, o->i, o->j) - j->eps) / j->eps;
-        if (fabs(rel) > j->relmax[t][o->ref])
-            j->relmax[t][o->ref] = fabs(rel);
-        int bin = 0;
-        while (bin < CMP_REL_BINS - 1 && rel >= cmp_rel_edges[bin + 1])
-            bin++;
-        j->bins[t][o->ref][bin]++;
-    }
-}
-
-/* Counts and largest |rel| do not depend on the order, so the ranges'
- * results add up to what one thread would find. */
-static void cmp_only_all(const dataset *ds, double eps, const cmp_one *one, size_t n, cmp_side *sd)
-{
-    if (!n)
-        return;
-    cmp_only_job *j = xcalloc(1, sizeof *j);
-    j->ds = ds;
-    j->eps = eps;
-    j->one = one;
-    int nt;
-    par_for(n, ds->d, cmp_only_range, j, &nt);
-    double *relmax[2] = {&sd->only_engine_rel_max, &sd->only_ref_rel_max};
-    uint64_t *bins[2] = {sd->only_engine_rel, sd->only_ref_rel};
-    for (int t = 0; t < nt; t++)
-        for (int w = 0; w < 2; w++) {
-            if (j->relmax[t][w] > *relmax[w])
-                *relmax[w] = j->relmax[t][w];
-            for (int b = 0; b < CMP_REL_BINS; b++)
-                bins[w][b] += j->bins[t][w][b];
-        }
-    free(j);
 }
 
 /* Running state of one side's pair pass. */
@@ -284,17 +297,13 @@ struct cmp_pass {
     cmp_buf ref;  /* the reference's pairs of the block, sorted by (i, j) */
     size_t *roff; /* row r0 + r's pairs: ref.p[roff[r] .. roff[r + 1]) */
     size_t roffcap;
-    size_t side_bound; /* most pairs one side may find that the reference has not */
-    /* One side's run, looked up in ref as its pairs stream in (cmp_look):
-     * per reference pair whether the side found it and its d2 there, per
-     * row the side's count, and the pairs only one of them found. */
-    uint8_t *hit;
-    double *sd2;
-    size_t hitcap;
-    uint32_t *cnt;
-    size_t cntcap;
-    cmp_one *one;
-    size_t onecap;
+    cmp_buf side; /* one side's pairs of (part of) the block, sorted the same way */
+    size_t *soff;
+    size_t soffcap;
+    double *score; /* the overlap of each row of the side's block */
+    size_t scorecap;
+    double *err[PAR_MAX_THREADS]; /* each merge range's errors, kept */
+    size_t errcap[PAR_MAX_THREADS];
     size_t ref_blocks, ref_redone;
     double ref_seconds;
     double engine_seconds; /* wall time inside the engines' PAIRS runs */
@@ -309,7 +318,7 @@ cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides)
     m->nsides = nsides;
     m->sd = xcalloc(nsides ? nsides : 1, sizeof *m->sd);
     size_t bound = s->block_pairs ? s->block_pairs : CMP_BLOCK_PAIRS;
-    m->ref.bound = m->side_bound = bound;
+    m->ref.bound = m->side.bound = bound;
     /* Every row at once when the pairs fit (an engine finds the same pairs
      * in PAIRS mode as in its COUNT run); else blocks the counts say fill
      * about half a buffer. A block that overflows is halved and redone. */
@@ -327,7 +336,9 @@ cmp_pass *cmp_pass_new(const cmp_spec *s, uint64_t most_pairs, size_t nsides)
      * doubling copies and faults in its pages again. */
     size_t want = most_pairs + most_pairs / 16 + 4096;
     m->ref.cap = want < bound ? want : bound;
-    m->ref.p = xmalloc(m->ref.cap * sizeof *m->ref.p);
+    m->ref.p = cmp_alloc(m->ref.cap * sizeof *m->ref.p);
+    m->side.cap = m->ref.cap;
+    m->side.p = cmp_alloc(m->side.cap * sizeof *m->side.p);
     return m;
 }
 
@@ -338,10 +349,14 @@ void cmp_pass_free(cmp_pass *m)
     free(m->ref.p);
     free(m->ref.tmp);
     free(m->roff);
-    free(m->hit);
-    free(m->sd2);
-    free(m->cnt);
-    free(m->one);
+    free(m->side.p);
+    free(m->side.tmp);
+    free(m->soff);
+    free(m->score);
+    free(m->ref.at);
+    free(m->side.at);
+    for (int t = 0; t < PAR_MAX_THREADS; t++)
+        free(m->err[t]);
     free(m->sd);
     free(m);
 }
@@ -415,6 +430,9 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
         const size_t r1 = r0 + m->rows < m->n ? r0 + m->rows : m->n;
         m->ref.len = 0;
         m->ref.overflow = 0;
+        m->ref.q0 = r0;
+        m->ref.q1 = r1;
+        m->ref.n = m->n;
         int rc = cmp_pairs(m, m->s.b, r0, r1, 0, cmp_buf_put, &m->ref, &m->ref.overflow);
         if (rc == 1) {
             m->ref_redone++;
@@ -439,72 +457,111 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
     }
 }
 
-/* One side's run over rows [q0, q1) of the block, as its pairs stream in. */
-typedef struct cmp_look {
+/* Merging a side's sorted pairs with the reference's, over fixed ranges of
+ * rows in parallel. Each range keeps its own counts, the errors of the
+ * pairs both found in (i, j) order, and judges the one-sided pairs by
+ * their FP64 distance (the costliest part when a format loses many); the
+ * errors and the rows' overlaps are then added up in row order on one
+ * thread, so every statistic is what one sequential merge would give. */
+typedef struct cmp_merge_job {
     cmp_pass *m;
-    size_t q0, q1;
-    size_t none; /* one-sided pairs so far */
-    int overflow;
-} cmp_look;
+    size_t q0;        /* the side's first row */
+    const size_t *ro; /* the reference's offsets from row q0 */
+    double *score;    /* per row from q0 */
+    uint64_t both[PAR_MAX_THREADS], only_e[PAR_MAX_THREADS], only_r[PAR_MAX_THREADS];
+    double relmax[PAR_MAX_THREADS][2];
+    uint64_t bins[PAR_MAX_THREADS][2][CMP_REL_BINS];
+    double *err[PAR_MAX_THREADS];
+    size_t nerr[PAR_MAX_THREADS];
+} cmp_merge_job;
 
-/* Find each pair in the reference's row (sorted by j): the first time
- * marks it found and keeps the side's d2; a pair the reference has not
- * (or a repeat) is the side's alone. */
-static int cmp_look_put(void *ctx, const pair_batch *b)
+static void cmp_judge(cmp_merge_job *j, int t, size_t i, uint32_t jj, int ref)
 {
-    cmp_look *L = ctx;
-    cmp_pass *m = L->m;
-    for (size_t k = 0; k < b->k; k++) {
-        const uint32_t i = b->i[k], j = b->j[k];
-        if (i < L->q0 || i >= L->q1 || j >= m->n)
-            return err_set(TCJ_EINVAL, "an engine reported the pair (%u, %u) outside rows %zu..%zu",
-                           i, j, L->q0, L->q1 - 1);
-        m->cnt[i - L->q0]++;
-        const size_t end = m->roff[i - m->r0 + 1];
-        size_t lo = m->roff[i - m->r0], hi = end;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->ref.p[mid].j < j)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < end && m->ref.p[lo].j == j && !m->hit[lo]) {
-            m->hit[lo] = 1;
-            m->sd2[lo] = b->d2[k];
-        } else {
-            if (L->none == m->side_bound) {
-                L->overflow = 1;
-                return err_set(TCJ_ENOMEM, "comparison block buffer full");
-            }
-            m->one[L->none++] = (cmp_one){i, j, 0};
-        }
-    }
-    return 0;
+    const cmp_pass *m = j->m;
+    double rel = (cmp_dist64(m->s.ds, i, jj) - m->s.eps) / m->s.eps;
+    if (fabs(rel) > j->relmax[t][ref])
+        j->relmax[t][ref] = fabs(rel);
+    int bin = 0;
+    while (bin < CMP_REL_BINS - 1 && rel >= cmp_rel_edges[bin + 1])
+        bin++;
+    j->bins[t][ref][bin]++;
 }
 
-/* Rows [q0, q1) once the side's run is in, in (i, j) order as a merge of
- * two sorted lists would visit them: errors of the pairs both found,
- * the reference's pairs the side missed, the overlap per row. */
-static void cmp_look_rows(cmp_pass *m, cmp_pass_st *sd, cmp_look *L)
+static void cmp_merge_range(void *ctx, int t, size_t r0, size_t r1)
 {
-    for (size_t q = L->q0; q < L->q1; q++) {
-        const size_t a = m->roff[q - m->r0], b = m->roff[q - m->r0 + 1];
-        size_t inter = 0;
-        for (size_t p = a; p < b; p++) {
-            if (m->hit[p]) {
-                cmp_acc_add(&sd->acc, sqrt(m->sd2[p]) - sqrt(m->ref.p[p].d2));
-                inter++;
+    cmp_merge_job *j = ctx;
+    cmp_pass *m = j->m;
+    const size_t *so = m->soff, *ro = j->ro;
+    size_t na_all = so[r1] - so[r0], nb_all = ro[r1] - ro[r0];
+    size_t want = na_all < nb_all ? na_all : nb_all;
+    if (want > m->errcap[t]) {
+        free(m->err[t]);
+        m->err[t] = cmp_alloc(want * sizeof *m->err[t]);
+        m->errcap[t] = want;
+    }
+    double *err = m->err[t];
+    size_t ne = 0;
+    for (size_t r = r0; r < r1; r++) {
+        const size_t i = j->q0 + r;
+        const cmp_pair *a = m->side.p + so[r], *b = m->ref.p + ro[r];
+        const size_t na = so[r + 1] - so[r], nb = ro[r + 1] - ro[r];
+        size_t x = 0, y = 0, inter = 0;
+        while (x < na || y < nb) {
+            if (y == nb || (x < na && a[x].j < b[y].j)) {
+                j->only_e[t]++;
+                cmp_judge(j, t, i, a[x++].j, 0);
+            } else if (x == na || b[y].j < a[x].j) {
+                j->only_r[t]++;
+                cmp_judge(j, t, i, b[y++].j, 1);
             } else {
-                sd->side.only_ref++;
-                m->one[L->none++] = (cmp_one){(uint32_t)q, m->ref.p[p].j, 1};
+                err[ne++] = sqrt(a[x].d2) - sqrt(b[y].d2);
+                inter++;
+                x++;
+                y++;
             }
         }
-        const size_t na = m->cnt[q - L->q0], nb = b - a, uni = na + nb - inter;
-        sd->side.only_engine += na - inter;
-        sd->side.both += inter;
-        sd->acc.score_sum += uni ? (double)inter / (double)uni : 1.0;
+        size_t uni = na + nb - inter;
+        j->score[r] = uni ? (double)inter / (double)uni : 1.0;
+        j->both[t] += inter;
     }
+    j->err[t] = err;
+    j->nerr[t] = ne;
+}
+
+static void cmp_merge(cmp_pass *m, cmp_pass_st *sd, size_t q0, size_t nr)
+{
+    if (nr > m->scorecap) {
+        free(m->score);
+        m->score = xmalloc(nr * sizeof *m->score);
+        m->scorecap = nr;
+    }
+    cmp_merge_job *j = xcalloc(1, sizeof *j);
+    j->m = m;
+    j->q0 = q0;
+    j->ro = m->roff + (q0 - m->r0);
+    j->score = m->score;
+    const size_t pairs = m->side.len + (j->ro[nr] - j->ro[0]);
+    int nt;
+    par_for(nr, pairs / (nr ? nr : 1) + 1, cmp_merge_range, j, &nt);
+    cmp_side *s = &sd->side;
+    double *relmax[2] = {&s->only_engine_rel_max, &s->only_ref_rel_max};
+    uint64_t *bins[2] = {s->only_engine_rel, s->only_ref_rel};
+    for (int t = 0; t < nt; t++) {
+        s->both += j->both[t];
+        s->only_engine += j->only_e[t];
+        s->only_ref += j->only_r[t];
+        for (int w = 0; w < 2; w++) {
+            if (j->relmax[t][w] > *relmax[w])
+                *relmax[w] = j->relmax[t][w];
+            for (int b = 0; b < CMP_REL_BINS; b++)
+                bins[w][b] += j->bins[t][w][b];
+        }
+        for (size_t e = 0; e < j->nerr[t]; e++)
+            cmp_acc_add(&sd->acc, j->err[t][e]);
+    }
+    for (size_t r = 0; r < nr; r++)
+        sd->acc.score_sum += m->score[r];
+    free(j);
 }
 
 int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
@@ -513,20 +570,7 @@ int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
     const double t0 = engine_now();
     sd->side.engine = a->name;
     sd->side.judged = 1;
-    const size_t nref = m->ref.len, nrows = m->r1 - m->r0;
-    if (nref > m->hitcap) {
-        free(m->hit);
-        free(m->sd2);
-        m->hit = xmalloc(nref * sizeof *m->hit);
-        m->sd2 = xmalloc(nref * sizeof *m->sd2);
-        m->hitcap = nref;
-    }
-    if (nrows > m->cntcap) {
-        free(m->cnt);
-        m->cnt = xmalloc(nrows * sizeof *m->cnt);
-        m->cntcap = nrows;
-    }
-    size_t q0 = m->r0, rows = nrows;
+    size_t q0 = m->r0, rows = m->r1 - m->r0;
     int rc = 0;
     while (q0 < m->r1) {
         if (m->s.cancel && *m->s.cancel) {
@@ -534,29 +578,25 @@ int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
             break;
         }
         const size_t q1 = q0 + rows < m->r1 ? q0 + rows : m->r1;
-        const size_t a0 = m->roff[q0 - m->r0], a1 = m->roff[q1 - m->r0];
-        /* Room for the side's own pairs and every reference pair it misses. */
-        if (m->side_bound + (a1 - a0) > m->onecap) {
-            free(m->one);
-            m->onecap = m->side_bound + (a1 - a0);
-            m->one = xmalloc(m->onecap * sizeof *m->one);
-        }
-        memset(m->hit + a0, 0, a1 - a0);
-        memset(m->cnt, 0, (q1 - q0) * sizeof *m->cnt);
-        cmp_look L = {m, q0, q1, 0, 0};
-        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, cmp_look_put, &L, &L.overflow);
+        m->side.len = 0;
+        m->side.overflow = 0;
+        m->side.q0 = q0;
+        m->side.q1 = q1;
+        m->side.n = m->n;
+        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, cmp_buf_put, &m->side, &m->side.overflow);
         if (rc == 1) {
-            /* More pairs of its own than the bound holds: split the block
-             * for this engine only; the reference's pairs stay. */
+            /* More pairs than the bound holds: split the block for this
+             * engine only; the reference's pairs stay sorted. */
             sd->redone++;
-            if ((rc = cmp_shrink(&rows, &m->side_bound, m->n, q0)))
+            if ((rc = cmp_shrink(&rows, &m->side.bound, m->n, q0)))
                 break;
             continue;
         }
         if (rc)
             break;
-        cmp_look_rows(m, sd, &L);
-        cmp_only_all(m->s.ds, m->s.eps, m->one, L.none, &sd->side);
+        cmp_grow_off(&m->soff, &m->soffcap, q1 - q0);
+        cmp_buf_sort(&m->side, q0, q1 - q0, m->soff);
+        cmp_merge(m, sd, q0, q1 - q0);
         sd->blocks++;
         q0 = q1;
     }

@@ -25,10 +25,15 @@ static void *par_main(void *p)
     return NULL;
 }
 
+int par_ranges(size_t n, size_t weight)
+{
+    return n * weight < PAR_MIN || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
+}
+
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt)
 {
-    const int k = n * weight < PAR_MIN || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
+    const int k = par_ranges(n, weight);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const int nth = k == 1 || cores < 2 ? 1 : (int)(cores < k ? cores : k);
     par_job job[PAR_MAX_THREADS];

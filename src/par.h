@@ -14,6 +14,10 @@
 /* fn(ctx, t, a, b) for ranges t = 0..*nt-1 (*nt is 1 or PAR_MAX_THREADS,
  * fixed by n and weight alone, so the combination the caller makes is the
  * same on every machine), on at most one thread a core. */
+/* How many ranges par_for(n, weight, ...) cuts [0, n) into (1 or
+ * PAR_MAX_THREADS), for callers that size per-range state first. */
+int par_ranges(size_t n, size_t weight);
+
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt);
 
