@@ -1,18 +1,41 @@
 /* info: facts about the current dataset, against FP16's range. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "center.h"
 #include "cmd.h"
 #include "dataset.h"
 #include "err.h"
 #include "exact_predict.h"
 #include "fmt_fit.h"
+#include "lab.h"
 #include "out.h"
+#include "shift.h"
 
 /* The band estimate's sample: query rows x candidate rows (a fraction of a
  * second at d = 128). */
 #define INFO_SAMPLE_ROWS 64
 #define INFO_SAMPLE_COLS 20000
+
+/* What the format's engine subtracts from each column here (the row
+ * precisions would run): the column minima of an unsigned format under
+ * `set shift on`, else the means when `set center` centres it, or NULL
+ * when it converts the values as loaded. */
+static const double *info_center(session *s, const fmt_fit_format *f)
+{
+    if (f->is_unsigned)
+        return s->eopt.shift ? shift_mins(&s->ds) : NULL;
+    const char *format = f->name;
+    lab_pick p;
+    size_t n = 0;
+    const char *names[1] = {format};
+    if (lab_pick_rows(&s->eopt, names, 1, 0, &p, 1, &n) || n != 1 || !p.e->centers) {
+        err_clear();
+        return NULL;
+    }
+    return center_pick(&s->ds, s->eopt.center, p.e->exact || p.e->center_auto);
+}
 
 static int info_run(session *s, int argc, char **argv)
 {
@@ -47,13 +70,23 @@ static int info_run(session *s, int argc, char **argv)
     /* The precision lab's formats. */
     fmt_fit fits[16];
     size_t nf = 0;
-    out_printf("formats     how the values fit each format of the precision lab:\n");
+    int centred[16];
+    out_printf("formats     how the values fit each format of the precision lab, as its engine\n"
+               "            here converts them (centred as `set center` says, shifted by\n"
+               "            `set shift`):\n");
     for (const fmt_fit_format *f = fmt_fit_formats; f->name && nf < 16; f++, nf++) {
         fmt_fit *ff = &fits[nf];
-        fmt_fit_compute(ds, f, ff);
-        char scale[32] = "";
+        const double *center = info_center(s, f);
+        centred[nf] = center != NULL;
+        fmt_fit_engine(ds, center, f, ff);
+        char scale[48] = "";
+        snprintf(scale, sizeof scale, "%s",
+                 !center          ? ""
+                 : f->is_unsigned ? "shifted, "
+                                  : "centred, ");
         if (f->scaled)
-            snprintf(scale, sizeof scale, "scale 2^%d, ", ff->scale);
+            snprintf(scale + strlen(scale), sizeof scale - strlen(scale), "scale 2^%d, ",
+                     ff->scale);
         char neg[48] = "";
         if (f->is_unsigned)
             snprintf(neg, sizeof neg, ", %zu negative (refused)", ff->negative);
@@ -100,6 +133,7 @@ static int info_run(session *s, int argc, char **argv)
     for (size_t k = 0; k < nf; k++) {
         const fmt_fit_format *f = &fmt_fit_formats[k];
         out_rec_obj(r, f->name);
+        out_rec_int(r, f->is_unsigned ? "shifted" : "centred", centred[k]);
         if (f->scaled)
             out_rec_int(r, "scale", fits[k].scale);
         out_rec_uint(r, "overflow", fits[k].overflow);
@@ -130,11 +164,13 @@ const cmd cmd_info = {
             "overflow to Inf, nonzero values below 2^-24 flush to zero, those below 2^-14\n"
             "are subnormal), the largest squared norm, duplicate points and the content hash.\n"
             "Then, for each format of the precision lab (fp16, bf16, tf32, fp8-e4m3, fp8-e5m2,\n"
-            "ue5m3, ue4m4), the values beyond its largest finite value, the nonzero values\n"
+            "ue5m3, ue4m4), taken as its engine here converts them (less the column means\n"
+            "where set center centres it, less the column minima for ue5m3 and ue4m4 under\n"
+            "set shift on): the values beyond its largest finite value, the nonzero values\n"
             "that become 0, the negative values an unsigned format refuses and the\n"
-            "power-of-two scale the FP8 formats would apply (largest |v| just under the\n"
-            "format's largest); and whether int8 would be exact (every value an integer in\n"
-            "[0, 255] or [-128, 127]).\n"
+            "power-of-two scale the FP8 formats apply (largest |v| just under the format's\n"
+            "largest); and whether int8 would be exact (every value an integer in [0, 255]\n"
+            "or [-128, 127]).\n"
             "With an eps set, also what the exact engines' error bound predicts there: the\n"
             "largest error FP16 inputs with FP32 accumulation can make in d^2 near eps,\n"
             "relative to eps^2, as loaded and centred (set center), and the share of the\n"

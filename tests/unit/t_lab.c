@@ -675,3 +675,98 @@ TEST(command_stores_shows_exports_and_draws)
     store_close(s.db);
     dataset_free(&s.ds);
 }
+
+/* The info record's fit of one format, read back. */
+static const json *info_format(const json *j, const char *name)
+{
+    return json_get(json_get(j, "formats"), name);
+}
+
+/* The power of two that brings a largest |v| just under max, by hand. */
+static int scale_for(double absmax, double max)
+{
+    int k = 0;
+    while (ldexp(absmax, k + 1) <= max)
+        k++;
+    while (ldexp(absmax, k) > max)
+        k--;
+    return k;
+}
+
+/* `info` fits each format as its engine converts the values: an FP8 row
+ * centres (set center's default is auto for it, and this data's norms
+ * shrink when centred), so its scale is the centred values' one; `set
+ * center off` gives the raw values' one; the unsigned formats refuse the
+ * negative values unless `set shift on` moves each column by its minimum.
+ * The expected numbers come from the data here. */
+TEST(info_fits_as_the_engines_convert)
+{
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    /* Columns far from 0 but the first, which holds negative values:
+     * centring shrinks the norms, and the unsigned formats see a sign. */
+    gen(&s.ds, 500, 16, 3);
+    for (size_t i = 0; i < s.ds.n; i++)
+        for (size_t k = 0; k < s.ds.d; k++)
+            s.ds.x[i * s.ds.d + k] += k ? 4.0 : -0.5;
+    s.ds.hash = dataset_hash(&s.ds);
+    s.have_ds = 1;
+    const size_t n = s.ds.n, d = s.ds.d;
+    long double mean[16] = {0};
+    double rawmax = 0, cmax = 0;
+    uint64_t neg = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++)
+            mean[k] += s.ds.x[i * d + k];
+    for (size_t k = 0; k < d; k++)
+        mean[k] /= n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            double v = s.ds.x[i * d + k];
+            rawmax = fmax(rawmax, fabs(v));
+            cmax = fmax(cmax, fabs(v - (double)mean[k]));
+            neg += v < 0;
+        }
+    /* Auto centres when that shrinks the largest norm 2x or more: here by
+     * far more (4x in the squared norm would do for either reading). */
+    double rawn = 0, cn = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = 0, b = 0;
+        for (size_t k = 0; k < d; k++) {
+            double v = s.ds.x[i * d + k], w = v - (double)mean[k];
+            a += v * v;
+            b += w * w;
+        }
+        rawn = fmax(rawn, a);
+        cn = fmax(cn, b);
+    }
+    CHECK(neg > 0 && cmax < rawmax && rawn > 4 * cn);
+    const char *cases[] = {"info", "set center off; info",
+                           "set center default; set shift on; info"};
+    for (int c = 0; c < 3; c++) {
+        char *t = capture(&s, cases[c], 1);
+        char *rec = strstr(t, "{\"type\":\"info\"");
+        CHECK(rec != NULL);
+        if (!rec) {
+            free(t);
+            continue;
+        }
+        char *nl = strchr(rec, '\n');
+        if (nl)
+            *nl = 0;
+        json *j = json_parse(rec);
+        CHECK(j != NULL);
+        const json *e4 = info_format(j, "fp8-e4m3"), *u5 = info_format(j, "ue5m3");
+        const int centred = c != 1;
+        CHECK_NEAR(json_num(e4, "centred"), centred, 0);
+        CHECK_NEAR(json_num(e4, "scale"), scale_for(centred ? cmax : rawmax, 448.0), 0);
+        CHECK_NEAR(json_num(u5, "shifted"), c == 2, 0);
+        CHECK_NEAR(json_num(u5, "negative"), c == 2 ? 0 : (double)neg, 0);
+        json_free(j);
+        free(t);
+    }
+    free(capture(&s, "set shift off; set center default", 0));
+    dataset_free(&s.ds);
+}
