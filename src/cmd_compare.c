@@ -62,19 +62,6 @@ static void print_hist(const cmp_side *r)
                        (unsigned long long)r->bin_count[k]);
 }
 
-/* Progress of one of several comparisons mapped onto its share. */
-typedef struct part_prog {
-    void (*fn)(void *ctx, double frac);
-    void *ctx;
-    double lo, span;
-} part_prog;
-
-static void part_prog_fn(void *ctx, double f)
-{
-    part_prog *p = ctx;
-    p->fn(p->ctx, p->lo + p->span * f);
-}
-
 static double ratio(double num, double den)
 {
     return num > 0 && den > 0 ? num / den : NAN;
@@ -192,7 +179,6 @@ static int compare_run(session *s, int argc, char **argv)
         return rc;
 
     /* A against the truth, then B against it when B is not the truth. */
-    part_prog pp = {.fn = sa.progress, .ctx = &pg, .lo = 0, .span = er ? 0.5 : 1};
     cmp_spec cs;
     memset(&cs, 0, sizeof cs);
     cs.a = ea;
@@ -201,21 +187,15 @@ static int compare_run(session *s, int argc, char **argv)
     cs.eps = s->eps;
     cs.opts = &s->eopt;
     cs.cancel = &s->cancel;
-    cs.progress = sa.progress ? part_prog_fn : NULL;
-    cs.progress_ctx = &pp;
+    cs.progress = sa.progress;
+    cs.progress_ctx = &pg;
     cs.reuse_a = reuse_res(&reused, 0);
     cs.reuse_b = reuse_res(&reused, er ? 2 : 1);
     static cmp_result ra, rb; /* large (histograms, two join results) */
     memset(&ra, 0, sizeof ra);
     memset(&rb, 0, sizeof rb);
-    rc = cmp_run(&cs, &ra);
-    if (!rc && er) {
-        cs.a = eb;
-        cs.reuse_a = reuse_res(&reused, 1);
-        cs.reuse_b = &ra.run_b; /* the reference ran (or was reused) for A */
-        pp.lo = 0.5;
-        rc = cmp_run(&cs, &rb);
-    }
+    /* With a reference of its own, A and B are judged in one pair pass. */
+    rc = er ? cmp_run2(&cs, eb, reuse_res(&reused, 1), &ra, &rb) : cmp_run(&cs, &ra);
     if (rc) {
         if (rc == TCJ_ECANCEL)
             return err_set(rc, "compare %s %s cancelled", ea->name, eb->name);

@@ -643,34 +643,48 @@ void cmp_pass_times(const cmp_pass *m, double *seconds, double *engine_seconds)
     *engine_seconds = m->engine_seconds;
 }
 
-int cmp_run(const cmp_spec *s, cmp_result *r)
+/* The engines a[0..na) judged against s->b: their clean COUNT runs (or the
+ * stored ones standing for them), the reference's, then one pair pass. */
+static int cmp_run_sides(const cmp_spec *s, const engine *const *a, const join_result *const *reuse,
+                         size_t na, cmp_result *const *out)
 {
-    memset(r, 0, sizeof *r);
-    r->engine_a = s->a->name;
-    r->engine_b = s->b->name;
-    r->eps = s->eps;
-    r->side.engine = s->a->name;
-    r->side.judged = 1;
     double t0 = engine_now();
     const size_t n = s->ds ? s->ds->n : 0;
-    cmp_prog prog = {.s = s, .lo = 0, .span = 0.1};
-
-    /* 1. Clean timed runs that only count. */
+    for (size_t k = 0; k < na; k++) {
+        cmp_result *r = out[k];
+        memset(r, 0, sizeof *r);
+        r->engine_a = a[k]->name;
+        r->engine_b = s->b->name;
+        r->eps = s->eps;
+        r->side.engine = a[k]->name;
+        r->side.judged = 1;
+    }
+    /* 1. Clean timed runs that only count: a tenth of the progress each. */
+    const double share = 0.2 / (double)(na + 1);
+    cmp_prog prog = {.s = s, .lo = 0, .span = share};
     join_spec js;
     cmp_spec_base(s, &js, &prog);
     js.mode = JOIN_COUNT;
     js.q0 = 0;
     js.q1 = n;
     int rc = 0;
-    if (s->reuse_a)
-        r->run_a = *s->reuse_a;
-    else if ((rc = engine_run(s->a, &js, &r->run_a)))
-        return rc;
-    prog.lo = 0.1;
+    uint64_t most = 0;
+    for (size_t k = 0; k < na; k++, prog.lo += share) {
+        if (reuse[k])
+            out[k]->run_a = *reuse[k];
+        else if ((rc = engine_run(a[k], &js, &out[k]->run_a)))
+            return rc;
+        if (out[k]->run_a.pairs > most)
+            most = out[k]->run_a.pairs;
+    }
     if (s->reuse_b)
-        r->run_b = *s->reuse_b;
-    else if ((rc = engine_run(s->b, &js, &r->run_b)))
+        out[0]->run_b = *s->reuse_b;
+    else if ((rc = engine_run(s->b, &js, &out[0]->run_b)))
         return rc;
+    for (size_t k = 1; k < na; k++)
+        out[k]->run_b = out[0]->run_b;
+    if (out[0]->run_b.pairs > most)
+        most = out[0]->run_b.pairs;
 
     /* 2. The pair pass, block of rows by block of rows (its progress
      * mapped onto the last 80%). */
@@ -680,19 +694,39 @@ int cmp_run(const cmp_spec *s, cmp_result *r)
         ps.progress = cmp_prog_fn;
         ps.progress_ctx = &outer;
     }
-    uint64_t most = r->run_a.pairs > r->run_b.pairs ? r->run_a.pairs : r->run_b.pairs;
-    cmp_pass *m = cmp_pass_new(&ps, most, 1);
+    cmp_pass *m = cmp_pass_new(&ps, most, na);
     size_t r0, r1;
-    while ((rc = cmp_pass_block(m, &r0, &r1)) == 1)
-        if ((rc = cmp_pass_side(m, 0, s->a)))
-            break;
-    cmp_pass_result(m, 0, r);
-    r->side.engine = s->a->name;
+    while (!rc && (rc = cmp_pass_block(m, &r0, &r1)) == 1) {
+        rc = 0;
+        for (size_t k = 0; !rc && k < na; k++)
+            rc = cmp_pass_side(m, k, a[k]);
+    }
+    for (size_t k = 0; k < na; k++) {
+        cmp_pass_result(m, k, out[k]);
+        out[k]->side.engine = a[k]->name;
+        out[k]->seconds = engine_now() - t0;
+    }
     cmp_pass_free(m);
-    r->seconds = engine_now() - t0;
     if (!rc && s->progress)
         s->progress(s->progress_ctx, 1.0);
     return rc;
+}
+
+int cmp_run(const cmp_spec *s, cmp_result *r)
+{
+    const engine *a[1] = {s->a};
+    const join_result *reuse[1] = {s->reuse_a};
+    cmp_result *out[1] = {r};
+    return cmp_run_sides(s, a, reuse, 1, out);
+}
+
+int cmp_run2(const cmp_spec *s, const engine *a2, const join_result *reuse_a2, cmp_result *r,
+             cmp_result *r2)
+{
+    const engine *a[2] = {s->a, a2};
+    const join_result *reuse[2] = {s->reuse_a, reuse_a2};
+    cmp_result *out[2] = {r, r2};
+    return cmp_run_sides(s, a, reuse, 2, out);
 }
 
 void cmp_side_ref(cmp_side *side, const char *engine, int64_t run_id)

@@ -90,6 +90,12 @@ extern const double cmp_rel_edges[CMP_REL_BINS + 1];
 /* Run the comparison. Returns 0, TCJ_ECANCEL, or an engine's error code
  * with err_msg(). On error *r holds what was done so far. */
 int cmp_run(const cmp_spec *s, cmp_result *r);
+/* compare A B ref=R: s->a and a2 both judged against the reference s->b in
+ * one pair pass (the reference's pairs made once per block): r for s->a,
+ * r2 for a2 (reuse_a2 standing for its COUNT run, or NULL); both get the
+ * reference's run as run_b. */
+int cmp_run2(const cmp_spec *s, const engine *a2, const join_result *reuse_a2, cmp_result *r,
+             cmp_result *r2);
 
 /* The pair pass on its own, for several engines judged against one
  * reference (the precision lab): the reference's pairs of a block of rows

@@ -16,6 +16,7 @@
 
 extern const engine engine_cpu;
 extern const engine engine_cpu_fp16;
+extern const engine engine_cpu_bf16;
 
 /* Engines that report a fixed pair list, to make hand-computed cases. */
 typedef struct fake_pair {
@@ -542,5 +543,47 @@ TEST(side_through_the_log)
     }
     json_free(j);
     free(text);
+    free(ds.x);
+}
+
+/* compare A B ref=R judges both sides in one pair pass: each side equals
+ * what its own comparison against R gives, statistic for statistic, with a
+ * small bound (several blocks) and the default. */
+TEST(compare_two_sides_in_one_pass)
+{
+    dataset ds = make_uniform(700, 9, 11);
+    engine_opts o;
+    engine_opts_default(&o);
+    const size_t bounds[] = {0, 900};
+    for (int b = 0; b < 2; b++) {
+        cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, 0.45, &o);
+        s.block_pairs = bounds[b];
+        static cmp_result one_a, one_b, ra, rb;
+        CHECK_EQ_INT(cmp_run(&s, &one_a), 0);
+        s.a = &engine_cpu_bf16;
+        CHECK_EQ_INT(cmp_run(&s, &one_b), 0);
+        s.a = &engine_cpu_fp16;
+        CHECK_EQ_INT(cmp_run2(&s, &engine_cpu_bf16, NULL, &ra, &rb), 0);
+        const cmp_result *want[2] = {&one_a, &one_b}, *got[2] = {&ra, &rb};
+        for (int k = 0; k < 2; k++) {
+            const cmp_side *w = &want[k]->side, *g = &got[k]->side;
+            CHECK(strcmp(g->engine, w->engine) == 0 && g->judged);
+            CHECK(g->both == w->both && g->only_engine == w->only_engine &&
+                  g->only_ref == w->only_ref);
+            CHECK(g->overlap == w->overlap && g->err_mean == w->err_mean &&
+                  g->err_std == w->err_std && g->err_min == w->err_min && g->err_max == w->err_max);
+            CHECK(g->only_engine_rel_max == w->only_engine_rel_max &&
+                  g->only_ref_rel_max == w->only_ref_rel_max);
+            CHECK_EQ_INT(g->nbins, w->nbins);
+            for (size_t i = 0; i < g->nbins; i++)
+                CHECK(g->bin_count[i] == w->bin_count[i] && g->bin_lo[i] == w->bin_lo[i]);
+            CHECK_EQ_INT(got[k]->run_a.pairs, want[k]->run_a.pairs);
+            CHECK_EQ_INT(got[k]->run_b.pairs, one_a.run_b.pairs);
+        }
+        /* The two formats differ here, so the check compares something. */
+        CHECK(ra.side.both != rb.side.both || ra.side.err_std != rb.side.err_std);
+        if (bounds[b])
+            CHECK(ra.blocks > 1);
+    }
     free(ds.x);
 }
