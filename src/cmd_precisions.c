@@ -177,7 +177,9 @@ const cmd cmd_precisions = {
             "|err|), kernel time, derived TFLOPS and the speed against fp16. A format that\n"
             "refuses the data (ue5m3 and ue4m4 hold no sign) is a row saying why, and the\n"
             "lab goes on. Last, one sentence names the fastest format whose overlap is at\n"
-            "least min-overlap=X (default 0.9999), or the closest when none is.\n"
+            "least min-overlap=X (default 0.9999), or the closest when none is, and a line\n"
+            "says where the lab's time went. The reference's pairs are made once per block\n"
+            "of rows for all the formats together.\n"
             "FORMAT... runs those formats only. Every run, comparison and the lab are\n"
             "stored: show lab ID prints it again, export lab ID csv|json FILE writes it.\n"
             "Examples: precisions; precisions fp16 ue4m4 min-overlap=0.999; precisions cpu",
