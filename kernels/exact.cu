@@ -317,15 +317,21 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
         g_x64.nmax2 = nm2;
     }
     const double vmax = g_x64.vmax, nmax2 = g_x64.nmax2;
-    if (!(vmax <= EXACT_FP16_MAX))
+    /* The host scales data beyond FP16's range down by a power of two
+     * (a->scale, exact): the bound's relative terms are unchanged, so it is
+     * taken in the scaled units and brought back (the FASTED pass scales
+     * its threshold again); the refinement uses the FP64 data as loaded. */
+    const double sc = a->scale ? a->scale : 1.0;
+    if (!(vmax * sc <= EXACT_FP16_MAX))
         return kern_fail(KERN_EINVAL,
-                         "values up to |v| = %g%s are beyond FP16's 65504; use fp64 or ted", vmax,
-                         a->center ? " (centred)" : "");
+                         "values up to |v| = %g%s are beyond FP16's 65504 at scale %g; use fp64 "
+                         "or ted",
+                         vmax, a->center ? " (centred)" : "", sc);
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
     exact_bound b;
     exact_bound_init(&b, a->d);
-    const double nmax = sqrt(nmax2);
-    const double delta = exact_bound_delta(&b, nmax, nmax, sqrt(lim2));
+    const double nmax = sqrt(nmax2) * sc;
+    const double delta = exact_bound_delta(&b, nmax, nmax, sqrt(lim2) * sc) / (sc * sc);
 
     exact_ctx c;
     memset(&c, 0, sizeof c);

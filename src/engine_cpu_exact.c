@@ -7,7 +7,8 @@
  * the cpu engine's arithmetic (direct (a-b)^2 in dimension order, no
  * contraction). So its pair set, per-point counts and histogram are the cpu
  * engine's, and PAIRS carries FP64 distances; the run records how many
- * pairs the band held. CI tests the bound through it. */
+ * pairs the band held. Values beyond FP16's range are scaled down by a
+ * power of two first (metric scale_log2). CI tests the bound through it. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,8 +28,10 @@ typedef struct xct_ctx {
     const double *nrm; /* FP64 norms of x */
     size_t d;
     exact_bound b;
-    double eps;    /* the threshold the bound is taken at (HIST: the top edge's root) */
+    double eps;    /* the threshold the bound is taken at (HIST: the top edge's root), scaled */
     double lim2;   /* eps^2 (HIST: the top edge) */
+    double sc2;    /* the scale squared: h, s and nrm are in scaled units */
+    double lim2s;  /* lim2 * sc2 */
     int all_exact; /* PAIRS and HIST: every pair up to the limit gets its FP64 d2 */
     atomic_ullong band, refined;
 } xct_ctx;
@@ -76,17 +79,18 @@ static void xct_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
             float f = t - 2.0f * acc[w];
             const double dt = f < 0.0f ? 0.0 : (double)f;
             const double delta = exact_bound_delta(&ctx->b, ctx->nrm[q], ctx->nrm[c], ctx->eps);
-            if (dt > ctx->lim2 + delta) {
+            if (dt > ctx->lim2s + delta) {
                 out[c - c0] = INFINITY; /* out: any value above the limit */
                 continue;
             }
-            const int in_band = dt >= ctx->lim2 - delta;
+            const int in_band = dt >= ctx->lim2s - delta;
             band += (unsigned long long)in_band;
             if (in_band || ctx->all_exact) {
                 out[c - c0] = xct_exact(ctx->x + q * d, ctx->x + c * d, d);
                 refined++;
             } else {
-                out[c - c0] = dt < ctx->lim2 ? dt : ctx->lim2; /* in: at most the limit */
+                const double du = dt / ctx->sc2;               /* a power of two: exact */
+                out[c - c0] = du < ctx->lim2 ? du : ctx->lim2; /* in: at most the limit */
             }
         }
     }
@@ -104,13 +108,25 @@ static int xct_run(const join_spec *s, join_result *res)
      * loaded. */
     const double *m = center_pick(ds, s->opts ? s->opts->center : CENTER_DEFAULT, 1);
     double vmax = 0;
-    for (size_t i = 0; i < n * d; i++)
-        vmax = fmax(vmax, fabs(m ? ds->x[i] - m[i % d] : ds->x[i]));
-    if (!(vmax <= EXACT_FP16_MAX))
+    int finite = 1;
+    for (size_t i = 0; i < n * d; i++) {
+        const double v = m ? ds->x[i] - m[i % d] : ds->x[i];
+        finite &= isfinite(v) != 0;
+        vmax = fmax(vmax, fabs(v));
+    }
+    if (!finite)
         return err_set(TCJ_EINVAL,
-                       "cpu-exact: %s holds |v| up to %g%s, beyond FP16's 65504; use cpu (or "
-                       "fp64 and ted on a GPU)",
-                       ds->name, vmax, m ? " after centring" : "");
+                       "cpu-exact: %s holds a value that is not finite%s, which FP16 cannot "
+                       "bound; use cpu (or fp64 on a GPU)",
+                       ds->name, m ? " (after centring)" : "");
+    /* Beyond FP16's 65504 the values are scaled down by a power of two
+     * (exact), so the largest fits: every relative term of the bound is as
+     * before, the bound is taken in the scaled units and the band refined
+     * from the data as loaded. */
+    int sk = 0;
+    while (ldexp(vmax, sk) > EXACT_FP16_MAX)
+        sk--;
+    const double sc = ldexp(1.0, sk);
     xct_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     float *h = xmalloc(n * d * sizeof *h);
@@ -121,7 +137,7 @@ static int xct_run(const join_spec *s, join_result *res)
         float acc = 0;
         double e = 0;
         for (size_t k = 0; k < d; k++) {
-            const double v = m ? x[k] - m[k] : x[k];
+            const double v = (m ? x[k] - m[k] : x[k]) * sc;
             h[i * d + k] = fp16_round(v);
             acc = fp32_add_rz(acc, h[i * d + k] * h[i * d + k]);
             e += v * v;
@@ -136,7 +152,9 @@ static int xct_run(const join_spec *s, join_result *res)
     ctx.d = d;
     exact_bound_init(&ctx.b, d);
     ctx.lim2 = s->mode == JOIN_HIST ? s->hist_edges[s->hist_nbins] : s->eps * s->eps;
-    ctx.eps = sqrt(ctx.lim2);
+    ctx.sc2 = sc * sc;
+    ctx.lim2s = ctx.lim2 * ctx.sc2;
+    ctx.eps = sqrt(ctx.lim2) * sc;
     ctx.all_exact = s->mode == JOIN_PAIRS || s->mode == JOIN_HIST;
     join_result_phase(res, "convert", engine_now() - t0);
     cpu_kernel k = {
@@ -151,6 +169,7 @@ static int xct_run(const join_spec *s, join_result *res)
     };
     int rc = cpu_join_run(s, &k, res);
     join_result_metric(res, "centred", m != NULL, "");
+    join_result_metric(res, "scale_log2", sk, "");
     if (rc == 0) {
         const double band = (double)atomic_load(&ctx.band);
         join_result_metric(res, "band_pairs", band, "pairs");

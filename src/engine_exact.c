@@ -3,11 +3,38 @@
  * could be within eps, and the GPU computes each of those again with the
  * fp64 engine's arithmetic: fp64's count, per-point counts, histogram and
  * pair set with FP64 distances. On a GPU it is the ground truth compare and
- * sweep use by default. */
+ * sweep use by default. Data beyond FP16's range are scaled down by a
+ * power of two first. */
+#include <math.h>
+
+#include "center.h"
 #include "engine.h"
+#include "fmt_fit.h"
 #include "kernels.h"
 
 KERN_FORMAT_DECL(fp16);
+
+/* FP16 as the exact pass sees it: values beyond 65504 (after centring) are
+ * scaled down by the power of two that brings the largest under it; never
+ * up. Exact in FP64, so the bound keeps its relative terms (kernels/exact.cu
+ * takes it in the scaled units); the run records scale_log2. */
+static const fmt_fit_format exact_fp16 = {"fp16", EXACT_FP16_MAX, 0x1p-24, 0, 1};
+
+static int exact_run(const join_spec *s, join_result *res)
+{
+    engine_opts def;
+    const engine_opts *o = s->opts;
+    if (!o) {
+        engine_opts_default(&def);
+        o = &def;
+    }
+    fmt_fit fit;
+    fmt_fit_engine(s->ds, center_pick(s->ds, o->center, 1), &exact_fp16, &fit);
+    const int k = fit.scale < 0 ? fit.scale : 0;
+    int rc = engine_gpu_run_fmt(s, res, s->engine->format, k ? ldexp(1.0, k) : 0);
+    join_result_metric(res, "scale_log2", k, "");
+    return rc;
+}
 
 const engine engine_exact = {
     .name = "exact",
@@ -19,7 +46,7 @@ const engine engine_exact = {
     .exact = 1,
     .in_bits = 53,
     .rank = {[ENGINE_ROLE_TRUTH] = 3},
-    .run = engine_gpu_run,
+    .run = exact_run,
     .kjoin = kern_exact_run,
     .format = KERN_FORMAT(fp16),
     .centers = 1,

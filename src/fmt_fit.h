@@ -34,9 +34,9 @@ void fmt_fit_compute(const dataset *ds, const fmt_fit_format *f, fmt_fit *out);
 /* The row of fmt_fit_formats named name (an engine row's .lab), or NULL. */
 const fmt_fit_format *fmt_fit_find(const char *name);
 /* The fit of the values an engine converts: ds less center (NULL: none),
- * so a scaled format's scale is the one its run applies. The last answer
- * is kept (keyed by the dataset's hash, sizes, center and f): a run asks
- * once, a comparison once per block of rows. Thread-safe. */
+ * so a scaled format's scale is the one its run applies. The last answers
+ * are kept (a few, keyed by the dataset's hash, sizes, center and f): a
+ * run asks once, a comparison once per block of rows. Thread-safe. */
 void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_format *f, fmt_fit *out);
 
 /* int8: FMT_INT8_U8 when every value is an integer in [0, 255] (preferred

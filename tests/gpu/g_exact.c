@@ -6,7 +6,9 @@
  * (a buffer far smaller than the candidates); the share of the result computed again in
  * FP64 is printed. fp64 is the independent reference (its own kernel,
  * direct (a-b)^2 form, checked against cpu in g_fp64). Data beyond FP16's
- * range are refused with one line. Skipped without a CUDA device. */
+ * range are scaled down by a power of two (recorded) and still equal fp64;
+ * a value no scale brings in range (not finite) is refused with one line.
+ * Skipped without a CUDA device. */
 #include "exact_sets.h"
 #include "kernels.h"
 
@@ -58,10 +60,36 @@ TEST(exact_equals_fp64_shared_datasets)
     CHECK_MSG(bad == NULL, "%s: %s", bad, err_msg());
 }
 
-TEST(exact_refuses_beyond_fp16)
+/* Beyond 65504: scaled by 2^k, k the largest with max |v| 2^k <= 65504
+ * (from the data here; auto does not centre these sets), and fp64's
+ * results in every mode. */
+TEST(exact_scales_beyond_fp16)
 {
     need_gpu();
-    dataset ds = set_huge();
+    dataset sets[2] = {set_huge(), set_wide()};
+    for (int k = 0; k < 2; k++) {
+        dataset *ds = &sets[k];
+        double vmax = 0;
+        for (size_t i = 0; i < ds->n * ds->d; i++)
+            vmax = fmax(vmax, fabs(ds->x[i]));
+        int want = 0;
+        while (ldexp(vmax, want) > 65504.0)
+            want--;
+        const double eps = k ? eps_for(ds, 30) : 6.0;
+        check_exact(ds->name, ds, eps);
+        join_outcome a = exact_run_default("exact", ds, eps);
+        CHECK_MSG(a.rc == 0, "%s: %s", ds->name, err_msg());
+        CHECK(want < 0 && jo_metric(&a, "centred") == 0);
+        CHECK_NEAR(jo_metric(&a, "scale_log2"), want, 0);
+        jo_free(&a);
+        dataset_free(ds);
+    }
+}
+
+TEST(exact_refuses_not_finite)
+{
+    need_gpu();
+    dataset ds = set_inf();
     join_outcome o = exact_run_default("exact", &ds, 1.0);
     CHECK_EQ_INT(o.rc, TCJ_EINVAL);
     CHECK_MSG(strstr(err_msg(), "65504") && strstr(err_msg(), "fp64") && !strchr(err_msg(), '\n'),

@@ -246,6 +246,28 @@ static inline const char *exact_each_shared(exact_check_fn check, int small)
 }
 
 /* Ten 3-D points, one coordinate beyond FP16's largest (70000). */
+/* Values up to 2e5 either side of 0, beyond FP16's range; centring would
+ * not shrink them (the mean is near 0), so the engines scale instead. */
+static inline dataset set_wide(void)
+{
+    dataset ds = make("wide", 600, 5);
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = 2e5 * (2.0 * rng_unit() - 1.0);
+    finish(&ds);
+    return ds;
+}
+
+/* A value FP16 cannot hold at any scale. */
+static inline dataset set_inf(void)
+{
+    dataset ds = make("inf", 10, 3);
+    for (size_t k = 0; k < 30; k++)
+        ds.x[k] = (double)k;
+    ds.x[7] = INFINITY;
+    finish(&ds);
+    return ds;
+}
+
 static inline dataset set_huge(void)
 {
     dataset ds = make("huge", 10, 3);
