@@ -307,7 +307,8 @@ static int fasted_launch(void *e, kern_run *k)
     p.pd = (float *)k->pd;
     p.cap = k->cap;
     if (f->use_wg)
-        KERN_CUDA(fasted_wg_launch(f->func, &p, g_ds.n_alloc, f->grid, f->smem, k->st));
+        KERN_CUDA(
+            fasted_wg_launch(f->func, &p, g_ds.n_alloc, g_ds.fmt->widen, f->grid, f->smem, k->st));
     void *args[] = {&p};
     if (!f->use_wg)
         KERN_CUDA(
@@ -350,6 +351,41 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
     }
     s->frac = (double)f->t_next / (double)f->total;
     return fasted_ctl_reset(f, k->st);
+}
+
+extern "C" int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n,
+                                 void *codes, float *sq)
+{
+    if (kern_device_count() <= 0)
+        return KERN_ENODEV;
+    /* One value a row, padded to one k slice; whole 128-row norm blocks. */
+    const size_t dp = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
+    const size_t rows = (n + 127) / 128 * 128, row_bytes = dp * (size_t)fmt->elem_bytes;
+    float *dx = NULL, *ds = NULL;
+    char *dX = NULL;
+    std::vector<char> hX(rows * row_bytes);
+    int rc = 0;
+#define PR_TRY(call) KERN_CUDA_GOTO(call, done)
+    PR_TRY(cudaSetDevice(dev));
+    PR_TRY(cudaMalloc(&dx, std::max(n, (size_t)1) * 4));
+    PR_TRY(cudaMalloc(&dX, rows * row_bytes));
+    PR_TRY(cudaMalloc(&ds, rows * 4));
+    PR_TRY(cudaMemset(dX, 0, rows * row_bytes));
+    PR_TRY(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));
+    fmt->ops->convert(dx, dX, n, 1, dp, 0);
+    PR_TRY(cudaGetLastError());
+    fmt->ops->norms(dX, ds, rows, dp, 0);
+    PR_TRY(cudaGetLastError());
+    PR_TRY(cudaMemcpy(hX.data(), dX, rows * row_bytes, cudaMemcpyDeviceToHost));
+    PR_TRY(cudaMemcpy(sq, ds, n * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)codes + i * fmt->elem_bytes, &hX[i * row_bytes], fmt->elem_bytes);
+done:
+#undef PR_TRY
+    cudaFree(dx);
+    cudaFree(dX);
+    cudaFree(ds);
+    return rc;
 }
 
 extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)

@@ -39,3 +39,14 @@ const double *shift_mins(const dataset *ds)
     pthread_mutex_unlock(&shift_mu);
     return m;
 }
+
+int shift_refuse_negative(const dataset *ds, const char *who, const char *fmt, const char *alt)
+{
+    for (size_t k = 0; k < ds->n * ds->d; k++)
+        if (!(ds->x[k] >= 0))
+            return err_set(TCJ_EINVAL,
+                           "%s: %s has a negative value (%g, row %zu, column %zu); %s holds no "
+                           "sign: set shift on, or use %s",
+                           who, ds->name, ds->x[k], k / ds->d, k % ds->d, fmt, alt);
+    return 0;
+}
