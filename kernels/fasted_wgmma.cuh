@@ -51,27 +51,25 @@
  * 1024 bytes to align it, as the swizzle atoms must be. */
 #define FASTED_WG_SMEM ((size_t)WG_STAGES * WG_STAGE_BYTES + 1024)
 
-/* Widening formats: 3 FP16 stages (the consumers' ring) and 2 stages of
- * 8-bit codes (64 a row, one FP16 k slice), 193 KB, so a 4096-bin
- * histogram still fits in 227 KB. */
-#define WG_W_STAGES 3
-#define WG_W8_STAGES 2
+/* Widening formats: F::wg_stages FP16 stages (the consumers' ring) and
+ * F::wg_stages8 stages of 8-bit codes (64 a row, one FP16 k slice, 24 KB);
+ * the copies' latency is hidden by the 8-bit stages, the widening by the
+ * FP16 ones. */
 #define WG_W8_BYTES ((FASTED_WG_BM + FASTED_WG_BN) * WG_BK)
 #define WG_WIDENERS 96 /* producer warps 1-3 */
-#define FASTED_WG_SMEM_WIDEN                                                                       \
-    ((size_t)WG_W_STAGES * WG_STAGE_BYTES + (size_t)WG_W8_STAGES * WG_W8_BYTES + 1024)
 
-/* The FP16 ring of format F: its stages and the bytes before the
- * histogram (the staging ring of a widening format included). */
-template <class F> struct fasted_wg_ring {
-    static constexpr int STAGES = F::widen ? WG_W_STAGES : WG_STAGES;
-    static constexpr size_t BYTES = F::widen ? FASTED_WG_SMEM_WIDEN - 1024 : FASTED_WG_SMEM - 1024;
+/* The rings of format F: FP16 stages, 8-bit stages and the bytes before
+ * the histogram. */
+template <class F, bool W = F::widen> struct fasted_wg_ring {
+    static constexpr int STAGES = WG_STAGES, STAGES8 = 1;
+    static constexpr size_t BYTES = (size_t)WG_STAGES * WG_STAGE_BYTES;
 };
-
-/* 1 when the wgmma kernel can run on device dev: compute capability
- * exactly 9.0, the sm_90a code is what the driver loaded, and the driver
- * exports cuTensorMapEncodeTiled. Probed once per device. */
-int fasted_wg_usable(int dev);
+template <class F> struct fasted_wg_ring<F, true> {
+    static constexpr int STAGES = F::wg_stages, STAGES8 = F::wg_stages8;
+    static constexpr size_t BYTES = (size_t)STAGES * WG_STAGE_BYTES + (size_t)STAGES8 * WG_W8_BYTES;
+};
+/* The kernel's dynamic shared memory without the histogram. */
+#define FASTED_WG_SMEM_OF(F) (fasted_wg_ring<F>::BYTES + 1024)
 
 /* Set p->T and p->U for the wgmma tiling: symmetric runs walk 256x256
  * super tiles of the upper triangle, two 128-row block tiles each. */
@@ -108,27 +106,32 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     return true;
 }
 
-/* A widening producer warp's share of one staged slice: the 384 rows of
- * 64 codes at src (8-bit, row-major) as FP16 at dst, rows of 128 bytes in
- * the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r & 7)),
- * as the copy engine lays out FP16 tiles. Each thread widens 16 codes into
- * two chunks at a time. t: 0..WG_WIDENERS-1. */
+/* A widening producer thread's share of one staged slice: the 384 rows
+ * of 64 codes at src (8-bit, row-major) as FP16 at dst, rows of 128 bytes
+ * in the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r & 7)),
+ * as the copy engine lays out FP16 tiles. Thread t (0..95) widens 16 codes
+ * (2 chunks) of rows t/4 + 24 i, i = 0..15: the same 16 bytes of each and
+ * the same swizzle (24 i is 0 mod 8), so every address is a constant
+ * offset from the first. */
 template <class F>
 __device__ __forceinline__ void fasted_wg_widen_slice(const unsigned char *src, unsigned char *dst,
                                                       int t)
 {
-#pragma unroll 4
-    for (int c = t; c < (FASTED_WG_BM + FASTED_WG_BN) * 4; c += WG_WIDENERS) {
-        const int r = c >> 2, j = c & 3;
-        const uint4 v = *(const uint4 *)(src + r * 64 + j * 16);
+    static_assert((FASTED_WG_BM + FASTED_WG_BN) * 4 == 16 * WG_WIDENERS, "16 chunks a thread");
+    const int r0 = t >> 2, j = t & 3;
+    const unsigned char *s = src + r0 * 64 + j * 16;
+    unsigned char *d0 = dst + r0 * 128 + (((2 * j) ^ (r0 & 7)) << 4);
+    unsigned char *d1 = dst + r0 * 128 + (((2 * j + 1) ^ (r0 & 7)) << 4);
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        const uint4 v = *(const uint4 *)(s + i * 24 * 64);
         uint4 lo, hi;
         F::widen4(v.x, lo.x, lo.y);
         F::widen4(v.y, lo.z, lo.w);
         F::widen4(v.z, hi.x, hi.y);
         F::widen4(v.w, hi.z, hi.w);
-        unsigned char *row = dst + r * 128;
-        *(uint4 *)(row + (((2 * j) ^ (r & 7)) << 4)) = lo;
-        *(uint4 *)(row + (((2 * j + 1) ^ (r & 7)) << 4)) = hi;
+        *(uint4 *)(d0 + i * 24 * 128) = lo;
+        *(uint4 *)(d1 + i * 24 * 128) = hi;
     }
 }
 
@@ -157,7 +160,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     /* Stages start on a 1024-byte boundary, as the swizzle atoms must. */
     const uint32_t raw = smem_u32(wg_smem);
     const uint32_t sbase = (raw + 1023u) & ~1023u;
-    constexpr int STAGES = fasted_wg_ring<F>::STAGES;
+    constexpr int STAGES = fasted_wg_ring<F>::STAGES, S8 = fasted_wg_ring<F>::STAGES8;
     float *s_edges = (float *)(wg_smem + (sbase - raw) + fasted_wg_ring<F>::BYTES);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
@@ -165,9 +168,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
      * units holds 2 p.ld codes. */
     const int KT = F::widen ? p.ld / (WG_BK / 2) : p.ld / WG_BK;
     /* Widening formats: the staging ring's barriers and its end mark. */
-    __shared__ __align__(8) uint64_t full8_bar[WG_W8_STAGES], empty8_bar[WG_W8_STAGES];
-    __shared__ int s_end8[WG_W8_STAGES];
-    const uint32_t sbase8 = sbase + WG_W_STAGES * WG_STAGE_BYTES;
+    __shared__ __align__(8) uint64_t full8_bar[S8], empty8_bar[S8];
+    __shared__ int s_end8[S8];
+    const uint32_t sbase8 = sbase + STAGES * WG_STAGE_BYTES;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -175,7 +178,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             mbarrier_init(smem_u32(&empty_bar[s]), WG_CONSUMERS);
         }
         if (F::widen)
-            for (int s = 0; s < WG_W8_STAGES; s++) {
+            for (int s = 0; s < S8; s++) {
                 mbarrier_init(smem_u32(&full8_bar[s]), 1);
                 mbarrier_init(smem_u32(&empty8_bar[s]), WG_WIDENERS);
             }
@@ -196,10 +199,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                  * in the order the copies were issued, until the end mark. */
                 const int t = threadIdx.x - 32;
                 for (unsigned long long kiter = 0;; kiter++) {
-                    const int s8 = (int)(kiter % WG_W8_STAGES);
+                    const int s8 = (int)(kiter % S8);
                     const int s = (int)(kiter % STAGES);
                     while (!mbarrier_try_wait_parity(smem_u32(&full8_bar[s8]),
-                                                     (unsigned)(kiter / WG_W8_STAGES) & 1u))
+                                                     (unsigned)(kiter / S8) & 1u))
                         ;
                     if (s_end8[s8])
                         break;
@@ -207,7 +210,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                                                      ((unsigned)(kiter / STAGES) & 1u) ^ 1u))
                         ;
                     unsigned char *ring = wg_smem + (sbase - raw);
-                    fasted_wg_widen_slice<F>(ring + WG_W_STAGES * WG_STAGE_BYTES + s8 * WG_W8_BYTES,
+                    fasted_wg_widen_slice<F>(ring + STAGES * WG_STAGE_BYTES + s8 * WG_W8_BYTES,
                                              ring + s * WG_STAGE_BYTES, t);
                     /* The FP16 writes (generic proxy) before wgmma (async
                      * proxy) reads them. */
@@ -236,9 +239,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             if (!state) {
                 if (F::widen) {
                     /* The end mark, in the next staging slot. */
-                    const int s8 = (int)(kiter % WG_W8_STAGES);
+                    const int s8 = (int)(kiter % S8);
                     while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]),
-                                                     ((unsigned)(kiter / WG_W8_STAGES) & 1u) ^ 1u))
+                                                     ((unsigned)(kiter / S8) & 1u) ^ 1u))
                         ;
                     s_end8[s8] = 1;
                     mbarrier_arrive(smem_u32(&full8_bar[s8]));
@@ -250,8 +253,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 continue;
             if constexpr (F::widen) {
                 for (int kt = 0; kt < KT; kt++, kiter++) {
-                    const int s8 = (int)(kiter % WG_W8_STAGES);
-                    const unsigned ph = (unsigned)(kiter / WG_W8_STAGES) & 1u;
+                    const int s8 = (int)(kiter % S8);
+                    const unsigned ph = (unsigned)(kiter / S8) & 1u;
                     while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]), ph ^ 1))
                         ;
                     const uint32_t fb = smem_u32(&full8_bar[s8]);

@@ -89,6 +89,7 @@ template <class W> struct fmt_ue8_mma : fmt_ue8_base {
 
 struct fmt_ue5m3 : fmt_ue8_mma<fmt_ue5m3> {
     static constexpr const char *name = "ue5m3";
+    static constexpr int wg_stages = 2, wg_stages8 = 4;
     __device__ static uint8_t from_float(float x)
     {
         if (x != x)
@@ -109,6 +110,7 @@ struct fmt_ue5m3 : fmt_ue8_mma<fmt_ue5m3> {
 
 struct fmt_ue4m4 : fmt_ue8_mma<fmt_ue4m4> {
     static constexpr const char *name = "ue4m4";
+    static constexpr int wg_stages = 3, wg_stages8 = 3;
     __device__ static uint8_t from_float(float x)
     {
         const float r = x >= 496.0f ? 496.0f : fminf(ue8_round<5, -6>(x), 496.0f);
@@ -148,7 +150,7 @@ static void ue4m4_mma_kernels(unsigned off, const void **func, const void **func
 
 FASTED_FORMAT(fmt_ue5m3, kern_fmt_ue5m3, ue8_variants, ue5m3_mma_kernels,
               ((const void *)fasted_wg_kernel<fmt_ue5m3, false>),
-              ((const void *)fasted_wg_kernel<fmt_ue5m3, true>), FASTED_WG_SMEM_WIDEN);
+              ((const void *)fasted_wg_kernel<fmt_ue5m3, true>), FASTED_WG_SMEM_OF(fmt_ue5m3));
 FASTED_FORMAT(fmt_ue4m4, kern_fmt_ue4m4, ue8_variants, ue4m4_mma_kernels,
               ((const void *)fasted_wg_kernel<fmt_ue4m4, false>),
-              ((const void *)fasted_wg_kernel<fmt_ue4m4, true>), FASTED_WG_SMEM_WIDEN);
+              ((const void *)fasted_wg_kernel<fmt_ue4m4, true>), FASTED_WG_SMEM_OF(fmt_ue4m4));
