@@ -71,6 +71,11 @@ template <class F> struct fasted_wg_ring<F, true> {
 /* The kernel's dynamic shared memory without the histogram. */
 #define FASTED_WG_SMEM_OF(F) (fasted_wg_ring<F>::BYTES + 1024)
 
+/* 1 when the wgmma kernel can run on device dev: compute capability
+ * exactly 9.0, the sm_90a code is what the driver loaded, and the driver
+ * exports cuTensorMapEncodeTiled. Probed once per device. */
+int fasted_wg_usable(int dev);
+
 /* Set p->T and p->U for the wgmma tiling: symmetric runs walk 256x256
  * super tiles of the upper triangle, two 128-row block tiles each. */
 void fasted_wg_grid(fasted_params *p, size_t nq, size_t n);

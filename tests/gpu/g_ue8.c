@@ -326,3 +326,18 @@ TEST(ue8_refuses_negative_then_shifts)
     dataset_free(&neg);
     dataset_free(&ok);
 }
+
+/* A small case for compute-sanitizer (memcheck, racecheck): both formats,
+ * both kernels, every mode, small pair batches (many drains). */
+TEST(ue8_sanitizer_case)
+{
+    need_gpu();
+    gen_opts g = {.kind = "uniform", .n = 700, .d = 200, .seed = 5};
+    dataset ds = {0};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    engine_opts o;
+    engine_opts_default(&o);
+    for (size_t f = 0; f < 2; f++)
+        ue_check(&ue_fmts[f], "uniform 700x200", &ds, eps_for(&ds, 30), &o);
+    dataset_free(&ds);
+}
