@@ -215,8 +215,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center,
-                            a->scale ? a->scale : 1.0);
+        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center, fasted_scale(a, fmt));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -353,6 +352,11 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
     return fasted_ctl_reset(f, k->st);
 }
 
+double fasted_scale(const kern_join_args *a, const kern_format *fmt)
+{
+    return (a->scale ? a->scale : 1.0) * ldexp(1.0, fmt->value_log2);
+}
+
 extern "C" int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n,
                                  void *codes, float *sq)
 {
@@ -478,7 +482,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
      * come back divided by it. An integer format compares exact integer
      * d2 with the integer part of the FP64 threshold: fp64's decision. */
     {
-        const double sc = a->scale ? a->scale : 1.0;
+        const double sc = fasted_scale(a, fmt);
         p.eps2 = (float)((double)p.eps2 * sc * sc);
         /* HIST: the top edge as the bins see it (FP32, scaled). */
         const double thr = a->mode == KJOIN_HIST ? (double)p.eps2
@@ -508,9 +512,9 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     }
     if (a->mode == KJOIN_HIST) {
         edges_f.resize(a->hist_nbins + 1);
+        const double sc = fasted_scale(a, fmt);
         for (size_t b = 0; b <= a->hist_nbins; b++)
-            edges_f[b] =
-                (float)((double)(float)a->hist_edges[b] * (a->scale ? a->scale * a->scale : 1.0));
+            edges_f[b] = (float)((double)(float)a->hist_edges[b] * sc * sc);
         FASTED_RC(kern_malloc(&k, (void **)&d_edges, edges_f.size() * 4, "the histogram"));
         FASTED_RC(kern_malloc(&k, (void **)&d_hist, edges_f.size() * 8, "the histogram"));
         FASTED_TRY(cudaMemcpyAsync(d_edges, edges_f.data(), edges_f.size() * 4,

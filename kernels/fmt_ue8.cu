@@ -8,8 +8,11 @@
  *  - ue5m3 is FP16 without its sign bit and its low 7 mantissa bits: the
  *    FP16 encoding is code << 7 (subnormals and Inf included);
  *  - ue4m4 (bias 7): code << 6 read as FP16 is 2^-8 times the value, for
- *    normals and subnormals alike, so one FP16 multiply by 2^8 (exact: the
- *    values 2^-10..496 are FP16 normals) gives the value.
+ *    normals and subnormals alike, so the device holds the values times
+ *    2^-8 (value_log2; the host scales the data, eps^2 and the edges and
+ *    the distances back, exactly) and widens with the shift alone.
+ *    Rounding commutes with the power of two: the scaled format is FP16
+ *    with 5 significand bits, exponents -14..0, saturating at 496 2^-8.
  * mma.sync takes the codes in the 8-bit m16n8k32 fragments (32 bytes of k,
  * as FP8) and widens each register of 4 codes into two registers of 2 FP16
  * values for two m16n8k16 MMAs: the k order inside them is permuted, but
@@ -23,7 +26,6 @@
  * tie past 61440 goes to the even 65536), ue4m4 saturates at 496. The data
  * are non-negative (the host refuses negative data or shifts them). */
 #include <cuda_fp16.h>
-#include <string.h>
 
 #include "fasted_format.cuh"
 #include "fasted_mma.cuh"
@@ -39,14 +41,6 @@ template <int P, int EMIN> __device__ __forceinline__ float ue8_round(float x)
     const float q = __int_as_float((e - (P - 1) + 127) << 23);    /* 2^(e-P+1) */
     const float iq = __int_as_float((127 - (e - (P - 1))) << 23); /* 1/q */
     return rintf(__fmul_rn(x, iq)) * q;
-}
-
-/* Bits of an FP16 value of 2 halves as one 32-bit register. */
-__device__ __forceinline__ uint32_t ue8_h2_bits(__half2 h)
-{
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
 }
 
 struct fmt_ue8_base : fasted_fp32_acc {
@@ -114,24 +108,21 @@ struct fmt_ue5m3 : fmt_ue8_mma<fmt_ue5m3> {
 
 struct fmt_ue4m4 : fmt_ue8_mma<fmt_ue4m4> {
     static constexpr const char *name = "ue4m4";
+    static constexpr int value_log2 = -8;
+    /* x is 2^-8 times the data value. */
     __device__ static uint8_t from_float(float x)
     {
-        const float r = x >= 496.0f ? 496.0f : fminf(ue8_round<5, -6>(x), 496.0f);
-        return (uint8_t)(__half_as_ushort(__float2half_rn(r * 0x1p-8f)) >> 6);
+        const float top = 496.0f * 0x1p-8f;
+        const float r = x >= top ? top : fminf(ue8_round<5, -14>(x), top);
+        return (uint8_t)(__half_as_ushort(__float2half_rn(r)) >> 6);
     }
     __device__ static float to_float(uint8_t v)
     {
-        return __half2float(__ushort_as_half((unsigned short)(v << 6))) * 256.0f;
+        return __half2float(__ushort_as_half((unsigned short)(v << 6)));
     }
     __device__ static void widen4(uint32_t c, uint32_t &lo, uint32_t &hi)
     {
         ue8_spread<6>(c, lo, hi);
-        const __half2 k = __float2half2_rn(256.0f);
-        __half2 l, h;
-        memcpy(&l, &lo, 4);
-        memcpy(&h, &hi, 4);
-        lo = ue8_h2_bits(__hmul2(l, k));
-        hi = ue8_h2_bits(__hmul2(h, k));
     }
 };
 

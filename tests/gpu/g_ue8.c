@@ -5,7 +5,8 @@
  * symmetric on and off, on the wgmma and the mma.sync kernels.
  *
  * Conversion: the device's code and squared norm of each FP32 value equal
- * ue5m3_bits / ue4m4_bits and the square of the decoded code, bit for bit,
+ * ue5m3_bits / ue4m4_bits and the square of the decoded code, bit for bit
+ * (in the device's units: ue4m4 holds its values times 2^-8),
  * over every code, every midpoint between neighbouring codes (the ties)
  * and the floats next to them, the overflow and underflow edges and a
  * sweep of random floats.
@@ -106,13 +107,22 @@ TEST(ue8_device_conversion_matches_fmt8)
         }
         uint8_t *codes = xmalloc(n);
         float *sq = xmalloc(n * sizeof *sq);
-        CHECK_MSG(kern_format_probe(kf, 0, x, n, codes, sq) == 0, "%s: %s", u->engine,
+        /* The device takes the values times 2^value_log2 (ue4m4: 2^-8;
+         * exact here, no input is that close to FP32's smallest normal but
+         * 2^-149, which rounds to 0 either way) and forms norms in those
+         * units. */
+        const int vl = kf->value_log2;
+        float *xs = xmalloc(n * sizeof *xs);
+        for (size_t k = 0; k < n; k++)
+            xs[k] = ldexpf(x[k], vl);
+        CHECK_MSG(kern_format_probe(kf, 0, xs, n, codes, sq) == 0, "%s: %s", u->engine,
                   kern_error());
+        free(xs);
         size_t bad = 0;
         for (size_t k = 0; k < n; k++) {
             const uint8_t want = u->bits((double)x[k]);
             const float v = u->decode(want);
-            const float want_sq = (float)((double)v * v);
+            const float want_sq = ldexpf((float)((double)v * v), 2 * vl);
             if (codes[k] != want || !(sq[k] == want_sq)) {
                 if (bad++ < 5)
                     fprintf(stderr, "%s: %a -> code %#x sq %a, want %#x sq %a\n", u->engine,
