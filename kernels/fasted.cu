@@ -215,8 +215,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center,
-                            a->scale ? a->scale : 1.0);
+        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center, fasted_scale(a, fmt));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -307,7 +306,8 @@ static int fasted_launch(void *e, kern_run *k)
     p.pd = (float *)k->pd;
     p.cap = k->cap;
     if (f->use_wg)
-        KERN_CUDA(fasted_wg_launch(f->func, &p, g_ds.n_alloc, f->grid, f->smem, k->st));
+        KERN_CUDA(
+            fasted_wg_launch(f->func, &p, g_ds.n_alloc, g_ds.fmt->widen, f->grid, f->smem, k->st));
     void *args[] = {&p};
     if (!f->use_wg)
         KERN_CUDA(
@@ -350,6 +350,46 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
     }
     s->frac = (double)f->t_next / (double)f->total;
     return fasted_ctl_reset(f, k->st);
+}
+
+double fasted_scale(const kern_join_args *a, const kern_format *fmt)
+{
+    return (a->scale ? a->scale : 1.0) * ldexp(1.0, fmt->value_log2);
+}
+
+extern "C" int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n,
+                                 void *codes, float *sq)
+{
+    if (kern_device_count() <= 0)
+        return KERN_ENODEV;
+    /* One value a row, padded to one k slice; whole 128-row norm blocks. */
+    const size_t dp = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
+    const size_t rows = (n + 127) / 128 * 128, row_bytes = dp * (size_t)fmt->elem_bytes;
+    float *dx = NULL, *ds = NULL;
+    char *dX = NULL;
+    std::vector<char> hX(rows * row_bytes);
+    int rc = 0;
+#define PR_TRY(call) KERN_CUDA_GOTO(call, done)
+    PR_TRY(cudaSetDevice(dev));
+    PR_TRY(cudaMalloc(&dx, std::max(n, (size_t)1) * 4));
+    PR_TRY(cudaMalloc(&dX, rows * row_bytes));
+    PR_TRY(cudaMalloc(&ds, rows * 4));
+    PR_TRY(cudaMemset(dX, 0, rows * row_bytes));
+    PR_TRY(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));
+    fmt->ops->convert(dx, dX, n, 1, dp, 0);
+    PR_TRY(cudaGetLastError());
+    fmt->ops->norms(dX, ds, rows, dp, 0);
+    PR_TRY(cudaGetLastError());
+    PR_TRY(cudaMemcpy(hX.data(), dX, rows * row_bytes, cudaMemcpyDeviceToHost));
+    PR_TRY(cudaMemcpy(sq, ds, n * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        memcpy((char *)codes + i * fmt->elem_bytes, &hX[i * row_bytes], fmt->elem_bytes);
+done:
+#undef PR_TRY
+    cudaFree(dx);
+    cudaFree(dX);
+    cudaFree(ds);
+    return rc;
 }
 
 extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
@@ -442,7 +482,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
      * come back divided by it. An integer format compares exact integer
      * d2 with the integer part of the FP64 threshold: fp64's decision. */
     {
-        const double sc = a->scale ? a->scale : 1.0;
+        const double sc = fasted_scale(a, fmt);
         p.eps2 = (float)((double)p.eps2 * sc * sc);
         /* HIST: the top edge as the bins see it (FP32, scaled). */
         const double thr = a->mode == KJOIN_HIST ? (double)p.eps2
@@ -472,9 +512,9 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     }
     if (a->mode == KJOIN_HIST) {
         edges_f.resize(a->hist_nbins + 1);
+        const double sc = fasted_scale(a, fmt);
         for (size_t b = 0; b <= a->hist_nbins; b++)
-            edges_f[b] =
-                (float)((double)(float)a->hist_edges[b] * (a->scale ? a->scale * a->scale : 1.0));
+            edges_f[b] = (float)((double)(float)a->hist_edges[b] * sc * sc);
         FASTED_RC(kern_malloc(&k, (void **)&d_edges, edges_f.size() * 4, "the histogram"));
         FASTED_RC(kern_malloc(&k, (void **)&d_hist, edges_f.size() * 8, "the histogram"));
         FASTED_TRY(cudaMemcpyAsync(d_edges, edges_f.data(), edges_f.size() * 4,

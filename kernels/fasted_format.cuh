@@ -18,6 +18,15 @@
  *       __device__ static void mma(float (&d)[4], const uint32_t (&a)[4],
  *                                  const uint32_t (&b)[2]);  32 bytes of k
  *       __device__ static void wgmma(float (&d)[128], uint64_t da, uint64_t db);
+ *       static constexpr int value_log2;     the device values are the data times
+ *                                            2^value_log2 (kern_format.value_log2)
+ *       static constexpr bool widen;         stored in 8 bits, multiplied as FP16
+ *                                            (the unsigned formats, fmt_ue8.cu):
+ *                                            mma gets 32 bytes of codes and widens
+ *                                            them itself; the wgmma kernel stages
+ *                                            the codes and widens them in shared
+ *                                            memory (fasted_wgmma.cuh), wgmma then
+ *                                            takes FP16 tiles
  *       (the accumulator and distance: fasted_fp32_acc below, or the
  *        integer formats' own)
  *   };
@@ -51,6 +60,8 @@ struct fasted_fp32_acc {
     typedef float acc;
     typedef float dist;
     static constexpr int int_dist = 0;
+    static constexpr bool widen = false;
+    static constexpr int value_log2 = 0;
     __device__ static float d2(float a, float si, float sj)
     {
         return fmaxf(__fmaf_rn(-2.0f, a, __fadd_rn(si, sj)), 0.0f);
@@ -148,6 +159,8 @@ void fasted_norms(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream
                                           F::int_dist,                                             \
                                           variants,                                                \
                                           (int)(sizeof(variants) / sizeof(variants[0])),           \
-                                          &cname##_ops}
+                                          &cname##_ops,                                            \
+                                          F::widen,                                                \
+                                          F::value_log2}
 
 #endif

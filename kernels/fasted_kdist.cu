@@ -282,6 +282,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
         return kern_fail(KERN_ENODEV, "no CUDA device %d", a->device);
     KERN_CUDA(cudaSetDevice(a->device));
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
+    const double sc = fasted_scale(a, fmt); /* the device values' factor */
 
     /* The kernel fasted_run will choose, for the column tiling of pass A. */
     int major = 0, minor = 0, optin = 0;
@@ -477,7 +478,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
                 continue;
             float &u = hu2[a->q0 + q];
             if (hstat[q] == 1) {
-                out[q] = (double)hout[q] / (a->scale ? a->scale * a->scale : 1.0); /* unscaled */
+                out[q] = (double)hout[q] / (sc * sc); /* unscaled */
                 done[q] = 1;
                 left--;
                 u = -1.0f;
@@ -551,7 +552,7 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
                                    a->q0 + q, hcnt[q]);
                     goto out;
                 }
-                out[q] = (double)hout[q] / (a->scale ? a->scale * a->scale : 1.0); /* unscaled */
+                out[q] = (double)hout[q] / (sc * sc); /* unscaled */
                 done[q] = 1;
                 left--;
                 hu2[a->q0 + q] = -1.0f;

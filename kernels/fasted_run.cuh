@@ -24,6 +24,10 @@ struct fasted_post {
     int (*params)(void *ctx, kern_run *k, struct fasted_params *p, int use_wg);
 };
 
+/* The factor the device values are the data times: kern_join_args.scale
+ * (0: 1) times 2^fmt->value_log2. A power of two but for int8's scale. */
+double fasted_scale(const kern_join_args *a, const kern_format *fmt);
+
 /* kern_fasted_run, with post (NULL: none). The kernel is chosen for
  * a->mode (a post's own kernel mode is of the same kind: pairs or not). */
 int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *post);

@@ -84,24 +84,28 @@ unsigned long long fasted_wg_items(const fasted_params *p)
                   : fasted_tiles_total(p->T, p->U, 0, p->order);
 }
 
-cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int grid,
-                             size_t smem, cudaStream_t st)
+cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int widen,
+                             int grid, size_t smem, cudaStream_t st)
 {
     static CUtensorMap map;
     static const void *map_x = NULL;
     static size_t map_ld = 0, map_rows = 0;
-    if (map_x != p->X || map_ld != (size_t)p->ld || map_rows != n_alloc) {
+    static int map_widen = 0;
+    if (map_x != p->X || map_ld != (size_t)p->ld || map_rows != n_alloc || map_widen != widen) {
         fasted_encode_fn enc = fasted_wg_encoder();
         if (!enc)
             return cudaErrorNotSupported;
         /* Rows of ld 16-bit units; 64x128 boxes (128-byte rows, the
-         * swizzle's width); the B tile takes two boxes. */
-        cuuint64_t dims[2] = {(cuuint64_t)p->ld, (cuuint64_t)n_alloc};
+         * swizzle's width); the B tile takes two boxes. Widening formats:
+         * rows of 2 ld bytes, 64x128 boxes of bytes (one FP16 k slice),
+         * unswizzled: the producer warps widen and swizzle them. */
+        cuuint64_t dims[2] = {(cuuint64_t)p->ld * (widen ? 2 : 1), (cuuint64_t)n_alloc};
         cuuint64_t strides[1] = {(cuuint64_t)p->ld * 2};
         cuuint32_t box[2] = {WG_BK, FASTED_WG_BM};
         cuuint32_t estr[2] = {1, 1};
-        if (enc(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)p->X, dims, strides, box, estr,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        if (enc(&map, widen ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+                (void *)p->X, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                widen ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
             map_x = NULL;
@@ -110,6 +114,7 @@ cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_
         map_x = p->X;
         map_ld = (size_t)p->ld;
         map_rows = n_alloc;
+        map_widen = widen;
     }
     void *args[] = {(void *)&map, (void *)p};
     cudaError_t e = cudaLaunchKernel(func, dim3(grid), dim3(FASTED_WG_THREADS), args, smem, st);

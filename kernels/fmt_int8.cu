@@ -22,6 +22,8 @@ struct fmt_int_acc {
     typedef unsigned acc;
     typedef unsigned dist;
     static constexpr int int_dist = 1;
+    static constexpr bool widen = false;
+    static constexpr int value_log2 = 0;
     static constexpr int min_cc = 80;
     __device__ static unsigned d2(unsigned a, float si, float sj)
     {

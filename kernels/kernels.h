@@ -117,6 +117,12 @@ typedef struct kern_format {
     const kern_variant *variants; /* variants[0] is all-on */
     int nvariants;
     const struct fasted_fmt_ops *ops; /* kernels/ only */
+    int widen; /* stored in 8 bits, widened to FP16 in the kernels (ue5m3, ue4m4) */
+    /* The device holds every value times 2^value_log2 (ue4m4: -8, so that
+     * its codes shifted by 6 are FP16 bit patterns): the host scales the
+     * data, eps^2 and the histogram edges by it on top of
+     * kern_join_args.scale and the distances back (exact: a power of two). */
+    int value_log2;
 } kern_format;
 
 /* Engine rows name a format with KERN_FORMAT(name); a build without CUDA
@@ -150,6 +156,15 @@ typedef struct fasted_choice {
  * / KERN_ENODEV with the reason in out->why. */
 int fasted_choose(unsigned off, int mode, const kern_format *fmt, const kern_caps *caps,
                   size_t hist_nbins, fasted_choice *out);
+
+/* The format's device conversion of n FP32 values, each as a one-value
+ * row: codes gets the stored value of each (elem_bytes bytes each) and sq
+ * its squared norm as the format's norms form it (v^2 for one value). x
+ * as the host hands values to the device: already times
+ * 2^fmt->value_log2, and sq in those units. For tests against the host's
+ * rounding (tests/gpu/g_ue8.c). */
+int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n, void *codes,
+                      float *sq);
 
 /* Free FASTED's device-side dataset cache and every engine's cached
  * buffers. */

@@ -68,6 +68,18 @@ int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_res
     return stub_join(a, r);
 }
 
+int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n, void *codes,
+                      float *sq)
+{
+    (void)fmt;
+    (void)dev;
+    (void)x;
+    (void)n;
+    (void)codes;
+    (void)sq;
+    return KERN_ENODEV;
+}
+
 void kern_fasted_release(void) {}
 
 int kern_device_has_f64_mma(int dev)

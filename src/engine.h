@@ -204,6 +204,11 @@ typedef struct engine {
      * engines: the FP8 formats, whose error grows fastest with the norms
      * (their MMAs accumulate in fewer bits than FP32: docs/FORMATS.md). */
     int center_auto;
+    /* An unsigned format (ue5m3, ue4m4): negative data are refused with one
+     * line unless `set shift on` translates each column by its minimum
+     * (src/shift.h; distances unchanged); the run records metric
+     * "shifted". Such a row does not centre. */
+    int shifts;
     /* The precision lab (`precisions`): the number format this row measures
      * ("fp16", "bf16", "fp8-e4m3", "int8", ...; NULL: not a lab format) and
      * the bits each value is stored in. A GPU row and its CPU emulation name

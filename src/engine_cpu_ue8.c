@@ -5,22 +5,20 @@
  * FP32 norms and products as for FP16 (every value of both formats is an
  * FP16 value). Negative data are refused: the formats have no sign. */
 #include <math.h>
+#include <stdio.h>
 
 #include "cpu_emul.h"
 #include "engine.h"
 #include "err.h"
 #include "fmt8.h"
+#include "shift.h"
 
 /* The first negative coordinate, if any, as one line naming what to do. */
 static int ue8_check(const cpu_emul_format *f, const dataset *ds)
 {
-    for (size_t k = 0; k < ds->n * ds->d; k++)
-        if (!(ds->x[k] >= 0))
-            return err_set(TCJ_EINVAL,
-                           "cpu-%s: %s has a negative value (%g, row %zu, column %zu); %s holds "
-                           "no sign: set shift on, or use cpu-fp16 or cpu-bf16",
-                           f->name, ds->name, ds->x[k], k / ds->d, k % ds->d, f->name);
-    return 0;
+    char who[32];
+    snprintf(who, sizeof who, "cpu-%s", f->name);
+    return shift_refuse_negative(ds, who, f->name, "cpu-fp16 or cpu-bf16");
 }
 
 static const cpu_emul_format fmt_ue5m3 = {

@@ -14,6 +14,7 @@
 #include "err.h"
 #include "fmt_fit.h"
 #include "kernels.h"
+#include "shift.h"
 
 static int gpu_error(const char *name, int rc);
 
@@ -54,6 +55,22 @@ static int gpu_scale(const engine *e, const dataset *ds, const double *center, f
         return 0;
     fmt_fit_engine(ds, center, ff, fit);
     return 1;
+}
+
+/* An unsigned row (ue5m3, ue4m4): with `set shift on` the column minima
+ * take the place of centring's means in *center (*shifted = 1); without,
+ * negative data are refused with one line. 0 for every other row. */
+static int gpu_unsigned(const engine *e, const dataset *ds, const engine_opts *o,
+                        const double **center, int *shifted)
+{
+    *shifted = 0;
+    if (!e->shifts)
+        return 0;
+    if (!o->shift)
+        return shift_refuse_negative(ds, e->name, e->lab, "fasted or bf16");
+    *center = shift_mins(ds);
+    *shifted = 1;
+    return 0;
 }
 
 static void gpu_scale_metrics(join_result *res, const fmt_fit *fit)
@@ -110,7 +127,7 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
     }
 }
 
-static void gpu_result(const join_spec *s, const kern_join_result *r, join_result *res)
+static void gpu_result(const join_spec *s, const kern_join_result *r, int shifted, join_result *res)
 {
     const int tc = s->engine->format != NULL;
     res->pairs = r->pairs;
@@ -127,14 +144,16 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, join_resul
         join_result_phase(res, "sink", r->t_sink);
     snprintf(res->device, sizeof res->device, "%s", r->device_name);
     if (tc)
-        snprintf(res->variant, sizeof res->variant, "%.40s, symmetric %s", r->variant,
-                 r->symmetric ? "on" : "off");
+        snprintf(res->variant, sizeof res->variant, "%.40s, symmetric %s%s", r->variant,
+                 r->symmetric ? "on" : "off", shifted ? ", shifted" : "");
     else
         snprintf(res->variant, sizeof res->variant, "%s", r->variant);
     if (tc)
         join_result_metric(res, "cache_hit", r->cache_hit, "");
     if (s->engine->centers)
         join_result_metric(res, "centred", r->centred, "");
+    if (s->engine->shifts)
+        join_result_metric(res, "shifted", shifted, "");
     join_result_metric(res, "launches", (double)r->launches, "");
     join_result_metric(res, "buffer_refills", (double)r->refills, "");
     join_result_metric(res, "device_mem_peak", (double)r->mem_peak, "B");
@@ -180,6 +199,9 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, fmt, &a);
+    int shifted, rc0 = gpu_unsigned(s->engine, s->ds, o, &a.center, &shifted);
+    if (rc0)
+        return rc0;
     fmt_fit fit;
     const int scaled = gpu_scale(s->engine, s->ds, a.center, &fit);
     if (scaled)
@@ -190,7 +212,7 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     memset(&r, 0, sizeof r);
     gpu_launch gl = {s->engine->kjoin, &a, &r};
     int rc = cupti_prof_launch(gpu_launch_once, &gl); /* profile ENGINE's hook */
-    gpu_result(s, &r, res);
+    gpu_result(s, &r, shifted, res);
     if (scaled)
         gpu_scale_metrics(res, &fit);
     if (rc == KERN_OK && s->progress)
@@ -229,8 +251,11 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.progress = s->progress;
     a.progress_ctx = s->progress_ctx;
     a.format = e->format;
-    a.center = center_pick(s->ds, o->center, e->exact || e->center_auto);
+    a.center = e->centers ? center_pick(s->ds, o->center, e->exact || e->center_auto) : NULL;
     a.off = o->fasted_off;
+    int shifted, rc0 = gpu_unsigned(e, s->ds, o, &a.center, &shifted);
+    if (rc0)
+        return rc0;
     fmt_fit fit;
     const int scaled = gpu_scale(e, s->ds, a.center, &fit);
     if (scaled)
@@ -249,10 +274,14 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     join_result_phase(res, "d2h", r.t_d2h);
     join_result_phase(res, "select", r.t_sink);
     snprintf(res->device, sizeof res->device, "%s", r.device_name);
-    snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s", r.variant,
-             o->symmetric && s->q0 == 0 && s->q1 == s->ds->n ? "on" : "off");
+    snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s%s", r.variant,
+             o->symmetric && s->q0 == 0 && s->q1 == s->ds->n ? "on" : "off",
+             shifted ? ", shifted" : "");
     join_result_metric(res, "cache_hit", r.cache_hit, "");
-    join_result_metric(res, "centred", r.centred, "");
+    if (e->centers)
+        join_result_metric(res, "centred", r.centred, "");
+    if (e->shifts)
+        join_result_metric(res, "shifted", shifted, "");
     join_result_metric(res, "launches", (double)r.launches, "");
     join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
     if (scaled)

@@ -39,3 +39,34 @@ const double *shift_mins(const dataset *ds)
     pthread_mutex_unlock(&shift_mu);
     return m;
 }
+
+/* The last dataset found non-negative (its hash, data pointer and sizes):
+ * a warm run of a large dataset does not scan it again. */
+static struct {
+    uint64_t hash;
+    const double *x;
+    size_t n, d;
+} g_nonneg;
+
+int shift_refuse_negative(const dataset *ds, const char *who, const char *fmt, const char *alt)
+{
+    pthread_mutex_lock(&shift_mu);
+    const int known = g_nonneg.x && g_nonneg.x == ds->x && g_nonneg.hash == ds->hash &&
+                      g_nonneg.n == ds->n && g_nonneg.d == ds->d;
+    pthread_mutex_unlock(&shift_mu);
+    if (known)
+        return 0;
+    for (size_t k = 0; k < ds->n * ds->d; k++)
+        if (!(ds->x[k] >= 0))
+            return err_set(TCJ_EINVAL,
+                           "%s: %s has a negative value (%g, row %zu, column %zu); %s holds no "
+                           "sign: set shift on, or use %s",
+                           who, ds->name, ds->x[k], k / ds->d, k % ds->d, fmt, alt);
+    pthread_mutex_lock(&shift_mu);
+    g_nonneg.hash = ds->hash;
+    g_nonneg.x = ds->x;
+    g_nonneg.n = ds->n;
+    g_nonneg.d = ds->d;
+    pthread_mutex_unlock(&shift_mu);
+    return 0;
+}

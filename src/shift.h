@@ -11,4 +11,10 @@
  * dataset asked (keyed by its hash, data pointer and sizes). */
 const double *shift_mins(const dataset *ds);
 
+/* 0 when every value of ds is >= 0; else TCJ_EINVAL and one line in
+ * err_msg: "WHO: DATASET has a negative value (...); FMT holds no sign: set
+ * shift on, or use ALT". The last dataset found non-negative is
+ * remembered (as shift_mins keys it), so a warm run does not scan again. */
+int shift_refuse_negative(const dataset *ds, const char *who, const char *fmt, const char *alt);
+
 #endif
