@@ -56,10 +56,12 @@ static void fasted_free_ds(void)
 }
 
 void exact_release(void); /* kernels/exact.cu: its FP64 rows */
+static void fasted_stage_host_free(void);
 
 extern "C" void kern_fasted_release(void)
 {
     fasted_free_ds();
+    fasted_stage_host_free();
     exact_release();
     kern_drive_release();
     cudaGetLastError();
@@ -127,16 +129,30 @@ static void fasted_to_float_par(const double *src, float *dst, size_t rows, size
 }
 
 /* Host FP32 staging and its device twin, two of each (double-buffered);
- * the chunk halves while the budget or the device refuses it. */
+ * the chunk halves while the budget or the device refuses it. The pinned
+ * host halves outlive the run (g_stage): pinning 2 x 32 MB takes longer
+ * than converting a chunk, and every run of a new format, centring or
+ * dataset uploads (the precision lab does it once a format). */
 struct fasted_stage {
     float *h[2], *d[2];
     size_t bytes;
 };
 
+static struct {
+    float *h[2];
+    size_t bytes;
+} g_stage;
+
+static void fasted_stage_host_free(void)
+{
+    for (int b = 0; b < 2; b++)
+        cudaFreeHost(g_stage.h[b]);
+    memset(&g_stage, 0, sizeof g_stage);
+}
+
 static void fasted_stage_free(kern_run *k, fasted_stage *sg)
 {
     for (int b = 0; b < 2; b++) {
-        cudaFreeHost(sg->h[b]);
         kern_free(k, sg->d[b], sg->bytes);
         sg->h[b] = sg->d[b] = NULL;
     }
@@ -149,13 +165,22 @@ static int fasted_stage_alloc(kern_run *k, fasted_stage *sg, size_t row_bytes)
         memset(sg, 0, sizeof *sg);
         sg->bytes = want + row_bytes;
         int rc = 0;
-        for (int b = 0; b < 2 && rc == 0; b++) {
+        for (int b = 0; b < 2 && rc == 0; b++)
             rc = kern_malloc(k, (void **)&sg->d[b], sg->bytes, "the FP32 staging buffer");
+        if (rc == 0 && g_stage.bytes < sg->bytes) {
+            fasted_stage_host_free();
+            for (int b = 0; b < 2 && rc == 0; b++)
+                rc = kern_malloc_host((void **)&g_stage.h[b], sg->bytes, "the FP32 staging buffer");
             if (rc == 0)
-                rc = kern_malloc_host((void **)&sg->h[b], sg->bytes, "the FP32 staging buffer");
+                g_stage.bytes = sg->bytes;
+            else
+                fasted_stage_host_free();
         }
-        if (rc == 0)
+        if (rc == 0) {
+            sg->h[0] = g_stage.h[0];
+            sg->h[1] = g_stage.h[1];
             return 0;
+        }
         fasted_stage_free(k, sg);
         if (rc != KERN_ENOMEM || want <= row_bytes)
             return rc;
