@@ -85,6 +85,7 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
                     ? center_pick(s->ds, o->center, s->engine->exact || s->engine->center_auto)
                     : NULL;
     a->off = o->fasted_off;
+    a->acc_fast = o->fp8_acc_fast;
     a->ted_paper = o->ted_paper;
     a->index_k = o->index_k;
     switch (s->mode) {
@@ -231,6 +232,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.format = e->format;
     a.center = center_pick(s->ds, o->center, e->exact || e->center_auto);
     a.off = o->fasted_off;
+    a.acc_fast = o->fp8_acc_fast;
     fmt_fit fit;
     const int scaled = gpu_scale(e, s->ds, a.center, &fit);
     if (scaled)
