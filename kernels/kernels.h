@@ -157,8 +157,9 @@ void kern_fasted_release(void);
 
 /* FP8 on the wgmma kernel without `set fp8-acc fast`: the tensor core
  * sums chunks of this many 128-value k slices, each then added into FP32
- * registers (kernels/fmt_fp8.cu); the GPU test's band follows it. */
-#define KERN_FP8_PROMOTE_SLICES 1
+ * registers (kernels/fmt_fp8.cu); the GPU test's band follows it. 2 (256
+ * values): 1 costs 5% more kernel time on the H200 (docs/FORMATS.md). */
+#define KERN_FP8_PROMOTE_SLICES 2
 
 /* ---- One run of any GPU engine: its arguments and its result ----
  * Every GPU engine (the FASTED formats, fp64, ted, ted-index) takes this

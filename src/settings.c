@@ -317,7 +317,7 @@ const setting settings_table[] = {
      "unsigned formats: translate each column by its minimum instead of refusing negatives",
      1, {"on|off", NULL}, get_shift, set_shift},
     {"fp8-acc", "fp32|fast",
-     "FP8 engines (Hopper): FP32 sums over 128-value k slices, or the tensor core's own",
+     "FP8 engines (Hopper): FP32 sums over 256-value k chunks, or the tensor core's own",
      1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
