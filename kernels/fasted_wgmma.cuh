@@ -84,6 +84,16 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     return true;
 }
 
+/* Shared-memory matrix descriptor (PTX ISA, wgmma "Matrix Descriptor") of
+ * a K-major tile whose rows are 128 bytes, 128-byte swizzle, 8-row atoms
+ * 1024 bytes apart (stride byte offset), base 1024-aligned. Advancing the
+ * start address by 32 bytes moves one k step along the row. */
+__device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
 /* FP32 promotion (formats with F::promote = P, 1 or 2): a chunk of n <= P
  * k slices (WG_BK 16-bit units each, 128 FP8 values) of a consumer
  * warpgroup's 64x256 tile, summed in the tensor core and then added into
@@ -96,12 +106,12 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
  * blocks 16h..16h+15 in the same fragment layout). Waiting for each half
  * empties this warpgroup's wgmma pipe; the other consumer warpgroup's
  * wgmmas keep the tensor cores busy meanwhile. Slice i of the chunk is
- * in the ring stage of descriptors da[i] (this warpgroup's A rows) and
- * db[i] (B). */
+ * in the ring stage whose A (this warpgroup's rows) starts at sa[i] and
+ * B at sb[i]. */
 template <class F>
 __device__ __forceinline__ void
-    fasted_wg_promote(typename F::acc (&d)[128], const uint64_t (&da)[F::promote ? F::promote : 1],
-                      const uint64_t (&db)[F::promote ? F::promote : 1], int n)
+    fasted_wg_promote(typename F::acc (&d)[128], const uint32_t (&sa)[F::promote ? F::promote : 1],
+                      const uint32_t (&sb)[F::promote ? F::promote : 1], int n)
 {
     if constexpr (F::promote) {
         float t[64];
@@ -112,11 +122,11 @@ __device__ __forceinline__ void
 #pragma unroll
             for (int i = 0; i < F::promote; i++) {
                 if (i < n) {
-                    /* B's second 128 rows start 16 KB on: 1024 descriptor units */
-                    const uint64_t b = db[i] + h * ((FASTED_WG_BN / 2 * 128) >> 4);
+                    const uint64_t da = fasted_wg_desc(sa[i]);
+                    const uint64_t db = fasted_wg_desc(sb[i] + h * (FASTED_WG_BN / 2 * 128));
 #pragma unroll
                     for (int kk = 0; kk < WG_BK / 16; kk++)
-                        F::wgmma_half(t, da[i] + 2 * kk, b + 2 * kk,
+                        F::wgmma_half(t, da + 2 * kk, db + 2 * kk,
                                       i + kk > 0); /* the chunk's first step starts t at 0 */
                 }
             }
@@ -129,16 +139,6 @@ __device__ __forceinline__ void
             }
         }
     }
-}
-
-/* Shared-memory matrix descriptor (PTX ISA, wgmma "Matrix Descriptor") of
- * a K-major tile whose rows are 128 bytes, 128-byte swizzle, 8-row atoms
- * 1024 bytes apart (stride byte offset), base 1024-aligned. Advancing the
- * start address by 32 bytes moves one k step along the row. */
-__device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
-{
-    return (uint64_t)((addr & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
-           (uint64_t)1 << 62;
 }
 
 template <class F, bool PAIRS>
@@ -263,15 +263,14 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                     constexpr int P = F::promote ? F::promote : 1;
                     const int i = kt % P, n = kt == KT - 1 ? i + 1 : P;
                     if (i == n - 1) {
-                        uint64_t cda[P], cdb[P];
+                        uint32_t csa[P], csb[P];
 #pragma unroll
                         for (int j = 0; j < P; j++) {
                             const int sj = (int)((kiter + WG_STAGES - i + j) % WG_STAGES);
-                            const uint32_t st = sbase + sj * WG_STAGE_BYTES;
-                            cda[j] = fasted_wg_desc(st + cw * (WG_A_BYTES / 2));
-                            cdb[j] = fasted_wg_desc(st + WG_A_BYTES);
+                            csa[j] = sbase + sj * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
+                            csb[j] = sbase + sj * WG_STAGE_BYTES + WG_A_BYTES;
                         }
-                        fasted_wg_promote<F>(d, cda, cdb, n);
+                        fasted_wg_promote<F>(d, csa, csb, n);
                     }
                 } else {
                     wgmma_fence();
