@@ -226,13 +226,13 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.device = o->device;
     a.batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
     a.mem_cap = o->gpu_mem;
+    a.acc_fast = o->fp8_acc_fast;
     a.cancel = s->cancel;
     a.progress = s->progress;
     a.progress_ctx = s->progress_ctx;
     a.format = e->format;
     a.center = center_pick(s->ds, o->center, e->exact || e->center_auto);
     a.off = o->fasted_off;
-    a.acc_fast = o->fp8_acc_fast;
     fmt_fit fit;
     const int scaled = gpu_scale(e, s->ds, a.center, &fit);
     if (scaled)
