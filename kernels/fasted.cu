@@ -445,6 +445,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     unsigned long long *d_hist = NULL;
     std::vector<float> edges_f;
     const void *func_pairs = NULL;
+    int fast = 0; /* FP8 without promotion (a->acc_fast) */
     fasted_params &p = f.p;
     kern_work w;
 #define FASTED_TRY(call) KERN_CUDA_GOTO(call, out)
@@ -458,9 +459,11 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
         goto out;
     }
     f.use_wg = ch.kind == FASTED_KIND_WGMMA;
+    /* The run's variant says when it kept the tensor core's accumulation. */
+    fast = f.use_wg && a->acc_fast && fmt->ops->wg_func_fast;
     if (f.use_wg) {
-        f.func = fmt->ops->wg_func;
-        func_pairs = fmt->ops->wg_func_pairs;
+        f.func = fast ? fmt->ops->wg_func_fast : fmt->ops->wg_func;
+        func_pairs = fast ? fmt->ops->wg_func_fast_pairs : fmt->ops->wg_func_pairs;
     } else {
         fmt->ops->mma_kernels(ch.v->off, &f.func, &func_pairs);
     }
@@ -470,7 +473,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     }
     if (a->mode == KJOIN_PAIRS)
         f.func = func_pairs;
-    snprintf(r->variant, sizeof r->variant, "%s", ch.variant);
+    snprintf(r->variant, sizeof r->variant, "%s%s", ch.variant, fast ? " fast-acc" : "");
 
     FASTED_RC(fasted_upload(&k, fmt));
     r->d_padded = g_ds.dp;

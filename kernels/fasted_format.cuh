@@ -54,10 +54,16 @@
  *          ranked (k-distance);
  *   to_acc / from_acc  keep a d2 in an accumulator register (the mma.sync
  *          PAIRS pass does it in place).
+ * promote  P > 0 when the wgmma kernel sums chunks of P k slices in the
+ *          tensor core and adds each into FP32 registers (F::wgmma_half,
+ *          an m64n128 instruction: fasted_wg_promote); 0 when the tensor
+ *          core's own accumulation is FP32 (or, for a format's kernels
+ *          without promotion, ops.wg_func_fast, when it is not).
  * int_dist 1 when d2 is an exact integer and thr is p.eps2_u (the host
  *          sets it), 0 when thr is p.eps2. */
 struct fasted_fp32_acc {
     typedef float acc;
+    static constexpr int promote = 0;
     typedef float dist;
     static constexpr int int_dist = 0;
     static constexpr bool widen = false;
@@ -96,6 +102,9 @@ struct fasted_fmt_ops {
     void (*mma_kernels)(unsigned off, const void **func, const void **func_pairs);
     /* The wgmma kernels, NULL when the format has none. */
     const void *wg_func, *wg_func_pairs;
+    /* Formats that promote (F::promote): the wgmma kernels that accumulate
+     * in the tensor core alone (kern_join_args.acc_fast); else NULL. */
+    const void *wg_func_fast, *wg_func_fast_pairs;
 };
 
 template <class F>
@@ -150,8 +159,13 @@ void fasted_norms(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream
 /* A kern_format for traits F: its variant table, mma kernels getter and
  * (with WG) the wgmma kernels. */
 #define FASTED_FORMAT(F, cname, variants, mma_kernels_fn, wg_fn, wg_fn_pairs, wg_smem)             \
-    static const fasted_fmt_ops cname##_ops = {fasted_convert<F>, fasted_norms<F>, mma_kernels_fn, \
-                                               wg_fn, wg_fn_pairs};                                \
+    FASTED_FORMAT_ACC(F, cname, variants, mma_kernels_fn, wg_fn, wg_fn_pairs, NULL, NULL, wg_smem)
+/* The same with the kernels without promotion (ops.wg_func_fast). */
+#define FASTED_FORMAT_ACC(F, cname, variants, mma_kernels_fn, wg_fn, wg_fn_pairs, wg_fast,         \
+                          wg_fast_pairs, wg_smem)                                                  \
+    static const fasted_fmt_ops cname##_ops = {                                                    \
+        fasted_convert<F>, fasted_norms<F>, mma_kernels_fn, wg_fn,                                 \
+        wg_fn_pairs,       wg_fast,         wg_fast_pairs};                                        \
     extern "C" const kern_format cname = {F::name,                                                 \
                                           (int)sizeof(typename F::elem),                           \
                                           F::min_cc,                                               \

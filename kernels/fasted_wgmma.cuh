@@ -150,6 +150,53 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
            (uint64_t)1 << 62;
 }
 
+/* FP32 promotion (formats with F::promote = P, 1 or 2): a chunk of n <= P
+ * k slices (WG_BK 16-bit units each, 128 FP8 values) of a consumer
+ * warpgroup's 64x256 tile, summed in the tensor core and then added into
+ * d in FP32. Hopper's FP8 wgmma keeps only ~13 significand bits of its
+ * running sum, so the span it sums is bounded at P slices; FP32 adds
+ * (round to nearest) carry the sum across chunks, as cuBLASLt without
+ * fast accumulation and DeepGEMM do. A second 128-register accumulator
+ * does not fit beside d (232 registers), so the two 128-column halves
+ * take turns in one m64n128 accumulator t (64 registers, d's column
+ * blocks 16h..16h+15 in the same fragment layout). Waiting for each half
+ * empties this warpgroup's wgmma pipe; the other consumer warpgroup's
+ * wgmmas keep the tensor cores busy meanwhile. Slice i of the chunk is
+ * in the ring stage whose A (this warpgroup's rows) starts at sa[i] and
+ * B at sb[i]. */
+template <class F>
+__device__ __forceinline__ void
+    fasted_wg_promote(typename F::acc (&d)[128], const uint32_t (&sa)[F::promote ? F::promote : 1],
+                      const uint32_t (&sb)[F::promote ? F::promote : 1], int n)
+{
+    if constexpr (F::promote) {
+        float t[64];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            /* The adds below read t: they finish before wgmma rewrites it. */
+            wgmma_fence();
+#pragma unroll
+            for (int i = 0; i < F::promote; i++) {
+                if (i < n) {
+                    const uint64_t da = fasted_wg_desc(sa[i]);
+                    const uint64_t db = fasted_wg_desc(sb[i] + h * (FASTED_WG_BN / 2 * 128));
+#pragma unroll
+                    for (int kk = 0; kk < WG_BK / 16; kk++)
+                        F::wgmma_half(t, da + 2 * kk, db + 2 * kk,
+                                      i + kk > 0); /* the chunk's first step starts t at 0 */
+                }
+            }
+            wgmma_commit_group();
+            wgmma_wait_group<0>();
+#pragma unroll
+            for (int k = 0; k < 64; k++) {
+                reg_fence(t[k]);
+                d[64 * h + k] = __fadd_rn(d[64 * h + k], t[k]);
+            }
+        }
+    }
+}
+
 template <class F, bool PAIRS>
 __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     fasted_wg_kernel(const __grid_constant__ CUtensorMap tmap, const fasted_params p)
@@ -334,12 +381,30 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 const uint32_t sa = sbase + s * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
                 const uint32_t sb = sbase + s * WG_STAGE_BYTES + WG_A_BYTES;
                 const uint64_t da = fasted_wg_desc(sa), db = fasted_wg_desc(sb);
-                wgmma_fence();
+                if (F::promote) {
+                    /* A chunk ends at every P-th slice and at the last; its
+                     * earlier slice (P = 2) is the stage before this one,
+                     * released only by this iteration's release below. */
+                    constexpr int P = F::promote ? F::promote : 1;
+                    const int i = kt % P, n = kt == KT - 1 ? i + 1 : P;
+                    if (i == n - 1) {
+                        uint32_t csa[P], csb[P];
 #pragma unroll
-                for (int kk = 0; kk < WG_BK / 16; kk++)
-                    F::wgmma(d, da + 2 * kk, db + 2 * kk);
-                wgmma_commit_group();
-                wgmma_wait_group<1>();
+                        for (int j = 0; j < P; j++) {
+                            const int sj = (int)((kiter + WG_STAGES - i + j) % WG_STAGES);
+                            csa[j] = sbase + sj * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
+                            csb[j] = sbase + sj * WG_STAGE_BYTES + WG_A_BYTES;
+                        }
+                        fasted_wg_promote<F>(d, csa, csb, n);
+                    }
+                } else {
+                    wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < WG_BK / 16; kk++)
+                        F::wgmma(d, da + 2 * kk, db + 2 * kk);
+                    wgmma_commit_group();
+                    wgmma_wait_group<1>();
+                }
 #pragma unroll
                 for (int k = 0; k < 128; k++)
                     reg_fence(d[k]);

@@ -20,6 +20,7 @@
 
 struct fmt_int_acc {
     typedef unsigned acc;
+    static constexpr int promote = 0; /* integer sums are exact */
     typedef unsigned dist;
     static constexpr int int_dist = 1;
     static constexpr bool widen = false;

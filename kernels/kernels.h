@@ -170,6 +170,12 @@ int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n,
  * buffers. */
 void kern_fasted_release(void);
 
+/* FP8 on the wgmma kernel without `set fp8-acc fast`: the tensor core
+ * sums chunks of this many 128-value k slices, each then added into FP32
+ * registers (kernels/fmt_fp8.cu); the GPU test's band follows it. 2 (256
+ * values): 1 costs 5% more kernel time on the H200 (docs/FORMATS.md). */
+#define KERN_FP8_PROMOTE_SLICES 2
+
 /* ---- One run of any GPU engine: its arguments and its result ----
  * Every GPU engine (the FASTED formats, fp64, ted, ted-index) takes this
  * struct and runs through one launch/drain loop (kernels/kern_drive.cu):
@@ -213,6 +219,10 @@ typedef struct kern_join_args {
      * quantization). Part of the device cache's key. */
     double scale;
     unsigned off; /* FASTED_OFF_* bits: 0, one bit, or a compiled combination */
+    /* FP8 on the wgmma kernel: 1 = the tensor core's own (~13-bit)
+     * accumulation over all of k, 0 = each chunk of KERN_FP8_PROMOTE_SLICES
+     * 128-value k slices added into FP32 registers (`set fp8-acc`). */
+    int acc_fast;
     /* TED */
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
     int index_k;   /* ted-index: dimensions indexed (capped by d) */

@@ -380,6 +380,33 @@ __device__ __forceinline__ void wgmma_mma_async_m64n256k8_f32_tf32(float (&d)[12
 TCJ_WGMMA_FP8(wgmma_mma_async_m64n256k32_f32_e4m3, "e4m3")
 TCJ_WGMMA_FP8(wgmma_mma_async_m64n256k32_f32_e5m2, "e5m2")
 
+/* The 64 FP32 accumulator operands of a wgmma m64n128 (%0..%63). */
+#define TCJ_WGMMA_D64                                                                              \
+    "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                      \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                             \
+    "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                             \
+    "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
+#define TCJ_WGMMA_C64                                                                              \
+    TCJ_WGMMA_D8(0), TCJ_WGMMA_D8(8), TCJ_WGMMA_D8(16), TCJ_WGMMA_D8(24), TCJ_WGMMA_D8(32),        \
+        TCJ_WGMMA_D8(40), TCJ_WGMMA_D8(48), TCJ_WGMMA_D8(56)
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), .e4m3 / .e5m2 inputs at m64n128k32:
+ * half the columns of the shape above, 64 accumulator floats per thread in
+ * the same D fragment layout (column blocks 0..15). The FP8 kernel's
+ * promotion to FP32 accumulates each k chunk here. */
+#define TCJ_WGMMA_FP8_N128(fn, ty)                                                                 \
+    __device__ __forceinline__ void fn(float(&d)[64], uint64_t desc_a, uint64_t desc_b,            \
+                                       int scale_d)                                                \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                  \
+                     "wgmma.mma_async.sync.aligned.m64n128k32.f32." ty "." ty " " TCJ_WGMMA_D64    \
+                     ", %64, %65, p, 1, 1;\n}\n"                                                   \
+                     : TCJ_WGMMA_C64                                                               \
+                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                    \
+    }
+TCJ_WGMMA_FP8_N128(wgmma_mma_async_m64n128k32_f32_e4m3, "e4m3")
+TCJ_WGMMA_FP8_N128(wgmma_mma_async_m64n128k32_f32_e5m2, "e5m2")
+
 /* The 128 S32 accumulator operands' constraints (integer wgmma). */
 #define TCJ_WGMMA_R8(k)                                                                            \
     "+r"(d[k]), "+r"(d[k + 1]), "+r"(d[k + 2]), "+r"(d[k + 3]), "+r"(d[k + 4]), "+r"(d[k + 5]),    \

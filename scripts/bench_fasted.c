@@ -2,11 +2,12 @@
  * formats): generated data, COUNT mode, one cold run (upload and conversion
  * included) and warm runs (the converted dataset cached on the device),
  * every phase printed.
- *   bench_fasted N D KIND EPS [SYM:OFF[:MODE[:ENGINE]] ...]
+ *   bench_fasted N D KIND EPS [SYM:OFF[:MODE[:ENGINE[:ACC]]] ...]
  * runs each SYM:OFF setting on the same generated data (MODE count, the
  * default, pairs with a 1000-pair batch, for the sanitizer, or pairs4m
  * with the default batch; ENGINE
- * fasted, the default, or another tensor-core engine such as bf16) and
+ * fasted, the default, or another tensor-core engine such as bf16; ACC
+ * fp32, the default, or fast: `set fp8-acc` for the FP8 engines) and
  * (MODE kdistK instead: the K-distance of every point, kdist_run, its
  * time as kernel_ms and warm) and prints one line each:
  *   n d kind eps sym variant pairs cold_s warm_s kernel_ms tflops_paper
@@ -83,9 +84,10 @@ int main(int argc, char **argv)
         engine_opts o;
         engine_opts_default(&o);
         o.int8_scale = 1; /* int8 quantizes the generated reals */
-        char mode[16] = "count", ename[32] = "fasted";
+        char mode[16] = "count", ename[32] = "fasted", acc[8] = "fp32";
         unsigned off = 0;
-        sscanf(specs[sp], "%d:%i:%15[^:]:%31s", &o.symmetric, (int *)&off, mode, ename);
+        sscanf(specs[sp], "%d:%i:%15[^:]:%31[^:]:%7s", &o.symmetric, (int *)&off, mode, ename, acc);
+        o.fp8_acc_fast = strcmp(acc, "fast") == 0;
         const engine *e = engine_find(ename);
         if (!e) {
             fprintf(stderr, "bench_fasted: no engine %s\n", ename);
@@ -170,10 +172,10 @@ int main(int argc, char **argv)
         for (char *q = kern; *q; q++)
             if (*q == ' ')
                 *q = '_';
-        printf("%zu %zu %s %g %s sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
+        printf("%zu %zu %s %g %s%s sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
                "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f\n",
-               ds.n, ds.d, g.kind, eps, ename, o.symmetric, kern, mode,
+               ds.n, ds.d, g.kind, eps, ename, o.fp8_acc_fast ? ":fast" : "", o.symmetric, kern, mode,
                (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
                phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
                phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,

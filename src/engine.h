@@ -58,6 +58,10 @@ typedef struct engine_opts {
     /* Unsigned formats (ue5m3, ue4m4): translate each column by its
      * minimum (src/shift.h) instead of refusing negative data. */
     int shift;
+    /* FP8 engines on Hopper's wgmma kernel: 1 = accumulate in the tensor
+     * core alone (~13 significand bits), 0 = promote each 256-value k
+     * chunk into FP32 registers (the default; `set fp8-acc`). */
+    int fp8_acc_fast;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

@@ -102,6 +102,7 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
                     ? center_pick(s->ds, o->center, s->engine->exact || s->engine->center_auto)
                     : NULL;
     a->off = o->fasted_off;
+    a->acc_fast = o->fp8_acc_fast;
     a->ted_paper = o->ted_paper;
     a->index_k = o->index_k;
     switch (s->mode) {
@@ -247,6 +248,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.device = o->device;
     a.batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
     a.mem_cap = o->gpu_mem;
+    a.acc_fast = o->fp8_acc_fast;
     a.cancel = s->cancel;
     a.progress = s->progress;
     a.progress_ctx = s->progress_ctx;

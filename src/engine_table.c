@@ -56,12 +56,12 @@ static const engine engine_tf32 =
 /* The FP8 rows centre by default (auto), as their CPU twins do. */
 static const engine engine_fp8_e4m3 = TC_ENGINE(
     "fp8-e4m3", KERN_FORMAT(fp8_e4m3), "e4m3-32", 4, 0, "fp8-e4m3", 8, 1,
-    "FP8 E4M3 inputs scaled by a power of two, tensor-core accumulation (narrower than FP32) "
-    "(sm_89 and later; wgmma on Hopper)");
+    "FP8 E4M3 inputs scaled by a power of two; on Hopper (wgmma) tensor-core sums of 256 "
+    "products added in FP32 (set fp8-acc), on sm_89 (mma.sync) accumulation narrower than FP32");
 static const engine engine_fp8_e5m2 = TC_ENGINE(
     "fp8-e5m2", KERN_FORMAT(fp8_e5m2), "e5m2-32", 3, 0, "fp8-e5m2", 8, 1,
-    "FP8 E5M2 inputs scaled by a power of two, tensor-core accumulation (narrower than FP32) "
-    "(sm_89 and later; wgmma on Hopper)");
+    "FP8 E5M2 inputs scaled by a power of two; on Hopper (wgmma) tensor-core sums of 256 "
+    "products added in FP32 (set fp8-acc), on sm_89 (mma.sync) accumulation narrower than FP32");
 
 /* Stored in 8 bits, widened to FP16 in the kernels (kernels/fmt_ue8.cu). */
 static const engine engine_ue5m3 = TC_UNSIGNED(

@@ -198,6 +198,21 @@ static int set_shift(session *s, char **v)
     return parse_onoff("shift", v[0], &s->eopt.shift);
 }
 
+static void get_fp8_acc(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", s->eopt.fp8_acc_fast ? "fast" : "fp32");
+}
+static int set_fp8_acc(session *s, char **v)
+{
+    if (strcmp(v[0], "fp32") == 0)
+        s->eopt.fp8_acc_fast = 0;
+    else if (strcmp(v[0], "fast") == 0)
+        s->eopt.fp8_acc_fast = 1;
+    else
+        return err_set(TCJ_EINVAL, "fp8-acc: expected fp32 or fast, got '%s'", v[0]);
+    return 0;
+}
+
 static void get_center(const session *s, char *b, size_t n)
 {
     if (s->eopt.center == CENTER_DEFAULT)
@@ -301,6 +316,9 @@ const setting settings_table[] = {
     {"shift", "on|off",
      "unsigned formats: translate each column by its minimum instead of refusing negatives",
      1, {"on|off", NULL}, get_shift, set_shift},
+    {"fp8-acc", "fp32|fast",
+     "FP8 engines (Hopper): FP32 sums over 256-value k chunks, or the tensor core's own",
+     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
      1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
     {"out", "FILE|none", "where run writes pairs or per-point counts",

@@ -166,8 +166,18 @@ typedef struct tc_fmt {
  * step the accumulator and 32 exact products, each aligned to the largest
  * and cut to 13 bits, lose at most 33 2^-12 M, M <= sum|x_k y_k| <=
  * |x||y| <= (|x| + |y|)^2 / 4; over ceil(d/32) steps, and times 2 for
- * d2 = s - 2a, and times 2 again when both sides are tensor cores. */
+ * d2 = s - 2a, and times 2 again when both sides are tensor cores.
+ *
+ * The wgmma kernel promotes (unless `set fp8-acc fast`): the tensor core
+ * sums one chunk of C = FP8_CHUNK values from 0 (C/32 steps), and FP32
+ * adds the chunks. Within chunk c every aligned term and partial sum is at
+ * most M_c = sum over the chunk of |x_k y_k|, so a step loses at most
+ * 33 2^-12 M_c, and over all chunks sum_c M_c <= |x||y|: the tensor
+ * core's part is at most min(ceil(d/32), C/32) 33 2^-12 |x||y| whatever
+ * d is. The d/C FP32 adds of the chunks are FP32 operations on partial
+ * sums bounded by |x||y|, inside the (d + 3) 2^-23 term already. */
 #define FP8_ACC_BITS 13
+#define FP8_CHUNK (128 * KERN_FP8_PROMOTE_SLICES)
 static const tc_fmt tc_fmts[] = {
     {"fasted", "cpu-fp16", 1.0 / 2048, round_fp16, 0, 0, 0},
     {"bf16", "cpu-bf16", 1.0 / 256, round_bf16, 0, 0, 0},
@@ -176,12 +186,25 @@ static const tc_fmt tc_fmts[] = {
     {"fp8-e5m2", "cpu-fp8-e5m2", 1.0 / 8, round_e5m2, 57344, 0x1p-16, FP8_ACC_BITS},
 };
 
+/* 1 while the FP8 runs here ask for the tensor core's accumulation alone
+ * (engine_opts.fp8_acc_fast); the band follows. */
+static int g_fp8_fast;
+
+/* The FP8 engines promote on the wgmma kernel (Hopper) unless asked not to;
+ * the mma.sync path (sm_89) never does. */
+static int fp8_promoted(void)
+{
+    return !g_fp8_fast && kern_device_has_wgmma(0) == 1;
+}
+
 /* The accumulator term above, for the sum of the two norms nx. */
 static double acc_term(const tc_fmt *f, size_t d, double nx)
 {
     if (!f->acc_bits)
         return 0;
-    const double steps = (double)((d + 31) / 32);
+    double steps = (double)((d + 31) / 32);
+    if (fp8_promoted() && steps > FP8_CHUNK / 32)
+        steps = FP8_CHUNK / 32;
     return 2 * 2 * steps * 33 * ldexp(1.0, 1 - f->acc_bits) * nx * nx / 4;
 }
 
@@ -333,6 +356,7 @@ static void check_fmt_against_refs(const tc_fmt *f, const dataset *ds, double ep
     engine_opts o;
     engine_opts_default(&o);
     o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
+    o.fp8_acc_fast = g_fp8_fast;
     pairs F, C, H;
     int rc = join_pairs(f->engine, ds, eps, &o, 0, ds->n, &F);
     CHECK_MSG(rc == 0, "%s: %s: %s", what, f->engine, err_msg());
@@ -840,6 +864,31 @@ TEST(formats_vs_cpu)
             dataset_free(&ds);
         }
     }
+}
+
+/* `set fp8-acc fast`: the wgmma kernels without promotion, against the
+ * same references under the band of the tensor core's accumulation over
+ * all of k (d = 200 and olivetti's 4096 are where it differs from the
+ * promoted one). */
+TEST(fp8_fast_acc)
+{
+    if (!has_gpu())
+        t_skip("skipped: no CUDA device");
+    g_fp8_fast = 1;
+    for (size_t f = 0; f < NFMT; f++) {
+        if (!tc_fmts[f].acc_bits)
+            continue;
+        dataset ds;
+        memset(&ds, 0, sizeof ds);
+        CHECK_MSG(gen("uniform", 1500, 200, &ds) == 0, "gen: %s", err_msg());
+        check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 10), "fast uniform d=200", 0);
+        dataset_free(&ds);
+        memset(&ds, 0, sizeof ds);
+        CHECK_MSG(load_head("olivetti_400x4096_u8.npy", NULL, 0, 3000, &ds) == 0, "%s", err_msg());
+        check_fmt_against_refs(&tc_fmts[f], &ds, eps_for(&ds, 40), "fast olivetti", 0);
+        dataset_free(&ds);
+    }
+    g_fp8_fast = 0;
 }
 
 /* The rounding functions the band uses, against values whose rounding is
