@@ -302,7 +302,9 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
             double e = 0;
             for (size_t k = 0; k < a->d; k++) {
                 const double v = a->center ? a->x[i * a->d + k] - a->center[k] : a->x[i * a->d + k];
-                vm = fmax(vm, fabs(v));
+                /* A value that is not finite (Inf, or NaN from centring
+                 * an Inf column) leaves no bound: vmax Inf refuses it. */
+                vm = isfinite(v) ? fmax(vm, fabs(v)) : INFINITY;
                 e += v * v;
             }
             nm2 = fmax(nm2, e);
@@ -322,6 +324,10 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
      * taken in the scaled units and brought back (the FASTED pass scales
      * its threshold again); the refinement uses the FP64 data as loaded. */
     const double sc = a->scale ? a->scale : 1.0;
+    if (!isfinite(vmax))
+        return kern_fail(KERN_EINVAL,
+                         "a value is not finite%s, which FP16 cannot bound; use fp64 or ted",
+                         a->center ? " (centred)" : "");
     if (!(vmax * sc <= EXACT_FP16_MAX))
         return kern_fail(KERN_EINVAL,
                          "values up to |v| = %g%s are beyond FP16's 65504 at scale %g; use fp64 "
