@@ -69,12 +69,7 @@ TEST(exact_scales_beyond_fp16)
     dataset sets[2] = {set_huge(), set_wide()};
     for (int k = 0; k < 2; k++) {
         dataset *ds = &sets[k];
-        double vmax = 0;
-        for (size_t i = 0; i < ds->n * ds->d; i++)
-            vmax = fmax(vmax, fabs(ds->x[i]));
-        int want = 0;
-        while (ldexp(vmax, want) > 65504.0)
-            want--;
+        const int want = exact_want_scale(ds);
         const double eps = k ? eps_for(ds, 30) : 6.0;
         check_exact(ds->name, ds, eps);
         join_outcome a = exact_run_default("exact", ds, eps);

@@ -257,17 +257,6 @@ static inline dataset set_wide(void)
     return ds;
 }
 
-/* A value FP16 cannot hold at any scale. */
-static inline dataset set_inf(void)
-{
-    dataset ds = make("inf", 10, 3);
-    for (size_t k = 0; k < 30; k++)
-        ds.x[k] = (double)k;
-    ds.x[7] = INFINITY;
-    finish(&ds);
-    return ds;
-}
-
 static inline dataset set_huge(void)
 {
     dataset ds = make("huge", 10, 3);
@@ -276,6 +265,30 @@ static inline dataset set_huge(void)
     ds.x[7] = 70000;
     finish(&ds);
     return ds;
+}
+
+/* A value FP16 cannot hold at any scale: set_huge with an Inf. */
+static inline dataset set_inf(void)
+{
+    dataset ds = set_huge();
+    free(ds.name);
+    ds.name = xstrdup("inf");
+    ds.x[7] = INFINITY;
+    finish(&ds);
+    return ds;
+}
+
+/* The power of two the exact engines scale ds by when it is beyond FP16
+ * (uncentred): the largest k <= 0 with max |v| 2^k <= 65504. */
+static inline int exact_want_scale(const dataset *ds)
+{
+    double vmax = 0;
+    for (size_t i = 0; i < ds->n * ds->d; i++)
+        vmax = fmax(vmax, fabs(ds->x[i]));
+    int k = 0;
+    while (ldexp(vmax, k) > 65504.0)
+        k--;
+    return k;
 }
 
 #endif
