@@ -124,6 +124,12 @@ const double *center_pick(const dataset *ds, int setting, int exact)
     const double *m = center_means(ds, &f);
     if (!m)
         return NULL;
+    /* A column holding Inf or NaN has no finite mean: subtracting it
+     * would turn the whole column into Inf and NaN. Such data stay as
+     * loaded (the engines then see the one bad value, not a column). */
+    for (size_t k = 0; k < ds->d; k++)
+        if (!isfinite(m[k]))
+            return NULL;
     if (setting == CENTER_AUTO && !(f.nmax_centred * 2 <= f.nmax_raw))
         return NULL;
     return m;

@@ -32,7 +32,8 @@ const double *center_means(const dataset *ds, center_facts *facts);
 
 /* Whether an engine that honours the setting centres ds: ON yes, OFF no,
  * AUTO when centring shrinks the largest norm at least 2x; DEFAULT is AUTO
- * for an exact engine (exact = 1) and OFF otherwise. Returns the means to
+ * for an exact engine (exact = 1) and OFF otherwise; never when a column's
+ * mean is not finite (the data hold Inf or NaN). Returns the means to
  * subtract, or NULL for no centring. */
 const double *center_pick(const dataset *ds, int setting, int exact);
 

@@ -76,6 +76,23 @@ TEST(means_and_the_auto_rule)
     dataset_free(&ds);
 }
 
+/* A column holding an Inf has no finite mean: no setting centres such
+ * data (which would turn the column into Inf and NaN), so the engines see
+ * the one bad value as loaded. */
+TEST(no_centring_with_a_value_not_finite)
+{
+    dataset ds = set_offset_big();
+    ds.x[3 * ds.d + 1] = INFINITY;
+    ds.hash = dataset_hash(&ds);
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    CHECK(m != NULL && !isfinite(m[1]) && isfinite(m[0]));
+    CHECK(center_pick(&ds, CENTER_AUTO, 1) == NULL);
+    CHECK(center_pick(&ds, CENTER_ON, 0) == NULL);
+    CHECK(center_pick(&ds, CENTER_DEFAULT, 1) == NULL);
+    dataset_free(&ds);
+}
+
 static join_outcome run_pairs(const char *engine, const dataset *ds, double eps, int center)
 {
     engine_opts o;
