@@ -9,9 +9,10 @@ db=$dir/s.db
 killed=0
 for k in $(seq 1 20); do
     "$fdb" ids "$db" >"$dir/before" || fail "reading run ids before kill $k"
-    # compare re-runs its engines (fresh) so the session lasts past the
-    # latest kill moment.
-    "$bin" --db "$db" -e "gen uniform n=6000 d=8 seed=$k; eps 0.2; run cpu; run cpu-fp16;
+    # compare re-runs its engines (fresh), and d=64 keeps the grid index
+    # out, so the session lasts well past the latest kill moment (about
+    # 1.7 s on 2 cores; at d=8 a faster comparer ended it near 0.3 s).
+    "$bin" --db "$db" -e "gen uniform n=8000 d=64 seed=$k; eps 1.8; run cpu; run cpu-fp16;
         compare cpu-fp16 cpu fresh; run cpu rows=0:1000; run cpu; run cpu-fp16; run cpu;
         compare cpu-fp16 cpu fresh; run cpu; run cpu-fp16; compare cpu-fp16 cpu fresh" \
         >/dev/null 2>&1 &
