@@ -379,11 +379,15 @@ static void cmp_pass_prog(const cmp_pass *m, size_t q0, size_t q1, int slot, cmp
     pg->span = per / n;
 }
 
-/* engine e's pairs of rows [q0, q1) into sink put(ctx): 0, 1 when *overflow
- * was set (nothing to keep), or an error code. */
-static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slot,
-                     int (*put)(void *, const pair_batch *), void *ctx, const int *overflow)
+/* engine e's pairs of rows [q0, q1) into buf (emptied first): 0, 1 when buf
+ * overflowed (nothing to keep), or an error code. */
+static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slot, cmp_buf *buf)
 {
+    buf->len = 0;
+    buf->overflow = 0;
+    buf->q0 = q0;
+    buf->q1 = q1;
+    buf->n = m->n;
     cmp_prog pg;
     cmp_pass_prog(m, q0, q1, slot, &pg);
     join_spec js;
@@ -392,12 +396,12 @@ static int cmp_pairs(cmp_pass *m, const engine *e, size_t q0, size_t q1, int slo
     js.mode = JOIN_PAIRS;
     js.q0 = q0;
     js.q1 = q1;
-    js.sink.put = put;
-    js.sink.ctx = ctx;
+    js.sink.put = cmp_buf_put;
+    js.sink.ctx = buf;
     const double t0 = engine_now();
     int rc = engine_run(e, &js, &jr);
     m->engine_seconds += engine_now() - t0;
-    if (*overflow)
+    if (buf->overflow)
         return 1;
     return rc;
 }
@@ -428,12 +432,7 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
         if (m->s.cancel && *m->s.cancel)
             return err_set(TCJ_ECANCEL, "cancelled");
         const size_t r1 = r0 + m->rows < m->n ? r0 + m->rows : m->n;
-        m->ref.len = 0;
-        m->ref.overflow = 0;
-        m->ref.q0 = r0;
-        m->ref.q1 = r1;
-        m->ref.n = m->n;
-        int rc = cmp_pairs(m, m->s.b, r0, r1, 0, cmp_buf_put, &m->ref, &m->ref.overflow);
+        int rc = cmp_pairs(m, m->s.b, r0, r1, 0, &m->ref);
         if (rc == 1) {
             m->ref_redone++;
             if ((rc = cmp_shrink(&m->rows, &m->ref.bound, m->n, r0)))
@@ -578,12 +577,7 @@ int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
             break;
         }
         const size_t q1 = q0 + rows < m->r1 ? q0 + rows : m->r1;
-        m->side.len = 0;
-        m->side.overflow = 0;
-        m->side.q0 = q0;
-        m->side.q1 = q1;
-        m->side.n = m->n;
-        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, cmp_buf_put, &m->side, &m->side.overflow);
+        rc = cmp_pairs(m, a, q0, q1, (int)k + 1, &m->side);
         if (rc == 1) {
             /* More pairs than the bound holds: split the block for this
              * engine only; the reference's pairs stay sorted. */

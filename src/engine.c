@@ -22,6 +22,14 @@ void engine_opts_default(engine_opts *o)
     o->device = 0;
 }
 
+const engine_opts *engine_opts_or_default(const engine_opts *o, engine_opts *def)
+{
+    if (o)
+        return o;
+    engine_opts_default(def);
+    return def;
+}
+
 double engine_now(void)
 {
     struct timespec ts;

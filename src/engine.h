@@ -65,6 +65,9 @@ typedef struct engine_opts {
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);
+/* o, or the defaults filled into *def when o is NULL (a spec without
+ * options). */
+const engine_opts *engine_opts_or_default(const engine_opts *o, engine_opts *def);
 
 typedef struct join_spec {
     const dataset *ds;

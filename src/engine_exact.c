@@ -23,11 +23,7 @@ static const fmt_fit_format exact_fp16 = {"fp16", EXACT_FP16_MAX, 0x1p-24, 0, 1}
 static int exact_run(const join_spec *s, join_result *res)
 {
     engine_opts def;
-    const engine_opts *o = s->opts;
-    if (!o) {
-        engine_opts_default(&def);
-        o = &def;
-    }
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
     fmt_fit fit;
     fmt_fit_engine(s->ds, center_pick(s->ds, o->center, 1), &exact_fp16, &fit);
     const int k = fit.scale < 0 ? fit.scale : 0;

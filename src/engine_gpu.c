@@ -192,11 +192,7 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
         return err_set(TCJ_EINVAL, "%s: not a GPU engine", s->engine ? s->engine->name : "?");
     const char *name = s->engine->name;
     engine_opts def;
-    const engine_opts *o = s->opts;
-    if (!o) {
-        engine_opts_default(&def);
-        o = &def;
-    }
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, fmt, &a);
@@ -231,11 +227,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     if (!e || !e->format)
         return err_set(TCJ_EINVAL, "%s: no tensor-core format", e ? e->name : "?");
     engine_opts def;
-    const engine_opts *o = s->opts;
-    if (!o) {
-        engine_opts_default(&def);
-        o = &def;
-    }
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
     kern_join_args a;
     memset(&a, 0, sizeof a);
     a.x = s->ds->x;
