@@ -2,18 +2,18 @@
  * decides which are. The FASTED kernels run in pairs mode at eps^2 + delta,
  * delta the bound of kernels/exact_bound.h taken at the dataset's largest
  * norm (so every pair whose exact d2 is <= eps^2 has d~2 <= eps^2 + delta,
- * docs/ACCURACY.md (4)); after each launch every emitted pair is computed
- * again on the GPU with the fp64 engine's arithmetic (direct (a-b)^2,
- * dimension order, no FMA contraction) and kept when d2 <= eps^2. So every
- * mode equals fp64's: COUNT, PERPOINT and HIST are accumulated on the device
- * from the FP64 values, PAIRS drains the kept pairs with FP64 distances.
- * Symmetric tiles, cancel, progress and refills are FASTED's.
+ * docs/ACCURACY.md (4)). After each launch the candidates are bounded again
+ * with each pair's own norms: those the bound decides are taken (COUNT,
+ * PERPOINT, and HIST when the pair's interval lies in one bin) or dropped
+ * without FP64; the band, and in PAIRS mode every kept pair (it carries
+ * its FP64 distance), is computed again on the GPU with the fp64 engine's
+ * arithmetic (direct (a-b)^2, dimension order, no FMA contraction) and
+ * kept when d2 <= eps^2. So every mode equals fp64's. Symmetric tiles,
+ * cancel, progress and refills are FASTED's; a symmetric run refines each
+ * unordered pair once.
  *
- * The FP64 rows stay on the device, and the host scan, across runs of one
- * dataset (g_x64). This version refines every candidate, not only the
- * band: a pair with d~2 <= eps^2 - delta_ij is known to be in, but COUNT
- * is the only mode that could skip its FP64 distance, and the candidates
- * are kept bounded by the pair buffer either way. */
+ * The FP64 rows and norms stay on the device, and the host scan, across
+ * runs of one dataset (g_x64). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,65 +23,182 @@
 #include "kern_util.cuh"
 
 struct exact_dev {
-    const double *x; /* n x d, as the host holds it */
+    const double *x;   /* n x d, as the host holds it */
+    const double *nrm; /* n: the FP64 norms of the rows as converted (centred), unscaled */
     size_t d, q0;
-    int mode;
-    double lim2; /* eps^2, HIST: the top edge */
+    int mode, sym; /* sym: a symmetric run emits (i, j) and (j, i) for each pair */
+    double lim2;   /* eps^2, HIST: the top edge */
+    double lim2s;  /* lim2 in the FASTED pass's units (times scale^2) */
+    double sc;     /* the pass's scale (a power of two) */
+    double eps_s;  /* the bound's threshold, sqrt(lim2) scaled */
+    exact_bound b;
     const double *edges;
     int nbins;
     unsigned long long *count, *counts, *hist, *nout;
-    uint32_t *pi, *pj; /* PAIRS: the kept pairs, compacted */
+    unsigned long long *nlist, *band, *refined; /* this launch's list; the run's totals */
+    uint32_t *li, *lj;                          /* the pairs FP64 must decide or measure */
+    uint32_t *pi, *pj;                          /* PAIRS: the kept pairs, compacted */
     double *pd;
 };
 
-__global__ void exact_refine_kernel(const uint32_t *__restrict__ ci,
-                                    const uint32_t *__restrict__ cj, unsigned long long np,
-                                    exact_dev o)
+/* A kept pair's outputs, weighted: w = 2 stands for (i, j) and (j, i) of
+ * a symmetric run. */
+__device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint32_t j, double s,
+                                           int w)
 {
-    const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    bool keep = false;
-    uint32_t i = 0, j = 0;
-    double s = 0;
-    if (t < np) {
-        i = ci[t];
-        j = cj[t];
-        const double *a = o.x + (size_t)i * o.d, *b = o.x + (size_t)j * o.d;
-        for (size_t k = 0; k < o.d; k++) {
-            const double u = __dsub_rn(a[k], b[k]);
-            s = __dadd_rn(s, __dmul_rn(u, u));
-        }
-        keep = s <= o.lim2;
-    }
     switch (o.mode) {
-    case KJOIN_COUNT: {
-        const unsigned m = __ballot_sync(0xffffffffu, keep);
-        if ((threadIdx.x & 31) == 0 && m)
-            atomicAdd(o.count, (unsigned long long)__popc(m));
-        break;
-    }
     case KJOIN_PERPOINT:
-        if (keep)
-            atomicAdd(&o.counts[i - o.q0], 1ull);
+        atomicAdd(&o.counts[i - o.q0], 1ull);
+        if (w == 2)
+            atomicAdd(&o.counts[j - o.q0], 1ull);
         break;
     case KJOIN_HIST:
-        if (keep)
-            atomicAdd(&o.hist[kern_hist_slot(s, o.edges, o.nbins)], 1ull);
+        atomicAdd(&o.hist[kern_hist_slot(s, o.edges, o.nbins)], (unsigned long long)w);
         break;
-    default:
-        if (keep) {
-            const unsigned long long p = atomicAdd(o.nout, 1ull);
-            o.pi[p] = i;
-            o.pj[p] = j;
-            o.pd[p] = s;
+    case KJOIN_PAIRS: {
+        const unsigned long long p = atomicAdd(o.nout, (unsigned long long)w);
+        o.pi[p] = i;
+        o.pj[p] = j;
+        o.pd[p] = s;
+        if (w == 2) {
+            o.pi[p + 1] = j;
+            o.pj[p + 1] = i;
+            o.pd[p + 1] = s;
         }
+        break;
+    }
+    default:
         break;
     }
 }
 
-/* The FP64 rows on the device and the host scan of the values FP16 will
- * hold (largest |v| and squared norm, centred when the run centres), kept
- * across runs of one dataset: a sweep or a compare runs exact again and
- * again on the same data. */
+/* Step 1, a thread per candidate: the bound with the pair's own norms
+ * (docs/ACCURACY.md (4)) throws out d~2 > eps^2 + delta_ij and decides
+ * d~2 < eps^2 - delta_ij as in; COUNT and PERPOINT take those without
+ * FP64, HIST too when [d~2 - delta, d~2 + delta] lies in one bin. The
+ * rest (the band, and every kept pair in PAIRS mode, which carries FP64
+ * distances) is listed for step 2. A symmetric run's mirrored entries
+ * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
+ * and (i, j) stands for both. */
+__global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
+                                      const uint32_t *__restrict__ cj, const float *__restrict__ cd,
+                                      unsigned long long np, exact_dev o)
+{
+    const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    bool list = false, band = false;
+    int sure = 0; /* weight of a pair decided in without FP64 */
+    uint32_t i = 0, j = 0;
+    if (t < np) {
+        i = ci[t];
+        j = cj[t];
+        if (!(o.sym && i > j)) {
+            const int w = o.sym && i != j ? 2 : 1;
+            const double dt = fmax((double)cd[t], 0.0);
+            const double delta = exact_bound_delta(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc, o.eps_s);
+            if (dt <= o.lim2s + delta) {
+                band = dt >= o.lim2s - delta;
+                bool need = band || o.mode == KJOIN_PAIRS;
+                if (!need && o.mode == KJOIN_HIST) {
+                    /* In, so |d~2 - d2| <= delta: one bin for the whole
+                     * interval decides it (the slot is monotone in d2). */
+                    const double inv = 1.0 / (o.sc * o.sc); /* a power of two */
+                    const int s0 = kern_hist_slot((dt - delta) * inv, o.edges, o.nbins);
+                    const int s1 = kern_hist_slot((dt + delta) * inv, o.edges, o.nbins);
+                    need = s0 != s1;
+                    if (!need)
+                        atomicAdd(&o.hist[s0], (unsigned long long)w);
+                } else if (!need) {
+                    sure = w;
+                    if (o.mode == KJOIN_PERPOINT) {
+                        atomicAdd(&o.counts[i - o.q0], 1ull);
+                        if (w == 2)
+                            atomicAdd(&o.counts[j - o.q0], 1ull);
+                    }
+                }
+                list = need;
+            }
+        }
+    }
+    if (o.mode == KJOIN_COUNT) {
+        unsigned long long c = sure;
+        for (int m = 16; m; m >>= 1)
+            c += __shfl_xor_sync(0xffffffffu, c, m);
+        if (lane == 0 && c)
+            atomicAdd(o.count, c);
+    }
+    const unsigned bm = __ballot_sync(0xffffffffu, band);
+    if (lane == 0 && bm)
+        atomicAdd(o.band, (unsigned long long)__popc(bm));
+    const unsigned lm = __ballot_sync(0xffffffffu, list);
+    if (!lm)
+        return;
+    unsigned long long base = 0;
+    if (lane == 0) {
+        base = atomicAdd(o.nlist, (unsigned long long)__popc(lm));
+        atomicAdd(o.refined, (unsigned long long)__popc(lm));
+    }
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (list) {
+        const unsigned long long at = base + __popc(lm & ((1u << lane) - 1u));
+        o.li[at] = i;
+        o.lj[at] = j;
+    }
+}
+
+/* Step 2, a warp per 32 listed pairs: d2 with the fp64 engine's arithmetic
+ * (direct (a-b)^2, dimension order, no contraction), so the decision is
+ * fp64's. The warp reads each pair's two rows coalesced, 32 dimensions at
+ * a time, into shared memory as (a-b)^2; then each lane adds its own
+ * pair's 32 terms in order. */
+#define EXACT_WARPS 4
+__global__ void __launch_bounds__(EXACT_WARPS * 32)
+    exact_fp64_kernel(const unsigned long long *__restrict__ nlist, exact_dev o)
+{
+    __shared__ double u2[EXACT_WARPS][32][33];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const unsigned long long n = *nlist;
+    const unsigned long long stride = (unsigned long long)gridDim.x * EXACT_WARPS * 32;
+    double(*u)[33] = u2[wid];
+    for (unsigned long long b = ((unsigned long long)blockIdx.x * EXACT_WARPS + wid) * 32; b < n;
+         b += stride) {
+        const int m = n - b < 32 ? (int)(n - b) : 32;
+        const uint32_t i = lane < m ? o.li[b + lane] : 0, j = lane < m ? o.lj[b + lane] : 0;
+        double s = 0;
+        for (size_t k0 = 0; k0 < o.d; k0 += 32) {
+            const size_t k = k0 + lane;
+            const int kn = o.d - k0 < 32 ? (int)(o.d - k0) : 32;
+            for (int p = 0; p < m; p++) {
+                const size_t ip = __shfl_sync(0xffffffffu, i, p),
+                             jp = __shfl_sync(0xffffffffu, j, p);
+                if (k < o.d) {
+                    const double v = __dsub_rn(o.x[ip * o.d + k], o.x[jp * o.d + k]);
+                    u[p][lane] = __dmul_rn(v, v);
+                }
+            }
+            __syncwarp();
+            if (lane < m)
+                for (int q = 0; q < kn; q++)
+                    s = __dadd_rn(s, u[lane][q]);
+            __syncwarp();
+        }
+        const bool keep = lane < m && s <= o.lim2;
+        if (o.mode == KJOIN_COUNT) {
+            unsigned long long c = keep ? (o.sym && i != j ? 2 : 1) : 0;
+            for (int sh = 16; sh; sh >>= 1)
+                c += __shfl_xor_sync(0xffffffffu, c, sh);
+            if (lane == 0 && c)
+                atomicAdd(o.count, c);
+        } else if (keep) {
+            exact_keep(o, i, j, s, o.sym && i != j ? 2 : 1);
+        }
+    }
+}
+
+/* The FP64 rows and norms on the device and the host scan of the values
+ * FP16 will hold (largest |v|, each row's norm, centred when the run
+ * centres), kept across runs of one dataset: a sweep or a compare runs
+ * exact again and again on the same data. */
 static struct {
     const double *x;
     size_t n, d;
@@ -92,17 +209,22 @@ static struct {
     int scanned;
     const double *center; /* the scan's */
     double vmax, nmax2;
+    double *hn;   /* the scan's row norms (n) */
+    double *dn;   /* on the device (dev) */
+    int dn_fresh; /* dn holds hn */
 } g_x64;
 
 void exact_release(void)
 {
-    if (g_x64.dx) {
+    if (g_x64.dx || g_x64.dn) {
         int cur = 0;
         cudaGetDevice(&cur);
         cudaSetDevice(g_x64.dev);
         cudaFree(g_x64.dx);
+        cudaFree(g_x64.dn);
         cudaSetDevice(cur);
     }
+    free(g_x64.hn);
     memset(&g_x64, 0, sizeof g_x64);
     cudaGetLastError();
 }
@@ -115,8 +237,7 @@ static int exact_same_data(const kern_join_args *a)
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
-    size_t cap; /* compaction buffers' pairs */
-    unsigned long long refined;
+    size_t cap; /* the list's and the compaction buffers' pairs */
     int ready;
 };
 
@@ -125,24 +246,32 @@ static int exact_noop_pairs(void *, size_t, const uint32_t *, const uint32_t *, 
     return 0;
 }
 
-/* Before the first launch: the FP64 data and the outputs, on the run's
- * device and budget (before the pair buffers, which shrink to fit). */
+/* Before the first launch: the FP64 data, the norms and the outputs, on
+ * the run's device and budget (before the pair buffers, which shrink to
+ * fit). */
 static int exact_setup(exact_ctx *c, kern_run *k)
 {
     const kern_join_args *a = c->a;
     exact_dev &o = c->o;
     double t0 = kern_now();
     int rc;
-    const size_t bytes = a->n * a->d * sizeof(double);
+    const size_t bytes = a->n * a->d * sizeof(double), nbytes = a->n * sizeof(double);
     if (g_x64.dx && exact_same_data(a) && g_x64.dev == a->device) {
         if ((rc = kern_charge(k, g_x64.bytes, "the FP64 dataset")))
             return rc;
     } else {
+        /* A new upload keeps the host scan of the same data. */
         const int scanned = g_x64.scanned && exact_same_data(a);
         const double *center = g_x64.center;
         const double vmax = g_x64.vmax, nmax2 = g_x64.nmax2;
+        double *hn = g_x64.hn;
+        g_x64.hn = NULL;
         exact_release();
-        if ((rc = kern_malloc(k, (void **)&g_x64.dx, bytes, "the FP64 dataset")))
+        g_x64.hn = scanned ? hn : NULL;
+        if (!scanned)
+            free(hn);
+        if ((rc = kern_malloc(k, (void **)&g_x64.dx, bytes, "the FP64 dataset")) ||
+            (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the FP64 dataset (norms)")))
             return rc;
         KERN_CUDA(cudaMemcpy(g_x64.dx, a->x, bytes, cudaMemcpyHostToDevice));
         g_x64.x = a->x;
@@ -150,16 +279,25 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         g_x64.d = a->d;
         g_x64.hash = a->hash;
         g_x64.dev = a->device;
-        g_x64.bytes = bytes;
+        g_x64.bytes = bytes + nbytes;
         g_x64.scanned = scanned; /* the scan of this data stays */
         g_x64.center = center;
         g_x64.vmax = vmax;
         g_x64.nmax2 = nmax2;
+        g_x64.dn_fresh = 0;
+    }
+    if (!g_x64.dn_fresh) {
+        KERN_CUDA(cudaMemcpy(g_x64.dn, g_x64.hn, nbytes, cudaMemcpyHostToDevice));
+        g_x64.dn_fresh = 1;
     }
     o.x = g_x64.dx;
-    if ((rc = kern_malloc(k, (void **)&o.count, sizeof(unsigned long long), "the count")))
+    o.nrm = g_x64.dn;
+    if ((rc = kern_malloc(k, (void **)&o.count, 4 * sizeof(unsigned long long), "the count")))
         return rc;
-    KERN_CUDA(cudaMemset(o.count, 0, sizeof(unsigned long long)));
+    KERN_CUDA(cudaMemset(o.count, 0, 4 * sizeof(unsigned long long)));
+    o.nlist = o.count + 1;
+    o.band = o.count + 2;
+    o.refined = o.count + 3;
     if (a->mode == KJOIN_PERPOINT) {
         const size_t b = (a->q1 - a->q0 + 1) * sizeof(unsigned long long);
         if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
@@ -182,16 +320,20 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     return 0;
 }
 
-/* The compacted pairs, once the pair buffer's size is known (kern_drive
- * left room for them: extra_per_pair). */
-static int exact_compact_alloc(exact_ctx *c, kern_run *k)
+/* The list and the compacted pairs, once the pair buffer's size is known
+ * (kern_drive left room for them: extra_per_pair). */
+static int exact_list_alloc(exact_ctx *c, kern_run *k)
 {
     exact_dev &o = c->o;
     c->cap = k->cap;
     int rc;
-    if ((rc = kern_malloc(k, (void **)&o.pi, c->cap * 4, "the refined pairs")) ||
-        (rc = kern_malloc(k, (void **)&o.pj, c->cap * 4, "the refined pairs")) ||
-        (rc = kern_malloc(k, (void **)&o.pd, c->cap * 8, "the refined pairs")))
+    if ((rc = kern_malloc(k, (void **)&o.li, c->cap * 4, "the refined pairs")) ||
+        (rc = kern_malloc(k, (void **)&o.lj, c->cap * 4, "the refined pairs")))
+        return rc;
+    if (c->a->mode == KJOIN_PAIRS &&
+        ((rc = kern_malloc(k, (void **)&o.pi, c->cap * 4, "the refined pairs")) ||
+         (rc = kern_malloc(k, (void **)&o.pj, c->cap * 4, "the refined pairs")) ||
+         (rc = kern_malloc(k, (void **)&o.pd, c->cap * 8, "the refined pairs"))))
         return rc;
     return 0;
 }
@@ -204,28 +346,38 @@ static int exact_setup_cb(void *vc, kern_run *k)
 static int exact_refine(void *vc, kern_run *k, kern_step *s)
 {
     exact_ctx *c = (exact_ctx *)vc;
+    exact_dev &o = c->o;
     int rc;
-    if (c->a->mode == KJOIN_PAIRS && !c->o.pi && (rc = exact_compact_alloc(c, k)) != 0)
+    if (!o.li && (rc = exact_list_alloc(c, k)) != 0)
         return rc;
     const unsigned long long np = s->np;
-    c->refined += np;
+    /* A symmetric run's pairs come in mirrored twos: its kept pairs fit
+     * the compaction buffer as the candidates fit theirs. */
+    o.sym = k->r->symmetric;
+    KERN_CUDA(cudaMemsetAsync(o.nlist, 0, 8, k->st));
     if (c->a->mode == KJOIN_PAIRS)
-        KERN_CUDA(cudaMemsetAsync(c->o.nout, 0, 8, k->st));
+        KERN_CUDA(cudaMemsetAsync(o.nout, 0, 8, k->st));
     if (np) {
         const unsigned threads = 256;
-        exact_refine_kernel<<<(unsigned)((np + threads - 1) / threads), threads, 0, k->st>>>(
-            k->pi, k->pj, np, c->o);
-        KERN_LAUNCH_CHECK("exact_refine_kernel");
+        exact_classify_kernel<<<(unsigned)((np + threads - 1) / threads), threads, 0, k->st>>>(
+            k->pi, k->pj, (const float *)k->pd, np, o);
+        KERN_LAUNCH_CHECK("exact_classify_kernel");
+        int sms = 0;
+        KERN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->a->device));
+        const unsigned long long want = (np + EXACT_WARPS * 32 - 1) / (EXACT_WARPS * 32);
+        const unsigned blocks = (unsigned)(want < (unsigned long long)sms * 16 ? want : sms * 16);
+        exact_fp64_kernel<<<blocks, EXACT_WARPS * 32, 0, k->st>>>(o.nlist, o);
+        KERN_LAUNCH_CHECK("exact_fp64_kernel");
     }
     s->np = 0;
     if (c->a->mode == KJOIN_PAIRS) {
         unsigned long long kept = 0;
-        KERN_CUDA(cudaMemcpyAsync(&kept, c->o.nout, 8, cudaMemcpyDeviceToHost, k->st));
+        KERN_CUDA(cudaMemcpyAsync(&kept, o.nout, 8, cudaMemcpyDeviceToHost, k->st));
         KERN_CUDA(cudaStreamSynchronize(k->st));
         s->np = kept;
-        s->pi = c->o.pi;
-        s->pj = c->o.pj;
-        s->pd = c->o.pd;
+        s->pi = o.pi;
+        s->pj = o.pj;
+        s->pd = o.pd;
     }
     return 0;
 }
@@ -236,6 +388,8 @@ static void exact_free(exact_ctx *c)
     cudaFree(c->o.counts);
     cudaFree((void *)c->o.edges);
     cudaFree(c->o.hist);
+    cudaFree(c->o.li);
+    cudaFree(c->o.lj);
     cudaFree(c->o.pi);
     cudaFree(c->o.pj);
     cudaFree(c->o.pd);
@@ -248,11 +402,13 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
 {
     const kern_join_args *a = c->a;
     double t0 = kern_now();
+    unsigned long long v[4] = {0, 0, 0, 0};
+    if (c->ready)
+        KERN_CUDA(cudaMemcpy(v, c->o.count, sizeof v, cudaMemcpyDeviceToHost));
+    r->band = v[2];
+    r->refined = v[3];
     if (a->mode == KJOIN_COUNT) {
-        unsigned long long v = 0;
-        if (c->ready)
-            KERN_CUDA(cudaMemcpy(&v, c->o.count, 8, cudaMemcpyDeviceToHost));
-        r->pairs = v;
+        r->pairs = v[0];
     } else if (a->mode == KJOIN_PERPOINT) {
         const size_t nq = a->q1 - a->q0;
         if (c->ready && nq)
@@ -297,6 +453,11 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     if (!(g_x64.scanned && exact_same_data(a) && g_x64.center == a->center)) {
         if (!exact_same_data(a))
             exact_release();
+        double *hn = (double *)realloc(g_x64.hn, a->n * sizeof(double));
+        if (!hn)
+            return kern_fail(KERN_ENOMEM, "exact: out of host memory for %zu row norms", a->n);
+        g_x64.hn = hn;
+        g_x64.dn_fresh = 0;
         double vm = 0, nm2 = 0;
         for (size_t i = 0; i < a->n; i++) {
             double e = 0;
@@ -307,6 +468,7 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
                 vm = isfinite(v) ? fmax(vm, fabs(v)) : INFINITY;
                 e += v * v;
             }
+            hn[i] = sqrt(e);
             nm2 = fmax(nm2, e);
         }
         g_x64.x = a->x;
@@ -347,6 +509,10 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     c.o.mode = a->mode;
     c.o.lim2 = lim2;
     c.o.nbins = (int)a->hist_nbins;
+    c.o.b = b;
+    c.o.sc = sc;
+    c.o.lim2s = lim2 * sc * sc;
+    c.o.eps_s = sqrt(lim2) * sc;
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
     f.format = NULL; /* fp16: the format the bound is derived for */
@@ -358,15 +524,17 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     f.hist = f.hist_below = NULL;
     f.hist_edges = NULL;
     f.hist_nbins = 0;
+    /* The pass keeps every pair the largest norm's bound may let in; the
+     * refinement bounds each with its own norms. Per pair: the list (8
+     * bytes) and, in PAIRS mode, the kept pairs with FP64 d2 (16). */
     const fasted_post post = {
-        &c, 8, lim2 + delta, a->mode == KJOIN_PAIRS ? (size_t)16 : 0, exact_setup_cb, exact_refine};
+        &c, 8, lim2 + delta, a->mode == KJOIN_PAIRS ? (size_t)24 : 8, exact_setup_cb, exact_refine};
     int rc = fasted_run(&f, r, &post);
     if (rc == 0)
         rc = exact_fetch(&c, r);
     char v[sizeof r->variant];
     snprintf(v, sizeof v, "%s", r->variant);
     snprintf(r->variant, sizeof r->variant, "%.60s + fp64 refine", v);
-    r->refined = c.refined;
     exact_free(&c);
     return rc;
 }

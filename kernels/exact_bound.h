@@ -11,6 +11,13 @@
 #include <math.h>
 #include <stddef.h>
 
+/* exact_bound_delta runs in the GPU refinement too. */
+#ifdef __CUDACC__
+#define EXACT_HD __host__ __device__
+#else
+#define EXACT_HD
+#endif
+
 /* The bound's two coefficients for dimension d (docs/ACCURACY.md, (5)):
  * delta = safety * (2 eps e + e^2 + c_acc (N_x + N_y)^2), where
  * e = c_in (|x| + |y|) + c_sub and N = |x| (1 + 2^-11) + 2^-25 sqrt(d). */
@@ -46,7 +53,8 @@ static inline void exact_bound_init(exact_bound *b, size_t d)
 }
 /* delta for a pair whose FP64 norms are nx, ny, at threshold eps (not
  * squared). */
-static inline double exact_bound_delta(const exact_bound *b, double nx, double ny, double eps)
+EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx, double ny,
+                                                double eps)
 {
     const double e = b->c_in * (nx + ny) + b->c_sub;
     const double s = (nx + ny) * (1.0 + 0x1p-11) + 2.0 * b->n_abs;

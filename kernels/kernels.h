@@ -245,7 +245,8 @@ typedef struct kern_join_result {
     size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
     uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
-    int centred;              /* the data were centred (args.center) before conversion */
+    uint64_t band; /* exact: pairs (each unordered pair once when symmetric) the bound left */
+    int centred;   /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];
 } kern_join_result;
