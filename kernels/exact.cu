@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda_fp16.h>
+
 #include "fasted_run.cuh"
 #include "kern_hist.cuh"
 #include "kern_util.cuh"
@@ -25,6 +27,7 @@
 struct exact_dev {
     const double *x;   /* n x d, as the host holds it */
     const double *nrm; /* n: the FP64 norms of the rows as converted (centred), unscaled */
+    const double *rho; /* n: each row's FP16 rounding, ||x^ - v||, scaled, rounded up */
     size_t d, q0;
     int mode, sym; /* sym: a symmetric run emits (i, j) and (j, i) for each pair */
     double lim2;   /* eps^2, HIST: the top edge */
@@ -95,7 +98,8 @@ __global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
         if (!(o.sym && i > j)) {
             const int w = o.sym && i != j ? 2 : 1;
             const double dt = fmax((double)cd[t], 0.0);
-            const double delta = exact_bound_delta(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc, o.eps_s);
+            const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc,
+                                                       o.rho[i], o.rho[j], o.eps_s);
             if (dt <= o.lim2s + delta) {
                 band = dt >= o.lim2s - delta;
                 bool need = band || o.mode == KJOIN_PAIRS;
@@ -195,6 +199,34 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32)
     }
 }
 
+/* Each row's FP16 rounding as the pass holds it: rho_i = ||x^_i - v_i||,
+ * v_i the row centred and scaled in FP64 exactly as the upload forms it
+ * (kernels/fasted.cu, fasted_to_float: (x - c) * scale, then correctly
+ * rounded to FP16 through FP32 round-to-odd), x^_i the FP16 values of the
+ * pass (X, rows of ld 16-bit units). A warp per row; the FP64 sum and root
+ * are rounded up by 2^-40 relative, far above their own error. */
+__global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
+                                 const double *__restrict__ x, const double *__restrict__ center,
+                                 double sc, size_t n, size_t d, double *rho)
+{
+    const size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (r >= n)
+        return;
+    double acc = 0;
+    for (size_t k = lane; k < d; k += 32) {
+        const double xv = x[r * d + k];
+        const double v = (center ? __dsub_rn(xv, center[k]) : xv) * sc;
+        const double h = (double)__half2float(__ushort_as_half(X[r * (size_t)ld + k]));
+        const double u = h - v; /* exact: both are near each other (Sterbenz) or tiny */
+        acc = __fma_rn(u, u, acc);
+    }
+    for (int m = 16; m; m >>= 1)
+        acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    if (lane == 0)
+        rho[r] = sqrt(acc) * (1.0 + 0x1p-40);
+}
+
 /* The FP64 rows and norms on the device and the host scan of the values
  * FP16 will hold (largest |v|, each row's norm, centred when the run
  * centres), kept across runs of one dataset: a sweep or a compare runs
@@ -237,7 +269,12 @@ static int exact_same_data(const kern_join_args *a)
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
-    size_t cap; /* the list's and the compaction buffers' pairs */
+    int promoted;      /* the pass runs kern_fmt_fp16x's promoting wgmma kernel */
+    const uint16_t *X; /* the pass's FP16 rows (its params) */
+    int ld;
+    double *rho, *center; /* device: rho (n), the centre (d) */
+    double nmax, lim2sc;  /* the largest norm and lim2, scaled: the pass threshold's inputs */
+    size_t cap;           /* the list's and the compaction buffers' pairs */
     int ready;
 };
 
@@ -292,6 +329,21 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     }
     o.x = g_x64.dx;
     o.nrm = g_x64.dn;
+    /* The rows' FP16 rounding, from the pass's own values. */
+    if ((rc = kern_malloc(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
+        return rc;
+    if (a->center) {
+        if ((rc = kern_malloc(k, (void **)&c->center, a->d * sizeof(double), "the centre")))
+            return rc;
+        KERN_CUDA(cudaMemcpy(c->center, a->center, a->d * sizeof(double), cudaMemcpyHostToDevice));
+    }
+    {
+        const unsigned threads = 256, rows = threads / 32;
+        exact_rho_kernel<<<(unsigned)((a->n + rows - 1) / rows), threads, 0, k->st>>>(
+            c->X, c->ld, o.x, c->center, o.sc, a->n, a->d, c->rho);
+        KERN_LAUNCH_CHECK("exact_rho_kernel");
+    }
+    o.rho = c->rho;
     if ((rc = kern_malloc(k, (void **)&o.count, 4 * sizeof(unsigned long long), "the count")))
         return rc;
     KERN_CUDA(cudaMemset(o.count, 0, 4 * sizeof(unsigned long long)));
@@ -343,6 +395,25 @@ static int exact_setup_cb(void *vc, kern_run *k)
     return exact_setup((exact_ctx *)vc, k);
 }
 
+/* The kernel is chosen: without wgmma (an older GPU, a teaching switch)
+ * fp16x runs fp16's unpromoted mma.sync kernels, so the bound and the
+ * pass's threshold go back to the unpromoted ones. */
+static int exact_params(void *vc, kern_run *, fasted_params *p, int use_wg)
+{
+    exact_ctx *c = (exact_ctx *)vc;
+    c->X = p->X;
+    c->ld = p->ld;
+    if (!c->promoted || use_wg)
+        return 0;
+    c->promoted = 0;
+    exact_bound_init(&c->o.b, c->a->d);
+    const double t = c->lim2sc + exact_bound_delta(&c->o.b, c->nmax, c->nmax, c->o.eps_s);
+    p->eps2 = (float)t;
+    if ((double)p->eps2 < t)
+        p->eps2 = nextafterf(p->eps2, INFINITY);
+    return 0;
+}
+
 static int exact_refine(void *vc, kern_run *k, kern_step *s)
 {
     exact_ctx *c = (exact_ctx *)vc;
@@ -384,6 +455,8 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
 
 static void exact_free(exact_ctx *c)
 {
+    cudaFree(c->rho);
+    cudaFree(c->center);
     cudaFree(c->o.count);
     cudaFree(c->o.counts);
     cudaFree((void *)c->o.edges);
@@ -496,8 +569,15 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
                          "or ted",
                          vmax, a->center ? " (centred)" : "", sc);
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
+    /* At large d the pass promotes its sums (kern_fmt_fp16x), and the
+     * bound no longer grows with d; below that, and with a teaching
+     * switch off (fp16x has only the all-on kernels), fp16's. */
+    const int promoted = a->d > 2 * KERN_FP16X_PROMOTE_VALUES && a->off == 0;
     exact_bound b;
-    exact_bound_init(&b, a->d);
+    if (promoted)
+        exact_bound_init_promoted(&b, a->d, KERN_FP16X_PROMOTE_VALUES);
+    else
+        exact_bound_init(&b, a->d);
     const double nmax = sqrt(nmax2) * sc;
     const double delta = exact_bound_delta(&b, nmax, nmax, sqrt(lim2) * sc) / (sc * sc);
 
@@ -513,9 +593,13 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     c.o.sc = sc;
     c.o.lim2s = lim2 * sc * sc;
     c.o.eps_s = sqrt(lim2) * sc;
+    c.promoted = promoted;
+    c.nmax = nmax;
+    c.lim2sc = lim2 * sc * sc;
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
-    f.format = NULL; /* fp16: the format the bound is derived for */
+    /* FP16: the format the bound is derived for */
+    f.format = promoted ? &kern_fmt_fp16x : NULL;
     if (a->mode != KJOIN_PAIRS) {
         f.pair_fn = exact_noop_pairs; /* nothing is drained */
         f.pair_ctx = NULL;
@@ -527,14 +611,20 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     /* The pass keeps every pair the largest norm's bound may let in; the
      * refinement bounds each with its own norms. Per pair: the list (8
      * bytes) and, in PAIRS mode, the kept pairs with FP64 d2 (16). */
-    const fasted_post post = {
-        &c, 8, lim2 + delta, a->mode == KJOIN_PAIRS ? (size_t)24 : 8, exact_setup_cb, exact_refine};
+    const fasted_post post = {&c,
+                              8,
+                              lim2 + delta,
+                              a->mode == KJOIN_PAIRS ? (size_t)24 : 8,
+                              exact_setup_cb,
+                              exact_refine,
+                              exact_params};
     int rc = fasted_run(&f, r, &post);
     if (rc == 0)
         rc = exact_fetch(&c, r);
     char v[sizeof r->variant];
     snprintf(v, sizeof v, "%s", r->variant);
-    snprintf(r->variant, sizeof r->variant, "%.60s + fp64 refine", v);
+    snprintf(r->variant, sizeof r->variant, "%.50s%s + fp64 refine", v,
+             c.promoted ? " fp32-promoted" : "");
     exact_free(&c);
     return rc;
 }

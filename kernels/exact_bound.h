@@ -51,6 +51,23 @@ static inline void exact_bound_init(exact_bound *b, size_t d)
      * twice the bound; docs/ACCURACY.md says why. */
     b->safety = 2.0;
 }
+/* The same for the GPU pass that promotes (kernels/fmt_fp16x.cu,
+ * docs/ACCURACY.md (2')): the product's FP32 sum is formed in chunks of
+ * `chunk` values, each summed from zero with unit 2^-23 and added into
+ * FP32 with round to nearest (at most d/chunk + 2 adds, padding
+ * included), and each squared norm is summed in FP64 and rounded once to
+ * FP32. So |error| <= 2^-23 (N_x^2 + N_y^2) for the norms (generously),
+ * 2 g N_x N_y for the product, g = gamma_chunk + gamma'_m (1 + gamma_chunk),
+ * and two roundings of the combination (2^-24 each of at most
+ * (N_x + N_y)^2); with N_x^2 + N_y^2 <= (N_x + N_y)^2 and
+ * 2 N_x N_y <= (N_x + N_y)^2 / 2: c_acc = g / 2 + 2^-21. */
+static inline void exact_bound_init_promoted(exact_bound *b, size_t d, size_t chunk)
+{
+    exact_bound_init(b, d);
+    const double gc = exact_gamma((double)chunk, 0x1p-23);
+    const double gm = exact_gamma((double)(d / chunk + 2), 0x1p-24);
+    b->c_acc = 0.5 * (gc + gm * (1.0 + gc)) + 0x1p-21;
+}
 /* delta for a pair whose FP64 norms are nx, ny, at threshold eps (not
  * squared). */
 EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx, double ny,
@@ -58,6 +75,21 @@ EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx,
 {
     const double e = b->c_in * (nx + ny) + b->c_sub;
     const double s = (nx + ny) * (1.0 + 0x1p-11) + 2.0 * b->n_abs;
+    return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
+}
+
+/* delta with the pair's measured input rounding (the GPU exact engine):
+ * rx = ||x^ - v_x||, ry the same, where v is the point as converted
+ * (centred and scaled in FP64) and x^ its FP16 values on the device, each
+ * rounded up. Then |d^ - d_v| <= rx + ry exactly (the triangle
+ * inequality), in place of (1)'s worst case c_in (|x| + |y|) + c_sub, and
+ * ||x^|| <= |x| + rx. 2^-52 (|x| + |y|) adds the FP64 centring's rounding
+ * (2^-53 of each |v_k|), which (1)'s c_in covered before. */
+EXACT_HD static inline double exact_bound_delta_rho(const exact_bound *b, double nx, double ny,
+                                                    double rx, double ry, double eps)
+{
+    const double e = rx + ry + 0x1p-52 * (nx + ny);
+    const double s = nx + ny + rx + ry;
     return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
 }
 

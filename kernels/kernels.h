@@ -134,6 +134,7 @@ typedef struct kern_format {
 #define KERN_FORMAT(f) ((const kern_format *)0)
 #endif
 KERN_FORMAT_DECL(fp16);
+KERN_FORMAT_DECL(fp16x); /* exact's pass at large d (kernels/fmt_fp16x.cu) */
 
 /* What the device offers to the kernel choice. */
 typedef struct kern_caps {
@@ -175,6 +176,10 @@ void kern_fasted_release(void);
  * registers (kernels/fmt_fp8.cu); the GPU test's band follows it. 2 (256
  * values): 1 costs 5% more kernel time on the H200 (docs/FORMATS.md). */
 #define KERN_FP8_PROMOTE_SLICES 2
+/* exact's FP16 pass at large d (kern_fmt_fp16x): chunks of 2 slices, 128
+ * FP16 values, summed in the tensor core and added in FP32. */
+#define KERN_FP16X_PROMOTE_SLICES 2
+#define KERN_FP16X_PROMOTE_VALUES 128
 
 /* ---- One run of any GPU engine: its arguments and its result ----
  * Every GPU engine (the FASTED formats, fp64, ted, ted-index) takes this

@@ -82,6 +82,46 @@ TEST(exact_scales_beyond_fp16)
     }
 }
 
+/* Above d = 256 the pass promotes its sums (kern_fmt_fp16x) and takes
+ * the tighter bound (2'); with a teaching switch off it runs fp16's
+ * unpromoted kernels under bound (2). Both equal fp64 in every mode; the
+ * variant says which ran; both bands are printed. */
+TEST(exact_promoted_pass_equals_fp64)
+{
+    need_gpu();
+    gen_opts gs[2] = {
+        {.kind = "gauss", .n = 2000, .d = 320, .seed = 5, .clusters = 6, .sigma = 0.05},
+        {.kind = "uniform", .n = 1500, .d = 1024, .seed = 6},
+    };
+    for (int k = 0; k < 2; k++) {
+        dataset ds = {0};
+        CHECK(dataset_generate(&gs[k], &ds) == 0);
+        const double eps = eps_for(&ds, 20);
+        check_exact(gs[k].kind, &ds, eps);
+        engine_opts opts;
+        engine_opts_default(&opts);
+        join_outcome ref = exact_run("fp64", &ds, eps, &opts, 0);
+        join_outcome a = exact_run("exact", &ds, eps, &opts, 0);
+        CHECK_MSG(a.rc == 0 && ref.rc == 0, "%s: %s", gs[k].kind, err_msg());
+        CHECK_MSG(strstr(a.variant, "fp32-promoted") != NULL, "%s: variant %s", gs[k].kind,
+                  a.variant);
+        opts.fasted_off = FASTED_OFF_SWIZZLE; /* a teaching switch: mma.sync, unpromoted */
+        join_outcome b = exact_run("exact", &ds, eps, &opts, 0);
+        CHECK_MSG(b.rc == 0, "%s: %s", gs[k].kind, err_msg());
+        CHECK_MSG(strstr(b.variant, "fp32-promoted") == NULL, "%s: variant %s", gs[k].kind,
+                  b.variant);
+        char why[200];
+        CHECK_MSG(jo_same(&b, &ref, ds.n, why, sizeof why), "%s unpromoted: %s", gs[k].kind, why);
+        const double ba = jo_metric(&a, "band_pairs"), bb = jo_metric(&b, "band_pairs");
+        printf("# %s d=%zu: band %.0f promoted, %.0f unpromoted (%llu pairs)\n", gs[k].kind, ds.d,
+               ba, bb, (unsigned long long)ref.count);
+        jo_free(&a);
+        jo_free(&b);
+        jo_free(&ref);
+        dataset_free(&ds);
+    }
+}
+
 TEST(exact_refuses_not_finite)
 {
     need_gpu();
