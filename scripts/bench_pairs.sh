@@ -1,8 +1,9 @@
 #!/bin/sh
 # The binary pair file's rate (issue 13, "PAIRS at full speed"): one batch
 # session on uniform n=1e6, d=128 (bench_fasted's data: seed 42) at S ~ 64,
-# COUNT twice (cold, warm), then PAIRS into a bin32 file, a bin64 file and
-# /dev/null, and dd on the same disk for comparison.
+# COUNT twice (cold, warm), PAIRS into /dev/null once (the pair buffers
+# pinned), then PAIRS into a bin32 file, a bin64 file and /dev/null, and
+# dd on the same disk for comparison.
 #   sh scripts/bench_pairs.sh TCJOIN DIR [EPS] [N]
 # DIR: where the files go (the disk measured). Prints one line per case:
 #   case pairs bytes wall_s MB/s kernel_s d2h_s sink_s sink_MB/s
@@ -21,19 +22,21 @@ DB=$DIR/bench-pairs.db
 LOG=$DIR/bench-pairs.log
 rm -f "$DB" "$DIR/pairs.bin"
 "$T" --db "$DB" --json -e "gen uniform n=$N d=128 seed=42; eps $E;
-    run $X mode=count; run $X mode=count;
+    run $X mode=count; run $X mode=count; run $X mode=pairs out=/dev/null format=bin32;
     run $X mode=pairs out=$DIR/pairs.bin format=bin32 force; eps;
     run $X mode=pairs out=$DIR/pairs.bin format=bin64 force; eps;
-    run $X mode=pairs out=/dev/null format=bin32; eps; history 12" >"$LOG" 2>&1
+    run $X mode=pairs out=/dev/null format=bin32; eps; history 14" >"$LOG" 2>&1
 rm -f "$DIR/pairs.bin"
-# Seconds from the start of the command holding $1 to the next command's.
+# Seconds from the start of the (last) command holding $1 to the next
+# command's.
 wall() {
     grep '"type":"history"' "$LOG" | awk -v pat="$1" '{
         t = $0; sub(/.*"at":"[0-9-]+T/, "", t); sub(/Z".*/, "", t); split(t, h, ":")
         at[NR] = h[1] * 3600 + h[2] * 60 + h[3]; ln[NR] = index($0, pat) > 0 }
-        END { for (i = 1; i < NR; i++) if (ln[i]) { printf "%.3f", at[i + 1] - at[i]; exit } }'
+        END { for (i = 1; i < NR; i++) if (ln[i]) w = at[i + 1] - at[i]; printf "%.3f", w }'
 }
-# case, run record number (count cold, count warm, bin32, bin64, null),
+# case, run record number (count cold, count warm, null (the first PAIRS
+# run: it pins the pair buffers), bin32, bin64, null),
 # bytes a pair, wall seconds (- for none)
 line() {
     grep '"type":"run"' "$LOG" | sed -n "$2p" | awk -v c="$1" -v rec="$3" -v w="$4" -v n="$N" '
@@ -44,9 +47,9 @@ line() {
               c, p, (p - n) / n, b, w, (w > 0 ? b / w / 1e6 : 0), tt, k, d, s, (s > 0 ? b / s / 1e6 : 0) }'
 }
 line count 2 0 -
-line bin32 3 8 "$(wall 'format=bin32 force')"
-line bin64 4 16 "$(wall 'format=bin64 force')"
-line null 5 8 "$(wall 'out=/dev/null')"
+line bin32 4 8 "$(wall 'format=bin32 force')"
+line bin64 5 16 "$(wall 'format=bin64 force')"
+line null 6 8 "$(wall 'out=/dev/null')"
 timeout 60 dd if=/dev/zero of="$DIR/dd.bin" bs=16M count=256 conv=fdatasync 2>&1 | tail -n 1 |
     sed 's/^/dd-fdatasync /'
 rm -f "$DIR/dd.bin"
