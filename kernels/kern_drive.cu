@@ -24,16 +24,32 @@ double kern_event_s(cudaEvent_t a, cudaEvent_t b)
     return 1e-3 * ms;
 }
 
-/* Pair buffers kept across runs: a sweep of PAIRS runs would otherwise
- * pin and free tens of MB each time. */
-static struct {
-    int dev, d2_bytes;
-    size_t cap;
+/* One pair buffer: where a launch writes its pairs on the device, the
+ * pinned host arrays they are copied to, and that copy's events (timed:
+ * the copy's own duration is the run's d2h). */
+struct kern_pair_buf {
     uint32_t *pi, *pj, *hi, *hj;
     void *pd, *hd;
-    double *wide; /* FP32 d2 widened for the callback, one batch */
+    cudaEvent_t c0, c1;
+    size_t np; /* pairs copied (or being copied) to hi/hj/hd, not yet sunk */
+};
+
+/* Pair buffers kept across runs: a sweep of PAIRS runs would otherwise
+ * pin and free tens of MB each time. Two when the budget allows: launch
+ * N+1 writes one while launch N's pairs are copied out of the other on
+ * the copy stream and handed to the sink on the host; one (the launch,
+ * copy and sink in turn) when only one fits. Everything about the pair
+ * buffers of a device lives here. */
+static struct {
+    int dev, d2_bytes, nbuf;
+    size_t cap; /* pairs each buffer holds */
+    kern_pair_buf b[2];
+    cudaStream_t cs;   /* the copies out, beside the launches' stream */
+    cudaEvent_t ready; /* on the launch stream: a launch and its collect done */
+    int cur;           /* the buffer the next launch writes */
+    double *wide;      /* FP32 d2 widened for the callback, one batch */
     size_t wide_cap;
-} g_pairs = {-1, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+} g_pairs = {-1, 0, 0, 0, {}, NULL, NULL, 0, NULL, 0};
 
 static size_t kern_pair_bytes(size_t cap, int d2_bytes)
 {
@@ -42,12 +58,23 @@ static size_t kern_pair_bytes(size_t cap, int d2_bytes)
 
 static void kern_pairs_free(void)
 {
-    cudaFree(g_pairs.pi);
-    cudaFree(g_pairs.pj);
-    cudaFree(g_pairs.pd);
-    cudaFreeHost(g_pairs.hi);
-    cudaFreeHost(g_pairs.hj);
-    cudaFreeHost(g_pairs.hd);
+    for (int b = 0; b < 2; b++) {
+        kern_pair_buf *p = &g_pairs.b[b];
+        cudaFree(p->pi);
+        cudaFree(p->pj);
+        cudaFree(p->pd);
+        cudaFreeHost(p->hi);
+        cudaFreeHost(p->hj);
+        cudaFreeHost(p->hd);
+        if (p->c0)
+            cudaEventDestroy(p->c0);
+        if (p->c1)
+            cudaEventDestroy(p->c1);
+    }
+    if (g_pairs.cs)
+        cudaStreamDestroy(g_pairs.cs);
+    if (g_pairs.ready)
+        cudaEventDestroy(g_pairs.ready);
     free(g_pairs.wide);
     memset(&g_pairs, 0, sizeof g_pairs);
     g_pairs.dev = -1;
@@ -201,15 +228,65 @@ void kern_end(kern_run *k)
     cudaGetLastError();
 }
 
-/* Give back cached pair buffers this run charged. */
-static void kern_pairs_free_charged(kern_run *k, size_t bytes)
+/* nbuf buffers of cap pairs on the run's device into g_pairs (empty on
+ * entry), the device arrays through the budget first; on failure what was
+ * charged goes back and g_pairs is empty again. */
+static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
 {
-    kern_uncharge(k, bytes);
-    kern_pairs_free();
+    g_pairs.dev = k->a->device;
+    g_pairs.d2_bytes = d2_bytes;
+    g_pairs.cap = cap;
+    g_pairs.nbuf = nbuf;
+    const size_t dbytes = cap * (size_t)d2_bytes;
+    size_t charged = 0;
+    int rc = 0;
+    for (int b = 0; b < nbuf && rc == 0; b++) {
+        kern_pair_buf *p = &g_pairs.b[b];
+        void *v = NULL;
+        if ((rc = kern_malloc(k, &v, cap * 4, "the pair buffer (rows)")) != 0)
+            break;
+        p->pi = (uint32_t *)v;
+        charged += cap * 4;
+        if ((rc = kern_malloc(k, &v, cap * 4, "the pair buffer (columns)")) != 0)
+            break;
+        p->pj = (uint32_t *)v;
+        charged += cap * 4;
+        if ((rc = kern_malloc(k, &p->pd, dbytes, "the pair buffer (d2)")) != 0)
+            break;
+        charged += dbytes;
+    }
+    for (int b = 0; b < nbuf && rc == 0; b++) {
+        kern_pair_buf *p = &g_pairs.b[b];
+        if ((rc = kern_malloc_host((void **)&p->hi, cap * 4, "the pair buffer (host)")) != 0 ||
+            (rc = kern_malloc_host((void **)&p->hj, cap * 4, "the pair buffer (host)")) != 0 ||
+            (rc = kern_malloc_host(&p->hd, dbytes, "the pair buffer (host)")) != 0)
+            break;
+        cudaError_t e = cudaEventCreate(&p->c0);
+        if (e == cudaSuccess)
+            e = cudaEventCreate(&p->c1);
+        if (e != cudaSuccess)
+            rc = kern_cuda_fail(e, "the pair copy's events", __FILE__, __LINE__);
+    }
+    if (rc == 0) {
+        /* Non-blocking: a legacy-stream copy of an engine's collect does not
+         * wait for a pair copy, nor a pair copy for it. */
+        cudaError_t e = cudaStreamCreateWithFlags(&g_pairs.cs, cudaStreamNonBlocking);
+        if (e == cudaSuccess)
+            e = cudaEventCreateWithFlags(&g_pairs.ready, cudaEventDisableTiming);
+        if (e != cudaSuccess)
+            rc = kern_cuda_fail(e, "the pair copy stream", __FILE__, __LINE__);
+    }
+    if (rc) {
+        kern_uncharge(k, charged);
+        kern_pairs_free();
+    }
+    return rc;
 }
 
-/* Pair buffers of as many pairs as wanted, halved (down to w->min_cap)
- * while the budget or the device refuses them. */
+/* Pair buffers of as many pairs as wanted: two, halved (down to
+ * w->min_cap) while the budget or the device refuses them, then one of
+ * the smallest size (the launch, copy and sink in turn, as before the
+ * copies overlapped) before giving up. */
 static int kern_pairs_setup(kern_run *k, const kern_work *w)
 {
     const kern_join_args *a = k->a;
@@ -217,10 +294,11 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
     want = want < w->min_cap ? w->min_cap : want;
     want = want > KERN_MAX_CAP ? KERN_MAX_CAP : want;
     const int dev = a->device;
+    int nbuf = 2;
     for (;;) {
-        const size_t bytes = kern_pair_bytes(want, w->d2_bytes);
-        if (g_pairs.pi &&
-            (g_pairs.dev != dev || g_pairs.d2_bytes != w->d2_bytes || g_pairs.cap != want)) {
+        const size_t bytes = (size_t)nbuf * kern_pair_bytes(want, w->d2_bytes);
+        if (g_pairs.b[0].pi && (g_pairs.dev != dev || g_pairs.d2_bytes != w->d2_bytes ||
+                                g_pairs.cap != want || g_pairs.nbuf != nbuf)) {
             int cur = 0;
             cudaGetDevice(&cur);
             if (g_pairs.dev >= 0)
@@ -229,86 +307,97 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
             cudaSetDevice(cur);
         }
         int rc = 0;
-        if (g_pairs.pi) {
-            rc = kern_charge(k, bytes, "the pair buffer");
-        } else {
-            /* Device buffers first: they are what the budget caps. */
-            void *pi = NULL, *pj = NULL, *pd = NULL;
-            rc = kern_malloc(k, &pi, want * 4, "the pair buffer (rows)");
-            if (rc == 0)
-                rc = kern_malloc(k, &pj, want * 4, "the pair buffer (columns)");
-            if (rc == 0)
-                rc = kern_malloc(k, &pd, want * (size_t)w->d2_bytes, "the pair buffer (d2)");
-            g_pairs.pi = (uint32_t *)pi;
-            g_pairs.pj = (uint32_t *)pj;
-            g_pairs.pd = pd;
-            g_pairs.dev = dev;
-            g_pairs.d2_bytes = w->d2_bytes;
-            g_pairs.cap = want;
-            if (rc == 0)
-                rc = kern_malloc_host((void **)&g_pairs.hi, want * 4, "the pair buffer (host)");
-            if (rc == 0)
-                rc = kern_malloc_host((void **)&g_pairs.hj, want * 4, "the pair buffer (host)");
-            if (rc == 0)
-                rc = kern_malloc_host(&g_pairs.hd, want * (size_t)w->d2_bytes,
-                                      "the pair buffer (host)");
-            if (rc) {
-                /* What was charged goes back with the buffers. */
-                kern_uncharge(k, (pi ? want * 4 : 0) + (pj ? want * 4 : 0) +
-                                     (pd ? want * (size_t)w->d2_bytes : 0));
-                kern_pairs_free();
-            }
-        }
+        if (g_pairs.b[0].pi)
+            rc = kern_charge(k, bytes, "the pair buffers");
+        else
+            rc = kern_pairs_alloc(k, want, w->d2_bytes, nbuf);
         if (rc == 0 && w->extra_per_pair) {
             /* Room for the engine's own per-pair buffers, allocated later. */
             rc = kern_charge(k, want * w->extra_per_pair, "the refined pairs");
-            if (rc == 0)
+            if (rc == 0) {
                 kern_uncharge(k, want * w->extra_per_pair);
-            else
-                kern_pairs_free_charged(k, bytes);
+            } else {
+                kern_uncharge(k, bytes);
+                kern_pairs_free();
+            }
         }
         if (rc == 0)
             break;
-        if (rc != KERN_ENOMEM || want / 2 < w->min_cap)
+        if (rc != KERN_ENOMEM)
             return rc;
-        want /= 2;
+        if (want / 2 >= w->min_cap)
+            want /= 2;
+        else if (nbuf == 2)
+            nbuf = 1;
+        else
+            return rc;
         k->r->shrunk = 1;
     }
-    k->pi = g_pairs.pi;
-    k->pj = g_pairs.pj;
-    k->pd = g_pairs.pd;
+    for (int b = 0; b < g_pairs.nbuf; b++)
+        g_pairs.b[b].np = 0;
+    g_pairs.cur = 0;
     k->cap = g_pairs.cap;
     k->d2_bytes = w->d2_bytes;
     k->r->pair_cap = g_pairs.cap;
     return 0;
 }
 
-/* Copy np pairs back and hand them to the callback in batches, FP32 d2
- * widened (exactly) to double. */
-static int kern_pairs_drain(kern_run *k, const kern_step *st)
+/* The next launch writes buffer b. */
+static void kern_pairs_point(kern_run *k, int b)
+{
+    k->pi = g_pairs.b[b].pi;
+    k->pj = g_pairs.b[b].pj;
+    k->pd = g_pairs.b[b].pd;
+}
+
+/* Start copying what the launch just collected left (st->np pairs, in
+ * the current buffer or where the engine put them) to the current
+ * buffer's host arrays, on the copy stream once the launch stream's work
+ * so far (the launch, and whatever its collect enqueued) is done. */
+static int kern_pairs_copy(kern_run *k, const kern_step *st)
 {
     const size_t np = (size_t)st->np;
-    const uint32_t *pi = st->pi ? st->pi : k->pi, *pj = st->pj ? st->pj : k->pj;
-    const void *pd = st->pd ? st->pd : k->pd;
+    kern_pair_buf *b = &g_pairs.b[g_pairs.cur];
+    if (np == 0)
+        return 0;
+    const uint32_t *pi = st->pi ? st->pi : b->pi, *pj = st->pj ? st->pj : b->pj;
+    const void *pd = st->pd ? st->pd : b->pd;
+    cudaStream_t cs = g_pairs.cs;
+    KERN_CUDA(cudaEventRecord(g_pairs.ready, k->st));
+    KERN_CUDA(cudaStreamWaitEvent(cs, g_pairs.ready, 0));
+    KERN_CUDA(cudaEventRecord(b->c0, cs));
+    KERN_CUDA(cudaMemcpyAsync(b->hi, pi, np * 4, cudaMemcpyDeviceToHost, cs));
+    KERN_CUDA(cudaMemcpyAsync(b->hj, pj, np * 4, cudaMemcpyDeviceToHost, cs));
+    KERN_CUDA(cudaMemcpyAsync(b->hd, pd, np * (size_t)k->d2_bytes, cudaMemcpyDeviceToHost, cs));
+    KERN_CUDA(cudaEventRecord(b->c1, cs));
+    b->np = np;
+    /* The next launch writes the other buffer; with one, the caller sinks
+     * this copy before launching again. */
+    g_pairs.cur = (g_pairs.cur + 1) % g_pairs.nbuf;
+    return 0;
+}
+
+/* Wait for buffer b's copy and hand its pairs to the callback in
+ * batches, FP32 d2 widened (exactly) to double. */
+static int kern_pairs_sink(kern_run *k, int bi)
+{
+    kern_pair_buf *b = &g_pairs.b[bi];
+    const size_t np = b->np;
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     if (np == 0)
         return 0;
-    double t0 = kern_now();
-    KERN_CUDA(cudaMemcpyAsync(g_pairs.hi, pi, np * 4, cudaMemcpyDeviceToHost, k->st));
-    KERN_CUDA(cudaMemcpyAsync(g_pairs.hj, pj, np * 4, cudaMemcpyDeviceToHost, k->st));
-    KERN_CUDA(
-        cudaMemcpyAsync(g_pairs.hd, pd, np * (size_t)k->d2_bytes, cudaMemcpyDeviceToHost, k->st));
-    KERN_CUDA(cudaStreamSynchronize(k->st));
-    double t1 = kern_now();
-    r->t_d2h += t1 - t0;
+    KERN_CUDA(cudaEventSynchronize(b->c1));
+    b->np = 0;
+    r->t_d2h += kern_event_s(b->c0, b->c1);
+    const double t1 = kern_now();
     const size_t batch = a->batch_pairs ? a->batch_pairs : KERN_DEFAULT_BATCH;
     int rc = 0;
     for (size_t s = 0; s < np && rc == 0; s += batch) {
         size_t m = np - s < batch ? np - s : batch;
         const double *d2;
         if (k->d2_bytes == 8) {
-            d2 = (const double *)g_pairs.hd + s;
+            d2 = (const double *)b->hd + s;
         } else {
             if (g_pairs.wide_cap < m) {
                 free(g_pairs.wide);
@@ -319,13 +408,13 @@ static int kern_pairs_drain(kern_run *k, const kern_step *st)
                     break;
                 }
             }
-            const float *f = (const float *)g_pairs.hd + s;
+            const float *f = (const float *)b->hd + s;
             const double sc = k->d2_scale ? k->d2_scale : 1.0;
             for (size_t t = 0; t < m; t++)
                 g_pairs.wide[t] = f[t] * sc;
             d2 = g_pairs.wide;
         }
-        if (a->pair_fn(a->pair_ctx, m, g_pairs.hi + s, g_pairs.hj + s, d2))
+        if (a->pair_fn(a->pair_ctx, m, b->hi + s, b->hj + s, d2))
             rc = kern_fail(KERN_ESINK, "the pair sink stopped the run");
     }
     r->pairs += np;
@@ -333,21 +422,41 @@ static int kern_pairs_drain(kern_run *k, const kern_step *st)
     return rc;
 }
 
-int kern_drive(kern_run *k, const kern_work *w)
+/* Every copied batch not yet sunk (at most one: the previous launch's). */
+static int kern_pairs_flush(kern_run *k)
+{
+    int rc = 0;
+    for (int b = 0; b < g_pairs.nbuf && rc == 0; b++)
+        rc = kern_pairs_sink(k, b);
+    return rc;
+}
+
+/* The loop. PAIRS with two buffers: launch N+1 is enqueued before launch
+ * N's pairs (copying since N's collect) are sunk, so the kernel, the copy
+ * and the sink overlap; the engine's collect still runs after its launch
+ * and before the next one is enqueued, as it decides what comes next. */
+static int kern_drive_loop(kern_run *k, const kern_work *w)
 {
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
+    const int pairs = a->mode == KJOIN_PAIRS;
     int rc = 0;
-    if (a->mode == KJOIN_PAIRS && (rc = kern_pairs_setup(k, w)) != 0)
-        return rc;
     while (w->more(w->eng)) {
-        if (a->cancel && *a->cancel)
+        if (a->cancel && *a->cancel) {
+            if (pairs && (rc = kern_pairs_flush(k)) != 0)
+                return rc;
             return kern_fail(KERN_ECANCEL, "cancelled");
+        }
+        if (pairs)
+            kern_pairs_point(k, g_pairs.cur);
         KERN_CUDA(cudaEventRecord(k->e0, k->st));
         if ((rc = w->launch(w->eng, k)) != 0)
             return rc;
         KERN_LAUNCH_CHECK("join kernel");
         KERN_CUDA(cudaEventRecord(k->e1, k->st));
+        /* While it runs: the previous launch's pairs. */
+        if (pairs && (rc = kern_pairs_flush(k)) != 0)
+            return rc;
         KERN_CUDA(cudaEventSynchronize(k->e1));
         r->t_kernel += kern_event_s(k->e0, k->e1);
         r->launches++;
@@ -357,10 +466,33 @@ int kern_drive(kern_run *k, const kern_work *w)
             return rc;
         if (s.overflow)
             r->refills++;
-        if (a->mode == KJOIN_PAIRS && (rc = kern_pairs_drain(k, &s)) != 0)
+        if (pairs && (rc = kern_pairs_copy(k, &s)) != 0)
+            return rc;
+        /* One buffer: this launch's pairs go before the next launch. */
+        if (pairs && g_pairs.nbuf == 1 && (rc = kern_pairs_flush(k)) != 0)
             return rc;
         if (a->progress)
             a->progress(a->progress_ctx, s.frac);
     }
-    return 0;
+    return pairs ? kern_pairs_flush(k) : 0;
+}
+
+int kern_drive(kern_run *k, const kern_work *w)
+{
+    int rc = 0;
+    if (k->a->mode == KJOIN_PAIRS && (rc = kern_pairs_setup(k, w)) != 0)
+        return rc;
+    rc = kern_drive_loop(k, w);
+    if (rc) {
+        /* Stopped early (the sink, cancel, an error): nothing may still
+         * write the buffers or the engine's memory once the engine frees
+         * it, and no copied batch is left to a later run. */
+        cudaStreamSynchronize(k->st);
+        if (k->a->mode == KJOIN_PAIRS) {
+            cudaStreamSynchronize(g_pairs.cs);
+            for (int b = 0; b < 2; b++)
+                g_pairs.b[b].np = 0;
+        }
+    }
+    return rc;
 }

@@ -4,8 +4,9 @@
  * what a finished launch left (pairs in the buffer, an overflow it will
  * redo, the fraction of the work done). The loop owns what every engine
  * needs the same way: the device and its stream, the device-memory budget,
- * the pair buffers and their drain to the host callback, cancel between
- * launches, progress after each, and the CUDA-event kernel timing. */
+ * the pair buffers and their drain to the host callback (double-buffered:
+ * launch N+1 runs while launch N's pairs are copied out and sunk), cancel
+ * between launches, progress after each, and the CUDA-event kernel timing. */
 #ifndef TCJ_KERN_DRIVE_CUH
 #define TCJ_KERN_DRIVE_CUH
 
@@ -24,9 +25,11 @@ struct kern_run {
     /* Budget: bytes this run holds on the device (its own and cached) and
      * the most it may hold (0: no cap but the device's own). */
     size_t mem_used, mem_cap;
-    /* PAIRS: device buffers of cap entries (d2 of d2_bytes, 4 or 8) and
-     * their pinned host copies; set up by kern_drive before the first
-     * launch. */
+    /* PAIRS: the device buffer of cap entries (d2 of d2_bytes, 4 or 8)
+     * the next launch writes, set by kern_drive before each launch (two
+     * buffers take turns when the budget holds both: a launch's pairs are
+     * copied out of one while the next launch writes the other); valid
+     * from the launch through its collect. */
     uint32_t *pi, *pj;
     void *pd;
     size_t cap;
@@ -40,7 +43,9 @@ struct kern_run {
 struct kern_step {
     unsigned long long np; /* PAIRS: valid pairs in the buffer, to drain */
     /* Where they are, when not in k's buffers (an engine that rewrote
-     * them, as exact's FP64 refinement does); d2 of kern_work.d2_bytes. */
+     * them, as exact's FP64 refinement does); d2 of kern_work.d2_bytes.
+     * Copied out while the next launch runs and done before its collect:
+     * the engine may write them again from that collect on. */
     const uint32_t *pi, *pj;
     const void *pd;
     int overflow; /* PAIRS: the buffer overflowed; the engine redoes the rest */

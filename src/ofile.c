@@ -10,6 +10,8 @@
 
 #include "err.h"
 
+#define OFILE_SPAN ((off_t)64 << 20)
+
 struct ofile {
     char *path; /* the target as given */
     char *tmp;  /* what is written: the temporary file, or path when direct */
@@ -17,6 +19,8 @@ struct ofile {
     FILE *f;
     int direct; /* an existing device or FIFO: written in place */
     int force;  /* replace an existing target */
+    /* ofile_write: bytes written, and how far their write-back was started */
+    off_t done, started;
 };
 
 /* Is st one of the session log's files (by device and inode)? */
@@ -130,6 +134,47 @@ FILE *ofile_stream(ofile *o)
             o->fd = -1; /* the stream owns it now */
     }
     return o->f;
+}
+
+int ofile_write(ofile *o, const void *p, size_t n)
+{
+    if (o->f) {
+        errno = 0;
+        if (n && fwrite(p, 1, n, o->f) != n) {
+            const int e = errno ? errno : EIO;
+            err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e));
+            errno = e;
+            return TCJ_EIO;
+        }
+        return 0;
+    }
+    const char *c = p;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(o->fd, c, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            const int e = w < 0 ? errno : EIO;
+            err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e));
+            errno = e; /* for a caller that keeps the cause */
+            return TCJ_EIO;
+        }
+        c += w;
+        left -= (size_t)w;
+    }
+    /* Every OFILE_SPAN bytes, start the disk on them (asynchronous; where
+     * the call is not supported nothing changes): the disk works while the
+     * join goes on, and the dirty pages of a file of gigabytes are not all
+     * left to the fsync at commit. Per 4 MB chunk it was slower and less
+     * steady than this on the build machine (about 0.5 against 1.2 GB/s
+     * written and synced). */
+    o->done += (off_t)n;
+    if (!o->direct && o->done - o->started >= OFILE_SPAN) {
+        sync_file_range(o->fd, o->started, o->done - o->started, SYNC_FILE_RANGE_WRITE);
+        o->started = o->done;
+    }
+    return 0;
 }
 
 const char *ofile_tmp_path(const ofile *o)

@@ -9,6 +9,7 @@
 #ifndef TCJ_OFILE_H
 #define TCJ_OFILE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 typedef struct ofile ofile;
@@ -19,6 +20,12 @@ typedef struct ofile ofile;
 int ofile_open(const char *path, int force, const char *log_path, ofile **out);
 /* The stream to write (opened on first use). */
 FILE *ofile_stream(ofile *f);
+/* Append n bytes with write(2), all of them, for writers that pack large
+ * chunks themselves (the binary pair formats: no stdio call per record);
+ * through the stream instead once ofile_stream was called. A regular
+ * file starts its write-back as each chunk goes out, so that commit's
+ * fsync finds little left to wait for. TCJ_EIO naming the file. */
+int ofile_write(ofile *f, const void *p, size_t n);
 /* The file being written, for code that opens a file by name itself. */
 const char *ofile_tmp_path(const ofile *f);
 /* Flush, close and rename into place; on any failure the temporary file

@@ -9,16 +9,18 @@
 #include "err.h"
 #include "ofile.h"
 
-#define SINK_BUF (1u << 20)
+/* The stdio buffer (CSV) or the chunk binary pairs are packed into and
+ * written with one call. */
+#define SINK_BUF (4u << 20)
 
 struct sink_file {
     ofile *of;
-    FILE *f;
+    FILE *f; /* CSV only */
     char *path;
     sink_format fmt;
     uint64_t pairs;
     int failed; /* errno of the first failed write, 0 if none */
-    char *buf;  /* stdio buffer */
+    char *buf;  /* stdio buffer (CSV) or packing chunk (binary) */
 };
 
 int sink_format_parse(const char *name, sink_format *fmt)
@@ -54,8 +56,10 @@ int sink_file_open(const char *path, sink_format fmt, int force, const char *log
     int rc = ofile_open(path, force, log_path, &of);
     if (rc)
         return rc;
-    FILE *f = ofile_stream(of);
-    if (!f) {
+    /* Binary pairs are packed into whole chunks and written by
+     * ofile_write; only CSV's formatted lines go through stdio. */
+    FILE *f = NULL;
+    if (fmt == SINK_CSV && !(f = ofile_stream(of))) {
         ofile_abort(of);
         return TCJ_EIO;
     }
@@ -65,10 +69,41 @@ int sink_file_open(const char *path, sink_format fmt, int force, const char *log
     s->path = xstrdup(path);
     s->fmt = fmt;
     s->buf = xmalloc(SINK_BUF);
-    setvbuf(f, s->buf, _IOFBF, SINK_BUF);
+    if (f)
+        setvbuf(f, s->buf, _IOFBF, SINK_BUF);
     if (fmt == SINK_CSV && fputs("i,j,dist\n", f) == EOF)
         s->failed = errno ? errno : EIO;
     *out = s;
+    return 0;
+}
+
+/* Binary pairs: (i, j) interleaved into the chunk, one write a chunk. */
+static int sink_put_bin(sink_file *s, const pair_batch *b)
+{
+    const size_t rec = s->fmt == SINK_U64 ? 16 : 8, per = SINK_BUF / rec;
+    for (size_t k0 = 0; k0 < b->k; k0 += per) {
+        const size_t m = b->k - k0 < per ? b->k - k0 : per;
+        const uint32_t *i = b->i + k0, *j = b->j + k0;
+        if (s->fmt == SINK_U64) {
+            uint64_t *o = (uint64_t *)(void *)s->buf;
+            for (size_t k = 0; k < m; k++) {
+                o[2 * k] = i[k];
+                o[2 * k + 1] = j[k];
+            }
+        } else {
+            uint32_t *o = (uint32_t *)(void *)s->buf;
+            for (size_t k = 0; k < m; k++) {
+                o[2 * k] = i[k];
+                o[2 * k + 1] = j[k];
+            }
+        }
+        errno = 0;
+        if (ofile_write(s->of, s->buf, m * rec) != 0) {
+            s->failed = errno ? errno : EIO;
+            return TCJ_EIO;
+        }
+    }
+    s->pairs += b->k;
     return 0;
 }
 
@@ -77,28 +112,13 @@ static int sink_put(void *vctx, const pair_batch *b)
     sink_file *s = vctx;
     if (s->failed)
         return err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
+    if (s->fmt != SINK_CSV)
+        return sink_put_bin(s, b);
     FILE *f = s->f;
     int ok = 1;
     errno = 0;
-    switch (s->fmt) {
-    case SINK_U32:
-        for (size_t k = 0; k < b->k && ok; k++) {
-            uint32_t p[2] = {b->i[k], b->j[k]};
-            ok = fwrite(p, sizeof p, 1, f) == 1;
-        }
-        break;
-    case SINK_U64:
-        for (size_t k = 0; k < b->k && ok; k++) {
-            uint64_t p[2] = {b->i[k], b->j[k]};
-            ok = fwrite(p, sizeof p, 1, f) == 1;
-        }
-        break;
-    case SINK_CSV:
-        for (size_t k = 0; k < b->k && ok; k++)
-            ok = fprintf(f, "%u,%u,%.17g\n", (unsigned)b->i[k], (unsigned)b->j[k], sqrt(b->d2[k])) >
-                 0;
-        break;
-    }
+    for (size_t k = 0; k < b->k && ok; k++)
+        ok = fprintf(f, "%u,%u,%.17g\n", (unsigned)b->i[k], (unsigned)b->j[k], sqrt(b->d2[k])) > 0;
     if (!ok) {
         s->failed = errno ? errno : EIO;
         return err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
