@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "kern_drive.cuh"
+#include "kern_multi.cuh"
 #include "kern_util.cuh"
 
 #define KERN_DEFAULT_BATCH ((size_t)1 << 22)
@@ -25,22 +26,24 @@ double kern_event_s(cudaEvent_t a, cudaEvent_t b)
 }
 
 /* Pair buffers kept across runs: a sweep of PAIRS runs would otherwise
- * pin and free tens of MB each time. */
-static struct {
+ * pin and free tens of MB each time. One per device ordinal, touched only
+ * by the thread running on that device (kern_multi.cuh). */
+struct kern_pairs {
     int dev, d2_bytes;
     size_t cap;
     uint32_t *pi, *pj, *hi, *hj;
     void *pd, *hd;
     double *wide; /* FP32 d2 widened for the callback, one batch */
     size_t wide_cap;
-} g_pairs = {-1, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+};
+static kern_pairs g_pairs_dev[KERN_DEV_SLOTS];
 
 static size_t kern_pair_bytes(size_t cap, int d2_bytes)
 {
     return cap * (8 + (size_t)d2_bytes);
 }
 
-static void kern_pairs_free(void)
+static void kern_pairs_free(kern_pairs &g_pairs)
 {
     cudaFree(g_pairs.pi);
     cudaFree(g_pairs.pj);
@@ -55,7 +58,14 @@ static void kern_pairs_free(void)
 
 void kern_drive_release(void)
 {
-    kern_pairs_free();
+    int cur = 0;
+    cudaGetDevice(&cur);
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        if (g_pairs_dev[d].pi || g_pairs_dev[d].hi || g_pairs_dev[d].wide) {
+            cudaSetDevice(d);
+            kern_pairs_free(g_pairs_dev[d]);
+        }
+    cudaSetDevice(cur);
     cudaGetLastError();
 }
 
@@ -140,6 +150,11 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
     if (a->device < 0 || a->device >= ndev)
         return kern_fail(KERN_ENODEV, "CUDA device %d does not exist (%d present)", a->device,
                          ndev);
+    if (a->ndevices > 1)
+        return kern_fail(KERN_EINVAL,
+                         "%s runs on one GPU and set devices lists %d; set devices default (or "
+                         "one ordinal) for it",
+                         who, a->ndevices);
     if (a->x == NULL || a->n == 0 || a->d == 0 || a->q0 > a->q1 || a->q1 > a->n ||
         a->n >= 0xffffff00u)
         return kern_fail(KERN_EINVAL, "%s: bad sizes (n %zu, d %zu, rows [%zu, %zu))", who, a->n,
@@ -205,7 +220,7 @@ void kern_end(kern_run *k)
 static void kern_pairs_free_charged(kern_run *k, size_t bytes)
 {
     kern_uncharge(k, bytes);
-    kern_pairs_free();
+    kern_pairs_free(g_pairs_dev[k->a->device]);
 }
 
 /* Pair buffers of as many pairs as wanted, halved (down to w->min_cap)
@@ -217,17 +232,11 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
     want = want < w->min_cap ? w->min_cap : want;
     want = want > KERN_MAX_CAP ? KERN_MAX_CAP : want;
     const int dev = a->device;
+    kern_pairs &g_pairs = g_pairs_dev[dev];
     for (;;) {
         const size_t bytes = kern_pair_bytes(want, w->d2_bytes);
-        if (g_pairs.pi &&
-            (g_pairs.dev != dev || g_pairs.d2_bytes != w->d2_bytes || g_pairs.cap != want)) {
-            int cur = 0;
-            cudaGetDevice(&cur);
-            if (g_pairs.dev >= 0)
-                cudaSetDevice(g_pairs.dev);
-            kern_pairs_free();
-            cudaSetDevice(cur);
-        }
+        if (g_pairs.pi && (g_pairs.d2_bytes != w->d2_bytes || g_pairs.cap != want))
+            kern_pairs_free(g_pairs);
         int rc = 0;
         if (g_pairs.pi) {
             rc = kern_charge(k, bytes, "the pair buffer");
@@ -256,7 +265,7 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
                 /* What was charged goes back with the buffers. */
                 kern_uncharge(k, (pi ? want * 4 : 0) + (pj ? want * 4 : 0) +
                                      (pd ? want * (size_t)w->d2_bytes : 0));
-                kern_pairs_free();
+                kern_pairs_free(g_pairs);
             }
         }
         if (rc == 0 && w->extra_per_pair) {
@@ -292,6 +301,7 @@ static int kern_pairs_drain(kern_run *k, const kern_step *st)
     const void *pd = st->pd ? st->pd : k->pd;
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
+    kern_pairs &g_pairs = g_pairs_dev[a->device];
     if (np == 0)
         return 0;
     double t0 = kern_now();
