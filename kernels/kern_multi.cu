@@ -215,6 +215,10 @@ int kern_multi_run(const kern_join_args *a, kern_join_result *r, kern_multi_fn o
     std::mutex m;
     std::condition_variable cv;
     int running = nd;
+    /* A cancel already set stops every device before its first launch, as
+     * it stops the one-device loop; later ones are copied below. */
+    if (a->cancel && *a->cancel)
+        q.stop = 1;
     std::vector<std::thread> th;
     for (int t = 0; t < nd; t++)
         th.emplace_back([&, t] {
@@ -232,7 +236,7 @@ int kern_multi_run(const kern_join_args *a, kern_join_result *r, kern_multi_fn o
     {
         std::unique_lock<std::mutex> g(m);
         while (running > 0) {
-            cv.wait_for(g, std::chrono::milliseconds(50));
+            cv.wait_for(g, std::chrono::milliseconds(10));
             if (a->cancel && *a->cancel)
                 q.stop = 1;
             if (a->progress && q.total) {

@@ -8,8 +8,9 @@
  * (0,1 or all). $ENGINE (default fasted) is the engine timed; $EST_ENGINE
  * (default the same) picks eps: histograms of the first min(N, 2000) rows
  * against all rows, zoomed three times, until the mean neighbours per
- * point (self excluded) reaches S. $REPS (default 0): warm runs after the
- * cold one, the median kept. One line a list:
+ * point (self excluded) reaches S. Each list's first run is cold (the
+ * device caches released before it). $REPS (default 0): warm runs after
+ * the cold one, the median kept. One line a list:
  *   n d kind eps list devices pairs sel cold_s kernel_s warm_s speedup
  *   other_s (cold run less its kernels: upload, conversion) and each
  *   device's items:kernel seconds
@@ -164,6 +165,10 @@ int main(int argc, char **argv)
         s.mode = JOIN_COUNT;
         s.opts = &o;
         join_result cold, r;
+        /* Every list starts cold: no device holds the dataset from the
+         * eps passes or the list before, so the devices of a list start
+         * together (each uploads its own copy at the same time). */
+        kern_fasted_release();
         if (engine_run(e, &s, &cold)) {
             fprintf(stderr, "%s on %s: %s\n", ename, argv[l], err_msg());
             return 1;
