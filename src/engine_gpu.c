@@ -231,6 +231,13 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
                        "or one ordinal, to run it",
                        name, dv, a.ndevices);
     }
+    /* The counters' range covers the calling thread's device only; the
+     * devices of a list launch from threads of their own. */
+    if (a.ndevices > 1 && cupti_prof_pending())
+        return err_set(TCJ_EUNSUP,
+                       "%s: profile measures one GPU and set devices lists %d; set devices "
+                       "default, or one ordinal, to profile it",
+                       name, a.ndevices);
     int shifted, rc0 = gpu_unsigned(s->engine, s->ds, o, &a.center, &shifted);
     if (rc0)
         return rc0;
