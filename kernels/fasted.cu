@@ -21,14 +21,16 @@
 #include "fasted_int.cuh"
 #include "fasted_wgmma.cuh"
 #include "kern_drive.cuh"
+#include "kern_multi.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
 
 #define FASTED_CHUNK_BYTES ((size_t)32 << 20) /* FP32 staging chunk */
 #define FASTED_MIN_CAP ((size_t)1 << 15)      /* a warp emits at most 2*64*64 pairs */
 
-/* The converted dataset, kept on the device across runs. */
-static struct {
+/* The converted dataset, kept on each device across runs: one slot per
+ * device ordinal, touched only by the thread running on that device. */
+struct fasted_ds {
     const double *x;
     size_t n, d;
     uint64_t hash;
@@ -40,9 +42,10 @@ static struct {
     float *s;
     size_t n_alloc, dp; /* rows allocated; values a row (padded) */
     size_t bytes;       /* device bytes held */
-} g_ds;
+};
+static fasted_ds g_ds_dev[KERN_DEV_SLOTS];
 
-static void fasted_free_ds(void)
+static void fasted_free_ds(fasted_ds &g_ds)
 {
     if (g_ds.X || g_ds.s) {
         int cur = 0;
@@ -56,12 +59,14 @@ static void fasted_free_ds(void)
 }
 
 void exact_release(void); /* kernels/exact.cu: its FP64 rows */
-static void fasted_stage_host_free(void);
+static void fasted_stage_host_free(int dev);
 
 extern "C" void kern_fasted_release(void)
 {
-    fasted_free_ds();
-    fasted_stage_host_free();
+    for (int d = 0; d < KERN_DEV_SLOTS; d++) {
+        fasted_free_ds(g_ds_dev[d]);
+        fasted_stage_host_free(d);
+    }
     exact_release();
     kern_drive_release();
     cudaGetLastError();
@@ -138,13 +143,16 @@ struct fasted_stage {
     size_t bytes;
 };
 
-static struct {
+/* One pair of pinned halves per device ordinal (its thread's alone). */
+struct fasted_stage_host {
     float *h[2];
     size_t bytes;
-} g_stage;
+};
+static fasted_stage_host g_stage_dev[KERN_DEV_SLOTS];
 
-static void fasted_stage_host_free(void)
+static void fasted_stage_host_free(int dev)
 {
+    fasted_stage_host &g_stage = g_stage_dev[dev];
     for (int b = 0; b < 2; b++)
         cudaFreeHost(g_stage.h[b]);
     memset(&g_stage, 0, sizeof g_stage);
@@ -160,6 +168,8 @@ static void fasted_stage_free(kern_run *k, fasted_stage *sg)
 
 static int fasted_stage_alloc(kern_run *k, fasted_stage *sg, size_t row_bytes)
 {
+    const int dev = k->a->device;
+    fasted_stage_host &g_stage = g_stage_dev[dev];
     size_t want = FASTED_CHUNK_BYTES;
     for (;;) {
         memset(sg, 0, sizeof *sg);
@@ -168,13 +178,13 @@ static int fasted_stage_alloc(kern_run *k, fasted_stage *sg, size_t row_bytes)
         for (int b = 0; b < 2 && rc == 0; b++)
             rc = kern_malloc(k, (void **)&sg->d[b], sg->bytes, "the FP32 staging buffer");
         if (rc == 0 && g_stage.bytes < sg->bytes) {
-            fasted_stage_host_free();
+            fasted_stage_host_free(dev);
             for (int b = 0; b < 2 && rc == 0; b++)
                 rc = kern_malloc_host((void **)&g_stage.h[b], sg->bytes, "the FP32 staging buffer");
             if (rc == 0)
                 g_stage.bytes = sg->bytes;
             else
-                fasted_stage_host_free();
+                fasted_stage_host_free(dev);
         }
         if (rc == 0) {
             sg->h[0] = g_stage.h[0];
@@ -195,13 +205,14 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
+    fasted_ds &g_ds = g_ds_dev[a->device];
     if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
         g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center &&
         g_ds.scale == a->scale) {
         r->cache_hit = 1;
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
-    fasted_free_ds();
+    fasted_free_ds(g_ds);
     /* Rows padded to whole 128-byte k slices of the format's values. */
     const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
     const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
@@ -279,19 +290,24 @@ done:
     fasted_stage_free(k, &sg);
     if (rc) {
         kern_uncharge(k, g_ds.bytes);
-        fasted_free_ds();
+        fasted_free_ds(g_ds);
     }
     return rc;
 }
 
 /* FASTED's side of the launch loop: the work queue's tiles in bounded
- * launches, and the redo list of tiles whose pairs did not fit. */
+ * launches, and the redo list of tiles whose pairs did not fit. On one
+ * device the range [t_next, t_stop) is the whole list; over several, each
+ * range comes from the run's queue (q) when the last is done. */
 struct fasted_eng {
     fasted_params p;
     const void *func;
+    const fasted_ds *ds;
     int use_wg, grid;
     size_t smem;
-    unsigned long long total, chunk, t_next;
+    unsigned long long total, chunk, t_next, t_stop;
+    kern_queue *q;
+    unsigned long long taken; /* items taken from q */
     unsigned nredo;
     int cur;
     fasted_ctrl *ctl;
@@ -312,8 +328,16 @@ static int fasted_ctl_reset(fasted_eng *f, cudaStream_t st)
 
 static int fasted_more(void *e)
 {
-    const fasted_eng *f = (const fasted_eng *)e;
-    return f->nredo > 0 || f->t_next < f->total;
+    fasted_eng *f = (fasted_eng *)e;
+    if (f->nredo > 0 || f->t_next < f->t_stop)
+        return 1;
+    /* A launch takes at least 8 tiles a block, so a range is worth its
+     * launch; at most the single device's chunk. */
+    if (!f->q ||
+        !kern_queue_take(f->q, (unsigned long long)f->grid * 8, f->chunk, &f->t_next, &f->t_stop))
+        return 0;
+    f->taken += f->t_stop - f->t_next;
+    return 1;
 }
 
 static int fasted_launch(void *e, kern_run *k)
@@ -325,14 +349,14 @@ static int fasted_launch(void *e, kern_run *k)
     p.nredo_in = f->nredo;
     p.redo_out = f->redo[f->cur ^ 1];
     p.t_base = f->t_next;
-    p.t_end = f->nredo > 0 ? f->t_next : std::min(f->total, f->t_next + f->chunk);
+    p.t_end = f->nredo > 0 ? f->t_next : std::min(f->t_stop, f->t_next + f->chunk);
     p.pi = k->pi;
     p.pj = k->pj;
     p.pd = (float *)k->pd;
     p.cap = k->cap;
     if (f->use_wg)
-        KERN_CUDA(
-            fasted_wg_launch(f->func, &p, g_ds.n_alloc, g_ds.fmt->widen, f->grid, f->smem, k->st));
+        KERN_CUDA(fasted_wg_launch(f->func, &p, f->ds->n_alloc, f->ds->fmt->widen, f->grid, f->smem,
+                                   k->st));
     void *args[] = {&p};
     if (!f->use_wg)
         KERN_CUDA(
@@ -373,7 +397,14 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
         k->r->pairs += c1.count;
         f->t_next = p.t_end;
     }
-    s->frac = (double)f->t_next / (double)f->total;
+    if (f->q) {
+        /* Items of the list this launch finished (none for a redo launch). */
+        if (p.t_end > p.t_base)
+            f->q->done += f->t_next - p.t_base;
+        s->frac = (double)f->q->done.load() / (double)f->total;
+    } else {
+        s->frac = (double)f->t_next / (double)f->total;
+    }
     return fasted_ctl_reset(f, k->st);
 }
 
@@ -417,12 +448,30 @@ done:
     return rc;
 }
 
+static int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
+                        kern_queue *q, unsigned long long *items);
+
+/* One device's share of a run over several (kern_multi_fn). */
+static int fasted_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue *q,
+                            unsigned long long *items)
+{
+    return fasted_run_q(a, r, NULL, q, items);
+}
+
 extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
 {
+    if (a->ndevices > 0)
+        return kern_multi_run(a, r, fasted_run_queue);
     return fasted_run(a, r, NULL);
 }
 
 int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *post)
+{
+    return fasted_run_q(a, r, post, NULL, NULL);
+}
+
+static int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
+                        kern_queue *q, unsigned long long *items)
 {
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     kern_run k;
@@ -433,8 +482,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     r->prep_name = "norms";
     r->off = a->off;
     r->centred = a->center != NULL;
-    if (g_ds.X && g_ds.dev != a->device)
-        fasted_free_ds();
+    const fasted_ds &g_ds = g_ds_dev[a->device];
     const kern_caps caps = {k.cc, fasted_wg_usable(a->device), k.prop.sharedMemPerBlockOptin};
     fasted_choice ch;
     fasted_eng f;
@@ -476,6 +524,7 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     snprintf(r->variant, sizeof r->variant, "%s%s", ch.variant, fast ? " fast-acc" : "");
 
     FASTED_RC(fasted_upload(&k, fmt));
+    f.ds = &g_ds;
     r->d_padded = g_ds.dp;
     r->symmetric = a->symmetric && a->q0 == 0 && a->q1 == a->n;
     p.X = g_ds.X;
@@ -558,6 +607,10 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     /* Bounded launches: the host checks cancel and reports progress
      * between them; 64 tiles per block keeps the tail of each small. */
     f.chunk = std::max((unsigned long long)f.grid * 64, f.total / 64 + 1);
+    f.t_stop = q ? 0 : f.total;
+    f.q = q;
+    if (q)
+        FASTED_RC(kern_queue_open(q, a->device, f.total, r->variant));
     f.post = post;
     if (post && post->setup)
         FASTED_RC(post->setup(post->ctx, &k));
@@ -604,5 +657,7 @@ out:
     cudaFree(d_edges);
     cudaFree(d_hist);
     kern_end(&k);
+    if (items)
+        *items = f.taken;
     return rc;
 }

@@ -87,10 +87,12 @@ unsigned long long fasted_wg_items(const fasted_params *p)
 cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int widen,
                              int grid, size_t smem, cudaStream_t st)
 {
-    static CUtensorMap map;
-    static const void *map_x = NULL;
-    static size_t map_ld = 0, map_rows = 0;
-    static int map_widen = 0;
+    /* Per host thread: a run over several devices launches from a thread
+     * per device, each with its own dataset copy (kern_multi.cuh). */
+    static thread_local CUtensorMap map;
+    static thread_local const void *map_x = NULL;
+    static thread_local size_t map_ld = 0, map_rows = 0;
+    static thread_local int map_widen = 0;
     if (map_x != p->X || map_ld != (size_t)p->ld || map_rows != n_alloc || map_widen != widen) {
         fasted_encode_fn enc = fasted_wg_encoder();
         if (!enc)

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "kern_drive.cuh"
+#include "kern_multi.cuh"
 #include "kern_util.cuh"
 
 #define KERN_DEFAULT_BATCH ((size_t)1 << 22)
@@ -39,8 +40,9 @@ struct kern_pair_buf {
  * N+1 writes one while launch N's pairs are copied out of the other on
  * the copy stream and handed to the sink on the host; one (the launch,
  * copy and sink in turn) when only one fits. Everything about the pair
- * buffers of a device lives here. */
-static struct {
+ * buffers of a device lives here: one per device ordinal, touched only by
+ * the thread running on that device (kern_multi.cuh). */
+struct kern_pairs {
     int dev, d2_bytes, nbuf;
     size_t cap; /* pairs each buffer holds */
     kern_pair_buf b[2];
@@ -49,14 +51,15 @@ static struct {
     int cur;           /* the buffer the next launch writes */
     double *wide;      /* FP32 d2 widened for the callback, one batch */
     size_t wide_cap;
-} g_pairs = {-1, 0, 0, 0, {}, NULL, NULL, 0, NULL, 0};
+};
+static kern_pairs g_pairs_dev[KERN_DEV_SLOTS];
 
 static size_t kern_pair_bytes(size_t cap, int d2_bytes)
 {
     return cap * (8 + (size_t)d2_bytes);
 }
 
-static void kern_pairs_free(void)
+static void kern_pairs_free(kern_pairs &g_pairs)
 {
     for (int b = 0; b < 2; b++) {
         kern_pair_buf *p = &g_pairs.b[b];
@@ -82,7 +85,15 @@ static void kern_pairs_free(void)
 
 void kern_drive_release(void)
 {
-    kern_pairs_free();
+    int cur = 0;
+    cudaGetDevice(&cur);
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        if (g_pairs_dev[d].b[0].pi || g_pairs_dev[d].b[0].hi || g_pairs_dev[d].b[1].pi ||
+            g_pairs_dev[d].b[1].hi || g_pairs_dev[d].cs || g_pairs_dev[d].wide) {
+            cudaSetDevice(d);
+            kern_pairs_free(g_pairs_dev[d]);
+        }
+    cudaSetDevice(cur);
     cudaGetLastError();
 }
 
@@ -167,6 +178,11 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
     if (a->device < 0 || a->device >= ndev)
         return kern_fail(KERN_ENODEV, "CUDA device %d does not exist (%d present)", a->device,
                          ndev);
+    if (a->ndevices > 1)
+        return kern_fail(KERN_EINVAL,
+                         "%s runs on one GPU and set devices lists %d; set devices default (or "
+                         "one ordinal) for it",
+                         who, a->ndevices);
     if (a->x == NULL || a->n == 0 || a->d == 0 || a->q0 > a->q1 || a->q1 > a->n ||
         a->n >= 0xffffff00u)
         return kern_fail(KERN_EINVAL, "%s: bad sizes (n %zu, d %zu, rows [%zu, %zu))", who, a->n,
@@ -233,6 +249,7 @@ void kern_end(kern_run *k)
  * charged goes back and g_pairs is empty again. */
 static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     g_pairs.dev = k->a->device;
     g_pairs.d2_bytes = d2_bytes;
     g_pairs.cap = cap;
@@ -278,7 +295,7 @@ static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
     }
     if (rc) {
         kern_uncharge(k, charged);
-        kern_pairs_free();
+        kern_pairs_free(g_pairs);
     }
     return rc;
 }
@@ -289,6 +306,7 @@ static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
  * copies overlapped) before giving up. */
 static int kern_pairs_setup(kern_run *k, const kern_work *w)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     const kern_join_args *a = k->a;
     size_t want = a->batch_pairs ? a->batch_pairs : KERN_DEFAULT_BATCH;
     want = want < w->min_cap ? w->min_cap : want;
@@ -303,7 +321,7 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
             cudaGetDevice(&cur);
             if (g_pairs.dev >= 0)
                 cudaSetDevice(g_pairs.dev);
-            kern_pairs_free();
+            kern_pairs_free(g_pairs);
             cudaSetDevice(cur);
         }
         int rc = 0;
@@ -318,7 +336,7 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
                 kern_uncharge(k, want * w->extra_per_pair);
             } else {
                 kern_uncharge(k, bytes);
-                kern_pairs_free();
+                kern_pairs_free(g_pairs);
             }
         }
         if (rc == 0)
@@ -345,6 +363,7 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
 /* The next launch writes buffer b. */
 static void kern_pairs_point(kern_run *k, int b)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     k->pi = g_pairs.b[b].pi;
     k->pj = g_pairs.b[b].pj;
     k->pd = g_pairs.b[b].pd;
@@ -356,6 +375,7 @@ static void kern_pairs_point(kern_run *k, int b)
  * so far (the launch, and whatever its collect enqueued) is done. */
 static int kern_pairs_copy(kern_run *k, const kern_step *st)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     const size_t np = (size_t)st->np;
     kern_pair_buf *b = &g_pairs.b[g_pairs.cur];
     if (np == 0)
@@ -381,6 +401,7 @@ static int kern_pairs_copy(kern_run *k, const kern_step *st)
  * batches, FP32 d2 widened (exactly) to double. */
 static int kern_pairs_sink(kern_run *k, int bi)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     kern_pair_buf *b = &g_pairs.b[bi];
     const size_t np = b->np;
     const kern_join_args *a = k->a;
@@ -425,6 +446,7 @@ static int kern_pairs_sink(kern_run *k, int bi)
 /* Every copied batch not yet sunk (at most one: the previous launch's). */
 static int kern_pairs_flush(kern_run *k)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     int rc = 0;
     for (int b = 0; b < g_pairs.nbuf && rc == 0; b++)
         rc = kern_pairs_sink(k, b);
@@ -437,6 +459,7 @@ static int kern_pairs_flush(kern_run *k)
  * and before the next one is enqueued, as it decides what comes next. */
 static int kern_drive_loop(kern_run *k, const kern_work *w)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     const int pairs = a->mode == KJOIN_PAIRS;
@@ -479,6 +502,7 @@ static int kern_drive_loop(kern_run *k, const kern_work *w)
 
 int kern_drive(kern_run *k, const kern_work *w)
 {
+    kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     int rc = 0;
     if (k->a->mode == KJOIN_PAIRS && (rc = kern_pairs_setup(k, w)) != 0)
         return rc;

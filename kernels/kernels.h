@@ -43,6 +43,20 @@ typedef struct kern_device {
 int kern_device_count(void);
 int kern_device_info(int dev, kern_device *out);
 
+/* ---- Several GPUs of one host (`set devices`; docs/SCALING.md) ----
+ * A FASTED-format run given a list of devices shares its work-item list
+ * among them through one queue of ranges, a host thread per device. */
+#define KERN_MAX_DEVICES 8
+
+/* One device's share of a run over several. */
+typedef struct kern_device_share {
+    int device;               /* CUDA ordinal */
+    unsigned long long items; /* work items (block tiles) it took from the queue */
+    size_t launches;
+    double t_kernel; /* its join kernels (events, summed) */
+    uint64_t pairs;  /* pairs it found (PAIRS: drained to the sink) */
+} kern_device_share;
+
 /* Host callback receiving pair batches drained from a device buffer:
  * i, j global rows, d2 the squared distance as the engine computed it
  * (an FP32 value widened exactly, or FP64). Return 0 to go on, nonzero to
@@ -196,6 +210,12 @@ typedef struct kern_join_args {
     double eps; /* pairs with d2 <= eps*eps in the engine's arithmetic; HIST: d2 <= edges[nbins] */
     int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
+    /* Several devices (kern_fasted_run only): ndevices > 0 runs on these
+     * distinct ordinals through one queue of work-item ranges and device is
+     * ignored (a list of one still takes the queue path); 0: device alone.
+     * Every other entry refuses ndevices > 1. */
+    int devices[KERN_MAX_DEVICES];
+    int ndevices;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
     kern_pair_fn pair_fn; /* PAIRS */
     void *pair_ctx;
@@ -254,6 +274,11 @@ typedef struct kern_join_result {
     int centred;   /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];
+    /* A run over a device list: each device's share (ndevices entries);
+     * the phases above are then the longest device's, pairs, launches,
+     * refills and refined summed, mem_peak the largest device's. */
+    int ndevices;
+    kern_device_share share[KERN_MAX_DEVICES];
 } kern_join_result;
 
 /* An engine's kernel entry. */

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices.h"
 #include "err.h"
 #include "kernels.h"
 #include "nvml.h"
@@ -115,7 +116,12 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     /* GPU runs are sampled by NVML (clocks, power, throttling) so every
      * stored GPU run says at what clock it ran; without NVML nothing is
      * added (N/A, not 0). */
-    int sampling = e->gpu && nvml_sampler_start(s->opts ? s->opts->device : 0, 20) == 0;
+    int sdev[KERN_MAX_DEVICES]; /* over a `set devices` list: its first device */
+    const int nsdev = devices_resolve(s->opts, sdev);
+    int sampling = e->gpu && nvml_sampler_start(nsdev     ? sdev[0]
+                                                : s->opts ? s->opts->device
+                                                          : 0,
+                                                20) == 0;
     if (e->gpu && !sampling)
         err_clear();
     /* The engine sees which row it runs for (tensor-core formats share one
@@ -196,6 +202,17 @@ int engine_gpu_device(const char *who, const engine_opts *o, kern_device *dv)
         return err_set(TCJ_ENODEV, "%s needs an NVIDIA GPU; none found (no driver loaded)", who);
     if (n <= 0)
         return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
+    /* `set devices`: every listed device must exist; the first stands
+     * for them (a list of GPUs of one kind, kernels/kern_multi.cu). */
+    int list[KERN_MAX_DEVICES];
+    const int nl = devices_resolve(o, list);
+    for (int t = 0; t < nl; t++)
+        if (list[t] >= n)
+            return err_set(TCJ_ENODEV,
+                           "%s: no CUDA device %d (this machine has %d: 0..%d; set devices)", who,
+                           list[t], n, n - 1);
+    if (nl > 0)
+        dev = list[0];
     if (dev < 0 || dev >= n)
         return err_set(TCJ_ENODEV,
                        "%s: no CUDA device %d (this machine has %d: 0..%d; set device N)", who, dev,

@@ -62,6 +62,11 @@ typedef struct engine_opts {
      * core alone (~13 significand bits), 0 = promote each 256-value k
      * chunk into FP32 registers (the default; `set fp8-acc`). */
     int fp8_acc_fast;
+    /* `set devices` (src/devices.h): the GPUs a FASTED-format run is
+     * spread over, bit k for ordinal k, or devices_all; neither: device
+     * alone. */
+    unsigned long long devices;
+    int devices_all;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

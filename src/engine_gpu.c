@@ -10,6 +10,7 @@
 
 #include "center.h"
 #include "cupti_prof.h"
+#include "devices.h"
 #include "engine.h"
 #include "err.h"
 #include "fmt_fit.h"
@@ -92,6 +93,9 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
     a->eps = s->eps;
     a->symmetric = o->symmetric;
     a->device = o->device;
+    a->ndevices = devices_resolve(o, a->devices);
+    if (a->ndevices > 0)
+        a->device = a->devices[0];
     a->batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
     a->mem_cap = o->gpu_mem;
     a->cancel = s->cancel;
@@ -125,6 +129,26 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
         a->hist = s->hist;
         a->hist_below = s->hist_below;
         break;
+    }
+}
+
+/* A run over a device list (`set devices`): how many, and each one's
+ * share as counters named after its ordinal (the run record's columns
+ * stay as they are). */
+static void gpu_shares(const kern_join_result *r, join_result *res)
+{
+    if (r->ndevices <= 0)
+        return;
+    join_result_metric(res, "devices", r->ndevices, "");
+    for (int t = 0; t < r->ndevices && t < KERN_MAX_DEVICES; t++) {
+        const kern_device_share *d = &r->share[t];
+        char name[64];
+        snprintf(name, sizeof name, "dev%d_items", d->device);
+        join_result_metric(res, name, (double)d->items, "items");
+        snprintf(name, sizeof name, "dev%d_kernel_s", d->device);
+        join_result_metric(res, name, d->t_kernel, "s");
+        snprintf(name, sizeof name, "dev%d_pairs", d->device);
+        join_result_metric(res, name, (double)d->pairs, "pairs");
     }
 }
 
@@ -169,6 +193,7 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
         join_result_metric(res, "band_fraction", r->pairs ? (double)r->band / (double)r->pairs : 0,
                            "");
     }
+    gpu_shares(r, res);
     if (!tc)
         return;
     double nq = (double)(s->q1 - s->q0);
@@ -199,6 +224,23 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, fmt, &a);
+    /* Only the FASTED formats take the device queue (kernels/kern_multi.cu);
+     * exact's refinement keeps its FP64 rows on one device. */
+    if (a.ndevices > 1 && (!s->engine->format || s->engine->exact)) {
+        char dv[200];
+        devices_describe(o, dv, sizeof dv);
+        return err_set(TCJ_EUNSUP,
+                       "%s runs on one GPU and set devices is %s (%d GPUs); set devices default, "
+                       "or one ordinal, to run it",
+                       name, dv, a.ndevices);
+    }
+    /* The counters' range covers the calling thread's device only; the
+     * devices of a list launch from threads of their own. */
+    if (a.ndevices > 1 && cupti_prof_pending())
+        return err_set(TCJ_EUNSUP,
+                       "%s: profile measures one GPU and set devices lists %d; set devices "
+                       "default, or one ordinal, to profile it",
+                       name, a.ndevices);
     int shifted, rc0 = gpu_unsigned(s->engine, s->ds, o, &a.center, &shifted);
     if (rc0)
         return rc0;
@@ -240,7 +282,9 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.q0 = s->q0;
     a.q1 = s->q1;
     a.symmetric = o->symmetric;
-    a.device = o->device;
+    /* k-distance runs on one device: the first of a `set devices` list. */
+    int list[KERN_MAX_DEVICES];
+    a.device = devices_resolve(o, list) > 0 ? list[0] : o->device;
     a.batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
     a.mem_cap = o->gpu_mem;
     a.acc_fast = o->fp8_acc_fast;

@@ -6,6 +6,7 @@
 
 #include "center.h"
 #include "cmd.h"
+#include "devices.h"
 #include "err.h"
 #include "fasted_opts.h"
 
@@ -305,6 +306,8 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_batch, set_batch},
     {"device", "N", "CUDA device ordinal",
      1, {NULL, NULL}, get_device, set_device},
+    {"devices", "all|default|N,M,...", "FASTED formats: spread each run over these GPUs",
+     1, {"all|default", NULL}, devices_get, devices_set},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
     {"center", "auto|on|off|default",
@@ -352,8 +355,15 @@ void settings_describe(const session *s, char *buf, size_t size)
     for (const fasted_switch *w = fasted_switches; w->name && k < sizeof offs; w++)
         if (s->eopt.fasted_off & w->bit)
             k += (size_t)snprintf(offs + k, sizeof offs - k, "%s%s", k ? "," : "", w->name);
-    snprintf(buf, size, "threads=%d symmetric=%s ted=%s index-k=%d batch=%zu device=%d off=%s",
-             s->eopt.threads, s->eopt.symmetric ? "on" : "off",
-             s->eopt.ted_paper ? "paper" : "redesigned", s->eopt.index_k, s->eopt.batch_pairs,
-             s->eopt.device, k ? offs : "none");
+    int w =
+        snprintf(buf, size, "threads=%d symmetric=%s ted=%s index-k=%d batch=%zu device=%d off=%s",
+                 s->eopt.threads, s->eopt.symmetric ? "on" : "off",
+                 s->eopt.ted_paper ? "paper" : "redesigned", s->eopt.index_k, s->eopt.batch_pairs,
+                 s->eopt.device, k ? offs : "none");
+    /* Only when set, so that runs on one device read as before. */
+    if (devices_listed(&s->eopt) && w > 0 && (size_t)w < size) {
+        char dv[200];
+        devices_describe(&s->eopt, dv, sizeof dv);
+        snprintf(buf + w, size - (size_t)w, " devices=%s", dv);
+    }
 }
