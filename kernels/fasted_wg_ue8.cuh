@@ -40,6 +40,12 @@
 
 #define UE8_WG_B16_BYTES (FASTED_WG_BN * WG_BK * 2) /* a B slice in FP16: 256 rows of 128 bytes */
 #define UE8_WG_B8_BYTES (FASTED_WG_BN * WG_BK)      /* its codes: 256 rows of 64 */
+/* Registers of the producer warpgroup (the consumers get what is left of
+ * the 64K: 128 x 56 + 256 x 224 = 64512) and loads in flight per widening
+ * thread (6 x 4 registers). */
+#define UE8_WG_PRODUCER_REGS 56
+#define UE8_WG_CONSUMER_REGS 224
+#define UE8_WG_WIDEN_BATCH 6
 
 /* The rings of format F: F::wg_stages FP16 B slices (1024-aligned, as the
  * swizzle atoms must be), then F::wg_stages8 slices of codes; the
@@ -60,28 +66,42 @@ template <class F> struct ue8_wg_ring {
  * becomes the 4-byte words t % 4 of FP16 chunks 2 kk (codes 0,1) and
  * 2 kk + 1 (codes 2,3). 24 i is 0 mod 8, so every row of a thread has the
  * same swizzle; a warp's stores of one word cover 8 rows x 4 words in 32
- * distinct banks. */
+ * distinct banks. The loads go out UE8_WG_WIDEN_BATCH at a time: one at a
+ * time, each waited for before its stores (what the compiler makes of a
+ * plain loop at the producers' register budget), the widening warps were
+ * the kernel's bottleneck (ncu: their time went to shared-memory load
+ * latency, the consumers' to waiting for widened slices). */
 template <class F>
 __device__ __forceinline__ void ue8_wg_widen_b(const unsigned char *src, unsigned char *dst, int t)
 {
-    static_assert(FASTED_WG_BN * 4 <= 11 * WG_WIDENERS && WG_WIDENERS % 32 == 0,
-                  "11 rows a thread");
+    constexpr int N = 11, NB = UE8_WG_WIDEN_BATCH;
+    static_assert(FASTED_WG_BN * 4 <= N * WG_WIDENERS && FASTED_WG_BN * 4 > (N - 1) * WG_WIDENERS &&
+                      WG_WIDENERS % 32 == 0,
+                  "11 rows a thread, the last one for some threads only");
     const int r0 = t >> 2, j = t & 3, sw = r0 & 7;
+    const bool has_last = r0 + 24 * (N - 1) < FASTED_WG_BN;
     const unsigned char *s = src + r0 * 64 + j * 16;
     unsigned char *d = dst + r0 * 128 + j * 4;
 #pragma unroll
-    for (int i = 0; i < 11; i++) {
-        if (i == 10 && r0 + 24 * i >= FASTED_WG_BN)
-            break;
-        const uint4 v = *(const uint4 *)(s + i * 24 * 64);
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        unsigned char *dr = d + i * 24 * 128;
+    for (int i0 = 0; i0 < N; i0 += NB) {
+        uint4 v[NB];
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            uint32_t lo, hi;
-            F::widen4(w[kk], lo, hi);
-            *(uint32_t *)(dr + (((2 * kk) ^ sw) << 4)) = lo;
-            *(uint32_t *)(dr + (((2 * kk + 1) ^ sw) << 4)) = hi;
+        for (int b = 0; b < NB; b++)
+            if (i0 + b < N - 1 || (i0 + b == N - 1 && has_last))
+                v[b] = *(const uint4 *)(s + (i0 + b) * 24 * 64);
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (!(i0 + b < N - 1 || (i0 + b == N - 1 && has_last)))
+                continue;
+            const uint32_t w[4] = {v[b].x, v[b].y, v[b].z, v[b].w};
+            unsigned char *dr = d + (i0 + b) * 24 * 128;
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                uint32_t lo, hi;
+                F::widen4(w[kk], lo, hi);
+                *(uint32_t *)(dr + (((2 * kk) ^ sw) << 4)) = lo;
+                *(uint32_t *)(dr + (((2 * kk + 1) ^ sw) << 4)) = hi;
+            }
         }
     }
 }
@@ -147,7 +167,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 
     if (threadIdx.x < 128) {
         /* Producer. */
-        setmaxnreg_dec<40>();
+        setmaxnreg_dec<UE8_WG_PRODUCER_REGS>();
         if (threadIdx.x >= 32) {
             /* Widening warps: each staged B slice into the next FP16 stage,
              * in the order the copies were issued, until the end mark. */
@@ -221,7 +241,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     }
 
     /* Consumers. */
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<UE8_WG_CONSUMER_REGS>();
     const int ct = threadIdx.x - 128; /* 0..255 */
     const int cw = ct >> 7;           /* consumer warpgroup: rows 64*cw.. of the tile */
     const int warp = ct >> 5;
