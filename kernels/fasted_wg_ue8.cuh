@@ -3,8 +3,9 @@
  * Hopper's tensor cores with FP32 accumulation. The block, tile scheduler,
  * work-item slots and epilogue are the FP16 kernel's (fasted_wgmma.cuh);
  * what differs is how the operands reach the tensor cores, chosen to keep
- * shared-memory traffic at FP16's (docs/BENCHMARKS.md: the traffic is
- * what limits these kernels).
+ * shared-memory traffic at FP16's (docs/BENCHMARKS.md: widening both
+ * operands in shared memory, the traffic limited the kernel; then the
+ * widening warps' load latency did, see ue8_wg_widen_b).
  *
  *  - A (the 128 query rows) never enters shared memory: each consumer
  *    thread loads its fragment's codes straight from global memory (16
