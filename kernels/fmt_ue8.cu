@@ -17,8 +17,9 @@
  * as FP8) and widens each register of 4 codes into two registers of 2 FP16
  * values for two m16n8k16 MMAs: the k order inside them is permuted, but
  * identically for A and B (a thread holds the same k in both), and a dot
- * product does not care. The wgmma kernel widens staged slices in shared
- * memory (fasted_wgmma.cuh).
+ * product does not care. The wgmma kernel (fasted_wg_ue8.cuh) widens A in
+ * the consumer warps' registers and B once per tile slice in shared
+ * memory, in one permuted k order.
  *
  * Rounding from FP32 (the host rounds FP64 to FP32 to odd first, 24 >= 5 +
  * 2 bits, so this is the rounding of the FP64 value) is src/fmt8.c's: to
@@ -29,7 +30,7 @@
 
 #include "fasted_format.cuh"
 #include "fasted_mma.cuh"
-#include "fasted_wgmma.cuh"
+#include "fasted_wg_ue8.cuh"
 
 /* x > 0 rounded to nearest even with P significand bits, the quantum never
  * below 2^(EMIN-P+1) (gradual underflow); overflow is the caller's. */
@@ -47,11 +48,10 @@ struct fmt_ue8_base : fasted_fp32_acc {
     typedef uint8_t elem;
     static constexpr int min_cc = 80;
     static constexpr bool widen = true;
-    /* wgmma rings: 3 FP16 and 3 8-bit stages (217 KB; measured on an H200 at
-     * n = 1e5, d = 4096: 3+3 178 ms, 2+4 185 ms, 3+2 190 ms). A histogram of
-     * more than 1280 bins no longer fits beside them: such runs take the
-     * mma.sync kernel (fasted_choose). */
-    static constexpr int wg_stages = 3, wg_stages8 = 3;
+    /* wgmma rings (fasted_wg_ue8.cuh): 4 FP16 B slices of 32 KB and 4
+     * slices of B codes of 16 KB (193 KB; a histogram of up to 4351 bins
+     * fits beside them, larger ones take the mma.sync kernel). */
+    static constexpr int wg_stages = 4, wg_stages8 = 4;
     /* v*v is exact in FP32 (at most 5-bit significands); the sum rounds
      * toward zero, as for every format. */
     __device__ static float norm_add(float s, float v)
@@ -79,10 +79,6 @@ template <class W> struct fmt_ue8_mma : fmt_ue8_base {
         W::widen4(b[1], bl[1], bh[1]);
         mma_sync_m16n8k16_f32_f16(d, al, bl);
         mma_sync_m16n8k16_f32_f16(d, ah, bh);
-    }
-    __device__ static void wgmma(float (&d)[128], uint64_t da, uint64_t db)
-    {
-        wgmma_mma_async_m64n256k16_f32_f16(d, da, db, 1);
     }
 };
 
@@ -143,8 +139,8 @@ static void ue4m4_mma_kernels(unsigned off, const void **func, const void **func
 }
 
 FASTED_FORMAT(fmt_ue5m3, kern_fmt_ue5m3, ue8_variants, ue5m3_mma_kernels,
-              ((const void *)fasted_wg_kernel<fmt_ue5m3, false>),
-              ((const void *)fasted_wg_kernel<fmt_ue5m3, true>), FASTED_WG_SMEM_OF(fmt_ue5m3));
+              ((const void *)fasted_wg_ue8_kernel<fmt_ue5m3, false>),
+              ((const void *)fasted_wg_ue8_kernel<fmt_ue5m3, true>), UE8_WG_SMEM_OF(fmt_ue5m3));
 FASTED_FORMAT(fmt_ue4m4, kern_fmt_ue4m4, ue8_variants, ue4m4_mma_kernels,
-              ((const void *)fasted_wg_kernel<fmt_ue4m4, false>),
-              ((const void *)fasted_wg_kernel<fmt_ue4m4, true>), FASTED_WG_SMEM_OF(fmt_ue4m4));
+              ((const void *)fasted_wg_ue8_kernel<fmt_ue4m4, false>),
+              ((const void *)fasted_wg_ue8_kernel<fmt_ue4m4, true>), UE8_WG_SMEM_OF(fmt_ue4m4));
