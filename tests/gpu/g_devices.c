@@ -16,14 +16,6 @@
 #include "exact_sets.h"
 #include "kernels.h"
 
-static double metric(const join_result *r, const char *name)
-{
-    for (int k = 0; k < r->nmetric; k++)
-        if (strcmp(r->metric[k].name, name) == 0)
-            return r->metric[k].value;
-    return -1;
-}
-
 static void need_gpu(int n)
 {
     int have = kern_device_count();
@@ -36,49 +28,11 @@ static void need_gpu(int n)
 static dataset g_ds;
 static double g_eps;
 
-/* Clustered data, so that pairs are plenty (about 150 a point): the
- * PAIRS runs refill a 32k-pair buffer dozens of times. */
+/* The clustered set (exact_sets.h): about 150 pairs a point. */
 static void data(void)
 {
-    if (g_ds.x)
-        return;
-    gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.kind = "gauss";
-    g.n = 12000;
-    g.d = 64;
-    g.seed = 7;
-    g.clusters = 16;
-    g.sigma = 0.05;
-    if (dataset_generate(&g, &g_ds) != 0) {
-        fprintf(stderr, "generate: %s\n", err_msg());
-        abort();
-    }
-    /* eps: the mean distance to the 150th nearest of 8 rows, FP64. */
-    double *d = xmalloc(g_ds.n * sizeof *d);
-    double acc = 0;
-    for (int q = 0; q < 8; q++) {
-        for (size_t j = 0; j < g_ds.n; j++) {
-            double s = 0;
-            for (size_t k = 0; k < g_ds.d; k++) {
-                double u = g_ds.x[(size_t)q * g_ds.d + k] - g_ds.x[j * g_ds.d + k];
-                s += u * u;
-            }
-            d[j] = s;
-        }
-        for (int t = 0; t <= 150; t++) {
-            size_t m = (size_t)t;
-            for (size_t j = (size_t)t + 1; j < g_ds.n; j++)
-                if (d[j] < d[m])
-                    m = j;
-            double x = d[t];
-            d[t] = d[m];
-            d[m] = x;
-        }
-        acc += sqrt(d[150]);
-    }
-    g_eps = acc / 8;
-    free(d);
+    if (!g_ds.x)
+        set_clustered(12000, 64, 7, &g_ds, &g_eps);
 }
 
 #define NB 32
@@ -167,24 +121,24 @@ static void same(const char *what, outcome *a, outcome *b, int ndev)
         bad += a->p.pairs[k].i != b->p.pairs[k].i || a->p.pairs[k].j != b->p.pairs[k].j ||
                memcmp(&a->p.pairs[k].d2, &b->p.pairs[k].d2, sizeof(double)) != 0;
     CHECK_MSG(bad == 0, "%s: %zu pairs differ in index or d2 bits", what, bad);
-    CHECK_MSG(metric(&b->res[JOIN_PAIRS], "buffer_refills") > 0, "%s: the buffer never refilled",
+    CHECK_MSG(jr_metric(&b->res[JOIN_PAIRS], "buffer_refills") > 0, "%s: the buffer never refilled",
               what);
     for (int m = 0; m < 4; m++) {
         const join_result *r = &b->res[m];
-        CHECK_MSG(metric(r, "devices") == ndev, "%s mode %d: devices %g", what, m,
-                  metric(r, "devices"));
+        CHECK_MSG(jr_metric(r, "devices") == ndev, "%s mode %d: devices %g", what, m,
+                  jr_metric(r, "devices"));
         double items = 0, pairs = 0;
         int seen = 0;
         for (int dv = 0; dv < 64; dv++) {
             char name[32];
             snprintf(name, sizeof name, "dev%d_items", dv);
-            double it = metric(r, name);
+            double it = jr_metric(r, name);
             if (it < 0)
                 continue;
             seen++;
             items += it;
             snprintf(name, sizeof name, "dev%d_pairs", dv);
-            pairs += metric(r, name);
+            pairs += jr_metric(r, name);
         }
         CHECK_MSG(seen == ndev, "%s mode %d: shares of %d devices", what, m, seen);
         CHECK_MSG(pairs == (double)r->pairs, "%s mode %d: shares hold %.0f pairs of %llu", what, m,

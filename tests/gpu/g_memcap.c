@@ -14,14 +14,6 @@
 #include "exact_sets.h"
 #include "kernels.h"
 
-static double metric(const join_result *r, const char *name)
-{
-    for (int k = 0; k < r->nmetric; k++)
-        if (strcmp(r->metric[k].name, name) == 0)
-            return r->metric[k].value;
-    return -1;
-}
-
 static void need_gpu(void)
 {
     if (kern_device_count() == 0)
@@ -31,50 +23,11 @@ static void need_gpu(void)
 static dataset g_ds;
 static double g_eps;
 
-/* Clustered data, so that pairs are plenty (about 150 a point). */
+/* The clustered set (exact_sets.h): about 150 pairs a point. */
 static void data(void)
 {
-    if (g_ds.x)
-        return;
-    gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.kind = "gauss";
-    g.n = 12000;
-    g.d = 64;
-    g.seed = 7;
-    g.clusters = 16;
-    g.sigma = 0.05;
-    if (dataset_generate(&g, &g_ds) != 0) {
-        fprintf(stderr, "generate: %s\n", err_msg());
-        abort();
-    }
-    /* eps: the 150th smallest distance from point 0's cluster mates, from
-     * an FP64 scan of a few rows (a rough selectivity is all we need). */
-    double *d = xmalloc(g_ds.n * sizeof *d);
-    double acc = 0;
-    for (int q = 0; q < 8; q++) {
-        for (size_t j = 0; j < g_ds.n; j++) {
-            double s = 0;
-            for (size_t k = 0; k < g_ds.d; k++) {
-                double u = g_ds.x[(size_t)q * g_ds.d + k] - g_ds.x[j * g_ds.d + k];
-                s += u * u;
-            }
-            d[j] = s;
-        }
-        /* partial selection: the 150th smallest */
-        for (int t = 0; t <= 150; t++) {
-            size_t m = (size_t)t;
-            for (size_t j = (size_t)t + 1; j < g_ds.n; j++)
-                if (d[j] < d[m])
-                    m = j;
-            double x = d[t];
-            d[t] = d[m];
-            d[m] = x;
-        }
-        acc += sqrt(d[150]);
-    }
-    g_eps = acc / 8;
-    free(d);
+    if (!g_ds.x)
+        set_clustered(12000, 64, 7, &g_ds, &g_eps);
 }
 
 typedef struct capped {
@@ -169,17 +122,19 @@ TEST(capped_runs_equal_uncapped_every_engine)
                   "%s: only %zu pairs; the test needs more than the "
                   "capped buffer holds",
                   e->name, a.p.npairs);
-        CHECK_MSG(metric(&a.res[JOIN_PAIRS], "buffers_shrunk") == 0, "%s shrank uncapped", e->name);
-        CHECK_MSG(metric(&b.res[JOIN_PAIRS], "buffers_shrunk") == 1, "%s: capped did not shrink",
+        CHECK_MSG(jr_metric(&a.res[JOIN_PAIRS], "buffers_shrunk") == 0, "%s shrank uncapped",
                   e->name);
-        CHECK_MSG(
-            metric(&b.res[JOIN_PAIRS], "pair_buffer") < metric(&a.res[JOIN_PAIRS], "pair_buffer"),
-            "%s: pair buffer %g capped vs %g", e->name, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
-            metric(&a.res[JOIN_PAIRS], "pair_buffer"));
+        CHECK_MSG(jr_metric(&b.res[JOIN_PAIRS], "buffers_shrunk") == 1, "%s: capped did not shrink",
+                  e->name);
+        CHECK_MSG(jr_metric(&b.res[JOIN_PAIRS], "pair_buffer") <
+                      jr_metric(&a.res[JOIN_PAIRS], "pair_buffer"),
+                  "%s: pair buffer %g capped vs %g", e->name,
+                  jr_metric(&b.res[JOIN_PAIRS], "pair_buffer"),
+                  jr_metric(&a.res[JOIN_PAIRS], "pair_buffer"));
         for (int m = 0; m < 4; m++)
-            CHECK_MSG(metric(&b.res[m], "device_mem_peak") <= (double)cap,
+            CHECK_MSG(jr_metric(&b.res[m], "device_mem_peak") <= (double)cap,
                       "%s mode %d held %g bytes under a cap of %zu", e->name, m,
-                      metric(&b.res[m], "device_mem_peak"), cap);
+                      jr_metric(&b.res[m], "device_mem_peak"), cap);
         CHECK_MSG(b.res[JOIN_PAIRS].pairs == a.res[JOIN_PAIRS].pairs, "%s pairs %llu vs %llu",
                   e->name, (unsigned long long)b.res[JOIN_PAIRS].pairs,
                   (unsigned long long)a.res[JOIN_PAIRS].pairs);
@@ -199,9 +154,9 @@ TEST(capped_runs_equal_uncapped_every_engine)
         CHECK_MSG(bad == 0, "%s: %zu pairs differ in index or d2 bits", e->name, bad);
         printf("# %s: %zu pairs; capped at %.1f MB: pair buffer %.0f pairs, %.0f launches, "
                "peak %.1f MB\n",
-               e->name, a.p.npairs, cap / 1e6, metric(&b.res[JOIN_PAIRS], "pair_buffer"),
-               metric(&b.res[JOIN_PAIRS], "launches"),
-               metric(&b.res[JOIN_PAIRS], "device_mem_peak") / 1e6);
+               e->name, a.p.npairs, cap / 1e6, jr_metric(&b.res[JOIN_PAIRS], "pair_buffer"),
+               jr_metric(&b.res[JOIN_PAIRS], "launches"),
+               jr_metric(&b.res[JOIN_PAIRS], "device_mem_peak") / 1e6);
         capped_free(&a);
         capped_free(&b);
     }

@@ -17,14 +17,6 @@
 #include "exact_sets.h"
 #include "kernels.h"
 
-static double metric(const join_result *r, const char *name)
-{
-    for (int k = 0; k < r->nmetric; k++)
-        if (strcmp(r->metric[k].name, name) == 0)
-            return r->metric[k].value;
-    return -1;
-}
-
 static void need_gpu(void)
 {
     /* Lines as they come, before anything is printed: a run stopped by a
@@ -34,47 +26,6 @@ static void need_gpu(void)
         setvbuf(stdout, NULL, _IOLBF, 0);
     if (kern_device_count() == 0)
         t_skip("skipped: no CUDA device");
-}
-
-/* Clustered data (16 clusters), eps at about the 150th neighbour of a few
- * rows (FP64 scan): about 150 pairs a point, far beyond a small buffer. */
-static void make_data(size_t n, size_t d, dataset *ds, double *eps)
-{
-    gen_opts g;
-    memset(&g, 0, sizeof g);
-    g.kind = "gauss";
-    g.n = n;
-    g.d = d;
-    g.seed = 13;
-    g.clusters = 16;
-    g.sigma = 0.05;
-    if (dataset_generate(&g, ds) != 0) {
-        fprintf(stderr, "generate: %s\n", err_msg());
-        abort();
-    }
-    double *d2 = xmalloc(n * sizeof *d2), acc = 0;
-    for (int q = 0; q < 8; q++) {
-        for (size_t j = 0; j < n; j++) {
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                double u = ds->x[(size_t)q * d + k] - ds->x[j * d + k];
-                s += u * u;
-            }
-            d2[j] = s;
-        }
-        for (int t = 0; t <= 150; t++) {
-            size_t m = (size_t)t;
-            for (size_t j = (size_t)t + 1; j < n; j++)
-                if (d2[j] < d2[m])
-                    m = j;
-            double x = d2[t];
-            d2[t] = d2[m];
-            d2[m] = x;
-        }
-        acc += sqrt(d2[150]);
-    }
-    *eps = acc / 8;
-    free(d2);
 }
 
 /* A collecting sink that can stop the run (stop_after batches, 0: never)
@@ -170,10 +121,12 @@ static void check_engine(const engine *e, const dataset *ds, double eps, int sym
     /* batch 1000: every engine's smallest buffer (its min_cap). */
     prun B = run_pairs(e, ds, eps, sym, 1000, 0, 0, 0);
     CHECK_MSG(B.rc == 0, "%s sym=%d small buffers: %s", e->name, sym, err_msg());
-    const double cap_pairs = metric(&B.r, "pair_buffer"), peak = metric(&B.r, "device_mem_peak");
+    const double cap_pairs = jr_metric(&B.r, "pair_buffer"),
+                 peak = jr_metric(&B.r, "device_mem_peak");
     CHECK_MSG(A.o.npairs > 4 * (size_t)cap_pairs, "%s: %zu pairs, buffer %g: too few to refill",
               e->name, A.o.npairs, cap_pairs);
-    CHECK_MSG(metric(&B.r, "launches") > 2, "%s: %g launches", e->name, metric(&B.r, "launches"));
+    CHECK_MSG(jr_metric(&B.r, "launches") > 2, "%s: %g launches", e->name,
+              jr_metric(&B.r, "launches"));
     CHECK_MSG(B.max_batch <= 1000, "%s: a batch of %zu pairs (asked 1000)", e->name, B.max_batch);
     size_t bad = pairs_differ(&A, &B);
     CHECK_MSG(bad == 0, "%s sym=%d: small overlapped buffers differ from a large one in %zu pairs",
@@ -192,20 +145,20 @@ static void check_engine(const engine *e, const dataset *ds, double eps, int sym
                   err_msg());
     }
     if (cap_pairs >= 32768 && C.rc == 0) {
-        CHECK_MSG(metric(&C.r, "buffers_shrunk") == 1, "%s: one buffer not reported", e->name);
-        CHECK_MSG(metric(&C.r, "pair_buffer") == cap_pairs, "%s: buffer %g vs %g", e->name,
-                  metric(&C.r, "pair_buffer"), cap_pairs);
-        CHECK_MSG(metric(&C.r, "device_mem_peak") <= peak - cap_pairs * 12,
-                  "%s: one buffer held %g bytes, two %g", e->name, metric(&C.r, "device_mem_peak"),
-                  peak);
+        CHECK_MSG(jr_metric(&C.r, "buffers_shrunk") == 1, "%s: one buffer not reported", e->name);
+        CHECK_MSG(jr_metric(&C.r, "pair_buffer") == cap_pairs, "%s: buffer %g vs %g", e->name,
+                  jr_metric(&C.r, "pair_buffer"), cap_pairs);
+        CHECK_MSG(jr_metric(&C.r, "device_mem_peak") <= peak - cap_pairs * 12,
+                  "%s: one buffer held %g bytes, two %g", e->name,
+                  jr_metric(&C.r, "device_mem_peak"), peak);
         bad = pairs_differ(&A, &C);
         CHECK_MSG(bad == 0, "%s sym=%d: one buffer differs from a large one in %zu pairs", e->name,
                   sym, bad);
     }
     printf("# %s sym=%d: %zu pairs; small buffers %g pairs, %g launches, %g refills, peak "
            "%.2f MB; one buffer %.2f MB\n",
-           e->name, sym, A.o.npairs, cap_pairs, metric(&B.r, "launches"),
-           metric(&B.r, "buffer_refills"), peak / 1e6, metric(&C.r, "device_mem_peak") / 1e6);
+           e->name, sym, A.o.npairs, cap_pairs, jr_metric(&B.r, "launches"),
+           jr_metric(&B.r, "buffer_refills"), peak / 1e6, jr_metric(&C.r, "device_mem_peak") / 1e6);
     jo_free(&A.o);
     jo_free(&C.o);
     *out = B;
@@ -216,7 +169,7 @@ static void overlap_engines(size_t n, size_t d, const char *const *only)
     dataset ds;
     memset(&ds, 0, sizeof ds);
     double eps;
-    make_data(n, d, &ds, &eps);
+    set_clustered(n, d, 13, &ds, &eps);
     int ran = 0;
     for (int sym = 0; sym < 2; sym++) {
         prun exact_b, fp64_b;
@@ -271,7 +224,7 @@ TEST(sink_stop_and_cancel_leave_the_session_usable)
     dataset ds;
     memset(&ds, 0, sizeof ds);
     double eps;
-    make_data(3000, 32, &ds, &eps);
+    set_clustered(3000, 32, 13, &ds, &eps);
     static const char *const names[] = {"fasted", "exact", "fp64", "ted", NULL};
     for (const char *const *nm = names; *nm; nm++) {
         const engine *e = engine_find(*nm);

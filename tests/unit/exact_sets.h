@@ -116,6 +116,50 @@ static inline dataset set_gauss(void)
     return ds;
 }
 
+/* Clustered data (16 Gaussian clusters, sigma 0.05), so that pairs are
+ * plenty; *eps the mean distance to the 150th nearest of the first 8
+ * rows, in FP64 (about 150 pairs a point: a rough selectivity is all the
+ * GPU tests that use it need, to fill small pair buffers many times). */
+static inline void set_clustered(size_t n, size_t d, uint64_t seed, dataset *ds, double *eps)
+{
+    gen_opts g;
+    memset(&g, 0, sizeof g);
+    g.kind = "gauss";
+    g.n = n;
+    g.d = d;
+    g.seed = seed;
+    g.clusters = 16;
+    g.sigma = 0.05;
+    if (dataset_generate(&g, ds) != 0) {
+        fprintf(stderr, "generate: %s\n", err_msg());
+        abort();
+    }
+    double *d2 = xmalloc(n * sizeof *d2), acc = 0;
+    for (int q = 0; q < 8; q++) {
+        for (size_t j = 0; j < n; j++) {
+            double s = 0;
+            for (size_t k = 0; k < d; k++) {
+                double u = ds->x[(size_t)q * d + k] - ds->x[j * d + k];
+                s += u * u;
+            }
+            d2[j] = s;
+        }
+        /* partial selection: the 150th smallest */
+        for (int t = 0; t <= 150; t++) {
+            size_t m = (size_t)t;
+            for (size_t j = (size_t)t + 1; j < n; j++)
+                if (d2[j] < d2[m])
+                    m = j;
+            double x = d2[t];
+            d2[t] = d2[m];
+            d2[m] = x;
+        }
+        acc += sqrt(d2[150]);
+    }
+    *eps = acc / 8;
+    free(d2);
+}
+
 static inline int load_shared(const char *file, size_t limit, dataset *ds)
 {
     load_opts o;

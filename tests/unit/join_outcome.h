@@ -111,6 +111,15 @@ static inline join_outcome jo_run(const engine *e, const dataset *ds, double eps
     return jo_run_as(e, ds, eps, q0, q1, &eo, edges, nb);
 }
 
+/* A metric of a result (-1 when it has none). */
+static inline double jr_metric(const join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (strcmp(r->metric[k].name, name) == 0)
+            return r->metric[k].value;
+    return -1;
+}
+
 /* A metric of the COUNT run (-1 when it has none). */
 static inline double jo_metric(const join_outcome *o, const char *name)
 {
