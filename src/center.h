@@ -34,7 +34,9 @@ const double *center_means(const dataset *ds, center_facts *facts);
  * AUTO when centring shrinks the largest norm at least 2x; DEFAULT is AUTO
  * for an exact engine (exact = 1) and OFF otherwise; never when a column's
  * mean is not finite (the data hold Inf or NaN). Returns the means to
- * subtract, or NULL for no centring. */
+ * subtract, or NULL for no centring. The exact engines' AUTO weighs their
+ * error bound at the run's eps instead: center_pick_exact
+ * (src/center_exact.h). */
 const double *center_pick(const dataset *ds, int setting, int exact);
 
 /* "auto", "on", "off" or "default": the setting as shown. */

@@ -174,9 +174,9 @@ const cmd cmd_info = {
             "With an eps set, also what the exact engines' error bound predicts there: the\n"
             "largest error FP16 inputs with FP32 accumulation can make in d^2 near eps,\n"
             "relative to eps^2, as loaded and centred (set center), and the share of the\n"
-            "result the band holds with each pair's own bound (what cpu-exact recomputes in\n"
-            "FP64; the GPU exact engine still bounds at the largest norm and recomputes\n"
-            "more), from 64 x 20000 sampled pairs.",
+            "result in the GPU exact engine's band, what it recomputes in FP64 (each pair's\n"
+            "own norms and each row's measured FP16 rounding; centred where set center auto\n"
+            "centres at this eps), from 64 x 20000 sampled pairs.",
     .min_args = 0,
     .max_args = 0,
     .options = NULL,

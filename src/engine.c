@@ -38,6 +38,11 @@ double engine_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double join_spec_eps(const join_spec *s)
+{
+    return s->mode == JOIN_HIST ? sqrt(s->hist_edges[s->hist_nbins]) : s->eps;
+}
+
 double engine_tflops(double nq, double n, double d, double seconds)
 {
     if (seconds <= 0)

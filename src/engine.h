@@ -258,6 +258,9 @@ int engine_run(const engine *e, const join_spec *spec, join_result *res);
 void join_result_phase(join_result *r, const char *name, double seconds);
 void join_result_metric(join_result *r, const char *name, double value, const char *unit);
 double engine_now(void); /* monotonic seconds */
+/* The distance the run joins at: eps, or in HIST mode the root of the last
+ * edge. */
+double join_spec_eps(const join_spec *s);
 /* Derived TFLOPS, the FASTED paper's count: 2*nq*n*d / seconds. */
 double engine_tflops(double nq, double n, double d, double seconds);
 /* The run function of every GPU engine (src/engine_gpu.c): the row's

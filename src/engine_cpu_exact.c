@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "center.h"
+#include "center_exact.h"
 #include "cpu_join.h"
 #include "engine.h"
 #include "err.h"
@@ -106,7 +106,8 @@ static int xct_run(const join_spec *s, join_result *res)
     /* The FP16 pass converts the centred values when centring is on; the
      * bound takes their norms, the band is refined from the data as
      * loaded. */
-    const double *m = center_pick(ds, s->opts ? s->opts->center : CENTER_DEFAULT, 1);
+    const double *m =
+        center_pick_exact(ds, s->opts ? s->opts->center : CENTER_DEFAULT, join_spec_eps(s));
     double vmax = 0;
     int finite = 1;
     for (size_t i = 0; i < n * d; i++) {

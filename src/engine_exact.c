@@ -7,7 +7,7 @@
  * power of two first. */
 #include <math.h>
 
-#include "center.h"
+#include "center_exact.h"
 #include "engine.h"
 #include "fmt_fit.h"
 #include "kernels.h"
@@ -25,7 +25,7 @@ static int exact_run(const join_spec *s, join_result *res)
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     fmt_fit fit;
-    fmt_fit_engine(s->ds, center_pick(s->ds, o->center, 1), &exact_fp16, &fit);
+    fmt_fit_engine(s->ds, center_pick_exact(s->ds, o->center, join_spec_eps(s)), &exact_fp16, &fit);
     const int k = fit.scale < 0 ? fit.scale : 0;
     int rc = engine_gpu_run_fmt(s, res, s->engine->format, k ? ldexp(1.0, k) : 0);
     join_result_metric(res, "scale_log2", k, "");

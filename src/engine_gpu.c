@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "center.h"
+#include "center_exact.h"
 #include "cupti_prof.h"
 #include "devices.h"
 #include "engine.h"
@@ -102,9 +102,9 @@ static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
     a->progress = s->progress;
     a->progress_ctx = s->progress_ctx;
     a->format = fmt;
-    a->center = s->engine->centers
-                    ? center_pick(s->ds, o->center, s->engine->exact || s->engine->center_auto)
-                    : NULL;
+    a->center = !s->engine->centers ? NULL
+                : s->engine->exact  ? center_pick_exact(s->ds, o->center, join_spec_eps(s))
+                                    : center_pick(s->ds, o->center, s->engine->center_auto);
     a->off = o->fasted_off;
     a->acc_fast = o->fp8_acc_fast;
     a->ted_paper = o->ted_paper;

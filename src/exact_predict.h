@@ -15,7 +15,7 @@
 typedef struct exact_prediction {
     double err_raw;       /* delta(eps) at the largest norm / eps^2, uncentred */
     double err_centred;   /* the same after subtracting the column means */
-    int auto_centres;     /* `set center auto` would centre this dataset */
+    int auto_centres;     /* `set center auto` would centre this dataset at eps */
     size_t rows, cols;    /* the sample: query rows x candidate rows */
     uint64_t in, band;    /* sampled pairs with d2 <= eps^2; with |d2 - eps^2| <= delta_ij */
     double band_fraction; /* band / in (0 when in is 0), with auto's choice of centring */
@@ -23,8 +23,12 @@ typedef struct exact_prediction {
 
 /* Sample at most max_rows query rows and max_cols candidate rows, evenly
  * spaced (all of them when n is at most the limit), d2 in FP64 by the
- * direct (a-b)^2 form, delta_ij at each pair's own (centred when auto
- * centres) norms. */
+ * direct (a-b)^2 form, delta_ij as the GPU exact pass takes it
+ * (center_exact_bound; exact_bound_delta_rho): each pair's own norms and
+ * each row's measured FP16 rounding, centred when auto centres (the
+ * choice center_pick_exact makes at eps), at the power-of-two scale the
+ * engine runs at. err_raw and err_centred take the same bound at the
+ * largest norm with the worst-case input rounding. */
 void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
                    exact_prediction *p);
 

@@ -8,6 +8,7 @@
  * own kernel, direct (a-b)^2 form, checked against cpu in g_fp64). Data beyond FP16's range are
  * scaled down by a power of two (recorded) and still equal fp64; a value no scale brings in range
  * (not finite) is refused with one line. Skipped without a CUDA device. */
+#include "center_exact.h"
 #include "exact_sets.h"
 #include "kernels.h"
 
@@ -62,20 +63,21 @@ TEST(exact_equals_fp64_shared_datasets)
 }
 
 /* Beyond 65504: scaled by 2^k, k the largest with max |v| 2^k <= 65504
- * (from the data here; auto does not centre these sets), and fp64's
- * results in every mode. */
+ * of the values converted (centred when auto centres, which the run
+ * records), and fp64's results in every mode. */
 TEST(exact_scales_beyond_fp16)
 {
     need_gpu();
     dataset sets[2] = {set_huge(), set_wide()};
     for (int k = 0; k < 2; k++) {
         dataset *ds = &sets[k];
-        const int want = exact_want_scale(ds);
         const double eps = k ? eps_for(ds, 30) : 6.0;
+        const double *m = center_pick_exact(ds, CENTER_DEFAULT, eps);
+        const int want = exact_want_scale_m(ds, m);
         check_exact(ds->name, ds, eps);
         join_outcome a = exact_run_default("exact", ds, eps);
         CHECK_MSG(a.rc == 0, "%s: %s", ds->name, err_msg());
-        CHECK(want < 0 && jo_metric(&a, "centred") == 0);
+        CHECK(exact_want_scale(ds) < 0 && jo_metric(&a, "centred") == (m != NULL));
         CHECK_NEAR(jo_metric(&a, "scale_log2"), want, 0);
         jo_free(&a);
         dataset_free(ds);

@@ -323,16 +323,22 @@ static inline dataset set_inf(void)
 }
 
 /* The power of two the exact engines scale ds by when it is beyond FP16
- * (uncentred): the largest k <= 0 with max |v| 2^k <= 65504. */
-static inline int exact_want_scale(const dataset *ds)
+ * (centred by m when m): the largest k <= 0 with max |v| 2^k <= 65504. */
+static inline int exact_want_scale_m(const dataset *ds, const double *m)
 {
     double vmax = 0;
     for (size_t i = 0; i < ds->n * ds->d; i++)
-        vmax = fmax(vmax, fabs(ds->x[i]));
+        vmax = fmax(vmax, fabs(m ? ds->x[i] - m[i % ds->d] : ds->x[i]));
     int k = 0;
     while (ldexp(vmax, k) > 65504.0)
         k--;
     return k;
+}
+
+/* The same for the values as loaded. */
+static inline int exact_want_scale(const dataset *ds)
+{
+    return exact_want_scale_m(ds, NULL);
 }
 
 #endif

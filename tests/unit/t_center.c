@@ -11,8 +11,12 @@
  *   at the centred norms;
  * - cpu-exact with centring forced on still equals cpu on every
  *   adversarial set;
+ * - the exact engines' auto (src/center_exact.c) against the sum of the
+ *   bound over every row by hand, on integers the norm rule would centre
+ *   and reals it would not; info's band prediction counted by hand;
  * - runs record metric centred, and the setting parses and shows. */
-#include "center.h"
+#include "center_exact.h"
+#include "fp16.h"
 #include "exact_predict.h"
 #include "exact_sets.h"
 #include "kernels.h"
@@ -216,9 +220,108 @@ TEST(setting_parses_and_shows)
     CHECK_EQ_INT(s.eopt.center, CENTER_ON);
 }
 
-/* info's prediction: the relative errors are the bound's formula at the
- * largest (centred) norm, and with the whole dataset as the sample the
- * band is exactly the pairs within delta_ij of eps^2, counted here. */
+/* Row i's norm and FP16 rounding, centred by m when m, by hand. */
+static void hand_rho(const dataset *ds, size_t i, const double *m, double *nx, double *rx)
+{
+    double s = 0, r = 0;
+    for (size_t k = 0; k < ds->d; k++) {
+        const double v = ds->x[i * ds->d + k] - (m ? m[k] : 0.0);
+        const double h = (double)fp16_to_float(fp16_from_double(v));
+        s += v * v;
+        r += (h - v) * (h - v);
+    }
+    *nx = sqrt(s);
+    *rx = sqrt(r);
+}
+
+/* The exact engines' auto rule, by hand: the sum over every row (n is
+ * within center_exact.c's sample, so the sample is every row) of
+ * delta_ii with the row's own norm and FP16 rounding, centred against as
+ * loaded. */
+static int hand_centres(const dataset *ds, const double *m, double eps)
+{
+    exact_bound b;
+    exact_bound_init(&b, ds->d); /* d <= 256: the unpromoted pass */
+    double raw = 0, cen = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        double n0, r0, n1, r1;
+        hand_rho(ds, i, NULL, &n0, &r0);
+        hand_rho(ds, i, m, &n1, &r1);
+        raw += exact_bound_delta_rho(&b, n0, n0, r0, r0, eps);
+        cen += exact_bound_delta_rho(&b, n1, n1, r1, r1, eps);
+    }
+    return cen < raw;
+}
+
+/* Integers 10..20, d = 8: FP16 holds them exactly (rho 0), and centring
+ * shrinks the largest norm about 3x, so the norm rule centres; but the
+ * centred values are fractional, and their rounding (about 2^-9 each)
+ * costs more than the accumulation term saves: exact leaves them as
+ * loaded. */
+static dataset set_small_ints(void)
+{
+    dataset ds = make("small-ints", 900, 8);
+    rng_state = 31;
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = 10 + floor(11.0 * rng_unit());
+    finish(&ds);
+    return ds;
+}
+
+/* Reals 1 + 0.62 u (u of unit variance), d = 64: centring shrinks the
+ * largest norm less than 2x, so the norm rule leaves them; but both the
+ * rounding and the norms shrink, and exact centres them (gauss d=784's
+ * case). */
+static dataset set_near_offset(void)
+{
+    dataset ds = make("near-offset", 900, 64);
+    rng_state = 32;
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ds.x[k] = 1 + 0.62 * sqrt(3.0) * (2 * rng_unit() - 1);
+    finish(&ds);
+    return ds;
+}
+
+TEST(exact_auto_weighs_the_bound)
+{
+    dataset ds = set_small_ints();
+    double eps = eps_for(&ds, 20);
+    center_facts f;
+    const double *m = center_means(&ds, &f);
+    CHECK(center_pick(&ds, CENTER_AUTO, 1) == m); /* the norm rule centres */
+    CHECK(!hand_centres(&ds, m, eps));
+    CHECK(center_pick_exact(&ds, CENTER_AUTO, eps) == NULL);
+    CHECK(center_pick_exact(&ds, CENTER_DEFAULT, eps) == NULL);
+    CHECK(center_pick_exact(&ds, CENTER_ON, eps) == m);
+    CHECK(center_pick_exact(&ds, CENTER_OFF, eps) == NULL);
+    printf("# small ints: nmax %.4g -> %.4g, exact leaves them\n", f.nmax_raw, f.nmax_centred);
+    dataset_free(&ds);
+
+    ds = set_near_offset();
+    eps = eps_for(&ds, 20);
+    m = center_means(&ds, &f);
+    CHECK(f.nmax_centred * 2 > f.nmax_raw && f.nmax_centred < f.nmax_raw);
+    CHECK(center_pick(&ds, CENTER_AUTO, 1) == NULL); /* the norm rule does not */
+    CHECK(hand_centres(&ds, m, eps));
+    CHECK(center_pick_exact(&ds, CENTER_AUTO, eps) == m);
+    CHECK(center_pick_exact(&ds, CENTER_OFF, eps) == NULL);
+    printf("# near offset: nmax %.4g -> %.4g, exact centres\n", f.nmax_raw, f.nmax_centred);
+    /* Both choices give cpu's pair set: cpu-exact is exact either way. */
+    join_outcome a = run_pairs("cpu-exact", &ds, eps, CENTER_DEFAULT);
+    join_outcome c = run_pairs("cpu", &ds, eps, CENTER_DEFAULT);
+    CHECK_MSG(a.rc == 0 && c.rc == 0, "%s", err_msg());
+    char why[200];
+    CHECK_MSG(jo_same(&a, &c, ds.n, why, sizeof why), "%s", why);
+    CHECK(jo_metric(&a, "centred") == 1);
+    jo_free(&a);
+    jo_free(&c);
+    dataset_free(&ds);
+}
+
+/* info's prediction on the offset set: err_raw and err_centred are the
+ * bound at the largest norms; the band is exactly the pairs within
+ * delta_ij of eps^2, delta_ij with each pair's own centred norms and each
+ * row's FP16 rounding, counted here. */
 TEST(prediction_counts_the_band)
 {
     dataset ds = set_offset_big();
@@ -233,19 +336,23 @@ TEST(prediction_counts_the_band)
     CHECK(p.err_centred ==
           exact_bound_delta(&b, f.nmax_centred, f.nmax_centred, eps) / (eps * eps));
     CHECK(p.auto_centres && p.err_centred < p.err_raw / 1000);
+    CHECK(f.vmax_centred < EXACT_FP16_MAX); /* no scale */
+    double *nr = malloc(2 * ds.n * sizeof *nr);
+    for (size_t i = 0; i < ds.n; i++)
+        hand_rho(&ds, i, m, &nr[2 * i], &nr[2 * i + 1]);
     uint64_t in = 0, band = 0;
     for (size_t i = 0; i < ds.n; i++)
         for (size_t j = 0; j < ds.n; j++) {
-            double s = 0, ni = 0, nj = 0;
+            double s = 0;
             for (size_t k = 0; k < ds.d; k++) {
                 const double a = ds.x[i * ds.d + k], c = ds.x[j * ds.d + k];
                 s += (a - c) * (a - c);
-                ni += (a - m[k]) * (a - m[k]);
-                nj += (c - m[k]) * (c - m[k]);
             }
             in += s <= eps * eps;
-            band += fabs(s - eps * eps) <= exact_bound_delta(&b, sqrt(ni), sqrt(nj), eps);
+            band += fabs(s - eps * eps) <= exact_bound_delta_rho(&b, nr[2 * i], nr[2 * j],
+                                                                 nr[2 * i + 1], nr[2 * j + 1], eps);
         }
+    free(nr);
     CHECK(p.rows == ds.n && p.cols == ds.n && p.in == in && p.band == band);
     CHECK(p.band_fraction == (double)band / (double)in);
     printf("# offset 1e4: bound %.3g eps^2 uncentred, %.3g centred; band %llu of %llu\n", p.err_raw,

@@ -25,6 +25,7 @@
 #include "kernels.h"
 #include "fp16.h"
 
+#include "center_exact.h"
 #include "exact_sets.h"
 
 /* ---- 1. the bound against an independent d~2 ---- */
@@ -123,8 +124,10 @@ TEST(bound_and_equality_shared_datasets)
 }
 
 /* Beyond 65504 the values are scaled by 2^k, k the largest with
- * max |v| 2^k <= 65504 (computed here from the data; these sets are not
- * centred by auto, which the run records), and the result is cpu's. */
+ * max |v| 2^k <= 65504 (computed here from the data), and the result is
+ * cpu's: uncentred (center off), and as auto decides, which the run
+ * records (centring may bring the values under 65504: huge is centred,
+ * without a scale). */
 TEST(beyond_fp16_scaled)
 {
     dataset sets[2] = {set_huge(), set_wide()};
@@ -133,18 +136,30 @@ TEST(beyond_fp16_scaled)
         const int want = exact_want_scale(ds);
         CHECK(want < 0);
         const double eps = k ? eps_for(ds, 30) : 6.0; /* huge: rows sqrt(27) apart */
-        join_outcome a = exact_run_default("cpu-exact", ds, eps);
+        engine_opts off;
+        engine_opts_default(&off);
+        off.threads = 2;
+        off.center = CENTER_OFF;
+        join_outcome a = exact_run("cpu-exact", ds, eps, &off, 0);
         join_outcome b = exact_run_default("cpu", ds, eps);
-        CHECK_MSG(a.rc == 0 && b.rc == 0, "%s: %s", ds->name, err_msg());
+        join_outcome c = exact_run_default("cpu-exact", ds, eps);
+        CHECK_MSG(a.rc == 0 && b.rc == 0 && c.rc == 0, "%s: %s", ds->name, err_msg());
         char why[200];
         CHECK_MSG(jo_same(&a, &b, ds->n, why, sizeof why), "%s: %s", ds->name, why);
+        CHECK_MSG(jo_same(&c, &b, ds->n, why, sizeof why), "%s auto: %s", ds->name, why);
         CHECK(jo_metric(&a, "centred") == 0);
         CHECK_NEAR(jo_metric(&a, "scale_log2"), want, 0);
+        const double *m = center_pick_exact(ds, CENTER_DEFAULT, eps);
+        CHECK(jo_metric(&c, "centred") == (m != NULL));
+        CHECK_NEAR(jo_metric(&c, "scale_log2"), exact_want_scale_m(ds, m), 0);
+        printf("# %s: auto %s, scale 2^%d\n", ds->name, m ? "centres" : "leaves it",
+               exact_want_scale_m(ds, m));
         const double r = bound_ratio_sc(ds, eps, ldexp(1.0, want));
         CHECK_MSG(r <= 1.0, "%s: an error of %.3g times the bound", ds->name, r);
         CHECK(b.count > ds->n); /* pairs beyond the self-pairs: the test compares something */
         jo_free(&a);
         jo_free(&b);
+        jo_free(&c);
         dataset_free(ds);
     }
 }

@@ -1,0 +1,122 @@
+/* The exact engines' `set center auto` at a threshold: centre when the
+ * error bound of the GPU pass (kernels/exact_bound.h, with each row's
+ * measured FP16 rounding) predicts a narrower band centred than as loaded.
+ *
+ * Why not the 2x norm rule of the other engines: the bound has two parts.
+ * The accumulation term grows with the norms, so centring helps it; the
+ * input term is each row's own FP16 rounding rho = |x^ - x|, which is 0 for
+ * data FP16 holds exactly (integers up to 2048, pixel codes) and becomes
+ * u16 |x| once centring makes the values fractional. So real-valued data
+ * whose norms shrink 1.9x (gauss d=784) gain from centring though the norm
+ * rule refuses them, and integer data can lose from it though their norms
+ * shrink 2x. The sum of delta_ij over a sample of rows, both ways, at this
+ * eps, decides. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "center_exact.h"
+#include "err.h"
+#include "fp16.h"
+#include "kernels.h"
+
+/* Rows sampled, evenly spaced: the choice needs the typical delta, not
+ * every row's; 1024 rows of d = 4096 convert in ~50 ms. */
+#define CENTER_SAMPLE 1024
+
+static pthread_mutex_t cx_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int valid;
+    uint64_t hash;
+    size_t n, d;
+    double eps;
+    int centre;
+} g_cx;
+
+/* The power of two the exact engine scales by when values exceed FP16's
+ * range (src/engine_exact.c's fmt_fit: never up). */
+double center_exact_scale(double vmax)
+{
+    double sc = 1;
+    while (vmax * sc > EXACT_FP16_MAX)
+        sc *= 0.5;
+    return sc;
+}
+
+void center_row_rho(const dataset *ds, size_t i, const double *m, double sc, double *norm,
+                    double *rho)
+{
+    const size_t d = ds->d;
+    const double *x = ds->x + i * d;
+    double s = 0, r = 0;
+    for (size_t k = 0; k < d; k++) {
+        const double v = m ? x[k] - m[k] : x[k];
+        const double e = (double)fp16_round(v * sc) / sc - v;
+        s += v * v;
+        r += e * e;
+    }
+    *norm = sqrt(s);
+    *rho = sqrt(r);
+}
+
+void center_exact_bound(size_t d, exact_bound *b)
+{
+    if (d > 2 * KERN_FP16X_PROMOTE_VALUES)
+        exact_bound_init_promoted(b, d, KERN_FP16X_PROMOTE_VALUES);
+    else
+        exact_bound_init(b, d);
+}
+
+/* Sum over the sample of delta_ii (a row paired with itself: its own norm
+ * and rounding on both sides), in the data's units. */
+static double center_delta_sum(const dataset *ds, const double *m, double vmax, double eps)
+{
+    exact_bound b;
+    center_exact_bound(ds->d, &b);
+    const double sc = center_exact_scale(vmax);
+    const size_t rows = ds->n < CENTER_SAMPLE ? ds->n : CENTER_SAMPLE;
+    double sum = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t i = (size_t)((double)r * (double)ds->n / (double)rows);
+        double nx, rx;
+        center_row_rho(ds, i, m, sc, &nx, &rx);
+        sum += exact_bound_delta_rho(&b, nx * sc, nx * sc, rx * sc, rx * sc, eps * sc) / (sc * sc);
+    }
+    return sum;
+}
+
+const double *center_pick_exact(const dataset *ds, int setting, double eps)
+{
+    const int exact = 1;
+    if (setting == CENTER_DEFAULT)
+        setting = CENTER_AUTO;
+    if (!(setting == CENTER_AUTO && eps > 0 && isfinite(eps)))
+        return center_pick(ds, setting, exact);
+    /* The means, and whether any may be used at all (finite columns). */
+    center_facts f;
+    const double *m = center_pick(ds, CENTER_ON, exact);
+    if (!m || !center_means(ds, &f))
+        return NULL;
+    /* A value that is not finite leaves no bound either way: the norm
+     * rule decides, and the engine refuses the value. */
+    if (!isfinite(f.vmax_raw) || !isfinite(f.vmax_centred))
+        return center_pick(ds, setting, exact);
+    pthread_mutex_lock(&cx_mu);
+    int centre;
+    if (g_cx.valid && g_cx.hash == ds->hash && g_cx.n == ds->n && g_cx.d == ds->d &&
+        g_cx.eps == eps) {
+        centre = g_cx.centre;
+    } else {
+        const double raw = center_delta_sum(ds, NULL, f.vmax_raw, eps);
+        const double cen = center_delta_sum(ds, m, f.vmax_centred, eps);
+        centre = cen < raw;
+        g_cx.valid = 1;
+        g_cx.hash = ds->hash;
+        g_cx.n = ds->n;
+        g_cx.d = ds->d;
+        g_cx.eps = eps;
+        g_cx.centre = centre;
+    }
+    pthread_mutex_unlock(&cx_mu);
+    return centre ? m : NULL;
+}
