@@ -21,8 +21,10 @@
 #include "kernels.h"
 
 /* Rows sampled, evenly spaced: the choice needs the typical delta, not
- * every row's; 1024 rows of d = 4096 convert in ~50 ms. */
+ * every row's. At most 1024 rows and 2^19 values (128 rows at d = 4096),
+ * a few tens of ms of FP16 conversions, once per dataset and eps. */
 #define CENTER_SAMPLE 1024
+#define CENTER_SAMPLE_VALUES ((size_t)1 << 19)
 
 static pthread_mutex_t cx_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -74,7 +76,9 @@ static double center_delta_sum(const dataset *ds, const double *m, double vmax, 
     exact_bound b;
     center_exact_bound(ds->d, &b);
     const double sc = center_exact_scale(vmax);
-    const size_t rows = ds->n < CENTER_SAMPLE ? ds->n : CENTER_SAMPLE;
+    size_t rows = CENTER_SAMPLE_VALUES / ds->d;
+    rows = rows < 16 ? 16 : rows > CENTER_SAMPLE ? CENTER_SAMPLE : rows;
+    rows = ds->n < rows ? ds->n : rows;
     double sum = 0;
     for (size_t r = 0; r < rows; r++) {
         const size_t i = (size_t)((double)r * (double)ds->n / (double)rows);
