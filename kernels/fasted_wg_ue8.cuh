@@ -323,36 +323,12 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 if (kt + 1 < KT)
                     slice(kt + 1, c0[1], c8[1]);
             }
-            wgmma_wait_group<0>();
-#pragma unroll
-            for (int k = 0; k < 128; k++)
-                reg_fence(d[k]);
-            mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
-
-            const fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
-                                  col0,
-                                  p.sym && col0 < row0 + FASTED_WG_BM,
-                                  warp,
-                                  s_mask[slot],
-                                  &s_fail[slot],
-                                  s_edges,
-                                  s_hist,
-                                  col0 / (FASTED_WG_BN * (1 + p.cskip))};
-            fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
+            fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
+                                                    s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
-        /* Both consumer warpgroups are done with the slot: record warps
-         * whose pairs did not fit, then hand the slot back. */
-        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-        if (ct == 0)
-            fasted_hand_back(p, tile, s_fail[slot]);
-        mbarrier_arrive(smem_u32(&tempty_bar[slot]));
+        fasted_wg_slot_done(p, ct, tile, s_fail[slot], &tempty_bar[slot]);
     }
-    if (p.mode == KJOIN_HIST) {
-        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-        for (int k = ct; k <= p.nbins; k += WG_CONSUMERS)
-            if (s_hist[k])
-                atomicAdd(&p.hist[k], (unsigned long long)s_hist[k]);
-    }
+    fasted_wg_hist_flush(p, ct, s_hist);
 #endif
 }
 

@@ -18,13 +18,9 @@
  *
  * Rows are addressed in 16-bit units and each wgmma consumes 32 bytes of k
  * whatever the format, so the copies, descriptors and ring are the same
- * for every format, except the widening ones (F::widen: 8-bit codes
- * multiplied as FP16, as mixed-input GEMMs do; wgmma's B operand must be
- * FP16 in shared memory). For them the copy engine brings 64 codes a row
- * (8-bit rows, no swizzle) into a 2-stage staging ring, and producer warps
- * 1-3 widen each staged slice into the 3-stage FP16 ring in the layout
- * the 128-byte swizzle gives, then release it to the consumers; the
- * consumers cannot tell the difference. */
+ * for every format. The widening formats (F::widen: 8-bit codes multiplied
+ * as FP16) have a kernel of their own, kernels/fasted_wg_ue8.cuh, which
+ * shares this file's scheduler, tiling and descriptors. */
 #ifndef TCJ_FASTED_WGMMA_CUH
 #define TCJ_FASTED_WGMMA_CUH
 
@@ -51,25 +47,9 @@
  * 1024 bytes to align it, as the swizzle atoms must be. */
 #define FASTED_WG_SMEM ((size_t)WG_STAGES * WG_STAGE_BYTES + 1024)
 
-/* Widening formats: F::wg_stages FP16 stages (the consumers' ring) and
- * F::wg_stages8 stages of 8-bit codes (64 a row, one FP16 k slice, 24 KB);
- * the copies' latency is hidden by the 8-bit stages, the widening by the
- * FP16 ones. */
-#define WG_W8_BYTES ((FASTED_WG_BM + FASTED_WG_BN) * WG_BK)
-#define WG_WIDENERS 96 /* producer warps 1-3 */
-
-/* The rings of format F: FP16 stages, 8-bit stages and the bytes before
- * the histogram. */
-template <class F, bool W = F::widen> struct fasted_wg_ring {
-    static constexpr int STAGES = WG_STAGES, STAGES8 = 1;
-    static constexpr size_t BYTES = (size_t)WG_STAGES * WG_STAGE_BYTES;
-};
-template <class F> struct fasted_wg_ring<F, true> {
-    static constexpr int STAGES = F::wg_stages, STAGES8 = F::wg_stages8;
-    static constexpr size_t BYTES = (size_t)STAGES * WG_STAGE_BYTES + (size_t)STAGES8 * WG_W8_BYTES;
-};
-/* The kernel's dynamic shared memory without the histogram. */
-#define FASTED_WG_SMEM_OF(F) (fasted_wg_ring<F>::BYTES + 1024)
+/* The widening formats' kernel (kernels/fasted_wg_ue8.cuh): producer
+ * warps 1-3 widen the candidates' codes. */
+#define WG_WIDENERS 96
 
 /* 1 when the wgmma kernel can run on device dev: compute capability
  * exactly 9.0, the sm_90a code is what the driver loaded, and the driver
@@ -109,35 +89,6 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     row0 = p.q0 + (p.rowmap ? p.rowmap[bi] : bi) * FASTED_WG_BM;
     col0 = bj * FASTED_WG_BN * (1 + p.cskip);
     return true;
-}
-
-/* A widening producer thread's share of one staged slice: the 384 rows
- * of 64 codes at src (8-bit, row-major) as FP16 at dst, rows of 128 bytes
- * in the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r & 7)),
- * as the copy engine lays out FP16 tiles. Thread t (0..95) widens 16 codes
- * (2 chunks) of rows t/4 + 24 i, i = 0..15: the same 16 bytes of each and
- * the same swizzle (24 i is 0 mod 8), so every address is a constant
- * offset from the first. */
-template <class F>
-__device__ __forceinline__ void fasted_wg_widen_slice(const unsigned char *src, unsigned char *dst,
-                                                      int t)
-{
-    static_assert((FASTED_WG_BM + FASTED_WG_BN) * 4 == 16 * WG_WIDENERS, "16 chunks a thread");
-    const int r0 = t >> 2, j = t & 3;
-    const unsigned char *s = src + r0 * 64 + j * 16;
-    unsigned char *d0 = dst + r0 * 128 + (((2 * j) ^ (r0 & 7)) << 4);
-    unsigned char *d1 = dst + r0 * 128 + (((2 * j + 1) ^ (r0 & 7)) << 4);
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-        const uint4 v = *(const uint4 *)(s + i * 24 * 64);
-        uint4 lo, hi;
-        F::widen4(v.x, lo.x, lo.y);
-        F::widen4(v.y, lo.z, lo.w);
-        F::widen4(v.z, hi.x, hi.y);
-        F::widen4(v.w, hi.z, hi.w);
-        *(uint4 *)(d0 + i * 24 * 128) = lo;
-        *(uint4 *)(d1 + i * 24 * 128) = hi;
-    }
 }
 
 /* Shared-memory matrix descriptor (PTX ISA, wgmma "Matrix Descriptor") of
@@ -197,6 +148,62 @@ __device__ __forceinline__ void
     }
 }
 
+/* A consumer warpgroup's end of a block tile, shared with the widening
+ * formats' kernel (fasted_wg_ue8.cuh): wait for its last wgmma group,
+ * release the last stage, and run the epilogue on the accumulators of
+ * rows row0 + 64 cw.. (warp: the consumer warp 0..7); STAGES: the
+ * ring's stages. */
+template <class F, bool PAIRS, int STAGES>
+__device__ __forceinline__ void
+fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_WG_BN / 8][4],
+                      uint64_t *empty_bar, unsigned long long kiter, unsigned row0, unsigned col0,
+                      int cw, int warp, unsigned mask, unsigned *fail, float *s_edges,
+                      unsigned *s_hist)
+{
+    typename F::acc(&d)[128] = reinterpret_cast<typename F::acc(&)[128]>(acc);
+    wgmma_wait_group<0>();
+#pragma unroll
+    for (int k = 0; k < 128; k++)
+        reg_fence(d[k]);
+    mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
+    const fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
+                          col0,
+                          p.sym && col0 < row0 + FASTED_WG_BM,
+                          warp,
+                          mask,
+                          fail,
+                          s_edges,
+                          s_hist,
+                          col0 / (FASTED_WG_BN * (1 + p.cskip))};
+    fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
+}
+
+/* Both consumer warpgroups are done with work slot `slot`: record warps
+ * whose pairs did not fit, then hand the slot back. Every consumer thread
+ * arrives itself, so each one's reads of the slot are released to the
+ * producer that rewrites it. */
+__device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
+                                                    unsigned long long tile, unsigned fail,
+                                                    uint64_t *tempty)
+{
+    bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+    if (ct == 0)
+        fasted_hand_back(p, tile, fail);
+    mbarrier_arrive(smem_u32(tempty));
+}
+
+/* The block's histogram into the run's, once the consumers are done. */
+__device__ __forceinline__ void fasted_wg_hist_flush(const fasted_params &p, int ct,
+                                                     const unsigned *s_hist)
+{
+    if (p.mode != KJOIN_HIST)
+        return;
+    bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+    for (int k = ct; k <= p.nbins; k += WG_CONSUMERS)
+        if (s_hist[k])
+            atomicAdd(&p.hist[k], (unsigned long long)s_hist[k]);
+}
+
 template <class F, bool PAIRS>
 __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     fasted_wg_kernel(const __grid_constant__ CUtensorMap tmap, const fasted_params p)
@@ -212,28 +219,18 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     /* Stages start on a 1024-byte boundary, as the swizzle atoms must. */
     const uint32_t raw = smem_u32(wg_smem);
     const uint32_t sbase = (raw + 1023u) & ~1023u;
-    constexpr int STAGES = fasted_wg_ring<F>::STAGES, S8 = fasted_wg_ring<F>::STAGES8;
-    float *s_edges = (float *)(wg_smem + (sbase - raw) + fasted_wg_ring<F>::BYTES);
+    static_assert(!F::widen, "the widening formats run fasted_wg_ue8_kernel");
+    constexpr int STAGES = WG_STAGES;
+    float *s_edges = (float *)(wg_smem + (sbase - raw) + (size_t)WG_STAGES * WG_STAGE_BYTES);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
-    /* k slices of 64 FP16 values: a widening format's row of p.ld 16-bit
-     * units holds 2 p.ld codes. */
-    const int KT = F::widen ? p.ld / (WG_BK / 2) : p.ld / WG_BK;
-    /* Widening formats: the staging ring's barriers and its end mark. */
-    __shared__ __align__(8) uint64_t full8_bar[S8], empty8_bar[S8];
-    __shared__ int s_end8[S8];
-    const uint32_t sbase8 = sbase + STAGES * WG_STAGE_BYTES;
+    const int KT = p.ld / WG_BK; /* k slices of 128 bytes */
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
-            mbarrier_init(smem_u32(&full_bar[s]), F::widen ? WG_WIDENERS : 1);
+            mbarrier_init(smem_u32(&full_bar[s]), 1);
             mbarrier_init(smem_u32(&empty_bar[s]), WG_CONSUMERS);
         }
-        if (F::widen)
-            for (int s = 0; s < S8; s++) {
-                mbarrier_init(smem_u32(&full8_bar[s]), 1);
-                mbarrier_init(smem_u32(&empty8_bar[s]), WG_WIDENERS);
-            }
         for (int k = 0; k < 2; k++) {
             mbarrier_init(smem_u32(&tfull_bar[k]), 1);
             mbarrier_init(smem_u32(&tempty_bar[k]), WG_CONSUMERS);
@@ -245,34 +242,6 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     if (threadIdx.x < 128) {
         /* Producer. */
         setmaxnreg_dec<40>();
-        if constexpr (F::widen) {
-            if (threadIdx.x >= 32) {
-                /* Widening warps: each staged slice into the next FP16 stage,
-                 * in the order the copies were issued, until the end mark. */
-                const int t = threadIdx.x - 32;
-                for (unsigned long long kiter = 0;; kiter++) {
-                    const int s8 = (int)(kiter % S8);
-                    const int s = (int)(kiter % STAGES);
-                    while (!mbarrier_try_wait_parity(smem_u32(&full8_bar[s8]),
-                                                     (unsigned)(kiter / S8) & 1u))
-                        ;
-                    if (s_end8[s8])
-                        break;
-                    while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]),
-                                                     ((unsigned)(kiter / STAGES) & 1u) ^ 1u))
-                        ;
-                    unsigned char *ring = wg_smem + (sbase - raw);
-                    fasted_wg_widen_slice<F>(ring + STAGES * WG_STAGE_BYTES + s8 * WG_W8_BYTES,
-                                             ring + s * WG_STAGE_BYTES, t);
-                    /* The FP16 writes (generic proxy) before wgmma (async
-                     * proxy) reads them. */
-                    fence_proxy_async_shared_cta();
-                    mbarrier_arrive(smem_u32(&full_bar[s]));
-                    mbarrier_arrive(smem_u32(&empty8_bar[s8]));
-                }
-                return;
-            }
-        }
         if (threadIdx.x != 0)
             return;
         unsigned long long kiter = 0;
@@ -288,52 +257,23 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             s_state[slot] = state;
             s_fail[slot] = 0;
             mbarrier_arrive(smem_u32(&tfull_bar[slot]));
-            if (!state) {
-                if (F::widen) {
-                    /* The end mark, in the next staging slot. */
-                    const int s8 = (int)(kiter % S8);
-                    while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]),
-                                                     ((unsigned)(kiter / S8) & 1u) ^ 1u))
-                        ;
-                    s_end8[s8] = 1;
-                    mbarrier_arrive(smem_u32(&full8_bar[s8]));
-                }
+            if (!state)
                 break;
-            }
             unsigned row0, col0;
             if (!fasted_wg_tile(p, tile, row0, col0))
                 continue;
-            if constexpr (F::widen) {
-                for (int kt = 0; kt < KT; kt++, kiter++) {
-                    const int s8 = (int)(kiter % S8);
-                    const unsigned ph = (unsigned)(kiter / S8) & 1u;
-                    while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]), ph ^ 1))
-                        ;
-                    const uint32_t fb = smem_u32(&full8_bar[s8]);
-                    const uint32_t sa = sbase8 + s8 * WG_W8_BYTES;
-                    const int kx = kt * WG_BK; /* in bytes: 64 codes a slice */
-                    s_end8[s8] = 0;
-                    mbarrier_arrive_expect_tx(fb, WG_W8_BYTES);
-                    cp_async_bulk_tensor_2d_global_to_shared(sa, &tmap, fb, kx, (int)row0);
-                    cp_async_bulk_tensor_2d_global_to_shared(sa + FASTED_WG_BM * 64, &tmap, fb, kx,
-                                                             (int)col0);
-                    cp_async_bulk_tensor_2d_global_to_shared(sa + 2 * FASTED_WG_BM * 64, &tmap, fb,
-                                                             kx, (int)col0 + FASTED_WG_BM);
-                }
-            } else {
-                for (int kt = 0; kt < KT; kt++, kiter++) {
-                    const int s = (int)(kiter % WG_STAGES);
-                    const unsigned ph = (unsigned)(kiter / WG_STAGES) & 1u;
-                    while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]), ph ^ 1))
-                        ;
-                    const uint32_t fb = smem_u32(&full_bar[s]);
-                    const uint32_t sa = sbase + s * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
-                    mbarrier_arrive_expect_tx(fb, WG_STAGE_BYTES);
-                    cp_async_bulk_tensor_2d_global_to_shared(sa, &tmap, fb, kt * WG_BK, (int)row0);
-                    cp_async_bulk_tensor_2d_global_to_shared(sb, &tmap, fb, kt * WG_BK, (int)col0);
-                    cp_async_bulk_tensor_2d_global_to_shared(sb + WG_A_BYTES, &tmap, fb, kt * WG_BK,
-                                                             (int)col0 + FASTED_WG_BM);
-                }
+            for (int kt = 0; kt < KT; kt++, kiter++) {
+                const int s = (int)(kiter % WG_STAGES);
+                const unsigned ph = (unsigned)(kiter / WG_STAGES) & 1u;
+                while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]), ph ^ 1))
+                    ;
+                const uint32_t fb = smem_u32(&full_bar[s]);
+                const uint32_t sa = sbase + s * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
+                mbarrier_arrive_expect_tx(fb, WG_STAGE_BYTES);
+                cp_async_bulk_tensor_2d_global_to_shared(sa, &tmap, fb, kt * WG_BK, (int)row0);
+                cp_async_bulk_tensor_2d_global_to_shared(sb, &tmap, fb, kt * WG_BK, (int)col0);
+                cp_async_bulk_tensor_2d_global_to_shared(sb + WG_A_BYTES, &tmap, fb, kt * WG_BK,
+                                                         (int)col0 + FASTED_WG_BM);
             }
         }
         return;
@@ -411,38 +351,12 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 if (kt > 0)
                     mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
             }
-            wgmma_wait_group<0>();
-#pragma unroll
-            for (int k = 0; k < 128; k++)
-                reg_fence(d[k]);
-            mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
-
-            const fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
-                                  col0,
-                                  p.sym && col0 < row0 + FASTED_WG_BM,
-                                  warp,
-                                  s_mask[slot],
-                                  &s_fail[slot],
-                                  s_edges,
-                                  s_hist,
-                                  col0 / (FASTED_WG_BN * (1 + p.cskip))};
-            fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
+            fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
+                                                    s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
-        /* Both consumer warpgroups are done with the slot: record warps
-         * whose pairs did not fit, then hand the slot back. Every consumer
-         * thread arrives itself, so each one's reads of the slot are
-         * released to the producer that rewrites it. */
-        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-        if (ct == 0)
-            fasted_hand_back(p, tile, s_fail[slot]);
-        mbarrier_arrive(smem_u32(&tempty_bar[slot]));
+        fasted_wg_slot_done(p, ct, tile, s_fail[slot], &tempty_bar[slot]);
     }
-    if (p.mode == KJOIN_HIST) {
-        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-        for (int k = ct; k <= p.nbins; k += WG_CONSUMERS)
-            if (s_hist[k])
-                atomicAdd(&p.hist[k], (unsigned long long)s_hist[k]);
-    }
+    fasted_wg_hist_flush(p, ct, s_hist);
 #endif
 }
 
