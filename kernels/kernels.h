@@ -44,8 +44,8 @@ int kern_device_count(void);
 int kern_device_info(int dev, kern_device *out);
 
 /* ---- Several GPUs of one host (`set devices`; docs/SCALING.md) ----
- * A FASTED-format run given a list of devices shares its work-item list
- * among them through one queue of ranges, a host thread per device. */
+ * A join given a list of devices shares its work-item list among them
+ * through one queue of ranges, a host thread per device. */
 #define KERN_MAX_DEVICES 8
 
 /* One device's share of a run over several. */
@@ -210,10 +210,11 @@ typedef struct kern_join_args {
     double eps; /* pairs with d2 <= eps*eps in the engine's arithmetic; HIST: d2 <= edges[nbins] */
     int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
-    /* Several devices (kern_fasted_run only): ndevices > 0 runs on these
-     * distinct ordinals through one queue of work-item ranges and device is
-     * ignored (a list of one still takes the queue path); 0: device alone.
-     * Every other entry refuses ndevices > 1. */
+    /* Several devices (every join entry: fasted and its formats, exact,
+     * fp64, ted, ted-index; not kern_fasted_kdist): ndevices > 0 runs on
+     * these distinct ordinals through one queue of work-item ranges and
+     * device is ignored (a list of one still takes the queue path); 0:
+     * device alone. */
     int devices[KERN_MAX_DEVICES];
     int ndevices;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */

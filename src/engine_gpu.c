@@ -224,16 +224,6 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, fmt, &a);
-    /* Only the FASTED formats take the device queue (kernels/kern_multi.cu);
-     * exact's refinement keeps its FP64 rows on one device. */
-    if (a.ndevices > 1 && (!s->engine->format || s->engine->exact)) {
-        char dv[200];
-        devices_describe(o, dv, sizeof dv);
-        return err_set(TCJ_EUNSUP,
-                       "%s runs on one GPU and set devices is %s (%d GPUs); set devices default, "
-                       "or one ordinal, to run it",
-                       name, dv, a.ndevices);
-    }
     /* The counters' range covers the calling thread's device only; the
      * devices of a list launch from threads of their own. */
     if (a.ndevices > 1 && cupti_prof_pending())
