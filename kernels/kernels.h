@@ -211,10 +211,10 @@ typedef struct kern_join_args {
     int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
     /* Several devices (every join entry: fasted and its formats, exact,
-     * fp64, ted, ted-index; not kern_fasted_kdist): ndevices > 0 runs on
-     * these distinct ordinals through one queue of work-item ranges and
-     * device is ignored (a list of one still takes the queue path); 0:
-     * device alone. */
+     * fp64, ted, ted-index; kern_fasted_kdist by blocks of query rows):
+     * ndevices > 0 runs on these distinct ordinals through one queue of
+     * work-item ranges and device is ignored (a list of one still takes
+     * the queue path); 0: device alone. */
     int devices[KERN_MAX_DEVICES];
     int ndevices;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
@@ -299,8 +299,10 @@ int kern_exact_run(const kern_join_args *a, kern_join_result *r);
  * the k-th smallest d2(q, j) over all rows j != q, for the query rows
  * [q0, q1), as the join's epilogue computes d2 (widened to double). Uses
  * x, n, d, hash, q0, q1, symmetric, device, format, off, mem_cap,
- * batch_pairs, cancel and progress of a; r gets the summed timings of its
- * passes (kernels/fasted_kdist.cu). */
+ * batch_pairs, cancel and progress of a, and devices/ndevices (the query
+ * rows in blocks from one queue, as kern_join_args says); r gets the summed
+ * timings of its passes (over a device list: each device's, the longest
+ * kept, and its share) (kernels/fasted_kdist.cu). */
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
 #ifdef __cplusplus

@@ -19,6 +19,7 @@
 
 #include "devices.h"
 #include "exact_sets.h"
+#include "kdist.h"
 #include "kernels.h"
 #include "nvml.h"
 
@@ -192,13 +193,14 @@ static int queued(const engine *e)
     return e->kjoin && engine_available(e, NULL) == 0;
 }
 
-static void compare_lists(const char *list, int ndev)
+/* Every queued engine (only: that one alone) on list against one device. */
+static void compare_lists(const char *list, int ndev, const char *only)
 {
     data();
     int ran = 0;
     for (const engine *const *t = engine_table; *t; t++) {
         const engine *e = *t;
-        if (!queued(e))
+        if (!queued(e) || (only && strcmp(e->name, only) != 0))
             continue;
         for (int sym = 0; sym <= 1; sym++) {
             engine_opts one = opts_for(NULL, sym), many = opts_for(list, sym);
@@ -239,13 +241,21 @@ static void compare_lists(const char *list, int ndev)
 TEST(a_list_of_one_device_equals_the_single_device_run)
 {
     need_gpu(1);
-    compare_lists("0", 1);
+    compare_lists("0", 1, NULL);
 }
 
 TEST(two_devices_equal_one_every_engine_and_mode)
 {
     need_gpu(2);
-    compare_lists("0,1", 2);
+    compare_lists("0,1", 2, NULL);
+}
+
+/* exact alone on two devices: the case gpu-check runs under
+ * compute-sanitizer (the pass, the refinement and the serialised sink). */
+TEST(exact_two_devices_equal_one)
+{
+    need_gpu(2);
+    compare_lists("0,1", 2, "exact");
 }
 
 typedef struct prog {
@@ -344,4 +354,75 @@ TEST(a_device_not_present_is_refused_with_one_line)
     CHECK_MSG(rc == TCJ_ENODEV, "rc %d (%s)", rc, err_msg());
     CHECK_MSG(strstr(err_msg(), "set devices") && !strchr(err_msg(), '\n'), "message: %s",
               err_msg());
+}
+
+/* k-distance over a list: the query rows in blocks from the queue, each
+ * block on one device without symmetric tiles; every row's K-th d2 equals
+ * the one-device run's bit for bit, with symmetric tiles on and off (a
+ * d2 computed as row j's or mirrored from row i's is the same products
+ * and sums). A cancel set before the run stops every device. */
+static void kdist_lists(const char *list, int ndev)
+{
+    data();
+    const int K = 16;
+    const size_t n = g_ds.n;
+    double *one = xcalloc(n, sizeof *one), *many = xcalloc(n, sizeof *many);
+    for (int sym = 0; sym <= 1; sym++) {
+        engine_opts o1 = opts_for(NULL, sym), on = opts_for(list, sym);
+        kdist_spec s;
+        memset(&s, 0, sizeof s);
+        s.ds = &g_ds;
+        s.q0 = 0;
+        s.q1 = n;
+        s.k = K;
+        s.opts = &o1;
+        s.out = one;
+        join_result r1, rn;
+        int rc = kdist_run(engine_find("fasted"), &s, &r1);
+        CHECK_MSG(rc == 0, "k-distance on one device: %s", err_msg());
+        s.opts = &on;
+        s.out = many;
+        rc = kdist_run(engine_find("fasted"), &s, &rn);
+        CHECK_MSG(rc == 0, "k-distance on devices %s: %s", list, err_msg());
+        size_t bad = 0, pos = 0;
+        for (size_t q = 0; q < n; q++) {
+            bad += memcmp(&one[q], &many[q], sizeof(double)) != 0;
+            pos += one[q] > 0;
+        }
+        CHECK_MSG(bad == 0, "k-distance devices %s symmetric %d: %zu of %zu rows differ", list, sym,
+                  bad, n);
+        CHECK_MSG(pos > n / 2, "k-distance: only %zu of %zu rows positive", pos, n);
+        CHECK_MSG(jr_metric(&rn, "devices") == ndev, "k-distance: devices %g",
+                  jr_metric(&rn, "devices"));
+        CHECK_MSG(items_of(&rn) > 0, "k-distance: no blocks taken");
+        printf("# k-distance devices %s symmetric %s: %.0f blocks (%s)\n", list, sym ? "on" : "off",
+               items_of(&rn), rn.device);
+    }
+    engine_opts o = opts_for(list, 1);
+    volatile int cancel = 1;
+    kdist_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &g_ds;
+    s.q1 = n;
+    s.k = K;
+    s.opts = &o;
+    s.out = many;
+    s.cancel = &cancel;
+    join_result r;
+    int rc = kdist_run(engine_find("fasted"), &s, &r);
+    CHECK_MSG(rc == TCJ_ECANCEL, "k-distance cancelled: rc %d (%s)", rc, err_msg());
+    free(one);
+    free(many);
+}
+
+TEST(kdist_list_of_one_device_equals_the_single_device_run)
+{
+    need_gpu(1);
+    kdist_lists("0", 1);
+}
+
+TEST(kdist_two_devices_equal_one)
+{
+    need_gpu(2);
+    kdist_lists("0,1", 2);
 }
