@@ -12,8 +12,11 @@
  * cancel, progress and refills are FASTED's; a symmetric run refines each
  * unordered pair once.
  *
- * The FP64 rows and norms stay on the device, and the host scan, across
- * runs of one dataset (g_x64). */
+ * The FP64 rows and norms stay on the device (a slot per device, g_x64_dev),
+ * and the host scan (g_scan), across runs of one dataset. Over a device
+ * list (kern_multi_run) each device refines the candidates of its own
+ * launches against its own FP64 rows: the decision per pair does not
+ * depend on the device, so every split gives fp64's result. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -227,43 +230,68 @@ __global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
         rho[r] = sqrt(acc) * (1.0 + 0x1p-40);
 }
 
-/* The FP64 rows and norms on the device and the host scan of the values
- * FP16 will hold (largest |v|, each row's norm, centred when the run
- * centres), kept across runs of one dataset: a sweep or a compare runs
- * exact again and again on the same data. */
+/* The host scan of the values FP16 will hold (largest |v|, each row's
+ * norm, centred when the run centres), kept across runs of one dataset: a
+ * sweep or a compare runs exact again and again on the same data. Done
+ * once per run by the calling thread, before any device's thread reads it. */
 static struct {
     const double *x;
     size_t n, d;
     uint64_t hash;
-    int dev;
-    double *dx;
-    size_t bytes;
     int scanned;
     const double *center; /* the scan's */
     double vmax, nmax2;
-    double *hn;   /* the scan's row norms (n) */
-    double *dn;   /* on the device (dev) */
-    int dn_fresh; /* dn holds hn */
-} g_x64;
+    double *hn;        /* the scan's row norms (n) */
+    unsigned long gen; /* a new scan's number: a device's norms say which they hold */
+} g_scan;
 
-void exact_release(void)
+/* The FP64 rows and norms on one device, kept across runs of one dataset:
+ * one slot per device ordinal, touched only by the thread running on that
+ * device (kernels/kern_multi.cuh). */
+struct exact_x64 {
+    const double *x;
+    size_t n, d;
+    uint64_t hash;
+    double *dx;
+    size_t bytes;
+    double *dn;        /* the scan's norms on the device */
+    unsigned long gen; /* the scan dn holds (0: none) */
+};
+static exact_x64 g_x64_dev[KERN_DEV_SLOTS];
+
+static void exact_release_dev(int dev)
 {
-    if (g_x64.dx || g_x64.dn) {
+    exact_x64 &s = g_x64_dev[dev];
+    if (s.dx || s.dn) {
         int cur = 0;
         cudaGetDevice(&cur);
-        cudaSetDevice(g_x64.dev);
-        cudaFree(g_x64.dx);
-        cudaFree(g_x64.dn);
+        cudaSetDevice(dev);
+        cudaFree(s.dx);
+        cudaFree(s.dn);
         cudaSetDevice(cur);
     }
-    free(g_x64.hn);
-    memset(&g_x64, 0, sizeof g_x64);
+    memset(&s, 0, sizeof s);
     cudaGetLastError();
 }
 
-static int exact_same_data(const kern_join_args *a)
+void exact_release(void)
 {
-    return g_x64.x == a->x && g_x64.n == a->n && g_x64.d == a->d && g_x64.hash == a->hash;
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        exact_release_dev(d);
+    free(g_scan.hn);
+    const unsigned long gen = g_scan.gen;
+    memset(&g_scan, 0, sizeof g_scan);
+    g_scan.gen = gen; /* numbers are never reused */
+}
+
+static int exact_same_scan(const kern_join_args *a)
+{
+    return g_scan.x == a->x && g_scan.n == a->n && g_scan.d == a->d && g_scan.hash == a->hash;
+}
+
+static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
+{
+    return s.x == a->x && s.n == a->n && s.d == a->d && s.hash == a->hash;
 }
 
 struct exact_ctx {
@@ -293,20 +321,12 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     double t0 = kern_now();
     int rc;
     const size_t bytes = a->n * a->d * sizeof(double), nbytes = a->n * sizeof(double);
-    if (g_x64.dx && exact_same_data(a) && g_x64.dev == a->device) {
+    exact_x64 &g_x64 = g_x64_dev[a->device];
+    if (g_x64.dx && exact_same_data(g_x64, a)) {
         if ((rc = kern_charge(k, g_x64.bytes, "the FP64 dataset")))
             return rc;
     } else {
-        /* A new upload keeps the host scan of the same data. */
-        const int scanned = g_x64.scanned && exact_same_data(a);
-        const double *center = g_x64.center;
-        const double vmax = g_x64.vmax, nmax2 = g_x64.nmax2;
-        double *hn = g_x64.hn;
-        g_x64.hn = NULL;
-        exact_release();
-        g_x64.hn = scanned ? hn : NULL;
-        if (!scanned)
-            free(hn);
+        exact_release_dev(a->device);
         if ((rc = kern_malloc(k, (void **)&g_x64.dx, bytes, "the FP64 dataset")) ||
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the FP64 dataset (norms)")))
             return rc;
@@ -315,17 +335,11 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         g_x64.n = a->n;
         g_x64.d = a->d;
         g_x64.hash = a->hash;
-        g_x64.dev = a->device;
         g_x64.bytes = bytes + nbytes;
-        g_x64.scanned = scanned; /* the scan of this data stays */
-        g_x64.center = center;
-        g_x64.vmax = vmax;
-        g_x64.nmax2 = nmax2;
-        g_x64.dn_fresh = 0;
     }
-    if (!g_x64.dn_fresh) {
-        KERN_CUDA(cudaMemcpy(g_x64.dn, g_x64.hn, nbytes, cudaMemcpyHostToDevice));
-        g_x64.dn_fresh = 1;
+    if (g_x64.gen != g_scan.gen) {
+        KERN_CUDA(cudaMemcpy(g_x64.dn, g_scan.hn, nbytes, cudaMemcpyHostToDevice));
+        g_x64.gen = g_scan.gen;
     }
     o.x = g_x64.dx;
     o.nrm = g_x64.dn;
@@ -515,22 +529,19 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
     return 0;
 }
 
-extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
+/* FP16 must hold the data as converted (centred when a->center); the
+ * bound is taken at the largest norm of what is converted. Scanned once per
+ * dataset and centring, by the calling thread. */
+static int exact_scan(const kern_join_args *a)
 {
-    memset(r, 0, sizeof *r);
-    if (!a->x || a->n == 0 || a->d == 0)
-        return kern_fail(KERN_EINVAL, "exact: bad sizes (n %zu, d %zu)", a->n, a->d);
-    /* FP16 must hold the data as converted (centred when a->center); the
-     * bound is taken at the largest norm of what is converted. Scanned once
-     * per dataset and centring. */
-    if (!(g_x64.scanned && exact_same_data(a) && g_x64.center == a->center)) {
-        if (!exact_same_data(a))
+    if (!(g_scan.scanned && exact_same_scan(a) && g_scan.center == a->center)) {
+        if (!exact_same_scan(a))
             exact_release();
-        double *hn = (double *)realloc(g_x64.hn, a->n * sizeof(double));
+        double *hn = (double *)realloc(g_scan.hn, a->n * sizeof(double));
         if (!hn)
             return kern_fail(KERN_ENOMEM, "exact: out of host memory for %zu row norms", a->n);
-        g_x64.hn = hn;
-        g_x64.dn_fresh = 0;
+        g_scan.hn = hn;
+        g_scan.gen++; /* the devices' norms are stale */
         double vm = 0, nm2 = 0;
         for (size_t i = 0; i < a->n; i++) {
             double e = 0;
@@ -544,16 +555,16 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
             hn[i] = sqrt(e);
             nm2 = fmax(nm2, e);
         }
-        g_x64.x = a->x;
-        g_x64.n = a->n;
-        g_x64.d = a->d;
-        g_x64.hash = a->hash;
-        g_x64.scanned = 1;
-        g_x64.center = a->center;
-        g_x64.vmax = vm;
-        g_x64.nmax2 = nm2;
+        g_scan.x = a->x;
+        g_scan.n = a->n;
+        g_scan.d = a->d;
+        g_scan.hash = a->hash;
+        g_scan.scanned = 1;
+        g_scan.center = a->center;
+        g_scan.vmax = vm;
+        g_scan.nmax2 = nm2;
     }
-    const double vmax = g_x64.vmax, nmax2 = g_x64.nmax2;
+    const double vmax = g_scan.vmax;
     /* The host scales data beyond FP16's range down by a power of two
      * (a->scale, exact): the bound's relative terms are unchanged, so it is
      * taken in the scaled units and brought back (the FASTED pass scales
@@ -568,6 +579,17 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
                          "values up to |v| = %g%s are beyond FP16's 65504 at scale %g; use fp64 "
                          "or ted",
                          vmax, a->center ? " (centred)" : "", sc);
+    return 0;
+}
+
+/* One device's run: the whole list (q NULL) or, as one device's share of
+ * a run over several (kern_multi_fn), the ranges it takes from q, refined
+ * against its own FP64 rows. Reads the scan only. */
+static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue *q,
+                       unsigned long long *items)
+{
+    const double nmax2 = g_scan.nmax2;
+    const double sc = a->scale ? a->scale : 1.0;
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
     /* At large d the pass promotes its sums (kern_fmt_fp16x), and the
      * bound no longer grows with d; below that, and with a teaching
@@ -618,7 +640,7 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
                               exact_setup_cb,
                               exact_refine,
                               exact_params};
-    int rc = fasted_run(&f, r, &post);
+    int rc = fasted_run_q(&f, r, &post, q, items);
     if (rc == 0)
         rc = exact_fetch(&c, r);
     char v[sizeof r->variant];
@@ -627,4 +649,17 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
              c.promoted ? " fp32-promoted" : "");
     exact_free(&c);
     return rc;
+}
+
+extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!a->x || a->n == 0 || a->d == 0)
+        return kern_fail(KERN_EINVAL, "exact: bad sizes (n %zu, d %zu)", a->n, a->d);
+    int rc = exact_scan(a);
+    if (rc)
+        return rc;
+    if (a->ndevices > 0)
+        return kern_multi_run(a, r, exact_run_q);
+    return exact_run_q(a, r, NULL, NULL);
 }

@@ -130,12 +130,21 @@ static int f64_more(void *e)
     f64_run *r = (f64_run *)e;
     for (;;) {
         f64_item it;
-        if (r->top > 0)
+        if (r->top > 0) {
             it = r->stack[--r->top];
-        else if (r->next < r->nitems)
+        } else if (r->next < r->stop) {
             it = r->items[r->next++];
-        else
+        } else if (r->q) {
+            unsigned long long b, e;
+            if (!kern_queue_take(r->q, 1, 1, &b, &e))
+                return 0;
+            r->taken += e - b;
+            r->next = (size_t)b;
+            r->stop = (size_t)e;
+            continue;
+        } else {
             return 0;
+        }
         if (it.qa < it.qb && it.ca < it.cb) {
             r->cur = it;
             return 1;
@@ -189,6 +198,14 @@ static int f64_split(f64_run *r, const f64_item &it, unsigned long long np)
     return 0;
 }
 
+/* The launch just collected finished its piece; with no pieces left on the
+ * stack, the list item it came from is done (the queue's progress). */
+static void f64_item_done(f64_run *r)
+{
+    if (r->q && r->top == 0)
+        r->q->done++;
+}
+
 static int f64_collect(void *e, kern_run *k, kern_step *s)
 {
     f64_run *r = (f64_run *)e;
@@ -206,19 +223,41 @@ static int f64_collect(void *e, kern_run *k, kern_step *s)
         } else {
             s->np = np;
             r->done += f64_work(r->cur);
+            f64_item_done(r);
         }
     } else {
         r->done += f64_work(r->cur);
+        f64_item_done(r);
     }
-    s->frac = r->total > 0 ? r->done / r->total : 1.0;
+    if (r->q)
+        s->frac = (double)r->q->done.load() / (double)r->q->total;
+    else
+        s->frac = r->total > 0 ? r->done / r->total : 1.0;
     return 0;
 }
 
-int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user)
+size_t f64_chunk(const f64_run *r, size_t chunk, size_t min)
+{
+    if (!r->q)
+        return chunk;
+    /* 16 items over the query rows, rounded up to whole 128-row tiles:
+     * the same list for any number of devices. */
+    size_t c = r->nq / 16 / 128 * 128 + 128;
+    return c < min ? min : c > chunk ? chunk : c;
+}
+
+int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user,
+              const char *what)
 {
     r->items = items;
     r->nitems = nitems;
     r->next = r->top = 0;
+    r->stop = r->q ? 0 : nitems;
+    if (r->q) {
+        int rc = kern_queue_open(r->q, r->a->device, nitems, what);
+        if (rc)
+            return rc;
+    }
     r->fn = fn;
     r->user = user;
     /* Progress: candidate-row pairs of the items done (a split item counts

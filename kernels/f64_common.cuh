@@ -10,6 +10,7 @@
 
 #include "kern_drive.cuh"
 #include "kern_hist.cuh"
+#include "kern_multi.cuh"
 #include "kernels.h"
 
 /* Where a kernel puts what it finds; device pointers. */
@@ -88,9 +89,12 @@ struct f64_run {
     f64_out out;
     unsigned long long *d_count, *d_counts, *d_np, *d_hist;
     double *d_edges;
-    /* the work */
+    /* the work: items [next, stop) of the list, then (q) ranges taken
+     * from the run's queue */
     const f64_item *items;
-    size_t nitems, next;
+    size_t nitems, next, stop;
+    kern_queue *q;            /* a run over several devices (NULL: one) */
+    unsigned long long taken; /* items this device took from q */
     f64_item *stack, cur;
     size_t top, scap;
     double total, done;
@@ -109,8 +113,17 @@ int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const
 /* Device memory through the run's budget (kern_malloc). */
 int f64_malloc(f64_run *r, void **p, size_t bytes, const char *what);
 /* Run the items through kern_drive (PAIRS: each drained, split where it
- * overflowed; progress after every launch). */
-int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user);
+ * overflowed; progress after every launch). With r->q set (one device's
+ * share of a run over several), the items come one at a time from the
+ * queue, which `what` (the kernel run) opens: every device lists the same
+ * items and runs the same kernel. */
+int f64_drive(f64_run *r, const f64_item *items, size_t nitems, f64_launch_fn fn, void *user,
+              const char *what);
+/* Query rows per brute-force item: chunk on one device; through the queue
+ * (q), about a sixteenth of the rows, so that each device gets several
+ * items of a small join, but not under min rows (a launch worth its
+ * overhead) nor over chunk. */
+size_t f64_chunk(const f64_run *r, size_t chunk, size_t min);
 /* Fetch counts, histogram and totals into the result. */
 int f64_finish(f64_run *r);
 void f64_end(f64_run *r);

@@ -448,9 +448,6 @@ done:
     return rc;
 }
 
-static int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
-                        kern_queue *q, unsigned long long *items);
-
 /* One device's share of a run over several (kern_multi_fn). */
 static int fasted_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue *q,
                             unsigned long long *items)
@@ -470,8 +467,8 @@ int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *
     return fasted_run_q(a, r, post, NULL, NULL);
 }
 
-static int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
-                        kern_queue *q, unsigned long long *items)
+int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
+                 kern_queue *q, unsigned long long *items)
 {
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     kern_run k;

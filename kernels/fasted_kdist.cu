@@ -268,7 +268,72 @@ void kd_add(kern_join_result *r, const kern_join_result *p, int first)
 
 } // namespace
 
+static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result *r);
+
+/* Several devices (a->ndevices > 0): the query rows in blocks, handed out
+ * by the run's queue (kern_multi_run); each block is a k-distance of its
+ * own on the device that takes it, against all rows, and writes its own
+ * part of out. A block is not the whole row range, so it runs without
+ * symmetric tiles: each d2(q, j) is then computed as the row q's, with the
+ * same products and sums as the mirrored tile's, so the result is the
+ * one-device run's. K and out are the run's (kernels/kern_multi.cuh's
+ * threads take no context; one k-distance runs at a time). */
+static struct {
+    int K;
+    double *out;
+} g_kd_list;
+
+static int kd_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue *q,
+                        unsigned long long *items)
+{
+    memset(r, 0, sizeof *r);
+    const size_t nq = a->q1 - a->q0;
+    /* About four blocks a device, whole 128-row tiles, at least 1024 rows
+     * (a block's fixed cost is its passes' setup). */
+    const size_t blk = std::max((size_t)1024, (nq / (4 * (size_t)q->ndev) + 127) / 128 * 128);
+    const unsigned long long nb = (nq + blk - 1) / blk;
+    int rc = kern_queue_open(q, a->device, nb, "k-distance");
+    unsigned long long b, e;
+    int first = 1;
+    while (rc == 0 && kern_queue_take(q, 1, 1, &b, &e)) {
+        for (unsigned long long t = b; t < e && rc == 0; t++) {
+            kern_join_args s = *a;
+            s.q0 = a->q0 + (size_t)t * blk;
+            s.q1 = std::min(a->q1, s.q0 + blk);
+            s.symmetric = 0;
+            s.progress = NULL; /* the calling thread reports the queue's */
+            kern_join_result pr;
+            rc = kd_run(&s, g_kd_list.K, g_kd_list.out + (s.q0 - a->q0), &pr);
+            kd_add(r, &pr, first);
+            first = 0;
+            *items += 1;
+            q->done++;
+        }
+    }
+    return rc;
+}
+
 extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, kern_join_result *r)
+{
+    if (a->ndevices <= 0)
+        return kd_run(a, K, out, r);
+    memset(r, 0, sizeof *r);
+    const size_t n = a->n;
+    if (K < 1 || (size_t)K >= n || a->q0 >= a->q1 || a->q1 > n || n >= ((size_t)1 << 31))
+        return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K, a->q0,
+                         a->q1, n);
+    kern_join_args m = *a;
+    m.mode = KJOIN_COUNT; /* nothing per mode for the runner to add */
+    g_kd_list.K = K;
+    g_kd_list.out = out;
+    const int rc = kern_multi_run(&m, r, kd_run_queue);
+    if (rc == 0 && a->progress)
+        a->progress(a->progress_ctx, 1.0);
+    return rc;
+}
+
+/* One device: the rows [a->q0, a->q1). */
+static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result *r)
 {
     memset(r, 0, sizeof *r);
     const size_t n = a->n, nq = a->q1 - a->q0;

@@ -7,6 +7,7 @@
 #include "kern_drive.cuh"
 #include "fasted_int.cuh"
 #include "kernels.h"
+#include "kern_multi.cuh"
 
 struct fasted_post {
     void *ctx;
@@ -31,5 +32,9 @@ double fasted_scale(const kern_join_args *a, const kern_format *fmt);
 /* kern_fasted_run, with post (NULL: none). The kernel is chosen for
  * a->mode (a post's own kernel mode is of the same kind: pairs or not). */
 int fasted_run(const kern_join_args *a, kern_join_result *r, const fasted_post *post);
+/* fasted_run as one device's share of a run over several: its ranges
+ * from q (NULL: the whole list), *items the items it took (may be NULL). */
+int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post *post,
+                 kern_queue *q, unsigned long long *items);
 
 #endif

@@ -95,20 +95,24 @@ static int fp64_launch(f64_run *r, const f64_item *it, void *user)
     return 0;
 }
 
-extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
+/* The whole item list on one device (q NULL), or one device's share of a
+ * run over several (kern_multi_fn): the items it takes from q. */
+static int fp64_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
+                      unsigned long long *taken)
 {
     f64_run r;
     int rc = f64_begin(&r, a, res, "fp64", 0);
     if (rc)
         return rc;
+    r.q = q;
     fp64_ctx c = {NULL, a->d};
     double *dx = NULL;
     rc = f64_upload(&r, a->x, a->n, a->d, a->d, NULL, &dx);
     c.dx = dx;
     f64_item *items = NULL;
     if (rc == 0) {
-        size_t nitems = f64_brute_items(a, (size_t)1 << 16, 0, &items);
-        rc = items ? f64_drive(&r, items, nitems, fp64_launch, &c)
+        size_t nitems = f64_brute_items(a, f64_chunk(&r, (size_t)1 << 16, 4096), 0, &items);
+        rc = items ? f64_drive(&r, items, nitems, fp64_launch, &c, "fp64")
                    : kern_fail(KERN_ENOMEM, "out of host memory for the work items");
     }
     if (rc == 0)
@@ -118,6 +122,15 @@ extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
     res->d_padded = a->d;
     snprintf(res->variant, sizeof res->variant,
              "cuda-cores direct (a-b)^2, %dx%d tiles, no FMA, short-circuit", FP64_QT, FP64_CT);
+    if (taken)
+        *taken = r.taken;
     f64_end(&r);
     return rc;
+}
+
+extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
+{
+    if (a->ndevices > 0)
+        return kern_multi_run(a, res, fp64_run_q);
+    return fp64_run_q(a, res, NULL, NULL);
 }

@@ -44,8 +44,8 @@ int kern_device_count(void);
 int kern_device_info(int dev, kern_device *out);
 
 /* ---- Several GPUs of one host (`set devices`; docs/SCALING.md) ----
- * A FASTED-format run given a list of devices shares its work-item list
- * among them through one queue of ranges, a host thread per device. */
+ * A join given a list of devices shares its work-item list among them
+ * through one queue of ranges, a host thread per device. */
 #define KERN_MAX_DEVICES 8
 
 /* One device's share of a run over several. */
@@ -210,10 +210,11 @@ typedef struct kern_join_args {
     double eps; /* pairs with d2 <= eps*eps in the engine's arithmetic; HIST: d2 <= edges[nbins] */
     int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
-    /* Several devices (kern_fasted_run only): ndevices > 0 runs on these
-     * distinct ordinals through one queue of work-item ranges and device is
-     * ignored (a list of one still takes the queue path); 0: device alone.
-     * Every other entry refuses ndevices > 1. */
+    /* Several devices (every join entry: fasted and its formats, exact,
+     * fp64, ted, ted-index; kern_fasted_kdist by blocks of query rows):
+     * ndevices > 0 runs on these distinct ordinals through one queue of
+     * work-item ranges and device is ignored (a list of one still takes
+     * the queue path); 0: device alone. */
     int devices[KERN_MAX_DEVICES];
     int ndevices;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
@@ -298,8 +299,10 @@ int kern_exact_run(const kern_join_args *a, kern_join_result *r);
  * the k-th smallest d2(q, j) over all rows j != q, for the query rows
  * [q0, q1), as the join's epilogue computes d2 (widened to double). Uses
  * x, n, d, hash, q0, q1, symmetric, device, format, off, mem_cap,
- * batch_pairs, cancel and progress of a; r gets the summed timings of its
- * passes (kernels/fasted_kdist.cu). */
+ * batch_pairs, cancel and progress of a, and devices/ndevices (the query
+ * rows in blocks from one queue, as kern_join_args says); r gets the summed
+ * timings of its passes (over a device list: each device's, the longest
+ * kept, and its share) (kernels/fasted_kdist.cu). */
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
 #ifdef __cplusplus

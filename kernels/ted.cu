@@ -268,12 +268,16 @@ static int ted_prepare(f64_run *r, ted_ctx *c, double **dnrm, double **dxs)
     return 0;
 }
 
-extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
+/* The whole item list on one device (q NULL), or one device's share of a
+ * run over several (kern_multi_fn): the items it takes from q. */
+static int ted_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
+                     unsigned long long *taken)
 {
     f64_run r;
     int rc = f64_begin(&r, a, res, "ted", 1);
     if (rc)
         return rc;
+    r.q = q;
     res->prep_name = "norms";
     ted_ctx c = {NULL, NULL, NULL, 0, a->ted_paper ? 1 : 0};
     /* The m16n8k16 shape needs sm_90; an A100 runs the paper form. */
@@ -290,8 +294,14 @@ extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
     f64_item *items = NULL;
     int sym = !c.paper && a->symmetric;
     if (rc == 0) {
-        size_t nitems = f64_brute_items(a, (size_t)1 << 15, sym, &items);
-        rc = items ? f64_drive(&r, items, nitems, ted_launch, &c)
+        /* Whole tiles of both kernels (TR_BM, TR_BN and 8 queries a warp
+         * divide 128): a pair's tile, and so its arithmetic, is the same
+         * whatever the chunk. */
+        size_t nitems = f64_brute_items(a, f64_chunk(&r, (size_t)1 << 15, 2048), sym, &items);
+        rc = items ? f64_drive(&r, items, nitems, ted_launch, &c,
+                               c.paper ? "ted paper"
+                               : sym   ? "ted symmetric"
+                                       : "ted")
                    : kern_fail(KERN_ENOMEM, "out of host memory for the work items");
     }
     if (rc == 0)
@@ -309,6 +319,15 @@ extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
         snprintf(res->variant, sizeof res->variant,
                  "redesigned: m16n8k16, %dx%d tiles, cp.async x2%s", TR_BM, TR_BN,
                  res->symmetric ? ", symmetric" : "");
+    if (taken)
+        *taken = r.taken;
     f64_end(&r);
     return rc;
+}
+
+extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
+{
+    if (a->ndevices > 0)
+        return kern_multi_run(a, res, ted_run_q);
+    return ted_run_q(a, res, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
+
 #include "f64_common.cuh"
 #include "kern_util.cuh"
 #include "ptx_f64.cuh"
@@ -384,12 +386,18 @@ static int ti_upload(f64_run *r, const ti_index *ix, ti_dev *v)
     return 0;
 }
 
-extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res)
+/* The whole item list on one device (q NULL), or one device's share of a
+ * run over several (kern_multi_fn): each device builds the same index (in
+ * parallel, on the host) and takes ranges of query groups from q. A
+ * group's candidates and arithmetic do not depend on the range it is in. */
+static int ted_index_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
+                           unsigned long long *taken)
 {
     f64_run r;
     int rc = f64_begin(&r, a, res, "ted-index", 1);
     if (rc)
         return rc;
+    r.q = q;
     res->prep_name = "index";
     double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
     ti_index ix;
@@ -411,6 +419,8 @@ extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res
     if (rc == 0 && ix.ngroup > 0) {
         /* Items of group ranges, all candidate positions. */
         size_t chunk = (size_t)1 << 16;
+        if (q) /* 16 ranges, of at least 1024 groups: the same for any number of devices */
+            chunk = std::min(chunk, std::max((size_t)1024, ix.ngroup / 16));
         size_t nit = (ix.ngroup + chunk - 1) / chunk;
         f64_item *items = (f64_item *)malloc(nit * sizeof *items);
         if (!items) {
@@ -420,7 +430,7 @@ extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res
                 size_t lo = i * chunk, hi = lo + chunk < ix.ngroup ? lo + chunk : ix.ngroup;
                 items[i] = f64_item{lo, hi, 0, a->n, 0};
             }
-            rc = f64_drive(&r, items, nit, ti_launch, &v);
+            rc = f64_drive(&r, items, nit, ti_launch, &v, "ted-index");
             free(items);
         }
     }
@@ -440,6 +450,15 @@ extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res
     cudaFree(v.gcell);
     cudaFree(v.qpos);
     ti_free(&ix);
+    if (taken)
+        *taken = r.taken;
     f64_end(&r);
     return rc;
+}
+
+extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res)
+{
+    if (a->ndevices > 0)
+        return kern_multi_run(a, res, ted_index_run_q);
+    return ted_index_run_q(a, res, NULL, NULL);
 }

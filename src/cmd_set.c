@@ -59,7 +59,7 @@ const cmd cmd_set = {
             "  index-k N              ted-index: dimensions in the grid index\n"
             "  batch N                pairs per batch handed to a sink\n"
             "  device N               CUDA device ordinal\n"
-            "  devices all|default|N,M,...  FASTED formats: spread each run over these GPUs\n"
+            "  devices all|default|N,M,...  GPU engines: spread each run over these GPUs\n"
             "  mode count|perpoint|pairs  what run produces\n"
             "  out FILE|none          file run writes pairs or per-point counts to\n"
             "  format bin32|bin64|csv pair file format",

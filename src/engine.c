@@ -121,12 +121,11 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     /* GPU runs are sampled by NVML (clocks, power, throttling) so every
      * stored GPU run says at what clock it ran; without NVML nothing is
      * added (N/A, not 0). */
-    int sdev[KERN_MAX_DEVICES]; /* over a `set devices` list: its first device */
+    int sdev[KERN_MAX_DEVICES]; /* a `set devices` list: every device of it */
     const int nsdev = devices_resolve(s->opts, sdev);
-    int sampling = e->gpu && nvml_sampler_start(nsdev     ? sdev[0]
-                                                : s->opts ? s->opts->device
-                                                          : 0,
-                                                20) == 0;
+    if (nsdev == 0)
+        sdev[0] = s->opts ? s->opts->device : 0;
+    int sampling = e->gpu && nvml_sampler_start_list(sdev, nsdev ? nsdev : 1, 20) == 0;
     if (e->gpu && !sampling)
         err_clear();
     /* The engine sees which row it runs for (tensor-core formats share one
@@ -140,6 +139,13 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
         nvml_stats st;
         nvml_sampler_stop(&st);
         nvml_add_metrics(res, &st);
+        /* Over two or more devices each one's figures too; the plain
+         * names stay the first device's (the clocks panel reads them). */
+        nvml_stats each[NVML_MAX_DEVS];
+        int devs[NVML_MAX_DEVS];
+        const int nd = nvml_sampler_devices(each, devs, NVML_MAX_DEVS);
+        for (int k = 0; nd > 1 && k < nd; k++)
+            nvml_add_metrics_dev(res, &each[k], devs[k]);
     }
     return rc;
 }

@@ -103,7 +103,7 @@ typedef struct join_spec {
 } join_spec;
 
 #define JOIN_MAX_PHASES 8
-#define JOIN_MAX_METRICS 48
+#define JOIN_MAX_METRICS 160 /* 8 devices of a list: shares and NVML figures each */
 
 typedef struct join_phase {
     const char *name; /* static string: "h2d", "convert", "norms", "kernel", "d2h", "sink" */

@@ -224,16 +224,6 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     gpu_sink sk = {&s->sink, 0};
     kern_join_args a;
     gpu_args(s, o, &sk, fmt, &a);
-    /* Only the FASTED formats take the device queue (kernels/kern_multi.cu);
-     * exact's refinement keeps its FP64 rows on one device. */
-    if (a.ndevices > 1 && (!s->engine->format || s->engine->exact)) {
-        char dv[200];
-        devices_describe(o, dv, sizeof dv);
-        return err_set(TCJ_EUNSUP,
-                       "%s runs on one GPU and set devices is %s (%d GPUs); set devices default, "
-                       "or one ordinal, to run it",
-                       name, dv, a.ndevices);
-    }
     /* The counters' range covers the calling thread's device only; the
      * devices of a list launch from threads of their own. */
     if (a.ndevices > 1 && cupti_prof_pending())
@@ -282,9 +272,11 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     a.q0 = s->q0;
     a.q1 = s->q1;
     a.symmetric = o->symmetric;
-    /* k-distance runs on one device: the first of a `set devices` list. */
-    int list[KERN_MAX_DEVICES];
-    a.device = devices_resolve(o, list) > 0 ? list[0] : o->device;
+    /* Over a `set devices` list the query rows are shared out in blocks. */
+    a.device = o->device;
+    a.ndevices = devices_resolve(o, a.devices);
+    if (a.ndevices > 0)
+        a.device = a.devices[0];
     a.batch_pairs = o->batch_pairs ? o->batch_pairs : (size_t)1 << 22;
     a.mem_cap = o->gpu_mem;
     a.acc_fast = o->fp8_acc_fast;
@@ -325,6 +317,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
         join_result_metric(res, "shifted", shifted, "");
     join_result_metric(res, "launches", (double)r.launches, "");
     join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
+    gpu_shares(&r, res);
     if (scaled)
         gpu_scale_metrics(res, &fit);
     return gpu_error(e->name, rc);

@@ -192,17 +192,24 @@ int nvml_sample_now(int dev, nvml_sample *out)
 
 #define RING 4096
 
+/* One listed device's handle and running sums. */
+typedef struct smp_dev {
+    nvml_dev h;
+    int dev; /* CUDA ordinal */
+    nvml_stats st;
+    double sum_sm, sum_mem, sum_pw, sum_t;
+} smp_dev;
+
 static struct {
     pthread_t th;
     int running;
     volatile int stop;
-    nvml_dev h;
+    smp_dev d[NVML_MAX_DEVS];
+    int nd;
     int period_ms;
     double t0;
-    nvml_sample ring[RING];
-    size_t head, n; /* oldest at head */
-    nvml_stats st;
-    double sum_sm, sum_mem, sum_pw, sum_t;
+    nvml_sample ring[RING]; /* the first listed device's, for the clocks panel */
+    size_t head, n;         /* oldest at head */
 } smp;
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -223,25 +230,29 @@ static void stat_add(nvml_stat *s, double *sum, double v)
     s->n++;
 }
 
-static void record(const nvml_sample *s)
+/* Device k's sample s; the first device's goes into the ring too. */
+static void record(int k, const nvml_sample *s)
 {
     pthread_mutex_lock(&ring_lock);
-    size_t k = (smp.head + smp.n) % RING;
-    if (smp.n == RING)
-        smp.head = (smp.head + 1) % RING;
-    else
-        smp.n++;
-    smp.ring[k] = *s;
-    nvml_stats *st = &smp.st;
+    if (k == 0) {
+        size_t at = (smp.head + smp.n) % RING;
+        if (smp.n == RING)
+            smp.head = (smp.head + 1) % RING;
+        else
+            smp.n++;
+        smp.ring[at] = *s;
+    }
+    smp_dev *d = &smp.d[k];
+    nvml_stats *st = &d->st;
     st->samples++;
     if (s->valid & NVML_V_SM)
-        stat_add(&st->sm_mhz, &smp.sum_sm, s->sm_mhz);
+        stat_add(&st->sm_mhz, &d->sum_sm, s->sm_mhz);
     if (s->valid & NVML_V_MEM)
-        stat_add(&st->mem_mhz, &smp.sum_mem, s->mem_mhz);
+        stat_add(&st->mem_mhz, &d->sum_mem, s->mem_mhz);
     if (s->valid & NVML_V_POWER)
-        stat_add(&st->power_w, &smp.sum_pw, s->power_w);
+        stat_add(&st->power_w, &d->sum_pw, s->power_w);
     if (s->valid & NVML_V_TEMP)
-        stat_add(&st->temp_c, &smp.sum_t, s->temp_c);
+        stat_add(&st->temp_c, &d->sum_t, s->temp_c);
     if (s->valid & NVML_V_LIMIT)
         st->power_limit_w = s->power_limit_w;
     if (s->valid & NVML_V_REASONS) {
@@ -251,15 +262,23 @@ static void record(const nvml_sample *s)
     pthread_mutex_unlock(&ring_lock);
 }
 
+/* One sample of every listed device. */
+static void sample_all(void)
+{
+    for (int k = 0; k < smp.nd; k++) {
+        nvml_sample s;
+        sample_invalid(&s);
+        sample_dev(smp.d[k].h, &s);
+        s.t = now_s() - smp.t0;
+        record(k, &s);
+    }
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
     while (!smp.stop) {
-        nvml_sample s;
-        sample_invalid(&s);
-        sample_dev(smp.h, &s);
-        s.t = now_s() - smp.t0;
-        record(&s);
+        sample_all();
         struct timespec ts = {0, (long)smp.period_ms * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -276,29 +295,43 @@ static void stats_reset(nvml_stats *st)
 
 int nvml_sampler_start(int dev, int period_ms)
 {
+    return nvml_sampler_start_list(&dev, 1, period_ms);
+}
+
+int nvml_sampler_start_list(const int *devs, int ndev, int period_ms)
+{
     if (smp.running)
         return 0;
-    nvml_dev h;
+    if (ndev < 1)
+        ndev = 1;
+    if (ndev > NVML_MAX_DEVS)
+        ndev = NVML_MAX_DEVS;
+    nvml_dev h[NVML_MAX_DEVS];
+    int rc = 0;
     pthread_mutex_lock(&lock);
-    int rc = handle_for(dev, &h);
+    for (int k = 0; k < ndev && rc == 0; k++)
+        rc = handle_for(devs ? devs[k] : 0, &h[k]);
     pthread_mutex_unlock(&lock);
     pthread_mutex_lock(&ring_lock);
     smp.head = smp.n = 0;
-    stats_reset(&smp.st);
-    smp.sum_sm = smp.sum_mem = smp.sum_pw = smp.sum_t = 0;
+    for (int k = 0; k < NVML_MAX_DEVS; k++) {
+        memset(&smp.d[k], 0, sizeof smp.d[k]);
+        stats_reset(&smp.d[k].st);
+    }
+    smp.nd = rc ? 1 : ndev; /* a failed start still stops with one device's (empty) stats */
     pthread_mutex_unlock(&ring_lock);
     if (rc)
         return err_set(rc, "NVML not available: %s", why);
-    smp.h = h;
+    for (int k = 0; k < ndev; k++) {
+        smp.d[k].h = h[k];
+        smp.d[k].dev = devs ? devs[k] : 0;
+    }
     smp.period_ms = period_ms > 0 ? period_ms : 20;
     smp.stop = 0;
     smp.t0 = now_s();
     /* One sample before the run starts, so even a run shorter than the
      * period has a value. */
-    nvml_sample s;
-    sample_invalid(&s);
-    sample_dev(h, &s);
-    record(&s);
+    sample_all();
     if (pthread_create(&smp.th, NULL, sampler_main, NULL) != 0)
         return err_set(TCJ_EUNSUP, "cannot start the NVML sampler thread");
     smp.running = 1;
@@ -315,6 +348,19 @@ static void finish_stat(nvml_stat *s, double sum)
     s->mean = s->n ? sum / (double)s->n : NAN;
 }
 
+/* Device k's summary (ring_lock held). */
+static void summary(int k, nvml_stats *out)
+{
+    const smp_dev *d = &smp.d[k];
+    *out = d->st;
+    finish_stat(&out->sm_mhz, d->sum_sm);
+    finish_stat(&out->mem_mhz, d->sum_mem);
+    finish_stat(&out->power_w, d->sum_pw);
+    finish_stat(&out->temp_c, d->sum_t);
+    if (out->samples == 0)
+        snprintf(out->reason, sizeof out->reason, "%.150s", why[0] ? why : "not sampled");
+}
+
 void nvml_sampler_stop(nvml_stats *out)
 {
     if (smp.running) {
@@ -322,23 +368,25 @@ void nvml_sampler_stop(nvml_stats *out)
         pthread_join(smp.th, NULL);
         smp.running = 0;
         /* And one after, so the end of the run is seen. */
-        nvml_sample s;
-        sample_invalid(&s);
-        sample_dev(smp.h, &s);
-        s.t = now_s() - smp.t0;
-        record(&s);
+        sample_all();
     }
     if (!out)
         return;
     pthread_mutex_lock(&ring_lock);
-    *out = smp.st;
-    finish_stat(&out->sm_mhz, smp.sum_sm);
-    finish_stat(&out->mem_mhz, smp.sum_mem);
-    finish_stat(&out->power_w, smp.sum_pw);
-    finish_stat(&out->temp_c, smp.sum_t);
+    summary(0, out);
     pthread_mutex_unlock(&ring_lock);
-    if (out->samples == 0)
-        snprintf(out->reason, sizeof out->reason, "%.150s", why[0] ? why : "not sampled");
+}
+
+int nvml_sampler_devices(nvml_stats *out, int *devs, int max)
+{
+    pthread_mutex_lock(&ring_lock);
+    int n = smp.nd < max ? smp.nd : max;
+    for (int k = 0; k < n; k++) {
+        summary(k, &out[k]);
+        devs[k] = smp.d[k].dev;
+    }
+    pthread_mutex_unlock(&ring_lock);
+    return n;
 }
 
 size_t nvml_series(nvml_sample *out, size_t max)
@@ -380,32 +428,52 @@ void nvml_reasons_str(unsigned long long m, char *buf, size_t size)
         snprintf(buf, size, "none");
 }
 
-static void add3(join_result *r, const char *base, const nvml_stat *s, const char *unit)
+void nvml_metric_name(char *buf, size_t size, int dev, const char *base)
+{
+    if (dev < 0)
+        snprintf(buf, size, "%s", base);
+    else
+        snprintf(buf, size, "dev%d_%s", dev, base);
+}
+
+static void add1(join_result *r, int dev, const char *base, double v, const char *unit)
+{
+    char name[128];
+    nvml_metric_name(name, sizeof name, dev, base);
+    join_result_metric(r, name, v, unit);
+}
+
+static void add3(join_result *r, int dev, const char *base, const nvml_stat *s, const char *unit)
 {
     if (s->n == 0)
         return; /* N/A: left out, not 0 */
     char name[64];
     snprintf(name, sizeof name, "%s.min", base);
-    join_result_metric(r, name, s->min, unit);
+    add1(r, dev, name, s->min, unit);
     snprintf(name, sizeof name, "%s.mean", base);
-    join_result_metric(r, name, s->mean, unit);
+    add1(r, dev, name, s->mean, unit);
     snprintf(name, sizeof name, "%s.max", base);
-    join_result_metric(r, name, s->max, unit);
+    add1(r, dev, name, s->max, unit);
 }
 
 void nvml_add_metrics(join_result *r, const nvml_stats *st)
 {
+    nvml_add_metrics_dev(r, st, -1);
+}
+
+void nvml_add_metrics_dev(join_result *r, const nvml_stats *st, int dev)
+{
     if (st->samples == 0)
         return;
-    add3(r, "sm_clock_mhz", &st->sm_mhz, "MHz");
+    add3(r, dev, "sm_clock_mhz", &st->sm_mhz, "MHz");
     if (st->mem_mhz.n)
-        join_result_metric(r, "mem_clock_mhz.mean", st->mem_mhz.mean, "MHz");
-    add3(r, "power_w", &st->power_w, "W");
+        add1(r, dev, "mem_clock_mhz.mean", st->mem_mhz.mean, "MHz");
+    add3(r, dev, "power_w", &st->power_w, "W");
     if (!isnan(st->power_limit_w))
-        join_result_metric(r, "power_limit_w", st->power_limit_w, "W");
+        add1(r, dev, "power_limit_w", st->power_limit_w, "W");
     if (st->temp_c.n)
-        join_result_metric(r, "temp_c.max", st->temp_c.max, "C");
+        add1(r, dev, "temp_c.max", st->temp_c.max, "C");
     if (st->have_reasons)
-        join_result_metric(r, "throttle_reasons", (double)st->reasons_any, "mask");
-    join_result_metric(r, "nvml.samples", (double)st->samples, "");
+        add1(r, dev, "throttle_reasons", (double)st->reasons_any, "mask");
+    add1(r, dev, "nvml.samples", (double)st->samples, "");
 }

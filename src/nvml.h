@@ -67,13 +67,23 @@ const char *nvml_unavailable_reason(void);
  * metrics were read, or TCJ_EUNSUP with every metric invalid. */
 int nvml_sample_now(int dev, nvml_sample *out);
 
+/* Devices one sampler reads (`set devices` lists at most KERN_MAX_DEVICES). */
+#define NVML_MAX_DEVS 8
+
 /* Start the background sampler for device dev every period_ms (20 ms is a
  * good choice). Clears the ring. Returns 0 or TCJ_EUNSUP (no NVML: the
  * caller goes on without samples). */
 int nvml_sampler_start(int dev, int period_ms);
-/* Stop it, join the thread and summarise. Without a running sampler the
- * stats say why (reason). */
+/* The same for the ndev (1..NVML_MAX_DEVS) CUDA ordinals devs, each read
+ * every period; the ring (nvml_series) holds the first one's samples.
+ * TCJ_EUNSUP when any of them cannot be read. */
+int nvml_sampler_start_list(const int *devs, int ndev, int period_ms);
+/* Stop it, join the thread and summarise the first (or only) device.
+ * Without a running sampler the stats say why (reason). */
 void nvml_sampler_stop(nvml_stats *out);
+/* After nvml_sampler_stop: each listed device's summary into out[k] and
+ * its ordinal into devs[k], at most max; returns how many. */
+int nvml_sampler_devices(nvml_stats *out, int *devs, int max);
 /* 1 while the sampler runs. */
 int nvml_sampler_running(void);
 
@@ -89,6 +99,12 @@ void nvml_reasons_str(unsigned long long mask, char *buf, size_t size);
  * throttle_reasons (the mask), nvml.samples. Metrics NVML could not read
  * are left out (N/A), not stored as 0. */
 void nvml_add_metrics(join_result *r, const nvml_stats *st);
+/* The same metrics for device dev of a run over several, each name
+ * prefixed "devK_" (dev_K_items' style: devK_power_w.mean); dev < 0: the
+ * plain names, as nvml_add_metrics. */
+void nvml_add_metrics_dev(join_result *r, const nvml_stats *st, int dev);
+/* A metric's name for device dev (< 0: base as it is). */
+void nvml_metric_name(char *buf, size_t size, int dev, const char *base);
 
 /* Tests only: pretend the library is at this path (NULL: the default). */
 void nvml_set_library(const char *path);

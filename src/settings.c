@@ -306,7 +306,7 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_batch, set_batch},
     {"device", "N", "CUDA device ordinal",
      1, {NULL, NULL}, get_device, set_device},
-    {"devices", "all|default|N,M,...", "FASTED formats: spread each run over these GPUs",
+    {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
      1, {"all|default", NULL}, devices_get, devices_set},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},

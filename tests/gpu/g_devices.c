@@ -1,20 +1,27 @@
-/* GPU tests of `set devices` (kernels/kern_multi.cu): a FASTED-format run
- * spread over several GPUs through the queue of tile ranges gives exactly
- * the one-GPU run's results in every mode — the same pair set with
- * bit-identical distances, per-point counts, histogram and count — with
- * symmetric tiles on and off and a pair buffer small enough to refill
- * many times. The reference is the same engine on one device: a tile's
- * arithmetic does not depend on which device or range computes it, so
- * equality is exact. The devices' shares add up to the run. On one GPU
- * the queue path runs with a list of one device (`set devices 0`); the
- * two-device comparisons skip with "skipped: needs 2 CUDA devices". */
+/* GPU tests of `set devices` (kernels/kern_multi.cu): a join spread over
+ * several GPUs through the queue of work-item ranges gives exactly the
+ * one-GPU run's results in every mode — the same pair set with
+ * bit-identical distances, per-point counts, histogram and count — for
+ * every GPU join engine (the FASTED formats, exact, fp64, ted, ted-index),
+ * with symmetric tiles on and off and a pair buffer small enough to refill
+ * many times. The reference is the same engine on one device: a tile's or
+ * an item's arithmetic does not depend on which device or range computes
+ * it, and exact's FP64 decision per pair does not depend on the device, so
+ * equality is exact; exact's band and refined counters, summed over the
+ * devices, equal the one-device run's too. The devices' shares add up to
+ * the run, and with NVML each device of a list of two has its own figures
+ * (devK_ names). On one GPU the queue path runs with a list of one device
+ * (`set devices 0`); the two-device comparisons skip with "skipped: needs
+ * 2 CUDA devices". */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "devices.h"
 #include "exact_sets.h"
+#include "kdist.h"
 #include "kernels.h"
+#include "nvml.h"
 
 static void need_gpu(int n)
 {
@@ -123,8 +130,27 @@ static void same(const char *what, outcome *a, outcome *b, int ndev)
     CHECK_MSG(bad == 0, "%s: %zu pairs differ in index or d2 bits", what, bad);
     CHECK_MSG(jr_metric(&b->res[JOIN_PAIRS], "buffer_refills") > 0, "%s: the buffer never refilled",
               what);
+    const int nvml = nvml_open() == 0;
     for (int m = 0; m < 4; m++) {
         const join_result *r = &b->res[m];
+        /* exact: each candidate is classified, and the band's refined,
+         * once on whichever device ran its tile. */
+        static const char *const sums[] = {"band_pairs", "refined_pairs"};
+        for (int k = 0; k < 2; k++)
+            CHECK_MSG(jr_metric(r, sums[k]) == jr_metric(&a->res[m], sums[k]),
+                      "%s mode %d: %s %.0f vs %.0f", what, m, sums[k], jr_metric(r, sums[k]),
+                      jr_metric(&a->res[m], sums[k]));
+        /* NVML: every device of a list of two or more under its own
+         * names; a list of one keeps the plain names alone. */
+        if (nvml) {
+            CHECK_MSG(jr_metric(r, "nvml.samples") > 0, "%s mode %d: no NVML samples", what, m);
+            for (int dv = 0; dv < ndev; dv++) {
+                char name[48];
+                snprintf(name, sizeof name, "dev%d_nvml.samples", dv);
+                CHECK_MSG((jr_metric(r, name) > 0) == (ndev > 1), "%s mode %d: %s %g", what, m,
+                          name, jr_metric(r, name));
+            }
+        }
         CHECK_MSG(jr_metric(r, "devices") == ndev, "%s mode %d: devices %g", what, m,
                   jr_metric(r, "devices"));
         double items = 0, pairs = 0;
@@ -161,19 +187,20 @@ static double items_of(const join_result *r)
     return items;
 }
 
-/* The FASTED rows a device list applies to. */
+/* The rows a device list applies to: every GPU join this GPU runs. */
 static int queued(const engine *e)
 {
-    return e->kjoin == kern_fasted_run && !e->exact && engine_available(e, NULL) == 0;
+    return e->kjoin && engine_available(e, NULL) == 0;
 }
 
-static void compare_lists(const char *list, int ndev)
+/* Every queued engine (only: that one alone) on list against one device. */
+static void compare_lists(const char *list, int ndev, const char *only)
 {
     data();
     int ran = 0;
     for (const engine *const *t = engine_table; *t; t++) {
         const engine *e = *t;
-        if (!queued(e))
+        if (!queued(e) || (only && strcmp(e->name, only) != 0))
             continue;
         for (int sym = 0; sym <= 1; sym++) {
             engine_opts one = opts_for(NULL, sym), many = opts_for(list, sym);
@@ -208,19 +235,27 @@ static void compare_lists(const char *list, int ndev)
             ran++;
         }
     }
-    CHECK_MSG(ran > 0, "no FASTED format could run");
+    CHECK_MSG(ran > 0, "no GPU engine could run");
 }
 
 TEST(a_list_of_one_device_equals_the_single_device_run)
 {
     need_gpu(1);
-    compare_lists("0", 1);
+    compare_lists("0", 1, NULL);
 }
 
-TEST(two_devices_equal_one_every_format_and_mode)
+TEST(two_devices_equal_one_every_engine_and_mode)
 {
     need_gpu(2);
-    compare_lists("0,1", 2);
+    compare_lists("0,1", 2, NULL);
+}
+
+/* exact alone on two devices: the case gpu-check runs under
+ * compute-sanitizer (the pass, the refinement and the serialised sink). */
+TEST(exact_two_devices_equal_one)
+{
+    need_gpu(2);
+    compare_lists("0,1", 2, "exact");
 }
 
 typedef struct prog {
@@ -236,13 +271,25 @@ static void on_progress(void *ctx, double f)
     p->calls++;
 }
 
-/* Cancel is seen by every device's loop; the next run goes on; progress
- * ascends to 1 from the calling thread. */
+/* Cancel is seen by every device's loop, of each kind of engine (FASTED,
+ * exact's pass and refinement, the FP64 engines' items); the next run
+ * goes on; progress ascends to 1 from the calling thread. */
+static void cancel_then_run_one(const engine *e, const char *list);
+
 static void cancel_then_run(const char *list)
 {
+    static const char *const names[] = {"fasted", "exact", "fp64", "ted", "ted-index"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const engine *e = engine_find(names[k]);
+        CHECK(e != NULL);
+        if (e && engine_available(e, NULL) == 0)
+            cancel_then_run_one(e, list);
+    }
+}
+
+static void cancel_then_run_one(const engine *e, const char *list)
+{
     data();
-    const engine *e = engine_find("fasted");
-    CHECK(e != NULL);
     engine_opts o = opts_for(list, 1);
     volatile int cancel = 1;
     prog pg = {0, 0, 0};
@@ -259,20 +306,21 @@ static void cancel_then_run(const char *list)
     s.progress_ctx = &pg;
     join_result r;
     int rc = engine_run(e, &s, &r);
-    CHECK_MSG(rc == TCJ_ECANCEL, "cancelled run: rc %d (%s)", rc, err_msg());
-    CHECK_MSG(strcmp(err_msg(), "cancelled") == 0, "cancel message: %s", err_msg());
+    CHECK_MSG(rc == TCJ_ECANCEL, "%s cancelled: rc %d (%s)", e->name, rc, err_msg());
+    CHECK_MSG(strcmp(err_msg(), "cancelled") == 0, "%s cancel message: %s", e->name, err_msg());
     cancel = 0;
     rc = engine_run(e, &s, &r);
-    CHECK_MSG(rc == 0, "after a cancel: %s", err_msg());
+    CHECK_MSG(rc == 0, "%s after a cancel: %s", e->name, err_msg());
     engine_opts one = opts_for(NULL, 1);
     join_result r1;
     s.opts = &one;
     s.progress = NULL;
     rc = engine_run(e, &s, &r1);
-    CHECK_MSG(rc == 0, "one device: %s", err_msg());
+    CHECK_MSG(rc == 0, "%s on one device: %s", e->name, err_msg());
     CHECK_EQ_INT(r.pairs, r1.pairs);
     CHECK_MSG(pg.calls > 0 && pg.backwards == 0 && pg.last == 1.0,
-              "progress: %d calls, %d backwards, last %g", pg.calls, pg.backwards, pg.last);
+              "%s progress: %d calls, %d backwards, last %g", e->name, pg.calls, pg.backwards,
+              pg.last);
 }
 
 TEST(cancel_reaches_the_queue_and_the_next_run_goes_on)
@@ -308,33 +356,73 @@ TEST(a_device_not_present_is_refused_with_one_line)
               err_msg());
 }
 
-/* exact, fp64, ted and ted-index run on one GPU: a list of two is refused
- * with one line naming the setting, and a list of one runs them there. */
-TEST(single_device_engines_refuse_a_list_of_two)
+/* k-distance over a list: the query rows in blocks from the queue, each
+ * block on one device without symmetric tiles; every row's K-th d2 equals
+ * the one-device run's bit for bit, with symmetric tiles on and off (a
+ * d2 computed as row j's or mirrored from row i's is the same products
+ * and sums). A cancel set before the run stops every device. */
+static void kdist_lists(const char *list, int ndev)
 {
-    need_gpu(2);
     data();
-    int ran = 0;
-    for (const engine *const *t = engine_table; *t; t++) {
-        const engine *e = *t;
-        if (!e->kjoin || queued(e) || engine_available(e, NULL) != 0)
-            continue;
-        engine_opts two = opts_for("0,1", 1), one = opts_for("1", 1);
-        join_spec s;
+    const int K = 16;
+    const size_t n = g_ds.n;
+    double *one = xcalloc(n, sizeof *one), *many = xcalloc(n, sizeof *many);
+    for (int sym = 0; sym <= 1; sym++) {
+        engine_opts o1 = opts_for(NULL, sym), on = opts_for(list, sym);
+        kdist_spec s;
         memset(&s, 0, sizeof s);
         s.ds = &g_ds;
-        s.eps = g_eps;
-        s.q1 = g_ds.n;
-        s.opts = &two;
-        join_result r;
-        int rc = engine_run(e, &s, &r);
-        CHECK_MSG(rc == TCJ_EUNSUP && strstr(err_msg(), "set devices") &&
-                      strstr(err_msg(), e->name) && !strchr(err_msg(), '\n'),
-                  "%s on two devices: rc %d, %s", e->name, rc, err_msg());
-        s.opts = &one;
-        rc = engine_run(e, &s, &r);
-        CHECK_MSG(rc == 0 && r.pairs > 0, "%s on device 1: %s", e->name, err_msg());
-        ran++;
+        s.q0 = 0;
+        s.q1 = n;
+        s.k = K;
+        s.opts = &o1;
+        s.out = one;
+        join_result r1, rn;
+        int rc = kdist_run(engine_find("fasted"), &s, &r1);
+        CHECK_MSG(rc == 0, "k-distance on one device: %s", err_msg());
+        s.opts = &on;
+        s.out = many;
+        rc = kdist_run(engine_find("fasted"), &s, &rn);
+        CHECK_MSG(rc == 0, "k-distance on devices %s: %s", list, err_msg());
+        size_t bad = 0, pos = 0;
+        for (size_t q = 0; q < n; q++) {
+            bad += memcmp(&one[q], &many[q], sizeof(double)) != 0;
+            pos += one[q] > 0;
+        }
+        CHECK_MSG(bad == 0, "k-distance devices %s symmetric %d: %zu of %zu rows differ", list, sym,
+                  bad, n);
+        CHECK_MSG(pos > n / 2, "k-distance: only %zu of %zu rows positive", pos, n);
+        CHECK_MSG(jr_metric(&rn, "devices") == ndev, "k-distance: devices %g",
+                  jr_metric(&rn, "devices"));
+        CHECK_MSG(items_of(&rn) > 0, "k-distance: no blocks taken");
+        printf("# k-distance devices %s symmetric %s: %.0f blocks (%s)\n", list, sym ? "on" : "off",
+               items_of(&rn), rn.device);
     }
-    CHECK_MSG(ran > 0, "no single-device GPU engine could run");
+    engine_opts o = opts_for(list, 1);
+    volatile int cancel = 1;
+    kdist_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &g_ds;
+    s.q1 = n;
+    s.k = K;
+    s.opts = &o;
+    s.out = many;
+    s.cancel = &cancel;
+    join_result r;
+    int rc = kdist_run(engine_find("fasted"), &s, &r);
+    CHECK_MSG(rc == TCJ_ECANCEL, "k-distance cancelled: rc %d (%s)", rc, err_msg());
+    free(one);
+    free(many);
+}
+
+TEST(kdist_list_of_one_device_equals_the_single_device_run)
+{
+    need_gpu(1);
+    kdist_lists("0", 1);
+}
+
+TEST(kdist_two_devices_equal_one)
+{
+    need_gpu(2);
+    kdist_lists("0,1", 2);
 }

@@ -109,3 +109,63 @@ TEST(reasons_decoded)
     nvml_reasons_str(NVML_R_GPU_IDLE | 0x1000, b, sizeof b);
     CHECK(strcmp(b, "idle, 0x1000") == 0);
 }
+
+/* A run over a device list: each device's figures under its own names
+ * (devK_ as the shares), the plain names for one device as before. */
+TEST(per_device_metric_names)
+{
+    char b[128];
+    nvml_metric_name(b, sizeof b, -1, "power_w.mean");
+    CHECK(strcmp(b, "power_w.mean") == 0);
+    nvml_metric_name(b, sizeof b, 3, "power_w.mean");
+    CHECK(strcmp(b, "dev3_power_w.mean") == 0);
+    nvml_stats st;
+    memset(&st, 0, sizeof st);
+    st.samples = 2;
+    st.sm_mhz = (nvml_stat){1500, 1700, 1900, 2};
+    st.mem_mhz = (nvml_stat){NAN, NAN, NAN, 0}; /* not read: left out */
+    st.power_w = (nvml_stat){300, 450, 600, 2};
+    st.temp_c = (nvml_stat){40, 45, 50, 2};
+    st.power_limit_w = 700;
+    st.reasons_any = NVML_R_SW_POWER_CAP;
+    st.have_reasons = 1;
+    join_result one, two;
+    memset(&one, 0, sizeof one);
+    memset(&two, 0, sizeof two);
+    nvml_add_metrics(&one, &st);
+    nvml_add_metrics_dev(&two, &st, 1);
+    /* The same figures, one for one, under the prefixed names. */
+    CHECK_EQ_INT(one.nmetric, 10);
+    CHECK_EQ_INT(two.nmetric, one.nmetric);
+    for (int k = 0; k < one.nmetric; k++) {
+        char want[128];
+        snprintf(want, sizeof want, "dev1_%s", one.metric[k].name);
+        CHECK_MSG(strcmp(two.metric[k].name, want) == 0, "%s vs %s", two.metric[k].name, want);
+        CHECK(two.metric[k].value == one.metric[k].value);
+        CHECK(strcmp(two.metric[k].unit, one.metric[k].unit) == 0);
+    }
+    CHECK(strcmp(one.metric[0].name, "sm_clock_mhz.min") == 0 && one.metric[0].value == 1500);
+    /* Two devices' worth fits the run record with the shares beside it. */
+    join_result r;
+    memset(&r, 0, sizeof r);
+    nvml_add_metrics(&r, &st);
+    for (int d = 0; d < NVML_MAX_DEVS; d++)
+        nvml_add_metrics_dev(&r, &st, d);
+    CHECK_MSG(r.nmetric + 3 * NVML_MAX_DEVS + 24 <= JOIN_MAX_METRICS,
+              "%d NVML metrics for %d devices leave too little room", r.nmetric, NVML_MAX_DEVS);
+}
+
+TEST(sampler_list_without_library)
+{
+    no_library();
+    int devs[2] = {0, 1};
+    CHECK_EQ_INT(nvml_sampler_start_list(devs, 2, 20), TCJ_EUNSUP);
+    CHECK(!nvml_sampler_running());
+    nvml_stats st, each[NVML_MAX_DEVS];
+    nvml_sampler_stop(&st);
+    int got[NVML_MAX_DEVS];
+    const int n = nvml_sampler_devices(each, got, NVML_MAX_DEVS);
+    CHECK(n <= 1);
+    for (int k = 0; k < n; k++)
+        CHECK_EQ_INT(each[k].samples, 0);
+}
