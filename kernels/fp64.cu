@@ -103,7 +103,7 @@ extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
         return rc;
     fp64_ctx c = {NULL, a->d};
     double *dx = NULL;
-    rc = f64_upload(&r, a->x, a->n, a->d, a->d, NULL, &dx);
+    rc = f64_upload(&r, a, NULL, a->d, NULL, &dx);
     c.dx = dx;
     f64_item *items = NULL;
     if (rc == 0) {

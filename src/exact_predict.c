@@ -8,11 +8,12 @@
 #include "err.h"
 #include "kernels.h"
 
-static double row_norm(const dataset *ds, size_t i, const double *m)
+static double row_norm(const dataset *ds, size_t i, const double *m, double *rb)
 {
+    const double *x = dataset_row_f64(ds, i, rb);
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        const double v = m ? ds->x[i * ds->d + k] - m[k] : ds->x[i * ds->d + k];
+        const double v = m ? x[k] - m[k] : x[k];
         s += v * v;
     }
     return sqrt(s);
@@ -38,18 +39,23 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
     p->cols = n < max_cols ? n : max_cols;
     double *cn = xmalloc(p->cols * sizeof *cn);
     size_t *ci = xmalloc(p->cols * sizeof *ci);
+    /* The sampled columns' rows widened once (cols x d), a query row at a
+     * time. */
+    double *cx = xmalloc(p->cols * d * sizeof *cx), *rb = xmalloc(d * sizeof *rb);
     for (size_t c = 0; c < p->cols; c++) {
         ci[c] = (size_t)((double)c * (double)n / (double)p->cols);
-        cn[c] = row_norm(ds, ci[c], m);
+        dataset_rows_f64(ds, ci[c], 1, cx + c * d);
+        cn[c] = row_norm(ds, ci[c], m, rb);
     }
     for (size_t r = 0; r < p->rows; r++) {
         const size_t i = (size_t)((double)r * (double)n / (double)p->rows);
-        const double ni = row_norm(ds, i, m);
+        const double ni = row_norm(ds, i, m, rb);
+        const double *xi = dataset_row_f64(ds, i, rb);
         for (size_t c = 0; c < p->cols; c++) {
-            const size_t j = ci[c];
+            const double *xj = cx + c * d;
             double s = 0;
             for (size_t k = 0; k < d; k++) {
-                const double u = ds->x[i * d + k] - ds->x[j * d + k];
+                const double u = xi[k] - xj[k];
                 s += u * u;
             }
             p->in += s <= e2;
@@ -57,6 +63,8 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
         }
     }
     p->band_fraction = p->in ? (double)p->band / (double)p->in : 0;
+    free(cx);
+    free(rb);
     free(cn);
     free(ci);
 }
