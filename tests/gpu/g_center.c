@@ -46,7 +46,7 @@ static dataset by_hand(const dataset *ds)
     const double *m = center_means(ds, &f);
     dataset h = make("by hand", ds->n, ds->d);
     for (size_t i = 0; i < ds->n * ds->d; i++)
-        ((double *)h.v)[i] = ((double *)ds->v)[i] - m[i % ds->d];
+        ((double *)h.v)[i] = dataset_value(ds, i) - m[i % ds->d];
     finish(&h);
     return h;
 }

@@ -91,7 +91,7 @@ static double norm_of(const dataset *ds, size_t i)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++)
-        s += ((double *)ds->v)[i * ds->d + k] * ((double *)ds->v)[i * ds->d + k];
+        s += dataset_value(ds, i * ds->d + k) * dataset_value(ds, i * ds->d + k);
     return sqrt(s);
 }
 
@@ -99,7 +99,7 @@ static double d2_exact(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double t = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
+        double t = dataset_value(ds, i * ds->d + k) - dataset_value(ds, j * ds->d + k);
         s += t * t;
     }
     return s;
@@ -247,9 +247,10 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
     const int scale = fmt_scale(f, ds);
     if (!exact) {
         r16 = *ds;
+        r16.type = DTYPE_F64; /* the rounded values, as doubles */
         r16.v = xmalloc(ds->n * ds->d * sizeof(double));
         for (size_t t = 0; t < ds->n * ds->d; t++)
-            ((double *)r16.v)[t] = ldexp(f->round(ldexp(((double *)ds->v)[t], scale)), -scale);
+            ((double *)r16.v)[t] = ldexp(f->round(ldexp(dataset_value(ds, t), scale)), -scale);
         ds = &r16;
     }
     size_t nq = q1 - q0;

@@ -115,7 +115,7 @@ static double exact_d2(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double u = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
+        double u = dataset_value(ds, i * ds->d + k) - dataset_value(ds, j * ds->d + k);
         s += u * u;
     }
     return s;

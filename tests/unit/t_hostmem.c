@@ -11,6 +11,7 @@
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
+#include "same_types.h"
 
 /* ---- peak RSS ---- */
 
@@ -151,20 +152,6 @@ TEST(element_table_widens_exactly)
 
 /* ---- the same values in four types ---- */
 
-/* Integer values in [0, 255] (every type holds them) or, with frac, values
- * on a 2^-10 grid in [0, 1) (f16, f32 and f64 hold them). */
-static double *values(size_t n, size_t d, int frac, uint64_t seed)
-{
-    double *x = malloc(n * d * sizeof *x);
-    uint64_t z = seed;
-    for (size_t k = 0; k < n * d; k++) {
-        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-        const unsigned u = (unsigned)(z >> 54); /* 0 .. 1023 */
-        x[k] = frac ? (double)u / 1024.0 : (double)(u % 256);
-    }
-    return x;
-}
-
 TEST(hash_is_the_values_whatever_the_type)
 {
     double *x = values(300, 5, 0, 9);
@@ -185,124 +172,13 @@ TEST(hash_is_the_values_whatever_the_type)
     free(x);
 }
 
-typedef struct pair_rec {
-    uint32_t i, j;
-    double d2;
-} pair_rec;
-
-typedef struct collect {
-    pair_rec *p;
-    size_t len, cap;
-} collect;
-
-static int collect_put(void *ctx, const pair_batch *b)
-{
-    collect *c = ctx;
-    if (c->len + b->k > c->cap) {
-        c->cap = (c->len + b->k) * 2;
-        c->p = realloc(c->p, c->cap * sizeof *c->p);
-    }
-    for (size_t k = 0; k < b->k; k++)
-        c->p[c->len++] = (pair_rec){b->i[k], b->j[k], b->d2[k]};
-    return 0;
-}
-
-static int by_ij(const void *x, const void *y)
-{
-    const pair_rec *a = x, *b = y;
-    return a->i != b->i ? (a->i > b->i) - (a->i < b->i) : (a->j > b->j) - (a->j < b->j);
-}
-
-/* One engine's results on ds: rc, pairs of COUNT, per-point counts and the
- * sorted pair list with distances. */
-typedef struct outcome {
-    int rc;
-    uint64_t pairs;
-    uint64_t *counts;
-    collect c;
-} outcome;
-
-static void run_all(const engine *e, const dataset *ds, double eps, outcome *o)
-{
-    memset(o, 0, sizeof *o);
-    join_spec s = {.ds = ds, .eps = eps, .q0 = 0, .q1 = ds->n, .mode = JOIN_COUNT};
-    join_result r;
-    o->rc = engine_run(e, &s, &r);
-    if (o->rc)
-        return;
-    o->pairs = r.pairs;
-    o->counts = calloc(ds->n, sizeof *o->counts);
-    s.mode = JOIN_PERPOINT;
-    s.counts = o->counts;
-    if ((o->rc = engine_run(e, &s, &r)))
-        return;
-    s.mode = JOIN_PAIRS;
-    s.counts = NULL;
-    s.sink = (pair_sink){collect_put, &o->c};
-    if ((o->rc = engine_run(e, &s, &r)))
-        return;
-    qsort(o->c.p, o->c.len, sizeof *o->c.p, by_ij);
-}
-
-static void outcome_free(outcome *o)
-{
-    free(o->counts);
-    free(o->c.p);
-}
-
-/* Every CPU engine on copies of x held in each type that holds the values:
- * identical return code, pair count, per-point counts and pair list
- * (distances bit for bit) to the f64 copy's. */
-static void same_everywhere(const double *x, size_t n, size_t d, double eps, int types_mask)
-{
-    dataset ds[DTYPE_COUNT];
-    memset(ds, 0, sizeof ds);
-    for (int t = 0; t < DTYPE_COUNT; t++)
-        if (types_mask & (1 << t))
-            dataset_set_f64(&ds[t], x, n, d, (dtype_id)t);
-    int engines = 0;
-    for (int k = 0; engine_table[k]; k++) {
-        const engine *e = engine_table[k];
-        if (e->gpu || engine_available(e, NULL)) {
-            err_clear();
-            continue;
-        }
-        engines++;
-        outcome ref;
-        run_all(e, &ds[DTYPE_F64], eps, &ref);
-        for (int t = 1; t < DTYPE_COUNT; t++) {
-            if (!(types_mask & (1 << t)))
-                continue;
-            outcome o;
-            run_all(e, &ds[t], eps, &o);
-            const char *tn = dtype_get((dtype_id)t)->name;
-            CHECK_MSG(o.rc == ref.rc, "%s on %s: rc %d, on f64 %d", e->name, tn, o.rc, ref.rc);
-            if (!ref.rc) {
-                CHECK_MSG(o.pairs == ref.pairs, "%s on %s: %llu pairs, on f64 %llu", e->name,
-                          tn, (unsigned long long)o.pairs, (unsigned long long)ref.pairs);
-                CHECK_MSG(!memcmp(o.counts, ref.counts, n * sizeof *o.counts),
-                          "%s on %s: per-point counts differ", e->name, tn);
-                CHECK_MSG(o.c.len == ref.c.len &&
-                              !memcmp(o.c.p, ref.c.p, o.c.len * sizeof *o.c.p),
-                          "%s on %s: pair lists differ (%zu against %zu pairs)", e->name, tn,
-                          o.c.len, ref.c.len);
-            }
-            outcome_free(&o);
-        }
-        outcome_free(&ref);
-    }
-    CHECK(engines >= 8); /* cpu, cpu-exact and the emulations */
-    for (int t = 0; t < DTYPE_COUNT; t++)
-        dataset_free(&ds[t]);
-}
-
 TEST(engines_same_on_every_type_integers)
 {
     /* 600 points of d = 6 in [0, 255]: every type holds them, and the
      * integer engines (cpu-int8) accept them. eps 90: some tens of
      * neighbours a point (the box is 255 wide). */
     double *x = values(600, 6, 0, 3);
-    same_everywhere(x, 600, 6, 90.0, 0xf);
+    same_everywhere(x, 600, 6, 90.0, 0xf, 0);
     free(x);
 }
 
@@ -312,6 +188,6 @@ TEST(engines_same_on_every_type_fractions)
      * n >= 4096 and low d: the CPU grid index is built from the typed
      * rows. eps 0.06: a few tens of neighbours a point. */
     double *x = values(5000, 3, 1, 4);
-    same_everywhere(x, 5000, 3, 0.06, (1 << DTYPE_F64) | (1 << DTYPE_F32) | (1 << DTYPE_F16));
+    same_everywhere(x, 5000, 3, 0.06, (1 << DTYPE_F64) | (1 << DTYPE_F32) | (1 << DTYPE_F16), 0);
     free(x);
 }
