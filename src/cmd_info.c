@@ -165,9 +165,10 @@ const cmd cmd_info = {
     .usage = "info",
     .summary = "describe the current dataset",
     .help = "Show n, d, the element type the values are kept in (u8, f16, f32 or f64, as\n"
-            "loaded) and their bytes, the value range, how the values fit FP16 (values beyond 65504\n"
-            "overflow to Inf, nonzero values below 2^-24 flush to zero, those below 2^-14\n"
-            "are subnormal), the largest squared norm, duplicate points and the content hash.\n"
+            "loaded) and their bytes, the value range, how the values fit FP16 (values\n"
+            "beyond 65504 overflow to Inf, nonzero values below 2^-24 flush to zero, those\n"
+            "below 2^-14 are subnormal), the largest squared norm, duplicate points and the\n"
+            "content hash.\n"
             "Then, for each format of the precision lab (fp16, bf16, tf32, fp8-e4m3, fp8-e5m2,\n"
             "ue5m3, ue4m4), taken as its engine here converts them (less the column means\n"
             "where set center centres it, less the column minima for ue5m3 and ue4m4 under\n"

@@ -35,7 +35,8 @@ static void cpu_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
         return;
     }
     double stack[CPU_STACK_VALUES];
-    double *rows = CPU_GROUP * d <= CPU_STACK_VALUES ? stack : xmalloc(CPU_GROUP * d * sizeof *rows);
+    double *rows =
+        CPU_GROUP * d <= CPU_STACK_VALUES ? stack : xmalloc(CPU_GROUP * d * sizeof *rows);
     double *p = scratch;
     for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP) {
         const size_t m = c1 - g < CPU_GROUP ? c1 - g : CPU_GROUP;

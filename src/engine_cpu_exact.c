@@ -66,7 +66,8 @@ static void xct_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
     /* Rows q and c widened to FP64 for the band (on the stack unless d is
      * large); row q once per call. */
     double sa[256], sb[256];
-    double *ba = d <= 256 ? sa : xmalloc(d * sizeof *ba), *bb = d <= 256 ? sb : xmalloc(d * sizeof *bb);
+    double *ba = d <= 256 ? sa : xmalloc(d * sizeof *ba),
+           *bb = d <= 256 ? sb : xmalloc(d * sizeof *bb);
     const double *xq = NULL;
     for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP) {
         float acc[CPU_GROUP] = {0};

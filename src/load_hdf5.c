@@ -174,10 +174,10 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
      * hold every value of these types exactly). */
     H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(dtype) : H5T_SGN_ERROR;
     snprintf(m.text, sizeof m.text, "%s",
-             cls == H5T_FLOAT && es == 4                       ? "f32"
-             : cls == H5T_FLOAT && es == 2                     ? "f16"
+             cls == H5T_FLOAT && es == 4                             ? "f32"
+             : cls == H5T_FLOAT && es == 2                           ? "f16"
              : cls == H5T_INTEGER && es == 1 && sign == H5T_SGN_NONE ? "u8"
-                                                                      : "f64");
+                                                                     : "f64");
     if (write_full(fd, &m, sizeof m))
         goto out;
     /* blocks of about 4 MiB of doubles */

@@ -92,10 +92,10 @@ dtype_id ld_keep_type(int type);
 typedef struct ld_sink {
     const char *path;
     size_t d;
-    const dtype *t; /* element type of x */
-    char *x;        /* rows of d values of t */
-    double *row;    /* the row being filled (ld_row), d doubles */
-    size_t n, cap;  /* rows kept, rows allocated */
+    const dtype *t;             /* element type of x */
+    char *x;                    /* rows of d values of t */
+    double *row;                /* the row being filled (ld_row), d doubles */
+    size_t n, cap;              /* rows kept, rows allocated */
     int drop;                   /* drop rows with NaN/Inf instead of refusing */
     const volatile int *cancel; /* load_opts.cancel: ld_row stops on Ctrl-C */
     size_t bad_values, bad_rows;

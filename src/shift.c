@@ -70,8 +70,7 @@ int shift_refuse_negative(const dataset *ds, const char *who, const char *fmt, c
                 return err_set(TCJ_EINVAL,
                                "%s: %s has a negative value (%g, row %zu, column %zu); %s holds "
                                "no sign: set shift on, or use %s",
-                               who, ds->name, buf[j], (k0 + j) / ds->d, (k0 + j) % ds->d, fmt,
-                               alt);
+                               who, ds->name, buf[j], (k0 + j) / ds->d, (k0 + j) % ds->d, fmt, alt);
     }
     pthread_mutex_lock(&shift_mu);
     g_nonneg.hash = ds->hash;

@@ -127,12 +127,11 @@ static void same_everywhere(const double *x, size_t n, size_t d, double eps, int
             const char *tn = dtype_get((dtype_id)t)->name;
             CHECK_MSG(o.rc == ref.rc, "%s on %s: rc %d, on f64 %d", e->name, tn, o.rc, ref.rc);
             if (!ref.rc) {
-                CHECK_MSG(o.pairs == ref.pairs, "%s on %s: %llu pairs, on f64 %llu", e->name,
-                          tn, (unsigned long long)o.pairs, (unsigned long long)ref.pairs);
+                CHECK_MSG(o.pairs == ref.pairs, "%s on %s: %llu pairs, on f64 %llu", e->name, tn,
+                          (unsigned long long)o.pairs, (unsigned long long)ref.pairs);
                 CHECK_MSG(!memcmp(o.counts, ref.counts, n * sizeof *o.counts),
                           "%s on %s: per-point counts differ", e->name, tn);
-                CHECK_MSG(o.c.len == ref.c.len &&
-                              !memcmp(o.c.p, ref.c.p, o.c.len * sizeof *o.c.p),
+                CHECK_MSG(o.c.len == ref.c.len && !memcmp(o.c.p, ref.c.p, o.c.len * sizeof *o.c.p),
                           "%s on %s: pair lists differ (%zu against %zu pairs)", e->name, tn,
                           o.c.len, ref.c.len);
             }

@@ -153,7 +153,8 @@ TEST(what_centring_buys)
         double d2 = 0, ni = 0, nj = 0;
         for (size_t k = 0; k < ds.d; k++) {
             const double u = ((double *)ds.v)[x->i * ds.d + k] - ((double *)ds.v)[x->j * ds.d + k];
-            const double ci = ((double *)ds.v)[x->i * ds.d + k] - m[k], cj = ((double *)ds.v)[x->j * ds.d + k] - m[k];
+            const double ci = ((double *)ds.v)[x->i * ds.d + k] - m[k],
+                         cj = ((double *)ds.v)[x->j * ds.d + k] - m[k];
             d2 += u * u;
             ni += ci * ci;
             nj += cj * cj;

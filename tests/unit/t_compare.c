@@ -342,7 +342,8 @@ TEST(compare_fp16_against_independent)
 {
     dataset ds = make_uniform(400, 8, 21);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ((double *)ds.v)[k] = k < 360 * ds.d ? 30 + 10 * ((double *)ds.v)[k] : 30 + 0.4 * ((double *)ds.v)[k];
+        ((double *)ds.v)[k] =
+            k < 360 * ds.d ? 30 + 10 * ((double *)ds.v)[k] : 30 + 0.4 * ((double *)ds.v)[k];
     double eps = 0.5;
     all_pairs pa = {0}, pb = {0};
     collect_all(&engine_cpu_fp16, &ds, eps, &pa);
@@ -364,7 +365,8 @@ TEST(compare_fp16_against_independent)
                 mx = fmax(mx, e);
                 in++, na++, nb++, x++, y++;
             } else if (ea && (!eb || pa.p[x].j < pb.p[y].j)) {
-                const double *p = ((double *)ds.v) + i * ds.d, *q = ((double *)ds.v) + pa.p[x].j * ds.d;
+                const double *p = ((double *)ds.v) + i * ds.d,
+                             *q = ((double *)ds.v) + pa.p[x].j * ds.d;
                 double d2 = 0;
                 for (size_t k = 0; k < ds.d; k++)
                     d2 += (p[k] - q[k]) * (p[k] - q[k]);

@@ -114,7 +114,8 @@ TEST(grid_equals_brute_force_on_boundaries_and_duplicates)
             ((double *)ds.v)[i * d + 1] = shift[s] - (double)(i / side % side);
             ((double *)ds.v)[i * d + 2] = (double)(i / side / side);
         }
-        memcpy(((double *)ds.v) + n * d, ((double *)ds.v), n * d * sizeof(double)); /* each point twice */
+        memcpy(((double *)ds.v) + n * d, ((double *)ds.v),
+               n * d * sizeof(double)); /* each point twice */
         char what[64];
         snprintf(what, sizeof what, "lattice shifted %g", shift[s]);
         on_equals_off(&ds, 1.0, 1, what);
@@ -127,7 +128,11 @@ TEST(grid_equals_brute_force_on_boundaries_and_duplicates)
     dataset ds = make_empty(n, d);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            ((double *)ds.v)[i * d + k] = 0.1 * (double)(i / (k == 0 ? 1 : k == 1 ? side : side * side) % side);
+            ((double *)ds.v)[i * d + k] = 0.1 * (double)(i /
+                                                         (k == 0   ? 1
+                                                          : k == 1 ? side
+                                                                   : side * side) %
+                                                         side);
     on_equals_off(&ds, 0.1, 1, "lattice step 0.1");
     on_equals_off(&ds, 0.1 * sqrt(2.0), 1, "lattice step 0.1, diagonal");
     free(ds.v);

@@ -59,7 +59,8 @@ static float emul_d2(const dataset *ds, size_t i, size_t j)
         return 0.0f;
     float si = 0, sj = 0, a = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        float hi = fp16_round(((double *)ds->v)[i * ds->d + k]), hj = fp16_round(((double *)ds->v)[j * ds->d + k]);
+        float hi = fp16_round(((double *)ds->v)[i * ds->d + k]),
+              hj = fp16_round(((double *)ds->v)[j * ds->d + k]);
         si = fp32_add_rz(si, hi * hi);
         sj = fp32_add_rz(sj, hj * hj);
         float p = hi * hj;
@@ -169,8 +170,8 @@ TEST(simd_kernels_equal_the_scalar_sum)
             const double lim = 0.1 * (double)d;
             for (size_t nr = 1; nr <= ops->f64_rows; nr++)
                 for (int with_lim = 0; with_lim < 2; with_lim++) {
-                    ops->f64(((double *)ds.v) + qa * d, nr, d, p, nc, with_lim ? lim : INFINITY, out,
-                             ng * CPU_GROUP, NULL);
+                    ops->f64(((double *)ds.v) + qa * d, nr, d, p, nc, with_lim ? lim : INFINITY,
+                             out, ng * CPU_GROUP, NULL);
                     /* counting: the values at or below the limit, padding
                      * lanes (past nc) left out */
                     uint64_t cnt[CPU_SIMD_MAX_ROWS] = {0};

@@ -338,8 +338,10 @@ TEST(self_pairs_always_included)
 {
     dataset ds = make_uniform(64, 128, 42);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ((double *)ds.v)[k] = 1000.0 + ((double *)ds.v)[k]; /* large norms: FP32 cancellation territory */
-    memcpy(((double *)ds.v) + 10 * ds.d, ((double *)ds.v) + 3 * ds.d, ds.d * sizeof(double)); /* a duplicate */
+        ((double *)ds.v)[k] =
+            1000.0 + ((double *)ds.v)[k]; /* large norms: FP32 cancellation territory */
+    memcpy(((double *)ds.v) + 10 * ds.d, ((double *)ds.v) + 3 * ds.d,
+           ds.d * sizeof(double)); /* a duplicate */
     uint64_t got = 0;
     CHECK_EQ_INT(run_count(&engine_cpu, &ds, 1e-9, 0, ds.n, 0, &got), 0);
     CHECK_EQ_INT(got, ds.n + 2);
@@ -469,7 +471,8 @@ TEST(fp16_differs_from_cpu_only_near_eps)
                 ndiff = npairs = 0;
             dataset ds = make_uniform(250, sizes_d[b], 1000 + b + 10 * v);
             for (size_t k = 0; k < ds.n * ds.d; k++)
-                ((double *)ds.v)[k] = offset[v] + (v == 1 ? ((double *)ds.v)[k] * 1e-3 : ((double *)ds.v)[k]);
+                ((double *)ds.v)[k] =
+                    offset[v] + (v == 1 ? ((double *)ds.v)[k] * 1e-3 : ((double *)ds.v)[k]);
             double scale = v == 1 ? 1e-3 : 1;
             for (size_t e = 0; e < 3; e++) {
                 double eps = scale * eps_for(ds.d, eps_f[e]);

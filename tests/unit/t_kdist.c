@@ -46,7 +46,8 @@ static dataset make(size_t n, size_t d, int grid, uint64_t seed)
         for (size_t k = 0; k < d; k++) {
             double v =
                 grid ? (double)(rnext() % (uint64_t)grid) : (double)(rnext() >> 11) * 0x1p-53;
-            ((double *)ds.v)[i * d + k] = (grid && i % 7 == 6) ? ((double *)ds.v)[(i - 1) * d + k] : v;
+            ((double *)ds.v)[i * d + k] =
+                (grid && i % 7 == 6) ? ((double *)ds.v)[(i - 1) * d + k] : v;
         }
     return ds;
 }

@@ -105,7 +105,8 @@ TEST(sift_fvecs)
     CHECK(ds.path && ds.path[0] == '/');
     /* python3: row 0 starts 8 zeros then 13, 10; row 4999 starts 36, 9, 15 */
     CHECK(dataset_value(&ds, 8) == 13 && dataset_value(&ds, 9) == 10);
-    CHECK(dataset_value(&ds, 4999 * 128) == 36 && dataset_value(&ds, 4999 * 128 + 1) == 9 && dataset_value(&ds, 4999 * 128 + 2) == 15);
+    CHECK(dataset_value(&ds, 4999 * 128) == 36 && dataset_value(&ds, 4999 * 128 + 1) == 9 &&
+          dataset_value(&ds, 4999 * 128 + 2) == 15);
     CHECK(sum_all(&ds) == 21465670.0);
     CHECK(ds.hash == dataset_hash(&ds));
     dataset_free(&ds);
@@ -183,8 +184,10 @@ TEST(kitti_raw)
     CHECK_EQ_INT(ds.n, 20285);
     CHECK_EQ_INT(ds.d, 4);
     CHECK(!strcmp(ds.format, "raw"));
-    CHECK(dataset_value(&ds, 0) == (double)18.324f && dataset_value(&ds, 1) == (double)0.049f && dataset_value(&ds, 3) == 0);
-    CHECK(dataset_value(&ds, 20284 * 4 + 2) == (double)-1.638f && dataset_value(&ds, 20284 * 4 + 3) == (double)0.31f);
+    CHECK(dataset_value(&ds, 0) == (double)18.324f && dataset_value(&ds, 1) == (double)0.049f &&
+          dataset_value(&ds, 3) == 0);
+    CHECK(dataset_value(&ds, 20284 * 4 + 2) == (double)-1.638f &&
+          dataset_value(&ds, 20284 * 4 + 3) == (double)0.31f);
     CHECK(sum_all(&ds) == 235190.87703074724);
     dataset_free(&ds);
     /* no dim: a clear request for it */
@@ -198,7 +201,8 @@ TEST(olivetti_npy)
     CHECK_MSG(dataset_load(t_dataset("olivetti_400x4096_u8.npy"), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 400);
     CHECK_EQ_INT(ds.d, 4096);
-    CHECK(dataset_value(&ds, 0) == 75 && dataset_value(&ds, 4) == 81 && dataset_value(&ds, 200 * 4096 + 100) == 104);
+    CHECK(dataset_value(&ds, 0) == 75 && dataset_value(&ds, 4) == 81 &&
+          dataset_value(&ds, 200 * 4096 + 100) == 104);
     CHECK(dataset_value(&ds, 400 * 4096 - 1) == 93);
     CHECK(sum_all(&ds) == 216898402.0);
     dataset_free(&ds);
@@ -224,7 +228,8 @@ TEST(fvecs_offset_limit)
     const char *p = fvecs_file("ol.fvecs", 10, 4);
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 4);
-    CHECK(dataset_value(&ds, 0) == 30 && dataset_value(&ds, 3) == 33 && dataset_value(&ds, 15) == 63);
+    CHECK(dataset_value(&ds, 0) == 30 && dataset_value(&ds, 3) == 33 &&
+          dataset_value(&ds, 15) == 63);
     CHECK(!strcmp(ds.name, "ol.fvecs[3:7]"));
     dataset_free(&ds);
     o.offset = 8;
@@ -286,7 +291,8 @@ TEST(bvecs_ivecs)
     dataset ds;
     CHECK_MSG(dataset_load(wfile("a.bvecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(dataset_value(&ds, 0) == 200 && dataset_value(&ds, 4) == 202 && dataset_value(&ds, 5) == 2);
+    CHECK(dataset_value(&ds, 0) == 200 && dataset_value(&ds, 4) == 202 &&
+          dataset_value(&ds, 5) == 2);
     dataset_free(&ds);
     b.n = 0;
     for (int i = 0; i < 2; i++) {
@@ -345,7 +351,8 @@ TEST(npy_versions_and_dtypes)
     p = npy_file("v3.npy", 3, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }", f2,
                  sizeof f2);
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
-    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -2 && dataset_value(&ds, 2) == 65504 && dataset_value(&ds, 3) == ldexp(1, -24));
+    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -2 &&
+          dataset_value(&ds, 2) == 65504 && dataset_value(&ds, 3) == ldexp(1, -24));
     dataset_free(&ds);
     /* big-endian float32 and int32 */
     unsigned char be[8] = {0x3f, 0xc0, 0, 0, 0xc1, 0x20, 0, 0}; /* 1.5, -10 */
@@ -375,7 +382,8 @@ TEST(npy_fortran_order)
     load_opts o = {.header = -1, .offset = 1, .limit = 2};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(dataset_value(&ds, 0) == 3 && dataset_value(&ds, 1) == 4 && dataset_value(&ds, 2) == 5 && dataset_value(&ds, 3) == 6);
+    CHECK(dataset_value(&ds, 0) == 3 && dataset_value(&ds, 1) == 4 && dataset_value(&ds, 2) == 5 &&
+          dataset_value(&ds, 3) == 6);
     dataset_free(&ds);
 }
 
@@ -481,7 +489,8 @@ TEST(csv_cols_grammar)
         CHECK_MSG(dataset_load(p, &o, &ds) == 0, "cols=%s: %s", cases[k].cols, err_msg());
         CHECK_MSG((int)ds.d == cases[k].d, "cols=%s: d=%zu", cases[k].cols, ds.d);
         for (int j = 0; j < cases[k].d; j++)
-            CHECK_MSG(dataset_value(&ds, j) == cases[k].first[j], "cols=%s: x[%d]=%g", cases[k].cols, j, dataset_value(&ds, j));
+            CHECK_MSG(dataset_value(&ds, j) == cases[k].first[j], "cols=%s: x[%d]=%g",
+                      cases[k].cols, j, dataset_value(&ds, j));
         dataset_free(&ds);
     }
     load_opts o = {.header = -1, .cols = "2-9"};
@@ -522,7 +531,8 @@ TEST(nonfinite_refused_and_dropped)
     load_opts o = {.header = -1, .drop_nonfinite = 1};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 3) == 7 && dataset_value(&ds, 6) == 13 && dataset_value(&ds, 8) == 15);
+    CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 3) == 7 && dataset_value(&ds, 6) == 13 &&
+          dataset_value(&ds, 8) == 15);
     dataset_free(&ds);
     /* binary: the byte of the first bad value */
     buf b = {.n = 0};
@@ -628,13 +638,15 @@ TEST(raw_dtypes_and_bad_size)
     o.dtype = "f64be";
     o.dim = 1;
     CHECK_MSG(dataset_load(wfile("pi.raw", two, 16), &o, &ds) == 0, "%s", err_msg());
-    CHECK(dataset_value(&ds, 0) == 3.141592653589793 && dataset_value(&ds, 1) == dataset_value(&ds, 0));
+    CHECK(dataset_value(&ds, 0) == 3.141592653589793 &&
+          dataset_value(&ds, 1) == dataset_value(&ds, 0));
     dataset_free(&ds);
     int16_t i2[4] = {-32768, 32767, -1, 0};
     o.dtype = "i16";
     o.dim = 2;
     CHECK(dataset_load(wfile("s.raw", i2, 8), &o, &ds) == 0);
-    CHECK(dataset_value(&ds, 0) == -32768 && dataset_value(&ds, 1) == 32767 && dataset_value(&ds, 2) == -1);
+    CHECK(dataset_value(&ds, 0) == -32768 && dataset_value(&ds, 1) == 32767 &&
+          dataset_value(&ds, 2) == -1);
     dataset_free(&ds);
     o.dtype = "f128";
     CHECK(dataset_load(wfile("s2.raw", i2, 8), &o, &ds) == TCJ_EINVAL);
