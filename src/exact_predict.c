@@ -8,11 +8,11 @@
 #include "err.h"
 #include "kernels.h"
 
-static double row_norm(const dataset *ds, size_t i, const double *m, double *rb)
+/* The norm of a row of d FP64 values, less the means m when given. */
+static double row_norm(const double *x, size_t d, const double *m)
 {
-    const double *x = dataset_row_f64(ds, i, rb);
     double s = 0;
-    for (size_t k = 0; k < ds->d; k++) {
+    for (size_t k = 0; k < d; k++) {
         const double v = m ? x[k] - m[k] : x[k];
         s += v * v;
     }
@@ -37,34 +37,42 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
     const size_t n = ds->n, d = ds->d;
     p->rows = n < max_rows ? n : max_rows;
     p->cols = n < max_cols ? n : max_cols;
-    double *cn = xmalloc(p->cols * sizeof *cn);
+    double *cn = xmalloc(p->cols * sizeof *cn), *rn = xmalloc(p->rows * sizeof *rn);
     size_t *ci = xmalloc(p->cols * sizeof *ci);
-    /* The sampled columns' rows widened once (cols x d), a query row at a
-     * time. */
-    double *cx = xmalloc(p->cols * d * sizeof *cx), *rb = xmalloc(d * sizeof *rb);
-    for (size_t c = 0; c < p->cols; c++) {
-        ci[c] = (size_t)((double)c * (double)n / (double)p->cols);
-        dataset_rows_f64(ds, ci[c], 1, cx + c * d);
-        cn[c] = row_norm(ds, ci[c], m, rb);
-    }
+    /* The sampled rows widened once (at most max_rows x d), the columns a
+     * block of PREDICT_BLOCK rows at a time: no copy the size of the
+     * sample's columns. */
+    enum { PREDICT_BLOCK = 256 };
+    double *rx = xmalloc(p->rows * d * sizeof *rx), *cx = xmalloc(PREDICT_BLOCK * d * sizeof *cx);
     for (size_t r = 0; r < p->rows; r++) {
-        const size_t i = (size_t)((double)r * (double)n / (double)p->rows);
-        const double ni = row_norm(ds, i, m, rb);
-        const double *xi = dataset_row_f64(ds, i, rb);
-        for (size_t c = 0; c < p->cols; c++) {
-            const double *xj = cx + c * d;
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double u = xi[k] - xj[k];
-                s += u * u;
+        dataset_rows_f64(ds, (size_t)((double)r * (double)n / (double)p->rows), 1, rx + r * d);
+        rn[r] = row_norm(rx + r * d, d, m);
+    }
+    for (size_t c0 = 0; c0 < p->cols; c0 += PREDICT_BLOCK) {
+        const size_t nc = p->cols - c0 < PREDICT_BLOCK ? p->cols - c0 : PREDICT_BLOCK;
+        for (size_t c = c0; c < c0 + nc; c++) {
+            ci[c] = (size_t)((double)c * (double)n / (double)p->cols);
+            dataset_rows_f64(ds, ci[c], 1, cx + (c - c0) * d);
+            cn[c] = row_norm(cx + (c - c0) * d, d, m);
+        }
+        for (size_t r = 0; r < p->rows; r++) {
+            const double *xi = rx + r * d;
+            for (size_t c = c0; c < c0 + nc; c++) {
+                const double *xj = cx + (c - c0) * d;
+                double s = 0;
+                for (size_t k = 0; k < d; k++) {
+                    const double u = xi[k] - xj[k];
+                    s += u * u;
+                }
+                p->in += s <= e2;
+                p->band += fabs(s - e2) <= exact_bound_delta(&b, rn[r], cn[c], eps);
             }
-            p->in += s <= e2;
-            p->band += fabs(s - e2) <= exact_bound_delta(&b, ni, cn[c], eps);
         }
     }
     p->band_fraction = p->in ? (double)p->band / (double)p->in : 0;
+    free(rx);
     free(cx);
-    free(rb);
+    free(rn);
     free(cn);
     free(ci);
 }

@@ -473,8 +473,14 @@ int ld_finish(ld_sink *s, dataset *out)
     }
     out->n = s->n;
     out->d = s->d;
-    out->type = s->t->id;
-    out->v = s->n ? xrealloc(s->x, s->n * s->d * s->t->bytes) : (free(s->x), NULL);
+    out->type = s->t ? s->t->id : DTYPE_F64;
+    /* The array as sized unless rows were dropped or it grew past them. */
+    if (!s->n) {
+        free(s->x);
+        out->v = NULL;
+    } else {
+        out->v = s->n == s->cap ? s->x : xrealloc(s->x, s->n * s->d * s->t->bytes);
+    }
     s->x = NULL;
     free(s->row);
     s->row = NULL;

@@ -1,24 +1,11 @@
-/* Test helper: a dataset held in another type (loaded or generated f32,
- * u8, f16) widened in place to FP64, so a test's brute-force reference can
- * read ((double *)ds->v)[k]. The values and the hash stay the same. For
- * tests only: the program never widens a whole dataset. */
+/* Test helper: the FP64 reference distance of two rows of a dataset held
+ * in any type (loaded or generated f32, u8, f16), widened row by row. */
 #ifndef TCJ_T_WIDEN_H
 #define TCJ_T_WIDEN_H
 
 #include <stdlib.h>
 
 #include "dataset.h"
-
-static inline void t_widen_f64(dataset *ds)
-{
-    if (ds->type == DTYPE_F64 || !ds->v)
-        return;
-    double *x = malloc((ds->n * ds->d ? ds->n * ds->d : 1) * sizeof *x);
-    dataset_rows_f64(ds, 0, ds->n, x);
-    free(ds->v);
-    ds->v = x;
-    ds->type = DTYPE_F64;
-}
 
 /* FP64 squared distance of rows i and j, direct form, dimension order
  * (the cpu engine's arithmetic), whatever type ds is held in. */
