@@ -329,7 +329,15 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
             for (size_t left = (size_t)m.rows; left && !rc;) {
                 const size_t r = left < bufrows ? left : bufrows;
                 if (!(rc = read_full(fd, buf, r * d * sizeof(double), opt->cancel, path))) {
-                    for (size_t i = 0; i < r; i++)
+                    /* The child's word on the type is checked too: every
+                     * value must be one the type holds. */
+                    for (size_t v = 0; v < r * d && !rc; v++)
+                        if (!s.t->holds(buf[v]))
+                            rc = err_set(TCJ_EIO,
+                                         "%s: the HDF5 reader sent %g, which its type %s cannot "
+                                         "hold",
+                                         path, buf[v], s.t->name);
+                    for (size_t i = 0; i < r && !rc; i++)
                         ld_commit_point(&s, buf + i * d, opt->offset + k + i, UINT64_MAX, 0);
                     k += r;
                     left -= r;
