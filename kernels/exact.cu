@@ -21,6 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <cuda_fp16.h>
 
 #include "fasted_run.cuh"
@@ -235,7 +238,7 @@ __global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
  * sweep or a compare runs exact again and again on the same data. Done
  * once per run by the calling thread, before any device's thread reads it. */
 static struct {
-    const double *x;
+    const void *x;
     size_t n, d;
     uint64_t hash;
     int scanned;
@@ -330,7 +333,15 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         if ((rc = kern_malloc(k, (void **)&g_x64.dx, bytes, "the FP64 dataset")) ||
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the FP64 dataset (norms)")))
             return rc;
-        KERN_CUDA(cudaMemcpy(g_x64.dx, a->x, bytes, cudaMemcpyHostToDevice));
+        /* Widened to FP64 in 4 MB blocks of rows: no host FP64 copy. */
+        const size_t blk = std::max((size_t)1, ((size_t)1 << 19) / a->d);
+        std::vector<double> hb(std::min(blk, a->n) * a->d);
+        for (size_t i0 = 0; i0 < a->n; i0 += blk) {
+            const size_t m = std::min(blk, a->n - i0);
+            kern_rows_f64(a, i0, m, hb.data());
+            KERN_CUDA(cudaMemcpy(g_x64.dx + i0 * a->d, hb.data(), m * a->d * sizeof(double),
+                                 cudaMemcpyHostToDevice));
+        }
         g_x64.x = a->x;
         g_x64.n = a->n;
         g_x64.d = a->d;
@@ -543,10 +554,12 @@ static int exact_scan(const kern_join_args *a)
         g_scan.hn = hn;
         g_scan.gen++; /* the devices' norms are stale */
         double vm = 0, nm2 = 0;
+        std::vector<double> rowbuf(a->d);
         for (size_t i = 0; i < a->n; i++) {
+            const double *xr = kern_row_f64(a, i, rowbuf.data());
             double e = 0;
             for (size_t k = 0; k < a->d; k++) {
-                const double v = a->center ? a->x[i * a->d + k] - a->center[k] : a->x[i * a->d + k];
+                const double v = a->center ? xr[k] - a->center[k] : xr[k];
                 /* A value that is not finite (Inf, or NaN from centring
                  * an Inf column) leaves no bound: vmax Inf refuses it. */
                 vm = isfinite(v) ? fmax(vm, fabs(v)) : INFINITY;

@@ -83,25 +83,31 @@ int f64_begin(f64_run *r, const kern_join_args *a, kern_join_result *res, const 
     return rc;
 }
 
-int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const int *perm,
-               double **out)
+int f64_upload(f64_run *r, const kern_join_args *a, const uint32_t *order, size_t dp,
+               const int *perm, double **out)
 {
     double t0 = kern_now();
+    const size_t n = a->n, d = a->d;
     *out = NULL;
     int rc = f64_malloc(r, (void **)out, n * dp * sizeof(double) + 64, "the dataset (FP64)");
     if (rc)
         return rc;
-    /* Pad and permute on the host in slabs, so the host copy stays small. */
+    /* Widen, pad and permute on the host in slabs, so the host copy stays
+     * small (the dataset stays in its own type). */
     size_t slab = ((size_t)1 << 22) / dp + 1;
-    double *h = NULL;
+    double *h = NULL, *row = (double *)malloc(d * sizeof(double));
+    if (!row)
+        return kern_fail(KERN_ENOMEM, "out of host memory for one row (%zu values)", d);
     if ((rc = kern_malloc_host((void **)&h, (slab < n ? slab : n) * dp * sizeof(double),
-                               "the upload slab")))
+                               "the upload slab"))) {
+        free(row);
         return rc;
+    }
     for (size_t r0 = 0; r0 < n; r0 += slab) {
         size_t r1 = r0 + slab < n ? r0 + slab : n;
         for (size_t i = r0; i < r1; i++) {
             double *dst = h + (i - r0) * dp;
-            const double *src = x + i * d;
+            const double *src = kern_row_f64(a, order ? (size_t)order[i] : i, row);
             for (size_t k = 0; k < d; k++)
                 dst[k] = src[perm ? (size_t)perm[k] : k];
             for (size_t k = d; k < dp; k++)
@@ -111,10 +117,12 @@ int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const
             cudaMemcpy(*out + r0 * dp, h, (r1 - r0) * dp * sizeof(double), cudaMemcpyHostToDevice);
         if (e != cudaSuccess) {
             cudaFreeHost(h);
+            free(row);
             return kern_cuda_fail(e, "cudaMemcpy(points)", __FILE__, __LINE__);
         }
     }
     cudaFreeHost(h);
+    free(row);
     r->res->t_h2d += kern_now() - t0;
     return 0;
 }

@@ -106,10 +106,12 @@ struct f64_run {
  * cores). On failure everything is released. */
 int f64_begin(f64_run *r, const kern_join_args *a, kern_join_result *res, const char *who,
               int need_dmma);
-/* Upload x (n x d) to a device array of n x dp doubles, zero padded, with
- * the columns in the order perm (NULL = as is). Adds to t_h2d. */
-int f64_upload(f64_run *r, const double *x, size_t n, size_t d, size_t dp, const int *perm,
-               double **out);
+/* Upload a's rows (n x d, widened to FP64 a slab at a time) to a device
+ * array of n x dp doubles, zero padded, row s being a's row order[s]
+ * (order NULL: s) with the columns in the order perm (NULL = as is).
+ * Adds to t_h2d. */
+int f64_upload(f64_run *r, const kern_join_args *a, const uint32_t *order, size_t dp,
+               const int *perm, double **out);
 /* Device memory through the run's budget (kern_malloc). */
 int f64_malloc(f64_run *r, void **p, size_t bytes, const char *what);
 /* Run the items through kern_drive (PAIRS: each drained, split where it

@@ -31,7 +31,7 @@
 /* The converted dataset, kept on each device across runs: one slot per
  * device ordinal, touched only by the thread running on that device. */
 struct fasted_ds {
-    const double *x;
+    const void *x;
     size_t n, d;
     uint64_t hash;
     int dev;
@@ -99,35 +99,46 @@ static inline float fasted_round_odd(double x)
     return f;
 }
 
-/* rows whole rows of d values; with center, each value less its column's
- * mean first, then times sc (a power of two: exact), in FP64, then rounded
- * to odd: the format's rounding of the centred, scaled value. */
-static void fasted_to_float(const double *src, float *dst, size_t rows, size_t d,
+/* Rows [r0, r0 + rows) of a->x (dst holds them from row r0): each
+ * value as FP64, with center less its column's mean first, then times sc
+ * (a power of two: exact), in FP64, then rounded to odd: the format's
+ * rounding of the centred, scaled value. Rows are widened to FP64 a small
+ * block at a time, in a buffer of this thread's own. */
+static void fasted_to_float(const kern_join_args *a, size_t r0, float *dst, size_t rows,
                             const double *center, double sc)
 {
-    for (size_t i = 0; i < rows; i++)
-        for (size_t k = 0; k < d; k++)
-            dst[i * d + k] =
-                fasted_round_odd((center ? src[i * d + k] - center[k] : src[i * d + k]) * sc);
+    const size_t d = a->d, blk = std::max((size_t)1, ((size_t)1 << 13) / d);
+    std::vector<double> buf(std::min(blk, rows) * d);
+    for (size_t i0 = 0; i0 < rows; i0 += blk) {
+        const size_t m = std::min(blk, rows - i0);
+        kern_rows_f64(a, r0 + i0, m, buf.data());
+        const double *src = buf.data();
+        float *o = dst + i0 * d;
+        for (size_t i = 0; i < m; i++)
+            for (size_t k = 0; k < d; k++)
+                o[i * d + k] =
+                    fasted_round_odd((center ? src[i * d + k] - center[k] : src[i * d + k]) * sc);
+    }
 }
 
-/* Host threads convert one chunk. */
-static void fasted_to_float_par(const double *src, float *dst, size_t rows, size_t d,
+/* Host threads convert one chunk (rows from r0 into dst). */
+static void fasted_to_float_par(const kern_join_args *a, size_t r0, float *dst, size_t rows,
                                 const double *center, double sc)
 {
+    const size_t d = a->d;
     unsigned nt = std::thread::hardware_concurrency();
     nt = std::min(std::max(nt, 1u), 16u);
     if (rows * d < ((size_t)1 << 18) || nt == 1) {
-        fasted_to_float(src, dst, rows, d, center, sc);
+        fasted_to_float(a, r0, dst, rows, center, sc);
         return;
     }
     std::vector<std::thread> th;
     size_t per = (rows + nt - 1) / nt;
     for (unsigned t = 0; t < nt; t++) {
-        size_t a = t * per, b = std::min(rows, a + per);
-        if (a >= b)
+        size_t b0 = t * per, b1 = std::min(rows, b0 + per);
+        if (b0 >= b1)
             break;
-        th.emplace_back(fasted_to_float, src + a * d, dst + a * d, b - a, d, center, sc);
+        th.emplace_back(fasted_to_float, a, r0 + b0, dst + b0 * d, b1 - b0, center, sc);
     }
     for (auto &t : th)
         t.join();
@@ -251,7 +262,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a->x + r0 * a->d, sg.h[b], rows, a->d, a->center, fasted_scale(a, fmt));
+        fasted_to_float_par(a, r0, sg.h[b], rows, a->center, fasted_scale(a, fmt));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);

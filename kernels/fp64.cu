@@ -107,7 +107,7 @@ static int fp64_run_q(const kern_join_args *a, kern_join_result *res, kern_queue
     r.q = q;
     fp64_ctx c = {NULL, a->d};
     double *dx = NULL;
-    rc = f64_upload(&r, a->x, a->n, a->d, a->d, NULL, &dx);
+    rc = f64_upload(&r, a, NULL, a->d, NULL, &dx);
     c.dx = dx;
     f64_item *items = NULL;
     if (rc == 0) {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "exact_bound.h"
 
@@ -201,8 +202,17 @@ void kern_fasted_release(void);
  * bounded launches, cancel checked and progress reported between them,
  * pair buffers drained to pair_fn, CUDA-event kernel timing, and buffers
  * made smaller when the device (or mem_cap) cannot hold them. */
+/* Converts m values of a dataset's element type at src to FP64, exactly
+ * (the host's element table, src/dtype.c, supplies one per type). */
+typedef void (*kern_to_f64_fn)(const void *src, size_t m, double *dst);
+
 typedef struct kern_join_args {
-    const double *x; /* host, n*d row-major */
+    /* host, n*d row-major in the dataset's own element type: read only
+     * through kern_rows_f64 / kern_row_f64, a block of rows at a time, so
+     * no FP64 copy of the whole dataset is made on the host */
+    const void *x;
+    size_t x_bytes;          /* bytes of one value of x */
+    kern_to_f64_fn x_to_f64; /* x's values as FP64; NULL: x is FP64 (double) */
     size_t n, d;
     uint64_t hash; /* dataset content hash: with x, n, d, format a device cache key */
     size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
@@ -281,6 +291,25 @@ typedef struct kern_join_result {
     int ndevices;
     kern_device_share share[KERN_MAX_DEVICES];
 } kern_join_result;
+
+/* Rows [i0, i0 + count) of a->x as FP64 into dst (count*d values). */
+static inline void kern_rows_f64(const kern_join_args *a, size_t i0, size_t count, double *dst)
+{
+    if (a->x_to_f64)
+        a->x_to_f64((const char *)a->x + i0 * a->d * a->x_bytes, count * a->d, dst);
+    else
+        memcpy(dst, (const double *)a->x + i0 * a->d, count * a->d * sizeof(double));
+}
+
+/* Row i of a->x as FP64: a pointer into x when x is FP64, else buf (d
+ * values) filled. */
+static inline const double *kern_row_f64(const kern_join_args *a, size_t i, double *buf)
+{
+    if (!a->x_to_f64)
+        return (const double *)a->x + i * a->d;
+    kern_rows_f64(a, i, 1, buf);
+    return buf;
+}
 
 /* An engine's kernel entry. */
 typedef int (*kern_join_fn)(const kern_join_args *a, kern_join_result *r);

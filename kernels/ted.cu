@@ -287,7 +287,7 @@ static int ted_run_q(const kern_join_args *a, kern_join_result *res, kern_queue 
     size_t mult = c.paper ? 4 : TR_BK;
     c.dp = (a->d + mult - 1) / mult * mult;
     double *dx = NULL, *dnrm = NULL, *dxs = NULL;
-    rc = f64_upload(&r, a->x, a->n, a->d, c.dp, NULL, &dx);
+    rc = f64_upload(&r, a, NULL, c.dp, NULL, &dx);
     c.dx = dx;
     if (rc == 0)
         rc = ted_prepare(&r, &c, &dnrm, &dxs);

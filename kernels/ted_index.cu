@@ -202,20 +202,26 @@ static void ti_sort(unsigned long long *key, uint32_t *row, size_t n, unsigned l
 static int ti_build(const kern_join_args *job, double eps, ti_index *ix)
 {
     size_t n = job->n, d = job->d;
-    const double *x = job->x;
     memset(ix, 0, sizeof *ix);
+    /* Each row widened to FP64 as it is read (the dataset's own type). */
+    double *rbuf = (double *)malloc(d * sizeof *rbuf);
+    const double *x;
     /* Variance per dimension (two passes, FP64). */
     double *mean = (double *)calloc(d, sizeof *mean), *var = (double *)calloc(d, sizeof *var);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        x = kern_row_f64(job, i, rbuf);
         for (size_t k = 0; k < d; k++)
-            mean[k] += x[i * d + k];
+            mean[k] += x[k];
+    }
     for (size_t k = 0; k < d; k++)
         mean[k] /= (double)n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        x = kern_row_f64(job, i, rbuf);
         for (size_t k = 0; k < d; k++) {
-            double v = x[i * d + k] - mean[k];
+            double v = x[k] - mean[k];
             var[k] += v * v;
         }
+    }
     /* Insertion sort, stable: largest variance first, ties by index. */
     ix->perm = (int *)malloc(d * sizeof(int));
     for (size_t k = 0; k < d; k++) {
@@ -242,9 +248,10 @@ static int ti_build(const kern_join_args *job, double eps, ti_index *ix)
     int kk = 0;
     for (; kk < k; kk++) {
         int dim = ix->perm[kk];
+        x = kern_row_f64(job, 0, rbuf);
         double mn = x[dim], mx = x[dim];
         for (size_t i = 1; i < n; i++) {
-            double v = x[i * d + dim];
+            double v = kern_row_f64(job, i, rbuf)[dim];
             mn = v < mn ? v : mn;
             mx = v > mx ? v : mx;
         }
@@ -271,8 +278,9 @@ static int ti_build(const kern_join_args *job, double eps, ti_index *ix)
     ix->order = (uint32_t *)malloc(n * sizeof(uint32_t));
     for (size_t i = 0; i < n; i++) {
         long long kv = 0;
+        x = kern_row_f64(job, i, rbuf);
         for (int j = 0; j < k && kk > 0; j++) {
-            double c = floor((x[i * d + ix->perm[j]] - lo[j]) / side);
+            double c = floor((x[ix->perm[j]] - lo[j]) / side);
             long long ci = c < 0 ? 0 : (long long)c;
             if (ci >= ix->grid.cnt[j])
                 ci = ix->grid.cnt[j] - 1;
@@ -298,6 +306,7 @@ static int ti_build(const kern_join_args *job, double eps, ti_index *ix)
         }
     ix->cstart[nc] = n;
     free(key);
+    free(rbuf);
 
     /* Query groups: up to 8 query points of one cell. */
     ix->qpos = (size_t *)malloc((n ? n : 1) * sizeof(size_t));
@@ -356,15 +365,10 @@ template <typename T> static int ti_put(f64_run *r, T **dst, const T *src, size_
 static int ti_upload(f64_run *r, const ti_index *ix, ti_dev *v)
 {
     const kern_join_args *a = r->a;
-    size_t n = a->n, d = a->d;
-    /* Points in cell order with dimensions by variance: gather the rows. */
-    double *xs = (double *)malloc(n * d * sizeof(double));
-    if (!xs)
-        return kern_fail(KERN_ENOMEM, "out of host memory gathering %zu rows", n);
-    for (size_t s = 0; s < n; s++)
-        memcpy(xs + s * d, a->x + (size_t)ix->order[s] * d, d * sizeof(double));
-    int rc = f64_upload(r, xs, n, d, v->dp, ix->perm, &v->x);
-    free(xs);
+    size_t n = a->n;
+    /* Points in cell order with dimensions by variance, gathered a slab
+     * at a time. */
+    int rc = f64_upload(r, a, ix->order, v->dp, ix->perm, &v->x);
     if (rc)
         return rc;
     double t0 = kern_now();

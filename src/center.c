@@ -11,7 +11,7 @@
 static pthread_mutex_t center_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t hash;
-    const double *x;
+    const void *x;
     size_t n, d;
     double *means;
     center_facts f;
@@ -32,12 +32,16 @@ static void center_sums(void *ctx, int t, size_t a, size_t b)
     center_part *p = ctx;
     const size_t d = p->ds->d;
     double *m = p->sum + (size_t)t * d, *c = p->comp + (size_t)t * d;
-    for (size_t i = a; i < b; i++)
+    double *rb = xmalloc(d * sizeof *rb);
+    for (size_t i = a; i < b; i++) {
+        const double *x = dataset_row_f64(p->ds, i, rb);
         for (size_t k = 0; k < d; k++) {
-            const double y = p->ds->x[i * d + k] - c[k], s = m[k] + y;
+            const double y = x[k] - c[k], s = m[k] + y;
             c[k] = (s - m[k]) - y;
             m[k] = s;
         }
+    }
+    free(rb);
 }
 
 static void center_norms(void *ctx, int t, size_t a, size_t b)
@@ -45,10 +49,12 @@ static void center_norms(void *ctx, int t, size_t a, size_t b)
     center_part *p = ctx;
     const size_t d = p->ds->d;
     center_facts f = {0, 0, 0, 0};
+    double *rb = xmalloc(d * sizeof *rb);
     for (size_t i = a; i < b; i++) {
+        const double *x = dataset_row_f64(p->ds, i, rb);
         double r = 0, cc = 0;
         for (size_t k = 0; k < d; k++) {
-            const double v = p->ds->x[i * d + k], w = v - p->m[k];
+            const double v = x[k], w = v - p->m[k];
             r += v * v;
             cc += w * w;
             f.vmax_raw = fmax(f.vmax_raw, fabs(v));
@@ -57,6 +63,7 @@ static void center_norms(void *ctx, int t, size_t a, size_t b)
         f.nmax_raw = fmax(f.nmax_raw, sqrt(r));
         f.nmax_centred = fmax(f.nmax_centred, sqrt(cc));
     }
+    free(rb);
     p->f[t] = f;
 }
 
@@ -66,7 +73,7 @@ const double *center_means(const dataset *ds, center_facts *facts)
         return NULL;
     const size_t n = ds->n, d = ds->d;
     pthread_mutex_lock(&center_mu);
-    if (!(g_center.means && g_center.hash == ds->hash && g_center.x == ds->x && g_center.n == n &&
+    if (!(g_center.means && g_center.hash == ds->hash && g_center.x == ds->v && g_center.n == n &&
           g_center.d == d)) {
         free(g_center.means);
         /* Means by compensated column sums: the FP64 mean of up to 1e8
@@ -102,7 +109,7 @@ const double *center_means(const dataset *ds, center_facts *facts)
         free(p);
         g_center.means = m;
         g_center.hash = ds->hash;
-        g_center.x = ds->x;
+        g_center.x = ds->v;
         g_center.n = n;
         g_center.d = d;
         g_center.f = f;

@@ -45,11 +45,9 @@ double center_exact_scale(double vmax)
     return sc;
 }
 
-void center_row_rho(const dataset *ds, size_t i, const double *m, double sc, double *norm,
+void center_row_rho(const double *x, size_t d, const double *m, double sc, double *norm,
                     double *rho)
 {
-    const size_t d = ds->d;
-    const double *x = ds->x + i * d;
     double s = 0, r = 0;
     for (size_t k = 0; k < d; k++) {
         const double v = m ? x[k] - m[k] : x[k];
@@ -79,13 +77,14 @@ static double center_delta_sum(const dataset *ds, const double *m, double vmax, 
     size_t rows = CENTER_SAMPLE_VALUES / ds->d;
     rows = rows < 16 ? 16 : rows > CENTER_SAMPLE ? CENTER_SAMPLE : rows;
     rows = ds->n < rows ? ds->n : rows;
-    double sum = 0;
+    double sum = 0, *buf = xmalloc(ds->d * sizeof *buf);
     for (size_t r = 0; r < rows; r++) {
         const size_t i = (size_t)((double)r * (double)ds->n / (double)rows);
         double nx, rx;
-        center_row_rho(ds, i, m, sc, &nx, &rx);
+        center_row_rho(dataset_row_f64(ds, i, buf), ds->d, m, sc, &nx, &rx);
         sum += exact_bound_delta_rho(&b, nx * sc, nx * sc, rx * sc, rx * sc, eps * sc) / (sc * sc);
     }
+    free(buf);
     return sum;
 }
 

@@ -20,9 +20,9 @@
  * data with a value that is not finite, are center_pick(ds, setting, 1). */
 const double *center_pick_exact(const dataset *ds, int setting, double eps);
 
-/* Row i's FP64 norm (centred by m when m) and its FP16 rounding
- * rho = |fp16(sc v) / sc - v| at the power-of-two scale sc. */
-void center_row_rho(const dataset *ds, size_t i, const double *m, double sc, double *norm,
+/* The FP64 norm of the row x of d values (centred by m when m) and its
+ * FP16 rounding rho = |fp16(sc v) / sc - v| at the power-of-two scale sc. */
+void center_row_rho(const double *x, size_t d, const double *m, double sc, double *norm,
                     double *rho);
 
 /* The bound the GPU exact pass takes at dimension d: the promoting pass's

@@ -52,6 +52,8 @@ static int info_run(session *s, int argc, char **argv)
     if (ds->path)
         out_printf("path        %s\n", ds->path);
     out_printf("points      n=%zu d=%zu (%zu values)\n", ds->n, ds->d, nv);
+    out_printf("kept as     %s, %zu bytes of values in memory\n", dataset_dtype(ds)->name,
+               dataset_bytes(ds));
     out_printf("range       [%.9g, %.9g], largest |v| %.9g\n", in.min, in.max, in.absmax);
     out_printf("max |p|^2   %.9g\n", in.max_norm2);
     out_printf("fp16        %zu overflow (|v| > 65504), %zu underflow (|v| < 2^-24), "
@@ -120,6 +122,8 @@ static int info_run(session *s, int argc, char **argv)
     out_rec_str(r, "dataset_path", ds->path);
     out_rec_int(r, "n", (int64_t)ds->n);
     out_rec_int(r, "d", (int64_t)ds->d);
+    out_rec_str(r, "dtype", dataset_dtype(ds)->name);
+    out_rec_uint(r, "bytes", dataset_bytes(ds));
     out_rec_dbl(r, "min", in.min);
     out_rec_dbl(r, "max", in.max);
     out_rec_dbl(r, "absmax", in.absmax);
@@ -160,9 +164,11 @@ const cmd cmd_info = {
     .name = "info",
     .usage = "info",
     .summary = "describe the current dataset",
-    .help = "Show n, d, the value range, how the values fit FP16 (values beyond 65504\n"
-            "overflow to Inf, nonzero values below 2^-24 flush to zero, those below 2^-14\n"
-            "are subnormal), the largest squared norm, duplicate points and the content hash.\n"
+    .help = "Show n, d, the element type the values are kept in (u8, f16, f32 or f64, as\n"
+            "loaded) and their bytes, the value range, how the values fit FP16 (values\n"
+            "beyond 65504 overflow to Inf, nonzero values below 2^-24 flush to zero, those\n"
+            "below 2^-14 are subnormal), the largest squared norm, duplicate points and the\n"
+            "content hash.\n"
             "Then, for each format of the precision lab (fp16, bf16, tf32, fp8-e4m3, fp8-e5m2,\n"
             "ue5m3, ue4m4), taken as its engine here converts them (less the column means\n"
             "where set center centres it, less the column minima for ue5m3 and ue4m4 under\n"

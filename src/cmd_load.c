@@ -157,6 +157,7 @@ static int gen_run(session *s, int argc, char **argv)
     o.lambda = 40;
     o.clusters = 16;
     o.sigma = 0.05;
+    o.dtype = DTYPE_F32;
     o.cancel = &s->cancel;
     if (strcmp(o.kind, "uniform") && strcmp(o.kind, "expo") && strcmp(o.kind, "gauss"))
         return err_set(TCJ_EINVAL, "gen: unknown kind '%s' (one of: uniform expo gauss)", o.kind);
@@ -178,6 +179,8 @@ static int gen_run(session *s, int argc, char **argv)
         return rc;
     if ((v = cmd_opt(argc, argv, "sigma")) && (rc = cmd_parse_double(v, "sigma", &o.sigma)))
         return rc;
+    if ((v = cmd_opt(argc, argv, "dtype")) && (rc = gen_opts_set(&o, "dtype", v)))
+        return rc;
     if (o.n == 0 || o.d == 0)
         return err_set(TCJ_EINVAL, "gen: n and d must be at least 1");
     if (o.lambda <= 0 || o.sigma <= 0 || o.clusters == 0)
@@ -192,11 +195,13 @@ static int gen_run(session *s, int argc, char **argv)
     return 0;
 }
 
-static const char *const gen_options[] = {"n", "d", "seed", "lambda", "clusters", "sigma", NULL};
+static const char *const gen_options[] = {"n",        "d",     "seed",  "lambda",
+                                          "clusters", "sigma", "dtype", NULL};
 
 const cmd cmd_gen = {
     .name = "gen",
-    .usage = "gen uniform|expo|gauss [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] [sigma=X]",
+    .usage = "gen uniform|expo|gauss [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] [sigma=X] "
+             "[dtype=f32|f64]",
     .summary = "generate a synthetic dataset",
     .help = "Generate a dataset and make it current; the same options give the same values\n"
             "on any machine.\n"
@@ -205,9 +210,10 @@ const cmd cmd_gen = {
             "  gauss     Gaussian clusters: clusters= centres (default 16), std dev sigma=\n"
             "            (default 0.05)\n"
             "  n=N d=N   points and dimension (default 10000 and 16)\n"
-            "  seed=N    random seed (default 1)",
+            "  seed=N    random seed (default 1)\n"
+            "  dtype=T   f32 (default: generated in FP64, kept rounded to FP32) or f64",
     .min_args = 1,
-    .max_args = 7,
+    .max_args = 8,
     .options = gen_options,
     .run = gen_run,
 };

@@ -224,11 +224,19 @@ static void cmp_hist_add(cmp_hist *h, double v)
 /* Exact FP64 distance in the direct form, the judge of one-sided pairs. */
 static double cmp_dist64(const dataset *ds, size_t i, size_t j)
 {
-    const double *a = ds->x + i * ds->d, *b = ds->x + j * ds->d;
+    /* The two rows widened to FP64 (on the stack unless d is large). */
+    double sa[256], sb[256];
+    double *ba = ds->d <= 256 ? sa : xmalloc(ds->d * sizeof *ba);
+    double *bb = ds->d <= 256 ? sb : xmalloc(ds->d * sizeof *bb);
+    const double *a = dataset_row_f64(ds, i, ba), *b = dataset_row_f64(ds, j, bb);
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
         double u = a[k] - b[k];
         s += u * u;
+    }
+    if (ba != sa) {
+        free(ba);
+        free(bb);
     }
     return sqrt(s);
 }

@@ -120,8 +120,9 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds, cons
         c->scale = fit.scale;
         c->underflow = fit.underflow;
     }
+    double *rb = xmalloc(d * sizeof *rb);
     for (size_t i = 0; i < n; i++) {
-        const double *x = ds->x + i * d;
+        const double *x = dataset_row_f64(ds, i, rb);
         float *hi = c->h + i * d;
         float acc = 0;
         for (size_t k = 0; k < d; k++) {
@@ -131,6 +132,7 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds, cons
         }
         c->s[i] = acc;
     }
+    free(rb);
     return c;
 }
 
@@ -195,6 +197,7 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
     if (!s->engine || !(lim >= 0) || !isfinite(lim))
         return 0;
     double smax = 0, xmax = 0;
+    double *rb = xmalloc(d * sizeof *rb);
     for (size_t i = 0; i < n; i++) {
         double sq = 0;
         for (size_t k = 0; k < d; k++)
@@ -202,12 +205,14 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
         if (!isfinite(sq))
             continue;
         smax = sq > smax ? sq : smax;
+        const double *x = dataset_row_f64(s->ds, i, rb);
         for (size_t k = 0; k < d; k++) {
-            const double v = s->ds->x[i * d + k];
+            const double v = x[k];
             double a = fabs(data->center ? v - data->center[k] : v);
             xmax = a > xmax ? a : xmax;
         }
     }
+    free(rb);
     if (!(smax <= 0x1p120) || !isfinite(xmax) || (f->saturates_at && xmax > f->saturates_at))
         return 0;
     const double c = (2.0 * (double)d + 4.0) * 0x1p-22;

@@ -48,29 +48,41 @@ typedef struct cg_dim {
     int ok; /* some finite value, and a finite range */
 } cg_dim;
 
-static cg_dim cg_stats(const double *x, size_t n, size_t d, size_t j)
+/* Every dimension's stats in one pass over the rows (each widened to FP64
+ * as it is read); st holds d entries. */
+static void cg_stats(const dataset *ds, cg_dim *st)
 {
-    cg_dim s = {0, 0, 0, 0};
-    double mean = 0;
-    size_t m = 0;
+    const size_t n = ds->n, d = ds->d;
+    double *mean = xcalloc(d, sizeof *mean), *rb = xmalloc(d * sizeof *rb);
+    size_t *m = xcalloc(d, sizeof *m);
+    for (size_t j = 0; j < d; j++)
+        st[j] = (cg_dim){0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
-        double v = x[i * d + j];
-        if (!isfinite(v))
-            continue;
-        if (m == 0 || v < s.mn)
-            s.mn = v;
-        if (m == 0 || v > s.mx)
-            s.mx = v;
-        m++;
-        /* Welford: no sum that overflows on huge coordinates. */
-        double dv = v - mean;
-        mean += dv / (double)m;
-        s.var += dv * (v - mean);
+        const double *x = dataset_row_f64(ds, i, rb);
+        for (size_t j = 0; j < d; j++) {
+            cg_dim *s = &st[j];
+            double v = x[j];
+            if (!isfinite(v))
+                continue;
+            if (m[j] == 0 || v < s->mn)
+                s->mn = v;
+            if (m[j] == 0 || v > s->mx)
+                s->mx = v;
+            m[j]++;
+            /* Welford: no sum that overflows on huge coordinates. */
+            double dv = v - mean[j];
+            mean[j] += dv / (double)m[j];
+            s->var += dv * (v - mean[j]);
+        }
     }
-    s.ok = m > 0 && isfinite(s.mx - s.mn);
-    if (!(s.var >= 0))
-        s.var = 0;
-    return s;
+    for (size_t j = 0; j < d; j++) {
+        st[j].ok = m[j] > 0 && isfinite(st[j].mx - st[j].mn);
+        if (!(st[j].var >= 0))
+            st[j].var = 0;
+    }
+    free(mean);
+    free(rb);
+    free(m);
 }
 
 static long long cg_cell(const cpu_grid *g, int j, double v)
@@ -154,16 +166,19 @@ static size_t cg_round(size_t m)
 }
 
 /* Sort rows by cell over the first k of dims and fill the cell list. */
-static void cg_layout(const double *x, size_t n, size_t d, cpu_grid *g, cg_item *it, cg_item *tmp,
-                      uint64_t maxkey)
+static void cg_layout(const dataset *ds, cpu_grid *g, cg_item *it, cg_item *tmp, uint64_t maxkey)
 {
+    const size_t n = ds->n;
+    double *rb = xmalloc(ds->d * sizeof *rb);
     for (size_t i = 0; i < n; i++) {
+        const double *x = dataset_row_f64(ds, i, rb);
         long long kv = 0;
         for (int j = 0; j < g->k; j++)
-            kv += cg_cell(g, j, x[i * d + g->dim[j]]) * g->stride[j];
+            kv += cg_cell(g, j, x[g->dim[j]]) * g->stride[j];
         it[i].key = (uint64_t)kv;
         it[i].row = (uint32_t)i;
     }
+    free(rb);
     cg_sort(it, tmp, n, maxkey);
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -200,8 +215,9 @@ static double cg_cost(cpu_grid *g, size_t (*rng)[2])
     return cost;
 }
 
-int cpu_grid_build(const double *x, size_t n, size_t d, double r, int kmax, cpu_grid *g)
+int cpu_grid_build(const dataset *ds, double r, int kmax, cpu_grid *g)
 {
+    const size_t n = ds->n, d = ds->d;
     memset(g, 0, sizeof *g);
     g->n = n;
     g->d = d;
@@ -220,8 +236,8 @@ int cpu_grid_build(const double *x, size_t n, size_t d, double r, int kmax, cpu_
     cg_dim *st = xmalloc(d * sizeof *st);
     int *by = xmalloc(d * sizeof *by);
     size_t nd = 0;
+    cg_stats(ds, st);
     for (size_t j = 0; j < d; j++) {
-        st[j] = cg_stats(x, n, d, j);
         if (!st[j].ok || (st[j].mx - st[j].mn) / side < 1.0)
             continue; /* one cell: prunes nothing */
         size_t p = nd++;
@@ -262,7 +278,7 @@ int cpu_grid_build(const double *x, size_t n, size_t d, double r, int kmax, cpu_
         cur.order = xmalloc(n * sizeof *cur.order);
         cur.key = NULL;
         cur.start = NULL;
-        cg_layout(x, n, d, &cur, it, tmp, (uint64_t)(total - 1));
+        cg_layout(ds, &cur, it, tmp, (uint64_t)(total - 1));
         if ((double)cur.ncell * (double)nrange > 64.0 * (double)n) {
             cpu_grid_free(&cur);
             break;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataset.h"
+
 #define CPU_GRID_MAXK 8 /* 3^8 neighbour cells at most */
 
 typedef struct cpu_grid {
@@ -36,12 +38,12 @@ typedef struct cpu_grid {
  * partial group): measured on 3-D data, where a lane is a few flops. */
 #define CPU_GRID_RANGE_COST 24.0
 
-/* Build the index of n rows of d doubles at x (row-major) for pairs within
+/* Build the index of ds's rows (read widened to FP64) for pairs within
  * radius r (per coordinate |a_j - b_j| <= r), over at most kmax dimensions:
  * each k from 1 up is tried and the cheapest estimate kept. g->k == 0 when
  * no dimension can be indexed (radius not finite or not positive, a
  * dimension's range not finite, n < 2). Returns 0; frees nothing of g. */
-int cpu_grid_build(const double *x, size_t n, size_t d, double r, int kmax, cpu_grid *g);
+int cpu_grid_build(const dataset *ds, double r, int kmax, cpu_grid *g);
 /* 1 when the index is estimated to cost at most half of brute force. */
 int cpu_grid_prunes(const cpu_grid *g);
 /* The candidate ranges of cell c: up to g->max_ranges [begin, end) pairs

@@ -107,7 +107,7 @@ int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *re
     if (want == CPU_INDEX_OFF || (want == CPU_INDEX_AUTO && spec->ds->n < 4096))
         return 0;
     double t0 = engine_now();
-    cpu_grid_build(spec->ds->x, spec->ds->n, spec->ds->d, r, CPU_GRID_MAXK, g);
+    cpu_grid_build(spec->ds, r, CPU_GRID_MAXK, g);
     int use = want == CPU_INDEX_ON ? g->k > 0 : cpu_grid_prunes(g);
     join_result_phase(res, "index", engine_now() - t0);
     if (!use)

@@ -114,7 +114,7 @@ int dataset_load(const char *path, const load_opts *opt, dataset *out)
     else if (ds.n == 1)
         rc = err_set(TCJ_EINVAL, "%s: only 1 point; a self-join needs at least 2 points", path);
     if (rc) {
-        free(ds.x);
+        free(ds.v);
         return rc;
     }
     char *abs = realpath(path, NULL);
@@ -142,8 +142,56 @@ void dataset_free(dataset *ds)
     free(ds->name);
     free(ds->path);
     free(ds->format);
-    free(ds->x);
+    free(ds->v);
     memset(ds, 0, sizeof *ds);
+}
+
+size_t dataset_bytes(const dataset *ds)
+{
+    return ds->n * ds->d * dataset_dtype(ds)->bytes;
+}
+
+void dataset_values_f64(const dataset *ds, size_t k0, size_t m, double *dst)
+{
+    const dtype *t = dataset_dtype(ds);
+    t->to_f64((const char *)ds->v + k0 * t->bytes, m, dst);
+}
+
+void dataset_rows_f64(const dataset *ds, size_t i0, size_t count, double *dst)
+{
+    dataset_values_f64(ds, i0 * ds->d, count * ds->d, dst);
+}
+
+const double *dataset_row_f64(const dataset *ds, size_t i, double *buf)
+{
+    if (ds->type == DTYPE_F64)
+        return (const double *)ds->v + i * ds->d;
+    dataset_rows_f64(ds, i, 1, buf);
+    return buf;
+}
+
+double dataset_value(const dataset *ds, size_t k)
+{
+    const dtype *t = dataset_dtype(ds);
+    double v;
+    t->to_f64((const char *)ds->v + k * t->bytes, 1, &v);
+    return v;
+}
+
+size_t dataset_block_rows(const dataset *ds)
+{
+    return ds->d && ds->d < DATASET_BLOCK_VALUES ? DATASET_BLOCK_VALUES / ds->d : 1;
+}
+
+void dataset_set_f64(dataset *ds, const double *x, size_t n, size_t d, dtype_id t)
+{
+    ds->n = n;
+    ds->d = d;
+    ds->type = t;
+    free(ds->v);
+    ds->v = xmalloc((n * d > 0 ? n * d : 1) * dtype_get(t)->bytes);
+    dtype_get(t)->from_f64(x, n * d, ds->v);
+    ds->hash = dataset_hash(ds);
 }
 
 /* 64-bit FNV-1a over the bytes of n and d (as little-endian uint64) and of
@@ -166,15 +214,25 @@ int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t
     uint64_t h = FNV_OFFSET;
     h = fnv_u64(h, ds->n);
     h = fnv_u64(h, ds->d);
-    size_t m = ds->n * ds->d;
-    for (size_t i = 0; i < m; i++) {
-        /* a 4 GB dataset hashes for seconds: Ctrl-C is looked at every 64Ki values */
-        if (!(i & 0xffff) && cancel && *cancel)
+    /* The values widened to FP64 a block at a time: the same numbers hash
+     * alike whatever type they are kept in. */
+    const size_t blk = dataset_block_rows(ds);
+    double *buf = xmalloc(blk * (ds->d ? ds->d : 1) * sizeof *buf);
+    for (size_t i0 = 0; i0 < ds->n; i0 += blk) {
+        /* a 4 GB dataset hashes for seconds: Ctrl-C is looked at every block */
+        if (cancel && *cancel) {
+            free(buf);
             return TCJ_ECANCEL;
-        uint64_t b;
-        memcpy(&b, &ds->x[i], 8);
-        h = fnv_u64(h, b);
+        }
+        const size_t m = (ds->n - i0 < blk ? ds->n - i0 : blk) * ds->d;
+        dataset_rows_f64(ds, i0, m / (ds->d ? ds->d : 1), buf);
+        for (size_t i = 0; i < m; i++) {
+            uint64_t b;
+            memcpy(&b, &buf[i], 8);
+            h = fnv_u64(h, b);
+        }
     }
+    free(buf);
     *out = h;
     return 0;
 }
@@ -219,21 +277,23 @@ static size_t count_duplicates(const dataset *ds)
     size_t *slot = xmalloc(cap * sizeof *slot);
     memset(slot, 0xff, cap * sizeof *slot);
     size_t dup = 0;
+    double *rb = xmalloc(2 * ds->d * sizeof *rb);
     for (size_t i = 0; i < ds->n; i++) {
-        const double *r = ds->x + i * ds->d;
+        const double *r = dataset_row_f64(ds, i, rb);
         size_t k = (size_t)row_hash(r, ds->d) & (cap - 1);
         for (;;) {
             if (slot[k] == SIZE_MAX) {
                 slot[k] = i;
                 break;
             }
-            if (rows_equal(ds->x + slot[k] * ds->d, r, ds->d)) {
+            if (rows_equal(dataset_row_f64(ds, slot[k], rb + ds->d), r, ds->d)) {
                 dup++;
                 break;
             }
             k = (k + 1) & (cap - 1);
         }
     }
+    free(rb);
     free(slot);
     return dup;
 }
@@ -245,9 +305,10 @@ void dataset_info_compute(const dataset *ds, dataset_info *info)
     if (!m)
         return;
     const double tiny = ldexp(1, -24), norm_min = ldexp(1, -14);
-    info->min = info->max = ds->x[0];
+    info->min = info->max = dataset_value(ds, 0);
+    double *rb = xmalloc(ds->d * sizeof *rb);
     for (size_t i = 0; i < ds->n; i++) {
-        const double *r = ds->x + i * ds->d;
+        const double *r = dataset_row_f64(ds, i, rb);
         double s = 0;
         for (size_t j = 0; j < ds->d; j++) {
             double v = r[j], a = fabs(v);
@@ -268,13 +329,15 @@ void dataset_info_compute(const dataset *ds, dataset_info *info)
         if (s > info->max_norm2)
             info->max_norm2 = s;
     }
+    free(rb);
     info->duplicates = count_duplicates(ds);
 }
 
 const char *const load_opt_names[] = {"format",  "offset",         "limit", "cols",
                                       "header",  "delim",          "dtype", "dim",
                                       "dataset", "drop-nonfinite", NULL};
-const char *const gen_opt_names[] = {"kind", "n", "d", "seed", "lambda", "clusters", "sigma", NULL};
+const char *const gen_opt_names[] = {"kind",     "n",     "d",     "seed", "lambda",
+                                     "clusters", "sigma", "dtype", NULL};
 const char *const gen_kinds[] = {"uniform", "expo", "gauss", NULL};
 
 static int parse_size(const char *key, const char *val, size_t *out)
@@ -403,6 +466,7 @@ void gen_opts_init(gen_opts *o)
     o->lambda = 40;
     o->clusters = 16;
     o->sigma = 0.05;
+    o->dtype = DTYPE_F32;
 }
 
 int gen_opts_set(gen_opts *o, const char *key, const char *val)
@@ -441,8 +505,15 @@ int gen_opts_set(gen_opts *o, const char *key, const char *val)
             return err_set(TCJ_EINVAL, "sigma=%s: expected a standard deviation > 0", val);
         return rc;
     }
+    if (!strcmp(key, "dtype")) {
+        const dtype *t = dtype_find(val);
+        if (!t || (t->id != DTYPE_F32 && t->id != DTYPE_F64))
+            return err_set(TCJ_EINVAL, "dtype=%s: expected f32 or f64", val);
+        o->dtype = t->id;
+        return 0;
+    }
     return err_set(TCJ_EINVAL,
                    "unknown generator option '%s' (kind n d seed lambda clusters "
-                   "sigma)",
+                   "sigma dtype)",
                    key);
 }

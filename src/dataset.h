@@ -1,19 +1,50 @@
-/* A dataset: |D| points of dimension d, float64, row-major, in host memory.
- * Original values are kept; each engine converts to its own precision. */
+/* A dataset: |D| points of dimension d, row-major, in host memory, kept in
+ * the element type it was loaded in (u8, f16, f32, f64: src/dtype.h).
+ * Original values are kept; each engine converts blocks of rows to its own
+ * precision (dataset_rows_f64), so no FP64 copy of the whole dataset is
+ * made unless the data are FP64. */
 #ifndef TCJ_DATASET_H
 #define TCJ_DATASET_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h"
+
 typedef struct dataset {
     char *name;   /* short display name: file basename or generator spec */
     char *path;   /* absolute source path, NULL for generated data */
     char *format; /* loader or generator name: "fvecs", "npy", "csv", "synth", ... */
     size_t n, d;
-    double *x;     /* n*d values, row i at x + i*d; owned */
-    uint64_t hash; /* content hash of n, d and the values (dataset_hash) */
+    dtype_id type; /* element type of v (0: f64) */
+    void *v;       /* n*d values of type, row i at byte i*d*bytes; owned */
+    uint64_t hash; /* content hash of n, d and the values as FP64 (dataset_hash) */
 } dataset;
+
+/* Values per block for whole-dataset scans: 64 KB of FP64. */
+#define DATASET_BLOCK_VALUES 8192
+
+static inline const dtype *dataset_dtype(const dataset *ds)
+{
+    return dtype_get(ds->type);
+}
+/* Bytes of the values as kept: n * d * the type's bytes. */
+size_t dataset_bytes(const dataset *ds);
+/* Rows [i0, i0 + count) widened to FP64 into dst (count * d values). */
+void dataset_rows_f64(const dataset *ds, size_t i0, size_t count, double *dst);
+/* Values [k0, k0 + m) in row-major order widened to FP64 into dst. */
+void dataset_values_f64(const dataset *ds, size_t k0, size_t m, double *dst);
+/* Row i as FP64: a pointer into v for FP64 data, else buf (d values)
+ * filled and returned. */
+const double *dataset_row_f64(const dataset *ds, size_t i, double *buf);
+/* Value k (row k / d, column k % d) as FP64; for messages and samples, not
+ * for scans. */
+double dataset_value(const dataset *ds, size_t k);
+/* Rows per block of a scan (at least 1): DATASET_BLOCK_VALUES / d. */
+size_t dataset_block_rows(const dataset *ds);
+/* Fill ds (name, path and format untouched) with n x d values x stored in
+ * type t (each rounded to t: exact for values t holds) and their hash. */
+void dataset_set_f64(dataset *ds, const double *x, size_t n, size_t d, dtype_id t);
 
 /* How to read a file. load_opts_init (or a NULL opts to dataset_load) means
  * detect everything; note header is -1 for detection, so a plain {0} reads
@@ -40,6 +71,7 @@ typedef struct gen_opts {
     double lambda;              /* expo: rate, default 40 (TED-Join's) */
     size_t clusters;            /* gauss: number of clusters, default 16 */
     double sigma;               /* gauss: cluster std dev, default 0.05 */
+    dtype_id dtype;             /* values rounded to and kept in: f32 (default) or f64 */
     const volatile int *cancel; /* set (by Ctrl-C) to stop: TCJ_ECANCEL; may be NULL */
 } gen_opts;
 
@@ -79,7 +111,7 @@ typedef struct loader {
     /* Return 1 if the first bytes look like this format (used when the
      * extension says nothing). May be NULL. */
     int (*probe)(const unsigned char *head, size_t len);
-    /* Read the file; fill n, d, x. offset/limit are applied by the loader
+    /* Read the file; fill n, d, type, v. offset/limit are applied by the loader
      * so large files are read without two copies. */
     int (*load)(const char *path, const load_opts *opt, dataset *out);
 } loader;
@@ -93,11 +125,12 @@ const loader *loader_find(const char *name);
  * TCJ_EINVAL with err_msg naming the key and what was expected.
  *   load:  format=NAME offset=N limit=N cols=SPEC header=auto|yes|no|1|0
  *          delim=,|tab|space|;|CHAR dtype=T dim=N dataset=NAME (alias h5name=) drop-nonfinite=0|1
- *   gen:   kind=uniform|expo|gauss n=N d=N seed=N lambda=X clusters=N sigma=X */
+ *   gen:   kind=uniform|expo|gauss n=N d=N seed=N lambda=X clusters=N sigma=X dtype=f32|f64 */
 void load_opts_init(load_opts *o); /* all zero, header -1 (detect) */
 int load_opts_set(load_opts *o, const char *key, const char *val);
 extern const char *const load_opt_names[]; /* NULL-terminated keys */
-/* Zero n/d/seed, then the defaults: lambda 40, clusters 16, sigma 0.05. */
+/* Zero n/d/seed, then the defaults: lambda 40, clusters 16, sigma 0.05,
+ * dtype f32. */
 void gen_opts_init(gen_opts *o);
 int gen_opts_set(gen_opts *o, const char *key, const char *val);
 extern const char *const gen_opt_names[]; /* NULL-terminated keys */

@@ -12,15 +12,54 @@
 #include "err.h"
 
 typedef struct cpu_ctx {
-    const double *x; /* the dataset's rows, or with a grid its rows in cell order */
+    /* the dataset's rows in its own element type t, or with a grid its
+     * rows in cell order; widened to FP64 a block at a time */
+    const void *x;
+    const dtype *t;
     size_t d;
     const cpu_simd_ops *ops;
 } cpu_ctx;
 
+/* Rows widened on the stack up to this many values (else on the heap). */
+#define CPU_STACK_VALUES 4096
+
+/* Candidate rows [c0, c1) as FP64 groups transposed into scratch: FP64
+ * data as they are, other types a group of CPU_GROUP rows widened at a
+ * time (once per candidate block, against a block's worth of query rows). */
 static void cpu_prepare(const void *vctx, void *scratch, size_t c0, size_t c1)
 {
     const cpu_ctx *ctx = vctx;
-    cpu_join_transpose(scratch, ctx->x, sizeof *ctx->x, ctx->d, c0, c1);
+    const size_t d = ctx->d;
+    if (ctx->t->id == DTYPE_F64) {
+        cpu_join_transpose(scratch, ctx->x, sizeof(double), d, c0, c1);
+        return;
+    }
+    double stack[CPU_STACK_VALUES];
+    double *rows =
+        CPU_GROUP * d <= CPU_STACK_VALUES ? stack : xmalloc(CPU_GROUP * d * sizeof *rows);
+    double *p = scratch;
+    for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP) {
+        const size_t m = c1 - g < CPU_GROUP ? c1 - g : CPU_GROUP;
+        ctx->t->to_f64((const char *)ctx->x + g * d * ctx->t->bytes, m * d, rows);
+        cpu_join_transpose(p, rows, sizeof(double), d, 0, m);
+    }
+    if (rows != stack)
+        free(rows);
+}
+
+/* Query rows [q, q + nr) as FP64: a pointer into FP64 data, else widened
+ * into buf (CPU_STACK_VALUES) or, when they do not fit, into *heap (the
+ * caller frees it). */
+static const double *cpu_qrows(const cpu_ctx *ctx, size_t q, size_t nr, double *buf, double **heap)
+{
+    const size_t d = ctx->d;
+    *heap = NULL;
+    if (ctx->t->id == DTYPE_F64)
+        return (const double *)ctx->x + q * d;
+    if (nr * d > CPU_STACK_VALUES)
+        buf = *heap = xmalloc(nr * d * sizeof *buf);
+    ctx->t->to_f64((const char *)ctx->x + q * d * ctx->t->bytes, nr * d, buf);
+    return buf;
 }
 
 /* The kernels of src/cpu_simd_<isa>.c: one lane per candidate, s += (a_k -
@@ -30,14 +69,20 @@ static void cpu_rows(const void *vctx, const void *scratch, size_t q, size_t nr,
                      size_t c1, double lim, double *out, size_t ostride)
 {
     const cpu_ctx *ctx = vctx;
-    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, out, ostride, NULL);
+    double buf[CPU_STACK_VALUES], *heap;
+    const double *a = cpu_qrows(ctx, q, nr, buf, &heap);
+    ctx->ops->f64(a, nr, ctx->d, scratch, c1 - c0, lim, out, ostride, NULL);
+    free(heap);
 }
 
 static void cpu_count(const void *vctx, const void *scratch, size_t q, size_t nr, size_t c0,
                       size_t c1, double lim, uint64_t *cnt)
 {
     const cpu_ctx *ctx = vctx;
-    ctx->ops->f64(ctx->x + q * ctx->d, nr, ctx->d, scratch, c1 - c0, lim, NULL, 0, cnt);
+    double buf[CPU_STACK_VALUES], *heap;
+    const double *a = cpu_qrows(ctx, q, nr, buf, &heap);
+    ctx->ops->f64(a, nr, ctx->d, scratch, c1 - c0, lim, NULL, 0, cnt);
+    free(heap);
 }
 
 static void cpu_row(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
@@ -50,17 +95,19 @@ static int cpu_run(const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
-    cpu_ctx ctx = {.x = s->ds->x, .d = d, .ops = ops};
+    const dtype *t = dataset_dtype(s->ds);
+    cpu_ctx ctx = {.x = s->ds->v, .t = t, .d = d, .ops = ops};
     /* A pair joins when its d2 <= lim; a coordinate difference above
      * sqrt(lim) makes its own term, and so the sum, exceed lim (squares
      * and monotone sums in FP64; the grid refuses radii where a square
      * could underflow). The relative 1e-12 covers the rounding of sqrt. */
     const double lim = s->mode == JOIN_HIST ? s->hist_edges[s->hist_nbins] : s->eps * s->eps;
     cpu_grid g;
-    double *xg = NULL;
+    char *xg = NULL;
     if (cpu_join_index(s, sqrt(lim) * (1 + 1e-12), &g, res)) {
-        xg = xmalloc(s->ds->n * d * sizeof *xg);
-        cpu_grid_gather(&g, s->ds->x, d * sizeof *xg, xg);
+        /* The rows in cell order, in their own type. */
+        xg = xmalloc(s->ds->n * d * t->bytes);
+        cpu_grid_gather(&g, s->ds->v, d * t->bytes, xg);
         ctx.x = xg;
     }
     cpu_kernel k = {
@@ -90,7 +137,7 @@ static int cpu_run(const join_spec *s, join_result *res)
 static int cpu_kdist(const kdist_spec *s, join_result *res)
 {
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
-    cpu_ctx ctx = {.x = s->ds->x, .d = s->ds->d, .ops = ops};
+    cpu_ctx ctx = {.x = s->ds->v, .t = dataset_dtype(s->ds), .d = s->ds->d, .ops = ops};
     cpu_kernel k = {
         .prepare = cpu_prepare,
         .scratch_row_bytes = s->ds->d * sizeof(double),

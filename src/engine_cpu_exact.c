@@ -22,7 +22,7 @@
 #include "fp16.h"
 
 typedef struct xct_ctx {
-    const double *x;   /* the FP64 rows */
+    const dataset *ds; /* the rows as loaded, widened to FP64 for the band */
     const float *h;    /* FP16-rounded rows, widened */
     const float *s;    /* FP32 squared norms of h, summed toward zero */
     const double *nrm; /* FP64 norms of x */
@@ -63,6 +63,12 @@ static void xct_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
     const float *a = ctx->h + q * d;
     const float *p = scratch;
     unsigned long long band = 0, refined = 0;
+    /* Rows q and c widened to FP64 for the band (on the stack unless d is
+     * large); row q once per call. */
+    double sa[256], sb[256];
+    double *ba = d <= 256 ? sa : xmalloc(d * sizeof *ba),
+           *bb = d <= 256 ? sb : xmalloc(d * sizeof *bb);
+    const double *xq = NULL;
     for (size_t g = c0; g < c1; g += CPU_GROUP, p += d * CPU_GROUP) {
         float acc[CPU_GROUP] = {0};
         for (size_t k = 0; k < d; k++)
@@ -86,13 +92,19 @@ static void xct_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
             const int in_band = dt >= ctx->lim2s - delta;
             band += (unsigned long long)in_band;
             if (in_band || ctx->all_exact) {
-                out[c - c0] = xct_exact(ctx->x + q * d, ctx->x + c * d, d);
+                if (!xq)
+                    xq = dataset_row_f64(ctx->ds, q, ba);
+                out[c - c0] = xct_exact(xq, dataset_row_f64(ctx->ds, c, bb), d);
                 refined++;
             } else {
                 const double du = dt / ctx->sc2;               /* a power of two: exact */
                 out[c - c0] = du < ctx->lim2 ? du : ctx->lim2; /* in: at most the limit */
             }
         }
+    }
+    if (ba != sa) {
+        free(ba);
+        free(bb);
     }
     atomic_fetch_add(&ctx->band, band);
     atomic_fetch_add(&ctx->refined, refined);
@@ -110,11 +122,17 @@ static int xct_run(const join_spec *s, join_result *res)
         center_pick_exact(ds, s->opts ? s->opts->center : CENTER_DEFAULT, join_spec_eps(s));
     double vmax = 0;
     int finite = 1;
-    for (size_t i = 0; i < n * d; i++) {
-        const double v = m ? ds->x[i] - m[i % d] : ds->x[i];
-        finite &= isfinite(v) != 0;
-        vmax = fmax(vmax, fabs(v));
+    double *rb = xmalloc(d * sizeof *rb);
+    for (size_t i = 0; i < n; i++) {
+        const double *x = dataset_row_f64(ds, i, rb);
+        for (size_t k = 0; k < d; k++) {
+            const double v = m ? x[k] - m[k] : x[k];
+            finite &= isfinite(v) != 0;
+            vmax = fmax(vmax, fabs(v));
+        }
     }
+    if (!finite)
+        free(rb);
     if (!finite)
         return err_set(TCJ_EINVAL,
                        "cpu-exact: %s holds a value that is not finite%s, which FP16 cannot "
@@ -134,7 +152,7 @@ static int xct_run(const join_spec *s, join_result *res)
     float *sq = xmalloc(n * sizeof *sq);
     double *nrm = xmalloc(n * sizeof *nrm);
     for (size_t i = 0; i < n; i++) {
-        const double *x = ds->x + i * d;
+        const double *x = dataset_row_f64(ds, i, rb);
         float acc = 0;
         double e = 0;
         for (size_t k = 0; k < d; k++) {
@@ -146,7 +164,8 @@ static int xct_run(const join_spec *s, join_result *res)
         sq[i] = acc;
         nrm[i] = sqrt(e);
     }
-    ctx.x = ds->x;
+    free(rb);
+    ctx.ds = ds;
     ctx.h = h;
     ctx.s = sq;
     ctx.nrm = nrm;

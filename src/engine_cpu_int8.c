@@ -20,32 +20,44 @@
 extern const engine engine_cpu;
 
 /* The quantized copy of the last dataset (compare runs an engine once per
- * block of rows). */
+ * block of rows), kept as u8 or, signed, as f16 (which holds every integer
+ * in [-128, 127] exactly). */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t hash;
-    const double *x;
+    const void *x;
     size_t n, d;
     double scale;
-    double *q;
+    dtype_id type;
+    void *q;
 } q_last;
 
-static const double *quantized(const dataset *ds, const int8_plan *pl)
+static const void *quantized(const dataset *ds, const int8_plan *pl, dtype_id *type)
 {
     pthread_mutex_lock(&q_mu);
-    if (!(ds->hash && q_last.q && q_last.hash == ds->hash && q_last.x == ds->x &&
+    if (!(ds->hash && q_last.q && q_last.hash == ds->hash && q_last.x == ds->v &&
           q_last.n == ds->n && q_last.d == ds->d && q_last.scale == pl->scale)) {
         free(q_last.q);
-        q_last.q = xmalloc(ds->n * ds->d * sizeof *q_last.q);
-        for (size_t k = 0; k < ds->n * ds->d; k++)
-            q_last.q[k] = int8_value(pl, ds->x[k]);
+        const dtype *t = dtype_get(pl->u8 ? DTYPE_U8 : DTYPE_F16);
+        const size_t nv = ds->n * ds->d;
+        q_last.q = xmalloc((nv ? nv : 1) * t->bytes);
+        double buf[1024];
+        for (size_t k0 = 0; k0 < nv; k0 += 1024) {
+            const size_t nb = nv - k0 < 1024 ? nv - k0 : 1024;
+            dataset_values_f64(ds, k0, nb, buf);
+            for (size_t j = 0; j < nb; j++)
+                buf[j] = int8_value(pl, buf[j]);
+            t->from_f64(buf, nb, (char *)q_last.q + k0 * t->bytes);
+        }
+        q_last.type = t->id;
         q_last.hash = ds->hash;
-        q_last.x = ds->x;
+        q_last.x = ds->v;
         q_last.n = ds->n;
         q_last.d = ds->d;
         q_last.scale = pl->scale;
     }
-    const double *q = q_last.q;
+    const void *q = q_last.q;
+    *type = q_last.type;
     pthread_mutex_unlock(&q_mu);
     return q;
 }
@@ -80,7 +92,7 @@ static int cpu_int8_run(const join_spec *s, join_result *res)
     const double c2 = pl.inexact ? pl.scale * pl.scale : 1.0;
     dataset q = *s->ds;
     if (pl.inexact)
-        q.x = (double *)quantized(s->ds, &pl);
+        q.v = (void *)quantized(s->ds, &pl, &q.type);
     join_spec t = *s;
     t.ds = &q;
     t.engine = &engine_cpu;

@@ -80,11 +80,21 @@ static void gpu_scale_metrics(join_result *res, const fmt_fit *fit)
     join_result_metric(res, "underflow_values", (double)fit->underflow, "");
 }
 
+/* The dataset as the kernels read it: in its own type, widened to FP64 a
+ * block of rows at a time by the type's row of src/dtype.c. */
+static void gpu_data(const dataset *ds, kern_join_args *a)
+{
+    const dtype *t = dataset_dtype(ds);
+    a->x = ds->v;
+    a->x_bytes = t->bytes;
+    a->x_to_f64 = t->id == DTYPE_F64 ? NULL : t->to_f64;
+}
+
 static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
                      const struct kern_format *fmt, kern_join_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->x = s->ds->x;
+    gpu_data(s->ds, a);
     a->n = s->ds->n;
     a->d = s->ds->d;
     a->hash = s->ds->hash;
@@ -265,7 +275,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     kern_join_args a;
     memset(&a, 0, sizeof a);
-    a.x = s->ds->x;
+    gpu_data(s->ds, &a);
     a.n = s->ds->n;
     a.d = s->ds->d;
     a.hash = s->ds->hash;

@@ -33,30 +33,46 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
     p->rows = n < max_rows ? n : max_rows;
     p->cols = n < max_cols ? n : max_cols;
     double *cn = xmalloc(p->cols * sizeof *cn), *cr = xmalloc(p->cols * sizeof *cr);
+    double *rn = xmalloc(p->rows * sizeof *rn), *rr = xmalloc(p->rows * sizeof *rr);
     size_t *ci = xmalloc(p->cols * sizeof *ci);
-    for (size_t c = 0; c < p->cols; c++) {
-        ci[c] = (size_t)((double)c * (double)n / (double)p->cols);
-        center_row_rho(ds, ci[c], m, sc, &cn[c], &cr[c]);
-    }
+    /* The sampled rows widened once (at most max_rows x d), the columns a
+     * block of PREDICT_BLOCK rows at a time: no copy the size of the
+     * sample's columns. */
+    enum { PREDICT_BLOCK = 256 };
+    double *rx = xmalloc(p->rows * d * sizeof *rx), *cx = xmalloc(PREDICT_BLOCK * d * sizeof *cx);
     for (size_t r = 0; r < p->rows; r++) {
-        const size_t i = (size_t)((double)r * (double)n / (double)p->rows);
-        double ni, ri;
-        center_row_rho(ds, i, m, sc, &ni, &ri);
-        for (size_t c = 0; c < p->cols; c++) {
-            const size_t j = ci[c];
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double u = ds->x[i * d + k] - ds->x[j * d + k];
-                s += u * u;
+        dataset_rows_f64(ds, (size_t)((double)r * (double)n / (double)p->rows), 1, rx + r * d);
+        center_row_rho(rx + r * d, d, m, sc, &rn[r], &rr[r]);
+    }
+    for (size_t c0 = 0; c0 < p->cols; c0 += PREDICT_BLOCK) {
+        const size_t nc = p->cols - c0 < PREDICT_BLOCK ? p->cols - c0 : PREDICT_BLOCK;
+        for (size_t c = c0; c < c0 + nc; c++) {
+            ci[c] = (size_t)((double)c * (double)n / (double)p->cols);
+            dataset_rows_f64(ds, ci[c], 1, cx + (c - c0) * d);
+            center_row_rho(cx + (c - c0) * d, d, m, sc, &cn[c], &cr[c]);
+        }
+        for (size_t r = 0; r < p->rows; r++) {
+            const double *xi = rx + r * d;
+            for (size_t c = c0; c < c0 + nc; c++) {
+                const double *xj = cx + (c - c0) * d;
+                double s = 0;
+                for (size_t k = 0; k < d; k++) {
+                    const double u = xi[k] - xj[k];
+                    s += u * u;
+                }
+                p->in += s <= e2;
+                const double delta = exact_bound_delta_rho(&b, rn[r] * sc, cn[c] * sc, rr[r] * sc,
+                                                           cr[c] * sc, eps * sc) /
+                                     (sc * sc);
+                p->band += fabs(s - e2) <= delta;
             }
-            p->in += s <= e2;
-            const double delta =
-                exact_bound_delta_rho(&b, ni * sc, cn[c] * sc, ri * sc, cr[c] * sc, eps * sc) /
-                (sc * sc);
-            p->band += fabs(s - e2) <= delta;
         }
     }
     p->band_fraction = p->in ? (double)p->band / (double)p->in : 0;
+    free(rx);
+    free(cx);
+    free(rn);
+    free(rr);
     free(cn);
     free(cr);
     free(ci);

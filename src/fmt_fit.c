@@ -28,10 +28,8 @@ const fmt_fit_format *fmt_fit_find(const char *name)
     return NULL;
 }
 
-static double fit_value(const dataset *ds, const double *center, size_t k)
-{
-    return center ? ds->x[k] - center[k % ds->d] : ds->x[k];
-}
+/* Values are read a block at a time, widened to FP64. */
+#define FIT_BLOCK 1024
 
 /* One range's share of a fit: pass 1 the largest |v|, pass 2 the counts
  * against the (unscaled) limits. */
@@ -48,24 +46,28 @@ typedef struct fit_part {
 static void fit_range(void *ctx, int t, size_t a, size_t b)
 {
     fit_part *p = ctx;
-    if (p->pass == 1) {
-        double m = 0;
-        for (size_t k = a; k < b; k++) {
-            const double v = fit_value(p->ds, p->center, k);
-            if (isfinite(v))
-                m = fmax(m, fabs(v));
-        }
-        p->vmax[t] = m;
-        return;
-    }
+    double buf[FIT_BLOCK], m = 0;
     fmt_fit c = {0, 0, 0, 0};
-    for (size_t k = a; k < b; k++) {
-        const double v = fit_value(p->ds, p->center, k), av = fabs(v);
-        c.overflow += av > p->hi;
-        c.underflow += av > 0 && av < p->lo;
-        c.negative += p->f->is_unsigned && v < 0;
+    const size_t d = p->ds->d;
+    for (size_t k0 = a; k0 < b; k0 += FIT_BLOCK) {
+        const size_t nb = b - k0 < FIT_BLOCK ? b - k0 : FIT_BLOCK;
+        dataset_values_f64(p->ds, k0, nb, buf);
+        for (size_t j = 0; j < nb; j++) {
+            const double v = p->center ? buf[j] - p->center[(k0 + j) % d] : buf[j], av = fabs(v);
+            if (p->pass == 1) {
+                if (isfinite(v))
+                    m = fmax(m, av);
+                continue;
+            }
+            c.overflow += av > p->hi;
+            c.underflow += av > 0 && av < p->lo;
+            c.negative += p->f->is_unsigned && v < 0;
+        }
     }
-    p->cnt[t] = c;
+    if (p->pass == 1)
+        p->vmax[t] = m;
+    else
+        p->cnt[t] = c;
 }
 
 static void fit_compute(const dataset *ds, const double *center, const fmt_fit_format *f,
@@ -121,7 +123,8 @@ static pthread_mutex_t fit_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fit_slot {
     uint64_t hash;
     size_t n, d;
-    const double *x, *center;
+    const void *x;
+    const double *center;
     const fmt_fit_format *f;
     fmt_fit fit;
 } fit_slot[FIT_SLOTS];
@@ -133,7 +136,7 @@ void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_forma
     for (int k = 0; k < FIT_SLOTS; k++) {
         const struct fit_slot *e = &fit_slot[k];
         if (ds->hash && e->f == f && e->hash == ds->hash && e->n == ds->n && e->d == ds->d &&
-            e->x == ds->x && e->center == center) {
+            e->x == ds->v && e->center == center) {
             *out = e->fit;
             pthread_mutex_unlock(&fit_mu);
             return;
@@ -146,7 +149,7 @@ void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_forma
     e->hash = ds->hash;
     e->n = ds->n;
     e->d = ds->d;
-    e->x = ds->x;
+    e->x = ds->v;
     e->center = center;
     e->f = f;
     e->fit = *out;
@@ -159,11 +162,16 @@ int fmt_fit_int8(const dataset *ds, size_t *nonint, double *lo, double *hi)
     *nonint = 0;
     *lo = INFINITY;
     *hi = -INFINITY;
-    for (size_t k = 0; k < nv; k++) {
-        const double v = ds->x[k];
-        *nonint += !(v == floor(v));
-        *lo = fmin(*lo, v);
-        *hi = fmax(*hi, v);
+    double buf[FIT_BLOCK];
+    for (size_t k0 = 0; k0 < nv; k0 += FIT_BLOCK) {
+        const size_t nb = nv - k0 < FIT_BLOCK ? nv - k0 : FIT_BLOCK;
+        dataset_values_f64(ds, k0, nb, buf);
+        for (size_t j = 0; j < nb; j++) {
+            const double v = buf[j];
+            *nonint += !(v == floor(v));
+            *lo = fmin(*lo, v);
+            *hi = fmax(*hi, v);
+        }
     }
     if (*nonint)
         return 0;

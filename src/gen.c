@@ -8,7 +8,10 @@
  *            redraw has probability e^-40: the shape is not truncated visibly)
  *   gauss    `clusters` centres uniform in [0, 1)^d, drawn first; each point
  *            picks a centre uniformly and adds N(0, sigma^2) per coordinate
- *            (Box-Muller), not clipped */
+ *            (Box-Muller), not clipped
+ * Every value is generated in FP64 and then kept as dtype says: f32 by
+ * default (rounded to nearest, so a uniform value just below 1 may become
+ * 1.0f), f64 when asked (dtype=f64, the values of earlier versions). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +92,13 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     size_t n = opt->n, d = opt->d;
     /* the points and, for gauss, the centres must fit in memory: refused
      * up front with the size, never an abort or a machine in swap */
-    uint64_t vals, cvals = 0, bytes;
+    const dtype *t = dtype_get(opt->dtype);
+    uint64_t vals, cvals = 0, bytes, cbytes;
     if (__builtin_mul_overflow((uint64_t)n, (uint64_t)d, &vals) ||
         (k == 2 && __builtin_mul_overflow((uint64_t)clusters, (uint64_t)d, &cvals)) ||
-        __builtin_add_overflow(vals, cvals, &bytes) ||
-        __builtin_mul_overflow(bytes, sizeof(double), &bytes) || bytes > SIZE_MAX / 2)
+        __builtin_mul_overflow(vals, t->bytes, &bytes) ||
+        __builtin_mul_overflow(cvals, sizeof(double), &cbytes) ||
+        __builtin_add_overflow(bytes, cbytes, &bytes) || bytes > SIZE_MAX / 2)
         return err_set(TCJ_ENOMEM, "gen %s: n=%zu x d=%zu%s does not fit in memory", kind, n, d,
                        k == 2 ? " (and the cluster centres)" : "");
     uint64_t avail = ld_mem_available();
@@ -104,45 +109,53 @@ int dataset_generate(const gen_opts *opt, dataset *out)
                        k == 2 ? " and clusters x d centres" : "", ld_bytes_str(avail, b));
     }
     const volatile int *cancel = opt->cancel;
-    double *x = xmalloc(n * d * sizeof(double));
+    /* Generated in FP64 as always, a block of rows at a time, and stored
+     * rounded to the element type (f32 unless asked for f64): the values
+     * are those of the FP64 generator, each rounded to nearest. */
+    const size_t blk = d < 8192 ? 8192 / d : 1;
+    double *x = xmalloc(blk * d * sizeof(double));
+    char *v = xmalloc(vals * t->bytes);
+    double *c = NULL;
     rng r;
     rng_seed(&r, opt->seed);
     int rc = 0;
-    /* Ctrl-C is looked at every 64Ki values: well under a millisecond */
-    if (k == 0) {
-        for (size_t i = 0; i < n * d && !rc; i++) {
-            if (!(i & 0xffff) && cancel && *cancel)
-                rc = TCJ_ECANCEL;
-            x[i] = rng_unit(&r);
-        }
-    } else if (k == 1) {
-        for (size_t i = 0; i < n * d && !rc; i++) {
-            if (!(i & 0xffff) && cancel && *cancel)
-                rc = TCJ_ECANCEL;
-            double v;
-            do
-                v = -log1p(-rng_unit(&r)) / lambda;
-            while (v > 1.0);
-            x[i] = v;
-        }
-    } else {
-        double *c = xmalloc(clusters * d * sizeof(double));
+    if (k == 2) {
+        c = xmalloc(clusters * d * sizeof(double));
         for (size_t i = 0; i < clusters * d && !rc; i++) {
             if (!(i & 0xffff) && cancel && *cancel)
                 rc = TCJ_ECANCEL;
             c[i] = rng_unit(&r);
         }
-        for (size_t i = 0; i < n && !rc; i++) {
-            if (!(i & 0xfff) && cancel && *cancel)
-                rc = TCJ_ECANCEL;
-            const double *ci = c + (size_t)(rng_unit(&r) * (double)clusters) * d;
-            for (size_t j = 0; j < d; j++)
-                x[i * d + j] = ci[j] + sigma * rng_normal(&r);
-        }
-        free(c);
     }
+    /* Ctrl-C is looked at every block: well under a millisecond */
+    for (size_t i0 = 0; i0 < n && !rc; i0 += blk) {
+        if (cancel && *cancel)
+            rc = TCJ_ECANCEL;
+        const size_t m = n - i0 < blk ? n - i0 : blk;
+        if (k == 0) {
+            for (size_t i = 0; i < m * d; i++)
+                x[i] = rng_unit(&r);
+        } else if (k == 1) {
+            for (size_t i = 0; i < m * d; i++) {
+                double u;
+                do
+                    u = -log1p(-rng_unit(&r)) / lambda;
+                while (u > 1.0);
+                x[i] = u;
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) {
+                const double *ci = c + (size_t)(rng_unit(&r) * (double)clusters) * d;
+                for (size_t j = 0; j < d; j++)
+                    x[i * d + j] = ci[j] + sigma * rng_normal(&r);
+            }
+        }
+        t->from_f64(x, m * d, v + i0 * d * t->bytes);
+    }
+    free(c);
+    free(x);
     if (rc) {
-        free(x);
+        free(v);
         return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);
     }
     char name[160];
@@ -153,13 +166,16 @@ int dataset_generate(const gen_opts *opt, dataset *out)
         m += snprintf(name + m, sizeof name - m, "-c%zu", clusters);
     if (k == 2 && sigma != 0.05)
         m += snprintf(name + m, sizeof name - m, "-sg%g", sigma);
-    snprintf(name + m, sizeof name - m, "-s%llu", (unsigned long long)opt->seed);
+    m += snprintf(name + m, sizeof name - m, "-s%llu", (unsigned long long)opt->seed);
+    if (t->id != DTYPE_F32)
+        snprintf(name + m, sizeof name - m, "-%s", t->name);
     out->name = xstrdup(name);
     out->path = NULL;
     out->format = xstrdup("synth");
     out->n = n;
     out->d = d;
-    out->x = x;
+    out->type = t->id;
+    out->v = v;
     if (dataset_hash_checked(out, cancel, &out->hash)) {
         dataset_free(out);
         return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);

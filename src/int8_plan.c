@@ -17,7 +17,7 @@
 static pthread_mutex_t plan_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t hash;
-    const double *x;
+    const void *x;
     size_t n, d;
     int quantize, rc;
     const char *who;
@@ -44,17 +44,23 @@ static void scan_range(void *ctx, int t, size_t a, size_t b)
     const size_t nv = sc->ds->n * sc->ds->d;
     double lo = INFINITY, hi = -INFINITY;
     size_t bad = nv, nonfin = nv;
-    for (size_t k = a; k < b; k++) {
-        const double v = sc->ds->x[k];
-        if (!isfinite(v)) {
-            if (nonfin == nv)
-                nonfin = k;
-            continue;
+    double buf[1024]; /* values widened a block at a time */
+    for (size_t k0 = a; k0 < b; k0 += 1024) {
+        const size_t nb = b - k0 < 1024 ? b - k0 : 1024;
+        dataset_values_f64(sc->ds, k0, nb, buf);
+        for (size_t j = 0; j < nb; j++) {
+            const size_t k = k0 + j;
+            const double v = buf[j];
+            if (!isfinite(v)) {
+                if (nonfin == nv)
+                    nonfin = k;
+                continue;
+            }
+            if (bad == nv && v != floor(v))
+                bad = k;
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
         }
-        if (bad == nv && v != floor(v))
-            bad = k;
-        lo = fmin(lo, v);
-        hi = fmax(hi, v);
     }
     sc->lo[t] = lo;
     sc->hi[t] = hi;
@@ -103,7 +109,7 @@ static int plan_compute(const dataset *ds, int quantize, const char *who, int8_p
                 "%s: %s has a value that is not an integer (row %zu, column %zu: %.17g); "
                 "int8 takes integers in [0, 255] or [-128, 127]: use fasted or "
                 "fp8-e4m3, or set int8-scale on to quantize",
-                who, DS_NAME(ds), bad / ds->d, bad % ds->d, ds->x[bad]);
+                who, DS_NAME(ds), bad / ds->d, bad % ds->d, dataset_value(ds, bad));
         return err_set(TCJ_EINVAL,
                        "%s: %s has integers in [%.17g, %.17g], beyond 8 bits; int8 takes [0, 255] "
                        "or [-128, 127]: use fasted or exact, or set int8-scale on to quantize",
@@ -119,7 +125,7 @@ static int plan_compute(const dataset *ds, int quantize, const char *who, int8_p
 int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *out)
 {
     pthread_mutex_lock(&plan_mu);
-    if (ds->hash && plan_last.hash == ds->hash && plan_last.x == ds->x && plan_last.n == ds->n &&
+    if (ds->hash && plan_last.hash == ds->hash && plan_last.x == ds->v && plan_last.n == ds->n &&
         plan_last.d == ds->d && plan_last.quantize == quantize && plan_last.who == who) {
         *out = plan_last.plan;
         int rc = plan_last.rc;
@@ -132,7 +138,7 @@ int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *o
     int rc = plan_compute(ds, quantize, who, out);
     pthread_mutex_lock(&plan_mu);
     plan_last.hash = ds->hash;
-    plan_last.x = ds->x;
+    plan_last.x = ds->v;
     plan_last.n = ds->n;
     plan_last.d = ds->d;
     plan_last.quantize = quantize;

@@ -170,6 +170,14 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     m.n = n;
     m.d = d;
     m.rows = take;
+    /* The type the parent keeps the values in (they come as doubles, which
+     * hold every value of these types exactly). */
+    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(dtype) : H5T_SGN_ERROR;
+    snprintf(m.text, sizeof m.text, "%s",
+             cls == H5T_FLOAT && es == 4                             ? "f32"
+             : cls == H5T_FLOAT && es == 2                           ? "f16"
+             : cls == H5T_INTEGER && es == 1 && sign == H5T_SGN_NONE ? "u8"
+                                                                     : "f64");
     if (write_full(fd, &m, sizeof m))
         goto out;
     /* blocks of about 4 MiB of doubles */
@@ -301,8 +309,15 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
         return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
                        (unsigned long long)m.rows, take);
     size_t d = (size_t)m.d;
+    /* The type named by the child; anything else (a broken child): f64. */
+    m.text[sizeof m.text - 1] = 0;
+    const dtype *t = dtype_find(m.text);
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt);
+    ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64);
+    /* The child's rows come as doubles: read a bounded block (about 4 MB)
+     * at a time, whatever a message announces. */
+    const size_t bufrows = (size_t)(1 << 19) / d + 1;
+    double *buf = xmalloc(bufrows * d * sizeof *buf);
     for (size_t k = 0; k < take && !rc;) {
         rc = read_full(fd, &m, sizeof m, opt->cancel, path);
         if (!rc && m.rc) {
@@ -310,13 +325,27 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
         } else if (!rc && (m.rows == 0 || m.rows > take - k)) {
             rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
                          (unsigned long long)m.rows, take - k);
-        } else if (!rc && !(rc = read_full(fd, s.x + k * d, m.rows * d * sizeof(double),
-                                           opt->cancel, path))) {
-            k += m.rows;
+        } else if (!rc) {
+            for (size_t left = (size_t)m.rows; left && !rc;) {
+                const size_t r = left < bufrows ? left : bufrows;
+                if (!(rc = read_full(fd, buf, r * d * sizeof(double), opt->cancel, path))) {
+                    /* The child's word on the type is checked too: every
+                     * value must be one the type holds. */
+                    for (size_t v = 0; v < r * d && !rc; v++)
+                        if (!s.t->holds(buf[v]))
+                            rc = err_set(TCJ_EIO,
+                                         "%s: the HDF5 reader sent %g, which its type %s cannot "
+                                         "hold",
+                                         path, buf[v], s.t->name);
+                    for (size_t i = 0; i < r && !rc; i++)
+                        ld_commit_point(&s, buf + i * d, opt->offset + k + i, UINT64_MAX, 0);
+                    k += r;
+                    left -= r;
+                }
+            }
         }
     }
-    for (size_t i = 0; i < take && !rc; i++)
-        ld_commit_point(&s, s.x + i * d, opt->offset + i, UINT64_MAX, 0);
+    free(buf);
     if (rc) {
         ld_sink_free(&s);
         return rc;

@@ -211,7 +211,7 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
     if ((rc = ld_check_take(path, opt, n, d, &take)) != 0)
         goto done;
     ld_sink s;
-    ld_sink_init(&s, path, (size_t)d, take, opt);
+    ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type));
     if (!fortran) {
         rc = ld_seek(f, path, data + opt->offset * d * es);
         for (size_t k = 0; k < take && !rc; k++) {
@@ -236,12 +236,14 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
             if (!rc)
                 rc = ld_read_values(f, path, type, be, take, col, at);
             for (size_t i = 0; i < take && !rc; i++)
-                s.x[i * d + j] = col[i];
+                s.t->from_f64(&col[i], 1, s.x + (i * d + j) * s.t->bytes);
         }
         free(col);
-        for (size_t i = 0; i < take && !rc; i++)
-            ld_commit_point(&s, s.x + i * d, opt->offset + i, data + (opt->offset + i) * es,
-                            n * es);
+        /* Row i, widened into the row buffer, is stored at row n <= i. */
+        for (size_t i = 0; i < take && !rc; i++) {
+            s.t->to_f64(s.x + i * d * s.t->bytes, d, s.row);
+            ld_commit_point(&s, s.row, opt->offset + i, data + (opt->offset + i) * es, n * es);
+        }
     }
     if (rc)
         ld_sink_free(&s);

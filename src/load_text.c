@@ -391,7 +391,7 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
              * within available memory (ld_row) */
             if (ld_mem_check(path, est, d, 0))
                 est = 16;
-            ld_sink_init(&s, path, d, est, opt);
+            ld_sink_init(&s, path, d, est, opt, DTYPE_F64);
         }
         double *row;
         if ((rc = ld_row(&s, &row)) != 0)

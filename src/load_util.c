@@ -368,15 +368,35 @@ int ld_cancel_check(const volatile int *cancel, const char *path)
     return 0;
 }
 
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt)
+dtype_id ld_keep_type(int type)
+{
+    switch (type) {
+    case LD_U8:
+        return DTYPE_U8;
+    case LD_I8:
+    case LD_F16:
+        return DTYPE_F16;
+    case LD_U16:
+    case LD_I16:
+    case LD_F32:
+        return DTYPE_F32;
+    default:
+        return DTYPE_F64;
+    }
+}
+
+void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                  dtype_id t)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
     s->d = d;
+    s->t = dtype_get(t);
     s->drop = opt->drop_nonfinite;
     s->cancel = opt->cancel;
     s->cap = cap ? cap : 1;
-    s->x = xmalloc(s->cap * d * sizeof(double));
+    s->x = xmalloc(s->cap * d * s->t->bytes);
+    s->row = xmalloc(d * sizeof *s->row);
 }
 
 int ld_row(ld_sink *s, double **row)
@@ -386,13 +406,13 @@ int ld_row(ld_sink *s, double **row)
         return rc;
     if (s->n == s->cap) {
         size_t cap = s->cap + s->cap / 2 + 16;
-        if ((rc = ld_mem_check(s->path, cap, s->d, s->cap * s->d * sizeof(double))))
+        if ((rc = ld_mem_check(s->path, cap, s->d, s->cap * s->d * s->t->bytes)))
             return rc;
         s->cap = cap;
-        s->x = xrealloc(s->x, s->cap * s->d * sizeof(double));
+        s->x = xrealloc(s->x, s->cap * s->d * s->t->bytes);
     }
     s->row_bad = 0;
-    *row = s->x + s->n * s->d;
+    *row = s->row;
     return 0;
 }
 
@@ -416,6 +436,7 @@ void ld_commit(ld_sink *s)
         if (s->drop)
             return;
     }
+    s->t->from_f64(s->row, s->d, s->x + s->n * s->d * s->t->bytes);
     s->n++;
 }
 
@@ -430,14 +451,13 @@ void ld_commit_point(ld_sink *s, const double *row, size_t point, uint64_t base,
             ld_note_bad(s, "byte %llu (point %zu value %zu)",
                         (unsigned long long)(base + j * stride), point, j);
     }
-    double *dst = s->x + s->n * s->d;
     if (s->row_bad && s->drop) {
         s->bad_rows++;
         s->row_bad = 0;
         return;
     }
-    if (row != dst)
-        memmove(dst, row, s->d * sizeof(double));
+    if (row != s->row)
+        memcpy(s->row, row, s->d * sizeof(double));
     ld_commit(s);
 }
 
@@ -453,13 +473,24 @@ int ld_finish(ld_sink *s, dataset *out)
     }
     out->n = s->n;
     out->d = s->d;
-    out->x = s->n ? xrealloc(s->x, s->n * s->d * sizeof(double)) : (free(s->x), NULL);
+    out->type = s->t ? s->t->id : DTYPE_F64;
+    /* The array as sized unless rows were dropped or it grew past them. */
+    if (!s->n) {
+        free(s->x);
+        out->v = NULL;
+    } else {
+        out->v = s->n == s->cap ? s->x : xrealloc(s->x, s->n * s->d * s->t->bytes);
+    }
     s->x = NULL;
+    free(s->row);
+    s->row = NULL;
     return 0;
 }
 
 void ld_sink_free(ld_sink *s)
 {
     free(s->x);
+    free(s->row);
     s->x = NULL;
+    s->row = NULL;
 }

@@ -80,11 +80,21 @@ const char *ld_bytes_str(uint64_t b, char *buf);
 /* TCJ_ECANCEL "FILE: load cancelled" once *cancel is set (Ctrl-C), else 0. */
 int ld_cancel_check(const volatile int *cancel, const char *path);
 
-/* A growing array of rows of d doubles. */
+/* The element type a dataset read from values of type is kept in: the
+ * narrowest of src/dtype.h's types that holds every value of type exactly
+ * (u8, f16, f32, f64 as they are; i8 in f16; u16, i16 in f32; wider
+ * integers in f64, as before). */
+dtype_id ld_keep_type(int type);
+
+/* A growing array of rows of d values, kept in an element type (the file's
+ * own, ld_keep_type); each row is filled as FP64 in a row buffer and
+ * stored when committed. */
 typedef struct ld_sink {
     const char *path;
     size_t d;
-    double *x;
+    const dtype *t;             /* element type of x */
+    char *x;                    /* rows of d values of t */
+    double *row;                /* the row being filled (ld_row), d doubles */
     size_t n, cap;              /* rows kept, rows allocated */
     int drop;                   /* drop rows with NaN/Inf instead of refusing */
     const volatile int *cancel; /* load_opts.cancel: ld_row stops on Ctrl-C */
@@ -93,22 +103,25 @@ typedef struct ld_sink {
     char first[160]; /* where the first NaN/Inf is */
 } ld_sink;
 
-/* cap rows of d doubles, already checked by ld_check_take (cap >= 1);
- * drop and cancel come from opt. */
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt);
-/* *row = storage for the next row, growing the array within available
- * memory; TCJ_ECANCEL on Ctrl-C, TCJ_ENOMEM when memory would run out. */
+/* cap rows of d values of type t, already checked by ld_check_take (cap
+ * >= 1); drop and cancel come from opt. */
+void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                  dtype_id t);
+/* *row = the row buffer (d doubles) for the next row, the array grown
+ * within available memory for it; TCJ_ECANCEL on Ctrl-C, TCJ_ENOMEM when
+ * memory would run out. */
 int ld_row(ld_sink *s, double **row);
 /* Text loaders: a NaN/Inf was parsed into the current row at this position. */
 void ld_note_bad(ld_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Keep the row returned by ld_row unless ld_note_bad flagged it and rows are dropped. */
 void ld_commit(ld_sink *s);
-/* Binary loaders: check the row at `row` (ld_row's pointer, or any row of the
- * array at or after the next free slot), keep or drop it. Value j of the row
- * lies at file byte base + j*stride; base UINT64_MAX when bytes are unknown. */
+/* Binary loaders: check the row at `row` (ld_row's pointer, or any other
+ * d doubles), keep (store in the next free slot) or drop it. Value j of the
+ * row lies at file byte base + j*stride; base UINT64_MAX when bytes are
+ * unknown. */
 void ld_commit_point(ld_sink *s, const double *row, size_t point, uint64_t base, uint64_t stride);
 /* Refuse NaN/Inf (the count and the first position), else hand the array to
- * out (n, d, x). Frees on error. */
+ * out (n, d, type, v). Frees on error. */
 int ld_finish(ld_sink *s, dataset *out);
 void ld_sink_free(ld_sink *s);
 

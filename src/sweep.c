@@ -20,7 +20,7 @@ void sweep_opts_default(sweep_opts *o)
 
 int sweep_validate(const dataset *ds, double target)
 {
-    if (!ds || ds->n == 0 || !ds->x)
+    if (!ds || ds->n == 0 || !ds->v)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (!(target > 0) || !isfinite(target))
         return err_set(TCJ_EINVAL, "target selectivity must be a number > 0 (got %g)", target);
@@ -30,10 +30,17 @@ int sweep_validate(const dataset *ds, double target)
                        "neighbour of every other)",
                        target, ds->n < 2 ? (size_t)0 : ds->n - 1);
     size_t d = ds->d;
-    for (size_t i = 1; i < ds->n; i++)
+    double *r0 = xmalloc(2 * d * sizeof *r0), *rb = r0 + d;
+    dataset_rows_f64(ds, 0, 1, r0);
+    for (size_t i = 1; i < ds->n; i++) {
+        const double *x = dataset_row_f64(ds, i, rb);
         for (size_t k = 0; k < d; k++)
-            if (ds->x[i * d + k] != ds->x[k])
+            if (x[k] != r0[k]) {
+                free(r0);
                 return 0;
+            }
+    }
+    free(r0);
     return err_set(TCJ_EINVAL,
                    "every point is identical: all distances are 0, no eps gives selectivity %g",
                    target);
@@ -75,7 +82,7 @@ static void sort_nonneg(double *v, size_t n)
 int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
 {
     memset(smp, 0, sizeof *smp);
-    if (!ds || ds->n == 0 || !ds->x)
+    if (!ds || ds->n == 0 || !ds->v)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (ds->n < 2)
         return err_set(TCJ_EINVAL, "a selectivity needs at least 2 points (the dataset has 1)");
@@ -100,17 +107,21 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     smp->d2 = xmalloc(m * c * sizeof *smp->d2);
     /* Queries and candidates on evenly strided rows, the candidates at a
      * half-stride phase; with m == n or c == n every row is taken. */
+    /* The query rows widened once (m x d), each candidate row once. */
     size_t nv = 0;
-    for (size_t q = 0; q < m; q++) {
-        size_t i = (size_t)((double)q * (double)n / (double)m);
-        const double *a = ds->x + i * d;
-        for (size_t k = 0; k < c; k++) {
-            size_t j = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)c));
-            if (j >= n)
-                j = n - 1;
+    double *qx = xmalloc(m * d * sizeof *qx), *cb = xmalloc(d * sizeof *cb);
+    for (size_t q = 0; q < m; q++)
+        dataset_rows_f64(ds, (size_t)((double)q * (double)n / (double)m), 1, qx + q * d);
+    for (size_t k = 0; k < c; k++) {
+        size_t j = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)c));
+        if (j >= n)
+            j = n - 1;
+        const double *b = dataset_row_f64(ds, j, cb);
+        for (size_t q = 0; q < m; q++) {
+            size_t i = (size_t)((double)q * (double)n / (double)m);
             if (j == i)
                 continue;
-            const double *b = ds->x + j * d;
+            const double *a = qx + q * d;
             double s = 0;
             for (size_t t = 0; t < d; t++) {
                 double df = a[t] - b[t];
@@ -119,6 +130,7 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
             smp->d2[nv++] = s;
         }
     }
+    free(qx);
     smp->nval = nv;
     sort_nonneg(smp->d2, nv);
 
@@ -126,20 +138,27 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
      * and the norm expansion can exceed it a little, hence the margin. */
     double box2 = 0, absmax = 0, norm2max = 0;
     int ints = 1;
-    for (size_t t = 0; t < d; t++) {
-        double lo = ds->x[t], hi = ds->x[t];
-        for (size_t i = 1; i < n; i++) {
-            double v = ds->x[i * d + t];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
+    double *blo = xmalloc(2 * d * sizeof *blo), *bhi = blo + d;
+    dataset_rows_f64(ds, 0, 1, blo);
+    memcpy(bhi, blo, d * sizeof *bhi);
+    for (size_t i = 0; i < n; i++) {
+        const double *x = dataset_row_f64(ds, i, cb);
+        for (size_t t = 0; t < d; t++) {
+            double v = x[t];
+            blo[t] = v < blo[t] ? v : blo[t];
+            bhi[t] = v > bhi[t] ? v : bhi[t];
+            ints = ints && v == floor(v);
         }
+    }
+    for (size_t t = 0; t < d; t++) {
+        const double lo = blo[t], hi = bhi[t];
         box2 += (hi - lo) * (hi - lo);
         double am = fmax(fabs(lo), fabs(hi));
         absmax = fmax(absmax, am);
         norm2max += am * am;
     }
-    for (size_t i = 0; i < n * d && ints; i++)
-        ints = ds->x[i] == floor(ds->x[i]);
+    free(blo);
+    free(cb);
     smp->d2_max = 1.05 * box2 + norm2max * 0x1p-8 + 1e-300;
     /* Integer coordinates give integer d2, computed exactly while every
      * partial sum (norms and dot products included) stays below 2^24 for
@@ -722,7 +741,7 @@ int sweep_curve(const dataset *ds, const engine *e, const engine_opts *eopt, dou
                 size_t nbins, double *eps, double *sel, uint64_t *pairs, double *seconds,
                 const volatile int *cancel)
 {
-    if (!ds || ds->n == 0 || !ds->x)
+    if (!ds || ds->n == 0 || !ds->v)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (!(lo >= 0) || !(hi > lo) || !isfinite(hi))
         return err_set(TCJ_EINVAL, "curve range must satisfy 0 <= LO < HI (got %g %g)", lo, hi);

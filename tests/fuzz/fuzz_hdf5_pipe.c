@@ -81,13 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
-    if (ds.d < 1 || (o.limit && ds.n > o.limit) || (ds.n && !ds.x)) {
+    if (ds.d < 1 || (o.limit && ds.n > o.limit) || (ds.n && !ds.v)) {
         fprintf(stderr, "fuzz: a decoded stream breaks its invariants: n %zu d %zu\n", ds.n, ds.d);
         abort();
     }
     /* every value is read back (ASan checks the extent) and finite */
     for (size_t i = 0; i < ds.n * ds.d; i++)
-        if (!isfinite(ds.x[i])) {
+        if (!isfinite(dataset_value(&ds, i))) {
             fprintf(stderr, "fuzz: value %zu is not finite\n", i);
             abort();
         }

@@ -38,14 +38,14 @@ void fuzz_load(const char *path, const load_opts *opt)
         }
         return;
     }
-    if (ds.n < 2 || ds.d < 1 || !ds.x || ds.hash != dataset_hash(&ds)) {
+    if (ds.n < 2 || ds.d < 1 || !ds.v || ds.hash != dataset_hash(&ds)) {
         fprintf(stderr, "fuzz: a loaded dataset breaks its invariants: n %zu d %zu\n", ds.n, ds.d);
         abort();
     }
     /* every value must be readable (ASan checks the extent) */
     volatile double s = 0;
     for (size_t i = 0; i < ds.n * ds.d; i++)
-        s += ds.x[i];
+        s += dataset_value(&ds, i);
     (void)s;
     dataset_free(&ds);
 }

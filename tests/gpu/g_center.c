@@ -46,7 +46,7 @@ static dataset by_hand(const dataset *ds)
     const double *m = center_means(ds, &f);
     dataset h = make("by hand", ds->n, ds->d);
     for (size_t i = 0; i < ds->n * ds->d; i++)
-        h.x[i] = ds->x[i] - m[i % ds->d];
+        ((double *)h.v)[i] = dataset_value(ds, i) - m[i % ds->d];
     finish(&h);
     return h;
 }
@@ -108,7 +108,7 @@ TEST(offset_collapses_uncentred)
     dataset ds = make("offset-big", 800, 5);
     rng_state = 21;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1e4 + 0.5 * rng_unit();
+        ((double *)ds.v)[k] = 1e4 + 0.5 * rng_unit();
     finish(&ds);
     const double eps = eps_for(&ds, 20);
     engine_opts o;

@@ -38,7 +38,7 @@ static double g_eps;
 /* The clustered set (exact_sets.h): about 150 pairs a point. */
 static void data(void)
 {
-    if (!g_ds.x)
+    if (!((double *)g_ds.v))
         set_clustered(12000, 64, 7, &g_ds, &g_eps);
 }
 

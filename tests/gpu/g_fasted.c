@@ -91,7 +91,7 @@ static double norm_of(const dataset *ds, size_t i)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++)
-        s += ds->x[i * ds->d + k] * ds->x[i * ds->d + k];
+        s += dataset_value(ds, i * ds->d + k) * dataset_value(ds, i * ds->d + k);
     return sqrt(s);
 }
 
@@ -99,7 +99,7 @@ static double d2_exact(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double t = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        double t = dataset_value(ds, i * ds->d + k) - dataset_value(ds, j * ds->d + k);
         s += t * t;
     }
     return s;
@@ -247,9 +247,10 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
     const int scale = fmt_scale(f, ds);
     if (!exact) {
         r16 = *ds;
-        r16.x = xmalloc(ds->n * ds->d * sizeof *r16.x);
+        r16.type = DTYPE_F64; /* the rounded values, as doubles */
+        r16.v = xmalloc(ds->n * ds->d * sizeof(double));
         for (size_t t = 0; t < ds->n * ds->d; t++)
-            r16.x[t] = ldexp(f->round(ldexp(ds->x[t], scale)), -scale);
+            ((double *)r16.v)[t] = ldexp(f->round(ldexp(dataset_value(ds, t), scale)), -scale);
         ds = &r16;
     }
     size_t nq = q1 - q0;
@@ -287,7 +288,7 @@ static double compare(const dataset *ds, double eps, const pairs *A, const pairs
     free(inter);
     free(uni);
     if (!exact)
-        free(r16.x);
+        free(r16.v);
     return nq ? ov / (double)nq : 1.0;
 }
 

@@ -115,7 +115,7 @@ static double exact_d2(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        double u = dataset_value(ds, i * ds->d + k) - dataset_value(ds, j * ds->d + k);
         s += u * u;
     }
     return s;
@@ -296,7 +296,7 @@ TEST(fp64_hand_computed)
     /* Three points on a line at 0, 3, 4 (in 2-D: (0,0), (3,0), (0,4)):
      * distances 3, 4, 5. eps 4 keeps 3 self pairs + (0,1),(1,0),(0,2),(2,0). */
     double x[] = {0, 0, 3, 0, 0, 4};
-    dataset ds = {.name = "hand", .n = 3, .d = 2, .x = x};
+    dataset ds = {.name = "hand", .n = 3, .d = 2, .v = x};
     const char *names[] = {"fp64", "ted", "ted-index"};
     for (int e = 0; e < 3; e++)
         for (int paper = 0; paper < 2; paper++) {
@@ -538,7 +538,7 @@ TEST(index_edge_cases)
     double *x = xmalloc(200 * 6 * sizeof *x);
     for (size_t i = 0; i < 200 * 6; i++)
         x[i] = 0.25 * (double)(i % 6);
-    dataset same = {.name = "same", .n = 200, .d = 6, .x = x};
+    dataset same = {.name = "same", .n = 200, .d = 6, .v = x};
     const char *names[] = {"fp64", "ted", "ted-index"};
     for (int e = 0; e < 3; e++) {
         CHECK_MSG(run_pairs(names[e], &same, 1e-3, 0, 200, &p) == 0, "%s", err_msg());

@@ -81,7 +81,7 @@ static dataset set_random_ints(const char *name, size_t n, size_t d, double lo, 
     dataset ds = make(name, n, d);
     rng_state = 21 + n;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = lo + floor((hi - lo + 1) * rng_unit());
+        ((double *)ds.v)[k] = lo + floor((hi - lo + 1) * rng_unit());
     finish(&ds);
     return ds;
 }

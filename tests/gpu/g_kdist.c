@@ -229,7 +229,7 @@ static void check_bound(const char *what, const dataset *ds, int k)
     for (size_t i = 0; i < ds->n; i++) {
         double s = 0;
         for (size_t t = 0; t < ds->d; t++)
-            s += ds->x[i * ds->d + t] * ds->x[i * ds->d + t];
+            s += dataset_value(ds, i * ds->d + t) * dataset_value(ds, i * ds->d + t);
         nmax = fmax(nmax, sqrt(s));
     }
     exact_bound b;

@@ -26,7 +26,7 @@ static double g_eps;
 /* The clustered set (exact_sets.h): about 150 pairs a point. */
 static void data(void)
 {
-    if (!g_ds.x)
+    if (!((double *)g_ds.v))
         set_clustered(12000, 64, 7, &g_ds, &g_eps);
 }
 
@@ -87,7 +87,7 @@ static int run_capped(const engine *e, size_t cap, capped *o)
 /* Bytes of the dataset as each engine keeps it on the device (a lower
  * bound of what a run holds): FASTED formats rows of 128-byte k slices
  * padded to whole 256-row tiles, the FP64 engines n x d doubles. */
-static size_t dataset_bytes(const engine *e)
+static size_t engine_dataset_bytes(const engine *e)
 {
     if (e->format) {
         size_t per = 128 / (size_t)e->format->elem_bytes;
@@ -115,7 +115,7 @@ TEST(capped_runs_equal_uncapped_every_engine)
         /* The dataset plus 6 MB: the default pair buffer (4M pairs, 48-64
          * MB) and FASTED's staging (64 MB) cannot fit; the pairs (about
          * 1.8M) then need several drains. */
-        size_t cap = dataset_bytes(e) + ((size_t)6 << 20);
+        size_t cap = engine_dataset_bytes(e) + ((size_t)6 << 20);
         rc = run_capped(e, cap, &b);
         CHECK_MSG(rc == 0, "%s capped at %zu: %s", e->name, cap, err_msg());
         CHECK_MSG(a.p.npairs > ((size_t)1 << 20),
@@ -172,7 +172,7 @@ TEST(cap_below_the_dataset_is_refused_and_the_next_run_goes_on)
         if (!e->kjoin || engine_available(e, NULL) != 0)
             continue;
         capped o;
-        size_t cap = dataset_bytes(e) / 2;
+        size_t cap = engine_dataset_bytes(e) / 2;
         int rc = run_capped(e, cap, &o);
         CHECK_MSG(rc == TCJ_ENOMEM, "%s under %zu bytes: rc %d (%s)", e->name, cap, rc, err_msg());
         CHECK_MSG(strstr(err_msg(), "gpu-mem") && strstr(err_msg(), e->name) &&

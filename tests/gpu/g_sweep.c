@@ -23,10 +23,10 @@ static void make(dataset *ds, size_t n, size_t d, uint64_t seed)
     memset(ds, 0, sizeof *ds);
     ds->n = n;
     ds->d = d;
-    ds->x = xmalloc(n * d * sizeof *ds->x);
+    ds->v = xmalloc(n * d * sizeof(double));
     rng_state = seed;
     for (size_t i = 0; i < n * d; i++)
-        ds->x[i] = (double)((i / d) % 7) * 0.1 + 0.2 * rnd();
+        ((double *)ds->v)[i] = (double)((i / d) % 7) * 0.1 + 0.2 * rnd();
 }
 
 static const engine *gpu_engine(const char *name)
@@ -80,7 +80,7 @@ static void sweep_engine(const char *name)
         CHECK_EQ_INT(count_at(e, &ds, r.eps), r.pairs);
     }
     sweep_sample_free(&smp);
-    free(ds.x);
+    free(ds.v);
 }
 
 static void hist_vs_count(const char *name)
@@ -116,7 +116,7 @@ static void hist_vs_count(const char *name)
         CHECK_MSG(c == cum, "%s edge %d: count %llu, histogram %llu", name, k,
                   (unsigned long long)c, (unsigned long long)cum);
     }
-    free(ds.x);
+    free(ds.v);
 }
 
 TEST(sweep_fasted)

@@ -144,7 +144,8 @@ static dataset rounded(const dataset *ds, const ue_fmt *u, const double *shift)
 {
     dataset r = make("rounded", ds->n, ds->d);
     for (size_t k = 0; k < ds->n * ds->d; k++)
-        r.x[k] = u->round(shift ? ds->x[k] - shift[k % ds->d] : ds->x[k]);
+        ((double *)r.v)[k] =
+            u->round(shift ? dataset_value(ds, k) - shift[k % ds->d] : dataset_value(ds, k));
     finish(&r);
     return r;
 }
@@ -153,7 +154,7 @@ static double nrm(const dataset *ds, size_t i)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++)
-        s += ds->x[i * ds->d + k] * ds->x[i * ds->d + k];
+        s += dataset_value(ds, i * ds->d + k) * dataset_value(ds, i * ds->d + k);
     return sqrt(s);
 }
 
@@ -237,7 +238,8 @@ static void ue_check(const ue_fmt *u, const char *name, const dataset *ds, doubl
     /* The values before rounding (shifted), for the rounding's bound. */
     dataset sd = make("shifted", ds->n, ds->d);
     for (size_t k = 0; k < ds->n * ds->d; k++)
-        sd.x[k] = shift ? ds->x[k] - shift[k % ds->d] : ds->x[k];
+        ((double *)sd.v)[k] =
+            shift ? dataset_value(ds, k) - shift[k % ds->d] : dataset_value(ds, k);
     join_outcome t = jo_run_as(engine_find(u->twin), ds, eps, 0, ds->n, base, edges, 16);
     CHECK_MSG(t.rc == 0, "%s: %s: %s", name, u->twin, err_msg());
     engine_opts fo;

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "err.h"
 #include "join_outcome.h"
+#include "widen.h"
 
 static uint64_t rng_state;
 static inline double rng_unit(void)
@@ -34,7 +35,7 @@ static inline dataset make(const char *name, size_t n, size_t d)
     ds.name = xstrdup(name);
     ds.n = n;
     ds.d = d;
-    ds.x = xcalloc(n * d, sizeof *ds.x);
+    ds.v = xcalloc(n * d, sizeof(double));
     return ds;
 }
 
@@ -51,8 +52,8 @@ static inline dataset set_lattice(void)
     const size_t L = 40;
     dataset ds = make("lattice", L * L, 2);
     for (size_t i = 0; i < L * L; i++) {
-        ds.x[2 * i] = (double)(i % L);
-        ds.x[2 * i + 1] = (double)(i / L);
+        ((double *)ds.v)[2 * i] = (double)(i % L);
+        ((double *)ds.v)[2 * i + 1] = (double)(i / L);
     }
     finish(&ds);
     return ds;
@@ -67,7 +68,7 @@ static inline dataset set_dups(void)
         for (size_t k = 0; k < 12; k++) {
             double v = rng_unit();
             for (int c = 0; c < 3; c++)
-                ds.x[(i * 3 + c) * 12 + k] = v;
+                ((double *)ds.v)[(i * 3 + c) * 12 + k] = v;
         }
     finish(&ds);
     return ds;
@@ -79,7 +80,7 @@ static inline dataset set_offset(void)
     dataset ds = make("offset", 1200, 6);
     rng_state = 12;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1e4 + 0.5 * rng_unit();
+        ((double *)ds.v)[k] = 1e4 + 0.5 * rng_unit();
     finish(&ds);
     return ds;
 }
@@ -90,7 +91,7 @@ static inline dataset set_nearmax(void)
     dataset ds = make("nearmax", 1000, 4);
     rng_state = 13;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 65504.0 - 4000.0 * rng_unit();
+        ((double *)ds.v)[k] = 65504.0 - 4000.0 * rng_unit();
     finish(&ds);
     return ds;
 }
@@ -101,7 +102,7 @@ static inline dataset set_ints(void)
     dataset ds = make("ints", 2000, 8);
     rng_state = 14;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = floor(6.0 * rng_unit());
+        ((double *)ds.v)[k] = floor(6.0 * rng_unit());
     finish(&ds);
     return ds;
 }
@@ -137,12 +138,7 @@ static inline void set_clustered(size_t n, size_t d, uint64_t seed, dataset *ds,
     double *d2 = xmalloc(n * sizeof *d2), acc = 0;
     for (int q = 0; q < 8; q++) {
         for (size_t j = 0; j < n; j++) {
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                double u = ds->x[(size_t)q * d + k] - ds->x[j * d + k];
-                s += u * u;
-            }
-            d2[j] = s;
+            d2[j] = t_d2(ds, (size_t)q, j);
         }
         /* partial selection: the 150th smallest */
         for (int t = 0; t <= 150; t++) {
@@ -182,12 +178,7 @@ static inline int cmp_dbl(const void *a, const void *b)
 
 static double exact_d2(const dataset *ds, size_t i, size_t j)
 {
-    double s = 0;
-    for (size_t k = 0; k < ds->d; k++) {
-        double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
-        s += u * u;
-    }
-    return s;
+    return t_d2(ds, i, j);
 }
 
 static inline double eps_for(const dataset *ds, double sel)
@@ -296,7 +287,7 @@ static inline dataset set_wide(void)
 {
     dataset ds = make("wide", 600, 5);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 2e5 * (2.0 * rng_unit() - 1.0);
+        ((double *)ds.v)[k] = 2e5 * (2.0 * rng_unit() - 1.0);
     finish(&ds);
     return ds;
 }
@@ -305,8 +296,8 @@ static inline dataset set_huge(void)
 {
     dataset ds = make("huge", 10, 3);
     for (size_t k = 0; k < 30; k++)
-        ds.x[k] = (double)k;
-    ds.x[7] = 70000;
+        ((double *)ds.v)[k] = (double)k;
+    ((double *)ds.v)[7] = 70000;
     finish(&ds);
     return ds;
 }
@@ -317,7 +308,7 @@ static inline dataset set_inf(void)
     dataset ds = set_huge();
     free(ds.name);
     ds.name = xstrdup("inf");
-    ds.x[7] = INFINITY;
+    ((double *)ds.v)[7] = INFINITY;
     finish(&ds);
     return ds;
 }
@@ -328,7 +319,7 @@ static inline int exact_want_scale_m(const dataset *ds, const double *m)
 {
     double vmax = 0;
     for (size_t i = 0; i < ds->n * ds->d; i++)
-        vmax = fmax(vmax, fabs(m ? ds->x[i] - m[i % ds->d] : ds->x[i]));
+        vmax = fmax(vmax, fabs(m ? dataset_value(ds, i) - m[i % ds->d] : dataset_value(ds, i)));
     int k = 0;
     while (ldexp(vmax, k) > 65504.0)
         k--;

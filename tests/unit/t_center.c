@@ -28,7 +28,7 @@ static dataset set_offset_big(void)
     dataset ds = make("offset-big", 800, 5);
     rng_state = 21;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1e4 + 0.5 * rng_unit();
+        ((double *)ds.v)[k] = 1e4 + 0.5 * rng_unit();
     finish(&ds);
     return ds;
 }
@@ -41,8 +41,8 @@ static dataset set_symmetric(void)
     for (size_t i = 0; i < ds.n; i += 2)
         for (size_t k = 0; k < ds.d; k++) {
             const double v = rng_unit() * 4 - 2;
-            ds.x[i * ds.d + k] = v;
-            ds.x[(i + 1) * ds.d + k] = -v;
+            ((double *)ds.v)[i * ds.d + k] = v;
+            ((double *)ds.v)[(i + 1) * ds.d + k] = -v;
         }
     finish(&ds);
     return ds;
@@ -57,7 +57,7 @@ TEST(means_and_the_auto_rule)
     for (size_t k = 0; k < ds.d; k++) {
         double s = 0;
         for (size_t i = 0; i < ds.n; i++)
-            s += ds.x[i * ds.d + k];
+            s += ((double *)ds.v)[i * ds.d + k];
         /* a plain sum of 800 values near 1e4 is within 800 ulps of 1e4 */
         CHECK_NEAR(m[k], s / (double)ds.n, 800 * 0x1p-52 * 1e4);
         CHECK(m[k] > 1e4 && m[k] < 1e4 + 0.5);
@@ -86,7 +86,7 @@ TEST(means_and_the_auto_rule)
 TEST(no_centring_with_a_value_not_finite)
 {
     dataset ds = set_offset_big();
-    ds.x[3 * ds.d + 1] = INFINITY;
+    ((double *)ds.v)[3 * ds.d + 1] = INFINITY;
     ds.hash = dataset_hash(&ds);
     center_facts f;
     const double *m = center_means(&ds, &f);
@@ -115,7 +115,7 @@ TEST(centred_equals_centred_by_hand)
         const double *m = center_means(ds, &f);
         dataset hand = make("by hand", ds->n, ds->d);
         for (size_t i = 0; i < ds->n * ds->d; i++)
-            hand.x[i] = ds->x[i] - m[i % ds->d];
+            ((double *)hand.v)[i] = ((double *)ds->v)[i] - m[i % ds->d];
         finish(&hand);
         const double eps = eps_for(ds, 20);
         join_outcome a = run_pairs("cpu-fp16", ds, eps, CENTER_ON);
@@ -156,8 +156,9 @@ TEST(what_centring_buys)
         const jo_pair *x = c < 0 ? &on.pairs[p++] : &ref.pairs[q++];
         double d2 = 0, ni = 0, nj = 0;
         for (size_t k = 0; k < ds.d; k++) {
-            const double u = ds.x[x->i * ds.d + k] - ds.x[x->j * ds.d + k];
-            const double ci = ds.x[x->i * ds.d + k] - m[k], cj = ds.x[x->j * ds.d + k] - m[k];
+            const double u = ((double *)ds.v)[x->i * ds.d + k] - ((double *)ds.v)[x->j * ds.d + k];
+            const double ci = ((double *)ds.v)[x->i * ds.d + k] - m[k],
+                         cj = ((double *)ds.v)[x->j * ds.d + k] - m[k];
             d2 += u * u;
             ni += ci * ci;
             nj += cj * cj;
@@ -225,7 +226,7 @@ static void hand_rho(const dataset *ds, size_t i, const double *m, double *nx, d
 {
     double s = 0, r = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        const double v = ds->x[i * ds->d + k] - (m ? m[k] : 0.0);
+        const double v = dataset_value(ds, i * ds->d + k) - (m ? m[k] : 0.0);
         const double h = (double)fp16_to_float(fp16_from_double(v));
         s += v * v;
         r += (h - v) * (h - v);
@@ -263,7 +264,7 @@ static dataset set_small_ints(void)
     dataset ds = make("small-ints", 900, 8);
     rng_state = 31;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 10 + floor(11.0 * rng_unit());
+        ((double *)ds.v)[k] = 10 + floor(11.0 * rng_unit());
     finish(&ds);
     return ds;
 }
@@ -277,7 +278,7 @@ static dataset set_near_offset(void)
     dataset ds = make("near-offset", 900, 64);
     rng_state = 32;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1 + 0.62 * sqrt(3.0) * (2 * rng_unit() - 1);
+        ((double *)ds.v)[k] = 1 + 0.62 * sqrt(3.0) * (2 * rng_unit() - 1);
     finish(&ds);
     return ds;
 }
@@ -345,7 +346,7 @@ TEST(prediction_counts_the_band)
         for (size_t j = 0; j < ds.n; j++) {
             double s = 0;
             for (size_t k = 0; k < ds.d; k++) {
-                const double a = ds.x[i * ds.d + k], c = ds.x[j * ds.d + k];
+                const double a = ((double *)ds.v)[i * ds.d + k], c = ((double *)ds.v)[j * ds.d + k];
                 s += (a - c) * (a - c);
             }
             in += s <= eps * eps;
@@ -368,7 +369,7 @@ TEST(means_over_parallel_ranges)
     dataset ds = make("big", (size_t)1 << 15, 40);
     rng_state = 77;
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1e4 * (double)(k % 40) + rng_unit();
+        ((double *)ds.v)[k] = 1e4 * (double)(k % 40) + rng_unit();
     finish(&ds);
     center_facts f;
     const double *m = center_means(&ds, &f);
@@ -377,7 +378,7 @@ TEST(means_over_parallel_ranges)
     for (size_t k = 0; k < ds.d; k++) {
         long double s = 0;
         for (size_t i = 0; i < ds.n; i++)
-            s += ds.x[i * ds.d + k];
+            s += ((double *)ds.v)[i * ds.d + k];
         const double want = (double)(s / (long double)ds.n);
         CHECK_MSG(fabs(m[k] - want) <= 4 * 0x1p-52 * fabs(want) + 1e-300,
                   "column %zu: %.17g vs %.17g", k, m[k], want);
@@ -385,7 +386,7 @@ TEST(means_over_parallel_ranges)
     for (size_t i = 0; i < ds.n; i++) {
         double r = 0, c = 0;
         for (size_t k = 0; k < ds.d; k++) {
-            const double v = ds.x[i * ds.d + k], w = v - m[k];
+            const double v = ((double *)ds.v)[i * ds.d + k], w = v - m[k];
             r += v * v;
             c += w * w;
         }

@@ -84,7 +84,7 @@ static cmp_spec spec_for(const engine *a, const engine *b, const dataset *ds, do
 TEST(compare_hand_computed)
 {
     double x[] = {0, 1, 3};
-    dataset ds = {.n = 3, .d = 1, .x = x};
+    dataset ds = {.n = 3, .d = 1, .v = x};
     engine_opts o;
     engine_opts_default(&o);
     (void)fake_list;
@@ -148,7 +148,7 @@ static int fake_none_run(const join_spec *s, join_result *r)
 TEST(compare_side_outgrows_the_bound)
 {
     double x[] = {0, 1, 3};
-    dataset ds = {.n = 3, .d = 1, .x = x};
+    dataset ds = {.n = 3, .d = 1, .v = x};
     engine_opts o;
     engine_opts_default(&o);
     const engine none = {.name = "fake-none", .precision = "z", .run = fake_none_run};
@@ -192,7 +192,7 @@ TEST(compare_side_outgrows_the_bound)
 TEST(sides_one_struct_one_json_shape)
 {
     double x[] = {0, 1, 3};
-    dataset ds = {.n = 3, .d = 1, .x = x};
+    dataset ds = {.n = 3, .d = 1, .v = x};
     engine_opts o;
     engine_opts_default(&o);
     cmp_spec s = spec_for(&fake_a, &fake_b, &ds, 1.5, &o);
@@ -256,13 +256,13 @@ static dataset make_uniform(size_t n, size_t d, uint64_t seed)
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = malloc(n * d * sizeof *ds.x);
+    ds.v = malloc(n * d * sizeof(double));
     uint64_t st = seed;
     for (size_t k = 0; k < n * d; k++) {
         uint64_t z = (st += 0x9e3779b97f4a7c15ull);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        ds.x[k] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
+        ((double *)ds.v)[k] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
     }
     return ds;
 }
@@ -287,7 +287,7 @@ TEST(compare_cpu_with_itself)
     CHECK_EQ_INT(r.side.bin_count[0], r.side.both);
     CHECK(r.side.bin_lo[0] == 0 && r.side.bin_hi[0] == 0);
     CHECK(r.side.only_engine_rel_max == 0 && r.side.only_ref_rel_max == 0);
-    free(ds.x);
+    free(ds.v);
 }
 
 /* Every pair of an engine, for the independent computation. */
@@ -342,7 +342,8 @@ TEST(compare_fp16_against_independent)
 {
     dataset ds = make_uniform(400, 8, 21);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = k < 360 * ds.d ? 30 + 10 * ds.x[k] : 30 + 0.4 * ds.x[k];
+        ((double *)ds.v)[k] =
+            k < 360 * ds.d ? 30 + 10 * ((double *)ds.v)[k] : 30 + 0.4 * ((double *)ds.v)[k];
     double eps = 0.5;
     all_pairs pa = {0}, pb = {0};
     collect_all(&engine_cpu_fp16, &ds, eps, &pa);
@@ -364,7 +365,8 @@ TEST(compare_fp16_against_independent)
                 mx = fmax(mx, e);
                 in++, na++, nb++, x++, y++;
             } else if (ea && (!eb || pa.p[x].j < pb.p[y].j)) {
-                const double *p = ds.x + i * ds.d, *q = ds.x + pa.p[x].j * ds.d;
+                const double *p = ((double *)ds.v) + i * ds.d,
+                             *q = ((double *)ds.v) + pa.p[x].j * ds.d;
                 double d2 = 0;
                 for (size_t k = 0; k < ds.d; k++)
                     d2 += (p[k] - q[k]) * (p[k] - q[k]);
@@ -419,7 +421,7 @@ TEST(compare_fp16_against_independent)
     }
     free(pa.p);
     free(pb.p);
-    free(ds.x);
+    free(ds.v);
 }
 
 /* Bins hold what falls in them: recount the fp16 errors by the bin edges
@@ -428,7 +430,7 @@ TEST(compare_error_histogram_edges)
 {
     dataset ds = make_uniform(200, 4, 33);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = ds.x[k] * 100;
+        ((double *)ds.v)[k] = ((double *)ds.v)[k] * 100;
     engine_opts o;
     engine_opts_default(&o);
     cmp_spec s = spec_for(&engine_cpu_fp16, &engine_cpu, &ds, 30, &o);
@@ -458,7 +460,7 @@ TEST(compare_error_histogram_edges)
                   (unsigned long long)want[b]);
     free(pa.p);
     free(pb.p);
-    free(ds.x);
+    free(ds.v);
 }
 
 TEST(compare_cancel)
@@ -471,7 +473,7 @@ TEST(compare_cancel)
     s.cancel = &flag;
     cmp_result r;
     CHECK_EQ_INT(cmp_run(&s, &r), TCJ_ECANCEL);
-    free(ds.x);
+    free(ds.v);
 }
 
 /* One side, three forms: the cmp_side cmp_run fills, its comparison_sides
@@ -543,7 +545,7 @@ TEST(side_through_the_log)
     }
     json_free(j);
     free(text);
-    free(ds.x);
+    free(ds.v);
 }
 
 /* compare A B ref=R judges both sides in one pair pass: each side equals
@@ -585,5 +587,5 @@ TEST(compare_two_sides_in_one_pass)
         if (bounds[b])
             CHECK(ra.blocks > 1);
     }
-    free(ds.x);
+    free(ds.v);
 }

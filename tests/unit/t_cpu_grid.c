@@ -36,7 +36,7 @@ static dataset make_empty(size_t n, size_t d)
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = calloc(n * d + 1, sizeof *ds.x);
+    ds.v = calloc(n * d + 1, sizeof(double));
     return ds;
 }
 
@@ -46,7 +46,7 @@ static dataset make_cloud(size_t n, size_t d, uint64_t seed, double S, double *e
     dataset ds = make_empty(n, d);
     rng_state = seed;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = rng_unit();
+        ((double *)ds.v)[k] = rng_unit();
     /* volume of the unit d-ball: pi^(d/2) / Gamma(d/2 + 1) */
     double vol = pow(M_PI, d / 2.0) / tgamma(d / 2.0 + 1);
     *eps = pow(S / ((double)n * vol), 1.0 / (double)d);
@@ -96,7 +96,7 @@ TEST(grid_equals_brute_force_on_clouds)
         char what[64];
         snprintf(what, sizeof what, "cloud d=%zu", dims[i]);
         on_equals_off(&ds, eps, 1, what);
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -110,27 +110,32 @@ TEST(grid_equals_brute_force_on_boundaries_and_duplicates)
     for (size_t s = 0; s < sizeof shift / sizeof *shift; s++) {
         dataset ds = make_empty(2 * n, d);
         for (size_t i = 0; i < n; i++) {
-            ds.x[i * d + 0] = shift[s] + (double)(i % side);
-            ds.x[i * d + 1] = shift[s] - (double)(i / side % side);
-            ds.x[i * d + 2] = (double)(i / side / side);
+            ((double *)ds.v)[i * d + 0] = shift[s] + (double)(i % side);
+            ((double *)ds.v)[i * d + 1] = shift[s] - (double)(i / side % side);
+            ((double *)ds.v)[i * d + 2] = (double)(i / side / side);
         }
-        memcpy(ds.x + n * d, ds.x, n * d * sizeof *ds.x); /* each point twice */
+        memcpy(((double *)ds.v) + n * d, ((double *)ds.v),
+               n * d * sizeof(double)); /* each point twice */
         char what[64];
         snprintf(what, sizeof what, "lattice shifted %g", shift[s]);
         on_equals_off(&ds, 1.0, 1, what);
         /* sqrt(2) and sqrt(3) exactly at the diagonals' distance (rounded) */
         on_equals_off(&ds, sqrt(2.0), 1, what);
         on_equals_off(&ds, sqrt(3.0), 1, what);
-        free(ds.x);
+        free(ds.v);
     }
     /* a lattice of step 0.1 (not representable: rounding at each boundary) */
     dataset ds = make_empty(n, d);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            ds.x[i * d + k] = 0.1 * (double)(i / (k == 0 ? 1 : k == 1 ? side : side * side) % side);
+            ((double *)ds.v)[i * d + k] = 0.1 * (double)(i /
+                                                         (k == 0   ? 1
+                                                          : k == 1 ? side
+                                                                   : side * side) %
+                                                         side);
     on_equals_off(&ds, 0.1, 1, "lattice step 0.1");
     on_equals_off(&ds, 0.1 * sqrt(2.0), 1, "lattice step 0.1, diagonal");
-    free(ds.x);
+    free(ds.v);
 }
 
 /* Huge coordinates, spreads wider than 2^24 cells, NaN and infinities,
@@ -143,29 +148,29 @@ TEST(grid_equals_brute_force_on_hostile_values)
     /* clusters around 1e300 and -1e300: the range overflows to Inf */
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            ds.x[i * d + k] = (i % 2 ? 1e300 : -1e300) + 1e285 * rng_unit();
+            ((double *)ds.v)[i * d + k] = (i % 2 ? 1e300 : -1e300) + 1e285 * rng_unit();
     on_equals_off(&ds, 3e284, 0, "clusters at +-1e300");
     /* a spread of 1e9 with eps 1e-3: 1e12 cells would be needed */
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            ds.x[i * d + k] = i < n / 2 ? 1e9 * rng_unit() : 5e8 + 1e-2 * rng_unit();
+            ((double *)ds.v)[i * d + k] = i < n / 2 ? 1e9 * rng_unit() : 5e8 + 1e-2 * rng_unit();
     on_equals_off(&ds, 1e-3, 1, "spread 1e9, eps 1e-3");
     /* NaN and infinities scattered through a cloud */
     static const double bad[] = {NAN, INFINITY, -INFINITY, -NAN};
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            ds.x[i * d + k] = i % 7 == k ? bad[i % 4] : rng_unit();
+            ((double *)ds.v)[i * d + k] = i % 7 == k ? bad[i % 4] : rng_unit();
     on_equals_off(&ds, 0.08, 1, "NaN and Inf");
     /* every point the same */
     for (size_t i = 0; i < n * d; i++)
-        ds.x[i] = -3.25;
+        ((double *)ds.v)[i] = -3.25;
     on_equals_off(&ds, 0.5, 0, "all equal");
     /* a radius whose square underflows, and one too large to matter */
     for (size_t i = 0; i < n * d; i++)
-        ds.x[i] = 1e-200 * (double)(i % 37);
+        ((double *)ds.v)[i] = 1e-200 * (double)(i % 37);
     on_equals_off(&ds, 1e-200, 0, "eps 1e-200");
     on_equals_off(&ds, 1e300, 0, "eps 1e300");
-    free(ds.x);
+    free(ds.v);
 }
 
 /* The index itself: the ranges of a point's cell hold every point within
@@ -176,7 +181,7 @@ TEST(grid_ranges_hold_every_neighbour)
         double eps;
         dataset ds = make_cloud(1200, d, 70 + d, 12, &eps);
         cpu_grid g;
-        CHECK_EQ_INT(cpu_grid_build(ds.x, ds.n, d, eps, CPU_GRID_MAXK, &g), 0);
+        CHECK_EQ_INT(cpu_grid_build(&ds, eps, CPU_GRID_MAXK, &g), 0);
         CHECK(g.k >= 1 && g.k <= (int)d);
         uint32_t *pos = malloc(ds.n * sizeof *pos), *cell = malloc(ds.n * sizeof *cell);
         for (size_t c = 0; c < g.ncell; c++)
@@ -195,7 +200,7 @@ TEST(grid_ranges_hold_every_neighbour)
             for (size_t j = 0; j < ds.n; j++) {
                 int near = 1;
                 for (size_t k = 0; k < d; k++)
-                    near &= fabs(ds.x[i * d + k] - ds.x[j * d + k]) <= eps;
+                    near &= fabs(((double *)ds.v)[i * d + k] - ((double *)ds.v)[j * d + k]) <= eps;
                 if (!near)
                     continue;
                 int in = 0;
@@ -208,7 +213,7 @@ TEST(grid_ranges_hold_every_neighbour)
         free(pos);
         free(cell);
         cpu_grid_free(&g);
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -224,13 +229,13 @@ TEST(grid_auto_uses_the_index_when_it_prunes)
     join_outcome a = jo_run(&engine_cpu, &ds, eps, 0, ds.n, &o, NULL, 0);
     int grid = strstr(a.variant, "grid k=") != NULL;
     jo_free(&a);
-    free(ds.x);
+    free(ds.v);
     CHECK_MSG(grid, "3-D cloud: %s", a.variant);
     ds = make_cloud(5000, 64, 6, 10, &eps);
     a = jo_run(&engine_cpu, &ds, eps, 0, ds.n, &o, NULL, 0);
     grid = strstr(a.variant, "grid") != NULL;
     jo_free(&a);
-    free(ds.x);
+    free(ds.v);
     CHECK_MSG(!grid, "64-D uniform: %s", a.variant);
     /* the environment turns it off */
     setenv("TCJOIN_CPU_INDEX", "off", 1);
@@ -238,7 +243,7 @@ TEST(grid_auto_uses_the_index_when_it_prunes)
     a = jo_run(&engine_cpu, &ds, eps, 0, ds.n, &o, NULL, 0);
     grid = strstr(a.variant, "grid") != NULL;
     jo_free(&a);
-    free(ds.x);
+    free(ds.v);
     unsetenv("TCJOIN_CPU_INDEX");
     CHECK(!grid);
 }

@@ -34,10 +34,10 @@ static dataset make_uniform(size_t n, size_t d, uint64_t seed)
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = malloc((n * d + 1) * sizeof *ds.x);
+    ds.v = malloc((n * d + 1) * sizeof(double));
     rng_state = seed;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = rng_unit() * 2 - 0.5;
+        ((double *)ds.v)[k] = rng_unit() * 2 - 0.5;
     return ds;
 }
 
@@ -46,7 +46,7 @@ static double direct_d2(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        double u = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
         s += u * u;
     }
     return s;
@@ -59,7 +59,8 @@ static float emul_d2(const dataset *ds, size_t i, size_t j)
         return 0.0f;
     float si = 0, sj = 0, a = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        float hi = fp16_round(ds->x[i * ds->d + k]), hj = fp16_round(ds->x[j * ds->d + k]);
+        float hi = fp16_round(((double *)ds->v)[i * ds->d + k]),
+              hj = fp16_round(((double *)ds->v)[j * ds->d + k]);
         si = fp32_add_rz(si, hi * hi);
         sj = fp32_add_rz(sj, hj * hj);
         float p = hi * hj;
@@ -160,8 +161,8 @@ TEST(simd_kernels_equal_the_scalar_sum)
             float *pf = aligned_alloc(64, (ng * CPU_GROUP * d * sizeof *pf + 63) / 64 * 64);
             float *h = malloc(ds.n * d * sizeof *h);
             for (size_t k = 0; k < ds.n * d; k++)
-                h[k] = fp16_round(ds.x[k]);
-            cpu_join_transpose(p, ds.x, sizeof *ds.x, d, 0, nc);
+                h[k] = fp16_round(((double *)ds.v)[k]);
+            cpu_join_transpose(p, ((double *)ds.v), sizeof(double), d, 0, nc);
             cpu_join_transpose(pf, h, sizeof *h, d, 0, nc);
             const size_t qa = nc; /* query rows after the candidates */
             double out[CPU_SIMD_MAX_ROWS * 3 * CPU_GROUP];
@@ -169,12 +170,12 @@ TEST(simd_kernels_equal_the_scalar_sum)
             const double lim = 0.1 * (double)d;
             for (size_t nr = 1; nr <= ops->f64_rows; nr++)
                 for (int with_lim = 0; with_lim < 2; with_lim++) {
-                    ops->f64(ds.x + qa * d, nr, d, p, nc, with_lim ? lim : INFINITY, out,
-                             ng * CPU_GROUP, NULL);
+                    ops->f64(((double *)ds.v) + qa * d, nr, d, p, nc, with_lim ? lim : INFINITY,
+                             out, ng * CPU_GROUP, NULL);
                     /* counting: the values at or below the limit, padding
                      * lanes (past nc) left out */
                     uint64_t cnt[CPU_SIMD_MAX_ROWS] = {0};
-                    ops->f64(ds.x + qa * d, nr, d, p, nc, lim, NULL, 0, cnt);
+                    ops->f64(((double *)ds.v) + qa * d, nr, d, p, nc, lim, NULL, 0, cnt);
                     for (size_t r = 0; r < nr; r++) {
                         uint64_t want = 0;
                         for (size_t c = 0; c < nc; c++)
@@ -213,7 +214,7 @@ TEST(simd_kernels_equal_the_scalar_sum)
             free(p);
             free(pf);
             free(h);
-            free(ds.x);
+            free(ds.v);
         }
     }
     if (!has_any_wide())
@@ -279,7 +280,7 @@ TEST(simd_paths_equal_scalar_and_direct_in_every_mode)
             engines_against_direct(&ds, eps, 0, ds.n);
             if (ds.n > 4)
                 engines_against_direct(&ds, eps, 2, ds.n - 1);
-            free(ds.x);
+            free(ds.v);
         }
     if (!has_any_wide())
         t_skip("only the scalar path on this CPU");
@@ -296,11 +297,11 @@ TEST(simd_paths_equal_scalar_on_special_values)
         dataset ds = make_uniform(61, d, 5 + d);
         for (size_t i = 0; i < ds.n; i++)
             if (i % 3 == 0)
-                ds.x[i * d + (i / 3) % d] = special[(i / 3) % ns];
+                ((double *)ds.v)[i * d + (i / 3) % d] = special[(i / 3) % ns];
         for (size_t k = 0; k < d; k++)
-            ds.x[60 * d + k] = ds.x[59 * d + k]; /* a duplicate */
+            ((double *)ds.v)[60 * d + k] = ((double *)ds.v)[59 * d + k]; /* a duplicate */
         engines_against_direct(&ds, 0.7 * sqrt((double)d), 0, ds.n);
-        free(ds.x);
+        free(ds.v);
     }
     if (!has_any_wide())
         t_skip("only the scalar path on this CPU");

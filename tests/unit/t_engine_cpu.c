@@ -31,10 +31,10 @@ static dataset make_uniform(size_t n, size_t d, uint64_t seed)
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = malloc(n * d * sizeof *ds.x);
+    ds.v = malloc(n * d * sizeof(double));
     rng_state = seed;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = rng_unit();
+        ((double *)ds.v)[k] = rng_unit();
     return ds;
 }
 
@@ -42,7 +42,7 @@ static double brute_d2(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        double u = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
         s += u * u;
     }
     return s;
@@ -52,7 +52,7 @@ static double brute_d2_origin(const dataset *ds, size_t i)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++)
-        s += ds->x[i * ds->d + k] * ds->x[i * ds->d + k];
+        s += ((double *)ds->v)[i * ds->d + k] * ((double *)ds->v)[i * ds->d + k];
     return s;
 }
 
@@ -165,7 +165,7 @@ TEST(cpu_count_matches_brute_force)
                           ds.d, eps, (unsigned long long)got, (unsigned long long)want);
                 CHECK(got >= ds.n); /* self-pairs */
             }
-            free(ds.x);
+            free(ds.v);
         }
 }
 
@@ -201,7 +201,7 @@ TEST(cpu_perpoint_and_subranges)
             CHECK_EQ_INT(sum, brute_count(&ds, q0, q1, eps));
             free(counts);
         }
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -245,7 +245,7 @@ TEST(cpu_pairs_equal_brute_force)
             CHECK_EQ_INT(k, c.len);
             free(c.p);
         }
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -277,7 +277,7 @@ TEST(cpu_threads_identical)
     }
     free(c1);
     free(c8);
-    free(ds.x);
+    free(ds.v);
 }
 
 /* HIST: below + bins up to b add up to the count at each edge's radius. */
@@ -329,7 +329,7 @@ TEST(hist_bins_add_up_to_count)
         check_hist(&engine_cpu, &ds, one, 1);
         double same[4] = {base * 0.3, base * 0.3, base * 0.3, base * 0.7};
         check_hist(&engine_cpu, &ds, same, 3);
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -338,14 +338,16 @@ TEST(self_pairs_always_included)
 {
     dataset ds = make_uniform(64, 128, 42);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] = 1000.0 + ds.x[k]; /* large norms: FP32 cancellation territory */
-    memcpy(ds.x + 10 * ds.d, ds.x + 3 * ds.d, ds.d * sizeof *ds.x); /* a duplicate */
+        ((double *)ds.v)[k] =
+            1000.0 + ((double *)ds.v)[k]; /* large norms: FP32 cancellation territory */
+    memcpy(((double *)ds.v) + 10 * ds.d, ((double *)ds.v) + 3 * ds.d,
+           ds.d * sizeof(double)); /* a duplicate */
     uint64_t got = 0;
     CHECK_EQ_INT(run_count(&engine_cpu, &ds, 1e-9, 0, ds.n, 0, &got), 0);
     CHECK_EQ_INT(got, ds.n + 2);
     CHECK_EQ_INT(run_count(&engine_cpu_fp16, &ds, 1e-9, 0, ds.n, 0, &got), 0);
     CHECK(got >= ds.n + 2); /* FP16 may merge near points, never lose one */
-    free(ds.x);
+    free(ds.v);
 }
 
 /* Small integers are exact in FP16, their squares and sums exact in FP32:
@@ -355,7 +357,7 @@ TEST(fp16_equals_cpu_on_small_integers)
     for (size_t b = 0; b < 4; b++) {
         dataset ds = make_uniform(90, sizes_d[b], 500 + b);
         for (size_t k = 0; k < ds.n * ds.d; k++)
-            ds.x[k] = floor(ds.x[k] * 16); /* 0..15 */
+            ((double *)ds.v)[k] = floor(((double *)ds.v)[k] * 16); /* 0..15 */
         double base = 8 * sqrt((double)ds.d / 6.0);
         for (int e = 1; e <= 3; e++) {
             /* sqrt(m + 0.5): no integer d2 sits on the boundary */
@@ -385,7 +387,7 @@ TEST(fp16_equals_cpu_on_small_integers)
             free(p64.p);
             free(p16.p);
         }
-        free(ds.x);
+        free(ds.v);
     }
 }
 
@@ -469,14 +471,15 @@ TEST(fp16_differs_from_cpu_only_near_eps)
                 ndiff = npairs = 0;
             dataset ds = make_uniform(250, sizes_d[b], 1000 + b + 10 * v);
             for (size_t k = 0; k < ds.n * ds.d; k++)
-                ds.x[k] = offset[v] + (v == 1 ? ds.x[k] * 1e-3 : ds.x[k]);
+                ((double *)ds.v)[k] =
+                    offset[v] + (v == 1 ? ((double *)ds.v)[k] * 1e-3 : ((double *)ds.v)[k]);
             double scale = v == 1 ? 1e-3 : 1;
             for (size_t e = 0; e < 3; e++) {
                 double eps = scale * eps_for(ds.d, eps_f[e]);
                 fp16_against_cpu(&ds, eps, &ndiff);
                 npairs += brute_count(&ds, 0, ds.n, eps);
             }
-            free(ds.x);
+            free(ds.v);
             if (v == 1 && b == 3) {
                 /* At unit scale the band is narrow: disagreements are rare. */
                 CHECK_MSG(ndiff * 1000 < npairs, "%zu of %zu pairs differ", ndiff, npairs);
@@ -515,7 +518,7 @@ TEST(cancel_returns_ecancel)
         CHECK(c.len < ds.n * ds.n);
         free(c.p);
     }
-    free(ds.x);
+    free(ds.v);
 }
 
 TEST(sink_error_stops_the_run)
@@ -533,7 +536,7 @@ TEST(sink_error_stops_the_run)
     err_clear();
     CHECK_EQ_INT(engine_run(&engine_cpu, &s, &r), TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "test sink refused");
-    free(ds.x);
+    free(ds.v);
 }
 
 static int progress_calls;
@@ -561,13 +564,13 @@ TEST(progress_ends_at_one)
     CHECK(progress_last == 1.0);
     CHECK(r.kernel_seconds >= 0 && r.seconds >= r.kernel_seconds);
     CHECK_STR_CONTAINS(r.precision, "fp64");
-    free(ds.x);
+    free(ds.v);
 }
 
 /* d2 of the pairs (0,1) of a 2-point dataset, from each engine. */
 static void pair01(const engine *e, const double *x, size_t d, double *d2)
 {
-    dataset ds = {.n = 2, .d = d, .x = (double *)x};
+    dataset ds = {.n = 2, .d = d, .v = (double *)x};
     engine_opts o;
     engine_opts_default(&o);
     join_spec s = spec_for(&ds, 1e3, JOIN_PAIRS, &o);
@@ -618,7 +621,7 @@ TEST(fp16_arithmetic_by_hand)
      * at an eps whose FP64 square is just below 2^-21. */
     double eps = nextafter(sqrt(0x1p-21), 0);
     CHECK(eps * eps < 0x1p-21 && (float)(eps * eps) == 0x1p-21f);
-    dataset ds = {.n = 2, .d = 2, .x = (double *)c};
+    dataset ds = {.n = 2, .d = 2, .v = (double *)c};
     uint64_t cnt = 0;
     CHECK_EQ_INT(run_count(&engine_cpu_fp16, &ds, eps, 0, 2, 1, &cnt), 0);
     CHECK_EQ_INT(cnt, 4);
@@ -644,7 +647,7 @@ TEST(fp16_conversion_cache)
     CHECK_EQ_INT(c1, c2);
     /* new content, new hash: converted again, and the count follows */
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] *= 0.5;
+        ((double *)ds.v)[k] *= 0.5;
     ds.hash = 0x5678;
     CHECK_EQ_INT(engine_run(&engine_cpu_fp16, &s, &r), 0);
     c3 = r.pairs;
@@ -655,5 +658,5 @@ TEST(fp16_conversion_cache)
     uint64_t want = 0;
     CHECK_EQ_INT(run_count(&engine_cpu_fp16, &ds, 0.4, 0, ds.n, 0, &want), 0);
     CHECK_EQ_INT(c3, want);
-    free(ds.x);
+    free(ds.v);
 }

@@ -83,10 +83,10 @@ static dataset make_data(size_t n, size_t d, uint64_t seed, double scale, double
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = malloc(n * d * sizeof *ds.x);
+    ds.v = malloc(n * d * sizeof(double));
     rng_state = seed;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = offset + scale * rng_unit();
+        ((double *)ds.v)[k] = offset + scale * rng_unit();
     return ds;
 }
 
@@ -104,7 +104,7 @@ static model model_build(const dataset *ds, const fmt_case *f)
     for (size_t i = 0; i < ds->n; i++) {
         float s = 0;
         for (size_t k = 0; k < ds->d; k++) {
-            float h = ldexpf(f->round(ldexp(ds->x[i * ds->d + k], sc)), -sc);
+            float h = ldexpf(f->round(ldexp(((double *)ds->v)[i * ds->d + k], sc)), -sc);
             m.h[i * ds->d + k] = h;
             s = fp32_add_rz(s, h * h);
         }
@@ -138,7 +138,7 @@ static double brute_d2(const dataset *ds, size_t i, size_t j)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++) {
-        double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+        double u = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
         s += u * u;
     }
     return s;
@@ -148,7 +148,7 @@ static double norm(const dataset *ds, size_t i)
 {
     double s = 0;
     for (size_t k = 0; k < ds->d; k++)
-        s += ds->x[i * ds->d + k] * ds->x[i * ds->d + k];
+        s += ((double *)ds->v)[i * ds->d + k] * ((double *)ds->v)[i * ds->d + k];
     return sqrt(s);
 }
 
@@ -330,7 +330,7 @@ TEST(emul_every_mode_equals_the_model)
                 double eps = 0.45 * sqrt((double)dims[b]) * (v ? 1.2 : 1.0);
                 modes_against_model(&cases[f], &ds, eps, 0, ds.n, 0);
                 modes_against_model(&cases[f], &ds, eps, 5, ds.n - 3, 3);
-                free(ds.x);
+                free(ds.v);
             }
         }
 }
@@ -390,7 +390,7 @@ TEST(emul_differs_from_fp64_only_near_eps)
                     else
                         against_fp64(&cases[f], &ds, eps, &ndiff_unit, &nboth_unit);
                 }
-                free(ds.x);
+                free(ds.v);
             }
         /* At unit scale the band is narrow: disagreements are rare; at the
          * offset it is wide and some pairs must flip (the band is used). */
@@ -418,7 +418,7 @@ TEST(emul_fp8_within_band_of_fp64)
                 for (int t = 0; t < 3; t++)
                     against_fp64(&cases[f], &ds, scale * (0.2 + 0.3 * t) * sqrt((double)d) * 0.6,
                                  &ndiff, &nboth);
-                free(ds.x);
+                free(ds.v);
             }
         CHECK(nboth > 0);
         fprintf(stderr, "%s: %zu pairs in both, %zu differ\n", cases[f].engine, nboth, ndiff);
@@ -431,7 +431,7 @@ static double pair01(const char *name, const double *x, size_t d)
     dataset ds = {0};
     ds.n = 2;
     ds.d = d;
-    ds.x = (double *)x;
+    ds.v = (double *)x;
     engine_opts o;
     engine_opts_default(&o);
     o.center = CENTER_OFF; /* the arithmetic as modelled here: uncentred */
@@ -523,5 +523,5 @@ TEST(emul_cache_per_format)
         model_free(&m);
     }
     CHECK(first[0] != first[1]); /* at offset 30 BF16 and TF32 disagree */
-    free(ds.x);
+    free(ds.v);
 }

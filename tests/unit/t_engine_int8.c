@@ -16,7 +16,7 @@ static dataset ints(const char *name, size_t n, size_t d, double lo, double hi, 
     dataset ds = make(name, n, d);
     rng_state = seed;
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = lo + floor((hi - lo + 1) * rng_unit());
+        ((double *)ds.v)[k] = lo + floor((hi - lo + 1) * rng_unit());
     finish(&ds);
     return ds;
 }
@@ -72,14 +72,14 @@ TEST(cpu_int8_quantized_by_hand)
         rng_state = 70 + neg;
         double m = 0;
         for (size_t k = 0; k < ds.n * ds.d; k++) {
-            ds.x[k] = neg ? 3.0 * rng_unit() - 1.7 : 0.25 * rng_unit();
-            m = fmax(m, fabs(ds.x[k]));
+            ((double *)ds.v)[k] = neg ? 3.0 * rng_unit() - 1.7 : 0.25 * rng_unit();
+            m = fmax(m, fabs(((double *)ds.v)[k]));
         }
         finish(&ds);
         const double c = (neg ? 127.0 : 255.0) / m, eps = neg ? 1.0 : 0.08;
         double *q = xmalloc(ds.n * ds.d * sizeof *q);
         for (size_t k = 0; k < ds.n * ds.d; k++)
-            q[k] = nearbyint(ds.x[k] * c);
+            q[k] = nearbyint(((double *)ds.v)[k] * c);
         const double lim = floor(eps * eps * c * c);
         size_t np = 0;
         jo_pair *want = xmalloc(ds.n * ds.n * sizeof *want);
@@ -123,7 +123,7 @@ TEST(cpu_int8_refusals)
     engine_opts_default(&o);
     dataset ds = make("halves", 10, 3);
     for (size_t k = 0; k < 30; k++)
-        ds.x[k] = k == 17 ? 2.5 : 1.0;
+        ((double *)ds.v)[k] = k == 17 ? 2.5 : 1.0;
     finish(&ds);
     join_outcome a = jo_run(engine_find("cpu-int8"), &ds, 1.0, 0, ds.n, &o, NULL, 0);
     CHECK(a.rc == TCJ_EINVAL);
@@ -153,13 +153,13 @@ TEST(int8_plan_names_the_first_bad_value)
     const size_t n = (size_t)1 << 19, d = 4;
     dataset ds = make("big", n, d);
     for (size_t k = 0; k < n * d; k++)
-        ds.x[k] = (double)(k % 200);
-    ds.x[n * d - 2] = 0.5;
+        ((double *)ds.v)[k] = (double)(k % 200);
+    ((double *)ds.v)[n * d - 2] = 0.5;
     finish(&ds);
     int8_plan pl;
     CHECK(int8_plan_for(&ds, 0, "int8", &pl) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "row 524287, column 2: 0.5");
-    ds.x[1000 * d + 1] = 7.25;
+    ((double *)ds.v)[1000 * d + 1] = 7.25;
     finish(&ds);
     CHECK(int8_plan_for(&ds, 0, "int8", &pl) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "row 1000, column 1: 7.25");

@@ -57,7 +57,7 @@ static double bound_ratio_sc(const dataset *ds, double eps, double sc)
         float acc = 0;
         double e = 0;
         for (size_t k = 0; k < d; k++) {
-            const double v = ds->x[i * d + k] * sc;
+            const double v = dataset_value(ds, i * d + k) * sc;
             h[i * d + k] = fp16_round(v);
             acc = fp32_add_rz(acc, h[i * d + k] * h[i * d + k]);
             e += v * v;

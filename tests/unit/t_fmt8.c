@@ -118,8 +118,8 @@ TEST(negative_data_refused)
     ds.name = xstrdup("signed");
     ds.n = 4;
     ds.d = 2;
-    ds.x = xcalloc(8, sizeof *ds.x);
-    ds.x[5] = -0.5;
+    ds.v = xcalloc(8, sizeof(double));
+    ((double *)ds.v)[5] = -0.5;
     ds.hash = dataset_hash(&ds);
     const char *names[] = {"cpu-ue5m3", "cpu-ue4m4"};
     for (int k = 0; k < 2; k++) {
@@ -135,7 +135,7 @@ TEST(negative_data_refused)
                       !strchr(err_msg(), '\n'),
                   "%s", err_msg());
     }
-    ds.x[5] = 0.5;
+    ((double *)ds.v)[5] = 0.5;
     ds.hash = dataset_hash(&ds);
     join_spec s;
     memset(&s, 0, sizeof s);
@@ -188,16 +188,16 @@ TEST(shift_equals_shifted_by_hand)
     hand.name = xstrdup("by hand");
     ds.n = hand.n = n;
     ds.d = hand.d = d;
-    ds.x = xcalloc(n * d, sizeof *ds.x);
-    hand.x = xcalloc(n * d, sizeof *hand.x);
+    ds.v = xcalloc(n * d, sizeof(double));
+    hand.v = xcalloc(n * d, sizeof(double));
     for (size_t i = 0; i < n * d; i++)
-        ds.x[i] = sin(0.37 * (double)i) * (1.0 + (double)(i % d)) - 0.6;
+        ((double *)ds.v)[i] = sin(0.37 * (double)i) * (1.0 + (double)(i % d)) - 0.6;
     for (size_t k = 0; k < d; k++) {
         double m = INFINITY;
         for (size_t i = 0; i < n; i++)
-            m = fmin(m, ds.x[i * d + k]);
+            m = fmin(m, ((double *)ds.v)[i * d + k]);
         for (size_t i = 0; i < n; i++)
-            hand.x[i * d + k] = ds.x[i * d + k] - m;
+            ((double *)hand.v)[i * d + k] = ((double *)ds.v)[i * d + k] - m;
     }
     ds.hash = dataset_hash(&ds);
     hand.hash = dataset_hash(&hand);

@@ -15,8 +15,8 @@ static dataset make_ds(const double *v, size_t n)
     ds.name = xstrdup("fit");
     ds.n = n;
     ds.d = 1;
-    ds.x = xmalloc(n * sizeof *ds.x);
-    memcpy(ds.x, v, n * sizeof *ds.x);
+    ds.v = xmalloc(n * sizeof(double));
+    memcpy(((double *)ds.v), v, n * sizeof(double));
     return ds;
 }
 
@@ -101,13 +101,13 @@ TEST(threaded_scan_counts_every_range)
     ds.name = xstrdup("big");
     ds.n = n / 4;
     ds.d = 4;
-    ds.x = xmalloc(n * sizeof *ds.x);
+    ds.v = xmalloc(n * sizeof(double));
     for (size_t k = 0; k < n; k++)
-        ds.x[k] = 1.0 + (double)(k % 97) / 97.0;
+        ((double *)ds.v)[k] = 1.0 + (double)(k % 97) / 97.0;
     size_t tiny = 0;
     for (size_t k = 5; k < n; k += 100003, tiny++)
-        ds.x[k] = 0x1p-40; /* below e4m3's smallest subnormal after any scale here */
-    ds.x[n - 3] = 300.0;   /* the largest: e4m3 scale 2^0 */
+        ((double *)ds.v)[k] = 0x1p-40; /* below e4m3's smallest subnormal after any scale here */
+    ((double *)ds.v)[n - 3] = 300.0;   /* the largest: e4m3 scale 2^0 */
     ds.hash = dataset_hash(&ds);
     const fmt_fit_format *f = fmt_fit_find("fp8-e4m3");
     CHECK(f != NULL);
@@ -121,7 +121,7 @@ TEST(threaded_scan_counts_every_range)
     fmt_fit_engine(&ds, c, f, &fit);
     double m = 0;
     for (size_t k = 0; k < n; k++)
-        m = fmax(m, fabs(ds.x[k] - c[k % 4]));
+        m = fmax(m, fabs(((double *)ds.v)[k] - c[k % 4]));
     int s = 0;
     while (ldexp(m, s) > f->max)
         s--;
@@ -129,7 +129,7 @@ TEST(threaded_scan_counts_every_range)
         s++;
     size_t under = 0;
     for (size_t k = 0; k < n; k++) {
-        const double a = fabs(ldexp(ds.x[k] - c[k % 4], s));
+        const double a = fabs(ldexp(((double *)ds.v)[k] - c[k % 4], s));
         under += a > 0 && a < f->min_sub;
     }
     CHECK_EQ_INT(fit.scale, s);

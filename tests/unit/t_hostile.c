@@ -460,7 +460,8 @@ TEST(beyond_memory_says_how_much)
     g.n = 1000000000000ull;
     g.d = 16;
     CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
-    CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 128.0 TB of memory for n=1000000000000 x "
+    /* f32 values: 4 bytes each */
+    CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 64.0 TB of memory for n=1000000000000 x "
                                   "d=16;");
     /* 1e11 centres of 16 doubles: 12.8 TB, beyond any machine this runs on
      * (1e9 centres, 128 GB, fit on the 128 GiB GPU machine) */

@@ -12,7 +12,7 @@ TEST(info_counts_by_hand)
      * overflow: 70000 -> 1; underflow: 1e-9 < 2^-24 -> 1;
      * subnormal: 1e-6 in [2^-24, 2^-14) -> 1 (2^-14 itself is normal, 65504 fits) */
     double x[12] = {0, 1, 70000, -1e-9, 0, 1, 1e-6, -3, -0.0, 1, ldexp(1, -14), 65504};
-    dataset ds = {.n = 6, .d = 2, .x = x};
+    dataset ds = {.n = 6, .d = 2, .v = x};
     dataset_info in;
     dataset_info_compute(&ds, &in);
     CHECK(in.min == -3);
@@ -28,7 +28,7 @@ TEST(info_counts_by_hand)
 TEST(info_negative_range_no_duplicates)
 {
     double x[6] = {-5, -4, -3, -2, -1, -0.5};
-    dataset ds = {.n = 3, .d = 2, .x = x};
+    dataset ds = {.n = 3, .d = 2, .v = x};
     dataset_info in;
     dataset_info_compute(&ds, &in);
     CHECK(in.min == -5 && in.max == -0.5 && in.absmax == 5);
@@ -44,7 +44,7 @@ TEST(info_many_duplicates)
     for (int i = 0; i < 1000; i++)
         for (int j = 0; j < 3; j++)
             x[i * 3 + j] = (i % 7) * 0.5 + j;
-    dataset ds = {.n = 1000, .d = 3, .x = x};
+    dataset ds = {.n = 1000, .d = 3, .v = x};
     dataset_info in;
     dataset_info_compute(&ds, &in);
     CHECK_EQ_INT(in.duplicates, 993);
@@ -54,12 +54,12 @@ TEST(hash_is_fnv1a)
 {
     /* python3: FNV-1a 64 over struct.pack('<QQ', n, d) + the '<d' values */
     double x[6] = {1.0, 2.0, 3.0, 4.5, -0.25, 1e300};
-    dataset ds = {.n = 3, .d = 2, .x = x};
+    dataset ds = {.n = 3, .d = 2, .v = x};
     CHECK(dataset_hash(&ds) == 0x20060221c5285de0ULL);
-    dataset e = {.n = 0, .d = 0, .x = NULL};
+    dataset e = {.n = 0, .d = 0, .v = NULL};
     CHECK(dataset_hash(&e) == 0x88201fb960ff6465ULL);
     /* shape matters, not only the values */
-    dataset t = {.n = 2, .d = 3, .x = x};
+    dataset t = {.n = 2, .d = 3, .v = x};
     CHECK(dataset_hash(&t) != dataset_hash(&ds));
 }
 

@@ -19,6 +19,7 @@
 #include "settings.h"
 #include "store.h"
 #include "view.h"
+#include "widen.h"
 
 extern const engine engine_cpu;
 
@@ -39,13 +40,14 @@ static dataset make(size_t n, size_t d, int grid, uint64_t seed)
     ds.n = n;
     ds.d = d;
     ds.name = "t";
-    ds.x = malloc(n * d * sizeof *ds.x);
+    ds.v = malloc(n * d * sizeof(double));
     rng = seed;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++) {
             double v =
                 grid ? (double)(rnext() % (uint64_t)grid) : (double)(rnext() >> 11) * 0x1p-53;
-            ds.x[i * d + k] = (grid && i % 7 == 6) ? ds.x[(i - 1) * d + k] : v;
+            ((double *)ds.v)[i * d + k] =
+                (grid && i % 7 == 6) ? ((double *)ds.v)[(i - 1) * d + k] : v;
         }
     return ds;
 }
@@ -63,12 +65,7 @@ static double brute_kth(const dataset *ds, size_t q, int k, double *tmp)
     for (size_t j = 0; j < ds->n; j++) {
         if (j == q)
             continue;
-        double s = 0;
-        for (size_t t = 0; t < ds->d; t++) {
-            double u = ds->x[q * ds->d + t] - ds->x[j * ds->d + t];
-            s += u * u;
-        }
-        tmp[m++] = s;
+        tmp[m++] = t_d2(ds, q, j);
     }
     qsort(tmp, m, sizeof *tmp, cmp_dbl);
     return tmp[k - 1];
@@ -105,7 +102,7 @@ TEST(cpu_matches_brute_force)
     /* K = n-1: the farthest other point */
     dataset e = make(120, 5, 3, 5);
     CHECK(!check_engine(&e, 119, 2, 0, e.n));
-    free(e.x);
+    free(e.v);
     /* duplicates make k-distance 0 for K=1 on the copies */
     engine_opts o;
     engine_opts_default(&o);
@@ -115,9 +112,9 @@ TEST(cpu_matches_brute_force)
     CHECK_EQ_INT(kdist_run(&engine_cpu, &s, &res), 0);
     CHECK(out[6] == 0 && out[5] == 0);
     CHECK_STR_CONTAINS(res.variant, "top-1 heaps");
-    free(a.x);
-    free(b.x);
-    free(c.x);
+    free(a.v);
+    free(b.v);
+    free(c.v);
 }
 
 TEST(kdist_run_checks)
@@ -142,7 +139,7 @@ TEST(kdist_run_checks)
     volatile int cancel = 1;
     s.cancel = &cancel;
     CHECK_EQ_INT(kdist_run(&engine_cpu, &s, &res), TCJ_ECANCEL);
-    free(a.x);
+    free(a.v);
 }
 
 /* The point farthest below the chord of the normalised curve. */

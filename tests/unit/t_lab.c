@@ -111,7 +111,7 @@ static void brute_pairs(const dataset *ds, double eps, pset *out)
         for (size_t j = 0; j < ds->n; j++) {
             double s = 0;
             for (size_t k = 0; k < ds->d; k++) {
-                double u = ds->x[i * ds->d + k] - ds->x[j * ds->d + k];
+                double u = ((double *)ds->v)[i * ds->d + k] - ((double *)ds->v)[j * ds->d + k];
                 s += u * u;
             }
             if (s <= eps * eps)
@@ -239,6 +239,7 @@ static void gen(dataset *ds, size_t n, size_t d, unsigned seed)
     gen_opts_set(&g, "d", v);
     snprintf(v, sizeof v, "%u", seed);
     gen_opts_set(&g, "seed", v);
+    gen_opts_set(&g, "dtype", "f64"); /* the tests change values in place */
     memset(ds, 0, sizeof *ds);
     dataset_generate(&g, ds);
 }
@@ -339,7 +340,7 @@ TEST(refusal_keeps_the_lab_going)
     gen(&ds, 300, 4, 7);
     /* Negative values, which the unsigned formats hold no sign for. */
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] -= 0.5;
+        ((double *)ds.v)[k] -= 0.5;
     ds.hash = dataset_hash(&ds); /* the emulations cache by content */
     engine_opts o;
     engine_opts_default(&o);
@@ -710,7 +711,7 @@ TEST(info_fits_as_the_engines_convert)
     gen(&s.ds, 500, 16, 3);
     for (size_t i = 0; i < s.ds.n; i++)
         for (size_t k = 0; k < s.ds.d; k++)
-            s.ds.x[i * s.ds.d + k] += k ? 4.0 : -0.5;
+            ((double *)s.ds.v)[i * s.ds.d + k] += k ? 4.0 : -0.5;
     s.ds.hash = dataset_hash(&s.ds);
     s.have_ds = 1;
     const size_t n = s.ds.n, d = s.ds.d;
@@ -719,12 +720,12 @@ TEST(info_fits_as_the_engines_convert)
     uint64_t neg = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++)
-            mean[k] += s.ds.x[i * d + k];
+            mean[k] += ((double *)s.ds.v)[i * d + k];
     for (size_t k = 0; k < d; k++)
         mean[k] /= n;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < d; k++) {
-            double v = s.ds.x[i * d + k];
+            double v = ((double *)s.ds.v)[i * d + k];
             rawmax = fmax(rawmax, fabs(v));
             cmax = fmax(cmax, fabs(v - (double)mean[k]));
             neg += v < 0;
@@ -735,7 +736,7 @@ TEST(info_fits_as_the_engines_convert)
     for (size_t i = 0; i < n; i++) {
         double a = 0, b = 0;
         for (size_t k = 0; k < d; k++) {
-            double v = s.ds.x[i * d + k], w = v - (double)mean[k];
+            double v = ((double *)s.ds.v)[i * d + k], w = v - (double)mean[k];
             a += v * v;
             b += w * w;
         }

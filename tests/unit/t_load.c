@@ -37,11 +37,29 @@ static const char *wtext(const char *name, const char *text)
     return wfile(name, text, strlen(text));
 }
 
+/* 1 when values [k0, k0 + m) of ds are want's, compared as FP64. */
+static int values_are(const dataset *ds, size_t k0, const double *want, size_t m)
+{
+    for (size_t k = 0; k < m; k++)
+        if (dataset_value(ds, k0 + k) != want[k])
+            return 0;
+    return 1;
+}
+
+/* 1 when the first m values of a and b are equal as FP64, whatever their types. */
+static int same_values(const dataset *a, size_t k0, const dataset *b, size_t m)
+{
+    for (size_t k = 0; k < m; k++)
+        if (dataset_value(a, k0 + k) != dataset_value(b, k0 + k))
+            return 0;
+    return 1;
+}
+
 static double sum_all(const dataset *ds)
 {
     double s = 0;
     for (size_t i = 0; i < ds->n * ds->d; i++)
-        s += ds->x[i];
+        s += dataset_value(ds, i);
     return s;
 }
 
@@ -86,8 +104,9 @@ TEST(sift_fvecs)
     CHECK(!strcmp(ds.name, "sift5k.fvecs"));
     CHECK(ds.path && ds.path[0] == '/');
     /* python3: row 0 starts 8 zeros then 13, 10; row 4999 starts 36, 9, 15 */
-    CHECK(ds.x[8] == 13 && ds.x[9] == 10);
-    CHECK(ds.x[4999 * 128] == 36 && ds.x[4999 * 128 + 1] == 9 && ds.x[4999 * 128 + 2] == 15);
+    CHECK(dataset_value(&ds, 8) == 13 && dataset_value(&ds, 9) == 10);
+    CHECK(dataset_value(&ds, 4999 * 128) == 36 && dataset_value(&ds, 4999 * 128 + 1) == 9 &&
+          dataset_value(&ds, 4999 * 128 + 2) == 15);
     CHECK(sum_all(&ds) == 21465670.0);
     CHECK(ds.hash == dataset_hash(&ds));
     dataset_free(&ds);
@@ -101,7 +120,8 @@ TEST(sift_tsv_equals_fvecs)
     CHECK_MSG(dataset_load(t_dataset("sift5k_with_ids.tsv"), &o, &b) == 0, "%s", err_msg());
     CHECK_EQ_INT(b.n, 5000);
     CHECK_EQ_INT(b.d, 128);
-    CHECK(!memcmp(a.x, b.x, 5000 * 128 * sizeof(double)));
+    CHECK(a.type == DTYPE_F32 && b.type == DTYPE_F64); /* each kept as its file holds it */
+    CHECK(same_values(&a, 0, &b, 5000 * 128));
     CHECK(a.hash == b.hash);
     o.cols = "0-127";
     CHECK_MSG(dataset_load(t_dataset("sift5k_with_ids.tsv"), &o, &c) == 0, "%s", err_msg());
@@ -110,7 +130,7 @@ TEST(sift_tsv_equals_fvecs)
     /* all 129 columns: the last is the id 100001..105000 */
     CHECK(dataset_load(t_dataset("sift5k_with_ids.tsv"), NULL, &c) == 0);
     CHECK_EQ_INT(c.d, 129);
-    CHECK(c.x[128] == 100001 && c.x[4999 * 129 + 128] == 105000);
+    CHECK(dataset_value(&c, 128) == 100001 && dataset_value(&c, 4999 * 129 + 128) == 105000);
     dataset_free(&a);
     dataset_free(&b);
     dataset_free(&c);
@@ -125,8 +145,8 @@ TEST(letter_csv)
     CHECK_EQ_INT(ds.d, 16);
     static const double first[16] = {2, 8, 3, 5, 1, 8, 13, 0, 6, 6, 10, 8, 0, 8, 0, 8};
     static const double last[16] = {4, 9, 6, 6, 2, 9, 5, 3, 1, 8, 1, 8, 2, 7, 2, 8};
-    CHECK(!memcmp(ds.x, first, sizeof first));
-    CHECK(!memcmp(ds.x + 19999 * 16, last, sizeof last));
+    CHECK(values_are(&ds, 0, first, 16));
+    CHECK(values_are(&ds, 19999 * 16, last, 16));
     CHECK(sum_all(&ds) == 1896149.0);
     uint64_t h = ds.hash;
     dataset_free(&ds);
@@ -150,8 +170,8 @@ TEST(htru2_cr_only)
                                     3.199832776, 19.11042633, 7.975531794,  74.24222492};
     static const double last[8] = {57.0625,     85.79734025, 1.406391047,  0.089519707,
                                    188.3060201, 64.71256228, -1.597526579, 1.42947536};
-    CHECK(!memcmp(ds.x, first, sizeof first));
-    CHECK(!memcmp(ds.x + 17897 * 8, last, sizeof last));
+    CHECK(values_are(&ds, 0, first, 8));
+    CHECK(values_are(&ds, 17897 * 8, last, 8));
     CHECK(sum_all(&ds) == 5583814.735047648);
     dataset_free(&ds);
 }
@@ -164,8 +184,10 @@ TEST(kitti_raw)
     CHECK_EQ_INT(ds.n, 20285);
     CHECK_EQ_INT(ds.d, 4);
     CHECK(!strcmp(ds.format, "raw"));
-    CHECK(ds.x[0] == (double)18.324f && ds.x[1] == (double)0.049f && ds.x[3] == 0);
-    CHECK(ds.x[20284 * 4 + 2] == (double)-1.638f && ds.x[20284 * 4 + 3] == (double)0.31f);
+    CHECK(dataset_value(&ds, 0) == (double)18.324f && dataset_value(&ds, 1) == (double)0.049f &&
+          dataset_value(&ds, 3) == 0);
+    CHECK(dataset_value(&ds, 20284 * 4 + 2) == (double)-1.638f &&
+          dataset_value(&ds, 20284 * 4 + 3) == (double)0.31f);
     CHECK(sum_all(&ds) == 235190.87703074724);
     dataset_free(&ds);
     /* no dim: a clear request for it */
@@ -179,8 +201,9 @@ TEST(olivetti_npy)
     CHECK_MSG(dataset_load(t_dataset("olivetti_400x4096_u8.npy"), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 400);
     CHECK_EQ_INT(ds.d, 4096);
-    CHECK(ds.x[0] == 75 && ds.x[4] == 81 && ds.x[200 * 4096 + 100] == 104);
-    CHECK(ds.x[400 * 4096 - 1] == 93);
+    CHECK(dataset_value(&ds, 0) == 75 && dataset_value(&ds, 4) == 81 &&
+          dataset_value(&ds, 200 * 4096 + 100) == 104);
+    CHECK(dataset_value(&ds, 400 * 4096 - 1) == 93);
     CHECK(sum_all(&ds) == 216898402.0);
     dataset_free(&ds);
 }
@@ -205,7 +228,8 @@ TEST(fvecs_offset_limit)
     const char *p = fvecs_file("ol.fvecs", 10, 4);
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 4);
-    CHECK(ds.x[0] == 30 && ds.x[3] == 33 && ds.x[15] == 63);
+    CHECK(dataset_value(&ds, 0) == 30 && dataset_value(&ds, 3) == 33 &&
+          dataset_value(&ds, 15) == 63);
     CHECK(!strcmp(ds.name, "ol.fvecs[3:7]"));
     dataset_free(&ds);
     o.offset = 8;
@@ -267,7 +291,8 @@ TEST(bvecs_ivecs)
     dataset ds;
     CHECK_MSG(dataset_load(wfile("a.bvecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(ds.x[0] == 200 && ds.x[4] == 202 && ds.x[5] == 2);
+    CHECK(dataset_value(&ds, 0) == 200 && dataset_value(&ds, 4) == 202 &&
+          dataset_value(&ds, 5) == 2);
     dataset_free(&ds);
     b.n = 0;
     for (int i = 0; i < 2; i++) {
@@ -278,7 +303,7 @@ TEST(bvecs_ivecs)
     CHECK_MSG(dataset_load(wfile("a.ivecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
     CHECK_EQ_INT(ds.d, 3);
-    CHECK(ds.x[2] == -3000000 && ds.x[3] == -999999);
+    CHECK(dataset_value(&ds, 2) == -3000000 && dataset_value(&ds, 3) == -999999);
     dataset_free(&ds);
 }
 
@@ -313,32 +338,33 @@ TEST(npy_versions_and_dtypes)
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
     CHECK_EQ_INT(ds.d, 2);
-    CHECK(ds.x[4] == 5.5 && ds.x[5] == -6);
+    CHECK(dataset_value(&ds, 4) == 5.5 && dataset_value(&ds, 5) == -6);
     dataset_free(&ds);
     double f8[4] = {0.1, 0.2, 0.3, 1e300};
     p = npy_file("v2.npy", 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", f8,
                  sizeof f8);
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 0.1 && ds.x[3] == 1e300);
+    CHECK(dataset_value(&ds, 0) == 0.1 && dataset_value(&ds, 3) == 1e300);
     dataset_free(&ds);
     /* half: 1.5, -2, 65504, 2^-24 (the smallest subnormal) */
     uint16_t f2[4] = {0x3E00, 0xC000, 0x7BFF, 0x0001};
     p = npy_file("v3.npy", 3, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }", f2,
                  sizeof f2);
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 1.5 && ds.x[1] == -2 && ds.x[2] == 65504 && ds.x[3] == ldexp(1, -24));
+    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -2 &&
+          dataset_value(&ds, 2) == 65504 && dataset_value(&ds, 3) == ldexp(1, -24));
     dataset_free(&ds);
     /* big-endian float32 and int32 */
     unsigned char be[8] = {0x3f, 0xc0, 0, 0, 0xc1, 0x20, 0, 0}; /* 1.5, -10 */
     p = npy_file("be.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 1), }", be, 8);
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 1.5 && ds.x[1] == -10);
+    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -10);
     dataset_free(&ds);
     unsigned char bi[8] = {0xff, 0xff, 0xff, 0xfe, 0, 0, 1, 0}; /* -2, 256 */
     p = npy_file("bei.npy", 1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }", bi, 8);
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.d, 1); /* 1-D: n points of d = 1 */
-    CHECK(ds.x[0] == -2 && ds.x[1] == 256);
+    CHECK(dataset_value(&ds, 0) == -2 && dataset_value(&ds, 1) == 256);
     dataset_free(&ds);
 }
 
@@ -351,12 +377,13 @@ TEST(npy_fortran_order)
     dataset ds;
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     for (int i = 0; i < 6; i++)
-        CHECK(ds.x[i] == i + 1);
+        CHECK(dataset_value(&ds, i) == i + 1);
     dataset_free(&ds);
     load_opts o = {.header = -1, .offset = 1, .limit = 2};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[0] == 3 && ds.x[1] == 4 && ds.x[2] == 5 && ds.x[3] == 6);
+    CHECK(dataset_value(&ds, 0) == 3 && dataset_value(&ds, 1) == 4 && dataset_value(&ds, 2) == 5 &&
+          dataset_value(&ds, 3) == 6);
     dataset_free(&ds);
 }
 
@@ -401,7 +428,7 @@ TEST(csv_line_endings)
         CHECK_MSG(dataset_load(wtext(name, texts[k]), NULL, &ds) == 0, "%s", err_msg());
         CHECK_EQ_INT(ds.n, 3);
         CHECK_EQ_INT(ds.d, 2);
-        CHECK(ds.x[0] == 1 && ds.x[5] == 6);
+        CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 5) == 6);
         dataset_free(&ds);
     }
 }
@@ -413,14 +440,14 @@ TEST(csv_header_comments_delims)
     const char *p = wtext("c.csv", "# made by hand\n1.5, 2\n\n  # indented comment\n3,4 # tail\n");
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[0] == 1.5 && ds.x[3] == 4);
+    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 3) == 4);
     dataset_free(&ds);
     /* forced header drops a numeric first line */
     load_opts o = {.header = 1};
     p = wtext("h.csv", "1,2\n3,4\n5,6\n");
     CHECK(dataset_load(p, &o, &ds) == 0);
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[0] == 3);
+    CHECK(dataset_value(&ds, 0) == 3);
     dataset_free(&ds);
     /* header=no: a non-numeric first line is an error, not a header */
     o.header = 0;
@@ -430,16 +457,16 @@ TEST(csv_header_comments_delims)
     p = wtext("w.txt", "  1  2\t 3\n4 5 6  \n");
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.d, 3);
-    CHECK(ds.x[5] == 6);
+    CHECK(dataset_value(&ds, 5) == 6);
     dataset_free(&ds);
     p = wtext("t.tsv", "a\tb\n-1e3\t2\n3\t.5\n");
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == -1000 && ds.x[3] == 0.5);
+    CHECK(dataset_value(&ds, 0) == -1000 && dataset_value(&ds, 3) == 0.5);
     dataset_free(&ds);
     p = wtext("s.csv", "\"a\";\"b\"\n\"1\";2\n3;4\n");
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[0] == 1 && ds.x[3] == 4);
+    CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 3) == 4);
     dataset_free(&ds);
 }
 
@@ -462,7 +489,8 @@ TEST(csv_cols_grammar)
         CHECK_MSG(dataset_load(p, &o, &ds) == 0, "cols=%s: %s", cases[k].cols, err_msg());
         CHECK_MSG((int)ds.d == cases[k].d, "cols=%s: d=%zu", cases[k].cols, ds.d);
         for (int j = 0; j < cases[k].d; j++)
-            CHECK_MSG(ds.x[j] == cases[k].first[j], "cols=%s: x[%d]=%g", cases[k].cols, j, ds.x[j]);
+            CHECK_MSG(dataset_value(&ds, j) == cases[k].first[j], "cols=%s: x[%d]=%g",
+                      cases[k].cols, j, dataset_value(&ds, j));
         dataset_free(&ds);
     }
     load_opts o = {.header = -1, .cols = "2-9"};
@@ -503,7 +531,8 @@ TEST(nonfinite_refused_and_dropped)
     load_opts o = {.header = -1, .drop_nonfinite = 1};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(ds.x[0] == 1 && ds.x[3] == 7 && ds.x[6] == 13 && ds.x[8] == 15);
+    CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 3) == 7 && dataset_value(&ds, 6) == 13 &&
+          dataset_value(&ds, 8) == 15);
     dataset_free(&ds);
     /* binary: the byte of the first bad value */
     buf b = {.n = 0};
@@ -518,7 +547,7 @@ TEST(nonfinite_refused_and_dropped)
                                   "value 1)");
     CHECK(dataset_load(p, &o, &ds) == 0);
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[0] == 0 && ds.x[2] == 2);
+    CHECK(dataset_value(&ds, 0) == 0 && dataset_value(&ds, 2) == 2);
     dataset_free(&ds);
 }
 
@@ -529,7 +558,7 @@ TEST(text_offset_limit)
     dataset ds;
     CHECK(dataset_load(p, &o, &ds) == 0);
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(ds.x[0] == 1 && ds.x[5] == 3);
+    CHECK(dataset_value(&ds, 0) == 1 && dataset_value(&ds, 5) == 3);
     dataset_free(&ds);
     /* a bad line after the limit is never read */
     p = wtext("ol2.csv", "0,0\n1,1\nbad\n");
@@ -600,7 +629,7 @@ TEST(raw_dtypes_and_bad_size)
     o.dim = 5;
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
-    CHECK(ds.x[9] == 9);
+    CHECK(dataset_value(&ds, 9) == 9);
     dataset_free(&ds);
     unsigned char be[8] = {0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18}; /* pi as f64be */
     unsigned char two[16];
@@ -609,13 +638,15 @@ TEST(raw_dtypes_and_bad_size)
     o.dtype = "f64be";
     o.dim = 1;
     CHECK_MSG(dataset_load(wfile("pi.raw", two, 16), &o, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 3.141592653589793 && ds.x[1] == ds.x[0]);
+    CHECK(dataset_value(&ds, 0) == 3.141592653589793 &&
+          dataset_value(&ds, 1) == dataset_value(&ds, 0));
     dataset_free(&ds);
     int16_t i2[4] = {-32768, 32767, -1, 0};
     o.dtype = "i16";
     o.dim = 2;
     CHECK(dataset_load(wfile("s.raw", i2, 8), &o, &ds) == 0);
-    CHECK(ds.x[0] == -32768 && ds.x[1] == 32767 && ds.x[2] == -1);
+    CHECK(dataset_value(&ds, 0) == -32768 && dataset_value(&ds, 1) == 32767 &&
+          dataset_value(&ds, 2) == -1);
     dataset_free(&ds);
     o.dtype = "f128";
     CHECK(dataset_load(wfile("s2.raw", i2, 8), &o, &ds) == TCJ_EINVAL);
@@ -638,7 +669,7 @@ TEST(idx_files)
     CHECK_MSG(dataset_load(wfile("img-idx3-ubyte", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
     CHECK_EQ_INT(ds.d, 4);
-    CHECK(ds.x[11] == 220);
+    CHECK(dataset_value(&ds, 11) == 220);
     dataset_free(&ds);
     b.n = 0;
     unsigned char m2[4] = {0, 0, 0x0D, 2};
@@ -648,7 +679,7 @@ TEST(idx_files)
     put_be(&b, 0x3fc00000, 4); /* 1.5 */
     put_be(&b, 0xc1200000, 4); /* -10 */
     CHECK_MSG(dataset_load(wfile("f.idx", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 1.5 && ds.x[1] == -10);
+    CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -10);
     dataset_free(&ds);
     b.n -= 2;
     CHECK(dataset_load(wfile("short.idx", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
@@ -686,21 +717,24 @@ TEST(hdf5_ann_benchmarks)
     CHECK_MSG(dataset_load(p, NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 5);
     CHECK_EQ_INT(ds.d, 3);
-    CHECK(ds.x[14] == 3.5 && ds.x[1] == 0.25);
+    CHECK(dataset_value(&ds, 14) == 3.5 && dataset_value(&ds, 1) == 0.25);
+    CHECK(ds.type == DTYPE_F32); /* the file's own type, sent as doubles by the child */
     CHECK(!strcmp(ds.format, "hdf5"));
     dataset_free(&ds);
     load_opts o = {.header = -1, .h5name = "test"};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[0] == 1e-3 && ds.x[5] == 6);
+    CHECK(dataset_value(&ds, 0) == 1e-3 && dataset_value(&ds, 5) == 6);
+    CHECK(ds.type == DTYPE_F64);
     dataset_free(&ds);
     o.h5name = "neighbors";
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
-    CHECK(ds.x[1] == -8);
+    CHECK(dataset_value(&ds, 1) == -8);
+    CHECK(ds.type == DTYPE_F64); /* i32: wider than f32 holds exactly */
     dataset_free(&ds);
     o = (load_opts){.offset = 1, .limit = 3};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
-    CHECK(ds.x[0] == 0.75 && ds.x[8] == 2.75);
+    CHECK(dataset_value(&ds, 0) == 0.75 && dataset_value(&ds, 8) == 2.75);
     dataset_free(&ds);
     o = (load_opts){.h5name = "nope"};
     CHECK(dataset_load(p, &o, &ds) == TCJ_EINVAL);
@@ -736,4 +770,80 @@ TEST(load_opts_words)
     while (load_opt_names[k])
         k++;
     CHECK_EQ_INT(k, 10);
+}
+
+/* ---- the element type each loader keeps ---- */
+
+/* Loaders keep the file's own type when it is u8, f16, f32 or f64, the
+ * narrowest exact one for other integers, f64 for text; the values and
+ * the hash are those of the FP64 widening. */
+TEST(loaders_keep_their_type)
+{
+    static const struct {
+        const char *descr;
+        size_t es;
+        dtype_id want;
+    } cases[] = {
+        {"<f2", 2, DTYPE_F16}, {"<f4", 4, DTYPE_F32}, {"<f8", 8, DTYPE_F64}, {"|u1", 1, DTYPE_U8},
+        {"|i1", 1, DTYPE_F16}, {"<i2", 2, DTYPE_F32}, {"<u2", 2, DTYPE_F32}, {"<i4", 4, DTYPE_F64},
+    };
+    /* -3, 7, 100, 0 in each type (u8: 3 for -3) */
+    const double want[4][4] = {{-3, 7, 100, 0}, {3, 7, 100, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int uns = cases[c].descr[1] == 'u';
+        unsigned char data[32];
+        for (int k = 0; k < 4; k++) {
+            const double v = want[uns][k];
+            if (cases[c].descr[1] == 'f' && cases[c].es == 2) {
+                const uint16_t h[4] = {0xC200, 0x4700, 0x5640, 0}; /* -3 7 100 0 */
+                memcpy(data + 2 * k, &h[k], 2);
+            } else if (cases[c].descr[1] == 'f' && cases[c].es == 4) {
+                const float f = (float)v;
+                memcpy(data + 4 * k, &f, 4);
+            } else if (cases[c].descr[1] == 'f') {
+                memcpy(data + 8 * k, &v, 8);
+            } else {
+                const int64_t i = (int64_t)v;
+                memcpy(data + cases[c].es * k, &i, cases[c].es); /* little-endian */
+            }
+        }
+        char dict[128], name[32];
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (2, 2), }",
+                 cases[c].descr);
+        snprintf(name, sizeof name, "type%zu.npy", c);
+        dataset ds;
+        CHECK_MSG(dataset_load(npy_file(name, 1, dict, data, 4 * cases[c].es), NULL, &ds) == 0,
+                  "%s: %s", cases[c].descr, err_msg());
+        CHECK_MSG(ds.type == cases[c].want, "%s: kept as %s", cases[c].descr,
+                  dtype_get(ds.type)->name);
+        CHECK(dataset_bytes(&ds) == 4 * dtype_get(cases[c].want)->bytes);
+        dataset f64 = {0};
+        dataset_set_f64(&f64, want[uns], 2, 2, DTYPE_F64);
+        for (int k = 0; k < 4; k++)
+            CHECK_MSG(dataset_value(&ds, k) == want[uns][k], "%s value %d", cases[c].descr, k);
+        CHECK_MSG(ds.hash == f64.hash, "%s: hash differs from the FP64 values'", cases[c].descr);
+        dataset_free(&f64);
+        dataset_free(&ds);
+    }
+    /* The shared files: fvecs f32, u8 npy, raw f32, text f64. */
+    static const struct {
+        const char *file;
+        dtype_id want;
+    } shared[] = {{"sift5k.fvecs", DTYPE_F32},
+                  {"olivetti_400x4096_u8.npy", DTYPE_U8},
+                  {"letter.csv", DTYPE_F64}};
+    for (size_t c = 0; c < sizeof shared / sizeof shared[0]; c++) {
+        dataset ds;
+        load_opts o = {.header = -1, .cols = c == 2 ? "1-16" : NULL};
+        CHECK_MSG(dataset_load(t_dataset(shared[c].file), &o, &ds) == 0, "%s", err_msg());
+        CHECK_MSG(ds.type == shared[c].want, "%s: kept as %s", shared[c].file,
+                  dtype_get(ds.type)->name);
+        CHECK(dataset_bytes(&ds) == ds.n * ds.d * dtype_get(shared[c].want)->bytes);
+        dataset_free(&ds);
+    }
+    dataset ds;
+    load_opts o = {.header = -1, .dtype = "f32", .dim = 4};
+    CHECK_MSG(dataset_load(t_dataset("kitti_000000_xyzr.f32"), &o, &ds) == 0, "%s", err_msg());
+    CHECK(ds.type == DTYPE_F32);
+    dataset_free(&ds);
 }

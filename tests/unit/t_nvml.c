@@ -81,7 +81,7 @@ TEST(gpu_run_gets_no_fake_clock_metrics)
     ds.name = "t";
     ds.n = 4;
     ds.d = 1;
-    ds.x = x;
+    ds.v = x;
     engine_opts o;
     engine_opts_default(&o);
     join_spec spec;

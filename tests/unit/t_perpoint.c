@@ -70,11 +70,11 @@ TEST(core_points_against_brute_force)
     dataset ds = {0};
     ds.n = n;
     ds.d = d;
-    ds.x = malloc(n * d * sizeof *ds.x);
+    ds.v = malloc(n * d * sizeof(double));
     uint64_t z = 7;
     for (size_t k = 0; k < n * d; k++) {
         z = z * 6364136223846793005ull + 1442695040888963407ull;
-        ds.x[k] = (double)(z >> 40) / (double)(1ull << 24);
+        ((double *)ds.v)[k] = (double)(z >> 40) / (double)(1ull << 24);
     }
     double eps = 0.15;
     engine_opts o;
@@ -96,7 +96,7 @@ TEST(core_points_against_brute_force)
             for (size_t j = 0; j < n; j++) {
                 double s = 0;
                 for (size_t k = 0; k < d; k++) {
-                    double u = ds.x[i * d + k] - ds.x[j * d + k];
+                    double u = ((double *)ds.v)[i * d + k] - ((double *)ds.v)[j * d + k];
                     s += u * u;
                 }
                 c += s <= eps * eps;
@@ -117,7 +117,7 @@ TEST(core_points_against_brute_force)
         CHECK_NEAR(p.mean, engine_selectivity(res.pairs, n), 1e-12 * p.mean);
     }
     free(counts);
-    free(ds.x);
+    free(ds.v);
 }
 
 TEST(store_round_trip)

@@ -107,7 +107,7 @@ TEST(sink_from_engine)
         st = st * 6364136223846793005ull + 1442695040888963407ull;
         x[k] = (double)(st >> 11) * 0x1p-53;
     }
-    dataset ds = {.n = n, .d = d, .x = x};
+    dataset ds = {.n = n, .d = d, .v = x};
     engine_opts o;
     engine_opts_default(&o);
     o.batch_pairs = 100;

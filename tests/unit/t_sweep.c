@@ -35,16 +35,19 @@ static void exact_build(const dataset *ds, exact *ex)
     ex->n = n;
     ex->m = n * (n - 1) / 2;
     ex->d2 = malloc(ex->m * sizeof *ex->d2);
+    double *x = malloc(n * d * sizeof *x); /* the values as FP64, whatever their type */
+    dataset_rows_f64(ds, 0, n, x);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
             double s = 0;
             for (size_t t = 0; t < d; t++) {
-                double u = ds->x[i * d + t] - ds->x[j * d + t];
+                double u = x[i * d + t] - x[j * d + t];
                 s += u * u;
             }
             ex->d2[k++] = s;
         }
+    free(x);
     qsort(ex->d2, ex->m, sizeof *ex->d2, cmp_dbl);
 }
 
@@ -79,11 +82,13 @@ static int bf_run(const join_spec *s, join_result *res)
         *s->hist_below = 0;
     }
     uint64_t pairs = 0;
+    double *x = malloc(n * d * sizeof *x); /* the values as FP64, whatever their type */
+    dataset_rows_f64(ds, 0, n, x);
     for (size_t i = s->q0; i < s->q1; i++)
         for (size_t j = 0; j < n; j++) {
             double v = 0;
             for (size_t t = 0; t < d; t++) {
-                double u = ds->x[i * d + t] - ds->x[j * d + t];
+                double u = x[i * d + t] - x[j * d + t];
                 v += u * u;
             }
             if (!(v <= lim))
@@ -100,6 +105,7 @@ static int bf_run(const join_spec *s, join_result *res)
                 b++;
             s->hist[b]++;
         }
+    free(x);
     res->pairs = pairs;
     return 0;
 }
@@ -124,13 +130,13 @@ static void make(dataset *ds, size_t n, size_t d, uint64_t seed, int ints)
     memset(ds, 0, sizeof *ds);
     ds->n = n;
     ds->d = d;
-    ds->x = xmalloc(n * d * sizeof *ds->x);
+    ds->v = xmalloc(n * d * sizeof(double));
     rng_state = seed;
     for (size_t i = 0; i < n * d; i++) {
         /* a few clusters so the density varies */
         double c = (double)((i / d) % 5) * 0.2;
         double v = c + 0.15 * rnd();
-        ds->x[i] = ints ? floor(v * 40) : v;
+        ((double *)ds->v)[i] = ints ? floor(v * 40) : v;
     }
 }
 
@@ -301,7 +307,7 @@ TEST(sweep_refine_and_widen)
     make(&ds, 1200, 6, 31, 0);
     make(&far, 1200, 6, 31, 0);
     for (size_t i = 0; i < far.n * far.d; i++)
-        far.x[i] *= 3;
+        ((double *)far.v)[i] *= 3;
     exact ex;
     exact_build(&ds, &ex);
     sweep_sample smp, bad;
@@ -338,9 +344,9 @@ TEST(sweep_ties_unreachable)
     dataset ds = {0};
     ds.n = 40;
     ds.d = 1;
-    ds.x = xcalloc(40, sizeof(double));
+    ds.v = xcalloc(40, sizeof(double));
     for (size_t i = 20; i < 40; i++)
-        ds.x[i] = 1;
+        ((double *)ds.v)[i] = 1;
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
     sweep_opts o = opts_for(engine_find("cpu"));
@@ -376,10 +382,10 @@ TEST(sweep_ties_fractional)
     dataset ds = {0};
     ds.n = 400;
     ds.d = 1;
-    ds.x = xmalloc(400 * sizeof(double));
+    ds.v = xmalloc(400 * sizeof(double));
     rng_state = 5;
     for (size_t i = 0; i < 400; i++)
-        ds.x[i] = 0.375 * floor(rnd() * 60);
+        ((double *)ds.v)[i] = 0.375 * floor(rnd() * 60);
     exact ex;
     exact_build(&ds, &ex);
     sweep_sample smp;
@@ -551,7 +557,7 @@ TEST(bad_input)
                             "is a neighbour of every other)") == 0);
     CHECK_EQ_INT(sweep_validate(&ds, 48.5), 0);
     for (size_t i = 0; i < 100; i++)
-        ds.x[i] = 2.5;
+        ((double *)ds.v)[i] = 2.5;
     CHECK_EQ_INT(sweep_validate(&ds, 8), TCJ_EINVAL);
     CHECK(strcmp(err_msg(),
                  "every point is identical: all distances are 0, no eps gives selectivity 8") == 0);
@@ -679,9 +685,9 @@ TEST(cmd_sweep_unreachable)
     out_set_sink(out_buf_sink, &buf);
     s.ds.n = 40;
     s.ds.d = 1;
-    s.ds.x = xcalloc(40, sizeof(double));
+    s.ds.v = xcalloc(40, sizeof(double));
     for (size_t i = 20; i < 40; i++)
-        s.ds.x[i] = 1;
+        ((double *)s.ds.v)[i] = 1;
     s.have_ds = 1;
     CHECK(cmd_exec(&s, "sweep 25 engine=cpu use") == 0);
     CHECK(!s.failed);
@@ -695,7 +701,7 @@ TEST(cmd_sweep_unreachable)
     CHECK_STR_CONTAINS(buf.data, "(from the sweep: the closest reachable, below the target)");
     CHECK_EQ_INT(count_rows(st, "SELECT count(*) FROM sweeps WHERE note LIKE '%unreachable%'"), 1);
     for (size_t i = 0; i < 40; i++)
-        s.ds.x[i] = 7;
+        ((double *)s.ds.v)[i] = 7;
     buf.len = 0;
     CHECK(cmd_exec(&s, "sweep 5") != 0);
     CHECK_STR_CONTAINS(
@@ -762,10 +768,10 @@ TEST(sweep_snaps_by_distance_type)
     dataset ds = {0};
     ds.n = 400;
     ds.d = 1;
-    ds.x = xmalloc(400 * sizeof(double));
+    ds.v = xmalloc(400 * sizeof(double));
     rng_state = 5;
     for (size_t i = 0; i < 400; i++)
-        ds.x[i] = 0.375 * floor(rnd() * 60);
+        ((double *)ds.v)[i] = 0.375 * floor(rnd() * 60);
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
     const double ts[] = {1, 8, 20, 64, 150};
@@ -805,7 +811,7 @@ TEST(sweep_cpu_bf16_tf32)
     dataset ds;
     make(&ds, 900, 6, 8, 0);
     for (size_t k = 0; k < ds.n * ds.d; k++)
-        ds.x[k] += 20; /* far from the origin: BF16's step is 2^-3 here */
+        ((double *)ds.v)[k] += 20; /* far from the origin: BF16's step is 2^-3 here */
     hist_vs_count(engine_find("cpu-bf16"), &ds);
     sweep_sample smp;
     CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
