@@ -252,7 +252,7 @@ static struct {
  * one slot per device ordinal, touched only by the thread running on that
  * device (kernels/kern_multi.cuh). */
 struct exact_x64 {
-    const double *x;
+    const void *x; /* the host data the copy was made from */
     size_t n, d;
     uint64_t hash;
     double *dx;

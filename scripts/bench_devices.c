@@ -81,14 +81,20 @@ static double pick_eps(const engine *e, const dataset *ds, double S)
     /* The top: the largest d2 from row 0 to a spread of rows, doubled
      * until the target is under it. */
     double hi = 0;
+    double *r0 = malloc(2 * ds->d * sizeof *r0), *rj = r0 + ds->d;
+    if (!r0)
+        return -1;
+    dataset_rows_f64(ds, 0, 1, r0);
     for (size_t j = 0; j < ds->n; j += ds->n / 1000 + 1) {
+        dataset_rows_f64(ds, j, 1, rj);
         double s = 0;
         for (size_t k = 0; k < ds->d; k++) {
-            double u = ds->x[k] - ds->x[j * ds->d + k];
+            double u = r0[k] - rj[k];
             s += u * u;
         }
         hi = s > hi ? s : hi;
     }
+    free(r0);
     double lo = 0, edges[NB + 1];
     uint64_t cum[NB + 1];
     int grown = 0;
