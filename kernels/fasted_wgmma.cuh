@@ -183,12 +183,13 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
  * arrives itself, so each one's reads of the slot are released to the
  * producer that rewrites it. */
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
-                                                    unsigned long long tile, unsigned fail,
+                                                    unsigned long long tile, const unsigned *fail,
                                                     uint64_t *tempty)
 {
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+    /* Read only now: both warpgroups' epilogues have set their bits. */
     if (ct == 0)
-        fasted_hand_back(p, tile, fail);
+        fasted_hand_back(p, tile, *(const volatile unsigned *)fail);
     mbarrier_arrive(smem_u32(tempty));
 }
 
@@ -354,7 +355,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
                                                     s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
-        fasted_wg_slot_done(p, ct, tile, s_fail[slot], &tempty_bar[slot]);
+        fasted_wg_slot_done(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
     fasted_wg_hist_flush(p, ct, s_hist);
 #endif

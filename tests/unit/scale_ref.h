@@ -13,7 +13,7 @@ static inline int scale_ref(const dataset *ds, double smax)
 {
     double m = 0;
     for (size_t t = 0; t < ds->n * ds->d; t++)
-        m = fmax(m, fabs(((double *)ds->v)[t]));
+        m = fmax(m, fabs(dataset_value(ds, t)));
     if (!smax || m == 0)
         return 0;
     int s = 0;
