@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "pair_collect.h"
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
@@ -26,34 +27,6 @@ static double *values(size_t n, size_t d, int frac, uint64_t seed)
         x[k] = frac ? (double)u / 1024.0 : (double)(u % 256);
     }
     return x;
-}
-
-typedef struct pair_rec {
-    uint32_t i, j;
-    double d2;
-} pair_rec;
-
-typedef struct collect {
-    pair_rec *p;
-    size_t len, cap;
-} collect;
-
-static int collect_put(void *ctx, const pair_batch *b)
-{
-    collect *c = ctx;
-    if (c->len + b->k > c->cap) {
-        c->cap = (c->len + b->k) * 2;
-        c->p = realloc(c->p, c->cap * sizeof *c->p);
-    }
-    for (size_t k = 0; k < b->k; k++)
-        c->p[c->len++] = (pair_rec){b->i[k], b->j[k], b->d2[k]};
-    return 0;
-}
-
-static int by_ij(const void *x, const void *y)
-{
-    const pair_rec *a = x, *b = y;
-    return a->i != b->i ? (a->i > b->i) - (a->i < b->i) : (a->j > b->j) - (a->j < b->j);
 }
 
 /* One engine's results on ds: rc, pairs of COUNT, per-point counts and the

@@ -39,6 +39,7 @@
 #include "fmt8.h"
 #include "fmt_round.h"
 #include "fp16.h"
+#include "pair_collect.h"
 
 typedef struct fmt_case {
     const char *engine;
@@ -167,36 +168,6 @@ static double band(const dataset *ds, const fmt_case *f, size_t i, size_t j, dou
 }
 
 /* ---- running the engines ---- */
-
-typedef struct pair_rec {
-    uint32_t i, j;
-    double d2;
-} pair_rec;
-
-typedef struct collect {
-    pair_rec *p;
-    size_t len, cap;
-} collect;
-
-static int collect_put(void *ctx, const pair_batch *b)
-{
-    collect *c = ctx;
-    if (c->len + b->k > c->cap) {
-        c->cap = (c->len + b->k) * 2;
-        c->p = realloc(c->p, c->cap * sizeof *c->p);
-    }
-    for (size_t k = 0; k < b->k; k++)
-        c->p[c->len++] = (pair_rec){b->i[k], b->j[k], b->d2[k]};
-    return 0;
-}
-
-static int by_ij(const void *x, const void *y)
-{
-    const pair_rec *a = x, *b = y;
-    if (a->i != b->i)
-        return a->i < b->i ? -1 : 1;
-    return (a->j > b->j) - (a->j < b->j);
-}
 
 static join_spec spec_for(const dataset *ds, double eps, join_mode mode, const engine_opts *o,
                           size_t q0, size_t q1)
