@@ -2,11 +2,14 @@
  * decides which are. The FASTED kernels run in pairs mode at eps^2 + delta,
  * delta the bound of kernels/exact_bound.h taken at the dataset's largest
  * norm (so every pair whose exact d2 is <= eps^2 has d~2 <= eps^2 + delta,
- * docs/ACCURACY.md (4)). After each launch the candidates are bounded again
- * with each pair's own norms: those the bound decides are taken (COUNT,
- * PERPOINT, and HIST when the pair's interval lies in one bin) or dropped
- * without FP64; the band, and in PAIRS mode every kept pair (it carries
- * its FP64 distance), is computed again on the GPU with the fp64 engine's
+ * docs/ACCURACY.md (4)). In COUNT mode the pass's epilogue bounds each
+ * candidate with its own norms at once (p.bnd, FP32 rounded up): it counts
+ * the pairs sure to be in and lists only the band. Otherwise, after each
+ * launch the candidates are bounded again with each pair's own norms:
+ * those the bound decides are taken (PERPOINT, and HIST when the pair's
+ * interval lies in one bin) or dropped without FP64; the band, and in
+ * PAIRS mode every kept pair (it carries its FP64 distance), is computed
+ * again on the GPU with the fp64 engine's
  * arithmetic (direct (a-b)^2, dimension order, no FMA contraction) and
  * kept when d2 <= eps^2. So every mode equals fp64's. Symmetric tiles,
  * cancel, progress and refills are FASTED's; a symmetric run refines each
@@ -19,6 +22,7 @@
  * depend on the device, so every split gives fp64's result. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -233,6 +237,47 @@ __global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
         rho[r] = sqrt(acc) * (1.0 + 0x1p-40);
 }
 
+/* COUNT: each row's terms of delta_ij for the pass's epilogue
+ * (fasted_int.cuh, p.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
+ * row's part of e), y = |v| + rho (its part of s), |v| the norm as
+ * converted, scaled (exact_bound_delta_rho). */
+__global__ void exact_bnd_kernel(const double *__restrict__ nrm, const double *__restrict__ rho,
+                                 double sc, size_t n, float2 *bnd)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const double v = nrm[i] * sc, r = rho[i];
+    bnd[i] = make_float2(__double2float_ru(r + 0x1p-52 * v), __double2float_ru(v + r));
+}
+
+/* The largest terms of each 256 rows (the rows past n are 0). */
+__global__ void exact_bnd_max_kernel(const float2 *__restrict__ bnd, size_t nb, float2 *cmax)
+{
+    const size_t b = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb)
+        return;
+    float2 m = make_float2(0.0f, 0.0f);
+    for (size_t i = b * 256; i < b * 256 + 256; i++) {
+        const float2 v = bnd[i];
+        m.x = fmaxf(m.x, v.x);
+        m.y = fmaxf(m.y, v.y);
+    }
+    cmax[b] = m;
+}
+
+/* v in FP32, rounded up (down): the epilogue's coefficients and limits. */
+static float exact_f32_up(double v)
+{
+    float f = (float)v;
+    return (double)f < v ? nextafterf(f, INFINITY) : f;
+}
+static float exact_f32_down(double v)
+{
+    float f = (float)v;
+    return (double)f > v ? nextafterf(f, -INFINITY) : f;
+}
+
 /* The host scan of the values FP16 will hold (largest |v|, each row's
  * norm, centred when the run centres), kept across runs of one dataset: a
  * sweep or a compare runs exact again and again on the same data. Done
@@ -304,8 +349,11 @@ struct exact_ctx {
     const uint16_t *X; /* the pass's FP16 rows (its params) */
     int ld;
     double *rho, *center; /* device: rho (n), the centre (d) */
+    fasted_params *p;     /* the pass's parameters (COUNT: the epilogue's band) */
+    float2 *bnd;          /* device, COUNT: each row's bound terms for the epilogue */
     double nmax, lim2sc;  /* the largest norm and lim2, scaled: the pass threshold's inputs */
     size_t cap;           /* the list's and the compaction buffers' pairs */
+    unsigned long long listed; /* candidates the pass handed to the classify */
     int ready;
 };
 
@@ -372,6 +420,33 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     if ((rc = kern_malloc(k, (void **)&o.count, 4 * sizeof(unsigned long long), "the count")))
         return rc;
     KERN_CUDA(cudaMemset(o.count, 0, 4 * sizeof(unsigned long long)));
+    if (a->mode == KJOIN_COUNT && c->p && !getenv("TCJ_EXP_NOBAND")) {
+        /* The epilogue counts the pairs its bound puts in and lists only
+         * the band (rounded up, so it is never narrower than the FP64
+         * bound's). The other modes list every candidate: their pairs
+         * carry per-point counts, bins or FP64 distances. */
+        /* Rows as the pass pads them (fasted.cu's n_alloc), 0 past n. */
+        const size_t nb = (a->n + 255) / 256 + 1, rows = nb * 256;
+        if ((rc = kern_malloc(k, (void **)&c->bnd, (rows + nb) * sizeof(float2),
+                              "the rows' bounds")))
+            return rc;
+        KERN_CUDA(cudaMemsetAsync(c->bnd, 0, rows * sizeof(float2), k->st));
+        exact_bnd_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, k->st>>>(o.nrm, c->rho, o.sc,
+                                                                            a->n, c->bnd);
+        KERN_LAUNCH_CHECK("exact_bnd_kernel");
+        exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(c->bnd, nb,
+                                                                             c->bnd + rows);
+        KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
+        fasted_params *p = c->p;
+        p->bnd = c->bnd;
+        p->bnd_cmax = c->bnd + rows;
+        p->bnd_k1 = exact_f32_up(o.b.safety * 2.0 * o.eps_s);
+        p->bnd_k2 = exact_f32_up(o.b.safety);
+        p->bnd_k3 = exact_f32_up(o.b.safety * o.b.c_acc);
+        p->bnd_lo = exact_f32_down(o.lim2s);
+        p->bnd_hi = exact_f32_up(o.lim2s);
+        p->bnd_count = o.count;
+    }
     o.nlist = o.count + 1;
     o.band = o.count + 2;
     o.refined = o.count + 3;
@@ -428,6 +503,7 @@ static int exact_params(void *vc, kern_run *, fasted_params *p, int use_wg)
     exact_ctx *c = (exact_ctx *)vc;
     c->X = p->X;
     c->ld = p->ld;
+    c->p = p;
     if (!c->promoted || use_wg)
         return 0;
     c->promoted = 0;
@@ -447,6 +523,7 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
     if (!o.li && (rc = exact_list_alloc(c, k)) != 0)
         return rc;
     const unsigned long long np = s->np;
+    c->listed += np;
     /* A symmetric run's pairs come in mirrored twos: its kept pairs fit
      * the compaction buffer as the candidates fit theirs. */
     o.sym = k->r->symmetric;
@@ -482,6 +559,7 @@ static void exact_free(exact_ctx *c)
 {
     cudaFree(c->rho);
     cudaFree(c->center);
+    cudaFree(c->bnd);
     cudaFree(c->o.count);
     cudaFree(c->o.counts);
     cudaFree((void *)c->o.edges);
@@ -505,6 +583,7 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
         KERN_CUDA(cudaMemcpy(v, c->o.count, sizeof v, cudaMemcpyDeviceToHost));
     r->band = v[2];
     r->refined = v[3];
+    r->listed = c->listed;
     if (a->mode == KJOIN_COUNT) {
         r->pairs = v[0];
     } else if (a->mode == KJOIN_PERPOINT) {
@@ -633,8 +712,10 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     c.lim2sc = lim2 * sc * sc;
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
-    /* FP16: the format the bound is derived for */
-    f.format = promoted ? &kern_fmt_fp16x : NULL;
+    /* FP16: the format the bound is derived for, in exact's own
+     * instances (their wgmma epilogue lists only the band in COUNT mode);
+     * fp16's with a teaching switch off, which has its variants. */
+    f.format = a->off ? NULL : promoted ? &kern_fmt_fp16x : &kern_fmt_fp16b;
     if (a->mode != KJOIN_PAIRS) {
         f.pair_fn = exact_noop_pairs; /* nothing is drained */
         f.pair_ctx = NULL;

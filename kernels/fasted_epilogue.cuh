@@ -77,6 +77,59 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             return i < j ? 2 : (i == j ? 1 : 0);
         return p.sym ? 2 : 1;
     };
+    /* PAIRS: the weight a pair is listed with. exact's pass (F::band: the
+     * wgmma kernels of kern_fmt_fp16b and _fp16x, MT = 1) with p.bnd set
+     * (COUNT) lists only its band: a candidate its bound puts in is
+     * counted into `sure` instead, one it puts out is dropped
+     * (fasted_int.cuh). delta is taken with the row's own terms and the
+     * column tile's largest (p.bnd_cmax), once a tile, so a candidate costs
+     * two compares and no load, branch-free: a load per candidate, or
+     * branches per element, made the pass 1.5x slower at d = 128. The FP64
+     * classify of kernels/exact.cu decides the band with each pair's own
+     * bound, on the same d~2. h: the lane's row (0, 1). */
+    float band_lo[2] = {-1.0f, -1.0f},
+          band_hi[2] = {__int_as_float(0x7f800000), __int_as_float(0x7f800000)};
+    if constexpr (F::band) {
+        static_assert(MT == 1, "the band is the wgmma epilogue's");
+        if (PAIRS && p.bnd) {
+            const float2 cm = __ldg(p.bnd_cmax + w.j0 / 256);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const float2 bi =
+                    __ldg(p.bnd + gi + (frag_c_row(lane, 2 * h) - frag_c_row(lane, 0)));
+                const float e = __fadd_ru(bi.x, cm.x), s = __fadd_ru(bi.y, cm.y);
+                float dl = __fmaf_ru(__fmul_ru(p.bnd_k2, e), e, __fmul_ru(p.bnd_k1, e));
+                dl = __fmaf_ru(__fmul_ru(p.bnd_k3, s), s, dl);
+                band_lo[h] = __fsub_rd(p.bnd_lo, dl);
+                band_hi[h] = __fadd_ru(p.bnd_hi, dl);
+            }
+        }
+    }
+    auto list_weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, unsigned &sure,
+                           int h) -> int {
+        const int wt = weight(i, j, a, si, sjv, d2);
+        if constexpr (F::band) {
+            const float x = F::to_f(d2);
+            const int in = x <= band_lo[h] ? wt : 0;
+            sure += (unsigned)in;
+            return x <= band_hi[h] ? wt - in : 0;
+        } else {
+            (void)sure;
+            (void)h;
+            return wt;
+        }
+    };
+    /* The pairs `sure` counts, added once the warp's listed pairs have
+     * their slots (a warp that fails is done again whole). */
+    auto add_sure = [&](unsigned sure) {
+        if constexpr (F::band) {
+            if (p.bnd) {
+                sure = __reduce_add_sync(FASTED_FULL_MASK, sure);
+                if (lane == 0 && sure)
+                    atomicAdd(p.bnd_count, (unsigned long long)sure);
+            }
+        }
+    };
     /* Row of element e of block mt, column of element e of block nt. */
     auto row = [&](int mt, int e) {
         return gi + mt * 16 + (frag_c_row(lane, e) - frag_c_row(lane, 0));
@@ -287,7 +340,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
              * earlier version spilled), and the code stays small enough for
              * the instruction cache. */
             static_assert(NT <= 32, "one mark bit per n8 block");
-            unsigned cnt = 0, marks_all = 0;
+            unsigned cnt = 0, marks_all = 0, sure = 0;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
@@ -297,14 +350,17 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         D d2;
-                        c += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
-                                    (e & 1) ? sj.y : sj.x, d2);
+                        c += list_weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
+                                         (e & 1) ? sj.y : sj.x, d2, sure, e >> 1);
                     }
                 cnt += c;
                 marks_all |= (c ? 1u : 0u) << nt;
             }
             const long long o0 = fasted_reserve_pairs(p, cnt, lane, w.warp, w.fail);
-            if (o0 < 0 || !cnt)
+            if (o0 < 0)
+                return;
+            add_sure(sure);
+            if (!cnt)
                 return;
             unsigned long long o = (unsigned long long)o0;
             constexpr int G = NT < 8 ? NT : 8;
@@ -326,8 +382,9 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                         for (int e = 0; e < 4; e++) {
                             const unsigned i = row(mt, e), j = col(nt, e);
                             D d2;
-                            const int wt =
-                                weight(i, j, v[mt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
+                            unsigned dup = 0; /* counted in pass 1 */
+                            const int wt = list_weight(i, j, v[mt][e], si[mt][e >> 1],
+                                                       (e & 1) ? sj.y : sj.x, d2, dup, e >> 1);
                             if (!wt)
                                 continue;
                             p.pi[o] = i;

@@ -60,7 +60,11 @@
  *          core's own accumulation is FP32 (or, for a format's kernels
  *          without promotion, ops.wg_func_fast, when it is not).
  * int_dist 1 when d2 is an exact integer and thr is p.eps2_u (the host
- *          sets it), 0 when thr is p.eps2. */
+ *          sets it), 0 when thr is p.eps2.
+ * band     the PAIRS epilogue can decide candidates by exact's bound
+ *          (p.bnd, kernels/exact.cu): exact's own FP16 formats only
+ *          (kern_fmt_fp16b, kern_fmt_fp16x, wgmma), so fasted's kernels
+ *          compile without that code. */
 struct fasted_fp32_acc {
     typedef float acc;
     static constexpr int promote = 0;
@@ -68,6 +72,7 @@ struct fasted_fp32_acc {
     static constexpr int int_dist = 0;
     static constexpr bool widen = false;
     static constexpr int value_log2 = 0;
+    static constexpr bool band = false;
     __device__ static float d2(float a, float si, float sj)
     {
         return fmaxf(__fmaf_rn(-2.0f, a, __fadd_rn(si, sj)), 0.0f);

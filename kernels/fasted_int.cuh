@@ -87,6 +87,19 @@ typedef struct fasted_params {
     unsigned kd_cap;
     unsigned *kd_dfill;
     float *kd_dvals;
+
+    /* exact's COUNT pass (kernels/exact.cu), formats with F::band, PAIRS
+     * kernel: when bnd is set, each candidate's own error bound decides it
+     * where it can, in the epilogue. delta_ij = k1 e + k2 e^2 + k3 s^2 with
+     * e = bnd[i].x + bnd[j].x and s = bnd[i].y + bnd[j].y, every step
+     * rounded up; d~2 <= lo - delta_ij (rounded down) is in and counted
+     * into *bnd_count, not listed; d~2 > hi + delta_ij (rounded up) is
+     * out; the band between is listed for FP64. */
+    const float2 *bnd;
+    const float2 *bnd_cmax; /* per 256 rows (a wgmma tile's columns): the largest x and y */
+    float bnd_k1, bnd_k2, bnd_k3;
+    float bnd_lo, bnd_hi; /* eps^2 in the pass's units, rounded down / up */
+    unsigned long long *bnd_count;
 } fasted_params;
 
 /* Number of work items for a tile grid. */

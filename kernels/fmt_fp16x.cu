@@ -28,6 +28,8 @@ __device__ __forceinline__ void wgmma_mma_async_m64n128k16_f32_f16(float (&d)[64
 }
 
 struct fmt_fp16x : fmt_fp16 {
+    /* exact's pass only: its COUNT epilogue lists only the band. */
+    static constexpr bool band = true;
     static constexpr int promote = KERN_FP16X_PROMOTE_SLICES; /* fasted_wg_promote */
     __device__ static void wgmma_half(float (&d)[64], uint64_t da, uint64_t db, int scale_d)
     {

@@ -156,6 +156,7 @@ static void kern_multi_merge(std::vector<kern_multi_dev> &dv, kern_join_result *
         r->mem_peak = std::max(r->mem_peak, x.mem_peak);
         r->shrunk = r->shrunk || x.shrunk;
         r->refined += x.refined;
+        r->listed += x.listed;
         r->band += x.band;
         kern_device_share &s = r->share[t];
         s.device = dv[t].a.device;

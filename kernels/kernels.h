@@ -150,6 +150,7 @@ typedef struct kern_format {
 #endif
 KERN_FORMAT_DECL(fp16);
 KERN_FORMAT_DECL(fp16x); /* exact's pass at large d (kernels/fmt_fp16x.cu) */
+KERN_FORMAT_DECL(fp16b); /* exact's pass at d <= 256 (kernels/fmt_fp16b.cu) */
 
 /* What the device offers to the kernel choice. */
 typedef struct kern_caps {
@@ -282,6 +283,7 @@ typedef struct kern_join_result {
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
     uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
     uint64_t band; /* exact: pairs (each unordered pair once when symmetric) the bound left */
+    uint64_t listed; /* exact: candidates the pass listed for the FP64 classify (COUNT: its band) */
     int centred;   /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];

@@ -125,6 +125,11 @@ const double *center_pick(const dataset *ds, int setting, int exact)
 {
     if (setting == CENTER_DEFAULT)
         setting = exact ? CENTER_AUTO : CENTER_OFF;
+    /* local reaches here only for the exact engines (engine_run refuses
+     * it for the others that centre globally; the CPU emulations that
+     * centre per cell do not ask): their results do not depend on it. */
+    if (setting == CENTER_LOCAL)
+        setting = CENTER_AUTO;
     if (setting == CENTER_OFF)
         return NULL;
     center_facts f;
@@ -151,6 +156,8 @@ const char *center_name(int setting)
         return "on";
     case CENTER_OFF:
         return "off";
+    case CENTER_LOCAL:
+        return "local";
     default:
         return "default";
     }

@@ -15,7 +15,7 @@
 
 /* The setting's values (engine_opts.center). DEFAULT is auto for the
  * exact engines and off for the others. */
-enum { CENTER_DEFAULT = 0, CENTER_AUTO, CENTER_ON, CENTER_OFF };
+enum { CENTER_DEFAULT = 0, CENTER_AUTO, CENTER_ON, CENTER_OFF, CENTER_LOCAL };
 
 /* What centring would do to a dataset: the largest norm of its rows as
  * loaded and after subtracting the column means, and the largest |v| of

@@ -91,8 +91,8 @@ static double center_delta_sum(const dataset *ds, const double *m, double vmax, 
 const double *center_pick_exact(const dataset *ds, int setting, double eps)
 {
     const int exact = 1;
-    if (setting == CENTER_DEFAULT)
-        setting = CENTER_AUTO;
+    if (setting == CENTER_DEFAULT || setting == CENTER_LOCAL)
+        setting = CENTER_AUTO; /* local: exact whatever the centring, auto's choice */
     if (!(setting == CENTER_AUTO && eps > 0 && isfinite(eps)))
         return center_pick(ds, setting, exact);
     /* The means, and whether any may be used at all (finite columns). */

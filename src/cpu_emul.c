@@ -229,6 +229,8 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
+    if (s->opts && s->opts->center == CENTER_LOCAL && s->engine && s->engine->centers == 2)
+        return cpu_emul_run_local(f, s, res);
     const int shifted = f->shifts && s->opts && s->opts->shift;
     int rc0 = f->check && !shifted ? f->check(f, s->ds) : 0;
     if (rc0)

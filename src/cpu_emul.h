@@ -30,6 +30,7 @@
 #ifndef TCJ_CPU_EMUL_H
 #define TCJ_CPU_EMUL_H
 
+#include "cpu_grid.h"
 #include "engine.h"
 
 typedef struct cpu_emul_format {
@@ -60,5 +61,13 @@ typedef struct cpu_emul_format {
  * converted every run) because the comparer runs an engine once per block
  * of rows. Returns 0 or a TCJ_E* code with err_msg. */
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *spec, join_result *res);
+/* The same with `set center local` (src/cpu_emul_local.c): over the grid
+ * index, each pair relative to an origin of the query row's cell.
+ * cpu_emul_run calls it for that setting. */
+int cpu_emul_run_local(const cpu_emul_format *f, const join_spec *spec, join_result *res);
+/* The grid index cpu_emul_run_local joins over (its cells give the
+ * origins: the lower corner along g->dim[j], the column mean along the
+ * others). Returns 0, or TCJ_EINVAL with a line when there is none. */
+int cpu_emul_local_index(const cpu_emul_format *f, const join_spec *spec, struct cpu_grid *g);
 
 #endif

@@ -317,7 +317,9 @@ static void cj_item_run(cj_worker *w, const cj_item *it)
             if (cj_cancelled(sh))
                 return;
             size_t ce = ca + sh->cb < w->rng[r][1] ? ca + sh->cb : w->rng[r][1];
-            if (k->prepare)
+            if (k->prepare_cell)
+                k->prepare_cell(k->ctx, w->scratch, it->cell, ca, ce);
+            else if (k->prepare)
                 k->prepare(k->ctx, w->scratch, ca, ce);
             cj_rows(w, it->p0, it->p1, ca, ce);
         }
@@ -453,8 +455,9 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
             w[t].rng = xmalloc((k->grid->max_ranges ? k->grid->max_ranges : 1) * sizeof *w[t].rng);
         if (k->scratch_row_bytes) {
             /* 64-byte aligned for vector loads */
-            w[t].scratch_raw = xmalloc(sh.cb * k->scratch_row_bytes + 64);
+            w[t].scratch_raw = xmalloc(k->scratch_head_bytes + sh.cb * k->scratch_row_bytes + 64);
             w[t].scratch = (void *)(((uintptr_t)w[t].scratch_raw + 63) & ~(uintptr_t)63);
+            memset(w[t].scratch, 0, k->scratch_head_bytes);
         }
         if (spec->mode == JOIN_PAIRS) {
             w[t].bi = xmalloc(sh.cap * sizeof *w[t].bi);

@@ -24,7 +24,12 @@ typedef struct cpu_kernel {
      * of CPU_GROUP rows transposed to [k][lane], padded to a whole group);
      * called when a worker moves to a new candidate block. May be NULL. */
     void (*prepare)(const void *ctx, void *scratch, size_t c0, size_t c1);
-    size_t scratch_row_bytes; /* scratch bytes per candidate row */
+    /* Optional, indexed joins (grid set): prepare for the query rows of
+     * grid cell `cell` (src/cpu_emul_local.c converts candidates relative
+     * to the cell's origin); used instead of prepare. */
+    void (*prepare_cell)(const void *ctx, void *scratch, size_t cell, size_t c0, size_t c1);
+    size_t scratch_row_bytes;  /* scratch bytes per candidate row */
+    size_t scratch_head_bytes; /* scratch bytes before them, zeroed once (a multiple of 64) */
     /* Squared distances of query row q to candidate rows [c0, c1), into
      * out[0 .. c1-c0) (out has room for c1-c0 rounded up to CPU_GROUP), as
      * the engine computes them widened to double. A value above lim may be

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "center.h"
 #include "devices.h"
 #include "err.h"
 #include "kernels.h"
@@ -116,6 +117,13 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     int rc = engine_available(e, s->opts);
     if (rc)
         return rc;
+    /* Per-cell centring is the CPU emulations' (src/cpu_emul_local.c);
+     * the exact engines are exact either way and take auto's choice. */
+    if (s->opts && s->opts->center == CENTER_LOCAL && e->centers == 1 && !e->exact)
+        return err_set(TCJ_EINVAL,
+                       "center local: %s centres the whole dataset only (set center on or auto); "
+                       "per-cell centring is the CPU emulations' (cpu-fp16, cpu-bf16, cpu-tf32)",
+                       e->name);
     snprintf(res->precision, sizeof res->precision, "%s", e->precision);
     res->d_padded = s->ds->d;
     /* GPU runs are sampled by NVML (clocks, power, throttling) so every

@@ -49,7 +49,7 @@ typedef struct engine_opts {
     int cpu_index;
     /* Low-precision engines (rows with .centers): subtract the FP64 column
      * means before converting (src/center.h: CENTER_DEFAULT, _AUTO, _ON,
-     * _OFF). */
+     * _OFF, _LOCAL). */
     int center;
     /* int8 engines: quantize data that are not 8-bit integers (round to
      * nearest after a per-dataset scale; the run is marked inexact)
@@ -210,7 +210,9 @@ typedef struct engine {
      * kdist_spec); NULL when the engine has none. */
     int (*kdist)(const kdist_spec *spec, join_result *res);
     /* It converts to a low-precision signed format and honours `set
-     * center` (src/center.h): the run records metric "centred" 0 or 1. */
+     * center` (src/center.h): the run records metric "centred" 0 or 1.
+     * 2: also `set center local`, per grid cell (the CPU emulations that
+     * use src/cpu_emul_local.c; "centred" 2); 1: the whole dataset only. */
     int centers;
     /* `set center default` means auto for this row, as for the exact
      * engines: the FP8 formats, whose error grows fastest with the norms

@@ -23,7 +23,7 @@ const engine engine_cpu_bf16 = {
     .in_bits = 8,
     .available = NULL,
     .run = bf16_run,
-    .centers = 1,
+    .centers = 2,
     .lab = "bf16",
     .lab_bits = 16,
 };

@@ -24,7 +24,7 @@ const engine engine_cpu_fp16 = {
     .in_bits = 11,
     .available = NULL,
     .run = f16_run,
-    .centers = 1,
+    .centers = 2,
     .lab = "fp16",
     .lab_bits = 16,
 };

@@ -24,7 +24,7 @@ const engine engine_cpu_tf32 = {
     .in_bits = 11,
     .available = NULL,
     .run = tf32_run,
-    .centers = 1,
+    .centers = 2,
     .lab = "tf32",
     .lab_bits = 32,
 };

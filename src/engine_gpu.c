@@ -200,6 +200,7 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
         join_result_metric(res, "refined_fraction",
                            r->pairs ? (double)r->refined / (double)r->pairs : 0, "");
         join_result_metric(res, "band_pairs", (double)r->band, "pairs");
+        join_result_metric(res, "listed_pairs", (double)r->listed, "pairs");
         join_result_metric(res, "band_fraction", r->pairs ? (double)r->band / (double)r->pairs : 0,
                            "");
     }

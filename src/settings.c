@@ -223,13 +223,13 @@ static void get_center(const session *s, char *b, size_t n)
 }
 static int set_center(session *s, char **v)
 {
-    static const int vals[] = {CENTER_AUTO, CENTER_ON, CENTER_OFF, CENTER_DEFAULT};
+    static const int vals[] = {CENTER_AUTO, CENTER_ON, CENTER_OFF, CENTER_LOCAL, CENTER_DEFAULT};
     for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)
         if (strcmp(v[0], center_name(vals[k])) == 0) {
             s->eopt.center = vals[k];
             return 0;
         }
-    return err_set(TCJ_EINVAL, "center: expected auto, on, off or default, got '%s'", v[0]);
+    return err_set(TCJ_EINVAL, "center: expected auto, on, off, local or default, got '%s'", v[0]);
 }
 
 const char *settings_mode_name(join_mode m)
@@ -310,9 +310,9 @@ const setting settings_table[] = {
      1, {"all|default", NULL}, devices_get, devices_set},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
-    {"center", "auto|on|off|default",
+    {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
-     1, {"auto|on|off|default", NULL}, get_center, set_center},
+     1, {"auto|on|off|local|default", NULL}, get_center, set_center},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale},

@@ -44,6 +44,24 @@ static void check_exact(const char *what, dataset *ds, double eps)
         CHECK_MSG(band >= 0 && refined == band,
                   "%s: COUNT computed %.0f pairs in FP64 but its band held %.0f", what, refined,
                   band);
+        /* COUNT's epilogue lists only its band, bounded with the row's
+         * own terms and the column tile's largest (rounded up): a subset
+         * of the candidates PERPOINT's pass lists (every pair under the
+         * pass threshold), holding every pair of the FP64 band. When the
+         * FP64 bound decides three quarters of the result, the epilogue
+         * must decide some too (at least the pairs of a point with
+         * itself, d~2 = 0), so it lists fewer. */
+        const double listed = jo_metric(&a, "listed_pairs"),
+                     all = jr_metric(&a.perpoint_res, "listed_pairs");
+        CHECK_MSG(listed >= band && listed <= all,
+                  "%s: COUNT listed %.0f pairs: fewer than its band %.0f or more than the "
+                  "pass's %.0f candidates",
+                  what, listed, band, all);
+        if (4 * band <= (double)ref.count && ref.count > 0)
+            CHECK_MSG(listed < all,
+                      "%s: COUNT listed all %.0f candidates for a result of %llu: the "
+                      "epilogue decided none",
+                      what, listed, (unsigned long long)ref.count);
         jo_free(&a);
     }
     jo_free(&ref);

@@ -27,7 +27,8 @@ typedef struct join_outcome {
     uint64_t *hist, below;
     size_t nb;
     char variant[96];
-    join_result first; /* the COUNT run's result: metrics, variant */
+    join_result first;    /* the COUNT run's result: metrics, variant */
+    join_result perpoint_res; /* the PERPOINT run's */
     int rc;
 } join_outcome;
 
@@ -81,6 +82,7 @@ static inline join_outcome jo_run_as(const engine *e, const dataset *ds, double 
     s.counts = o.perpoint;
     if ((o.rc = engine_run(e, &s, &r)))
         return o;
+    o.perpoint_res = r;
 
     s.mode = JOIN_PAIRS;
     s.sink = (pair_sink){jo_put, &o};

@@ -217,7 +217,7 @@ TEST(setting_parses_and_shows)
     CHECK(strcmp(buf, "on") == 0);
     char *bad[] = {"sometimes", NULL};
     CHECK_EQ_INT(t->set(&s, bad), TCJ_EINVAL);
-    CHECK_STR_CONTAINS(err_msg(), "auto, on, off or default, got 'sometimes'");
+    CHECK_STR_CONTAINS(err_msg(), "auto, on, off, local or default, got 'sometimes'");
     CHECK_EQ_INT(s.eopt.center, CENTER_ON);
 }
 

@@ -1,0 +1,24 @@
+/* FP16 for the exact engine's pass at d <= 256 (kern_fmt_fp16b): fp16's
+ * values, norms and mma.sync kernels, but a wgmma PAIRS kernel whose
+ * epilogue can list only exact's band (F::band, fasted_epilogue.cuh). A
+ * format of its own so that fasted's fp16 kernels compile without that
+ * code. The pass runs the PAIRS kernel only, so that is the one built;
+ * the mma.sync path (no wgmma) runs fp16's, which list every candidate. */
+#include "fasted_mma.cuh"
+#include "fasted_wgmma.cuh"
+#include "fmt_fp16.cuh"
+
+struct fmt_fp16b : fmt_fp16 {
+    static constexpr bool band = true;
+};
+
+static void fp16b_mma_kernels(unsigned off, const void **func, const void **func_pairs)
+{
+    kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
+}
+
+static const kern_variant fp16b_variants[] = {fasted_variant_row<all_on>()};
+
+FASTED_FORMAT(fmt_fp16b, kern_fmt_fp16b, fp16b_variants, fp16b_mma_kernels,
+              ((const void *)fasted_wg_kernel<fmt_fp16b, true>),
+              ((const void *)fasted_wg_kernel<fmt_fp16b, true>), FASTED_WG_SMEM);
