@@ -42,6 +42,7 @@ struct fasted_ds {
     float *s;
     size_t n_alloc, dp; /* rows allocated; values a row (padded) */
     size_t bytes;       /* device bytes held */
+    int from;           /* the device it was copied from; -1: converted here */
 };
 static fasted_ds g_ds_dev[KERN_DEV_SLOTS];
 
@@ -210,20 +211,123 @@ static int fasted_stage_alloc(kern_run *k, fasted_stage *sg, size_t row_bytes)
     }
 }
 
-/* Upload and convert unless the cache holds this dataset in this format. */
-static int fasted_upload(kern_run *k, const kern_format *fmt)
+/* The slot holds this run's dataset in this format. */
+static bool fasted_ds_is(const fasted_ds &g, const kern_join_args *a, const kern_format *fmt)
+{
+    return g.X && g.x == a->x && g.n == a->n && g.d == a->d && g.hash == a->hash && g.fmt == fmt &&
+           g.center == a->center && g.scale == a->scale;
+}
+
+/* The source's slot for the devices that copy it. */
+static void fasted_publish(kern_queue *q, const fasted_ds *g)
+{
+    kern_shared_ds up;
+    if (g) {
+        up.state = 1;
+        up.dev = g->dev;
+        up.X = g->X;
+        up.X_bytes = g->n_alloc * g->dp * (size_t)g->fmt->elem_bytes;
+        up.s = g->s;
+        up.s_bytes = g->n_alloc * sizeof(float);
+        up.key = g;
+    } else {
+        up.state = -1;
+    }
+    kern_queue_publish(q, &up);
+}
+
+/* Convert once, copy to every device: this device's slot filled with a
+ * copy of the source device's converted rows and norms (cudaMemcpyPeer;
+ * direct over NVLink or PCIe where peer access is possible, else staged by
+ * the driver), byte for byte what the source converted. */
+static int fasted_copy_ds(kern_run *k, const kern_format *fmt, const kern_shared_ds &up)
 {
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
     fasted_ds &g_ds = g_ds_dev[a->device];
-    if (g_ds.X && g_ds.x == a->x && g_ds.n == a->n && g_ds.d == a->d && g_ds.hash == a->hash &&
-        g_ds.dev == a->device && g_ds.fmt == fmt && g_ds.center == a->center &&
-        g_ds.scale == a->scale) {
-        r->cache_hit = 1;
+    const fasted_ds &src = *(const fasted_ds *)up.key;
+    double t0 = kern_now();
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, a->device, up.dev) == cudaSuccess && can)
+        cudaDeviceEnablePeerAccess(up.dev, 0); /* already enabled: an error to ignore */
+    cudaGetLastError();
+    int rc = kern_malloc(k, (void **)&g_ds.X, up.X_bytes, "the dataset");
+    if (rc == 0)
+        rc = kern_malloc(k, (void **)&g_ds.s, up.s_bytes, "the squared norms");
+    if (rc) {
+        kern_free(k, g_ds.X, up.X_bytes);
+        g_ds.X = NULL;
+        return rc;
+    }
+    g_ds.dev = a->device;
+    g_ds.bytes = up.X_bytes + up.s_bytes;
+#define CP_TRY(call) KERN_CUDA_GOTO(call, done)
+    CP_TRY(cudaMemcpyPeerAsync(g_ds.X, a->device, up.X, up.dev, up.X_bytes, st));
+    CP_TRY(cudaMemcpyPeerAsync(g_ds.s, a->device, up.s, up.dev, up.s_bytes, st));
+    CP_TRY(cudaStreamSynchronize(st));
+#undef CP_TRY
+    r->t_h2d = kern_now() - t0;
+    g_ds.x = src.x;
+    g_ds.n = src.n;
+    g_ds.d = src.d;
+    g_ds.hash = src.hash;
+    g_ds.fmt = fmt;
+    g_ds.center = src.center;
+    g_ds.scale = src.scale;
+    g_ds.dp = src.dp;
+    g_ds.n_alloc = src.n_alloc;
+    g_ds.from = up.dev;
+done:
+    if (rc) {
+        kern_uncharge(k, g_ds.bytes);
+        fasted_free_ds(g_ds);
+    }
+    return rc;
+}
+
+static int fasted_convert_ds(kern_run *k, const kern_format *fmt);
+
+/* Upload and convert unless the cache holds this dataset in this format.
+ * Over a device list (q) the list's first device converts and publishes
+ * its slot; the others copy it (convert once, copy to every device). */
+static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
+{
+    const kern_join_args *a = k->a;
+    fasted_ds &g_ds = g_ds_dev[a->device];
+    const bool source = q && kern_queue_source(a) == a->device;
+    if (fasted_ds_is(g_ds, a, fmt) && g_ds.dev == a->device) {
+        k->r->cache_hit = 1;
+        if (source)
+            fasted_publish(q, &g_ds);
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
     fasted_free_ds(g_ds);
+    if (q && !source) {
+        kern_shared_ds up;
+        int got = kern_queue_shared(q, &up);
+        if (got < 0)
+            return got;
+        /* The source's slot is this run's dataset in this format (its key
+         * is checked again: a source that converted something else is not
+         * copied). */
+        if (got && fasted_ds_is(*(const fasted_ds *)up.key, a, fmt))
+            return fasted_copy_ds(k, fmt, up);
+    }
+    int rc = fasted_convert_ds(k, fmt);
+    if (source)
+        fasted_publish(q, rc ? NULL : &g_ds);
+    return rc;
+}
+
+/* Convert the dataset into this device's slot: FP32 staged from the host,
+ * the format's conversion and the norms on the device. */
+static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
+{
+    const kern_join_args *a = k->a;
+    kern_join_result *r = k->r;
+    cudaStream_t st = k->st;
+    fasted_ds &g_ds = g_ds_dev[a->device];
     /* Rows padded to whole 128-byte k slices of the format's values. */
     const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
     const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
@@ -290,6 +394,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt)
     g_ds.scale = a->scale;
     g_ds.dp = dp;
     g_ds.n_alloc = n_alloc;
+    g_ds.from = -1;
 done:
 #undef UP_TRY
     for (auto &e : ev)
@@ -459,6 +564,33 @@ done:
     return rc;
 }
 
+extern "C" int kern_fasted_cache_digest(int dev, uint64_t *digest, int *from)
+{
+    if (dev < 0 || dev >= KERN_DEV_SLOTS || !g_ds_dev[dev].X)
+        return kern_fail(KERN_EINVAL, "device %d holds no FASTED dataset", dev);
+    const fasted_ds &g = g_ds_dev[dev];
+    std::vector<unsigned char> h(g.n_alloc * g.dp * (size_t)g.fmt->elem_bytes +
+                                 g.n_alloc * sizeof(float));
+    const size_t xb = g.n_alloc * g.dp * (size_t)g.fmt->elem_bytes;
+    int cur = 0, rc = 0;
+    cudaGetDevice(&cur);
+#define DG_TRY(call) KERN_CUDA_GOTO(call, done)
+    DG_TRY(cudaSetDevice(dev));
+    DG_TRY(cudaMemcpy(h.data(), g.X, xb, cudaMemcpyDeviceToHost));
+    DG_TRY(cudaMemcpy(h.data() + xb, g.s, g.n_alloc * sizeof(float), cudaMemcpyDeviceToHost));
+#undef DG_TRY
+    {
+        uint64_t v = 14695981039346656037ull; /* FNV-1a */
+        for (unsigned char c : h)
+            v = (v ^ c) * 1099511628211ull;
+        *digest = v;
+        *from = g.from;
+    }
+done:
+    cudaSetDevice(cur);
+    return rc;
+}
+
 /* One device's share of a run over several (kern_multi_fn). */
 static int fasted_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue *q,
                             unsigned long long *items)
@@ -531,7 +663,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
         f.func = func_pairs;
     snprintf(r->variant, sizeof r->variant, "%s%s", ch.variant, fast ? " fast-acc" : "");
 
-    FASTED_RC(fasted_upload(&k, fmt));
+    FASTED_RC(fasted_upload(&k, fmt, q));
     f.ds = &g_ds;
     r->d_padded = g_ds.dp;
     r->symmetric = a->symmetric && a->q0 == 0 && a->q1 == a->n;

@@ -52,6 +52,26 @@ int kern_queue_take(kern_queue *q, unsigned long long least, unsigned long long 
     }
 }
 
+void kern_queue_publish(kern_queue *q, const kern_shared_ds *ds)
+{
+    std::lock_guard<std::mutex> g(q->up_m);
+    q->up = *ds;
+    q->up_cv.notify_all();
+}
+
+int kern_queue_shared(kern_queue *q, kern_shared_ds *out)
+{
+    std::unique_lock<std::mutex> g(q->up_m);
+    /* q->stop is set by the runner when a device fails (the source among
+     * them, before it could publish) or on cancel: never wait past it. */
+    while (q->up.state == 0 && !q->stop)
+        q->up_cv.wait_for(g, std::chrono::milliseconds(5));
+    if (q->up.state == 0)
+        return kern_fail(KERN_ECANCEL, "cancelled");
+    *out = q->up;
+    return q->up.state > 0;
+}
+
 /* The one sink of a run over several devices: the devices' drains call it
  * one at a time; after a refusal it refuses every later batch. */
 struct kern_multi_sink {

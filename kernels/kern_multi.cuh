@@ -9,6 +9,7 @@
 #define TCJ_KERN_MULTI_CUH
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 
 #include "kernels.h"
@@ -16,6 +17,17 @@
 /* Device ordinals a per-device cache has a slot for (`set device` takes
  * 0..255). */
 #define KERN_DEV_SLOTS 256
+
+/* Convert once, copy to every device: a device-side dataset the run's
+ * first device prepared (converted, with its norms), published for the
+ * other devices to copy (cudaMemcpyPeer) instead of converting it again. */
+struct kern_shared_ds {
+    int state = 0; /* 0 not yet, 1 ready, -1 the first device could not: each converts */
+    int dev = -1;  /* the device holding it */
+    const void *X = nullptr, *s = nullptr;
+    size_t X_bytes = 0, s_bytes = 0;
+    const void *key = nullptr; /* what the data is (the engine's cache entry), for the copier */
+};
 
 struct kern_queue {
     std::atomic<unsigned long long> next{0}; /* first item not yet handed out */
@@ -29,7 +41,25 @@ struct kern_queue {
     /* Every device's launch loop reads this as its cancel flag: set by the
      * runner on the caller's cancel or on any device's failure. */
     volatile int stop = 0;
+    /* The shared dataset (kern_queue_publish / kern_queue_shared). */
+    std::mutex up_m;
+    std::condition_variable up_cv;
+    kern_shared_ds up;
 };
+
+/* The device of a run that prepares what the others copy: the list's
+ * first (a->devices[0]; the per-device arguments keep the list). */
+static inline int kern_queue_source(const kern_join_args *a)
+{
+    return a->devices[0];
+}
+/* The source publishes its prepared dataset (state 1) or that it has none
+ * (state -1); every device waiting in kern_queue_shared wakes. */
+void kern_queue_publish(kern_queue *q, const kern_shared_ds *ds);
+/* Wait for the source: 1 with *out filled when it published a dataset, 0
+ * when it could not (prepare it yourself), KERN_ECANCEL when the run
+ * stops first (the source failed, or a cancel). */
+int kern_queue_shared(kern_queue *q, kern_shared_ds *out);
 
 /* The device's work list: the first device to call it sets the list's
  * length and kernel variant; a later one whose list differs (another kind

@@ -186,6 +186,11 @@ int kern_format_probe(const kern_format *fmt, int dev, const float *x, size_t n,
 /* Free FASTED's device-side dataset cache and every engine's cached
  * buffers. */
 void kern_fasted_release(void);
+/* Tests: FASTED's cached dataset on device dev, an FNV-1a digest of its
+ * converted rows and squared norms as stored there, and *from the device
+ * it was copied from over a device list (-1: converted on dev).
+ * KERN_EINVAL when dev holds none. */
+int kern_fasted_cache_digest(int dev, uint64_t *digest, int *from);
 
 /* FP8 on the wgmma kernel without `set fp8-acc fast`: the tensor core
  * sums chunks of this many 128-value k slices, each then added into FP32

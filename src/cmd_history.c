@@ -183,7 +183,8 @@ const cmd cmd_show = {
     .name = "show",
     .usage = "show run ID|compare ID|lab ID",
     .summary = "everything stored about one run, comparison or precision lab",
-    .help = "Show one run of the session log: engine, dataset, eps, options, device,\n"
+    .help = "Show one run of the session log: engine, dataset (and dtype, the element type\n"
+            "its values were kept in: u8, f16, f32 or f64), eps, options, device,\n"
             "pairs, selectivity, phases, TFLOPS, counters and status; for a run made\n"
             "with mode=perpoint also its summary as run printed it (neighbours per\n"
             "point, their histogram, and with minpts=M the core points). show compare\n"

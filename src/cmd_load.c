@@ -25,8 +25,8 @@ static void adopt(session *s, dataset *ds)
 
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, s->ds.hash);
-    out_printf("dataset %s: n=%zu d=%zu (%s) hash %s\n", s->ds.name, s->ds.n, s->ds.d, s->ds.format,
-               hash);
+    out_printf("dataset %s: n=%zu d=%zu %s (%s) hash %s\n", s->ds.name, s->ds.n, s->ds.d,
+               dataset_dtype(&s->ds)->name, s->ds.format, hash);
     out_rec *r = out_rec_begin("dataset");
     out_rec_int(r, "dataset_id", s->dataset_id);
     out_rec_str(r, "dataset", s->ds.name);
@@ -34,6 +34,7 @@ static void adopt(session *s, dataset *ds)
     out_rec_str(r, "dataset_format", s->ds.format);
     out_rec_int(r, "n", (int64_t)s->ds.n);
     out_rec_int(r, "d", (int64_t)s->ds.d);
+    out_rec_str(r, "dtype", dataset_dtype(&s->ds)->name);
     out_rec_str(r, "dataset_hash", hash);
     out_rec_end(r);
 }

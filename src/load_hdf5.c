@@ -161,8 +161,16 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
                      path, shown, (unsigned long long)n, (unsigned long long)d,
                      ld_bytes_str(want, a), ld_bytes_str(stored, b), H5_MAX_RATIO);
     }
+    /* The type the parent keeps the values in (they come as doubles, which
+     * hold every value of these types exactly); memory is counted in it. */
+    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(dtype) : H5T_SGN_ERROR;
+    const struct dtype *keep =
+        dtype_get(cls == H5T_FLOAT && es == 4                             ? DTYPE_F32
+                  : cls == H5T_FLOAT && es == 2                           ? DTYPE_F16
+                  : cls == H5T_INTEGER && es == 1 && sign == H5T_SGN_NONE ? DTYPE_U8
+                                                                          : DTYPE_F64);
     if (!rc)
-        rc = ld_check_take(path, opt, n, d, &take);
+        rc = ld_check_take(path, opt, n, d, keep->id, &take);
     if (rc)
         goto out;
     h5_msg m;
@@ -170,14 +178,7 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     m.n = n;
     m.d = d;
     m.rows = take;
-    /* The type the parent keeps the values in (they come as doubles, which
-     * hold every value of these types exactly). */
-    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(dtype) : H5T_SGN_ERROR;
-    snprintf(m.text, sizeof m.text, "%s",
-             cls == H5T_FLOAT && es == 4                             ? "f32"
-             : cls == H5T_FLOAT && es == 2                           ? "f16"
-             : cls == H5T_INTEGER && es == 1 && sign == H5T_SGN_NONE ? "u8"
-                                                                     : "f64");
+    snprintf(m.text, sizeof m.text, "%s", keep->name);
     if (write_full(fd, &m, sizeof m))
         goto out;
     /* blocks of about 4 MiB of doubles */
@@ -303,15 +304,15 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
     if (m.d == 0 || m.d > SIZE_MAX || m.rows == 0 || m.rows > m.n || opt->offset > m.n - m.rows)
         return err_set(TCJ_EIO, "%s: the HDF5 reader sent a shape it cannot have (%llu x %llu)",
                        path, (unsigned long long)m.n, (unsigned long long)m.d);
-    if ((rc = ld_check_take(path, opt, m.n, m.d, &take)) != 0)
+    /* The type named by the child; anything else (a broken child): f64. */
+    m.text[sizeof m.text - 1] = 0;
+    const dtype *t = dtype_find(m.text);
+    if ((rc = ld_check_take(path, opt, m.n, m.d, t ? t->id : DTYPE_F64, &take)) != 0)
         return rc;
     if (take != m.rows)
         return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
                        (unsigned long long)m.rows, take);
     size_t d = (size_t)m.d;
-    /* The type named by the child; anything else (a broken child): f64. */
-    m.text[sizeof m.text - 1] = 0;
-    const dtype *t = dtype_find(m.text);
     ld_sink s;
     ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64);
     /* The child's rows come as doubles: read a bounded block (about 4 MB)

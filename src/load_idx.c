@@ -75,7 +75,7 @@ int load_idx(const char *path, const load_opts *opt, dataset *out)
                      (unsigned long long)want, (unsigned long long)have, (unsigned long long)data);
     size_t take = 0;
     if (!rc)
-        rc = ld_check_take(path, opt, n, d, &take);
+        rc = ld_check_take(path, opt, n, d, ld_keep_type(type), &take);
     if (rc) {
         fclose(f);
         return rc;

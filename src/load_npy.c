@@ -208,7 +208,7 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
         goto done;
     }
     size_t take;
-    if ((rc = ld_check_take(path, opt, n, d, &take)) != 0)
+    if ((rc = ld_check_take(path, opt, n, d, ld_keep_type(type), &take)) != 0)
         goto done;
     ld_sink s;
     ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type));

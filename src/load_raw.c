@@ -53,7 +53,7 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
                      (unsigned long long)(size % rec), (unsigned long long)(size - size % rec));
     size_t take = 0;
     if (!rc)
-        rc = ld_check_take(path, opt, size / rec, d, &take);
+        rc = ld_check_take(path, opt, size / rec, d, ld_keep_type(type), &take);
     if (rc) {
         fclose(f);
         return rc;

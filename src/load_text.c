@@ -389,7 +389,7 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
                 est = opt->limit;
             /* only a guess: start small when it would not fit, then grow
              * within available memory (ld_row) */
-            if (ld_mem_check(path, est, d, 0))
+            if (ld_mem_check(path, est, d, DTYPE_F64, 0))
                 est = 16;
             ld_sink_init(&s, path, d, est, opt, DTYPE_F64);
         }

@@ -273,7 +273,8 @@ int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n
     return 0;
 }
 
-int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take)
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, dtype_id keep,
+                  size_t *take)
 {
     if (total > SIZE_MAX)
         total = SIZE_MAX;
@@ -283,7 +284,7 @@ int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64
                    ? err_set(TCJ_EINVAL, "%s: no points left after offset=%zu (the file has %llu)",
                              path, opt->offset, (unsigned long long)total)
                    : err_set(TCJ_EINVAL, "%s: no points (empty data)", path);
-    return ld_mem_check(path, *take, d, 0);
+    return ld_mem_check(path, *take, d, keep, 0);
 }
 
 /* "Key:   N kB" from /proc/meminfo, in bytes; 0 if absent. */
@@ -318,6 +319,13 @@ static uint64_t file_number(const char *path)
     return v;
 }
 
+static uint64_t mem_cap_for_tests;
+
+void ld_mem_cap_for_tests(uint64_t bytes)
+{
+    mem_cap_for_tests = bytes;
+}
+
 uint64_t ld_mem_available(void)
 {
     uint64_t avail = meminfo_bytes("MemAvailable");
@@ -340,24 +348,27 @@ uint64_t ld_mem_available(void)
             break;
         }
     }
+    if (mem_cap_for_tests && mem_cap_for_tests < avail)
+        avail = mem_cap_for_tests;
     return avail;
 }
 
-int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra)
+int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t extra)
 {
+    /* The dataset keeps the values in t (u8 one byte, f16 two, ...): a file
+     * that fits as loaded is not refused for what FP64 would take. */
+    const dtype *dt = dtype_get(t);
     uint64_t nd, bytes;
     uint64_t avail = ld_mem_available();
     char a[32], b[32];
-    if (__builtin_mul_overflow(n, d, &nd) || __builtin_mul_overflow(nd, sizeof(double), &bytes) ||
+    if (__builtin_mul_overflow(n, d, &nd) || __builtin_mul_overflow(nd, dt->bytes, &bytes) ||
         __builtin_add_overflow(bytes, extra, &bytes) || bytes > SIZE_MAX / 2)
-        return err_set(TCJ_ENOMEM,
-                       "%s: %llu x %llu float64 values need more than 2^63 bytes of memory", what,
-                       (unsigned long long)n, (unsigned long long)d);
+        return err_set(TCJ_ENOMEM, "%s: %llu x %llu %s values need more than 2^63 bytes of memory",
+                       what, (unsigned long long)n, (unsigned long long)d, dt->name);
     if (bytes > avail)
-        return err_set(TCJ_ENOMEM,
-                       "%s: needs %s of memory for %llu x %llu float64 values; %s available", what,
-                       ld_bytes_str(bytes, a), (unsigned long long)n, (unsigned long long)d,
-                       ld_bytes_str(avail, b));
+        return err_set(TCJ_ENOMEM, "%s: needs %s of memory for %llu x %llu %s values; %s available",
+                       what, ld_bytes_str(bytes, a), (unsigned long long)n, (unsigned long long)d,
+                       dt->name, ld_bytes_str(avail, b));
     return 0;
 }
 
@@ -406,7 +417,7 @@ int ld_row(ld_sink *s, double **row)
         return rc;
     if (s->n == s->cap) {
         size_t cap = s->cap + s->cap / 2 + 16;
-        if ((rc = ld_mem_check(s->path, cap, s->d, s->cap * s->d * s->t->bytes)))
+        if ((rc = ld_mem_check(s->path, cap, s->d, s->t->id, s->cap * s->d * s->t->bytes)))
             return rc;
         s->cap = cap;
         s->x = xrealloc(s->x, s->cap * s->d * s->t->bytes);

@@ -60,17 +60,23 @@ int ld_mul(const char *path, const char *field, uint64_t byte, uint64_t a, uint6
 int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n, uint64_t d,
                   size_t es, uint64_t data, uint64_t have, uint64_t *bytes);
 /* Points to read of total after offset/limit; refuses none left and take·d
- * doubles beyond available memory (ld_mem_check). */
-int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, size_t *take);
+ * values of the type the loader keeps (keep, ld_keep_type) beyond
+ * available memory (ld_mem_check). */
+int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64_t d, dtype_id keep,
+                  size_t *take);
 
 /* Bytes of memory this process can still get: MemAvailable from
  * /proc/meminfo (else sysconf), capped by a cgroup limit; UINT64_MAX when
  * unknown. */
 uint64_t ld_mem_available(void);
-/* Refuse n x d doubles (plus extra bytes) beyond available memory:
- * "WHAT: needs 137.4 GB of memory for N x D float64 values; 21.3 GB
- * available". what is a file name or a command. TCJ_ENOMEM. */
-int ld_mem_check(const char *what, uint64_t n, uint64_t d, uint64_t extra);
+/* Tests only: cap what ld_mem_available reports at bytes (0: no cap), so a
+ * refusal for size can be tested without a machine that size. */
+void ld_mem_cap_for_tests(uint64_t bytes);
+/* Refuse n x d values of type t (its bytes each, as the dataset keeps
+ * them) plus extra bytes beyond available memory: "WHAT: needs 17.2 GB of
+ * memory for N x D f16 values; 2.1 GB available". what is a file name or a
+ * command. TCJ_ENOMEM. */
+int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t extra);
 /* Text from a file or an option for an error line: at most max bytes of s,
  * control characters as \xNN so the message stays one line. Returns one of
  * 4 rotating thread-local buffers (several may appear in one err_set). */

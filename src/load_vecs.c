@@ -36,7 +36,7 @@ static int vecs_load(const char *path, const load_opts *opt, dataset *out, int t
     uint64_t rec = 4 + (uint64_t)d * es;
     size_t take = 0;
     if (!rc)
-        rc = ld_check_take(path, opt, (size + rec - 1) / rec, d, &take);
+        rc = ld_check_take(path, opt, (size + rec - 1) / rec, d, ld_keep_type(type), &take);
     if (rc) {
         fclose(f);
         return rc;

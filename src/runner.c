@@ -173,6 +173,7 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     r.n = spec->ds->n;
     r.d = spec->ds->d;
     r.d_padded = res->d_padded ? res->d_padded : spec->ds->d;
+    r.dtype = dataset_dtype(spec->ds)->name;
     r.status = rc;
     r.error = rc ? error : NULL;
     r.res = res;
@@ -195,6 +196,7 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
     out_rec_str(r, "engine", e->name);
     out_rec_str(r, "precision", res->precision);
     out_rec_str(r, "dataset", spec->ds->name);
+    out_rec_str(r, "dtype", dataset_dtype(spec->ds)->name);
     out_rec_int(r, "n", (int64_t)spec->ds->n);
     out_rec_int(r, "d", (int64_t)spec->ds->d);
     out_rec_int(r, "d_padded", (int64_t)(res->d_padded ? res->d_padded : spec->ds->d));

@@ -114,8 +114,8 @@ _Static_assert(TCJ_ECANCEL == -6, "CANCELLED matches TCJ_ECANCEL");
 #define RUN_SELECT                                                                                 \
     "r.id AS run_id, r.at, r.session_id, r.command_id, r.engine, r.precision, r.variant, "         \
     "r.mode, r.options, r.device, r.dataset_id, ds.name AS dataset, ds.path AS dataset_path, "     \
-    "ds.format AS dataset_format, ds.hash AS dataset_hash, r.n, r.d, r.d_padded, r.eps, r.q0, "    \
-    "r.q1, " RUN_STATUS " AS status, r.error, r.pairs, r.selectivity, r.seconds AS time_s, "       \
+    "ds.format AS dataset_format, ds.hash AS dataset_hash, r.dtype, r.n, r.d, r.d_padded, r.eps, " \
+    "r.q0, r.q1, " RUN_STATUS " AS status, r.error, r.pairs, r.selectivity, r.seconds AS time_s, " \
     "r.kernel_seconds AS kernel_s, r.tflops_padded AS tflops, r.tflops_unpadded "                  \
     "FROM runs r LEFT JOIN datasets ds ON ds.id = r.dataset_id"
 

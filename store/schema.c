@@ -294,8 +294,14 @@ static const char migration_5[] =
     "CREATE INDEX lab_rows_run ON lab_rows(run_id);\n"
     "CREATE INDEX lab_rows_comparison ON lab_rows(comparison_id);\n";
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4,
-                                         migration_5};
+/* Version 6: the element type the run's dataset was kept in (u8, f16, f32,
+ * f64). On the run, not the dataset row: one file can be loaded as f32 and
+ * as f64 (load dtype=) with the same path and content hash. Older runs
+ * keep NULL: their type was not recorded. */
+static const char migration_6[] = "ALTER TABLE runs ADD COLUMN dtype TEXT;\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3,
+                                         migration_4, migration_5, migration_6};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

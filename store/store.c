@@ -554,9 +554,9 @@ static int run_insert_row(store *st, const store_run_rec *r, int64_t *id)
                       "INSERT INTO runs(session_id, command_id, dataset_id, at, engine, "
                       "precision, mode, eps, q0, q1, n, d, d_padded, options, variant, device, "
                       "status, error, pairs, selectivity, seconds, kernel_seconds, "
-                      "tflops_padded, tflops_unpadded) VALUES(?1, ?2, ?3, " STORE_NOW
+                      "tflops_padded, tflops_unpadded, dtype) VALUES(?1, ?2, ?3, " STORE_NOW
                       ", ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-                      "?19, ?20, ?21, ?22, ?23)",
+                      "?19, ?20, ?21, ?22, ?23, ?24)",
                       &s, what))
         return TCJ_ESTORE;
     store_bind_id(s, 1, r->session_id);
@@ -576,6 +576,7 @@ static int run_insert_row(store *st, const store_run_rec *r, int64_t *id)
     store_bind_text(s, 13, r->options);
     store_bind_text(s, 14, first_text(r->variant, res ? res->variant : NULL));
     store_bind_text(s, 15, first_text(r->device, res ? res->device : NULL));
+    store_bind_text(s, 24, r->dtype);
     sqlite3_bind_int(s, 16, r->status);
     store_bind_text(s, 17, r->status ? r->error : NULL);
     if (ok) {

@@ -24,7 +24,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -61,6 +61,7 @@ int store_command_end(store *st, int64_t command_id, int status, const char *err
 typedef struct store_run_rec {
     int64_t session_id, dataset_id, command_id;
     const char *engine, *precision, *mode, *options, *variant, *device;
+    const char *dtype; /* the dataset's element type (dtype name); NULL: unknown */
     double eps;
     size_t q0, q1, n, d, d_padded;
     int status;             /* 0 ok, else error code */

@@ -258,6 +258,59 @@ TEST(exact_two_devices_equal_one)
     compare_lists("0,1", 2, "exact");
 }
 
+/* One COUNT run of engine name over list; its pair count into *pairs. */
+static void count_on(const char *name, const char *list, uint64_t *pairs)
+{
+    const engine *e = engine_find(name);
+    engine_opts o = opts_for(list, 1);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &g_ds;
+    s.eps = g_eps;
+    s.q1 = g_ds.n;
+    s.opts = &o;
+    join_result r;
+    *pairs = 0;
+    int rc = engine_run(e, &s, &r);
+    CHECK_MSG(rc == 0, "%s on devices %s: %s", name, list, err_msg());
+    *pairs = r.pairs;
+}
+
+/* Convert once, copy to every device: over 0,1 device 0 converts the
+ * dataset and device 1 copies its converted rows and norms; both slots are
+ * byte for byte what device 1 converts alone, in the FP16 format and in an
+ * FP8 one (scaled, its own conversion kernel). */
+TEST(converted_once_copied_byte_identical)
+{
+    need_gpu(2);
+    data();
+    static const char *const names[] = {"fasted", "fp8-e4m3"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        kern_fasted_release();
+        uint64_t pairs, solo;
+        count_on(names[k], "0,1", &pairs);
+        uint64_t dg[2] = {0, 0};
+        int from[2] = {-2, -2};
+        for (int dv = 0; dv < 2; dv++)
+            CHECK_MSG(kern_fasted_cache_digest(dv, &dg[dv], &from[dv]) == 0, "%s device %d: %s",
+                      names[k], dv, kern_error());
+        CHECK_MSG(from[0] == -1 && from[1] == 0, "%s: device 0 from %d, device 1 from %d", names[k],
+                  from[0], from[1]);
+        CHECK_MSG(dg[0] == dg[1], "%s: the copy differs (%016llx vs %016llx)", names[k],
+                  (unsigned long long)dg[0], (unsigned long long)dg[1]);
+        /* Device 1 converting by itself (a list of one: the source). */
+        kern_fasted_release();
+        count_on(names[k], "1", &solo);
+        uint64_t d1 = 0;
+        int f1 = -2;
+        CHECK(kern_fasted_cache_digest(1, &d1, &f1) == 0);
+        CHECK_MSG(f1 == -1 && d1 == dg[1], "%s: device 1 alone %016llx (from %d), copied %016llx",
+                  names[k], (unsigned long long)d1, f1, (unsigned long long)dg[1]);
+        CHECK_MSG(solo == pairs && pairs > 0, "%s: %llu pairs on 0,1, %llu on 1", names[k],
+                  (unsigned long long)pairs, (unsigned long long)solo);
+    }
+}
+
 typedef struct prog {
     double last;
     int calls, backwards;

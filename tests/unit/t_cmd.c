@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "devices.h"
 #include "cmd.h"
 #include "complete.h"
 #include "engine.h"
@@ -264,6 +265,32 @@ TEST(no_driver_message)
                  "error: ted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
     CHECK_STR_CONTAINS(exec_capture(&s, "engines"),
                        "(fp64 needs an NVIDIA GPU; none found (no driver loaded))");
+    if (s.have_ds)
+        dataset_free(&s.ds);
+}
+
+/* profile over a `set devices` list profiles each listed device in turn,
+ * but only a GPU engine: a CPU engine runs once, with no device in its
+ * record and the reason its counters are N/A. (The per-device runs need a
+ * GPU: tests/gpu/g_devices.c.) */
+TEST(profile_cpu_engine_ignores_device_list)
+{
+    session s;
+    new_session(&s);
+    exec_capture(&s, "gen uniform n=200 d=4 seed=1; eps 0.3; set devices 0,1");
+    CHECK(devices_listed(&s.eopt));
+    const char *out = exec_capture(&s, "profile cpu");
+    CHECK_EQ_INT(s.failed, 0);
+    CHECK(strstr(out, "over set devices") == NULL);
+    CHECK(strstr(out, "device 0:") == NULL);
+    CHECK_STR_CONTAINS(out, "counters: N/A: cpu runs on the CPU: no GPU kernel to count");
+    const char *rec = strstr(out, "{\"type\":\"profile\"");
+    CHECK(rec != NULL);
+    if (rec) {
+        CHECK(strstr(rec + 1, "{\"type\":\"profile\"") == NULL); /* one record */
+        CHECK(strstr(rec, "\"device\":") == NULL);
+        CHECK_STR_CONTAINS(rec, "\"engine\":\"cpu\"");
+    }
     if (s.have_ds)
         dataset_free(&s.ds);
 }

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "dataset.h"
 #include "err.h"
+#include "load_util.h"
 
 static const char *tpath(const char *name)
 {
@@ -846,4 +847,81 @@ TEST(loaders_keep_their_type)
     CHECK_MSG(dataset_load(t_dataset("kitti_000000_xyzr.f32"), &o, &ds) == 0, "%s", err_msg());
     CHECK(ds.type == DTYPE_F32);
     dataset_free(&ds);
+}
+
+/* Memory is counted in the type the loader keeps, not as FP64: with the
+ * available memory capped between a file's own bytes and 8 bytes a value,
+ * a u8, f16 or f32 file loads (and keeps its type); one byte under its own
+ * size it is refused, and the message counts its type's bytes. The npy and
+ * HDF5 loaders (the latter through its child process and the parent's
+ * check) are held to the same count. */
+TEST(mem_check_counts_the_kept_type)
+{
+    enum { N = 1000, D = 64 }; /* 64000 values */
+    static unsigned char v[N * D * 4];
+    for (size_t k = 0; k < sizeof v; k++)
+        v[k] = (unsigned char)(k * 37 % 251);
+    /* f16 and f32 payloads: small integers, finite whatever the bytes */
+    uint16_t *h = (uint16_t *)v;
+    for (size_t k = 0; k < (size_t)N * D; k++)
+        h[k] = (uint16_t)(0x3c00 + k % 1024); /* [1, 2) */
+    static const struct {
+        const char *name, *type;
+        size_t bytes;
+    } c[] = {{"m.u8", "u8", 1}, {"m.f16", "f16", 2}, {"m.f32", "f32", 4}};
+    load_opts o = {.header = -1, .dim = D};
+    dataset ds;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        size_t own = (size_t)N * D * c[i].bytes;
+        if (c[i].bytes == 4) {
+            float *f = (float *)v;
+            for (size_t k = 0; k < (size_t)N * D; k++)
+                f[k] = (float)(k % 97);
+        }
+        const char *p = wfile(c[i].name, v, own);
+        /* fits as kept; as FP64 (8 bytes a value) it would not */
+        ld_mem_cap_for_tests(own + own / 2);
+        CHECK(own + own / 2 < (size_t)N * D * 8);
+        int rc = dataset_load(p, &o, &ds);
+        CHECK_MSG(rc == 0, "%s: %s", c[i].name, err_msg());
+        if (rc == 0) {
+            CHECK(strcmp(dataset_dtype(&ds)->name, c[i].type) == 0);
+            CHECK_EQ_INT(dataset_bytes(&ds), own);
+            dataset_free(&ds);
+        }
+        ld_mem_cap_for_tests(own - 1);
+        CHECK(dataset_load(p, &o, &ds) == TCJ_ENOMEM);
+        char want[160], a[32], b[32];
+        snprintf(want, sizeof want, "%s: needs %s of memory for %d x %d %s values; %s available",
+                 c[i].name, ld_bytes_str(own, a), N, D, c[i].type, ld_bytes_str(own - 1, b));
+        CHECK_STR_CONTAINS(err_msg(), want);
+    }
+
+    /* npy u1 and an HDF5 u8 dataset: kept as u8, counted as u8 */
+    for (size_t k = 0; k < (size_t)N * D; k++)
+        v[k] = (unsigned char)(k * 37 % 251);
+    char dict[128];
+    snprintf(dict, sizeof dict, "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d), }", N,
+             D);
+    const char *np = npy_file("m.npy", 1, dict, v, (size_t)N * D);
+    const char *hp = tpath("m.hdf5");
+    hid_t f = H5Fcreate(hp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(f >= 0);
+    h5_write(f, "train", H5T_STD_U8LE, N, D, v, H5T_NATIVE_UCHAR);
+    H5Fclose(f);
+    const char *files[2] = {np, hp};
+    load_opts none = {.header = -1};
+    for (int i = 0; i < 2; i++) {
+        ld_mem_cap_for_tests((size_t)N * D * 2);
+        int rc = dataset_load(files[i], &none, &ds);
+        CHECK_MSG(rc == 0, "%s: %s", files[i], err_msg());
+        if (rc == 0) {
+            CHECK(strcmp(dataset_dtype(&ds)->name, "u8") == 0);
+            dataset_free(&ds);
+        }
+        ld_mem_cap_for_tests((size_t)N * D - 1);
+        CHECK(dataset_load(files[i], &none, &ds) == TCJ_ENOMEM);
+        CHECK_STR_CONTAINS(err_msg(), "1000 x 64 u8 values;");
+    }
+    ld_mem_cap_for_tests(0);
 }

@@ -225,6 +225,7 @@ static store_run_rec sample_rec(int64_t session, int64_t dataset, const join_res
     r.q1 = 100;
     r.n = 100;
     r.d = 8;
+    r.dtype = "f16";
     r.res = res;
     r.selectivity = 11.34;
     r.tflops_padded = 0.0125;
@@ -824,6 +825,57 @@ TEST(migrate_v4_forward_labs)
     CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM runs"), 1);
 }
 
+/* Version 5 to 6 adds the runs' element type: a run stored before it keeps
+ * every value and NULL for the type (it was not recorded); a new run
+ * records the type it is given, and an unknown one stays NULL. */
+TEST(migrate_v5_forward_dtype)
+{
+    const char *path = fresh_db("v5.db");
+    sqlite3 *db;
+    CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    int rc = SQLITE_OK;
+    for (int v = 1; v <= 5 && rc == SQLITE_OK; v++)
+        rc = sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "PRAGMA user_version = 5;"
+                          "INSERT INTO sessions(started) VALUES('2026-01-01T00:00:00.000Z');"
+                          "INSERT INTO runs(session_id, at, engine, eps, pairs) "
+                          "  VALUES(1, '2026-01-01T00:00:01.000Z', 'cpu', 0.5, 120);",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK_EQ_INT(rc, SQLITE_OK);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM pragma_table_info('runs') "
+                               "WHERE name = 'dtype'"),
+                 0);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
+    CHECK_EQ_INT(raw_int(path, "SELECT pairs FROM runs WHERE id = 1"), 120);
+    CHECK_EQ_INT(raw_int(path, "SELECT dtype IS NULL FROM runs WHERE id = 1"), 1);
+
+    rowset rs = {0};
+    CHECK_EQ_INT(store_show_run(st, 1, collect, &rs), 0);
+    CHECK(rs_is(&rs, rs_section(&rs, "run", 0), "dtype", NULL));
+    rs_free(&rs);
+
+    join_result res;
+    sample_result(&res, 77);
+    store_run_rec r = sample_rec(1, 0, &res);
+    r.dtype = "u8";
+    CHECK_EQ_INT(store_run(st, &r), 2);
+    r.dtype = NULL;
+    CHECK_EQ_INT(store_run(st, &r), 3);
+    CHECK(strcmp(raw_text(path, "SELECT group_concat(coalesce(dtype, '-'), ' ') FROM "
+                                "(SELECT dtype FROM runs ORDER BY id)"),
+                 "- u8 -") == 0);
+    rs = (rowset){0};
+    CHECK_EQ_INT(store_show_run(st, 2, collect, &rs), 0);
+    CHECK(rs_is(&rs, rs_section(&rs, "run", 0), "dtype", "u8"));
+    rs_free(&rs);
+    store_close(st);
+}
+
 TEST(migration_failure_rolls_back)
 {
     /* A v1 file where migration 2 fails half-way (after its ALTER TABLEs):
@@ -950,6 +1002,7 @@ TEST(run_roundtrip_and_show)
     CHECK(rs_is(&rs, k, "device", "test CPU"));
     CHECK(rs_is(&rs, k, "dataset", "uniform n=100 d=8"));
     CHECK(rs_is(&rs, k, "dataset_path", NULL));
+    CHECK(rs_is(&rs, k, "dtype", "f16"));
     CHECK(rs_is(&rs, k, "error", NULL));
     CHECK_NEAR(num(rs_get(&rs, k, "eps")), 0.25, 0);
     CHECK_NEAR(num(rs_get(&rs, k, "selectivity")), 11.34, 0);
