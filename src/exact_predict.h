@@ -32,4 +32,24 @@ typedef struct exact_prediction {
 void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
                    exact_prediction *p);
 
+/* ---- exact's path (`set exact-path`, src/exact_path.h) ----
+ * Where FP16's error leaves a large band, refining it pair by pair costs
+ * more than joining in FP64 outright. auto takes the FP64 grid join
+ * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D (the grid's 3^k
+ * neighbour cells stay few and prune: ted-index's limit) and the band
+ * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs is
+ * above EXACT_GRID_BAND of the result; docs/ACCURACY.md derives the
+ * threshold from the costs measured on an H200. */
+#define EXACT_GRID_MAX_D 8
+#define EXACT_GRID_BAND 0.05
+#define EXACT_PATH_ROWS 256
+#define EXACT_PATH_COLS 20000
+
+/* Whether auto (setting EXACT_PATH_AUTO) predicts at d at all: only where
+ * the grid could be chosen. */
+int exact_path_needs_prediction(int setting, size_t d);
+/* 1: the grid join, 0: the FP16 pass. A forced setting wins; auto: the
+ * grid when d <= EXACT_GRID_MAX_D and band_fraction > EXACT_GRID_BAND. */
+int exact_path_choose(int setting, size_t d, double band_fraction);
+
 #endif
