@@ -37,12 +37,13 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
  * more than joining in FP64 outright. auto takes the FP64 grid join
  * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D (the grid's 3^k
  * neighbour cells stay few and prune: ted-index's limit) and the band
- * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs is
- * above EXACT_GRID_BAND of the result; docs/ACCURACY.md derives the
- * threshold from the costs measured on an H200. */
+ * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs (the
+ * sample `info` shows, some 10 ms of host time) is above EXACT_GRID_BAND
+ * of the result; docs/ACCURACY.md derives the threshold from the costs
+ * measured on an H200. */
 #define EXACT_GRID_MAX_D 8
 #define EXACT_GRID_BAND 0.05
-#define EXACT_PATH_ROWS 256
+#define EXACT_PATH_ROWS 64
 #define EXACT_PATH_COLS 20000
 
 /* Whether auto (setting EXACT_PATH_AUTO) predicts at d at all: only where
