@@ -35,14 +35,18 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
 /* ---- exact's path (`set exact-path`, src/exact_path.h) ----
  * Where FP16's error leaves a large band, refining it pair by pair costs
  * more than joining in FP64 outright. auto takes the FP64 grid join
- * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D (the grid's 3^k
- * neighbour cells stay few and prune: ted-index's limit) and the band
+ * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D and the band
  * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs (the
- * sample `info` shows, some 10 ms of host time) is above EXACT_GRID_BAND
- * of the result; docs/ACCURACY.md derives the threshold from the costs
- * measured on an H200. */
-#define EXACT_GRID_MAX_D 8
-#define EXACT_GRID_BAND 0.05
+ * sample `info` shows; a few ms of host time) is above EXACT_GRID_BAND of
+ * the result. Both from H200 measurements (docs/ACCURACY.md): at d <= 4
+ * the grid's kernel was as fast as the pass or faster on every set (the
+ * 3^d cells around a point hold some 16 times its eps-ball at d = 4), at
+ * d = 6..12 it was 7-15 times slower (729 cells and more); a band pair
+ * cost the pass about 8 ns, a result pair the grid about 0.09 ns, so the
+ * grid pays once the band passes about 1% of the result: 2% leaves room
+ * for the sample's noise. */
+#define EXACT_GRID_MAX_D 4
+#define EXACT_GRID_BAND 0.02
 #define EXACT_PATH_ROWS 64
 #define EXACT_PATH_COLS 20000
 

@@ -315,7 +315,7 @@ const setting settings_table[] = {
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
      1, {"auto|on|off|default", NULL}, get_center, set_center},
     {"exact-path", "auto|pass|grid",
-     "exact: FP16 pass + FP64 band, or the FP64 grid join (auto: grid at d <= 8, large band)",
+     "exact: FP16 pass + FP64 band, or the FP64 grid join (auto: grid at d <= 4, large band)",
      1, {"auto|pass|grid", NULL}, exact_path_get, exact_path_set},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",

@@ -201,8 +201,8 @@ TEST(grid_and_pass_equal_fp64_adversarial)
 }
 
 /* auto: the grid on the kitti scan (d = 4, band predicted far above the
- * threshold), the pass on uniform d = 128 (d above EXACT_GRID_MAX_D: no
- * prediction made). */
+ * threshold), the pass on expo d = 3 (band predicted under it) and on
+ * uniform d = 128 (d above EXACT_GRID_MAX_D: no prediction made). */
 TEST(auto_picks_the_grid_on_kitti_and_the_pass_at_d128)
 {
     need_gpu();
@@ -215,6 +215,18 @@ TEST(auto_picks_the_grid_on_kitti_and_the_pass_at_d128)
            a.variant);
     CHECK(jo_metric(&a, "path") == 1 && band > EXACT_GRID_BAND);
     CHECK(strstr(a.variant, "fp64 grid") != NULL);
+    jo_free(&a);
+    dataset_free(&ds);
+
+    /* d = 3 with a narrow band (t_exact's path_auto_on_data): the pass */
+    gen_opts e = {.kind = "expo", .n = 20000, .d = 3, .seed = 1};
+    CHECK(dataset_generate(&e, &ds) == 0);
+    a = run_path("exact", &ds, 0.02, EXACT_PATH_AUTO, 1, 0, 0);
+    CHECK_MSG(a.rc == 0, "expo auto: %s", err_msg());
+    printf("# expo d=3 auto: path %g, band predicted %.4f\n", jo_metric(&a, "path"),
+           jo_metric(&a, "band_predicted"));
+    CHECK(jo_metric(&a, "path") == 0 && jo_metric(&a, "band_predicted") >= 0 &&
+          jo_metric(&a, "band_predicted") <= EXACT_GRID_BAND);
     jo_free(&a);
     dataset_free(&ds);
 

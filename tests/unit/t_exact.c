@@ -194,7 +194,7 @@ TEST(path_rule)
             CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
             CHECK(exact_path_choose(EXACT_PATH_GRID, d, f) == 1);
             /* auto: strictly above the threshold, at low d only */
-            CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= 8 && b >= 2),
+            CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2),
                       "d %zu band %.17g", d, f);
             CHECK(exact_path_needs_prediction(EXACT_PATH_AUTO, d) == (d <= EXACT_GRID_MAX_D));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_PASS, d));
@@ -230,8 +230,9 @@ TEST(path_setting)
 /* What auto decides on real and adversarial data, from the same
  * prediction the engine makes: the grid on the kitti scan at eps 0.12 (its
  * band, as `info` shows it, is well above the threshold); the pass on the
- * 1e4-offset set auto centres (its band is under 1% once centred). The
- * predicted band of each is printed. */
+ * 1e4-offset set auto centres (d = 6, and its band is under 1% once
+ * centred) and on expo d = 3 at eps 0.02 (band under 1%). The predicted
+ * band of each is printed. */
 TEST(path_auto_on_data)
 {
     dataset ds;
@@ -247,5 +248,15 @@ TEST(path_auto_on_data)
     exact_predict(&ds, eps, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
     printf("# offset 1e4: band %.4f (centred %d)\n", p.band_fraction, p.auto_centres);
     CHECK(p.auto_centres && exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
+    dataset_free(&ds);
+    /* Low d, narrow band (some 2000 neighbours a point, far from FP16's
+     * spacing): the pass. */
+    gen_opts g = {.kind = "expo", .n = 20000, .d = 3, .seed = 1};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    exact_predict(&ds, 0.02, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+    printf("# expo d=3 eps 0.02: band %.4f of the result (%llu of %llu)\n", p.band_fraction,
+           (unsigned long long)p.band, (unsigned long long)p.in);
+    CHECK(p.in > 10000 && p.band_fraction < EXACT_GRID_BAND / 2);
+    CHECK(exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
     dataset_free(&ds);
 }
