@@ -19,7 +19,8 @@
 #include "f64_common.cuh"
 #include "kern_util.cuh"
 
-#define GRID_MAXK 8 /* 3^8 neighbour cells at most */
+#define GRID_MAXK 8       /* 3^8 neighbour cells at most */
+#define GRID_BLOCK 524288 /* values (4 MB) widened at a time while building */
 
 struct grid_dims {
     int k;
@@ -103,30 +104,50 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
 {
     size_t n = job->n, d = job->d;
     memset(ix, 0, sizeof *ix);
-    /* Each row widened to FP64 as it is read (the dataset's own type). */
-    double *rbuf = (double *)malloc(d * sizeof *rbuf);
-    /* Variance per dimension (two passes, FP64). */
+    /* Rows widened to FP64 a block at a time as they are read (the
+     * dataset's own type): three passes over the data in all. */
+    size_t blk = GRID_BLOCK / d > 0 ? GRID_BLOCK / d : 1;
+    blk = n < blk ? n : blk;
+    double *rbuf = (double *)malloc(blk * d * sizeof *rbuf);
+    /* Mean, range and variance per dimension (FP64; the variance in a
+     * second pass). */
     double *mean = (double *)calloc(d, sizeof *mean), *var = (double *)calloc(d, sizeof *var);
+    double *mn = (double *)malloc(d * sizeof *mn), *mx = (double *)malloc(d * sizeof *mx);
     ix->perm = (int *)malloc(d * sizeof(int));
-    if (!rbuf || !mean || !var || !ix->perm) {
+    if (!rbuf || !mean || !var || !mn || !mx || !ix->perm) {
         free(rbuf);
         free(mean);
         free(var);
+        free(mn);
+        free(mx);
         return kern_fail(KERN_ENOMEM, "out of host memory for the grid index");
     }
     const double *x;
-    for (size_t i = 0; i < n; i++) {
-        x = kern_row_f64(job, i, rbuf);
-        for (size_t j = 0; j < d; j++)
-            mean[j] += x[j];
+    for (size_t i0 = 0; i0 < n; i0 += blk) {
+        const size_t m = n - i0 < blk ? n - i0 : blk;
+        kern_rows_f64(job, i0, m, rbuf);
+        for (size_t i = 0; i < m; i++) {
+            x = rbuf + i * d;
+            for (size_t j = 0; j < d; j++) {
+                mean[j] += x[j];
+                if (i0 + i == 0 || x[j] < mn[j])
+                    mn[j] = x[j];
+                if (i0 + i == 0 || x[j] > mx[j])
+                    mx[j] = x[j];
+            }
+        }
     }
     for (size_t j = 0; j < d; j++)
         mean[j] /= (double)n;
-    for (size_t i = 0; i < n; i++) {
-        x = kern_row_f64(job, i, rbuf);
-        for (size_t j = 0; j < d; j++) {
-            double v = x[j] - mean[j];
-            var[j] += v * v;
+    for (size_t i0 = 0; i0 < n; i0 += blk) {
+        const size_t m = n - i0 < blk ? n - i0 : blk;
+        kern_rows_f64(job, i0, m, rbuf);
+        for (size_t i = 0; i < m; i++) {
+            x = rbuf + i * d;
+            for (size_t j = 0; j < d; j++) {
+                double v = x[j] - mean[j];
+                var[j] += v * v;
+            }
         }
     }
     /* Insertion sort, stable: largest variance first, ties by index. */
@@ -153,14 +174,7 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
     int kk = 0;
     for (; kk < k; kk++) {
         int dim = ix->perm[kk];
-        x = kern_row_f64(job, 0, rbuf);
-        double mn = x[dim], mx = x[dim];
-        for (size_t i = 1; i < n; i++) {
-            double v = kern_row_f64(job, i, rbuf)[dim];
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-        }
-        double c = floor((mx - mn) / side) + 1;
+        double c = floor((mx[dim] - mn[dim]) / side) + 1;
         if (!(c >= 1))
             c = 1;
         if (max_cells > 0 && c > max_cells)
@@ -168,11 +182,13 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
         /* Keep every key within 2^62 (drop the dimensions that do not fit). */
         if (c > 4e18 / (double)total)
             break;
-        lo[kk] = mn;
+        lo[kk] = mn[dim];
         ix->grid.cnt[kk] = (long long)c;
         ix->grid.stride[kk] = total;
         total *= (long long)c;
     }
+    free(mn);
+    free(mx);
     ix->grid.k = kk > 0 ? kk : 1;
     if (kk == 0) {
         ix->grid.cnt[0] = 1;
@@ -188,18 +204,22 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
         free(rbuf);
         return kern_fail(KERN_ENOMEM, "out of host memory for the grid index");
     }
-    for (size_t i = 0; i < n; i++) {
-        long long kv = 0;
-        x = kern_row_f64(job, i, rbuf);
-        for (int j = 0; j < k && kk > 0; j++) {
-            double c = floor((x[ix->perm[j]] - lo[j]) / side);
-            long long ci = c < 0 ? 0 : (long long)c;
-            if (ci >= ix->grid.cnt[j])
-                ci = ix->grid.cnt[j] - 1;
-            kv += ci * ix->grid.stride[j];
+    for (size_t i0 = 0; i0 < n; i0 += blk) {
+        const size_t m = n - i0 < blk ? n - i0 : blk;
+        kern_rows_f64(job, i0, m, rbuf);
+        for (size_t i = i0; i < i0 + m; i++) {
+            long long kv = 0;
+            x = rbuf + (i - i0) * d;
+            for (int j = 0; j < k && kk > 0; j++) {
+                double c = floor((x[ix->perm[j]] - lo[j]) / side);
+                long long ci = c < 0 ? 0 : (long long)c;
+                if (ci >= ix->grid.cnt[j])
+                    ci = ix->grid.cnt[j] - 1;
+                kv += ci * ix->grid.stride[j];
+            }
+            key[i] = (unsigned long long)kv;
+            ix->order[i] = (uint32_t)i;
         }
-        key[i] = (unsigned long long)kv;
-        ix->order[i] = (uint32_t)i;
     }
     free(rbuf);
     int rc = grid_sort(key, ix->order, n, (unsigned long long)(total - 1));

@@ -41,10 +41,11 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
  * the result. Both from H200 measurements (docs/ACCURACY.md): at d <= 4
  * the grid's kernel was as fast as the pass or faster on every set (the
  * 3^d cells around a point hold some 16 times its eps-ball at d = 4), at
- * d = 6..12 it was 7-15 times slower (729 cells and more); a band pair
- * cost the pass about 8 ns, a result pair the grid about 0.09 ns, so the
- * grid pays once the band passes about 1% of the result: 2% leaves room
- * for the sample's noise. */
+ * d = 6..12 it was 7-15 times slower (729 cells and more); an (ordered)
+ * band pair cost the pass 4.1 ns beyond FASTED's own kernel, a result pair
+ * the grid 0.09 ns, so the band alone pays for the grid above 2.2%; the
+ * FASTED kernel the grid also saves (never less than the grid's whole
+ * kernel at d <= 4) brings that lower: 2%. */
 #define EXACT_GRID_MAX_D 4
 #define EXACT_GRID_BAND 0.02
 #define EXACT_PATH_ROWS 64
