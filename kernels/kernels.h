@@ -328,6 +328,12 @@ int kern_fp64_run(const kern_join_args *a, kern_join_result *r);
 int kern_ted_run(const kern_join_args *a, kern_join_result *r);
 /* TED-Join with the grid index over the first index_k dimensions. */
 int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
+/* exact's FP64 grid path (src/engine_exact.c chooses it for low d and a
+ * large band): kern_fp64_run's arithmetic over the candidates of
+ * ted-index's grid index, on the rows as given (no centring, no scale,
+ * symmetric ignored as fp64 ignores it): fp64's results in every mode.
+ * Refuses data that are not finite (KERN_EINVAL). */
+int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

@@ -67,6 +67,9 @@ typedef struct engine_opts {
      * alone. */
     unsigned long long devices;
     int devices_all;
+    /* exact: which path computes the join (src/exact_path.h: EXACT_PATH_AUTO,
+     * _PASS, _GRID; `set exact-path`). */
+    int exact_path;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

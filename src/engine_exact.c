@@ -4,11 +4,17 @@
  * fp64 engine's arithmetic: fp64's count, per-point counts, histogram and
  * pair set with FP64 distances. On a GPU it is the ground truth compare and
  * sweep use by default. Data beyond FP16's range are scaled down by a
- * power of two first. */
+ * power of two first. Where the band would be most of the work (low d,
+ * large coordinates against eps: a LiDAR scan), it joins in FP64 over a
+ * grid index instead (`set exact-path`, exact_path_choose): fp64's results
+ * either way; the run records metric `path` (0 pass, 1 grid) and the
+ * variant names "fp64 grid". */
 #include <math.h>
 
 #include "center_exact.h"
 #include "engine.h"
+#include "exact_path.h"
+#include "exact_predict.h"
 #include "fmt_fit.h"
 #include "kernels.h"
 
@@ -20,15 +26,56 @@ KERN_FORMAT_DECL(fp16);
  * takes it in the scaled units); the run records scale_log2. */
 static const fmt_fit_format exact_fp16 = {"fp16", EXACT_FP16_MAX, 0x1p-24, 0, 1};
 
+/* The grid path as a row engine_gpu_run_fmt runs: kern_fp64_grid_run on
+ * the rows as loaded (no format, no centring, no scale); the records keep
+ * exact's name and label. */
+static const engine exact_grid_row = {
+    .name = "exact",
+    .precision = "fp16-32+fp64",
+    .gpu = 1,
+    .dist = ENGINE_DIST_FP64,
+    .exact = 1,
+    .in_bits = 53,
+    .kjoin = kern_fp64_grid_run,
+};
+
+/* 1 for the grid path; *band the predicted band fraction (-1 when auto
+ * had no need to predict). */
+static int exact_pick_path(const join_spec *s, const engine_opts *o, double *band)
+{
+    *band = -1;
+    if (exact_path_needs_prediction(o->exact_path, s->ds->d)) {
+        exact_prediction p;
+        exact_predict(s->ds, join_spec_eps(s), EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+        *band = p.band_fraction;
+    }
+    return exact_path_choose(o->exact_path, s->ds->d, *band);
+}
+
 static int exact_run(const join_spec *s, join_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
-    fmt_fit fit;
-    fmt_fit_engine(s->ds, center_pick_exact(s->ds, o->center, join_spec_eps(s)), &exact_fp16, &fit);
-    const int k = fit.scale < 0 ? fit.scale : 0;
-    int rc = engine_gpu_run_fmt(s, res, s->engine->format, k ? ldexp(1.0, k) : 0);
-    join_result_metric(res, "scale_log2", k, "");
+    double band;
+    const int grid = exact_pick_path(s, o, &band);
+    int rc;
+    if (grid) {
+        join_spec g = *s;
+        g.engine = &exact_grid_row;
+        rc = engine_gpu_run_fmt(&g, res, NULL, 0);
+        join_result_metric(res, "centred", 0, "");
+        join_result_metric(res, "scale_log2", 0, "");
+    } else {
+        fmt_fit fit;
+        fmt_fit_engine(s->ds, center_pick_exact(s->ds, o->center, join_spec_eps(s)), &exact_fp16,
+                       &fit);
+        const int k = fit.scale < 0 ? fit.scale : 0;
+        rc = engine_gpu_run_fmt(s, res, s->engine->format, k ? ldexp(1.0, k) : 0);
+        join_result_metric(res, "scale_log2", k, "");
+    }
+    join_result_metric(res, "path", grid, "");
+    if (band >= 0)
+        join_result_metric(res, "band_predicted", band, "");
     return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include "center_exact.h"
 #include "err.h"
+#include "exact_path.h"
 #include "kernels.h"
 
 void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
@@ -76,4 +77,16 @@ void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_co
     free(cn);
     free(cr);
     free(ci);
+}
+
+int exact_path_needs_prediction(int setting, size_t d)
+{
+    return setting == EXACT_PATH_AUTO && d <= EXACT_GRID_MAX_D;
+}
+
+int exact_path_choose(int setting, size_t d, double band_fraction)
+{
+    if (setting == EXACT_PATH_PASS || setting == EXACT_PATH_GRID)
+        return setting == EXACT_PATH_GRID;
+    return d <= EXACT_GRID_MAX_D && band_fraction > EXACT_GRID_BAND;
 }

@@ -32,4 +32,30 @@ typedef struct exact_prediction {
 void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
                    exact_prediction *p);
 
+/* ---- exact's path (`set exact-path`, src/exact_path.h) ----
+ * Where FP16's error leaves a large band, refining it pair by pair costs
+ * more than joining in FP64 outright. auto takes the FP64 grid join
+ * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D and the band
+ * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs (the
+ * sample `info` shows; a few ms of host time) is above EXACT_GRID_BAND of
+ * the result. Both from H200 measurements (docs/ACCURACY.md): at d <= 4
+ * the grid's kernel was as fast as the pass or faster on every set (the
+ * 3^d cells around a point hold some 16 times its eps-ball at d = 4), at
+ * d = 6..12 it was 7-15 times slower (729 cells and more); an (ordered)
+ * band pair cost the pass 4.1 ns beyond FASTED's own kernel, a result pair
+ * the grid 0.09 ns, so the band alone pays for the grid above 2.2%; the
+ * FASTED kernel the grid also saves (never less than the grid's whole
+ * kernel at d <= 4) brings that lower: 2%. */
+#define EXACT_GRID_MAX_D 4
+#define EXACT_GRID_BAND 0.02
+#define EXACT_PATH_ROWS 64
+#define EXACT_PATH_COLS 20000
+
+/* Whether auto (setting EXACT_PATH_AUTO) predicts at d at all: only where
+ * the grid could be chosen. */
+int exact_path_needs_prediction(int setting, size_t d);
+/* 1: the grid join, 0: the FP16 pass. A forced setting wins; auto: the
+ * grid when d <= EXACT_GRID_MAX_D and band_fraction > EXACT_GRID_BAND. */
+int exact_path_choose(int setting, size_t d, double band_fraction);
+
 #endif

@@ -8,6 +8,7 @@
  *   every pair, exact still equals fp64 there (auto centres it).
  * Skipped without a CUDA device. */
 #include "center.h"
+#include "exact_path.h"
 #include "exact_sets.h"
 #include "kdist.h"
 #include "kernels.h"
@@ -24,6 +25,7 @@ static void exact_centred(const char *what, dataset *ds, double eps)
     engine_opts_default(&o);
     join_outcome ref = exact_run("fp64", ds, eps, &o, 0);
     o.center = CENTER_ON;
+    o.exact_path = EXACT_PATH_PASS; /* centring is the FP16 pass's */
     join_outcome a = exact_run("exact", ds, eps, &o, 0);
     CHECK_MSG(a.rc == 0 && ref.rc == 0, "%s: %s", what, err_msg());
     char why[200];

@@ -9,6 +9,7 @@
  * scaled down by a power of two (recorded) and still equal fp64; a value no scale brings in range
  * (not finite) is refused with one line. Skipped without a CUDA device. */
 #include "center_exact.h"
+#include "exact_path.h"
 #include "exact_sets.h"
 #include "kernels.h"
 
@@ -25,6 +26,9 @@ static void check_exact(const char *what, dataset *ds, double eps)
     engine_opts opts;
     engine_opts_default(&opts);
     join_outcome ref = exact_run("fp64", ds, eps, &opts, 0);
+    /* The pass and its band here (auto would take the FP64 grid on the
+     * low-d sets with a wide band; g_exact_grid tests that path). */
+    opts.exact_path = EXACT_PATH_PASS;
     CHECK_MSG(ref.rc == 0, "%s fp64: %s", what, err_msg());
     for (int v = 0; v < 3; v++) {
         const int sym = v != 1, small = v == 2;
@@ -93,7 +97,10 @@ TEST(exact_scales_beyond_fp16)
         const double *m = center_pick_exact(ds, CENTER_DEFAULT, eps);
         const int want = exact_want_scale_m(ds, m);
         check_exact(ds->name, ds, eps);
-        join_outcome a = exact_run_default("exact", ds, eps);
+        engine_opts pass;
+        engine_opts_default(&pass);
+        pass.exact_path = EXACT_PATH_PASS; /* the scale is the pass's */
+        join_outcome a = exact_run("exact", ds, eps, &pass, 0);
         CHECK_MSG(a.rc == 0, "%s: %s", ds->name, err_msg());
         CHECK(exact_want_scale(ds) < 0 && jo_metric(&a, "centred") == (m != NULL));
         CHECK_NEAR(jo_metric(&a, "scale_log2"), want, 0);

@@ -175,3 +175,88 @@ TEST(not_finite_refused)
     jo_free(&o);
     dataset_free(&ds);
 }
+
+/* ---- exact's path (`set exact-path`, exact_path_choose) ----
+ * The host-side rule alone: forced settings win at any d; auto takes the
+ * grid only at d <= EXACT_GRID_MAX_D and a predicted band above
+ * EXACT_GRID_BAND, and predicts nothing where the grid cannot be chosen. */
+#include "exact_path.h"
+#include "exact_predict.h"
+
+TEST(path_rule)
+{
+    const size_t ds[] = {1, 3, EXACT_GRID_MAX_D, EXACT_GRID_MAX_D + 1, 128};
+    const double bands[] = {0, EXACT_GRID_BAND, nextafter(EXACT_GRID_BAND, 1), 16};
+    for (size_t a = 0; a < sizeof ds / sizeof *ds; a++)
+        for (size_t b = 0; b < sizeof bands / sizeof *bands; b++) {
+            const size_t d = ds[a];
+            const double f = bands[b];
+            CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
+            CHECK(exact_path_choose(EXACT_PATH_GRID, d, f) == 1);
+            /* auto: strictly above the threshold, at low d only */
+            CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2),
+                      "d %zu band %.17g", d, f);
+            CHECK(exact_path_needs_prediction(EXACT_PATH_AUTO, d) == (d <= EXACT_GRID_MAX_D));
+            CHECK(!exact_path_needs_prediction(EXACT_PATH_PASS, d));
+            CHECK(!exact_path_needs_prediction(EXACT_PATH_GRID, d));
+        }
+    /* no prediction (engine_exact passes -1): the pass */
+    CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, -1) == 0);
+}
+
+TEST(path_setting)
+{
+    static session s; /* zeroed: auto */
+    char buf[32];
+    exact_path_get(&s, buf, sizeof buf);
+    CHECK(strcmp(buf, "auto") == 0);
+    const char *names[] = {"pass", "grid", "auto"};
+    const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_AUTO};
+    for (int k = 0; k < 3; k++) {
+        char *v[1] = {(char *)names[k]};
+        CHECK(exact_path_set(&s, v) == 0 && s.eopt.exact_path == want[k]);
+        exact_path_get(&s, buf, sizeof buf);
+        CHECK(strcmp(buf, names[k]) == 0);
+    }
+    s.eopt.exact_path = EXACT_PATH_GRID;
+    char *bad[1] = {"grids"};
+    CHECK_EQ_INT(exact_path_set(&s, bad), TCJ_EINVAL);
+    CHECK(s.eopt.exact_path == EXACT_PATH_GRID); /* unchanged */
+    CHECK_MSG(strstr(err_msg(), "auto, pass or grid") && strstr(err_msg(), "'grids'") &&
+                  !strchr(err_msg(), '\n'),
+              "%s", err_msg());
+}
+
+/* What auto decides on real and adversarial data, from the same
+ * prediction the engine makes: the grid on the kitti scan at eps 0.12 (its
+ * band, as `info` shows it, is well above the threshold); the pass on the
+ * 1e4-offset set auto centres (d = 6, and its band is under 1% once
+ * centred) and on expo d = 3 at eps 0.02 (band under 1%). The predicted
+ * band of each is printed. */
+TEST(path_auto_on_data)
+{
+    dataset ds;
+    CHECK_MSG(load_shared("kitti_000000_xyzr.f32", 0, &ds) == 0, "%s", err_msg());
+    exact_prediction p;
+    exact_predict(&ds, 0.12, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+    printf("# kitti eps 0.12: band %.4f of the result (%llu of %llu sampled pairs)\n",
+           p.band_fraction, (unsigned long long)p.band, (unsigned long long)p.in);
+    CHECK(p.in > 100 && exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 1);
+    dataset_free(&ds);
+    ds = set_offset();
+    const double eps = eps_for(&ds, 30);
+    exact_predict(&ds, eps, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+    printf("# offset 1e4: band %.4f (centred %d)\n", p.band_fraction, p.auto_centres);
+    CHECK(p.auto_centres && exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
+    dataset_free(&ds);
+    /* Low d, narrow band (some 2000 neighbours a point, far from FP16's
+     * spacing): the pass. */
+    gen_opts g = {.kind = "expo", .n = 20000, .d = 3, .seed = 1};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    exact_predict(&ds, 0.02, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+    printf("# expo d=3 eps 0.02: band %.4f of the result (%llu of %llu)\n", p.band_fraction,
+           (unsigned long long)p.band, (unsigned long long)p.in);
+    CHECK(p.in > 10000 && p.band_fraction < EXACT_GRID_BAND / 2);
+    CHECK(exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
+    dataset_free(&ds);
+}

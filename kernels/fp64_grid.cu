@@ -1,0 +1,269 @@
+/* The FP64 grid join: `exact`'s path for low-dimensional data whose band
+ * is large (src/engine_exact.c decides), `fp64`'s arithmetic over the
+ * candidates of ted-index's grid index (kernels/grid_index.cuh). A warp
+ * takes a group of up to 32 query points of one cell and the 3^k cells
+ * around it; each candidate pair's d2 is fp64.cu's: the sum over
+ * k = 0..d-1, in that order, of (a_k - b_k)^2 with __dsub_rn/__dmul_rn/
+ * __dadd_rn (no contraction), on the values as loaded. The variance order
+ * of the index picks cells only; the rows are uploaded in their own
+ * dimension order, never centred, so each pair's d2 is bit-identical to
+ * fp64's and every mode equals fp64's (COUNT, PERPOINT, HIST; PAIRS the
+ * same set with the same FP64 distances). The loop over dimensions stops
+ * once the partial sum passes eps^2, as fp64's does (such a pair is out
+ * either way). Like fp64 it ignores `set symmetric` (every ordered pair is
+ * computed); PAIRS drain through f64_out and kern_drive, refills split
+ * items; a device list shares ranges of query groups through kern_multi's
+ * queue. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "f64_common.cuh"
+#include "grid_index.cuh"
+#include "kern_util.cuh"
+
+#define FG_WARPS 8  /* warps per block */
+#define FG_GROUP 32 /* query points of one cell per warp: a lane each */
+#define FG_K 6      /* dimensions indexed (ted-index's default) */
+/* Cells per indexed dimension at most. A cell index is floor((v - lo) /
+ * side) in FP64: its absolute error is at most about 2^-52 times the index
+ * (one rounding in v - lo, one in the division), 2^26 cells keep it under
+ * 2^-25, far inside the 1e-6 margin the cell side has over eps; so a pair
+ * that fp64 puts in the join (each rounded (a_k - b_k)^2 <= its sum <=
+ * eps^2, hence |a_k - b_k| <= eps (1 + 2^-51)) is never more than one cell
+ * apart along any indexed dimension. A dimension needing more cells is
+ * left out of the index (candidates grow, the result does not change). */
+#define FG_MAX_CELLS 67108864.0
+
+/* One pair's d2 exactly as fp64_join_kernel forms it; stops once it passes
+ * eps2 (or is NaN), when the pair is out either way. D > 0: d known at
+ * compile time. */
+template <int D>
+__device__ __forceinline__ double fg_d2(const double *__restrict__ a, const double *__restrict__ b,
+                                        size_t d, double eps2)
+{
+    double s = 0.0;
+    if (D > 0) {
+#pragma unroll
+        for (int k = 0; k < D; k++) {
+            double t = __dsub_rn(a[k], b[k]);
+            s = __dadd_rn(s, __dmul_rn(t, t));
+        }
+    } else {
+        for (size_t k = 0; k < d; k++) {
+            double t = __dsub_rn(a[k], b[k]);
+            s = __dadd_rn(s, __dmul_rn(t, t));
+            if (!(s <= eps2))
+                break;
+        }
+    }
+    return s;
+}
+
+/* Query groups [ga, gb) against candidate positions [pa, pb). x: n rows of
+ * d values in cell order. Each warp walks its group's neighbour cells; for
+ * each range of candidates its lanes share out the (query, candidate)
+ * pairs, queries fastest, so a full group keeps one query per lane. */
+template <int D>
+__global__ void __launch_bounds__(FG_WARPS * 32)
+    fg_join_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
+                   const long long *__restrict__ ukey, const size_t *__restrict__ cstart,
+                   size_t ncell, const size_t *__restrict__ gpos, const uint32_t *__restrict__ glen,
+                   const uint32_t *__restrict__ gcell, const size_t *__restrict__ qpos,
+                   grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, f64_out o)
+{
+    const int lane = threadIdx.x & 31;
+    const size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    if (grp >= gb)
+        return; /* uniform over the warp */
+    const unsigned len = glen[grp];
+    const size_t first = gpos[grp];
+    const double eps2 = o.eps2;
+    unsigned long long local = 0;
+
+    long long idx[GRID_MAXK];
+    const long long key = ukey[gcell[grp]];
+    for (int j = 0; j < grid.k; j++)
+        idx[j] = key / grid.stride[j] % grid.cnt[j];
+    const long long lo0 = idx[0] > 0 ? -1 : 0, hi0 = idx[0] + 1 < grid.cnt[0] ? 1 : 0;
+
+    int nnb = 1;
+    for (int j = 1; j < grid.k; j++)
+        nnb *= 3;
+    for (int nb = 0; nb < nnb; nb++) {
+        /* Offsets -1..1 in dimensions 1..k-1; dimension 0 as one key range. */
+        long long base = key;
+        bool inside = true;
+        int rem = nb;
+        for (int j = 1; j < grid.k; j++) {
+            int off = rem % 3 - 1;
+            rem /= 3;
+            long long v = idx[j] + off;
+            if (v < 0 || v >= grid.cnt[j])
+                inside = false;
+            base += off * grid.stride[j];
+        }
+        if (!inside)
+            continue;
+        size_t f = grid_lower_bound(ukey, ncell, base + lo0);
+        size_t e = f;
+        while (e < ncell && ukey[e] <= base + hi0)
+            e++;
+        if (f == e)
+            continue;
+        size_t cs = cstart[f], ce = cstart[e];
+        cs = cs > pa ? cs : pa;
+        ce = ce < pb ? ce : pb;
+        if (cs >= ce)
+            continue;
+        const size_t work = (size_t)len * (ce - cs);
+        for (size_t w = lane; w < work; w += 32) {
+            const size_t qp = qpos[first + w % len], c = cs + w / len;
+            const double s = fg_d2<D>(x + qp * d, x + c * d, d, eps2);
+            f64_emit(o, ids[qp], ids[c], s, local);
+        }
+    }
+    f64_flush(o, local);
+}
+
+struct fg_dev {
+    double *x; /* n x d in cell order, each row's own dimension order */
+    size_t d;
+    grid_dev g;
+};
+
+template <int D> static void fg_launch_d(f64_run *r, const f64_item *it, const fg_dev *v)
+{
+    size_t blocks = (it->qb - it->qa + FG_WARPS - 1) / FG_WARPS;
+    fg_join_kernel<D><<<(unsigned)blocks, FG_WARPS * 32, 0, r->k.st>>>(
+        v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
+        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, r->out);
+}
+
+static int fg_launch(f64_run *r, const f64_item *it, void *user)
+{
+    const fg_dev *v = (const fg_dev *)user;
+    /* The low dimensions the path is for, unrolled; any other d looped. */
+    switch (v->d) {
+    case 1:
+        fg_launch_d<1>(r, it, v);
+        break;
+    case 2:
+        fg_launch_d<2>(r, it, v);
+        break;
+    case 3:
+        fg_launch_d<3>(r, it, v);
+        break;
+    case 4:
+        fg_launch_d<4>(r, it, v);
+        break;
+    case 5:
+        fg_launch_d<5>(r, it, v);
+        break;
+    case 6:
+        fg_launch_d<6>(r, it, v);
+        break;
+    case 7:
+        fg_launch_d<7>(r, it, v);
+        break;
+    case 8:
+        fg_launch_d<8>(r, it, v);
+        break;
+    default:
+        fg_launch_d<0>(r, it, v);
+        break;
+    }
+    KERN_LAUNCH_CHECK("fg_join_kernel");
+    return 0;
+}
+
+/* The first value that is not finite, as row and column; 0 when all are.
+ * The cells need finite coordinates (fp64 itself would simply never pair
+ * such a row, but its cell would be undefined). */
+static int fg_not_finite(const kern_join_args *a, size_t *row, size_t *col)
+{
+    double *buf = (double *)malloc(a->d * sizeof *buf);
+    if (!buf)
+        return kern_fail(KERN_ENOMEM, "out of host memory for one row (%zu values)", a->d);
+    int bad = 0;
+    for (size_t i = 0; i < a->n && !bad; i++) {
+        const double *v = kern_row_f64(a, i, buf);
+        for (size_t k = 0; k < a->d; k++)
+            if (!isfinite(v[k])) {
+                *row = i;
+                *col = k;
+                bad = 1;
+                break;
+            }
+    }
+    free(buf);
+    return bad;
+}
+
+/* The whole item list on one device (q NULL), or one device's share of a
+ * run over several (kern_multi_fn): each device builds the same index and
+ * takes ranges of query groups from q; a group's candidates and
+ * arithmetic do not depend on the range or the device. */
+static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
+                    unsigned long long *taken)
+{
+    double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
+    if (!(eps > 0) || !isfinite(eps))
+        return kern_fail(KERN_EINVAL, "fp64 grid needs a positive finite eps (got %g)", eps);
+    size_t brow = 0, bcol = 0;
+    int bad = fg_not_finite(a, &brow, &bcol);
+    if (bad < 0)
+        return bad;
+    if (bad)
+        return kern_fail(KERN_EINVAL,
+                         "fp64 grid: row %zu, column %zu is not finite (no grid cell holds it); "
+                         "set exact-path pass, or run fp64",
+                         brow, bcol);
+    f64_run r;
+    int rc = f64_begin(&r, a, res, "fp64 grid", 0);
+    if (rc)
+        return rc;
+    r.q = q;
+    res->prep_name = "index";
+    grid_index ix;
+    double t0 = kern_now();
+    rc = grid_build(a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &ix);
+    res->t_prep += kern_now() - t0;
+    fg_dev v;
+    memset(&v, 0, sizeof v);
+    v.d = a->d;
+    if (rc == 0)
+        rc = f64_upload(&r, a, ix.order, a->d, NULL, &v.x);
+    if (rc == 0) {
+        t0 = kern_now();
+        rc = grid_upload(&r, &ix, &v.g);
+        res->t_h2d += kern_now() - t0;
+    }
+    if (rc == 0)
+        rc = grid_drive(&r, &ix, fg_launch, &v, "fp64 grid");
+    if (rc == 0)
+        rc = f64_finish(&r);
+    res->d_padded = a->d;
+    snprintf(res->variant, sizeof res->variant,
+             "fp64 grid k=%d, %zu cells, %zu groups, direct (a-b)^2, no FMA", ix.grid.k, ix.ncell,
+             ix.ngroup);
+    cudaFree(v.x);
+    grid_dev_free(&v.g);
+    grid_free(&ix);
+    if (taken)
+        *taken = r.taken;
+    f64_end(&r);
+    return rc;
+}
+
+extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res)
+{
+    if (!a->x || a->n == 0 || a->d == 0) {
+        memset(res, 0, sizeof *res);
+        return kern_fail(KERN_EINVAL, "fp64 grid: bad sizes (n %zu, d %zu)", a->n, a->d);
+    }
+    if (a->ndevices > 0)
+        return kern_multi_run(a, res, fg_run_q);
+    return fg_run_q(a, res, NULL, NULL);
+}

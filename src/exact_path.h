@@ -1,0 +1,23 @@
+/* `set exact-path auto|pass|grid`: how the `exact` engine computes a join
+ * (src/engine_exact.c). pass: FASTED's FP16 pass with the band refined in
+ * FP64; grid: the FP64 grid join (kernels/fp64_grid.cu); auto: the grid
+ * where the data are low-dimensional and the predicted band is large
+ * (exact_path_choose, src/exact_predict.h). Both give fp64's results; the
+ * setting lives in engine_opts.exact_path. */
+#ifndef TCJ_EXACT_PATH_H
+#define TCJ_EXACT_PATH_H
+
+#include <stddef.h>
+
+#include "session.h"
+
+enum { EXACT_PATH_AUTO = 0, EXACT_PATH_PASS = 1, EXACT_PATH_GRID = 2 };
+
+/* "auto", "pass", "grid" ("?" for anything else). */
+const char *exact_path_name(int path);
+/* The settings table's getter and setter. A bad value leaves the setting
+ * as it was and err_msg one line naming the values expected. */
+void exact_path_get(const session *s, char *buf, size_t size);
+int exact_path_set(session *s, char **vals);
+
+#endif

@@ -1,0 +1,325 @@
+/* GPU tests of exact's two paths (`set exact-path`): the FP64 grid join
+ * (kernels/fp64_grid.cu) and the FP16 pass with its band refined in FP64
+ * each equal `fp64` exactly in every mode (count, per-point counts, the
+ * pair set with bit-identical FP64 distances, histogram), symmetric tiles
+ * on and off, with 1000-pair batches (many buffer refills) and, for the
+ * grid, under a device-memory cap that shrinks its buffers. fp64 is the
+ * independent reference (its own brute-force kernel, checked against cpu
+ * in g_fp64): the grid must find every pair fp64 finds (no pair lost at a
+ * cell border) and compute each d2 with the same operations in the same
+ * order (no pair's distance differs in its last bit). Sets: the kitti scan
+ * at eps 0.12 (where FP16's spacing near 50 m is a sizeable part of eps),
+ * a generated LiDAR-like 3-D cloud with large coordinates, clustered d = 4
+ * and d = 8 sets, and the adversarial sets of exact_sets.h (pairs exactly
+ * at eps on a lattice, duplicates, a 1e4 offset, values near 65504,
+ * integer ties). auto takes the grid on the kitti scan and the pass on
+ * uniform d = 128; cancel stops the grid on one device and through the
+ * device queue, and the next run goes on. Skipped without a CUDA device. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exact_path.h"
+#include "exact_predict.h"
+#include "exact_sets.h"
+#include "kernels.h"
+
+static void need_gpu(void)
+{
+    if (kern_device_count() == 0)
+        t_skip("skipped: no CUDA device");
+}
+
+/* The kitti scan as the task names it: every row, eps 0.12 m. */
+#define KITTI_EPS 0.12
+
+static join_outcome run_path(const char *name, const dataset *ds, double eps, int path, int sym,
+                             int small, size_t gpu_mem)
+{
+    engine_opts opts;
+    engine_opts_default(&opts);
+    opts.exact_path = path;
+    opts.symmetric = sym;
+    opts.gpu_mem = gpu_mem;
+    return exact_run(name, ds, eps, &opts, small);
+}
+
+/* The grid's PAIRS run under the cap: its pair buffer shrank, it held no
+ * more than the cap, and it drained fp64's number of pairs. */
+static void check_capped_pairs(const char *what, const dataset *ds, double eps, size_t cap,
+                               const join_outcome *ref)
+{
+    engine_opts opts;
+    engine_opts_default(&opts);
+    opts.exact_path = EXACT_PATH_GRID;
+    opts.gpu_mem = cap;
+    join_outcome got;
+    memset(&got, 0, sizeof got);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q1 = ds->n;
+    s.mode = JOIN_PAIRS;
+    s.opts = &opts;
+    s.sink = (pair_sink){jo_put, &got};
+    join_result r;
+    int rc = engine_run(engine_find("exact"), &s, &r);
+    CHECK_MSG(rc == 0, "%s capped at %zu: %s", what, cap, err_msg());
+    CHECK_MSG(rc || (jr_metric(&r, "buffers_shrunk") == 1 &&
+                     jr_metric(&r, "device_mem_peak") <= (double)cap && got.npairs == ref->count),
+              "%s capped at %zu: shrunk %g, peak %g, %zu pairs (fp64 %llu)", what, cap,
+              jr_metric(&r, "buffers_shrunk"), jr_metric(&r, "device_mem_peak"), got.npairs,
+              (unsigned long long)ref->count);
+    jo_free(&got);
+}
+
+/* exact through `path` against fp64 (ref): symmetric on and off, small
+ * batches; the grid also under a memory cap. The run says which path ran. */
+static void check_path(const char *what, const dataset *ds, double eps, const join_outcome *ref,
+                       int path)
+{
+    const int grid = path == EXACT_PATH_GRID;
+    /* 6 MB over the dataset and the index (at most 64 bytes a row): the
+     * default 4M-pair buffer (64 MB) cannot fit and must shrink. */
+    const size_t cap = ds->n * ds->d * sizeof(double) + ds->n * 64 + ((size_t)6 << 20);
+    for (int v = 0; v < (grid ? 4 : 3); v++) {
+        const int sym = v != 1, small = v == 2;
+        join_outcome a = run_path("exact", ds, eps, path, sym, small, v == 3 ? cap : 0);
+        CHECK_MSG(a.rc == 0, "%s %s: %s", what, exact_path_name(path), err_msg());
+        if (a.rc)
+            return;
+        char why[200];
+        CHECK_MSG(jo_same(&a, ref, ds->n, why, sizeof why),
+                  "%s: exact (%s, sym %d, small %d, cap %d) and fp64 differ: %s", what,
+                  exact_path_name(path), sym, small, v == 3, why);
+        CHECK_MSG(jo_metric(&a, "path") == grid, "%s: path %g, want %d", what,
+                  jo_metric(&a, "path"), grid);
+        CHECK_MSG((strstr(a.variant, "fp64 grid") != NULL) == grid, "%s %s: variant %s", what,
+                  exact_path_name(path), a.variant);
+        if (v == 3)
+            check_capped_pairs(what, ds, eps, cap, ref);
+        if (v == 0)
+            printf("# %-14s n=%zu d=%zu eps=%.6g %s: %llu pairs, kernel %.3f ms, %s\n", what, ds->n,
+                   ds->d, eps, exact_path_name(path), (unsigned long long)a.count,
+                   1e3 * a.first.kernel_seconds, a.variant);
+        jo_free(&a);
+    }
+}
+
+/* Both paths against one fp64 reference. */
+static void check_both(const char *what, dataset *ds, double eps)
+{
+    engine_opts opts;
+    engine_opts_default(&opts);
+    join_outcome ref = exact_run("fp64", ds, eps, &opts, 0);
+    CHECK_MSG(ref.rc == 0, "%s fp64: %s", what, err_msg());
+    if (ref.rc == 0) {
+        check_path(what, ds, eps, &ref, EXACT_PATH_GRID);
+        check_path(what, ds, eps, &ref, EXACT_PATH_PASS);
+    }
+    jo_free(&ref);
+}
+
+static int load_kitti(dataset *ds)
+{
+    return load_shared("kitti_000000_xyzr.f32", 0, ds);
+}
+
+TEST(grid_and_pass_equal_fp64_on_the_kitti_scan)
+{
+    need_gpu();
+    dataset ds;
+    CHECK_MSG(load_kitti(&ds) == 0, "%s", err_msg());
+    check_both("kitti", &ds, KITTI_EPS);
+    dataset_free(&ds);
+}
+
+/* A LiDAR-like scene: a ground plane 80 m deep and 40 m wide and two
+ * walls, each point jittered by a few cm; coordinates up to 80 m. */
+static dataset set_cloud(size_t n)
+{
+    dataset ds = make("cloud", n, 3);
+    double *v = ds.v;
+    rng_state = 31;
+    for (size_t i = 0; i < n; i++) {
+        double x, y, z;
+        const double u = rng_unit(), a = rng_unit(), b = rng_unit();
+        if (u < 0.6) { /* ground */
+            x = 80 * a;
+            y = -20 + 40 * b;
+            z = -1.7;
+        } else if (u < 0.8) { /* a wall along x at y = 6 */
+            x = 5 + 70 * a;
+            y = 6;
+            z = -1.7 + 3 * b;
+        } else { /* a wall across at x = 60 */
+            x = 60;
+            y = -15 + 30 * a;
+            z = -1.7 + 4 * b;
+        }
+        v[3 * i] = x + 0.03 * (rng_unit() - 0.5);
+        v[3 * i + 1] = y + 0.03 * (rng_unit() - 0.5);
+        v[3 * i + 2] = z + 0.03 * (rng_unit() - 0.5);
+    }
+    finish(&ds);
+    return ds;
+}
+
+TEST(grid_and_pass_equal_fp64_on_a_3d_cloud)
+{
+    need_gpu();
+    dataset ds = set_cloud(30000);
+    check_both("cloud", &ds, 0.15);
+    dataset_free(&ds);
+}
+
+TEST(grid_and_pass_equal_fp64_at_d4_and_d8)
+{
+    need_gpu();
+    const size_t dims[2] = {4, 8};
+    for (int k = 0; k < 2; k++) {
+        gen_opts g = {.kind = "gauss",
+                      .n = 12000,
+                      .d = dims[k],
+                      .seed = 40 + (uint64_t)k,
+                      .clusters = 8,
+                      .sigma = 0.05};
+        dataset ds = {0};
+        CHECK(dataset_generate(&g, &ds) == 0);
+        char what[32];
+        snprintf(what, sizeof what, "gauss d=%zu", dims[k]);
+        check_both(what, &ds, eps_for(&ds, 30));
+        dataset_free(&ds);
+    }
+}
+
+TEST(grid_and_pass_equal_fp64_adversarial)
+{
+    need_gpu();
+    exact_each_adversarial(check_both);
+}
+
+/* auto: the grid on the kitti scan (d = 4, band predicted far above the
+ * threshold), the pass on expo d = 3 (band predicted under it) and on
+ * uniform d = 128 (d above EXACT_GRID_MAX_D: no prediction made). */
+TEST(auto_picks_the_grid_on_kitti_and_the_pass_at_d128)
+{
+    need_gpu();
+    dataset ds;
+    CHECK_MSG(load_kitti(&ds) == 0, "%s", err_msg());
+    join_outcome a = run_path("exact", &ds, KITTI_EPS, EXACT_PATH_AUTO, 1, 0, 0);
+    CHECK_MSG(a.rc == 0, "kitti auto: %s", err_msg());
+    const double band = jo_metric(&a, "band_predicted");
+    printf("# kitti auto: path %g, band predicted %.4f, %s\n", jo_metric(&a, "path"), band,
+           a.variant);
+    CHECK(jo_metric(&a, "path") == 1 && band > EXACT_GRID_BAND);
+    CHECK(strstr(a.variant, "fp64 grid") != NULL);
+    jo_free(&a);
+    dataset_free(&ds);
+
+    /* d = 3 with a narrow band (t_exact's path_auto_on_data): the pass */
+    gen_opts e = {.kind = "expo", .n = 20000, .d = 3, .seed = 1};
+    CHECK(dataset_generate(&e, &ds) == 0);
+    a = run_path("exact", &ds, 0.02, EXACT_PATH_AUTO, 1, 0, 0);
+    CHECK_MSG(a.rc == 0, "expo auto: %s", err_msg());
+    printf("# expo d=3 auto: path %g, band predicted %.4f\n", jo_metric(&a, "path"),
+           jo_metric(&a, "band_predicted"));
+    CHECK(jo_metric(&a, "path") == 0 && jo_metric(&a, "band_predicted") >= 0 &&
+          jo_metric(&a, "band_predicted") <= EXACT_GRID_BAND);
+    jo_free(&a);
+    dataset_free(&ds);
+
+    gen_opts g = {.kind = "uniform", .n = 3000, .d = 128, .seed = 9};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    a = run_path("exact", &ds, eps_for(&ds, 20), EXACT_PATH_AUTO, 1, 0, 0);
+    CHECK_MSG(a.rc == 0, "uniform auto: %s", err_msg());
+    CHECK(jo_metric(&a, "path") == 0 && jo_metric(&a, "band_predicted") == -1);
+    CHECK(strstr(a.variant, "fp64 grid") == NULL);
+    jo_free(&a);
+    dataset_free(&ds);
+}
+
+typedef struct prog {
+    double last;
+    int calls, backwards;
+} prog;
+
+static void on_progress(void *ctx, double f)
+{
+    prog *p = ctx;
+    p->backwards += f < p->last || f < 0 || f > 1;
+    p->last = f;
+    p->calls++;
+}
+
+/* A cancel set before the run stops the grid path with TCJ_ECANCEL (on one
+ * device, and through the device queue: a list of one takes it); the next
+ * run goes on, reports progress up to 1, and counts what fp64 counts. */
+TEST(grid_cancel_progress_and_queue)
+{
+    need_gpu();
+    dataset ds;
+    CHECK_MSG(load_kitti(&ds) == 0, "%s", err_msg());
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &ds;
+    s.eps = KITTI_EPS;
+    s.q1 = ds.n;
+    s.mode = JOIN_COUNT;
+    join_result r;
+    engine_opts o;
+    engine_opts_default(&o);
+    s.opts = &o;
+    CHECK(engine_run(engine_find("fp64"), &s, &r) == 0);
+    const uint64_t want = r.pairs;
+    for (int queue = 0; queue < 2; queue++) {
+        engine_opts_default(&o);
+        o.exact_path = EXACT_PATH_GRID;
+        if (queue)
+            o.devices = 1; /* ordinal 0 as a list */
+        volatile int cancel = 1;
+        prog pg = {0, 0, 0};
+        s.cancel = &cancel;
+        s.progress = on_progress;
+        s.progress_ctx = &pg;
+        int rc = engine_run(engine_find("exact"), &s, &r);
+        CHECK_MSG(rc == TCJ_ECANCEL, "queue %d: rc %d (%s)", queue, rc, err_msg());
+        cancel = 0;
+        pg = (prog){0, 0, 0};
+        rc = engine_run(engine_find("exact"), &s, &r);
+        CHECK_MSG(rc == 0, "queue %d after a cancel: %s", queue, err_msg());
+        CHECK_MSG(r.pairs == want, "queue %d: %llu pairs, fp64 %llu", queue,
+                  (unsigned long long)r.pairs, (unsigned long long)want);
+        CHECK_MSG(jr_metric(&r, "path") == 1 && (jr_metric(&r, "devices") == 1) == queue,
+                  "queue %d: path %g devices %g", queue, jr_metric(&r, "path"),
+                  jr_metric(&r, "devices"));
+        CHECK_MSG(pg.calls > 0 && pg.backwards == 0 && pg.last == 1.0,
+                  "queue %d progress: %d calls, %d backwards, last %g", queue, pg.calls,
+                  pg.backwards, pg.last);
+    }
+    dataset_free(&ds);
+}
+
+/* Data that are not finite have no grid cell: the forced grid refuses them
+ * with one line; the next run goes on. */
+TEST(grid_refuses_not_finite)
+{
+    need_gpu();
+    dataset ds = set_inf();
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_GRID;
+    join_outcome a = exact_run("exact", &ds, 1.0, &o, 0);
+    CHECK_EQ_INT(a.rc, TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "not finite") && strstr(err_msg(), "fp64") &&
+                  !strchr(err_msg(), '\n'),
+              "%s", err_msg());
+    jo_free(&a);
+    dataset_free(&ds);
+    ds = set_ints();
+    a = exact_run("exact", &ds, 2.0, &o, 0);
+    CHECK_MSG(a.rc == 0 && jo_metric(&a, "path") == 1, "%s", err_msg());
+    jo_free(&a);
+    dataset_free(&ds);
+}
