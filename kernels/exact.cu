@@ -348,11 +348,11 @@ struct exact_ctx {
     int promoted;      /* the pass runs kern_fmt_fp16x's promoting wgmma kernel */
     const uint16_t *X; /* the pass's FP16 rows (its params) */
     int ld;
-    double *rho, *center; /* device: rho (n), the centre (d) */
-    fasted_params *p;     /* the pass's parameters (COUNT: the epilogue's band) */
-    float2 *bnd;          /* device, COUNT: each row's bound terms for the epilogue */
-    double nmax, lim2sc;  /* the largest norm and lim2, scaled: the pass threshold's inputs */
-    size_t cap;           /* the list's and the compaction buffers' pairs */
+    double *rho, *center;      /* device: rho (n), the centre (d) */
+    fasted_params *p;          /* the pass's parameters (COUNT: the epilogue's band) */
+    float2 *bnd;               /* device, COUNT: each row's bound terms for the epilogue */
+    double nmax, lim2sc;       /* the largest norm and lim2, scaled: the pass threshold's inputs */
+    size_t cap;                /* the list's and the compaction buffers' pairs */
     unsigned long long listed; /* candidates the pass handed to the classify */
     int ready;
 };
@@ -420,7 +420,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     if ((rc = kern_malloc(k, (void **)&o.count, 4 * sizeof(unsigned long long), "the count")))
         return rc;
     KERN_CUDA(cudaMemset(o.count, 0, 4 * sizeof(unsigned long long)));
-    if (a->mode == KJOIN_COUNT && c->p && !getenv("TCJ_EXP_NOBAND")) {
+    if (a->mode == KJOIN_COUNT && c->p) {
         /* The epilogue counts the pairs its bound puts in and lists only
          * the band (rounded up, so it is never narrower than the FP64
          * bound's). The other modes list every candidate: their pairs
@@ -435,7 +435,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
                                                                             a->n, c->bnd);
         KERN_LAUNCH_CHECK("exact_bnd_kernel");
         exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(c->bnd, nb,
-                                                                             c->bnd + rows);
+                                                                              c->bnd + rows);
         KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
         fasted_params *p = c->p;
         p->bnd = c->bnd;

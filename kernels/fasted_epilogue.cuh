@@ -47,7 +47,40 @@ struct fasted_epi {
     const float *edges; /* HIST: shared copy of the edges */
     unsigned *hist;     /* HIST: shared slot counters */
     unsigned chunk;     /* KD_MIN: the warp's column chunk (kd_nchunk per row) */
+    /* F::band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
+     * a pair is a candidate at d~2 <= bhi and sure to be in at <= blo. */
+    float blo[2], bhi[2];
 };
+
+/* exact's pass (F::band: the wgmma kernels of kern_fmt_fp16b and _fp16x)
+ * with p.bnd set (COUNT) lists only its band: a candidate its bound puts
+ * in is counted, not listed; one it puts out is never a candidate
+ * (fasted_int.cuh). delta is taken with the row's own terms and the
+ * column tile's largest (p.bnd_cmax), per row and tile, before the
+ * tile's last wgmma is waited for, so the loads' latency hides behind it
+ * and a candidate costs no load. Without p.bnd the thresholds are the
+ * pass's: every candidate is listed. */
+template <class F, bool PAIRS>
+__device__ __forceinline__ void fasted_band_rows(const fasted_params &p, fasted_epi &w)
+{
+    w.blo[0] = w.blo[1] = -1.0f;
+    w.bhi[0] = w.bhi[1] = p.eps2;
+    if constexpr (F::band && PAIRS) {
+        if (!p.bnd)
+            return;
+        const int lane = threadIdx.x & 31;
+        const float2 cm = __ldg(p.bnd_cmax + w.j0 / 256);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float2 bi = __ldg(p.bnd + w.i0 + frag_c_row(lane, 2 * h));
+            const float e = __fadd_ru(bi.x, cm.x), s = __fadd_ru(bi.y, cm.y);
+            float dl = __fmaf_ru(__fmul_ru(p.bnd_k2, e), e, __fmul_ru(p.bnd_k1, e));
+            dl = __fmaf_ru(__fmul_ru(p.bnd_k3, s), s, dl);
+            w.blo[h] = __fsub_rd(p.bnd_lo, dl);
+            w.bhi[h] = __fadd_ru(p.bnd_hi, dl);
+        }
+    }
+}
 
 /* Bin of d2 in a row's k-distance histogram (FASTED_KD_HIST and _BAND
  * compute it alike, so a row's band holds exactly its bin's count). */
@@ -69,55 +102,31 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     auto dist = [&](unsigned i, unsigned j, A a, float si, float sjv) -> D {
         return i == j ? D(0) : F::d2(a, si, sjv);
     };
-    auto weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2) -> int {
+    auto weight_at = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, D thr) -> int {
         d2 = dist(i, j, a, si, sjv);
-        if (i >= p.q1 || j >= p.n || !(d2 <= eps2))
+        if (i >= p.q1 || j >= p.n || !(d2 <= thr))
             return 0;
         if (w.diag)
             return i < j ? 2 : (i == j ? 1 : 0);
         return p.sym ? 2 : 1;
     };
-    /* PAIRS: the weight a pair is listed with. exact's pass (F::band: the
-     * wgmma kernels of kern_fmt_fp16b and _fp16x, MT = 1) with p.bnd set
-     * (COUNT) lists only its band: a candidate its bound puts in is
-     * counted into `sure` instead, one it puts out is dropped
-     * (fasted_int.cuh). delta is taken with the row's own terms and the
-     * column tile's largest (p.bnd_cmax), once a tile, so a candidate costs
-     * two compares and no load, branch-free: a load per candidate, or
-     * branches per element, made the pass 1.5x slower at d = 128. The FP64
-     * classify of kernels/exact.cu decides the band with each pair's own
-     * bound, on the same d~2. h: the lane's row (0, 1). */
-    float band_lo[2] = {-1.0f, -1.0f},
-          band_hi[2] = {__int_as_float(0x7f800000), __int_as_float(0x7f800000)};
-    if constexpr (F::band) {
-        static_assert(MT == 1, "the band is the wgmma epilogue's");
-        if (PAIRS && p.bnd) {
-            const float2 cm = __ldg(p.bnd_cmax + w.j0 / 256);
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const float2 bi =
-                    __ldg(p.bnd + gi + (frag_c_row(lane, 2 * h) - frag_c_row(lane, 0)));
-                const float e = __fadd_ru(bi.x, cm.x), s = __fadd_ru(bi.y, cm.y);
-                float dl = __fmaf_ru(__fmul_ru(p.bnd_k2, e), e, __fmul_ru(p.bnd_k1, e));
-                dl = __fmaf_ru(__fmul_ru(p.bnd_k3, s), s, dl);
-                band_lo[h] = __fsub_rd(p.bnd_lo, dl);
-                band_hi[h] = __fadd_ru(p.bnd_hi, dl);
-            }
-        }
-    }
-    auto list_weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, unsigned &sure,
-                           int h) -> int {
-        const int wt = weight(i, j, a, si, sjv, d2);
-        if constexpr (F::band) {
-            const float x = F::to_f(d2);
-            const int in = x <= band_lo[h] ? wt : 0;
-            sure += (unsigned)in;
-            return x <= band_hi[h] ? wt - in : 0;
-        } else {
-            (void)sure;
-            (void)h;
+    auto weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2) -> int {
+        return weight_at(i, j, a, si, sjv, d2, eps2);
+    };
+    /* PAIRS, wgmma: a candidate's weight against its row's threshold
+     * (fasted_band_rows; h: the lane's row 0 or 1), and the weight it is
+     * listed with: 0 when its bound puts it in. */
+    auto cand_weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, int h) -> int {
+        if constexpr (F::band)
+            return weight_at(i, j, a, si, sjv, d2, w.bhi[h]);
+        else
+            return weight(i, j, a, si, sjv, d2);
+    };
+    auto list_weight = [&](int wt, D d2, int h) -> int {
+        if constexpr (F::band)
+            return F::to_f(d2) <= w.blo[h] ? 0 : wt;
+        else
             return wt;
-        }
     };
     /* The pairs `sure` counts, added once the warp's listed pairs have
      * their slots (a warp that fails is done again whole). */
@@ -350,11 +359,49 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         D d2;
-                        c += list_weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
-                                         (e & 1) ? sj.y : sj.x, d2, sure, e >> 1);
+                        c += cand_weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
+                                         (e & 1) ? sj.y : sj.x, d2, e >> 1);
                     }
                 cnt += c;
                 marks_all |= (c ? 1u : 0u) << nt;
+            }
+            constexpr int G = NT < 8 ? NT : 8;
+            static_assert(NT % G == 0, "whole groups of n8 blocks");
+            if constexpr (F::band) {
+                if (p.bnd && marks_all) {
+                    /* The lane's candidates (rare) again, a marked block
+                     * at a time in one copy of the code: those sure to be
+                     * in are counted, the band is what pass 2 lists. */
+                    unsigned keep = 0;
+                    cnt = 0;
+#pragma unroll
+                    for (int g0 = 0; g0 < NT; g0 += G) {
+                        unsigned marks = (marks_all >> g0) & ((1u << G) - 1u);
+#pragma unroll 1
+                        while (marks) {
+                            const int t = __ffs(marks) - 1;
+                            marks &= marks - 1;
+                            A v[MT][4];
+                            fasted_block_acc<G>(acc, g0, t, v);
+                            const int nt = g0 + t;
+                            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                            unsigned c = 0;
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                D d2;
+                                const int wt =
+                                    cand_weight(row(0, e), col(nt, e), v[0][e], si[0][e >> 1],
+                                                (e & 1) ? sj.y : sj.x, d2, e >> 1);
+                                const int lw = list_weight(wt, d2, e >> 1);
+                                sure += (unsigned)(wt - lw);
+                                c += (unsigned)lw;
+                            }
+                            cnt += c;
+                            keep |= (c ? 1u : 0u) << nt;
+                        }
+                    }
+                    marks_all = keep;
+                }
             }
             const long long o0 = fasted_reserve_pairs(p, cnt, lane, w.warp, w.fail);
             if (o0 < 0)
@@ -363,8 +410,6 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             if (!cnt)
                 return;
             unsigned long long o = (unsigned long long)o0;
-            constexpr int G = NT < 8 ? NT : 8;
-            static_assert(NT % G == 0, "whole groups of n8 blocks");
 #pragma unroll
             for (int g0 = 0; g0 < NT; g0 += G) {
                 unsigned marks = (marks_all >> g0) & ((1u << G) - 1u);
@@ -382,9 +427,10 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                         for (int e = 0; e < 4; e++) {
                             const unsigned i = row(mt, e), j = col(nt, e);
                             D d2;
-                            unsigned dup = 0; /* counted in pass 1 */
-                            const int wt = list_weight(i, j, v[mt][e], si[mt][e >> 1],
-                                                       (e & 1) ? sj.y : sj.x, d2, dup, e >> 1);
+                            const int wt =
+                                list_weight(cand_weight(i, j, v[mt][e], si[mt][e >> 1],
+                                                        (e & 1) ? sj.y : sj.x, d2, e >> 1),
+                                            d2, e >> 1);
                             if (!wt)
                                 continue;
                             p.pi[o] = i;

@@ -161,20 +161,24 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
                       unsigned *s_hist)
 {
     typename F::acc(&d)[128] = reinterpret_cast<typename F::acc(&)[128]>(acc);
+    fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
+                    col0,
+                    p.sym && col0 < row0 + FASTED_WG_BM,
+                    warp,
+                    mask,
+                    fail,
+                    s_edges,
+                    s_hist,
+                    col0 / (FASTED_WG_BN * (1 + p.cskip)),
+                    {-1.0f, -1.0f},
+                    {p.eps2, p.eps2}};
+    /* Before the wait: its loads overlap the last wgmma group. */
+    fasted_band_rows<F, PAIRS>(p, w);
     wgmma_wait_group<0>();
 #pragma unroll
     for (int k = 0; k < 128; k++)
         reg_fence(d[k]);
     mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
-    const fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
-                          col0,
-                          p.sym && col0 < row0 + FASTED_WG_BM,
-                          warp,
-                          mask,
-                          fail,
-                          s_edges,
-                          s_hist,
-                          col0 / (FASTED_WG_BN * (1 + p.cskip))};
     fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
 }
 

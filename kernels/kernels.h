@@ -287,9 +287,9 @@ typedef struct kern_join_result {
     size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
     uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
-    uint64_t band; /* exact: pairs (each unordered pair once when symmetric) the bound left */
+    uint64_t band;   /* exact: pairs (each unordered pair once when symmetric) the bound left */
     uint64_t listed; /* exact: candidates the pass listed for the FP64 classify (COUNT: its band) */
-    int centred;   /* the data were centred (args.center) before conversion */
+    int centred;     /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];
     /* A run over a device list: each device's share (ndevices entries);

@@ -27,7 +27,7 @@ typedef struct join_outcome {
     uint64_t *hist, below;
     size_t nb;
     char variant[96];
-    join_result first;    /* the COUNT run's result: metrics, variant */
+    join_result first;        /* the COUNT run's result: metrics, variant */
     join_result perpoint_res; /* the PERPOINT run's */
     int rc;
 } join_outcome;

@@ -139,9 +139,7 @@ static size_t differing(const join_outcome *a, const join_outcome *b,
 {
     size_t p = 0, q = 0, n = 0;
     while (p < a->npairs || q < b->npairs) {
-        int c = p == a->npairs   ? 1
-                : q == b->npairs ? -1
-                                 : jo_by_ij(&a->pairs[p], &b->pairs[q]);
+        int c = p == a->npairs ? 1 : q == b->npairs ? -1 : jo_by_ij(&a->pairs[p], &b->pairs[q]);
         if (c == 0) {
             p++, q++;
             continue;
