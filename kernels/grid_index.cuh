@@ -287,6 +287,56 @@ __device__ __forceinline__ size_t grid_lower_bound(const long long *keys, size_t
     return lo;
 }
 
+/* A query cell's neighbours, as the join kernels walk them: offsets
+ * -1..1 along dimensions 1..k-1 (nnb = 3^(k-1) of them), dimension 0 as
+ * one range of keys (its three neighbours are consecutive keys, one
+ * search covers them). */
+struct grid_walk {
+    long long key, lo0, hi0;
+    long long idx[GRID_MAXK];
+    int nnb;
+};
+
+__device__ __forceinline__ void grid_walk_init(const grid_dims &grid, long long key, grid_walk &w)
+{
+    w.key = key;
+    for (int j = 0; j < grid.k; j++)
+        w.idx[j] = key / grid.stride[j] % grid.cnt[j];
+    w.lo0 = w.idx[0] > 0 ? -1 : 0;
+    w.hi0 = w.idx[0] + 1 < grid.cnt[0] ? 1 : 0;
+    w.nnb = 1;
+    for (int j = 1; j < grid.k; j++)
+        w.nnb *= 3;
+}
+
+/* Neighbour nb's candidate positions [cs, ce), clipped to [pa, pb);
+ * false when it lies outside the grid or holds none of them. */
+__device__ __forceinline__ bool grid_walk_range(const grid_dims &grid, const grid_walk &w, int nb,
+                                                const long long *__restrict__ ukey, size_t ncell,
+                                                const size_t *__restrict__ cstart, size_t pa,
+                                                size_t pb, size_t &cs, size_t &ce)
+{
+    long long base = w.key;
+    int rem = nb;
+    for (int j = 1; j < grid.k; j++) {
+        const int off = rem % 3 - 1;
+        rem /= 3;
+        const long long v = w.idx[j] + off;
+        if (v < 0 || v >= grid.cnt[j])
+            return false;
+        base += off * grid.stride[j];
+    }
+    const size_t f = grid_lower_bound(ukey, ncell, base + w.lo0);
+    size_t e = f;
+    while (e < ncell && ukey[e] <= base + w.hi0)
+        e++;
+    if (f == e)
+        return false;
+    cs = cstart[f] > pa ? cstart[f] : pa;
+    ce = cstart[e] < pb ? cstart[e] : pb;
+    return cs < ce;
+}
+
 /* Device copies of the index arrays a join kernel reads. */
 struct grid_dev {
     uint32_t *ids; /* sorted position -> row */

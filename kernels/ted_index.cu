@@ -61,39 +61,12 @@ __global__ void __launch_bounds__(TI_WARPS * 32)
     const double eps2 = o.eps2;
     unsigned long long local = 0;
 
-    long long idx[GRID_MAXK];
-    const long long key = ukey[gcell[grp]];
-    for (int j = 0; j < grid.k; j++)
-        idx[j] = key / grid.stride[j] % grid.cnt[j];
-    const long long lo0 = idx[0] > 0 ? -1 : 0, hi0 = idx[0] + 1 < grid.cnt[0] ? 1 : 0;
-
-    int nnb = 1;
-    for (int j = 1; j < grid.k; j++)
-        nnb *= 3;
-    for (int nb = 0; nb < nnb; nb++) {
-        /* Offsets -1..1 in dimensions 1..k-1; dimension 0 as one key range. */
-        long long base = key;
-        bool inside = true;
-        int rem = nb;
-        for (int j = 1; j < grid.k; j++) {
-            int off = rem % 3 - 1;
-            rem /= 3;
-            long long v = idx[j] + off;
-            if (v < 0 || v >= grid.cnt[j])
-                inside = false;
-            base += off * grid.stride[j];
-        }
-        if (!inside)
+    grid_walk gw;
+    grid_walk_init(grid, ukey[gcell[grp]], gw);
+    for (int nb = 0; nb < gw.nnb; nb++) {
+        size_t cs, ce;
+        if (!grid_walk_range(grid, gw, nb, ukey, ncell, cstart, pa, pb, cs, ce))
             continue;
-        size_t f = grid_lower_bound(ukey, ncell, base + lo0);
-        size_t e = f;
-        while (e < ncell && ukey[e] <= base + hi0)
-            e++;
-        if (f == e)
-            continue;
-        size_t cs = cstart[f], ce = cstart[e];
-        cs = cs > pa ? cs : pa;
-        ce = ce < pb ? ce : pb;
         for (size_t c0 = cs; c0 < ce; c0 += 8) {
             const size_t crow = c0 + g < ce ? c0 + g : ce - 1;
             const double *brow = x + crow * dp;

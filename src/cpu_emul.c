@@ -213,17 +213,33 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
         }
     }
     free(rb);
+    double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    if (data->scaled)
+        q = ldexp(f->abs_err, -data->scale);
+    return cpu_emul_radius_of(f, s->engine->in_bits, d, lim, smax, xmax, q);
+}
+
+double cpu_emul_radius_of(const cpu_emul_format *f, int in_bits, size_t d, double lim, double smax,
+                          double xmax, double q)
+{
     if (!(smax <= 0x1p120) || !isfinite(xmax) || (f->saturates_at && xmax > f->saturates_at))
         return 0;
     const double c = (2.0 * (double)d + 4.0) * 0x1p-22;
     if (c >= 0.5)
         return 0;
-    const double u = ldexp(1.0, -s->engine->in_bits);
-    double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
-    double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
-    if (data->scaled)
-        q = ldexp(f->abs_err, -data->scale);
+    const double u = ldexp(1.0, -in_bits);
+    const double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
     return (dmax + 2 * (u * xmax + q)) * (1 + 1e-9);
+}
+
+double *cpu_emul_edges(const join_spec *s)
+{
+    if (s->mode != JOIN_HIST)
+        return NULL;
+    double *edges = xmalloc((s->hist_nbins + 1) * sizeof *edges);
+    for (size_t b = 0; b <= s->hist_nbins; b++)
+        edges[b] = (float)s->hist_edges[b];
+    return edges;
 }
 
 int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
@@ -244,12 +260,7 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     if (shifted)
         center = shift_mins(s->ds);
     emul_data *data = emul_data_get(f, s->ds, center, &reused);
-    double *edges = NULL;
-    if (s->mode == JOIN_HIST) {
-        edges = xmalloc((s->hist_nbins + 1) * sizeof *edges);
-        for (size_t b = 0; b <= s->hist_nbins; b++)
-            edges[b] = (float)s->hist_edges[b];
-    }
+    double *edges = cpu_emul_edges(s);
     join_result_phase(res, "convert", engine_now() - t0);
 
     char name[96];

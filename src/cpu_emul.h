@@ -65,6 +65,15 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *spec, join_result *r
  * index, each pair relative to an origin of the query row's cell.
  * cpu_emul_run calls it for that setting. */
 int cpu_emul_run_local(const cpu_emul_format *f, const join_spec *spec, join_result *res);
+/* The grid index's radius for an emulation's arithmetic (src/cpu_emul.c
+ * says how it is derived): smax and xmax the largest squared norm and
+ * |value| of the converted rows, q the format's absolute rounding, lim
+ * the FP32 limit compared with. 0 when no safe radius exists. */
+double cpu_emul_radius_of(const cpu_emul_format *f, int in_bits, size_t d, double lim, double smax,
+                          double xmax, double q);
+/* HIST: the spec's edges as the emulations compare them (rounded to
+ * float), malloc'd; NULL in the other modes. */
+double *cpu_emul_edges(const join_spec *s);
 /* The grid index cpu_emul_run_local joins over (its cells give the
  * origins: the lower corner along g->dim[j], the column mean along the
  * others). Returns 0, or TCJ_EINVAL with a line when there is none. */

@@ -142,7 +142,7 @@ static void local_row(const void *vc, const void *scratch, size_t q, size_t c0, 
 }
 
 /* The grid's radius for locally centred arithmetic: emul's bound
- * (src/cpu_emul.c, emul_radius) with what a shift can leave. The origin
+ * (cpu_emul_radius_of) with what a shift can leave. The origin
  * lies within the data's range along every dimension (a cell corner, or
  * the mean), so |x_k - o_k| <= max x_k - min x_k =: m_k; the rounded
  * inputs then differ by at most u m_k + q along k, and their squared
@@ -174,13 +174,7 @@ static double local_radius(const cpu_emul_format *f, const join_spec *s, double 
     free(lo);
     free(hi);
     free(rb);
-    if (!isfinite(xmax) || !(smax <= 0x1p120) || (f->saturates_at && xmax > f->saturates_at))
-        return 0;
-    const double c = (2.0 * (double)d + 4.0) * 0x1p-22;
-    if (c >= 0.5)
-        return 0;
-    const double dmax = sqrt((lim + 2 * c * smax * (1 + 1e-9)) / (1 - c));
-    return (dmax + 2 * (u * xmax + q)) * (1 + 1e-9);
+    return cpu_emul_radius_of(f, s->engine->in_bits, d, lim, smax, xmax, q);
 }
 
 int cpu_emul_local_index(const cpu_emul_format *f, const join_spec *s, cpu_grid *g)
@@ -220,12 +214,7 @@ int cpu_emul_run_local(const cpu_emul_format *f, const join_spec *s, join_result
     free(rb);
     center_facts facts;
     const double *mean = center_means(ds, &facts);
-    double *edges = NULL;
-    if (s->mode == JOIN_HIST) {
-        edges = xmalloc((s->hist_nbins + 1) * sizeof *edges);
-        for (size_t b = 0; b <= s->hist_nbins; b++)
-            edges[b] = (float)s->hist_edges[b];
-    }
+    double *edges = cpu_emul_edges(s);
     join_result_phase(res, "convert", engine_now() - t0);
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
     local_ctx c = {.f = f, .g = &g, .x = x, .mean = mean, .d = d, .ops = ops};
