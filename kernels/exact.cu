@@ -15,8 +15,11 @@
  * cancel, progress and refills are FASTED's; a symmetric run refines each
  * unordered pair once.
  *
- * The FP64 rows and norms stay on the device (a slot per device, g_x64_dev),
- * and the host scan (g_scan), across runs of one dataset. Over a device
+ * The rows stay on the device in the dataset's own element type (f32, f16
+ * or u8 values widen to FP64 exactly, in registers: the refinement reads
+ * 4, 2 or 1 bytes a value instead of 8, and its arithmetic is fp64's all
+ * the same), with the FP64 norms, a slot per device (g_x64_dev); the host
+ * scan (g_scan) too; both across runs of one dataset. Over a device
  * list (kern_multi_run) each device refines the candidates of its own
  * launches against its own FP64 rows: the decision per pair does not
  * depend on the device, so every split gives fp64's result. */
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_fp16.h>
@@ -35,7 +39,8 @@
 #include "kern_util.cuh"
 
 struct exact_dev {
-    const double *x;   /* n x d, as the host holds it */
+    const void *x; /* n x d, as the host holds it (element type xt, KERN_X_*) */
+    int xt;
     const double *nrm; /* n: the FP64 norms of the rows as converted (centred), unscaled */
     const double *rho; /* n: each row's FP16 rounding, ||x^ - v||, scaled, rounded up */
     size_t d, q0;
@@ -53,6 +58,24 @@ struct exact_dev {
     uint32_t *pi, *pj;                          /* PAIRS: the kept pairs, compacted */
     double *pd;
 };
+
+/* Value k of x as FP64, exactly: the rows in their own element type. */
+__device__ __forceinline__ double exact_x(const double *x, size_t k)
+{
+    return x[k];
+}
+__device__ __forceinline__ double exact_x(const float *x, size_t k)
+{
+    return (double)x[k];
+}
+__device__ __forceinline__ double exact_x(const __half *x, size_t k)
+{
+    return (double)__half2float(x[k]);
+}
+__device__ __forceinline__ double exact_x(const uint8_t *x, size_t k)
+{
+    return (double)x[k];
+}
 
 /* A kept pair's outputs, weighted: w = 2 stands for (i, j) and (j, i) of
  * a symmetric run. */
@@ -164,11 +187,15 @@ __global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
  * (direct (a-b)^2, dimension order, no contraction), so the decision is
  * fp64's. The warp reads each pair's two rows coalesced, 32 dimensions at
  * a time, into shared memory as (a-b)^2; then each lane adds its own
- * pair's 32 terms in order. */
+ * pair's 32 terms in order. (A thread per pair walking its own rows with
+ * 16-byte loads measured 1.25-1.8x slower on FP64 rows: every load of a
+ * warp then touches 64 different lines.) */
 #define EXACT_WARPS 4
+template <class T>
 __global__ void __launch_bounds__(EXACT_WARPS * 32)
     exact_fp64_kernel(const unsigned long long *__restrict__ nlist, exact_dev o)
 {
+    const T *__restrict__ x = (const T *)o.x;
     __shared__ double u2[EXACT_WARPS][32][33];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const unsigned long long n = *nlist;
@@ -182,12 +209,22 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32)
         for (size_t k0 = 0; k0 < o.d; k0 += 32) {
             const size_t k = k0 + lane;
             const int kn = o.d - k0 < 32 ? (int)(o.d - k0) : 32;
-            for (int p = 0; p < m; p++) {
-                const size_t ip = __shfl_sync(0xffffffffu, i, p),
-                             jp = __shfl_sync(0xffffffffu, j, p);
-                if (k < o.d) {
-                    const double v = __dsub_rn(o.x[ip * o.d + k], o.x[jp * o.d + k]);
-                    u[p][lane] = __dmul_rn(v, v);
+            /* Eight pairs' loads issued before any is used: the kernel
+             * waits on memory, so it keeps many reads in flight. */
+            for (int p0 = 0; p0 < m; p0 += 8) {
+                double va[8], vb[8];
+#pragma unroll
+                for (int q = 0; q < 8; q++) {
+                    const size_t ip = __shfl_sync(0xffffffffu, i, p0 + q),
+                                 jp = __shfl_sync(0xffffffffu, j, p0 + q);
+                    const bool ok = p0 + q < m && k < o.d;
+                    va[q] = ok ? exact_x(x, ip * o.d + k) : 0.0;
+                    vb[q] = ok ? exact_x(x, jp * o.d + k) : 0.0;
+                }
+#pragma unroll
+                for (int q = 0; q < 8; q++) {
+                    const double v = __dsub_rn(va[q], vb[q]);
+                    u[p0 + q][lane] = __dmul_rn(v, v);
                 }
             }
             __syncwarp();
@@ -215,9 +252,10 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32)
  * rounded to FP16 through FP32 round-to-odd), x^_i the FP16 values of the
  * pass (X, rows of ld 16-bit units). A warp per row; the FP64 sum and root
  * are rounded up by 2^-40 relative, far above their own error. */
-__global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
-                                 const double *__restrict__ x, const double *__restrict__ center,
-                                 double sc, size_t n, size_t d, double *rho)
+template <class T>
+__global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x,
+                                 const double *__restrict__ center, double sc, size_t n, size_t d,
+                                 double *rho)
 {
     const size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x & 31;
@@ -225,7 +263,7 @@ __global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld,
         return;
     double acc = 0;
     for (size_t k = lane; k < d; k += 32) {
-        const double xv = x[r * d + k];
+        const double xv = exact_x(x, r * d + k);
         const double v = (center ? __dsub_rn(xv, center[k]) : xv) * sc;
         const double h = (double)__half2float(__ushort_as_half(X[r * (size_t)ld + k]));
         const double u = h - v; /* exact: both are near each other (Sterbenz) or tiny */
@@ -278,6 +316,38 @@ static float exact_f32_down(double v)
     return (double)f > v ? nextafterf(f, -INFINITY) : f;
 }
 
+/* f(T *) for the rows' element type xt (KERN_X_*). */
+template <class Fn> static void exact_by_type(int xt, const void *x, Fn f)
+{
+    switch (xt) {
+    case KERN_X_F32:
+        f((const float *)x);
+        break;
+    case KERN_X_F16:
+        f((const __half *)x);
+        break;
+    case KERN_X_U8:
+        f((const uint8_t *)x);
+        break;
+    default:
+        f((const double *)x);
+        break;
+    }
+}
+
+/* The element type exact keeps a's rows in on the device: the dataset's
+ * own where the kernels widen it (and its size agrees), else FP64 widened
+ * on the host. */
+static int exact_row_type(const kern_join_args *a)
+{
+    static const size_t bytes[] = {8, 4, 2, 1}; /* KERN_X_F64 .. KERN_X_U8 */
+    if (a->x_type == KERN_X_F64)
+        return a->x_to_f64 ? -1 : KERN_X_F64;
+    if (a->x_type > KERN_X_F64 && a->x_type <= KERN_X_U8 && a->x_bytes == bytes[a->x_type])
+        return a->x_type;
+    return -1;
+}
+
 /* The host scan of the values FP16 will hold (largest |v|, each row's
  * norm, centred when the run centres), kept across runs of one dataset: a
  * sweep or a compare runs exact again and again on the same data. Done
@@ -300,7 +370,8 @@ struct exact_x64 {
     const void *x; /* the host data the copy was made from */
     size_t n, d;
     uint64_t hash;
-    double *dx;
+    void *dx; /* the rows, element type xt (KERN_X_*) */
+    int xt;
     size_t bytes;
     double *dn;        /* the scan's norms on the device */
     unsigned long gen; /* the scan dn holds (0: none) */
@@ -339,7 +410,9 @@ static int exact_same_scan(const kern_join_args *a)
 
 static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
 {
-    return s.x == a->x && s.n == a->n && s.d == a->d && s.hash == a->hash;
+    const int xt = exact_row_type(a);
+    return s.x == a->x && s.n == a->n && s.d == a->d && s.hash == a->hash &&
+           s.xt == (xt < 0 ? KERN_X_F64 : xt);
 }
 
 struct exact_ctx {
@@ -354,6 +427,7 @@ struct exact_ctx {
     double nmax, lim2sc;       /* the largest norm and lim2, scaled: the pass threshold's inputs */
     size_t cap;                /* the list's and the compaction buffers' pairs */
     unsigned long long listed; /* candidates the pass handed to the classify */
+    cudaEvent_t ev[2];         /* around each launch's refinement: kernel time */
     int ready;
 };
 
@@ -371,25 +445,33 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     exact_dev &o = c->o;
     double t0 = kern_now();
     int rc;
-    const size_t bytes = a->n * a->d * sizeof(double), nbytes = a->n * sizeof(double);
+    const int xt = exact_row_type(a);
+    const size_t vb = xt < 0 ? sizeof(double) : a->x_bytes;
+    const size_t bytes = a->n * a->d * vb, nbytes = a->n * sizeof(double);
     exact_x64 &g_x64 = g_x64_dev[a->device];
     if (g_x64.dx && exact_same_data(g_x64, a)) {
-        if ((rc = kern_charge(k, g_x64.bytes, "the FP64 dataset")))
+        if ((rc = kern_charge(k, g_x64.bytes, "the exact rows")))
             return rc;
     } else {
         exact_release_dev(a->device);
-        if ((rc = kern_malloc(k, (void **)&g_x64.dx, bytes, "the FP64 dataset")) ||
-            (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the FP64 dataset (norms)")))
+        if ((rc = kern_malloc(k, &g_x64.dx, bytes, "the exact rows")) ||
+            (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the exact rows (norms)")))
             return rc;
-        /* Widened to FP64 in 4 MB blocks of rows: no host FP64 copy. */
-        const size_t blk = std::max((size_t)1, ((size_t)1 << 19) / a->d);
-        std::vector<double> hb(std::min(blk, a->n) * a->d);
-        for (size_t i0 = 0; i0 < a->n; i0 += blk) {
-            const size_t m = std::min(blk, a->n - i0);
-            kern_rows_f64(a, i0, m, hb.data());
-            KERN_CUDA(cudaMemcpy(g_x64.dx + i0 * a->d, hb.data(), m * a->d * sizeof(double),
-                                 cudaMemcpyHostToDevice));
+        if (xt >= 0) {
+            /* As the host holds them: the kernels widen each value. */
+            KERN_CUDA(cudaMemcpy(g_x64.dx, a->x, bytes, cudaMemcpyHostToDevice));
+        } else {
+            /* Widened to FP64 in 4 MB blocks of rows: no host FP64 copy. */
+            const size_t blk = std::max((size_t)1, ((size_t)1 << 19) / a->d);
+            std::vector<double> hb(std::min(blk, a->n) * a->d);
+            for (size_t i0 = 0; i0 < a->n; i0 += blk) {
+                const size_t m = std::min(blk, a->n - i0);
+                kern_rows_f64(a, i0, m, hb.data());
+                KERN_CUDA(cudaMemcpy((double *)g_x64.dx + i0 * a->d, hb.data(),
+                                     m * a->d * sizeof(double), cudaMemcpyHostToDevice));
+            }
         }
+        g_x64.xt = xt < 0 ? KERN_X_F64 : xt;
         g_x64.x = a->x;
         g_x64.n = a->n;
         g_x64.d = a->d;
@@ -401,6 +483,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         g_x64.gen = g_scan.gen;
     }
     o.x = g_x64.dx;
+    o.xt = g_x64.xt;
     o.nrm = g_x64.dn;
     /* The rows' FP16 rounding, from the pass's own values. */
     if ((rc = kern_malloc(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
@@ -412,8 +495,10 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     }
     {
         const unsigned threads = 256, rows = threads / 32;
-        exact_rho_kernel<<<(unsigned)((a->n + rows - 1) / rows), threads, 0, k->st>>>(
-            c->X, c->ld, o.x, c->center, o.sc, a->n, a->d, c->rho);
+        exact_by_type(o.xt, o.x, [&](auto x) {
+            exact_rho_kernel<<<(unsigned)((a->n + rows - 1) / rows), threads, 0, k->st>>>(
+                c->X, c->ld, x, c->center, o.sc, a->n, a->d, c->rho);
+        });
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
@@ -531,6 +616,12 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
     if (c->a->mode == KJOIN_PAIRS)
         KERN_CUDA(cudaMemsetAsync(o.nout, 0, 8, k->st));
     if (np) {
+        /* The refinement is the engine's kernel work as much as the pass
+         * (kern_drive times the pass's launch alone). */
+        if (!c->ev[0] && (cudaEventCreate(&c->ev[0]) != cudaSuccess ||
+                          cudaEventCreate(&c->ev[1]) != cudaSuccess))
+            return kern_fail(KERN_EGPU, "cudaEventCreate failed (the refinement's timer)");
+        KERN_CUDA(cudaEventRecord(c->ev[0], k->st));
         const unsigned threads = 256;
         exact_classify_kernel<<<(unsigned)((np + threads - 1) / threads), threads, 0, k->st>>>(
             k->pi, k->pj, (const float *)k->pd, np, o);
@@ -539,8 +630,14 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
         KERN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->a->device));
         const unsigned long long want = (np + EXACT_WARPS * 32 - 1) / (EXACT_WARPS * 32);
         const unsigned blocks = (unsigned)(want < (unsigned long long)sms * 16 ? want : sms * 16);
-        exact_fp64_kernel<<<blocks, EXACT_WARPS * 32, 0, k->st>>>(o.nlist, o);
+        exact_by_type(o.xt, o.x, [&](auto x) {
+            exact_fp64_kernel<std::remove_const_t<std::remove_pointer_t<decltype(x)>>>
+                <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(o.nlist, o);
+        });
         KERN_LAUNCH_CHECK("exact_fp64_kernel");
+        KERN_CUDA(cudaEventRecord(c->ev[1], k->st));
+        KERN_CUDA(cudaEventSynchronize(c->ev[1]));
+        k->r->t_kernel += kern_event_s(c->ev[0], c->ev[1]);
     }
     s->np = 0;
     if (c->a->mode == KJOIN_PAIRS) {
@@ -570,6 +667,9 @@ static void exact_free(exact_ctx *c)
     cudaFree(c->o.pj);
     cudaFree(c->o.pd);
     cudaFree(c->o.nout);
+    for (int e = 0; e < 2; e++)
+        if (c->ev[e])
+            cudaEventDestroy(c->ev[e]);
     cudaGetLastError();
 }
 

@@ -152,6 +152,29 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
         for (int h = 0; h < 2; h++)
             si[mt][h] = p.s[row(mt, 2 * h)];
+    /* The warp's block is interior when it holds no padding (every row
+     * below q1, every column below n), no i == j and, in a symmetric run,
+     * no element on or below the diagonal: then every element that passes
+     * weighs the same (2 symmetric, 1 not), and its test is the compare
+     * alone. Almost every block of a large join is interior; at small d
+     * the epilogue is most of the kernel, so the per-element checks of
+     * `weight` are worth leaving out there (COUNT, and PAIRS' first pass). */
+    const unsigned wr0 = w.i0, wr1 = w.i0 + 16 * MT, wc0 = w.j0, wc1 = w.j0 + 8 * NT;
+    const bool interior = !w.diag && wr1 <= p.q1 && wc1 <= p.n && (wc0 >= wr1 || wc1 <= wr0);
+    const unsigned wint = p.sym ? 2u : 1u;
+    /* Interior: elements with d2 <= thr(h) among the lane's elements of n8
+     * block nt (thr per row: h = e >> 1). */
+    auto interior_count = [&](int nt, const float2 &sj, const D(&thr)[2]) -> unsigned {
+        unsigned c = 0;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                c += F::d2(acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x) <= thr[e >> 1]
+                         ? 1u
+                         : 0u;
+        return c;
+    };
 
     /* k-distance pairs: a real pair of two different rows, each unordered
      * pair once in a symmetric run. */
@@ -275,17 +298,25 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     }
     if (!PAIRS && p.mode == KJOIN_COUNT) {
         unsigned cnt = 0;
+        if (interior) {
+            const D thr[2] = {eps2, eps2};
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+            for (int nt = 0; nt < NT; nt++)
+                cnt += interior_count(nt, __ldg((const float2 *)(p.s + col(nt, 0))), thr);
+            cnt *= wint;
+        } else {
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
+            for (int nt = 0; nt < NT; nt++) {
+                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    D d2;
-                    cnt += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
-                                  (e & 1) ? sj.y : sj.x, d2);
-                }
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        D d2;
+                        cnt += weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
+                                      (e & 1) ? sj.y : sj.x, d2);
+                    }
+            }
         }
         cnt = __reduce_add_sync(FASTED_FULL_MASK, cnt);
         if (lane == 0 && cnt)
@@ -350,25 +381,65 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
              * the instruction cache. */
             static_assert(NT <= 32, "one mark bit per n8 block");
             unsigned cnt = 0, marks_all = 0, sure = 0;
+            bool split = false; /* the band and the sure pairs are told apart already */
+            if (interior) {
+                if constexpr (F::band) {
+                    if (p.bnd) {
+                        /* exact's COUNT: a candidate at or below its row's
+                         * blo is sure to be in (counted), the rest up to
+                         * bhi is the band, listed; a block is marked when
+                         * it holds band. (Testing blo only in blocks where
+                         * the warp has a candidate measured slower: the
+                         * compiler predicates that path.) */
+                        const D lo[2] = {w.blo[0], w.blo[1]}, hi[2] = {w.bhi[0], w.bhi[1]};
 #pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                unsigned c = 0;
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        D d2;
-                        c += cand_weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
-                                         (e & 1) ? sj.y : sj.x, d2, e >> 1);
+                        for (int nt = 0; nt < NT; nt++) {
+                            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                            const unsigned cl = interior_count(nt, sj, lo),
+                                           ch = interior_count(nt, sj, hi);
+                            sure += cl;
+                            cnt += ch - cl;
+                            marks_all |= (ch != cl ? 1u : 0u) << nt;
+                        }
+                        sure *= wint;
+                        cnt *= wint;
+                        split = true;
                     }
-                cnt += c;
-                marks_all |= (c ? 1u : 0u) << nt;
+                }
+                if (!split) {
+                    /* cand_weight's threshold: the row's bhi in exact's
+                     * formats (p.eps2 without p.bnd), F::thr otherwise. */
+                    const D thr[2] = {F::band ? (D)w.bhi[0] : eps2, F::band ? (D)w.bhi[1] : eps2};
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++) {
+                        const unsigned c =
+                            interior_count(nt, __ldg((const float2 *)(p.s + col(nt, 0))), thr);
+                        cnt += c;
+                        marks_all |= (c ? 1u : 0u) << nt;
+                    }
+                    cnt *= wint;
+                }
+            } else {
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++) {
+                    const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                    unsigned c = 0;
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            D d2;
+                            c += cand_weight(row(mt, e), col(nt, e), acc[mt][nt][e], si[mt][e >> 1],
+                                             (e & 1) ? sj.y : sj.x, d2, e >> 1);
+                        }
+                    cnt += c;
+                    marks_all |= (c ? 1u : 0u) << nt;
+                }
             }
             constexpr int G = NT < 8 ? NT : 8;
             static_assert(NT % G == 0, "whole groups of n8 blocks");
             if constexpr (F::band) {
-                if (p.bnd && marks_all) {
+                if (p.bnd && !split && marks_all) {
                     /* The lane's candidates (rare) again, a marked block
                      * at a time in one copy of the code: those sure to be
                      * in are counted, the band is what pass 2 lists. */

@@ -211,6 +211,11 @@ int kern_fasted_cache_digest(int dev, uint64_t *digest, int *from);
 /* Converts m values of a dataset's element type at src to FP64, exactly
  * (the host's element table, src/dtype.c, supplies one per type). */
 typedef void (*kern_to_f64_fn)(const void *src, size_t m, double *dst);
+/* Element types the device widens exactly (exact keeps its rows in the
+ * dataset's own type; kernels/exact.cu). The same numbers as src/dtype.h's
+ * ids, so engine_gpu.c passes the id; a type added there and not here is
+ * widened on the host instead. */
+enum { KERN_X_F64 = 0, KERN_X_F32 = 1, KERN_X_F16 = 2, KERN_X_U8 = 3 };
 
 typedef struct kern_join_args {
     /* host, n*d row-major in the dataset's own element type: read only
@@ -219,6 +224,9 @@ typedef struct kern_join_args {
     const void *x;
     size_t x_bytes;          /* bytes of one value of x */
     kern_to_f64_fn x_to_f64; /* x's values as FP64; NULL: x is FP64 (double) */
+    /* x's element type where a kernel can widen it itself (KERN_X_*, the
+     * order of src/dtype.h's ids); any other value: only x_to_f64 knows */
+    int x_type;
     size_t n, d;
     uint64_t hash; /* dataset content hash: with x, n, d, format a device cache key */
     size_t q0, q1; /* query rows [q0, q1); candidates are all rows */

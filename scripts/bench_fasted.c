@@ -12,7 +12,8 @@
  * time as kernel_ms and warm) and prints one line each:
  *   n d kind eps sym variant pairs cold_s warm_s kernel_ms tflops_paper
  *   tflops_padded h2d convert norms
- * Built against libtcjoin.a (scripts/gpu-check says how). */
+ * BENCH_DTYPE=f32 keeps the generated values as f32 (the CLI's default),
+ * else f64. Built against libtcjoin.a (scripts/gpu-check says how). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ int main(int argc, char **argv)
     g.lambda = 40;
     g.clusters = 16;
     g.sigma = 0.05;
+    /* BENCH_DTYPE=f32: the values kept as f32, as `gen` keeps them by
+     * default; otherwise f64 (the figures recorded before 2026-11-23) */
+    const char *bt = getenv("BENCH_DTYPE");
+    g.dtype = bt && !strcmp(bt, "f32") ? DTYPE_F32 : DTYPE_F64;
     double eps = atof(argv[4]);
     dataset ds;
     memset(&ds, 0, sizeof ds);

@@ -88,7 +88,11 @@ static void gpu_data(const dataset *ds, kern_join_args *a)
     a->x = ds->v;
     a->x_bytes = t->bytes;
     a->x_to_f64 = t->id == DTYPE_F64 ? NULL : t->to_f64;
+    a->x_type = (int)t->id;
 }
+_Static_assert(KERN_X_F64 == (int)DTYPE_F64 && KERN_X_F32 == (int)DTYPE_F32 &&
+                   KERN_X_F16 == (int)DTYPE_F16 && KERN_X_U8 == (int)DTYPE_U8,
+               "kernels.h's element types follow src/dtype.h's ids");
 
 static void gpu_args(const join_spec *s, const engine_opts *o, gpu_sink *sk,
                      const struct kern_format *fmt, kern_join_args *a)
