@@ -106,7 +106,7 @@ static int info_run(session *s, int argc, char **argv)
                    nonint, lo, hi);
     exact_prediction ep;
     if (s->have_eps) {
-        exact_predict(ds, s->eps, INFO_SAMPLE_ROWS, INFO_SAMPLE_COLS, &ep);
+        exact_predict_cached(ds, s->eps, INFO_SAMPLE_ROWS, INFO_SAMPLE_COLS, &ep);
         out_printf("bound       at eps %.9g, FP16 inputs with FP32 accumulation err by up to "
                    "%.3g eps^2 in d^2 (%.3g centred; set center auto %s)\n",
                    s->eps, ep.err_raw, ep.err_centred,

@@ -46,7 +46,7 @@ static int exact_pick_path(const join_spec *s, const engine_opts *o, double *ban
     *band = -1;
     if (exact_path_needs_prediction(o->exact_path, s->ds->d)) {
         exact_prediction p;
-        exact_predict(s->ds, join_spec_eps(s), EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+        exact_predict_cached(s->ds, join_spec_eps(s), EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
         *band = p.band_fraction;
     }
     return exact_path_choose(o->exact_path, s->ds->d, *band);

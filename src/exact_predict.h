@@ -31,6 +31,10 @@ typedef struct exact_prediction {
  * largest norm with the worst-case input rounding. */
 void exact_predict(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
                    exact_prediction *p);
+/* exact_predict, or the last one when it was for the same values (content
+ * hash, n, d), eps and sample size: 1 when it was kept, 0 when drawn now. */
+int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t max_cols,
+                         exact_prediction *p);
 
 /* ---- exact's path (`set exact-path`, src/exact_path.h) ----
  * Where FP16's error leaves a large band, refining it pair by pair costs

@@ -227,6 +227,45 @@ TEST(path_setting)
               "%s", err_msg());
 }
 
+/* The engine's prediction is kept for the same values, eps and sample:
+ * the kept one equals a fresh exact_predict field for field, another eps
+ * or other values (same n and d) draw again, and what they draw equals a
+ * fresh prediction too. */
+static int same_prediction(const exact_prediction *a, const exact_prediction *b)
+{
+    return a->err_raw == b->err_raw && a->err_centred == b->err_centred &&
+           a->auto_centres == b->auto_centres && a->rows == b->rows && a->cols == b->cols &&
+           a->in == b->in && a->band == b->band && a->band_fraction == b->band_fraction;
+}
+
+TEST(path_prediction_kept)
+{
+    dataset a, b;
+    gen_opts g = {.kind = "expo", .n = 3000, .d = 3, .seed = 77};
+    CHECK(dataset_generate(&g, &a) == 0);
+    g.seed = 78;
+    CHECK(dataset_generate(&g, &b) == 0);
+    CHECK(a.hash != b.hash);
+    exact_prediction fresh, kept;
+    exact_predict(&a, 0.05, 64, 2000, &fresh);
+    CHECK(fresh.in > 0);
+    CHECK_EQ_INT(exact_predict_cached(&a, 0.05, 64, 2000, &kept), 0); /* first: drawn */
+    CHECK(same_prediction(&kept, &fresh));
+    CHECK_EQ_INT(exact_predict_cached(&a, 0.05, 64, 2000, &kept), 1); /* again: kept */
+    CHECK(same_prediction(&kept, &fresh));
+    /* another eps, another sample size, other values: drawn again */
+    CHECK_EQ_INT(exact_predict_cached(&a, 0.06, 64, 2000, &kept), 0);
+    exact_predict(&a, 0.06, 64, 2000, &fresh);
+    CHECK(same_prediction(&kept, &fresh));
+    CHECK_EQ_INT(exact_predict_cached(&a, 0.06, 64, 1000, &kept), 0);
+    CHECK_EQ_INT(exact_predict_cached(&b, 0.06, 64, 1000, &kept), 0);
+    exact_predict(&b, 0.06, 64, 1000, &fresh);
+    CHECK(same_prediction(&kept, &fresh));
+    CHECK_EQ_INT(exact_predict_cached(&b, 0.06, 64, 1000, &kept), 1);
+    dataset_free(&a);
+    dataset_free(&b);
+}
+
 /* What auto decides on real and adversarial data, from the same
  * prediction the engine makes: the grid on the kitti scan at eps 0.12 (its
  * band, as `info` shows it, is well above the threshold); the pass on the
