@@ -29,8 +29,7 @@
 static pthread_mutex_t cx_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int valid;
-    uint64_t hash;
-    size_t n, d;
+    dataset_key key;
     double eps;
     int centre;
 } g_cx;
@@ -106,17 +105,14 @@ const double *center_pick_exact(const dataset *ds, int setting, double eps)
         return center_pick(ds, setting, exact);
     pthread_mutex_lock(&cx_mu);
     int centre;
-    if (g_cx.valid && g_cx.hash == ds->hash && g_cx.n == ds->n && g_cx.d == ds->d &&
-        g_cx.eps == eps) {
+    if (g_cx.valid && dataset_key_is(&g_cx.key, ds) && g_cx.eps == eps) {
         centre = g_cx.centre;
     } else {
         const double raw = center_delta_sum(ds, NULL, f.vmax_raw, eps);
         const double cen = center_delta_sum(ds, m, f.vmax_centred, eps);
         centre = cen < raw;
         g_cx.valid = 1;
-        g_cx.hash = ds->hash;
-        g_cx.n = ds->n;
-        g_cx.d = ds->d;
+        g_cx.key = dataset_key_of(ds);
         g_cx.eps = eps;
         g_cx.centre = centre;
     }

@@ -21,6 +21,25 @@ typedef struct dataset {
     uint64_t hash; /* content hash of n, d and the values as FP64 (dataset_hash) */
 } dataset;
 
+/* What a cache of one result per dataset compares (src/center_exact.c,
+ * src/int8_plan.c, src/exact_predict.c): the values' content hash, n and
+ * d. */
+typedef struct dataset_key {
+    uint64_t hash;
+    size_t n, d;
+} dataset_key;
+
+static inline dataset_key dataset_key_of(const dataset *ds)
+{
+    dataset_key k = {ds->hash, ds->n, ds->d};
+    return k;
+}
+
+static inline int dataset_key_is(const dataset_key *k, const dataset *ds)
+{
+    return k->hash == ds->hash && k->n == ds->n && k->d == ds->d;
+}
+
 /* Values per block for whole-dataset scans: 64 KB of FP64. */
 #define DATASET_BLOCK_VALUES 8192
 

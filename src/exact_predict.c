@@ -100,8 +100,8 @@ int exact_path_choose(int setting, size_t d, double band_fraction)
 static pthread_mutex_t predict_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int valid;
-    uint64_t hash;
-    size_t n, d, rows, cols;
+    dataset_key key;
+    size_t rows, cols;
     double eps;
     exact_prediction p;
 } predict_memo;
@@ -111,9 +111,8 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
 {
     int hit = 0;
     pthread_mutex_lock(&predict_mu);
-    if (ds && predict_memo.valid && predict_memo.hash == ds->hash && predict_memo.n == ds->n &&
-        predict_memo.d == ds->d && predict_memo.eps == eps && predict_memo.rows == max_rows &&
-        predict_memo.cols == max_cols) {
+    if (ds && predict_memo.valid && dataset_key_is(&predict_memo.key, ds) &&
+        predict_memo.eps == eps && predict_memo.rows == max_rows && predict_memo.cols == max_cols) {
         *p = predict_memo.p;
         hit = 1;
     }
@@ -125,9 +124,7 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
         return 0;
     pthread_mutex_lock(&predict_mu);
     predict_memo.valid = 1;
-    predict_memo.hash = ds->hash;
-    predict_memo.n = ds->n;
-    predict_memo.d = ds->d;
+    predict_memo.key = dataset_key_of(ds);
     predict_memo.eps = eps;
     predict_memo.rows = max_rows;
     predict_memo.cols = max_cols;

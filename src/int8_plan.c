@@ -16,9 +16,8 @@
 
 static pthread_mutex_t plan_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-    uint64_t hash;
+    dataset_key key;
     const void *x;
-    size_t n, d;
     int quantize, rc;
     const char *who;
     int8_plan plan;
@@ -125,8 +124,8 @@ static int plan_compute(const dataset *ds, int quantize, const char *who, int8_p
 int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *out)
 {
     pthread_mutex_lock(&plan_mu);
-    if (ds->hash && plan_last.hash == ds->hash && plan_last.x == ds->v && plan_last.n == ds->n &&
-        plan_last.d == ds->d && plan_last.quantize == quantize && plan_last.who == who) {
+    if (ds->hash && dataset_key_is(&plan_last.key, ds) && plan_last.x == ds->v &&
+        plan_last.quantize == quantize && plan_last.who == who) {
         *out = plan_last.plan;
         int rc = plan_last.rc;
         if (rc)
@@ -137,10 +136,8 @@ int int8_plan_for(const dataset *ds, int quantize, const char *who, int8_plan *o
     pthread_mutex_unlock(&plan_mu);
     int rc = plan_compute(ds, quantize, who, out);
     pthread_mutex_lock(&plan_mu);
-    plan_last.hash = ds->hash;
+    plan_last.key = dataset_key_of(ds);
     plan_last.x = ds->v;
-    plan_last.n = ds->n;
-    plan_last.d = ds->d;
     plan_last.quantize = quantize;
     plan_last.who = who;
     plan_last.rc = rc;
