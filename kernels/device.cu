@@ -25,6 +25,11 @@ int kern_fail(int code, const char *fmt, ...)
     return code;
 }
 
+extern "C" int kern_fail_msg(int code, const char *msg)
+{
+    return kern_fail(code, "%s", msg);
+}
+
 int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
 {
     /* Clear the sticky-free error state so the next run starts clean. */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -458,8 +459,18 @@ static int exact_setup(exact_ctx *c, kern_run *k)
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the exact rows (norms)")))
             return rc;
         if (xt >= 0) {
-            /* As the host holds them: the kernels widen each value. */
-            KERN_CUDA(cudaMemcpy(g_x64.dx, a->x, bytes, cudaMemcpyHostToDevice));
+            /* As the host holds them: the kernels widen each value (a
+             * cross run's rows in their runs, its padding zeros). */
+            for (size_t i0 = 0; i0 < a->n;) {
+                const void *src;
+                const size_t m = kern_rows_span(a, i0, a->n - i0, &src);
+                char *dst = (char *)g_x64.dx + i0 * a->d * vb;
+                if (src)
+                    KERN_CUDA(cudaMemcpy(dst, src, m * a->d * vb, cudaMemcpyHostToDevice));
+                else
+                    KERN_CUDA(cudaMemset(dst, 0, m * a->d * vb));
+                i0 += m;
+            }
         } else {
             /* Widened to FP64 in 4 MB blocks of rows: no host FP64 copy. */
             const size_t blk = std::max((size_t)1, ((size_t)1 << 19) / a->d);
@@ -536,7 +547,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     o.band = o.count + 2;
     o.refined = o.count + 3;
     if (a->mode == KJOIN_PERPOINT) {
-        const size_t b = (a->q1 - a->q0 + 1) * sizeof(unsigned long long);
+        const size_t b = (kern_count_rows(a) + 1) * sizeof(unsigned long long);
         if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
             return rc;
         KERN_CUDA(cudaMemset(o.counts, 0, b));
@@ -687,7 +698,7 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
     if (a->mode == KJOIN_COUNT) {
         r->pairs = v[0];
     } else if (a->mode == KJOIN_PERPOINT) {
-        const size_t nq = a->q1 - a->q0;
+        const size_t nq = kern_count_rows(a);
         if (c->ready && nq)
             KERN_CUDA(cudaMemcpy(a->counts, c->o.counts, nq * 8, cudaMemcpyDeviceToHost));
         else
@@ -719,9 +730,39 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
     return 0;
 }
 
+/* Rows [r0, r1) of the scan: each row's norm into hn, the largest |v|
+ * and squared norm into *vm, *nm2. Rows are widened a block at a time. */
+static void exact_scan_rows(const kern_join_args *a, size_t r0, size_t r1, double *hn, double *vm,
+                            double *nm2)
+{
+    const size_t d = a->d, blk = std::max((size_t)1, ((size_t)1 << 13) / d);
+    std::vector<double> buf(std::min(blk, r1 - r0) * d);
+    double m = 0, e2 = 0;
+    for (size_t i0 = r0; i0 < r1; i0 += blk) {
+        const size_t rows = std::min(blk, r1 - i0);
+        kern_rows_f64(a, i0, rows, buf.data());
+        for (size_t i = 0; i < rows; i++) {
+            const double *xr = buf.data() + i * d;
+            double e = 0;
+            for (size_t k = 0; k < d; k++) {
+                const double v = a->center ? xr[k] - a->center[k] : xr[k];
+                /* A value that is not finite (Inf, or NaN from centring
+                 * an Inf column) leaves no bound: vmax Inf refuses it. */
+                m = isfinite(v) ? fmax(m, fabs(v)) : INFINITY;
+                e += v * v;
+            }
+            hn[i0 + i] = sqrt(e);
+            e2 = fmax(e2, e);
+        }
+    }
+    *vm = m;
+    *nm2 = e2;
+}
+
 /* FP16 must hold the data as converted (centred when a->center); the
  * bound is taken at the largest norm of what is converted. Scanned once per
- * dataset and centring, by the calling thread. */
+ * dataset and centring, by host threads (a streamed run scans each of its
+ * chunk runs' rows: kern_stream_run). */
 static int exact_scan(const kern_join_args *a)
 {
     if (!(g_scan.scanned && exact_same_scan(a) && g_scan.center == a->center)) {
@@ -732,20 +773,28 @@ static int exact_scan(const kern_join_args *a)
             return kern_fail(KERN_ENOMEM, "exact: out of host memory for %zu row norms", a->n);
         g_scan.hn = hn;
         g_scan.gen++; /* the devices' norms are stale */
+        /* The maxima do not depend on the split: the same bound on any
+         * host. */
+        unsigned nt = std::thread::hardware_concurrency();
+        nt = std::min(std::max(nt, 1u), 16u);
+        if (a->n * a->d < ((size_t)1 << 18))
+            nt = 1;
+        std::vector<double> vms(nt, 0.0), nms(nt, 0.0);
+        std::vector<std::thread> th;
+        const size_t per = (a->n + nt - 1) / nt;
+        for (unsigned t = 0; t < nt; t++) {
+            const size_t r0 = std::min(a->n, t * per), r1 = std::min(a->n, r0 + per);
+            if (t + 1 < nt)
+                th.emplace_back(exact_scan_rows, a, r0, r1, hn, &vms[t], &nms[t]);
+            else
+                exact_scan_rows(a, r0, r1, hn, &vms[t], &nms[t]);
+        }
+        for (auto &t : th)
+            t.join();
         double vm = 0, nm2 = 0;
-        std::vector<double> rowbuf(a->d);
-        for (size_t i = 0; i < a->n; i++) {
-            const double *xr = kern_row_f64(a, i, rowbuf.data());
-            double e = 0;
-            for (size_t k = 0; k < a->d; k++) {
-                const double v = a->center ? xr[k] - a->center[k] : xr[k];
-                /* A value that is not finite (Inf, or NaN from centring
-                 * an Inf column) leaves no bound: vmax Inf refuses it. */
-                vm = isfinite(v) ? fmax(vm, fabs(v)) : INFINITY;
-                e += v * v;
-            }
-            hn[i] = sqrt(e);
-            nm2 = fmax(nm2, e);
+        for (unsigned t = 0; t < nt; t++) {
+            vm = isfinite(vms[t]) ? fmax(vm, vms[t]) : INFINITY;
+            nm2 = fmax(nm2, nms[t]);
         }
         g_scan.x = a->x;
         g_scan.n = a->n;

@@ -40,7 +40,7 @@ static int f64_outputs(f64_run *r)
     KERN_CUDA(cudaMemsetAsync(r->d_count, 0, sizeof(unsigned long long), st));
     o.count = r->d_count;
     if (a->mode == KJOIN_PERPOINT) {
-        size_t b = (r->nq ? r->nq : 1) * sizeof(unsigned long long);
+        size_t b = (r->ncount ? r->ncount : 1) * sizeof(unsigned long long);
         if ((rc = f64_malloc(r, (void **)&r->d_counts, b, "the per-point counts")))
             return rc;
         KERN_CUDA(cudaMemsetAsync(r->d_counts, 0, b, st));
@@ -78,6 +78,7 @@ int f64_begin(f64_run *r, const kern_join_args *a, kern_join_result *res, const 
     if (rc)
         return rc;
     r->nq = a->q1 - a->q0;
+    r->ncount = kern_count_rows(a);
     if ((rc = f64_outputs(r)) != 0)
         f64_end(r);
     return rc;
@@ -287,11 +288,11 @@ int f64_finish(f64_run *r)
     if (a->mode == KJOIN_COUNT) {
         KERN_CUDA(cudaMemcpy(&total, r->d_count, sizeof total, cudaMemcpyDeviceToHost));
     } else if (a->mode == KJOIN_PERPOINT) {
-        if (r->nq) {
-            KERN_CUDA(cudaMemcpy(a->counts, r->d_counts, r->nq * sizeof(uint64_t),
+        if (r->ncount) {
+            KERN_CUDA(cudaMemcpy(a->counts, r->d_counts, r->ncount * sizeof(uint64_t),
                                  cudaMemcpyDeviceToHost));
         }
-        for (size_t i = 0; i < r->nq; i++)
+        for (size_t i = 0; i < r->ncount; i++)
             total += a->counts[i];
     } else if (a->mode == KJOIN_PAIRS) {
         total = r->res->pairs; /* counted as drained */
@@ -324,13 +325,15 @@ size_t f64_brute_items(const kern_join_args *a, size_t chunk, int symmetric, f64
     size_t nqc = (q1 - q0 + chunk - 1) / chunk;
     if (a->mode == KJOIN_PAIRS)
         symmetric = 0;
-    if (!symmetric) {
+    if (!symmetric || a->c0) {
+        /* A cross run's candidates are [c0, n), all off the diagonal:
+         * symmetric, every pair found is emitted mirrored. */
         *items = (f64_item *)malloc((nqc ? nqc : 1) * sizeof(f64_item));
         if (!*items)
             return 0;
         for (size_t i = 0; i < nqc; i++) {
             size_t lo = q0 + i * chunk, hi = lo + chunk < q1 ? lo + chunk : q1;
-            (*items)[i] = f64_item{lo, hi, 0, n, 0};
+            (*items)[i] = f64_item{lo, hi, a->c0, n, symmetric ? 2 : 0};
         }
         return nqc;
     }

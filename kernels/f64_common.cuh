@@ -85,7 +85,8 @@ struct f64_run {
     kern_run k;
     const kern_join_args *a;
     kern_join_result *res;
-    size_t nq;
+    size_t nq;     /* query rows */
+    size_t ncount; /* PERPOINT: entries of the counts (kern_count_rows) */
     f64_out out;
     unsigned long long *d_count, *d_counts, *d_np, *d_hist;
     double *d_edges;
@@ -129,8 +130,8 @@ size_t f64_chunk(const f64_run *r, size_t chunk, size_t min);
 /* Fetch counts, histogram and totals into the result. */
 int f64_finish(f64_run *r);
 void f64_end(f64_run *r);
-/* Brute-force items over [q0, q1) x [0, n), symmetric where asked and the
- * mode allows it. *items is malloc'ed (the caller frees). */
+/* Brute-force items over [q0, q1) x [0, n) (a cross run: x [c0, n)),
+ * symmetric where asked and the mode allows it. *items is malloc'ed (the caller frees). */
 size_t f64_brute_items(const kern_join_args *a, size_t chunk, int symmetric, f64_item **items);
 
 #endif

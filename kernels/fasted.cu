@@ -627,7 +627,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     fasted_choice ch;
     fasted_eng f;
     memset(&f, 0, sizeof f);
-    const size_t nq = a->q1 - a->q0;
+    const size_t nq = a->q1 - a->q0, nc = kern_count_rows(a);
     unsigned *d_counts = NULL;
     float *d_edges = NULL;
     unsigned long long *d_hist = NULL;
@@ -666,7 +666,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     FASTED_RC(fasted_upload(&k, fmt, q));
     f.ds = &g_ds;
     r->d_padded = g_ds.dp;
-    r->symmetric = a->symmetric && a->q0 == 0 && a->q1 == a->n;
+    r->symmetric = a->symmetric && a->q0 == 0 && (a->q1 == a->n || a->c0);
     p.X = g_ds.X;
     p.s = g_ds.s;
     p.ld = (int)(g_ds.dp * (size_t)fmt->elem_bytes / 2);
@@ -674,13 +674,14 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     p.q0 = (unsigned)a->q0;
     p.q1 = (unsigned)a->q1;
     p.sym = r->symmetric;
+    p.c0 = (unsigned)a->c0;
     p.order = ch.order;
     p.mode = a->mode;
     if (f.use_wg) {
         fasted_wg_grid(&p, nq, a->n);
     } else {
         p.T = (unsigned)((nq + ch.v->bm - 1) / ch.v->bm);
-        p.U = (unsigned)((a->n + ch.v->bn - 1) / ch.v->bn);
+        p.U = (unsigned)((a->n - a->c0 + ch.v->bn - 1) / ch.v->bn);
     }
     f.smem = ch.smem;
     if (a->mode == KJOIN_HIST) {
@@ -722,9 +723,9 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
                               "the redo list"));
     FASTED_RC(fasted_ctl_reset(&f, k.st));
     if (a->mode == KJOIN_PERPOINT) {
-        FASTED_RC(kern_malloc(&k, (void **)&d_counts, std::max(nq, (size_t)1) * 4,
+        FASTED_RC(kern_malloc(&k, (void **)&d_counts, std::max(nc, (size_t)1) * 4,
                               "the per-point counts"));
-        FASTED_TRY(cudaMemsetAsync(d_counts, 0, nq * 4, k.st));
+        FASTED_TRY(cudaMemsetAsync(d_counts, 0, nc * 4, k.st));
         p.counts = d_counts;
     }
     if (a->mode == KJOIN_HIST) {
@@ -743,7 +744,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     /* Once a run, not before each launch: the launches are timed. */
     FASTED_TRY(
         cudaFuncSetAttribute(f.func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)f.smem));
-    f.total = f.use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, p.sym, p.order);
+    f.total = f.use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, fasted_tri(p), p.order);
     /* Bounded launches: the host checks cancel and reports progress
      * between them; 64 tiles per block keeps the tail of each small. */
     f.chunk = std::max((unsigned long long)f.grid * 64, f.total / 64 + 1);
@@ -764,10 +765,10 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     FASTED_RC(kern_drive(&k, &w));
     if (a->mode == KJOIN_PERPOINT) {
         double td = kern_now();
-        std::vector<unsigned> hc(nq);
-        FASTED_TRY(cudaMemcpy(hc.data(), d_counts, nq * 4, cudaMemcpyDeviceToHost));
+        std::vector<unsigned> hc(nc);
+        FASTED_TRY(cudaMemcpy(hc.data(), d_counts, nc * 4, cudaMemcpyDeviceToHost));
         uint64_t sum = 0;
-        for (size_t q = 0; q < nq; q++) {
+        for (size_t q = 0; q < nc; q++) {
             a->counts[q] = hc[q];
             sum += hc[q];
         }

@@ -47,9 +47,12 @@ typedef struct fasted_params {
     unsigned n;        /* real points */
     unsigned q0, q1;   /* query rows */
     unsigned T, U;     /* block tiles down (query rows) and across (candidates) */
-    int sym;           /* upper-triangle tiles, off-diagonal pairs in both orders */
-    int order;         /* 1: 8x8 squares of tiles; 0: row by row */
-    int mode;          /* KJOIN_* */
+    int sym;           /* off-diagonal pairs in both orders; upper-triangle tiles unless c0 */
+    /* A cross run (kern_join_args.c0): candidates are rows [c0, n), every
+     * tile of the T x U rectangle (none on the diagonal); 0: all rows. */
+    unsigned c0;
+    int order; /* 1: 8x8 squares of tiles; 0: row by row */
+    int mode;  /* KJOIN_* */
     float eps2;
     unsigned eps2_u; /* formats with integer distances (int8): pairs with d2 <= eps2_u */
 

@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
         unsigned bi, bj;
         if (fasted_tile_of(p, tile, bi, bj)) {
             const unsigned row0 = p.q0 + (p.rowmap ? p.rowmap[bi] : bi) * L::BM;
-            const unsigned col0 = bj * L::BN * (1 + p.cskip);
+            const unsigned col0 = p.c0 + bj * L::BN * (1 + p.cskip);
             typename F::acc acc[MT][NT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
                     for (int e = 0; e < 4; e++)
                         acc[mt][nt][e] = 0;
             fasted_mma_mainloop<F, C>(p, sbuf, row0, col0, wr0, wc0, acc);
-            const fasted_epi w = {row0 + wr0, col0 + wc0, p.sym && bi == bj,
+            const fasted_epi w = {row0 + wr0, col0 + wc0, fasted_tri(p) && bi == bj,
                                   warp,       s_mask,     &s_fail[it],
                                   s_edges,    s_hist,     bj * 2 + (warp & 1)};
             fasted_epilogue<F, MT, NT, PAIRS>(p, acc, w);

@@ -31,6 +31,13 @@ __device__ __forceinline__ void fasted_tri_index(unsigned long long s, unsigned 
     c = (unsigned)(rr + (long long)(s - fasted_tri_start(rr, m)));
 }
 
+/* The tile grid is the upper triangle: a symmetric run that is not a
+ * cross run (whose tiles are all off the diagonal, fasted_int.cuh). */
+__host__ __device__ __forceinline__ bool fasted_tri(const fasted_params &p)
+{
+    return p.sym && !p.c0;
+}
+
 /* Work item -> block tile (bi down, bj across). With order on, consecutive
  * items walk an 8x8 square of tiles (Figure 4) so the blocks running at one
  * time share A and B rows in L2. Returns false for items outside the grid
@@ -42,7 +49,7 @@ __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned 
         const unsigned G = FASTED_GROUP;
         unsigned long long sq = t / (G * G);
         unsigned r = (unsigned)(t % (G * G)), sr, sc;
-        if (p.sym) {
+        if (fasted_tri(p)) {
             fasted_tri_index(sq, (p.T + G - 1) / G, sr, sc);
         } else {
             unsigned SC = (p.U + G - 1) / G;
@@ -51,13 +58,13 @@ __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned 
         }
         bi = sr * G + r / G;
         bj = sc * G + r % G;
-    } else if (p.sym) {
+    } else if (fasted_tri(p)) {
         fasted_tri_index(t, p.T, bi, bj);
     } else {
         bi = (unsigned)(t / p.U);
         bj = (unsigned)(t % p.U);
     }
-    return bi < p.T && bj < p.U && (!p.sym || bj >= bi);
+    return bi < p.T && bj < p.U && (!fasted_tri(p) || bj >= bi);
 }
 
 /* Take the next work item from the queue (one thread): items to redo from

@@ -70,18 +70,18 @@ int fasted_wg_usable(int dev)
 
 void fasted_wg_grid(fasted_params *p, size_t nq, size_t n)
 {
-    if (p->sym) {
+    if (fasted_tri(*p)) {
         p->T = p->U = (unsigned)((n + 2 * FASTED_WG_BM - 1) / (2 * FASTED_WG_BM));
     } else {
         p->T = (unsigned)((nq + FASTED_WG_BM - 1) / FASTED_WG_BM);
-        p->U = (unsigned)((n + FASTED_WG_BN - 1) / FASTED_WG_BN);
+        p->U = (unsigned)((n - p->c0 + FASTED_WG_BN - 1) / FASTED_WG_BN);
     }
 }
 
 unsigned long long fasted_wg_items(const fasted_params *p)
 {
-    return p->sym ? 2 * fasted_tiles_total(p->T, p->U, 1, p->order)
-                  : fasted_tiles_total(p->T, p->U, 0, p->order);
+    return fasted_tri(*p) ? 2 * fasted_tiles_total(p->T, p->U, 1, p->order)
+                          : fasted_tiles_total(p->T, p->U, 0, p->order);
 }
 
 cudaError_t fasted_wg_launch(const void *func, const fasted_params *p, size_t n_alloc, int widen,

@@ -77,7 +77,7 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
                                                unsigned &row0, unsigned &col0)
 {
     unsigned bi, bj;
-    if (p.sym) {
+    if (fasted_tri(p)) {
         if (!fasted_tile_of(p, t >> 1, bi, bj))
             return false;
         row0 = bi * 2 * FASTED_WG_BM + (unsigned)(t & 1) * FASTED_WG_BM;
@@ -87,7 +87,7 @@ __device__ __forceinline__ bool fasted_wg_tile(const fasted_params &p, unsigned 
     if (!fasted_tile_of(p, t, bi, bj))
         return false;
     row0 = p.q0 + (p.rowmap ? p.rowmap[bi] : bi) * FASTED_WG_BM;
-    col0 = bj * FASTED_WG_BN * (1 + p.cskip);
+    col0 = p.c0 + bj * FASTED_WG_BN * (1 + p.cskip);
     return true;
 }
 
@@ -163,13 +163,13 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
     typename F::acc(&d)[128] = reinterpret_cast<typename F::acc(&)[128]>(acc);
     fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
                     col0,
-                    p.sym && col0 < row0 + FASTED_WG_BM,
+                    fasted_tri(p) && col0 < row0 + FASTED_WG_BM,
                     warp,
                     mask,
                     fail,
                     s_edges,
                     s_hist,
-                    col0 / (FASTED_WG_BN * (1 + p.cskip)),
+                    (col0 - p.c0) / (FASTED_WG_BN * (1 + p.cskip)),
                     {-1.0f, -1.0f},
                     {p.eps2, p.eps2}};
     /* Before the wait: its loads overlap the last wgmma group. */

@@ -234,6 +234,12 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
         memset(res, 0, sizeof *res);
         return kern_fail(KERN_EINVAL, "fp64 grid: bad sizes (n %zu, d %zu)", a->n, a->d);
     }
+    if (a->c0) { /* kern_stream_run's cross run */
+        memset(res, 0, sizeof *res);
+        return kern_fail(KERN_EINVAL,
+                         "the FP64 grid path covers every row and does not stream a "
+                         "dataset larger than the device; set exact-path pass, or fp64");
+    }
     if (a->ndevices > 0)
         return kern_multi_run(a, res, fg_run_q);
     return fg_run_q(a, res, NULL, NULL);

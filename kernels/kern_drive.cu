@@ -187,6 +187,11 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
         a->n >= 0xffffff00u)
         return kern_fail(KERN_EINVAL, "%s: bad sizes (n %zu, d %zu, rows [%zu, %zu))", who, a->n,
                          a->d, a->q0, a->q1);
+    if (a->c0 &&
+        (a->q0 != 0 || a->q1 > a->c0 || a->c0 >= a->n || a->c0 % KERN_STREAM_ALIGN || !a->xc))
+        return kern_fail(KERN_EINVAL,
+                         "%s: bad cross run (queries [%zu, %zu), candidates [%zu, %zu) of %zu)",
+                         who, a->q0, a->q1, a->c0, a->n, a->n);
     switch (a->mode) {
     case KJOIN_COUNT:
         break;

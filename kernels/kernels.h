@@ -27,6 +27,8 @@ enum {
 
 /* The last error message of this thread's kernel calls. */
 const char *kern_error(void);
+/* Set it (host code of kernels/ written in C): returns code. */
+int kern_fail_msg(int code, const char *msg);
 /* 1 when the binary holds CUDA code (built with nvcc). */
 int kern_built_with_cuda(void);
 
@@ -229,8 +231,18 @@ typedef struct kern_join_args {
     int x_type;
     size_t n, d;
     uint64_t hash; /* dataset content hash: with x, n, d, format a device cache key */
-    size_t q0, q1; /* query rows [q0, q1); candidates are all rows */
-    int mode;      /* KJOIN_* */
+    size_t q0, q1; /* query rows [q0, q1); candidates are all rows (but see c0) */
+    /* A cross run (kern_stream_run's chunk pairs; 0: an ordinary run):
+     * queries [0, q1) read from x (q0 must be 0), candidates [c0, n) only,
+     * read from xc (its first row is row c0); rows [q1, c0) are zero
+     * padding, neither side. c0 is a multiple of KERN_STREAM_ALIGN. No
+     * pair has i == j. A symmetric cross run counts every pair it finds in
+     * both orders (COUNT 2, PAIRS (i, j) and (j, i), HIST 2, PERPOINT both
+     * rows: counts then has n entries, kern_count_rows). Engines that
+     * cannot (ted-index's and exact's grid index) refuse it (KERN_EINVAL). */
+    size_t c0;
+    const void *xc;
+    int mode;   /* KJOIN_* */
     double eps; /* pairs with d2 <= eps*eps in the engine's arithmetic; HIST: d2 <= edges[nbins] */
     int symmetric; /* upper-triangle tiles only where the engine and mode allow it */
     int device;
@@ -253,7 +265,8 @@ typedef struct kern_join_args {
     void (*progress)(void *ctx, double frac); /* after each launch: fraction of the work done */
     void *progress_ctx;
     /* Device bytes this run may hold, cached data included; 0: what the
-     * device has. The dataset must fit; buffers shrink to fit. */
+     * device has. Buffers shrink to fit; a dataset that does not fit
+     * is streamed by kern_stream_run. */
     size_t mem_cap;
     /* FASTED family */
     const struct kern_format *format; /* NULL: fp16 */
@@ -305,29 +318,97 @@ typedef struct kern_join_result {
      * refills and refined summed, mem_peak the largest device's. */
     int ndevices;
     kern_device_share share[KERN_MAX_DEVICES];
+    /* A run streamed in row chunks because the dataset did not fit the
+     * device (kern_stream_run): the chunks (0: not streamed), their rows,
+     * and the engine runs over chunk pairs; the phases and counters above
+     * are then summed over those runs (mem_peak: the largest). */
+    unsigned chunks;
+    size_t chunk_rows;
+    size_t chunk_runs;
 } kern_join_result;
 
-/* Rows [i0, i0 + count) of a->x as FP64 into dst (count*d values). */
-static inline void kern_rows_f64(const kern_join_args *a, size_t i0, size_t count, double *dst)
+/* Rows of a cross run's candidate start (kern_join_args.c0) are a
+ * multiple of this: whole 256-row wgmma column tiles (exact's per-tile
+ * bound maxima are indexed by column / 256). */
+#define KERN_STREAM_ALIGN 256
+
+/* Where row i of a run lives on the host: its first value in the
+ * dataset's own type, or NULL for a cross run's padding rows. */
+static inline const void *kern_row_ptr(const kern_join_args *a, size_t i)
 {
-    if (a->x_to_f64)
-        a->x_to_f64((const char *)a->x + i0 * a->d * a->x_bytes, count * a->d, dst);
-    else
-        memcpy(dst, (const double *)a->x + i0 * a->d, count * a->d * sizeof(double));
+    if (a->c0 && i >= a->q1) {
+        if (i < a->c0)
+            return NULL;
+        return (const char *)a->xc + (i - a->c0) * a->d * a->x_bytes;
+    }
+    return (const char *)a->x + i * a->d * a->x_bytes;
 }
 
-/* Row i of a->x as FP64: a pointer into x when x is FP64, else buf (d
+/* The run's rows [i0, i0 + count) as the pointer `p` of each contiguous
+ * run of them (NULL: padding), for copies that must not widen. */
+static inline size_t kern_rows_span(const kern_join_args *a, size_t i0, size_t count,
+                                    const void **p)
+{
+    size_t end = i0 + count;
+    if (a->c0 && i0 < a->q1 && end > a->q1)
+        end = a->q1;
+    else if (a->c0 && i0 >= a->q1 && i0 < a->c0 && end > a->c0)
+        end = a->c0;
+    *p = kern_row_ptr(a, i0);
+    return end - i0;
+}
+
+/* Rows [i0, i0 + count) of the run as FP64 into dst (count*d values);
+ * a cross run's padding rows are zeros. */
+static inline void kern_rows_f64(const kern_join_args *a, size_t i0, size_t count, double *dst)
+{
+    while (count) {
+        const void *src;
+        const size_t m = kern_rows_span(a, i0, count, &src);
+        if (!src)
+            memset(dst, 0, m * a->d * sizeof(double));
+        else if (a->x_to_f64)
+            a->x_to_f64(src, m * a->d, dst);
+        else
+            memcpy(dst, src, m * a->d * sizeof(double));
+        i0 += m;
+        count -= m;
+        dst += m * a->d;
+    }
+}
+
+/* Row i of the run as FP64: a pointer into x when x is FP64, else buf (d
  * values) filled. */
 static inline const double *kern_row_f64(const kern_join_args *a, size_t i, double *buf)
 {
-    if (!a->x_to_f64)
-        return (const double *)a->x + i * a->d;
+    const void *p = kern_row_ptr(a, i);
+    if (p && !a->x_to_f64)
+        return (const double *)p;
     kern_rows_f64(a, i, 1, buf);
     return buf;
 }
 
+/* Entries of a PERPOINT run's counts: one per query row, or one per row
+ * of a symmetric cross run (its candidates count too). */
+static inline size_t kern_count_rows(const kern_join_args *a)
+{
+    return a->c0 && a->symmetric ? a->n : a->q1 - a->q0;
+}
+
 /* An engine's kernel entry. */
 typedef int (*kern_join_fn)(const kern_join_args *a, kern_join_result *r);
+/* fn over a's run, streamed when the dataset does not fit the device (or
+ * a->mem_cap): first the whole run; when that fails for memory before any
+ * pair reached the sink, the rows are cut into chunks of R rows (R a
+ * multiple of KERN_STREAM_ALIGN, halved until a chunk pair's runs fit) and
+ * fn runs once per chunk (its own pairs) and once per pair of chunks (a
+ * cross run, kern_join_args.c0; both orders of chunk pairs when the
+ * engine's run is not symmetric). Counts, per-point counts, histograms
+ * and pairs are those of the whole run, rows renumbered to the dataset's;
+ * r sums the runs and says how they were cut (chunks, chunk_rows,
+ * chunk_runs). Pure host code (kernels/kern_stream.c): a CPU build and the
+ * unit tests run it over any fn. */
+int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r);
 /* FASTED in the args' format. */
 int kern_fasted_run(const kern_join_args *a, kern_join_result *r);
 /* Exact FP64 on CUDA cores, direct (a-b)^2 form, no FMA contraction. */

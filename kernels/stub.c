@@ -1,15 +1,23 @@
 /* Built instead of the .cu files when nvcc is missing: every kernel entry
  * reports that this build has no CUDA. Each GPU entry point in kernels.h
  * has a stub here. */
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
 
 static const char stub_msg[] = "this tcjoin was built without CUDA (nvcc not found)";
+static _Thread_local char stub_err[512];
 
 const char *kern_error(void)
 {
-    return stub_msg;
+    return stub_err[0] ? stub_err : stub_msg;
+}
+
+int kern_fail_msg(int code, const char *msg)
+{
+    snprintf(stub_err, sizeof stub_err, "%s", msg);
+    return code;
 }
 
 int kern_built_with_cuda(void)

@@ -184,6 +184,11 @@ static int ted_index_run_q(const kern_join_args *a, kern_join_result *res, kern_
 
 extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res)
 {
+    if (a->c0) { /* kern_stream_run's cross run */
+        memset(res, 0, sizeof *res);
+        return kern_fail(KERN_EINVAL, "its grid index covers every row and does not stream"
+                                      " a dataset larger than the device; ted or fp64 do");
+    }
     if (a->ndevices > 0)
         return kern_multi_run(a, res, ted_index_run_q);
     return ted_index_run_q(a, res, NULL, NULL);

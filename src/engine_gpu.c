@@ -34,7 +34,8 @@ static int gpu_put(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, co
     return rc;
 }
 
-/* One whole kernel run: what `profile ENGINE` replays per counter pass. */
+/* One whole kernel run: what `profile ENGINE` replays per counter pass;
+ * streamed in row chunks when the dataset does not fit the device. */
 typedef struct gpu_launch {
     kern_join_fn fn;
     const kern_join_args *a;
@@ -44,7 +45,7 @@ typedef struct gpu_launch {
 static int gpu_launch_once(void *ctx)
 {
     gpu_launch *l = ctx;
-    return l->fn(l->a, l->r);
+    return kern_stream_run(l->fn, l->a, l->r);
 }
 
 /* A row whose lab format is scaled (FP8): the power of two its run
@@ -209,6 +210,12 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
                            "");
     }
     gpu_shares(r, res);
+    if (r->chunks) {
+        /* The dataset did not fit the device: how it was streamed. */
+        join_result_metric(res, "stream_chunks", r->chunks, "");
+        join_result_metric(res, "stream_chunk_rows", (double)r->chunk_rows, "rows");
+        join_result_metric(res, "stream_runs", (double)r->chunk_runs, "");
+    }
     if (!tc)
         return;
     double nq = (double)(s->q1 - s->q0);

@@ -309,7 +309,7 @@ const setting settings_table[] = {
      1, {NULL, NULL}, get_device, set_device},
     {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
      1, {"all|default", NULL}, devices_get, devices_set},
-    {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink to fit",
+    {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink, larger data stream",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",

@@ -1,0 +1,493 @@
+/* kern_stream_run: a dataset larger than the device, streamed in row
+ * chunks (kernels/kern_stream.c). The driver is pure host code over any
+ * engine entry, so it is tested here over an FP64 CPU engine that keeps
+ * the kern_join_args contract (cross runs included) and refuses, as a
+ * device would, a run holding more rows than a set budget. Every output
+ * mode of the streamed run is checked against an independent brute force
+ * over the whole dataset (direct (a-b)^2 in FP64, every ordered pair):
+ * counts, per-point counts, the pair multiset with distances bit for bit,
+ * the histogram. Also: the cross layout of the row helpers (padding rows
+ * are zeros, candidates come from xc), an engine that runs symmetric cross
+ * runs one way (fp64's way), symmetric off, a budget no chunk fits, a run
+ * that sank pairs before it failed (not redone), and progress. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels.h"
+
+/* ---- the data: f32 values (the driver hands rows in their own type) ---- */
+
+static void f32_to_f64(const void *src, size_t m, double *dst)
+{
+    const float *s = src;
+    for (size_t i = 0; i < m; i++)
+        dst[i] = s[i];
+}
+
+/* n points in d dimensions on a lattice of step 1/4 (exact in f32; many
+ * distances fall exactly on eps = 1), with some duplicated points. */
+static float *make_points(size_t n, size_t d, unsigned seed)
+{
+    float *x = malloc(n * d * sizeof *x);
+    unsigned s = seed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            s = s * 1103515245u + 12345u;
+            x[i * d + k] = (float)((s >> 16) % 24) * 0.25f;
+        }
+    for (size_t i = 7; i < n; i += 97) /* duplicates */
+        memcpy(x + i * d, x + (i - 5) * d, d * sizeof *x);
+    return x;
+}
+
+static double direct_d2(const float *x, size_t d, size_t i, size_t j)
+{
+    double s = 0;
+    for (size_t k = 0; k < d; k++) {
+        const double t = (double)x[i * d + k] - (double)x[j * d + k];
+        s = s + t * t;
+    }
+    return s;
+}
+
+/* ---- the engine: FP64 on the CPU, the kernels' contract ---- */
+
+static struct {
+    size_t cap_rows;   /* a run holding more rows fails as a full device does */
+    int honour_sym;    /* 0: ignores symmetric, as fp64 does */
+    int sink_then_oom; /* PAIRS: emits one batch, then fails for memory */
+    size_t runs, max_rows, cross_runs;
+} eng;
+
+static int eng_emit(const kern_join_args *a, uint32_t *bi, uint32_t *bj, double *bd, size_t *nb,
+                    uint32_t i, uint32_t j, double d2)
+{
+    bi[*nb] = i;
+    bj[*nb] = j;
+    bd[*nb] = d2;
+    if (++*nb == 64) {
+        int rc = a->pair_fn(a->pair_ctx, *nb, bi, bj, bd);
+        *nb = 0;
+        if (rc)
+            return KERN_ESINK;
+    }
+    return 0;
+}
+
+static size_t eng_slot(const kern_join_args *a, double d2)
+{
+    size_t b = 0;
+    while (b <= a->hist_nbins && d2 > a->hist_edges[b])
+        b++;
+    return b; /* 0: below edges[0]; b: bin b - 1 */
+}
+
+/* One found pair (q, c) with weight w (2: both orders). */
+static int eng_found(const kern_join_args *a, kern_join_result *r, uint64_t *hist, uint32_t *bi,
+                     uint32_t *bj, double *bd, size_t *nb, uint32_t q, uint32_t c, double d2, int w)
+{
+    switch (a->mode) {
+    case KJOIN_COUNT:
+        r->pairs += (uint64_t)w;
+        return 0;
+    case KJOIN_PERPOINT:
+        a->counts[q - a->q0]++;
+        if (w == 2)
+            a->counts[c - a->q0]++;
+        return 0;
+    case KJOIN_PAIRS: {
+        r->pairs += (uint64_t)w;
+        int rc = eng_emit(a, bi, bj, bd, nb, q, c, d2);
+        if (!rc && w == 2)
+            rc = eng_emit(a, bi, bj, bd, nb, c, q, d2);
+        return rc;
+    }
+    default:
+        hist[eng_slot(a, d2)] += (uint64_t)w;
+        return 0;
+    }
+}
+
+static int eng_join(const kern_join_args *a, kern_join_result *r)
+{
+    memset(r, 0, sizeof *r);
+    eng.runs++;
+    if (a->n > eng.max_rows && a->n <= eng.cap_rows)
+        eng.max_rows = a->n; /* the largest run that fit */
+    if (a->c0)
+        eng.cross_runs++;
+    const size_t n = a->n, d = a->d, nh = a->hist_nbins + 2;
+    uint32_t bi[64], bj[64];
+    double bd[64];
+    size_t nb = 0;
+    if (eng.sink_then_oom && a->mode == KJOIN_PAIRS) {
+        bi[0] = bj[0] = 0;
+        bd[0] = 0;
+        a->pair_fn(a->pair_ctx, 1, bi, bj, bd);
+        return KERN_ENOMEM;
+    }
+    if (n > eng.cap_rows)
+        return KERN_ENOMEM;
+    const int sym = eng.honour_sym && a->symmetric && a->q0 == 0 && (a->q1 == n || a->c0);
+    r->symmetric = sym;
+    uint64_t *hist = calloc(nh, sizeof *hist);
+    double *xi = malloc(d * sizeof *xi), *xj = malloc(d * sizeof *xj);
+    if (a->mode == KJOIN_PERPOINT)
+        memset(a->counts, 0, kern_count_rows(a) * sizeof *a->counts);
+    const double eps2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
+    int rc = 0;
+    for (size_t q = a->q0; q < a->q1 && !rc; q++) {
+        const size_t c_lo = a->c0 ? a->c0 : sym ? q : 0;
+        const double *pq = kern_row_f64(a, q, xi);
+        for (size_t c = c_lo; c < n && !rc; c++) {
+            const double *pc = kern_row_f64(a, c, xj);
+            double s = 0;
+            for (size_t k = 0; k < d; k++) {
+                const double t = pq[k] - pc[k];
+                s = s + t * t;
+            }
+            if (s <= eps2)
+                rc = eng_found(a, r, hist, bi, bj, bd, &nb, (uint32_t)q, (uint32_t)c, s,
+                               sym && c != q ? 2 : 1);
+        }
+        if (a->progress)
+            a->progress(a->progress_ctx, (double)(q + 1 - a->q0) / (double)(a->q1 - a->q0));
+    }
+    if (!rc && nb && a->mode == KJOIN_PAIRS && a->pair_fn(a->pair_ctx, nb, bi, bj, bd))
+        rc = KERN_ESINK;
+    if (a->mode == KJOIN_PERPOINT)
+        for (size_t i = 0; i < kern_count_rows(a); i++)
+            r->pairs += a->counts[i];
+    if (a->mode == KJOIN_HIST) {
+        *a->hist_below = hist[0];
+        for (size_t b = 0; b < a->hist_nbins; b++)
+            a->hist[b] = hist[b + 1];
+        for (size_t b = 0; b <= a->hist_nbins; b++)
+            r->pairs += hist[b];
+    }
+    r->launches = 1;
+    free(hist);
+    free(xi);
+    free(xj);
+    return rc;
+}
+
+/* ---- pairs collected from the sink ---- */
+
+typedef struct prec {
+    uint32_t i, j;
+    double d2;
+} prec;
+
+typedef struct pset {
+    prec *v;
+    size_t n, cap;
+} pset;
+
+static int pset_put(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
+{
+    pset *p = ctx;
+    if (p->n + k > p->cap) {
+        p->cap = (p->n + k) * 2;
+        p->v = realloc(p->v, p->cap * sizeof *p->v);
+    }
+    for (size_t t = 0; t < k; t++)
+        p->v[p->n++] = (prec){i[t], j[t], d2[t]};
+    return 0;
+}
+
+static int prec_cmp(const void *a, const void *b)
+{
+    const prec *x = a, *y = b;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    if (x->j != y->j)
+        return x->j < y->j ? -1 : 1;
+    return 0;
+}
+
+/* ---- the reference: every ordered pair of the whole dataset ---- */
+
+typedef struct expect {
+    uint64_t count, *counts, hist[6], below;
+    pset pairs;
+} expect;
+
+static const double edges[6] = {0.0, 0.25, 0.5, 0.75, 0.875, 1.0};
+
+static void expect_make(const float *x, size_t n, size_t d, double eps, expect *e)
+{
+    memset(e, 0, sizeof *e);
+    e->counts = calloc(n, sizeof *e->counts);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            const double s = direct_d2(x, d, i, j);
+            if (s <= eps * eps) {
+                e->count++;
+                e->counts[i]++;
+                uint32_t ii = (uint32_t)i, jj = (uint32_t)j;
+                pset_put(&e->pairs, 1, &ii, &jj, &s);
+            }
+            if (s <= edges[5]) {
+                size_t b = 0;
+                while (s > edges[b])
+                    b++;
+                if (b == 0)
+                    e->below++;
+                else
+                    e->hist[b - 1]++;
+            }
+        }
+    qsort(e->pairs.v, e->pairs.n, sizeof(prec), prec_cmp);
+}
+
+static void expect_free(expect *e)
+{
+    free(e->counts);
+    free(e->pairs.v);
+}
+
+static double last_frac;
+static int frac_ok;
+static void on_progress(void *ctx, double f)
+{
+    (void)ctx;
+    if (f < last_frac - 1e-12 || f < 0 || f > 1)
+        frac_ok = 0;
+    last_frac = f;
+}
+
+static void args_for(kern_join_args *a, const float *x, size_t n, size_t d, double eps, int mode,
+                     int sym)
+{
+    memset(a, 0, sizeof *a);
+    a->x = x;
+    a->x_bytes = sizeof(float);
+    a->x_to_f64 = f32_to_f64;
+    a->x_type = KERN_X_F32;
+    a->n = n;
+    a->d = d;
+    a->hash = 12345;
+    a->q1 = n;
+    a->eps = eps;
+    a->mode = mode;
+    a->symmetric = sym;
+    a->progress = on_progress;
+}
+
+/* Run every mode streamed and check each against e; *r the last run's. */
+static int run_all_modes(const float *x, size_t n, size_t d, double eps, int sym, const expect *e,
+                         kern_join_result *r, unsigned *chunks)
+{
+    for (int mode = KJOIN_COUNT; mode <= KJOIN_HIST; mode++) {
+        kern_join_args a;
+        args_for(&a, x, n, d, eps, mode, sym);
+        uint64_t *counts = calloc(n, sizeof *counts), hist[5] = {0}, below = 0;
+        pset ps = {0};
+        a.counts = counts;
+        a.pair_fn = pset_put;
+        a.pair_ctx = &ps;
+        a.hist_edges = edges;
+        a.hist_nbins = 5;
+        a.hist = hist;
+        a.hist_below = &below;
+        last_frac = 0;
+        frac_ok = 1;
+        int rc = kern_stream_run(eng_join, &a, r);
+        int ok = rc == KERN_OK && frac_ok && last_frac > 1 - 1e-9;
+        if (!ok)
+            fprintf(stderr, "mode %d: rc %d, progress ok %d, last %.17g\n", mode, rc, frac_ok,
+                    last_frac);
+        switch (mode) {
+        case KJOIN_COUNT:
+            ok = ok && r->pairs == e->count;
+            break;
+        case KJOIN_PERPOINT:
+            ok = ok && r->pairs == e->count && !memcmp(counts, e->counts, n * sizeof *counts);
+            break;
+        case KJOIN_PAIRS:
+            qsort(ps.v, ps.n, sizeof(prec), prec_cmp);
+            ok = ok && ps.n == e->pairs.n;
+            for (size_t t = 0; ok && t < ps.n; t++)
+                ok = ps.v[t].i == e->pairs.v[t].i && ps.v[t].j == e->pairs.v[t].j &&
+                     ps.v[t].d2 == e->pairs.v[t].d2; /* bit for bit */
+            break;
+        default:
+            ok = ok && below == e->below && !memcmp(hist, e->hist, sizeof hist);
+            break;
+        }
+        if (!ok)
+            fprintf(stderr, "mode %d differs from the whole run (pairs %llu, expected %llu)\n",
+                    mode, (unsigned long long)r->pairs, (unsigned long long)e->count);
+        *chunks = r->chunks;
+        free(counts);
+        free(ps.v);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static void eng_reset(size_t cap_rows, int honour_sym)
+{
+    memset(&eng, 0, sizeof eng);
+    eng.cap_rows = cap_rows;
+    eng.honour_sym = honour_sym;
+}
+
+/* ---- the cases ---- */
+
+TEST(cross_rows_layout)
+{
+    /* Queries [0, 3) from x, padding [3, 256), candidates [256, 260) from xc. */
+    const size_t d = 2;
+    float q[6] = {1, 2, 3, 4, 5, 6}, c[8] = {10, 11, 12, 13, 14, 15, 16, 17};
+    kern_join_args a;
+    args_for(&a, q, 260, d, 1, KJOIN_COUNT, 1);
+    a.q1 = 3;
+    a.c0 = 256;
+    a.xc = c;
+    double buf[260 * 2], one[2];
+    kern_rows_f64(&a, 0, 260, buf);
+    for (size_t k = 0; k < 6; k++)
+        CHECK(buf[k] == q[k]);
+    for (size_t k = 6; k < 512; k++)
+        CHECK(buf[k] == 0);
+    for (size_t k = 0; k < 8; k++)
+        CHECK(buf[512 + k] == c[k]);
+    const double *p = kern_row_f64(&a, 257, one);
+    CHECK(p[0] == 12 && p[1] == 13);
+    p = kern_row_f64(&a, 100, one);
+    CHECK(p[0] == 0 && p[1] == 0);
+    CHECK_EQ_INT(kern_count_rows(&a), 260);
+    a.symmetric = 0;
+    CHECK_EQ_INT(kern_count_rows(&a), 3);
+}
+
+TEST(fits_not_streamed)
+{
+    const size_t n = 300, d = 3;
+    float *x = make_points(n, d, 7);
+    expect e;
+    expect_make(x, n, d, 1.0, &e);
+    eng_reset(n, 1);
+    kern_join_result r;
+    unsigned chunks = 9;
+    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
+    CHECK_EQ_INT(chunks, 0);
+    CHECK_EQ_INT(eng.cross_runs, 0);
+    expect_free(&e);
+    free(x);
+}
+
+TEST(streamed_thirds_symmetric)
+{
+    /* 2000 rows, room for 1600: chunks of 768 rows (a third, rounded up to
+     * 256), the last 464; a cross run holds 1536. */
+    const size_t n = 2000, d = 2;
+    float *x = make_points(n, d, 11);
+    expect e;
+    expect_make(x, n, d, 1.0, &e);
+    CHECK(e.count > 2 * n); /* the join holds more than the self-pairs */
+    eng_reset(1600, 1);
+    kern_join_result r;
+    unsigned chunks = 0;
+    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
+    CHECK_EQ_INT(chunks, 3);
+    CHECK_EQ_INT(r.chunk_rows, 768);
+    CHECK_EQ_INT(r.chunk_runs, 6); /* three cross runs, three chunks' own */
+    CHECK(r.symmetric);
+    CHECK_EQ_INT(eng.max_rows, 1536); /* the largest run: a cross run of two full chunks */
+    expect_free(&e);
+    free(x);
+}
+
+TEST(streamed_halved_until_fits)
+{
+    /* Room for 600 rows: 512-row chunks (a cross run holds all 1000) fail,
+     * 256 fit. */
+    const size_t n = 1000, d = 4;
+    float *x = make_points(n, d, 13);
+    expect e;
+    expect_make(x, n, d, 1.0, &e);
+    eng_reset(600, 1);
+    kern_join_result r;
+    unsigned chunks = 0;
+    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
+    CHECK_EQ_INT(chunks, 4);
+    CHECK_EQ_INT(r.chunk_rows, 256);
+    CHECK_EQ_INT(r.chunk_runs, 4 * 3 / 2 + 4);
+    CHECK_EQ_INT(eng.max_rows, 512);
+    expect_free(&e);
+    free(x);
+}
+
+TEST(streamed_engine_one_way)
+{
+    /* An engine that runs every join unsymmetric (fp64): each cross run is
+     * also run the other way round. */
+    const size_t n = 1000, d = 3;
+    float *x = make_points(n, d, 17);
+    expect e;
+    expect_make(x, n, d, 1.0, &e);
+    eng_reset(600, 0);
+    kern_join_result r;
+    unsigned chunks = 0;
+    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
+    CHECK_EQ_INT(chunks, 4);
+    CHECK_EQ_INT(r.chunk_runs, 16); /* every ordered pair of chunks, and each chunk's own */
+    CHECK(!r.symmetric);
+    expect_free(&e);
+    free(x);
+}
+
+TEST(streamed_symmetric_off)
+{
+    const size_t n = 800, d = 2;
+    float *x = make_points(n, d, 19);
+    expect e;
+    expect_make(x, n, d, 0.75, &e);
+    eng_reset(700, 1);
+    kern_join_result r;
+    unsigned chunks = 0;
+    CHECK(run_all_modes(x, n, d, 0.75, 0, &e, &r, &chunks));
+    CHECK_EQ_INT(chunks, 4); /* 512-row chunks: a cross run holds all 800; 256 */
+    CHECK_EQ_INT(r.chunk_runs, 16);
+    expect_free(&e);
+    free(x);
+}
+
+TEST(nothing_fits_fails_for_memory)
+{
+    const size_t n = 600, d = 2;
+    float *x = make_points(n, d, 23);
+    eng_reset(200, 1); /* not even one 256-row chunk */
+    kern_join_args a;
+    args_for(&a, x, n, d, 1.0, KJOIN_COUNT, 1);
+    kern_join_result r;
+    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    free(x);
+}
+
+TEST(sunk_pairs_not_redone)
+{
+    /* A run that handed pairs to the sink and then failed is not run
+     * again in chunks: the sink would see those pairs twice. */
+    const size_t n = 600, d = 2;
+    float *x = make_points(n, d, 29);
+    eng_reset(n, 1);
+    eng.sink_then_oom = 1;
+    kern_join_args a;
+    args_for(&a, x, n, d, 1.0, KJOIN_PAIRS, 1);
+    pset ps = {0};
+    a.pair_fn = pset_put;
+    a.pair_ctx = &ps;
+    kern_join_result r;
+    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    CHECK_EQ_INT(eng.runs, 1);
+    CHECK_EQ_INT(ps.n, 1);
+    free(ps.v);
+    free(x);
+}
