@@ -59,7 +59,9 @@ static void fasted_free_ds(fasted_ds &g_ds)
     memset(&g_ds, 0, sizeof g_ds);
 }
 
-void exact_release(void); /* kernels/exact.cu: its FP64 rows */
+void exact_release(void);     /* kernels/exact.cu: its FP64 rows */
+void fp64_grid_release(void); /* kernels/fp64_grid.cu: its index and rows */
+void ted_index_release(void); /* kernels/ted_index.cu: its index and rows */
 static void fasted_stage_host_free(int dev);
 
 extern "C" void kern_fasted_release(void)
@@ -69,6 +71,8 @@ extern "C" void kern_fasted_release(void)
         fasted_stage_host_free(d);
     }
     exact_release();
+    fp64_grid_release();
+    ted_index_release();
     kern_drive_release();
     cudaGetLastError();
 }

@@ -172,16 +172,19 @@ static int fg_not_finite(const kern_join_args *a, size_t *row, size_t *col)
     return bad;
 }
 
-/* The whole item list on one device (q NULL), or one device's share of a
- * run over several (kern_multi_fn): each device builds the same index and
- * takes ranges of query groups from q; a group's candidates and
- * arithmetic do not depend on the range or the device. */
-static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
-                    unsigned long long *taken)
+/* The index and rows in cell order, per device ordinal (grid_cache). */
+static grid_cache g_fg[KERN_DEV_SLOTS];
+
+void fp64_grid_release(void)
 {
-    double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
-    if (!(eps > 0) || !isfinite(eps))
-        return kern_fail(KERN_EINVAL, "fp64 grid needs a positive finite eps (got %g)", eps);
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        grid_cache_free(g_fg[d]);
+}
+
+/* Build the index of a's rows and upload it with the rows in cell order
+ * into this device's slot (the run charged for them). */
+static int fg_build(f64_run *r, const kern_join_args *a, double eps, grid_cache &c)
+{
     size_t brow = 0, bcol = 0;
     int bad = fg_not_finite(a, &brow, &bcol);
     if (bad < 0)
@@ -191,37 +194,67 @@ static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *
                          "fp64 grid: row %zu, column %zu is not finite (no grid cell holds it); "
                          "set exact-path pass, or run fp64",
                          brow, bcol);
+    grid_index ix;
+    double t0 = kern_now();
+    int rc = grid_build(a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &ix);
+    r->res->t_prep += kern_now() - t0;
+    const size_t used = r->k.mem_used;
+    double *x = NULL;
+    if (rc == 0)
+        rc = f64_upload(r, a, ix.order, a->d, NULL, &x);
+    c.rows[0] = x;
+    c.dev = a->device;
+    if (rc == 0) {
+        t0 = kern_now();
+        rc = grid_upload(r, &ix, &c.g);
+        r->res->t_h2d += kern_now() - t0;
+    }
+    if (rc == 0)
+        grid_cache_keep(c, a, eps, FG_K, FG_GROUP, &ix, r->k.mem_used - used);
+    else
+        grid_cache_free(c);
+    grid_free(&ix);
+    return rc;
+}
+
+/* The whole item list on one device (q NULL), or one device's share of a
+ * run over several (kern_multi_fn): each device builds the same index
+ * (or finds it in its slot) and takes ranges of query groups from q; a
+ * group's candidates and arithmetic do not depend on the range or the
+ * device. */
+static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
+                    unsigned long long *taken)
+{
+    double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
+    if (!(eps > 0) || !isfinite(eps))
+        return kern_fail(KERN_EINVAL, "fp64 grid needs a positive finite eps (got %g)", eps);
     f64_run r;
     int rc = f64_begin(&r, a, res, "fp64 grid", 0);
     if (rc)
         return rc;
     r.q = q;
     res->prep_name = "index";
-    grid_index ix;
-    double t0 = kern_now();
-    rc = grid_build(a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &ix);
-    res->t_prep += kern_now() - t0;
+    grid_cache &c = g_fg[a->device];
+    if (grid_cache_is(c, a, eps, FG_K, FG_GROUP)) {
+        res->cache_hit = 1;
+        rc = kern_charge(&r.k, c.bytes, "the grid index");
+    } else {
+        grid_cache_free(c);
+        rc = fg_build(&r, a, eps, c);
+    }
     fg_dev v;
     memset(&v, 0, sizeof v);
     v.d = a->d;
+    v.x = (double *)c.rows[0];
+    v.g = c.g;
     if (rc == 0)
-        rc = f64_upload(&r, a, ix.order, a->d, NULL, &v.x);
-    if (rc == 0) {
-        t0 = kern_now();
-        rc = grid_upload(&r, &ix, &v.g);
-        res->t_h2d += kern_now() - t0;
-    }
-    if (rc == 0)
-        rc = grid_drive(&r, &ix, fg_launch, &v, "fp64 grid");
+        rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid");
     if (rc == 0)
         rc = f64_finish(&r);
     res->d_padded = a->d;
     snprintf(res->variant, sizeof res->variant,
-             "fp64 grid k=%d, %zu cells, %zu groups, direct (a-b)^2, no FMA", ix.grid.k, ix.ncell,
-             ix.ngroup);
-    cudaFree(v.x);
-    grid_dev_free(&v.g);
-    grid_free(&ix);
+             "fp64 grid k=%d, %zu cells, %zu groups, direct (a-b)^2, no FMA", c.g.grid.k, c.g.ncell,
+             c.ngroup);
     if (taken)
         *taken = r.taken;
     f64_end(&r);

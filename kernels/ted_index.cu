@@ -113,32 +113,60 @@ static int ti_launch(f64_run *r, const f64_item *it, void *user)
     return 0;
 }
 
-static int ti_upload(f64_run *r, const grid_index *ix, ti_dev *v)
+/* The index, the rows in cell order and their prefix norms, per device
+ * ordinal (grid_cache: rows[0] the rows, rows[1] the prefix norms). */
+static grid_cache g_ti[KERN_DEV_SLOTS];
+
+void ted_index_release(void)
 {
-    const kern_join_args *a = r->a;
-    size_t n = a->n;
-    /* Points in cell order with dimensions by variance, gathered a slab
-     * at a time. */
-    int rc = f64_upload(r, a, ix->order, v->dp, ix->perm, &v->x);
-    if (rc)
-        return rc;
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        grid_cache_free(g_ti[d]);
+}
+
+/* Build the index of a's rows and upload it, the rows in cell order with
+ * dimensions by variance (gathered a slab at a time) and their prefix
+ * norms into this device's slot (the run charged for them). */
+static int ti_build(f64_run *r, const kern_join_args *a, double eps, int k, size_t dp, int nch,
+                    grid_cache &c)
+{
+    grid_index ix;
     double t0 = kern_now();
-    if ((rc = grid_upload(r, ix, &v->g)))
-        return rc;
-    if ((rc = f64_malloc(r, (void **)&v->pre, n * v->nch * sizeof(double), "the prefix norms")))
-        return rc;
-    ti_prefix_kernel<<<(unsigned)((n + 255) / 256), 256, 0, r->k.st>>>(v->x, n, v->dp, v->nch,
-                                                                       v->pre);
-    KERN_LAUNCH_CHECK("ti_prefix_kernel");
-    KERN_CUDA(cudaStreamSynchronize(r->k.st));
+    int rc = grid_build(a, eps, k, 0, TI_GROUP, &ix);
+    r->res->t_prep += kern_now() - t0;
+    const size_t used = r->k.mem_used, n = a->n;
+    double *x = NULL, *pre = NULL;
+    c.dev = a->device;
+    if (rc == 0)
+        rc = f64_upload(r, a, ix.order, dp, ix.perm, &x);
+    c.rows[0] = x;
+    t0 = kern_now();
+    if (rc == 0)
+        rc = grid_upload(r, &ix, &c.g);
+    if (rc == 0)
+        rc = f64_malloc(r, (void **)&pre, n * nch * sizeof(double), "the prefix norms");
+    c.rows[1] = pre;
+    if (rc == 0) {
+        ti_prefix_kernel<<<(unsigned)((n + 255) / 256), 256, 0, r->k.st>>>(x, n, dp, nch, pre);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(r->k.st);
+        if (e != cudaSuccess)
+            rc = kern_cuda_fail(e, "ti_prefix_kernel", __FILE__, __LINE__);
+    }
     r->res->t_h2d += kern_now() - t0;
-    return 0;
+    if (rc == 0)
+        grid_cache_keep(c, a, eps, k, TI_GROUP, &ix, r->k.mem_used - used);
+    else
+        grid_cache_free(c);
+    grid_free(&ix);
+    return rc;
 }
 
 /* The whole item list on one device (q NULL), or one device's share of a
  * run over several (kern_multi_fn): each device builds the same index (in
- * parallel, on the host) and takes ranges of query groups from q. A
- * group's candidates and arithmetic do not depend on the range it is in. */
+ * parallel, on the host; or finds it in its slot) and takes ranges of
+ * query groups from q. A group's candidates and arithmetic do not depend
+ * on the range it is in. */
 static int ted_index_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *q,
                            unsigned long long *taken)
 {
@@ -149,33 +177,34 @@ static int ted_index_run_q(const kern_join_args *a, kern_join_result *res, kern_
     r.q = q;
     res->prep_name = "index";
     double eps = a->mode == KJOIN_HIST ? sqrt(a->hist_edges[a->hist_nbins]) : a->eps;
-    grid_index ix;
-    double t0 = kern_now();
     if (!(eps > 0) || !isfinite(eps)) {
         f64_end(&r);
         return kern_fail(KERN_EINVAL, "ted-index needs a positive finite eps (got %g)", eps);
     }
-    rc = grid_build(a, eps, a->index_k > 0 ? a->index_k : 6, 0, TI_GROUP, &ix);
-    res->t_prep += kern_now() - t0;
-
+    const int k = a->index_k > 0 ? a->index_k : 6;
     ti_dev v;
     memset(&v, 0, sizeof v);
     v.dp = (a->d + 3) / 4 * 4;
     v.nch = (int)((v.dp + TI_CHUNK - 1) / TI_CHUNK);
+    grid_cache &c = g_ti[a->device];
+    if (grid_cache_is(c, a, eps, k, TI_GROUP)) {
+        res->cache_hit = 1;
+        rc = kern_charge(&r.k, c.bytes, "the grid index");
+    } else {
+        grid_cache_free(c);
+        rc = ti_build(&r, a, eps, k, v.dp, v.nch, c);
+    }
+    v.x = (double *)c.rows[0];
+    v.pre = (double *)c.rows[1];
+    v.g = c.g;
     if (rc == 0)
-        rc = ti_upload(&r, &ix, &v);
-    if (rc == 0)
-        rc = grid_drive(&r, &ix, ti_launch, &v, "ted-index");
+        rc = grid_drive(&r, c.ngroup, ti_launch, &v, "ted-index");
     if (rc == 0)
         rc = f64_finish(&r);
     res->d_padded = v.dp;
     snprintf(res->variant, sizeof res->variant,
-             "index k=%d, %zu cells, %zu groups, mma m8n8k4, 8 queries/warp", ix.grid.k, ix.ncell,
-             ix.ngroup);
-    cudaFree(v.x);
-    cudaFree(v.pre);
-    grid_dev_free(&v.g);
-    grid_free(&ix);
+             "index k=%d, %zu cells, %zu groups, mma m8n8k4, 8 queries/warp", c.g.grid.k, c.g.ncell,
+             c.ngroup);
     if (taken)
         *taken = r.taken;
     f64_end(&r);

@@ -323,3 +323,60 @@ TEST(grid_refuses_not_finite)
     jo_free(&a);
     dataset_free(&ds);
 }
+
+/* Seconds of phase `name` of r (-1 when it has none). */
+static double jr_phase(const join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nphase; k++)
+        if (strcmp(r->phase[k].name, name) == 0)
+            return r->phase[k].seconds;
+    return -1;
+}
+
+static int count_run(const engine *e, const dataset *ds, double eps, join_result *r)
+{
+    engine_opts opts;
+    engine_opts_default(&opts);
+    opts.exact_path = EXACT_PATH_GRID;
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.q1 = ds->n;
+    s.mode = JOIN_COUNT;
+    s.opts = &opts;
+    return engine_run(e, &s, r);
+}
+
+/* The grid engines keep their index and rows on the device: a second run
+ * at the same rows and eps builds nothing (no index time, cache_hit 1)
+ * and counts what the first counted; another eps builds again, and its
+ * count is fp64's. */
+TEST(grid_index_kept_between_runs)
+{
+    need_gpu();
+    dataset ds = set_cloud(30000);
+    const char *names[2] = {"exact", "ted-index"};
+    for (int t = 0; t < 2; t++) {
+        const engine *e = engine_find(names[t]);
+        if (engine_available(e, NULL) != 0)
+            continue;
+        join_result a, b, c, f;
+        CHECK_MSG(count_run(e, &ds, 0.15, &a) == 0, "%s: %s", names[t], err_msg());
+        CHECK_MSG(count_run(e, &ds, 0.15, &b) == 0, "%s: %s", names[t], err_msg());
+        CHECK_MSG(jr_metric(&a, "cache_hit") == 0 && jr_metric(&b, "cache_hit") == 1,
+                  "%s: cache_hit %g then %g", names[t], jr_metric(&a, "cache_hit"),
+                  jr_metric(&b, "cache_hit"));
+        CHECK_MSG(jr_phase(&a, "index") > 0 && jr_phase(&b, "index") == 0,
+                  "%s: index %g s then %g s", names[t], jr_phase(&a, "index"),
+                  jr_phase(&b, "index"));
+        CHECK_EQ_INT(b.pairs, a.pairs);
+        CHECK_MSG(count_run(e, &ds, 0.2, &c) == 0, "%s: %s", names[t], err_msg());
+        CHECK_MSG(count_run(engine_find("fp64"), &ds, 0.2, &f) == 0, "fp64: %s", err_msg());
+        CHECK_MSG(jr_metric(&c, "cache_hit") == 0, "%s: another eps hit the cache", names[t]);
+        CHECK_EQ_INT(c.pairs, f.pairs);
+        printf("# %s: index %.2f ms, run %.2f ms, cached run %.2f ms\n", names[t],
+               jr_phase(&a, "index") * 1e3, a.seconds * 1e3, b.seconds * 1e3);
+    }
+    dataset_free(&ds);
+}
