@@ -382,81 +382,72 @@ TEST(fits_not_streamed)
     free(x);
 }
 
+/* One streamed case: n points in d dimensions (seed), every mode at eps
+ * against the whole-dataset reference, the engine holding at most
+ * cap_rows rows (honour: it runs symmetric joins symmetric). 1 when every
+ * mode matched; *r the last run's result, *npairs the reference count. */
+static int streamed_case(size_t n, size_t d, unsigned seed, double eps, size_t cap_rows, int honour,
+                         int sym, kern_join_result *r, uint64_t *npairs)
+{
+    float *x = make_points(n, d, seed);
+    expect e;
+    expect_make(x, n, d, eps, &e);
+    *npairs = e.count;
+    eng_reset(cap_rows, honour);
+    unsigned chunks = 0;
+    const int ok = run_all_modes(x, n, d, eps, sym, &e, r, &chunks);
+    expect_free(&e);
+    free(x);
+    return ok;
+}
+
 TEST(streamed_thirds_symmetric)
 {
     /* 2000 rows, room for 1600: chunks of 768 rows (a third, rounded up to
      * 256), the last 464; a cross run holds 1536. */
-    const size_t n = 2000, d = 2;
-    float *x = make_points(n, d, 11);
-    expect e;
-    expect_make(x, n, d, 1.0, &e);
-    CHECK(e.count > 2 * n); /* the join holds more than the self-pairs */
-    eng_reset(1600, 1);
     kern_join_result r;
-    unsigned chunks = 0;
-    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
-    CHECK_EQ_INT(chunks, 3);
+    uint64_t np;
+    CHECK(streamed_case(2000, 2, 11, 1.0, 1600, 1, 1, &r, &np));
+    CHECK(np > 2 * 2000); /* the join holds more than the self-pairs */
+    CHECK_EQ_INT(r.chunks, 3);
     CHECK_EQ_INT(r.chunk_rows, 768);
     CHECK_EQ_INT(r.chunk_runs, 6); /* three cross runs, three chunks' own */
     CHECK(r.symmetric);
     CHECK_EQ_INT(eng.max_rows, 1536); /* the largest run: a cross run of two full chunks */
-    expect_free(&e);
-    free(x);
 }
 
 TEST(streamed_halved_until_fits)
 {
     /* Room for 600 rows: 512-row chunks (a cross run holds all 1000) fail,
      * 256 fit. */
-    const size_t n = 1000, d = 4;
-    float *x = make_points(n, d, 13);
-    expect e;
-    expect_make(x, n, d, 1.0, &e);
-    eng_reset(600, 1);
     kern_join_result r;
-    unsigned chunks = 0;
-    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
-    CHECK_EQ_INT(chunks, 4);
+    uint64_t np;
+    CHECK(streamed_case(1000, 4, 13, 1.0, 600, 1, 1, &r, &np));
+    CHECK_EQ_INT(r.chunks, 4);
     CHECK_EQ_INT(r.chunk_rows, 256);
     CHECK_EQ_INT(r.chunk_runs, 4 * 3 / 2 + 4);
     CHECK_EQ_INT(eng.max_rows, 512);
-    expect_free(&e);
-    free(x);
 }
 
 TEST(streamed_engine_one_way)
 {
     /* An engine that runs every join unsymmetric (fp64): each cross run is
      * also run the other way round. */
-    const size_t n = 1000, d = 3;
-    float *x = make_points(n, d, 17);
-    expect e;
-    expect_make(x, n, d, 1.0, &e);
-    eng_reset(600, 0);
     kern_join_result r;
-    unsigned chunks = 0;
-    CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
-    CHECK_EQ_INT(chunks, 4);
+    uint64_t np;
+    CHECK(streamed_case(1000, 3, 17, 1.0, 600, 0, 1, &r, &np));
+    CHECK_EQ_INT(r.chunks, 4);
     CHECK_EQ_INT(r.chunk_runs, 16); /* every ordered pair of chunks, and each chunk's own */
     CHECK(!r.symmetric);
-    expect_free(&e);
-    free(x);
 }
 
 TEST(streamed_symmetric_off)
 {
-    const size_t n = 800, d = 2;
-    float *x = make_points(n, d, 19);
-    expect e;
-    expect_make(x, n, d, 0.75, &e);
-    eng_reset(700, 1);
     kern_join_result r;
-    unsigned chunks = 0;
-    CHECK(run_all_modes(x, n, d, 0.75, 0, &e, &r, &chunks));
-    CHECK_EQ_INT(chunks, 4); /* 512-row chunks: a cross run holds all 800; 256 */
+    uint64_t np;
+    CHECK(streamed_case(800, 2, 19, 0.75, 700, 1, 0, &r, &np));
+    CHECK_EQ_INT(r.chunks, 4); /* 512-row chunks: a cross run holds all 800; 256 */
     CHECK_EQ_INT(r.chunk_runs, 16);
-    expect_free(&e);
-    free(x);
 }
 
 TEST(nothing_fits_fails_for_memory)
