@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include <algorithm>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -775,24 +774,12 @@ static int exact_scan(const kern_join_args *a)
         g_scan.gen++; /* the devices' norms are stale */
         /* The maxima do not depend on the split: the same bound on any
          * host. */
-        unsigned nt = std::thread::hardware_concurrency();
-        nt = std::min(std::max(nt, 1u), 16u);
-        if (a->n * a->d < ((size_t)1 << 18))
-            nt = 1;
-        std::vector<double> vms(nt, 0.0), nms(nt, 0.0);
-        std::vector<std::thread> th;
-        const size_t per = (a->n + nt - 1) / nt;
-        for (unsigned t = 0; t < nt; t++) {
-            const size_t r0 = std::min(a->n, t * per), r1 = std::min(a->n, r0 + per);
-            if (t + 1 < nt)
-                th.emplace_back(exact_scan_rows, a, r0, r1, hn, &vms[t], &nms[t]);
-            else
-                exact_scan_rows(a, r0, r1, hn, &vms[t], &nms[t]);
-        }
-        for (auto &t : th)
-            t.join();
+        std::vector<double> vms(16, 0.0), nms(16, 0.0);
+        kern_par_rows(a->n, a->d, [&](unsigned t, size_t r0, size_t r1) {
+            exact_scan_rows(a, r0, r1, hn, &vms[t], &nms[t]);
+        });
         double vm = 0, nm2 = 0;
-        for (unsigned t = 0; t < nt; t++) {
+        for (unsigned t = 0; t < 16; t++) {
             vm = isfinite(vms[t]) ? fmax(vm, vms[t]) : INFINITY;
             nm2 = fmax(nm2, nms[t]);
         }

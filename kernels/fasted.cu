@@ -131,22 +131,10 @@ static void fasted_to_float_par(const kern_join_args *a, size_t r0, float *dst, 
                                 const double *center, double sc)
 {
     const size_t d = a->d;
-    unsigned nt = std::thread::hardware_concurrency();
-    nt = std::min(std::max(nt, 1u), 16u);
-    if (rows * d < ((size_t)1 << 18) || nt == 1) {
-        fasted_to_float(a, r0, dst, rows, center, sc);
-        return;
-    }
-    std::vector<std::thread> th;
-    size_t per = (rows + nt - 1) / nt;
-    for (unsigned t = 0; t < nt; t++) {
-        size_t b0 = t * per, b1 = std::min(rows, b0 + per);
-        if (b0 >= b1)
-            break;
-        th.emplace_back(fasted_to_float, a, r0 + b0, dst + b0 * d, b1 - b0, center, sc);
-    }
-    for (auto &t : th)
-        t.join();
+    kern_par_rows(rows, d, [=](unsigned, size_t b0, size_t b1) {
+        if (b0 < b1)
+            fasted_to_float(a, r0 + b0, dst + b0 * d, b1 - b0, center, sc);
+    });
 }
 
 /* Host FP32 staging and its device twin, two of each (double-buffered);

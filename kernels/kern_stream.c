@@ -38,6 +38,7 @@ typedef struct stream_ctx {
     unsigned long long emitted; /* batches handed to the caller's sink */
     double done, work, total;   /* progress: work of the runs finished, this run's, all */
     double shown;               /* the largest fraction reported */
+    int one_way;                /* the engine runs cross runs unsymmetric */
     int failed;                 /* host memory for the renumbering ran out */
 } stream_ctx;
 
@@ -152,7 +153,7 @@ static int stream_one(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, s
         s.c0 = 0;
         s.xc = NULL;
         c->m = (stream_map){a0, 0, 0};
-        c->work = (double)ra * (double)ra * (c->total < (double)n * (double)n ? 0.5 : 1.0);
+        c->work = (double)ra * (double)ra * (sym && !c->one_way ? 0.5 : 1.0);
     } else {
         s.n = R + rb;
         s.c0 = R;
@@ -201,6 +202,7 @@ static int stream_chunks(kern_join_fn fn, const kern_join_args *a, stream_ctx *c
     r->chunks = (unsigned)B;
     r->chunk_rows = R;
     c->done = c->shown = 0;
+    c->one_way = 0;
     c->total = (sym ? 0.5 : 1.0) * (double)n * (double)n;
     if (o->counts)
         memset(o->counts, 0, n * sizeof *o->counts);
@@ -219,6 +221,7 @@ static int stream_chunks(kern_join_fn fn, const kern_join_args *a, stream_ctx *c
             if (sym && !rs) {
                 /* The engine ran it one way: the other order too, and
                  * its runs are the unsymmetric amount of work. */
+                c->one_way = 1;
                 c->total = (double)n * (double)n;
                 if ((rc = stream_one(fn, a, c, o, r, R, cb, ca, 0, &rs)))
                     return rc;

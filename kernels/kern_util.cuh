@@ -27,6 +27,27 @@ int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
         }                                                                                          \
     } while (0)
 
+/* Host threads over rows [0, rows): f(t, r0, r1) for each thread t's
+ * range (at most 16 threads, one when the work, rows x per_row values, is
+ * under 2^18). The calling thread takes the last range. */
+#include <algorithm>
+#include <thread>
+#include <vector>
+template <class F> static void kern_par_rows(size_t rows, size_t per_row, F f)
+{
+    unsigned nt = std::thread::hardware_concurrency();
+    nt = std::min(std::max(nt, 1u), 16u);
+    if (rows * per_row < ((size_t)1 << 18))
+        nt = 1;
+    const size_t per = (rows + nt - 1) / nt;
+    std::vector<std::thread> th;
+    for (unsigned t = 0; t + 1 < nt; t++)
+        th.emplace_back(f, t, std::min(rows, t * per), std::min(rows, (t + 1) * per));
+    f(nt - 1, std::min(rows, (size_t)(nt - 1) * per), rows);
+    for (auto &t : th)
+        t.join();
+}
+
 /* Check the last launch. */
 #define KERN_LAUNCH_CHECK(what) KERN_CUDA(cudaGetLastError())
 

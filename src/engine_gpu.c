@@ -188,10 +188,10 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
                  r->symmetric ? "on" : "off", shifted ? ", shifted" : "");
     else
         snprintf(res->variant, sizeof res->variant, "%s", r->variant);
-    /* The engines that keep what they converted or built on the device:
-     * the tensor-core formats (the dataset) and the grid engines (index). */
-    if (tc || (r->prep_name && strcmp(r->prep_name, "index") == 0))
-        join_result_metric(res, "cache_hit", r->cache_hit, "");
+    /* What the engine converted or built was already on the device (the
+     * tensor-core formats' dataset, the grid engines' index; 0 for the
+     * engines that keep nothing). */
+    join_result_metric(res, "cache_hit", r->cache_hit, "");
     if (s->engine->centers)
         join_result_metric(res, "centred", r->centred, "");
     if (s->engine->shifts)
