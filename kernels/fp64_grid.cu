@@ -269,9 +269,8 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     }
     if (a->c0) { /* kern_stream_run's cross run */
         memset(res, 0, sizeof *res);
-        return kern_fail(KERN_EINVAL,
-                         "the FP64 grid path covers every row and does not stream a "
-                         "dataset larger than the device; set exact-path pass, or fp64");
+        return kern_fail(KERN_ECROSS, "the FP64 grid path takes no cross run: its grid index "
+                                      "covers every row of its run");
     }
     if (a->ndevices > 0)
         return kern_multi_run(a, res, fg_run_q);

@@ -11,38 +11,17 @@
  * candidates b's, from c0 = R on, so the engine holds at most 2R rows.
  * A symmetric engine finds each such pair once and counts it in both
  * orders; one that runs it unsymmetric (fp64, ted's PAIRS) says so in its
- * result's symmetric, and the pair (b, a) is then run too. */
+ * result's symmetric, and the pair (b, a) is then run too. An engine that
+ * takes no cross run (KERN_ECROSS: a grid index over every row) is cut in
+ * slabs instead (kernels/kern_stream_slab.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kern_stream.h"
 #include "kernels.h"
 
-/* Where one run's rows are in the dataset: rows below c0 (all rows when
- * c0 is 0) from a0 on, rows from c0 on from b0 on. */
-typedef struct stream_map {
-    size_t a0, b0, c0;
-} stream_map;
-
-static inline uint32_t stream_row(const stream_map *m, uint32_t v)
-{
-    return (uint32_t)(m->c0 && v >= m->c0 ? m->b0 + (v - m->c0) : m->a0 + v);
-}
-
-/* The run's pair callback and progress, wrapping the caller's. */
-typedef struct stream_ctx {
-    const kern_join_args *a;
-    stream_map m;
-    uint32_t *ti, *tj; /* renumbered rows of a batch */
-    size_t tcap;
-    unsigned long long emitted; /* batches handed to the caller's sink */
-    double done, work, total;   /* progress: work of the runs finished, this run's, all */
-    double shown;               /* the largest fraction reported */
-    int one_way;                /* the engine runs cross runs unsymmetric */
-    int failed;                 /* host memory for the renumbering ran out */
-} stream_ctx;
-
-static int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
+int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
 {
     stream_ctx *c = ctx;
     if (k > c->tcap) {
@@ -65,7 +44,7 @@ static int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *
     return c->a->pair_fn(c->a->pair_ctx, k, c->ti, c->tj, d2);
 }
 
-static void stream_progress(void *ctx, double frac)
+void stream_progress(void *ctx, double frac)
 {
     stream_ctx *c = ctx;
     if (c->a->progress && c->total > 0) {
@@ -80,7 +59,7 @@ static void stream_progress(void *ctx, double frac)
 
 /* A run's content hash: the dataset's, mixed with which rows it holds, so
  * no device cache mistakes one chunk (pair) for another or for the whole. */
-static uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R)
+uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R)
 {
     uint64_t v = h ^ (0x9e3779b97f4a7c15ull * (a + 1)) ^ (0xc2b2ae3d27d4eb4full * (b + 1)) ^ R;
     v ^= v >> 31;
@@ -89,14 +68,16 @@ static uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R)
 }
 
 /* Add one run's result into the whole's. */
-static void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
+void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
 {
     if (first) {
-        const unsigned chunks = r->chunks;
-        const size_t rows = r->chunk_rows;
+        const kern_join_result cut = *r;
         *r = *x;
-        r->chunks = chunks;
-        r->chunk_rows = rows;
+        r->chunks = cut.chunks;
+        r->chunk_rows = cut.chunk_rows;
+        r->slabs = cut.slabs;
+        r->slab_dim = cut.slab_dim;
+        r->halo_rows = cut.halo_rows;
         r->chunk_runs = 1;
         return;
     }
@@ -128,13 +109,6 @@ static void stream_merge(kern_join_result *r, const kern_join_result *x, int fir
     r->chunk_runs++;
 }
 
-/* Outputs of a whole streamed attempt, kept apart from the caller's until
- * it succeeds (an attempt that fails for memory is thrown away). */
-typedef struct stream_out {
-    uint64_t *counts, *hist, below; /* the whole run's */
-    uint64_t *rc, *rh, rb;          /* one run's */
-} stream_out;
-
 /* One engine run over chunk a's rows against chunk b's (a == b: chunk
  * a's own pairs), added into o and r. */
 static int stream_one(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream_out *o,
@@ -152,13 +126,13 @@ static int stream_one(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, s
         s.n = ra;
         s.c0 = 0;
         s.xc = NULL;
-        c->m = (stream_map){a0, 0, 0};
+        c->m = (stream_map){.a0 = a0};
         c->work = (double)ra * (double)ra * (sym && !c->one_way ? 0.5 : 1.0);
     } else {
         s.n = R + rb;
         s.c0 = R;
         s.xc = (const char *)a->x + b0 * a->d * a->x_bytes;
-        c->m = (stream_map){a0, b0, R};
+        c->m = (stream_map){.a0 = a0, .b0 = b0, .c0 = R};
         c->work = (double)ra * (double)rb;
     }
     s.counts = o->rc;
@@ -243,7 +217,7 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
     kern_join_args w = *a;
     if (a->mode == KJOIN_PAIRS && a->pair_fn && !a->c0) {
         /* Count what reaches the sink: a run that sank pairs is not redone. */
-        c.m = (stream_map){0, 0, 0};
+        c.m = (stream_map){.a0 = 0};
         w.pair_fn = stream_pairs;
         w.pair_ctx = &c;
     }
@@ -262,7 +236,7 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
     snprintf(whole, sizeof whole, "%s", kern_error());
     stream_out o;
     memset(&o, 0, sizeof o);
-    int oom = 0;
+    int oom = 0, slabbed = 0;
     if (a->mode == KJOIN_PERPOINT) {
         o.counts = calloc(n, sizeof *o.counts);
         /* A cross run's counts: 2R rows, R < n. */
@@ -289,17 +263,20 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
                 break;
             R = (R / 2 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
         }
+        if (rc == KERN_ECROSS) { /* its index covers every row: slabs of sorted rows */
+            slabbed = 1;
+            rc = stream_slabs(fn, a, &c, &o, r);
+        }
     }
-    if (rc == KERN_EINVAL && r->chunk_runs) {
-        /* The engine does not stream (its index covers every row). */
+    if (rc != KERN_OK && !c.emitted && (rc == KERN_ENOMEM || rc == KERN_EINVAL)) {
+        /* Why the whole run did not fit, and why no cut ran either. */
         char m[1024];
-        snprintf(m, sizeof m, "%s; %s", whole, kern_error());
+        if (rc == KERN_EINVAL || slabbed)
+            snprintf(m, sizeof m, "%s; %s", whole, kern_error());
+        else
+            snprintf(m, sizeof m, "%s (streamed in chunks of %zu rows too)", kern_error(),
+                     r->chunk_rows);
         rc = kern_fail_msg(KERN_ENOMEM, m);
-    } else if (rc == KERN_ENOMEM && !c.emitted) {
-        char m[1024];
-        snprintf(m, sizeof m, "%s (streamed in chunks of %zu rows too)", kern_error(),
-                 r->chunk_rows);
-        kern_fail_msg(rc, m);
     }
     if (rc == KERN_OK) {
         if (a->mode == KJOIN_PERPOINT)

@@ -23,6 +23,9 @@ enum {
     KERN_ENOMEM = -3, /* the device (or the run's memory cap) cannot hold what the run needs */
     KERN_EINVAL = -1,
     KERN_ESINK = -9, /* the host callback asked to stop */
+    /* the engine takes no cross run (kern_join_args.c0): its index covers
+     * every row; kern_stream_run cuts it in slabs instead */
+    KERN_ECROSS = -10,
 };
 
 /* The last error message of this thread's kernel calls. */
@@ -239,7 +242,9 @@ typedef struct kern_join_args {
      * pair has i == j. A symmetric cross run counts every pair it finds in
      * both orders (COUNT 2, PAIRS (i, j) and (j, i), HIST 2, PERPOINT both
      * rows: counts then has n entries, kern_count_rows). Engines that
-     * cannot (ted-index's and exact's grid index) refuse it (KERN_EINVAL). */
+     * cannot (ted-index's and exact's grid index) refuse it with
+     * KERN_ECROSS; they must then compute d2 in FP64 within kern_stream_run's
+     * slab margin (kernels/kern_stream_slab.c). */
     size_t c0;
     const void *xc;
     int mode;   /* KJOIN_* */
@@ -325,6 +330,12 @@ typedef struct kern_join_result {
     unsigned chunks;
     size_t chunk_rows;
     size_t chunk_runs;
+    /* Streamed in slabs (an engine that takes no cross run): chunks are
+     * slabs of chunk_rows query rows along dimension slab_dim of the rows
+     * sorted by it, and halo_rows the rows within reach of a slab that its
+     * run held besides them, summed over the runs. */
+    int slabs, slab_dim;
+    uint64_t halo_rows;
 } kern_join_result;
 
 /* Rows of a cross run's candidate start (kern_join_args.c0) are a
@@ -403,11 +414,15 @@ typedef int (*kern_join_fn)(const kern_join_args *a, kern_join_result *r);
  * multiple of KERN_STREAM_ALIGN, halved until a chunk pair's runs fit) and
  * fn runs once per chunk (its own pairs) and once per pair of chunks (a
  * cross run, kern_join_args.c0; both orders of chunk pairs when the
- * engine's run is not symmetric). Counts, per-point counts, histograms
- * and pairs are those of the whole run, rows renumbered to the dataset's;
- * r sums the runs and says how they were cut (chunks, chunk_rows,
- * chunk_runs). Pure host code (kernels/kern_stream.c): a CPU build and the
- * unit tests run it over any fn. */
+ * engine's run is not symmetric). An engine that refuses a cross run
+ * (KERN_ECROSS) is cut in slabs instead: the rows sorted along one
+ * dimension, one run per slab of R of them as query rows with every row
+ * within reach of the slab as candidates. Counts, per-point counts,
+ * histograms and pairs are those of the whole run, rows renumbered to the
+ * dataset's; r sums the runs and says how they were cut (chunks,
+ * chunk_rows, chunk_runs; slabs, slab_dim, halo_rows). Pure host code
+ * (kernels/kern_stream.c, kern_stream_slab.c): a CPU build and the unit
+ * tests run it over any fn. */
 int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r);
 /* FASTED in the args' format. */
 int kern_fasted_run(const kern_join_args *a, kern_join_result *r);

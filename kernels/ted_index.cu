@@ -215,8 +215,8 @@ extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res
 {
     if (a->c0) { /* kern_stream_run's cross run */
         memset(res, 0, sizeof *res);
-        return kern_fail(KERN_EINVAL, "its grid index covers every row and does not stream"
-                                      " a dataset larger than the device; ted or fp64 do");
+        return kern_fail(KERN_ECROSS, "ted-index takes no cross run: its grid index covers"
+                                      " every row of its run");
     }
     if (a->ndevices > 0)
         return kern_multi_run(a, res, ted_index_run_q);

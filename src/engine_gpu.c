@@ -217,6 +217,12 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
         join_result_metric(res, "stream_chunks", r->chunks, "");
         join_result_metric(res, "stream_chunk_rows", (double)r->chunk_rows, "rows");
         join_result_metric(res, "stream_runs", (double)r->chunk_runs, "");
+        if (r->slabs) {
+            /* Cut in slabs of the rows sorted along one dimension (an
+             * engine whose grid index covers every row). */
+            join_result_metric(res, "stream_slab_dim", r->slab_dim, "");
+            join_result_metric(res, "stream_halo_rows", (double)r->halo_rows, "rows");
+        }
     }
     if (!tc)
         return;

@@ -9,7 +9,12 @@
  * the histogram. Also: the cross layout of the row helpers (padding rows
  * are zeros, candidates come from xc), an engine that runs symmetric cross
  * runs one way (fp64's way), symmetric off, a budget no chunk fits, a run
- * that sank pairs before it failed (not redone), and progress. */
+ * that sank pairs before it failed (not redone), and progress. An engine
+ * that takes no cross run (the grid engines' KERN_ECROSS) is cut in slabs
+ * of the rows sorted along their widest dimension: every mode against the
+ * same brute force on point clouds whose pairs at exactly eps cross slab
+ * ends (with and without a large common offset), a reach that no run can
+ * hold, and a value no slab can hold. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +63,7 @@ static struct {
     size_t cap_rows;   /* a run holding more rows fails as a full device does */
     int honour_sym;    /* 0: ignores symmetric, as fp64 does */
     int sink_then_oom; /* PAIRS: emits one batch, then fails for memory */
+    int no_cross;      /* takes no cross run, as the grid engines (KERN_ECROSS) */
     size_t runs, max_rows, cross_runs;
 } eng;
 
@@ -114,10 +120,12 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
 {
     memset(r, 0, sizeof *r);
     eng.runs++;
-    if (a->n > eng.max_rows && a->n <= eng.cap_rows)
-        eng.max_rows = a->n; /* the largest run that fit */
     if (a->c0)
         eng.cross_runs++;
+    if (a->c0 && eng.no_cross) /* before any allocation, as ted-index's entry */
+        return kern_fail_msg(KERN_ECROSS, "this engine takes no cross run");
+    if (a->n > eng.max_rows && a->n <= eng.cap_rows)
+        eng.max_rows = a->n; /* the largest run that fit */
     const size_t n = a->n, d = a->d, nh = a->hist_nbins + 2;
     uint32_t bi[64], bj[64];
     double bd[64];
@@ -480,5 +488,113 @@ TEST(sunk_pairs_not_redone)
     CHECK_EQ_INT(eng.runs, 1);
     CHECK_EQ_INT(ps.n, 1);
     free(ps.v);
+    free(x);
+}
+
+/* ---- the slab cut: an engine that takes no cross run ---- */
+
+/* A long 3-D point cloud: dimension 1 spans [0, 60), the others [0, 3),
+ * on a lattice of step 1/4 (exact in f32 even at the offset: many pairs
+ * at exactly eps = 1, across slab ends too), plus offset everywhere and
+ * some duplicated points. */
+static float *make_cloud(size_t n, unsigned seed, float offset)
+{
+    float *x = malloc(n * 3 * sizeof *x);
+    unsigned s = seed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < 3; k++) {
+            s = s * 1103515245u + 12345u;
+            x[i * 3 + k] = offset + (float)((s >> 16) % (k == 1 ? 240 : 12)) * 0.25f;
+        }
+    for (size_t i = 11; i < n; i += 89)
+        memcpy(x + i * 3, x + (i - 3) * 3, 3 * sizeof *x);
+    return x;
+}
+
+/* The cloud streamed in slabs under a budget of cap rows, every mode,
+ * symmetric on and off, against the whole-dataset brute force. */
+static int slab_case(size_t n, float offset, size_t cap, kern_join_result *r)
+{
+    float *x = make_cloud(n, 41, offset);
+    expect e;
+    expect_make(x, n, 3, 1.0, &e);
+    unsigned chunks = 0;
+    int ok = e.count > 4 * n; /* more than the self-pairs and duplicates */
+    for (int sym = 1; sym >= 0 && ok; sym--) {
+        eng_reset(cap, 0);
+        eng.no_cross = 1;
+        ok = run_all_modes(x, n, 3, 1.0, sym, &e, r, &chunks);
+    }
+    expect_free(&e);
+    free(x);
+    return ok;
+}
+
+TEST(slabs_when_the_engine_takes_no_cross_run)
+{
+    /* 3000 rows, room for 1200: two slabs of 1536 (a run of 1536 and its
+     * reach) do not fit; slabs of 768 rows, about 50 rows a unit of
+     * dimension 1 within reach on either side, do. */
+    kern_join_result r;
+    CHECK(slab_case(3000, 0.0f, 1200, &r));
+    CHECK(r.slabs);
+    CHECK_EQ_INT(r.slab_dim, 1); /* the widest dimension */
+    CHECK_EQ_INT(r.chunks, 4);
+    CHECK_EQ_INT(r.chunk_rows, 768);
+    CHECK_EQ_INT(r.chunk_runs, 4); /* a run per slab: no cross run, no second order */
+    CHECK(!r.symmetric);
+    CHECK(eng.max_rows <= 1200 && eng.max_rows > 768);
+    /* The reach: each inner slab end brings the rows within eps of it on
+     * the far side (about 50 a unit, ties at the end included); the
+     * three ends, both ways. */
+    CHECK(r.halo_rows >= 6 * 40 && r.halo_rows <= 6 * 100);
+    CHECK(eng.cross_runs >= 1); /* the refused cross run that chose the slabs */
+}
+
+TEST(slabs_at_a_large_negative_offset)
+{
+    /* Every value near -1e4: negative sort keys in order, the widest
+     * dimension found under a common offset 10^4 times the spread, and a
+     * reach that grows with the norms (ted-index's dot-product error). */
+    kern_join_result r;
+    CHECK(slab_case(3000, -10000.0f, 1200, &r));
+    CHECK(r.slabs && r.slab_dim == 1 && r.chunks == 4);
+}
+
+TEST(slabs_whose_reach_never_fits_fail_for_memory)
+{
+    /* The lattice of make_points spans 6 units in every dimension at eps
+     * 1: a slab of 256 rows and the rows within reach are over half of
+     * them, more than the budget of 500. One line says why. */
+    const size_t n = 1200, d = 2;
+    float *x = make_points(n, d, 43);
+    eng_reset(500, 0);
+    eng.no_cross = 1;
+    kern_join_args a;
+    args_for(&a, x, n, d, 1.0, KJOIN_PAIRS, 1);
+    pset ps = {0};
+    a.pair_fn = pset_put;
+    a.pair_ctx = &ps;
+    kern_join_result r;
+    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    CHECK_EQ_INT(ps.n, 0);
+    CHECK_MSG(strstr(kern_error(), "slabs of 256 rows") && !strchr(kern_error(), '\n'), "%s",
+              kern_error());
+    free(ps.v);
+    free(x);
+}
+
+TEST(slabs_refuse_a_value_no_slab_holds)
+{
+    const size_t n = 1000;
+    float *x = make_cloud(n, 47, 0.0f);
+    x[3 * 517 + 2] = 0.0f / 0.0f;
+    eng_reset(600, 0);
+    eng.no_cross = 1;
+    kern_join_args a;
+    args_for(&a, x, n, 3, 1.0, KJOIN_COUNT, 1);
+    kern_join_result r;
+    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    CHECK_MSG(strstr(kern_error(), "row 517, column 2 is not finite"), "%s", kern_error());
     free(x);
 }

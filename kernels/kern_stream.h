@@ -1,0 +1,64 @@
+/* What the two cuts of kern_stream_run share (kernels/kern_stream.c: the
+ * driver and the row chunks; kernels/kern_stream_slab.c: the slabs of the
+ * engines that take no cross run): the renumbering of a run's rows into
+ * the dataset's, progress over the runs, the sum of their results. Only
+ * those two files include it. */
+#ifndef TCJ_KERN_STREAM_H
+#define TCJ_KERN_STREAM_H
+
+#include "kernels.h"
+
+/* Where one run's rows are in the dataset. With map: row v is map[v].
+ * Without: rows below c0 (all rows when c0 is 0) from a0 on, rows from
+ * c0 on from b0 on. */
+typedef struct stream_map {
+    size_t a0, b0, c0;
+    const uint32_t *map;
+} stream_map;
+
+static inline uint32_t stream_row(const stream_map *m, uint32_t v)
+{
+    if (m->map)
+        return m->map[v];
+    return (uint32_t)(m->c0 && v >= m->c0 ? m->b0 + (v - m->c0) : m->a0 + v);
+}
+
+/* The run's pair callback and progress, wrapping the caller's. */
+typedef struct stream_ctx {
+    const kern_join_args *a;
+    stream_map m;
+    uint32_t *ti, *tj; /* renumbered rows of a batch */
+    size_t tcap;
+    unsigned long long emitted; /* batches handed to the caller's sink */
+    double done, work, total;   /* progress: work of the runs finished, this run's, all */
+    double shown;               /* the largest fraction reported */
+    int one_way;                /* the engine runs cross runs unsymmetric */
+    int failed;                 /* host memory for the renumbering ran out */
+} stream_ctx;
+
+/* Outputs of a whole streamed attempt, kept apart from the caller's until
+ * it succeeds (an attempt that fails for memory is thrown away). */
+typedef struct stream_out {
+    uint64_t *counts, *hist, below; /* the whole run's */
+    uint64_t *rc, *rh, rb;          /* one run's */
+} stream_out;
+
+/* kern_pair_fn over a stream_ctx: rows renumbered, then the caller's sink. */
+int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2);
+/* progress callback over a stream_ctx: the whole's fraction, never back. */
+void stream_progress(void *ctx, double frac);
+/* A run's content hash: the dataset's, mixed with which rows it holds
+ * (two numbers that name the run within its cut of R rows). */
+uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R);
+/* Add one run's result x into the whole's r (first: r becomes x, keeping
+ * r's cut fields). */
+void stream_merge(kern_join_result *r, const kern_join_result *x, int first);
+
+/* The slab cut (kernels/kern_stream_slab.c), after fn refused a cross run
+ * (KERN_ECROSS): every run of slabs of the sorted rows, halved until they
+ * fit. o's whole-run arrays (counts: n, rc: at least n) are allocated by
+ * the caller. On failure the message names the cut that was tried. */
+int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream_out *o,
+                 kern_join_result *r);
+
+#endif
