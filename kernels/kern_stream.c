@@ -21,7 +21,7 @@
 #include "kern_stream.h"
 #include "kernels.h"
 
-int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
+static int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
 {
     stream_ctx *c = ctx;
     if (k > c->tcap) {
@@ -44,7 +44,7 @@ int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, cons
     return c->a->pair_fn(c->a->pair_ctx, k, c->ti, c->tj, d2);
 }
 
-void stream_progress(void *ctx, double frac)
+static void stream_progress(void *ctx, double frac)
 {
     stream_ctx *c = ctx;
     if (c->a->progress && c->total > 0) {
@@ -68,7 +68,7 @@ uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R)
 }
 
 /* Add one run's result into the whole's. */
-void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
+static void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
 {
     if (first) {
         const kern_join_result cut = *r;
@@ -109,6 +109,66 @@ void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
     r->chunk_runs++;
 }
 
+/* A fresh attempt at a cut of B chunks of R rows whose runs weigh total:
+ * r, progress and o's whole-run arrays start from nothing, and what the
+ * failed attempt left cached on the device makes room. */
+void stream_begin(const kern_join_args *a, stream_ctx *c, stream_out *o, kern_join_result *r,
+                  size_t B, size_t R, double total)
+{
+    memset(r, 0, sizeof *r);
+    r->chunks = (unsigned)B;
+    r->chunk_rows = R;
+    c->done = c->shown = 0;
+    c->one_way = 0;
+    c->emitted = 0;
+    c->total = total;
+    if (o->counts)
+        memset(o->counts, 0, a->n * sizeof *o->counts);
+    if (o->hist)
+        memset(o->hist, 0, a->hist_nbins * sizeof *o->hist);
+    o->below = 0;
+    kern_fasted_release();
+}
+
+/* fn over one run s of a cut (c->m and c->work say where its rows are
+ * and what it weighs): the run's outputs go to o's per-run arrays and the
+ * callbacks through c; on success they are added into o's whole-run
+ * arrays. Its result x is added into r either way. */
+int stream_call(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, stream_ctx *c,
+                stream_out *o, kern_join_result *r, kern_join_result *x)
+{
+    s->counts = o->rc;
+    s->hist = o->rh;
+    s->hist_below = &o->rb;
+    s->pair_fn = a->pair_fn ? stream_pairs : NULL;
+    s->pair_ctx = c;
+    s->progress = stream_progress;
+    s->progress_ctx = c;
+    memset(x, 0, sizeof *x);
+    int rc = fn(s, x);
+    if (rc == KERN_ESINK && c->failed)
+        rc = KERN_ENOMEM;
+    stream_merge(r, x, r->chunk_runs == 0);
+    if (rc)
+        return rc;
+    c->done += c->work;
+    if (a->mode == KJOIN_PERPOINT) {
+        /* counts[i] is run row q0 + i; a cross run's padding rows count none */
+        const size_t m = kern_count_rows(s);
+        for (size_t i = 0; i < m; i++) {
+            const size_t v = s->q0 + i;
+            if (!s->c0 || v < s->q1 || v >= s->c0)
+                o->counts[stream_row(&c->m, (uint32_t)v) - a->q0] += o->rc[i];
+        }
+    }
+    if (a->mode == KJOIN_HIST) {
+        for (size_t b = 0; b < a->hist_nbins; b++)
+            o->hist[b] += o->rh[b];
+        o->below += o->rb;
+    }
+    return 0;
+}
+
 /* One engine run over chunk a's rows against chunk b's (a == b: chunk
  * a's own pairs), added into o and r. */
 static int stream_one(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream_out *o,
@@ -135,35 +195,11 @@ static int stream_one(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, s
         c->m = (stream_map){.a0 = a0, .b0 = b0, .c0 = R};
         c->work = (double)ra * (double)rb;
     }
-    s.counts = o->rc;
-    s.hist = o->rh;
-    s.hist_below = &o->rb;
-    s.pair_fn = a->pair_fn ? stream_pairs : NULL;
-    s.pair_ctx = c;
-    s.progress = stream_progress;
-    s.progress_ctx = c;
     kern_join_result x;
-    memset(&x, 0, sizeof x);
-    int rc = fn(&s, &x);
-    if (rc == KERN_ESINK && c->failed)
-        rc = KERN_ENOMEM;
-    stream_merge(r, &x, r->chunk_runs == 0);
-    if (rc)
-        return rc;
-    *ran_sym = x.symmetric;
-    c->done += c->work;
-    if (a->mode == KJOIN_PERPOINT) {
-        const size_t m = kern_count_rows(&s);
-        for (size_t i = 0; i < m; i++)
-            if (i < s.q1 || i >= s.c0)
-                o->counts[stream_row(&c->m, (uint32_t)i) - a->q0] += o->rc[i];
-    }
-    if (a->mode == KJOIN_HIST) {
-        for (size_t b = 0; b < a->hist_nbins; b++)
-            o->hist[b] += o->rh[b];
-        o->below += o->rb;
-    }
-    return 0;
+    int rc = stream_call(fn, a, &s, c, o, r, &x);
+    if (!rc)
+        *ran_sym = x.symmetric;
+    return rc;
 }
 
 /* Every run of one cut into chunks of R rows. */
@@ -172,17 +208,7 @@ static int stream_chunks(kern_join_fn fn, const kern_join_args *a, stream_ctx *c
 {
     const size_t n = a->n, B = (n + R - 1) / R;
     const int sym = a->symmetric != 0;
-    memset(r, 0, sizeof *r);
-    r->chunks = (unsigned)B;
-    r->chunk_rows = R;
-    c->done = c->shown = 0;
-    c->one_way = 0;
-    c->total = (sym ? 0.5 : 1.0) * (double)n * (double)n;
-    if (o->counts)
-        memset(o->counts, 0, n * sizeof *o->counts);
-    if (o->hist)
-        memset(o->hist, 0, a->hist_nbins * sizeof *o->hist);
-    o->below = 0;
+    stream_begin(a, c, o, r, B, R, (sym ? 0.5 : 1.0) * (double)n * (double)n);
     /* The largest run first (a cross run holds 2R rows): when the device
      * cannot hold it, the attempt fails before any pair is sunk. */
     int all_sym = sym, rs = 0, rc;
@@ -256,8 +282,6 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
          * until the runs fit (or a run sank pairs). */
         size_t R = ((n + 2) / 3 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
         for (;;) {
-            kern_fasted_release(); /* what the failed attempt cached makes room */
-            c.emitted = 0;
             rc = stream_chunks(fn, a, &c, &o, r, R);
             if (rc == KERN_OK || rc != KERN_ENOMEM || c.emitted || R <= KERN_STREAM_ALIGN)
                 break;

@@ -43,16 +43,18 @@ typedef struct stream_out {
     uint64_t *rc, *rh, rb;          /* one run's */
 } stream_out;
 
-/* kern_pair_fn over a stream_ctx: rows renumbered, then the caller's sink. */
-int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2);
-/* progress callback over a stream_ctx: the whole's fraction, never back. */
-void stream_progress(void *ctx, double frac);
 /* A run's content hash: the dataset's, mixed with which rows it holds
  * (two numbers that name the run within its cut of R rows). */
 uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R);
-/* Add one run's result x into the whole's r (first: r becomes x, keeping
- * r's cut fields). */
-void stream_merge(kern_join_result *r, const kern_join_result *x, int first);
+/* A fresh attempt at a cut of B chunks of R rows whose runs weigh total:
+ * r, progress and o's whole-run arrays reset, device caches released. */
+void stream_begin(const kern_join_args *a, stream_ctx *c, stream_out *o, kern_join_result *r,
+                  size_t B, size_t R, double total);
+/* fn over one run s of a cut (c->m and c->work set): outputs and
+ * callbacks wired through o and c, added into o's whole-run arrays and r
+ * (kernels/kern_stream.c). */
+int stream_call(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, stream_ctx *c,
+                stream_out *o, kern_join_result *r, kern_join_result *x);
 
 /* The slab cut (kernels/kern_stream_slab.c), after fn refused a cross run
  * (KERN_ECROSS): every run of slabs of the sorted rows, halved until they

@@ -227,34 +227,13 @@ static int slab_run(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, str
     s.c0 = 0;
     s.xc = NULL;
     s.hash = stream_hash(a->hash ^ 0x5eedf00dd1ce5ab5ull, sl->b, B, R);
-    s.counts = o->rc;
-    s.hist = o->rh;
-    s.hist_below = &o->rb;
-    s.pair_fn = a->pair_fn ? stream_pairs : NULL;
-    s.pair_ctx = c;
-    s.progress = stream_progress;
-    s.progress_ctx = c;
     c->m = (stream_map){.map = perm + sl->h0};
     c->work = (double)nq * (double)m;
     kern_join_result x;
-    memset(&x, 0, sizeof x);
-    int rc = fn(&s, &x);
-    if (rc == KERN_ESINK && c->failed)
-        rc = KERN_ENOMEM;
-    stream_merge(r, &x, r->chunk_runs == 0);
-    if (rc)
-        return rc;
-    r->halo_rows += m - nq;
-    c->done += c->work;
-    if (a->mode == KJOIN_PERPOINT)
-        for (size_t t = 0; t < nq; t++)
-            o->counts[perm[sl->p0 + t] - a->q0] += o->rc[t];
-    if (a->mode == KJOIN_HIST) {
-        for (size_t b = 0; b < a->hist_nbins; b++)
-            o->hist[b] += o->rh[b];
-        o->below += o->rb;
-    }
-    return 0;
+    int rc = stream_call(fn, a, &s, c, o, r, &x);
+    if (!rc)
+        r->halo_rows += m - nq;
+    return rc;
 }
 
 int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream_out *o,
@@ -285,23 +264,12 @@ int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream
         const size_t B = (n + R - 1) / R;
         slab_plan(key, n, R, w, sl, B);
         big = sl[0].h1 - sl[0].h0;
-        memset(r, 0, sizeof *r);
-        r->chunks = (unsigned)B;
-        r->chunk_rows = R;
+        double total = 0;
+        for (size_t b = 0; b < B; b++)
+            total += (double)(sl[b].p1 - sl[b].p0) * (double)(sl[b].h1 - sl[b].h0);
+        stream_begin(a, c, o, r, B, R, total);
         r->slabs = 1;
         r->slab_dim = dim;
-        c->done = c->shown = 0;
-        c->one_way = 0;
-        c->total = 0;
-        for (size_t b = 0; b < B; b++)
-            c->total += (double)(sl[b].p1 - sl[b].p0) * (double)(sl[b].h1 - sl[b].h0);
-        if (o->counts)
-            memset(o->counts, 0, n * sizeof *o->counts);
-        if (o->hist)
-            memset(o->hist, 0, a->hist_nbins * sizeof *o->hist);
-        o->below = 0;
-        kern_fasted_release(); /* what the failed attempt cached makes room */
-        c->emitted = 0;
         for (size_t b = 0; b < B && !rc; b++)
             rc = slab_run(fn, a, c, o, r, perm, &sl[b], B, R, &rows, &cap);
         if (rc != KERN_ENOMEM || c->emitted || R <= A)

@@ -470,6 +470,17 @@ TEST(nothing_fits_fails_for_memory)
     free(x);
 }
 
+/* A symmetric PAIRS run of x at eps 1 into ps, streamed over eng. */
+static int pairs_at_eps1(const float *x, size_t n, size_t d, pset *ps)
+{
+    kern_join_args a;
+    args_for(&a, x, n, d, 1.0, KJOIN_PAIRS, 1);
+    a.pair_fn = pset_put;
+    a.pair_ctx = ps;
+    kern_join_result r;
+    return kern_stream_run(eng_join, &a, &r);
+}
+
 TEST(sunk_pairs_not_redone)
 {
     /* A run that handed pairs to the sink and then failed is not run
@@ -478,13 +489,8 @@ TEST(sunk_pairs_not_redone)
     float *x = make_points(n, d, 29);
     eng_reset(n, 1);
     eng.sink_then_oom = 1;
-    kern_join_args a;
-    args_for(&a, x, n, d, 1.0, KJOIN_PAIRS, 1);
     pset ps = {0};
-    a.pair_fn = pset_put;
-    a.pair_ctx = &ps;
-    kern_join_result r;
-    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    CHECK_EQ_INT(pairs_at_eps1(x, n, d, &ps), KERN_ENOMEM);
     CHECK_EQ_INT(eng.runs, 1);
     CHECK_EQ_INT(ps.n, 1);
     free(ps.v);
@@ -570,13 +576,8 @@ TEST(slabs_whose_reach_never_fits_fail_for_memory)
     float *x = make_points(n, d, 43);
     eng_reset(500, 0);
     eng.no_cross = 1;
-    kern_join_args a;
-    args_for(&a, x, n, d, 1.0, KJOIN_PAIRS, 1);
     pset ps = {0};
-    a.pair_fn = pset_put;
-    a.pair_ctx = &ps;
-    kern_join_result r;
-    CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
+    CHECK_EQ_INT(pairs_at_eps1(x, n, d, &ps), KERN_ENOMEM);
     CHECK_EQ_INT(ps.n, 0);
     CHECK_MSG(strstr(kern_error(), "slabs of 256 rows") && !strchr(kern_error(), '\n'), "%s",
               kern_error());
