@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "f64_common.cuh"
+#include "kern_dims.h"
 #include "kern_util.cuh"
 
 #define GRID_MAXK 8       /* 3^8 neighbour cells at most */
@@ -104,63 +105,20 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
 {
     size_t n = job->n, d = job->d;
     memset(ix, 0, sizeof *ix);
-    /* Rows widened to FP64 a block at a time as they are read (the
-     * dataset's own type): three passes over the data in all. */
-    size_t blk = GRID_BLOCK / d > 0 ? GRID_BLOCK / d : 1;
-    blk = n < blk ? n : blk;
-    double *rbuf = (double *)malloc(blk * d * sizeof *rbuf);
-    /* Mean, range and variance per dimension (FP64; the variance in a
-     * second pass). */
-    double *mean = (double *)calloc(d, sizeof *mean), *var = (double *)calloc(d, sizeof *var);
+    /* The dimensions by variance (the caller's order when the run is
+     * a slab of a larger one: kern_join_args.dim_order) and their ranges. */
     double *mn = (double *)malloc(d * sizeof *mn), *mx = (double *)malloc(d * sizeof *mx);
     ix->perm = (int *)malloc(d * sizeof(int));
-    if (!rbuf || !mean || !var || !mn || !mx || !ix->perm) {
-        free(rbuf);
-        free(mean);
-        free(var);
+    int rc = !mn || !mx || !ix->perm
+                 ? kern_fail(KERN_ENOMEM, "out of host memory for the grid index")
+                 : kern_dims_by_variance(job, ix->perm, mn, mx);
+    if (rc) {
         free(mn);
         free(mx);
-        return kern_fail(KERN_ENOMEM, "out of host memory for the grid index");
+        return rc;
     }
-    const double *x;
-    for (size_t i0 = 0; i0 < n; i0 += blk) {
-        const size_t m = n - i0 < blk ? n - i0 : blk;
-        kern_rows_f64(job, i0, m, rbuf);
-        for (size_t i = 0; i < m; i++) {
-            x = rbuf + i * d;
-            for (size_t j = 0; j < d; j++) {
-                mean[j] += x[j];
-                if (i0 + i == 0 || x[j] < mn[j])
-                    mn[j] = x[j];
-                if (i0 + i == 0 || x[j] > mx[j])
-                    mx[j] = x[j];
-            }
-        }
-    }
-    for (size_t j = 0; j < d; j++)
-        mean[j] /= (double)n;
-    for (size_t i0 = 0; i0 < n; i0 += blk) {
-        const size_t m = n - i0 < blk ? n - i0 : blk;
-        kern_rows_f64(job, i0, m, rbuf);
-        for (size_t i = 0; i < m; i++) {
-            x = rbuf + i * d;
-            for (size_t j = 0; j < d; j++) {
-                double v = x[j] - mean[j];
-                var[j] += v * v;
-            }
-        }
-    }
-    /* Insertion sort, stable: largest variance first, ties by index. */
-    for (size_t j = 0; j < d; j++) {
-        size_t m = j;
-        while (m > 0 && var[ix->perm[m - 1]] < var[j]) {
-            ix->perm[m] = ix->perm[m - 1];
-            m--;
-        }
-        ix->perm[m] = (int)j;
-    }
-    free(mean);
-    free(var);
+    if (job->dim_order)
+        memcpy(ix->perm, job->dim_order, d * sizeof(int));
 
     /* Cells of side a hair over eps: a pair within eps then differs by at
      * most one cell along every dimension despite rounding in the division. */
@@ -197,9 +155,14 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
     }
     k = ix->grid.k;
 
+    /* The cell keys: the rows widened a block at a time once more. */
+    size_t blk = GRID_BLOCK / d > 0 ? GRID_BLOCK / d : 1;
+    blk = n < blk ? n : blk;
+    double *rbuf = (double *)malloc((blk ? blk : 1) * d * sizeof *rbuf);
+    const double *x;
     unsigned long long *key = (unsigned long long *)malloc((n ? n : 1) * sizeof *key);
     ix->order = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
-    if (!key || !ix->order) {
+    if (!rbuf || !key || !ix->order) {
         free(key);
         free(rbuf);
         return kern_fail(KERN_ENOMEM, "out of host memory for the grid index");
@@ -222,7 +185,7 @@ static inline int grid_build(const kern_join_args *job, double eps, int k, doubl
         }
     }
     free(rbuf);
-    int rc = grid_sort(key, ix->order, n, (unsigned long long)(total - 1));
+    rc = grid_sort(key, ix->order, n, (unsigned long long)(total - 1));
     if (rc) {
         free(key);
         return rc;

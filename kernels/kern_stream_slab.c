@@ -3,7 +3,8 @@
  * FP64 grid path: KERN_ECROSS). Such an engine does take a range of query
  * rows [q0, q1) against every row of its run, so: the rows are sorted
  * along one dimension p (the one of largest variance, where the fewest
- * rows are within reach of a slab); slab s is sorted positions
+ * rows are within reach of a slab, the first of the whole run's dimension
+ * order, which every slab's run is handed: kern_join_args.dim_order); slab s is sorted positions
  * [sR, min(n, (s+1)R)); its run holds the sorted positions whose value in
  * p lies within w of the slab's range, the slab itself in the middle as
  * the query rows. Every ordered pair (i, j) of the join has i in exactly
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kern_dims.h"
 #include "kern_stream.h"
 #include "kernels.h"
 
@@ -100,22 +102,16 @@ static size_t slab_block_rows(size_t d)
     return d < 65536 ? 65536 / d : 1;
 }
 
-/* One pass over the rows: the dimension of largest variance (sums about
- * row 0, so a large common offset does not cancel), the largest squared
- * norm (about the centre when there is one); a non-finite value fails. */
-static int slab_scan(const kern_join_args *a, double *buf, int *dim, double *maxsq)
+/* One pass over the rows: the largest squared norm (about the centre
+ * when there is one); a non-finite value fails. */
+static int slab_scan(const kern_join_args *a, double *buf, double *maxsq)
 {
     const size_t n = a->n, d = a->d, blk = slab_block_rows(d);
-    double *s1 = calloc(3 * d, sizeof *s1), *s2 = s1 + d, *o = s2 + d;
-    if (!s1)
-        return kern_fail_msg(KERN_ENOMEM, "out of host memory for the slab cut");
-    kern_rows_f64(a, 0, 1, o);
     double m = 0;
-    int rc = 0;
-    for (size_t i0 = 0; i0 < n && !rc; i0 += blk) {
+    for (size_t i0 = 0; i0 < n; i0 += blk) {
         const size_t cnt = i0 + blk < n ? blk : n - i0;
         kern_rows_f64(a, i0, cnt, buf);
-        for (size_t t = 0; t < cnt && !rc; t++) {
+        for (size_t t = 0; t < cnt; t++) {
             const double *v = buf + t * d;
             double q = 0;
             for (size_t k = 0; k < d; k++) {
@@ -124,28 +120,16 @@ static int slab_scan(const kern_join_args *a, double *buf, int *dim, double *max
                     snprintf(msg, sizeof msg,
                              "row %zu, column %zu is not finite and no slab can hold it", i0 + t,
                              k);
-                    rc = kern_fail_msg(KERN_EINVAL, msg);
-                    break;
+                    return kern_fail_msg(KERN_EINVAL, msg);
                 }
-                const double y = v[k] - o[k], z = a->center ? v[k] - a->center[k] : v[k];
-                s1[k] += y;
-                s2[k] += y * y;
+                const double z = a->center ? v[k] - a->center[k] : v[k];
                 q += z * z;
             }
             m = q > m ? q : m;
         }
     }
-    double best = -INFINITY;
-    for (size_t k = 0; k < d && !rc; k++) {
-        const double var = s2[k] - s1[k] * s1[k] / (double)n;
-        if (var > best) {
-            best = var;
-            *dim = (int)k;
-        }
-    }
     *maxsq = m;
-    free(s1);
-    return rc;
+    return 0;
 }
 
 /* key[i] = row i's value in dimension dim, row[i] = i. */
@@ -206,8 +190,8 @@ static void slab_plan(const uint64_t *key, size_t n, size_t R, double w, slab *s
 /* One slab's run: its rows gathered (in their own type) into *buf, the
  * slab's as the query rows; its outputs added into o and r. */
 static int slab_run(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream_out *o,
-                    kern_join_result *r, const uint32_t *perm, const slab *sl, size_t B, size_t R,
-                    char **buf, size_t *cap)
+                    kern_join_result *r, const uint32_t *perm, const int *order, const slab *sl,
+                    size_t B, size_t R, char **buf, size_t *cap)
 {
     const size_t m = sl->h1 - sl->h0, nq = sl->p1 - sl->p0, rowb = a->d * a->x_bytes;
     if (m * rowb > *cap) {
@@ -226,6 +210,7 @@ static int slab_run(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, str
     s.q1 = sl->p1 - sl->h0;
     s.c0 = 0;
     s.xc = NULL;
+    s.dim_order = order;
     s.hash = stream_hash(a->hash ^ 0x5eedf00dd1ce5ab5ull, sl->b, B, R);
     c->m = (stream_map){.map = perm + sl->h0};
     c->work = (double)nq * (double)m;
@@ -251,9 +236,17 @@ int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream
     double maxsq = 0;
     if (!buf || !key || !perm || !sl)
         rc = kern_fail_msg(KERN_ENOMEM, "out of host memory for the slab cut");
+    int *order = malloc(a->d * sizeof *order);
+    if (!rc && !order)
+        rc = kern_fail_msg(KERN_ENOMEM, "out of host memory for the slab cut");
     if (!rc)
-        rc = slab_scan(a, buf, &dim, &maxsq);
+        rc = slab_scan(a, buf, &maxsq);
+    /* The whole run's dimension order: the slab runs take it (their d2
+     * summed in the same order) and the cut is along its first. */
+    if (!rc)
+        rc = kern_dims_by_variance(a, order, NULL, NULL);
     if (!rc) {
+        dim = order[0];
         slab_keys(a, buf, dim, key, perm);
         if (slab_sort(key, perm, n))
             rc = kern_fail_msg(KERN_ENOMEM, "out of host memory sorting the rows for the slab cut");
@@ -271,7 +264,7 @@ int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream
         r->slabs = 1;
         r->slab_dim = dim;
         for (size_t b = 0; b < B && !rc; b++)
-            rc = slab_run(fn, a, c, o, r, perm, &sl[b], B, R, &rows, &cap);
+            rc = slab_run(fn, a, c, o, r, perm, order, &sl[b], B, R, &rows, &cap);
         if (rc != KERN_ENOMEM || c->emitted || R <= A)
             break;
         R = (R / 2 + A - 1) / A * A;
@@ -286,6 +279,7 @@ int stream_slabs(kern_join_fn fn, const kern_join_args *a, stream_ctx *c, stream
         kern_fail_msg(rc, m);
     }
     free(buf);
+    free(order);
     free(key);
     free(perm);
     free(sl);

@@ -294,6 +294,11 @@ typedef struct kern_join_args {
     /* TED */
     int ted_paper; /* ted: 1 = the paper's m8n8k4 kernel, 0 = redesigned */
     int index_k;   /* ted-index: dimensions indexed (capped by d) */
+    /* Grid engines: the dimensions by variance, largest first (d entries;
+     * NULL: the run's own, kernels/kern_dims.h). kern_stream_run's slab
+     * runs pass the whole dataset's, so each pair's d2 is summed in the
+     * whole run's order (ted-index uploads its rows in it). */
+    const int *dim_order;
 } kern_join_args;
 
 typedef struct kern_join_result {

@@ -64,6 +64,7 @@ static struct {
     int honour_sym;    /* 0: ignores symmetric, as fp64 does */
     int sink_then_oom; /* PAIRS: emits one batch, then fails for memory */
     int no_cross;      /* takes no cross run, as the grid engines (KERN_ECROSS) */
+    int dim0;          /* the first dimension of the last run's dim_order */
     size_t runs, max_rows, cross_runs;
 } eng;
 
@@ -126,6 +127,8 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
         return kern_fail_msg(KERN_ECROSS, "this engine takes no cross run");
     if (a->n > eng.max_rows && a->n <= eng.cap_rows)
         eng.max_rows = a->n; /* the largest run that fit */
+    if (a->dim_order)
+        eng.dim0 = a->dim_order[0];
     const size_t n = a->n, d = a->d, nh = a->hist_nbins + 2;
     uint32_t bi[64], bj[64];
     double bd[64];
@@ -545,6 +548,7 @@ TEST(slabs_when_the_engine_takes_no_cross_run)
     CHECK(slab_case(3000, 0.0f, 1200, &r));
     CHECK(r.slabs);
     CHECK_EQ_INT(r.slab_dim, 1); /* the widest dimension */
+    CHECK_EQ_INT(eng.dim0, 1);   /* every run is handed the whole's dimension order */
     CHECK_EQ_INT(r.chunks, 4);
     CHECK_EQ_INT(r.chunk_rows, 768);
     CHECK_EQ_INT(r.chunk_runs, 4); /* a run per slab: no cross run, no second order */
