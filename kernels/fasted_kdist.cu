@@ -26,11 +26,21 @@
  * symmetric pass. Memory: the bound, histogram and slots of each query
  * row (at most KD_DIRECT_BYTES of slots), the chunk minima of a block of
  * rows (at most KD_MIN_BYTES) and the values of pass C's bins (at most
- * KD_VALS_MAX a pass; rows beyond it wait for another pass C): never the
+ * KD_VALS_MAX a pass; rows beyond it wait for another pass C), each at
+ * most an eighth of a cap (set gpu-mem): never the
  * pair set. A row whose histogram holds fewer than K values (A and B
  * disagreeing, which their identical arithmetic rules out) gets a 16x
  * larger bound and goes round again; the last round's bound is infinite,
- * which cannot fail. */
+ * which cannot fail.
+ *
+ * A dataset larger than the device (kern_stream_kdist) comes here cut:
+ * the query rows are a chunk, run as a dataset of its own in every pass,
+ * and passes B and C also visit each piece of the other rows as a cross
+ * run (queries the chunk, candidates the piece, symmetric off), the
+ * chunk's per-row state staying on the device between them. Pass A's
+ * bound from the chunk alone holds: any K of a row's values bound its K-th
+ * smallest. Each d2 is the whole run's (a pair's products and sums do not
+ * depend on the tile or run that holds it), so the answers are too. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -268,7 +278,8 @@ void kd_add(kern_join_result *r, const kern_join_result *p, int first)
 
 } // namespace
 
-static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result *r);
+static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double *out,
+                  kern_join_result *r);
 
 /* Several devices (a->ndevices > 0): the query rows in blocks, handed out
  * by the run's queue (kern_multi_run); each block is a k-distance of its
@@ -281,6 +292,7 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
 static struct {
     int K;
     double *out;
+    const kern_kd_cut *cut; /* a streamed chunk (NULL: none): each block is cut alike */
 } g_kd_list;
 
 static int kd_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue *q,
@@ -303,7 +315,11 @@ static int kd_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue
             s.symmetric = 0;
             s.progress = NULL; /* the calling thread reports the queue's */
             kern_join_result pr;
-            rc = kd_run(&s, g_kd_list.K, g_kd_list.out + (s.q0 - a->q0), &pr);
+            /* In a streamed chunk, the block's candidates are the block and
+             * the rest of the rows in pieces of the chunk's size. */
+            const kern_kd_cut bc = {s.q0, s.q1, g_kd_list.cut ? g_kd_list.cut->rows : 0};
+            rc = kd_run(&s, g_kd_list.K, g_kd_list.cut ? &bc : NULL, g_kd_list.out + (s.q0 - a->q0),
+                        &pr);
             kd_add(r, &pr, first);
             first = 0;
             *items += 1;
@@ -313,10 +329,13 @@ static int kd_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue
     return rc;
 }
 
-extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, kern_join_result *r)
+/* kern_kd_fn: the query rows (a's, or the cut's) on one device or, over a
+ * device list, in blocks from the run's queue. */
+static int kd_entry(const kern_join_args *a, int K, const kern_kd_cut *cut, double *out,
+                    kern_join_result *r)
 {
     if (a->ndevices <= 0)
-        return kd_run(a, K, out, r);
+        return kd_run(a, K, cut, out, r);
     memset(r, 0, sizeof *r);
     const size_t n = a->n;
     if (K < 1 || (size_t)K >= n || a->q0 >= a->q1 || a->q1 > n || n >= ((size_t)1 << 31))
@@ -324,22 +343,105 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
                          a->q1, n);
     kern_join_args m = *a;
     m.mode = KJOIN_COUNT; /* nothing per mode for the runner to add */
+    if (cut) {
+        m.q0 = cut->q0;
+        m.q1 = cut->q1;
+    }
     g_kd_list.K = K;
     g_kd_list.out = out;
+    g_kd_list.cut = cut;
     const int rc = kern_multi_run(&m, r, kd_run_queue);
     if (rc == 0 && a->progress)
         a->progress(a->progress_ctx, 1.0);
     return rc;
 }
 
-/* One device: the rows [a->q0, a->q1). */
-static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result *r)
+extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, kern_join_result *r)
+{
+    return kern_stream_kdist(kd_entry, a, K, out, r);
+}
+
+/* One pass over the candidates of a computation whose query rows are the
+ * run's rows [0, q1) of `own` (a cut's chunk: its own rows; else the
+ * dataset): own's run, then each piece of the cut as a cross run, with
+ * symmetric tiles off (only the query rows hold per-row state). The pass's
+ * progress span is shared by the runs by their products. */
+struct kd_pieces {
+    const kern_join_args *whole; /* the dataset's args */
+    const kern_kd_cut *cut;      /* NULL: no pieces */
+    const size_t *b0, *b1;
+    size_t np;
+};
+
+static int kd_pass(const kd_pieces &pc, const kern_join_args &own, bool pieces, kd_ctx &c,
+                   const fasted_post &post, kern_join_result *r, int &first, int trace)
+{
+    const size_t nq = own.q1 - own.q0, np = pieces ? pc.np : 0;
+    const double base = c.base, span = c.span;
+    double tot = (double)nq * (double)own.n;
+    for (size_t t = 0; t < np; t++)
+        tot += (double)nq * (double)(pc.b1[t] - pc.b0[t]);
+    double at = base;
+    int rc = 0;
+    for (size_t t = 0; t <= np && rc == 0; t++) {
+        kern_join_args s = own;
+        size_t m = own.n;
+        if (t > 0) {
+            const size_t b0 = pc.b0[t - 1], b1 = pc.b1[t - 1];
+            s.symmetric = 0;
+            s.c0 = (nq + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
+            s.xc = (const char *)pc.whole->x + b0 * pc.whole->d * pc.whole->x_bytes;
+            s.n = s.c0 + (b1 - b0);
+            s.hash = kern_kd_hash(pc.whole->hash, pc.cut, b0);
+            m = b1 - b0;
+        }
+        c.base = at;
+        c.span = span * (double)nq * (double)m / tot;
+        at += c.span;
+        kern_join_result pr;
+        rc = fasted_run(&s, &pr, &post);
+        if (trace)
+            fprintf(stderr, "kdist: pass %d rows %zu..%zu piece %zu sym %d: kernel %.3f ms\n",
+                    c.mode, s.q0, s.q1, t, pr.symmetric, pr.t_kernel * 1e3);
+        kd_add(r, &pr, first);
+        first = 0;
+    }
+    c.base = base;
+    c.span = span;
+    return rc;
+}
+
+/* One device: the rows [a->q0, a->q1) against every row; with a cut, the
+ * cut's rows against themselves (as a dataset of their own: every pass)
+ * and each piece (passes B and C; pass A's bound from the cut's rows alone
+ * holds, as any K of a row's d2 values bound its K-th smallest). */
+static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double *out,
+                  kern_join_result *r)
 {
     memset(r, 0, sizeof *r);
+    if (K < 1 || (size_t)K >= a->n || a->q0 >= a->q1 || a->q1 > a->n || a->n >= ((size_t)1 << 31) ||
+        (cut && (cut->q0 >= cut->q1 || cut->q1 > a->n)))
+        return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K,
+                         cut ? cut->q0 : a->q0, cut ? cut->q1 : a->q1, a->n);
+    kd_pieces pc = {a, cut, NULL, NULL, 0};
+    std::vector<size_t> pb0, pb1;
+    kern_join_args la;
+    if (cut) {
+        /* The cut's rows as a dataset of their own, numbered from 0. */
+        pb0.resize(a->n / std::max(cut->rows, (size_t)1) + 2);
+        pb1.resize(pb0.size());
+        pc.np = kern_kd_pieces(a->n, cut, pb0.data(), pb1.data());
+        pc.b0 = pb0.data();
+        pc.b1 = pb1.data();
+        la = *a;
+        la.x = (const char *)a->x + cut->q0 * a->d * a->x_bytes;
+        la.n = cut->q1 - cut->q0;
+        la.q0 = 0;
+        la.q1 = la.n;
+        la.hash = kern_kd_hash(a->hash, cut, cut->q0);
+        a = &la;
+    }
     const size_t n = a->n, nq = a->q1 - a->q0;
-    if (K < 1 || (size_t)K >= n || a->q0 >= a->q1 || a->q1 > n || n >= ((size_t)1 << 31))
-        return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K, a->q0,
-                         a->q1, n);
     const int ndev = kern_device_count();
     if (ndev <= 0)
         return KERN_ENODEV;
@@ -377,8 +479,16 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
     memset(&dv, 0, sizeof dv);
     dv.na = (n + 255) / 256 * 256 + 256; /* as the dataset's rows: tiles read past n */
     dv.nq = nq;
-    dv.min_rows = std::min(nq, std::max((size_t)256, KD_MIN_BYTES / 4 / nchunk));
-    dv.bytes = dv.na * 12 + nq * (40 + 4 * FASTED_KD_BINS) + dv.min_rows * nchunk * 4;
+    /* Under a cap (set gpu-mem) pass A's minima and pass C's values take
+     * at most an eighth of it each, the minima in smaller blocks of rows,
+     * the values in more groups (a row whose bin alone holds more still
+     * goes, in a group of its own). */
+    const size_t min_bytes = a->mem_cap ? std::min(KD_MIN_BYTES, a->mem_cap / 8) : KD_MIN_BYTES;
+    const size_t vals_max =
+        a->mem_cap ? std::max((size_t)1, std::min(KD_VALS_MAX, a->mem_cap / 8 / 4)) : KD_VALS_MAX;
+    dv.min_rows = std::min(nq, std::max((size_t)256, min_bytes / 4 / nchunk));
+    dv.bytes = dv.na * 12 + nq * (40 + 4 * FASTED_KD_BINS) + dv.min_rows * nchunk * 4 +
+               (nq / bm + 2) * 4 + (a->mem_cap ? vals_max * 4 : 0);
     {
         /* Pass B's slots: about K * KD_SAMPLE values fall under a row's
          * bound; 4x that, within KD_DIRECT_BYTES and an eighth of what the
@@ -425,7 +535,6 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
     pa.hist_edges = NULL;
     pa.hist_nbins = 0;
     const fasted_post post = {&c, 4, 0.0, 0, NULL, NULL, kd_params};
-    kern_join_result pr;
     int first = 1;
     size_t left = nq;
     double t0 = kern_now();
@@ -433,15 +542,9 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
      * stderr (benchmarks). */
     const int trace = getenv("TCJOIN_KDIST_TRACE") != NULL;
 #define KD_TRY(call) KERN_CUDA_GOTO(call, out)
-#define KD_PASS(args)                                                                              \
+#define KD_PASS(args, pieces)                                                                      \
     do {                                                                                           \
-        rc = fasted_run(&(args), &pr, &post);                                                      \
-        if (trace)                                                                                 \
-            fprintf(stderr, "kdist: pass %d rows %zu..%zu sym %d: kernel %.3f ms\n", c.mode,       \
-                    (args).q0, (args).q1, pr.symmetric, pr.t_kernel * 1e3);                        \
-        kd_add(r, &pr, first);                                                                     \
-        first = 0;                                                                                 \
-        if (rc)                                                                                    \
+        if ((rc = kd_pass(pc, (args), (pieces), c, post, r, first, trace)) != 0)                   \
             goto out;                                                                              \
     } while (0)
 #define KD_ALLOC(ptr, size)                                                                        \
@@ -475,7 +578,7 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
         c.mode = FASTED_KD_MIN;
         c.base = 0.1 * (double)(b0 - a->q0) / (double)nq;
         c.span = 0.1 * (double)(b1 - b0) / (double)nq;
-        KD_PASS(pb);
+        KD_PASS(pb, false);
         const unsigned rows = (unsigned)(b1 - b0);
         t0 = kern_now();
         kd_bound_kernel<<<(rows + 7) / 8, 256>>>(dv.mins, rows, nchunk, K, dv.u2);
@@ -522,7 +625,7 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
         c.base = 1.0 - rs;
         c.span = rs * 0.5;
         r->t_sink += kern_now() - t0;
-        KD_PASS(pb);
+        KD_PASS(pb, true);
         t0 = kern_now();
         kd_bins_kernel<<<(unsigned)((nq + 255) / 256), 256>>>(
             dv.hist, dv.u2, (unsigned)a->q0, (unsigned)nq, K, dv.bin, dv.need, dv.cnt);
@@ -567,12 +670,12 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
                     round, tiles.size(), dv.cap, left, shrunk, need_c, short_rows);
         if (need_c == 0)
             continue;
-        /* Pass C, in groups of rows whose bins' values fit KD_VALS_MAX. */
+        /* Pass C, in groups of rows whose bins' values fit vals_max. */
         KD_TRY(cudaMemcpy(hbin.data(), dv.bin, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hcnt.data(), dv.cnt, nq * 4, cudaMemcpyDeviceToHost));
         for (size_t g0 = 0; g0 < nq;) {
             size_t g1 = g0, tot = 0;
-            while (g1 < nq && (g1 == g0 || tot + (hneed[g1] > 0 ? hcnt[g1] : 0) <= KD_VALS_MAX))
+            while (g1 < nq && (g1 == g0 || tot + (hneed[g1] > 0 ? hcnt[g1] : 0) <= vals_max))
                 tot += hneed[g1] > 0 ? hcnt[g1] : 0, g1++;
             std::fill(gbin.begin(), gbin.end(), -1);
             hoff[0] = 0;
@@ -594,13 +697,13 @@ static int kd_run(const kern_join_args *a, int K, double *out, kern_join_result 
             KD_TRY(cudaMemset(dv.fill, 0, nq * 4));
             r->t_sink += kern_now() - t0;
             if (tot > 0) {
-                kern_join_args pc = pa;
+                kern_join_args pcx = pa;
                 if (round > 0)
-                    pc.symmetric = 0;
+                    pcx.symmetric = 0;
                 c.mode = FASTED_KD_BAND;
                 c.base = 1.0 - rs * 0.5 + rs * 0.5 * (double)g0 / (double)nq;
                 c.span = rs * 0.5 * (double)(g1 - g0) / (double)nq;
-                KD_PASS(pc);
+                KD_PASS(pcx, true);
             }
             t0 = kern_now();
             kd_pick_kernel<<<(unsigned)((nq + 7) / 8), 256>>>(
@@ -630,6 +733,8 @@ out:
 #undef KD_TRY
 #undef KD_PASS
 #undef KD_ALLOC
+    /* The passes' peaks, and the per-row state held through them all. */
+    r->mem_peak += dv.bytes;
     kd_free(&dv);
     cudaGetLastError();
     if (rc == 0 && a->progress)

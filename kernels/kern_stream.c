@@ -67,8 +67,7 @@ uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R)
     return v ^ (v >> 29);
 }
 
-/* Add one run's result into the whole's. */
-static void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
+void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
 {
     if (first) {
         const kern_join_result cut = *r;

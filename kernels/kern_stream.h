@@ -1,8 +1,9 @@
 /* What the two cuts of kern_stream_run share (kernels/kern_stream.c: the
  * driver and the row chunks; kernels/kern_stream_slab.c: the slabs of the
- * engines that take no cross run): the renumbering of a run's rows into
- * the dataset's, progress over the runs, the sum of their results. Only
- * those two files include it. */
+ * engines that take no cross run) and the k-distance's cut
+ * (kernels/kern_stream_kd.c): the renumbering of a run's rows into the
+ * dataset's, progress over the runs, the sum of their results. Only those
+ * three files include it. */
 #ifndef TCJ_KERN_STREAM_H
 #define TCJ_KERN_STREAM_H
 
@@ -43,6 +44,9 @@ typedef struct stream_out {
     uint64_t *rc, *rh, rb;          /* one run's */
 } stream_out;
 
+/* Add one run's result x into the whole's r (first: r becomes x, keeping
+ * r's cut fields); chunk_runs counts the runs. */
+void stream_merge(kern_join_result *r, const kern_join_result *x, int first);
 /* A run's content hash: the dataset's, mixed with which rows it holds
  * (two numbers that name the run within its cut of R rows). */
 uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R);

@@ -429,6 +429,40 @@ typedef int (*kern_join_fn)(const kern_join_args *a, kern_join_result *r);
  * (kernels/kern_stream.c, kern_stream_slab.c): a CPU build and the unit
  * tests run it over any fn. */
 int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r);
+/* A k-distance's cut (kern_stream_kdist): the query rows [q0, q1) of
+ * the dataset, whose candidates are those rows themselves and the rest of
+ * the dataset in pieces of at most `rows` rows (kern_kd_pieces). */
+typedef struct kern_kd_cut {
+    size_t q0, q1, rows;
+} kern_kd_cut;
+/* A k-distance entry: out[q - a->q0] = the K-th smallest d2(q, j) over the
+ * rows j != q, for a's query rows. With a cut (NULL: none) the query rows
+ * are the cut's (a's q0, q1 are ignored; out[q - cut->q0]) and no run may
+ * hold more than the cut's query rows and one piece (a cross run, queries
+ * the cut's rows, candidates the piece: kern_join_args.c0). */
+typedef int (*kern_kd_fn)(const kern_join_args *a, int K, const kern_kd_cut *cut, double *out,
+                          kern_join_result *r);
+/* The pieces of a cut of n rows: rows [0, cut->q0) and [cut->q1, n) in
+ * order, each cut into pieces of at most cut->rows rows, as [b0[t], b1[t])
+ * for t below the count returned (at most n / cut->rows + 2 entries). */
+size_t kern_kd_pieces(size_t n, const kern_kd_cut *cut, size_t *b0, size_t *b1);
+/* The device-cache hash of one run of a cut: the dataset's hash h mixed
+ * with the cut's query rows and the piece starting at row b0 (b0 ==
+ * cut->q0: the query rows alone). */
+uint64_t kern_kd_hash(uint64_t h, const kern_kd_cut *cut, size_t b0);
+/* fn's k-distance, streamed when the dataset does not fit the device (or
+ * a->mem_cap): first the whole computation; when that fails for memory,
+ * the query rows are cut into chunks of R rows (R a multiple of
+ * KERN_STREAM_ALIGN, a third of the rows first, halved until the runs
+ * fit), and fn computes each chunk over the chunk and the rest of the
+ * rows in pieces of R (kern_kd_cut). The answers are the whole
+ * computation's: a k-distance is decided by its row's d2 values alone,
+ * and each run computes them as the whole run does. r sums the runs and
+ * says how they were cut (chunks, chunk_rows, chunk_runs: runs of a
+ * chunk's rows against itself or a piece). Pure host code
+ * (kernels/kern_stream_kd.c). */
+int kern_stream_kdist(kern_kd_fn fn, const kern_join_args *a, int K, double *out,
+                      kern_join_result *r);
 /* FASTED in the args' format. */
 int kern_fasted_run(const kern_join_args *a, kern_join_result *r);
 /* Exact FP64 on CUDA cores, direct (a-b)^2 form, no FMA contraction. */
@@ -453,7 +487,8 @@ int kern_exact_run(const kern_join_args *a, kern_join_result *r);
  * batch_pairs, cancel and progress of a, and devices/ndevices (the query
  * rows in blocks from one queue, as kern_join_args says); r gets the summed
  * timings of its passes (over a device list: each device's, the longest
- * kept, and its share) (kernels/fasted_kdist.cu). */
+ * kept, and its share) (kernels/fasted_kdist.cu). A dataset larger than
+ * the device (or mem_cap) is streamed (kern_stream_kdist). */
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
 #ifdef __cplusplus

@@ -167,6 +167,23 @@ static void gpu_shares(const kern_join_result *r, join_result *res)
     }
 }
 
+/* The dataset did not fit the device: how a run (a join or a
+ * k-distance) was streamed. */
+static void gpu_stream_metrics(const kern_join_result *r, join_result *res)
+{
+    if (!r->chunks)
+        return;
+    join_result_metric(res, "stream_chunks", r->chunks, "");
+    join_result_metric(res, "stream_chunk_rows", (double)r->chunk_rows, "rows");
+    join_result_metric(res, "stream_runs", (double)r->chunk_runs, "");
+    if (r->slabs) {
+        /* Cut in slabs of the rows sorted along one dimension (an engine
+         * whose grid index covers every row). */
+        join_result_metric(res, "stream_slab_dim", r->slab_dim, "");
+        join_result_metric(res, "stream_halo_rows", (double)r->halo_rows, "rows");
+    }
+}
+
 static void gpu_result(const join_spec *s, const kern_join_result *r, int shifted, join_result *res)
 {
     const int tc = s->engine->format != NULL;
@@ -212,18 +229,7 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
                            "");
     }
     gpu_shares(r, res);
-    if (r->chunks) {
-        /* The dataset did not fit the device: how it was streamed. */
-        join_result_metric(res, "stream_chunks", r->chunks, "");
-        join_result_metric(res, "stream_chunk_rows", (double)r->chunk_rows, "rows");
-        join_result_metric(res, "stream_runs", (double)r->chunk_runs, "");
-        if (r->slabs) {
-            /* Cut in slabs of the rows sorted along one dimension (an
-             * engine whose grid index covers every row). */
-            join_result_metric(res, "stream_slab_dim", r->slab_dim, "");
-            join_result_metric(res, "stream_halo_rows", (double)r->halo_rows, "rows");
-        }
-    }
+    gpu_stream_metrics(r, res);
     if (!tc)
         return;
     double nq = (double)(s->q1 - s->q0);
@@ -348,6 +354,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     join_result_metric(res, "launches", (double)r.launches, "");
     join_result_metric(res, "device_mem_peak", (double)r.mem_peak, "B");
     gpu_shares(&r, res);
+    gpu_stream_metrics(&r, res);
     if (scaled)
         gpu_scale_metrics(res, &fit);
     return gpu_error(e->name, rc);

@@ -15,6 +15,13 @@
  *   FP32-accumulate bound of kernels/exact_bound.h: every computed d2 lies
  *   within delta(eps) of the exact one for pairs up to eps, so the K-th
  *   smallest does too, at eps the larger of the two answers.
+ * - A dataset larger than the device (`set gpu-mem` below what the whole
+ *   computation holds): streamed in chunks (kern_stream_kdist), every row's
+ *   answer equals the whole computation's bit for bit (a pair's d2 does not
+ *   depend on the run that holds it), for fasted and bf16, symmetric tiles
+ *   on and off, wgmma and mma.sync, rows decided in pass B, in pass C and
+ *   in later rounds, a range of query rows; the run says how it was cut
+ *   and held no more than the cap.
  * Skipped without a CUDA device. */
 #include "exact_sets.h"
 #include "kdist.h"
@@ -26,8 +33,9 @@ static void need_gpu(void)
         t_skip("skipped: no CUDA device");
 }
 
-static int kd(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
-              const engine_opts *o, double *out)
+/* The k-distance of rows [q0, q1) into out, its run record into *r. */
+static int kd_res(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
+                  const engine_opts *o, double *out, join_result *r)
 {
     kdist_spec s;
     memset(&s, 0, sizeof s);
@@ -37,8 +45,14 @@ static int kd(const char *engine, const dataset *ds, int k, size_t q0, size_t q1
     s.k = k;
     s.opts = o;
     s.out = out;
+    return kdist_run(engine_find(engine), &s, r);
+}
+
+static int kd(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
+              const engine_opts *o, double *out)
+{
     join_result r;
-    return kdist_run(engine_find(engine), &s, &r);
+    return kd_res(engine, ds, k, q0, q1, o, out, &r);
 }
 
 /* The K-th smallest d2 to another row, per query row, from the engine's
@@ -280,9 +294,89 @@ TEST(kdist_refuses_k_beyond_the_data)
     dataset_free(&ds);
 }
 
+/* The FP16 rows' bytes of ds on the device: a cap that holds them and
+ * not the whole computation beside them. */
+static size_t fp16_rows_bytes(const dataset *ds)
+{
+    return ((ds->n + 255) / 256 * 256 + 256) * ((ds->d + 63) / 64 * 64 * 2 + 4);
+}
+
+/* Streamed under a cap against the whole computation: every row equal. */
+static void check_streamed(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
+                           engine_opts *o, size_t cap)
+{
+    const size_t nq = q1 - q0;
+    double *whole = xmalloc(nq * sizeof *whole), *part = xmalloc(nq * sizeof *part);
+    join_result rw, rp;
+    o->gpu_mem = 0;
+    int rc = kd_res(engine, ds, k, q0, q1, o, whole, &rw);
+    CHECK_MSG(rc == 0, "%s whole: %s", engine, err_msg());
+    CHECK_MSG(jr_metric(&rw, "stream_chunks") < 0, "%s: the whole computation was streamed",
+              engine);
+    o->gpu_mem = cap;
+    rc = kd_res(engine, ds, k, q0, q1, o, part, &rp);
+    o->gpu_mem = 0;
+    CHECK_MSG(rc == 0, "%s under %zu bytes: %s", engine, cap, err_msg());
+    const double chunks = jr_metric(&rp, "stream_chunks");
+    CHECK_MSG(chunks >= (nq == ds->n ? 3 : 1), "%s: %g chunks", engine, chunks);
+    CHECK_MSG(jr_metric(&rp, "device_mem_peak") <= (double)cap,
+              "%s held %g bytes under a cap of %zu", engine, jr_metric(&rp, "device_mem_peak"),
+              cap);
+    size_t bad = 0, first = 0;
+    for (size_t q = 0; q < nq; q++)
+        if (!(whole[q] == part[q]) && bad++ == 0)
+            first = q;
+    CHECK_MSG(bad == 0,
+              "%s K=%d rows %zu..%zu sym %d off 0x%x: %zu rows differ streamed, first %zu: whole "
+              "%.9g, streamed %.9g",
+              engine, k, q0, q1, o->symmetric, o->fasted_off, bad, q0 + first, whole[first],
+              part[first]);
+    printf("# %s K=%d rows %zu..%zu sym %d off 0x%x: under %.1f MB %g chunks of %g rows, %g "
+           "runs, peak %.1f MB (whole %.1f MB)\n",
+           engine, k, q0, q1, o->symmetric, o->fasted_off, cap / 1e6, chunks,
+           jr_metric(&rp, "stream_chunk_rows"), jr_metric(&rp, "stream_runs"),
+           jr_metric(&rp, "device_mem_peak") / 1e6, jr_metric(&rw, "device_mem_peak") / 1e6);
+    free(whole);
+    free(part);
+}
+
+TEST(kdist_streamed_equals_whole)
+{
+    need_gpu();
+    /* 40000 clustered points in 128 dimensions: the FP16 rows (10.4 MB)
+     * are most of what the whole computation holds, so a cap of that
+     * size leaves room for a chunk and a piece and none for the whole. */
+    dataset ds;
+    double e150;
+    set_clustered(40000, 128, 5, &ds, &e150);
+    const size_t cap = fp16_rows_bytes(&ds);
+    engine_opts o;
+    engine_opts_default(&o);
+    static const char *const slots[] = {NULL, "0", "20"};
+    for (int s = 0; s < 3; s++) {
+        /* sized slots (pass B decides), none (pass C), a few (later rounds) */
+        if (slots[s])
+            setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
+        else
+            unsetenv("TCJOIN_KDIST_SLOTS");
+        for (int v = 0; v < (s ? 1 : 4); v++) {
+            o.symmetric = !(v & 1);
+            o.fasted_off = (v & 2) ? FASTED_OFF_WGMMA : 0;
+            check_streamed("fasted", &ds, 8, 0, ds.n, &o, cap);
+        }
+    }
+    unsetenv("TCJOIN_KDIST_SLOTS");
+    o.symmetric = 1;
+    o.fasted_off = 0;
+    check_streamed("bf16", &ds, 32, 0, ds.n, &o, cap);
+    check_streamed("fasted", &ds, 4, 15000, 17000, &o, cap);
+    dataset_free(&ds);
+}
+
 /* A small case for compute-sanitizer (scripts/gpu-check): every pass and
  * kernel (bound, histogram with slots, smaller bounds for the row tiles
- * left, pass C), symmetric on and off, wgmma and mma.sync. */
+ * left, pass C), symmetric on and off, wgmma and mma.sync; and streamed
+ * under a cap (chunks against their pieces, cross runs). */
 TEST(kdist_sanitizer_case)
 {
     need_gpu();
@@ -294,5 +388,8 @@ TEST(kdist_sanitizer_case)
         check_set("gauss", &ds, ks, 1);
     }
     unsetenv("TCJOIN_KDIST_SLOTS");
+    engine_opts o;
+    engine_opts_default(&o);
+    check_streamed("fasted", &ds, 16, 0, ds.n, &o, fp16_rows_bytes(&ds));
     dataset_free(&ds);
 }
