@@ -33,6 +33,15 @@ static void need_gpu(void)
         t_skip("skipped: no CUDA device");
 }
 
+/* TCJOIN_KDIST_SLOTS=n: n slots a row (NULL: as sized). */
+static void kd_slots(const char *n)
+{
+    if (n)
+        setenv("TCJOIN_KDIST_SLOTS", n, 1);
+    else
+        unsetenv("TCJOIN_KDIST_SLOTS");
+}
+
 /* The k-distance of rows [q0, q1) into out, its run record into *r. */
 static int kd_res(const char *engine, const dataset *ds, int k, size_t q0, size_t q1,
                   const engine_opts *o, double *out, join_result *r)
@@ -152,10 +161,7 @@ static void each_set(const int *ks, size_t nk)
 {
     static const char *const slots[] = {NULL, "0", "20"};
     for (int s = 0; s < 3; s++) {
-        if (slots[s])
-            setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
-        else
-            unsetenv("TCJOIN_KDIST_SLOTS");
+        kd_slots(slots[s]);
         dataset ds = set_gauss();
         check_set("gauss", &ds, ks, nk);
         dataset_free(&ds);
@@ -169,7 +175,7 @@ static void each_set(const int *ks, size_t nk)
         check_set("lattice", &ds, ks, nk);
         dataset_free(&ds);
     }
-    unsetenv("TCJOIN_KDIST_SLOTS");
+    kd_slots(NULL);
 }
 
 TEST(kdist_equals_the_joins_kth_value)
@@ -197,7 +203,7 @@ TEST(kdist_with_a_sampled_bound)
     for (int v = 0; v < 4; v++) {
         /* v 2 and 3: 40 slots a row, so some rows go through pass C */
         if (v >= 2)
-            setenv("TCJOIN_KDIST_SLOTS", "40", 1);
+            kd_slots("40");
         o.fasted_off = v & 1 ? FASTED_OFF_WGMMA : 0;
         o.symmetric = 0;
         /* Whole run, symmetric off; the join of 300 rows gives their values. */
@@ -227,7 +233,7 @@ TEST(kdist_with_a_sampled_bound)
         free(part);
         free(sym);
     }
-    unsetenv("TCJOIN_KDIST_SLOTS");
+    kd_slots(NULL);
     dataset_free(&ds);
 }
 
@@ -355,17 +361,14 @@ TEST(kdist_streamed_equals_whole)
     static const char *const slots[] = {NULL, "0", "20"};
     for (int s = 0; s < 3; s++) {
         /* sized slots (pass B decides), none (pass C), a few (later rounds) */
-        if (slots[s])
-            setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
-        else
-            unsetenv("TCJOIN_KDIST_SLOTS");
+        kd_slots(slots[s]);
         for (int v = 0; v < (s ? 1 : 4); v++) {
             o.symmetric = !(v & 1);
             o.fasted_off = (v & 2) ? FASTED_OFF_WGMMA : 0;
             check_streamed("fasted", &ds, 8, 0, ds.n, &o, cap);
         }
     }
-    unsetenv("TCJOIN_KDIST_SLOTS");
+    kd_slots(NULL);
     o.symmetric = 1;
     o.fasted_off = 0;
     check_streamed("bf16", &ds, 32, 0, ds.n, &o, cap);
@@ -384,10 +387,10 @@ TEST(kdist_sanitizer_case)
     dataset ds = set_gauss();
     static const char *const slots[] = {"0", "20", "1000"};
     for (int s = 0; s < 3; s++) {
-        setenv("TCJOIN_KDIST_SLOTS", slots[s], 1);
+        kd_slots(slots[s]);
         check_set("gauss", &ds, ks, 1);
     }
-    unsetenv("TCJOIN_KDIST_SLOTS");
+    kd_slots(NULL);
     engine_opts o;
     engine_opts_default(&o);
     check_streamed("fasted", &ds, 16, 0, ds.n, &o, fp16_rows_bytes(&ds));

@@ -20,16 +20,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "direct_f32.h"
 #include "kernels.h"
 
 /* ---- the data: f32 values (the driver hands rows in their own type) ---- */
-
-static void f32_to_f64(const void *src, size_t m, double *dst)
-{
-    const float *s = src;
-    for (size_t i = 0; i < m; i++)
-        dst[i] = s[i];
-}
 
 /* n points in d dimensions on a lattice of step 1/4 (exact in f32; many
  * distances fall exactly on eps = 1), with some duplicated points. */
@@ -45,16 +39,6 @@ static float *make_points(size_t n, size_t d, unsigned seed)
     for (size_t i = 7; i < n; i += 97) /* duplicates */
         memcpy(x + i * d, x + (i - 5) * d, d * sizeof *x);
     return x;
-}
-
-static double direct_d2(const float *x, size_t d, size_t i, size_t j)
-{
-    double s = 0;
-    for (size_t k = 0; k < d; k++) {
-        const double t = (double)x[i * d + k] - (double)x[j * d + k];
-        s = s + t * t;
-    }
-    return s;
 }
 
 /* ---- the engine: FP64 on the CPU, the kernels' contract ---- */
@@ -273,15 +257,7 @@ static void on_progress(void *ctx, double f)
 static void args_for(kern_join_args *a, const float *x, size_t n, size_t d, double eps, int mode,
                      int sym)
 {
-    memset(a, 0, sizeof *a);
-    a->x = x;
-    a->x_bytes = sizeof(float);
-    a->x_to_f64 = f32_to_f64;
-    a->x_type = KERN_X_F32;
-    a->n = n;
-    a->d = d;
-    a->hash = 12345;
-    a->q1 = n;
+    f32_args(a, x, n, d);
     a->eps = eps;
     a->mode = mode;
     a->symmetric = sym;

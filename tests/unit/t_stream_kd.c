@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "direct_f32.h"
 #include "kernels.h"
 
 /* n points in d dimensions, f32, from a seed; dups: every 13th row repeats
@@ -33,16 +34,6 @@ static float *make_points(size_t n, size_t d, unsigned seed, int dups)
         for (size_t i = 4; i < n; i += 13)
             memcpy(x + i * d, x + (i - 4) * d, d * sizeof *x);
     return x;
-}
-
-static double direct_d2(const float *x, size_t d, size_t i, size_t j)
-{
-    double s = 0;
-    for (size_t k = 0; k < d; k++) {
-        const double t = (double)x[i * d + k] - (double)x[j * d + k];
-        s = s + t * t;
-    }
-    return s;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -130,11 +121,7 @@ static int eng_kd(const kern_join_args *a, int K, const kern_kd_cut *cut, double
 
 static void args_for(kern_join_args *a, const float *x, size_t n, size_t d, size_t q0, size_t q1)
 {
-    memset(a, 0, sizeof *a);
-    a->x = x;
-    a->x_bytes = sizeof(float);
-    a->n = n;
-    a->d = d;
+    f32_args(a, x, n, d);
     a->q0 = q0;
     a->q1 = q1;
     a->symmetric = 1;
@@ -274,35 +261,35 @@ TEST(streamed_query_range)
     CHECK_EQ_INT(r.chunks, 1);
 }
 
+/* The driver over n points of two dimensions with the entry holding at
+ * most cap rows (inval: refusing every call as invalid): its code. */
+static int kd_refused(size_t n, unsigned seed, size_t cap, int inval)
+{
+    float *x = make_points(n, 2, seed, 0);
+    double *out = malloc(n * sizeof *out);
+    kern_join_args a;
+    args_for(&a, x, n, 2, 0, n);
+    memset(&eng, 0, sizeof eng);
+    eng.cap_rows = cap;
+    eng.fail_inval = inval;
+    kern_join_result r;
+    const int rc = kern_stream_kdist(eng_kd, &a, 2, out, &r);
+    free(x);
+    free(out);
+    return rc;
+}
+
 TEST(nothing_fits_fails_for_memory)
 {
-    float *x = make_points(700, 2, 17, 0);
-    double *out = malloc(700 * sizeof *out);
-    kern_join_args a;
-    args_for(&a, x, 700, 2, 0, 700);
-    memset(&eng, 0, sizeof eng);
-    eng.cap_rows = 300; /* a 256-row chunk and a piece need 512 */
-    kern_join_result r;
-    CHECK_EQ_INT(kern_stream_kdist(eng_kd, &a, 2, out, &r), KERN_ENOMEM);
+    /* A 256-row chunk and a piece need 512 rows. */
+    CHECK_EQ_INT(kd_refused(700, 17, 300, 0), KERN_ENOMEM);
     CHECK_MSG(strstr(kern_error(), "streamed in chunks of 256 rows too") &&
                   !strchr(kern_error(), '\n'),
               "%s", kern_error());
-    free(x);
-    free(out);
 }
 
 TEST(other_errors_not_streamed)
 {
-    float *x = make_points(900, 2, 19, 0);
-    double *out = malloc(900 * sizeof *out);
-    kern_join_args a;
-    args_for(&a, x, 900, 2, 0, 900);
-    memset(&eng, 0, sizeof eng);
-    eng.cap_rows = 100;
-    eng.fail_inval = 1;
-    kern_join_result r;
-    CHECK_EQ_INT(kern_stream_kdist(eng_kd, &a, 2, out, &r), KERN_EINVAL);
+    CHECK_EQ_INT(kd_refused(900, 19, 100, 1), KERN_EINVAL);
     CHECK_EQ_INT(eng.calls, 1);
-    free(x);
-    free(out);
 }
