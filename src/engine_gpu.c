@@ -343,9 +343,14 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     join_result_phase(res, "d2h", r.t_d2h);
     join_result_phase(res, "select", r.t_sink);
     snprintf(res->device, sizeof res->device, "%s", r.device_name);
-    snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s%s", r.variant,
+    /* The variant is what the kdist record keeps: it says when the
+     * dataset did not fit the device and the query rows were streamed. */
+    char cut[40] = "";
+    if (r.chunks)
+        snprintf(cut, sizeof cut, ", streamed %ux%zu", r.chunks, r.chunk_rows);
+    snprintf(res->variant, sizeof res->variant, "%.40s, 3-pass top-K, symmetric %s%s%s", r.variant,
              o->symmetric && s->q0 == 0 && s->q1 == s->ds->n ? "on" : "off",
-             shifted ? ", shifted" : "");
+             shifted ? ", shifted" : "", cut);
     join_result_metric(res, "cache_hit", r.cache_hit, "");
     if (e->centers)
         join_result_metric(res, "centred", r.centred, "");

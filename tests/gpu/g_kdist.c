@@ -323,6 +323,8 @@ static void check_streamed(const char *engine, const dataset *ds, int k, size_t 
     rc = kd_res(engine, ds, k, q0, q1, o, part, &rp);
     o->gpu_mem = 0;
     CHECK_MSG(rc == 0, "%s under %zu bytes: %s", engine, cap, err_msg());
+    CHECK_MSG(strstr(rp.variant, ", streamed ") && !strstr(rw.variant, "streamed"),
+              "%s: variants '%s' (streamed) and '%s' (whole)", engine, rp.variant, rw.variant);
     const double chunks = jr_metric(&rp, "stream_chunks");
     CHECK_MSG(chunks >= (nq == ds->n ? 3 : 1), "%s: %g chunks", engine, chunks);
     CHECK_MSG(jr_metric(&rp, "device_mem_peak") <= (double)cap,
