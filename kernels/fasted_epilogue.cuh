@@ -258,15 +258,24 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
                 const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                /* d2 <= ui | d2 <= uj is d2 <= max(ui, uj) (no bound is
+                 * NaN): the maxima once a block, then one compare an
+                 * element instead of two. */
+                float u[MT][2][2];
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        u[mt][h][0] = fmaxf(ui[mt][h], uj.x);
+                        u[mt][h][1] = fmaxf(ui[mt][h], uj.y);
+                    }
                 bool hit = false;
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const float d2 =
-                            F::to_f(F::d2(acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x));
-                        hit |= (d2 <= ui[mt][e >> 1]) | (d2 <= ((e & 1) ? uj.y : uj.x));
-                    }
+                    for (int e = 0; e < 4; e++)
+                        hit |= F::to_f(F::d2(acc[mt][nt][e], si[mt][e >> 1],
+                                             (e & 1) ? sj.y : sj.x)) <= u[mt][e >> 1][e & 1];
                 marks |= (hit ? 1u : 0u) << t;
             }
 #pragma unroll 1
