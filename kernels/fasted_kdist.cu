@@ -361,11 +361,8 @@ extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, ke
     return kern_stream_kdist(kd_entry, a, K, out, r);
 }
 
-/* One pass over the candidates of a computation whose query rows are the
- * run's rows [0, q1) of `own` (a cut's chunk: its own rows; else the
- * dataset): own's run, then each piece of the cut as a cross run, with
- * symmetric tiles off (only the query rows hold per-row state). The pass's
- * progress span is shared by the runs by their products. */
+/* The candidates beyond a computation's own rows: a cut's pieces of the
+ * other rows of the dataset (kern_kd_pieces), none without a cut. */
 struct kd_pieces {
     const kern_join_args *whole; /* the dataset's args */
     const kern_kd_cut *cut;      /* NULL: no pieces */
@@ -373,6 +370,11 @@ struct kd_pieces {
     size_t np;
 };
 
+/* One pass over the candidates of a computation whose query rows are the
+ * run's rows [0, q1) of `own` (a cut's chunk: its own rows; else the
+ * dataset): own's run, then (pieces) each piece of the cut as a cross run,
+ * with symmetric tiles off (only the query rows hold per-row state). The
+ * pass's progress span is shared by the runs by their products. */
 static int kd_pass(const kd_pieces &pc, const kern_join_args &own, bool pieces, kd_ctx &c,
                    const fasted_post &post, kern_join_result *r, int &first, int trace)
 {
