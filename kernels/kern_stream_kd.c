@@ -35,9 +35,10 @@ size_t kern_kd_pieces(size_t n, const kern_kd_cut *cut, size_t *b0, size_t *b1)
 uint64_t kern_kd_hash(uint64_t h, const kern_kd_cut *cut, size_t b0)
 {
     /* Salted, so no run of the join's chunk pairs shares a cache key with
-     * a k-distance run over other rows. */
-    return stream_hash(h ^ 0x6b2d6469737421ull, cut->q0 * 2 + 1, b0 * 2 + (cut->q1 - cut->q0),
-                       cut->rows);
+     * a k-distance run over other rows; the chunk's rows [q0, q1) first,
+     * then the piece. */
+    const uint64_t c = stream_hash(h ^ 0x6b2d6469737421ull, cut->q0, cut->q1, cut->rows);
+    return stream_hash(c, b0, b0, cut->rows);
 }
 
 typedef struct kd_prog {

@@ -27,14 +27,15 @@ for l in sys.stdin:
     o = json.loads(l)
     if o.get("type") == "set" and o.get("name") == "gpu-mem":
         cap = o.get("value", cap)
+    capm = cap if cap == "all" else "%dM" % (int(cap) // 1000000)
     if o.get("type") == "kdist":
-        print("kdist %s cap=%s time_s=%.3f %s" % (o["engine"], cap if cap == "all" else "%dM" % (int(cap) // 1000000), o["time_s"], o["variant"]))
+        print("kdist %s cap=%s time_s=%.3f %s" % (o["engine"], capm, o["time_s"], o["variant"]))
     if o.get("type") != "run":
         continue
     c = o.get("counters", {})
     ph = o.get("phases", {})
     print("%s cap=%s pairs=%d time_s=%.3f kernel_s=%.4f h2d_s=%.3f chunks=%d rows=%d runs=%d peak_MB=%.1f" % (
-        o["engine"], cap if cap == "all" else "%dM" % (int(cap) // 1000000), o["pairs"], o["time_s"], o["kernel_s"], ph.get("h2d", 0),
+        o["engine"], capm, o["pairs"], o["time_s"], o["kernel_s"], ph.get("h2d", 0),
         c.get("stream_chunks", 0), c.get("stream_chunk_rows", 0), c.get("stream_runs", 1),
         c.get("device_mem_peak", 0) / 1e6))
 '

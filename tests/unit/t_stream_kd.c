@@ -9,7 +9,8 @@
  * dataset (direct (a-b)^2 in FP64, the K-th smallest over all other
  * rows), on data whose distances are distinct (a row missed or counted
  * twice moves the K-th value) and on data with duplicated points. Also:
- * the pieces of a cut cover every other row once, the cut in thirds, cuts
+ * the pieces of a cut cover every other row once, every run of every cut
+ * has its own device-cache key, the cut in thirds, cuts
  * halved until they fit, query ranges, a budget no chunk fits (one line,
  * KERN_ENOMEM), an error other than memory (not streamed), progress. */
 #include <stdint.h>
@@ -34,6 +35,12 @@ static float *make_points(size_t n, size_t d, unsigned seed, int dups)
         for (size_t i = 4; i < n; i += 13)
             memcpy(x + i * d, x + (i - 4) * d, d * sizeof *x);
     return x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -292,4 +299,36 @@ TEST(other_errors_not_streamed)
 {
     CHECK_EQ_INT(kd_refused(900, 19, 100, 1), KERN_EINVAL);
     CHECK_EQ_INT(eng.calls, 1);
+}
+
+TEST(every_run_has_its_own_cache_key)
+{
+    /* The runs of the cuts of 3000 rows into chunks of 256 and 512 (query
+     * ranges starting and ending anywhere on a 128-row grid): no two runs
+     * that hold different rows share a key, and none shares the
+     * dataset's own. */
+    enum { MAXK = 40000 };
+    uint64_t *keys = malloc(MAXK * sizeof *keys);
+    size_t nk = 0, b0[32], b1[32];
+    const uint64_t h = 0x1234abcdULL;
+    for (size_t R = 256; R <= 512; R *= 2)
+        for (size_t q0 = 0; q0 < 3000; q0 += 128)
+            for (size_t q1 = q0 + 128; q1 <= q0 + R && q1 <= 3000; q1 += 128) {
+                const kern_kd_cut cut = {q0, q1, R};
+                const size_t np = kern_kd_pieces(3000, &cut, b0, b1);
+                keys[nk++] = kern_kd_hash(h, &cut, q0);
+                for (size_t t = 0; t < np && nk < MAXK; t++)
+                    keys[nk++] = kern_kd_hash(h, &cut, b0[t]);
+            }
+    CHECK(nk < MAXK);
+    qsort(keys, nk, sizeof *keys, cmp_u64);
+    size_t same = 0;
+    for (size_t t = 1; t < nk; t++)
+        same += keys[t] == keys[t - 1];
+    int own = 0;
+    for (size_t t = 0; t < nk; t++)
+        own |= keys[t] == h;
+    CHECK_MSG(same == 0 && !own, "%zu of %zu keys repeat, the dataset's own key %s", same, nk,
+              own ? "among them" : "not among them");
+    free(keys);
 }
