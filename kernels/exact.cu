@@ -7,11 +7,13 @@
  * the pairs sure to be in and lists only the band. Otherwise, after each
  * launch the candidates are bounded again with each pair's own norms:
  * those the bound decides are taken (PERPOINT, and HIST when the pair's
- * interval lies in one bin) or dropped without FP64; the band, and in
+ * interval lies in one bin) or dropped without FP64. The band is screened
+ * (kernels/exact_refine.cuh): a fast FP32 sum whose distance from fp64's
+ * own d2 is bounded decides almost all of it; what it leaves, and in
  * PAIRS mode every kept pair (it carries its FP64 distance), is computed
- * again on the GPU with the fp64 engine's
- * arithmetic (direct (a-b)^2, dimension order, no FMA contraction) and
- * kept when d2 <= eps^2. So every mode equals fp64's. Symmetric tiles,
+ * again on the GPU with the fp64 engine's arithmetic (direct (a-b)^2,
+ * dimension order, no FMA contraction) and kept when d2 <= eps^2. So
+ * every mode equals fp64's. Symmetric tiles,
  * cancel, progress and refills are FASTED's; a symmetric run refines each
  * unordered pair once.
  *
@@ -34,217 +36,9 @@
 
 #include <cuda_fp16.h>
 
+#include "exact_refine.cuh"
 #include "fasted_run.cuh"
-#include "kern_hist.cuh"
 #include "kern_util.cuh"
-
-struct exact_dev {
-    const void *x; /* n x d, as the host holds it (element type xt, KERN_X_*) */
-    int xt;
-    const double *nrm; /* n: the FP64 norms of the rows as converted (centred), unscaled */
-    const double *rho; /* n: each row's FP16 rounding, ||x^ - v||, scaled, rounded up */
-    size_t d, q0;
-    int mode, sym; /* sym: a symmetric run emits (i, j) and (j, i) for each pair */
-    double lim2;   /* eps^2, HIST: the top edge */
-    double lim2s;  /* lim2 in the FASTED pass's units (times scale^2) */
-    double sc;     /* the pass's scale (a power of two) */
-    double eps_s;  /* the bound's threshold, sqrt(lim2) scaled */
-    exact_bound b;
-    const double *edges;
-    int nbins;
-    unsigned long long *count, *counts, *hist, *nout;
-    unsigned long long *nlist, *band, *refined; /* this launch's list; the run's totals */
-    uint32_t *li, *lj;                          /* the pairs FP64 must decide or measure */
-    uint32_t *pi, *pj;                          /* PAIRS: the kept pairs, compacted */
-    double *pd;
-};
-
-/* Value k of x as FP64, exactly: the rows in their own element type. */
-__device__ __forceinline__ double exact_x(const double *x, size_t k)
-{
-    return x[k];
-}
-__device__ __forceinline__ double exact_x(const float *x, size_t k)
-{
-    return (double)x[k];
-}
-__device__ __forceinline__ double exact_x(const __half *x, size_t k)
-{
-    return (double)__half2float(x[k]);
-}
-__device__ __forceinline__ double exact_x(const uint8_t *x, size_t k)
-{
-    return (double)x[k];
-}
-
-/* A kept pair's outputs, weighted: w = 2 stands for (i, j) and (j, i) of
- * a symmetric run. */
-__device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint32_t j, double s,
-                                           int w)
-{
-    switch (o.mode) {
-    case KJOIN_PERPOINT:
-        atomicAdd(&o.counts[i - o.q0], 1ull);
-        if (w == 2)
-            atomicAdd(&o.counts[j - o.q0], 1ull);
-        break;
-    case KJOIN_HIST:
-        atomicAdd(&o.hist[kern_hist_slot(s, o.edges, o.nbins)], (unsigned long long)w);
-        break;
-    case KJOIN_PAIRS: {
-        const unsigned long long p = atomicAdd(o.nout, (unsigned long long)w);
-        o.pi[p] = i;
-        o.pj[p] = j;
-        o.pd[p] = s;
-        if (w == 2) {
-            o.pi[p + 1] = j;
-            o.pj[p + 1] = i;
-            o.pd[p + 1] = s;
-        }
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-/* Step 1, a thread per candidate: the bound with the pair's own norms
- * (docs/ACCURACY.md (4)) throws out d~2 > eps^2 + delta_ij and decides
- * d~2 < eps^2 - delta_ij as in; COUNT and PERPOINT take those without
- * FP64, HIST too when [d~2 - delta, d~2 + delta] lies in one bin. The
- * rest (the band, and every kept pair in PAIRS mode, which carries FP64
- * distances) is listed for step 2. A symmetric run's mirrored entries
- * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
- * and (i, j) stands for both. */
-__global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
-                                      const uint32_t *__restrict__ cj, const float *__restrict__ cd,
-                                      unsigned long long np, exact_dev o)
-{
-    const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const int lane = threadIdx.x & 31;
-    bool list = false, band = false;
-    int sure = 0; /* weight of a pair decided in without FP64 */
-    uint32_t i = 0, j = 0;
-    if (t < np) {
-        i = ci[t];
-        j = cj[t];
-        if (!(o.sym && i > j)) {
-            const int w = o.sym && i != j ? 2 : 1;
-            const double dt = fmax((double)cd[t], 0.0);
-            const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc,
-                                                       o.rho[i], o.rho[j], o.eps_s);
-            if (dt <= o.lim2s + delta) {
-                band = dt >= o.lim2s - delta;
-                bool need = band || o.mode == KJOIN_PAIRS;
-                if (!need && o.mode == KJOIN_HIST) {
-                    /* In, so |d~2 - d2| <= delta: one bin for the whole
-                     * interval decides it (the slot is monotone in d2). */
-                    const double inv = 1.0 / (o.sc * o.sc); /* a power of two */
-                    const int s0 = kern_hist_slot((dt - delta) * inv, o.edges, o.nbins);
-                    const int s1 = kern_hist_slot((dt + delta) * inv, o.edges, o.nbins);
-                    need = s0 != s1;
-                    if (!need)
-                        atomicAdd(&o.hist[s0], (unsigned long long)w);
-                } else if (!need) {
-                    sure = w;
-                    if (o.mode == KJOIN_PERPOINT) {
-                        atomicAdd(&o.counts[i - o.q0], 1ull);
-                        if (w == 2)
-                            atomicAdd(&o.counts[j - o.q0], 1ull);
-                    }
-                }
-                list = need;
-            }
-        }
-    }
-    if (o.mode == KJOIN_COUNT) {
-        unsigned long long c = sure;
-        for (int m = 16; m; m >>= 1)
-            c += __shfl_xor_sync(0xffffffffu, c, m);
-        if (lane == 0 && c)
-            atomicAdd(o.count, c);
-    }
-    const unsigned bm = __ballot_sync(0xffffffffu, band);
-    if (lane == 0 && bm)
-        atomicAdd(o.band, (unsigned long long)__popc(bm));
-    const unsigned lm = __ballot_sync(0xffffffffu, list);
-    if (!lm)
-        return;
-    unsigned long long base = 0;
-    if (lane == 0) {
-        base = atomicAdd(o.nlist, (unsigned long long)__popc(lm));
-        atomicAdd(o.refined, (unsigned long long)__popc(lm));
-    }
-    base = __shfl_sync(0xffffffffu, base, 0);
-    if (list) {
-        const unsigned long long at = base + __popc(lm & ((1u << lane) - 1u));
-        o.li[at] = i;
-        o.lj[at] = j;
-    }
-}
-
-/* Step 2, a warp per 32 listed pairs: d2 with the fp64 engine's arithmetic
- * (direct (a-b)^2, dimension order, no contraction), so the decision is
- * fp64's. The warp reads each pair's two rows coalesced, 32 dimensions at
- * a time, into shared memory as (a-b)^2; then each lane adds its own
- * pair's 32 terms in order. (A thread per pair walking its own rows with
- * 16-byte loads measured 1.25-1.8x slower on FP64 rows: every load of a
- * warp then touches 64 different lines.) */
-#define EXACT_WARPS 4
-template <class T>
-__global__ void __launch_bounds__(EXACT_WARPS * 32)
-    exact_fp64_kernel(const unsigned long long *__restrict__ nlist, exact_dev o)
-{
-    const T *__restrict__ x = (const T *)o.x;
-    __shared__ double u2[EXACT_WARPS][32][33];
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    const unsigned long long n = *nlist;
-    const unsigned long long stride = (unsigned long long)gridDim.x * EXACT_WARPS * 32;
-    double(*u)[33] = u2[wid];
-    for (unsigned long long b = ((unsigned long long)blockIdx.x * EXACT_WARPS + wid) * 32; b < n;
-         b += stride) {
-        const int m = n - b < 32 ? (int)(n - b) : 32;
-        const uint32_t i = lane < m ? o.li[b + lane] : 0, j = lane < m ? o.lj[b + lane] : 0;
-        double s = 0;
-        for (size_t k0 = 0; k0 < o.d; k0 += 32) {
-            const size_t k = k0 + lane;
-            const int kn = o.d - k0 < 32 ? (int)(o.d - k0) : 32;
-            /* Eight pairs' loads issued before any is used: the kernel
-             * waits on memory, so it keeps many reads in flight. */
-            for (int p0 = 0; p0 < m; p0 += 8) {
-                double va[8], vb[8];
-#pragma unroll
-                for (int q = 0; q < 8; q++) {
-                    const size_t ip = __shfl_sync(0xffffffffu, i, p0 + q),
-                                 jp = __shfl_sync(0xffffffffu, j, p0 + q);
-                    const bool ok = p0 + q < m && k < o.d;
-                    va[q] = ok ? exact_x(x, ip * o.d + k) : 0.0;
-                    vb[q] = ok ? exact_x(x, jp * o.d + k) : 0.0;
-                }
-#pragma unroll
-                for (int q = 0; q < 8; q++) {
-                    const double v = __dsub_rn(va[q], vb[q]);
-                    u[p0 + q][lane] = __dmul_rn(v, v);
-                }
-            }
-            __syncwarp();
-            if (lane < m)
-                for (int q = 0; q < kn; q++)
-                    s = __dadd_rn(s, u[lane][q]);
-            __syncwarp();
-        }
-        const bool keep = lane < m && s <= o.lim2;
-        if (o.mode == KJOIN_COUNT) {
-            unsigned long long c = keep ? (o.sym && i != j ? 2 : 1) : 0;
-            for (int sh = 16; sh; sh >>= 1)
-                c += __shfl_xor_sync(0xffffffffu, c, sh);
-            if (lane == 0 && c)
-                atomicAdd(o.count, c);
-        } else if (keep) {
-            exact_keep(o, i, j, s, o.sym && i != j ? 2 : 1);
-        }
-    }
-}
 
 /* Each row's FP16 rounding as the pass holds it: rho_i = ||x^_i - v_i||,
  * v_i the row centred and scaled in FP64 exactly as the upload forms it
@@ -512,9 +306,9 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
-    if ((rc = kern_malloc(k, (void **)&o.count, 4 * sizeof(unsigned long long), "the count")))
+    if ((rc = kern_malloc(k, (void **)&o.count, 6 * sizeof(unsigned long long), "the count")))
         return rc;
-    KERN_CUDA(cudaMemset(o.count, 0, 4 * sizeof(unsigned long long)));
+    KERN_CUDA(cudaMemset(o.count, 0, 6 * sizeof(unsigned long long)));
     if (a->mode == KJOIN_COUNT && c->p) {
         /* The epilogue counts the pairs its bound puts in and lists only
          * the band (rounded up, so it is never narrower than the FP64
@@ -545,6 +339,8 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     o.nlist = o.count + 1;
     o.band = o.count + 2;
     o.refined = o.count + 3;
+    o.nseq = o.count + 4;
+    o.seq = o.count + 5;
     if (a->mode == KJOIN_PERPOINT) {
         const size_t b = (kern_count_rows(a) + 1) * sizeof(unsigned long long);
         if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
@@ -582,6 +378,10 @@ static int exact_list_alloc(exact_ctx *c, kern_run *k)
          (rc = kern_malloc(k, (void **)&o.pj, c->cap * 4, "the refined pairs")) ||
          (rc = kern_malloc(k, (void **)&o.pd, c->cap * 8, "the refined pairs"))))
         return rc;
+    if (c->a->mode != KJOIN_PAIRS &&
+        ((rc = kern_malloc(k, (void **)&o.si, c->cap * 4, "the screened pairs")) ||
+         (rc = kern_malloc(k, (void **)&o.sj, c->cap * 4, "the screened pairs"))))
+        return rc;
     return 0;
 }
 
@@ -610,6 +410,35 @@ static int exact_params(void *vc, kern_run *, fasted_params *p, int use_wg)
     return 0;
 }
 
+/* A list of at most this many pairs an SM goes a block a pair
+ * (exact_fp64_pair_kernel): the warp kernel would have too few warps to
+ * hide its memory round trips, while a block a pair forms all its terms
+ * at once and pays only the in-order adds (d of them). */
+#define EXACT_FEW_PER_SM 64
+
+/* The screen over the list of at most np pairs: 16-byte loads where every
+ * row starts 16-byte aligned, L lanes a pair (fewer for short rows), and
+ * the roundings a term can pass through for exact_screen_range. */
+template <class T>
+static void exact_screen_launch(const exact_dev &o, unsigned long long np, int sms, cudaStream_t st)
+{
+    exact_screen sc;
+    int V = 1;
+    exact_screen_shape(o.d, sizeof(T), &V, &sc.L, &sc.h);
+    const int f64 = std::is_same<T, double>::value;
+    sc.u = f64 ? 0x1p-53 : 0x1p-24;
+    sc.tiny = f64 ? 0x1p-1074 : 0x1p-149;
+    const unsigned threads = 256;
+    const unsigned long long per =
+        (unsigned long long)(threads / 32) * (32 / sc.L) * EXACT_SCREEN_P;
+    const unsigned long long want = (np + per - 1) / per;
+    const unsigned blocks = (unsigned)(want < (unsigned long long)sms * 8 ? want : sms * 8);
+    if (V > 1)
+        exact_screen_kernel<T, 16 / sizeof(T)><<<blocks, threads, 0, st>>>(o, sc);
+    else
+        exact_screen_kernel<T, 1><<<blocks, threads, 0, st>>>(o, sc);
+}
+
 static int exact_refine(void *vc, kern_run *k, kern_step *s)
 {
     exact_ctx *c = (exact_ctx *)vc;
@@ -623,6 +452,7 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
      * the compaction buffer as the candidates fit theirs. */
     o.sym = k->r->symmetric;
     KERN_CUDA(cudaMemsetAsync(o.nlist, 0, 8, k->st));
+    KERN_CUDA(cudaMemsetAsync(o.nseq, 0, 8, k->st));
     if (c->a->mode == KJOIN_PAIRS)
         KERN_CUDA(cudaMemsetAsync(o.nout, 0, 8, k->st));
     if (np) {
@@ -640,11 +470,32 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
         KERN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->a->device));
         const unsigned long long want = (np + EXACT_WARPS * 32 - 1) / (EXACT_WARPS * 32);
         const unsigned blocks = (unsigned)(want < (unsigned long long)sms * 16 ? want : sms * 16);
+        const int pairs = c->a->mode == KJOIN_PAIRS;
+        /* What the screen leaves is short: a block a pair takes it when it
+         * holds at most `few` pairs, the warp kernel otherwise (each
+         * kernel reads the count and returns at once if it is not its). */
+        const unsigned long long few = pairs ? 0 : (unsigned long long)sms * EXACT_FEW_PER_SM;
         exact_by_type(o.xt, o.x, [&](auto x) {
-            exact_fp64_kernel<std::remove_const_t<std::remove_pointer_t<decltype(x)>>>
-                <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(o.nlist, o);
+            typedef std::remove_const_t<std::remove_pointer_t<decltype(x)>> T;
+            const uint32_t *li = pairs ? o.li : o.si, *lj = pairs ? o.lj : o.sj;
+            const unsigned long long *nl = pairs ? o.nlist : o.nseq;
+            const unsigned pb = (unsigned)std::min(np, few);
+            if ((o.d * sizeof(T)) % 16 == 0) { /* every row 16-byte aligned */
+                constexpr int V = 16 / sizeof(T);
+                if (!pairs) {
+                    exact_screen_launch<T>(o, np, sms, k->st);
+                    exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, o);
+                }
+                exact_fp64_kernel<T, V><<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, o);
+            } else {
+                if (!pairs) {
+                    exact_screen_launch<T>(o, np, sms, k->st);
+                    exact_fp64_pair_kernel<T, 1><<<pb, 128, 0, k->st>>>(li, lj, nl, few, o);
+                }
+                exact_fp64_kernel<T, 1><<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, o);
+            }
         });
-        KERN_LAUNCH_CHECK("exact_fp64_kernel");
+        KERN_LAUNCH_CHECK("exact_screen_kernel, exact_fp64_kernel");
         KERN_CUDA(cudaEventRecord(c->ev[1], k->st));
         KERN_CUDA(cudaEventSynchronize(c->ev[1]));
         k->r->t_kernel += kern_event_s(c->ev[0], c->ev[1]);
@@ -676,6 +527,8 @@ static void exact_free(exact_ctx *c)
     cudaFree(c->o.pi);
     cudaFree(c->o.pj);
     cudaFree(c->o.pd);
+    cudaFree(c->o.si);
+    cudaFree(c->o.sj);
     cudaFree(c->o.nout);
     for (int e = 0; e < 2; e++)
         if (c->ev[e])
@@ -688,12 +541,13 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
 {
     const kern_join_args *a = c->a;
     double t0 = kern_now();
-    unsigned long long v[4] = {0, 0, 0, 0};
+    unsigned long long v[6] = {0, 0, 0, 0, 0, 0};
     if (c->ready)
         KERN_CUDA(cudaMemcpy(v, c->o.count, sizeof v, cudaMemcpyDeviceToHost));
-    r->band = v[2];
-    r->refined = v[3];
-    r->listed = c->listed;
+    r->ex.band = v[2];
+    r->ex.refined = v[3];
+    r->ex.sequential = v[5];
+    r->ex.listed = c->listed;
     if (a->mode == KJOIN_COUNT) {
         r->pairs = v[0];
     } else if (a->mode == KJOIN_PERPOINT) {
@@ -862,11 +716,12 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     f.hist_nbins = 0;
     /* The pass keeps every pair the largest norm's bound may let in; the
      * refinement bounds each with its own norms. Per pair: the list (8
-     * bytes) and, in PAIRS mode, the kept pairs with FP64 d2 (16). */
+     * bytes) and, in PAIRS mode, the kept pairs with FP64 d2 (16), else
+     * what the screen leaves (8). */
     const fasted_post post = {&c,
                               8,
                               lim2 + delta,
-                              a->mode == KJOIN_PAIRS ? (size_t)24 : 8,
+                              a->mode == KJOIN_PAIRS ? (size_t)24 : 16,
                               exact_setup_cb,
                               exact_refine,
                               exact_params};

@@ -31,7 +31,7 @@ typedef struct exact_bound {
 
 /* gamma_m(u) = m u / (1 - m u): the relative error bound of m roundings of
  * unit u (Higham, Accuracy and Stability of Numerical Algorithms, 3.1). */
-static inline double exact_gamma(double m, double u)
+EXACT_HD static inline double exact_gamma(double m, double u)
 {
     return m * u / (1.0 - m * u);
 }
@@ -91,6 +91,59 @@ EXACT_HD static inline double exact_bound_delta_rho(const exact_bound *b, double
     const double e = rx + ry + 0x1p-52 * (nx + ny);
     const double s = nx + ny + rx + ry;
     return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
+}
+
+/* The screen before the FP64 refinement (kernels/exact_refine.cuh,
+ * docs/ACCURACY.md "The screen"): s, the pair's squared distance summed
+ * from its differences in a format of unit u whose smallest subnormal is
+ * tiny (FP32 for f32, f16 and u8 rows, FP64 for FP64 rows), in any order
+ * and grouping in which every term v_k^2 passes through at most h
+ * roundings, the rounding of its difference v_k = a_k - b_k counted twice
+ * (v_k^2 = t_k (1 + alpha)^2). With t_k = (a_k - b_k)^2 exactly and
+ * S = sum t_k, s = sum t_k (1 + theta_k) + eta, |theta_k| <= gamma_h(u),
+ * |eta| <= d tiny (a product or FMA that underflows is off by at most
+ * tiny / 2; a sum or difference that underflows is exact), so
+ * (s - eta) / (1 + gamma_h) <= S <= (s + eta) / (1 - gamma_h). fp64's own
+ * d2 (each difference, square and running sum rounded, d + 2 roundings of
+ * unit 2^-53 per term, and at most d tiny_64 from underflow) lies within
+ * gamma_{d+2}(2^-53) S + d 2^-1074 of S. Both together: fp64's d2 lies in
+ * [*lo, *hi]; the last step widens for this function's own few roundings.
+ * An s that is not finite decides nothing (the caller checks). */
+EXACT_HD static inline void exact_screen_range(double s, double u, double h, double tiny, size_t d,
+                                               double *lo, double *hi)
+{
+    if (!(h * u < 0.5 && ((double)d + 2.0) * 0x1p-53 < 0.5)) { /* gamma undefined: no range */
+        *lo = -INFINITY;
+        *hi = INFINITY;
+        return;
+    }
+    const double g = exact_gamma(h, u), g64 = exact_gamma((double)d + 2.0, 0x1p-53);
+    const double eta = (double)d * tiny, eta64 = (double)d * 0x1p-1074;
+    const double up = (s + eta) / (1.0 - g) * (1.0 + g64) + eta64;
+    const double dn = (s - eta) / (1.0 + g) * (1.0 - g64) - eta64;
+    *hi = up + fabs(up) * 0x1p-48 + 0x1p-1060;
+    *lo = dn - fabs(dn) * 0x1p-48 - 0x1p-1060;
+}
+
+/* The screen's shape for rows of d values of elem bytes each: V values a
+ * load (16 bytes when every row starts 16-byte aligned, else one), L lanes
+ * a pair (a power of two, at most 32, no more than the row's loads), and
+ * h, the roundings a term passes through at most: a lane adds its terms
+ * with one FMA each (at most ceil(d / V / L) V of them), the lanes' sums
+ * meet in log2 L adds, and the difference's rounding counts twice (it is
+ * squared). kernels/exact_refine.cuh sums in exactly this shape. */
+static inline void exact_screen_shape(size_t d, size_t elem, int *V, int *L, double *h)
+{
+    const int v = (d * elem) % 16 == 0 ? (int)(16 / elem) : 1;
+    const size_t nv = d / (size_t)v;
+    int l = 1, lg = 0;
+    while (l < 32 && (size_t)l < nv) {
+        l *= 2;
+        lg++;
+    }
+    *V = v;
+    *L = l;
+    *h = (double)((nv + (size_t)l - 1) / (size_t)l) * v + lg + 2;
 }
 
 /* The largest |v| FP16 holds without overflow: values at or beyond 65520

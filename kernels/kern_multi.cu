@@ -175,9 +175,7 @@ static void kern_multi_merge(std::vector<kern_multi_dev> &dv, kern_join_result *
         r->refills += x.refills;
         r->mem_peak = std::max(r->mem_peak, x.mem_peak);
         r->shrunk = r->shrunk || x.shrunk;
-        r->refined += x.refined;
-        r->listed += x.listed;
-        r->band += x.band;
+        kern_exact_add(&r->ex, &x.ex);
         kern_device_share &s = r->share[t];
         s.device = dv[t].a.device;
         s.items = dv[t].items;

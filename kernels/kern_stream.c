@@ -95,9 +95,7 @@ void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
     if (x->mem_peak > r->mem_peak)
         r->mem_peak = x->mem_peak;
     r->shrunk |= x->shrunk;
-    r->refined += x->refined;
-    r->band += x->band;
-    r->listed += x->listed;
+    kern_exact_add(&r->ex, &x->ex);
     r->centred |= x->centred;
     for (int t = 0; t < x->ndevices && t < r->ndevices; t++) {
         r->share[t].items += x->share[t].items;

@@ -301,6 +301,25 @@ typedef struct kern_join_args {
     const int *dim_order;
 } kern_join_args;
 
+/* What the exact engine's refinement did, summed over the devices and the
+ * chunk runs of a run (kern_exact_add). */
+typedef struct kern_exact_counts {
+    uint64_t refined; /* candidate pairs computed again in FP64 */
+    uint64_t band;    /* pairs (each unordered pair once when symmetric) the bound left */
+    uint64_t listed;  /* candidates the pass listed for the FP64 classify (COUNT: its band) */
+    /* Refined pairs summed in fp64's own order: those the screen could not
+     * decide, and in PAIRS mode every kept pair (it carries fp64's d2). */
+    uint64_t sequential;
+} kern_exact_counts;
+
+static inline void kern_exact_add(kern_exact_counts *r, const kern_exact_counts *x)
+{
+    r->refined += x->refined;
+    r->band += x->band;
+    r->listed += x->listed;
+    r->sequential += x->sequential;
+}
+
 typedef struct kern_join_result {
     uint64_t pairs; /* pairs for the query rows, self-pairs included */
     /* Seconds by phase. h2d: host preparation and copies to the device;
@@ -317,10 +336,8 @@ typedef struct kern_join_result {
     size_t pair_cap;          /* PAIRS: pairs the device buffer holds */
     size_t mem_peak;          /* device bytes the run held at most (its own and cached) */
     int shrunk;               /* buffers were made smaller to fit the device or mem_cap */
-    uint64_t refined;         /* exact: candidate pairs computed again in FP64 */
-    uint64_t band;   /* exact: pairs (each unordered pair once when symmetric) the bound left */
-    uint64_t listed; /* exact: candidates the pass listed for the FP64 classify (COUNT: its band) */
-    int centred;     /* the data were centred (args.center) before conversion */
+    kern_exact_counts ex;     /* exact's counters */
+    int centred;              /* the data were centred (args.center) before conversion */
     char variant[96];
     char device_name[128];
     /* A run over a device list: each device's share (ndevices entries);

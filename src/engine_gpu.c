@@ -220,13 +220,15 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
     if (s->mode == JOIN_PAIRS)
         join_result_metric(res, "pair_buffer", (double)r->pair_cap, "pairs");
     if (tc && s->engine->exact) {
-        join_result_metric(res, "refined_pairs", (double)r->refined, "pairs");
+        const kern_exact_counts *e = &r->ex;
+        join_result_metric(res, "refined_pairs", (double)e->refined, "pairs");
         join_result_metric(res, "refined_fraction",
-                           r->pairs ? (double)r->refined / (double)r->pairs : 0, "");
-        join_result_metric(res, "band_pairs", (double)r->band, "pairs");
-        join_result_metric(res, "listed_pairs", (double)r->listed, "pairs");
-        join_result_metric(res, "band_fraction", r->pairs ? (double)r->band / (double)r->pairs : 0,
+                           r->pairs ? (double)e->refined / (double)r->pairs : 0, "");
+        join_result_metric(res, "band_pairs", (double)e->band, "pairs");
+        join_result_metric(res, "listed_pairs", (double)e->listed, "pairs");
+        join_result_metric(res, "band_fraction", r->pairs ? (double)e->band / (double)r->pairs : 0,
                            "");
+        join_result_metric(res, "sequential_pairs", (double)e->sequential, "pairs");
     }
     gpu_shares(r, res);
     gpu_stream_metrics(r, res);

@@ -48,6 +48,16 @@ static void check_exact(const char *what, dataset *ds, double eps)
         CHECK_MSG(band >= 0 && refined == band,
                   "%s: COUNT computed %.0f pairs in FP64 but its band held %.0f", what, refined,
                   band);
+        /* The screen decides the band from a fast sum and leaves the
+         * pairs fp64's own d2 might put on either side to fp64's order: a
+         * part of the band, and on the lattice the pairs exactly at eps
+         * (d2 = eps^2 exactly, which no range short of a point decides). */
+        const double seq = jo_metric(&a, "sequential_pairs");
+        printf("#   screen left %.0f of the band's %.0f to fp64's order\n", seq, band);
+        CHECK_MSG(seq >= 0 && seq <= refined,
+                  "%s: %.0f pairs summed in fp64's order, of %.0f refined", what, seq, refined);
+        if (strncmp(what, "lattice", 7) == 0)
+            CHECK_MSG(seq > 0, "%s: the screen decided pairs exactly at eps", what);
         /* COUNT's epilogue lists only its band, bounded with the row's
          * own terms and the column tile's largest (rounded up): a subset
          * of the candidates PERPOINT's pass lists (every pair under the

@@ -1,0 +1,492 @@
+/* The exact engine's refinement on the device (kernels/exact.cu runs it
+ * after each launch of the FASTED pass): step 1 bounds each candidate with
+ * its own norms and lists the band; step 2, the screen, decides nearly all
+ * of the band from a fast sum whose distance from fp64's own d2 is
+ * bounded (kernels/exact_bound.h, exact_screen_range); step 3 sums what
+ * is left, and in PAIRS mode every kept pair, in fp64's own arithmetic.
+ * Every decision is the one fp64 makes (docs/ACCURACY.md). */
+#ifndef TCJ_EXACT_REFINE_CUH
+#define TCJ_EXACT_REFINE_CUH
+
+#include <stdint.h>
+#include <string.h>
+
+#include <cuda_fp16.h>
+
+#include "kern_hist.cuh"
+#include "kernels.h"
+
+struct exact_dev {
+    const void *x; /* n x d, as the host holds it (element type xt, KERN_X_*) */
+    int xt;
+    const double *nrm; /* n: the FP64 norms of the rows as converted (centred), unscaled */
+    const double *rho; /* n: each row's FP16 rounding, ||x^ - v||, scaled, rounded up */
+    size_t d, q0;
+    int mode, sym; /* sym: a symmetric run emits (i, j) and (j, i) for each pair */
+    double lim2;   /* eps^2, HIST: the top edge */
+    double lim2s;  /* lim2 in the FASTED pass's units (times scale^2) */
+    double sc;     /* the pass's scale (a power of two) */
+    double eps_s;  /* the bound's threshold, sqrt(lim2) scaled */
+    exact_bound b;
+    const double *edges;
+    int nbins;
+    unsigned long long *count, *counts, *hist, *nout;
+    unsigned long long *nlist, *band, *refined; /* this launch's list; the run's totals */
+    uint32_t *li, *lj;                          /* the pairs FP64 must decide or measure */
+    /* Not PAIRS: the pairs the screen left to fp64's order, how many this
+     * launch, and the run's total of pairs summed in that order. */
+    uint32_t *si, *sj;
+    unsigned long long *nseq, *seq;
+    uint32_t *pi, *pj; /* PAIRS: the kept pairs, compacted */
+    double *pd;
+};
+
+/* Value v of a row as FP64, exactly. */
+__device__ __forceinline__ double exact_w(double v)
+{
+    return v;
+}
+__device__ __forceinline__ double exact_w(float v)
+{
+    return (double)v;
+}
+__device__ __forceinline__ double exact_w(__half v)
+{
+    return (double)__half2float(v);
+}
+__device__ __forceinline__ double exact_w(uint8_t v)
+{
+    return (double)v;
+}
+/* Value k of x as FP64, exactly. */
+template <class T> __device__ __forceinline__ double exact_x(const T *x, size_t k)
+{
+    return exact_w(x[k]);
+}
+
+/* A kept pair's outputs, weighted: w = 2 stands for (i, j) and (j, i) of
+ * a symmetric run. */
+__device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint32_t j, double s,
+                                           int w)
+{
+    switch (o.mode) {
+    case KJOIN_PERPOINT:
+        atomicAdd(&o.counts[i - o.q0], 1ull);
+        if (w == 2)
+            atomicAdd(&o.counts[j - o.q0], 1ull);
+        break;
+    case KJOIN_HIST:
+        atomicAdd(&o.hist[kern_hist_slot(s, o.edges, o.nbins)], (unsigned long long)w);
+        break;
+    case KJOIN_PAIRS: {
+        const unsigned long long p = atomicAdd(o.nout, (unsigned long long)w);
+        o.pi[p] = i;
+        o.pj[p] = j;
+        o.pd[p] = s;
+        if (w == 2) {
+            o.pi[p + 1] = j;
+            o.pj[p + 1] = i;
+            o.pd[p + 1] = s;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Step 1, a thread per candidate: the bound with the pair's own norms
+ * (docs/ACCURACY.md (4)) throws out d~2 > eps^2 + delta_ij and decides
+ * d~2 < eps^2 - delta_ij as in; COUNT and PERPOINT take those without
+ * FP64, HIST too when [d~2 - delta, d~2 + delta] lies in one bin. The
+ * rest (the band, and every kept pair in PAIRS mode, which carries FP64
+ * distances) is listed for step 2. A symmetric run's mirrored entries
+ * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
+ * and (i, j) stands for both. */
+__global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
+                                      const uint32_t *__restrict__ cj, const float *__restrict__ cd,
+                                      unsigned long long np, exact_dev o)
+{
+    const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    bool list = false, band = false;
+    int sure = 0; /* weight of a pair decided in without FP64 */
+    uint32_t i = 0, j = 0;
+    if (t < np) {
+        i = ci[t];
+        j = cj[t];
+        if (!(o.sym && i > j)) {
+            const int w = o.sym && i != j ? 2 : 1;
+            const double dt = fmax((double)cd[t], 0.0);
+            const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc,
+                                                       o.rho[i], o.rho[j], o.eps_s);
+            if (dt <= o.lim2s + delta) {
+                band = dt >= o.lim2s - delta;
+                bool need = band || o.mode == KJOIN_PAIRS;
+                if (!need && o.mode == KJOIN_HIST) {
+                    /* In, so |d~2 - d2| <= delta: one bin for the whole
+                     * interval decides it (the slot is monotone in d2). */
+                    const double inv = 1.0 / (o.sc * o.sc); /* a power of two */
+                    const int s0 = kern_hist_slot((dt - delta) * inv, o.edges, o.nbins);
+                    const int s1 = kern_hist_slot((dt + delta) * inv, o.edges, o.nbins);
+                    need = s0 != s1;
+                    if (!need)
+                        atomicAdd(&o.hist[s0], (unsigned long long)w);
+                } else if (!need) {
+                    sure = w;
+                    if (o.mode == KJOIN_PERPOINT) {
+                        atomicAdd(&o.counts[i - o.q0], 1ull);
+                        if (w == 2)
+                            atomicAdd(&o.counts[j - o.q0], 1ull);
+                    }
+                }
+                list = need;
+            }
+        }
+    }
+    if (o.mode == KJOIN_COUNT) {
+        unsigned long long c = sure;
+        for (int m = 16; m; m >>= 1)
+            c += __shfl_xor_sync(0xffffffffu, c, m);
+        if (lane == 0 && c)
+            atomicAdd(o.count, c);
+    }
+    const unsigned bm = __ballot_sync(0xffffffffu, band);
+    if (lane == 0 && bm)
+        atomicAdd(o.band, (unsigned long long)__popc(bm));
+    const unsigned lm = __ballot_sync(0xffffffffu, list);
+    if (!lm)
+        return;
+    unsigned long long base = 0;
+    if (lane == 0) {
+        base = atomicAdd(o.nlist, (unsigned long long)__popc(lm));
+        atomicAdd(o.refined, (unsigned long long)__popc(lm));
+    }
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (list) {
+        const unsigned long long at = base + __popc(lm & ((1u << lane) - 1u));
+        o.li[at] = i;
+        o.lj[at] = j;
+    }
+}
+
+/* Step 2, the screen (not PAIRS): each listed pair's d2 summed from its
+ * differences in FP32 (FP64 for FP64 rows), in whatever order is fast:
+ * L lanes a pair, each lane reading 16 bytes of each row at a time and
+ * adding its squared differences with FMA, then a shuffle tree.
+ * exact_screen_range bounds how far fp64's own d2 can lie from that sum
+ * (about (d / 32 L + 7) 2^-24 relative for f32 rows, where the band is
+ * some 2^-8 wide), so nearly every pair is decided here: out, in (COUNT
+ * and PERPOINT), or in one histogram bin. The rest go to fp64's order
+ * (step 3). This takes the band's FP64 sums off the critical path: one
+ * FP32 subtract and FMA an element, no conversion to FP64 (a quarter-rate
+ * instruction) and no transposition through shared memory. */
+struct exact_screen {
+    int L;          /* lanes a pair (a power of two, at most 32) */
+    double u, tiny; /* the arithmetic's unit roundoff and smallest subnormal */
+    double h;       /* roundings a term passes through at most */
+};
+
+/* The screen's arithmetic for a row element type: FP32 holds f32, f16 and
+ * u8 values exactly; FP64 rows stay FP64. */
+__device__ __forceinline__ float exact_a(float v)
+{
+    return v;
+}
+__device__ __forceinline__ float exact_a(__half v)
+{
+    return __half2float(v);
+}
+__device__ __forceinline__ float exact_a(uint8_t v)
+{
+    return (float)v;
+}
+__device__ __forceinline__ double exact_a(double v)
+{
+    return v;
+}
+/* s + (a - b)^2: the difference rounded, then one FMA. */
+__device__ __forceinline__ float exact_sq_add(float a, float b, float s)
+{
+    const float v = __fsub_rn(a, b);
+    return __fmaf_rn(v, v, s);
+}
+__device__ __forceinline__ double exact_sq_add(double a, double b, double s)
+{
+    const double v = __dsub_rn(a, b);
+    return __fma_rn(v, v, s);
+}
+__device__ __forceinline__ float exact_add(float a, float b)
+{
+    return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double exact_add(double a, double b)
+{
+    return __dadd_rn(a, b);
+}
+
+/* V values of T: 16 bytes (p 16-byte aligned) or one. */
+template <class T, int V> __device__ __forceinline__ void exact_ldv(const T *p, T (&v)[V])
+{
+    if constexpr (V == 1) {
+        v[0] = p[0];
+    } else {
+        static_assert(V * sizeof(T) == 16, "a vector is 16 bytes");
+        const uint4 w = __ldg((const uint4 *)p);
+        memcpy(v, &w, 16);
+    }
+}
+
+#define EXACT_SCREEN_P 4 /* pairs a lane group sums at once: 8 loads in flight */
+template <class T, int V>
+__global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_screen sc)
+{
+    typedef decltype(exact_a(T())) A;
+    const T *__restrict__ x = (const T *)o.x;
+    const int lane = threadIdx.x & 31, L = sc.L, g = lane / L, sub = lane % L, G = 32 / L;
+    const unsigned long long n = *o.nlist;
+    const size_t nv = o.d / V;
+    const unsigned long long step = (unsigned long long)G * EXACT_SCREEN_P;
+    const unsigned long long w0 = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const unsigned long long nw = ((unsigned long long)gridDim.x * blockDim.x) >> 5;
+    for (unsigned long long b = w0 * step; b < n; b += nw * step) {
+        uint32_t pi[EXACT_SCREEN_P], pj[EXACT_SCREEN_P];
+        bool ok[EXACT_SCREEN_P];
+        A acc[EXACT_SCREEN_P];
+#pragma unroll
+        for (int p = 0; p < EXACT_SCREEN_P; p++) {
+            const unsigned long long t = b + (unsigned long long)p * G + g;
+            ok[p] = t < n;
+            pi[p] = ok[p] ? o.li[t] : 0; /* row 0 stands in: read, never used */
+            pj[p] = ok[p] ? o.lj[t] : 0;
+            acc[p] = 0;
+        }
+        for (size_t v = sub; v < nv; v += L) {
+            T va[EXACT_SCREEN_P][V], vb[EXACT_SCREEN_P][V];
+#pragma unroll
+            for (int p = 0; p < EXACT_SCREEN_P; p++) {
+                exact_ldv<T, V>(x + (size_t)pi[p] * o.d + v * V, va[p]);
+                exact_ldv<T, V>(x + (size_t)pj[p] * o.d + v * V, vb[p]);
+            }
+#pragma unroll
+            for (int p = 0; p < EXACT_SCREEN_P; p++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[p] = exact_sq_add(exact_a(va[p][e]), exact_a(vb[p][e]), acc[p]);
+        }
+        unsigned long long c = 0;
+#pragma unroll
+        for (int p = 0; p < EXACT_SCREEN_P; p++) {
+            for (int m = L >> 1; m; m >>= 1)
+                acc[p] = exact_add(acc[p], __shfl_xor_sync(0xffffffffu, acc[p], m));
+            bool seq = false;
+            if (ok[p] && sub == 0) {
+                const uint32_t i = pi[p], j = pj[p];
+                const int w = o.sym && i != j ? 2 : 1;
+                const double s = (double)acc[p];
+                double lo = -INFINITY, hi = INFINITY;
+                if (isfinite(s))
+                    exact_screen_range(s, sc.u, sc.h, sc.tiny, o.d, &lo, &hi);
+                if (lo > o.lim2) {
+                    /* out */
+                } else if (!(hi <= o.lim2)) {
+                    seq = true;
+                } else if (o.mode == KJOIN_HIST) {
+                    /* fp64's d2 lies in [lo, hi]: one bin for all of it
+                     * decides it (the slot is monotone in d2). */
+                    const int s0 = kern_hist_slot(lo, o.edges, o.nbins);
+                    if (s0 == kern_hist_slot(hi, o.edges, o.nbins))
+                        atomicAdd(&o.hist[s0], (unsigned long long)w);
+                    else
+                        seq = true;
+                } else if (o.mode == KJOIN_PERPOINT) {
+                    atomicAdd(&o.counts[i - o.q0], 1ull);
+                    if (w == 2)
+                        atomicAdd(&o.counts[j - o.q0], 1ull);
+                } else {
+                    c += w;
+                }
+            }
+            const unsigned sm = __ballot_sync(0xffffffffu, seq);
+            if (sm) {
+                unsigned long long base = 0;
+                if (lane == 0)
+                    base = atomicAdd(o.nseq, (unsigned long long)__popc(sm));
+                base = __shfl_sync(0xffffffffu, base, 0);
+                if (seq) {
+                    const unsigned long long at = base + __popc(sm & ((1u << lane) - 1u));
+                    o.si[at] = pi[p];
+                    o.sj[at] = pj[p];
+                }
+            }
+        }
+        if (o.mode == KJOIN_COUNT) {
+            for (int m = 16; m; m >>= 1)
+                c += __shfl_xor_sync(0xffffffffu, c, m);
+            if (lane == 0 && c)
+                atomicAdd(o.count, c);
+        }
+    }
+}
+
+/* Step 3, a warp per 32 listed pairs: d2 with the fp64 engine's arithmetic
+ * (direct (a-b)^2, dimension order, no contraction), so the decision and
+ * the distance are fp64's. The warp reads the pairs' rows 32 dimensions at
+ * a time, each lane V values (16 bytes where every row starts 16-byte
+ * aligned: 32 / V lanes a pair, V pairs a load), writes their (a-b)^2 to
+ * shared memory, and each lane then adds its own pair's 32 terms in order.
+ * (A thread per pair walking its own rows measured 1.25-1.8x slower on
+ * FP64 rows: every load of a warp then touches 64 different lines; one
+ * value a lane, as before 16-byte loads, issued four times the loads and
+ * shuffles.) */
+#define EXACT_WARPS 4
+template <class T, int V>
+__global__ void __launch_bounds__(EXACT_WARPS * 32, 6) /* six blocks fill the shared memory */
+    exact_fp64_kernel(const uint32_t *__restrict__ li, const uint32_t *__restrict__ lj,
+                      const unsigned long long *__restrict__ nlist, unsigned long long few,
+                      exact_dev o)
+{
+    const T *__restrict__ x = (const T *)o.x;
+    /* Rows of 34: 16-byte aligned for two-term stores and reads, and a
+     * quarter warp's 16-byte reads of 8 rows fall in distinct banks. */
+    __shared__ __align__(16) double u2[EXACT_WARPS][32][34];
+    constexpr int LP = 32 / V; /* lanes a pair's 32 values */
+    /* Loads for 32 pairs, and how many of each row at once: eight of one
+     * value, four of 16 bytes (more would cost occupancy in registers). */
+    constexpr int NI = 32 / V, IG = V == 1 ? 8 : NI < 4 ? NI : 4;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, sub = lane % LP, pg = lane / LP;
+    const unsigned long long n = *nlist;
+    if (n <= few) /* exact_fp64_pair_kernel's */
+        return;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        atomicAdd(o.seq, n);
+    const unsigned long long stride = (unsigned long long)gridDim.x * EXACT_WARPS * 32;
+    double(*u)[34] = u2[wid];
+    for (unsigned long long b = ((unsigned long long)blockIdx.x * EXACT_WARPS + wid) * 32; b < n;
+         b += stride) {
+        const int m = n - b < 32 ? (int)(n - b) : 32;
+        const uint32_t i = lane < m ? li[b + lane] : 0, j = lane < m ? lj[b + lane] : 0;
+        double s = 0;
+        for (size_t k0 = 0; k0 < o.d; k0 += 32) {
+            const int kn = o.d - k0 < 32 ? (int)(o.d - k0) : 32;
+            const bool kin = sub * V < kn; /* d is a multiple of V */
+            /* IG loads of each row issued before any is used: the kernel
+             * waits on memory, so it keeps many reads in flight. */
+            for (int i0 = 0; i0 < NI && i0 * V < m; i0 += IG) {
+                T va[IG][V] = {}, vb[IG][V] = {}; /* zeros where nothing is read */
+#pragma unroll
+                for (int q = 0; q < IG; q++) {
+                    const int p = (i0 + q) * V + pg;
+                    const size_t ip = __shfl_sync(0xffffffffu, i, p),
+                                 jp = __shfl_sync(0xffffffffu, j, p);
+                    if (p < m && kin) {
+                        exact_ldv<T, V>(x + ip * o.d + k0 + sub * V, va[q]);
+                        exact_ldv<T, V>(x + jp * o.d + k0 + sub * V, vb[q]);
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < IG; q++) {
+                    const int p = (i0 + q) * V + pg;
+                    double t[V];
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const double v = __dsub_rn(exact_w(va[q][e]), exact_w(vb[q][e]));
+                        t[e] = __dmul_rn(v, v);
+                    }
+                    if constexpr (V == 1) {
+                        u[p][sub] = t[0];
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; e += 2)
+                            *(double2 *)&u[p][sub * V + e] = make_double2(t[e], t[e + 1]);
+                    }
+                }
+            }
+            __syncwarp();
+            if (lane < m) {
+                const double *r = u[lane];
+                int q = 0;
+                for (; q + 1 < kn; q += 2) {
+                    const double2 w = *(const double2 *)(r + q);
+                    s = __dadd_rn(s, w.x);
+                    s = __dadd_rn(s, w.y);
+                }
+                if (q < kn)
+                    s = __dadd_rn(s, r[q]);
+            }
+            __syncwarp();
+        }
+        const bool keep = lane < m && s <= o.lim2;
+        if (o.mode == KJOIN_COUNT) {
+            unsigned long long c = keep ? (o.sym && i != j ? 2 : 1) : 0;
+            for (int sh = 16; sh; sh >>= 1)
+                c += __shfl_xor_sync(0xffffffffu, c, sh);
+            if (lane == 0 && c)
+                atomicAdd(o.count, c);
+        } else if (keep) {
+            exact_keep(o, i, j, s, o.sym && i != j ? 2 : 1);
+        }
+    }
+}
+
+/* Step 3 for a short list (the screen's leftovers: a few hundred pairs a
+ * launch, each near a tie): a block a pair. The warp kernel above keeps a
+ * warp's 32 pairs waiting one memory round trip per 32 dimensions, which
+ * nothing hides when the list holds a few warps' pairs (at d = 4096, some
+ * 10,000 pairs left from 1.4 million took longer than screening all of
+ * them). Here the block's threads form a pair's terms for up to
+ * EXACT_CHUNK dimensions at once, and one thread adds them in order: the
+ * same arithmetic. */
+#define EXACT_CHUNK 2048
+/* One pair's d2 in fp64's arithmetic by the whole block (u: EXACT_CHUNK
+ * doubles of shared memory), and its outputs. */
+template <class T, int V>
+__device__ __forceinline__ void exact_fp64_pair(const T *__restrict__ x, uint32_t i, uint32_t j,
+                                                double *u, const exact_dev &o)
+{
+    const T *a = x + (size_t)i * o.d, *b = x + (size_t)j * o.d;
+    double s = 0;
+    for (size_t k0 = 0; k0 < o.d; k0 += EXACT_CHUNK) {
+        const int kn = o.d - k0 < EXACT_CHUNK ? (int)(o.d - k0) : EXACT_CHUNK;
+        for (int k = threadIdx.x * V; k < kn; k += blockDim.x * V) {
+            T va[V], vb[V];
+            exact_ldv<T, V>(a + k0 + k, va);
+            exact_ldv<T, V>(b + k0 + k, vb);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const double v = __dsub_rn(exact_w(va[e]), exact_w(vb[e]));
+                u[k + e] = __dmul_rn(v, v);
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int k = 0; k < kn; k++)
+                s = __dadd_rn(s, u[k]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0 && s <= o.lim2) {
+        const int w = o.sym && i != j ? 2 : 1;
+        if (o.mode == KJOIN_COUNT)
+            atomicAdd(o.count, (unsigned long long)w);
+        else
+            exact_keep(o, i, j, s, w);
+    }
+}
+template <class T, int V>
+__global__ void __launch_bounds__(128)
+    exact_fp64_pair_kernel(const uint32_t *__restrict__ li, const uint32_t *__restrict__ lj,
+                           const unsigned long long *__restrict__ nlist, unsigned long long few,
+                           exact_dev o)
+{
+    const T *__restrict__ x = (const T *)o.x;
+    __shared__ __align__(16) double u[EXACT_CHUNK];
+    const unsigned long long n = *nlist;
+    if (n > few || n == 0) /* exact_fp64_kernel's, or nothing */
+        return;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        atomicAdd(o.seq, n);
+    for (unsigned long long t = blockIdx.x; t < n; t += gridDim.x)
+        exact_fp64_pair<T, V>(x, li[t], lj[t], u, o);
+}
+
+#endif
