@@ -175,10 +175,10 @@ __global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
  * L lanes a pair, each lane reading 16 bytes of each row at a time and
  * adding its squared differences with FMA, then a shuffle tree.
  * exact_screen_range bounds how far fp64's own d2 can lie from that sum
- * (about (d / 32 L + 7) 2^-24 relative for f32 rows, where the band is
- * some 2^-8 wide), so nearly every pair is decided here: out, in (COUNT
- * and PERPOINT), or in one histogram bin. The rest go to fp64's order
- * (step 3). This takes the band's FP64 sums off the critical path: one
+ * (for f32 rows and L = 32 about d / 32 + 7 roundings of 2^-24, relative,
+ * where the band is some 10^-3 of eps^2 wide), so nearly every pair is
+ * decided here: out, in (COUNT and PERPOINT), or in one histogram bin.
+ * The rest go to fp64's order (step 3). This takes the band's FP64 sums off the critical path: one
  * FP32 subtract and FMA an element, no conversion to FP64 (a quarter-rate
  * instruction) and no transposition through shared memory. */
 struct exact_screen {

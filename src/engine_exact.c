@@ -82,8 +82,8 @@ static int exact_run(const join_spec *s, join_result *res)
 const engine engine_exact = {
     .name = "exact",
     .precision = "fp16-32+fp64",
-    .summary = "FASTED's FP16 pass bounded by its error, the candidates recomputed in FP64: "
-               "fp64's results (the GPU ground truth)",
+    .summary = "FASTED's FP16 pass bounded by its error, its band screened in FP32 and "
+               "decided in FP64: fp64's results (the GPU ground truth)",
     .gpu = 1,
     .dist = ENGINE_DIST_FP64,
     .exact = 1,
