@@ -414,6 +414,7 @@ struct fasted_eng {
     int use_wg, grid;
     size_t smem;
     unsigned long long total, chunk, t_next, t_stop;
+    unsigned long long chunk0; /* the first launch's chunk: launches never get smaller */
     kern_queue *q;
     unsigned long long taken; /* items taken from q */
     unsigned nredo;
@@ -472,6 +473,37 @@ static int fasted_launch(void *e, kern_run *k)
     return 0;
 }
 
+/* Kernel time a launch aims at. Each launch costs the host a round trip
+ * (the control words, the engine's collect) while the GPU waits: some
+ * 30 us, and more for exact, whose refinement follows each launch. The
+ * first launch takes chunk0 (64 tiles a block); the later ones are sized
+ * from its pace to about this long, so a run of a few milliseconds (n =
+ * 1e5, d = 128: 19 launches of 64 tiles a block) takes a handful, while
+ * cancel and progress still come every few milliseconds. */
+#define FASTED_LAUNCH_S 5e-3
+
+/* The next chunk from the launch just read: `items` fresh tiles (no redo)
+ * in t seconds, `listed` pairs written (PAIRS) into a buffer of k->cap.
+ * At most 8x the last a step (one launch's pace is a rough guide), at
+ * most what fills half the buffer at this launch's pairs per tile, never
+ * below chunk0; halved after an overflow. Over a device queue (f->q) the
+ * chunk stays: the queue's ranges balance the devices. */
+static void fasted_pace(fasted_eng *f, const kern_run *k, unsigned long long items, double t,
+                        unsigned long long listed, int overflow)
+{
+    if (f->q || items == 0)
+        return;
+    double want = (double)f->chunk;
+    if (overflow)
+        want = want / 2;
+    else if (t > 0)
+        want = std::min((double)items * (FASTED_LAUNCH_S / t), 8.0 * (double)f->chunk);
+    if (k->a->mode == KJOIN_PAIRS && listed > 0)
+        want = std::min(want, (double)items * (0.5 * (double)k->cap) / (double)listed);
+    want = std::min(want, (double)f->total);
+    f->chunk = std::max(f->chunk0, (unsigned long long)want);
+}
+
 static int fasted_collect(void *e, kern_run *k, kern_step *s)
 {
     fasted_eng *f = (fasted_eng *)e;
@@ -480,6 +512,12 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
     KERN_CUDA(cudaMemcpy(&c1, f->ctl, sizeof c1, cudaMemcpyDeviceToHost));
     const unsigned long long items = f->nredo + (p.t_end - p.t_base);
     const unsigned long long fetched = std::min(c1.queue, items);
+    /* A launch of fresh tiles paces the next (kern_drive has waited for it). */
+    if (f->nredo == 0 && p.t_end > p.t_base) {
+        const int pairs = k->a->mode == KJOIN_PAIRS;
+        fasted_pace(f, k, p.t_end - p.t_base, kern_event_s(k->e0, k->e1),
+                    pairs ? std::min(c1.pos, c1.valid_end) : 0, pairs && c1.full != 0);
+    }
     if (k->a->mode == KJOIN_PAIRS) {
         unsigned long long np = std::min(c1.pos, c1.valid_end);
         s->np = std::min(np, (unsigned long long)k->cap);
@@ -738,8 +776,9 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
         cudaFuncSetAttribute(f.func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)f.smem));
     f.total = f.use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, fasted_tri(p), p.order);
     /* Bounded launches: the host checks cancel and reports progress
-     * between them; 64 tiles per block keeps the tail of each small. */
-    f.chunk = std::max((unsigned long long)f.grid * 64, f.total / 64 + 1);
+     * between them; 64 tiles per block keeps the tail of each small, and
+     * fasted_pace sizes the later ones by time. */
+    f.chunk = f.chunk0 = std::max((unsigned long long)f.grid * 64, f.total / 64 + 1);
     f.t_stop = q ? 0 : f.total;
     f.q = q;
     if (q)

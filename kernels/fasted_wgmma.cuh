@@ -42,6 +42,7 @@
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
 #define WG_CONSUMERS 256   /* threads of the two consumer warpgroups */
 #define WG_BAR_CONSUMERS 1 /* named barrier id (0 is __syncthreads) */
+#define WG_BAR_TURN 2      /* + consumer warpgroup: its turn to issue (promotion) */
 
 /* Dynamic shared memory of the kernel without the histogram: the ring and
  * 1024 bytes to align it, as the swizzle atoms must be. */
@@ -112,18 +113,26 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
  * take turns in one m64n128 accumulator t (64 registers, d's column
  * blocks 16h..16h+15 in the same fragment layout). Waiting for each half
  * empties this warpgroup's wgmma pipe; the other consumer warpgroup's
- * wgmmas keep the tensor cores busy meanwhile. Slice i of the chunk is
- * in the ring stage whose A (this warpgroup's rows) starts at sa[i] and
- * B at sb[i]. */
+ * wgmmas keep the tensor cores busy meanwhile, if they were issued after
+ * this one's: left alone, both warpgroups issue at once, their halves
+ * finish together and both pipes drain at once. With F::turns the two
+ * take turns (ping-pong): warpgroup cw issues a half only after the other
+ * has issued its previous one (named barriers WG_BAR_TURN + cw), and its
+ * wait and adds overlap the other's products. Slice i of the chunk is in
+ * the ring stage whose A (this warpgroup's rows) starts at sa[i] and B at
+ * sb[i]. */
 template <class F>
 __device__ __forceinline__ void
     fasted_wg_promote(typename F::acc (&d)[128], const uint32_t (&sa)[F::promote ? F::promote : 1],
-                      const uint32_t (&sb)[F::promote ? F::promote : 1], int n)
+                      const uint32_t (&sb)[F::promote ? F::promote : 1], int n, int cw)
 {
     if constexpr (F::promote) {
         float t[64];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
+            /* This warpgroup's turn: the other has issued its last half. */
+            if (F::turns)
+                bar_sync(WG_BAR_TURN + cw, WG_CONSUMERS);
             /* The adds below read t: they finish before wgmma rewrites it. */
             wgmma_fence();
 #pragma unroll
@@ -138,6 +147,8 @@ __device__ __forceinline__ void
                 }
             }
             wgmma_commit_group();
+            if (F::turns)
+                bar_arrive(WG_BAR_TURN + (cw ^ 1), WG_CONSUMERS); /* the other's turn */
             wgmma_wait_group<0>();
 #pragma unroll
             for (int k = 0; k < 64; k++) {
@@ -296,6 +307,15 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
     }
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
+    /* Promotion's turns (F::turns, fasted_wg_promote): warpgroup 0 issues first.
+     * Each warpgroup issues as many halves as the other (the same tiles,
+     * the same slices), so after the loop one turn of warpgroup 0 is
+     * left pending: it is taken there, so no barrier is left half
+     * arrived at exit. */
+    if constexpr (F::promote) {
+        if (F::turns && cw == 1)
+            bar_arrive(WG_BAR_TURN + 0, WG_CONSUMERS);
+    }
 
     typedef typename F::acc A;
     A acc[1][FASTED_WG_BN / 8][4];
@@ -340,7 +360,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                             csa[j] = sbase + sj * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
                             csb[j] = sbase + sj * WG_STAGE_BYTES + WG_A_BYTES;
                         }
-                        fasted_wg_promote<F>(d, csa, csb, n);
+                        fasted_wg_promote<F>(d, csa, csb, n, cw);
                     }
                 } else {
                     wgmma_fence();
@@ -360,6 +380,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                                                     s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
         fasted_wg_slot_done(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
+    }
+    if constexpr (F::promote) {
+        if (F::turns && cw == 0)
+            bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);
     }
     fasted_wg_hist_flush(p, ct, s_hist);
 #endif

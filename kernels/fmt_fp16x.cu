@@ -5,6 +5,8 @@
  *     (round to nearest), so the product's accumulation error is
  *     gamma_128 + gamma_(d/128) instead of gamma_d (kernels/exact_bound.h,
  *     exact_bound_init_promoted).
+ *   - The two consumer warpgroups take turns issuing their chunks, so
+ *     one's drain overlaps the other's products (F::turns).
  *   - The squared norms are summed in FP64 (each square exact) and rounded
  *     once to FP32, not summed in FP32 toward zero.
  * The mma.sync path (no wgmma, or a teaching switch off) runs fp16's own
@@ -31,6 +33,7 @@ struct fmt_fp16x : fmt_fp16 {
     /* exact's pass only: its COUNT epilogue lists only the band. */
     static constexpr bool band = true;
     static constexpr int promote = KERN_FP16X_PROMOTE_SLICES; /* fasted_wg_promote */
+    static constexpr bool turns = true; /* the warpgroups' ping-pong (fasted_format.cuh) */
     __device__ static void wgmma_half(float (&d)[64], uint64_t da, uint64_t db, int scale_d)
     {
         wgmma_mma_async_m64n128k16_f32_f16(d, da, db, scale_d);

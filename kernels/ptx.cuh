@@ -302,6 +302,12 @@ __device__ __forceinline__ void bar_sync(int id, int count)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+/* Arrive at named barrier id without waiting for it to complete. */
+__device__ __forceinline__ void bar_arrive(int id, int count)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 /* The 128 FP32 accumulator operands of a wgmma m64n256 (%0..%127) and
  * their constraints, shared by the per-format wrappers below. */
 #define TCJ_WGMMA_D128                                                                             \
