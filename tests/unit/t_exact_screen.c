@@ -45,50 +45,31 @@ static double seq_f64(const double *a, const double *b, size_t d)
 /* The screen's sum in the kernel's shape: lane l of L adds loads l, l + L,
  * ... (V values each) with one FMA a value, then lanes meet by xor
  * butterfly (every lane ends with the same sum: a + b == b + a). */
-static float screen_f32(const float *a, const float *b, size_t d, int V, int L)
-{
-    float acc[32];
-    const size_t nv = d / (size_t)V;
-    for (int l = 0; l < L; l++) {
-        float s = 0;
-        for (size_t v = (size_t)l; v < nv; v += (size_t)L)
-            for (int e = 0; e < V; e++) {
-                const float t = a[v * V + e] - b[v * V + e];
-                s = fmaf(t, t, s);
-            }
-        acc[l] = s;
+#define SCREEN_SUM(name, T, FMA)                                                                   \
+    static T name(const T *a, const T *b, size_t d, int V, int L)                                  \
+    {                                                                                              \
+        T acc[32];                                                                                 \
+        const size_t nv = d / (size_t)V;                                                           \
+        for (int l = 0; l < L; l++) {                                                              \
+            T s = 0;                                                                               \
+            for (size_t v = (size_t)l; v < nv; v += (size_t)L)                                     \
+                for (int e = 0; e < V; e++) {                                                      \
+                    const T t = a[v * V + e] - b[v * V + e];                                       \
+                    s = FMA(t, t, s);                                                              \
+                }                                                                                  \
+            acc[l] = s;                                                                            \
+        }                                                                                          \
+        for (int m = L >> 1; m; m >>= 1) {                                                         \
+            T nx[32];                                                                              \
+            for (int l = 0; l < L; l++)                                                            \
+                nx[l] = acc[l] + acc[l ^ m];                                                       \
+            for (int l = 0; l < L; l++)                                                            \
+                acc[l] = nx[l];                                                                    \
+        }                                                                                          \
+        return acc[0];                                                                             \
     }
-    for (int m = L >> 1; m; m >>= 1) {
-        float nx[32];
-        for (int l = 0; l < L; l++)
-            nx[l] = acc[l] + acc[l ^ m];
-        for (int l = 0; l < L; l++)
-            acc[l] = nx[l];
-    }
-    return acc[0];
-}
-static double screen_f64(const double *a, const double *b, size_t d, int V, int L)
-{
-    double acc[32];
-    const size_t nv = d / (size_t)V;
-    for (int l = 0; l < L; l++) {
-        double s = 0;
-        for (size_t v = (size_t)l; v < nv; v += (size_t)L)
-            for (int e = 0; e < V; e++) {
-                const double t = a[v * V + e] - b[v * V + e];
-                s = fma(t, t, s);
-            }
-        acc[l] = s;
-    }
-    for (int m = L >> 1; m; m >>= 1) {
-        double nx[32];
-        for (int l = 0; l < L; l++)
-            nx[l] = acc[l] + acc[l ^ m];
-        for (int l = 0; l < L; l++)
-            acc[l] = nx[l];
-    }
-    return acc[0];
-}
+SCREEN_SUM(screen_f32, float, fmaf)
+SCREEN_SUM(screen_f64, double, fma)
 
 static uint64_t rng_state;
 static double rnd(void) /* [0, 1) */
