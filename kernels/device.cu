@@ -62,7 +62,7 @@ extern "C" int kern_device_info(int dev, kern_device *out)
     memset(out, 0, sizeof *out);
     cudaDeviceProp p;
     KERN_CUDA(cudaGetDeviceProperties(&p, dev));
-    snprintf(out->name, sizeof out->name, "%s", p.name);
+    snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1, p.name);
     out->major = p.major;
     out->minor = p.minor;
     out->sms = p.multiProcessorCount;

@@ -12,7 +12,12 @@ static const kern_variant fake_variants[] = {
     {FASTED_OFF_SWIZZLE, 128, 128, 2, 98432},
     {FASTED_OFF_ASYNC_COPY | FASTED_OFF_PIPELINE, 128, 128, 2, 32896},
 };
-static const kern_format fake = {"fake", 2, 80, 197632, 0, fake_variants, 3, NULL};
+static const kern_format fake = {.name = "fake",
+                                 .elem_bytes = 2,
+                                 .min_cc = 80,
+                                 .wg_smem = 197632,
+                                 .variants = fake_variants,
+                                 .nvariants = 3};
 static const kern_caps h200 = {90, 1, 232448}, a100 = {80, 0, 166912};
 
 TEST(choose_wgmma_when_all_on_on_hopper)

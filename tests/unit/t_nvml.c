@@ -75,7 +75,12 @@ static int fake_run(const join_spec *s, join_result *r)
 TEST(gpu_run_gets_no_fake_clock_metrics)
 {
     no_library();
-    static const engine fake = {"fake-gpu", "fp64", "test", 1, fake_available, fake_run};
+    static const engine fake = {.name = "fake-gpu",
+                                .precision = "fp64",
+                                .summary = "test",
+                                .gpu = 1,
+                                .available = fake_available,
+                                .run = fake_run};
     double x[4] = {0, 1, 2, 3};
     dataset ds = {0};
     ds.name = "t";
