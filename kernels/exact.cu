@@ -515,8 +515,7 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
         KERN_CUDA(cudaEventRecord(c->ev[1], k->st));
         /* Not waited for here: COUNT, PERPOINT and HIST need nothing back,
          * so the next launch of the pass is queued behind the refinement
-         * at once (fewer idle gaps between launches: at d = 128 a run
-         * has some 20 of them). */
+         * at once, and the GPU does not idle while the host turns round. */
         c->timed = 1;
     }
     s->np = 0;

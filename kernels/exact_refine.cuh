@@ -178,9 +178,10 @@ __global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
  * (for f32 rows and L = 32 about d / 32 + 7 roundings of 2^-24, relative,
  * where the band is some 10^-3 of eps^2 wide), so nearly every pair is
  * decided here: out, in (COUNT and PERPOINT), or in one histogram bin.
- * The rest go to fp64's order (step 3). This takes the band's FP64 sums off the critical path: one
- * FP32 subtract and FMA an element, no conversion to FP64 (a quarter-rate
- * instruction) and no transposition through shared memory. */
+ * The rest go to fp64's order (step 3). This takes the band's FP64 sums
+ * off the critical path: one FP32 subtract and FMA an element, no
+ * conversion to FP64 (a quarter-rate instruction) and no transposition
+ * through shared memory. */
 struct exact_screen {
     int L;          /* lanes a pair (a power of two, at most 32) */
     double u, tiny; /* the arithmetic's unit roundoff and smallest subnormal */
