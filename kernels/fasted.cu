@@ -483,7 +483,8 @@ static int fasted_launch(void *e, kern_run *k)
 #define FASTED_LAUNCH_S 5e-3
 
 /* The next chunk from the launch just read: `items` fresh tiles (no redo)
- * in t seconds, `listed` pairs written (PAIRS) into a buffer of k->cap.
+ * in t seconds, `listed` pairs written (PAIRS; 0 otherwise) into a buffer
+ * of k->cap.
  * At most 8x the last a step (one launch's pace is a rough guide), at
  * most what fills half the buffer at this launch's pairs per tile, never
  * below chunk0; halved after an overflow. Over a device queue (f->q) the
@@ -498,7 +499,7 @@ static void fasted_pace(fasted_eng *f, const kern_run *k, unsigned long long ite
         want = want / 2;
     else if (t > 0)
         want = std::min((double)items * (FASTED_LAUNCH_S / t), 8.0 * (double)f->chunk);
-    if (k->a->mode == KJOIN_PAIRS && listed > 0)
+    if (listed > 0)
         want = std::min(want, (double)items * (0.5 * (double)k->cap) / (double)listed);
     want = std::min(want, (double)f->total);
     f->chunk = std::max(f->chunk0, (unsigned long long)want);
@@ -512,14 +513,13 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
     KERN_CUDA(cudaMemcpy(&c1, f->ctl, sizeof c1, cudaMemcpyDeviceToHost));
     const unsigned long long items = f->nredo + (p.t_end - p.t_base);
     const unsigned long long fetched = std::min(c1.queue, items);
+    const int pairs = k->a->mode == KJOIN_PAIRS;
+    const unsigned long long np = pairs ? std::min(c1.pos, c1.valid_end) : 0;
     /* A launch of fresh tiles paces the next (kern_drive has waited for it). */
-    if (f->nredo == 0 && p.t_end > p.t_base) {
-        const int pairs = k->a->mode == KJOIN_PAIRS;
-        fasted_pace(f, k, p.t_end - p.t_base, kern_event_s(k->e0, k->e1),
-                    pairs ? std::min(c1.pos, c1.valid_end) : 0, pairs && c1.full != 0);
-    }
-    if (k->a->mode == KJOIN_PAIRS) {
-        unsigned long long np = std::min(c1.pos, c1.valid_end);
+    if (f->nredo == 0 && p.t_end > p.t_base)
+        fasted_pace(f, k, p.t_end - p.t_base, kern_event_s(k->e0, k->e1), np,
+                    pairs && c1.full != 0);
+    if (pairs) {
         s->np = std::min(np, (unsigned long long)k->cap);
         s->overflow = c1.full != 0;
         unsigned nout = c1.nredo;
