@@ -37,6 +37,13 @@ __device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int 
                     v[mt][e] = acc[mt][g0 + u][e];
 }
 
+template <class T> struct fasted_is_float {
+    static constexpr bool value = false;
+};
+template <> struct fasted_is_float<float> {
+    static constexpr bool value = true;
+};
+
 /* Where the epilogue of one warp's fragments writes. */
 struct fasted_epi {
     unsigned i0, j0;    /* rows / columns of the warp's first m16 / n8 block */
@@ -169,10 +176,13 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                c += F::d2(acc[mt][nt][e], si[mt][e >> 1], (e & 1) ? sj.y : sj.x) <= thr[e >> 1]
-                         ? 1u
-                         : 0u;
+            for (int e = 0; e < 4; e++) {
+                const float sjv = (e & 1) ? sj.y : sj.x;
+                if constexpr (fasted_is_float<D>::value)
+                    c -= F::le_mask(acc[mt][nt][e], si[mt][e >> 1], sjv, thr[e >> 1]);
+                else
+                    c += F::d2(acc[mt][nt][e], si[mt][e >> 1], sjv) <= thr[e >> 1] ? 1u : 0u;
+            }
         return c;
     };
 

@@ -50,6 +50,9 @@
  *          the format's norm_add formed them): RN(RN(s_i + s_j) - 2a),
  *          clamped at 0;
  *   thr    the threshold a pair is kept at (d2 <= thr);
+ *   le_mask  all ones when d2 <= t, else 0, without forming d2 (FP32
+ *          accumulators only: the epilogue's interior counts subtract
+ *          it, one compare a pair);
  *   to_f   the FP32 value written for a pair (PAIRS), binned (HIST) and
  *          ranked (k-distance);
  *   to_acc / from_acc  keep a d2 in an accumulator register (the mma.sync
@@ -87,6 +90,23 @@ struct fasted_fp32_acc {
     __device__ static float thr(const fasted_params &p)
     {
         return p.eps2;
+    }
+    /* d2 <= t without the clamp: for t >= 0, max(x, 0) <= t is x <= t, or
+     * x NaN (max takes the other operand), which is set.leu (true when
+     * unordered); for t < 0 nothing is in, and x <= -Inf is false for
+     * every finite x. A NaN or infinite x arises only from values FP16
+     * cannot hold (fasted's threshold eps2 is never negative; exact's
+     * pass holds only finite values), so the mask is d2 <= t exactly.
+     * ptxas makes it FSETP + SEL, the count an IADD3 per two masks: the
+     * clamp's FMNMX and the increment go (H200, n = 1e5 d = 128: fasted
+     * COUNT 1.6% faster, PAIRS 4%). */
+    __device__ static unsigned le_mask(float a, float si, float sj, float t)
+    {
+        const float x = __fmaf_rn(-2.0f, a, __fadd_rn(si, sj));
+        const float u = t >= 0.0f ? t : -__int_as_float(0x7f800000);
+        unsigned m;
+        asm("set.leu.u32.f32 %0, %1, %2;" : "=r"(m) : "f"(x), "f"(u));
+        return m;
     }
     __device__ static float to_f(float d)
     {

@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
                                                     s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
-        fasted_wg_slot_done(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
+        fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
     fasted_wg_hist_flush(p, ct, s_hist);
 #endif

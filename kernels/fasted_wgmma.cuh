@@ -193,18 +193,31 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
     fasted_epilogue<F, 1, FASTED_WG_BN / 8, PAIRS>(p, acc, w);
 }
 
-/* Both consumer warpgroups are done with work slot `slot`: record warps
- * whose pairs did not fit, then hand the slot back. Every consumer thread
- * arrives itself, so each one's reads of the slot are released to the
- * producer that rewrites it. */
+/* A consumer warp is done with work slot `slot`. PAIRS: the last of the
+ * eight warps hands back the tile with the bits of the warps whose pairs
+ * did not fit: each warp adds 1 << 16 to the slot's word after its lanes
+ * set their bits there (fasted_reserve_pairs, ordered by __syncwarp), so
+ * the add that returns a count of 7 returns every warp's bits: no warp
+ * waits for another. A barrier here held every warp of the tile to the
+ * slowest (ncu, d = 128: ~19% of the warps' stall cycles); without it, on
+ * an H200, n = 1e5 d = 128: fasted COUNT 4.26 -> 3.97 ms, exact 6.33 ->
+ * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/BENCHMARKS.md). COUNT, PERPOINT and
+ * HIST have nothing to hand back. Every consumer thread then arrives
+ * itself, so each one's reads of the slot are released to the producer
+ * that rewrites it. */
+template <bool PAIRS>
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
-                                                    unsigned long long tile, const unsigned *fail,
+                                                    unsigned long long tile, unsigned *fail,
                                                     uint64_t *tempty)
 {
-    bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-    /* Read only now: both warpgroups' epilogues have set their bits. */
-    if (ct == 0)
-        fasted_hand_back(p, tile, *(const volatile unsigned *)fail);
+    if constexpr (PAIRS) {
+        __syncwarp();
+        if ((ct & 31) == 0) {
+            const unsigned old = atomicAdd(fail, 1u << 16);
+            if (old >> 16 == WG_CONSUMERS / 32 - 1)
+                fasted_hand_back(p, tile, old & 0xffffu);
+        }
+    }
     mbarrier_arrive(smem_u32(tempty));
 }
 
@@ -379,7 +392,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
                                                     s_mask[slot], &s_fail[slot], s_edges, s_hist);
         }
-        fasted_wg_slot_done(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
+        fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
     if constexpr (F::promote) {
         if (F::turns && cw == 0)
