@@ -201,22 +201,29 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
  * waits for another. A barrier here held every warp of the tile to the
  * slowest (ncu, d = 128: ~19% of the warps' stall cycles); without it, on
  * an H200, n = 1e5 d = 128: fasted COUNT 4.26 -> 3.97 ms, exact 6.33 ->
- * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/BENCHMARKS.md). COUNT, PERPOINT and
- * HIST have nothing to hand back. Every consumer thread then arrives
- * itself, so each one's reads of the slot are released to the producer
- * that rewrites it. */
+ * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/ACCURACY.md, "The pass's
+ * own cost"). COUNT, PERPOINT and HIST have nothing to hand back. The
+ * k-distance's passes keep the barrier: without it n = 1e6, K = 16 took
+ * 1.47 s against 1.21 s (K = 1: 1.46 against 1.61 s). The
+ * __syncwarp in every mode
+ * reconverges the warp before the next tile's wgmma: without it ptxas
+ * serialized the promoting kernels' wgmma (fp16x, fp8 COUNT; advisory
+ * C7520). Every consumer thread then arrives itself, so each one's reads
+ * of the slot are released to the producer that rewrites it. */
 template <bool PAIRS>
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
                                                     unsigned long long tile, unsigned *fail,
                                                     uint64_t *tempty)
 {
+    __syncwarp();
     if constexpr (PAIRS) {
-        __syncwarp();
         if ((ct & 31) == 0) {
             const unsigned old = atomicAdd(fail, 1u << 16);
             if (old >> 16 == WG_CONSUMERS / 32 - 1)
                 fasted_hand_back(p, tile, old & 0xffffu);
         }
+    } else if (p.mode >= FASTED_KD_MIN) {
+        bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
     }
     mbarrier_arrive(smem_u32(tempty));
 }
