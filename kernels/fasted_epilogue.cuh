@@ -13,6 +13,8 @@
 #ifndef TCJ_FASTED_EPILOGUE_CUH
 #define TCJ_FASTED_EPILOGUE_CUH
 
+#include <type_traits>
+
 #include "fasted_sched.cuh"
 #include "kern_hist.cuh"
 #include "kernels.h"
@@ -36,13 +38,6 @@ __device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int 
                 for (int e = 0; e < 4; e++)
                     v[mt][e] = acc[mt][g0 + u][e];
 }
-
-template <class T> struct fasted_is_float {
-    static constexpr bool value = false;
-};
-template <> struct fasted_is_float<float> {
-    static constexpr bool value = true;
-};
 
 /* Where the epilogue of one warp's fragments writes. */
 struct fasted_epi {
@@ -178,7 +173,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float sjv = (e & 1) ? sj.y : sj.x;
-                if constexpr (fasted_is_float<D>::value)
+                if constexpr (std::is_same<D, float>::value)
                     c -= F::le_mask(acc[mt][nt][e], si[mt][e >> 1], sjv, thr[e >> 1]);
                 else
                     c += F::d2(acc[mt][nt][e], si[mt][e >> 1], sjv) <= thr[e >> 1] ? 1u : 0u;

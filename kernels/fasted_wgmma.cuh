@@ -204,12 +204,11 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
  * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/ACCURACY.md, "The pass's
  * own cost"). COUNT, PERPOINT and HIST have nothing to hand back. The
  * k-distance's passes keep the barrier: without it n = 1e6, K = 16 took
- * 1.47 s against 1.21 s (K = 1: 1.46 against 1.61 s). The
- * __syncwarp in every mode
- * reconverges the warp before the next tile's wgmma: without it ptxas
- * serialized the promoting kernels' wgmma (fp16x, fp8 COUNT; advisory
- * C7520). Every consumer thread then arrives itself, so each one's reads
- * of the slot are released to the producer that rewrites it. */
+ * 1.47 s against 1.21 s (K = 1: 1.46 against 1.61 s). The __syncwarp in
+ * every mode reconverges the warp before the next tile's wgmma: without
+ * it ptxas serialized the promoting kernels' wgmma (fp16x, fp8 COUNT;
+ * advisory C7520). Every consumer thread then arrives itself, so each
+ * one's reads of the slot are released to the producer that rewrites it. */
 template <bool PAIRS>
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
                                                     unsigned long long tile, unsigned *fail,
