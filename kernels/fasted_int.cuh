@@ -19,7 +19,9 @@
 
 /* Kernel modes of the k-distance passes (kernels/fasted_kdist.cu), beside
  * the KJOIN_* modes of a join: per-row minima over column chunks, per-row
- * histograms below a per-row bound, and the values of one bin per row. */
+ * histograms below a per-row bound, and the values of one bin per row.
+ * Numbered above every KJOIN_* mode: fasted_wg_slot_done tells them apart
+ * by mode >= FASTED_KD_MIN. */
 enum { FASTED_KD_MIN = 16, FASTED_KD_HIST = 17, FASTED_KD_BAND = 18 };
 #define FASTED_KD_BINS 32 /* histogram bins per row, linear in d2 up to the row's bound */
 
