@@ -25,6 +25,7 @@
  * list (kern_multi_run) each device refines the candidates of its own
  * launches against its own FP64 rows: the decision per pair does not
  * depend on the device, so every split gives fp64's result. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_fp16.h>
 
 #include "exact_refine.cuh"
@@ -209,6 +211,16 @@ static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
            s.xt == (xt < 0 ? KERN_X_F64 : xt);
 }
 
+/* Rows of at least this many bytes: the list is sorted by its first row
+ * before the FP64 stages (exact_sort_list), where the rows' reads are
+ * their cost (measured at d = 784 and 4096). Shorter rows are left alone:
+ * at d = 128 the whole refinement is under a tenth of the run, and the
+ * sort's three launches would be a fixed cost on each of its ~20
+ * launches. EXACT_SORT_TMP: the sort's scratch allowed a pair (CUB's
+ * onesweep wants well under 1). */
+#define EXACT_SORT_ROW_BYTES 2048
+#define EXACT_SORT_TMP 2
+
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
@@ -221,8 +233,15 @@ struct exact_ctx {
     double nmax, lim2sc;       /* the largest norm and lim2, scaled: the pass threshold's inputs */
     size_t cap;                /* the list's and the compaction buffers' pairs */
     unsigned long long listed; /* candidates the pass handed to the classify */
-    cudaEvent_t ev[2];         /* around each launch's refinement: kernel time */
-    int timed;                 /* ev holds a refinement not yet added to t_kernel */
+    /* Long rows: the list sorted by its first row before the FP64 stages
+     * (exact_sort_list): its scratch, the sort's key bits, and in PAIRS
+     * mode the second buffers (the others use the screen's si, sj). */
+    int sort, sort_bits;
+    uint32_t *li2, *lj2;
+    void *sort_tmp;
+    size_t sort_bytes;
+    cudaEvent_t ev[2]; /* around each launch's refinement: kernel time */
+    int timed;         /* ev holds a refinement not yet added to t_kernel */
     int ready;
 };
 
@@ -383,6 +402,46 @@ static int exact_list_alloc(exact_ctx *c, kern_run *k)
         ((rc = kern_malloc(k, (void **)&o.si, c->cap * 4, "the screened pairs")) ||
          (rc = kern_malloc(k, (void **)&o.sj, c->cap * 4, "the screened pairs"))))
         return rc;
+    if (c->sort && c->cap <= (size_t)INT_MAX) {
+        if (c->a->mode == KJOIN_PAIRS &&
+            ((rc = kern_malloc(k, (void **)&c->li2, c->cap * 4, "the sorted pairs")) ||
+             (rc = kern_malloc(k, (void **)&c->lj2, c->cap * 4, "the sorted pairs"))))
+            return rc;
+        uint32_t *ai = c->li2 ? c->li2 : o.si, *aj = c->lj2 ? c->lj2 : o.sj;
+        cub::DoubleBuffer<uint32_t> ki(o.li, ai), kj(o.lj, aj);
+        KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, c->sort_bytes, ki, kj, (int)c->cap, 0,
+                                                  c->sort_bits, k->st));
+        /* kern_drive left EXACT_SORT_TMP bytes a pair for the scratch; a
+         * sort that wants more is left out (the result is the same). */
+        if (c->sort_bytes <= c->cap * EXACT_SORT_TMP)
+            return kern_malloc(k, &c->sort_tmp, c->sort_bytes, "the sort's scratch");
+    }
+    c->sort = 0;
+    return 0;
+}
+
+/* The listed pairs [0, np) by their first row (stable, so each row's pairs
+ * keep the pass's order), into *od's li, lj; in COUNT, PERPOINT and HIST
+ * the screen's leftovers then go to the other buffers. A warp of the
+ * screen or of fp64's order then reads mostly one first row for its
+ * pairs, from L1 (H200: COUNT 4-6% faster on FP64 rows at d = 784 and
+ * 4096; the pass's tile order had kept most first rows in L2 already).
+ * Entries past the list's count were set to ~0 before the classify: with
+ * sort_bits > the bits of any row index they sort last. */
+static int exact_sort_list(exact_ctx *c, kern_run *k, unsigned long long np, exact_dev &od)
+{
+    const int pairs = c->a->mode == KJOIN_PAIRS;
+    cub::DoubleBuffer<uint32_t> ki(od.li, pairs ? c->li2 : od.si),
+        kj(od.lj, pairs ? c->lj2 : od.sj);
+    size_t bytes = c->sort_bytes;
+    KERN_CUDA(cub::DeviceRadixSort::SortPairs(c->sort_tmp, bytes, ki, kj, (int)np, 0, c->sort_bits,
+                                              k->st));
+    od.li = ki.Current();
+    od.lj = kj.Current();
+    if (!pairs) {
+        od.si = ki.Alternate();
+        od.sj = kj.Alternate();
+    }
     return 0;
 }
 
@@ -478,14 +537,21 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
                           cudaEventCreate(&c->ev[1]) != cudaSuccess))
             return kern_fail(KERN_EGPU, "cudaEventCreate failed (the refinement's timer)");
         KERN_CUDA(cudaEventRecord(c->ev[0], k->st));
+        if (c->sort) /* what the classify leaves unwritten sorts last */
+            KERN_CUDA(cudaMemsetAsync(o.li, 0xff, np * 4, k->st));
         const unsigned threads = 256;
         exact_classify_kernel<<<(unsigned)((np + threads - 1) / threads), threads, 0, k->st>>>(
             k->pi, k->pj, (const float *)k->pd, np, o);
         KERN_LAUNCH_CHECK("exact_classify_kernel");
+        exact_dev od = o; /* the FP64 stages' view: the list sorted or not */
+        if (c->sort && (rc = exact_sort_list(c, k, np, od)) != 0)
+            return rc;
         int sms = 0;
         KERN_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->a->device));
         const unsigned long long want = (np + EXACT_WARPS * 32 - 1) / (EXACT_WARPS * 32);
-        const unsigned blocks = (unsigned)(want < (unsigned long long)sms * 16 ? want : sms * 16);
+        const unsigned blocks = (unsigned)(want < (unsigned long long)sms * EXACT_FP64_BLOCKS
+                                               ? want
+                                               : sms * EXACT_FP64_BLOCKS);
         const int pairs = c->a->mode == KJOIN_PAIRS;
         /* What the screen leaves is short: a block a pair takes it when it
          * holds at most `few` pairs, the warp kernel otherwise (each
@@ -493,22 +559,24 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
         const unsigned long long few = pairs ? 0 : (unsigned long long)sms * EXACT_FEW_PER_SM;
         exact_by_type(o.xt, o.x, [&](auto x) {
             typedef std::remove_const_t<std::remove_pointer_t<decltype(x)>> T;
-            const uint32_t *li = pairs ? o.li : o.si, *lj = pairs ? o.lj : o.sj;
+            const uint32_t *li = pairs ? od.li : od.si, *lj = pairs ? od.lj : od.sj;
             const unsigned long long *nl = pairs ? o.nlist : o.nseq;
             const unsigned pb = (unsigned)std::min(np, few);
             if ((o.d * sizeof(T)) % 16 == 0) { /* every row 16-byte aligned */
                 constexpr int V = 16 / sizeof(T);
                 if (!pairs) {
-                    exact_screen_launch<T>(o, np, sms, k->st);
-                    exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, o);
+                    exact_screen_launch<T>(od, np, sms, k->st);
+                    exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
-                exact_fp64_kernel<T, V><<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, o);
+                exact_fp64_kernel<T, V>
+                    <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, od);
             } else {
                 if (!pairs) {
-                    exact_screen_launch<T>(o, np, sms, k->st);
-                    exact_fp64_pair_kernel<T, 1><<<pb, 128, 0, k->st>>>(li, lj, nl, few, o);
+                    exact_screen_launch<T>(od, np, sms, k->st);
+                    exact_fp64_pair_kernel<T, 1><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
-                exact_fp64_kernel<T, 1><<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, o);
+                exact_fp64_kernel<T, 1>
+                    <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, od);
             }
         });
         KERN_LAUNCH_CHECK("exact_screen_kernel, exact_fp64_kernel");
@@ -548,6 +616,9 @@ static void exact_free(exact_ctx *c)
     cudaFree(c->o.si);
     cudaFree(c->o.sj);
     cudaFree(c->o.nout);
+    cudaFree(c->li2);
+    cudaFree(c->lj2);
+    cudaFree(c->sort_tmp);
     for (int e = 0; e < 2; e++)
         if (c->ev[e])
             cudaEventDestroy(c->ev[e]);
@@ -718,6 +789,16 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     c.promoted = promoted;
     c.nmax = nmax;
     c.lim2sc = lim2 * sc * sc;
+    /* Sort the list by row where rows are long enough for their reads to
+     * be the refinement's cost (exact_sort_list). */
+    {
+        static const size_t eb[] = {8, 4, 2, 1}; /* KERN_X_F64 .. KERN_X_U8 */
+        const int xt = exact_row_type(a);
+        c.sort = a->d * eb[xt < 0 ? KERN_X_F64 : xt] >= EXACT_SORT_ROW_BYTES;
+        c.sort_bits = 1;
+        while (c.sort_bits < 32 && (a->n >> c.sort_bits) != 0)
+            c.sort_bits++; /* 2^bits > n: every row index sorts below ~0 */
+    }
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
     /* FP16: the format the bound is derived for, in exact's own
@@ -735,14 +816,12 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     /* The pass keeps every pair the largest norm's bound may let in; the
      * refinement bounds each with its own norms. Per pair: the list (8
      * bytes) and, in PAIRS mode, the kept pairs with FP64 d2 (16), else
-     * what the screen leaves (8). */
-    const fasted_post post = {&c,
-                              8,
-                              lim2 + delta,
-                              a->mode == KJOIN_PAIRS ? (size_t)24 : 16,
-                              exact_setup_cb,
-                              exact_refine,
-                              exact_params};
+     * what the screen leaves (8); sorted, the sort's scratch and in PAIRS
+     * mode its second list (8). */
+    const size_t extra = (a->mode == KJOIN_PAIRS ? 24 : 16) +
+                         (c.sort ? EXACT_SORT_TMP + (a->mode == KJOIN_PAIRS ? 8 : 0) : 0);
+    const fasted_post post = {&c,           8,           lim2 + delta, extra, exact_setup_cb,
+                              exact_refine, exact_params};
     int rc = fasted_run_q(&f, r, &post, q, items);
     if (rc == 0)
         rc = exact_timer_take(&c, r);

@@ -332,29 +332,38 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
 
 /* Step 3, a warp per 32 listed pairs: d2 with the fp64 engine's arithmetic
  * (direct (a-b)^2, dimension order, no contraction), so the decision and
- * the distance are fp64's. The warp reads the pairs' rows 32 dimensions at
- * a time, each lane V values (16 bytes where every row starts 16-byte
- * aligned: 32 / V lanes a pair, V pairs a load), writes their (a-b)^2 to
- * shared memory, and each lane then adds its own pair's 32 terms in order.
- * (A thread per pair walking its own rows measured 1.25-1.8x slower on
- * FP64 rows: every load of a warp then touches 64 different lines; one
- * value a lane, as before 16-byte loads, issued four times the loads and
- * shuffles.) */
+ * the distance are fp64's. The warp reads the pairs' rows EXACT_DIMS
+ * dimensions at a time, each lane V values (16 bytes where every row
+ * starts 16-byte aligned: EXACT_DIMS / V lanes a pair), writes their
+ * (a-b)^2 to shared memory, and each lane then adds its own pair's terms
+ * in order. The kernel waits on its rows' reads, so what counts is how
+ * many reads an SM keeps in flight: 16 dimensions at a time need 18 KB of
+ * shared memory a block, so 8 blocks fit (64 registers a thread; 32 at a
+ * time fitted 6): exact PAIRS on FP64 rows took 12% less time at d = 784
+ * and 4096 (H100, docs/ACCURACY.md), on f32 rows 2-4%. (A thread per pair walking
+ * its own rows measured 1.25-1.8x slower on FP64 rows: every load of a
+ * warp then touches 64 different lines; one value a lane, as before
+ * 16-byte loads, issued four times the loads and shuffles.) */
 #define EXACT_WARPS 4
+#define EXACT_DIMS 16
+#define EXACT_FP64_BLOCKS 8 /* blocks an SM: 64 registers a thread */
 template <class T, int V>
-__global__ void __launch_bounds__(EXACT_WARPS * 32, 6) /* six blocks fill the shared memory */
+__global__ void __launch_bounds__(EXACT_WARPS * 32, EXACT_FP64_BLOCKS)
     exact_fp64_kernel(const uint32_t *__restrict__ li, const uint32_t *__restrict__ lj,
                       const unsigned long long *__restrict__ nlist, unsigned long long few,
                       exact_dev o)
 {
     const T *__restrict__ x = (const T *)o.x;
-    /* Rows of 34: 16-byte aligned for two-term stores and reads, and a
+    /* Rows of C + 2: 16-byte aligned for two-term stores and reads, and a
      * quarter warp's 16-byte reads of 8 rows fall in distinct banks. */
-    __shared__ __align__(16) double u2[EXACT_WARPS][32][34];
-    constexpr int LP = 32 / V; /* lanes a pair's 32 values */
-    /* Loads for 32 pairs, and how many of each row at once: eight of one
-     * value, four of 16 bytes (more would cost occupancy in registers). */
-    constexpr int NI = 32 / V, IG = V == 1 ? 8 : NI < 4 ? NI : 4;
+    constexpr int C = EXACT_DIMS;
+    static_assert(C % V == 0 && C % 2 == 0, "whole vectors and two-term reads a row");
+    __shared__ __align__(16) double u2[EXACT_WARPS][32][C + 2];
+    /* Lanes a pair's C values, pairs a load, loads for 32 pairs, and how
+     * many of each row at once: eight of one value, four of 16 bytes
+     * (more would cost occupancy in registers). */
+    constexpr int LP = C / V, PL = 32 / LP, NI = 32 / PL;
+    constexpr int IG = V == 1 ? 8 : NI < 4 ? NI : 4;
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, sub = lane % LP, pg = lane / LP;
     const unsigned long long n = *nlist;
     if (n <= few) /* exact_fp64_pair_kernel's */
@@ -362,22 +371,22 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, 6) /* six blocks fill the sh
     if (blockIdx.x == 0 && threadIdx.x == 0)
         atomicAdd(o.seq, n);
     const unsigned long long stride = (unsigned long long)gridDim.x * EXACT_WARPS * 32;
-    double(*u)[34] = u2[wid];
+    double(*u)[C + 2] = u2[wid];
     for (unsigned long long b = ((unsigned long long)blockIdx.x * EXACT_WARPS + wid) * 32; b < n;
          b += stride) {
         const int m = n - b < 32 ? (int)(n - b) : 32;
         const uint32_t i = lane < m ? li[b + lane] : 0, j = lane < m ? lj[b + lane] : 0;
         double s = 0;
-        for (size_t k0 = 0; k0 < o.d; k0 += 32) {
-            const int kn = o.d - k0 < 32 ? (int)(o.d - k0) : 32;
+        for (size_t k0 = 0; k0 < o.d; k0 += C) {
+            const int kn = o.d - k0 < C ? (int)(o.d - k0) : C;
             const bool kin = sub * V < kn; /* d is a multiple of V */
             /* IG loads of each row issued before any is used: the kernel
              * waits on memory, so it keeps many reads in flight. */
-            for (int i0 = 0; i0 < NI && i0 * V < m; i0 += IG) {
+            for (int i0 = 0; i0 < NI && i0 * PL < m; i0 += IG) {
                 T va[IG][V] = {}, vb[IG][V] = {}; /* zeros where nothing is read */
 #pragma unroll
                 for (int q = 0; q < IG; q++) {
-                    const int p = (i0 + q) * V + pg;
+                    const int p = (i0 + q) * PL + pg;
                     const size_t ip = __shfl_sync(0xffffffffu, i, p),
                                  jp = __shfl_sync(0xffffffffu, j, p);
                     if (p < m && kin) {
@@ -387,7 +396,7 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, 6) /* six blocks fill the sh
                 }
 #pragma unroll
                 for (int q = 0; q < IG; q++) {
-                    const int p = (i0 + q) * V + pg;
+                    const int p = (i0 + q) * PL + pg;
                     double t[V];
 #pragma unroll
                     for (int e = 0; e < V; e++) {
@@ -432,7 +441,7 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, 6) /* six blocks fill the sh
 
 /* Step 3 for a short list (the screen's leftovers: a few hundred pairs a
  * launch, each near a tie): a block a pair. The warp kernel above keeps a
- * warp's 32 pairs waiting one memory round trip per 32 dimensions, which
+ * warp's 32 pairs waiting one memory round trip per EXACT_DIMS dimensions, which
  * nothing hides when the list holds a few warps' pairs (at d = 4096, some
  * 10,000 pairs left from 1.4 million took longer than screening all of
  * them). Here the block's threads form a pair's terms for up to
