@@ -131,15 +131,16 @@ template <class Fn> static void exact_by_type(int xt, const void *x, Fn f)
     }
 }
 
+static const size_t exact_x_bytes[] = {8, 4, 2, 1}; /* KERN_X_F64 .. KERN_X_U8 */
+
 /* The element type exact keeps a's rows in on the device: the dataset's
  * own where the kernels widen it (and its size agrees), else FP64 widened
  * on the host. */
 static int exact_row_type(const kern_join_args *a)
 {
-    static const size_t bytes[] = {8, 4, 2, 1}; /* KERN_X_F64 .. KERN_X_U8 */
     if (a->x_type == KERN_X_F64)
         return a->x_to_f64 ? -1 : KERN_X_F64;
-    if (a->x_type > KERN_X_F64 && a->x_type <= KERN_X_U8 && a->x_bytes == bytes[a->x_type])
+    if (a->x_type > KERN_X_F64 && a->x_type <= KERN_X_U8 && a->x_bytes == exact_x_bytes[a->x_type])
         return a->x_type;
     return -1;
 }
@@ -791,14 +792,11 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     c.lim2sc = lim2 * sc * sc;
     /* Sort the list by row where rows are long enough for their reads to
      * be the refinement's cost (exact_sort_list). */
-    {
-        static const size_t eb[] = {8, 4, 2, 1}; /* KERN_X_F64 .. KERN_X_U8 */
-        const int xt = exact_row_type(a);
-        c.sort = a->d * eb[xt < 0 ? KERN_X_F64 : xt] >= EXACT_SORT_ROW_BYTES;
-        c.sort_bits = 1;
-        while (c.sort_bits < 32 && (a->n >> c.sort_bits) != 0)
-            c.sort_bits++; /* 2^bits > n: every row index sorts below ~0 */
-    }
+    const int xt = exact_row_type(a);
+    c.sort = a->d * exact_x_bytes[xt < 0 ? KERN_X_F64 : xt] >= EXACT_SORT_ROW_BYTES;
+    c.sort_bits = 1;
+    while (c.sort_bits < 32 && (a->n >> c.sort_bits) != 0)
+        c.sort_bits++; /* 2^bits > n: every row index sorts below ~0 */
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
     /* FP16: the format the bound is derived for, in exact's own
