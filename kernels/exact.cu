@@ -215,10 +215,11 @@ static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
 /* Rows of at least this many bytes: the list is sorted by its first row
  * before the FP64 stages (exact_sort_list), where the rows' reads are
  * their cost (measured at d = 784 and 4096). Shorter rows are left alone:
- * at d = 128 the whole refinement is under a tenth of the run, and the
- * sort's three launches would be a fixed cost on each of its ~20
- * launches. EXACT_SORT_TMP: the sort's scratch allowed a pair (CUB's
- * onesweep wants well under 1). */
+ * sorting from 1 KB (d = 128 on FP64 rows) was slower on an H100, expo
+ * 10^5 x 128 PAIRS 10.67 / 10.57 -> 11.03 / 11.25 ms and COUNT 5.77 /
+ * 5.78 -> 5.94 / 6.01, the sort's three launches a fixed cost on each of
+ * ~20 launches a run (docs/ACCURACY.md). EXACT_SORT_TMP: the sort's
+ * scratch allowed a pair (CUB's onesweep wants well under 1). */
 #define EXACT_SORT_ROW_BYTES 2048
 #define EXACT_SORT_TMP 2
 
@@ -500,6 +501,38 @@ static void exact_screen_launch(const exact_dev &o, unsigned long long np, int s
         exact_screen_kernel<T, 1><<<blocks, threads, 0, st>>>(o, sc);
 }
 
+/* fp64's order over aligned rows: 4 warps a block, 128 bytes of each row
+ * a step, two steps in flight (73 KB a block, 3 blocks an SM). H200, PAIRS,
+ * f32 rows, warm kernel ms against exact_fp64_kernel (two runs each):
+ * d = 4096 95.6 / 96.4 -> 85.7 / 86.5, d = 784 10.52 -> 10.01; FP64 rows
+ * 100.7 -> 99.0 and 11.40 -> 11.46. 64 bytes a step was slower on FP64
+ * rows (125.5 ms at d = 4096), 256 bytes at 2 warps a block or three steps
+ * in flight no faster (docs/ACCURACY.md). */
+typedef exact_cp_cfg<4, 128, 2> exact_cp;
+
+/* Step 3 over rows that start 16-byte aligned (exact_fp64_cp_kernel): as
+ * many blocks as fit on the device (asked of the current one each launch:
+ * a run may span several), its shared memory limit raised first. */
+template <class T>
+static int exact_fp64_cp_launch(const uint32_t *li, const uint32_t *lj,
+                                const unsigned long long *nl, unsigned long long few,
+                                const exact_dev &o, unsigned long long np, int sms, cudaStream_t st)
+{
+    typedef exact_cp G;
+    const void *f = (const void *)exact_fp64_cp_kernel<T, G>;
+    int per = 0; /* per device: a run may use several */
+    KERN_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, G::smem));
+    KERN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, f, G::warps * 32, G::smem));
+    if (per < 1)
+        per = 1;
+    const unsigned long long want = (np + G::warps * 32 - 1) / (G::warps * 32);
+    const unsigned long long most = (unsigned long long)sms * per;
+    const unsigned blocks = (unsigned)(want < most ? want : most);
+    exact_fp64_cp_kernel<T, G>
+        <<<blocks ? blocks : 1, G::warps * 32, G::smem, st>>>(li, lj, nl, few, o);
+    return 0;
+}
+
 /* The last refinement's kernel time into r: read once it is done (the
  * next launch's or the run's end's synchronisation has waited for it), so
  * the host never waits for the refinement alone. */
@@ -569,8 +602,8 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
                     exact_screen_launch<T>(od, np, sms, k->st);
                     exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
-                exact_fp64_kernel<T, V>
-                    <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, od);
+                if (!rc)
+                    rc = exact_fp64_cp_launch<T>(li, lj, nl, few, od, np, sms, k->st);
             } else {
                 if (!pairs) {
                     exact_screen_launch<T>(od, np, sms, k->st);
@@ -580,6 +613,8 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
                     <<<blocks, EXACT_WARPS * 32, 0, k->st>>>(li, lj, nl, few, od);
             }
         });
+        if (rc)
+            return rc;
         KERN_LAUNCH_CHECK("exact_screen_kernel, exact_fp64_kernel");
         KERN_CUDA(cudaEventRecord(c->ev[1], k->st));
         /* Not waited for here: COUNT, PERPOINT and HIST need nothing back,

@@ -15,6 +15,7 @@
 
 #include "kern_hist.cuh"
 #include "kernels.h"
+#include "ptx.cuh"
 
 struct exact_dev {
     const void *x; /* n x d, as the host holds it (element type xt, KERN_X_*) */
@@ -330,13 +331,31 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
     }
 }
 
-/* Step 3, a warp per 32 listed pairs: d2 with the fp64 engine's arithmetic
- * (direct (a-b)^2, dimension order, no contraction), so the decision and
- * the distance are fp64's. The warp reads the pairs' rows EXACT_DIMS
- * dimensions at a time, each lane V values (16 bytes where every row
- * starts 16-byte aligned: EXACT_DIMS / V lanes a pair), writes their
- * (a-b)^2 to shared memory, and each lane then adds its own pair's terms
- * in order. The kernel waits on its rows' reads, so what counts is how
+/* A warp's 32 pairs decided (lanes past the list's end keep nothing):
+ * COUNT adds the warp's weights once, the other modes keep each pair. */
+__device__ __forceinline__ void exact_warp_out(const exact_dev &o, bool keep, uint32_t i,
+                                               uint32_t j, double s)
+{
+    const int w = o.sym && i != j ? 2 : 1;
+    if (o.mode == KJOIN_COUNT) {
+        unsigned long long c = keep ? w : 0;
+        for (int sh = 16; sh; sh >>= 1)
+            c += __shfl_xor_sync(0xffffffffu, c, sh);
+        if ((threadIdx.x & 31) == 0 && c)
+            atomicAdd(o.count, c);
+    } else if (keep) {
+        exact_keep(o, i, j, s, w);
+    }
+}
+
+/* Step 3 where a row may start unaligned (exact_fp64_cp_kernel below
+ * takes rows that all start 16-byte aligned), a warp per 32 listed pairs:
+ * d2 with the fp64 engine's arithmetic (direct (a-b)^2, dimension order,
+ * no contraction), so the decision and the distance are fp64's. The warp
+ * reads the pairs' rows EXACT_DIMS dimensions at a time, each lane V
+ * values (EXACT_DIMS / V lanes a pair), writes their (a-b)^2 to shared
+ * memory, and each lane then adds its own pair's terms in order. The
+ * kernel waits on its rows' reads, so what counts is how
  * many reads an SM keeps in flight: 16 dimensions at a time need 18 KB of
  * shared memory a block, so 8 blocks fit (64 registers a thread; 32 at a
  * time fitted 6): exact PAIRS on FP64 rows took 12% less time at d = 784
@@ -426,16 +445,117 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, EXACT_FP64_BLOCKS)
             }
             __syncwarp();
         }
-        const bool keep = lane < m && s <= o.lim2;
-        if (o.mode == KJOIN_COUNT) {
-            unsigned long long c = keep ? (o.sym && i != j ? 2 : 1) : 0;
-            for (int sh = 16; sh; sh >>= 1)
-                c += __shfl_xor_sync(0xffffffffu, c, sh);
-            if (lane == 0 && c)
-                atomicAdd(o.count, c);
-        } else if (keep) {
-            exact_keep(o, i, j, s, o.sym && i != j ? 2 : 1);
+        exact_warp_out(o, lane < m && s <= o.lim2, i, j, s);
+    }
+}
+
+/* Step 3 where every row starts 16-byte aligned: a warp per 32 listed
+ * pairs, each lane summing its own pair's terms in fp64's order from rows
+ * the warp copies into shared memory a step ahead (cp.async, SEG bytes of
+ * each of its 64 rows a step, STAGES steps in flight). Nothing is staged
+ * in registers, so the copies of step s + 1 are in flight while step s is
+ * summed; exact_fp64_kernel's loads into registers spilled at the
+ * occupancy its waits on memory need (ncu, H200, PAIRS d = 4096 f32:
+ * 5.3 M local requests a launch, L1 75% busy, DRAM 26%). A segment takes
+ * SEG + 16 bytes, so the owners' 16-byte reads (lane p reads row p) fall
+ * in distinct banks. Rows are read through L1 (.ca): in a sorted list
+ * most of a warp's pairs share their first row. What bounds it now (ncu,
+ * H200, the same launch): no single unit, DRAM 51%, L2 72%, L1 69%, the
+ * XU pipe 60% (each (double) of a float is an XU conversion, 16 an SM a
+ * clock); building the FP64 images from the floats' bits instead (ALU
+ * and one FP64 multiply, exact for every finite float) emptied the XU
+ * pipe and was slower (86.2 -> 89.2 ms a run at d = 4096). */
+template <int WARPS, int SEG, int STAGES> struct exact_cp_cfg {
+    static constexpr int warps = WARPS, seg = SEG, stages = STAGES;
+    static constexpr int rs = SEG + 16; /* a segment's bytes in shared memory */
+    static constexpr int buf = 64 * rs; /* one step of one warp: 32 pairs, two rows */
+    static constexpr int smem = WARPS * STAGES * buf;
+};
+template <class T, class G>
+__global__ void __launch_bounds__(G::warps * 32)
+    exact_fp64_cp_kernel(const uint32_t *__restrict__ li, const uint32_t *__restrict__ lj,
+                         const unsigned long long *__restrict__ nlist, unsigned long long few,
+                         exact_dev o)
+{
+    extern __shared__ __align__(16) unsigned char exact_cp_smem[];
+    constexpr int V = 16 / (int)sizeof(T);     /* values a 16-byte copy */
+    constexpr int C = G::seg / (int)sizeof(T); /* dimensions a step */
+    constexpr int LP = G::seg / 16;            /* copies a segment */
+    constexpr int NR = 64 * LP / 32;           /* copies a lane a step */
+    const T *__restrict__ x = (const T *)o.x;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const int part = lane % LP;  /* the lane's 16 bytes of a segment */
+    const int pl = lane / LP;    /* the lane's first segment */
+    constexpr int SPR = 32 / LP; /* segments a round of copies */
+    const unsigned long long n = *nlist;
+    if (n <= few) /* exact_fp64_pair_kernel's */
+        return;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        atomicAdd(o.seq, n);
+    const size_t d = o.d;
+    const int steps = (int)((d + C - 1) / C);
+    const uint32_t sw = smem_u32(exact_cp_smem) + (uint32_t)(wid * G::stages * G::buf);
+    const unsigned char *swp = exact_cp_smem + wid * G::stages * G::buf;
+    const unsigned long long stride = (unsigned long long)gridDim.x * G::warps * 32;
+    for (unsigned long long b = ((unsigned long long)blockIdx.x * G::warps + wid) * 32; b < n;
+         b += stride) {
+        const int m = n - b < 32 ? (int)(n - b) : 32;
+        const uint32_t i = lane < m ? li[b + lane] : 0, j = lane < m ? lj[b + lane] : 0;
+        /* Copy r of a step: segment pl + SPR r, i.e. pair (that) mod 32, its
+         * first row below 32 and its second from 32. */
+        const T *src[NR];
+        uint32_t dst[NR];
+        bool ok[NR];
+#pragma unroll
+        for (int r = 0; r < NR; r++) {
+            const int sg = pl + SPR * r, pp = sg & 31;
+            const uint32_t ri = __shfl_sync(0xffffffffu, i, pp),
+                           rj = __shfl_sync(0xffffffffu, j, pp);
+            src[r] = x + (size_t)(sg < 32 ? ri : rj) * d + part * V;
+            dst[r] = (uint32_t)(sg * G::rs + part * 16);
+            ok[r] = pp < m;
         }
+        auto issue = [&](int st) {
+            if (st < steps) {
+                const size_t k0 = (size_t)st * C;
+                const uint32_t base = sw + (uint32_t)((st % G::stages) * G::buf);
+                if (k0 + part * V < d) {
+#pragma unroll
+                    for (int r = 0; r < NR; r++)
+                        if (ok[r])
+                            cp_async_ca_16(base + dst[r], src[r] + k0);
+                }
+            }
+            cp_async_commit(); /* empty past the last step: the count stays uniform */
+        };
+#pragma unroll
+        for (int st = 0; st < G::stages - 1; st++)
+            issue(st);
+        double s = 0;
+        for (int st = 0; st < steps; st++) {
+            issue(st + G::stages - 1);
+            cp_async_wait_group<G::stages - 1>();
+            __syncwarp();
+            if (lane < m) {
+                const unsigned char *ra = swp + (st % G::stages) * G::buf + lane * G::rs;
+                const unsigned char *rb = ra + 32 * G::rs;
+                const int kn = d - (size_t)st * C < (size_t)C ? (int)(d - (size_t)st * C) : C;
+                for (int k = 0; k < kn; k += V) { /* d is a multiple of V */
+                    const uint4 qa = *(const uint4 *)(ra + k * sizeof(T));
+                    const uint4 qb = *(const uint4 *)(rb + k * sizeof(T));
+                    T va[V], vb[V];
+                    memcpy(va, &qa, 16);
+                    memcpy(vb, &qb, 16);
+#pragma unroll
+                    for (int e = 0; e < V; e++) {
+                        const double v = __dsub_rn(exact_w(va[e]), exact_w(vb[e]));
+                        s = __dadd_rn(s, __dmul_rn(v, v));
+                    }
+                }
+            }
+            __syncwarp(); /* every lane has read the stage before it is copied over */
+        }
+        exact_warp_out(o, lane < m && s <= o.lim2, i, j, s);
     }
 }
 

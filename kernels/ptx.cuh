@@ -161,6 +161,13 @@ __device__ __forceinline__ void cp_async_cg_16(uint32_t smem_addr, const void *g
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
+/* The same through L1 (cp.async.ca): rows that several copies read
+ * (exact's refinement, kernels/exact_refine.cuh) hit there. */
+__device__ __forceinline__ void cp_async_ca_16(uint32_t smem_addr, const void *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
+}
+
 /* PTX ISA 9.7.9.25.3.2, "cp.async.commit_group". */
 __device__ __forceinline__ void cp_async_commit()
 {
