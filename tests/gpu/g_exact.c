@@ -159,6 +159,42 @@ TEST(exact_promoted_pass_equals_fp64)
     }
 }
 
+/* fp64's order over rows of each kind: f32 and FP64 rows whose length
+ * is a multiple of 16 bytes (copied through shared memory 128 bytes a
+ * step, exact_fp64_cp_kernel) with a last step shorter than the others
+ * (f32 d = 100: 3 x 32 + 4; FP64 d = 50: 3 x 16 + 2; f32 d = 600, 2400
+ * bytes, also sorted by its first row), and rows that are not (f32
+ * d = 101, FP64 d = 51: exact_fp64_kernel). PAIRS sends every kept pair
+ * through it, so the pair sets and their distances must equal fp64's
+ * bit for bit. */
+TEST(exact_fp64_order_every_row_shape)
+{
+    need_gpu();
+    static const struct {
+        dtype_id t;
+        size_t n, d;
+    } sh[] = {
+        {DTYPE_F32, 1500, 100}, {DTYPE_F64, 1500, 50}, {DTYPE_F32, 1200, 600},
+        {DTYPE_F32, 1500, 101}, {DTYPE_F64, 1500, 51},
+    };
+    for (size_t k = 0; k < sizeof sh / sizeof *sh; k++) {
+        gen_opts g = {.kind = "gauss",
+                      .n = sh[k].n,
+                      .d = sh[k].d,
+                      .seed = 11 + k,
+                      .clusters = 6,
+                      .sigma = 0.05,
+                      .dtype = sh[k].t};
+        dataset ds = {0};
+        CHECK(dataset_generate(&g, &ds) == 0);
+        char what[64];
+        snprintf(what, sizeof what, "gauss %s d=%zu", sh[k].t == DTYPE_F32 ? "f32" : "f64",
+                 sh[k].d);
+        check_exact(what, &ds, eps_for(&ds, 30));
+        dataset_free(&ds);
+    }
+}
+
 TEST(exact_refuses_not_finite)
 {
     need_gpu();
