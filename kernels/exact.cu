@@ -602,8 +602,7 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
                     exact_screen_launch<T>(od, np, sms, k->st);
                     exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
-                if (!rc)
-                    rc = exact_fp64_cp_launch<T>(li, lj, nl, few, od, np, sms, k->st);
+                rc = exact_fp64_cp_launch<T>(li, lj, nl, few, od, np, sms, k->st);
             } else {
                 if (!pairs) {
                     exact_screen_launch<T>(od, np, sms, k->st);
