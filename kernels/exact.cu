@@ -573,7 +573,7 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
         KERN_CUDA(cudaEventRecord(c->ev[0], k->st));
         if (c->sort) /* what the classify leaves unwritten sorts last */
             KERN_CUDA(cudaMemsetAsync(o.li, 0xff, np * 4, k->st));
-        const unsigned threads = 256;
+        const unsigned threads = EXACT_CLASSIFY_THREADS;
         exact_classify_kernel<<<(unsigned)((np + threads - 1) / threads), threads, 0, k->st>>>(
             k->pi, k->pj, (const float *)k->pd, np, o);
         KERN_LAUNCH_CHECK("exact_classify_kernel");

@@ -104,9 +104,10 @@ __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint3
  * distances) is listed for step 2. A symmetric run's mirrored entries
  * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
  * and (i, j) stands for both. */
-__global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
-                                      const uint32_t *__restrict__ cj, const float *__restrict__ cd,
-                                      unsigned long long np, exact_dev o)
+#define EXACT_CLASSIFY_THREADS 256
+__global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
+    exact_classify_kernel(const uint32_t *__restrict__ ci, const uint32_t *__restrict__ cj,
+                          const float *__restrict__ cd, unsigned long long np, exact_dev o)
 {
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int lane = threadIdx.x & 31;
@@ -145,27 +146,43 @@ __global__ void exact_classify_kernel(const uint32_t *__restrict__ ci,
             }
         }
     }
-    if (o.mode == KJOIN_COUNT) {
-        unsigned long long c = sure;
-        for (int m = 16; m; m >>= 1)
-            c += __shfl_xor_sync(0xffffffffu, c, m);
-        if (lane == 0 && c)
-            atomicAdd(o.count, c);
-    }
-    const unsigned bm = __ballot_sync(0xffffffffu, band);
-    if (lane == 0 && bm)
-        atomicAdd(o.band, (unsigned long long)__popc(bm));
-    const unsigned lm = __ballot_sync(0xffffffffu, list);
-    if (!lm)
-        return;
-    unsigned long long base = 0;
+    /* The block's counts meet in shared memory and one thread adds them:
+     * the counters are shared by the whole grid, and atomics from every
+     * warp (some 220 K a run at 10^5 x 128) serialize in L2. */
+    __shared__ unsigned s_list[EXACT_CLASSIFY_THREADS / 32], s_band[EXACT_CLASSIFY_THREADS / 32];
+    __shared__ unsigned s_sure[EXACT_CLASSIFY_THREADS / 32];
+    __shared__ unsigned long long s_base;
+    const int wid = threadIdx.x >> 5;
+    const unsigned lm = __ballot_sync(0xffffffffu, list), bm = __ballot_sync(0xffffffffu, band);
+    unsigned c = sure;
+    for (int m = 16; m; m >>= 1)
+        c += __shfl_xor_sync(0xffffffffu, c, m);
     if (lane == 0) {
-        base = atomicAdd(o.nlist, (unsigned long long)__popc(lm));
-        atomicAdd(o.refined, (unsigned long long)__popc(lm));
+        s_list[wid] = __popc(lm);
+        s_band[wid] = __popc(bm);
+        s_sure[wid] = c;
     }
-    base = __shfl_sync(0xffffffffu, base, 0);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned nl = 0, nb = 0, ns = 0;
+        for (int w = 0; w < EXACT_CLASSIFY_THREADS / 32; w++) {
+            const unsigned x = s_list[w];
+            s_list[w] = nl; /* the warp's offset in the block's run */
+            nl += x;
+            nb += s_band[w];
+            ns += s_sure[w];
+        }
+        s_base = nl ? atomicAdd(o.nlist, (unsigned long long)nl) : 0;
+        if (nl)
+            atomicAdd(o.refined, (unsigned long long)nl);
+        if (nb)
+            atomicAdd(o.band, (unsigned long long)nb);
+        if (ns && o.mode == KJOIN_COUNT)
+            atomicAdd(o.count, (unsigned long long)ns);
+    }
+    __syncthreads();
     if (list) {
-        const unsigned long long at = base + __popc(lm & ((1u << lane) - 1u));
+        const unsigned long long at = s_base + s_list[wid] + __popc(lm & ((1u << lane) - 1u));
         o.li[at] = i;
         o.lj[at] = j;
     }
@@ -251,6 +268,10 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
     const unsigned long long step = (unsigned long long)G * EXACT_SCREEN_P;
     const unsigned long long w0 = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const unsigned long long nw = ((unsigned long long)gridDim.x * blockDim.x) >> 5;
+    /* COUNT's pairs decided in, the lane's over the whole loop: added once
+     * a warp at the end (once an iteration, 350 K atomics a run on one
+     * counter at d = 784, serialize in L2). */
+    unsigned long long c = 0;
     for (unsigned long long b = w0 * step; b < n; b += nw * step) {
         uint32_t pi[EXACT_SCREEN_P], pj[EXACT_SCREEN_P];
         bool ok[EXACT_SCREEN_P];
@@ -276,7 +297,6 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
                 for (int e = 0; e < V; e++)
                     acc[p] = exact_sq_add(exact_a(va[p][e]), exact_a(vb[p][e]), acc[p]);
         }
-        unsigned long long c = 0;
 #pragma unroll
         for (int p = 0; p < EXACT_SCREEN_P; p++) {
             for (int m = L >> 1; m; m >>= 1)
@@ -322,12 +342,12 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
                 }
             }
         }
-        if (o.mode == KJOIN_COUNT) {
-            for (int m = 16; m; m >>= 1)
-                c += __shfl_xor_sync(0xffffffffu, c, m);
-            if (lane == 0 && c)
-                atomicAdd(o.count, c);
-        }
+    }
+    if (o.mode == KJOIN_COUNT) { /* every lane ran the loop's iterations (b is the warp's) */
+        for (int m = 16; m; m >>= 1)
+            c += __shfl_xor_sync(0xffffffffu, c, m);
+        if (lane == 0 && c)
+            atomicAdd(o.count, c);
     }
 }
 
@@ -337,12 +357,38 @@ __device__ __forceinline__ void exact_warp_out(const exact_dev &o, bool keep, ui
                                                uint32_t j, double s)
 {
     const int w = o.sym && i != j ? 2 : 1;
+    const int lane = threadIdx.x & 31;
     if (o.mode == KJOIN_COUNT) {
         unsigned long long c = keep ? w : 0;
         for (int sh = 16; sh; sh >>= 1)
             c += __shfl_xor_sync(0xffffffffu, c, sh);
-        if ((threadIdx.x & 31) == 0 && c)
+        if (lane == 0 && c)
             atomicAdd(o.count, c);
+    } else if (o.mode == KJOIN_PAIRS) {
+        /* Every kept pair of a PAIRS run passes here, so the output slots
+         * are taken once a warp: an atomic a pair on the one counter
+         * serializes in L2 (3.5 M a run at 10^5 x 128). A lane's slots
+         * follow those of the lanes below it, so the warp writes one run. */
+        const unsigned k1 = __ballot_sync(0xffffffffu, keep),
+                       k2 = __ballot_sync(0xffffffffu, keep && w == 2);
+        if (!k1)
+            return;
+        unsigned long long p = 0;
+        if (lane == 0)
+            p = atomicAdd(o.nout, (unsigned long long)(__popc(k1) + __popc(k2)));
+        p = __shfl_sync(0xffffffffu, p, 0);
+        if (!keep)
+            return;
+        const unsigned below = (1u << lane) - 1u;
+        p += __popc(k1 & below) + __popc(k2 & below);
+        o.pi[p] = i;
+        o.pj[p] = j;
+        o.pd[p] = s;
+        if (w == 2) {
+            o.pi[p + 1] = j;
+            o.pj[p + 1] = i;
+            o.pd[p + 1] = s;
+        }
     } else if (keep) {
         exact_keep(o, i, j, s, w);
     }
