@@ -65,6 +65,21 @@ template <class T> __device__ __forceinline__ double exact_x(const T *x, size_t 
     return exact_w(x[k]);
 }
 
+/* PAIRS: a kept pair at output slot p, and in slot p + 1 its mirror
+ * when w = 2 (a symmetric run's (j, i)). */
+__device__ __forceinline__ void exact_put_pair(const exact_dev &o, unsigned long long p, uint32_t i,
+                                               uint32_t j, double s, int w)
+{
+    o.pi[p] = i;
+    o.pj[p] = j;
+    o.pd[p] = s;
+    if (w == 2) {
+        o.pi[p + 1] = j;
+        o.pj[p + 1] = i;
+        o.pd[p + 1] = s;
+    }
+}
+
 /* A kept pair's outputs, weighted: w = 2 stands for (i, j) and (j, i) of
  * a symmetric run. */
 __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint32_t j, double s,
@@ -79,18 +94,9 @@ __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint3
     case KJOIN_HIST:
         atomicAdd(&o.hist[kern_hist_slot(s, o.edges, o.nbins)], (unsigned long long)w);
         break;
-    case KJOIN_PAIRS: {
-        const unsigned long long p = atomicAdd(o.nout, (unsigned long long)w);
-        o.pi[p] = i;
-        o.pj[p] = j;
-        o.pd[p] = s;
-        if (w == 2) {
-            o.pi[p + 1] = j;
-            o.pj[p + 1] = i;
-            o.pd[p + 1] = s;
-        }
+    case KJOIN_PAIRS:
+        exact_put_pair(o, atomicAdd(o.nout, (unsigned long long)w), i, j, s, w);
         break;
-    }
     default:
         break;
     }
@@ -380,15 +386,7 @@ __device__ __forceinline__ void exact_warp_out(const exact_dev &o, bool keep, ui
         if (!keep)
             return;
         const unsigned below = (1u << lane) - 1u;
-        p += __popc(k1 & below) + __popc(k2 & below);
-        o.pi[p] = i;
-        o.pj[p] = j;
-        o.pd[p] = s;
-        if (w == 2) {
-            o.pi[p + 1] = j;
-            o.pj[p + 1] = i;
-            o.pd[p + 1] = s;
-        }
+        exact_put_pair(o, p + __popc(k1 & below) + __popc(k2 & below), i, j, s, w);
     } else if (keep) {
         exact_keep(o, i, j, s, w);
     }
