@@ -396,27 +396,66 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             static_assert(NT <= 32, "one mark bit per n8 block");
             unsigned cnt = 0, marks_all = 0, sure = 0;
             bool split = false; /* the band and the sure pairs are told apart already */
+            /* exact's split (below): each row's thresholds moved onto
+             * v = s_j - 2a, and the test of one element against them. */
+            float tlo[2] = {0.0f, 0.0f}, thi[2] = {0.0f, 0.0f};
+            auto band_x = [&](auto a, float sjv, int h, unsigned &xl, unsigned &xh) {
+                const float v = __fmaf_rn(-2.0f, a, sjv);
+                xl = __float_as_uint(__fsub_rn(tlo[h], v));
+                xh = __float_as_uint(__fsub_rn(thi[h], v));
+            };
             if (interior) {
                 if constexpr (F::band) {
                     if (p.bnd) {
                         /* exact's COUNT: a candidate at or below its row's
                          * blo is sure to be in (counted), the rest up to
                          * bhi is the band, listed; a block is marked when
-                         * it holds band. (Testing blo only in blocks where
-                         * the warp has a candidate measured slower: the
-                         * compiler predicates that path.) */
-                        const D lo[2] = {w.blo[0], w.blo[1]}, hi[2] = {w.bhi[0], w.bhi[1]};
+                         * it holds band. Rather than form d~2 and compare
+                         * it twice, the row's terms go into its thresholds
+                         * once a tile: T_lo = RD(blo - s_i), T_hi =
+                         * RU(bhi - s_i), and an element is
+                         * v = RN(s_j - 2a) against them, the sign bit of
+                         * RN(T - v) set exactly when v > T (round to
+                         * nearest keeps a difference's sign and gives +0
+                         * for T = v; every value here is finite). Then
+                         * v <= T_lo means s_i + v <= blo and v > T_hi
+                         * means s_i + v > bhi, with s_i + v taken exactly:
+                         * it carries one rounding (of at most 2^-24
+                         * |s_j - 2a| <= 2^-24 (N_x + N_y)^2) where d~2 =
+                         * RN(RN(s_i + s_j) - 2a) carries two, and the
+                         * bound's c_acc allows for those two
+                         * (kernels/exact_bound.h), so s_i + v lies within
+                         * delta of d2 as d~2 does and blo, bhi decide it
+                         * alike. T_lo <= T_hi, so an element out at T_hi
+                         * is out at T_lo: the band is the count out at
+                         * T_lo less the count out at T_hi. An FFMA, two
+                         * FADDs and two shift-adds (LEA.HI) an element,
+                         * against an FADD, an FFMA and two compares,
+                         * selects and counts. (Testing blo only in blocks
+                         * where the warp has a candidate measured slower:
+                         * the compiler predicates that path.) */
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            tlo[h] = __fsub_rd(w.blo[h], si[0][h]);
+                            thi[h] = __fsub_ru(w.bhi[h], si[0][h]);
+                        }
+                        unsigned olo = 0, ohi = 0, band = 0; /* out at T_lo, at T_hi */
 #pragma unroll
                         for (int nt = 0; nt < NT; nt++) {
                             const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                            const unsigned cl = interior_count(nt, sj, lo),
-                                           ch = interior_count(nt, sj, hi);
-                            sure += cl;
-                            cnt += ch - cl;
-                            marks_all |= (ch != cl ? 1u : 0u) << nt;
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                unsigned xl, xh;
+                                band_x(acc[0][nt][e], (e & 1) ? sj.y : sj.x, e >> 1, xl, xh);
+                                olo += xl >> 31;
+                                ohi += xh >> 31;
+                            }
+                            /* the block holds band when the band's count grew */
+                            marks_all |= (olo - ohi != band ? 1u : 0u) << nt;
+                            band = olo - ohi;
                         }
-                        sure *= wint;
-                        cnt *= wint;
+                        sure = (unsigned)(4 * NT - olo) * wint;
+                        cnt = band * wint;
                         split = true;
                     }
                 }
@@ -511,11 +550,21 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const unsigned i = row(mt, e), j = col(nt, e);
+                            const float sjv = (e & 1) ? sj.y : sj.x;
                             D d2;
-                            const int wt =
-                                list_weight(cand_weight(i, j, v[mt][e], si[mt][e >> 1],
-                                                        (e & 1) ? sj.y : sj.x, d2, e >> 1),
-                                            d2, e >> 1);
+                            int wt;
+                            if (F::band && split) {
+                                /* pass 1's test, so the pairs fill the slots it
+                                 * counted; the d~2 written is the classify's */
+                                unsigned xl, xh;
+                                band_x(v[mt][e], sjv, e >> 1, xl, xh);
+                                wt = (xl & ~xh) >> 31 ? (int)wint : 0;
+                                d2 = F::d2(v[mt][e], si[mt][e >> 1], sjv);
+                            } else {
+                                wt = list_weight(
+                                    cand_weight(i, j, v[mt][e], si[mt][e >> 1], sjv, d2, e >> 1),
+                                    d2, e >> 1);
+                            }
                             if (!wt)
                                 continue;
                             p.pi[o] = i;
