@@ -112,10 +112,15 @@ __device__ __forceinline__ void fasted_hand_back(const fasted_params &p, unsigne
  * counts gives each lane its offset and lane 0 takes the warp's slots with
  * one atomic. Returns the lane's first slot, or -1 when the buffer is full:
  * then the buffer's valid end is marked and the warp's bit set in *fail, so
- * the host drains the buffer and the tile is done again. */
+ * the host drains the buffer and the tile is done again. A warp with
+ * nothing to list (most of them in exact's COUNT, which lists only its
+ * band) takes no slot and skips the scan: one vote instead of some 15
+ * instructions a warp and tile. */
 __device__ __forceinline__ long long fasted_reserve_pairs(const fasted_params &p, unsigned cnt,
                                                           int lane, int warp, unsigned *fail)
 {
+    if (!__any_sync(FASTED_FULL_MASK, cnt != 0))
+        return 0;
     unsigned x = cnt;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
