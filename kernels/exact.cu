@@ -542,7 +542,9 @@ static int exact_timer_take(exact_ctx *c, kern_join_result *r)
         return 0;
     c->timed = 0;
     KERN_CUDA(cudaEventSynchronize(c->ev[1]));
-    r->t_kernel += kern_event_s(c->ev[0], c->ev[1]);
+    const double t = kern_event_s(c->ev[0], c->ev[1]);
+    r->t_kernel += t;
+    r->ex.t_refine += t;
     return 0;
 }
 
@@ -833,10 +835,17 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
         c.sort_bits++; /* 2^bits > n: every row index sorts below ~0 */
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
-    /* FP16: the format the bound is derived for, in exact's own
-     * instances (their wgmma epilogue lists only the band in COUNT mode);
+    /* FP16: the format the bound is derived for. COUNT lists only its
+     * band, in exact's own instances' wgmma epilogue (fp16b; fp16x when
+     * promoted); the other modes list every candidate, which fp16's own
+     * PAIRS kernel does as fast as fasted (fp16b's, whose pass 2 carries
+     * the band's test as well, was 1.17x slower in exact's PAIRS at
+     * 10^5 x 128; fp16b keeps fp16's rows, so the cached dataset is one).
      * fp16's with a teaching switch off, which has its variants. */
-    f.format = a->off ? NULL : promoted ? &kern_fmt_fp16x : &kern_fmt_fp16b;
+    f.format = a->off                   ? NULL
+               : promoted               ? &kern_fmt_fp16x
+               : a->mode == KJOIN_COUNT ? &kern_fmt_fp16b
+                                        : &kern_fmt_fp16;
     if (a->mode != KJOIN_PAIRS) {
         f.pair_fn = exact_noop_pairs; /* nothing is drained */
         f.pair_ctx = NULL;

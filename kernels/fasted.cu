@@ -203,11 +203,18 @@ static int fasted_stage_alloc(kern_run *k, fasted_stage *sg, size_t row_bytes)
     }
 }
 
-/* The slot holds this run's dataset in this format. */
+/* The format whose rows and norms fmt's kernels read (ops.rows_of). */
+static const kern_format *fasted_rows_fmt(const kern_format *fmt)
+{
+    return fmt->ops->rows_of ? fmt->ops->rows_of : fmt;
+}
+
+/* The slot holds this run's dataset in this format's rows. */
 static bool fasted_ds_is(const fasted_ds &g, const kern_join_args *a, const kern_format *fmt)
 {
-    return g.X && g.x == a->x && g.n == a->n && g.d == a->d && g.hash == a->hash && g.fmt == fmt &&
-           g.center == a->center && g.scale == a->scale;
+    return g.X && g.x == a->x && g.n == a->n && g.d == a->d && g.hash == a->hash &&
+           fasted_rows_fmt(g.fmt) == fasted_rows_fmt(fmt) && g.center == a->center &&
+           g.scale == a->scale;
 }
 
 /* The source's slot for the devices that copy it. */

@@ -29,6 +29,9 @@
  *                                            takes FP16 tiles
  *       (the accumulator and distance: fasted_fp32_acc below, or the
  *        integer formats' own)
+ *       static constexpr const kern_format *rows_of;  optional: a format that
+ *                                            changes only the kernels stores
+ *                                            another's rows (fasted_rows_of)
  *   };
  *
  * and one descriptor, kern_fmt_NAME (kernels.h's kern_format), built with
@@ -137,6 +140,18 @@ struct fasted_fmt_ops {
     /* Formats that promote (F::promote): the wgmma kernels that accumulate
      * in the tensor core alone (kern_join_args.acc_fast); else NULL. */
     const void *wg_func_fast, *wg_func_fast_pairs;
+    /* The format whose rows and norms these are (F::rows_of: a format
+     * that changes only the kernels, such as exact's fp16b), so the cached
+     * dataset serves both (fasted.cu, fasted_rows_fmt); NULL: its own. */
+    const kern_format *rows_of;
+};
+
+/* F::rows_of where F declares one, else NULL. */
+template <class F, class = void> struct fasted_rows_of {
+    static constexpr const kern_format *value = nullptr;
+};
+template <class F> struct fasted_rows_of<F, std::void_t<decltype(F::rows_of)>> {
+    static constexpr const kern_format *value = F::rows_of;
 };
 
 template <class F>
@@ -197,7 +212,7 @@ void fasted_norms(const void *X, float *s, size_t n_alloc, size_t dp, cudaStream
                           wg_fast_pairs, wg_smem)                                                  \
     static const fasted_fmt_ops cname##_ops = {                                                    \
         fasted_convert<F>, fasted_norms<F>, mma_kernels_fn, wg_fn,                                 \
-        wg_fn_pairs,       wg_fast,         wg_fast_pairs};                                        \
+        wg_fn_pairs,       wg_fast,         wg_fast_pairs,  fasted_rows_of<F>::value};             \
     extern "C" const kern_format cname = {F::name,                                                 \
                                           (int)sizeof(typename F::elem),                           \
                                           F::min_cc,                                               \

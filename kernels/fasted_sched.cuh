@@ -129,11 +129,12 @@ __device__ __forceinline__ long long fasted_reserve_pairs(const fasted_params &p
             x += y;
     }
     const unsigned total = __shfl_sync(FASTED_FULL_MASK, x, 31);
+    /* total > 0 after the vote (at most 32 x 2 x 128, no wrap). */
     unsigned long long b = 0;
-    if (lane == 0 && total)
+    if (lane == 0)
         b = atomicAdd(&p.ctl->pos, (unsigned long long)total);
     b = __shfl_sync(FASTED_FULL_MASK, b, 0);
-    if (total && b + total > p.cap) {
+    if (b + total > p.cap) {
         if (lane == 0) {
             atomicMin(&p.ctl->valid_end, b);
             atomicExch(&p.ctl->full, 1u);

@@ -1,15 +1,19 @@
-/* FP16 for the exact engine's pass at d <= 256 (kern_fmt_fp16b): fp16's
- * values, norms and mma.sync kernels, but a wgmma PAIRS kernel whose
- * epilogue can list only exact's band (F::band, fasted_epilogue.cuh). A
- * format of its own so that fasted's fp16 kernels compile without that
- * code. The pass runs the PAIRS kernel only, so that is the one built;
- * the mma.sync path (no wgmma) runs fp16's, which list every candidate. */
+/* FP16 for the exact engine's COUNT pass at d <= 256 (kern_fmt_fp16b):
+ * fp16's values, norms and mma.sync kernels, but a wgmma PAIRS kernel
+ * whose epilogue can list only exact's band (F::band, fasted_epilogue.cuh).
+ * A format of its own so that fasted's fp16 kernels compile without that
+ * code; its rows are fp16's (rows_of), so the cached dataset serves
+ * fasted and exact alike. The pass runs the PAIRS kernel only, so that is
+ * the one built; the mma.sync path (no wgmma) runs fp16's, which list
+ * every candidate. exact's other modes list every candidate and run
+ * fp16's own PAIRS kernel (kernels/exact.cu). */
 #include "fasted_mma.cuh"
 #include "fasted_wgmma.cuh"
 #include "fmt_fp16.cuh"
 
 struct fmt_fp16b : fmt_fp16 {
     static constexpr bool band = true;
+    static constexpr const kern_format *rows_of = &kern_fmt_fp16;
 };
 
 static void fp16b_mma_kernels(unsigned off, const void **func, const void **func_pairs)

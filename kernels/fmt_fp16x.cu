@@ -79,7 +79,8 @@ static const fasted_fmt_ops fp16x_ops = {fasted_convert<fmt_fp16x>,
                                          (const void *)fasted_wg_kernel<fmt_fp16x, false>,
                                          (const void *)fasted_wg_kernel<fmt_fp16x, true>,
                                          NULL,
-                                         NULL};
+                                         NULL,
+                                         NULL}; /* rows of its own: FP64-summed norms */
 
 static const kern_variant fp16x_variants[] = {fasted_variant_row<all_on>()};
 

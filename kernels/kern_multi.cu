@@ -175,7 +175,9 @@ static void kern_multi_merge(std::vector<kern_multi_dev> &dv, kern_join_result *
         r->refills += x.refills;
         r->mem_peak = std::max(r->mem_peak, x.mem_peak);
         r->shrunk = r->shrunk || x.shrunk;
+        const double tr = std::max(r->ex.t_refine, x.ex.t_refine);
         kern_exact_add(&r->ex, &x.ex);
+        r->ex.t_refine = tr; /* as t_kernel: the devices refine side by side */
         kern_device_share &s = r->share[t];
         s.device = dv[t].a.device;
         s.items = dv[t].items;

@@ -310,6 +310,10 @@ typedef struct kern_exact_counts {
     /* Refined pairs summed in fp64's own order: those the screen could not
      * decide, and in PAIRS mode every kept pair (it carries fp64's d2). */
     uint64_t sequential;
+    /* The refinement's kernels (classify to fp64's order, events), a part
+     * of t_kernel: what the FP64 stages cost beside the pass. Like
+     * t_kernel, the largest device's over several devices. */
+    double t_refine;
 } kern_exact_counts;
 
 static inline void kern_exact_add(kern_exact_counts *r, const kern_exact_counts *x)
@@ -318,6 +322,7 @@ static inline void kern_exact_add(kern_exact_counts *r, const kern_exact_counts 
     r->band += x->band;
     r->listed += x->listed;
     r->sequential += x->sequential;
+    r->t_refine += x->t_refine;
 }
 
 typedef struct kern_join_result {

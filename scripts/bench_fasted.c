@@ -11,7 +11,9 @@
  * (MODE kdistK instead: the K-distance of every point, kdist_run, its
  * time as kernel_ms and warm) and prints one line each:
  *   n d kind eps sym variant pairs cold_s warm_s kernel_ms tflops_paper
- *   tflops_padded h2d convert norms
+ *   tflops_padded h2d convert norms ... launches (the cold run's) refine_ms
+ * (kernel_ms and refine_ms: the median of the warm runs; exact's
+ * refinement is a part of its kernel time; cold_kernel_ms: the cold run's)
  * BENCH_DTYPE=f32 keeps the generated values as f32 (the CLI's default),
  * else f64. Built against libtcjoin.a (scripts/gpu-check says how). */
 #include <math.h>
@@ -80,7 +82,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const int reps = 3;
-    double kt[3], wt[3];
+    double kt[3], wt[3], rt[3];
     char *deflt[] = {"1:0"};
     char **specs = argc > 5 ? argv + 5 : deflt;
     int nspec = argc > 5 ? argc - 5 : 1;
@@ -159,12 +161,14 @@ int main(int argc, char **argv)
             }
             kt[k] = r.kernel_seconds;
             wt[k] = r.seconds;
+            rt[k] = metric(&r, "refine_kernel");
             if (r.pairs != cold.pairs)
                 fprintf(stderr, "warning: run %d found %llu pairs, first run %llu\n", k,
                         (unsigned long long)r.pairs, (unsigned long long)cold.pairs);
         }
         qsort(kt, reps, sizeof *kt, cmp_d);
         qsort(wt, reps, sizeof *wt, cmp_d);
+        qsort(rt, reps, sizeof *rt, cmp_d);
         double km = kt[reps / 2], wm = wt[reps / 2];
         double dp = (double)cold.d_padded, n = (double)ds.n;
         double paper = 2 * n * n * dp / km / 1e12;
@@ -179,12 +183,13 @@ int main(int argc, char **argv)
                 *q = '_';
         printf("%zu %zu %s %g %s%s sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
-               "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f\n",
+               "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f launches=%.0f refine_ms=%.3f\n",
                ds.n, ds.d, g.kind, eps, ename, o.fp8_acc_fast ? ":fast" : "", o.symmetric, kern, mode,
                (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
                phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
                phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,
-               ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"));
+               ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"),
+               metric(&cold, "launches"), rt[reps / 2] * 1e3);
         fflush(stdout);
     }
     dataset_free(&ds);

@@ -229,6 +229,7 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
         join_result_metric(res, "band_fraction", r->pairs ? (double)e->band / (double)r->pairs : 0,
                            "");
         join_result_metric(res, "sequential_pairs", (double)e->sequential, "pairs");
+        join_result_metric(res, "refine_kernel", e->t_refine, "s");
     }
     gpu_shares(r, res);
     gpu_stream_metrics(r, res);
