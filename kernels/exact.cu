@@ -226,7 +226,7 @@ static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
-    int promoted;      /* the pass runs kern_fmt_fp16x's promoting wgmma kernel */
+    int promoted;      /* the pass runs a promoting wgmma kernel (fp16x, fp16xl) */
     const uint16_t *X; /* the pass's FP16 rows (its params) */
     int ld;
     double *rho, *center;      /* device: rho (n), the centre (d) */
@@ -453,7 +453,7 @@ static int exact_setup_cb(void *vc, kern_run *k)
 }
 
 /* The kernel is chosen: without wgmma (an older GPU, a teaching switch)
- * fp16x runs fp16's unpromoted mma.sync kernels, so the bound and the
+ * fp16x and fp16xl run fp16's unpromoted mma.sync kernels, so the bound and the
  * pass's threshold go back to the unpromoted ones. */
 static int exact_params(void *vc, kern_run *, fasted_params *p, int use_wg)
 {
@@ -840,12 +840,15 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
      * promoted); the other modes list every candidate, which fp16's own
      * PAIRS kernel does as fast as fasted (fp16b's, whose pass 2 carries
      * the band's test as well, was 1.17x slower in exact's PAIRS at
-     * 10^5 x 128; fp16b keeps fp16's rows, so the cached dataset is one).
-     * fp16's with a teaching switch off, which has its variants. */
-    f.format = a->off                   ? NULL
-               : promoted               ? &kern_fmt_fp16x
-               : a->mode == KJOIN_COUNT ? &kern_fmt_fp16b
-                                        : &kern_fmt_fp16;
+     * 10^5 x 128), and promoted, fp16xl's (fp16x's kernel without the
+     * band). Each keeps the rows of its unbanded twin, so the cached
+     * dataset is one. fp16's with a teaching switch off, which has its
+     * variants. */
+    const int count = a->mode == KJOIN_COUNT;
+    f.format = a->off     ? NULL
+               : promoted ? (count ? &kern_fmt_fp16x : &kern_fmt_fp16xl)
+               : count    ? &kern_fmt_fp16b
+                          : &kern_fmt_fp16;
     if (a->mode != KJOIN_PAIRS) {
         f.pair_fn = exact_noop_pairs; /* nothing is drained */
         f.pair_ctx = NULL;

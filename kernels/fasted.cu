@@ -320,10 +320,12 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
 }
 
 /* Convert the dataset into this device's slot: FP32 staged from the host,
- * the format's conversion and the norms on the device. */
+ * the format's conversion and the norms on the device, those of the
+ * format whose rows fmt's kernels read (ops.rows_of). */
 static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
 {
     const kern_join_args *a = k->a;
+    const fasted_fmt_ops *rf = fasted_rows_fmt(fmt)->ops;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
     fasted_ds &g_ds = g_ds_dev[a->device];
@@ -368,14 +370,14 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
         fasted_to_float_par(a, r0, sg.h[b], rows, a->center, fasted_scale(a, fmt));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
-        fmt->ops->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
+        rf->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
         UP_TRY(cudaGetLastError());
         UP_TRY(cudaEventRecord(ev[2 * c + 1], st));
         UP_TRY(cudaEventRecord(copied[b], st));
         used[b] = true;
     }
     UP_TRY(cudaEventRecord(ev[2 * nchunks], st));
-    fmt->ops->norms(g_ds.X, g_ds.s, n_alloc, dp, st);
+    rf->norms(g_ds.X, g_ds.s, n_alloc, dp, st);
     UP_TRY(cudaGetLastError());
     UP_TRY(cudaEventRecord(ev[2 * nchunks + 1], st));
     UP_TRY(cudaStreamSynchronize(st));

@@ -31,7 +31,9 @@
  *        integer formats' own)
  *       static constexpr const kern_format *rows_of;  optional: a format that
  *                                            changes only the kernels stores
- *                                            another's rows (fasted_rows_of)
+ *                                            another's rows, converted and
+ *                                            normed by that one's ops
+ *                                            (fasted_rows_of)
  *   };
  *
  * and one descriptor, kern_fmt_NAME (kernels.h's kern_format), built with
@@ -142,7 +144,8 @@ struct fasted_fmt_ops {
     const void *wg_func_fast, *wg_func_fast_pairs;
     /* The format whose rows and norms these are (F::rows_of: a format
      * that changes only the kernels, such as exact's fp16b), so the cached
-     * dataset serves both (fasted.cu, fasted_rows_fmt); NULL: its own. */
+     * dataset serves both and that format's convert and norms make it
+     * (fasted.cu, fasted_rows_fmt); NULL: its own. */
     const kern_format *rows_of;
 };
 

@@ -1,5 +1,7 @@
-/* FP16 for the exact engine's pass at large d (kern_fmt_fp16x): the same
- * FP16 values as kern_fmt_fp16, but a bound that does not grow with d.
+/* FP16 for the exact engine's COUNT pass at large d (kern_fmt_fp16x): the
+ * same FP16 values as kern_fmt_fp16, but a bound that does not grow with
+ * d. Its epilogue lists only the band (F::band); exact's other modes run
+ * the same kernel without it (kern_fmt_fp16xl, on these rows).
  *   - The wgmma kernel promotes: each chunk of 2 k slices (128 values) is
  *     summed in the tensor core from zero and added into FP32 registers
  *     (round to nearest), so the product's accumulation error is
@@ -12,33 +14,7 @@
  * The mma.sync path (no wgmma, or a teaching switch off) runs fp16's own
  * kernels without promotion; exact then takes the unpromoted bound
  * (kernels/exact.cu learns which kernel runs from its params hook). */
-#include "fasted_mma.cuh"
-#include "fasted_wgmma.cuh"
-#include "fmt_fp16.cuh"
-
-/* PTX ISA, "wgmma.mma_async" (sm_90a), .f16 inputs at m64n128k16: half
- * the columns of m64n256k16, 64 accumulator floats per thread in the same
- * D fragment layout; K-major A and B (no transposes). */
-__device__ __forceinline__ void wgmma_mma_async_m64n128k16_f32_f16(float (&d)[64], uint64_t desc_a,
-                                                                   uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " TCJ_WGMMA_D64
-                 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : TCJ_WGMMA_C64
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-struct fmt_fp16x : fmt_fp16 {
-    /* exact's pass only: its COUNT epilogue lists only the band. */
-    static constexpr bool band = true;
-    static constexpr int promote = KERN_FP16X_PROMOTE_SLICES; /* fasted_wg_promote */
-    static constexpr bool turns = true; /* the warpgroups' ping-pong (fasted_format.cuh) */
-    __device__ static void wgmma_half(float (&d)[64], uint64_t da, uint64_t db, int scale_d)
-    {
-        wgmma_mma_async_m64n128k16_f32_f16(d, da, db, scale_d);
-    }
-};
+#include "fmt_fp16x.cuh"
 
 /* One warp a row: FP64 sum of the exact squares of its FP16 values (the
  * order does not matter to the bound: FP64's error over d terms is far
@@ -73,10 +49,12 @@ static void fp16x_mma_kernels(unsigned off, const void **func, const void **func
     kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
 }
 
+/* The pass runs the PAIRS kernel only (it lists the band), so that is
+ * the one built, in both slots. */
 static const fasted_fmt_ops fp16x_ops = {fasted_convert<fmt_fp16x>,
                                          fp16x_norms,
                                          fp16x_mma_kernels,
-                                         (const void *)fasted_wg_kernel<fmt_fp16x, false>,
+                                         (const void *)fasted_wg_kernel<fmt_fp16x, true>,
                                          (const void *)fasted_wg_kernel<fmt_fp16x, true>,
                                          NULL,
                                          NULL,

@@ -154,8 +154,9 @@ typedef struct kern_format {
 #define KERN_FORMAT(f) ((const kern_format *)0)
 #endif
 KERN_FORMAT_DECL(fp16);
-KERN_FORMAT_DECL(fp16x); /* exact's pass at large d (kernels/fmt_fp16x.cu) */
-KERN_FORMAT_DECL(fp16b); /* exact's pass at d <= 256 (kernels/fmt_fp16b.cu) */
+KERN_FORMAT_DECL(fp16x);  /* exact's COUNT pass at large d (kernels/fmt_fp16x.cu) */
+KERN_FORMAT_DECL(fp16xl); /* exact's other passes at large d (kernels/fmt_fp16xl.cu) */
+KERN_FORMAT_DECL(fp16b);  /* exact's COUNT pass at d <= 256 (kernels/fmt_fp16b.cu) */
 
 /* What the device offers to the kernel choice. */
 typedef struct kern_caps {

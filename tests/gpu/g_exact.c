@@ -245,9 +245,11 @@ static int run_one(const char *name, dataset *ds, double eps, join_mode mode, jo
 /* exact's COUNT pass (its own fp16b kernel) and its other modes (fp16's
  * PAIRS kernel) read fp16's converted rows: after a fasted run on the
  * same data nothing is converted again (cache_hit 1), and both count
- * fp64's pairs. Above d = 256 the promoting pass keeps rows of its own
- * (norms summed in FP64) and converts again. The refinement's time is a
- * part of the kernel time, and not 0 when there was a band to refine. */
+ * fp64's pairs. Above d = 256 the promoting passes (fp16x for COUNT,
+ * fp16xl for the other modes) keep rows of their own (norms summed in
+ * FP64): COUNT converts again, PAIRS after it does not, and both ran
+ * promoted. The refinement's time is a part of the kernel time, and not
+ * 0 when there was a band to refine. */
 TEST(exact_shares_fasted_rows)
 {
     need_gpu();
@@ -273,6 +275,11 @@ TEST(exact_shares_fasted_rows)
         CHECK_MSG(jr_metric(&c, "cache_hit") == want && jr_metric(&p, "cache_hit") == 1,
                   "d=%zu: exact after fasted: cache_hit %g (COUNT), %g (PAIRS after COUNT)",
                   dims[k], jr_metric(&c, "cache_hit"), jr_metric(&p, "cache_hit"));
+        for (int m = 0; m < 2; m++) {
+            const char *v = m ? p.variant : c.variant;
+            CHECK_MSG((strstr(v, "fp32-promoted") != NULL) == (k == 1), "d=%zu: %s variant %s",
+                      dims[k], m ? "PAIRS" : "COUNT", v);
+        }
         CHECK_EQ_INT(c.pairs, ref.pairs);
         CHECK_EQ_INT(sp, ref.pairs);
         const join_result *rs[2] = {&c, &p};
