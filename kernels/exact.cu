@@ -328,9 +328,9 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
-    if ((rc = kern_malloc(k, (void **)&o.count, 6 * sizeof(unsigned long long), "the count")))
+    if ((rc = kern_malloc(k, (void **)&o.count, 7 * sizeof(unsigned long long), "the count")))
         return rc;
-    KERN_CUDA(cudaMemset(o.count, 0, 6 * sizeof(unsigned long long)));
+    KERN_CUDA(cudaMemset(o.count, 0, 7 * sizeof(unsigned long long)));
     if (a->mode == KJOIN_COUNT && c->p) {
         /* The epilogue counts the pairs its bound puts in and lists only
          * the band (rounded up, so it is never narrower than the FP64
@@ -363,6 +363,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     o.refined = o.count + 3;
     o.nseq = o.count + 4;
     o.seq = o.count + 5;
+    o.pads = o.count + 6;
     if (a->mode == KJOIN_PERPOINT) {
         const size_t b = (kern_count_rows(a) + 1) * sizeof(unsigned long long);
         if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
@@ -667,13 +668,13 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
 {
     const kern_join_args *a = c->a;
     double t0 = kern_now();
-    unsigned long long v[6] = {0, 0, 0, 0, 0, 0};
+    unsigned long long v[7] = {0, 0, 0, 0, 0, 0, 0};
     if (c->ready)
         KERN_CUDA(cudaMemcpy(v, c->o.count, sizeof v, cudaMemcpyDeviceToHost));
     r->ex.band = v[2];
     r->ex.refined = v[3];
     r->ex.sequential = v[5];
-    r->ex.listed = c->listed;
+    r->ex.listed = c->listed - v[6]; /* the pass's pairs, its pads left out */
     if (a->mode == KJOIN_COUNT) {
         r->pairs = v[0];
     } else if (a->mode == KJOIN_PERPOINT) {

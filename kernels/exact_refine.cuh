@@ -33,7 +33,8 @@ struct exact_dev {
     int nbins;
     unsigned long long *count, *counts, *hist, *nout;
     unsigned long long *nlist, *band, *refined; /* this launch's list; the run's totals */
-    uint32_t *li, *lj;                          /* the pairs FP64 must decide or measure */
+    unsigned long long *pads; /* the run's pads in the pass's lists (F::band_pad) */
+    uint32_t *li, *lj;        /* the pairs FP64 must decide or measure */
     /* Not PAIRS: the pairs the screen left to fp64's order, how many this
      * launch, and the run's total of pairs summed in that order. */
     uint32_t *si, *sj;
@@ -109,23 +110,64 @@ __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint3
  * rest (the band, and every kept pair in PAIRS mode, which carries FP64
  * distances) is listed for step 2. A symmetric run's mirrored entries
  * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
- * and (i, j) stands for both. */
+ * and (i, j) stands for both. A pad (i, i, +inf: slots a block reserved
+ * and did not fill, fasted_epilogue.cuh) is out by any bound, and
+ * counted. */
 #define EXACT_CLASSIFY_THREADS 256
 __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
     exact_classify_kernel(const uint32_t *__restrict__ ci, const uint32_t *__restrict__ cj,
                           const float *__restrict__ cd, unsigned long long np, exact_dev o)
 {
+    constexpr int WARPS = EXACT_CLASSIFY_THREADS / 32;
     const unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    /* The block's entries that need the bound (neither mirrored nor pads)
+     * go to its first threads first, so that a warp's FP64 work is done
+     * for 32 of them, not for the one or two among mirrored entries and
+     * pads (the pads made the classify 3x slower on expo 10^5 x 128). */
+    __shared__ uint32_t s_ci[EXACT_CLASSIFY_THREADS], s_cj[EXACT_CLASSIFY_THREADS];
+    __shared__ float s_cd[EXACT_CLASSIFY_THREADS];
+    __shared__ unsigned s_take[WARPS], s_pad[WARPS];
+    bool take = false, pad = false;
+    {
+        uint32_t i = 0, j = 0;
+        float c = 0.0f;
+        if (t < np) {
+            i = ci[t];
+            j = cj[t];
+            c = cd[t];
+            pad = isinf(c);
+            take = !pad && !(o.sym && i > j);
+        }
+        const unsigned tm = __ballot_sync(0xffffffffu, take);
+        const unsigned pm = __ballot_sync(0xffffffffu, pad);
+        if (lane == 0) {
+            s_take[wid] = __popc(tm);
+            s_pad[wid] = __popc(pm);
+        }
+        __syncthreads();
+        unsigned at = __popc(tm & ((1u << lane) - 1u));
+        for (int w = 0; w < wid; w++)
+            at += s_take[w];
+        if (take) {
+            s_ci[at] = i;
+            s_cj[at] = j;
+            s_cd[at] = c;
+        }
+        __syncthreads();
+    }
+    unsigned ntake = 0;
+    for (int w = 0; w < WARPS; w++)
+        ntake += s_take[w];
     bool list = false, band = false;
     int sure = 0; /* weight of a pair decided in without FP64 */
     uint32_t i = 0, j = 0;
-    if (t < np) {
-        i = ci[t];
-        j = cj[t];
-        if (!(o.sym && i > j)) {
+    if (threadIdx.x < ntake) {
+        i = s_ci[threadIdx.x];
+        j = s_cj[threadIdx.x];
+        {
             const int w = o.sym && i != j ? 2 : 1;
-            const double dt = fmax((double)cd[t], 0.0);
+            const double dt = fmax((double)s_cd[threadIdx.x], 0.0);
             const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc,
                                                        o.rho[i], o.rho[j], o.eps_s);
             if (dt <= o.lim2s + delta) {
@@ -155,10 +197,8 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
     /* The block's counts meet in shared memory and one thread adds them:
      * the counters are shared by the whole grid, and atomics from every
      * warp (some 220 K a run at 10^5 x 128) serialize in L2. */
-    __shared__ unsigned s_list[EXACT_CLASSIFY_THREADS / 32], s_band[EXACT_CLASSIFY_THREADS / 32];
-    __shared__ unsigned s_sure[EXACT_CLASSIFY_THREADS / 32];
+    __shared__ unsigned s_list[WARPS], s_band[WARPS], s_sure[WARPS];
     __shared__ unsigned long long s_base;
-    const int wid = threadIdx.x >> 5;
     const unsigned lm = __ballot_sync(0xffffffffu, list), bm = __ballot_sync(0xffffffffu, band);
     unsigned c = sure;
     for (int m = 16; m; m >>= 1)
@@ -170,14 +210,17 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        unsigned nl = 0, nb = 0, ns = 0;
-        for (int w = 0; w < EXACT_CLASSIFY_THREADS / 32; w++) {
+        unsigned nl = 0, nb = 0, ns = 0, npad = 0;
+        for (int w = 0; w < WARPS; w++) {
             const unsigned x = s_list[w];
             s_list[w] = nl; /* the warp's offset in the block's run */
             nl += x;
             nb += s_band[w];
             ns += s_sure[w];
+            npad += s_pad[w];
         }
+        if (npad)
+            atomicAdd(o.pads, (unsigned long long)npad);
         s_base = nl ? atomicAdd(o.nlist, (unsigned long long)nl) : 0;
         if (nl)
             atomicAdd(o.refined, (unsigned long long)nl);

@@ -39,6 +39,14 @@ __device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int 
                     v[mt][e] = acc[mt][g0 + u][e];
 }
 
+/* F::band_pad where F declares it, else false. */
+template <class F, class = void> struct fasted_band_pad {
+    static constexpr bool value = false;
+};
+template <class F> struct fasted_band_pad<F, std::void_t<decltype(F::band_pad)>> {
+    static constexpr bool value = F::band_pad;
+};
+
 /* Where the epilogue of one warp's fragments writes. */
 struct fasted_epi {
     unsigned i0, j0;    /* rows / columns of the warp's first m16 / n8 block */
@@ -439,23 +447,58 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                             tlo[h] = __fsub_rd(w.blo[h], si[0][h]);
                             thi[h] = __fsub_ru(w.bhi[h], si[0][h]);
                         }
-                        unsigned olo = 0, ohi = 0, band = 0; /* out at T_lo, at T_hi */
+                        if constexpr (fasted_band_pad<F>::value) {
+                            /* Where the band is sparse, one test an
+                             * element: y = RN(v - T_lo), whose sign bit is
+                             * set exactly when v < T_lo (sure: counted).
+                             * A band element (T_lo <= v <= T_hi) has
+                             * 0 <= y <= RN(T_hi - T_lo) <= W, the rows'
+                             * larger RU(T_hi - T_lo), and a y >= 0 orders
+                             * as its bits (below 2^31, every y < 0 above),
+                             * so a block whose least y is at most W holds
+                             * all its band, and is marked; a y above W is
+                             * out. A marked block's slots are reserved
+                             * whole (4 a lane) and pass 2 pads the ones
+                             * its band does not fill. An FFMA, an FADD, a
+                             * shift-add and a min an element. */
+                            const unsigned wb = max(__float_as_uint(__fsub_ru(thi[0], tlo[0])),
+                                                    __float_as_uint(__fsub_ru(thi[1], tlo[1])));
+                            unsigned in = 0;
 #pragma unroll
-                        for (int nt = 0; nt < NT; nt++) {
-                            const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                            for (int nt = 0; nt < NT; nt++) {
+                                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+                                unsigned m = ~0u;
 #pragma unroll
-                            for (int e = 0; e < 4; e++) {
-                                unsigned xl, xh;
-                                band_x(acc[0][nt][e], (e & 1) ? sj.y : sj.x, e >> 1, xl, xh);
-                                olo += xl >> 31;
-                                ohi += xh >> 31;
+                                for (int e = 0; e < 4; e++) {
+                                    const float v =
+                                        __fmaf_rn(-2.0f, acc[0][nt][e], (e & 1) ? sj.y : sj.x);
+                                    const unsigned y = __float_as_uint(__fsub_rn(v, tlo[e >> 1]));
+                                    in += y >> 31;
+                                    m = min(m, y);
+                                }
+                                marks_all |= (m <= wb ? 1u : 0u) << nt;
                             }
-                            /* the block holds band when the band's count grew */
-                            marks_all |= (olo - ohi != band ? 1u : 0u) << nt;
-                            band = olo - ohi;
+                            sure = in * wint;
+                            cnt = (unsigned)__popc(marks_all) * 4u * wint;
+                        } else {
+                            unsigned olo = 0, ohi = 0, band = 0; /* out at T_lo, at T_hi */
+#pragma unroll
+                            for (int nt = 0; nt < NT; nt++) {
+                                const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
+#pragma unroll
+                                for (int e = 0; e < 4; e++) {
+                                    unsigned xl, xh;
+                                    band_x(acc[0][nt][e], (e & 1) ? sj.y : sj.x, e >> 1, xl, xh);
+                                    olo += xl >> 31;
+                                    ohi += xh >> 31;
+                                }
+                                /* the block holds band when the band's count grew */
+                                marks_all |= (olo - ohi != band ? 1u : 0u) << nt;
+                                band = olo - ohi;
+                            }
+                            sure = (unsigned)(4 * NT - olo) * wint;
+                            cnt = band * wint;
                         }
-                        sure = (unsigned)(4 * NT - olo) * wint;
-                        cnt = band * wint;
                         split = true;
                     }
                 }
@@ -549,11 +592,38 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
-                            const unsigned i = row(mt, e), j = col(nt, e);
+                            const unsigned i = row(mt, e);
+                            unsigned j = col(nt, e);
                             const float sjv = (e & 1) ? sj.y : sj.x;
                             D d2;
                             int wt;
-                            if (F::band && split) {
+                            auto by_bound = [&]() {
+                                wt = list_weight(
+                                    cand_weight(i, j, v[mt][e], si[mt][e >> 1], sjv, d2, e >> 1),
+                                    d2, e >> 1);
+                            };
+                            if constexpr (fasted_band_pad<F>::value) {
+                                if (split) {
+                                    /* every element fills its wint slots: a
+                                     * band element (not sure by pass 1's y,
+                                     * not out at T_hi) with its pair, any
+                                     * other with a pad (i, i, +inf), which the
+                                     * classify drops and counts
+                                     * (exact_classify_kernel) */
+                                    const float vv = __fmaf_rn(-2.0f, v[mt][e], sjv);
+                                    const unsigned y = __float_as_uint(__fsub_rn(vv, tlo[e >> 1]));
+                                    const unsigned xh = __float_as_uint(__fsub_rn(thi[e >> 1], vv));
+                                    wt = (int)wint;
+                                    if ((y | xh) >> 31) {
+                                        j = i;
+                                        d2 = __int_as_float(0x7f800000);
+                                    } else {
+                                        d2 = F::d2(v[mt][e], si[mt][e >> 1], sjv);
+                                    }
+                                } else {
+                                    by_bound();
+                                }
+                            } else if (F::band && split) {
                                 /* pass 1's test, so the pairs fill the slots it
                                  * counted; the d~2 written is the classify's */
                                 unsigned xl, xh;
@@ -561,9 +631,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                 wt = (xl & ~xh) >> 31 ? (int)wint : 0;
                                 d2 = F::d2(v[mt][e], si[mt][e >> 1], sjv);
                             } else {
-                                wt = list_weight(
-                                    cand_weight(i, j, v[mt][e], si[mt][e >> 1], sjv, d2, e >> 1),
-                                    d2, e >> 1);
+                                by_bound();
                             }
                             if (!wt)
                                 continue;

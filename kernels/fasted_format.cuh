@@ -78,7 +78,13 @@
  * band     the PAIRS epilogue can decide candidates by exact's bound
  *          (p.bnd, kernels/exact.cu): exact's own FP16 formats only
  *          (kern_fmt_fp16b, kern_fmt_fp16x, wgmma), so fasted's kernels
- *          compile without that code. */
+ *          compile without that code.
+ * band_pad optional, with band: an interior block's band is found by its least
+ *          v - T_lo, not counted, and its slots are reserved whole, the
+ *          ones it does not fill padded (fasted_epilogue.cuh). Fewer
+ *          instructions an element where the band is sparse (d = 128:
+ *          kern_fmt_fp16b); where it is dense (fp16x at large d) the
+ *          padding would outweigh them (fasted_band_pad). */
 struct fasted_fp32_acc {
     typedef float acc;
     static constexpr int promote = 0;

@@ -13,6 +13,7 @@
 
 struct fmt_fp16b : fmt_fp16 {
     static constexpr bool band = true;
+    static constexpr bool band_pad = true; /* the band is sparse at d <= 256 */
     static constexpr const kern_format *rows_of = &kern_fmt_fp16;
 };
 
