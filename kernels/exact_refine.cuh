@@ -165,33 +165,31 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
     if (threadIdx.x < ntake) {
         i = s_ci[threadIdx.x];
         j = s_cj[threadIdx.x];
-        {
-            const int w = o.sym && i != j ? 2 : 1;
-            const double dt = fmax((double)s_cd[threadIdx.x], 0.0);
-            const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc,
-                                                       o.rho[i], o.rho[j], o.eps_s);
-            if (dt <= o.lim2s + delta) {
-                band = dt >= o.lim2s - delta;
-                bool need = band || o.mode == KJOIN_PAIRS;
-                if (!need && o.mode == KJOIN_HIST) {
-                    /* In, so |d~2 - d2| <= delta: one bin for the whole
-                     * interval decides it (the slot is monotone in d2). */
-                    const double inv = 1.0 / (o.sc * o.sc); /* a power of two */
-                    const int s0 = kern_hist_slot((dt - delta) * inv, o.edges, o.nbins);
-                    const int s1 = kern_hist_slot((dt + delta) * inv, o.edges, o.nbins);
-                    need = s0 != s1;
-                    if (!need)
-                        atomicAdd(&o.hist[s0], (unsigned long long)w);
-                } else if (!need) {
-                    sure = w;
-                    if (o.mode == KJOIN_PERPOINT) {
-                        atomicAdd(&o.counts[i - o.q0], 1ull);
-                        if (w == 2)
-                            atomicAdd(&o.counts[j - o.q0], 1ull);
-                    }
+        const int w = o.sym && i != j ? 2 : 1;
+        const double dt = fmax((double)s_cd[threadIdx.x], 0.0);
+        const double delta = exact_bound_delta_rho(&o.b, o.nrm[i] * o.sc, o.nrm[j] * o.sc, o.rho[i],
+                                                   o.rho[j], o.eps_s);
+        if (dt <= o.lim2s + delta) {
+            band = dt >= o.lim2s - delta;
+            bool need = band || o.mode == KJOIN_PAIRS;
+            if (!need && o.mode == KJOIN_HIST) {
+                /* In, so |d~2 - d2| <= delta: one bin for the whole
+                 * interval decides it (the slot is monotone in d2). */
+                const double inv = 1.0 / (o.sc * o.sc); /* a power of two */
+                const int s0 = kern_hist_slot((dt - delta) * inv, o.edges, o.nbins);
+                const int s1 = kern_hist_slot((dt + delta) * inv, o.edges, o.nbins);
+                need = s0 != s1;
+                if (!need)
+                    atomicAdd(&o.hist[s0], (unsigned long long)w);
+            } else if (!need) {
+                sure = w;
+                if (o.mode == KJOIN_PERPOINT) {
+                    atomicAdd(&o.counts[i - o.q0], 1ull);
+                    if (w == 2)
+                        atomicAdd(&o.counts[j - o.q0], 1ull);
                 }
-                list = need;
             }
+            list = need;
         }
     }
     /* The block's counts meet in shared memory and one thread adds them:

@@ -214,46 +214,23 @@ TEST(exact_refuses_not_finite)
     dataset_free(&ds);
 }
 
-static int count_batch(void *ctx, const pair_batch *b)
-{
-    *(uint64_t *)ctx += b->k;
-    return 0;
-}
-
-/* One run of engine `name`, uncentred (fasted and exact then convert the
- * same values); PAIRS into a counting sink. */
-static int run_one(const char *name, dataset *ds, double eps, join_mode mode, join_result *r,
-                   uint64_t *sunk)
-{
-    engine_opts opts;
-    engine_opts_default(&opts);
-    opts.center = CENTER_OFF;
-    opts.exact_path = EXACT_PATH_PASS;
-    join_spec s;
-    memset(&s, 0, sizeof s);
-    s.ds = ds;
-    s.eps = eps;
-    s.q1 = ds->n;
-    s.mode = mode;
-    s.opts = &opts;
-    *sunk = 0;
-    s.sink.put = count_batch;
-    s.sink.ctx = sunk;
-    return engine_run(engine_find(name), &s, r);
-}
-
 /* exact's COUNT pass (its own fp16b kernel) and its other modes (fp16's
  * PAIRS kernel) read fp16's converted rows: after a fasted run on the
- * same data nothing is converted again (cache_hit 1), and both count
- * fp64's pairs. Above d = 256 the promoting passes (fp16x for COUNT,
+ * same data nothing is converted again (cache_hit 1), and every mode
+ * equals fp64. Above d = 256 the promoting passes (fp16x for COUNT,
  * fp16xl for the other modes) keep rows of their own (norms summed in
- * FP64): COUNT converts again, PAIRS after it does not, and both ran
- * promoted. The refinement's time is a part of the kernel time, and not
- * 0 when there was a band to refine. */
+ * FP64): COUNT converts again, PERPOINT after it does not, and both ran
+ * promoted. Uncentred, so fasted and exact convert the same values. The
+ * refinement's time is a part of the kernel time, and not 0 when there
+ * was a band to refine. */
 TEST(exact_shares_fasted_rows)
 {
     need_gpu();
     const size_t dims[2] = {64, 320};
+    engine_opts opts;
+    engine_opts_default(&opts);
+    opts.center = CENTER_OFF;
+    opts.exact_path = EXACT_PATH_PASS;
     for (int k = 0; k < 2; k++) {
         gen_opts g = {.kind = "gauss",
                       .n = 3000,
@@ -265,34 +242,34 @@ TEST(exact_shares_fasted_rows)
         dataset ds = {0};
         CHECK(dataset_generate(&g, &ds) == 0);
         const double eps = eps_for(&ds, 30);
-        join_result f, c, p, ref;
-        uint64_t sf, sc, sp, sr;
-        CHECK_MSG(run_one("fasted", &ds, eps, JOIN_COUNT, &f, &sf) == 0, "fasted: %s", err_msg());
-        CHECK_MSG(run_one("exact", &ds, eps, JOIN_COUNT, &c, &sc) == 0, "exact: %s", err_msg());
-        CHECK_MSG(run_one("exact", &ds, eps, JOIN_PAIRS, &p, &sp) == 0, "exact: %s", err_msg());
-        CHECK_MSG(run_one("fp64", &ds, eps, JOIN_COUNT, &ref, &sr) == 0, "fp64: %s", err_msg());
+        join_outcome f = exact_run("fasted", &ds, eps, &opts, 0);
+        join_outcome a = exact_run("exact", &ds, eps, &opts, 0);
+        join_outcome ref = exact_run("fp64", &ds, eps, &opts, 0);
+        CHECK_MSG(f.rc == 0 && a.rc == 0 && ref.rc == 0, "d=%zu: %s", dims[k], err_msg());
+        const join_result *c = &a.first, *p = &a.perpoint_res;
         const double want = k == 0 ? 1 : 0; /* d = 320 promotes: rows of its own */
-        CHECK_MSG(jr_metric(&c, "cache_hit") == want && jr_metric(&p, "cache_hit") == 1,
-                  "d=%zu: exact after fasted: cache_hit %g (COUNT), %g (PAIRS after COUNT)",
-                  dims[k], jr_metric(&c, "cache_hit"), jr_metric(&p, "cache_hit"));
+        CHECK_MSG(jr_metric(c, "cache_hit") == want && jr_metric(p, "cache_hit") == 1,
+                  "d=%zu: exact after fasted: cache_hit %g (COUNT), %g (PERPOINT after COUNT)",
+                  dims[k], jr_metric(c, "cache_hit"), jr_metric(p, "cache_hit"));
+        const join_result *rs[2] = {c, p};
         for (int m = 0; m < 2; m++) {
-            const char *v = m ? p.variant : c.variant;
-            CHECK_MSG((strstr(v, "fp32-promoted") != NULL) == (k == 1), "d=%zu: %s variant %s",
-                      dims[k], m ? "PAIRS" : "COUNT", v);
-        }
-        CHECK_EQ_INT(c.pairs, ref.pairs);
-        CHECK_EQ_INT(sp, ref.pairs);
-        const join_result *rs[2] = {&c, &p};
-        for (int m = 0; m < 2; m++) {
+            CHECK_MSG((strstr(rs[m]->variant, "fp32-promoted") != NULL) == (k == 1),
+                      "d=%zu: %s variant %s", dims[k], m ? "PERPOINT" : "COUNT", rs[m]->variant);
             const double t = jr_metric(rs[m], "refine_kernel");
             CHECK_MSG(t >= 0 && t <= rs[m]->kernel_seconds &&
                           (jr_metric(rs[m], "refined_pairs") == 0 || t > 0),
                       "d=%zu: refine_kernel %g s of a %g s kernel, %g pairs refined", dims[k], t,
                       rs[m]->kernel_seconds, jr_metric(rs[m], "refined_pairs"));
         }
+        char why[200];
+        CHECK_MSG(jo_same(&a, &ref, ds.n, why, sizeof why), "d=%zu: exact and fp64 differ: %s",
+                  dims[k], why);
         printf("# d=%zu: %llu pairs; exact COUNT kernel %.3f ms (refinement %.3f ms)\n", dims[k],
-               (unsigned long long)ref.pairs, c.kernel_seconds * 1e3,
-               jr_metric(&c, "refine_kernel") * 1e3);
+               (unsigned long long)ref.count, c->kernel_seconds * 1e3,
+               jr_metric(c, "refine_kernel") * 1e3);
+        jo_free(&f);
+        jo_free(&a);
+        jo_free(&ref);
         dataset_free(&ds);
     }
 }
