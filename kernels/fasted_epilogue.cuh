@@ -479,7 +479,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                 marks_all |= (m <= wb ? 1u : 0u) << nt;
                             }
                             sure = in * wint;
-                            cnt = (unsigned)__popc(marks_all) * 4u * wint;
+                            cnt = (unsigned)__popc(marks_all) * 4u; /* one slot an element */
                         } else {
                             unsigned olo = 0, ohi = 0, band = 0; /* out at T_lo, at T_hi */
 #pragma unroll
@@ -497,8 +497,15 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                 band = olo - ohi;
                             }
                             sure = (unsigned)(4 * NT - olo) * wint;
-                            cnt = band * wint;
+                            cnt = band; /* one slot a pair (below) */
                         }
+                        /* Either way a split lists a band pair once,
+                         * without its mirror: an interior block of a
+                         * symmetric run lies above the diagonal (i < j),
+                         * and the classify takes (i, j) for both orders
+                         * and skips every (j, i) (exact_classify_kernel),
+                         * so the mirrors only cost pass 2 its stores and
+                         * the classify its reads. sure counts both. */
                         split = true;
                     }
                 }
@@ -604,16 +611,16 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                             };
                             if constexpr (fasted_band_pad<F>::value) {
                                 if (split) {
-                                    /* every element fills its wint slots: a
-                                     * band element (not sure by pass 1's y,
-                                     * not out at T_hi) with its pair, any
-                                     * other with a pad (i, i, +inf), which the
+                                    /* every element fills its slot: a band
+                                     * element (not sure by pass 1's y, not
+                                     * out at T_hi) with its pair, any other
+                                     * with a pad (i, i, +inf), which the
                                      * classify drops and counts
                                      * (exact_classify_kernel) */
                                     const float vv = __fmaf_rn(-2.0f, v[mt][e], sjv);
                                     const unsigned y = __float_as_uint(__fsub_rn(vv, tlo[e >> 1]));
                                     const unsigned xh = __float_as_uint(__fsub_rn(thi[e >> 1], vv));
-                                    wt = (int)wint;
+                                    wt = 1;
                                     if ((y | xh) >> 31) {
                                         j = i;
                                         d2 = __int_as_float(0x7f800000);
@@ -628,7 +635,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                  * counted; the d~2 written is the classify's */
                                 unsigned xl, xh;
                                 band_x(v[mt][e], sjv, e >> 1, xl, xh);
-                                wt = (xl & ~xh) >> 31 ? (int)wint : 0;
+                                wt = (xl & ~xh) >> 31 ? 1 : 0;
                                 d2 = F::d2(v[mt][e], si[mt][e >> 1], sjv);
                             } else {
                                 by_bound();
