@@ -223,6 +223,19 @@ static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
 #define EXACT_SORT_ROW_BYTES 2048
 #define EXACT_SORT_TMP 2
 
+/* The run's counters, one device block (exact_dev's count, nlist, ...),
+ * zeroed once and read back whole by exact_fetch. */
+enum {
+    EXACT_C_COUNT,   /* COUNT's pairs */
+    EXACT_C_NLIST,   /* this launch's list */
+    EXACT_C_BAND,    /* the band, unordered in a symmetric run */
+    EXACT_C_REFINED, /* listed for FP64 */
+    EXACT_C_NSEQ,    /* this launch's pairs left to fp64's order */
+    EXACT_C_SEQ,     /* the run's pairs summed in fp64's order */
+    EXACT_C_PADS,    /* pads in the pass's lists (F::band_pad) */
+    EXACT_NCOUNT
+};
+
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
@@ -328,9 +341,10 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
-    if ((rc = kern_malloc(k, (void **)&o.count, 7 * sizeof(unsigned long long), "the count")))
+    if ((rc = kern_malloc(k, (void **)&o.count, EXACT_NCOUNT * sizeof(unsigned long long),
+                          "the count")))
         return rc;
-    KERN_CUDA(cudaMemset(o.count, 0, 7 * sizeof(unsigned long long)));
+    KERN_CUDA(cudaMemset(o.count, 0, EXACT_NCOUNT * sizeof(unsigned long long)));
     if (a->mode == KJOIN_COUNT && c->p) {
         /* The epilogue counts the pairs its bound puts in and lists only
          * the band (rounded up, so it is never narrower than the FP64
@@ -358,12 +372,12 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         p->bnd_hi = exact_f32_up(o.lim2s);
         p->bnd_count = o.count;
     }
-    o.nlist = o.count + 1;
-    o.band = o.count + 2;
-    o.refined = o.count + 3;
-    o.nseq = o.count + 4;
-    o.seq = o.count + 5;
-    o.pads = o.count + 6;
+    o.nlist = o.count + EXACT_C_NLIST;
+    o.band = o.count + EXACT_C_BAND;
+    o.refined = o.count + EXACT_C_REFINED;
+    o.nseq = o.count + EXACT_C_NSEQ;
+    o.seq = o.count + EXACT_C_SEQ;
+    o.pads = o.count + EXACT_C_PADS;
     if (a->mode == KJOIN_PERPOINT) {
         const size_t b = (kern_count_rows(a) + 1) * sizeof(unsigned long long);
         if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
@@ -668,15 +682,15 @@ static int exact_fetch(exact_ctx *c, kern_join_result *r)
 {
     const kern_join_args *a = c->a;
     double t0 = kern_now();
-    unsigned long long v[7] = {0, 0, 0, 0, 0, 0, 0};
+    unsigned long long v[EXACT_NCOUNT] = {0};
     if (c->ready)
         KERN_CUDA(cudaMemcpy(v, c->o.count, sizeof v, cudaMemcpyDeviceToHost));
-    r->ex.band = v[2];
-    r->ex.refined = v[3];
-    r->ex.sequential = v[5];
-    r->ex.listed = c->listed - v[6]; /* the pass's pairs, its pads left out */
+    r->ex.band = v[EXACT_C_BAND];
+    r->ex.refined = v[EXACT_C_REFINED];
+    r->ex.sequential = v[EXACT_C_SEQ];
+    r->ex.listed = c->listed - v[EXACT_C_PADS]; /* the pass's pairs, its pads left out */
     if (a->mode == KJOIN_COUNT) {
-        r->pairs = v[0];
+        r->pairs = v[EXACT_C_COUNT];
     } else if (a->mode == KJOIN_PERPOINT) {
         const size_t nq = kern_count_rows(a);
         if (c->ready && nq)

@@ -40,6 +40,13 @@ struct fmt_fp16 : fasted_fp32_acc {
     }
 };
 
+/* exact's FP16 formats (fp16b, fp16x, fp16xl) change only the wgmma
+ * kernels: without wgmma they run fp16's own mma.sync kernels. */
+static inline void fp16_twin_mma_kernels(unsigned off, const void **func, const void **func_pairs)
+{
+    kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
+}
+
 /* The teaching variants' kernels (fmt_fp16_va.cu, fmt_fp16_vb.cu): false
  * when off is not one of that file's configurations. */
 bool fasted_fp16_va(unsigned off, const void **func, const void **func_pairs);

@@ -17,13 +17,8 @@ struct fmt_fp16b : fmt_fp16 {
     static constexpr const kern_format *rows_of = &kern_fmt_fp16;
 };
 
-static void fp16b_mma_kernels(unsigned off, const void **func, const void **func_pairs)
-{
-    kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
-}
-
 static const kern_variant fp16b_variants[] = {fasted_variant_row<all_on>()};
 
-FASTED_FORMAT(fmt_fp16b, kern_fmt_fp16b, fp16b_variants, fp16b_mma_kernels,
+FASTED_FORMAT(fmt_fp16b, kern_fmt_fp16b, fp16b_variants, fp16_twin_mma_kernels,
               ((const void *)fasted_wg_kernel<fmt_fp16b, true>),
               ((const void *)fasted_wg_kernel<fmt_fp16b, true>), FASTED_WG_SMEM);

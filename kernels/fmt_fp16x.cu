@@ -43,17 +43,11 @@ static void fp16x_norms(const void *X, float *s, size_t n_alloc, size_t dp, cuda
                          st>>>((const __half *)X, s, n_alloc, dp);
 }
 
-/* The mma.sync kernels are fp16's (no promotion there). */
-static void fp16x_mma_kernels(unsigned off, const void **func, const void **func_pairs)
-{
-    kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
-}
-
 /* The pass runs the PAIRS kernel only (it lists the band), so that is
  * the one built, in both slots. */
 static const fasted_fmt_ops fp16x_ops = {fasted_convert<fmt_fp16x>,
                                          fp16x_norms,
-                                         fp16x_mma_kernels,
+                                         fp16_twin_mma_kernels,
                                          (const void *)fasted_wg_kernel<fmt_fp16x, true>,
                                          (const void *)fasted_wg_kernel<fmt_fp16x, true>,
                                          NULL,

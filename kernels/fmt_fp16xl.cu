@@ -14,13 +14,8 @@ struct fmt_fp16xl : fmt_fp16x {
     static constexpr const kern_format *rows_of = &kern_fmt_fp16x;
 };
 
-static void fp16xl_mma_kernels(unsigned off, const void **func, const void **func_pairs)
-{
-    kern_fmt_fp16.ops->mma_kernels(off, func, func_pairs);
-}
-
 static const kern_variant fp16xl_variants[] = {fasted_variant_row<all_on>()};
 
-FASTED_FORMAT(fmt_fp16xl, kern_fmt_fp16xl, fp16xl_variants, fp16xl_mma_kernels,
+FASTED_FORMAT(fmt_fp16xl, kern_fmt_fp16xl, fp16xl_variants, fp16_twin_mma_kernels,
               ((const void *)fasted_wg_kernel<fmt_fp16xl, true>),
               ((const void *)fasted_wg_kernel<fmt_fp16xl, true>), FASTED_WG_SMEM);
