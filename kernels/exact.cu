@@ -47,16 +47,21 @@
  * (kernels/fasted.cu, fasted_to_float: (x - c) * scale, then correctly
  * rounded to FP16 through FP32 round-to-odd), x^_i the FP16 values of the
  * pass (X, rows of ld 16-bit units). A warp per row; the FP64 sum and root
- * are rounded up by 2^-40 relative, far above their own error. */
+ * are rounded up by 2^-40 relative, far above their own error. A cluster
+ * layout centres row r on origins + d * origin_of[r] (KERN_ORIGIN_NONE:
+ * not centred) instead of center. */
 template <class T>
-__global__ void exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x,
-                                 const double *__restrict__ center, double sc, size_t n, size_t d,
-                                 double *rho)
+__global__ void
+exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x,
+                 const double *__restrict__ center, const double *__restrict__ origins,
+                 const uint8_t *__restrict__ origin_of, double sc, size_t n, size_t d, double *rho)
 {
     const size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x & 31;
     if (r >= n)
         return;
+    if (origin_of)
+        center = origin_of[r] == KERN_ORIGIN_NONE ? NULL : origins + d * origin_of[r];
     double acc = 0;
     for (size_t k = lane; k < d; k += 32) {
         const double xv = exact_x(x, r * d + k);
@@ -243,6 +248,7 @@ struct exact_ctx {
     const uint16_t *X; /* the pass's FP16 rows (its params) */
     int ld;
     double *rho, *center;      /* device: rho (n), the centre (d) */
+    double *origins;           /* device, a cluster layout: its origins, then each row's */
     fasted_params *p;          /* the pass's parameters (COUNT: the epilogue's band) */
     float2 *bnd;               /* device, COUNT: each row's bound terms for the epilogue */
     double nmax, lim2sc;       /* the largest norm and lim2, scaled: the pass threshold's inputs */
@@ -286,7 +292,24 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         if ((rc = kern_malloc(k, &g_x64.dx, bytes, "the exact rows")) ||
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the exact rows (norms)")))
             return rc;
-        if (xt >= 0) {
+        if (xt >= 0 && a->rows) {
+            /* A layout's rows gathered from the dataset in 4 MB blocks
+             * (its padding zeros), as the host holds them. */
+            const size_t rb = a->d * vb, blk = std::max((size_t)1, ((size_t)1 << 22) / rb);
+            std::vector<char> hb(std::min(blk, a->n) * rb);
+            for (size_t i0 = 0; i0 < a->n; i0 += blk) {
+                const size_t m = std::min(blk, a->n - i0);
+                for (size_t i = 0; i < m; i++) {
+                    const void *src = kern_row_ptr(a, i0 + i);
+                    if (src)
+                        memcpy(hb.data() + i * rb, src, rb);
+                    else
+                        memset(hb.data() + i * rb, 0, rb);
+                }
+                KERN_CUDA(cudaMemcpy((char *)g_x64.dx + i0 * rb, hb.data(), m * rb,
+                                     cudaMemcpyHostToDevice));
+            }
+        } else if (xt >= 0) {
             /* As the host holds them: the kernels widen each value (a
              * cross run's rows in their runs, its padding zeros). */
             for (size_t i0 = 0; i0 < a->n;) {
@@ -332,11 +355,21 @@ static int exact_setup(exact_ctx *c, kern_run *k)
             return rc;
         KERN_CUDA(cudaMemcpy(c->center, a->center, a->d * sizeof(double), cudaMemcpyHostToDevice));
     }
+    if (a->origin_of) {
+        /* A cluster layout's origins (nclu x d) and each row's. */
+        const size_t ob = (size_t)a->nclu * a->d * sizeof(double);
+        if ((rc = kern_malloc(k, (void **)&c->origins, ob + a->n, "the layout's origins")))
+            return rc;
+        KERN_CUDA(cudaMemcpy(c->origins, a->origins, ob, cudaMemcpyHostToDevice));
+        KERN_CUDA(cudaMemcpy((char *)c->origins + ob, a->origin_of, a->n, cudaMemcpyHostToDevice));
+        o.origin_of = (const uint8_t *)c->origins + ob;
+    }
     {
         const unsigned threads = 256, rows = threads / 32;
         exact_by_type(o.xt, o.x, [&](auto x) {
+            const uint8_t *of = o.origin_of;
             exact_rho_kernel<<<(unsigned)((a->n + rows - 1) / rows), threads, 0, k->st>>>(
-                c->X, c->ld, x, c->center, o.sc, a->n, a->d, c->rho);
+                c->X, c->ld, x, c->center, c->origins, of, o.sc, a->n, a->d, c->rho);
         });
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
@@ -655,6 +688,7 @@ static void exact_free(exact_ctx *c)
 {
     cudaFree(c->rho);
     cudaFree(c->center);
+    cudaFree(c->origins);
     cudaFree(c->bnd);
     cudaFree(c->o.count);
     cudaFree(c->o.counts);
@@ -737,9 +771,10 @@ static void exact_scan_rows(const kern_join_args *a, size_t r0, size_t r1, doubl
         kern_rows_f64(a, i0, rows, buf.data());
         for (size_t i = 0; i < rows; i++) {
             const double *xr = buf.data() + i * d;
+            const double *center = kern_row_center(a, i0 + i);
             double e = 0;
             for (size_t k = 0; k < d; k++) {
-                const double v = a->center ? xr[k] - a->center[k] : xr[k];
+                const double v = center ? xr[k] - center[k] : xr[k];
                 /* A value that is not finite (Inf, or NaN from centring
                  * an Inf column) leaves no bound: vmax Inf refuses it. */
                 m = isfinite(v) ? fmax(m, fabs(v)) : INFINITY;

@@ -41,6 +41,9 @@ struct exact_dev {
     unsigned long long *nseq, *seq;
     uint32_t *pi, *pj; /* PAIRS: the kept pairs, compacted */
     double *pd;
+    /* A cluster layout: each row's origin, KERN_ORIGIN_NONE for padding
+     * rows, whose pair with themselves the pass lists (NULL: none). */
+    const uint8_t *origin_of;
 };
 
 /* Value v of a row as FP64, exactly. */
@@ -112,7 +115,7 @@ __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint3
  * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
  * and (i, j) stands for both. A pad (i, i, +inf: slots a block reserved
  * and did not fill, fasted_epilogue.cuh) is out by any bound, and
- * counted. */
+ * counted. A cluster layout's padding row's pair with itself is dropped. */
 #define EXACT_CLASSIFY_THREADS 256
 __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
     exact_classify_kernel(const uint32_t *__restrict__ ci, const uint32_t *__restrict__ cj,
@@ -137,7 +140,8 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
             j = cj[t];
             c = cd[t];
             pad = isinf(c);
-            take = !pad && !(o.sym && i > j);
+            take = !pad && !(o.sym && i > j) &&
+                   !(o.origin_of && o.origin_of[i] == KERN_ORIGIN_NONE); /* layout padding */
         }
         const unsigned tm = __ballot_sync(0xffffffffu, take);
         const unsigned pm = __ballot_sync(0xffffffffu, pad);

@@ -105,12 +105,12 @@ static inline float fasted_round_odd(double x)
 }
 
 /* Rows [r0, r0 + rows) of a->x (dst holds them from row r0): each
- * value as FP64, with center less its column's mean first, then times sc
- * (a power of two: exact), in FP64, then rounded to odd: the format's
- * rounding of the centred, scaled value. Rows are widened to FP64 a small
- * block at a time, in a buffer of this thread's own. */
-static void fasted_to_float(const kern_join_args *a, size_t r0, float *dst, size_t rows,
-                            const double *center, double sc)
+ * value as FP64, less its row's centre (kern_row_center: the column means,
+ * or a layout's origin of the row) first, then times sc (a power of two:
+ * exact), in FP64, then rounded to odd: the format's rounding of the
+ * centred, scaled value. Rows are widened to FP64 a small block at a
+ * time, in a buffer of this thread's own. */
+static void fasted_to_float(const kern_join_args *a, size_t r0, float *dst, size_t rows, double sc)
 {
     const size_t d = a->d, blk = std::max((size_t)1, ((size_t)1 << 13) / d);
     std::vector<double> buf(std::min(blk, rows) * d);
@@ -119,21 +119,23 @@ static void fasted_to_float(const kern_join_args *a, size_t r0, float *dst, size
         kern_rows_f64(a, r0 + i0, m, buf.data());
         const double *src = buf.data();
         float *o = dst + i0 * d;
-        for (size_t i = 0; i < m; i++)
+        for (size_t i = 0; i < m; i++) {
+            const double *center = kern_row_center(a, r0 + i0 + i);
             for (size_t k = 0; k < d; k++)
                 o[i * d + k] =
                     fasted_round_odd((center ? src[i * d + k] - center[k] : src[i * d + k]) * sc);
+        }
     }
 }
 
 /* Host threads convert one chunk (rows from r0 into dst). */
 static void fasted_to_float_par(const kern_join_args *a, size_t r0, float *dst, size_t rows,
-                                const double *center, double sc)
+                                double sc)
 {
     const size_t d = a->d;
     kern_par_rows(rows, d, [=](unsigned, size_t b0, size_t b1) {
         if (b0 < b1)
-            fasted_to_float(a, r0 + b0, dst + b0 * d, b1 - b0, center, sc);
+            fasted_to_float(a, r0 + b0, dst + b0 * d, b1 - b0, sc);
     });
 }
 
@@ -367,7 +369,7 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
         const size_t r0 = c * rows_chunk, rows = std::min(rows_chunk, a->n - r0);
         if (used[b])
             UP_TRY(cudaEventSynchronize(copied[b]));
-        fasted_to_float_par(a, r0, sg.h[b], rows, a->center, fasted_scale(a, fmt));
+        fasted_to_float_par(a, r0, sg.h[b], rows, fasted_scale(a, fmt));
         UP_TRY(cudaMemcpyAsync(sg.d[b], sg.h[b], rows * a->d * 4, cudaMemcpyHostToDevice, st));
         UP_TRY(cudaEventRecord(ev[2 * c], st));
         rf->convert(sg.d[b], (char *)g_ds.X + r0 * row_bytes, rows, a->d, dp, st);
@@ -379,6 +381,15 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
     UP_TRY(cudaEventRecord(ev[2 * nchunks], st));
     rf->norms(g_ds.X, g_ds.s, n_alloc, dp, st);
     UP_TRY(cudaGetLastError());
+    /* A layout's padding rows (zeros) pair with nothing: a norm so large
+     * (0x7f7f7f7f, 3.4e38; two of them sum to +inf) that d2 passes no
+     * threshold. Each cluster's padding follows its rows. */
+    for (int c = 0; a->rows && c < a->nclu; c++) {
+        size_t v = a->clu[c + 1];
+        while (v > a->clu[c] && a->rows[v - 1] == KERN_ROW_PAD)
+            v--;
+        UP_TRY(cudaMemsetAsync(g_ds.s + v, 0x7f, (a->clu[c + 1] - v) * sizeof(float), st));
+    }
     UP_TRY(cudaEventRecord(ev[2 * nchunks + 1], st));
     UP_TRY(cudaStreamSynchronize(st));
     for (size_t c = 0; c < nchunks; c++)
@@ -660,7 +671,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     r->convert_name = "convert";
     r->prep_name = "norms";
     r->off = a->off;
-    r->centred = a->center != NULL;
+    r->centred = a->center != NULL || a->origin_of != NULL;
     const fasted_ds &g_ds = g_ds_dev[a->device];
     const kern_caps caps = {k.cc, fasted_wg_usable(a->device), k.prop.sharedMemPerBlockOptin};
     fasted_choice ch;
@@ -668,6 +679,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     memset(&f, 0, sizeof f);
     const size_t nq = a->q1 - a->q0, nc = kern_count_rows(a);
     unsigned *d_counts = NULL;
+    void *d_clu = NULL; /* a layout's blocks (p.clu_*) */
     float *d_edges = NULL;
     unsigned long long *d_hist = NULL;
     std::vector<float> edges_f;
@@ -721,6 +733,28 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     } else {
         p.T = (unsigned)((nq + ch.v->bm - 1) / ch.v->bm);
         p.U = (unsigned)((a->n - a->c0 + ch.v->bn - 1) / ch.v->bn);
+    }
+    if (a->nclu > 0) {
+        /* A cluster layout: the tiles of each cluster's diagonal block (its
+         * rows a multiple of KERN_STREAM_ALIGN, which every tile divides),
+         * row by row, its upper triangle when symmetric (the wgmma
+         * kernel's items are then tile halves: t >> 1). */
+        const size_t ur = f.use_wg ? (fasted_tri(p) ? 2 * FASTED_WG_BM : FASTED_WG_BM) : ch.v->bm;
+        const size_t uc = f.use_wg ? FASTED_WG_BN : ch.v->bn;
+        std::vector<uint2> tiles;
+        for (int c = 0; c < a->nclu; c++) {
+            const unsigned r0 = (unsigned)(a->clu[c] / ur), r1 = (unsigned)(a->clu[c + 1] / ur);
+            const unsigned c0 = (unsigned)(a->clu[c] / uc), c1 = (unsigned)(a->clu[c + 1] / uc);
+            for (unsigned r = r0; r < r1; r++)
+                for (unsigned cc = fasted_tri(p) ? c0 + (r - r0) : c0; cc < c1; cc++)
+                    tiles.push_back(make_uint2(r, cc));
+        }
+        FASTED_RC(kern_malloc(&k, &d_clu, std::max((size_t)1, tiles.size()) * sizeof(uint2),
+                              "the layout's tiles"));
+        FASTED_TRY(
+            cudaMemcpy(d_clu, tiles.data(), tiles.size() * sizeof(uint2), cudaMemcpyHostToDevice));
+        p.clu_tile = (const uint2 *)d_clu;
+        p.clu_items = tiles.size();
     }
     f.smem = ch.smem;
     if (a->mode == KJOIN_HIST) {
@@ -784,6 +818,8 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     FASTED_TRY(
         cudaFuncSetAttribute(f.func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)f.smem));
     f.total = f.use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, fasted_tri(p), p.order);
+    if (p.clu_tile) /* the wgmma kernel's symmetric items are tile halves */
+        f.total = p.clu_items * (f.use_wg && fasted_tri(p) ? 2 : 1);
     /* Bounded launches: the host checks cancel and reports progress
      * between them; 64 tiles per block keeps the tail of each small, and
      * fasted_pace sizes the later ones by time. */
@@ -835,6 +871,7 @@ out:
     cudaFree(f.redo[0]);
     cudaFree(f.redo[1]);
     cudaFree(d_counts);
+    cudaFree(d_clu);
     cudaFree(d_edges);
     cudaFree(d_hist);
     kern_end(&k);

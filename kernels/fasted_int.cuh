@@ -105,7 +105,21 @@ typedef struct fasted_params {
     float bnd_k1, bnd_k2, bnd_k3;
     float bnd_lo, bnd_hi; /* eps^2 in the pass's units, rounded down / up */
     unsigned long long *bnd_count;
+
+    /* A cluster layout (kern_join_args.clu): only the tiles of its
+     * clusters' diagonal blocks, work item t being tile clu_tile[t]
+     * (bi, bj) for t < clu_items; NULL: the whole grid. A table rather
+     * than a search: one load, and no registers taken from the kernels. */
+    const uint2 *clu_tile;
+    unsigned long long clu_items;
 } fasted_params;
+
+/* A cluster layout's padding rows' squared norm (fasted.cu sets it from
+ * the bytes 0x7f, 3.39e38; two of them sum to +inf): no d2 of theirs
+ * passes a threshold. Their pair with themselves (d2 0 by definition) is
+ * left out by exact's COUNT formats' epilogue and dropped by exact's
+ * classify in the other modes (fasted_epilogue.cuh, exact_refine.cuh). */
+#define FASTED_PAD_S 3.0e38f
 
 /* Number of work items for a tile grid. */
 unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order);

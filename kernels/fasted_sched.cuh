@@ -45,6 +45,14 @@ __host__ __device__ __forceinline__ bool fasted_tri(const fasted_params &p)
 __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned long long t,
                                                unsigned &bi, unsigned &bj)
 {
+    if (p.clu_tile) { /* a cluster layout: the table */
+        if (t >= p.clu_items)
+            return false;
+        const uint2 b = p.clu_tile[t];
+        bi = b.x;
+        bj = b.y;
+        return true;
+    }
     if (p.order) { /* [order] */
         const unsigned G = FASTED_GROUP;
         unsigned long long sq = t / (G * G);

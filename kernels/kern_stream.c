@@ -154,8 +154,10 @@ int stream_call(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, str
         const size_t m = kern_count_rows(s);
         for (size_t i = 0; i < m; i++) {
             const size_t v = s->q0 + i;
-            if (!s->c0 || v < s->q1 || v >= s->c0)
-                o->counts[stream_row(&c->m, (uint32_t)v) - a->q0] += o->rc[i];
+            const uint32_t row = stream_row(&c->m, (uint32_t)v);
+            /* a cross run's or a layout's padding rows count none */
+            if ((!s->c0 || v < s->q1 || v >= s->c0) && row != KERN_ROW_PAD)
+                o->counts[row - a->q0] += o->rc[i];
         }
     }
     if (a->mode == KJOIN_HIST) {

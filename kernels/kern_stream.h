@@ -1,9 +1,10 @@
 /* What the two cuts of kern_stream_run share (kernels/kern_stream.c: the
  * driver and the row chunks; kernels/kern_stream_slab.c: the slabs of the
  * engines that take no cross run) and the k-distance's cut
- * (kernels/kern_stream_kd.c): the renumbering of a run's rows into the
+ * (kernels/kern_stream_kd.c), and the cluster cut's runs
+ * (kernels/kern_stream_clu.c): the renumbering of a run's rows into the
  * dataset's, progress over the runs, the sum of their results. Only those
- * three files include it. */
+ * four files include it. */
 #ifndef TCJ_KERN_STREAM_H
 #define TCJ_KERN_STREAM_H
 

@@ -300,7 +300,23 @@ typedef struct kern_join_args {
      * runs pass the whole dataset's, so each pair's d2 is summed in the
      * whole run's order (ted-index uploads its rows in it). */
     const int *dim_order;
+    /* A cluster layout (exact's pass only; kern_cluster_run sets it): run
+     * row v is the dataset's row rows[v], or padding (KERN_ROW_PAD: zero
+     * values, never in a pair); it is centred on origins + d * origin_of[v]
+     * (KERN_ORIGIN_NONE: not centred) instead of center; and only pairs
+     * within one cluster are joined, cluster c being run rows [clu[c],
+     * clu[c + 1]), each a multiple of KERN_STREAM_ALIGN (nclu clusters; 0:
+     * no layout). Part of the device caches' key through hash. exact's
+     * pass honours all of it; FASTED's own kernels would also count each
+     * padding row's pair with itself (exact drops those). */
+    const uint32_t *rows;
+    const double *origins;
+    const uint8_t *origin_of;
+    const size_t *clu;
+    int nclu;
 } kern_join_args;
+#define KERN_ROW_PAD 0xffffffffu
+#define KERN_ORIGIN_NONE 0xffu
 
 /* What the exact engine's refinement did, summed over the devices and the
  * chunk runs of a run (kern_exact_add). */
@@ -364,6 +380,11 @@ typedef struct kern_join_result {
      * run held besides them, summed over the runs. */
     int slabs, slab_dim;
     uint64_t halo_rows;
+    /* Cut by clusters (kern_cluster_run, exact's cluster path): the groups
+     * of clusters joined (0: not cut) and the share of the n^2 ordered
+     * pairs the run joined. */
+    unsigned clusters;
+    double cluster_work;
 } kern_join_result;
 
 /* Rows of a cross run's candidate start (kern_join_args.c0) are a
@@ -372,9 +393,13 @@ typedef struct kern_join_result {
 #define KERN_STREAM_ALIGN 256
 
 /* Where row i of a run lives on the host: its first value in the
- * dataset's own type, or NULL for a cross run's padding rows. */
+ * dataset's own type, or NULL for a cross run's or a layout's padding
+ * rows. */
 static inline const void *kern_row_ptr(const kern_join_args *a, size_t i)
 {
+    if (a->rows)
+        return a->rows[i] == KERN_ROW_PAD ? NULL
+                                          : (const char *)a->x + a->rows[i] * a->d * a->x_bytes;
     if (a->c0 && i >= a->q1) {
         if (i < a->c0)
             return NULL;
@@ -388,6 +413,15 @@ static inline const void *kern_row_ptr(const kern_join_args *a, size_t i)
 static inline size_t kern_rows_span(const kern_join_args *a, size_t i0, size_t count,
                                     const void **p)
 {
+    if (a->rows) { /* the rows that follow one another in the dataset */
+        size_t m = 1;
+        const int pad = a->rows[i0] == KERN_ROW_PAD;
+        while (m < count &&
+               (pad ? a->rows[i0 + m] == KERN_ROW_PAD : a->rows[i0 + m] == a->rows[i0] + m))
+            m++;
+        *p = kern_row_ptr(a, i0);
+        return m;
+    }
     size_t end = i0 + count;
     if (a->c0 && i0 < a->q1 && end > a->q1)
         end = a->q1;
@@ -429,6 +463,16 @@ static inline const double *kern_row_f64(const kern_join_args *a, size_t i, doub
 
 /* Entries of a PERPOINT run's counts: one per query row, or one per row
  * of a symmetric cross run (its candidates count too). */
+/* The centre run row v is taken about (NULL: none): a layout's origin of
+ * the row, else the run's centre. */
+static inline const double *kern_row_center(const kern_join_args *a, size_t v)
+{
+    if (a->origin_of)
+        return a->origin_of[v] == KERN_ORIGIN_NONE ? (const double *)0
+                                                   : a->origins + a->d * a->origin_of[v];
+    return a->center;
+}
+
 static inline size_t kern_count_rows(const kern_join_args *a)
 {
     return a->c0 && a->symmetric ? a->n : a->q1 - a->q0;
@@ -503,6 +547,38 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);
+/* ---- The cluster cut (kernels/kern_cluster.c, the plan; kernels/
+ * kern_stream_clu.c, the run) ----
+ * Rows far from one origin make FP16's error, and so exact's band, large;
+ * rows in clusters are near their own cluster's centre. The cut clusters
+ * the rows (k-means on a sample, every row then to its nearest centre, in
+ * FP64), groups the clusters that are not proved farther apart than eps
+ * (centres farther apart than eps and both radii: by the triangle
+ * inequality no pair of theirs is within eps, with a margin for the
+ * engine's FP64 d2, a pair FP64 puts in being within eps (1 + (d + 2)
+ * 2^-53) of each other), and runs fn once over a layout of the groups
+ * (kern_join_args.rows, origins, clu): each group's members padded to
+ * whole tiles and centred on the group's origin, only pairs within a group
+ * joined; fn must honour the layout (exact's pass does). The values are
+ * scaled down by a power of two where the centred values pass FP16's
+ * range (as exact scales its data). Counts, per-point counts, histograms
+ * and pairs are the whole run's, rows renumbered to the dataset's; r says
+ * how the rows were cut (clusters: the groups, cluster_work). The
+ * clustering depends on the rows only, the layout on its groups; both are
+ * kept across runs of one dataset. Only an ordinary symmetric run is cut
+ * (q0 = 0, q1 = n, no cross run, clusters of min_rows rows, all values
+ * finite, at least two groups), and with force 0 only where the run joins at most
+ * KERN_CLU_KEEP of the n^2 pairs; else fn runs the whole as asked. Pure
+ * host code: a CPU build and the unit tests run it over any fn that keeps
+ * the layout's contract. */
+#define KERN_CLU_MIN_ROWS 2048 /* a group's tiles fill an H200 (docs/ACCURACY.md) */
+#define KERN_CLU_KEEP 0.5
+int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r, int force,
+                     size_t min_rows);
+/* exact over the cluster cut: `set exact-path clusters` (force) and auto
+ * beyond the grid's reach (where the run joins at most half the pairs). */
+int kern_exact_clusters_run(const kern_join_args *a, kern_join_result *r);
+int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r);
 /* k-distance in FASTED's arithmetic and the args' format: out[q - q0] =
  * the k-th smallest d2(q, j) over all rows j != q, for the query rows
  * [q0, q1), as the join's epilogue computes d2 (widened to double). Uses

@@ -68,7 +68,7 @@ typedef struct engine_opts {
     unsigned long long devices;
     int devices_all;
     /* exact: which path computes the join (src/exact_path.h: EXACT_PATH_AUTO,
-     * _PASS, _GRID; `set exact-path`). */
+     * _PASS, _GRID, _CLUSTERS; `set exact-path`). */
     int exact_path;
 } engine_opts;
 

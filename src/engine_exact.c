@@ -6,10 +6,14 @@
  * sweep use by default. Data beyond FP16's range are scaled down by a
  * power of two first. Where the band would be most of the work (low d,
  * large coordinates against eps: a LiDAR scan), it joins in FP64 over a
- * grid index instead (`set exact-path`, exact_path_choose): fp64's results
- * either way; the run records metric `path` (0 pass, 1 grid) and the
- * variant names "fp64 grid". */
+ * grid index instead (`set exact-path`, exact_path_choose); where the rows
+ * fall in clusters far apart against eps, it joins each group of near
+ * clusters alone, centred on its own origin, in one pass over a layout of
+ * the groups (kern_cluster_run): fp64's results every way; the run records
+ * metric `path` (0 pass, 1 grid, 2 clusters) and the grid's variant names
+ * "fp64 grid". */
 #include <math.h>
+#include <string.h>
 
 #include "center_exact.h"
 #include "engine.h"
@@ -52,6 +56,15 @@ static int exact_pick_path(const join_spec *s, const engine_opts *o, double *ban
     return exact_path_choose(o->exact_path, s->ds->d, *band);
 }
 
+/* Whether the run was cut by clusters (its metric, engine_gpu.c). */
+static int exact_clustered(const join_result *res)
+{
+    for (int m = 0; m < res->nmetric; m++)
+        if (strcmp(res->metric[m].name, "clusters") == 0)
+            return res->metric[m].value > 0;
+    return 0;
+}
+
 static int exact_run(const join_spec *s, join_result *res)
 {
     engine_opts def;
@@ -70,10 +83,21 @@ static int exact_run(const join_spec *s, join_result *res)
         fmt_fit_engine(s->ds, center_pick_exact(s->ds, o->center, join_spec_eps(s)), &exact_fp16,
                        &fit);
         const int k = fit.scale < 0 ? fit.scale : 0;
-        rc = engine_gpu_run_fmt(s, res, s->engine->format, k ? ldexp(1.0, k) : 0);
-        join_result_metric(res, "scale_log2", k, "");
+        /* The pass whole (the row's own entry), or over the cluster cut:
+         * forced, or where auto finds it pays (kern_cluster_run). */
+        engine row = *s->engine;
+        join_spec c = *s;
+        if (o->exact_path != EXACT_PATH_PASS) {
+            row.kjoin = o->exact_path == EXACT_PATH_CLUSTERS ? kern_exact_clusters_run
+                                                             : kern_exact_clusters_auto_run;
+            c.engine = &row;
+        }
+        rc = engine_gpu_run_fmt(&c, res, s->engine->format, k ? ldexp(1.0, k) : 0);
+        /* A cluster cut scales each run itself (kern_cluster_run). */
+        if (!exact_clustered(res))
+            join_result_metric(res, "scale_log2", k, "");
     }
-    join_result_metric(res, "path", grid, "");
+    join_result_metric(res, "path", grid ? 1 : exact_clustered(res) ? 2 : 0, "");
     if (band >= 0)
         join_result_metric(res, "band_predicted", band, "");
     return rc;

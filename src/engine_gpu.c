@@ -184,6 +184,16 @@ static void gpu_stream_metrics(const kern_join_result *r, join_result *res)
     }
 }
 
+/* Cut by clusters (exact's cluster path, kern_cluster_run): the groups
+ * joined and the share of the pairs the run joined. */
+static void gpu_cluster_metrics(const kern_join_result *r, join_result *res)
+{
+    if (!r->clusters)
+        return;
+    join_result_metric(res, "clusters", r->clusters, "");
+    join_result_metric(res, "cluster_work", r->cluster_work, "");
+}
+
 static void gpu_result(const join_spec *s, const kern_join_result *r, int shifted, join_result *res)
 {
     const int tc = s->engine->format != NULL;
@@ -233,12 +243,13 @@ static void gpu_result(const join_spec *s, const kern_join_result *r, int shifte
     }
     gpu_shares(r, res);
     gpu_stream_metrics(r, res);
+    gpu_cluster_metrics(r, res);
     if (!tc)
         return;
     double nq = (double)(s->q1 - s->q0);
     /* Derived TFLOPS (padded d): the paper's count for the work done; a
-     * symmetric run does about half the tiles. */
-    double work = r->symmetric ? 0.5 : 1.0;
+     * symmetric run does about half the tiles, a cluster cut its share. */
+    double work = (r->symmetric ? 0.5 : 1.0) * (r->clusters ? r->cluster_work : 1.0);
     join_result_metric(res, "tflops_padded",
                        work * engine_tflops(nq, (double)s->ds->n, (double)r->d_padded, r->t_kernel),
                        "TFLOPS");

@@ -87,8 +87,8 @@ int exact_path_needs_prediction(int setting, size_t d)
 
 int exact_path_choose(int setting, size_t d, double band_fraction)
 {
-    if (setting == EXACT_PATH_PASS || setting == EXACT_PATH_GRID)
-        return setting == EXACT_PATH_GRID;
+    if (setting != EXACT_PATH_AUTO)
+        return setting == EXACT_PATH_GRID; /* the pass, whole or cut by clusters */
     return d <= EXACT_GRID_MAX_D && band_fraction > EXACT_GRID_BAND;
 }
 

@@ -58,8 +58,9 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
 /* Whether auto (setting EXACT_PATH_AUTO) predicts at d at all: only where
  * the grid could be chosen. */
 int exact_path_needs_prediction(int setting, size_t d);
-/* 1: the grid join, 0: the FP16 pass. A forced setting wins; auto: the
- * grid when d <= EXACT_GRID_MAX_D and band_fraction > EXACT_GRID_BAND. */
+/* 1: the grid join, 0: the FP16 pass (whole, or cut by clusters when so
+ * set). A forced setting wins; auto: the grid when d <= EXACT_GRID_MAX_D
+ * and band_fraction > EXACT_GRID_BAND. */
 int exact_path_choose(int setting, size_t d, double band_fraction);
 
 #endif

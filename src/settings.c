@@ -314,9 +314,10 @@ const setting settings_table[] = {
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
      1, {"auto|on|off|local|default", NULL}, get_center, set_center},
-    {"exact-path", "auto|pass|grid",
-     "exact: FP16 pass + FP64 band, or the FP64 grid join (auto: grid at d <= 4, large band)",
-     1, {"auto|pass|grid", NULL}, exact_path_get, exact_path_set},
+    {"exact-path", "auto|pass|grid|clusters",
+     "exact: FP16 pass + FP64 band, FP64 grid join, or the pass by clusters (auto: grid at "
+     "d <= 4, large band; clusters apart)",
+     1, {"auto|pass|grid|clusters", NULL}, exact_path_get, exact_path_set},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale},

@@ -19,16 +19,14 @@ static void need_gpu(void)
         t_skip("skipped: no CUDA device");
 }
 
-/* exact against fp64 (the reference, once) with symmetric tiles on and
- * off, and with 1000-pair batches (many refills of its buffer). */
-static void check_exact(const char *what, dataset *ds, double eps)
+/* exact on path against fp64 (the reference, once) with symmetric tiles
+ * on and off, and with 1000-pair batches (many refills of its buffer). */
+static void check_exact_path(const char *what, dataset *ds, double eps, int path)
 {
     engine_opts opts;
     engine_opts_default(&opts);
     join_outcome ref = exact_run("fp64", ds, eps, &opts, 0);
-    /* The pass and its band here (auto would take the FP64 grid on the
-     * low-d sets with a wide band; g_exact_grid tests that path). */
-    opts.exact_path = EXACT_PATH_PASS;
+    opts.exact_path = path;
     CHECK_MSG(ref.rc == 0, "%s fp64: %s", what, err_msg());
     for (int v = 0; v < 3; v++) {
         const int sym = v != 1, small = v == 2;
@@ -79,6 +77,14 @@ static void check_exact(const char *what, dataset *ds, double eps)
         jo_free(&a);
     }
     jo_free(&ref);
+}
+
+/* The pass and its band (auto would take the FP64 grid on the low-d sets
+ * with a wide band, g_exact_grid tests that path; or cut by clusters,
+ * below). */
+static void check_exact(const char *what, dataset *ds, double eps)
+{
+    check_exact_path(what, ds, eps, EXACT_PATH_PASS);
 }
 
 TEST(exact_equals_fp64_adversarial)
@@ -272,4 +278,68 @@ TEST(exact_shares_fasted_rows)
         jo_free(&ref);
         dataset_free(&ds);
     }
+}
+
+/* The cluster path (kern_cluster_run): 16384 points in 6 tight clusters
+ * (sigma 0.05 a dimension about centres uniform in [0, 1)^96, so each
+ * cluster's radius is some 0.5 and their centres some 4 apart), eps at
+ * S = 20: fp64's results in every mode, symmetric on and off, small
+ * batches, forced (`set exact-path clusters`) and under auto, which takes
+ * it (the groups hold about 1/6 of the pairs). One run joins each cluster
+ * with itself over the layout (each padded to whole tiles, each row
+ * centred on its own cluster's origin). A row lies 0.5 from its cluster's
+ * origin against 2.3 from the dataset's mean, so its FP16 error and the
+ * band are smaller than the whole pass's: the band must shrink. A second
+ * run finds the layout on the device. */
+TEST(exact_clusters_equal_fp64)
+{
+    need_gpu();
+    gen_opts g = {.kind = "gauss", .n = 16384, .d = 96, .seed = 8, .clusters = 6, .sigma = 0.05};
+    dataset ds = {0};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    const double eps = eps_for(&ds, 20);
+    check_exact_path("clusters", &ds, eps, EXACT_PATH_CLUSTERS);
+    {
+        /* Above d = 256 the layout runs the promoting kernels (fp16x in
+         * COUNT, fp16xl in the other modes): 4 clusters of about 3072. */
+        gen_opts g2 = {
+            .kind = "gauss", .n = 12288, .d = 320, .seed = 9, .clusters = 4, .sigma = 0.05};
+        dataset d2 = {0};
+        CHECK(dataset_generate(&g2, &d2) == 0);
+        const double e2 = eps_for(&d2, 20);
+        check_exact_path("clusters d=320", &d2, e2, EXACT_PATH_CLUSTERS);
+        join_outcome c = exact_run_default("exact", &d2, e2);
+        CHECK_MSG(c.rc == 0 && jo_metric(&c, "path") == 2 && strstr(c.variant, "fp32-promoted"),
+                  "d=320: path %g, variant %s", jo_metric(&c, "path"), c.variant);
+        jo_free(&c);
+        dataset_free(&d2);
+    }
+    engine_opts opts;
+    engine_opts_default(&opts);
+    join_outcome ref = exact_run("fp64", &ds, eps, &opts, 0);
+    join_outcome a = exact_run("exact", &ds, eps, &opts, 0); /* auto */
+    join_outcome b = exact_run("exact", &ds, eps, &opts, 0); /* again: the layout cached */
+    opts.exact_path = EXACT_PATH_PASS;
+    join_outcome p = exact_run("exact", &ds, eps, &opts, 0);
+    CHECK_MSG(a.rc == 0 && b.rc == 0 && p.rc == 0 && ref.rc == 0, "%s", err_msg());
+    char why[200];
+    CHECK_MSG(jo_same(&a, &ref, ds.n, why, sizeof why), "auto: %s", why);
+    CHECK_MSG(jo_same(&b, &ref, ds.n, why, sizeof why), "again: %s", why);
+    CHECK_NEAR(jo_metric(&b, "cache_hit"), 1, 0);
+    const double ba = jo_metric(&a, "band_pairs"), bp = jo_metric(&p, "band_pairs");
+    printf("# clusters: %.0f groups joining %.4f of the pairs; band %.0f against the pass's %.0f "
+           "(%llu pairs)\n",
+           jo_metric(&a, "clusters"), jo_metric(&a, "cluster_work"), ba, bp,
+           (unsigned long long)ref.count);
+    CHECK_NEAR(jo_metric(&a, "path"), 2, 0);
+    CHECK_NEAR(jo_metric(&p, "path"), 0, 0);
+    CHECK_NEAR(jo_metric(&a, "clusters"), 6, 0);
+    /* About 1/6: the pairs within each cluster. */
+    CHECK(jo_metric(&a, "cluster_work") < 0.25);
+    CHECK_MSG(ba < bp, "the clusters' band %.0f is not below the pass's %.0f", ba, bp);
+    jo_free(&b);
+    jo_free(&a);
+    jo_free(&p);
+    jo_free(&ref);
+    dataset_free(&ds);
 }

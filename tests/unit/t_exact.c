@@ -193,12 +193,14 @@ TEST(path_rule)
             const double f = bands[b];
             CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
             CHECK(exact_path_choose(EXACT_PATH_GRID, d, f) == 1);
+            CHECK(exact_path_choose(EXACT_PATH_CLUSTERS, d, f) == 0); /* the pass, cut */
             /* auto: strictly above the threshold, at low d only */
             CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2),
                       "d %zu band %.17g", d, f);
             CHECK(exact_path_needs_prediction(EXACT_PATH_AUTO, d) == (d <= EXACT_GRID_MAX_D));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_PASS, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_GRID, d));
+            CHECK(!exact_path_needs_prediction(EXACT_PATH_CLUSTERS, d));
         }
     /* no prediction (engine_exact passes -1): the pass */
     CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, -1) == 0);
@@ -210,9 +212,9 @@ TEST(path_setting)
     char buf[32];
     exact_path_get(&s, buf, sizeof buf);
     CHECK(strcmp(buf, "auto") == 0);
-    const char *names[] = {"pass", "grid", "auto"};
-    const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_AUTO};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"pass", "grid", "clusters", "auto"};
+    const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_CLUSTERS, EXACT_PATH_AUTO};
+    for (int k = 0; k < 4; k++) {
         char *v[1] = {(char *)names[k]};
         CHECK(exact_path_set(&s, v) == 0 && s.eopt.exact_path == want[k]);
         exact_path_get(&s, buf, sizeof buf);
@@ -222,7 +224,7 @@ TEST(path_setting)
     char *bad[1] = {"grids"};
     CHECK_EQ_INT(exact_path_set(&s, bad), TCJ_EINVAL);
     CHECK(s.eopt.exact_path == EXACT_PATH_GRID); /* unchanged */
-    CHECK_MSG(strstr(err_msg(), "auto, pass or grid") && strstr(err_msg(), "'grids'") &&
+    CHECK_MSG(strstr(err_msg(), "auto, pass, grid or clusters") && strstr(err_msg(), "'grids'") &&
                   !strchr(err_msg(), '\n'),
               "%s", err_msg());
 }

@@ -14,7 +14,15 @@
  * of the rows sorted along their widest dimension: every mode against the
  * same brute force on point clouds whose pairs at exactly eps cross slab
  * ends (with and without a large common offset), a reach that no run can
- * hold, and a value no slab can hold. */
+ * hold, and a value no slab can hold. The cluster cut (kern_cluster_run,
+ * exact's cluster path) is checked the same way on blobs of points, two
+ * of them exactly eps apart at their nearest, the rest far: every mode
+ * equals the brute force in one run over the layout of the groups (the
+ * engine joins only rows of one group, never padding), each row centred
+ * on its group's origin; the rule cuts only where the groups hold at most
+ * half the pairs; uniform points, too few rows or a value not finite
+ * leave the run whole. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +58,21 @@ static struct {
     int no_cross;      /* takes no cross run, as the grid engines (KERN_ECROSS) */
     int dim0;          /* the first dimension of the last run's dim_order */
     size_t runs, max_rows, cross_runs;
+    double max_dev; /* the largest |x_k - center_k| of a centred run's rows */
+    size_t layout_runs;
 } eng;
+
+/* A cluster layout's cluster of run row v (kern_join_args.clu), or -1 for
+ * its padding rows, which join nothing. */
+static int eng_cluster(const kern_join_args *a, size_t v)
+{
+    if (a->rows[v] == KERN_ROW_PAD)
+        return -1;
+    int c = 0;
+    while (v >= a->clu[c + 1])
+        c++;
+    return c;
+}
 
 static int eng_emit(const kern_join_args *a, uint32_t *bi, uint32_t *bj, double *bd, size_t *nb,
                     uint32_t i, uint32_t j, double d2)
@@ -114,6 +136,16 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
     if (a->dim_order)
         eng.dim0 = a->dim_order[0];
     const size_t n = a->n, d = a->d, nh = a->hist_nbins + 2;
+    for (size_t i = 0; i < n; i++) {
+        const void *row = kern_row_ptr(a, i);
+        const double *center = kern_row_center(a, i);
+        for (size_t k = 0; row && center && k < d; k++) {
+            const double v = fabs((double)((const float *)row)[k] - center[k]);
+            eng.max_dev = v > eng.max_dev ? v : eng.max_dev;
+        }
+    }
+    if (a->nclu)
+        eng.layout_runs++;
     uint32_t bi[64], bj[64];
     double bd[64];
     size_t nb = 0;
@@ -137,6 +169,9 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
         const size_t c_lo = a->c0 ? a->c0 : sym ? q : 0;
         const double *pq = kern_row_f64(a, q, xi);
         for (size_t c = c_lo; c < n && !rc; c++) {
+            /* A layout joins rows within one cluster, its padding none. */
+            if (a->nclu && (eng_cluster(a, q) < 0 || eng_cluster(a, q) != eng_cluster(a, c)))
+                continue;
             const double *pc = kern_row_f64(a, c, xj);
             double s = 0;
             for (size_t k = 0; k < d; k++) {
@@ -264,6 +299,18 @@ static void args_for(kern_join_args *a, const float *x, size_t n, size_t d, doub
     a->progress = on_progress;
 }
 
+/* The driver run_all_modes calls: kern_stream_run, or (cut_min_rows > 0)
+ * the cluster cut with clusters of cut_min_rows rows, forced or by its
+ * rule (cut_force). */
+static size_t cut_min_rows;
+static int cut_force;
+static int drive(const kern_join_args *a, kern_join_result *r)
+{
+    if (cut_min_rows == 0)
+        return kern_stream_run(eng_join, a, r);
+    return kern_cluster_run(eng_join, a, r, cut_force, cut_min_rows);
+}
+
 /* Run every mode streamed and check each against e; *r the last run's. */
 static int run_all_modes(const float *x, size_t n, size_t d, double eps, int sym, const expect *e,
                          kern_join_result *r, unsigned *chunks)
@@ -271,6 +318,15 @@ static int run_all_modes(const float *x, size_t n, size_t d, double eps, int sym
     for (int mode = KJOIN_COUNT; mode <= KJOIN_HIST; mode++) {
         kern_join_args a;
         args_for(&a, x, n, d, eps, mode, sym);
+        if (cut_min_rows) {
+            /* The content's hash, as the app's: the cluster cut keeps its
+             * clustering by it, and the cases reuse their buffers'
+             * addresses. */
+            uint64_t h = 14695981039346656037ull;
+            for (size_t b = 0; b < n * d * sizeof *x; b++)
+                h = (h ^ ((const unsigned char *)x)[b]) * 1099511628211ull;
+            a.hash = h;
+        }
         uint64_t *counts = calloc(n, sizeof *counts), hist[5] = {0}, below = 0;
         pset ps = {0};
         a.counts = counts;
@@ -282,7 +338,7 @@ static int run_all_modes(const float *x, size_t n, size_t d, double eps, int sym
         a.hist_below = &below;
         last_frac = 0;
         frac_ok = 1;
-        int rc = kern_stream_run(eng_join, &a, r);
+        int rc = drive(&a, r);
         int ok = rc == KERN_OK && frac_ok && last_frac > 1 - 1e-9;
         if (!ok)
             fprintf(stderr, "mode %d: rc %d, progress ok %d, last %.17g\n", mode, rc, frac_ok,
@@ -577,5 +633,146 @@ TEST(slabs_refuse_a_value_no_slab_holds)
     kern_join_result r;
     CHECK_EQ_INT(kern_stream_run(eng_join, &a, &r), KERN_ENOMEM);
     CHECK_MSG(strstr(kern_error(), "row 517, column 2 is not finite"), "%s", kern_error());
+    free(x);
+}
+
+/* ---- the cluster cut ---- */
+
+/* Points in blobs (lattice step 1/4 in [0, 1.5]^3, so distances fall
+ * exactly on eps = 1), row i in blob blob_of(i): A at the origin; B 2.5
+ * along the first axis, so A's and B's nearest points are exactly 1
+ * apart; C, D and E 20 or more from every other. */
+static float *make_blobs(size_t n, unsigned seed, int (*blob_of)(size_t))
+{
+    static const float off[5][3] = {{0, 0, 0}, {2.5f, 0, 0}, {20, 0, 0}, {0, 20, 0}, {20, 20, 20}};
+    float *x = malloc(n * 3 * sizeof *x);
+    unsigned s = seed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < 3; k++) {
+            s = s * 1103515245u + 12345u;
+            x[i * 3 + k] = off[blob_of(i)][k] + (float)((s >> 16) % 7) * 0.25f;
+        }
+    return x;
+}
+
+static int five_blobs(size_t i)
+{
+    return (int)(i % 5); /* rows interleaved, 240 a blob of 1200 */
+}
+
+static int a_and_c(size_t i)
+{
+    return i % 4 == 3 ? 2 : 0; /* 900 in A, 300 in C */
+}
+
+/* Every mode through the cluster cut (force, or its rule) at eps 1 over
+ * the engine (honour, sym), against the brute force. */
+static int blobs_case(const float *x, size_t n, int force, int honour, int sym, kern_join_result *r)
+{
+    expect e;
+    expect_make(x, n, 3, 1.0, &e);
+    eng_reset(4 * n, honour); /* room for the layout's padding */
+    cut_min_rows = 128;
+    cut_force = force;
+    unsigned chunks = 0;
+    const int ok = run_all_modes(x, n, 3, 1.0, sym, &e, r, &chunks);
+    cut_min_rows = 0;
+    expect_free(&e);
+    return ok;
+}
+
+TEST(clusters_every_mode_equals_the_whole)
+{
+    const size_t n = 1200;
+    float *x = make_blobs(n, 53, five_blobs);
+    /* The case is worth its name: pairs of A and B exactly eps apart. */
+    size_t at_eps = 0;
+    for (size_t i = 0; i < n; i += 5)
+        for (size_t j = 1; j < n; j += 5)
+            at_eps += direct_d2(x, 3, i, j) == 1.0;
+    CHECK(at_eps > 0);
+    for (int force = 0; force <= 1; force++)
+        for (int honour = 0; honour <= 1; honour++)
+            for (int sym = 0; sym <= 1; sym++) {
+                kern_join_result r;
+                CHECK_MSG(blobs_case(x, n, force, honour, sym, &r), "force %d honour %d sym %d",
+                          force, honour, sym);
+                CHECK_EQ_INT(eng.runs, 4);
+                CHECK_EQ_INT(r.symmetric, sym && honour);
+                if (!sym) { /* only a symmetric run is cut */
+                    CHECK_EQ_INT(r.clusters, 0);
+                    CHECK_EQ_INT(eng.layout_runs, 0);
+                    continue;
+                }
+                /* Groups: A with B (not apart), C, D, E; one run a mode
+                 * over their layout, joining (480^2 + 3 240^2) / 1200^2
+                 * of the pairs. */
+                CHECK_EQ_INT(r.clusters, 4);
+                CHECK_NEAR(r.cluster_work, 0.28, 1e-12);
+                CHECK_EQ_INT(eng.layout_runs, 4);
+                /* Each row centred on its group's origin, a mean of its
+                 * members, so within the group's box: at most 4 (A and
+                 * B's width along the first axis) from any value; the
+                 * dataset's mean is some 10 away. */
+                CHECK_MSG(eng.max_dev <= 4.0 && eng.max_dev > 0, "%g", eng.max_dev);
+            }
+    free(x);
+}
+
+TEST(clusters_cut_by_their_rule)
+{
+    /* 900 rows in A, 300 far away in C: the groups hold (900^2 + 300^2) /
+     * 1200^2 = 0.625 of the pairs, above KERN_CLU_KEEP: the rule runs the
+     * whole, forced the cut; both equal the brute force. */
+    const size_t n = 1200;
+    float *x = make_blobs(n, 67, a_and_c);
+    kern_join_result r;
+    CHECK(blobs_case(x, n, 0, 1, 1, &r));
+    CHECK_EQ_INT(r.clusters, 0);
+    CHECK_EQ_INT(eng.layout_runs, 0);
+    CHECK(blobs_case(x, n, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.clusters, 2);
+    CHECK_NEAR(r.cluster_work, 0.625, 1e-12);
+    CHECK_EQ_INT(eng.layout_runs, 4);
+    free(x);
+}
+
+TEST(clusters_of_uniform_points_stay_whole)
+{
+    /* Uniform lattice points: no cluster is apart from the others, so
+     * there is one group and the engine runs the whole, even forced; too
+     * few rows for two clusters of cut_min_rows likewise. */
+    const size_t n = 1200, d = 3;
+    float *x = make_points(n, d, 59);
+    expect e;
+    expect_make(x, n, d, 1.0, &e);
+    kern_join_result r;
+    unsigned chunks;
+    const size_t rows[2] = {128, 700};
+    for (int k = 0; k < 2; k++) {
+        eng_reset(4 * n, 1);
+        cut_min_rows = rows[k];
+        cut_force = 1;
+        CHECK(run_all_modes(x, n, d, 1.0, 1, &e, &r, &chunks));
+        CHECK_EQ_INT(r.clusters, 0);
+        CHECK_EQ_INT(eng.runs, 4); /* one whole run a mode */
+        CHECK(eng.max_dev == 0);   /* not centred by the cut */
+    }
+    cut_min_rows = 0;
+    expect_free(&e);
+    free(x);
+}
+
+TEST(clusters_leave_a_value_not_finite_whole)
+{
+    /* A NaN: no cluster can hold it, so the engine runs the whole (and,
+     * like fp64, keeps no pair of that row). */
+    const size_t n = 1200;
+    float *x = make_blobs(n, 61, five_blobs);
+    x[3 * 617 + 1] = 0.0f / 0.0f;
+    kern_join_result r;
+    CHECK(blobs_case(x, n, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.clusters, 0);
+    CHECK_EQ_INT(eng.runs, 4);
     free(x);
 }

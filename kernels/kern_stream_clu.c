@@ -1,0 +1,126 @@
+/* The cluster cut's run (kernels.h, kern_cluster_run): the plan
+ * (kernels/kern_cluster.c) groups the clusters that are not proved apart
+ * at the run's eps, and one engine run joins each group's own pairs over
+ * the plan's layout: the members group by group, each group padded to
+ * whole tiles and centred on its own origin, only the tiles within a group
+ * joined (kern_join_args.rows, origins, clu). Every pair of groups is
+ * apart, so no pair between them is within eps. The outputs are renumbered
+ * to the dataset's rows through kern_stream_run's helpers
+ * (kernels/kern_stream.h). The layout's arrays are the plan's, kept while
+ * its groups stay the same, so a run again over one dataset finds the
+ * engine's device caches holding it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern_cluster.h"
+#include "kern_stream.h"
+#include "kernels.h"
+
+/* The power of two the run's values are scaled by (0: none) so that
+ * values up to vm after centring stay within FP16's range, as exact
+ * scales. */
+static double clu_scale(double vm)
+{
+    double s = 1;
+    while (vm * s > EXACT_FP16_MAX)
+        s *= 0.5;
+    return s < 1 ? s : 0;
+}
+
+/* The run over layout L, its outputs into o (the whole run's) and r. */
+static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_layout *L,
+                          stream_out *o, kern_join_result *r)
+{
+    stream_ctx c;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    kern_join_args s = *a;
+    s.n = L->n;
+    s.q0 = 0;
+    s.q1 = L->n;
+    s.c0 = 0;
+    s.xc = NULL;
+    s.center = NULL;
+    s.rows = L->rows;
+    s.origins = L->o;
+    s.origin_of = L->origin;
+    s.clu = L->clu;
+    s.nclu = L->K;
+    s.scale = clu_scale(L->vmax);
+    s.hash = stream_hash(a->hash ^ 0xc1a55e5c1a55e5c1ull, (size_t)L->K, L->n, (size_t)L->key);
+    c.m = (stream_map){.map = L->rows};
+    c.work = c.total = 1;
+    kern_join_result x;
+    int rc = stream_call(fn, a, &s, &c, o, r, &x);
+    if (!rc && c.failed)
+        rc = kern_fail_msg(KERN_ENOMEM, "out of host memory renumbering the pairs");
+    r->symmetric = x.symmetric;
+    free(c.ti);
+    free(c.tj);
+    return rc;
+}
+
+int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r, int force,
+                     size_t min_rows)
+{
+    /* An ordinary symmetric run: the layout joins the upper triangle of
+     * each group's block (exact's COUNT kernels leave a padding row's pair
+     * with itself out on the diagonal tiles alone). */
+    if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->n > UINT32_MAX || a->rows)
+        return fn(a, r);
+    const double lim = sqrt(a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps);
+    const clu_plan *p;
+    const clu_layout *L = NULL;
+    int rc = clu_plan_sample(a, min_rows, &p), ok = 0;
+    /* The sample's radii are the rows' at most: where the sample makes
+     * one group, so do the rows, and the pass over them is spared. */
+    if (!rc && p && (force || clu_sample_work(p, a->n, a->d, lim) <= KERN_CLU_KEEP))
+        rc = clu_plan_rows(a, &ok);
+    if (!rc && ok)
+        rc = clu_plan_layout(a, lim, &L);
+    if (rc)
+        return rc;
+    if (!L || !(force || L->work <= KERN_CLU_KEEP))
+        return fn(a, r);
+    stream_out o;
+    memset(&o, 0, sizeof o);
+    if (a->mode == KJOIN_PERPOINT) {
+        o.counts = calloc(a->n, sizeof *o.counts);
+        o.rc = calloc(L->n, sizeof *o.rc);
+    }
+    if (a->mode == KJOIN_HIST) {
+        o.hist = calloc(a->hist_nbins, sizeof *o.hist);
+        o.rh = calloc(a->hist_nbins, sizeof *o.rh);
+    }
+    memset(r, 0, sizeof *r);
+    if ((a->mode == KJOIN_PERPOINT && (!o.counts || !o.rc)) ||
+        (a->mode == KJOIN_HIST && (!o.hist || !o.rh)))
+        rc = kern_fail_msg(KERN_ENOMEM, "out of host memory for the cluster cut");
+    else
+        rc = clu_layout_run(fn, a, L, &o, r);
+    if (!rc && a->mode == KJOIN_PERPOINT)
+        memcpy(a->counts, o.counts, a->n * sizeof *a->counts);
+    if (!rc && a->mode == KJOIN_HIST) {
+        memcpy(a->hist, o.hist, a->hist_nbins * sizeof *a->hist);
+        *a->hist_below = o.below;
+    }
+    r->clusters = (unsigned)L->K;
+    r->cluster_work = L->work;
+    free(o.counts);
+    free(o.rc);
+    free(o.hist);
+    free(o.rh);
+    return rc;
+}
+
+int kern_exact_clusters_run(const kern_join_args *a, kern_join_result *r)
+{
+    return kern_cluster_run(kern_exact_run, a, r, 1, KERN_CLU_MIN_ROWS);
+}
+
+int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r)
+{
+    return kern_cluster_run(kern_exact_run, a, r, 0, KERN_CLU_MIN_ROWS);
+}
