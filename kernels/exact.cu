@@ -79,25 +79,41 @@ exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x
 /* COUNT: each row's terms of delta_ij for the pass's epilogue
  * (fasted_int.cuh, p.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
  * row's part of e), y = |v| + rho (its part of s), |v| the norm as
- * converted, scaled (exact_bound_delta_rho). */
+ * converted, scaled (exact_bound_delta_rho). A cluster layout's padding
+ * row (origin_of KERN_ORIGIN_NONE) gets x = pad_e instead, which puts its
+ * blo below 0 and its bhi, finite, far below its pairs' d~2 (its norm is
+ * 3.39e38, fasted.cu): the epilogue lists its self-pair (d~2 = 0) as band, never
+ * counts it, and exact's classify drops it as it drops the pads' pairs of
+ * the other modes. So the padding is left out in one place, and the
+ * epilogue, shared with fasted, tests nothing for it. */
 __global__ void exact_bnd_kernel(const double *__restrict__ nrm, const double *__restrict__ rho,
-                                 double sc, size_t n, float2 *bnd)
+                                 const uint8_t *__restrict__ origin_of, float pad_e, double sc,
+                                 size_t n, float2 *bnd)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
+    if (origin_of && origin_of[i] == KERN_ORIGIN_NONE) {
+        bnd[i] = make_float2(pad_e, 0.0f);
+        return;
+    }
     const double v = nrm[i] * sc, r = rho[i];
     bnd[i] = make_float2(__double2float_ru(r + 0x1p-52 * v), __double2float_ru(v + r));
 }
 
-/* The largest terms of each 256 rows (the rows past n are 0). */
-__global__ void exact_bnd_max_kernel(const float2 *__restrict__ bnd, size_t nb, float2 *cmax)
+/* The largest terms of each 256 rows (the rows past n are 0), padding
+ * rows left out: their pad_e is their own row's, not their columns'. */
+__global__ void exact_bnd_max_kernel(const float2 *__restrict__ bnd,
+                                     const uint8_t *__restrict__ origin_of, size_t n, size_t nb,
+                                     float2 *cmax)
 {
     const size_t b = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nb)
         return;
     float2 m = make_float2(0.0f, 0.0f);
     for (size_t i = b * 256; i < b * 256 + 256; i++) {
+        if (origin_of && i < n && origin_of[i] == KERN_ORIGIN_NONE)
+            continue;
         const float2 v = bnd[i];
         m.x = fmaxf(m.x, v.x);
         m.y = fmaxf(m.y, v.y);
@@ -388,13 +404,6 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         if ((rc = kern_malloc(k, (void **)&c->bnd, (rows + nb) * sizeof(float2),
                               "the rows' bounds")))
             return rc;
-        KERN_CUDA(cudaMemsetAsync(c->bnd, 0, rows * sizeof(float2), k->st));
-        exact_bnd_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, k->st>>>(o.nrm, c->rho, o.sc,
-                                                                            a->n, c->bnd);
-        KERN_LAUNCH_CHECK("exact_bnd_kernel");
-        exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(c->bnd, nb,
-                                                                              c->bnd + rows);
-        KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
         fasted_params *p = c->p;
         p->bnd = c->bnd;
         p->bnd_cmax = c->bnd + rows;
@@ -403,6 +412,18 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         p->bnd_k3 = exact_f32_up(o.b.safety * o.b.c_acc);
         p->bnd_lo = exact_f32_down(o.lim2s);
         p->bnd_hi = exact_f32_up(o.lim2s);
+        /* A padding row's e (exact_bnd_kernel): e >= pad_e gives
+         * delta >= RU(k2 e) e >= k2 pad_e^2 >= 2 lo + 1 > lo, so its blo
+         * = RD(lo - delta) < 0 <= its self-pair's d~2. */
+        const float pad_e = exact_f32_up(sqrt((2.0 * (double)p->bnd_lo + 1.0) / (double)p->bnd_k2) *
+                                         (1.0 + 0x1p-20));
+        KERN_CUDA(cudaMemsetAsync(c->bnd, 0, rows * sizeof(float2), k->st));
+        exact_bnd_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, k->st>>>(
+            o.nrm, c->rho, o.origin_of, pad_e, o.sc, a->n, c->bnd);
+        KERN_LAUNCH_CHECK("exact_bnd_kernel");
+        exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(
+            c->bnd, o.origin_of, a->n, nb, c->bnd + rows);
+        KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
         p->bnd_count = o.count;
     }
     o.nlist = o.count + EXACT_C_NLIST;

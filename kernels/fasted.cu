@@ -381,9 +381,11 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
     UP_TRY(cudaEventRecord(ev[2 * nchunks], st));
     rf->norms(g_ds.X, g_ds.s, n_alloc, dp, st);
     UP_TRY(cudaGetLastError());
-    /* A layout's padding rows (zeros) pair with nothing: a norm so large
-     * (0x7f7f7f7f, 3.4e38; two of them sum to +inf) that d2 passes no
-     * threshold. Each cluster's padding follows its rows. */
+    /* A layout's padding rows (zeros) pair with nothing but themselves: a
+     * norm so large (0x7f7f7f7f, 3.4e38; two of them sum to +inf) that d2
+     * passes no threshold. Their self-pairs (d2 0 by definition) are
+     * listed, and exact's classify drops them (exact_bnd_kernel). Each
+     * cluster's padding follows its rows. */
     for (int c = 0; a->rows && c < a->nclu; c++) {
         size_t v = a->clu[c + 1];
         while (v > a->clu[c] && a->rows[v - 1] == KERN_ROW_PAD)

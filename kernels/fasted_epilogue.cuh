@@ -116,16 +116,10 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
         d2 = dist(i, j, a, si, sjv);
         if (i >= p.q1 || j >= p.n || !(d2 <= thr))
             return 0;
-        /* A point with itself weighs 1, but in exact's COUNT formats
-         * (F::band: they count without listing) a cluster layout's padding
-         * row (norm FASTED_PAD_S) pairs with nothing (a layout is
-         * symmetric: its self-pairs lie on diagonal tiles); elsewhere the
-         * pair is listed and exact's classify drops it. Here and not in
-         * `dist`, and not in fasted's formats: there the check cost
-         * fasted's COUNT 2.7% and exact's 7% at d = 128 (H200). */
-        if constexpr (F::band)
-            if (w.diag)
-                return i < j ? 2 : (i == j ? (si < FASTED_PAD_S ? 1 : 0) : 0);
+        /* A point with itself weighs 1; a cluster layout's padding row's
+         * self-pair too, which exact's bound lists and its classify drops
+         * (exact_bnd_kernel): a test here cost exact's pass 2% at d = 128
+         * (H200), one in `dist` 7%. */
         if (w.diag)
             return i < j ? 2 : (i == j ? 1 : 0);
         return p.sym ? 2 : 1;

@@ -114,13 +114,6 @@ typedef struct fasted_params {
     unsigned long long clu_items;
 } fasted_params;
 
-/* A cluster layout's padding rows' squared norm (fasted.cu sets it from
- * the bytes 0x7f, 3.39e38; two of them sum to +inf): no d2 of theirs
- * passes a threshold. Their pair with themselves (d2 0 by definition) is
- * left out by exact's COUNT formats' epilogue and dropped by exact's
- * classify in the other modes (fasted_epilogue.cuh, exact_refine.cuh). */
-#define FASTED_PAD_S 3.0e38f
-
 /* Number of work items for a tile grid. */
 unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order);
 

@@ -24,6 +24,15 @@
 static int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *j, const double *d2)
 {
     stream_ctx *c = ctx;
+    const stream_map *m = &c->m;
+    if (!m->map && m->a0 == 0 && (m->c0 == 0 || m->b0 == m->c0)) {
+        /* Rows are the dataset's (the whole run, counted for its retry):
+         * handed on as they are. A copy cost 15-18 ms a run for 3.7M
+         * pairs on the H200's host, most of it the first touch of fresh
+         * buffers. */
+        c->emitted++;
+        return c->a->pair_fn(c->a->pair_ctx, k, i, j, d2);
+    }
     if (k > c->tcap) {
         uint32_t *ti = realloc(c->ti, k * sizeof *ti),
                  *tj = ti ? realloc(c->tj, k * sizeof *tj) : 0;
@@ -109,6 +118,43 @@ void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
 /* A fresh attempt at a cut of B chunks of R rows whose runs weigh total:
  * r, progress and o's whole-run arrays start from nothing, and what the
  * failed attempt left cached on the device makes room. */
+int stream_out_open(const kern_join_args *a, stream_out *o, size_t run_rows, const char *what)
+{
+    memset(o, 0, sizeof *o);
+    int oom = 0;
+    if (a->mode == KJOIN_PERPOINT) {
+        o->counts = calloc(a->n, sizeof *o->counts);
+        o->rc = calloc(run_rows, sizeof *o->rc);
+        oom = !o->counts || !o->rc;
+    }
+    if (a->mode == KJOIN_HIST) {
+        o->hist = calloc(a->hist_nbins, sizeof *o->hist);
+        o->rh = calloc(a->hist_nbins, sizeof *o->rh);
+        oom = !o->hist || !o->rh;
+    }
+    if (!oom)
+        return KERN_OK;
+    stream_out_close(a, o, 0);
+    char m[256];
+    snprintf(m, sizeof m, "out of host memory for %s", what);
+    return kern_fail_msg(KERN_ENOMEM, m);
+}
+
+void stream_out_close(const kern_join_args *a, stream_out *o, int ok)
+{
+    if (ok && a->mode == KJOIN_PERPOINT)
+        memcpy(a->counts, o->counts, a->n * sizeof *o->counts);
+    if (ok && a->mode == KJOIN_HIST) {
+        memcpy(a->hist, o->hist, a->hist_nbins * sizeof *o->hist);
+        *a->hist_below = o->below;
+    }
+    free(o->counts);
+    free(o->rc);
+    free(o->hist);
+    free(o->rh);
+    memset(o, 0, sizeof *o);
+}
+
 void stream_begin(const kern_join_args *a, stream_ctx *c, stream_out *o, kern_join_result *r,
                   size_t B, size_t R, double total)
 {
@@ -260,36 +306,28 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
     char whole[512];
     snprintf(whole, sizeof whole, "%s", kern_error());
     stream_out o;
-    memset(&o, 0, sizeof o);
-    int oom = 0, slabbed = 0;
-    if (a->mode == KJOIN_PERPOINT) {
-        o.counts = calloc(n, sizeof *o.counts);
-        /* A cross run's counts: 2R rows, R < n. */
-        o.rc = calloc(2 * n, sizeof *o.rc);
-        oom = !o.counts || !o.rc;
+    int slabbed = 0;
+    /* A cross run's counts: 2R rows, R < n. */
+    if (stream_out_open(a, &o, 2 * n, "the streamed run's outputs")) {
+        char m[1024];
+        snprintf(m, sizeof m, "%s; %s", whole, kern_error());
+        free(c.ti);
+        free(c.tj);
+        return kern_fail_msg(KERN_ENOMEM, m);
     }
-    if (a->mode == KJOIN_HIST) {
-        o.hist = calloc(a->hist_nbins, sizeof *o.hist);
-        o.rh = calloc(a->hist_nbins, sizeof *o.rh);
-        oom = !o.hist || !o.rh;
+    /* A cross run of two chunks holds 2R rows: two halves would be the
+     * whole again, so the first cut is in thirds; then halve the chunk
+     * until the runs fit (or a run sank pairs). */
+    size_t R = ((n + 2) / 3 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
+    for (;;) {
+        rc = stream_chunks(fn, a, &c, &o, r, R);
+        if (rc == KERN_OK || rc != KERN_ENOMEM || c.emitted || R <= KERN_STREAM_ALIGN)
+            break;
+        R = (R / 2 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
     }
-    if (oom) {
-        rc = KERN_ENOMEM;
-    } else {
-        /* A cross run of two chunks holds 2R rows: two halves would be the
-         * whole again, so the first cut is in thirds; then halve the chunk
-         * until the runs fit (or a run sank pairs). */
-        size_t R = ((n + 2) / 3 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
-        for (;;) {
-            rc = stream_chunks(fn, a, &c, &o, r, R);
-            if (rc == KERN_OK || rc != KERN_ENOMEM || c.emitted || R <= KERN_STREAM_ALIGN)
-                break;
-            R = (R / 2 + KERN_STREAM_ALIGN - 1) / KERN_STREAM_ALIGN * KERN_STREAM_ALIGN;
-        }
-        if (rc == KERN_ECROSS) { /* its index covers every row: slabs of sorted rows */
-            slabbed = 1;
-            rc = stream_slabs(fn, a, &c, &o, r);
-        }
+    if (rc == KERN_ECROSS) { /* its index covers every row: slabs of sorted rows */
+        slabbed = 1;
+        rc = stream_slabs(fn, a, &c, &o, r);
     }
     if (rc != KERN_OK && !c.emitted && (rc == KERN_ENOMEM || rc == KERN_EINVAL)) {
         /* Why the whole run did not fit, and why no cut ran either. */
@@ -301,18 +339,7 @@ int kern_stream_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *
                      r->chunk_rows);
         rc = kern_fail_msg(KERN_ENOMEM, m);
     }
-    if (rc == KERN_OK) {
-        if (a->mode == KJOIN_PERPOINT)
-            memcpy(a->counts, o.counts, n * sizeof *o.counts);
-        if (a->mode == KJOIN_HIST) {
-            memcpy(a->hist, o.hist, a->hist_nbins * sizeof *o.hist);
-            *a->hist_below = o.below;
-        }
-    }
-    free(o.counts);
-    free(o.rc);
-    free(o.hist);
-    free(o.rh);
+    stream_out_close(a, &o, rc == KERN_OK);
     free(c.ti);
     free(c.tj);
     return rc;

@@ -45,6 +45,12 @@ typedef struct stream_out {
     uint64_t *rc, *rh, rb;          /* one run's */
 } stream_out;
 
+/* o's arrays for a's mode: the whole run's (n rows or the bins) and one
+ * run's (run_rows rows or the bins), zeroed. 0, or KERN_ENOMEM with a
+ * message naming what (o freed). */
+int stream_out_open(const kern_join_args *a, stream_out *o, size_t run_rows, const char *what);
+/* ok: o's whole-run outputs copied into a's; o freed either way. */
+void stream_out_close(const kern_join_args *a, stream_out *o, int ok);
 /* Add one run's result x into the whole's r (first: r becomes x, keeping
  * r's cut fields); chunk_runs counts the runs. */
 void stream_merge(kern_join_result *r, const kern_join_result *x, int first);

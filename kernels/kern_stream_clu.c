@@ -29,6 +29,16 @@ static double clu_scale(double vm)
     return s < 1 ? s : 0;
 }
 
+/* The renumbering's buffers (stream_ctx ti, tj), kept from run to run as
+ * the plan is (one join at a time): every pair of a PAIRS run over a
+ * layout is renumbered, and fresh buffers for a batch of up to 4M pairs
+ * paid their allocation and first touch on every run. At most two
+ * batches' rows are held. */
+static struct {
+    uint32_t *ti, *tj;
+    size_t cap;
+} g_ren;
+
 /* The run over layout L, its outputs into o (the whole run's) and r. */
 static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_layout *L,
                           stream_out *o, kern_join_result *r)
@@ -36,6 +46,9 @@ static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_la
     stream_ctx c;
     memset(&c, 0, sizeof c);
     c.a = a;
+    c.ti = g_ren.ti;
+    c.tj = g_ren.tj;
+    c.tcap = g_ren.cap;
     kern_join_args s = *a;
     s.n = L->n;
     s.q0 = 0;
@@ -57,8 +70,9 @@ static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_la
     if (!rc && c.failed)
         rc = kern_fail_msg(KERN_ENOMEM, "out of host memory renumbering the pairs");
     r->symmetric = x.symmetric;
-    free(c.ti);
-    free(c.tj);
+    g_ren.ti = c.ti;
+    g_ren.tj = c.tj;
+    g_ren.cap = c.tcap;
     return rc;
 }
 
@@ -66,8 +80,8 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
                      size_t min_rows)
 {
     /* An ordinary symmetric run: the layout joins the upper triangle of
-     * each group's block (exact's COUNT kernels leave a padding row's pair
-     * with itself out on the diagonal tiles alone). */
+     * each group's block (a padding row's pair with itself is dropped by
+     * exact's classify, exact_bnd_kernel). */
     if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->n > UINT32_MAX || a->rows)
         return fn(a, r);
     const double lim = sqrt(a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps);
@@ -85,33 +99,13 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
     if (!L || !(force || L->work <= KERN_CLU_KEEP))
         return fn(a, r);
     stream_out o;
-    memset(&o, 0, sizeof o);
-    if (a->mode == KJOIN_PERPOINT) {
-        o.counts = calloc(a->n, sizeof *o.counts);
-        o.rc = calloc(L->n, sizeof *o.rc);
-    }
-    if (a->mode == KJOIN_HIST) {
-        o.hist = calloc(a->hist_nbins, sizeof *o.hist);
-        o.rh = calloc(a->hist_nbins, sizeof *o.rh);
-    }
     memset(r, 0, sizeof *r);
-    if ((a->mode == KJOIN_PERPOINT && (!o.counts || !o.rc)) ||
-        (a->mode == KJOIN_HIST && (!o.hist || !o.rh)))
-        rc = kern_fail_msg(KERN_ENOMEM, "out of host memory for the cluster cut");
-    else
-        rc = clu_layout_run(fn, a, L, &o, r);
-    if (!rc && a->mode == KJOIN_PERPOINT)
-        memcpy(a->counts, o.counts, a->n * sizeof *a->counts);
-    if (!rc && a->mode == KJOIN_HIST) {
-        memcpy(a->hist, o.hist, a->hist_nbins * sizeof *a->hist);
-        *a->hist_below = o.below;
-    }
+    if ((rc = stream_out_open(a, &o, L->n, "the cluster cut")))
+        return rc;
+    rc = clu_layout_run(fn, a, L, &o, r);
+    stream_out_close(a, &o, !rc);
     r->clusters = (unsigned)L->K;
     r->cluster_work = L->work;
-    free(o.counts);
-    free(o.rc);
-    free(o.hist);
-    free(o.rh);
     return rc;
 }
 
