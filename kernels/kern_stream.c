@@ -115,9 +115,6 @@ void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
     r->chunk_runs++;
 }
 
-/* A fresh attempt at a cut of B chunks of R rows whose runs weigh total:
- * r, progress and o's whole-run arrays start from nothing, and what the
- * failed attempt left cached on the device makes room. */
 int stream_out_open(const kern_join_args *a, stream_out *o, size_t run_rows, const char *what)
 {
     memset(o, 0, sizeof *o);
@@ -155,6 +152,9 @@ void stream_out_close(const kern_join_args *a, stream_out *o, int ok)
     memset(o, 0, sizeof *o);
 }
 
+/* A fresh attempt at a cut of B chunks of R rows whose runs weigh total:
+ * r, progress and o's whole-run arrays start from nothing, and what the
+ * failed attempt left cached on the device makes room. */
 void stream_begin(const kern_join_args *a, stream_ctx *c, stream_out *o, kern_join_result *r,
                   size_t B, size_t R, double total)
 {
