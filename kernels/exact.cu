@@ -42,12 +42,26 @@
 #include "fasted_run.cuh"
 #include "kern_util.cuh"
 
+/* Row r's centre: its own origin in a cluster layout (KERN_ORIGIN_NONE:
+ * none), else the run's (NULL: not centred). */
+__device__ __forceinline__ const double *exact_row_centre(const double *center,
+                                                          const double *origins,
+                                                          const uint8_t *origin_of, size_t d,
+                                                          size_t r)
+{
+    if (origin_of)
+        return origin_of[r] == KERN_ORIGIN_NONE ? NULL : origins + d * origin_of[r];
+    return center;
+}
+
 /* Each row's FP16 rounding as the pass holds it: rho_i = ||x^_i - v_i||,
  * v_i the row centred and scaled in FP64 exactly as the upload forms it
  * (kernels/fasted.cu, fasted_to_float: (x - c) * scale, then correctly
  * rounded to FP16 through FP32 round-to-odd), x^_i the FP16 values of the
  * pass (X, rows of ld 16-bit units). A warp per row; the FP64 sum and root
- * are rounded up by 2^-40 relative, far above their own error. A cluster
+ * err by at most (d / 2 + 2) 2^-53 relative, so rho is rounded up by
+ * d 2^-52 + 2^-40: the rest is room for delta's own evaluation, which
+ * takes rho without a safety factor (kernels/exact_bound.h). A cluster
  * layout centres row r on origins + d * origin_of[r] (KERN_ORIGIN_NONE:
  * not centred) instead of center. */
 template <class T>
@@ -60,8 +74,7 @@ exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x
     const int lane = threadIdx.x & 31;
     if (r >= n)
         return;
-    if (origin_of)
-        center = origin_of[r] == KERN_ORIGIN_NONE ? NULL : origins + d * origin_of[r];
+    center = exact_row_centre(center, origins, origin_of, d, r);
     double acc = 0;
     for (size_t k = lane; k < d; k += 32) {
         const double xv = exact_x(x, r * d + k);
@@ -73,7 +86,7 @@ exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x
     for (int m = 16; m; m >>= 1)
         acc += __shfl_xor_sync(0xffffffffu, acc, m);
     if (lane == 0)
-        rho[r] = sqrt(acc) * (1.0 + 0x1p-40);
+        rho[r] = sqrt(acc) * (1.0 + 0x1p-40 + (double)d * 0x1p-52);
 }
 
 /* COUNT: each row's terms of delta_ij for the pass's epilogue
@@ -119,6 +132,49 @@ __global__ void exact_bnd_max_kernel(const float2 *__restrict__ bnd,
         m.y = fmaxf(m.y, v.y);
     }
     cmax[b] = m;
+}
+
+/* The screen's FP32 copies of FP64 rows, a warp a row, centred as the
+ * pass centres them (d2 does not change under a translation, and the
+ * copies of centred rows keep their differences' bits where a large
+ * common offset would lose them): x32 = RN(w), w = RN(x - c), and r32
+ * bounds ||x32 - (x - c)|| from above. x32 - w is exact in FP64 (the
+ * low bits of w); its squares' sum errs by at most d 2^-53 relative (any
+ * order) and d 2^-1075 from squares that underflow, the root by 2^-53,
+ * hence (1 + d 2^-52), d 2^-1074 and 2^-50; each w errs by at most
+ * 2^-53 |w| (2^-52 |w| covers it and the norm's own rounding). A row is
+ * centred on its own origin in a cluster layout (KERN_ORIGIN_NONE: not
+ * centred), as in exact_rho_kernel. A value beyond FP32's range copies
+ * to Inf: its pairs' screen sums are not finite and go to fp64's order. */
+__global__ void exact_copy_f32_kernel(const double *__restrict__ x,
+                                      const double *__restrict__ center,
+                                      const double *__restrict__ origins,
+                                      const uint8_t *__restrict__ origin_of, size_t n, size_t d,
+                                      float *x32, double *r32)
+{
+    const size_t r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (r >= n)
+        return;
+    center = exact_row_centre(center, origins, origin_of, d, r);
+    double acc = 0, w2 = 0;
+    for (size_t k = lane; k < d; k += 32) {
+        const double w = center ? __dsub_rn(x[r * d + k], center[k]) : x[r * d + k];
+        const float f = __double2float_rn(w);
+        x32[r * d + k] = f;
+        const double u = w - (double)f;
+        acc = __fma_rn(u, u, acc);
+        w2 = __fma_rn(w, w, w2);
+    }
+    for (int m = 16; m; m >>= 1) {
+        acc += __shfl_xor_sync(0xffffffffu, acc, m);
+        w2 += __shfl_xor_sync(0xffffffffu, w2, m);
+    }
+    if (lane == 0) {
+        const double up = 1.0 + (double)d * 0x1p-52, tiny = (double)d * 0x1p-1074;
+        const double cen = center ? 0x1p-52 * sqrt(w2 * up + tiny) : 0.0;
+        r32[r] = (sqrt(acc * up + tiny) + cen) * (1.0 + 0x1p-50);
+    }
 }
 
 /* v in FP32, rounded up (down): the epilogue's coefficients and limits. */
@@ -277,6 +333,10 @@ struct exact_ctx {
     uint32_t *li2, *lj2;
     void *sort_tmp;
     size_t sort_bytes;
+    /* Long FP64 rows, not PAIRS: the screen reads their FP32 copies (half
+     * the bytes) and each copy's distance from its row (exact_copy_f32). */
+    float *x32;
+    double *r32;
     cudaEvent_t ev[2]; /* around each launch's refinement: kernel time */
     int timed;         /* ev holds a refinement not yet added to t_kernel */
     int ready;
@@ -407,8 +467,8 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         fasted_params *p = c->p;
         p->bnd = c->bnd;
         p->bnd_cmax = c->bnd + rows;
-        p->bnd_k1 = exact_f32_up(o.b.safety * 2.0 * o.eps_s);
-        p->bnd_k2 = exact_f32_up(o.b.safety);
+        p->bnd_k1 = exact_f32_up(2.0 * o.eps_s);
+        p->bnd_k2 = 1.0f; /* e^2's coefficient (exact_bound_delta_rho) */
         p->bnd_k3 = exact_f32_up(o.b.safety * o.b.c_acc);
         p->bnd_lo = exact_f32_down(o.lim2s);
         p->bnd_hi = exact_f32_up(o.lim2s);
@@ -448,6 +508,30 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     } else if (a->mode == KJOIN_PAIRS) {
         if ((rc = kern_malloc(k, (void **)&o.nout, 8, "the refined pairs")))
             return rc;
+    }
+    if (a->mode != KJOIN_PAIRS && o.xt == KERN_X_F64 && a->d * 8 >= EXACT_SORT_ROW_BYTES &&
+        (a->d * 4) % 16 == 0) {
+        /* Left out, not failed, where they would take more than half of
+         * the room left (the cap's, the device's): the pair buffers come
+         * after them and shrink to fit; the screen then reads the FP64
+         * rows. */
+        const size_t xb = a->n * a->d * 4, need = xb + a->n * 8;
+        size_t fr = 0, tot = 0;
+        KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+        rc = 2 * need > fr || (k->mem_cap && k->mem_used + 2 * need > k->mem_cap) ? KERN_ENOMEM : 0;
+        if (rc == 0 && (rc = kern_malloc(k, (void **)&c->x32, xb, "the screen's FP32 rows")) == 0 &&
+            (rc = kern_malloc(k, (void **)&c->r32, a->n * 8, "the screen's FP32 rows")) != 0) {
+            kern_free(k, c->x32, xb);
+            c->x32 = NULL;
+        }
+        if (rc && rc != KERN_ENOMEM)
+            return rc;
+        if (c->x32) {
+            exact_copy_f32_kernel<<<(unsigned)((a->n + 7) / 8), 256, 0, k->st>>>(
+                (const double *)o.x, c->center, c->origins, o.origin_of, a->n, a->d, c->x32,
+                c->r32);
+            KERN_LAUNCH_CHECK("exact_copy_f32_kernel");
+        }
     }
     k->r->t_h2d += kern_now() - t0;
     c->ready = 1;
@@ -669,7 +753,13 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
             const unsigned pb = (unsigned)std::min(np, few);
             if ((o.d * sizeof(T)) % 16 == 0) { /* every row 16-byte aligned */
                 constexpr int V = 16 / sizeof(T);
-                if (!pairs) {
+                if (!pairs && std::is_same<T, double>::value && c->x32) {
+                    exact_dev os = od; /* the FP32 copies (exact_copy_f32_kernel) */
+                    os.x = c->x32;
+                    os.r32 = c->r32;
+                    exact_screen_launch<float>(os, np, sms, k->st);
+                    exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
+                } else if (!pairs) {
                     exact_screen_launch<T>(od, np, sms, k->st);
                     exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
@@ -726,6 +816,8 @@ static void exact_free(exact_ctx *c)
     cudaFree(c->li2);
     cudaFree(c->lj2);
     cudaFree(c->sort_tmp);
+    cudaFree(c->x32);
+    cudaFree(c->r32);
     for (int e = 0; e < 2; e++)
         if (c->ev[e])
             cudaEventDestroy(c->ev[e]);

@@ -18,11 +18,15 @@
 #define EXACT_HD
 #endif
 
-/* The bound's two coefficients for dimension d (docs/ACCURACY.md, (5)):
- * delta = safety * (2 eps e + e^2 + c_acc (N_x + N_y)^2), where
- * e = c_in (|x| + |y|) + c_sub and N = |x| (1 + 2^-11) + 2^-25 sqrt(d). */
+/* The bound's coefficients for dimension d (docs/ACCURACY.md, (5)):
+ * delta = 2 eps e + e^2 + safety c_acc (N_x + N_y)^2, where
+ * e = c_in (|x| + |y|) + c_sub and N = |x| (1 + c_in) + 2^-25 sqrt(d).
+ * The safety factor multiplies the accumulation's term alone: the input
+ * term is the triangle inequality over IEEE roundings (FP16 conversion,
+ * FP64 norms), rigorous as it stands; only the tensor cores' summation
+ * is undocumented. */
 typedef struct exact_bound {
-    double c_in;  /* FP16 input rounding, relative: 2^-11 */
+    double c_in;  /* FP16 input rounding, relative: 2^-11 (+ 2^-23) */
     double c_sub; /* FP16 subnormal spacing, absolute, both points: 2^-24 sqrt(d) */
     double c_acc; /* FP32 accumulation of norms and products, and the final combination */
     double n_abs; /* absolute part of a rounded point's norm bound: 2^-25 sqrt(d) */
@@ -39,7 +43,10 @@ EXACT_HD static inline double exact_gamma(double m, double u)
 static inline void exact_bound_init(exact_bound *b, size_t d)
 {
     const double rd = sqrt((double)d);
-    b->c_in = 0x1p-11;
+    /* 2^-11, and 2^-23 more: room for the FP64 norms' and delta's own
+     * roundings (some d 2^-53, relative), which the safety factor covered
+     * when it multiplied the whole bound. */
+    b->c_in = 0x1p-11 + 0x1p-23;
     b->c_sub = 0x1p-24 * rd;
     b->n_abs = 0x1p-25 * rd;
     /* Sums of d terms with unit 2^-23 (round toward zero, the norms; and a
@@ -48,7 +55,7 @@ static inline void exact_bound_init(exact_bound *b, size_t d)
     b->c_acc = 2.0 * exact_gamma((double)d, 0x1p-23) + 0x1p-21;
     /* Tensor cores do not document their accumulation's order or rounding
      * (measured: truncation, blocks of products aligned to the largest):
-     * twice the bound; docs/ACCURACY.md says why. */
+     * twice c_acc's term; docs/ACCURACY.md says why. */
     b->safety = 2.0;
 }
 /* The same for the GPU pass that promotes (kernels/fmt_fp16x.cu,
@@ -74,8 +81,8 @@ EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx,
                                                 double eps)
 {
     const double e = b->c_in * (nx + ny) + b->c_sub;
-    const double s = (nx + ny) * (1.0 + 0x1p-11) + 2.0 * b->n_abs;
-    return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
+    const double s = (nx + ny) * (1.0 + b->c_in) + 2.0 * b->n_abs;
+    return 2.0 * eps * e + e * e + b->safety * b->c_acc * s * s;
 }
 
 /* delta with the pair's measured input rounding (the GPU exact engine):
@@ -90,7 +97,7 @@ EXACT_HD static inline double exact_bound_delta_rho(const exact_bound *b, double
 {
     const double e = rx + ry + 0x1p-52 * (nx + ny);
     const double s = nx + ny + rx + ry;
-    return b->safety * (2.0 * eps * e + e * e + b->c_acc * s * s);
+    return 2.0 * eps * e + e * e + b->safety * b->c_acc * s * s;
 }
 
 /* The screen before the FP64 refinement (kernels/exact_refine.cuh,
@@ -108,9 +115,12 @@ EXACT_HD static inline double exact_bound_delta_rho(const exact_bound *b, double
  * unit 2^-53 per term, and at most d tiny_64 from underflow) lies within
  * gamma_{d+2}(2^-53) S + d 2^-1074 of S. Both together: fp64's d2 lies in
  * [*lo, *hi]; the last step widens for this function's own few roundings.
- * An s that is not finite decides nothing (the caller checks). */
-EXACT_HD static inline void exact_screen_range(double s, double u, double h, double tiny, size_t d,
-                                               double *lo, double *hi)
+ * An s that is not finite decides nothing (the caller checks).
+ * exact_screen_range_r: s summed from rows other than the data's (FP64
+ * rows screened from their FP32 copies), r at least the two rows'
+ * distances from the data's together (||x' - x|| + ||y' - y||). */
+EXACT_HD static inline void exact_screen_range_r(double s, double u, double h, double tiny,
+                                                 size_t d, double r, double *lo, double *hi)
 {
     if (!(h * u < 0.5 && ((double)d + 2.0) * 0x1p-53 < 0.5)) { /* gamma undefined: no range */
         *lo = -INFINITY;
@@ -119,10 +129,28 @@ EXACT_HD static inline void exact_screen_range(double s, double u, double h, dou
     }
     const double g = exact_gamma(h, u), g64 = exact_gamma((double)d + 2.0, 0x1p-53);
     const double eta = (double)d * tiny, eta64 = (double)d * 0x1p-1074;
-    const double up = (s + eta) / (1.0 - g) * (1.0 + g64) + eta64;
-    const double dn = (s - eta) / (1.0 + g) * (1.0 - g64) - eta64;
+    double sh = (s + eta) / (1.0 - g), sl = (s - eta) / (1.0 + g);
+    if (r > 0) {
+        /* The sum is of rows within r (together) of the data's: the
+         * data's distance lies within r of the summed rows' (the
+         * triangle inequality). Each step is pushed outward by 2^-50, far
+         * more than its own rounding, so the cancellation in sqrt(sl) - r
+         * cannot take the lower end above the truth. */
+        double a = sqrt(fmax(sl * (1.0 - 0x1p-50), 0.0)) * (1.0 - 0x1p-50) - r * (1.0 + 0x1p-50);
+        a = a > 0 ? a : 0;
+        sl = a * a * (1.0 - 0x1p-50);
+        const double b = sqrt(sh * (1.0 + 0x1p-50)) * (1.0 + 0x1p-50) + r * (1.0 + 0x1p-50);
+        sh = b * b * (1.0 + 0x1p-50);
+    }
+    const double up = sh * (1.0 + g64) + eta64;
+    const double dn = sl * (1.0 - g64) - eta64;
     *hi = up + fabs(up) * 0x1p-48 + 0x1p-1060;
     *lo = dn - fabs(dn) * 0x1p-48 - 0x1p-1060;
+}
+EXACT_HD static inline void exact_screen_range(double s, double u, double h, double tiny, size_t d,
+                                               double *lo, double *hi)
+{
+    exact_screen_range_r(s, u, h, tiny, d, 0.0, lo, hi);
 }
 
 /* The screen's shape for rows of d values of elem bytes each: V values a

@@ -44,6 +44,10 @@ struct exact_dev {
     /* A cluster layout: each row's origin, KERN_ORIGIN_NONE for padding
      * rows, whose pair with themselves the pass lists (NULL: none). */
     const uint8_t *origin_of;
+    /* The screen's rows when they are not the data's (FP64 rows screened
+     * from their FP32 copies, x): each row's distance from the data's,
+     * rounded up; NULL: x holds the data's own rows. */
+    const double *r32;
 };
 
 /* Value v of a row as FP64, exactly. */
@@ -240,7 +244,9 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
 }
 
 /* Step 2, the screen (not PAIRS): each listed pair's d2 summed from its
- * differences in FP32 (FP64 for FP64 rows), in whatever order is fast:
+ * differences in FP32 (long FP64 rows: from their FP32 copies, the
+ * range widened by the copies' distances from the data, r32; short FP64
+ * rows in FP64), in whatever order is fast:
  * L lanes a pair, each lane reading 16 bytes of each row at a time and
  * adding its squared differences with FMA, then a shuffle tree.
  * exact_screen_range bounds how far fp64's own d2 can lie from that sum
@@ -358,8 +364,11 @@ __global__ void __launch_bounds__(256) exact_screen_kernel(exact_dev o, exact_sc
                 const int w = o.sym && i != j ? 2 : 1;
                 const double s = (double)acc[p];
                 double lo = -INFINITY, hi = INFINITY;
+                /* FP32 copies: the two rows' distances from the data's,
+                 * their sum rounded up. */
+                const double r = o.r32 ? (o.r32[i] + o.r32[j]) * (1.0 + 0x1p-51) : 0.0;
                 if (isfinite(s))
-                    exact_screen_range(s, sc.u, sc.h, sc.tiny, o.d, &lo, &hi);
+                    exact_screen_range_r(s, sc.u, sc.h, sc.tiny, o.d, r, &lo, &hi);
                 if (lo > o.lim2) {
                     /* out */
                 } else if (!(hi <= o.lim2)) {

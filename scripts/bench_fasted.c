@@ -190,14 +190,14 @@ int main(int argc, char **argv)
         printf("%zu %zu %s %g %s%s sym=%d %s %s pairs=%llu cold=%.4f warm=%.4f kernel_ms=%.3f "
                "tflops_paper=%.1f tflops_work=%.1f h2d=%.4f convert=%.4f norms=%.4f "
                "d2h=%.4f sink=%.4f cold_kernel_ms=%.3f sel=%.2f refills=%.0f launches=%.0f refine_ms=%.3f "
-               "path=%.0f cluster_work=%.4f\n",
+               "path=%.0f cluster_work=%.4f band=%.0f\n",
                ds.n, ds.d, g.kind, eps, ename, o.fp8_acc_fast ? ":fast" : "", o.symmetric, kern, mode,
                (unsigned long long)cold.pairs, cold.seconds, wm, km * 1e3, paper, work,
                phase(&cold, "h2d"), phase(&cold, "convert"), phase(&cold, "norms"),
                phase(&cold, "d2h"), phase(&cold, "sink"), cold.kernel_seconds * 1e3,
                ((double)cold.pairs - n) / n, metric(&cold, "buffer_refills"),
                metric(&cold, "launches"), rt[reps / 2] * 1e3, metric(&r, "path"),
-               metric(&r, "cluster_work"));
+               metric(&r, "cluster_work"), metric(&r, "band_pairs"));
         fflush(stdout);
     }
     dataset_free(&ds);

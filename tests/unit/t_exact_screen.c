@@ -10,8 +10,10 @@
  * matter: cancellation (a large common offset), magnitudes from 1e-15 to
  * 1e15 in one row, FP32 and FP64 subnormals (the absolute term), sums that
  * overflow FP32 (no range: the kernel refines those), exact ties at a
- * lattice's eps, duplicates. The check can fail: with h = 0 (no rounding
- * allowed for) fp64's d2 falls outside the range on these sets. */
+ * lattice's eps, duplicates. Long FP64 rows are screened from their FP32
+ * copies (exact_screen_range_r): checked the same way. The check can
+ * fail: with h = 0 (no rounding allowed for), or the copies' distances
+ * left out, fp64's d2 falls outside the range on these sets. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -106,25 +108,46 @@ static double value(int s, size_t i, size_t k, int f64)
     }
 }
 
-/* Every pair of n rows of set s at dimension d: fp64's d2 in the range
- * the screen gives (h_scale = 1: the real bound; 0: none). Returns pairs
- * outside; *ranged counts the pairs that got a range at all. */
-static size_t check_set(int s, size_t n, size_t d, int f64, double h_scale, size_t *ranged)
+/* ||x - (double)(float)x||, rounded up, from 64-bit long double sums (not
+ * the engine's formula): how far a row's FP32 copy lies from it. */
+static double copy_dist(const double *x, const float *xf, size_t d)
 {
+    long double a = 0;
+    for (size_t k = 0; k < d; k++) {
+        const long double v = (long double)x[k] - (long double)xf[k];
+        a += v * v;
+    }
+    return nextafter((double)(sqrtl(a) * (1.0L + 0x1p-40L)) + 0x1p-1074, INFINITY);
+}
+
+enum { ROWS_F32, ROWS_F64, ROWS_F64_COPY };
+
+/* Every pair of n rows of set s at dimension d: fp64's d2 in the range
+ * the screen gives (h_scale = 1: the real bound; 0: none). rows: f32
+ * rows summed in FP32, FP64 rows in FP64, or FP64 rows summed from their
+ * FP32 copies (exact_screen_range_r with the copies' distances; r_scale
+ * 0 leaves those out). Returns pairs outside; *ranged counts the pairs
+ * that got a range at all. */
+static size_t check_rows(int s, size_t n, size_t d, int rows, double h_scale, double r_scale,
+                         size_t *ranged)
+{
+    const int f64 = rows != ROWS_F32, sum64 = rows == ROWS_F64;
     int V, L;
     double h;
-    exact_screen_shape(d, f64 ? 8 : 4, &V, &L, &h);
+    exact_screen_shape(d, sum64 ? 8 : 4, &V, &L, &h);
     h *= h_scale;
-    const double u = f64 ? 0x1p-53 : 0x1p-24, tiny = f64 ? 0x1p-1074 : 0x1p-149;
+    const double u = sum64 ? 0x1p-53 : 0x1p-24, tiny = sum64 ? 0x1p-1074 : 0x1p-149;
     float *xf = malloc(n * d * sizeof(float));
-    double *xd = malloc(n * d * sizeof(double));
+    double *xd = malloc(n * d * sizeof(double)), *rc = malloc(n * sizeof(double));
     rng_state = 12345 + (uint64_t)s * 1000 + d;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < d; k++) {
             const double v = value(s, i, k, f64);
             xf[i * d + k] = (float)v;
             xd[i * d + k] = v;
         }
+        rc[i] = copy_dist(xd + i * d, xf + i * d, d) * r_scale;
+    }
     size_t bad = 0;
     *ranged = 0;
     for (size_t i = 0; i < n; i++)
@@ -132,7 +155,8 @@ static size_t check_set(int s, size_t n, size_t d, int f64, double h_scale, size
             double seq, scr;
             if (f64) {
                 seq = seq_f64(xd + i * d, xd + j * d, d);
-                scr = screen_f64(xd + i * d, xd + j * d, d, V, L);
+                scr = sum64 ? screen_f64(xd + i * d, xd + j * d, d, V, L)
+                            : screen_f32(xf + i * d, xf + j * d, d, V, L);
             } else {
                 seq = seq_f32(xf + i * d, xf + j * d, d);
                 scr = screen_f32(xf + i * d, xf + j * d, d, V, L);
@@ -140,14 +164,24 @@ static size_t check_set(int s, size_t n, size_t d, int f64, double h_scale, size
             if (!isfinite(scr))
                 continue; /* the kernel decides nothing from it */
             double lo, hi;
-            exact_screen_range(scr, u, h, tiny, d, &lo, &hi);
+            if (rows == ROWS_F64_COPY) /* as the kernel sums the two */
+                exact_screen_range_r(scr, u, h, tiny, d, (rc[i] + rc[j]) * (1.0 + 0x1p-51), &lo,
+                                     &hi);
+            else
+                exact_screen_range(scr, u, h, tiny, d, &lo, &hi);
             (*ranged)++;
             if (!(lo <= seq && seq <= hi))
                 bad++;
         }
     free(xf);
     free(xd);
+    free(rc);
     return bad;
+}
+
+static size_t check_set(int s, size_t n, size_t d, int f64, double h_scale, size_t *ranged)
+{
+    return check_rows(s, n, d, f64 ? ROWS_F64 : ROWS_F32, h_scale, 1.0, ranged);
 }
 
 static const size_t dims[] = {1, 3, 4, 9, 16, 33, 128, 784};
@@ -178,6 +212,50 @@ TEST(range_holds_fp64_d2_f32_rows)
 TEST(range_holds_fp64_d2_f64_rows)
 {
     check_all(1);
+}
+
+/* Long FP64 rows screened from their FP32 copies (kernels/exact.cu,
+ * exact_copy_f32_kernel): the sum is of other rows, and the range widened
+ * by their distances from the data's still holds fp64's d2, on every set
+ * (values beyond FP32 copy to Inf and get no range). */
+TEST(range_holds_fp64_d2_from_f32_copies)
+{
+    for (int s = 0; s < NSETS; s++)
+        for (size_t q = 0; q < sizeof dims / sizeof dims[0]; q++) {
+            const size_t d = dims[q], n = d >= 128 ? 48 : 96;
+            size_t ranged = 0;
+            const size_t bad = check_rows(s, n, d, ROWS_F64_COPY, 1.0, 1.0, &ranged);
+            CHECK_MSG(bad == 0,
+                      "FP64 rows from FP32 copies, %s, d = %zu: fp64's d2 outside the range for "
+                      "%zu of %zu pairs",
+                      set_name[s], d, bad, ranged);
+            CHECK_MSG(s == SET_HUGE || ranged == n * (n + 1) / 2,
+                      "%s, d = %zu: %zu of %zu pairs ranged", set_name[s], d, ranged,
+                      n * (n + 1) / 2);
+        }
+    size_t ranged = 0;
+    CHECK(check_rows(SET_UNIFORM, 24, 4096, ROWS_F64_COPY, 1.0, 1.0, &ranged) == 0 &&
+          ranged == 300);
+    /* Without the copies' distances the range misses fp64's d2 where the
+     * copies' rounding outweighs the sum's (a large common offset: FP32
+     * keeps 1e4 + x to some 6e-4): the term is what makes it hold. */
+    CHECK(check_rows(SET_OFFSET, 48, 128, ROWS_F64_COPY, 1.0, 0.0, &ranged) > 0);
+    CHECK(check_rows(SET_OFFSET, 48, 16, ROWS_F64_COPY, 1.0, 0.0, &ranged) > 0);
+}
+
+/* The copies' term keeps the range narrow: FP32's rounding of uniform
+ * values moves d2 by some 2^-23 relative, where the band is 2^-10. */
+TEST(range_from_copies_is_narrow)
+{
+    int V, L;
+    double h, lo, hi;
+    exact_screen_shape(4096, 4, &V, &L, &h);
+    /* d2 = 642 (issue 10's uniform d = 4096 at S ~ 72), rows of norm
+     * ~18.5 each rounded by at most 2^-24 of it */
+    const double r = 2.0 * 18.5 * 0x1p-24;
+    exact_screen_range_r(642.0, 0x1p-24, h, 0x1p-149, 4096, r, &lo, &hi);
+    CHECK_MSG(hi - 642.0 < 642.0 * 0x1p-14 && 642.0 - lo < 642.0 * 0x1p-14, "range [%.17g, %.17g]",
+              lo, hi);
 }
 
 /* At d = 4096 (issue 10's widest setting) too, aligned and not. */
