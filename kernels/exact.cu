@@ -753,14 +753,15 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
             const unsigned pb = (unsigned)std::min(np, few);
             if ((o.d * sizeof(T)) % 16 == 0) { /* every row 16-byte aligned */
                 constexpr int V = 16 / sizeof(T);
-                if (!pairs && std::is_same<T, double>::value && c->x32) {
-                    exact_dev os = od; /* the FP32 copies (exact_copy_f32_kernel) */
-                    os.x = c->x32;
-                    os.r32 = c->r32;
-                    exact_screen_launch<float>(os, np, sms, k->st);
-                    exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
-                } else if (!pairs) {
-                    exact_screen_launch<T>(od, np, sms, k->st);
+                if (!pairs) {
+                    if (std::is_same<T, double>::value && c->x32) {
+                        exact_dev os = od; /* the FP32 copies (exact_copy_f32_kernel) */
+                        os.x = c->x32;
+                        os.r32 = c->r32;
+                        exact_screen_launch<float>(os, np, sms, k->st);
+                    } else {
+                        exact_screen_launch<T>(od, np, sms, k->st);
+                    }
                     exact_fp64_pair_kernel<T, V><<<pb, 128, 0, k->st>>>(li, lj, nl, few, od);
                 }
                 rc = exact_fp64_cp_launch<T>(li, lj, nl, few, od, np, sms, k->st);
