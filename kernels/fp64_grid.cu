@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "f64_common.cuh"
+#include "grid_gpu.cuh"
 #include "grid_index.cuh"
 #include "kern_util.cuh"
 
@@ -149,29 +150,6 @@ static int fg_launch(f64_run *r, const f64_item *it, void *user)
     return 0;
 }
 
-/* The first value that is not finite, as row and column; 0 when all are.
- * The cells need finite coordinates (fp64 itself would simply never pair
- * such a row, but its cell would be undefined). */
-static int fg_not_finite(const kern_join_args *a, size_t *row, size_t *col)
-{
-    double *buf = (double *)malloc(a->d * sizeof *buf);
-    if (!buf)
-        return kern_fail(KERN_ENOMEM, "out of host memory for one row (%zu values)", a->d);
-    int bad = 0;
-    for (size_t i = 0; i < a->n && !bad; i++) {
-        const double *v = kern_row_f64(a, i, buf);
-        for (size_t k = 0; k < a->d; k++)
-            if (!isfinite(v[k])) {
-                *row = i;
-                *col = k;
-                bad = 1;
-                break;
-            }
-    }
-    free(buf);
-    return bad;
-}
-
 /* The index and rows in cell order, per device ordinal (grid_cache). */
 static grid_cache g_fg[KERN_DEV_SLOTS];
 
@@ -181,39 +159,21 @@ void fp64_grid_release(void)
         grid_cache_free(g_fg[d]);
 }
 
-/* Build the index of a's rows and upload it with the rows in cell order
- * into this device's slot (the run charged for them). */
+/* Build the index of a's rows on the device (kernels/grid_gpu.cuh), the
+ * rows in cell order beside it, into this device's slot (the run charged
+ * for them). A value that is not finite has no cell: the build names it. */
 static int fg_build(f64_run *r, const kern_join_args *a, double eps, grid_cache &c)
 {
-    size_t brow = 0, bcol = 0;
-    int bad = fg_not_finite(a, &brow, &bcol);
-    if (bad < 0)
-        return bad;
-    if (bad)
-        return kern_fail(KERN_EINVAL,
-                         "fp64 grid: row %zu, column %zu is not finite (no grid cell holds it); "
-                         "set exact-path pass, or run fp64",
-                         brow, bcol);
-    grid_index ix;
-    double t0 = kern_now();
-    int rc = grid_build(a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &ix);
-    r->res->t_prep += kern_now() - t0;
     const size_t used = r->k.mem_used;
     double *x = NULL;
-    if (rc == 0)
-        rc = f64_upload(r, a, ix.order, a->d, NULL, &x);
+    size_t ngroup = 0;
+    int rc = grid_build_gpu(r, a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &c.g, &ngroup, &x, "fp64 grid");
     c.rows[0] = x;
     c.dev = a->device;
-    if (rc == 0) {
-        t0 = kern_now();
-        rc = grid_upload(r, &ix, &c.g);
-        r->res->t_h2d += kern_now() - t0;
-    }
     if (rc == 0)
-        grid_cache_keep(c, a, eps, FG_K, FG_GROUP, &ix, r->k.mem_used - used);
+        grid_cache_keep(c, a, eps, FG_K, FG_GROUP, ngroup, r->k.mem_used - used);
     else
         grid_cache_free(c);
-    grid_free(&ix);
     return rc;
 }
 

@@ -392,7 +392,7 @@ static inline void grid_cache_free(grid_cache &c)
 /* Fill the slot's key after a build and upload whose allocations the run
  * charged (bytes: what they came to). */
 static inline void grid_cache_keep(grid_cache &c, const kern_join_args *a, double eps, int k,
-                                   size_t group, const grid_index *ix, size_t bytes)
+                                   size_t group, size_t ngroup, size_t bytes)
 {
     c.x = a->x;
     c.n = a->n;
@@ -404,7 +404,7 @@ static inline void grid_cache_keep(grid_cache &c, const kern_join_args *a, doubl
     c.eps = eps;
     c.k = k;
     c.dev = a->device;
-    c.ngroup = ix->ngroup;
+    c.ngroup = ngroup;
     c.bytes = bytes;
 }
 

@@ -155,7 +155,7 @@ static int ti_build(f64_run *r, const kern_join_args *a, double eps, int k, size
     }
     r->res->t_h2d += kern_now() - t0;
     if (rc == 0)
-        grid_cache_keep(c, a, eps, k, TI_GROUP, &ix, r->k.mem_used - used);
+        grid_cache_keep(c, a, eps, k, TI_GROUP, ix.ngroup, r->k.mem_used - used);
     else
         grid_cache_free(c);
     grid_free(&ix);
