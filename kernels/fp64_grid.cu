@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "f64_common.cuh"
+#include "epi_cluster.cuh"
 #include "grid_gpu.cuh"
 #include "grid_index.cuh"
 #include "kern_util.cuh"
@@ -66,13 +67,13 @@ __device__ __forceinline__ double fg_d2(const double *__restrict__ a, const doub
  * d values in cell order. Each warp walks its group's neighbour cells; for
  * each range of candidates its lanes share out the (query, candidate)
  * pairs, queries fastest, so a full group keeps one query per lane. */
-template <int D>
+template <int D, class Epi>
 __global__ void __launch_bounds__(FG_WARPS * 32)
     fg_join_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
                    const long long *__restrict__ ukey, const size_t *__restrict__ cstart,
                    size_t ncell, const size_t *__restrict__ gpos, const uint32_t *__restrict__ glen,
                    const uint32_t *__restrict__ gcell, const size_t *__restrict__ qpos,
-                   grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, f64_out o)
+                   grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, Epi e)
 {
     const int lane = threadIdx.x & 31;
     const size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
@@ -80,7 +81,6 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
         return; /* uniform over the warp */
     const unsigned len = glen[grp];
     const size_t first = gpos[grp];
-    const double eps2 = o.eps2;
     unsigned long long local = 0;
 
     grid_walk gw;
@@ -92,25 +92,41 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
         const size_t work = (size_t)len * (ce - cs);
         for (size_t w = lane; w < work; w += 32) {
             const size_t qp = qpos[first + w % len], c = cs + w / len;
-            const double s = fg_d2<D>(x + qp * d, x + c * d, d, eps2);
-            f64_emit(o, ids[qp], ids[c], s, local);
+            if (!e.want(ids[qp], ids[c]))
+                continue;
+            const double s = fg_d2<D>(x + qp * d, x + c * d, d, e.d2max());
+            e.emit(ids[qp], ids[c], s, local);
         }
     }
-    f64_flush(o, local);
+    e.flush(local);
 }
 
 struct fg_dev {
     double *x; /* n x d in cell order, each row's own dimension order */
     size_t d;
     grid_dev g;
+    int pass; /* 0: the join (r->out); 1, 2: DBSCAN's union and border */
+    clu_union_epi un;
+    clu_border_epi bo;
 };
+
+template <int D, class Epi>
+static void fg_launch_e(f64_run *r, const f64_item *it, const fg_dev *v, const Epi &e)
+{
+    size_t blocks = (it->qb - it->qa + FG_WARPS - 1) / FG_WARPS;
+    fg_join_kernel<D, Epi><<<(unsigned)blocks, FG_WARPS * 32, 0, r->k.st>>>(
+        v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
+        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, e);
+}
 
 template <int D> static void fg_launch_d(f64_run *r, const f64_item *it, const fg_dev *v)
 {
-    size_t blocks = (it->qb - it->qa + FG_WARPS - 1) / FG_WARPS;
-    fg_join_kernel<D><<<(unsigned)blocks, FG_WARPS * 32, 0, r->k.st>>>(
-        v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
-        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, r->out);
+    if (v->pass == 1)
+        fg_launch_e<D>(r, it, v, v->un);
+    else if (v->pass == 2)
+        fg_launch_e<D>(r, it, v, v->bo);
+    else
+        fg_launch_e<D>(r, it, v, kern_join_epi{r->out});
 }
 
 static int fg_launch(f64_run *r, const f64_item *it, void *user)
@@ -177,6 +193,19 @@ static int fg_build(f64_run *r, const kern_join_args *a, double eps, grid_cache 
     return rc;
 }
 
+/* This device's index of a's rows at eps: the cached one when its key
+ * matches (charged to the run), else built anew into the slot. */
+static int fg_index(f64_run *r, const kern_join_args *a, double eps, grid_cache &c)
+{
+    r->res->prep_name = "index";
+    if (grid_cache_is(c, a, eps, FG_K, FG_GROUP)) {
+        r->res->cache_hit = 1;
+        return kern_charge(&r->k, c.bytes, "the grid index");
+    }
+    grid_cache_free(c);
+    return fg_build(r, a, eps, c);
+}
+
 /* The whole item list on one device (q NULL), or one device's share of a
  * run over several (kern_multi_fn): each device builds the same index
  * (or finds it in its slot) and takes ranges of query groups from q; a
@@ -193,15 +222,8 @@ static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *
     if (rc)
         return rc;
     r.q = q;
-    res->prep_name = "index";
     grid_cache &c = g_fg[a->device];
-    if (grid_cache_is(c, a, eps, FG_K, FG_GROUP)) {
-        res->cache_hit = 1;
-        rc = kern_charge(&r.k, c.bytes, "the grid index");
-    } else {
-        grid_cache_free(c);
-        rc = fg_build(&r, a, eps, c);
-    }
+    rc = fg_index(&r, a, eps, c);
     fg_dev v;
     memset(&v, 0, sizeof v);
     v.d = a->d;
@@ -235,4 +257,88 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     if (a->ndevices > 0)
         return kern_multi_run(a, res, fg_run_q);
     return fg_run_q(a, res, NULL, NULL);
+}
+
+/* DBSCAN's passes 2 and 3 on the grid (kernels/epi_cluster.cuh): the
+ * union pass over core-core candidates, the roots flattened, the border
+ * pass over non-core query rows, on one device, the index and rows shared
+ * with the join's runs through the slot. */
+extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *root,
+                                      kern_join_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->q0 != 0 || a0->q1 != a0->n)
+        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: bad run (n %zu, d %zu, rows [%zu, %zu))",
+                         a0->n, a0->d, a0->q0, a0->q1);
+    if (a0->n >= CLU_NONE)
+        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: %zu rows (at most %u)", a0->n,
+                         CLU_NONE - 1);
+    if (!(a0->eps > 0) || !isfinite(a0->eps))
+        return kern_fail(KERN_EINVAL, "fp64 grid needs a positive finite eps (got %g)", a0->eps);
+    kern_join_args a = *a0;
+    a.mode = KJOIN_COUNT;
+    if (a.ndevices > 0) /* the union-find lives on one device */
+        a.device = a.devices[0];
+    a.ndevices = 0;
+    const size_t n = a.n;
+    f64_run r;
+    int rc = f64_begin(&r, &a, res, "fp64 grid dbscan", 0);
+    if (rc)
+        return rc;
+    grid_cache &c = g_fg[a.device];
+    rc = fg_index(&r, &a, a.eps, c);
+    uint8_t *dcore = NULL;
+    uint32_t *parent = NULL, *border = NULL;
+    unsigned long long *edges = NULL, nedges = 0;
+    fg_dev v;
+    memset(&v, 0, sizeof v);
+    v.d = a.d;
+    v.x = (double *)c.rows[0];
+    v.g = c.g;
+    const unsigned blocks = gg_blocks(n);
+    cudaStream_t st = r.k.st;
+    if (rc == 0 && ((rc = f64_malloc(&r, (void **)&dcore, n, "the core flags")) ||
+                    (rc = f64_malloc(&r, (void **)&parent, n * sizeof *parent, "the union-find")) ||
+                    (rc = f64_malloc(&r, (void **)&border, n * sizeof *border, "the union-find")) ||
+                    (rc = f64_malloc(&r, (void **)&edges, sizeof *edges, "the union-find"))))
+        goto out;
+    if (rc)
+        goto out;
+    KERN_CUDA_GOTO(cudaMemcpyAsync(dcore, core, n, cudaMemcpyHostToDevice, st), out);
+    KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
+    clu_init_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent, border);
+    KERN_CUDA_GOTO(cudaGetLastError(), out);
+    v.pass = 1;
+    v.un = clu_union_epi{a.eps * a.eps, dcore, parent, edges};
+    if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan union")))
+        goto out;
+    clu_flatten_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent);
+    KERN_CUDA_GOTO(cudaGetLastError(), out);
+    v.pass = 2;
+    v.bo = clu_border_epi{a.eps * a.eps, dcore, parent, border};
+    if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan border")))
+        goto out;
+    clu_merge_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, border, parent);
+    KERN_CUDA_GOTO(cudaGetLastError(), out);
+    {
+        const double t0 = kern_now();
+        KERN_CUDA_GOTO(cudaMemcpyAsync(root, parent, n * sizeof *parent, cudaMemcpyDeviceToHost, st),
+                       out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(&nedges, edges, sizeof nedges, cudaMemcpyDeviceToHost, st),
+                       out);
+        KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
+        res->t_d2h += kern_now() - t0;
+    }
+    res->pairs = nedges;
+out:
+    res->d_padded = a.d;
+    snprintf(res->variant, sizeof res->variant,
+             "fp64 grid k=%d, %zu cells, %zu groups, dbscan union-find + border pass",
+             c.g.grid.k, c.g.ncell, c.ngroup);
+    kern_free(&r.k, dcore, n);
+    kern_free(&r.k, parent, n * sizeof *parent);
+    kern_free(&r.k, border, n * sizeof *border);
+    kern_free(&r.k, edges, sizeof *edges);
+    f64_end(&r);
+    return rc;
 }

@@ -544,6 +544,15 @@ int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
  * symmetric ignored as fp64 ignores it): fp64's results in every mode.
  * Refuses data that are not finite (KERN_EINVAL). */
 int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
+/* DBSCAN's union and border passes on the FP64 grid path, one device (the
+ * first of a's list), every row a query (q0 = 0, q1 = n), at a->eps:
+ * core (n flags: at least minPts rows within eps, from a PERPOINT run) in;
+ * root (n) out: a core row's smallest core row index in its component of
+ * the eps-graph's core-core edges, a non-core row's smallest such root
+ * among its core neighbours, 0xffffffff when it has none (noise).
+ * r->pairs: the core-core pairs (i < j) joined. kernels/epi_cluster.cuh. */
+int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
+                           kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);
