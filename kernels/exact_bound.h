@@ -101,7 +101,7 @@ EXACT_HD static inline double exact_bound_delta_rho(const exact_bound *b, double
 }
 
 /* The screen before the FP64 refinement (kernels/exact_refine.cuh,
- * docs/ACCURACY.md "The screen"): s, the pair's squared distance summed
+ * docs/ACCURACY.md, "How exact decides a pair"): s, the pair's squared distance summed
  * from its differences in a format of unit u whose smallest subnormal is
  * tiny (FP32 for f32, f16 and u8 rows, FP64 for FP64 rows), in any order
  * and grouping in which every term v_k^2 passes through at most h

@@ -3,9 +3,10 @@
  * Hopper's tensor cores with FP32 accumulation. The block, tile scheduler,
  * work-item slots and epilogue are the FP16 kernel's (fasted_wgmma.cuh);
  * what differs is how the operands reach the tensor cores, chosen to keep
- * shared-memory traffic at FP16's (docs/BENCHMARKS.md: widening both
- * operands in shared memory, the traffic limited the kernel; then the
- * widening warps' load latency did, see ue8_wg_widen_b).
+ * shared-memory traffic at FP16's: widening both operands in shared
+ * memory, the traffic limits the kernel; then the widening warps' load
+ * latency does, see ue8_wg_widen_b (measured: docs/history/
+ * BENCHMARKS-2026-11.md, "ue5m3/ue4m4 within 1.1x of fasted").
  *
  *  - A (the 128 query rows) never enters shared memory: each consumer
  *    thread loads its fragment's codes straight from global memory (16

@@ -3,7 +3,8 @@
  * (rows_of: FP64-summed norms, so the cached dataset serves both), but
  * without the band's epilogue. These modes list every candidate, and
  * fp16x's PAIRS kernel carries the band's test beside the plain one in
- * pass 2, chosen at run time (docs/ACCURACY.md, "Warm medians"): fp16
+ * pass 2, chosen at run time (docs/history/ACCURACY-2026-11.md, "Warm
+ * medians"): fp16
  * does the same at d <= 256 (kernels/exact.cu). The pass runs the PAIRS
  * kernel only, so that is the one built; the mma.sync path (no wgmma)
  * runs fp16's, as fp16x does. */

@@ -351,8 +351,9 @@ static inline void grid_dev_free(grid_dev *v)
 /* A built index and its device arrays, kept on a device across runs: one
  * slot per engine and device ordinal, touched only by the thread running
  * on that device. A run over the same rows, eps, query rows and index
- * choice builds and uploads nothing (the host index was most of a grid
- * run's time: docs/BENCHMARKS.md); the run's budget is charged its bytes. */
+ * choice builds and uploads nothing (the host index is most of a grid
+ * run's time: docs/ACCURACY.md, "The FP64 grid path"); the run's budget
+ * is charged its bytes. */
 struct grid_cache {
     const void *x; /* the key */
     size_t n, d, q0, q1, group;

@@ -70,8 +70,9 @@ static int clu_same(const kern_join_args *a, size_t min_rows)
 }
 
 /* |x - y|^2 in four interleaved sums: one chain of d dependent additions
- * held the sample's k-means (the seeding's K m d on one thread) to the
- * adder's latency: 94 -> 60 ms for expo 10^5 x 128 on two cores. The margins the plan takes for a
+ * holds the sample's k-means (the seeding's K m d on one thread) to the
+ * adder's latency (measured: docs/history/ACCURACY-2026-11.md, "exact over
+ * clusters"). The margins the plan takes for a
  * d2, (d + 3) 2^-53 relative (clu_plan_rows, clu_apart's mu), hold for any order of the sum: four
  * sums of ceil(d / 4) terms met pairwise round ceil(d / 4) + 2 times in a term's path, a single
  * chain d - 1 times. */

@@ -27,9 +27,9 @@ static int stream_pairs(void *ctx, size_t k, const uint32_t *i, const uint32_t *
     const stream_map *m = &c->m;
     if (!m->map && m->a0 == 0 && (m->c0 == 0 || m->b0 == m->c0)) {
         /* Rows are the dataset's (the whole run, counted for its retry):
-         * handed on as they are. A copy cost 15-18 ms a run for 3.7M
-         * pairs on the H200's host, most of it the first touch of fresh
-         * buffers. */
+         * handed on as they are, since a copy into fresh buffers costs
+         * more than the sink (measured: docs/history/ACCURACY-2026-11.md,
+         * "exact over clusters"). */
         c->emitted++;
         return c->a->pair_fn(c->a->pair_ctx, k, i, j, d2);
     }

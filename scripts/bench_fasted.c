@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     g.clusters = 16;
     g.sigma = 0.05;
     /* BENCH_DTYPE=f32: the values kept as f32, as `gen` keeps them by
-     * default; otherwise f64 (the figures recorded before 2026-11-23) */
+     * default; otherwise f64 (as docs/history's figures before 2026-11-23) */
     const char *bt = getenv("BENCH_DTYPE");
     g.dtype = bt && !strcmp(bt, "f32") ? DTYPE_F32 : DTYPE_F64;
     double eps = atof(argv[4]);

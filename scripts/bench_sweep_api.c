@@ -1,8 +1,8 @@
 /* The eps-search benchmark without the REPL, for machines that have a GPU
  * but not the REPL's libraries (readline, SQLite, HDF5): sweep (sample +
  * histogram passes) against bisection (a COUNT join per step) with one
- * engine, on generated data and the shared datasets. Prints the table of
- * docs/BENCHMARKS.md. Build and run: see scripts/bench_sweep.sh's header.
+ * engine, on generated data and the shared datasets. Prints the per-target
+ * table that docs/BENCHMARKS.md sums ("The eps search"). Build and run: see scripts/bench_sweep.sh's header.
  * usage: bench_sweep_api ENGINE DATASETS_DIR [LIMIT] [GEN_N] */
 #include <stdio.h>
 #include <stdlib.h>

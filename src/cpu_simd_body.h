@@ -17,7 +17,7 @@
  * On a core with 2 FMA pipes and 2 separate add pipes (Zen 4/5) the 2 adds
  * and the multiply of one dimension issue in one cycle per vector: 3 flops
  * per lane where the FMA peak counts 4, so 75% of peak is this form's
- * limit (measured: 74-77%, docs/BENCHMARKS.md). Where adds share the 2
+ * limit (measured: docs/BENCHMARKS.md, CPU). Where adds share the 2
  * FMA pipes (Intel before Golden Cove) the 3 instructions take 1.5 cycles
  * per vector: 2 flops per lane and cycle against 4, 50%.
  */

@@ -421,8 +421,8 @@ int profile(cupti_launch_fn fn, void *ctx, int sol, cupti_prof_result *out, int 
         snprintf(out->name[out->n], sizeof out->name[0], "%s", names[k]);
         double v = vals[k];
         // A hit rate is hits over lookups, counted in different replay
-        // passes: run-to-run jitter can put it a little past 100 (seen:
-        // 100.5-100.8 on an H200). Report what a ratio can be.
+        // passes: run-to-run jitter can put it a little past 100. Report
+        // what a ratio can be.
         if (strstr(names[k], "hit_rate.pct"))
             v = v < 0 ? 0 : v > 100 ? 100 : v;
         out->value[out->n++] = v;

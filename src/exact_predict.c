@@ -95,7 +95,7 @@ int exact_path_choose(int setting, size_t d, double band_fraction)
 /* The last prediction, kept: exact run again at the same eps on the same
  * data (a second `run`, a `compare` after a run, a bench's warm runs)
  * would draw the same sample again, a few milliseconds of host time each
- * (docs/BENCHMARKS.md, the grid path on kitti). The prediction depends on
+ * (docs/ACCURACY.md, "The FP64 grid path"). The prediction depends on
  * the values (the content hash, n, d), eps and the sample's size only. */
 static pthread_mutex_t predict_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {

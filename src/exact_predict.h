@@ -42,14 +42,10 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
  * (kernels/fp64_grid.cu) when d <= EXACT_GRID_MAX_D and the band
  * predicted on a sample of EXACT_PATH_ROWS x EXACT_PATH_COLS pairs (the
  * sample `info` shows; a few ms of host time) is above EXACT_GRID_BAND of
- * the result. Both from H200 measurements (docs/ACCURACY.md): at d <= 4
- * the grid's kernel was as fast as the pass or faster on every set (the
- * 3^d cells around a point hold some 16 times its eps-ball at d = 4), at
- * d = 6..12 it was 7-15 times slower (729 cells and more); an (ordered)
- * band pair cost the pass 4.1 ns beyond FASTED's own kernel, a result pair
- * the grid 0.09 ns, so the band alone pays for the grid above 2.2%; the
- * FASTED kernel the grid also saves (never less than the grid's whole
- * kernel at d <= 4) brings that lower: 2%. */
+ * the result. Why d <= 4: the 3^d cells around a point hold some 16 times
+ * its eps-ball at d = 4 and 3^6 = 729 cells beyond; why 2%: above it the
+ * band's refinement alone costs the pass more than the grid's whole join
+ * (measured: docs/ACCURACY.md, "The FP64 grid path"). */
 #define EXACT_GRID_MAX_D 4
 #define EXACT_GRID_BAND 0.02
 #define EXACT_PATH_ROWS 64

@@ -166,9 +166,8 @@ int ofile_write(ofile *o, const void *p, size_t n)
     /* Every OFILE_SPAN bytes, start the disk on them (asynchronous; where
      * the call is not supported nothing changes): the disk works while the
      * join goes on, and the dirty pages of a file of gigabytes are not all
-     * left to the fsync at commit. Per 4 MB chunk it was slower and less
-     * steady than this on the build machine (about 0.5 against 1.2 GB/s
-     * written and synced). */
+     * left to the fsync at commit. OFILE_SPAN, not a small chunk: a start
+     * per 4 MB chunk wrote and synced slower and less steadily. */
     o->done += (off_t)n;
     if (!o->direct && o->done - o->started >= OFILE_SPAN) {
         sync_file_range(o->fd, o->started, o->done - o->started, SYNC_FILE_RANGE_WRITE);
