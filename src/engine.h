@@ -232,6 +232,10 @@ typedef struct engine {
      * the same format; the lab runs the GPU row where one is available. */
     const char *lab;
     int lab_bits;
+    /* A tensor-core format's two rows (the GPU engine and its CPU twin,
+     * both generated from it): its row of tc_formats (src/format.h);
+     * NULL for every other engine. */
+    const struct tc_format *tcf;
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
@@ -279,6 +283,10 @@ int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct ker
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
+/* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
+ * kernel format, or the quantization, picked from the data. */
+int engine_int8_run(const join_spec *spec, join_result *res);
+int engine_cpu_int8_run(const join_spec *spec, join_result *res);
 /* Selectivity (|R| - nq) / nq for a join over nq query rows. */
 double engine_selectivity(uint64_t pairs, size_t nq);
 
