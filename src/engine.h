@@ -287,6 +287,15 @@ int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);
 int engine_cpu_int8_run(const join_spec *spec, join_result *res);
+/* NVML's summary of a GPU run (src/nvml.h) added to it as metrics
+ * (src/engine_nvml.c): sm_clock_mhz.min/mean/max, mem_clock_mhz.mean,
+ * power_w.min/mean/max, power_limit_w, temp_c.max, throttle_reasons (the
+ * mask), nvml.samples. Metrics NVML could not read are left out (N/A), not
+ * stored as 0. The _dev form names each "devK_" for device dev of a run
+ * over several (dev < 0: the plain names). */
+struct nvml_stats;
+void nvml_add_metrics(join_result *r, const struct nvml_stats *st);
+void nvml_add_metrics_dev(join_result *r, const struct nvml_stats *st, int dev);
 /* Selectivity (|R| - nq) / nq for a join over nq query rows. */
 double engine_selectivity(uint64_t pairs, size_t nq);
 
