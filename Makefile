@@ -103,6 +103,28 @@ $(GEN)/sass_counts.c: scripts/gen_sass_counts.sh $(KERN_OBJ)
 	@mkdir -p $(dir $@)
 	CUDA_HOME=$(CUDA_HOME) sh scripts/gen_sass_counts.sh teach_sass_counts $(filter %.o,$^) >$@.tmp && mv $@.tmp $@
 
+# The tensor-core formats' engine rows, derived from their one table
+# (src/format_table.c) by scripts/gen_formats.c and included by
+# src/engine_table.c (C cannot copy one constant's fields into another).
+FMT_GEN_SRC := scripts/gen_formats.c src/format_table.c src/fp16.c src/fmt_round.c src/fmt8.c
+$(GEN)/gen_formats: $(FMT_GEN_SRC) src/format.h src/fmt8.h src/fmt_round.h src/fp16.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -Isrc -o $@ $(FMT_GEN_SRC) -lm
+
+$(GEN)/format_engines.inc: $(GEN)/gen_formats
+	$< >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/src/engine_table.o: $(GEN)/format_engines.inc
+$(BUILD)/obj/src/engine_table.o: CFLAGS += -I$(GEN)
+
+# docs/ENGINES.md's recipe row, compiled by tests/unit/t_format_table.c
+# (the code block between the recipe-row markers, fences dropped).
+$(GEN)/recipe_row.inc: docs/ENGINES.md
+	@mkdir -p $(dir $@)
+	sed -n '/^<!-- recipe-row/,/^<!-- \/recipe-row -->/p' $< | grep -v '^<!--\|^```' >$@.tmp && mv $@.tmp $@
+$(BUILD)/tests/t_format_table: $(GEN)/recipe_row.inc
+$(BUILD)/tests/t_format_table: CFLAGS += -I$(GEN)
+
 # Fixtures of the generators for tests/unit/t_teach.c.
 $(GEN)/fixture_%.c: scripts/gen_kernel_tags.sh scripts/gen_sass_counts.sh scripts/gen_bench_tables.sh $(wildcard tests/fixtures/*/*)
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ui/plot.h"
+#include "plot.h"
 #include "cmd.h"
 #include "err.h"
 #include "ofile.h"

@@ -71,15 +71,19 @@ static int info_run(session *s, int argc, char **argv)
     out_printf("hash        %s\n", hash);
     /* The precision lab's formats. */
     fmt_fit fits[16];
+    const fmt_fit_format *fs[16];
     size_t nf = 0;
     int centred[16];
     out_printf("formats     how the values fit each format of the precision lab, as its engine\n"
                "            here converts them (centred as `set center` says, shifted by\n"
                "            `set shift`):\n");
-    for (const fmt_fit_format *f = fmt_fit_formats; f->name && nf < 16; f++, nf++) {
-        fmt_fit *ff = &fits[nf];
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name && nf < 16; f++) {
+        if (!fmt_fit_is_range(f))
+            continue;
+        fs[nf] = f;
+        fmt_fit *ff = &fits[nf++];
         const double *center = info_center(s, f);
-        centred[nf] = center != NULL;
+        centred[nf - 1] = center != NULL;
         fmt_fit_engine(ds, center, f, ff);
         char scale[48] = "";
         snprintf(scale, sizeof scale, "%s",
@@ -135,7 +139,7 @@ static int info_run(session *s, int argc, char **argv)
     out_rec_str(r, "dataset_hash", hash);
     out_rec_obj(r, "formats");
     for (size_t k = 0; k < nf; k++) {
-        const fmt_fit_format *f = &fmt_fit_formats[k];
+        const fmt_fit_format *f = fs[k];
         out_rec_obj(r, f->name);
         out_rec_int(r, f->is_unsigned ? "shifted" : "centred", centred[k]);
         if (f->scaled)

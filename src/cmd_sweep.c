@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/store.h"
+#include "store.h"
 #include "cmd.h"
 #include "err.h"
 #include "out.h"

@@ -112,10 +112,9 @@ static emul_data *emul_convert(const cpu_emul_format *f, const dataset *ds, cons
     c->refs = 1;
     c->h = xmalloc(n * d * sizeof *c->h);
     c->s = xmalloc(n * sizeof *c->s);
-    const fmt_fit_format *ff = fmt_fit_find(f->name);
-    if (ff && ff->scaled) {
+    if (f->scaled) {
         fmt_fit fit;
-        fmt_fit_engine(ds, center, ff, &fit);
+        fmt_fit_engine(ds, center, f, &fit);
         c->scaled = 1;
         c->scale = fit.scale;
         c->underflow = fit.underflow;
@@ -213,9 +212,9 @@ static double emul_radius(const cpu_emul_format *f, const join_spec *s, const em
         }
     }
     free(rb);
-    double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    double q = cpu_emul_abs_err(f) > 0x1p-24 ? cpu_emul_abs_err(f) : 0x1p-24;
     if (data->scaled)
-        q = ldexp(f->abs_err, -data->scale);
+        q = ldexp(cpu_emul_abs_err(f), -data->scale);
     return cpu_emul_radius_of(f, s->engine->in_bits, d, lim, smax, xmax, q);
 }
 
@@ -247,10 +246,14 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     const size_t d = s->ds->d;
     if (s->opts && s->opts->center == CENTER_LOCAL && s->engine && s->engine->centers == 2)
         return cpu_emul_run_local(f, s, res);
-    const int shifted = f->shifts && s->opts && s->opts->shift;
-    int rc0 = f->check && !shifted ? f->check(f, s->ds) : 0;
-    if (rc0)
-        return rc0;
+    const int shifted = f->is_unsigned && s->opts && s->opts->shift;
+    if (f->is_unsigned && !shifted) {
+        char who[32];
+        snprintf(who, sizeof who, "cpu-%s", f->name);
+        int rc0 = shift_refuse_negative(s->ds, who, f->name, "cpu-fp16 or cpu-bf16");
+        if (rc0)
+            return rc0;
+    }
     double t0 = engine_now();
     int reused;
     const double *center = s->engine && s->engine->centers
@@ -305,7 +308,7 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     int rc = cpu_join_run(s, &k, res);
     if (s->engine && s->engine->centers)
         join_result_metric(res, "centred", center != NULL, "");
-    if (f->shifts)
+    if (f->is_unsigned)
         join_result_metric(res, "shifted", shifted, "");
     if (data->scaled) {
         join_result_metric(res, "scale_log2", data->scale, "");

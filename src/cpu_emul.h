@@ -32,28 +32,23 @@
 
 #include "cpu_grid.h"
 #include "engine.h"
+#include "format.h"
 
-typedef struct cpu_emul_format {
-    const char *name; /* "fp16", "bf16", ...: the variant text's first word */
-    /* One coordinate rounded from FP64 to the format, widened to float
-     * (exactly). Pure. */
-    float (*round)(double x);
-    /* Optional: 0 when the format can hold ds, else a TCJ_E* code with a
-     * one-line reason (an unsigned format meets a negative value). */
-    int (*check)(const struct cpu_emul_format *f, const dataset *ds);
-    /* Optional, for the grid index's radius (0: FP16's and FP32's): half
-     * the format's smallest subnormal spacing, and the largest value it
-     * saturates at (data beyond it get no index: their error is not
-     * bounded by the rounding). */
-    double abs_err, saturates_at;
-    /* An unsigned format: `set shift on` translates each column by its
-     * minimum (src/shift.h) and check is then skipped (every value is
-     * >= 0); the run records metric "shifted". */
-    int shifts;
-} cpu_emul_format;
-/* A format whose row in fmt_fit_formats (same name) is .scaled (FP8) is
+/* A format's row (src/format.h): the emulation reads its name, round,
+ * min_sub, saturates_at and is_unsigned (negative data refused with one
+ * line unless `set shift on` translates each column by its minimum,
+ * src/shift.h; the run then records metric "shifted"). */
+typedef struct tc_format cpu_emul_format;
+/* The format's absolute rounding error below its normal range, for the
+ * grid index's radius: half its smallest subnormal (in the scaled units
+ * for a scaled format). */
+static inline double cpu_emul_abs_err(const cpu_emul_format *f)
+{
+    return 0.5 * f->min_sub;
+}
+/* A format whose row is .scaled (FP8) is
  * emulated on the data times the power of two its GPU engine applies
- * (fmt_fit_engine), and widened back; abs_err is then in the scaled
+ * (fmt_fit_engine), and widened back; cpu_emul_abs_err is then in the scaled
  * units. The run records metrics scale_log2 and underflow_values. */
 
 /* Run spec with format f's arithmetic. The converted dataset is cached

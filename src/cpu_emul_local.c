@@ -164,7 +164,7 @@ static double local_radius(const cpu_emul_format *f, const join_spec *s, double 
         }
     }
     const double u = ldexp(1.0, -s->engine->in_bits);
-    const double q = f->abs_err > 0x1p-24 ? f->abs_err : 0x1p-24;
+    const double q = cpu_emul_abs_err(f) > 0x1p-24 ? cpu_emul_abs_err(f) : 0x1p-24;
     double smax = 0, xmax = 0;
     for (size_t k = 0; k < d; k++) {
         const double mk = hi[k] - lo[k]; /* NaN with a NaN value: no index */

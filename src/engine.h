@@ -232,6 +232,10 @@ typedef struct engine {
      * the same format; the lab runs the GPU row where one is available. */
     const char *lab;
     int lab_bits;
+    /* A tensor-core format's two rows (the GPU engine and its CPU twin,
+     * both generated from it): its row of tc_formats (src/format.h);
+     * NULL for every other engine. */
+    const struct tc_format *tcf;
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
@@ -279,6 +283,19 @@ int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct ker
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
+/* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
+ * kernel format, or the quantization, picked from the data. */
+int engine_int8_run(const join_spec *spec, join_result *res);
+int engine_cpu_int8_run(const join_spec *spec, join_result *res);
+/* NVML's summary of a GPU run (src/nvml.h) added to it as metrics
+ * (src/engine_nvml.c): sm_clock_mhz.min/mean/max, mem_clock_mhz.mean,
+ * power_w.min/mean/max, power_limit_w, temp_c.max, throttle_reasons (the
+ * mask), nvml.samples. Metrics NVML could not read are left out (N/A), not
+ * stored as 0. The _dev form names each "devK_" for device dev of a run
+ * over several (dev < 0: the plain names). */
+struct nvml_stats;
+void nvml_add_metrics(join_result *r, const struct nvml_stats *st);
+void nvml_add_metrics_dev(join_result *r, const struct nvml_stats *st, int dev);
 /* Selectivity (|R| - nq) / nq for a join over nq query rows. */
 double engine_selectivity(uint64_t pairs, size_t nq);
 

@@ -83,7 +83,8 @@ static int unscale_put(void *ctx, const pair_batch *b)
     return u->to->put(u->to->ctx, &o);
 }
 
-static int cpu_int8_run(const join_spec *s, join_result *res)
+/* cpu-int8's run (its row: tc_formats, src/format_table.c). */
+int engine_cpu_int8_run(const join_spec *s, join_result *res)
 {
     int8_plan pl;
     int rc = int8_plan_for(s->ds, s->opts ? s->opts->int8_scale : 0, s->engine->name, &pl);
@@ -115,18 +116,3 @@ static int cpu_int8_run(const join_spec *s, join_result *res)
     int8_plan_record(&pl, res);
     return rc;
 }
-
-const engine engine_cpu_int8 = {
-    .name = "cpu-int8",
-    .precision = "int8-32",
-    .summary = "CPU twin of the int8 engine: 8-bit integer data (or quantized by set int8-scale), "
-               "exact integer distances",
-    .gpu = 0,
-    .dist = ENGINE_DIST_FP32,
-    .exact = 0,
-    .in_bits = 8,
-    .available = NULL,
-    .run = cpu_int8_run,
-    .lab = "int8",
-    .lab_bits = 8,
-};

@@ -28,7 +28,8 @@ KERN_FORMAT_DECL(fp16);
  * scaled down by the power of two that brings the largest under it; never
  * up. Exact in FP64, so the bound keeps its relative terms (kernels/exact.cu
  * takes it in the scaled units); the run records scale_log2. */
-static const fmt_fit_format exact_fp16 = {"fp16", EXACT_FP16_MAX, 0x1p-24, 0, 1};
+static const fmt_fit_format exact_fp16 = {
+    .name = "fp16", .max = EXACT_FP16_MAX, .min_sub = 0x1p-24, .scaled = 1};
 
 /* The grid path as a row engine_gpu_run_fmt runs: kern_fp64_grid_run on
  * the rows as loaded (no format, no centring, no scale); the records keep

@@ -15,7 +15,8 @@
 KERN_FORMAT_DECL(int8_u8);
 KERN_FORMAT_DECL(int8_s8);
 
-static int int8_run(const join_spec *s, join_result *res)
+/* The int8 row's run (its row: tc_formats, src/format_table.c). */
+int engine_int8_run(const join_spec *s, join_result *res)
 {
     int8_plan pl;
     int rc = int8_plan_for(s->ds, s->opts ? s->opts->int8_scale : 0, s->engine->name, &pl);
@@ -26,21 +27,3 @@ static int int8_run(const join_spec *s, join_result *res)
     int8_plan_record(&pl, res);
     return rc;
 }
-
-const engine engine_int8 = {
-    .name = "int8",
-    .precision = "int8-32",
-    .summary = "8-bit integer inputs (u8 or s8 by the data), S32 accumulation on tensor cores: "
-               "exact on 8-bit integer data",
-    .gpu = 1,
-    .run = int8_run,
-    /* Its eps decision is exact (integers), but the distances it carries
-     * and bins by are FP32 values: sweep snaps its edges to floats. */
-    .dist = ENGINE_DIST_FP32,
-    .exact = 0,
-    .in_bits = 8,
-    .format = KERN_FORMAT(int8_u8),
-    .kjoin = kern_fasted_run,
-    .lab = "int8",
-    .lab_bits = 8,
-};

@@ -6,26 +6,12 @@
 #include <string.h>
 
 #include "err.h"
-#include "fmt8.h"
 #include "par.h"
-
-/* bf16 and tf32 keep FP32's exponent (largest (2 - 2^-7) 2^127 and
- * (2 - 2^-10) 2^127; smallest subnormals 2^-133 and 2^-136); FP8 E4M3 is
- * the finite-only OCP variant the tensor cores take (448, 2^-9), E5M2 the
- * IEEE-like one (57344, 2^-16); the unsigned formats as docs/FORMATS.md. */
-const fmt_fit_format fmt_fit_formats[] = {
-    {"fp16", 65504.0, 0x1p-24, 0, 0},      {"bf16", 0x1.fep127, 0x1p-133, 0, 0},
-    {"tf32", 0x1.ffcp127, 0x1p-136, 0, 0}, {"fp8-e4m3", 448.0, 0x1p-9, 0, 1},
-    {"fp8-e5m2", 57344.0, 0x1p-16, 0, 1},  {"ue5m3", UE5M3_MAX, 0x1p-17, 1, 0},
-    {"ue4m4", UE4M4_MAX, 0x1p-10, 1, 0},   {NULL, 0, 0, 0, 0},
-};
 
 const fmt_fit_format *fmt_fit_find(const char *name)
 {
-    for (const fmt_fit_format *f = fmt_fit_formats; name && f->name; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
+    const fmt_fit_format *f = tc_format_find(name);
+    return f && fmt_fit_is_range(f) ? f : NULL;
 }
 
 /* Values are read a block at a time, widened to FP64. */

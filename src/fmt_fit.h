@@ -11,16 +11,22 @@
 #include <stddef.h>
 
 #include "dataset.h"
+#include "format.h"
 
-typedef struct fmt_fit_format {
-    const char *name; /* "fp16", "fp8-e4m3", ... */
-    double max;       /* largest finite value */
-    double min_sub;   /* smallest positive (subnormal) value */
-    int is_unsigned;  /* no sign bit: negative values are refused */
-    int scaled;       /* the engines scale the data by a power of two first */
-} fmt_fit_format;
+/* A format's row (src/format.h): the fit reads its name, max (largest
+ * finite value), min_sub (smallest positive, subnormal, value),
+ * is_unsigned (negative values are refused) and scaled (the engines scale
+ * the data by a power of two first). */
+typedef struct tc_format fmt_fit_format;
 
-extern const fmt_fit_format fmt_fit_formats[]; /* terminated by a row with name NULL */
+/* The range table is the format table: terminated by a row with name
+ * NULL; a row with max 0 (int8) is not a range format (fmt_fit_find
+ * skips it, fmt_fit_is_range says so). */
+#define fmt_fit_formats tc_formats
+static inline int fmt_fit_is_range(const fmt_fit_format *f)
+{
+    return f->max > 0;
+}
 
 typedef struct fmt_fit {
     int scale;        /* scaled formats: the data are multiplied by 2^scale */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "json.h"
 #include "lab_out.h"
 #include "perpoint_out.h"
@@ -101,6 +101,53 @@ int store_query(store *st, const char *sql, const int64_t *params, int nparams, 
     for (int i = 0; i < nparams; i++)
         sqlite3_bind_int64(s, i + 1, params[i]);
     return rows_to(st, s, fn, ctx, what);
+}
+
+static double col_real(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+int store_session_runs(store *st, int64_t session_id, int max,
+                       int (*fn)(void *ctx, const store_run_brief *r), void *ctx)
+{
+    /* A log from before tflops_padded lacks the column: the short form. */
+    static const char *const sql[2] = {
+        "SELECT id, engine, eps, selectivity, seconds, pairs, status, tflops_padded FROM runs "
+        "WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2",
+        "SELECT id, engine, eps, selectivity, seconds, pairs, status FROM runs "
+        "WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2",
+    };
+    sqlite3_stmt *s = NULL;
+    for (int k = 0; k < 2 && !s; k++)
+        if (sqlite3_prepare_v2(st->db, sql[k], -1, &s, NULL) != SQLITE_OK)
+            s = NULL;
+    if (!s)
+        return store_fail(st, "session runs");
+    sqlite3_bind_int64(s, 1, session_id);
+    sqlite3_bind_int64(s, 2, max);
+    const int ncol = sqlite3_column_count(s);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        store_run_brief r;
+        memset(&r, 0, sizeof r);
+        r.id = sqlite3_column_int64(s, 0);
+        const unsigned char *e = sqlite3_column_text(s, 1);
+        snprintf(r.engine, sizeof r.engine, "%s", e ? (const char *)e : "");
+        r.eps = col_real(s, 2);
+        r.selectivity = col_real(s, 3);
+        r.seconds = col_real(s, 4);
+        r.pairs = (uint64_t)sqlite3_column_int64(s, 5);
+        r.status = sqlite3_column_int(s, 6);
+        r.tflops = ncol > 7 ? col_real(s, 7) : NAN;
+        if (fn(ctx, &r)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    int ret = rc == SQLITE_DONE ? 0 : store_fail(st, "session runs");
+    sqlite3_finalize(s);
+    return ret;
 }
 
 /* Columns named as in every JSON record (docs/JSON.md): one name per

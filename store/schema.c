@@ -3,7 +3,7 @@
  * edited, a change is a new migration. docs/SCHEMA.md describes the result. */
 #include <stdio.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 /* Version 1: sessions, datasets, commands, runs and their phases (the first,

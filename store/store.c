@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 /* How long a tcjoin process waits for another one's write lock before it

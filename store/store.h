@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../src/dataset.h"
-#include "../src/compare.h"
-#include "../src/engine.h"
+#include "dataset.h"
+#include "compare.h"
+#include "engine.h"
 #include "lab.h"
 #include "kdist.h"
 #include "perpoint.h"
@@ -109,6 +109,20 @@ typedef int (*store_row_fn)(void *ctx, int ncol, const char *const *names,
                             const char *const *values);
 int store_query(store *st, const char *sql, const int64_t *params, int nparams, store_row_fn fn,
                 void *ctx);
+/* The dashboard's query API: results as structs, so ui/ never holds SQL
+ * text. A run as the runs panel lists it; NAN for what the log lacks. */
+typedef struct store_run_brief {
+    int64_t id;
+    char engine[32];
+    double eps, selectivity, seconds, tflops; /* tflops: the padded count */
+    uint64_t pairs;
+    int status; /* 0, or the TCJ_E* code it stopped with (TCJ_ECANCEL: cancelled) */
+} store_run_brief;
+/* The last max runs of session session_id, newest first, each to fn
+ * (nonzero from fn stops). A log without the tflops column gives NAN
+ * there. 0 or a TCJ_E* code with err_msg. */
+int store_session_runs(store *st, int64_t session_id, int max,
+                       int (*fn)(void *ctx, const store_run_brief *r), void *ctx);
 /* The last `limit` command lines (limit <= 0: all), oldest first:
  * command_id, at, status (ok, error, unfinished), line. */
 /* History lists commands with an id below before_id (0: all), so the

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 #define KDIST_DDL                                                                                  \

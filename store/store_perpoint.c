@@ -5,7 +5,7 @@
  * reads as "no summaries". */
 #include <string.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 #define PERPOINT_DDL                                                                               \

@@ -115,6 +115,11 @@ faults() {
     done
 }
 
+layers() { # tests/layers.sh: includes, ui/ through store.h and gpu_status.h, no circles
+    if sh tests/layers.sh >"$log" 2>&1; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "layers: failed"; tail -n 30 "$log"; fi
+}
+
 fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them longer)
     if ! make -s fuzz-available 2>/dev/null; then
         echo "skip - fuzz: no clang with libFuzzer here (make fuzz-available)" >"$log"
@@ -131,6 +136,7 @@ fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them long
     grep -q '^not ok' "$log" && tail -n 30 "$log.err"
 }
 
+layers
 units "$plain" ""
 gpu "$plain"
 golden "$plain" ""

@@ -22,9 +22,8 @@
 #include "cmd.h"
 #include "engine.h"
 #include "err.h"
-#include "kernels.h"
+#include "gpu_status.h"
 #include "layout.h"
-#include "nvml.h"
 #include "out.h"
 #include "panels.h"
 #include "plot.h"
@@ -369,35 +368,20 @@ static void dash_sink(void *ctx, out_kind kind, const char *text)
 
 /* ---- the session log as a source ---- */
 
-static int dash_run_row(void *ctx, int ncol, const char *const *names, const char *const *vals)
+static int dash_run_row(void *ctx, const store_run_brief *r)
 {
     ui_view *v = ctx;
     ui_run_row row;
     memset(&row, 0, sizeof row);
-    row.eps = row.sel = row.time_s = row.tflops = NAN;
-    for (int k = 0; k < ncol; k++) {
-        const char *x = vals[k];
-        if (!x)
-            continue;
-        if (!strcmp(names[k], "id"))
-            row.id = strtoll(x, NULL, 10);
-        else if (!strcmp(names[k], "engine"))
-            snprintf(row.engine, sizeof row.engine, "%s", x);
-        else if (!strcmp(names[k], "eps"))
-            row.eps = strtod(x, NULL);
-        else if (!strcmp(names[k], "selectivity"))
-            row.sel = strtod(x, NULL);
-        else if (!strcmp(names[k], "seconds"))
-            row.time_s = strtod(x, NULL);
-        else if (!strcmp(names[k], "pairs"))
-            row.pairs = strtoull(x, NULL, 10);
-        else if (!strcmp(names[k], "status")) {
-            long st = strtol(x, NULL, 10);
-            row.failed = st != 0;
-            row.cancelled = st == TCJ_ECANCEL;
-        } else if (!strcmp(names[k], "tflops_padded"))
-            row.tflops = strtod(x, NULL);
-    }
+    row.id = r->id;
+    snprintf(row.engine, sizeof row.engine, "%.23s", r->engine);
+    row.eps = r->eps;
+    row.sel = r->selectivity;
+    row.time_s = r->seconds;
+    row.tflops = r->tflops;
+    row.pairs = r->pairs;
+    row.failed = r->status != 0;
+    row.cancelled = r->status == TCJ_ECANCEL;
     ui_view_add_run(v, &row);
     return 0;
 }
@@ -408,17 +392,8 @@ static void dash_sync_runs(dash *d)
 {
     if (!d->s->db)
         return;
-    int64_t sid = d->s->session_id;
-    if (store_query(d->s->db,
-                    "SELECT id, engine, eps, selectivity, seconds, pairs, status, tflops_padded "
-                    "FROM runs WHERE session_id = ? ORDER BY id DESC LIMIT 64",
-                    &sid, 1, dash_run_row, &d->view) != 0) {
-        store_query(d->s->db,
-                    "SELECT id, engine, eps, selectivity, seconds, pairs, status FROM runs "
-                    "WHERE session_id = ? ORDER BY id DESC LIMIT 64",
-                    &sid, 1, dash_run_row, &d->view);
+    if (store_session_runs(d->s->db, d->s->session_id, 64, dash_run_row, &d->view) != 0)
         err_clear();
-    }
 }
 
 /* ---- front-end hooks for long work ---- */
@@ -794,7 +769,7 @@ int ui_dashboard_run_init(session *s, const char *init)
     d.focus = UI_LOG;
     d.zoom = -1;
     /* No device, no counters or clocks to show: give their room to the log. */
-    d.layout_flags = kern_device_count() > 0 ? 0 : UI_LAYOUT_NO_GPU;
+    d.layout_flags = gpu_status_devices() > 0 ? 0 : UI_LAYOUT_NO_GPU;
     err_clear();
     ui_view_init(&d.view);
 

@@ -6,7 +6,7 @@
 
 #include <curses.h>
 
-#include "nvml.h"
+#include "gpu_status.h"
 #include "view.h"
 
 /* Colour pairs set up by the dashboard (0 when monochrome). */
