@@ -46,6 +46,7 @@
 
 #include "fasted_int.cuh"
 #include "kernels.h"
+#include "ptx.cuh"
 
 /* The accumulator and distance of the formats with FP32 accumulation
  * (every format but the integer ones derives from it):
@@ -109,15 +110,12 @@ struct fasted_fp32_acc {
      * cannot hold (fasted's threshold eps2 is never negative; exact's
      * pass holds only finite values), so the mask is d2 <= t exactly.
      * ptxas makes it FSETP + SEL, the count an IADD3 per two masks: the
-     * clamp's FMNMX and the increment go (H200, n = 1e5 d = 128: fasted
-     * COUNT 1.6% faster, PAIRS 4%). */
+     * clamp's FMNMX and the increment go (measured: docs/BENCHMARKS.md). */
     __device__ static unsigned le_mask(float a, float si, float sj, float t)
     {
         const float x = __fmaf_rn(-2.0f, a, __fadd_rn(si, sj));
         const float u = t >= 0.0f ? t : -__int_as_float(0x7f800000);
-        unsigned m;
-        asm("set.leu.u32.f32 %0, %1, %2;" : "=r"(m) : "f"(x), "f"(u));
-        return m;
+        return set_leu_u32_f32(x, u);
     }
     __device__ static float to_f(float d)
     {

@@ -9,19 +9,6 @@
 #include "fasted_wgmma.cuh"
 #include "fmt_fp16.cuh"
 
-/* PTX ISA, "wgmma.mma_async" (sm_90a), .f16 inputs at m64n128k16: half
- * the columns of m64n256k16, 64 accumulator floats per thread in the same
- * D fragment layout; K-major A and B (no transposes). */
-__device__ __forceinline__ void wgmma_mma_async_m64n128k16_f32_f16(float (&d)[64], uint64_t desc_a,
-                                                                   uint64_t desc_b, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " TCJ_WGMMA_D64
-                 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : TCJ_WGMMA_C64
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
 struct fmt_fp16x : fmt_fp16 {
     /* exact's COUNT pass: its epilogue lists only the band (fmt_fp16xl
      * turns this off). */
