@@ -3,7 +3,7 @@
  * delta the bound of kernels/exact_bound.h taken at the dataset's largest
  * norm (so every pair whose exact d2 is <= eps^2 has d~2 <= eps^2 + delta,
  * docs/ACCURACY.md (4)). In COUNT mode the pass's epilogue bounds each
- * candidate with its own norms at once (p.bnd, FP32 rounded up): it counts
+ * candidate with its own norms at once (p.band.bnd, FP32 rounded up): it counts
  * the pairs sure to be in and lists only the band. Otherwise, after each
  * launch the candidates are bounded again with each pair's own norms:
  * those the bound decides are taken (PERPOINT, and HIST when the pair's
@@ -90,7 +90,7 @@ exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x
 }
 
 /* COUNT: each row's terms of delta_ij for the pass's epilogue
- * (fasted_int.cuh, p.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
+ * (fasted_int.cuh, p.band.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
  * row's part of e), y = |v| + rho (its part of s), |v| the norm as
  * converted, scaled (exact_bound_delta_rho). A cluster layout's padding
  * row (origin_of KERN_ORIGIN_NONE) gets x = pad_e instead, which puts its
@@ -465,18 +465,18 @@ static int exact_setup(exact_ctx *c, kern_run *k)
                               "the rows' bounds")))
             return rc;
         fasted_params *p = c->p;
-        p->bnd = c->bnd;
-        p->bnd_cmax = c->bnd + rows;
-        p->bnd_k1 = exact_f32_up(2.0 * o.eps_s);
-        p->bnd_k2 = 1.0f; /* e^2's coefficient (exact_bound_delta_rho) */
-        p->bnd_k3 = exact_f32_up(o.b.safety * o.b.c_acc);
-        p->bnd_lo = exact_f32_down(o.lim2s);
-        p->bnd_hi = exact_f32_up(o.lim2s);
+        p->band.bnd = c->bnd;
+        p->band.cmax = c->bnd + rows;
+        p->band.k1 = exact_f32_up(2.0 * o.eps_s);
+        p->band.k2 = 1.0f; /* e^2's coefficient (exact_bound_delta_rho) */
+        p->band.k3 = exact_f32_up(o.b.safety * o.b.c_acc);
+        p->band.lo = exact_f32_down(o.lim2s);
+        p->band.hi = exact_f32_up(o.lim2s);
         /* A padding row's e (exact_bnd_kernel): e >= pad_e gives
          * delta >= RU(k2 e) e >= k2 pad_e^2 >= 2 lo + 1 > lo, so its blo
          * = RD(lo - delta) < 0 <= its self-pair's d~2. */
-        const float pad_e = exact_f32_up(sqrt((2.0 * (double)p->bnd_lo + 1.0) / (double)p->bnd_k2) *
-                                         (1.0 + 0x1p-20));
+        const float pad_e = exact_f32_up(
+            sqrt((2.0 * (double)p->band.lo + 1.0) / (double)p->band.k2) * (1.0 + 0x1p-20));
         KERN_CUDA(cudaMemsetAsync(c->bnd, 0, rows * sizeof(float2), k->st));
         exact_bnd_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, k->st>>>(
             o.nrm, c->rho, o.origin_of, pad_e, o.sc, a->n, c->bnd);
@@ -484,7 +484,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(
             c->bnd, o.origin_of, a->n, nb, c->bnd + rows);
         KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
-        p->bnd_count = o.count;
+        p->band.count = o.count;
     }
     o.nlist = o.count + EXACT_C_NLIST;
     o.band = o.count + EXACT_C_BAND;

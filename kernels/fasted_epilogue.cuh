@@ -63,12 +63,12 @@ struct fasted_epi {
 };
 
 /* exact's pass (F::band: the wgmma kernels of kern_fmt_fp16b and _fp16x)
- * with p.bnd set (COUNT) lists only its band: a candidate its bound puts
+ * with p.band.bnd set (COUNT) lists only its band: a candidate its bound puts
  * in is counted, not listed; one it puts out is never a candidate
  * (fasted_int.cuh). delta is taken with the row's own terms and the
- * column tile's largest (p.bnd_cmax), per row and tile, before the
+ * column tile's largest (p.band.cmax), per row and tile, before the
  * tile's last wgmma is waited for, so the loads' latency hides behind it
- * and a candidate costs no load. Without p.bnd the thresholds are the
+ * and a candidate costs no load. Without p.band.bnd the thresholds are the
  * pass's: every candidate is listed. */
 template <class F, bool PAIRS>
 __device__ __forceinline__ void fasted_band_rows(const fasted_params &p, fasted_epi &w)
@@ -76,18 +76,18 @@ __device__ __forceinline__ void fasted_band_rows(const fasted_params &p, fasted_
     w.blo[0] = w.blo[1] = -1.0f;
     w.bhi[0] = w.bhi[1] = p.eps2;
     if constexpr (F::band && PAIRS) {
-        if (!p.bnd)
+        if (!p.band.bnd)
             return;
         const int lane = threadIdx.x & 31;
-        const float2 cm = __ldg(p.bnd_cmax + w.j0 / 256);
+        const float2 cm = __ldg(p.band.cmax + w.j0 / 256);
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const float2 bi = __ldg(p.bnd + w.i0 + frag_c_row(lane, 2 * h));
+            const float2 bi = __ldg(p.band.bnd + w.i0 + frag_c_row(lane, 2 * h));
             const float e = __fadd_ru(bi.x, cm.x), s = __fadd_ru(bi.y, cm.y);
-            float dl = __fmaf_ru(__fmul_ru(p.bnd_k2, e), e, __fmul_ru(p.bnd_k1, e));
-            dl = __fmaf_ru(__fmul_ru(p.bnd_k3, s), s, dl);
-            w.blo[h] = __fsub_rd(p.bnd_lo, dl);
-            w.bhi[h] = __fadd_ru(p.bnd_hi, dl);
+            float dl = __fmaf_ru(__fmul_ru(p.band.k2, e), e, __fmul_ru(p.band.k1, e));
+            dl = __fmaf_ru(__fmul_ru(p.band.k3, s), s, dl);
+            w.blo[h] = __fsub_rd(p.band.lo, dl);
+            w.bhi[h] = __fadd_ru(p.band.hi, dl);
         }
     }
 }
@@ -146,10 +146,10 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
      * their slots (a warp that fails is done again whole). */
     auto add_sure = [&](unsigned sure) {
         if constexpr (F::band) {
-            if (p.bnd) {
+            if (p.band.bnd) {
                 sure = __reduce_add_sync(FASTED_FULL_MASK, sure);
                 if (lane == 0 && sure)
-                    atomicAdd(p.bnd_count, (unsigned long long)sure);
+                    atomicAdd(p.band.count, (unsigned long long)sure);
             }
         }
     };
@@ -228,7 +228,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 x = fminf(x, __shfl_xor_sync(FASTED_FULL_MASK, x, 2));
                 const unsigned i = row(mt, 2 * h);
                 if ((lane & 3) == 0 && i < p.q1)
-                    p.kd_min[(size_t)(i - p.q0) * p.kd_nchunk + w.chunk] = x;
+                    p.kd.min[(size_t)(i - p.q0) * p.kd.nchunk + w.chunk] = x;
             }
         return;
     }
@@ -244,20 +244,20 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                ui[mt][h] = __ldg(p.kd_u2 + row(mt, 2 * h));
+                ui[mt][h] = __ldg(p.kd.u2 + row(mt, 2 * h));
         const float2 none = make_float2(-1.0f, -1.0f);
         /* Row g takes d2, binned with the row's scale. */
         auto take = [&](unsigned g, float d2) {
             const unsigned r = g - p.q0;
-            const int b = fasted_kd_bin(d2, __ldg(p.kd_sc + g));
+            const int b = fasted_kd_bin(d2, __ldg(p.kd.sc + g));
             if (p.mode == FASTED_KD_HIST) {
-                atomicAdd(&p.kd_hist[(size_t)r * FASTED_KD_BINS + b], 1u);
-                const unsigned k = atomicAdd(&p.kd_dfill[r], 1u);
-                if (k < p.kd_cap)
-                    p.kd_dvals[(size_t)r * p.kd_cap + k] = d2;
-            } else if (b == __ldg(p.kd_bin + g)) {
-                const unsigned k = atomicAdd(&p.kd_fill[r], 1u);
-                p.kd_vals[p.kd_off[r] + k] = d2;
+                atomicAdd(&p.kd.hist[(size_t)r * FASTED_KD_BINS + b], 1u);
+                const unsigned k = atomicAdd(&p.kd.dfill[r], 1u);
+                if (k < p.kd.cap)
+                    p.kd.dvals[(size_t)r * p.kd.cap + k] = d2;
+            } else if (b == __ldg(p.kd.bin + g)) {
+                const unsigned k = atomicAdd(&p.kd.fill[r], 1u);
+                p.kd.vals[p.kd.off[r] + k] = d2;
             }
         };
         /* n8 blocks in groups of G: the cheap test marks a group's blocks,
@@ -274,7 +274,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             for (int t = 0; t < G; t++) {
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd.u2 + col(nt, 0))) : none;
                 /* d2 <= ui | d2 <= uj is d2 <= max(ui, uj) (no bound is
                  * NaN): the maxima once a block, then one compare an
                  * element instead of two. */
@@ -303,7 +303,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 fasted_block_acc<G>(acc, g0, t, v);
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd.u2 + col(nt, 0))) : none;
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -418,7 +418,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             };
             if (interior) {
                 if constexpr (F::band) {
-                    if (p.bnd) {
+                    if (p.band.bnd) {
                         /* exact's COUNT: a candidate at or below its row's
                          * blo is sure to be in (counted), the rest up to
                          * bhi is the band, listed; a block is marked when
@@ -515,7 +515,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 }
                 if (!split) {
                     /* cand_weight's threshold: the row's bhi in exact's
-                     * formats (p.eps2 without p.bnd), F::thr otherwise. */
+                     * formats (p.eps2 without p.band.bnd), F::thr otherwise. */
                     const D thr[2] = {F::band ? (D)w.bhi[0] : eps2, F::band ? (D)w.bhi[1] : eps2};
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
@@ -546,7 +546,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             constexpr int G = NT < 8 ? NT : 8;
             static_assert(NT % G == 0, "whole groups of n8 blocks");
             if constexpr (F::band) {
-                if (p.bnd && !split && marks_all) {
+                if (p.band.bnd && !split && marks_all) {
                     /* The lane's candidates (rare) again, a marked block
                      * at a time in one copy of the code: those sure to be
                      * in are counted, the band is what pass 2 lists. */

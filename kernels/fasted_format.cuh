@@ -72,12 +72,11 @@
  *          their chunks (fasted_wg_promote), so one's wait and adds
  *          overlap the other's products. It pays where a chunk's products
  *          take the tensor core long enough to hide the other's drain:
- *          FP16 (H200, exact's pass: COUNT 8-9% faster at d = 784 and
- *          4096), not FP8, whose chunks are half as long (4-5% slower).
+ *          FP16, not FP8, whose chunks are half as long (docs/BENCHMARKS.md).
  * int_dist 1 when d2 is an exact integer and thr is p.eps2_u (the host
  *          sets it), 0 when thr is p.eps2.
  * band     the PAIRS epilogue can decide candidates by exact's bound
- *          (p.bnd, kernels/exact.cu): exact's own FP16 formats only
+ *          (p.band.bnd, kernels/exact.cu): exact's own FP16 formats only
  *          (kern_fmt_fp16b, kern_fmt_fp16x, wgmma), so fasted's kernels
  *          compile without that code.
  * band_pad optional, with band: an interior block's band is found by its least

@@ -221,16 +221,13 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
  * did not fit: each warp adds 1 << 16 to the slot's word after its lanes
  * set their bits there (fasted_reserve_pairs, ordered by __syncwarp), so
  * the add that returns a count of 7 returns every warp's bits: no warp
- * waits for another. A barrier here held every warp of the tile to the
- * slowest (ncu, d = 128: ~19% of the warps' stall cycles); without it, on
- * an H200, n = 1e5 d = 128: fasted COUNT 4.26 -> 3.97 ms, exact 6.33 ->
- * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/ACCURACY.md, "The pass's
- * own cost"). COUNT, PERPOINT and HIST have nothing to hand back. The
- * k-distance's passes keep the barrier: without it n = 1e6, K = 16 took
- * 1.47 s against 1.21 s (K = 1: 1.46 against 1.61 s). The __syncwarp in
- * every mode reconverges the warp before the next tile's wgmma: without
- * it ptxas serialized the promoting kernels' wgmma (fp16x, fp8 COUNT;
- * advisory C7520). Every consumer thread then arrives itself, so each
+ * waits for another (a barrier here held every warp of the tile to the
+ * slowest: docs/ACCURACY.md, "The pass's own cost"). COUNT, PERPOINT and
+ * HIST have nothing to hand back. The k-distance's passes keep the
+ * barrier, which measured faster there (docs/BENCHMARKS.md). The
+ * __syncwarp in every mode reconverges the warp before the next tile's
+ * wgmma: without it ptxas serializes the promoting kernels' wgmma
+ * (advisory C7520). Every consumer thread then arrives itself, so each
  * one's reads of the slot are released to the producer that rewrites it. */
 template <bool PAIRS>
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
