@@ -19,6 +19,7 @@
 #include "kern_hist.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
+#include "fasted_format.cuh" /* fasted_band */
 
 /* The accumulators of n8 block g0 + t of a warp's fragments, t < G known
  * only at run time, by a select chain over the group's blocks: every
@@ -39,7 +40,8 @@ __device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int 
                     v[mt][e] = acc[mt][g0 + u][e];
 }
 
-/* F::band_pad where F declares it, else false. */
+/* F::band_pad where F declares it, else false (exact's kernel option,
+ * kernels/exact_kern.cuh). */
 template <class F, class = void> struct fasted_band_pad {
     static constexpr bool value = false;
 };
@@ -57,12 +59,12 @@ struct fasted_epi {
     const float *edges; /* HIST: shared copy of the edges */
     unsigned *hist;     /* HIST: shared slot counters */
     unsigned chunk;     /* KD_MIN: the warp's column chunk (kd_nchunk per row) */
-    /* F::band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
+    /* exact's band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
      * a pair is a candidate at d~2 <= bhi and sure to be in at <= blo. */
     float blo[2], bhi[2];
 };
 
-/* exact's pass (F::band: the wgmma kernels of kern_fmt_fp16b and _fp16x)
+/* exact's pass (fasted_band: its band kernels, kernels/exact_kern.cuh)
  * with p.band.bnd set (COUNT) lists only its band: a candidate its bound puts
  * in is counted, not listed; one it puts out is never a candidate
  * (fasted_int.cuh). delta is taken with the row's own terms and the
@@ -75,7 +77,7 @@ __device__ __forceinline__ void fasted_band_rows(const fasted_params &p, fasted_
 {
     w.blo[0] = w.blo[1] = -1.0f;
     w.bhi[0] = w.bhi[1] = p.eps2;
-    if constexpr (F::band && PAIRS) {
+    if constexpr (fasted_band<F>::value && PAIRS) {
         if (!p.band.bnd)
             return;
         const int lane = threadIdx.x & 31;
@@ -118,8 +120,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             return 0;
         /* A point with itself weighs 1; a cluster layout's padding row's
          * self-pair too, which exact's bound lists and its classify drops
-         * (exact_bnd_kernel): a test here cost exact's pass 2% at d = 128
-         * (H200), one in `dist` 7%. */
+         * (exact_bnd_kernel): a test for it costs every pass
+         * (docs/ACCURACY.md). */
         if (w.diag)
             return i < j ? 2 : (i == j ? 1 : 0);
         return p.sym ? 2 : 1;
@@ -131,13 +133,13 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
      * (fasted_band_rows; h: the lane's row 0 or 1), and the weight it is
      * listed with: 0 when its bound puts it in. */
     auto cand_weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, int h) -> int {
-        if constexpr (F::band)
+        if constexpr (fasted_band<F>::value)
             return weight_at(i, j, a, si, sjv, d2, w.bhi[h]);
         else
             return weight(i, j, a, si, sjv, d2);
     };
     auto list_weight = [&](int wt, D d2, int h) -> int {
-        if constexpr (F::band)
+        if constexpr (fasted_band<F>::value)
             return F::to_f(d2) <= w.blo[h] ? 0 : wt;
         else
             return wt;
@@ -145,7 +147,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     /* The pairs `sure` counts, added once the warp's listed pairs have
      * their slots (a warp that fails is done again whole). */
     auto add_sure = [&](unsigned sure) {
-        if constexpr (F::band) {
+        if constexpr (fasted_band<F>::value) {
             if (p.band.bnd) {
                 sure = __reduce_add_sync(FASTED_FULL_MASK, sure);
                 if (lane == 0 && sure)
@@ -417,7 +419,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 xh = __float_as_uint(__fsub_rn(thi[h], v));
             };
             if (interior) {
-                if constexpr (F::band) {
+                if constexpr (fasted_band<F>::value) {
                     if (p.band.bnd) {
                         /* exact's COUNT: a candidate at or below its row's
                          * blo is sure to be in (counted), the rest up to
@@ -444,8 +446,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                          * FADDs and two shift-adds (LEA.HI) an element,
                          * against an FADD, an FFMA and two compares,
                          * selects and counts. (Testing blo only in blocks
-                         * where the warp has a candidate measured slower:
-                         * the compiler predicates that path.) */
+                         * where the warp has a candidate is slower: the
+                         * compiler predicates that path; docs/ACCURACY.md.) */
 #pragma unroll
                         for (int h = 0; h < 2; h++) {
                             tlo[h] = __fsub_rd(w.blo[h], si[0][h]);
@@ -515,8 +517,9 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 }
                 if (!split) {
                     /* cand_weight's threshold: the row's bhi in exact's
-                     * formats (p.eps2 without p.band.bnd), F::thr otherwise. */
-                    const D thr[2] = {F::band ? (D)w.bhi[0] : eps2, F::band ? (D)w.bhi[1] : eps2};
+                     * band kernels (p.eps2 without p.band.bnd), F::thr otherwise. */
+                    constexpr bool band = fasted_band<F>::value;
+                    const D thr[2] = {band ? (D)w.bhi[0] : eps2, band ? (D)w.bhi[1] : eps2};
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
                         const unsigned c =
@@ -545,7 +548,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             }
             constexpr int G = NT < 8 ? NT : 8;
             static_assert(NT % G == 0, "whole groups of n8 blocks");
-            if constexpr (F::band) {
+            if constexpr (fasted_band<F>::value) {
                 if (p.band.bnd && !split && marks_all) {
                     /* The lane's candidates (rare) again, a marked block
                      * at a time in one copy of the code: those sure to be
@@ -634,7 +637,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                 } else {
                                     by_bound();
                                 }
-                            } else if (F::band && split) {
+                            } else if (fasted_band<F>::value && split) {
                                 /* pass 1's test, so the pairs fill the slots it
                                  * counted; the d~2 written is the classify's */
                                 unsigned xl, xh;

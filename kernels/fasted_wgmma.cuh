@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include "fasted_epilogue.cuh"
+#include "fasted_format.cuh"
 #include "fasted_int.cuh"
 #include "fasted_sched.cuh"
 #include "ptx.cuh"
@@ -138,7 +139,7 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
  * empties this warpgroup's wgmma pipe; the other consumer warpgroup's
  * wgmmas keep the tensor cores busy meanwhile, if they were issued after
  * this one's: left alone, both warpgroups issue at once, their halves
- * finish together and both pipes drain at once. With F::turns the two
+ * finish together and both pipes drain at once. With fasted_turns<F> the two
  * take turns (ping-pong): warpgroup cw issues a half only after the other
  * has issued its previous one (named barriers WG_BAR_TURN + cw), and its
  * wait and adds overlap the other's products. Slice i of the chunk is in
@@ -154,7 +155,7 @@ __device__ __forceinline__ void
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             /* This warpgroup's turn: the other has issued its last half. */
-            if (F::turns)
+            if (fasted_turns<F>::value)
                 bar_sync(WG_BAR_TURN + cw, WG_CONSUMERS);
             /* The adds below read t: they finish before wgmma rewrites it. */
             wgmma_fence();
@@ -170,7 +171,7 @@ __device__ __forceinline__ void
                 }
             }
             wgmma_commit_group();
-            if (F::turns)
+            if (fasted_turns<F>::value)
                 bar_arrive(WG_BAR_TURN + (cw ^ 1), WG_CONSUMERS); /* the other's turn */
             wgmma_wait_group<0>();
 #pragma unroll
@@ -348,13 +349,13 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
     }
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-    /* Promotion's turns (F::turns, fasted_wg_promote): warpgroup 0 issues first.
+    /* Promotion's turns (fasted_turns, fasted_wg_promote): warpgroup 0 issues first.
      * Each warpgroup issues as many halves as the other (the same tiles,
      * the same slices), so after the loop one turn of warpgroup 0 is
      * left pending: it is taken there, so no barrier is left half
      * arrived at exit. */
     if constexpr (F::promote) {
-        if (F::turns && cw == 1)
+        if (fasted_turns<F>::value && cw == 1)
             bar_arrive(WG_BAR_TURN + 0, WG_CONSUMERS);
     }
 
@@ -422,7 +423,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
     if constexpr (F::promote) {
-        if (F::turns && cw == 0)
+        if (fasted_turns<F>::value && cw == 0)
             bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);
     }
     fasted_wg_hist_flush(p, ct, s_hist);
