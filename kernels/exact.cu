@@ -3,7 +3,7 @@
  * delta the bound of kernels/exact_bound.h taken at the dataset's largest
  * norm (so every pair whose exact d2 is <= eps^2 has d~2 <= eps^2 + delta,
  * docs/ACCURACY.md (4)). In COUNT mode the pass's epilogue bounds each
- * candidate with its own norms at once (p.bnd, FP32 rounded up): it counts
+ * candidate with its own norms at once (p.band.bnd, FP32 rounded up): it counts
  * the pairs sure to be in and lists only the band. Otherwise, after each
  * launch the candidates are bounded again with each pair's own norms:
  * those the bound decides are taken (PERPOINT, and HIST when the pair's
@@ -38,6 +38,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_fp16.h>
 
+#include "exact_kern.h"
 #include "exact_refine.cuh"
 #include "fasted_run.cuh"
 #include "kern_util.cuh"
@@ -90,7 +91,7 @@ exact_rho_kernel(const uint16_t *__restrict__ X, int ld, const T *__restrict__ x
 }
 
 /* COUNT: each row's terms of delta_ij for the pass's epilogue
- * (fasted_int.cuh, p.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
+ * (fasted_int.cuh, p.band.bnd), in FP32 rounded up: x = rho + 2^-52 |v| (the
  * row's part of e), y = |v| + rho (its part of s), |v| the norm as
  * converted, scaled (exact_bound_delta_rho). A cluster layout's padding
  * row (origin_of KERN_ORIGIN_NONE) gets x = pad_e instead, which puts its
@@ -316,7 +317,7 @@ enum {
 struct exact_ctx {
     const kern_join_args *a;
     exact_dev o;
-    int promoted;      /* the pass runs a promoting wgmma kernel (fp16x, fp16xl) */
+    int promoted;      /* the pass runs a promoting wgmma kernel (exact_kern.cuh) */
     const uint16_t *X; /* the pass's FP16 rows (its params) */
     int ld;
     double *rho, *center;      /* device: rho (n), the centre (d) */
@@ -465,18 +466,18 @@ static int exact_setup(exact_ctx *c, kern_run *k)
                               "the rows' bounds")))
             return rc;
         fasted_params *p = c->p;
-        p->bnd = c->bnd;
-        p->bnd_cmax = c->bnd + rows;
-        p->bnd_k1 = exact_f32_up(2.0 * o.eps_s);
-        p->bnd_k2 = 1.0f; /* e^2's coefficient (exact_bound_delta_rho) */
-        p->bnd_k3 = exact_f32_up(o.b.safety * o.b.c_acc);
-        p->bnd_lo = exact_f32_down(o.lim2s);
-        p->bnd_hi = exact_f32_up(o.lim2s);
+        p->band.bnd = c->bnd;
+        p->band.cmax = c->bnd + rows;
+        p->band.k1 = exact_f32_up(2.0 * o.eps_s);
+        p->band.k2 = 1.0f; /* e^2's coefficient (exact_bound_delta_rho) */
+        p->band.k3 = exact_f32_up(o.b.safety * o.b.c_acc);
+        p->band.lo = exact_f32_down(o.lim2s);
+        p->band.hi = exact_f32_up(o.lim2s);
         /* A padding row's e (exact_bnd_kernel): e >= pad_e gives
          * delta >= RU(k2 e) e >= k2 pad_e^2 >= 2 lo + 1 > lo, so its blo
          * = RD(lo - delta) < 0 <= its self-pair's d~2. */
-        const float pad_e = exact_f32_up(sqrt((2.0 * (double)p->bnd_lo + 1.0) / (double)p->bnd_k2) *
-                                         (1.0 + 0x1p-20));
+        const float pad_e = exact_f32_up(
+            sqrt((2.0 * (double)p->band.lo + 1.0) / (double)p->band.k2) * (1.0 + 0x1p-20));
         KERN_CUDA(cudaMemsetAsync(c->bnd, 0, rows * sizeof(float2), k->st));
         exact_bnd_kernel<<<(unsigned)((a->n + 255) / 256), 256, 0, k->st>>>(
             o.nrm, c->rho, o.origin_of, pad_e, o.sc, a->n, c->bnd);
@@ -484,7 +485,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         exact_bnd_max_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, k->st>>>(
             c->bnd, o.origin_of, a->n, nb, c->bnd + rows);
         KERN_LAUNCH_CHECK("exact_bnd_max_kernel");
-        p->bnd_count = o.count;
+        p->band.count = o.count;
     }
     o.nlist = o.count + EXACT_C_NLIST;
     o.band = o.count + EXACT_C_BAND;
@@ -606,7 +607,7 @@ static int exact_setup_cb(void *vc, kern_run *k)
 }
 
 /* The kernel is chosen: without wgmma (an older GPU, a teaching switch)
- * fp16x and fp16xl run fp16's unpromoted mma.sync kernels, so the bound and the
+ * the promoting kernels run fp16's unpromoted mma.sync kernels, so the bound and the
  * pass's threshold go back to the unpromoted ones. */
 static int exact_params(void *vc, kern_run *, fasted_params *p, int use_wg)
 {
@@ -963,9 +964,9 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     const double nmax2 = g_scan.nmax2;
     const double sc = a->scale ? a->scale : 1.0;
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
-    /* At large d the pass promotes its sums (kern_fmt_fp16x), and the
+    /* At large d the pass promotes its sums (exact_kern.cuh), and the
      * bound no longer grows with d; below that, and with a teaching
-     * switch off (fp16x has only the all-on kernels), fp16's. */
+     * switch off (the promoting kernels are all-on only), fp16's. */
     const int promoted = a->d > 2 * KERN_FP16X_PROMOTE_VALUES && a->off == 0;
     exact_bound b;
     if (promoted)
@@ -999,19 +1000,17 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
         c.sort_bits++; /* 2^bits > n: every row index sorts below ~0 */
     kern_join_args f = *a;
     f.mode = KJOIN_PAIRS;
-    /* FP16: the format the bound is derived for. COUNT lists only its
-     * band, in exact's own instances' wgmma epilogue (fp16b; fp16x when
-     * promoted); the other modes list every candidate, which fp16's own
-     * PAIRS kernel does as fast as fasted (fp16b's, whose pass 2 carries
-     * the band's test as well, was 1.17x slower in exact's PAIRS at
-     * 10^5 x 128), and promoted, fp16xl's (fp16x's kernel without the
-     * band). Each keeps the rows of its unbanded twin, so the cached
-     * dataset is one. fp16's with a teaching switch off, which has its
-     * variants. */
+    /* FP16, the format the bound is derived for, on exact's own kernels
+     * (exact_kern.cuh): COUNT lists only its band (the band epilogue); the
+     * other modes list every candidate, which fp16's own PAIRS kernel does
+     * as fast as fasted (the band's kernel measured slower there:
+     * docs/ACCURACY.md), and when promoted, the promoting mainloop with
+     * the join's epilogue. fp16's own with a teaching switch off, which
+     * has its variants. */
     const int count = a->mode == KJOIN_COUNT;
     f.format = a->off     ? NULL
-               : promoted ? (count ? &kern_fmt_fp16x : &kern_fmt_fp16xl)
-               : count    ? &kern_fmt_fp16b
+               : promoted ? (count ? &exact_kern_promoted_band : &exact_kern_promoted)
+               : count    ? &exact_kern_band
                           : &kern_fmt_fp16;
     if (a->mode != KJOIN_PAIRS) {
         f.pair_fn = exact_noop_pairs; /* nothing is drained */

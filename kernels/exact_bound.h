@@ -58,7 +58,7 @@ static inline void exact_bound_init(exact_bound *b, size_t d)
      * twice c_acc's term; docs/ACCURACY.md says why. */
     b->safety = 2.0;
 }
-/* The same for the GPU pass that promotes (kernels/fmt_fp16x.cu,
+/* The same for the GPU pass that promotes (kernels/exact_kern.cuh,
  * docs/ACCURACY.md (2')): the product's FP32 sum is formed in chunks of
  * `chunk` values, each summed from zero with unit 2^-23 and added into
  * FP32 with round to nearest (at most d/chunk + 2 adds, padding

@@ -19,6 +19,7 @@
 #include "kern_hist.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
+#include "fasted_format.cuh" /* fasted_band */
 
 /* The accumulators of n8 block g0 + t of a warp's fragments, t < G known
  * only at run time, by a select chain over the group's blocks: every
@@ -39,7 +40,8 @@ __device__ __forceinline__ void fasted_block_acc(const A (&acc)[MT][NT][4], int 
                     v[mt][e] = acc[mt][g0 + u][e];
 }
 
-/* F::band_pad where F declares it, else false. */
+/* F::band_pad where F declares it, else false (exact's kernel option,
+ * kernels/exact_kern.cuh). */
 template <class F, class = void> struct fasted_band_pad {
     static constexpr bool value = false;
 };
@@ -57,37 +59,37 @@ struct fasted_epi {
     const float *edges; /* HIST: shared copy of the edges */
     unsigned *hist;     /* HIST: shared slot counters */
     unsigned chunk;     /* KD_MIN: the warp's column chunk (kd_nchunk per row) */
-    /* F::band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
+    /* exact's band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
      * a pair is a candidate at d~2 <= bhi and sure to be in at <= blo. */
     float blo[2], bhi[2];
 };
 
-/* exact's pass (F::band: the wgmma kernels of kern_fmt_fp16b and _fp16x)
- * with p.bnd set (COUNT) lists only its band: a candidate its bound puts
+/* exact's pass (fasted_band: its band kernels, kernels/exact_kern.cuh)
+ * with p.band.bnd set (COUNT) lists only its band: a candidate its bound puts
  * in is counted, not listed; one it puts out is never a candidate
  * (fasted_int.cuh). delta is taken with the row's own terms and the
- * column tile's largest (p.bnd_cmax), per row and tile, before the
+ * column tile's largest (p.band.cmax), per row and tile, before the
  * tile's last wgmma is waited for, so the loads' latency hides behind it
- * and a candidate costs no load. Without p.bnd the thresholds are the
+ * and a candidate costs no load. Without p.band.bnd the thresholds are the
  * pass's: every candidate is listed. */
 template <class F, bool PAIRS>
 __device__ __forceinline__ void fasted_band_rows(const fasted_params &p, fasted_epi &w)
 {
     w.blo[0] = w.blo[1] = -1.0f;
     w.bhi[0] = w.bhi[1] = p.eps2;
-    if constexpr (F::band && PAIRS) {
-        if (!p.bnd)
+    if constexpr (fasted_band<F>::value && PAIRS) {
+        if (!p.band.bnd)
             return;
         const int lane = threadIdx.x & 31;
-        const float2 cm = __ldg(p.bnd_cmax + w.j0 / 256);
+        const float2 cm = __ldg(p.band.cmax + w.j0 / 256);
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const float2 bi = __ldg(p.bnd + w.i0 + frag_c_row(lane, 2 * h));
+            const float2 bi = __ldg(p.band.bnd + w.i0 + frag_c_row(lane, 2 * h));
             const float e = __fadd_ru(bi.x, cm.x), s = __fadd_ru(bi.y, cm.y);
-            float dl = __fmaf_ru(__fmul_ru(p.bnd_k2, e), e, __fmul_ru(p.bnd_k1, e));
-            dl = __fmaf_ru(__fmul_ru(p.bnd_k3, s), s, dl);
-            w.blo[h] = __fsub_rd(p.bnd_lo, dl);
-            w.bhi[h] = __fadd_ru(p.bnd_hi, dl);
+            float dl = __fmaf_ru(__fmul_ru(p.band.k2, e), e, __fmul_ru(p.band.k1, e));
+            dl = __fmaf_ru(__fmul_ru(p.band.k3, s), s, dl);
+            w.blo[h] = __fsub_rd(p.band.lo, dl);
+            w.bhi[h] = __fadd_ru(p.band.hi, dl);
         }
     }
 }
@@ -118,8 +120,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             return 0;
         /* A point with itself weighs 1; a cluster layout's padding row's
          * self-pair too, which exact's bound lists and its classify drops
-         * (exact_bnd_kernel): a test here cost exact's pass 2% at d = 128
-         * (H200), one in `dist` 7%. */
+         * (exact_bnd_kernel): a test for it costs every pass
+         * (docs/ACCURACY.md). */
         if (w.diag)
             return i < j ? 2 : (i == j ? 1 : 0);
         return p.sym ? 2 : 1;
@@ -131,13 +133,13 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
      * (fasted_band_rows; h: the lane's row 0 or 1), and the weight it is
      * listed with: 0 when its bound puts it in. */
     auto cand_weight = [&](unsigned i, unsigned j, A a, float si, float sjv, D &d2, int h) -> int {
-        if constexpr (F::band)
+        if constexpr (fasted_band<F>::value)
             return weight_at(i, j, a, si, sjv, d2, w.bhi[h]);
         else
             return weight(i, j, a, si, sjv, d2);
     };
     auto list_weight = [&](int wt, D d2, int h) -> int {
-        if constexpr (F::band)
+        if constexpr (fasted_band<F>::value)
             return F::to_f(d2) <= w.blo[h] ? 0 : wt;
         else
             return wt;
@@ -145,11 +147,11 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     /* The pairs `sure` counts, added once the warp's listed pairs have
      * their slots (a warp that fails is done again whole). */
     auto add_sure = [&](unsigned sure) {
-        if constexpr (F::band) {
-            if (p.bnd) {
+        if constexpr (fasted_band<F>::value) {
+            if (p.band.bnd) {
                 sure = __reduce_add_sync(FASTED_FULL_MASK, sure);
                 if (lane == 0 && sure)
-                    atomicAdd(p.bnd_count, (unsigned long long)sure);
+                    atomicAdd(p.band.count, (unsigned long long)sure);
             }
         }
     };
@@ -228,7 +230,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 x = fminf(x, __shfl_xor_sync(FASTED_FULL_MASK, x, 2));
                 const unsigned i = row(mt, 2 * h);
                 if ((lane & 3) == 0 && i < p.q1)
-                    p.kd_min[(size_t)(i - p.q0) * p.kd_nchunk + w.chunk] = x;
+                    p.kd.min[(size_t)(i - p.q0) * p.kd.nchunk + w.chunk] = x;
             }
         return;
     }
@@ -244,20 +246,20 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                ui[mt][h] = __ldg(p.kd_u2 + row(mt, 2 * h));
+                ui[mt][h] = __ldg(p.kd.u2 + row(mt, 2 * h));
         const float2 none = make_float2(-1.0f, -1.0f);
         /* Row g takes d2, binned with the row's scale. */
         auto take = [&](unsigned g, float d2) {
             const unsigned r = g - p.q0;
-            const int b = fasted_kd_bin(d2, __ldg(p.kd_sc + g));
+            const int b = fasted_kd_bin(d2, __ldg(p.kd.sc + g));
             if (p.mode == FASTED_KD_HIST) {
-                atomicAdd(&p.kd_hist[(size_t)r * FASTED_KD_BINS + b], 1u);
-                const unsigned k = atomicAdd(&p.kd_dfill[r], 1u);
-                if (k < p.kd_cap)
-                    p.kd_dvals[(size_t)r * p.kd_cap + k] = d2;
-            } else if (b == __ldg(p.kd_bin + g)) {
-                const unsigned k = atomicAdd(&p.kd_fill[r], 1u);
-                p.kd_vals[p.kd_off[r] + k] = d2;
+                atomicAdd(&p.kd.hist[(size_t)r * FASTED_KD_BINS + b], 1u);
+                const unsigned k = atomicAdd(&p.kd.dfill[r], 1u);
+                if (k < p.kd.cap)
+                    p.kd.dvals[(size_t)r * p.kd.cap + k] = d2;
+            } else if (b == __ldg(p.kd.bin + g)) {
+                const unsigned k = atomicAdd(&p.kd.fill[r], 1u);
+                p.kd.vals[p.kd.off[r] + k] = d2;
             }
         };
         /* n8 blocks in groups of G: the cheap test marks a group's blocks,
@@ -274,7 +276,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             for (int t = 0; t < G; t++) {
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd.u2 + col(nt, 0))) : none;
                 /* d2 <= ui | d2 <= uj is d2 <= max(ui, uj) (no bound is
                  * NaN): the maxima once a block, then one compare an
                  * element instead of two. */
@@ -303,7 +305,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 fasted_block_acc<G>(acc, g0, t, v);
                 const int nt = g0 + t;
                 const float2 sj = __ldg((const float2 *)(p.s + col(nt, 0)));
-                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd_u2 + col(nt, 0))) : none;
+                const float2 uj = p.sym ? __ldg((const float2 *)(p.kd.u2 + col(nt, 0))) : none;
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -417,8 +419,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 xh = __float_as_uint(__fsub_rn(thi[h], v));
             };
             if (interior) {
-                if constexpr (F::band) {
-                    if (p.bnd) {
+                if constexpr (fasted_band<F>::value) {
+                    if (p.band.bnd) {
                         /* exact's COUNT: a candidate at or below its row's
                          * blo is sure to be in (counted), the rest up to
                          * bhi is the band, listed; a block is marked when
@@ -444,8 +446,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                          * FADDs and two shift-adds (LEA.HI) an element,
                          * against an FADD, an FFMA and two compares,
                          * selects and counts. (Testing blo only in blocks
-                         * where the warp has a candidate measured slower:
-                         * the compiler predicates that path.) */
+                         * where the warp has a candidate is slower: the
+                         * compiler predicates that path; docs/ACCURACY.md.) */
 #pragma unroll
                         for (int h = 0; h < 2; h++) {
                             tlo[h] = __fsub_rd(w.blo[h], si[0][h]);
@@ -515,8 +517,9 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                 }
                 if (!split) {
                     /* cand_weight's threshold: the row's bhi in exact's
-                     * formats (p.eps2 without p.bnd), F::thr otherwise. */
-                    const D thr[2] = {F::band ? (D)w.bhi[0] : eps2, F::band ? (D)w.bhi[1] : eps2};
+                     * band kernels (p.eps2 without p.band.bnd), F::thr otherwise. */
+                    constexpr bool band = fasted_band<F>::value;
+                    const D thr[2] = {band ? (D)w.bhi[0] : eps2, band ? (D)w.bhi[1] : eps2};
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
                         const unsigned c =
@@ -545,8 +548,8 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
             }
             constexpr int G = NT < 8 ? NT : 8;
             static_assert(NT % G == 0, "whole groups of n8 blocks");
-            if constexpr (F::band) {
-                if (p.bnd && !split && marks_all) {
+            if constexpr (fasted_band<F>::value) {
+                if (p.band.bnd && !split && marks_all) {
                     /* The lane's candidates (rare) again, a marked block
                      * at a time in one copy of the code: those sure to be
                      * in are counted, the band is what pass 2 lists. */
@@ -634,7 +637,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
                                 } else {
                                     by_bound();
                                 }
-                            } else if (F::band && split) {
+                            } else if (fasted_band<F>::value && split) {
                                 /* pass 1's test, so the pairs fill the slots it
                                  * counted; the d~2 written is the classify's */
                                 unsigned xl, xh;

@@ -29,9 +29,10 @@
  *                                            takes FP16 tiles
  *       (the accumulator and distance: fasted_fp32_acc below, or the
  *        integer formats' own)
- *       static constexpr const kern_format *rows_of;  optional: a format that
- *                                            changes only the kernels stores
- *                                            another's rows, converted and
+ *       static constexpr const kern_format *rows_of;  optional, for kernels
+ *                                            that change only the kernels
+ *                                            (exact_kern.cuh): the handle whose
+ *                                            rows they read, converted and
  *                                            normed by that one's ops
  *                                            (fasted_rows_of)
  *   };
@@ -44,8 +45,11 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "fasted_int.cuh"
 #include "kernels.h"
+#include "ptx.cuh"
 
 /* The accumulator and distance of the formats with FP32 accumulation
  * (every format but the integer ones derives from it):
@@ -67,33 +71,20 @@
  *          an m64n128 instruction: fasted_wg_promote); 0 when the tensor
  *          core's own accumulation is FP32 (or, for a format's kernels
  *          without promotion, ops.wg_func_fast, when it is not).
- * turns    with promote: the two consumer warpgroups take turns issuing
- *          their chunks (fasted_wg_promote), so one's wait and adds
- *          overlap the other's products. It pays where a chunk's products
- *          take the tensor core long enough to hide the other's drain:
- *          FP16 (H200, exact's pass: COUNT 8-9% faster at d = 784 and
- *          4096), not FP8, whose chunks are half as long (4-5% slower).
  * int_dist 1 when d2 is an exact integer and thr is p.eps2_u (the host
  *          sets it), 0 when thr is p.eps2.
- * band     the PAIRS epilogue can decide candidates by exact's bound
- *          (p.bnd, kernels/exact.cu): exact's own FP16 formats only
- *          (kern_fmt_fp16b, kern_fmt_fp16x, wgmma), so fasted's kernels
- *          compile without that code.
- * band_pad optional, with band: an interior block's band is found by its least
- *          v - T_lo, not counted, and its slots are reserved whole, the
- *          ones it does not fill padded (fasted_epilogue.cuh). Fewer
- *          instructions an element where the band is sparse (d = 128:
- *          kern_fmt_fp16b); where it is dense (fp16x at large d) the
- *          padding would outweigh them (fasted_band_pad). */
+ *
+ * Nothing here is an engine's choice: the kernels' options (the warpgroups'
+ * turns, exact's band epilogue) are read through fasted_turns and
+ * fasted_band below, false for every format, and set by the kernels that
+ * choose them (exact's, kernels/exact_kern.cuh). */
 struct fasted_fp32_acc {
     typedef float acc;
     static constexpr int promote = 0;
-    static constexpr bool turns = false;
     typedef float dist;
     static constexpr int int_dist = 0;
     static constexpr bool widen = false;
     static constexpr int value_log2 = 0;
-    static constexpr bool band = false;
     __device__ static float d2(float a, float si, float sj)
     {
         return fmaxf(__fmaf_rn(-2.0f, a, __fadd_rn(si, sj)), 0.0f);
@@ -109,15 +100,12 @@ struct fasted_fp32_acc {
      * cannot hold (fasted's threshold eps2 is never negative; exact's
      * pass holds only finite values), so the mask is d2 <= t exactly.
      * ptxas makes it FSETP + SEL, the count an IADD3 per two masks: the
-     * clamp's FMNMX and the increment go (H200, n = 1e5 d = 128: fasted
-     * COUNT 1.6% faster, PAIRS 4%). */
+     * clamp's FMNMX and the increment go (measured: docs/BENCHMARKS.md). */
     __device__ static unsigned le_mask(float a, float si, float sj, float t)
     {
         const float x = __fmaf_rn(-2.0f, a, __fadd_rn(si, sj));
         const float u = t >= 0.0f ? t : -__int_as_float(0x7f800000);
-        unsigned m;
-        asm("set.leu.u32.f32 %0, %1, %2;" : "=r"(m) : "f"(x), "f"(u));
-        return m;
+        return set_leu_u32_f32(x, u);
     }
     __device__ static float to_f(float d)
     {
@@ -131,6 +119,26 @@ struct fasted_fp32_acc {
     {
         return a;
     }
+};
+
+/* Kernel options beside a format's traits (exact_kern.cuh sets them):
+ * F::turns with promote, the two consumer warpgroups take turns issuing
+ * their chunks (fasted_wg_promote), so one's wait and adds overlap the
+ * other's products (it pays for FP16's chunks, not FP8's, half as long:
+ * docs/BENCHMARKS.md); F::band, the PAIRS epilogue decides candidates by
+ * exact's bound (epi_exact_band.cuh), so fasted's kernels compile without
+ * that code. Each false where F does not declare it. */
+template <class F, class = void> struct fasted_turns {
+    static constexpr bool value = false;
+};
+template <class F> struct fasted_turns<F, std::void_t<decltype(F::turns)>> {
+    static constexpr bool value = F::turns;
+};
+template <class F, class = void> struct fasted_band {
+    static constexpr bool value = false;
+};
+template <class F> struct fasted_band<F, std::void_t<decltype(F::band)>> {
+    static constexpr bool value = F::band;
 };
 
 /* What the host driver (fasted.cu) calls for a format. */
@@ -149,7 +157,7 @@ struct fasted_fmt_ops {
      * in the tensor core alone (kern_join_args.acc_fast); else NULL. */
     const void *wg_func_fast, *wg_func_fast_pairs;
     /* The format whose rows and norms these are (F::rows_of: a format
-     * that changes only the kernels, such as exact's fp16b), so the cached
+     * that changes only the kernels, such as exact's, exact_kern.cuh), so the cached
      * dataset serves both and that format's convert and norms make it
      * (fasted.cu, fasted_rows_fmt); NULL: its own. */
     const kern_format *rows_of;

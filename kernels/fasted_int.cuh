@@ -42,6 +42,45 @@ typedef struct fasted_redo {
     unsigned mask, pad;
 } fasted_redo;
 
+/* The epilogues' own arguments, members of fasted_params (the kernels'
+ * one parameter block, whose layout the kernels are compiled against). */
+
+/* kernels/epi_kdist.cuh (modes FASTED_KD_*): u2, sc and bin are indexed by
+ * global row and padded like the dataset; r below is row - q0. */
+typedef struct fasted_kd_params {
+    float *min; /* KD_MIN: r * nchunk + chunk, the chunk's least d2 */
+    unsigned nchunk;
+    const float *u2; /* the row's bound on its K-th d2; negative: the row is done */
+    const float *sc; /* FASTED_KD_BINS / u2: bin = min(BINS-1, (int)(d2 * sc)) */
+    const int *bin;  /* KD_BAND: the bin whose values the row wants, or -1 */
+    unsigned *hist;  /* KD_HIST: r * FASTED_KD_BINS + bin */
+    /* KD_BAND: row r writes its bin's d2 values at vals[off[r] + k], k
+     * counted by fill[r]. */
+    const unsigned long long *off;
+    unsigned *fill;
+    float *vals;
+    /* KD_HIST: row r also keeps its first cap values at dvals[r * cap + k],
+     * k counted (past cap too) by dfill[r]. */
+    unsigned cap;
+    unsigned *dfill;
+    float *dvals;
+} fasted_kd_params;
+
+/* kernels/epi_exact_band.cuh: exact's COUNT pass (kernels/exact.cu) on a
+ * kernel with exact's band (PAIRS): when bnd is set, each candidate's own
+ * error bound decides it where it can, in the epilogue. delta_ij = k1 e +
+ * k2 e^2 + k3 s^2 with e = bnd[i].x + bnd[j].x and s = bnd[i].y +
+ * bnd[j].y, every step rounded up; d~2 <= lo - delta_ij (rounded down) is
+ * in and counted into *count, not listed; d~2 > hi + delta_ij (rounded
+ * up) is out; the band between is listed for FP64. */
+typedef struct exact_band_params {
+    const float2 *bnd;
+    const float2 *cmax; /* per 256 rows (a wgmma tile's columns): the largest x and y */
+    float k1, k2, k3;
+    float lo, hi; /* eps^2 in the pass's units, rounded down / up */
+    unsigned long long *count;
+} exact_band_params;
+
 typedef struct fasted_params {
     const uint16_t *X; /* rows of ld 16-bit units (the format's values), zero-padded */
     const float *s;    /* squared norms, FP32, formed as the format's traits say */
@@ -72,39 +111,10 @@ typedef struct fasted_params {
     int nbins;
     unsigned long long *hist; /* HIST: [0] below edges[0], [b+1] bin b */
 
-    /* k-distance passes (FASTED_KD_*); kd_u2, kd_sc and kd_bin are indexed
-     * by global row and padded like the dataset. */
     unsigned cskip;         /* non-symmetric runs: column tile bj starts at bj*(1+cskip) tiles */
     const unsigned *rowmap; /* non-symmetric runs: row tile bi is tile rowmap[bi] (NULL: bi) */
-    float *kd_min;          /* KD_MIN: (row - q0) * kd_nchunk + chunk, the chunk's least d2 */
-    unsigned kd_nchunk;
-    const float *kd_u2; /* the row's bound on its K-th d2; negative: the row is done */
-    const float *kd_sc; /* FASTED_KD_BINS / kd_u2: bin = min(BINS-1, (int)(d2 * kd_sc)) */
-    const int *kd_bin;  /* KD_BAND: the bin whose values the row wants, or -1 */
-    unsigned *kd_hist;  /* KD_HIST: (row - q0) * FASTED_KD_BINS + bin */
-    /* KD_BAND: row r = row - q0 writes its bin's d2 values at
-     * kd_vals[kd_off[r] + k], k counted by kd_fill[r]. */
-    const unsigned long long *kd_off;
-    unsigned *kd_fill;
-    float *kd_vals;
-    /* KD_HIST: row r also keeps its first kd_cap values at kd_dvals[r *
-     * kd_cap + k], k counted (past kd_cap too) by kd_dfill[r]. */
-    unsigned kd_cap;
-    unsigned *kd_dfill;
-    float *kd_dvals;
-
-    /* exact's COUNT pass (kernels/exact.cu), formats with F::band, PAIRS
-     * kernel: when bnd is set, each candidate's own error bound decides it
-     * where it can, in the epilogue. delta_ij = k1 e + k2 e^2 + k3 s^2 with
-     * e = bnd[i].x + bnd[j].x and s = bnd[i].y + bnd[j].y, every step
-     * rounded up; d~2 <= lo - delta_ij (rounded down) is in and counted
-     * into *bnd_count, not listed; d~2 > hi + delta_ij (rounded up) is
-     * out; the band between is listed for FP64. */
-    const float2 *bnd;
-    const float2 *bnd_cmax; /* per 256 rows (a wgmma tile's columns): the largest x and y */
-    float bnd_k1, bnd_k2, bnd_k3;
-    float bnd_lo, bnd_hi; /* eps^2 in the pass's units, rounded down / up */
-    unsigned long long *bnd_count;
+    fasted_kd_params kd;    /* the k-distance passes' epilogue (epi_kdist.cuh) */
+    exact_band_params band; /* exact's band, PAIRS (epi_exact_band.cuh) */
 
     /* A cluster layout (kern_join_args.clu): only the tiles of its
      * clusters' diagonal blocks, work item t being tile clu_tile[t]

@@ -198,16 +198,16 @@ int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
     kd_ctx *c = (kd_ctx *)vc;
     kd_dev *dv = c->dv;
     p->mode = c->mode;
-    p->kd_u2 = dv->u2;
-    p->kd_sc = dv->sc;
-    p->kd_bin = dv->gbin;
-    p->kd_hist = dv->hist;
-    p->kd_off = dv->off;
-    p->kd_fill = dv->fill;
-    p->kd_vals = dv->vals;
-    p->kd_cap = dv->cap;
-    p->kd_dfill = dv->dfill;
-    p->kd_dvals = dv->dvals;
+    p->kd.u2 = dv->u2;
+    p->kd.sc = dv->sc;
+    p->kd.bin = dv->gbin;
+    p->kd.hist = dv->hist;
+    p->kd.off = dv->off;
+    p->kd.fill = dv->fill;
+    p->kd.vals = dv->vals;
+    p->kd.cap = dv->cap;
+    p->kd.dfill = dv->dfill;
+    p->kd.dvals = dv->dvals;
     if (c->ntiles) {
         p->T = c->ntiles;
         p->rowmap = dv->rowmap;
@@ -215,8 +215,8 @@ int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
     if (c->mode == FASTED_KD_MIN) {
         p->U = c->ua;
         p->cskip = c->cskip;
-        p->kd_min = dv->mins;
-        p->kd_nchunk = c->nchunk;
+        p->kd.min = dv->mins;
+        p->kd.nchunk = c->nchunk;
     }
     return 0;
 }

@@ -38,10 +38,8 @@
 #define TCJ_FASTED_WG_UE8_CUH
 
 #include "fasted_wgmma.cuh"
-#include "ptx_wgmma_rs.cuh"
+#include "ptx.cuh"
 
-#define UE8_WG_B16_BYTES (FASTED_WG_BN * WG_BK * 2) /* a B slice in FP16: 256 rows of 128 bytes */
-#define UE8_WG_B8_BYTES (FASTED_WG_BN * WG_BK)      /* its codes: 256 rows of 64 */
 /* Registers of the producer warpgroup (the consumers get what is left of
  * the 64K: 128 x 56 + 256 x 224 = 64512) and loads in flight per widening
  * thread (6 x 4 registers). */
@@ -49,16 +47,23 @@
 #define UE8_WG_CONSUMER_REGS 224
 #define UE8_WG_WIDEN_BATCH 6
 
-/* The rings of format F: F::wg_stages FP16 B slices (1024-aligned, as the
- * swizzle atoms must be), then F::wg_stages8 slices of codes; the
- * histogram follows. */
-template <class F> struct ue8_wg_ring {
+/* The kernel's dynamic shared memory for format F from its 1024-aligned
+ * base (the swizzle atoms' alignment): F::wg_stages FP16 B slices (256
+ * rows of 128 bytes, wgmma's operand), then F::wg_stages8 slices of their
+ * codes (256 rows of 64 bytes, as the copy engine brings them), then the
+ * histogram. Addressed in the shared window (uint32_t, TMA and the
+ * descriptors) and generically (the widening warps). */
+template <class F> struct ue8_wg_smem {
     static constexpr int STAGES = F::wg_stages, STAGES8 = F::wg_stages8;
-    static constexpr size_t BYTES =
-        (size_t)STAGES * UE8_WG_B16_BYTES + (size_t)STAGES8 * UE8_WG_B8_BYTES;
+    uint16_t b16[STAGES][FASTED_WG_BN * WG_BK];
+    uint8_t b8[STAGES8][FASTED_WG_BN * WG_BK];
+    static constexpr int B16_BYTES = FASTED_WG_BN * WG_BK * 2;
+    static constexpr int B8_BYTES = FASTED_WG_BN * WG_BK;
+    static constexpr int B8_OFF = STAGES * B16_BYTES; /* offsetof(b8) */
+    static constexpr size_t BYTES = (size_t)STAGES * B16_BYTES + (size_t)STAGES8 * B8_BYTES;
 };
 /* The kernel's dynamic shared memory without the histogram. */
-#define UE8_WG_SMEM_OF(F) (ue8_wg_ring<F>::BYTES + 1024)
+#define UE8_WG_SMEM_OF(F) (ue8_wg_smem<F>::BYTES + 1024)
 
 /* A widening thread's share (t = 0..95) of one B slice: 256 rows of 64
  * codes at src (row-major, as the copy engine lays them) to FP16 at dst
@@ -131,7 +136,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     fasted_wg_ue8_kernel(const __grid_constant__ CUtensorMap tmap, const fasted_params p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int STAGES = ue8_wg_ring<F>::STAGES, S8 = ue8_wg_ring<F>::STAGES8;
+    typedef ue8_wg_smem<F> L;
+    static_assert(sizeof(L) == L::BYTES, "the layout has no padding");
+    constexpr int STAGES = L::STAGES, S8 = L::STAGES8;
     extern __shared__ __align__(1024) unsigned char wg_smem[];
     __shared__ __align__(8) uint64_t full_bar[STAGES], empty_bar[STAGES];
     __shared__ __align__(8) uint64_t full8_bar[S8], empty8_bar[S8];
@@ -143,8 +150,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     const uint32_t raw = smem_u32(wg_smem);
     const uint32_t sbase = (raw + 1023u) & ~1023u;
     unsigned char *ring = wg_smem + (sbase - raw);
-    const uint32_t sbase8 = sbase + STAGES * UE8_WG_B16_BYTES;
-    float *s_edges = (float *)(ring + ue8_wg_ring<F>::BYTES);
+    const uint32_t sbase8 = sbase + L::B8_OFF;
+    float *s_edges = (float *)(ring + L::BYTES);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
     /* k slices of 64 codes: a row of p.ld 16-bit units holds 2 p.ld. */
@@ -185,8 +192,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]),
                                                  ((unsigned)(kiter / STAGES) & 1u) ^ 1u))
                     ;
-                ue8_wg_widen_b<F>(ring + STAGES * UE8_WG_B16_BYTES + s8 * UE8_WG_B8_BYTES,
-                                  ring + s * UE8_WG_B16_BYTES, t);
+                ue8_wg_widen_b<F>(ring + L::B8_OFF + s8 * L::B8_BYTES, ring + s * L::B16_BYTES, t);
                 /* The FP16 writes (generic proxy) before wgmma (async
                  * proxy) reads them. */
                 fence_proxy_async_shared_cta();
@@ -230,10 +236,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]), ph ^ 1))
                     ;
                 const uint32_t fb = smem_u32(&full8_bar[s8]);
-                const uint32_t sb = sbase8 + s8 * UE8_WG_B8_BYTES;
+                const uint32_t sb = sbase8 + s8 * L::B8_BYTES;
                 const int kx = kt * WG_BK; /* in bytes: 64 codes a slice */
                 s_end8[s8] = 0;
-                mbarrier_arrive_expect_tx(fb, UE8_WG_B8_BYTES);
+                mbarrier_arrive_expect_tx(fb, L::B8_BYTES);
                 cp_async_bulk_tensor_2d_global_to_shared(sb, &tmap, fb, kx, (int)col0);
                 cp_async_bulk_tensor_2d_global_to_shared(sb + FASTED_WG_BM * 64, &tmap, fb, kx,
                                                          (int)col0 + FASTED_WG_BM);
@@ -298,7 +304,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 const unsigned ph = (unsigned)(kiter / STAGES) & 1u;
                 while (!mbarrier_try_wait_parity(smem_u32(&full_bar[s]), ph))
                     ;
-                const uint64_t db = fasted_wg_desc(sbase + s * UE8_WG_B16_BYTES);
+                const uint64_t db = fasted_wg_desc(sbase + s * L::B16_BYTES);
                 const uint32_t w0[4] = {n0.x, n0.y, n0.z, n0.w}, w8[4] = {n8.x, n8.y, n8.z, n8.w};
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++) {

@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include "fasted_epilogue.cuh"
+#include "fasted_format.cuh"
 #include "fasted_int.cuh"
 #include "fasted_sched.cuh"
 #include "ptx.cuh"
@@ -35,18 +36,41 @@
 #define FASTED_WG_BM 128 /* block tile rows (query points): 2 consumer warpgroups of 64 */
 #define FASTED_WG_BN 256 /* block tile columns (candidates): one m64n256 per 32-byte k step */
 #define FASTED_WG_THREADS 384
-#define WG_BK 64    /* 16-bit units per k slice: 128-byte rows, the swizzle's width */
-#define WG_STAGES 4 /* shared-memory stages */
-#define WG_A_BYTES (FASTED_WG_BM * WG_BK * 2)
-#define WG_B_BYTES (FASTED_WG_BN * WG_BK * 2)
-#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+#define WG_BK 64           /* 16-bit units per k slice: 128-byte rows, the swizzle's width */
+#define WG_STAGES 4        /* shared-memory stages */
 #define WG_CONSUMERS 256   /* threads of the two consumer warpgroups */
 #define WG_BAR_CONSUMERS 1 /* named barrier id (0 is __syncthreads) */
 #define WG_BAR_TURN 2      /* + consumer warpgroup: its turn to issue (promotion) */
 
+/* The wgmma kernel's dynamic shared memory from its 1024-aligned base (the
+ * swizzle atoms' alignment): WG_STAGES stages of one k slice (128 bytes a
+ * row) of the block's A rows (consumer warpgroup cw's 64 at a + cw *
+ * A_BYTES / 2) and of its B columns, then the histogram (HIST: nbins + 1
+ * edges, then the counters). Its size plus the alignment slack is the
+ * launch's dynamic shared memory (FASTED_WG_SMEM); the kernel addresses it
+ * in the shared window (uint32_t), as TMA and the descriptors take it. */
+struct fasted_wg_smem {
+    struct stage {
+        uint16_t a[FASTED_WG_BM * WG_BK];
+        uint16_t b[FASTED_WG_BN * WG_BK];
+    } ring[WG_STAGES];
+    static constexpr int A_BYTES = (int)sizeof(((stage *)0)->a);
+    static constexpr int STAGE_BYTES = (int)sizeof(stage);
+    static constexpr int RING_BYTES = WG_STAGES * STAGE_BYTES;
+    /* Stage s's A rows of consumer warpgroup cw, its B columns. */
+    __device__ static uint32_t a(uint32_t base, int s, int cw)
+    {
+        return base + s * STAGE_BYTES + cw * (A_BYTES / 2);
+    }
+    __device__ static uint32_t b(uint32_t base, int s)
+    {
+        return base + s * STAGE_BYTES + A_BYTES;
+    }
+};
+
 /* Dynamic shared memory of the kernel without the histogram: the ring and
  * 1024 bytes to align it, as the swizzle atoms must be. */
-#define FASTED_WG_SMEM ((size_t)WG_STAGES * WG_STAGE_BYTES + 1024)
+#define FASTED_WG_SMEM (sizeof(fasted_wg_smem) + 1024)
 
 /* The widening formats' kernel (kernels/fasted_wg_ue8.cuh): producer
  * warps 1-3 widen the candidates' codes. */
@@ -115,7 +139,7 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
  * empties this warpgroup's wgmma pipe; the other consumer warpgroup's
  * wgmmas keep the tensor cores busy meanwhile, if they were issued after
  * this one's: left alone, both warpgroups issue at once, their halves
- * finish together and both pipes drain at once. With F::turns the two
+ * finish together and both pipes drain at once. With fasted_turns<F> the two
  * take turns (ping-pong): warpgroup cw issues a half only after the other
  * has issued its previous one (named barriers WG_BAR_TURN + cw), and its
  * wait and adds overlap the other's products. Slice i of the chunk is in
@@ -131,7 +155,7 @@ __device__ __forceinline__ void
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             /* This warpgroup's turn: the other has issued its last half. */
-            if (F::turns)
+            if (fasted_turns<F>::value)
                 bar_sync(WG_BAR_TURN + cw, WG_CONSUMERS);
             /* The adds below read t: they finish before wgmma rewrites it. */
             wgmma_fence();
@@ -147,7 +171,7 @@ __device__ __forceinline__ void
                 }
             }
             wgmma_commit_group();
-            if (F::turns)
+            if (fasted_turns<F>::value)
                 bar_arrive(WG_BAR_TURN + (cw ^ 1), WG_CONSUMERS); /* the other's turn */
             wgmma_wait_group<0>();
 #pragma unroll
@@ -198,16 +222,13 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
  * did not fit: each warp adds 1 << 16 to the slot's word after its lanes
  * set their bits there (fasted_reserve_pairs, ordered by __syncwarp), so
  * the add that returns a count of 7 returns every warp's bits: no warp
- * waits for another. A barrier here held every warp of the tile to the
- * slowest (ncu, d = 128: ~19% of the warps' stall cycles); without it, on
- * an H200, n = 1e5 d = 128: fasted COUNT 4.26 -> 3.97 ms, exact 6.33 ->
- * 5.71 ms, fasted PAIRS 6.64 -> 5.83 ms (docs/ACCURACY.md, "The pass's
- * own cost"). COUNT, PERPOINT and HIST have nothing to hand back. The
- * k-distance's passes keep the barrier: without it n = 1e6, K = 16 took
- * 1.47 s against 1.21 s (K = 1: 1.46 against 1.61 s). The __syncwarp in
- * every mode reconverges the warp before the next tile's wgmma: without
- * it ptxas serialized the promoting kernels' wgmma (fp16x, fp8 COUNT;
- * advisory C7520). Every consumer thread then arrives itself, so each
+ * waits for another (a barrier here held every warp of the tile to the
+ * slowest: docs/ACCURACY.md, "The pass's own cost"). COUNT, PERPOINT and
+ * HIST have nothing to hand back. The k-distance's passes keep the
+ * barrier, which measured faster there (docs/BENCHMARKS.md). The
+ * __syncwarp in every mode reconverges the warp before the next tile's
+ * wgmma: without it ptxas serializes the promoting kernels' wgmma
+ * (advisory C7520). Every consumer thread then arrives itself, so each
  * one's reads of the slot are released to the producer that rewrites it. */
 template <bool PAIRS>
 __device__ __forceinline__ void fasted_wg_slot_done(const fasted_params &p, int ct,
@@ -256,7 +277,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     const uint32_t sbase = (raw + 1023u) & ~1023u;
     static_assert(!F::widen, "the widening formats run fasted_wg_ue8_kernel");
     constexpr int STAGES = WG_STAGES;
-    float *s_edges = (float *)(wg_smem + (sbase - raw) + (size_t)WG_STAGES * WG_STAGE_BYTES);
+    typedef fasted_wg_smem L;
+    float *s_edges = (float *)(wg_smem + (sbase - raw) + (size_t)L::RING_BYTES);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
     const int KT = p.ld / WG_BK; /* k slices of 128 bytes */
@@ -303,11 +325,12 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 while (!mbarrier_try_wait_parity(smem_u32(&empty_bar[s]), ph ^ 1))
                     ;
                 const uint32_t fb = smem_u32(&full_bar[s]);
-                const uint32_t sa = sbase + s * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
-                mbarrier_arrive_expect_tx(fb, WG_STAGE_BYTES);
+                const uint32_t sa = L::a(sbase, s, 0), sb = sa + L::A_BYTES;
+                mbarrier_arrive_expect_tx(fb, L::STAGE_BYTES);
+                /* A's 128 rows, then B's 256 as two boxes of 128 */
                 cp_async_bulk_tensor_2d_global_to_shared(sa, &tmap, fb, kt * WG_BK, (int)row0);
                 cp_async_bulk_tensor_2d_global_to_shared(sb, &tmap, fb, kt * WG_BK, (int)col0);
-                cp_async_bulk_tensor_2d_global_to_shared(sb + WG_A_BYTES, &tmap, fb, kt * WG_BK,
+                cp_async_bulk_tensor_2d_global_to_shared(sb + L::A_BYTES, &tmap, fb, kt * WG_BK,
                                                          (int)col0 + FASTED_WG_BM);
             }
         }
@@ -326,13 +349,13 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
     }
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-    /* Promotion's turns (F::turns, fasted_wg_promote): warpgroup 0 issues first.
+    /* Promotion's turns (fasted_turns, fasted_wg_promote): warpgroup 0 issues first.
      * Each warpgroup issues as many halves as the other (the same tiles,
      * the same slices), so after the loop one turn of warpgroup 0 is
      * left pending: it is taken there, so no barrier is left half
      * arrived at exit. */
     if constexpr (F::promote) {
-        if (F::turns && cw == 1)
+        if (fasted_turns<F>::value && cw == 1)
             bar_arrive(WG_BAR_TURN + 0, WG_CONSUMERS);
     }
 
@@ -362,8 +385,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 const unsigned ph = (unsigned)(kiter / STAGES) & 1u;
                 while (!mbarrier_try_wait_parity(smem_u32(&full_bar[s]), ph))
                     ;
-                const uint32_t sa = sbase + s * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
-                const uint32_t sb = sbase + s * WG_STAGE_BYTES + WG_A_BYTES;
+                const uint32_t sa = L::a(sbase, s, cw), sb = L::b(sbase, s);
                 const uint64_t da = fasted_wg_desc(sa), db = fasted_wg_desc(sb);
                 if (F::promote) {
                     /* A chunk ends at every P-th slice and at the last; its
@@ -376,8 +398,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 #pragma unroll
                         for (int j = 0; j < P; j++) {
                             const int sj = (int)((kiter + WG_STAGES - i + j) % WG_STAGES);
-                            csa[j] = sbase + sj * WG_STAGE_BYTES + cw * (WG_A_BYTES / 2);
-                            csb[j] = sbase + sj * WG_STAGE_BYTES + WG_A_BYTES;
+                            csa[j] = L::a(sbase, sj, cw);
+                            csb[j] = L::b(sbase, sj);
                         }
                         fasted_wg_promote<F>(d, csa, csb, n, cw);
                     }
@@ -401,7 +423,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
     if constexpr (F::promote) {
-        if (F::turns && cw == 0)
+        if (fasted_turns<F>::value && cw == 0)
             bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);
     }
     fasted_wg_hist_flush(p, ct, s_hist);

@@ -40,7 +40,7 @@ struct fmt_fp16 : fasted_fp32_acc {
     }
 };
 
-/* exact's FP16 formats (fp16b, fp16x, fp16xl) change only the wgmma
+/* exact's kernels (exact_kern.cuh) change only the wgmma
  * kernels: without wgmma they run fp16's own mma.sync kernels. */
 static inline void fp16_twin_mma_kernels(unsigned off, const void **func, const void **func_pairs)
 {

@@ -25,7 +25,6 @@ struct fmt_int_acc {
     static constexpr int int_dist = 1;
     static constexpr bool widen = false;
     static constexpr int value_log2 = 0;
-    static constexpr bool band = false;
     static constexpr int min_cc = 80;
     __device__ static unsigned d2(unsigned a, float si, float sj)
     {

@@ -154,9 +154,6 @@ typedef struct kern_format {
 #define KERN_FORMAT(f) ((const kern_format *)0)
 #endif
 KERN_FORMAT_DECL(fp16);
-KERN_FORMAT_DECL(fp16x);  /* exact's COUNT pass at large d (kernels/fmt_fp16x.cu) */
-KERN_FORMAT_DECL(fp16xl); /* exact's other passes at large d (kernels/fmt_fp16xl.cu) */
-KERN_FORMAT_DECL(fp16b);  /* exact's COUNT pass at d <= 256 (kernels/fmt_fp16b.cu) */
 
 /* What the device offers to the kernel choice. */
 typedef struct kern_caps {
@@ -203,7 +200,7 @@ int kern_fasted_cache_digest(int dev, uint64_t *digest, int *from);
  * registers (kernels/fmt_fp8.cu); the GPU test's band follows it. 2 (256
  * values): 1 costs 5% more kernel time on the H200 (docs/FORMATS.md). */
 #define KERN_FP8_PROMOTE_SLICES 2
-/* exact's FP16 pass at large d (kern_fmt_fp16x): chunks of 2 slices, 128
+/* exact's FP16 pass at large d (kernels/exact_kern.cuh): chunks of 2 slices, 128
  * FP16 values, summed in the tensor core and added in FP32. */
 #define KERN_FP16X_PROMOTE_SLICES 2
 #define KERN_FP16X_PROMOTE_VALUES 128

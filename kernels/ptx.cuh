@@ -161,6 +161,13 @@ __device__ __forceinline__ void cp_async_cg_16(uint32_t smem_addr, const void *g
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem));
 }
 
+/* The same from a generic pointer to shared memory (kernels/ted.cu's
+ * double tiles). */
+__device__ __forceinline__ void cp_async_cg_16(void *smem_dst, const void *gmem)
+{
+    cp_async_cg_16((uint32_t)__cvta_generic_to_shared(smem_dst), gmem);
+}
+
 /* The same through L1 (cp.async.ca): rows that several copies read
  * (exact's refinement, kernels/exact_refine.cuh) hit there. */
 __device__ __forceinline__ void cp_async_ca_16(uint32_t smem_addr, const void *gmem)
@@ -187,6 +194,16 @@ template <int N> __device__ __forceinline__ void cp_async_wait_group()
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
 {
     return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* PTX ISA 9.7.3.9, "Floating Point Instructions: set":
+ * set.leu.u32.f32: all ones when x <= u or either is NaN, else 0 (the
+ * unordered compare keeps the mask free of a clamp; see fasted_format.cuh). */
+__device__ __forceinline__ unsigned set_leu_u32_f32(float x, float u)
+{
+    unsigned m;
+    asm("set.leu.u32.f32 %0, %1, %2;" : "=r"(m) : "f"(x), "f"(u));
+    return m;
 }
 
 /* ---- Hopper (sm_90 / sm_90a): mbarrier, bulk tensor copy, wgmma ----
@@ -419,6 +436,45 @@ TCJ_WGMMA_FP8(wgmma_mma_async_m64n256k32_f32_e5m2, "e5m2")
     }
 TCJ_WGMMA_FP8_N128(wgmma_mma_async_m64n128k32_f32_e4m3, "e4m3")
 TCJ_WGMMA_FP8_N128(wgmma_mma_async_m64n128k32_f32_e5m2, "e5m2")
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), .f16 inputs at m64n128k16: half
+ * the columns of m64n256k16, 64 accumulator floats per thread in the same
+ * D fragment layout; K-major A and B (no transposes). */
+__device__ __forceinline__ void wgmma_mma_async_m64n128k16_f32_f16(float (&d)[64], uint64_t desc_a,
+                                                                   uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " TCJ_WGMMA_D64
+                 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : TCJ_WGMMA_C64
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* PTX ISA, "wgmma.mma_async" (sm_90a), register A:
+ * wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 d, {a0..a3}, b-desc,
+ * scale-d, imm-scale-a, imm-scale-b, imm-trans-b. A is the warpgroup's
+ * 64x16 FP16 tile, warp w of the group holding rows 16w..16w+15 as the
+ * m16n8k16 A fragment (PTX ISA, "Register Fragments and Shared Memory
+ * Matrix Layouts", wgmma .f16 A): a[0] row l/4, k 2(l%4)+{0,1}; a[1] row
+ * l/4+8, the same k; a[2], a[3] those rows at k+8 (l the lane). B and the
+ * accumulator as in wgmma_mma_async_m64n256k16_f32_f16. The registers of
+ * a are read asynchronously: they must not change before the
+ * wgmma.wait_group that retires this instruction (ptxas keeps them). */
+__device__ __forceinline__ void wgmma_mma_async_m64n256k16_f32_f16_rs(float (&d)[128],
+                                                                      const uint32_t (&a)[4],
+                                                                      uint64_t desc_b, int scale_d)
+{
+    static_assert(sizeof(d) == 512 && sizeof(a) == 16, "m64n256k16 fragments");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " TCJ_WGMMA_D128
+                 ", {%128,%129,%130,%131}, %132, p, 1, 1, 0;\n}\n"
+                 : TCJ_WGMMA_C128
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+#else
+    __trap();
+#endif
+}
 
 /* The 128 S32 accumulator operands' constraints (integer wgmma). */
 #define TCJ_WGMMA_R8(k)                                                                            \

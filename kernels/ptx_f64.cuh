@@ -1,11 +1,14 @@
-/* One-instruction wrappers for the FP64 tensor-core and async-copy PTX used
- * by kernels/ted*.cu. Fragment ownership follows the PTX ISA, section
- * "Matrix Fragments for mma.m8n8k4 / mma.m16n8k{4,8,16} with .f64": lane =
- * 4*g + t (g = lane/4, t = lane%4); see f64_frag_* below. */
+/* One-instruction wrappers for the FP64 tensor-core PTX used by
+ * kernels/ted*.cu (their async copies use ptx.cuh's cp.async wrappers).
+ * Fragment ownership follows the PTX ISA, section "Matrix Fragments for
+ * mma.m8n8k4 / mma.m16n8k{4,8,16} with .f64": lane = 4*g + t (g = lane/4,
+ * t = lane%4); see f64_frag_* below. */
 #ifndef TCJ_PTX_F64_CUH
 #define TCJ_PTX_F64_CUH
 
 #include <cuda_runtime.h>
+
+#include "ptx.cuh"
 
 /* FP64 mma exists on sm_80 (m8n8k4) and sm_90+ (all shapes); sm_86/89 have
  * no FP64 tensor cores, so the body is compiled out there and the host
@@ -61,31 +64,6 @@ __device__ __forceinline__ void mma_m16n8k16_f64(double (&d)[4], const double (&
                    "d"(c[2]), "d"(c[3]));
 #else
     __trap();
-#endif
-}
-
-/* cp.async.cg.shared.global [dst], [src], 16: one 16-byte async copy. */
-__device__ __forceinline__ void cp_async_cg_16(void *smem_dst, const void *gmem_src)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem_dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem_src));
-#endif
-}
-
-/* cp.async.commit_group */
-__device__ __forceinline__ void cp_async_commit_group(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-/* cp.async.wait_group N: at most N groups still in flight. */
-template <int N> __device__ __forceinline__ void cp_async_wait_group(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 #endif
 }
 

@@ -158,13 +158,13 @@ __global__ void __launch_bounds__(TR_WARPS * 32, 1)
 
     const size_t nk = dp / TR_BK;
     tr_load_stage(As0, Bs0, x, dp, r0, qb, c0, cb, 0, tid);
-    cp_async_commit_group();
+    cp_async_commit();
     for (size_t kt = 0; kt < nk; kt++) {
         double *As = (kt & 1) ? As1 : As0, *Bs = (kt & 1) ? Bs1 : Bs0;
         if (kt + 1 < nk) {
             tr_load_stage((kt & 1) ? As0 : As1, (kt & 1) ? Bs0 : Bs1, x, dp, r0, qb, c0, cb,
                           (kt + 1) * TR_BK, tid);
-            cp_async_commit_group();
+            cp_async_commit();
             cp_async_wait_group<1>();
         } else {
             cp_async_wait_group<0>();
