@@ -182,6 +182,8 @@ typedef struct kdist_spec {
 
 struct kern_join_args;
 struct kern_join_result;
+struct dbscan_spec;
+struct dbscan_result;
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -232,6 +234,11 @@ typedef struct engine {
      * the same format; the lab runs the GPU row where one is available. */
     const char *lab;
     int lab_bits;
+    /* Optional: DBSCAN on the engine's own ε-graph in fewer passes than
+     * the generic one (src/dbscan.h: a GPU clustering epilogue); NULL:
+     * dbscan_generic's three passes through run. Same contract as
+     * dbscan_generic. */
+    int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
