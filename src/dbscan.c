@@ -195,8 +195,8 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res)
     memset(res, 0, sizeof *res);
     if (!spec->ds || spec->ds->n == 0)
         return err_set(TCJ_EINVAL, "dbscan: no dataset loaded (use load or gen)");
-    if (!(spec->eps >= 0) || !isfinite(spec->eps))
-        return err_set(TCJ_EINVAL, "dbscan: eps must be finite and >= 0");
+    if (!(spec->eps > 0) || !isfinite(spec->eps))
+        return err_set(TCJ_EINVAL, "dbscan: eps must be a positive number");
     if (spec->minpts < 1 || spec->minpts > spec->ds->n)
         return err_set(TCJ_EINVAL, "dbscan: minpts must be 1 to n = %zu, got %zu", spec->ds->n,
                        spec->minpts);
