@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "plot.h"
 #include "dbscan.h"
+#include "dbscan_curve.h"
 #include "dbscan_out.h"
 #include "err.h"
 #include "ofile.h"
@@ -225,7 +227,189 @@ static int dbscan_compare_cmd(session *s, int argc, char **argv, char **pos)
     return rc;
 }
 
-int dbscan_curve_cmd(session *s, int argc, char **argv, int use);
+#define CURVE_POINTS 256
+#define CURVE_PLATEAUS 8
+#define PLOT_W 72
+#define PLOT_H 12
+
+/* The curve's engine: engine=NAME, else the ground truth when it has a
+ * k-distance entry, else the first exact engine that has one. */
+static int curve_engine(const session *s, const char *name, size_t minpts, const engine **out)
+{
+    int rc;
+    if (name) {
+        if ((rc = runner_engine_opt(&s->eopt, name, out)))
+            return rc;
+        if (minpts > 1 && !(*out)->kdist)
+            return err_set(TCJ_EUNSUP,
+                           "dbscan curve: engine %s has no k-distance computation (use cpu)",
+                           (*out)->name);
+        return 0;
+    }
+    const engine *e = runner_reference_engine(&s->eopt);
+    for (const engine *const *t = engine_table; (!e || !e->kdist) && *t; t++)
+        if ((*t)->kdist && (*t)->exact && engine_available(*t, &s->eopt) == 0)
+            e = *t;
+    err_clear();
+    if (!e || !e->kdist)
+        return err_set(TCJ_EUNSUP, "dbscan curve: no exact engine with a k-distance can run here");
+    *out = e;
+    return 0;
+}
+
+static void curve_plot(const dbscan_curve *c, const double *x, const double *y, size_t m,
+                       double eps, int have_eps)
+{
+    char cells[PLOT_W * PLOT_H];
+    ui_grid g;
+    ui_grid_init(&g, cells, PLOT_W, PLOT_H);
+    double mx = eps, my = 0;
+    if (have_eps) {
+        size_t cl;
+        dbscan_curve_at(c, eps, &cl, NULL, NULL, NULL);
+        my = (double)cl;
+    }
+    int on = have_eps && eps <= c->max;
+    if (ui_plot_curve(&g, x, y, m, on ? &mx : NULL, on ? &my : NULL, on ? 1 : 0, 0, 0) != 0)
+        return;
+    out_printf("  clusters against eps (0 to %g)%s\n", c->max, on ? "; O: the current eps" : "");
+    char row[PLOT_W + 1];
+    for (int r = 0; r < PLOT_H; r++) {
+        ui_grid_row(&g, r, row);
+        size_t len = strlen(row);
+        while (len > 0 && row[len - 1] == ' ')
+            row[--len] = 0;
+        out_printf("  %s\n", row);
+    }
+}
+
+static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
+{
+    size_t minpts;
+    const engine *e;
+    int rc;
+    if ((rc = parse_minpts(s, argc, argv, &minpts)))
+        return rc;
+    double max = s->eps;
+    const char *v = cmd_opt(argc, argv, "max");
+    if (v) {
+        if ((rc = cmd_parse_double(v, "dbscan curve: max", &max)))
+            return rc;
+        if (!(max > 0) || !isfinite(max))
+            return err_set(TCJ_EINVAL, "dbscan curve: max must be a positive number, got '%s'", v);
+    } else if (!s->have_eps) {
+        return err_set(TCJ_EINVAL, "dbscan curve: give max=EPS or set eps");
+    }
+    if ((rc = curve_engine(s, cmd_opt(argc, argv, "engine"), minpts, &e)))
+        return rc;
+    dbscan_curve c;
+    dbscan_curve_spec spec = {.ds = &s->ds,
+                              .minpts = minpts,
+                              .max = max,
+                              .opts = &s->eopt,
+                              .cancel = &s->cancel,
+                              .progress = on_progress,
+                              .progress_ctx = s};
+    if ((rc = dbscan_curve_run(e, &spec, &c))) {
+        if (rc == TCJ_ECANCEL)
+            return err_set(rc, "dbscan curve cancelled");
+        return rc;
+    }
+    double x[CURVE_POINTS], y[CURVE_POINTS];
+    size_t cl[CURVE_POINTS], co[CURVE_POINTS], no[CURVE_POINTS], lg[CURVE_POINTS];
+    for (size_t k = 0; k < CURVE_POINTS; k++) {
+        x[k] = max * (double)(k + 1) / CURVE_POINTS;
+        dbscan_curve_at(&c, x[k], &cl[k], &co[k], &no[k], &lg[k]);
+        y[k] = (double)cl[k];
+    }
+    out_printf("dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
+               "in %.3f s (core distances %.3f s; spanning forest %.3f s, %d joins at max)\n",
+               minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
+               c.forest_seconds, c.rounds);
+    curve_plot(&c, x, y, CURVE_POINTS, s->eps, s->have_eps);
+    if (s->have_eps && s->eps <= max) {
+        size_t a, b, d, l;
+        dbscan_curve_at(&c, s->eps, &a, &b, &d, &l);
+        out_printf("  at the current eps %g: clusters %zu, core %zu, noise %zu, largest cluster "
+                   "%zu core points\n",
+                   s->eps, a, b, d, l);
+    }
+    dbscan_plateau pl[CURVE_PLATEAUS];
+    size_t np = dbscan_curve_plateaus(&c, pl, CURVE_PLATEAUS);
+    if (np)
+        out_printf("  widest plateaus (eps ranges over which the cluster count holds):\n");
+    for (size_t k = 0; k < np; k++)
+        out_printf("    [%.6g, %.6g%s  width %.4g  clusters %zu\n", pl[k].lo, pl[k].hi,
+                   pl[k].hi == max ? "]" : ")", pl[k].hi - pl[k].lo, pl[k].clusters);
+    dbscan_plateau ch;
+    double pick = dbscan_curve_pick(&c, &ch);
+    int used = 0;
+    if (pick > 0) {
+        char eb[40];
+        out_fmt_double(eb, sizeof eb, pick);
+        if (use) {
+            s->eps = pick;
+            s->have_eps = 1;
+            used = 1;
+            out_printf("eps %s (the middle of the widest plateau with %zu cluster%s)\n", eb,
+                       ch.clusters, ch.clusters == 1 ? "" : "s");
+        } else {
+            out_printf("  dbscan curve use (or eps %s) takes the middle of the widest plateau "
+                       "with %zu cluster%s\n",
+                       eb, ch.clusters, ch.clusters == 1 ? "" : "s");
+        }
+    } else {
+        out_printf("  no eps up to %g gives a cluster: raise max or lower minpts\n", max);
+        if (use)
+            out_printf("warning: no plateau to use; eps unchanged\n");
+    }
+    out_rec *r = out_rec_begin("dbscan_curve");
+    out_rec_str(r, "engine", e->name);
+    out_rec_str(r, "dataset", s->ds.name);
+    out_rec_int(r, "n", (int64_t)s->ds.n);
+    out_rec_int(r, "minpts", (int64_t)minpts);
+    out_rec_dbl(r, "max", max);
+    out_rec_int(r, "rounds", c.rounds);
+    out_rec_int(r, "forest_edges", (int64_t)c.nedge);
+    out_rec_dbl(r, "time_s", c.seconds);
+    out_rec_dbl(r, "kdist_s", c.kdist_seconds);
+    out_rec_dbl(r, "forest_s", c.forest_seconds);
+    if (s->have_eps)
+        out_rec_dbl(r, "eps", s->eps);
+    else
+        out_rec_null(r, "eps");
+    out_rec_bool(r, "used", used);
+    out_rec_arr(r, "points");
+    for (size_t k = 0; k < CURVE_POINTS; k++) {
+        out_rec_obj(r, NULL);
+        out_rec_dbl(r, "eps", x[k]);
+        out_rec_int(r, "clusters", (int64_t)cl[k]);
+        out_rec_int(r, "core", (int64_t)co[k]);
+        out_rec_int(r, "noise", (int64_t)no[k]);
+        out_rec_int(r, "largest_core", (int64_t)lg[k]);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_arr(r, "plateaus");
+    for (size_t k = 0; k < np; k++) {
+        out_rec_obj(r, NULL);
+        out_rec_dbl(r, "lo", pl[k].lo);
+        out_rec_dbl(r, "hi", pl[k].hi);
+        out_rec_int(r, "clusters", (int64_t)pl[k].clusters);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_end(r);
+    if (used) {
+        out_rec *er = out_rec_begin("eps");
+        out_rec_dbl(er, "eps", s->eps);
+        out_rec_end(er);
+    }
+    dbscan_curve_free(&c);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
 
 static int dbscan_cmd(session *s, int argc, char **argv)
 {
@@ -280,8 +464,3 @@ const cmd cmd_dbscan = {
     .options = dbscan_options,
     .run = dbscan_cmd,
 };
-
-int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
-{
-    return err_set(TCJ_EUNSUP, "dbscan curve: not yet");
-}

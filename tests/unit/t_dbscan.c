@@ -16,7 +16,11 @@
  *     flags on data built to raise each.
  *  4. dbscan_compare's adjusted Rand index against the pair-counting form
  *     (every pair of points counted), changed points on a relabelling.
- *  5. bad input: minpts 0 and above n, no dataset, negative eps. */
+ *  5. bad input: minpts 0 and above n, no dataset, negative eps.
+ *  6. dbscan curve against dbscan_run at a dozen eps and more: clusters,
+ *     core, noise and the largest cluster's core points equal, at eps
+ *     exactly on a forest weight or a core distance (ties) and one double
+ *     below, on blobs, an integer grid and a shared dataset, minPts 1 too. */
 #include "check.h"
 
 #include <math.h>
@@ -26,8 +30,10 @@
 
 #include "dataset.h"
 #include "dbscan.h"
+#include "dbscan_curve.h"
 #include "engine.h"
 #include "err.h"
+#include "kdist.h"
 #include "pair_collect.h"
 #include "widen.h"
 
@@ -561,4 +567,109 @@ TEST(bad_input_one_line_each)
     CHECK(dbscan_run(&engine_cpu, &sp, &r) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "no dataset");
     free(ds.v);
+}
+
+/* The curve at eps against dbscan_run at eps. */
+static void curve_vs_dbscan(const dbscan_curve *c, const dataset *ds, double eps, size_t minpts,
+                            const char *what)
+{
+    size_t n = ds->n;
+    int32_t *lab = malloc(n * sizeof *lab);
+    uint8_t *core = malloc(n);
+    dbscan_spec sp = {.ds = ds, .eps = eps, .minpts = minpts, .labels = lab, .core = core};
+    dbscan_result *r = malloc(sizeof *r);
+    CHECK_MSG(dbscan_run(&engine_cpu, &sp, r) == 0, "%s", err_msg());
+    size_t cl, co, no, lg;
+    dbscan_curve_at(c, eps, &cl, &co, &no, &lg);
+    /* the largest cluster's core points, from the labels */
+    size_t *sz = calloc(r->clusters + 1, sizeof *sz), big = 0;
+    for (size_t i = 0; i < n; i++)
+        if (core[i] && ++sz[lab[i]] > big)
+            big = sz[lab[i]];
+    CHECK_MSG(cl == r->clusters && co == r->core && no == r->noise && lg == big,
+              "%s minpts %zu eps %.17g: curve clusters %zu core %zu noise %zu largest %zu, "
+              "dbscan %zu %zu %zu %zu",
+              what, minpts, eps, cl, co, no, lg, r->clusters, r->core, r->noise, big);
+    free(sz);
+    free(r);
+    free(lab);
+    free(core);
+}
+
+static void check_curve(const dataset *ds, size_t minpts, double max, const char *what)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.batch_pairs = 256;
+    dbscan_curve c;
+    dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = &o};
+    int rc = dbscan_curve_run(&engine_cpu, &sp, &c);
+    CHECK_MSG(rc == 0, "%s: %s", what, err_msg());
+    if (rc)
+        return;
+    CHECK(c.rounds >= 1 && c.nedge < ds->n);
+    /* twelve eps spread over (0, max] */
+    for (int k = 1; k <= 12; k++)
+        curve_vs_dbscan(&c, ds, max * k / 12, minpts, what);
+    /* on thresholds: forest weights and core distances, exactly and one
+     * double below (where eps*eps falls under the weight) */
+    for (size_t k = 0; k < c.nedge; k += c.nedge / 5 + 1) {
+        double e = kdist_eps_for(c.edge2[k]);
+        curve_vs_dbscan(&c, ds, e, minpts, what);
+        if (nextafter(e, 0) > 0)
+            curve_vs_dbscan(&c, ds, nextafter(e, 0), minpts, what);
+    }
+    for (size_t k = 0; k < ds->n && c.core2[k] <= c.max2; k += ds->n / 4 + 1)
+        if (c.core2[k] > 0)
+            curve_vs_dbscan(&c, ds, kdist_eps_for(c.core2[k]), minpts, what);
+    /* the picked eps lies in its plateau, whose count it has */
+    dbscan_plateau p;
+    double e = dbscan_curve_pick(&c, &p);
+    if (e > 0) {
+        size_t cl;
+        dbscan_curve_at(&c, e, &cl, NULL, NULL, NULL);
+        CHECK(e >= p.lo && e <= p.hi && cl == p.clusters && p.clusters >= 1);
+    }
+    dbscan_curve_free(&c);
+}
+
+TEST(curve_equals_dbscan_at_every_eps)
+{
+    dataset b = blobs(500, 3, 5, 0.4, 31);
+    check_curve(&b, 5, eps_quantile(&b, 0.05), "blobs");
+    check_curve(&b, 1, eps_quantile(&b, 0.01), "blobs minpts 1");
+    check_curve(&b, 12, eps_quantile(&b, 0.2), "blobs minpts 12");
+    free(b.v);
+    /* integer grid: core distances and weights exactly at integer eps */
+    rng = 13;
+    dataset g = make_ds(300, 2);
+    for (size_t i = 0; i < g.n; i++) {
+        X(g, i, 0) = (double)(rnext() % 25);
+        X(g, i, 1) = (double)(rnext() % 25);
+    }
+    check_curve(&g, 4, 3, "grid");
+    for (double e = 1; e <= 3; e++) {
+        dbscan_curve c;
+        dbscan_curve_spec sp = {.ds = &g, .minpts = 4, .max = 3};
+        CHECK(dbscan_curve_run(&engine_cpu, &sp, &c) == 0);
+        curve_vs_dbscan(&c, &g, e, 4, "grid at an integer");
+        dbscan_curve_free(&c);
+    }
+    free(g.v);
+    load_opts lo;
+    load_opts_init(&lo);
+    load_opts_set(&lo, "limit", "800");
+    load_opts_set(&lo, "dim", "4");
+    dataset k;
+    if (dataset_load(t_dataset("kitti_000000_xyzr.f32"), &lo, &k) == 0) {
+        check_curve(&k, 8, 0.5, "kitti");
+        dataset_free(&k);
+    } else {
+        CHECK_MSG(0, "kitti: %s", err_msg());
+    }
+    /* bad input */
+    dbscan_curve c;
+    dbscan_curve_spec sp = {.ds = NULL, .minpts = 4, .max = 1};
+    CHECK(dbscan_curve_run(&engine_cpu, &sp, &c) == TCJ_EINVAL);
 }
