@@ -24,6 +24,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,11 @@
 #include "dataset.h"
 #include "dbscan.h"
 #include "dbscan_curve.h"
+#include "dbscan_out.h"
 #include "engine.h"
 #include "err.h"
 #include "kdist.h"
+#include "ofile.h"
 #include "pair_collect.h"
 #include "widen.h"
 
@@ -672,4 +675,42 @@ TEST(curve_equals_dbscan_at_every_eps)
     dbscan_curve c;
     dbscan_curve_spec sp = {.ds = NULL, .minpts = 4, .max = 1};
     CHECK(dbscan_curve_run(&engine_cpu, &sp, &c) == TCJ_EINVAL);
+}
+
+/* Labels files: .npy (read back by parsing its header), .csv and raw. */
+TEST(label_files_read_back)
+{
+    int32_t lab[5] = {0, -1, 2, 1, -1};
+    const char *names[3] = {"l.npy", "l.csv", "l.bin"};
+    for (int k = 0; k < 3; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", t_tmpdir(), names[k]);
+        ofile *of;
+        CHECK(ofile_open(path, 1, NULL, &of) == 0);
+        CHECK(dbscan_write_labels(of, path, lab, 5) == 0);
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        unsigned char buf[512];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        int32_t got[5];
+        if (k == 0) {
+            /* magic, version 1.0, header length; data at a multiple of 64 */
+            CHECK(len > 10 && memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
+            size_t hl = buf[8] | (size_t)buf[9] << 8;
+            CHECK((10 + hl) % 64 == 0 && buf[10 + hl - 1] == '\n');
+            CHECK(memmem(buf + 10, hl, "'descr': '<i4'", 14) != NULL);
+            CHECK(memmem(buf + 10, hl, "'shape': (5,)", 13) != NULL);
+            CHECK(len == 10 + hl + sizeof lab);
+            memcpy(got, buf + 10 + hl, sizeof got);
+            CHECK(memcmp(got, lab, sizeof lab) == 0);
+        } else if (k == 1) {
+            buf[len < sizeof buf ? len : sizeof buf - 1] = 0;
+            CHECK(strcmp((char *)buf, "label\n0\n-1\n2\n1\n-1\n") == 0);
+        } else {
+            CHECK(len == sizeof lab && memcmp(buf, lab, sizeof lab) == 0);
+        }
+    }
 }
