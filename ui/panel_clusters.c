@@ -20,7 +20,13 @@ void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c)
         ui_fmt_num(e, sizeof e, v->clu_eps);
         ui_putf(w, y++, 0, "eps %s: %.0f clusters, core %.0f, border %.0f, noise %.0f", e,
                 v->clu_clusters, v->clu_core, v->clu_border, v->clu_noise);
-        /* The plot first: the sizes only where it keeps 8 rows. */
+        /* Red flags always (the advice is in the log); the plot next: the
+         * sizes only where it keeps 8 rows. */
+        if (v->clu_flags[0] && y < h) {
+            wattron(w, ui_attr(c, UI_C_WARN));
+            ui_putf(w, y++, 0, "red flag: %s", v->clu_flags);
+            wattroff(w, ui_attr(c, UI_C_WARN));
+        }
         if (v->clu_ntop && h - y >= 10) {
             char line[256];
             int len = snprintf(line, sizeof line, "largest:");

@@ -103,6 +103,7 @@ typedef struct ui_view {
     double clu_minpts, clu_n, clu_eps, clu_clusters, clu_core, clu_border, clu_noise;
     double clu_top[UI_CLU_TOP];
     char clu_engine[24], clu_dataset[96];
+    char clu_flags[96]; /* the clustering's red flags, comma-separated ("" none) */
 
     /* precision lab panel ("lab_format" records, then a "lab" record;
      * ui/view_lab.c): one point per format, the lab it belongs to */

@@ -30,6 +30,14 @@ int ui_view_take_clusters(ui_view *v, const json *r, int curve)
         v->clu_ntop = 0;
         for (size_t k = 0; k < m && k < UI_CLU_TOP; k++)
             v->clu_top[v->clu_ntop++] = json_at(lg, k)->num;
+        const json *fl = json_get(r, "flags");
+        size_t nf = fl ? json_len(fl) : 0, len = 0;
+        v->clu_flags[0] = '\0';
+        for (size_t k = 0; k < nf && len < sizeof v->clu_flags; k++) {
+            const json *f = json_at(fl, k);
+            len += (size_t)snprintf(v->clu_flags + len, sizeof v->clu_flags - len, "%s%s",
+                                    k ? ", " : "", f && f->str ? f->str : "?");
+        }
         /* A clustering at another eps or minPts than the curve's leaves the
          * curve's mark where the curve put it. */
         return UI_KDIST;

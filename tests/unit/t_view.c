@@ -165,9 +165,10 @@ TEST(clusters_in_the_kdist_place)
     CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"dbscan\",\"engine\":\"cpu\",\"dataset\":"
                                     "\"pts.csv\",\"n\":1200,\"minpts\":12,\"eps\":0.9,"
                                     "\"clusters\":8,\"core\":49,\"border\":241,\"noise\":910,"
-                                    "\"largest\":[55,53]}"),
+                                    "\"largest\":[55,53],\"flags\":[\"mostly-noise\"]}"),
                  UI_KDIST);
     CHECK(v.clu_have_run && v.clu_ntop == 2 && v.clu_top[1] == 53 && v.clu_noise == 910);
+    CHECK(strcmp(v.clu_flags, "mostly-noise") == 0);
     CHECK_EQ_INT(v.nclu, 3); /* the curve stays */
     ui_view_record(&v, "{\"type\":\"kdist\",\"engine\":\"cpu\",\"dataset\":\"pts.csv\","
                        "\"n\":1200,\"k\":4,\"points\":{\"rank\":[0,1],\"dist\":[0.5,1]}}");
