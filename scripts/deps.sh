@@ -14,6 +14,8 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 # clang with libFuzzer, for tests/fuzz (make fuzz; make test runs them briefly)
 command -v clang >/dev/null 2>&1 || need="$need clang"
+# scikit-learn, the second oracle of dbscan (tests/cli/dbscan_sklearn.sh)
+python3 -c 'import sklearn' >/dev/null 2>&1 || need="$need python3-sklearn"
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" -ne 0 ]; then

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbscan_out.h"
 #include "err.h"
 #include "lab_out.h"
 #include "ofile.h"
@@ -143,12 +144,31 @@ static int show_lab(session *s, const char *word)
     return rc;
 }
 
+/* show dbscan ID: the summary dbscan printed, read back, and its record. */
+static int show_dbscan(session *s, const char *word)
+{
+    int rc;
+    int64_t id = 0;
+    if ((rc = need_db(s)) || (rc = parse_id(word, "dbscan id", &id)))
+        return rc;
+    store_dbscan_row *r = xmalloc(sizeof *r);
+    rc = store_dbscan_get(s->db, id, r);
+    if (!rc) {
+        dbscan_print(&r->view);
+        dbscan_record(&r->view);
+    }
+    free(r);
+    return rc;
+}
+
 static int show_run(session *s, int argc, char **argv)
 {
     int rc;
     int cmp = strcmp(argv[0], "compare") == 0;
     if (strcmp(argv[0], "lab") == 0 && argc == 2)
         return show_lab(s, argv[1]);
+    if (strcmp(argv[0], "dbscan") == 0 && argc == 2)
+        return show_dbscan(s, argv[1]);
     if ((strcmp(argv[0], "run") != 0 && !cmp) || argc != 2)
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("show")->usage);
     int64_t id = 0;
@@ -181,8 +201,8 @@ static int show_run(session *s, int argc, char **argv)
 
 const cmd cmd_show = {
     .name = "show",
-    .usage = "show run ID|compare ID|lab ID",
-    .summary = "everything stored about one run, comparison or precision lab",
+    .usage = "show run ID|compare ID|lab ID|dbscan ID",
+    .summary = "everything stored about one run, comparison, precision lab or clustering",
     .help = "Show one run of the session log: engine, dataset (and dtype, the element type\n"
             "its values were kept in: u8, f16, f32 or f64), eps, options, device,\n"
             "pairs, selectivity, phases, TFLOPS, counters and status; for a run made\n"
@@ -191,7 +211,9 @@ const cmd cmd_show = {
             "ID shows one comparison (the number compare printed): its engines, runs,\n"
             "dataset, eps, overlap, distance errors and histogram bins. show lab ID\n"
             "prints the table and sentence of one precision lab (the number precisions\n"
-            "printed) again, from its stored runs and comparisons.",
+            "printed) again, from its stored runs and comparisons. show dbscan ID prints\n"
+            "one clustering's summary (counts, largest clusters, time by pass, the runs\n"
+            "its passes made, red flags) as dbscan printed it.",
     .min_args = 2,
     .max_args = 2,
     .options = NULL,
@@ -208,7 +230,7 @@ static int export_run(session *s, int argc, char **argv)
         k = 1;
     } else if (argc >= 1 &&
                (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0 ||
-                strcmp(argv[0], "lab") == 0) &&
+                strcmp(argv[0], "lab") == 0 || strcmp(argv[0], "dbscan") == 0) &&
                argc == 4) {
         char what[16];
         snprintf(what, sizeof what, "%s id", argv[0]);
@@ -227,9 +249,10 @@ static int export_run(session *s, int argc, char **argv)
     ofile *of;
     if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
         return rc;
-    int kd = argv[0][0] == 'k', lab = argv[0][0] == 'l';
+    int kd = argv[0][0] == 'k', lab = argv[0][0] == 'l', db = argv[0][0] == 'd';
     if ((rc = kd    ? store_kdist_export(s->db, id, argv[k], ofile_tmp_path(of))
               : lab ? store_lab_export(s->db, id, argv[k], ofile_tmp_path(of))
+              : db  ? store_dbscan_export(s->db, id, argv[k], ofile_tmp_path(of))
                     : store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
         ofile_abort(of);
         return rc;
@@ -241,7 +264,7 @@ static int export_run(session *s, int argc, char **argv)
     if (id < 0)
         out_rec_null(r, "run_id"); /* every run */
     else
-        out_rec_int(r, kd ? "kdist_id" : lab ? "lab_id" : "run_id", id);
+        out_rec_int(r, kd ? "kdist_id" : lab ? "lab_id" : db ? "dbscan_id" : "run_id", id);
     out_rec_str(r, "format", argv[k]);
     out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
@@ -250,7 +273,7 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID|kdist ID|lab ID csv|json FILE [force]",
+    .usage = "export runs|run ID|kdist ID|lab ID|dbscan ID csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
             "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
@@ -260,7 +283,10 @@ const cmd cmd_export = {
             "line per stored point, JSON one object with a points array.\n"
             "export lab ID csv|json FILE writes a precision lab (see precisions): CSV one\n"
             "line per format with the lab's columns first, JSON one object with a formats\n"
-            "array.",
+            "array.\n"
+            "export dbscan ID csv|json FILE writes a clustering (see dbscan): CSV one line\n"
+            "per cluster-size bin with the clustering's columns first, JSON the dbscan\n"
+            "record's object. Labels are never stored: dbscan out=FILE writes them.",
     .min_args = 3,
     .max_args = 5,
     .options = NULL,

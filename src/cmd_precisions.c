@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbscan.h"
+#include "dbscan_out.h"
 #include "err.h"
 #include "lab.h"
 #include "lab_out.h"
@@ -88,7 +90,103 @@ static void on_progress(void *vctx, double frac, const char *what)
         s->ui->poll(s->ui_ctx);
 }
 
-static const char *const precisions_options[] = {"min-overlap", "ref", NULL};
+/* dbscan=M: each format that ran, clustered at eps with minPts M on its
+ * own eps-graph, against the reference's clustering (src/dbscan.h):
+ * adjusted Rand index, changed labels, noise and core points gained and
+ * lost. Each clustering is stored (dbscans) like a `dbscan` run. */
+static int cluster_one(session *s, const engine *e, size_t minpts, int32_t *lab, uint8_t *core,
+                       dbscan_result *res)
+{
+    dbscan_spec sp = {.ds = &s->ds,
+                      .eps = s->eps,
+                      .minpts = minpts,
+                      .opts = &s->eopt,
+                      .labels = lab,
+                      .core = core,
+                      .cancel = &s->cancel};
+    int rc = dbscan_run(e, &sp, res);
+    if (rc)
+        return rc;
+    dbscan_view v = {.engine = e->name,
+                     .precision = res->precision,
+                     .dataset = s->ds.name,
+                     .d = s->ds.d,
+                     .eps = s->eps,
+                     .minpts = minpts,
+                     .res = res};
+    for (int k = 0; k < DBSCAN_NPASS; k++) {
+        join_spec js = {.ds = &s->ds,
+                        .eps = s->eps,
+                        .q0 = 0,
+                        .q1 = s->ds.n,
+                        .mode = res->pass_mode[k],
+                        .opts = &s->eopt};
+        v.run_id[k] = res->ran[k] ? runner_store(s, e, &js, &res->pass[k], 0, NULL) : 0;
+    }
+    if (s->db) {
+        store_dbscan_rec r = {.session_id = s->session_id,
+                              .dataset_id = s->dataset_id,
+                              .command_id = s->command_id,
+                              .view = &v};
+        if (store_dbscan(s->db, &r) < 0)
+            cmd_store_failed();
+    }
+    return 0;
+}
+
+static int lab_clusterings(session *s, const lab_result *r, const engine *ref, size_t minpts)
+{
+    size_t n = s->ds.n;
+    if (minpts < 1 || minpts > n)
+        return err_set(TCJ_EINVAL, "precisions: dbscan= must be 1 to n = %zu, got %zu", n, minpts);
+    int32_t *lref = xmalloc(n * sizeof *lref), *lab = xmalloc(n * sizeof *lab);
+    uint8_t *cref = xmalloc(n), *core = xmalloc(n);
+    dbscan_result *res = xmalloc(sizeof *res);
+    int rc = cluster_one(s, ref, minpts, lref, cref, res);
+    if (!rc)
+        out_printf("  DBSCAN at eps, minpts %zu, against %s's clustering (%zu clusters, %zu "
+                   "noise):\n  %-10s %-14s %9s %9s %9s %8s %8s %8s %8s\n",
+                   minpts, ref->name, res->clusters, res->noise, "format", "engine", "ARI",
+                   "clusters", "changed", "noise+", "noise-", "core+", "core-");
+    for (size_t k = 0; k < (size_t)r->nrow && !rc; k++) {
+        const lab_row *row = &r->row[k];
+        const engine *e = row->status == LAB_OK ? engine_find(row->engine) : NULL;
+        if (!e)
+            continue;
+        if ((rc = cluster_one(s, e, minpts, lab, core, res)))
+            break;
+        dbscan_cmp c;
+        dbscan_compare(lref, cref, lab, core, n, &c);
+        out_printf("  %-10s %-14s %9.6f %9zu %9zu %8zu %8zu %8zu %8zu\n", row->format, e->name,
+                   c.ari, res->clusters, c.changed, c.noise_gained, c.noise_lost, c.core_gained,
+                   c.core_lost);
+        out_rec *o = out_rec_begin("lab_dbscan");
+        out_rec_int(o, "lab_id", r->lab_id);
+        out_rec_str(o, "format", row->format);
+        out_rec_str(o, "engine", e->name);
+        out_rec_str(o, "ref_engine", ref->name);
+        out_rec_dbl(o, "eps", s->eps);
+        out_rec_int(o, "minpts", (int64_t)minpts);
+        out_rec_int(o, "clusters", (int64_t)res->clusters);
+        out_rec_dbl(o, "ari", c.ari);
+        out_rec_int(o, "changed", (int64_t)c.changed);
+        out_rec_int(o, "noise_gained", (int64_t)c.noise_gained);
+        out_rec_int(o, "noise_lost", (int64_t)c.noise_lost);
+        out_rec_int(o, "core_gained", (int64_t)c.core_gained);
+        out_rec_int(o, "core_lost", (int64_t)c.core_lost);
+        out_rec_end(o);
+    }
+    if (rc == TCJ_ECANCEL)
+        err_set(rc, "precisions dbscan= cancelled");
+    free(lref);
+    free(lab);
+    free(cref);
+    free(core);
+    free(res);
+    return rc;
+}
+
+static const char *const precisions_options[] = {"min-overlap", "ref", "dbscan", NULL};
 
 static int precisions_run(session *s, int argc, char **argv)
 {
@@ -104,6 +202,15 @@ static int precisions_run(session *s, int argc, char **argv)
         return rc;
     if (!(min_overlap >= 0 && min_overlap <= 1))
         return err_set(TCJ_EINVAL, "min-overlap: expected a number from 0 to 1, got '%s'", mo);
+    size_t dbscan_minpts = 0;
+    const char *dm = cmd_opt(argc, argv, "dbscan");
+    if (dm && (rc = cmd_parse_size(dm, "precisions: dbscan", &dbscan_minpts)))
+        return rc;
+    if (dm && !s->have_ds)
+        return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
+    if (dm && (dbscan_minpts < 1 || dbscan_minpts > s->ds.n))
+        return err_set(TCJ_EINVAL, "precisions: dbscan= (minPts) must be 1 to n = %zu, got '%s'",
+                       s->ds.n, dm);
     const char *refname = cmd_opt(argc, argv, "ref");
     lab_ctx ctx = {.s = s};
     if (refname) {
@@ -154,6 +261,8 @@ static int precisions_run(session *s, int argc, char **argv)
     if (!rc) {
         lab_print(r);
         lab_records(r);
+        if (dm)
+            rc = lab_clusterings(s, r, ctx.ref, dbscan_minpts);
     }
     free(r);
     if (s->ui && s->ui->refresh)
@@ -163,7 +272,7 @@ static int precisions_run(session *s, int argc, char **argv)
 
 const cmd cmd_precisions = {
     .name = "precisions",
-    .usage = "precisions [FORMAT...] [cpu] [min-overlap=X] [ref=ENGINE]",
+    .usage = "precisions [FORMAT...] [cpu] [min-overlap=X] [ref=ENGINE] [dbscan=M]",
     .summary = "the precision lab: every number format on this data and eps, against the truth",
     .help = "Run every number format of the engine table (fp16, bf16, tf32, the 8-bit\n"
             "formats: whatever the table holds) on the current dataset and eps: its GPU engine\n"
@@ -182,6 +291,10 @@ const cmd cmd_precisions = {
             "of rows for all the formats together.\n"
             "FORMAT... runs those formats only. Every run, comparison and the lab are\n"
             "stored: show lab ID prints it again, export lab ID csv|json FILE writes it.\n"
+            "dbscan=M also clusters with DBSCAN (minPts M, see dbscan) on the reference's\n"
+            "and each format's own eps-graph and prints each format's adjusted Rand index\n"
+            "against the reference's clustering, the labels that change, and noise and\n"
+            "core points gained and lost (three more joins per format).\n"
             "Examples: precisions; precisions fp16 ue4m4 min-overlap=0.999; precisions cpu",
     .min_args = 0,
     .max_args = -1,

@@ -21,6 +21,7 @@
     X(ablate,  "join")         \
     X(compare, "accuracy")     \
     X(precisions, "accuracy")  \
+    X(dbscan,  "cluster")      \
     X(history, "log")          \
     X(runs,    "log")          \
     X(show,    "log")          \
@@ -42,7 +43,7 @@ const cmd *const cmd_table[] = {CMD_ROWS(CMD_PTR) NULL};
 static const char *const cmd_groups[] = {CMD_ROWS(CMD_GROUP) NULL};
 
 /* In the order help shows them; "eps" is printed as ε's name. */
-const char *const cmd_group_names[] = {"data", "eps", "join",    "accuracy",
+const char *const cmd_group_names[] = {"data", "eps", "join",    "accuracy", "cluster",
                                        "log",  "GPU", "session", NULL};
 
 const cmd *cmd_find(const char *name)

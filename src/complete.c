@@ -217,6 +217,16 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
             } else if (!strcmp(name, "compare")) {
                 if (pos <= 2)
                     cl_engines(&c);
+            } else if (!strcmp(name, "dbscan")) {
+                /* dbscan [curve [use]|compare A B] */
+                int cmp = nw > 1 && !strcmp(words[1], "compare");
+                int crv = nw > 1 && !strcmp(words[1], "curve");
+                if (pos == 1)
+                    cl_choices(&c, NULL, "curve|compare");
+                else if (cmp && pos <= 3)
+                    cl_engines(&c);
+                else if (crv && pos == 2)
+                    cl_add(&c, NULL, "use");
             } else if (!strcmp(name, "precisions")) {
                 const char *fmts[LAB_MAX_FORMATS];
                 size_t nf = lab_format_names(fmts, LAB_MAX_FORMATS);
@@ -251,11 +261,12 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
                     cl_add(&c, NULL, "run");
                     cl_add(&c, NULL, "compare");
                     cl_add(&c, NULL, "lab");
+                    cl_add(&c, NULL, "dbscan");
                 }
             } else if (!strcmp(name, "export")) {
                 int runs = nw > 1 && !strcmp(words[1], "runs");
                 if (pos == 1)
-                    cl_choices(&c, NULL, "runs|run|kdist|lab");
+                    cl_choices(&c, NULL, "runs|run|kdist|lab|dbscan");
                 else if ((runs && pos == 2) || (!runs && pos == 3))
                     cl_choices(&c, NULL, "csv|json");
                 else if ((runs && pos == 3) || (!runs && pos == 4))

@@ -182,6 +182,8 @@ typedef struct kdist_spec {
 
 struct kern_join_args;
 struct kern_join_result;
+struct dbscan_spec;
+struct dbscan_result;
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -236,6 +238,11 @@ typedef struct engine {
      * both generated from it): its row of tc_formats (src/format.h);
      * NULL for every other engine. */
     const struct tc_format *tcf;
+    /* Optional: DBSCAN on the engine's own ε-graph in fewer passes than
+     * the generic one (src/dbscan.h: a GPU clustering epilogue); NULL:
+     * dbscan_generic's three passes through run. Same contract as
+     * dbscan_generic. */
+    int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */

@@ -300,8 +300,51 @@ static const char migration_5[] =
  * keep NULL: their type was not recorded. */
 static const char migration_6[] = "ALTER TABLE runs ADD COLUMN dtype TEXT;\n";
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3,
-                                         migration_4, migration_5, migration_6};
+/* Version 7: DBSCAN (`dbscan`). One dbscans row per clustering: the
+ * dataset, engine, eps, minpts, its counts, the largest cluster sizes
+ * (space-separated, descending), time end to end and by pass, the runs its
+ * passes made (NULL: the pass needed no join), the red flags
+ * (comma-separated names) and the labels file if one was written; and its
+ * cluster sizes as a histogram over [lo, hi) power-of-two bins. */
+static const char migration_7[] =
+    "CREATE TABLE dbscans (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  command_id INTEGER REFERENCES commands(id),\n"
+    "  dataset_id INTEGER REFERENCES datasets(id),\n"
+    "  at TEXT NOT NULL,\n"
+    "  engine TEXT NOT NULL CHECK (engine <> ''),\n"
+    "  precision TEXT,\n"
+    "  eps REAL NOT NULL,\n"
+    "  minpts INTEGER NOT NULL CHECK (minpts >= 1),\n"
+    "  n INTEGER NOT NULL CHECK (n >= 0),\n"
+    "  d INTEGER,\n"
+    "  clusters INTEGER NOT NULL CHECK (clusters >= 0),\n"
+    "  core INTEGER NOT NULL CHECK (core >= 0),\n"
+    "  border INTEGER NOT NULL CHECK (border >= 0),\n"
+    "  noise INTEGER NOT NULL CHECK (noise >= 0),\n"
+    "  largest TEXT,\n"
+    "  seconds REAL,\n"
+    "  core_seconds REAL,\n"
+    "  union_seconds REAL,\n"
+    "  border_seconds REAL,\n"
+    "  run_core INTEGER REFERENCES runs(id),\n"
+    "  run_union INTEGER REFERENCES runs(id),\n"
+    "  run_border INTEGER REFERENCES runs(id),\n"
+    "  flags TEXT,\n"
+    "  labels TEXT\n"
+    ");\n"
+    "CREATE INDEX dbscans_session ON dbscans(session_id);\n"
+    "CREATE TABLE dbscan_sizes (\n"
+    "  dbscan_id INTEGER NOT NULL REFERENCES dbscans(id) ON DELETE CASCADE,\n"
+    "  lo INTEGER NOT NULL CHECK (lo >= 1),\n"
+    "  hi INTEGER NOT NULL CHECK (hi > lo),\n"
+    "  clusters INTEGER NOT NULL CHECK (clusters > 0),\n"
+    "  PRIMARY KEY (dbscan_id, lo)\n"
+    ");\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4,
+                                         migration_5, migration_6, migration_7};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

@@ -21,10 +21,11 @@
 #include "lab.h"
 #include "kdist.h"
 #include "perpoint.h"
+#include "dbscan_out.h"
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -231,5 +232,27 @@ typedef struct store_run_summary {
     double phase_seconds[STORE_MAX_PHASES];
 } store_run_summary;
 int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out);
+
+/* DBSCAN results (`dbscan`, src/dbscan.h; schema version 7): one dbscans
+ * row per clustering (engine, eps, minpts, counts, the largest sizes,
+ * time by pass and the runs each pass made) and its cluster-size
+ * histogram (dbscan_sizes); labels only ever go to files. */
+typedef struct store_dbscan_rec {
+    int64_t session_id, dataset_id, command_id;
+    const dbscan_view *view;
+} store_dbscan_rec;
+int64_t store_dbscan(store *st, const store_dbscan_rec *r);
+/* One stored clustering read back as it was shown (id <= 0: the
+ * latest); the view's strings and result point into out. TCJ_EINVAL when
+ * there is none. */
+typedef struct store_dbscan_row {
+    dbscan_view view;
+    dbscan_result res;
+    char engine[64], precision[32], dataset[256], labels[1024];
+} store_dbscan_row;
+int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out);
+/* Write clustering id to path: json, the "dbscan" record's object; csv, a
+ * header and one line per size bin with the clustering's columns first. */
+int store_dbscan_export(store *st, int64_t id, const char *format, const char *path);
 
 #endif

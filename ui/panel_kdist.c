@@ -9,6 +9,10 @@
 
 void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c)
 {
+    if (v->clu_newer) {
+        ui_panel_clusters(w, v, c);
+        return;
+    }
     int h, wd;
     ui_inner(w, &h, &wd);
     if (v->nkdist == 0) {

@@ -38,6 +38,9 @@ void ui_panel_runs(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c);
+/* Drawn by ui_panel_kdist in its place while the view's clusters are the
+ * newer result (ui/panel_clusters.c). */
+void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_lab(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_counters(WINDOW *w, const ui_view *v, const ui_pctx *c);

@@ -306,6 +306,9 @@ static void view_clear_results(ui_view *v)
     v->nbins = 0;
     v->cmp_dataset[0] = '\0';
     v->ncurve = v->nsweep = v->nkdist = v->nlab = 0;
+    v->nclu = 0;
+    v->clu_newer = v->clu_have_run = v->clu_ntop = 0;
+    v->clu_dataset[0] = '\0';
     v->curve_dataset[0] = v->kdist_dataset[0] = v->lab_dataset[0] = '\0';
     v->ncnt = 0;
     v->cnt_engine[0] = v->cnt_note[0] = '\0';
@@ -365,6 +368,9 @@ int ui_view_record(ui_view *v, const char *text)
         got = take_profile(v, r);
     } else if (strcmp(type, "kdist") == 0) {
         got = ui_view_take_kdist(v, r);
+        v->clu_newer = 0;
+    } else if (strcmp(type, "dbscan") == 0 || strcmp(type, "dbscan_curve") == 0) {
+        got = ui_view_take_clusters(v, r, type[6] == '_');
     } else if (strcmp(type, "lab_format") == 0 || strcmp(type, "lab") == 0) {
         got = ui_view_take_lab(v, r, type[3] == '\0');
     }

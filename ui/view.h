@@ -1,6 +1,7 @@
 /* The dashboard's view model: what the panels draw, built from the output
  * writer's records ("run", "compare", "sweep", "curve", "dataset", "info",
- * "profile", "kdist", "lab_format", "lab") and text (the log). No ncurses here, so it is testable.
+ * "profile", "kdist", "lab_format", "lab", "dbscan", "dbscan_curve") and text (the log). No ncurses
+ * here, so it is testable.
  */
 #ifndef TCJ_UI_VIEW_H
 #define TCJ_UI_VIEW_H
@@ -14,6 +15,7 @@
 #define UI_MAX_COUNTERS 48
 #define UI_LOG_LINES 2000
 #define UI_MAX_LAB 16
+#define UI_CLU_TOP 10
 
 typedef struct ui_run_row {
     int64_t id;
@@ -90,6 +92,19 @@ typedef struct ui_view {
     double kdist_n, kdist_knee_rank, kdist_knee_dist, kdist_eps;
     char kdist_engine[24], kdist_dataset[96];
 
+    /* clusters ("dbscan_curve" and "dbscan" records, ui/view_clusters.c),
+     * drawn in the k-distance panel's place while clu_newer (a kdist
+     * record clears it): the cluster count against eps, the eps marked,
+     * the widest plateau; the last clustering's counts and largest sizes */
+    int clu_newer, clu_have_run, clu_ntop;
+    size_t nclu;
+    double clu_x[UI_MAX_CURVE], clu_y[UI_MAX_CURVE];
+    double clu_max, clu_mark_eps, clu_mark_n, clu_plateau_lo, clu_plateau_hi, clu_plateau_n;
+    double clu_minpts, clu_n, clu_eps, clu_clusters, clu_core, clu_border, clu_noise;
+    double clu_top[UI_CLU_TOP];
+    char clu_engine[24], clu_dataset[96];
+    char clu_flags[96]; /* the clustering's red flags, comma-separated ("" none) */
+
     /* precision lab panel ("lab_format" records, then a "lab" record;
      * ui/view_lab.c): one point per format, the lab it belongs to */
     int nlab, lab_done;
@@ -120,6 +135,9 @@ void ui_view_add_run(ui_view *v, const ui_run_row *row);
 /* Take a "kdist" record (ui/view_kdist.c); returns UI_KDIST. */
 struct json;
 int ui_view_take_kdist(ui_view *v, const struct json *r);
+/* Take a "dbscan_curve" (curve 1) or "dbscan" record (ui/view_clusters.c);
+ * returns UI_KDIST, whose place the clusters panel takes. */
+int ui_view_take_clusters(ui_view *v, const struct json *r, int curve);
 /* Take a "lab_format" or "lab" record (ui/view_lab.c); returns UI_LAB.
  * A lab_format of another lab, or after the lab record, starts anew. */
 int ui_view_take_lab(ui_view *v, const struct json *r, int summary);

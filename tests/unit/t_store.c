@@ -876,6 +876,71 @@ TEST(migrate_v5_forward_dtype)
     store_close(st);
 }
 
+/* Version 6 to 7: the DBSCAN tables appear, older rows untouched; a
+ * clustering round-trips through store_dbscan and store_dbscan_get, its
+ * size bins cascade with it. */
+TEST(migrate_v6_forward_dbscan)
+{
+    const char *path = fresh_db("v6.db");
+    sqlite3 *db;
+    CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    int rc = SQLITE_OK;
+    for (int v = 1; v <= 6 && rc == SQLITE_OK; v++)
+        rc = sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "PRAGMA user_version = 6;"
+                          "INSERT INTO sessions(started) VALUES('2026-01-01T00:00:00.000Z');"
+                          "INSERT INTO runs(session_id, at, engine, eps, pairs) "
+                          "  VALUES(1, '2026-01-01T00:00:01.000Z', 'cpu', 0.5, 120);",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK_EQ_INT(rc, SQLITE_OK);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
+    CHECK_EQ_INT(raw_int(path, "SELECT pairs FROM runs WHERE id = 1"), 120);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM dbscans"), 0);
+
+    dbscan_result res;
+    memset(&res, 0, sizeof res);
+    res.n = 100;
+    res.clusters = 3;
+    res.core = 60;
+    res.border = 25;
+    res.noise = 15;
+    res.ntop = 3;
+    res.top[0] = 50;
+    res.top[1] = 30;
+    res.top[2] = 5;
+    res.size_hist[2] = 1; /* [4, 8) */
+    res.size_hist[4] = 1; /* [16, 32) */
+    res.size_hist[5] = 1; /* [32, 64) */
+    res.seconds = 0.25;
+    res.pass_seconds[0] = 0.125;
+    dbscan_view v = {.engine = "cpu", .precision = "fp64", .dataset = "t", .d = 4, .eps = 0.5,
+                     .minpts = 5, .labels_path = "l.npy", .res = &res};
+    v.run_id[0] = 1;
+    store_dbscan_rec r = {.session_id = 1, .view = &v};
+    int64_t id = store_dbscan(st, &r);
+    CHECK_EQ_INT(id, 1);
+    store_dbscan_row *row = malloc(sizeof *row);
+    CHECK_EQ_INT(store_dbscan_get(st, id, row), 0);
+    CHECK(row->res.clusters == 3 && row->res.core == 60 && row->res.border == 25 &&
+          row->res.noise == 15 && row->res.n == 100);
+    CHECK(row->res.ntop == 3 && row->res.top[0] == 50 && row->res.top[2] == 5);
+    CHECK(row->res.size_hist[2] == 1 && row->res.size_hist[4] == 1 &&
+          row->res.size_hist[5] == 1 && row->res.size_hist[3] == 0);
+    CHECK(row->view.run_id[0] == 1 && row->view.run_id[1] == 0 && row->view.eps == 0.5 &&
+          row->view.minpts == 5 && row->res.seconds == 0.25);
+    CHECK(strcmp(row->view.engine, "cpu") == 0 && strcmp(row->view.labels_path, "l.npy") == 0);
+    CHECK_EQ_INT(store_dbscan_get(st, 99, row), TCJ_EINVAL);
+    free(row);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM dbscan_sizes WHERE dbscan_id = 1"), 3);
+    CHECK_EQ_INT(raw_int(path, "SELECT flags IS NULL FROM dbscans WHERE id = 1"), 1);
+    store_close(st);
+}
+
 TEST(migration_failure_rolls_back)
 {
     /* A v1 file where migration 2 fails half-way (after its ALTER TABLEs):

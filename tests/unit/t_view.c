@@ -141,6 +141,46 @@ TEST(kdist_own_panel_and_clear_on_change)
     ui_view_free(&v);
 }
 
+/* dbscan's results take the k-distance panel's place while they are the
+ * newer: the curve with the eps marked (the count at the last point at
+ * or below it), the widest plateau, a clustering's counts; a kdist record
+ * gives the place back; another dataset clears them. */
+TEST(clusters_in_the_kdist_place)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"pts.csv\",\"dataset_hash\":\"aa\","
+                       "\"n\":1200,\"d\":6}");
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"dbscan_curve\",\"engine\":\"cpu\",\"dataset\":"
+                                    "\"pts.csv\",\"n\":1200,\"minpts\":12,\"max\":2.5,"
+                                    "\"eps\":0.9,\"points\":[{\"eps\":0.5,\"clusters\":0},"
+                                    "{\"eps\":0.8,\"clusters\":6},{\"eps\":1.2,\"clusters\":8}],"
+                                    "\"plateaus\":[{\"lo\":1.02,\"hi\":1.32,\"clusters\":8}]}"),
+                 UI_KDIST);
+    CHECK(v.clu_newer && v.nclu == 3 && v.clu_y[2] == 8);
+    CHECK_NEAR(v.clu_mark_eps, 0.9, 0);
+    CHECK_NEAR(v.clu_mark_n, 6, 0);
+    CHECK_NEAR(v.clu_plateau_n, 8, 0);
+    CHECK_NEAR(v.clu_minpts, 12, 0);
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"dbscan\",\"engine\":\"cpu\",\"dataset\":"
+                                    "\"pts.csv\",\"n\":1200,\"minpts\":12,\"eps\":0.9,"
+                                    "\"clusters\":8,\"core\":49,\"border\":241,\"noise\":910,"
+                                    "\"largest\":[55,53],\"flags\":[\"mostly-noise\"]}"),
+                 UI_KDIST);
+    CHECK(v.clu_have_run && v.clu_ntop == 2 && v.clu_top[1] == 53 && v.clu_noise == 910);
+    CHECK(strcmp(v.clu_flags, "mostly-noise") == 0);
+    CHECK_EQ_INT(v.nclu, 3); /* the curve stays */
+    ui_view_record(&v, "{\"type\":\"kdist\",\"engine\":\"cpu\",\"dataset\":\"pts.csv\","
+                       "\"n\":1200,\"k\":4,\"points\":{\"rank\":[0,1],\"dist\":[0.5,1]}}");
+    CHECK(!v.clu_newer && v.nkdist == 2);
+    ui_view_record(&v, "{\"type\":\"dbscan\",\"engine\":\"cpu\",\"n\":1200,\"clusters\":1}");
+    CHECK(v.clu_newer);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"ties.csv\",\"dataset_hash\":\"bb\","
+                       "\"n\":40,\"d\":1}");
+    CHECK(!v.clu_newer && v.nclu == 0 && !v.clu_have_run);
+    ui_view_free(&v);
+}
+
 /* The lab panel: a point per lab_format record, the lab record closes
  * them; the next lab starts anew; another dataset clears it. */
 TEST(lab_points_and_clear_on_change)

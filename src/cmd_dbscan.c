@@ -1,0 +1,466 @@
+/* dbscan [minpts=M] [engine=E] [out=FILE]: DBSCAN at the current eps
+ * (src/dbscan.h), its counts, largest clusters, time by pass and red
+ * flags; labels to out=. `dbscan curve` (src/dbscan_curve.h) gives the
+ * clustering for every eps up to max= at once; `dbscan compare A B` runs
+ * two engines and compares their clusterings. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "plot.h"
+#include "dbscan.h"
+#include "dbscan_curve.h"
+#include "dbscan_out.h"
+#include "err.h"
+#include "ofile.h"
+#include "out.h"
+#include "runner.h"
+#include "store.h"
+
+#define DBSCAN_DEFAULT_MINPTS 5 /* scikit-learn's min_samples default */
+
+static void on_progress(void *ctx, double frac)
+{
+    session *s = ctx;
+    if (!s->ui)
+        return;
+    if (s->ui->progress)
+        s->ui->progress(s->ui_ctx, "dbscan", frac);
+    if (s->ui->poll)
+        s->ui->poll(s->ui_ctx);
+}
+
+/* engine=NAME, else the ground truth (exact on a GPU, cpu without one). */
+static int pick_engine(const session *s, const char *name, const engine **out)
+{
+    if (name)
+        return runner_engine_opt(&s->eopt, name, out);
+    const engine *e = runner_reference_engine(&s->eopt);
+    if (!e)
+        return err_set(TCJ_EUNSUP, "dbscan: no engine can run here");
+    *out = e;
+    return engine_available(e, &s->eopt);
+}
+
+/* minpts=M (default 5), checked against n. */
+static int parse_minpts(const session *s, int argc, char **argv, size_t *out)
+{
+    const char *v = cmd_opt(argc, argv, "minpts");
+    size_t m = DBSCAN_DEFAULT_MINPTS;
+    int rc;
+    if (v && (rc = cmd_parse_size(v, "dbscan: minpts", &m)))
+        return rc;
+    if (!s->have_ds)
+        return err_set(TCJ_EINVAL, "dbscan: no dataset loaded (use load or gen)");
+    if (m < 1 || m > s->ds.n)
+        return err_set(TCJ_EINVAL,
+                       "dbscan: minpts must be 1 to n = %zu (it counts the point itself), got %zu",
+                       s->ds.n, m);
+    *out = m;
+    return 0;
+}
+
+static int need_eps(const session *s)
+{
+    if (!s->have_eps)
+        return err_set(TCJ_EINVAL, "dbscan: eps is not set (eps VALUE, sweep or kdist K use)");
+    return 0;
+}
+
+/* One clustering on the session's dataset and eps: labels and core flags
+ * into arrays the caller frees. */
+static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels, uint8_t **core,
+                   dbscan_result *res)
+{
+    *labels = xmalloc(s->ds.n * sizeof **labels);
+    *core = xmalloc(s->ds.n);
+    dbscan_spec spec = {
+        .ds = &s->ds,
+        .eps = s->eps,
+        .minpts = minpts,
+        .opts = &s->eopt,
+        .labels = *labels,
+        .core = *core,
+        .cancel = &s->cancel,
+        .progress = on_progress,
+        .progress_ctx = s,
+    };
+    int rc = dbscan_run(e, &spec, res);
+    if (rc) {
+        free(*labels);
+        free(*core);
+        *labels = NULL;
+        *core = NULL;
+        if (rc == TCJ_ECANCEL)
+            return err_set(rc, "dbscan %s cancelled", e->name);
+    }
+    return rc;
+}
+
+/* Each join a pass ran, stored as a run of the log. */
+static void store_passes(session *s, const engine *e, const dbscan_result *res, int64_t *run_id)
+{
+    for (int k = 0; k < DBSCAN_NPASS; k++) {
+        run_id[k] = 0;
+        if (!res->ran[k])
+            continue;
+        join_spec js = {.ds = &s->ds,
+                        .eps = s->eps,
+                        .q0 = 0,
+                        .q1 = s->ds.n,
+                        .mode = res->pass_mode[k],
+                        .opts = &s->eopt};
+        run_id[k] = runner_store(s, e, &js, &res->pass[k], 0, NULL);
+    }
+}
+
+static int dbscan_at_eps(session *s, int argc, char **argv, int force)
+{
+    size_t minpts;
+    const engine *e;
+    int rc;
+    if ((rc = parse_minpts(s, argc, argv, &minpts)) || (rc = need_eps(s)) ||
+        (rc = pick_engine(s, cmd_opt(argc, argv, "engine"), &e)))
+        return rc;
+    const char *path = cmd_opt(argc, argv, "out");
+    ofile *of = NULL;
+    /* The file is checked before the work, not after it. */
+    if (path && (rc = ofile_open(path, force, s->db ? store_path(s->db) : NULL, &of)))
+        return rc;
+    int32_t *labels;
+    uint8_t *core;
+    dbscan_result *res = xmalloc(sizeof *res);
+    if ((rc = cluster(s, e, minpts, &labels, &core, res))) {
+        ofile_abort(of);
+        free(res);
+        return rc;
+    }
+    if (of && (rc = dbscan_write_labels(of, path, labels, s->ds.n))) {
+        free(labels);
+        free(core);
+        free(res);
+        return rc;
+    }
+    dbscan_view v = {
+        .engine = e->name,
+        .precision = res->precision,
+        .dataset = s->ds.name,
+        .d = s->ds.d,
+        .eps = s->eps,
+        .minpts = minpts,
+        .labels_path = path,
+        .res = res,
+    };
+    store_passes(s, e, res, v.run_id);
+    if (s->db) {
+        store_dbscan_rec r = {
+            .session_id = s->session_id,
+            .dataset_id = s->dataset_id,
+            .command_id = s->command_id,
+            .view = &v,
+        };
+        int64_t id = store_dbscan(s->db, &r);
+        if (id < 0)
+            cmd_store_failed();
+        else
+            v.id = id;
+    }
+    dbscan_print(&v);
+    dbscan_record(&v);
+    free(labels);
+    free(core);
+    free(res);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
+
+/* dbscan compare A B: both engines at the current eps and minpts. */
+static int dbscan_compare_cmd(session *s, int argc, char **argv, char **pos)
+{
+    size_t minpts;
+    const engine *e[2];
+    int rc;
+    if ((rc = parse_minpts(s, argc, argv, &minpts)) || (rc = need_eps(s)) ||
+        (rc = runner_engine_opt(&s->eopt, pos[1], &e[0])) ||
+        (rc = runner_engine_opt(&s->eopt, pos[2], &e[1])))
+        return rc;
+    int32_t *lab[2] = {NULL, NULL};
+    uint8_t *core[2] = {NULL, NULL};
+    dbscan_result *res = xmalloc(2 * sizeof *res);
+    for (int k = 0; k < 2 && !rc; k++)
+        rc = cluster(s, e[k], minpts, &lab[k], &core[k], &res[k]);
+    if (!rc) {
+        dbscan_cmp c;
+        dbscan_compare(lab[0], core[0], lab[1], core[1], s->ds.n, &c);
+        dbscan_view v[2];
+        for (int k = 0; k < 2; k++) {
+            v[k] = (dbscan_view){.engine = e[k]->name,
+                                 .precision = res[k].precision,
+                                 .dataset = s->ds.name,
+                                 .d = s->ds.d,
+                                 .eps = s->eps,
+                                 .minpts = minpts,
+                                 .res = &res[k]};
+            store_passes(s, e[k], &res[k], v[k].run_id);
+            if (s->db) {
+                store_dbscan_rec r = {.session_id = s->session_id,
+                                      .dataset_id = s->dataset_id,
+                                      .command_id = s->command_id,
+                                      .view = &v[k]};
+                int64_t id = store_dbscan(s->db, &r);
+                if (id < 0)
+                    cmd_store_failed();
+                else
+                    v[k].id = id;
+            }
+        }
+        dbscan_compare_print(&v[0], &v[1], &c);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(lab[k]);
+        free(core[k]);
+    }
+    free(res);
+    return rc;
+}
+
+#define CURVE_POINTS 256
+#define CURVE_PLATEAUS 8
+#define PLOT_W 72
+#define PLOT_H 12
+
+/* The curve's engine: engine=NAME, else the ground truth when it has a
+ * k-distance entry, else the first exact engine that has one. */
+static int curve_engine(const session *s, const char *name, size_t minpts, const engine **out)
+{
+    int rc;
+    if (name) {
+        if ((rc = runner_engine_opt(&s->eopt, name, out)))
+            return rc;
+        if (minpts > 1 && !(*out)->kdist)
+            return err_set(TCJ_EUNSUP,
+                           "dbscan curve: engine %s has no k-distance computation (use cpu)",
+                           (*out)->name);
+        return 0;
+    }
+    const engine *e = runner_reference_engine(&s->eopt);
+    for (const engine *const *t = engine_table; (!e || !e->kdist) && *t; t++)
+        if ((*t)->kdist && (*t)->exact && engine_available(*t, &s->eopt) == 0)
+            e = *t;
+    err_clear();
+    if (!e || !e->kdist)
+        return err_set(TCJ_EUNSUP, "dbscan curve: no exact engine with a k-distance can run here");
+    *out = e;
+    return 0;
+}
+
+static void curve_plot(const dbscan_curve *c, const double *x, const double *y, size_t m,
+                       double eps, int have_eps)
+{
+    char cells[PLOT_W * PLOT_H];
+    ui_grid g;
+    ui_grid_init(&g, cells, PLOT_W, PLOT_H);
+    double mx = eps, my = 0;
+    if (have_eps) {
+        size_t cl;
+        dbscan_curve_at(c, eps, &cl, NULL, NULL, NULL);
+        my = (double)cl;
+    }
+    int on = have_eps && eps <= c->max;
+    if (ui_plot_curve(&g, x, y, m, on ? &mx : NULL, on ? &my : NULL, on ? 1 : 0, 0, 0) != 0)
+        return;
+    out_printf("  clusters against eps (0 to %g)%s\n", c->max, on ? "; O: the current eps" : "");
+    char row[PLOT_W + 1];
+    for (int r = 0; r < PLOT_H; r++) {
+        ui_grid_row(&g, r, row);
+        size_t len = strlen(row);
+        while (len > 0 && row[len - 1] == ' ')
+            row[--len] = 0;
+        out_printf("  %s\n", row);
+    }
+}
+
+static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
+{
+    size_t minpts;
+    const engine *e;
+    int rc;
+    if ((rc = parse_minpts(s, argc, argv, &minpts)))
+        return rc;
+    double max = s->eps;
+    const char *v = cmd_opt(argc, argv, "max");
+    if (v) {
+        if ((rc = cmd_parse_double(v, "dbscan curve: max", &max)))
+            return rc;
+        if (!(max > 0) || !isfinite(max))
+            return err_set(TCJ_EINVAL, "dbscan curve: max must be a positive number, got '%s'", v);
+    } else if (!s->have_eps) {
+        return err_set(TCJ_EINVAL, "dbscan curve: give max=EPS or set eps");
+    }
+    if ((rc = curve_engine(s, cmd_opt(argc, argv, "engine"), minpts, &e)))
+        return rc;
+    dbscan_curve c;
+    dbscan_curve_spec spec = {.ds = &s->ds,
+                              .minpts = minpts,
+                              .max = max,
+                              .opts = &s->eopt,
+                              .cancel = &s->cancel,
+                              .progress = on_progress,
+                              .progress_ctx = s};
+    if ((rc = dbscan_curve_run(e, &spec, &c))) {
+        if (rc == TCJ_ECANCEL)
+            return err_set(rc, "dbscan curve cancelled");
+        return rc;
+    }
+    double x[CURVE_POINTS], y[CURVE_POINTS];
+    size_t cl[CURVE_POINTS], co[CURVE_POINTS], no[CURVE_POINTS], lg[CURVE_POINTS];
+    for (size_t k = 0; k < CURVE_POINTS; k++) {
+        x[k] = max * (double)(k + 1) / CURVE_POINTS;
+        dbscan_curve_at(&c, x[k], &cl[k], &co[k], &no[k], &lg[k]);
+        y[k] = (double)cl[k];
+    }
+    out_printf("dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
+               "in %.3f s (core distances %.3f s; spanning forest %.3f s, %d joins at max)\n",
+               minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
+               c.forest_seconds, c.rounds);
+    curve_plot(&c, x, y, CURVE_POINTS, s->eps, s->have_eps);
+    if (s->have_eps && s->eps <= max) {
+        size_t a, b, d, l;
+        dbscan_curve_at(&c, s->eps, &a, &b, &d, &l);
+        out_printf("  at the current eps %g: clusters %zu, core %zu, noise %zu, largest cluster "
+                   "%zu core points\n",
+                   s->eps, a, b, d, l);
+    }
+    dbscan_plateau pl[CURVE_PLATEAUS];
+    size_t np = dbscan_curve_plateaus(&c, pl, CURVE_PLATEAUS);
+    if (np)
+        out_printf("  widest plateaus (eps ranges over which the cluster count holds):\n");
+    for (size_t k = 0; k < np; k++)
+        out_printf("    [%.6g, %.6g%s  width %.4g  clusters %zu\n", pl[k].lo, pl[k].hi,
+                   pl[k].hi == max ? "]" : ")", pl[k].hi - pl[k].lo, pl[k].clusters);
+    dbscan_plateau ch;
+    double pick = dbscan_curve_pick(&c, &ch);
+    int used = 0;
+    if (pick > 0) {
+        char eb[40];
+        out_fmt_double(eb, sizeof eb, pick);
+        if (use) {
+            s->eps = pick;
+            s->have_eps = 1;
+            used = 1;
+            out_printf("eps %s (the middle of the widest plateau with %zu cluster%s)\n", eb,
+                       ch.clusters, ch.clusters == 1 ? "" : "s");
+        } else {
+            out_printf("  dbscan curve use (or eps %s) takes the middle of the widest plateau "
+                       "with %zu cluster%s\n",
+                       eb, ch.clusters, ch.clusters == 1 ? "" : "s");
+        }
+    } else {
+        out_printf("  no eps up to %g gives a cluster: raise max or lower minpts\n", max);
+        if (use)
+            out_printf("warning: no plateau to use; eps unchanged\n");
+    }
+    out_rec *r = out_rec_begin("dbscan_curve");
+    out_rec_str(r, "engine", e->name);
+    out_rec_str(r, "dataset", s->ds.name);
+    out_rec_int(r, "n", (int64_t)s->ds.n);
+    out_rec_int(r, "minpts", (int64_t)minpts);
+    out_rec_dbl(r, "max", max);
+    out_rec_int(r, "rounds", c.rounds);
+    out_rec_int(r, "forest_edges", (int64_t)c.nedge);
+    out_rec_dbl(r, "time_s", c.seconds);
+    out_rec_dbl(r, "kdist_s", c.kdist_seconds);
+    out_rec_dbl(r, "forest_s", c.forest_seconds);
+    if (s->have_eps)
+        out_rec_dbl(r, "eps", s->eps);
+    else
+        out_rec_null(r, "eps");
+    out_rec_bool(r, "used", used);
+    out_rec_arr(r, "points");
+    for (size_t k = 0; k < CURVE_POINTS; k++) {
+        out_rec_obj(r, NULL);
+        out_rec_dbl(r, "eps", x[k]);
+        out_rec_int(r, "clusters", (int64_t)cl[k]);
+        out_rec_int(r, "core", (int64_t)co[k]);
+        out_rec_int(r, "noise", (int64_t)no[k]);
+        out_rec_int(r, "largest_core", (int64_t)lg[k]);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_arr(r, "plateaus");
+    for (size_t k = 0; k < np; k++) {
+        out_rec_obj(r, NULL);
+        out_rec_dbl(r, "lo", pl[k].lo);
+        out_rec_dbl(r, "hi", pl[k].hi);
+        out_rec_int(r, "clusters", (int64_t)pl[k].clusters);
+        out_rec_close(r);
+    }
+    out_rec_close(r);
+    out_rec_end(r);
+    if (used) {
+        out_rec *er = out_rec_begin("eps");
+        out_rec_dbl(er, "eps", s->eps);
+        out_rec_end(er);
+    }
+    dbscan_curve_free(&c);
+    if (s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return 0;
+}
+
+static int dbscan_cmd(session *s, int argc, char **argv)
+{
+    const cmd *self = cmd_find("dbscan");
+    int force = cmd_take_flag(&argc, argv, "force");
+    char *pos[4];
+    int np = cmd_positional(argc, argv, pos, 4);
+    if (np == 0)
+        return dbscan_at_eps(s, argc, argv, force);
+    if (strcmp(pos[0], "compare") == 0 && np == 3)
+        return dbscan_compare_cmd(s, argc, argv, pos);
+    if (strcmp(pos[0], "curve") == 0 && (np == 1 || (np == 2 && strcmp(pos[1], "use") == 0)))
+        return dbscan_curve_cmd(s, argc, argv, np == 2);
+    return err_set(TCJ_EINVAL, "Usage: %s", self->usage);
+}
+
+static const char *const dbscan_options[] = {"minpts", "engine", "out", "max", NULL};
+
+const cmd cmd_dbscan = {
+    .name = "dbscan",
+    .usage = "dbscan [curve [use]|compare A B] [minpts=M] [engine=NAME] [out=FILE] [max=EPS] "
+             "[force]",
+    .summary = "DBSCAN clusters at eps (exact, any engine), for every eps at once, or compared",
+    .help = "DBSCAN on the eps-join with scikit-learn's definitions: a point is core when at\n"
+            "least M points (itself included; scikit-learn's min_samples) lie within eps;\n"
+            "clusters are the connected components of core points, numbered 0, 1, ... by\n"
+            "their smallest core index; a non-core point with a core neighbour is a border\n"
+            "point and takes the smallest cluster number among its core neighbours; the\n"
+            "rest is noise (-1). Three passes over the join, memory O(n), no neighbour\n"
+            "lists: per-point counts (core), core-core pairs into a union-find, border\n"
+            "labels. Prints clusters, core, border and noise, the largest clusters, time by\n"
+            "pass and red flags (no core point, nearly all core, one cluster holding most\n"
+            "points, most points noise) with advice; stored (dbscans, dbscan_sizes).\n"
+            "  minpts=M       points within eps, itself included, to be core (default 5)\n"
+            "  engine=NAME    whose eps-graph to cluster (default: the ground truth, exact\n"
+            "                 on a GPU, cpu otherwise); any format shows what precision does\n"
+            "                 to the clusters\n"
+            "  out=FILE       labels, int32 (-1 noise): .npy, .csv (one per line under a\n"
+            "                 header 'label') or anything else raw (host byte order)\n"
+            "  force          replace an existing out= file\n"
+            "dbscan curve [use] [minpts=M] [max=EPS] [engine=NAME]: clusters, core points\n"
+            "and noise for every eps up to max (default: the current eps) at once, exactly:\n"
+            "core distances (kdist M-1), reachability and the minimum spanning forest of\n"
+            "mutual-reachability weights, drawn with the current eps marked; plateaus\n"
+            "(eps ranges with one cluster count) listed; use makes the widest plateau's\n"
+            "middle the current eps. The engine needs a k-distance entry (cpu).\n"
+            "dbscan compare A B [minpts=M]: engines A and B clustered at the current eps:\n"
+            "adjusted Rand index, points whose label changes after matching clusters, core\n"
+            "and noise points gained and lost.",
+    .min_args = 0,
+    .max_args = 8,
+    .options = dbscan_options,
+    .run = dbscan_cmd,
+};

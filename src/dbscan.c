@@ -1,0 +1,425 @@
+/* DBSCAN's generic path over engine_run (src/dbscan.h): three passes,
+ * O(n) memory, no neighbour lists. The sinks may be called from several
+ * threads at once (the CPU driver serialises them behind a mutex today, a
+ * GPU driver need not), so the union-find is lock-free: parents only ever
+ * point at smaller indices and a root is linked by one compare-and-swap. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbscan.h"
+#include "err.h"
+
+const char *const dbscan_pass_names[DBSCAN_NPASS] = {"core", "union", "border"};
+const char *const dbscan_flag_names[DBSCAN_NFLAGS] = {"no-core", "all-core", "one-cluster",
+                                                      "mostly-noise"};
+
+/* ---- lock-free union-find (parent[x] <= x always) ---- */
+
+static uint32_t uf_find(uint32_t *p, uint32_t x)
+{
+    for (;;) {
+        uint32_t px = __atomic_load_n(&p[x], __ATOMIC_RELAXED);
+        if (px == x)
+            return x;
+        uint32_t gp = __atomic_load_n(&p[px], __ATOMIC_RELAXED);
+        if (gp == px)
+            return px;
+        /* Path halving: gp is in x's set and smaller, so the invariant
+         * holds whoever wins. */
+        __atomic_compare_exchange_n(&p[x], &px, gp, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        x = gp;
+    }
+}
+
+static void uf_union(uint32_t *p, uint32_t a, uint32_t b)
+{
+    for (;;) {
+        a = uf_find(p, a);
+        b = uf_find(p, b);
+        if (a == b)
+            return;
+        uint32_t hi = a > b ? a : b, lo = a > b ? b : a;
+        /* Link the larger root under the smaller; fails only when another
+         * thread linked hi meanwhile: find again. */
+        uint32_t expect = hi;
+        if (__atomic_compare_exchange_n(&p[hi], &expect, lo, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return;
+    }
+}
+
+/* ---- the passes ---- */
+
+typedef struct db_ctx {
+    const uint8_t *core;
+    uint32_t *parent;
+    int32_t *labels; /* pass 3: non-core rows hold INT32_MAX until a core neighbour is seen */
+} db_ctx;
+
+static int union_put(void *vctx, const pair_batch *b)
+{
+    db_ctx *c = vctx;
+    for (size_t k = 0; k < b->k; k++) {
+        uint32_t i = b->i[k], j = b->j[k];
+        if (i != j && c->core[i] && c->core[j])
+            uf_union(c->parent, i, j);
+    }
+    return 0;
+}
+
+static int border_put(void *vctx, const pair_batch *b)
+{
+    db_ctx *c = vctx;
+    for (size_t k = 0; k < b->k; k++) {
+        uint32_t i = b->i[k], j = b->j[k];
+        if (c->core[i] || !c->core[j])
+            continue;
+        int32_t want = c->labels[j]; /* core rows hold their cluster number */
+        int32_t cur = __atomic_load_n(&c->labels[i], __ATOMIC_RELAXED);
+        while (want < cur && !__atomic_compare_exchange_n(&c->labels[i], &cur, want, 1,
+                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    }
+    return 0;
+}
+
+/* Progress of one pass mapped into the whole run's. */
+typedef struct db_progress {
+    const dbscan_spec *spec;
+    double lo, span;
+} db_progress;
+
+static void pass_progress(void *ctx, double frac)
+{
+    db_progress *p = ctx;
+    if (p->spec->progress)
+        p->spec->progress(p->spec->progress_ctx, p->lo + p->span * frac);
+}
+
+static int run_pass(const dbscan_spec *spec, dbscan_result *res, int pass, join_spec *js)
+{
+    db_progress pg = {spec, pass / 3.0, 1 / 3.0};
+    js->ds = spec->ds;
+    js->eps = spec->eps;
+    js->q0 = 0;
+    js->q1 = spec->ds->n;
+    js->opts = spec->opts;
+    js->cancel = spec->cancel;
+    js->progress = pass_progress;
+    js->progress_ctx = &pg;
+    res->pass_mode[pass] = js->mode;
+    res->ran[pass] = 1;
+    return engine_run(spec->engine, js, &res->pass[pass]);
+}
+
+int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
+{
+    const size_t n = spec->ds->n;
+    uint8_t *core = spec->core ? spec->core : xmalloc(n);
+    int32_t *lab = spec->labels;
+    int rc;
+
+    /* Pass 1: neighbours per point (self included) -> core flags. */
+    double t0 = engine_now();
+    uint64_t *counts = xmalloc(n * sizeof *counts);
+    join_spec js;
+    memset(&js, 0, sizeof js);
+    js.mode = JOIN_PERPOINT;
+    js.counts = counts;
+    rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
+    size_t ncore = 0;
+    if (!rc) {
+        res->pairs = res->pass[DBSCAN_PASS_CORE].pairs;
+        for (size_t i = 0; i < n; i++)
+            ncore += core[i] = counts[i] >= spec->minpts;
+    }
+    free(counts);
+    res->pass_seconds[DBSCAN_PASS_CORE] = engine_now() - t0;
+    if (rc)
+        goto out;
+
+    /* Pass 2: core-core edges into the union-find. One core point is its
+     * own cluster and needs no pairs. */
+    t0 = engine_now();
+    uint32_t *parent = xmalloc(n * sizeof *parent);
+    for (size_t i = 0; i < n; i++)
+        parent[i] = (uint32_t)i;
+    db_ctx ctx = {core, parent, lab};
+    if (ncore > 1) {
+        memset(&js, 0, sizeof js);
+        js.mode = JOIN_PAIRS;
+        js.sink = (pair_sink){union_put, &ctx};
+        rc = run_pass(spec, res, DBSCAN_PASS_UNION, &js);
+    }
+    if (!rc) {
+        /* Roots in index order get 0, 1, ...: each root is its component's
+         * smallest core index. parent[root] = root < i for the others, so
+         * the root's number is known when i is reached. */
+        int32_t next = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!core[i]) {
+                lab[i] = INT32_MAX;
+                continue;
+            }
+            uint32_t r = uf_find(parent, (uint32_t)i);
+            lab[i] = r == i ? next++ : lab[r];
+        }
+    }
+    free(parent);
+    res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
+    if (rc)
+        goto out;
+
+    /* Pass 3: border labels, only when there are both core and non-core
+     * points. */
+    t0 = engine_now();
+    if (ncore > 0 && ncore < n) {
+        memset(&js, 0, sizeof js);
+        js.mode = JOIN_PAIRS;
+        js.sink = (pair_sink){border_put, &ctx};
+        rc = run_pass(spec, res, DBSCAN_PASS_BORDER, &js);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (lab[i] == INT32_MAX)
+            lab[i] = -1;
+    res->pass_seconds[DBSCAN_PASS_BORDER] = engine_now() - t0;
+out:
+    if (!spec->core)
+        free(core);
+    return rc;
+}
+
+int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!spec->ds || spec->ds->n == 0)
+        return err_set(TCJ_EINVAL, "dbscan: no dataset loaded (use load or gen)");
+    if (!(spec->eps > 0) || !isfinite(spec->eps))
+        return err_set(TCJ_EINVAL, "dbscan: eps must be a positive number");
+    if (spec->minpts < 1 || spec->minpts > spec->ds->n)
+        return err_set(TCJ_EINVAL, "dbscan: minpts must be 1 to n = %zu, got %zu", spec->ds->n,
+                       spec->minpts);
+    if (spec->ds->n > UINT32_MAX)
+        return err_set(TCJ_EINVAL, "dbscan: at most %u points", UINT32_MAX);
+    if (!spec->labels)
+        return err_set(TCJ_EINVAL, "dbscan: no label array");
+    spec->engine = e;
+    /* The summary needs the core flags: borrow an array when the caller
+     * gave none. */
+    uint8_t *own = NULL;
+    if (!spec->core)
+        spec->core = own = xmalloc(spec->ds->n);
+    double t0 = engine_now();
+    int rc = e->cluster ? e->cluster(spec, res) : dbscan_generic(spec, res);
+    res->seconds = engine_now() - t0;
+    snprintf(res->precision, sizeof res->precision, "%s",
+             res->pass[DBSCAN_PASS_CORE].precision[0] ? res->pass[DBSCAN_PASS_CORE].precision
+                                                      : e->precision);
+    if (!rc)
+        dbscan_summarize(spec->labels, spec->core, spec->ds->n, res);
+    if (own) {
+        free(own);
+        spec->core = NULL;
+    }
+    return rc;
+}
+
+/* ---- summaries ---- */
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbscan_result *res)
+{
+    res->n = n;
+    size_t ncl = 0, noise = 0, ncore = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (labels[i] < 0)
+            noise++;
+        else if ((size_t)labels[i] + 1 > ncl)
+            ncl = (size_t)labels[i] + 1;
+        if (core)
+            ncore += core[i] != 0;
+    }
+    res->clusters = ncl;
+    res->noise = noise;
+    if (core) {
+        res->core = ncore;
+        res->border = n - noise - ncore;
+    }
+    size_t *sz = xcalloc(ncl ? ncl : 1, sizeof *sz);
+    for (size_t i = 0; i < n; i++)
+        if (labels[i] >= 0)
+            sz[labels[i]]++;
+    memset(res->size_hist, 0, sizeof res->size_hist);
+    for (size_t c = 0; c < ncl; c++) {
+        int b = 0;
+        while (b + 1 < DBSCAN_SIZE_BINS && sz[c] >> (b + 1))
+            b++;
+        res->size_hist[b]++;
+    }
+    qsort(sz, ncl, sizeof *sz, cmp_size_desc);
+    res->ntop = ncl < DBSCAN_TOP ? ncl : DBSCAN_TOP;
+    memcpy(res->top, sz, res->ntop * sizeof *sz);
+    free(sz);
+}
+
+unsigned dbscan_flags(const dbscan_result *r)
+{
+    unsigned f = 0;
+    if (r->n == 0)
+        return 0;
+    if (r->core == 0)
+        f |= DBSCAN_FLAG_NO_CORE;
+    if (r->core * 100 >= r->n * 95 && r->n > 1)
+        f |= DBSCAN_FLAG_ALL_CORE;
+    if (r->ntop && r->top[0] * 2 > r->n)
+        f |= DBSCAN_FLAG_ONE_CLUSTER;
+    if (r->core > 0 && r->noise * 2 > r->n)
+        f |= DBSCAN_FLAG_MOSTLY_NOISE;
+    return f;
+}
+
+void dbscan_flag_text(int k, const dbscan_result *r, size_t minpts, size_t d, char *buf,
+                      size_t size)
+{
+    size_t rec = 2 * d < 10 ? 10 : 2 * d;
+    switch (k) {
+    case 0:
+        snprintf(buf, size,
+                 "no core point: every point is noise; raise eps (the knee of kdist %zu) or "
+                 "lower minpts",
+                 minpts > 1 ? minpts - 1 : 1);
+        break;
+    case 1:
+        snprintf(buf, size,
+                 "%.1f%% of the points are core: eps is large for minpts = %zu; take eps from "
+                 "the knee of kdist %zu, or minpts about 2d = %zu (at least 10)",
+                 100.0 * (double)r->core / (double)r->n, minpts, minpts > 1 ? minpts - 1 : 1, rec);
+        break;
+    case 2:
+        snprintf(buf, size,
+                 "one cluster holds %.1f%% of the points: eps may bridge clusters; lower eps "
+                 "toward the knee of kdist %zu, or raise minpts (about 2d = %zu, at least 10)",
+                 100.0 * (double)(r->ntop ? r->top[0] : 0) / (double)r->n,
+                 minpts > 1 ? minpts - 1 : 1, rec);
+        break;
+    default:
+        snprintf(buf, size,
+                 "%.1f%% of the points are noise: eps is small for minpts = %zu; take eps from "
+                 "the knee of kdist %zu, or lower minpts (about 2d = %zu, at least 10)",
+                 100.0 * (double)r->noise / (double)r->n, minpts, minpts > 1 ? minpts - 1 : 1, rec);
+        break;
+    }
+}
+
+/* ---- comparing two clusterings ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct db_cell {
+    uint32_t a, b;
+    size_t count;
+} db_cell;
+
+static int cmp_cell_desc(const void *x, const void *y)
+{
+    const db_cell *p = x, *q = y;
+    if (p->count != q->count)
+        return p->count < q->count ? 1 : -1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static double pairs2(double m)
+{
+    return m * (m - 1) / 2;
+}
+
+void dbscan_compare(const int32_t *a, const uint8_t *core_a, const int32_t *b,
+                    const uint8_t *core_b, size_t n, dbscan_cmp *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] >= 0 && (size_t)a[i] + 1 > na)
+            na = (size_t)a[i] + 1;
+        if (b[i] >= 0 && (size_t)b[i] + 1 > nb)
+            nb = (size_t)b[i] + 1;
+        out->noise_gained += a[i] >= 0 && b[i] < 0;
+        out->noise_lost += a[i] < 0 && b[i] >= 0;
+        if (core_a && core_b) {
+            out->core_gained += !core_a[i] && core_b[i];
+            out->core_lost += core_a[i] && !core_b[i];
+        }
+    }
+    out->have_core = core_a && core_b;
+    /* The contingency table's cells with a point clustered on both sides;
+     * a noise point is a singleton and adds nothing to any C(m, 2). */
+    uint64_t *key = xmalloc((n ? n : 1) * sizeof *key);
+    size_t m = 0;
+    size_t *sa = xcalloc(na + 1, sizeof *sa), *sb = xcalloc(nb + 1, sizeof *sb);
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] >= 0)
+            sa[a[i]]++;
+        if (b[i] >= 0)
+            sb[b[i]]++;
+        if (a[i] >= 0 && b[i] >= 0)
+            key[m++] = (uint64_t)(uint32_t)a[i] << 32 | (uint32_t)b[i];
+    }
+    qsort(key, m, sizeof *key, cmp_u64);
+    db_cell *cell = xmalloc((m ? m : 1) * sizeof *cell);
+    size_t nc = 0;
+    double idx = 0, rows = 0, cols = 0;
+    for (size_t k = 0; k < m;) {
+        size_t e = k;
+        while (e < m && key[e] == key[k])
+            e++;
+        cell[nc++] = (db_cell){(uint32_t)(key[k] >> 32), (uint32_t)key[k], e - k};
+        idx += pairs2((double)(e - k));
+        k = e;
+    }
+    for (size_t c = 0; c < na; c++)
+        rows += pairs2((double)sa[c]);
+    for (size_t c = 0; c < nb; c++)
+        cols += pairs2((double)sb[c]);
+    double expect = n > 1 ? rows * cols / pairs2((double)n) : 0;
+    double maxi = (rows + cols) / 2;
+    /* Both all singletons, or otherwise degenerate: scikit-learn's
+     * adjusted_rand_score says 1 for identical partitions there. */
+    out->ari = maxi == expect ? 1.0 : (idx - expect) / (maxi - expect);
+
+    /* Matching: cells by overlap, largest first, one to one. */
+    qsort(cell, nc, sizeof *cell, cmp_cell_desc);
+    int64_t *match = xmalloc((na + 1) * sizeof *match);
+    uint8_t *taken = xcalloc(nb + 1, 1);
+    for (size_t c = 0; c < na; c++)
+        match[c] = -1;
+    for (size_t k = 0; k < nc; k++)
+        if (match[cell[k].a] < 0 && !taken[cell[k].b]) {
+            match[cell[k].a] = cell[k].b;
+            taken[cell[k].b] = 1;
+        }
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] < 0 || b[i] < 0)
+            out->changed += (a[i] < 0) != (b[i] < 0);
+        else
+            out->changed += match[a[i]] != b[i];
+    }
+    free(match);
+    free(taken);
+    free(cell);
+    free(key);
+    free(sa);
+    free(sb);
+}

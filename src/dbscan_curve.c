@@ -1,0 +1,423 @@
+/* DBSCAN for every eps at once (src/dbscan_curve.h): the core distances
+ * from the engine's k-distance, then Boruvka rounds over the pairs of the
+ * join at max. The sink may be called from several threads (the CPU driver
+ * serialises its calls today; others need not): its updates of the
+ * cheapest edge per component are made under a mutex, held once per batch. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbscan_curve.h"
+#include "err.h"
+#include "kdist.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Plain union-find (one thread: between rounds and in the replay). */
+static uint32_t uf_root(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+typedef struct cv_edge {
+    double w;
+    uint32_t a, b; /* a < b */
+} cv_edge;
+
+/* (w, a, b) lexicographically: a total order on edges, so Boruvka's
+ * cheapest edges never close a cycle. */
+static int edge_less(double w, uint32_t a, uint32_t b, const cv_edge *e)
+{
+    if (w != e->w)
+        return w < e->w;
+    if (a != e->a)
+        return a < e->a;
+    return b < e->b;
+}
+
+typedef struct cv_round {
+    pthread_mutex_t mu;
+    const double *core2;
+    double max2;
+    const uint32_t *comp; /* each point's component (its root) this round */
+    cv_edge *best;        /* per root: the cheapest outgoing edge, w = INFINITY: none */
+    double *reach2;       /* first round only: NULL after */
+} cv_round;
+
+static int round_put(void *vctx, const pair_batch *b)
+{
+    cv_round *r = vctx;
+    pthread_mutex_lock(&r->mu);
+    for (size_t k = 0; k < b->k; k++) {
+        uint32_t i = b->i[k], j = b->j[k];
+        if (i == j)
+            continue;
+        double d2 = b->d2[k], cj = r->core2[j], ci = r->core2[i];
+        if (r->reach2) {
+            double v = cj > d2 ? cj : d2;
+            if (v < r->reach2[i])
+                r->reach2[i] = v;
+        }
+        double w = ci > cj ? ci : cj;
+        if (d2 > w)
+            w = d2;
+        if (!(w <= r->max2))
+            continue;
+        uint32_t ri = r->comp[i], rj = r->comp[j];
+        if (ri == rj)
+            continue;
+        uint32_t a = i < j ? i : j, bb = i < j ? j : i;
+        if (edge_less(w, a, bb, &r->best[ri]))
+            r->best[ri] = (cv_edge){w, a, bb};
+        if (edge_less(w, a, bb, &r->best[rj]))
+            r->best[rj] = (cv_edge){w, a, bb};
+    }
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+typedef struct cv_progress {
+    const dbscan_curve_spec *spec;
+    double lo, span;
+} cv_progress;
+
+static void cv_prog(void *ctx, double frac)
+{
+    cv_progress *p = ctx;
+    if (p->spec->progress)
+        p->spec->progress(p->spec->progress_ctx, p->lo + p->span * frac);
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const cv_edge *a = x, *b = y;
+    return a->w < b->w ? -1 : a->w > b->w;
+}
+
+/* The largest core component as eps grows: activations (at c_i) before
+ * edges of the same weight, the forest's edges in ascending weight. */
+static void replay_largest(dbscan_curve *c, const double *core_by_point, const cv_edge *e,
+                           size_t ne)
+{
+    size_t n = c->n;
+    uint32_t *p = xmalloc(n * sizeof *p);
+    size_t *sz = xmalloc(n * sizeof *sz);
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (uint32_t)i;
+        sz[i] = 1;
+    }
+    /* The points in the order they become core: (c_i, i) sorted. */
+    cv_edge *act = xmalloc(n * sizeof *act);
+    for (size_t i = 0; i < n; i++)
+        act[i] = (cv_edge){core_by_point[i], (uint32_t)i, 0};
+    qsort(act, n, sizeof *act, cmp_edge);
+    c->big_at = xmalloc((n + ne + 1) * sizeof *c->big_at);
+    c->big = xmalloc((n + ne + 1) * sizeof *c->big);
+    c->nbig = 0;
+    size_t best = 0, ia = 0, ie = 0;
+    while (ia < n || ie < ne) {
+        int take_act = ia < n && (ie >= ne || act[ia].w <= e[ie].w);
+        double at;
+        if (take_act) {
+            at = act[ia].w;
+            if (!(at <= c->max2)) {
+                ia = n; /* never core within max */
+                continue;
+            }
+            ia++;
+            if (best < 1)
+                best = 1;
+        } else {
+            at = e[ie].w;
+            uint32_t ra = uf_root(p, e[ie].a), rb = uf_root(p, e[ie].b);
+            ie++;
+            if (ra != rb) {
+                if (ra > rb) {
+                    uint32_t t = ra;
+                    ra = rb;
+                    rb = t;
+                }
+                p[rb] = ra;
+                sz[ra] += sz[rb];
+                if (sz[ra] > best)
+                    best = sz[ra];
+            }
+        }
+        if (c->nbig == 0 || c->big[c->nbig - 1] != best) {
+            if (c->nbig && c->big_at[c->nbig - 1] == at)
+                c->big[c->nbig - 1] = best;
+            else {
+                c->big_at[c->nbig] = at;
+                c->big[c->nbig++] = best;
+            }
+        }
+    }
+    free(act);
+    free(p);
+    free(sz);
+}
+
+int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curve *c)
+{
+    memset(c, 0, sizeof *c);
+    const dataset *ds = spec->ds;
+    if (!ds || ds->n == 0)
+        return err_set(TCJ_EINVAL, "dbscan curve: no dataset loaded (use load or gen)");
+    if (!(spec->max > 0) || !isfinite(spec->max))
+        return err_set(TCJ_EINVAL, "dbscan curve: max must be a positive number");
+    if (spec->minpts < 1 || spec->minpts > ds->n || spec->minpts > KDIST_MAX_K + 1)
+        return err_set(TCJ_EINVAL, "dbscan curve: minpts must be 1 to %zu, got %zu",
+                       ds->n < KDIST_MAX_K + 1 ? ds->n : (size_t)KDIST_MAX_K + 1, spec->minpts);
+    if (ds->n > UINT32_MAX)
+        return err_set(TCJ_EINVAL, "dbscan curve: at most %u points", UINT32_MAX);
+    if (spec->minpts > 1 && !e->kdist)
+        return err_set(TCJ_EUNSUP,
+                       "dbscan curve: engine %s has no k-distance computation (use cpu)", e->name);
+    const size_t n = ds->n;
+    double t0 = engine_now();
+    c->n = n;
+    c->minpts = spec->minpts;
+    c->max = spec->max;
+    c->max2 = spec->max * spec->max;
+    snprintf(c->precision, sizeof c->precision, "%s", e->precision);
+
+    /* Core distances: the (minPts-1)-th nearest other point; 0 for
+     * minPts = 1 (every point is core at any eps). */
+    double *core = xcalloc(n, sizeof *core);
+    int rc = 0;
+    if (spec->minpts > 1) {
+        cv_progress pg = {spec, 0, 0.2};
+        kdist_spec ks = {.ds = ds,
+                         .q0 = 0,
+                         .q1 = n,
+                         .k = (int)spec->minpts - 1,
+                         .opts = spec->opts,
+                         .out = core,
+                         .cancel = spec->cancel,
+                         .progress = cv_prog,
+                         .progress_ctx = &pg};
+        join_result kr;
+        rc = kdist_run(e, &ks, &kr);
+        if (!rc && kr.precision[0])
+            snprintf(c->precision, sizeof c->precision, "%s", kr.precision);
+    }
+    c->kdist_seconds = engine_now() - t0;
+    if (rc) {
+        free(core);
+        return rc;
+    }
+
+    /* Boruvka rounds. */
+    double t1 = engine_now();
+    uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
+    cv_edge *best = xmalloc(n * sizeof *best);
+    cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
+    double *reach = xmalloc(n * sizeof *reach);
+    for (size_t i = 0; i < n; i++) {
+        parent[i] = (uint32_t)i;
+        reach[i] = core[i];
+    }
+    size_t nf = 0;
+    cv_round r;
+    pthread_mutex_init(&r.mu, NULL);
+    r.core2 = core;
+    r.max2 = c->max2;
+    r.comp = comp;
+    r.best = best;
+    r.reach2 = reach;
+    for (;;) {
+        for (size_t i = 0; i < n; i++) {
+            comp[i] = uf_root(parent, (uint32_t)i);
+            best[i] = (cv_edge){INFINITY, UINT32_MAX, UINT32_MAX};
+        }
+        /* Rounds halve the components that still have an outgoing edge:
+         * progress by round up to log2 n. */
+        double lg = log2((double)n + 1) + 1;
+        cv_progress pg = {spec, 0.2 + 0.8 * c->rounds / lg, 0.8 / lg};
+        if (pg.lo > 0.95)
+            pg.lo = 0.95, pg.span = 0;
+        join_spec js = {.ds = ds,
+                        .eps = spec->max,
+                        .q0 = 0,
+                        .q1 = n,
+                        .mode = JOIN_PAIRS,
+                        .opts = spec->opts,
+                        .sink = {round_put, &r},
+                        .cancel = spec->cancel,
+                        .progress = cv_prog,
+                        .progress_ctx = &pg};
+        join_result jr;
+        if ((rc = engine_run(e, &js, &jr)))
+            break;
+        c->rounds++;
+        r.reach2 = NULL;
+        size_t added = 0;
+        for (size_t v = 0; v < n; v++) {
+            if (comp[v] != v || best[v].w == INFINITY)
+                continue;
+            uint32_t ra = uf_root(parent, best[v].a), rb = uf_root(parent, best[v].b);
+            if (ra == rb)
+                continue; /* the other side chose it too */
+            if (ra > rb)
+                parent[ra] = rb;
+            else
+                parent[rb] = ra;
+            forest[nf++] = best[v];
+            added++;
+        }
+        if (!added)
+            break;
+    }
+    pthread_mutex_destroy(&r.mu);
+    free(parent);
+    free(comp);
+    free(best);
+    if (rc) {
+        free(core);
+        free(forest);
+        free(reach);
+        return rc;
+    }
+    qsort(forest, nf, sizeof *forest, cmp_edge);
+    replay_largest(c, core, forest, nf);
+    c->nedge = nf;
+    c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
+    for (size_t k = 0; k < nf; k++)
+        c->edge2[k] = forest[k].w;
+    free(forest);
+    qsort(core, n, sizeof *core, cmp_dbl);
+    qsort(reach, n, sizeof *reach, cmp_dbl);
+    c->core2 = core;
+    c->reach2 = reach;
+    c->forest_seconds = engine_now() - t1;
+    c->seconds = engine_now() - t0;
+    return 0;
+}
+
+void dbscan_curve_free(dbscan_curve *c)
+{
+    free(c->core2);
+    free(c->reach2);
+    free(c->edge2);
+    free(c->big_at);
+    free(c->big);
+    memset(c, 0, sizeof *c);
+}
+
+/* Values of v[0..m), ascending, that are <= x. */
+static size_t count_le(const double *v, size_t m, double x)
+{
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void dbscan_curve_at(const dbscan_curve *c, double eps, size_t *clusters, size_t *core,
+                     size_t *noise, size_t *largest)
+{
+    double e2 = eps * eps;
+    if (e2 > c->max2)
+        e2 = c->max2;
+    size_t nc = count_le(c->core2, c->n, e2);
+    if (core)
+        *core = nc;
+    if (clusters)
+        *clusters = nc - count_le(c->edge2, c->nedge, e2);
+    if (noise)
+        *noise = c->n - count_le(c->reach2, c->n, e2);
+    if (largest) {
+        size_t k = count_le(c->big_at, c->nbig, e2);
+        *largest = k ? c->big[k - 1] : 0;
+    }
+}
+
+static int cmp_plateau(const void *x, const void *y)
+{
+    const dbscan_plateau *a = x, *b = y;
+    double wa = a->hi - a->lo, wb = b->hi - b->lo;
+    if (wa != wb)
+        return wa < wb ? 1 : -1;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Every plateau, in eps order; *m gets the count. Caller frees. */
+static dbscan_plateau *all_plateaus(const dbscan_curve *c, size_t *m)
+{
+    /* The eps at which the count can change: where a core distance or a
+     * forest weight is first reached (the smallest eps with eps*eps >= t). */
+    size_t nt = 0;
+    double *t = xmalloc((c->n + c->nedge + 1) * sizeof *t);
+    for (size_t k = 0; k < c->n && c->core2[k] <= c->max2; k++)
+        t[nt++] = kdist_eps_for(c->core2[k]);
+    for (size_t k = 0; k < c->nedge; k++)
+        t[nt++] = kdist_eps_for(c->edge2[k]);
+    qsort(t, nt, sizeof *t, cmp_dbl);
+    dbscan_plateau *p = xmalloc((nt + 1) * sizeof *p);
+    size_t np = 0;
+    for (size_t k = 0; k < nt; k++) {
+        if (k + 1 < nt && t[k + 1] == t[k])
+            continue;
+        double lo = t[k], hi = k + 1 < nt ? t[k + 1] : c->max;
+        if (lo > c->max)
+            break;
+        size_t cl;
+        dbscan_curve_at(c, lo, &cl, NULL, NULL, NULL);
+        if (np && p[np - 1].clusters == cl && p[np - 1].hi == lo) {
+            p[np - 1].hi = hi;
+            continue;
+        }
+        p[np++] = (dbscan_plateau){lo, hi, cl};
+    }
+    free(t);
+    *m = np;
+    return p;
+}
+
+size_t dbscan_curve_plateaus(const dbscan_curve *c, dbscan_plateau *out, size_t cap)
+{
+    size_t np, m = 0;
+    dbscan_plateau *p = all_plateaus(c, &np);
+    for (size_t k = 0; k < np; k++)
+        if (p[k].clusters >= 1)
+            p[m++] = p[k];
+    qsort(p, m, sizeof *p, cmp_plateau);
+    size_t r = m < cap ? m : cap;
+    memcpy(out, p, r * sizeof *p);
+    free(p);
+    return r;
+}
+
+double dbscan_curve_pick(const dbscan_curve *c, dbscan_plateau *chosen)
+{
+    size_t np;
+    dbscan_plateau *p = all_plateaus(c, &np);
+    const dbscan_plateau *b = NULL;
+    for (int need = 2; need >= 1 && !b; need--)
+        for (size_t k = 0; k < np; k++)
+            if (p[k].clusters >= (size_t)need && (!b || p[k].hi - p[k].lo > b->hi - b->lo))
+                b = &p[k];
+    double eps = 0;
+    if (b) {
+        eps = b->lo + (b->hi - b->lo) / 2;
+        if (chosen)
+            *chosen = *b;
+    }
+    free(p);
+    return eps;
+}

@@ -1,0 +1,70 @@
+/* DBSCAN for every eps up to a maximum at once, exactly (docs/CLUSTERING.md):
+ * core distances c_i (the k-distance at k = minPts-1, src/kdist.h),
+ * reachabilities r_i = min_j max(c_j, d2_ij) and the minimum spanning
+ * forest of the mutual-reachability weights max(c_i, c_j, d2_ij) <= max^2,
+ * built by Boruvka rounds over the pairs of the join at max streamed
+ * through a sink (O(n) memory). All values are squared distances as the
+ * engine computes them; at eps, with eps2 = eps*eps:
+ *   core(eps)     = #{i : c_i <= eps2}
+ *   clusters(eps) = core(eps) - #{forest edges of weight <= eps2}
+ *   noise(eps)    = #{i : r_i > eps2}
+ * the counts dbscan_run gives at eps on the same engine (ties included: an
+ * edge exactly at eps counts). Library code: nothing here prints. */
+#ifndef TCJ_DBSCAN_CURVE_H
+#define TCJ_DBSCAN_CURVE_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+typedef struct dbscan_curve_spec {
+    const dataset *ds;
+    size_t minpts; /* 1 .. min(n, KDIST_MAX_K + 1) */
+    double max;    /* the largest eps covered, > 0 */
+    const engine_opts *opts;
+    const volatile int *cancel;
+    void (*progress)(void *ctx, double frac);
+    void *progress_ctx;
+} dbscan_curve_spec;
+
+typedef struct dbscan_curve {
+    size_t n, minpts;
+    double max, max2; /* max2 = max*max */
+    double *core2;    /* n, ascending: the core distances (squared) */
+    double *reach2;   /* n, ascending: the reachabilities (squared) */
+    double *edge2;    /* nedge, ascending: the forest's weights (all <= max2) */
+    size_t nedge;
+    /* The largest component of core points as eps grows: from squared
+     * distance big_at[k] on it has big[k] core points (k < nbig). */
+    double *big_at;
+    size_t *big, nbig;
+    int rounds; /* Boruvka rounds (joins at max) */
+    double seconds, kdist_seconds, forest_seconds;
+    char precision[32];
+} dbscan_curve;
+
+/* Run it on engine e (which needs a kdist entry). TCJ_EINVAL/TCJ_EUNSUP
+ * with one line for bad input, the engine's error otherwise. On success
+ * *c is the caller's: dbscan_curve_free. */
+int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curve *c);
+void dbscan_curve_free(dbscan_curve *c);
+
+/* The counts at eps (compared as eps*eps; eps > max reads as max). Any
+ * pointer may be NULL. largest: the largest cluster's core points. */
+void dbscan_curve_at(const dbscan_curve *c, double eps, size_t *clusters, size_t *core,
+                     size_t *noise, size_t *largest);
+
+/* Plateaus: the ranges [lo, hi) of eps (hi = max for the last, included)
+ * over which the cluster count holds, merged where neighbours have the same
+ * count, clusters >= 1 only. The widest (hi - lo) first, at most cap of
+ * them into out; returns how many. */
+typedef struct dbscan_plateau {
+    double lo, hi;
+    size_t clusters;
+} dbscan_plateau;
+size_t dbscan_curve_plateaus(const dbscan_curve *c, dbscan_plateau *out, size_t cap);
+/* The eps `dbscan curve use` picks: the middle of the widest plateau with
+ * at least two clusters, else with one; 0 when there is none. */
+double dbscan_curve_pick(const dbscan_curve *c, dbscan_plateau *chosen);
+
+#endif

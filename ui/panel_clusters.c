@@ -1,0 +1,61 @@
+/* Clusters panel: `dbscan curve`'s cluster count against eps with the
+ * current eps marked (O), its widest plateau, and the last `dbscan`'s
+ * counts and largest clusters. It takes the k-distance panel's place when
+ * its result is the newer (both are about DBSCAN's eps; the keys and the
+ * layout stay as they are). */
+#include <math.h>
+#include <stdio.h>
+
+#include "panels.h"
+#include "plot.h"
+
+void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c)
+{
+    int h, wd;
+    ui_inner(w, &h, &wd);
+    ui_putf(w, 0, 0, "%s: DBSCAN minPts %.0f, %s", v->clu_dataset, v->clu_minpts, v->clu_engine);
+    int y = 1;
+    if (v->clu_have_run) {
+        char e[16];
+        ui_fmt_num(e, sizeof e, v->clu_eps);
+        ui_putf(w, y++, 0, "eps %s: %.0f clusters, core %.0f, border %.0f, noise %.0f", e,
+                v->clu_clusters, v->clu_core, v->clu_border, v->clu_noise);
+        /* Red flags always (the advice is in the log); the plot next: the
+         * sizes only where it keeps 8 rows. */
+        if (v->clu_flags[0] && y < h) {
+            wattron(w, ui_attr(c, UI_C_WARN));
+            ui_putf(w, y++, 0, "red flag: %s", v->clu_flags);
+            wattroff(w, ui_attr(c, UI_C_WARN));
+        }
+        if (v->clu_ntop && h - y >= 10) {
+            char line[256];
+            int len = snprintf(line, sizeof line, "largest:");
+            for (int k = 0; k < v->clu_ntop && len < (int)sizeof line - 12; k++)
+                len += snprintf(line + len, sizeof line - len, " %.0f", v->clu_top[k]);
+            ui_put(w, y++, 0, line);
+        }
+    }
+    if (v->nclu == 0) {
+        if (y < h)
+            ui_put(w, y, 0, "no curve: dbscan curve [max=EPS]");
+        return;
+    }
+    if (!isnan(v->clu_plateau_n) && h - y >= 8) {
+        char lo[16], hi[16];
+        ui_fmt_num(lo, sizeof lo, v->clu_plateau_lo);
+        ui_fmt_num(hi, sizeof hi, v->clu_plateau_hi);
+        ui_putf(w, y++, 0, "widest plateau [%s, %s): %.0f clusters", lo, hi, v->clu_plateau_n);
+    }
+    int ph = h - y;
+    if (ph < 3 || wd < 12)
+        return;
+    char cells[250 * 70];
+    if (wd * ph > (int)sizeof cells)
+        return;
+    ui_grid g;
+    ui_grid_init(&g, cells, wd, ph);
+    int mark = !isnan(v->clu_mark_eps) && !isnan(v->clu_mark_n);
+    ui_plot_curve(&g, v->clu_x, v->clu_y, v->nclu, &v->clu_mark_eps, &v->clu_mark_n, mark ? 1 : 0,
+                  0, 0);
+    ui_put_grid(w, y, 0, &g, c);
+}
