@@ -24,14 +24,23 @@
  * PAIRS, HIST). */
 struct kern_join_epi {
     f64_out o;
-    __device__ __forceinline__ double d2max() const { return o.eps2; }
-    __device__ __forceinline__ bool want(uint32_t, uint32_t) const { return true; }
+    __device__ __forceinline__ double d2max() const
+    {
+        return o.eps2;
+    }
+    __device__ __forceinline__ bool want(uint32_t, uint32_t) const
+    {
+        return true;
+    }
     __device__ __forceinline__ void emit(uint32_t q, uint32_t c, double d2,
                                          unsigned long long &local) const
     {
         f64_emit(o, q, c, d2, local);
     }
-    __device__ __forceinline__ void flush(unsigned long long local) const { f64_flush(o, local); }
+    __device__ __forceinline__ void flush(unsigned long long local) const
+    {
+        f64_flush(o, local);
+    }
 };
 
 /* The root of x, halving the path as it goes (a racing writer only ever
@@ -78,7 +87,10 @@ struct clu_union_epi {
     const uint8_t *core;
     uint32_t *parent;
     unsigned long long *edges; /* pairs joined (a counter, for the record) */
-    __device__ __forceinline__ double d2max() const { return eps2; }
+    __device__ __forceinline__ double d2max() const
+    {
+        return eps2;
+    }
     __device__ __forceinline__ bool want(uint32_t q, uint32_t c) const
     {
         return q < c && core[q] && core[c];
@@ -105,7 +117,10 @@ struct clu_border_epi {
     const uint8_t *core;
     const uint32_t *parent;
     uint32_t *border; /* CLU_NONE before the pass */
-    __device__ __forceinline__ double d2max() const { return eps2; }
+    __device__ __forceinline__ double d2max() const
+    {
+        return eps2;
+    }
     __device__ __forceinline__ bool want(uint32_t q, uint32_t c) const
     {
         return !core[q] && core[c];

@@ -183,7 +183,8 @@ static int fg_build(f64_run *r, const kern_join_args *a, double eps, grid_cache 
     const size_t used = r->k.mem_used;
     double *x = NULL;
     size_t ngroup = 0;
-    int rc = grid_build_gpu(r, a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &c.g, &ngroup, &x, "fp64 grid");
+    int rc =
+        grid_build_gpu(r, a, eps, FG_K, FG_MAX_CELLS, FG_GROUP, &c.g, &ngroup, &x, "fp64 grid");
     c.rows[0] = x;
     c.dev = a->device;
     if (rc == 0)
@@ -322,8 +323,8 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     {
         const double t0 = kern_now();
-        KERN_CUDA_GOTO(cudaMemcpyAsync(root, parent, n * sizeof *parent, cudaMemcpyDeviceToHost, st),
-                       out);
+        KERN_CUDA_GOTO(
+            cudaMemcpyAsync(root, parent, n * sizeof *parent, cudaMemcpyDeviceToHost, st), out);
         KERN_CUDA_GOTO(cudaMemcpyAsync(&nedges, edges, sizeof nedges, cudaMemcpyDeviceToHost, st),
                        out);
         KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
@@ -333,8 +334,8 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
 out:
     res->d_padded = a.d;
     snprintf(res->variant, sizeof res->variant,
-             "fp64 grid k=%d, %zu cells, %zu groups, dbscan union-find + border pass",
-             c.g.grid.k, c.g.ncell, c.ngroup);
+             "fp64 grid k=%d, %zu cells, %zu groups, dbscan union-find + border pass", c.g.grid.k,
+             c.g.ncell, c.ngroup);
     kern_free(&r.k, dcore, n);
     kern_free(&r.k, parent, n * sizeof *parent);
     kern_free(&r.k, border, n * sizeof *border);

@@ -31,7 +31,8 @@ template <> __device__ __forceinline__ double gg_wide<__half>(__half v)
     return (double)__half2float(v);
 }
 
-template <typename T> __global__ void gg_widen_kernel(const T *__restrict__ src, size_t m, double *dst)
+template <typename T>
+__global__ void gg_widen_kernel(const T *__restrict__ src, size_t m, double *dst)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (size_t)gridDim.x * blockDim.x)
@@ -39,10 +40,16 @@ template <typename T> __global__ void gg_widen_kernel(const T *__restrict__ src,
 }
 
 struct gg_min {
-    __device__ __forceinline__ double operator()(double a, double b) const { return fmin(a, b); }
+    __device__ __forceinline__ double operator()(double a, double b) const
+    {
+        return fmin(a, b);
+    }
 };
 struct gg_max {
-    __device__ __forceinline__ double operator()(double a, double b) const { return fmax(a, b); }
+    __device__ __forceinline__ double operator()(double a, double b) const
+    {
+        return fmax(a, b);
+    }
 };
 
 /* One dimension (blockIdx.y) over a block's share of rows: min, max, and
@@ -279,7 +286,8 @@ static int gg_choose(f64_run *r, const kern_join_args *a, const double *xw, gg_t
     double *dpart;
     unsigned long long *dbad;
     int rc;
-    if ((rc = gg_alloc(t, (void **)&dpart, (size_t)nb * d * 4 * sizeof(double), "the grid's ranges")) ||
+    if ((rc = gg_alloc(t, (void **)&dpart, (size_t)nb * d * 4 * sizeof(double),
+                       "the grid's ranges")) ||
         (rc = gg_alloc(t, (void **)&dbad, sizeof *dbad, "the grid's ranges")))
         return rc;
     cudaStream_t st = r->k.st;
@@ -373,9 +381,8 @@ static int gg_choose(f64_run *r, const kern_join_args *a, const double *xw, gg_t
  * arrays a join kernel reads and *xs the rows (n x d FP64) in cell order,
  * all charged to the run and kept by the caller; *ngroup the query
  * groups. The time goes to t_prep (index) and t_h2d (upload). */
-static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k,
-                          double max_cells, size_t group, grid_dev *v, size_t *ngroup,
-                          double **xs, const char *who)
+static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k, double max_cells,
+                          size_t group, grid_dev *v, size_t *ngroup, double **xs, const char *who)
 {
     const size_t n = a->n, d = a->d;
     memset(v, 0, sizeof *v);
@@ -406,9 +413,9 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
         rc = gg_choose(r, a, xw, t, eps, k, max_cells, g, perm, who);
     if (rc)
         goto out;
-    while (end_bit < 64 && ((unsigned long long)(g.grid.cnt[g.grid.k - 1] *
-                                                 g.grid.stride[g.grid.k - 1]) -
-                            1) >> end_bit)
+    while (end_bit < 64 &&
+           ((unsigned long long)(g.grid.cnt[g.grid.k - 1] * g.grid.stride[g.grid.k - 1]) - 1) >>
+               end_bit)
         end_bit++;
     if ((rc = gg_alloc(t, (void **)&key, n * sizeof *key, "the grid's keys")) ||
         (rc = gg_alloc(t, (void **)&key2, n * sizeof *key2, "the grid's keys")) ||
@@ -417,12 +424,12 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
         goto out;
     gg_key_kernel<<<gg_blocks(n), GG_THREADS, 0, st>>>(xw, n, d, g, key, row);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
-    KERN_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, key, key2, row, v->ids,
-                                                   (int)n, 0, end_bit, st),
+    KERN_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, key, key2, row, v->ids, (int)n,
+                                                   0, end_bit, st),
                    out);
-    KERN_CUDA_GOTO(
-        cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (size_t *)NULL, (size_t *)NULL, (int)n + 1, st),
-        out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (size_t *)NULL, (size_t *)NULL,
+                                                 (int)n + 1, st),
+                   out);
     cub_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
     if ((rc = gg_alloc(t, &cub_tmp, cub_bytes, "the grid's sort")))
         goto out;
@@ -436,15 +443,19 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
         (rc = gg_alloc(t, (void **)&qf, (n + 1) * sizeof(size_t), "the grid's cells")) ||
         (rc = gg_alloc(t, (void **)&qpos_of, (n + 1) * sizeof(size_t), "the grid's cells")))
         goto out;
-    gg_flag_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(key2, v->ids, n, a->q0, a->q1, head, qf);
+    gg_flag_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(key2, v->ids, n, a->q0, a->q1, head,
+                                                            qf);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
-    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, head, hpos, (int)n + 1, st), out);
-    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, qf, qpos_of, (int)n + 1, st), out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, head, hpos, (int)n + 1, st),
+                   out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, qf, qpos_of, (int)n + 1, st),
+                   out);
     KERN_CUDA_GOTO(cudaMemcpyAsync(&nc, hpos + n, sizeof nc, cudaMemcpyDeviceToHost, st), out);
     KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
     v->ncell = nc;
     v->grid = g.grid;
-    if ((rc = f64_malloc(r, (void **)&v->ukey, (nc ? nc : 1) * sizeof(long long), "the grid index")) ||
+    if ((rc = f64_malloc(r, (void **)&v->ukey, (nc ? nc : 1) * sizeof(long long),
+                         "the grid index")) ||
         (rc = f64_malloc(r, (void **)&v->cstart, (nc + 1) * sizeof(size_t), "the grid index")) ||
         (rc = f64_malloc(r, (void **)&v->qpos, (n ? n : 1) * sizeof(size_t), "the grid index")))
         goto out;
@@ -458,12 +469,16 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
     goff = hpos;
     gg_ngroup_kernel<<<gg_blocks(nc + 1), GG_THREADS, 0, st>>>(v->cstart, qpos_of, nc, group, ng);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
-    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, ng, goff, (int)nc + 1, st), out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, ng, goff, (int)nc + 1, st),
+                   out);
     KERN_CUDA_GOTO(cudaMemcpyAsync(&ngr, goff + nc, sizeof ngr, cudaMemcpyDeviceToHost, st), out);
     KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
-    if ((rc = f64_malloc(r, (void **)&v->gpos, (ngr ? ngr : 1) * sizeof(size_t), "the grid index")) ||
-        (rc = f64_malloc(r, (void **)&v->glen, (ngr ? ngr : 1) * sizeof(uint32_t), "the grid index")) ||
-        (rc = f64_malloc(r, (void **)&v->gcell, (ngr ? ngr : 1) * sizeof(uint32_t), "the grid index")))
+    if ((rc = f64_malloc(r, (void **)&v->gpos, (ngr ? ngr : 1) * sizeof(size_t),
+                         "the grid index")) ||
+        (rc = f64_malloc(r, (void **)&v->glen, (ngr ? ngr : 1) * sizeof(uint32_t),
+                         "the grid index")) ||
+        (rc = f64_malloc(r, (void **)&v->gcell, (ngr ? ngr : 1) * sizeof(uint32_t),
+                         "the grid index")))
         goto out;
     if (ngr) {
         gg_group_kernel<<<gg_blocks(ngr), GG_THREADS, 0, st>>>(v->cstart, qpos_of, goff, nc, ngr,

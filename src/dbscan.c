@@ -113,29 +113,50 @@ static int run_pass(const dbscan_spec *spec, dbscan_result *res, int pass, join_
     return engine_run(spec->engine, js, &res->pass[pass]);
 }
 
-int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
+int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t *ncore)
 {
     const size_t n = spec->ds->n;
-    uint8_t *core = spec->core ? spec->core : xmalloc(n);
-    int32_t *lab = spec->labels;
-    int rc;
-
-    /* Pass 1: neighbours per point (self included) -> core flags. */
     double t0 = engine_now();
     uint64_t *counts = xmalloc(n * sizeof *counts);
     join_spec js;
     memset(&js, 0, sizeof js);
     js.mode = JOIN_PERPOINT;
     js.counts = counts;
-    rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
-    size_t ncore = 0;
+    int rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
+    *ncore = 0;
     if (!rc) {
         res->pairs = res->pass[DBSCAN_PASS_CORE].pairs;
         for (size_t i = 0; i < n; i++)
-            ncore += core[i] = counts[i] >= spec->minpts;
+            *ncore += spec->core[i] = counts[i] >= spec->minpts;
     }
     free(counts);
     res->pass_seconds[DBSCAN_PASS_CORE] = engine_now() - t0;
+    return rc;
+}
+
+void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab)
+{
+    int32_t next = 0;
+    for (size_t i = 0; i < n; i++) /* roots first: a border's root may come after it */
+        if (core[i] && root[i] == i)
+            lab[i] = next++;
+    for (size_t i = 0; i < n; i++)
+        if (!(core[i] && root[i] == i))
+            lab[i] = root[i] >= n ? -1 : lab[root[i]];
+}
+
+int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
+{
+    const size_t n = spec->ds->n;
+    uint8_t *core = spec->core;
+    int32_t *lab = spec->labels;
+    int rc;
+    size_t ncore = 0;
+    double t0;
+    join_spec js;
+
+    /* Pass 1: neighbours per point (self included) -> core flags. */
+    rc = dbscan_pass_core(spec, res, &ncore);
     if (rc)
         goto out;
 
@@ -185,8 +206,6 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
             lab[i] = -1;
     res->pass_seconds[DBSCAN_PASS_BORDER] = engine_now() - t0;
 out:
-    if (!spec->core)
-        free(core);
     return rc;
 }
 

@@ -74,6 +74,16 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res);
  * core and the result's passes; dbscan_run fills the rest. */
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res);
 
+/* Pass 1 of either path: per-point counts through spec->engine's run
+ * (PERPOINT), spec->core[i] = count >= minpts (core must be set); the
+ * number of core points in *ncore. */
+int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t *ncore);
+/* Labels from roots: root[i] for a core row its component's smallest core
+ * index, for another row the smallest root among its core neighbours or
+ * a value >= n when it has none (noise, -1); clusters numbered in the
+ * order of their roots. */
+void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab);
+
 /* Counts (core from core[] when given, else not filled), border, noise,
  * clusters, the top sizes and the size histogram from labels. */
 void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbscan_result *res);

@@ -290,6 +290,12 @@ int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct ker
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
+/* DBSCAN's union and border passes of row e on the device over the FP64
+ * grid (kern_fp64_grid_cluster): core (n flags) in, root (n) out as that
+ * entry says; res: the run's timings, its pairs the core-core pairs. */
+int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const engine_opts *opts,
+                       const volatile int *cancel, const uint8_t *core, uint32_t *root,
+                       join_result *res);
 /* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);

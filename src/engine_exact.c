@@ -24,6 +24,9 @@
 
 KERN_FORMAT_DECL(fp16);
 
+/* DBSCAN on the device over the grid (src/engine_exact_cluster.c). */
+int exact_cluster(const struct dbscan_spec *spec, struct dbscan_result *res);
+
 /* FP16 as the exact pass sees it: values beyond 65504 (after centring) are
  * scaled down by the power of two that brings the largest under it; never
  * up. Exact in FP64, so the bound keeps its relative terms (kernels/exact.cu
@@ -44,17 +47,17 @@ static const engine exact_grid_row = {
     .kjoin = kern_fp64_grid_run,
 };
 
-/* 1 for the grid path; *band the predicted band fraction (-1 when auto
- * had no need to predict). */
-static int exact_pick_path(const join_spec *s, const engine_opts *o, double *band)
+int exact_grid_path(const dataset *ds, double eps, const engine_opts *o, double *band)
 {
-    *band = -1;
-    if (exact_path_needs_prediction(o->exact_path, s->ds->d)) {
+    double b = -1;
+    if (exact_path_needs_prediction(o->exact_path, ds->d)) {
         exact_prediction p;
-        exact_predict_cached(s->ds, join_spec_eps(s), EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
-        *band = p.band_fraction;
+        exact_predict_cached(ds, eps, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
+        b = p.band_fraction;
     }
-    return exact_path_choose(o->exact_path, s->ds->d, *band);
+    if (band)
+        *band = b;
+    return exact_path_choose(o->exact_path, ds->d, b);
 }
 
 /* Whether the run was cut by clusters (its metric, engine_gpu.c). */
@@ -71,7 +74,7 @@ static int exact_run(const join_spec *s, join_result *res)
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     double band;
-    const int grid = exact_pick_path(s, o, &band);
+    const int grid = exact_grid_path(s->ds, join_spec_eps(s), o, &band);
     int rc;
     if (grid) {
         join_spec g = *s;
@@ -118,4 +121,5 @@ const engine engine_exact = {
     .kjoin = kern_exact_run,
     .format = KERN_FORMAT(fp16),
     .centers = 1,
+    .cluster = exact_cluster,
 };

@@ -145,3 +145,24 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     engine_gpu_metrics(e, &a, &r, &x, 0, res);
     return engine_gpu_error(e->name, rc);
 }
+
+/* DBSCAN's union and border passes on the device (kernels.h's
+ * kern_fp64_grid_cluster): core flags in, each row's root out; res as a
+ * join's, its pairs the core-core pairs joined. */
+int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const engine_opts *opts,
+                       const volatile int *cancel, const uint8_t *core, uint32_t *root,
+                       join_result *res)
+{
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(opts, &def);
+    kern_join_args a;
+    engine_gpu_args(ds, 0, ds->n, o, cancel, NULL, NULL, NULL, &a);
+    a.eps = eps;
+    kern_join_result r;
+    memset(&r, 0, sizeof r);
+    int rc = kern_fp64_grid_cluster(&a, core, root, &r);
+    res->pairs = r.pairs;
+    engine_gpu_timing(&r, ds, NULL, res);
+    snprintf(res->variant, sizeof res->variant, "%s", r.variant);
+    return engine_gpu_error(e->name, rc);
+}

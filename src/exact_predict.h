@@ -58,5 +58,10 @@ int exact_path_needs_prediction(int setting, size_t d);
  * set). A forced setting wins; auto: the grid when d <= EXACT_GRID_MAX_D
  * and band_fraction > EXACT_GRID_BAND. */
 int exact_path_choose(int setting, size_t d, double band_fraction);
+/* 1 when exact joins ds at eps over the FP64 grid (o->exact_path, and in
+ * auto the band predicted from a sample: *band, -1 when none was needed;
+ * band may be NULL). src/engine_exact.c. */
+struct engine_opts;
+int exact_grid_path(const dataset *ds, double eps, const struct engine_opts *o, double *band);
 
 #endif

@@ -1,0 +1,40 @@
+/* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path the
+ * core flags come from a PERPOINT run as usual, and the union and border
+ * passes run on the device over the same cached index
+ * (kernels/epi_cluster.cuh): no pair leaves the GPU, where the generic
+ * path streams every pair to the host twice. Elsewhere (the FP16 pass)
+ * the generic three passes. Labels equal fp64's eps-graph's either way. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbscan.h"
+#include "engine.h"
+#include "err.h"
+#include "exact_predict.h"
+
+int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
+{
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(spec->opts, &def);
+    if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
+        return dbscan_generic(spec, res);
+    const size_t n = spec->ds->n;
+    size_t ncore = 0;
+    int rc = dbscan_pass_core(spec, res, &ncore);
+    if (rc)
+        return rc;
+    double t0 = engine_now();
+    uint32_t *root = xmalloc(n * sizeof *root);
+    res->ran[DBSCAN_PASS_UNION] = 1;
+    res->pass_mode[DBSCAN_PASS_UNION] = JOIN_COUNT;
+    rc = engine_gpu_cluster(spec->engine, spec->ds, spec->eps, o, spec->cancel, spec->core, root,
+                            &res->pass[DBSCAN_PASS_UNION]);
+    if (rc == 0)
+        dbscan_number(spec->core, root, n, spec->labels);
+    free(root);
+    /* One device run does both passes: its time is the union's. */
+    res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
+    if (rc == 0 && spec->progress)
+        spec->progress(spec->progress_ctx, 1.0);
+    return rc;
+}
