@@ -30,7 +30,7 @@ endif
 # build time (libcupti is dlopen'ed); without them the counters are N/A
 # (src/cupti_none.c).
 CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti_profiler_host.h)
-HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
+HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c src/mpi_%.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
 HOST_SRC += $(if $(CUPTI_H),,src/cupti_none.c)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 CXX_SRC  := $(if $(CUPTI_H),$(wildcard src/*.cpp))
@@ -78,6 +78,26 @@ all: $(BUILD)/tcjoin
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+
+# ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
+# calls only). src/mpi_*.c go into it alone, with main.c as tcjoin_main
+# (rank 0's program); the plain tcjoin never needs MPI. ----
+MPICC   ?= $(firstword $(shell command -v mpicc 2>/dev/null))
+ifneq ($(MPICC),)
+MPI_OBJ := $(patsubst %.c,$(BUILD)/obj-mpi/%.o,$(wildcard src/mpi_*.c) src/main.c)
+all: $(BUILD)/tcjoin-mpi
+tests: $(BUILD)/tcjoin-mpi
+
+$(BUILD)/obj-mpi/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj-mpi/src/main.o: CFLAGS += -Dmain=tcjoin_main
+
+$(BUILD)/tcjoin-mpi: $(MPI_OBJ) $(LIB)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+endif
+# ---- end MPI ----
 
 $(LIB): $(HOST_OBJ) $(CXX_OBJ) $(KERN_OBJ) $(GEN_OBJ)
 	@rm -f $@
