@@ -34,8 +34,9 @@ typedef struct dist_ops {
     /* A per-rank pair file closed on every rank (ok: kept): rank 0 writes
      * PATH.manifest naming the ranks' files. */
     int (*pairs_closed)(const char *path, const char *format, int ok, uint64_t pairs);
-    /* After rank 0 stored run run_id: the ranks' shares in the log. */
-    void (*store_run)(struct store *db, int64_t run_id);
+    /* After rank 0 stored run run_id, whose result is res: the ranks'
+     * shares in the log (when res was filled by a shared run). */
+    void (*store_run)(struct store *db, int64_t run_id, const join_result *res);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "err.h"
@@ -66,6 +67,10 @@ int main(int argc, char **argv)
     if (rank == 0) {
         status = tcjoin_main(argc, argv);
         fflush(stdout);
+        if (mpi_job_dying()) {
+            fflush(stderr);
+            _exit(status ? status : 1);
+        }
         mpi_send_command(NULL);
     } else {
         mpi_follow();

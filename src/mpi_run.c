@@ -50,9 +50,15 @@ static int m_rank, m_size;
 static MPI_Comm m_cmd, m_q; /* commands and sync points; the queue's messages */
 static char m_host[64];
 static dist_ops m_ops;
-/* The last shared run's records, for the log (rank 0). */
-static mpi_rec *m_last;
-static int m_have_last;
+/* The recent shared runs' records, for the log (rank 0), by the result
+ * they filled: a command may run several before it stores one (compare's
+ * pair passes after its count runs). */
+#define M_KEEP 16
+static struct {
+    const join_result *res;
+    mpi_rec *all;
+} m_kept[M_KEEP];
+static int m_kept_next;
 /* Set by SIGTERM (mpirun ending the job because a rank died). */
 static volatile sig_atomic_t m_term;
 /* Nonzero while a shared run is in flight: its parts run locally. */
@@ -153,8 +159,21 @@ static void m_command_begin(const char *text)
         mpi_send_command(text);
 }
 
+int mpi_job_dying(void)
+{
+    return m_term != 0;
+}
+
 static int m_command_end(session *s, int rc)
 {
+    if (m_term) {
+        /* A rank died in this command's run: no meeting can complete, and
+         * mpirun is ending the job. Rank 0 ends its session (the log
+         * closed) rather than wait to be killed. */
+        s->quit = 1;
+        s->failed = 1;
+        return rc ? rc : TCJ_EIO;
+    }
     mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
     m_rec_init(&mine, STAGE_END);
     mine.rc = rc;
@@ -312,11 +331,11 @@ static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
 /* ---- a shared run ---- */
 
 /* A test hook (tests/mpi/): TCJOIN_MPI_FAULT=RANK:error makes that rank's
- * second part fail, RANK:kill kills it there. */
+ * first part fail, RANK:kill kills it there. */
 static int m_fault(int part)
 {
     const char *f = getenv("TCJOIN_MPI_FAULT");
-    if (!f || part != 1)
+    if (!f || part != 0)
         return 0;
     char *colon;
     long r = strtol(f, &colon, 10);
@@ -693,10 +712,14 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         }
     }
     if (m_rank == 0) {
-        free(m_last);
-        m_last = xmalloc((size_t)m_size * sizeof *m_last);
-        memcpy(m_last, all, (size_t)m_size * sizeof *m_last);
-        m_have_last = 1;
+        for (int k = 0; k < M_KEEP; k++)
+            if (m_kept[k].res == res)
+                m_kept[k].res = NULL;
+        int k = m_kept_next++ % M_KEEP;
+        free(m_kept[k].all);
+        m_kept[k].res = res;
+        m_kept[k].all = xmalloc((size_t)m_size * sizeof *all);
+        memcpy(m_kept[k].all, all, (size_t)m_size * sizeof *all);
     }
     res->seconds = engine_now() - t_run;
     if (!rc && pg.fn && m_rank == 0)
@@ -772,23 +795,31 @@ static int m_pairs_closed(const char *path, const char *format, int ok, uint64_t
 
 /* ---- the log ---- */
 
-static void m_store_run(store *db, int64_t run_id)
+static void m_store_run(store *db, int64_t run_id, const join_result *res)
 {
-    if (m_rank != 0 || !m_have_last || !db || run_id <= 0)
+    if (m_rank != 0 || !db || run_id <= 0)
         return;
-    m_have_last = 0;
-    for (int r = 0; r < m_size; r++) {
-        store_rank_rec rr = {.run_id = run_id,
-                             .rank = r,
-                             .host = m_last[r].host,
-                             .device = m_last[r].device,
-                             .rows = m_last[r].rows,
-                             .parts = m_last[r].chunks,
-                             .seconds = m_last[r].seconds,
-                             .pairs = m_last[r].pairs,
-                             .status = m_last[r].rc};
-        if (store_run_rank(db, &rr) < 0)
-            cmd_store_failed();
+    for (int k = 0; k < M_KEEP; k++) {
+        if (!m_kept[k].res || m_kept[k].res != res)
+            continue;
+        const mpi_rec *all = m_kept[k].all;
+        for (int r = 0; r < m_size; r++) {
+            store_rank_rec rr = {.run_id = run_id,
+                                 .rank = r,
+                                 .host = all[r].host,
+                                 .device = all[r].device,
+                                 .rows = all[r].rows,
+                                 .parts = all[r].chunks,
+                                 .seconds = all[r].seconds,
+                                 .pairs = all[r].pairs,
+                                 .status = all[r].rc};
+            if (store_run_rank(db, &rr) < 0) {
+                cmd_store_failed();
+                break;
+            }
+        }
+        m_kept[k].res = NULL;
+        return;
     }
 }
 

@@ -17,4 +17,8 @@ void mpi_run_init(void);
 void mpi_send_command(const char *text);
 int mpi_recv_command(char **text);
 
+/* Whether mpirun is ending the job (a rank died during a run): rank 0
+ * then leaves without meeting the others. */
+int mpi_job_dying(void);
+
 #endif

@@ -186,7 +186,7 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     if (id < 0)
         cmd_store_failed();
     else if (dist && dist->store_run) /* tcjoin-mpi: the ranks' shares */
-        dist->store_run(s->db, id);
+        dist->store_run(s->db, id, res);
     return id > 0 ? id : 0;
 }
 
