@@ -25,6 +25,7 @@
 #include "cmd.h"
 #include "err.h"
 #include "kdist.h"
+#include "kernels.h"
 #include "mpi_queue.h"
 #include "out.h"
 #include "session.h"
@@ -33,7 +34,7 @@
 #include "store_ranks.h"
 
 enum { STAGE_JOIN = 1, STAGE_OUTCOME, STAGE_PAIRS, STAGE_END };
-enum { TAG_REQ = 11, TAG_BYE, TAG_RANGE };
+enum { TAG_REQ = 11, TAG_BYE, TAG_RANGE, TAG_STOP, TAG_ACK };
 
 /* One rank's word at a sync point. */
 typedef struct mpi_rec {
@@ -47,6 +48,7 @@ typedef struct mpi_rec {
 } mpi_rec;
 
 static int m_rank, m_size;
+static int m_local_rank;    /* among the ranks of this host */
 static MPI_Comm m_cmd, m_q; /* commands and sync points; the queue's messages */
 static char m_host[64];
 static dist_ops m_ops;
@@ -257,10 +259,20 @@ static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
     return ok;
 }
 
+/* Every message from rank 0 to a rank in a run is three words: a range
+ * (b, e, stop), a stop, or the answer to its bye. */
+static void m_send3(int to, int tag, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t w[3] = {a, b, c};
+    MPI_Send(w, 3, MPI_UINT64_T, to, tag, m_q);
+}
+
 static void *m_server_main(void *arg)
 {
     m_server *sv = arg;
     struct timespec nap = {0, 50000};
+    char *gone = xcalloc((size_t)m_size, 1); /* said bye: no stop goes to it */
+    int stop_sent = 0;
     for (;;) {
         int flag = 0;
         MPI_Status st;
@@ -269,15 +281,11 @@ static void *m_server_main(void *arg)
             int32_t word[2];
             MPI_Recv(word, 2, MPI_INT32_T, st.MPI_SOURCE, st.MPI_TAG, m_q, MPI_STATUS_IGNORE);
             if (st.MPI_TAG == TAG_REQ) {
-                uint64_t rep[3] = {0, 0, 0};
                 size_t b = 0, e = 0;
                 int stop = 0;
-                if (m_server_take(sv, &b, &e, &stop)) {
-                    rep[0] = b;
-                    rep[1] = e;
-                }
-                rep[2] = (uint64_t)stop;
-                MPI_Send(rep, 3, MPI_UINT64_T, st.MPI_SOURCE, TAG_RANGE, m_q);
+                if (!m_server_take(sv, &b, &e, &stop))
+                    b = e = 0;
+                m_send3(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop);
             } else {
                 pthread_mutex_lock(&sv->mu);
                 sv->byes++;
@@ -287,6 +295,8 @@ static void *m_server_main(void *arg)
                     *sv->local_stop = 1;
                 }
                 pthread_mutex_unlock(&sv->mu);
+                gone[st.MPI_SOURCE] = 1;
+                m_send3(st.MPI_SOURCE, TAG_ACK, 0, 0, 0);
             }
             continue;
         }
@@ -295,21 +305,69 @@ static void *m_server_main(void *arg)
             sv->stop = 1;
             *sv->local_stop = 1;
         }
+        int stop = sv->stop;
         int over = sv->byes == m_size - 1 && sv->main_done;
         pthread_mutex_unlock(&sv->mu);
         /* mpirun is ending the job (a rank died): nobody will say bye. */
         if (over || m_term)
             break;
+        if (stop && !stop_sent) {
+            /* A cancel or a failure: the ranks in the middle of a range
+             * stop now, not at their next request. */
+            for (int r = 1; r < m_size; r++)
+                if (!gone[r])
+                    m_send3(r, TAG_STOP, 0, 0, 1);
+            stop_sent = 1;
+        }
         nanosleep(&nap, NULL);
     }
+    free(gone);
     return NULL;
 }
+
+/* The other ranks: their main thread (requests, bye) and a watcher thread
+ * (rank 0's stop) share MPI under this lock, never at once
+ * (MPI_THREAD_SERIALIZED). */
+static pthread_mutex_t m_mpi_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A rank's view of the queue. */
 typedef struct m_client {
     m_server *sv; /* rank 0 */
     volatile int *local_stop;
+    volatile int watching;
 } m_client;
+
+/* The next message from rank 0 with tag want; stops met on the way set
+ * the rank's stop flag. Caller holds m_mpi_mu. */
+static void m_recv0(m_client *c, int want, uint64_t w[3])
+{
+    for (;;) {
+        MPI_Status st;
+        MPI_Recv(w, 3, MPI_UINT64_T, 0, MPI_ANY_TAG, m_q, &st);
+        if (st.MPI_TAG == TAG_STOP)
+            *c->local_stop = 1;
+        if (st.MPI_TAG == want)
+            return;
+    }
+}
+
+static void *m_watch(void *arg)
+{
+    m_client *c = arg;
+    struct timespec nap = {0, 1000000};
+    while (c->watching) {
+        pthread_mutex_lock(&m_mpi_mu);
+        int flag = 0;
+        MPI_Iprobe(0, TAG_STOP, m_q, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            uint64_t w[3];
+            m_recv0(c, TAG_STOP, w);
+        }
+        pthread_mutex_unlock(&m_mpi_mu);
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
 
 static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
 {
@@ -318,14 +376,29 @@ static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
         return m_server_take(c->sv, b, e, stop);
     int32_t word[2] = {0, 0};
     uint64_t rep[3];
+    pthread_mutex_lock(&m_mpi_mu);
     MPI_Send(word, 2, MPI_INT32_T, 0, TAG_REQ, m_q);
-    MPI_Recv(rep, 3, MPI_UINT64_T, 0, TAG_RANGE, m_q, MPI_STATUS_IGNORE);
+    m_recv0(c, TAG_RANGE, rep);
+    pthread_mutex_unlock(&m_mpi_mu);
     *b = (size_t)rep[0];
     *e = (size_t)rep[1];
-    *stop = (int)rep[2];
+    *stop = (int)rep[2] || *c->local_stop;
     if (*stop)
         *c->local_stop = 1;
-    return *e > *b;
+    return *e > *b && !*stop;
+}
+
+/* A rank other than 0 is done: tell rank 0 (failed or not) and wait for
+ * its answer, taking any stop sent before it; then no message of this
+ * run is left in flight. */
+static void m_bye(m_client *c, int failed)
+{
+    int32_t word[2] = {failed, 0};
+    uint64_t w[3];
+    pthread_mutex_lock(&m_mpi_mu);
+    MPI_Send(word, 2, MPI_INT32_T, 0, TAG_BYE, m_q);
+    m_recv0(c, TAG_ACK, w);
+    pthread_mutex_unlock(&m_mpi_mu);
 }
 
 /* ---- a shared run ---- */
@@ -452,11 +525,31 @@ typedef struct m_work {
     uint64_t pairs;
 } m_work;
 
+/* A GPU rank's device: the node-local rank's GPU, counted from the one
+ * `set device` names (local rank mod the host's GPUs), unless `set devices`
+ * lists them. The options are copied into *mine. */
+static const engine_opts *m_opts(const engine *e, const engine_opts *o, engine_opts *mine)
+{
+    static int ndev = -1;
+    if (!e->gpu || !o || o->devices || o->devices_all)
+        return o;
+    if (ndev < 0) {
+        ndev = kern_device_count();
+        err_clear();
+    }
+    if (ndev <= 1)
+        return o;
+    *mine = *o;
+    mine->device = (o->device + m_local_rank) % ndev;
+    return mine;
+}
+
 static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg, join_result *acc,
                   int first)
 {
     join_result r;
     int rc;
+    engine_opts own;
     if (w->js) {
         join_spec p = *w->js;
         p.q0 = b;
@@ -464,6 +557,7 @@ static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg,
         p.cancel = stop;
         p.progress = pg ? m_prog_fn : NULL;
         p.progress_ctx = pg;
+        p.opts = m_opts(w->e, p.opts, &own);
         if (p.mode == JOIN_PERPOINT)
             p.counts = w->js->counts + (b - w->js->q0);
         if (p.mode == JOIN_PAIRS)
@@ -491,6 +585,7 @@ static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg,
         p.progress = pg ? m_prog_fn : NULL;
         p.progress_ctx = pg;
         p.out = w->ks->out + (b - w->ks->q0);
+        p.opts = m_opts(w->e, p.opts, &own);
         rc = kdist_run(w->e, &p, &r);
     }
     if (first) {
@@ -579,7 +674,9 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         sigaction(SIGTERM, &on_term, &old_term);
         have_thread = pthread_create(&tid, NULL, m_server_main, &sv) == 0;
     }
-    m_client cl = {&sv, &stop};
+    m_client cl = {&sv, &stop, 1};
+    pthread_t wtid;
+    int watching = m_rank != 0 && pthread_create(&wtid, NULL, m_watch, &cl) == 0;
     m_prog pg = {js ? js->progress : ks->progress,
                  js ? js->progress_ctx : ks->progress_ctx,
                  &sv,
@@ -616,8 +713,12 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
             pthread_join(tid, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     } else {
-        int32_t word[2] = {lrc != 0, 0};
-        MPI_Send(word, 2, MPI_INT32_T, 0, TAG_BYE, m_q);
+        if (watching) {
+            cl.watching = 0;
+            pthread_join(wtid, NULL);
+        }
+        if (!m_term)
+            m_bye(&cl, lrc != 0);
     }
     pthread_mutex_destroy(&sv.mu);
     if (m_term) {
@@ -830,6 +931,10 @@ void mpi_run_init(void)
     MPI_Comm_dup(MPI_COMM_WORLD, &m_cmd);
     MPI_Comm_dup(MPI_COMM_WORLD, &m_q);
     gethostname(m_host, sizeof m_host - 1);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &m_local_rank);
+    MPI_Comm_free(&node);
     m_ops = (dist_ops){.rank = m_rank,
                        .nranks = m_size,
                        .command_begin = m_command_begin,

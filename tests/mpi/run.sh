@@ -151,3 +151,35 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'a rank died' "$d/failed" &&
 else
     notok "a killed rank: exit $rc" "$d/out" "$d/err" "$d/failed"
 fi
+
+# Ctrl-C on rank 0 in the middle of a run: every rank stops within a
+# second or two (not at the end of its range), the run is logged as
+# cancelled, the batch exits 130.
+d="$tmp/sigint"
+mkdir "$d"
+# shellcheck disable=SC2086
+(cd "$d" && exec timeout 120 mpirun $flags -np 2 "$build/tcjoin-mpi" --db log.db \
+    -e 'gen uniform n=60000 d=64 seed=3; eps 3; run cpu' >out 2>err) &
+job=$!
+rank0=""
+i=0
+while [ $i -lt 300 ] && ! grep -q '^eps 3' "$d/out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+# Rank 0: the tcjoin-mpi whose environment says so (Open MPI, MPICH).
+for p in $(ps -eo pid=,args= | awk '$2 ~ /tcjoin-mpi$/ {print $1}'); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0\|PMI_RANK=0'; then
+        case " $(ps -o args= -p "$p") " in *"$d"*|*log.db*) rank0=$p ;; esac
+    fi
+done
+t0=$(date +%s)
+[ -n "$rank0" ] && kill -INT "$rank0"
+wait $job
+rc=$?
+dt=$(($(date +%s) - t0))
+"$fdb" failed "$d/log.db" >"$d/failed" 2>&1
+if [ -n "$rank0" ] && [ $rc -eq 130 ] && [ $dt -le 10 ] && grep -q 'cancelled' "$d/err" &&
+    grep -q '^-6|cancelled' "$d/failed"; then
+    ok "Ctrl-C on rank 0: every rank stopped in ${dt}s, the run logged cancelled, exit 130"
+else
+    notok "Ctrl-C on rank 0: pid '$rank0', exit $rc after ${dt}s" "$d/out" "$d/err" "$d/failed"
+fi
