@@ -14,6 +14,10 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 # clang with libFuzzer, for tests/fuzz (make fuzz; make test runs them briefly)
 command -v clang >/dev/null 2>&1 || need="$need clang"
+# MPI for build/tcjoin-mpi (Open MPI; MPICH's mpicc serves as well) and
+# tests/mpi (mpirun)
+command -v mpicc >/dev/null 2>&1 || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" -ne 0 ]; then
