@@ -324,8 +324,10 @@ static int cmd_exec_here(session *s, const char *line)
     } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
         rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
     } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {
-        /* tcjoin-mpi: rank 0's log and help are not the other ranks' */
-        rc = dist && dist->skip(c->name) ? 0 : c->run(s, argc - 1, argv + 1);
+        /* tcjoin-mpi: a command only rank 0 runs (its log, help), or one
+         * no rank runs there (src/dist.h) */
+        int sk = dist ? dist->skip(c->name) : 0;
+        rc = sk > 0 ? 0 : sk < 0 ? sk : c->run(s, argc - 1, argv + 1);
     }
     double dt = engine_now() - t0;
 

@@ -24,8 +24,9 @@ typedef struct dist_ops {
      * reports a failure of another rank in one line. Returns the code the
      * command ends with (the same on every rank). */
     int (*command_end)(struct session *s, int rc);
-    /* Whether this rank skips a command (rank 0's log and help: history,
-     * show, ...): 0 runs it, else it is not run here. */
+    /* Whether this rank runs a command: 0 runs it; 1 skips it here (rank
+     * 0's log and help: history, show, ...); a TCJ_E* code with err_msg
+     * refuses it on every rank (a single-process tool). */
     int (*skip)(const char *name);
     /* engine_run and kdist_run over every rank: the work shared, the
      * results reduced so that every rank holds the whole run's. */
