@@ -43,6 +43,12 @@ typedef struct dist_ops {
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */
 extern const dist_ops *dist;
 
+/* The size of the next range of a shared run's queue when `left` items of
+ * `total` remain among `ranks` ranks: a 1/(2 ranks) share of what is left
+ * (guided self-scheduling), never below total / (64 ranks) (at least 1),
+ * never above what is left. */
+size_t dist_chunk(size_t left, size_t total, int ranks);
+
 /* path as this rank writes it: "PATH.RANK" under several ranks, else path.
  * The result is a static buffer, valid until the next call. */
 const char *dist_rank_path(const char *path);

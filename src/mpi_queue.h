@@ -17,10 +17,6 @@ typedef struct mpi_queue {
     void *ctx;
 } mpi_queue;
 
-/* The size of the next range when `left` items of `total` remain among
- * `ranks` ranks: a share of what is left (guided self-scheduling), never
- * below a floor that keeps a range worth its run's overhead, never above
- * what is left. */
-size_t mpi_queue_chunk(size_t left, size_t total, int ranks);
+/* The size of each range: dist_chunk (src/dist.h). */
 
 #endif

@@ -223,18 +223,6 @@ static int m_skip(const char *name)
 
 /* ---- the queue ---- */
 
-size_t mpi_queue_chunk(size_t left, size_t total, int ranks)
-{
-    size_t r = ranks > 0 ? (size_t)ranks : 1;
-    size_t floor = total / (64 * r);
-    if (floor < 1)
-        floor = 1;
-    size_t c = left / (2 * r);
-    if (c < floor)
-        c = floor;
-    return c < left ? c : left;
-}
-
 /* Rank 0's side: the counter, and the thread that answers the others. */
 typedef struct m_server {
     pthread_mutex_t mu;
@@ -253,7 +241,7 @@ static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
         sv->stop = 1;
     int ok = !sv->stop && sv->next < sv->end;
     if (ok) {
-        size_t c = mpi_queue_chunk(sv->end - sv->next, sv->total, m_size);
+        size_t c = dist_chunk(sv->end - sv->next, sv->total, m_size);
         *b = sv->next;
         *e = sv->next + c;
         sv->next += c;
@@ -619,6 +607,25 @@ static void m_describe(const engine *e, const join_spec *js, const kdist_spec *k
                  ks->q0, ks->q1, ds->n, ds->d, (unsigned long long)ds->hash);
 }
 
+/* res is being filled anew: no kept ranks of an earlier run stand for it. */
+static void m_forget(const join_result *res)
+{
+    for (int k = 0; k < M_KEEP; k++)
+        if (m_kept[k].res == res)
+            m_kept[k].res = NULL;
+}
+
+/* A sum over every rank of n values of type t (size bytes each), in
+ * pieces whose count fits MPI's int. */
+static void m_sum(void *buf, size_t n, MPI_Datatype t, size_t size)
+{
+    const size_t piece = (size_t)1 << 28;
+    for (size_t o = 0; o < n; o += piece) {
+        size_t k = n - o < piece ? n - o : piece;
+        MPI_Allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, MPI_SUM, m_cmd);
+    }
+}
+
 static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, join_result *res)
 {
     /* A part calling back, or a run inside an engine: this process. */
@@ -732,7 +739,8 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         free(kept.i);
         free(kept.j);
         free(kept.d2);
-        rc = err_set(TCJ_EIO, "a rank died during the run (mpirun is stopping every rank)");
+        rc = err_set(TCJ_EIO, "mpirun is stopping every rank (a rank died, or mpirun was "
+                              "interrupted)");
         goto out;
     }
 
@@ -762,9 +770,9 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
 
     if (!rc) {
         if (js && mode == JOIN_PERPOINT)
-            MPI_Allreduce(MPI_IN_PLACE, js->counts, (int)(q1 - q0), MPI_UINT64_T, MPI_SUM, m_cmd);
+            m_sum(js->counts, q1 - q0, MPI_UINT64_T, sizeof *js->counts);
         if (ks)
-            MPI_Allreduce(MPI_IN_PLACE, ks->out, (int)(q1 - q0), MPI_DOUBLE, MPI_SUM, m_cmd);
+            m_sum(ks->out, q1 - q0, MPI_DOUBLE, sizeof *ks->out);
         if (nb) {
             MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd);
             MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
@@ -837,6 +845,8 @@ out:
 
 static int m_join(const engine *e, const join_spec *s, join_result *res)
 {
+    if (atomic_load(&m_busy) == 0)
+        m_forget(res);
     if (!s->ds || s->ds->n == 0 || s->q0 >= s->q1)
         return DIST_LOCAL; /* engine_run's own checks answer */
     int rc = m_shared(e, s, NULL, res);
@@ -847,6 +857,8 @@ static int m_join(const engine *e, const join_spec *s, join_result *res)
 
 static int m_kdist(const engine *e, const kdist_spec *s, join_result *res)
 {
+    if (atomic_load(&m_busy) == 0)
+        m_forget(res);
     if (!s->ds || s->ds->n == 0 || s->q0 >= s->q1 || !e->kdist || !s->out)
         return DIST_LOCAL;
     int rc = m_shared(e, NULL, s, res);
