@@ -201,6 +201,7 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/tcjoin $(DESTDIR)$(PREFIX)/bin/tcjoin
+	if [ -x $(BUILD)/tcjoin-mpi ]; then install -m 755 $(BUILD)/tcjoin-mpi $(DESTDIR)$(PREFIX)/bin/tcjoin-mpi; fi
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
 
 # libFuzzer harnesses, one per loader and one for the script language

@@ -396,17 +396,24 @@ static void m_bye(m_client *c, int failed)
 /* ---- a shared run ---- */
 
 /* A test hook (tests/mpi/): TCJOIN_MPI_FAULT=RANK:error makes that rank's
- * first part fail, RANK:kill kills it there. */
-static int m_fault(int part)
+ * first part fail, RANK:kill kills it there, RANK:slow makes it wait 3 s
+ * before it asks for its first range (a slow rank). */
+static const char *m_fault_kind(void)
 {
     const char *f = getenv("TCJOIN_MPI_FAULT");
-    if (!f || part != 0)
-        return 0;
+    if (!f)
+        return "";
     char *colon;
     long r = strtol(f, &colon, 10);
-    if (r != m_rank || *colon != ':')
+    return r == m_rank && *colon == ':' ? colon + 1 : "";
+}
+
+static int m_fault(int part)
+{
+    const char *k = m_fault_kind();
+    if (part != 0 || !*k || strcmp(k, "slow") == 0)
         return 0;
-    if (strcmp(colon + 1, "kill") == 0)
+    if (strcmp(k, "kill") == 0)
         raise(SIGKILL);
     return err_set(TCJ_EIO, "injected fault (TCJOIN_MPI_FAULT)");
 }
@@ -700,7 +707,10 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     const double t0 = engine_now();
     size_t b, eend;
     int qstop = 0, part = 0, lrc = 0;
-    while (!lrc && m_take(&cl, &b, &eend, &qstop)) {
+    if (strcmp(m_fault_kind(), "slow") == 0)
+        sleep(3);
+    const mpi_queue q = {m_take, &cl};
+    while (!lrc && q.take(q.ctx, &b, &eend, &qstop)) {
         if ((lrc = m_fault(part)))
             break;
         pg.b = b;

@@ -198,3 +198,20 @@ if [ -n "$rank0" ] && [ $rc -eq 130 ] && [ $dt -le 10 ] && grep -q 'cancelled' "
 else
     notok "Ctrl-C on rank 0: pid '$rank0', exit $rc after ${dt}s" "$d/out" "$d/err" "$d/failed"
 fi
+
+# A slow rank: rank 1 waits 3 s before it asks for work, and rank 0 takes
+# the whole queue meanwhile (a static split would have waited for rank 1's
+# half); the pairs are the same.
+d="$tmp/slow"
+mkdir "$d"
+# shellcheck disable=SC2086
+(cd "$d" && TCJOIN_MPI_FAULT=1:slow timeout 60 mpirun $flags $xenv -np 2 "$build/tcjoin-mpi" \
+    --db log.db -e 'set threads 1; gen gauss n=1500 d=6 clusters=5 sigma=0.3 seed=11; eps 0.35; run cpu mode=pairs out=p.bin' \
+    >out 2>err)
+rc=$?
+pairset "$d/p.bin.0" "$d/p.bin.1" >"$d/p"
+if [ $rc -eq 0 ] && cmp -s "$tmp/one/p32" "$d/p" && grep -q '^file p.bin.1 rank 1 .* pairs 0$' "$d/p.bin.manifest"; then
+    ok "a slow rank: the fast one took every range, the same pairs"
+else
+    notok "a slow rank: exit $rc" "$d/out" "$d/err" "$d/p.bin.manifest"
+fi
