@@ -468,6 +468,12 @@ static int m_pairs_replay(m_pairs *p, const pair_sink *sink, size_t batch)
             MPI_Bcast(bd, (int)k, MPI_DOUBLE, r, m_cmd);
             pair_batch b = {.k = (size_t)k, .i = bi, .j = bj, .d2 = bd};
             rc = sink->put(sink->ctx, &b);
+            /* Stop together (the same sinks refuse alike; one that fails
+             * alone must not leave the others broadcasting). */
+            int mine_failed = rc != 0, any = 0;
+            MPI_Allreduce(&mine_failed, &any, 1, MPI_INT, MPI_LOR, m_cmd);
+            if (any && !rc)
+                rc = err_set(TCJ_EIO, "the pair sink of another rank refused the pairs");
             free(bi);
             free(bj);
             free(bd);
