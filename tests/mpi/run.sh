@@ -215,3 +215,22 @@ if [ $rc -eq 0 ] && cmp -s "$tmp/one/p32" "$d/p" && grep -q '^file p.bin.1 rank 
 else
     notok "a slow rank: exit $rc" "$d/out" "$d/err" "$d/p.bin.manifest"
 fi
+
+# A rank that fails before the run (its pair file exists there): the others
+# meet it at their check-in, the run fails with its one line, rank 0 keeps
+# no partial file, and the next command runs on every rank.
+d="$tmp/early"
+mkdir "$d"
+: >"$d/p.bin.1"
+# shellcheck disable=SC2086
+(cd "$d" && timeout 60 mpirun $flags -np 2 "$build/tcjoin-mpi" --db log.db \
+    -e 'gen uniform n=2000 d=8 seed=3; eps 0.3; run cpu mode=pairs out=p.bin; run cpu' >out 2>err)
+rc=$?
+"$fdb" failed "$d/log.db" >"$d/failed" 2>&1
+if [ $rc -eq 1 ] && [ "$(grep -c 'error: rank 1 (.*): p.bin.1: exists' "$d/err")" -eq 1 ] &&
+    [ "$(grep -c 'error:' "$d/err")" -eq 1 ] && [ ! -e "$d/p.bin.0" ] &&
+    [ "$(grep -c '^  pairs' "$d/out")" -eq 1 ] && grep -q '^-1|rank 1 (.*): p.bin.1: exists' "$d/failed"; then
+    ok "a rank failing before the run: one line, the run failed in the log, the session goes on"
+else
+    notok "a rank failing before the run: exit $rc" "$d/out" "$d/err" "$d/failed"
+fi
