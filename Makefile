@@ -30,7 +30,7 @@ endif
 # build time (libcupti is dlopen'ed); without them the counters are N/A
 # (src/cupti_none.c).
 CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti_profiler_host.h)
-HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
+HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c src/mpi_%.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
 HOST_SRC += $(if $(CUPTI_H),,src/cupti_none.c)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 CXX_SRC  := $(if $(CUPTI_H),$(wildcard src/*.cpp))
@@ -78,6 +78,26 @@ all: $(BUILD)/tcjoin
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+
+# ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
+# calls only). src/mpi_*.c go into it alone, with main.c as tcjoin_main
+# (rank 0's program); the plain tcjoin never needs MPI. ----
+MPICC   ?= $(firstword $(shell command -v mpicc 2>/dev/null))
+ifneq ($(MPICC),)
+MPI_OBJ := $(patsubst %.c,$(BUILD)/obj-mpi/%.o,$(wildcard src/mpi_*.c) src/main.c)
+all: $(BUILD)/tcjoin-mpi
+tests: $(BUILD)/tcjoin-mpi
+
+$(BUILD)/obj-mpi/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj-mpi/src/main.o: CFLAGS += -Dmain=tcjoin_main
+
+$(BUILD)/tcjoin-mpi: $(MPI_OBJ) $(LIB)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+endif
+# ---- end MPI ----
 
 $(LIB): $(HOST_OBJ) $(CXX_OBJ) $(KERN_OBJ) $(GEN_OBJ)
 	@rm -f $@
@@ -203,6 +223,7 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/tcjoin $(DESTDIR)$(PREFIX)/bin/tcjoin
+	if [ -x $(BUILD)/tcjoin-mpi ]; then install -m 755 $(BUILD)/tcjoin-mpi $(DESTDIR)$(PREFIX)/bin/tcjoin-mpi; fi
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
 
 # libFuzzer harnesses, one per loader and one for the script language
@@ -216,7 +237,7 @@ FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
 	-Isrc -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
-FUZZ_SRC   := src/err.c src/dataset.c src/dtype.c src/fp16.c src/cmd.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+FUZZ_SRC   := src/err.c src/dataset.c src/dtype.c src/fp16.c src/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -16,6 +16,10 @@ command -v cc >/dev/null 2>&1 || need="$need gcc"
 command -v clang >/dev/null 2>&1 || need="$need clang"
 # scikit-learn, the second oracle of dbscan (tests/cli/dbscan_sklearn.sh)
 python3 -c 'import sklearn' >/dev/null 2>&1 || need="$need python3-sklearn"
+# MPI for build/tcjoin-mpi (Open MPI; MPICH's mpicc serves as well) and
+# tests/mpi (mpirun)
+command -v mpicc >/dev/null 2>&1 || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" -ne 0 ]; then

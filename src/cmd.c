@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "engine.h"
 #include "err.h"
 #include "out.h"
@@ -278,7 +279,7 @@ void cmd_store_failed(void)
 }
 
 /* One command: words, lookup, checks, handler, log. */
-static int cmd_exec_one(session *s, const char *line)
+static int cmd_exec_here(session *s, const char *line)
 {
     char **argv, *storage;
     int argc = cmd_split(line, &argv, &storage);
@@ -323,7 +324,10 @@ static int cmd_exec_one(session *s, const char *line)
     } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
         rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
     } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {
-        rc = c->run(s, argc - 1, argv + 1);
+        /* tcjoin-mpi: a command only rank 0 runs (its log, help), or one
+         * no rank runs there (src/dist.h) */
+        int sk = dist ? dist->skip(c->name) : 0;
+        rc = sk > 0 ? 0 : sk < 0 ? sk : c->run(s, argc - 1, argv + 1);
     }
     double dt = engine_now() - t0;
 
@@ -350,6 +354,16 @@ static int cmd_exec_one(session *s, const char *line)
     free(text);
     free(storage);
     return rc;
+}
+
+/* tcjoin-mpi (src/dist.h): rank 0 sends each command to the other ranks,
+ * which run it too; the ranks' outcomes are compared after it. */
+static int cmd_exec_one(session *s, const char *line)
+{
+    if (!dist)
+        return cmd_exec_here(s, line);
+    dist->command_begin(line);
+    return dist->command_end(s, cmd_exec_here(s, line));
 }
 
 int cmd_exec(session *s, const char *line)

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dist.h"
 #include "err.h"
 
 /* State shared by the workers of one run. */
@@ -92,6 +93,62 @@ void cpu_pool_run(const cpu_pool *p, int nthr, void *(*fn)(void *), void *args, 
     free(tid);
 }
 
+/* tcjoin-mpi (src/dist.h): each part of a shared run is a join over a
+ * range of rows, and each would build the same index (the whole dataset,
+ * one radius); the last one built is kept and copied instead (a copy is
+ * n row numbers, a sort is much more). */
+static struct {
+    const dataset *ds;
+    uint64_t hash;
+    size_t n, d;
+    double r;
+    int want, use;
+    cpu_grid g;
+} cj_kept;
+static pthread_mutex_t cj_kept_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void cj_grid_copy(const cpu_grid *from, cpu_grid *to)
+{
+    *to = *from;
+    to->order = xmalloc(from->n * sizeof *to->order);
+    memcpy(to->order, from->order, from->n * sizeof *to->order);
+    to->key = xmalloc((from->ncell ? from->ncell : 1) * sizeof *to->key);
+    memcpy(to->key, from->key, from->ncell * sizeof *to->key);
+    to->start = xmalloc((from->ncell + 1) * sizeof *to->start);
+    memcpy(to->start, from->start, (from->ncell + 1) * sizeof *to->start);
+}
+
+/* 1 (and g filled when the index is used) when the kept index is this
+ * one's; use: whether it is used. Caller holds cj_kept_mu. */
+static int cj_kept_find(const join_spec *spec, double r, int want, cpu_grid *g, int *use)
+{
+    const dataset *ds = spec->ds;
+    if (!dist || cj_kept.ds != ds || cj_kept.hash != ds->hash || cj_kept.n != ds->n ||
+        cj_kept.d != ds->d || cj_kept.r != r || cj_kept.want != want)
+        return 0;
+    *use = cj_kept.use;
+    if (*use)
+        cj_grid_copy(&cj_kept.g, g);
+    return 1;
+}
+
+static void cj_kept_put(const join_spec *spec, double r, int want, const cpu_grid *g, int use)
+{
+    if (!dist)
+        return;
+    if (cj_kept.use)
+        cpu_grid_free(&cj_kept.g);
+    cj_kept.ds = spec->ds;
+    cj_kept.hash = spec->ds->hash;
+    cj_kept.n = spec->ds->n;
+    cj_kept.d = spec->ds->d;
+    cj_kept.r = r;
+    cj_kept.want = want;
+    cj_kept.use = use;
+    if (use)
+        cj_grid_copy(g, &cj_kept.g);
+}
+
 int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
 {
     int want = spec->opts ? spec->opts->cpu_index : CPU_INDEX_AUTO;
@@ -107,11 +164,17 @@ int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *re
     if (want == CPU_INDEX_OFF || (want == CPU_INDEX_AUTO && spec->ds->n < 4096))
         return 0;
     double t0 = engine_now();
-    cpu_grid_build(spec->ds, r, CPU_GRID_MAXK, g);
-    int use = want == CPU_INDEX_ON ? g->k > 0 : cpu_grid_prunes(g);
+    int use;
+    pthread_mutex_lock(&cj_kept_mu);
+    if (!cj_kept_find(spec, r, want, g, &use)) {
+        cpu_grid_build(spec->ds, r, CPU_GRID_MAXK, g);
+        use = want == CPU_INDEX_ON ? g->k > 0 : cpu_grid_prunes(g);
+        cj_kept_put(spec, r, want, g, use);
+        if (!use)
+            cpu_grid_free(g);
+    }
+    pthread_mutex_unlock(&cj_kept_mu);
     join_result_phase(res, "index", engine_now() - t0);
-    if (!use)
-        cpu_grid_free(g);
     return use;
 }
 

@@ -8,6 +8,7 @@
 
 #include "center.h"
 #include "devices.h"
+#include "dist.h"
 #include "err.h"
 #include "kernels.h"
 #include "nvml.h"
@@ -94,6 +95,13 @@ static int engine_driver_loaded(void)
 int engine_run(const engine *e, const join_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);
+    /* tcjoin-mpi: the run shared by every rank (src/mpi_run.c), which
+     * calls back here for each of its parts (DIST_LOCAL). */
+    if (dist && dist->join) {
+        int drc = dist->join(e, s, res);
+        if (drc != DIST_LOCAL)
+            return drc;
+    }
     if (!s->ds || s->ds->n == 0)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (s->q0 > s->q1 || s->q1 > s->ds->n)

@@ -5,11 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "err.h"
 
 int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);
+    /* tcjoin-mpi: rows shared by every rank (src/mpi_run.c). */
+    if (dist && dist->kdist) {
+        int drc = dist->kdist(e, s, res);
+        if (drc != DIST_LOCAL)
+            return drc;
+    }
     if (!s->ds || s->ds->n == 0)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     if (!e->kdist)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dist.h"
 #include "err.h"
 #include "out.h"
 #include "settings.h"
@@ -58,6 +59,10 @@ int reuse_find(session *s, const engine *e, reuse_run *out)
 int reuse_sides(session *s, const engine *const e[REUSE_SIDES], int fresh, reuse_set *out)
 {
     memset(out, 0, sizeof *out);
+    /* tcjoin-mpi: rank 0 alone has the log; every rank must run the same
+     * joins, so none is reused (src/dist.h). */
+    if (dist && dist->nranks > 1)
+        fresh = 1;
     for (int k = 0; k < REUSE_SIDES && !fresh; k++) {
         if (!e[k])
             continue;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dist.h"
 #include "err.h"
 #include "out.h"
 #include "settings.h"
@@ -184,6 +185,8 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     int64_t id = store_run(s->db, &r);
     if (id < 0)
         cmd_store_failed();
+    else if (dist && dist->store_run) /* tcjoin-mpi: the ranks' shares */
+        dist->store_run(s->db, id, res);
     return id > 0 ? id : 0;
 }
 

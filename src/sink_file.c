@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "err.h"
 #include "ofile.h"
 
@@ -18,6 +19,7 @@ struct sink_file {
     FILE *f; /* CSV only */
     char *path;
     sink_format fmt;
+    char *base; /* the name asked for (tcjoin-mpi: path is BASE.RANK) */
     uint64_t pairs;
     int failed; /* errno of the first failed write, 0 if none */
     char *buf;  /* stdio buffer (CSV) or packing chunk (binary) */
@@ -53,6 +55,9 @@ int sink_file_open(const char *path, sink_format fmt, int force, const char *log
                    sink_file **out)
 {
     ofile *of;
+    /* tcjoin-mpi: each rank writes PATH.RANK (src/dist.h) */
+    const char *base = path;
+    path = dist_rank_path(path);
     int rc = ofile_open(path, force, log_path, &of);
     if (rc)
         return rc;
@@ -67,6 +72,7 @@ int sink_file_open(const char *path, sink_format fmt, int force, const char *log
     s->of = of;
     s->f = f;
     s->path = xstrdup(path);
+    s->base = xstrdup(base);
     s->fmt = fmt;
     s->buf = xmalloc(SINK_BUF);
     if (f)
@@ -151,8 +157,15 @@ int sink_file_close(sink_file *s, int keep)
     } else {
         ofile_abort(s->of);
     }
+    /* tcjoin-mpi: every rank's file closed, rank 0 writes the manifest */
+    if (dist && dist->nranks > 1) {
+        int drc = dist->pairs_closed(s->base, sink_format_name(s->fmt), keep && !rc, s->pairs);
+        if (!rc)
+            rc = drc;
+    }
     /* The stream is closed: its buffer can go. */
     free(s->buf);
+    free(s->base);
     free(s->path);
     free(s);
     return rc;

@@ -343,8 +343,27 @@ static const char migration_7[] =
     "  PRIMARY KEY (dbscan_id, lo)\n"
     ");\n";
 
+/* ---- MPI (tcjoin-mpi, src/mpi_run.c): version 8 ---- */
+/* Version 8: the ranks of a run spread over MPI ranks, one row each: its
+ * host, device, the query rows and queue ranges it took, its pairs, its
+ * time and its own outcome. A one-process run has none. */
+static const char migration_8[] = "CREATE TABLE run_ranks (\n"
+                                  "  id INTEGER PRIMARY KEY,\n"
+                                  "  run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,\n"
+                                  "  rank INTEGER NOT NULL,\n"
+                                  "  host TEXT,\n"
+                                  "  device TEXT,\n"
+                                  "  rows INTEGER,\n"
+                                  "  parts INTEGER,\n"
+                                  "  pairs INTEGER,\n"
+                                  "  seconds REAL,\n"
+                                  "  status INTEGER NOT NULL DEFAULT 0\n"
+                                  ");\n"
+                                  "CREATE INDEX run_ranks_run ON run_ranks(run_id);\n";
+/* ---- end MPI ---- */
+
 static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4,
-                                         migration_5, migration_6, migration_7};
+                                         migration_5, migration_6, migration_7, migration_8};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

@@ -25,7 +25,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8 /* 7: DBSCAN; 8: MPI ranks */
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else

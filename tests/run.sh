@@ -122,6 +122,19 @@ layers() { # tests/layers.sh: includes, ui/ through store.h and gpu_status.h, no
     else fail=$((fail + 1)); echo "layers: failed"; tail -n 30 "$log"; fi
 }
 
+# MPI (issue 45): tcjoin-mpi under mpirun -np 2 and 3 against one process
+# (tests/mpi/run.sh prints ok/not ok/skip lines; "skip - no mpirun" here
+# without MPI).
+mpi() {
+    timeout 300 sh tests/mpi/run.sh "$1" >"$log" 2>"$log.err"
+    rc=$?
+    count "$2mpi"
+    if [ $rc -ne 0 ]; then
+        fail=$((fail + 1))
+        echo "$2mpi: exit $rc"; tail -n 20 "$log.err"
+    fi
+}
+
 fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them longer)
     if ! make -s fuzz-available 2>/dev/null; then
         echo "skip - fuzz: no clang with libFuzzer here (make fuzz-available)" >"$log"
@@ -145,6 +158,7 @@ golden "$plain" ""
 scripts "$plain" ""
 terminal "$plain"
 faults "$plain" ""
+mpi "$plain" ""
 fuzzing
 if [ -n "$san" ]; then
     units "$san" "asan:"

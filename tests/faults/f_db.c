@@ -3,7 +3,7 @@
  *   f_db hold DB MS        take the write lock (BEGIN IMMEDIATE), print
  *                          "locked", hold it MS milliseconds, commit
  *   f_db check DB          PRAGMA integrity_check: prints "ok" or the faults
- *   f_db count DB TABLE    rows of sessions|commands|runs|datasets
+ *   f_db count DB TABLE    rows of sessions|commands|runs|datasets|run_ranks
  *   f_db ids DB            run ids, one per line, ascending
  *   f_db failed DB         "status|error" of every failed run
  *   f_db version DB N      set PRAGMA user_version to N
@@ -71,7 +71,8 @@ int main(int argc, char **argv)
     if (!strcmp(op, "failed") && argc == 3)
         return print_rows(db, "SELECT status, error FROM runs WHERE status <> 0 ORDER BY id");
     if (!strcmp(op, "count") && argc == 4) {
-        static const char *const tables[] = {"sessions", "commands", "runs", "datasets"};
+        static const char *const tables[] = {"sessions", "commands", "runs", "datasets",
+                                             "run_ranks" /* tests/mpi */};
         for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
             if (!strcmp(argv[3], tables[k])) {
                 char sql[64];

@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "store.h"
+#include "store_ranks.h"
 #include "store_int.h"
 
 /* ---- helpers ---- */
@@ -940,6 +941,44 @@ TEST(migrate_v6_forward_dbscan)
     CHECK_EQ_INT(raw_int(path, "SELECT flags IS NULL FROM dbscans WHERE id = 1"), 1);
     store_close(st);
 }
+
+/* ---- MPI (schema 8): a run's ranks ---- */
+TEST(migrate_v6_forward_run_ranks)
+{
+    const char *path = fresh_db("v6.db");
+    sqlite3 *db;
+    CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    int rc = SQLITE_OK;
+    for (int v = 1; v <= 6 && rc == SQLITE_OK; v++)
+        rc = sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "PRAGMA user_version = 6;"
+                          "INSERT INTO sessions(started) VALUES('2026-01-01T00:00:00.000Z');"
+                          "INSERT INTO runs(session_id, at, engine, eps, pairs) "
+                          "  VALUES(1, '2026-01-01T00:00:01.000Z', 'cpu', 0.5, 120);",
+                          NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK_EQ_INT(rc, SQLITE_OK);
+    store *st = open_ok(path);
+    CHECK(st);
+    CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
+    CHECK_EQ_INT(raw_int(path, "SELECT count(*) FROM run_ranks"), 0);
+    store_rank_rec rr = {.run_id = 1,
+                         .rank = 1,
+                         .host = "h2",
+                         .device = "cpu (2 threads)",
+                         .rows = 700,
+                         .parts = 5,
+                         .pairs = 55,
+                         .seconds = 0.25,
+                         .status = 0};
+    CHECK_EQ_INT(store_run_rank(st, &rr), 1);
+    CHECK_EQ_INT(raw_int(path, "SELECT rows + parts + pairs FROM run_ranks WHERE rank = 1"), 760);
+    CHECK(strcmp(raw_text(path, "SELECT host FROM run_ranks"), "h2") == 0);
+    store_close(st);
+}
+/* ---- end MPI ---- */
 
 TEST(migration_failure_rolls_back)
 {

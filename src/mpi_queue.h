@@ -1,0 +1,22 @@
+/* The work queue the ranks of tcjoin-mpi share (src/mpi_run.c): ranges of
+ * a list of work items, handed out on request by a counter on rank 0, so
+ * that a faster rank takes more. Today the items are query rows and each
+ * range is one engine run over those rows; an engine with a list of its
+ * own (the GPU engines' block tiles, kernels/kern_multi.cu's counter) can
+ * take its ranges from the same interface. */
+#ifndef TCJ_MPI_QUEUE_H
+#define TCJ_MPI_QUEUE_H
+
+#include <stddef.h>
+
+typedef struct mpi_queue {
+    /* The next range [*b, *e) of the list; 0 when there is none left or the
+     * run is stopping (another rank failed, rank 0 was cancelled: then
+     * *stop is set). Called by one thread of a rank at a time. */
+    int (*take)(void *ctx, size_t *b, size_t *e, int *stop);
+    void *ctx;
+} mpi_queue;
+
+/* The size of each range: dist_chunk (src/dist.h). */
+
+#endif

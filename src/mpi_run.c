@@ -1,0 +1,980 @@
+/* tcjoin-mpi: commands sent from rank 0 to every rank, and each join and
+ * k-distance shared by the ranks through a queue of query rows on rank 0
+ * (docs/SCALING.md, "Beyond one host").
+ *
+ * The ranks meet at sync points, each one MPI_Allgather of a fixed record
+ * (mpi_rec): a shared run's check-in, its outcome, a pair file's close,
+ * the end of every command. Because every meeting is the same collective,
+ * a rank that left a command early (an error before the run) still meets
+ * the others: they see its END record at their check-in and fail the run
+ * with its message, and it repeats its END meeting until every rank is at
+ * the end of the command. Between check-in and outcome the ranks talk to
+ * rank 0's queue thread alone (point to point on their own communicator). */
+#include "mpi_run.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "kdist.h"
+#include "kernels.h"
+#include "mpi_queue.h"
+#include "out.h"
+#include "session.h"
+#include "sink.h"
+#include "store.h"
+#include "store_ranks.h"
+
+enum { STAGE_JOIN = 1, STAGE_OUTCOME, STAGE_PAIRS, STAGE_END };
+enum { TAG_REQ = 11, TAG_BYE, TAG_RANGE, TAG_STOP, TAG_ACK };
+
+/* One rank's word at a sync point. */
+typedef struct mpi_rec {
+    int32_t stage, rc;
+    uint64_t rows, chunks, pairs;
+    double seconds;
+    char host[64];
+    char device[128];
+    char what[256]; /* check-in: the run as this rank sees it */
+    char msg[512];  /* a failure's message */
+} mpi_rec;
+
+static int m_rank, m_size;
+static int m_local_rank;    /* among the ranks of this host */
+static MPI_Comm m_cmd, m_q; /* commands and sync points; the queue's messages */
+static char m_host[64];
+static dist_ops m_ops;
+/* The recent shared runs' records, for the log (rank 0), by the result
+ * they filled: a command may run several before it stores one (compare's
+ * pair passes after its count runs). */
+#define M_KEEP 16
+static struct {
+    const join_result *res;
+    mpi_rec *all;
+} m_kept[M_KEEP];
+static int m_kept_next;
+/* Set by SIGTERM (mpirun ending the job because a rank died). */
+static volatile sig_atomic_t m_term;
+/* Nonzero while a shared run is in flight: its parts run locally. */
+static atomic_int m_busy;
+
+static void m_on_term(int sig)
+{
+    (void)sig;
+    m_term = 1;
+}
+
+/* Every rank's record into all[]: the one collective of every sync point. */
+static void m_sync(const mpi_rec *mine, mpi_rec *all)
+{
+    MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, m_cmd);
+}
+
+static void m_rec_init(mpi_rec *r, int stage)
+{
+    memset(r, 0, sizeof *r);
+    r->stage = stage;
+    snprintf(r->host, sizeof r->host, "%s", m_host);
+}
+
+/* A rank that is at another stage than `stage` (it ended the command
+ * early): its index, else -1. */
+static int m_other_stage(const mpi_rec *all, int stage)
+{
+    for (int r = 0; r < m_size; r++)
+        if (all[r].stage != stage)
+            return r;
+    return -1;
+}
+
+static int m_fail_from(const mpi_rec *all, int r)
+{
+    /* Rank 0 is the session the user sees: its own failures (a refusal of
+     * the data, which every rank would make) read as in one process. */
+    if (r == 0 && all[0].rc && all[0].stage != STAGE_END)
+        return err_set(all[0].rc, "%s", all[0].msg);
+    if (all[r].stage == STAGE_END && all[r].rc == 0)
+        return err_set(TCJ_EINVAL,
+                       "rank %d (%s): did not take part in the run (its command "
+                       "ended first)",
+                       r, all[r].host);
+    return err_set(all[r].rc ? all[r].rc : TCJ_EINVAL, "rank %d (%s): %s", r, all[r].host,
+                   all[r].msg[0] ? all[r].msg : "failed");
+}
+
+/* ---- commands ---- */
+
+void mpi_send_command(const char *text)
+{
+    /* Length first (0: the session is over), then the text. */
+    long len = text ? (long)strlen(text) + 1 : 0;
+    /* Nonblocking, as the other ranks receive it (a blocking and a
+     * nonblocking collective do not match). */
+    MPI_Request rq;
+    MPI_Ibcast(&len, 1, MPI_LONG, 0, m_cmd, &rq);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    if (len) {
+        MPI_Ibcast((void *)text, (int)len, MPI_CHAR, 0, m_cmd, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Wait on a broadcast without spinning a core: an idle rank of an
+ * interactive session would otherwise burn one. */
+static void m_wait(MPI_Request *rq)
+{
+    int done = 0;
+    struct timespec ts = {0, 1000000};
+    for (;;) {
+        MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        nanosleep(&ts, NULL);
+    }
+}
+
+int mpi_recv_command(char **text)
+{
+    long len = 0;
+    MPI_Request rq;
+    MPI_Ibcast(&len, 1, MPI_LONG, 0, m_cmd, &rq);
+    m_wait(&rq);
+    if (len <= 0)
+        return 0;
+    *text = xmalloc((unsigned long)len);
+    MPI_Ibcast(*text, (int)len, MPI_CHAR, 0, m_cmd, &rq);
+    m_wait(&rq);
+    return 1;
+}
+
+static void m_command_begin(const char *text)
+{
+    if (m_rank == 0)
+        mpi_send_command(text);
+}
+
+int mpi_job_dying(void)
+{
+    return m_term != 0;
+}
+
+static int m_command_end(session *s, int rc)
+{
+    if (m_term) {
+        /* A rank died in this command's run: no meeting can complete, and
+         * mpirun is ending the job. Rank 0 ends its session (the log
+         * closed) rather than wait to be killed. */
+        s->quit = 1;
+        s->failed = 1;
+        return rc ? rc : TCJ_EIO;
+    }
+    mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
+    m_rec_init(&mine, STAGE_END);
+    mine.rc = rc;
+    if (rc)
+        snprintf(mine.msg, sizeof mine.msg, "%s", err_msg()[0] ? err_msg() : "failed");
+    /* Meet until every rank is at the end (a rank still in a shared run
+     * fails it on seeing this record, then comes here). */
+    for (;;) {
+        m_sync(&mine, all);
+        if (m_other_stage(all, STAGE_END) < 0)
+            break;
+    }
+    int out = rc;
+    for (int r = 1; r < m_size && !rc; r++)
+        if (all[r].rc) {
+            /* One line for what rank 0 did not see itself. */
+            if (m_rank == 0) {
+                out_error("rank %d (%s): %s", r, all[r].host, all[r].msg);
+                if (s->batch)
+                    s->failed = 1;
+            }
+            out = all[r].rc;
+            break;
+        }
+    free(all);
+    return out;
+}
+
+/* Rank 0's log and help: nothing for the other ranks to do. */
+static int m_skip(const char *name)
+{
+    static const char *const local[] = {"help",   "history", "runs",    "show",
+                                        "export", "explain", "engines", NULL};
+    /* Hardware counters of one device, the FASTED switches one at a time:
+     * tools of one process on one GPU. */
+    if (strcmp(name, "profile") == 0 || strcmp(name, "ablate") == 0)
+        return err_set(TCJ_EUNSUP, "%s runs in one process: use tcjoin, not tcjoin-mpi", name);
+    if (m_rank == 0)
+        return 0;
+    for (int k = 0; local[k]; k++)
+        if (strcmp(name, local[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- the queue ---- */
+
+/* Rank 0's side: the counter, and the thread that answers the others. */
+typedef struct m_server {
+    pthread_mutex_t mu;
+    size_t next, end, total;
+    int stop; /* no more ranges: a failure or a cancel */
+    int byes; /* ranks done */
+    int main_done;
+    const volatile int *user_cancel;
+    volatile int *local_stop; /* rank 0's own parts read it */
+} m_server;
+
+static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
+{
+    pthread_mutex_lock(&sv->mu);
+    if (sv->user_cancel && *sv->user_cancel)
+        sv->stop = 1;
+    int ok = !sv->stop && sv->next < sv->end;
+    if (ok) {
+        size_t c = dist_chunk(sv->end - sv->next, sv->total, m_size);
+        *b = sv->next;
+        *e = sv->next + c;
+        sv->next += c;
+    }
+    *stop = sv->stop;
+    pthread_mutex_unlock(&sv->mu);
+    return ok;
+}
+
+/* Every message from rank 0 to a rank in a run is three words: a range
+ * (b, e, stop), a stop, or the answer to its bye. */
+static void m_send3(int to, int tag, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t w[3] = {a, b, c};
+    MPI_Send(w, 3, MPI_UINT64_T, to, tag, m_q);
+}
+
+static void *m_server_main(void *arg)
+{
+    m_server *sv = arg;
+    struct timespec nap = {0, 50000};
+    char *gone = xcalloc((size_t)m_size, 1); /* said bye: no stop goes to it */
+    int stop_sent = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_q, &flag, &st);
+        if (flag) {
+            int32_t word[2];
+            MPI_Recv(word, 2, MPI_INT32_T, st.MPI_SOURCE, st.MPI_TAG, m_q, MPI_STATUS_IGNORE);
+            if (st.MPI_TAG == TAG_REQ) {
+                size_t b = 0, e = 0;
+                int stop = 0;
+                if (!m_server_take(sv, &b, &e, &stop))
+                    b = e = 0;
+                m_send3(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop);
+            } else {
+                pthread_mutex_lock(&sv->mu);
+                sv->byes++;
+                if (word[0]) {
+                    /* A rank failed: nobody takes more, rank 0 stops. */
+                    sv->stop = 1;
+                    *sv->local_stop = 1;
+                }
+                pthread_mutex_unlock(&sv->mu);
+                gone[st.MPI_SOURCE] = 1;
+                m_send3(st.MPI_SOURCE, TAG_ACK, 0, 0, 0);
+            }
+            continue;
+        }
+        pthread_mutex_lock(&sv->mu);
+        if ((sv->user_cancel && *sv->user_cancel) || m_term) {
+            sv->stop = 1;
+            *sv->local_stop = 1;
+        }
+        int stop = sv->stop;
+        int over = sv->byes == m_size - 1 && sv->main_done;
+        pthread_mutex_unlock(&sv->mu);
+        /* mpirun is ending the job (a rank died): nobody will say bye. */
+        if (over || m_term)
+            break;
+        if (stop && !stop_sent) {
+            /* A cancel or a failure: the ranks in the middle of a range
+             * stop now, not at their next request. */
+            for (int r = 1; r < m_size; r++)
+                if (!gone[r])
+                    m_send3(r, TAG_STOP, 0, 0, 1);
+            stop_sent = 1;
+        }
+        nanosleep(&nap, NULL);
+    }
+    free(gone);
+    return NULL;
+}
+
+/* The other ranks: their main thread (requests, bye) and a watcher thread
+ * (rank 0's stop) share MPI under this lock, never at once
+ * (MPI_THREAD_SERIALIZED). */
+static pthread_mutex_t m_mpi_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A rank's view of the queue. */
+typedef struct m_client {
+    m_server *sv; /* rank 0 */
+    volatile int *local_stop;
+    volatile int watching;
+} m_client;
+
+/* The next message from rank 0 with tag want; stops met on the way set
+ * the rank's stop flag. Caller holds m_mpi_mu. */
+static void m_recv0(m_client *c, int want, uint64_t w[3])
+{
+    for (;;) {
+        MPI_Status st;
+        MPI_Recv(w, 3, MPI_UINT64_T, 0, MPI_ANY_TAG, m_q, &st);
+        if (st.MPI_TAG == TAG_STOP)
+            *c->local_stop = 1;
+        if (st.MPI_TAG == want)
+            return;
+    }
+}
+
+static void *m_watch(void *arg)
+{
+    m_client *c = arg;
+    struct timespec nap = {0, 1000000};
+    while (c->watching) {
+        pthread_mutex_lock(&m_mpi_mu);
+        int flag = 0;
+        MPI_Iprobe(0, TAG_STOP, m_q, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            uint64_t w[3];
+            m_recv0(c, TAG_STOP, w);
+        }
+        pthread_mutex_unlock(&m_mpi_mu);
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
+{
+    m_client *c = ctx;
+    if (m_rank == 0)
+        return m_server_take(c->sv, b, e, stop);
+    int32_t word[2] = {0, 0};
+    uint64_t rep[3];
+    pthread_mutex_lock(&m_mpi_mu);
+    MPI_Send(word, 2, MPI_INT32_T, 0, TAG_REQ, m_q);
+    m_recv0(c, TAG_RANGE, rep);
+    pthread_mutex_unlock(&m_mpi_mu);
+    *b = (size_t)rep[0];
+    *e = (size_t)rep[1];
+    *stop = (int)rep[2] || *c->local_stop;
+    if (*stop)
+        *c->local_stop = 1;
+    return *e > *b && !*stop;
+}
+
+/* A rank other than 0 is done: tell rank 0 (failed or not) and wait for
+ * its answer, taking any stop sent before it; then no message of this
+ * run is left in flight. */
+static void m_bye(m_client *c, int failed)
+{
+    int32_t word[2] = {failed, 0};
+    uint64_t w[3];
+    pthread_mutex_lock(&m_mpi_mu);
+    MPI_Send(word, 2, MPI_INT32_T, 0, TAG_BYE, m_q);
+    m_recv0(c, TAG_ACK, w);
+    pthread_mutex_unlock(&m_mpi_mu);
+}
+
+/* ---- a shared run ---- */
+
+/* A test hook (tests/mpi/): TCJOIN_MPI_FAULT=RANK:error makes that rank's
+ * first part fail, RANK:kill kills it there, RANK:slow makes it wait 3 s
+ * before it asks for its first range (a slow rank). */
+static const char *m_fault_kind(void)
+{
+    const char *f = getenv("TCJOIN_MPI_FAULT");
+    if (!f)
+        return "";
+    char *colon;
+    long r = strtol(f, &colon, 10);
+    return r == m_rank && *colon == ':' ? colon + 1 : "";
+}
+
+static int m_fault(int part)
+{
+    const char *k = m_fault_kind();
+    if (part != 0 || !*k || strcmp(k, "slow") == 0)
+        return 0;
+    if (strcmp(k, "kill") == 0)
+        raise(SIGKILL);
+    return err_set(TCJ_EIO, "injected fault (TCJOIN_MPI_FAULT)");
+}
+
+/* The pairs a rank found, kept for the other ranks when the sink is not a
+ * per-rank file (compare's and the lab's in-memory buffers). */
+typedef struct m_pairs {
+    size_t len, cap;
+    uint32_t *i, *j;
+    double *d2;
+} m_pairs;
+
+static int m_pairs_put(void *ctx, const pair_batch *b)
+{
+    m_pairs *p = ctx;
+    if (p->len + b->k > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (cap < p->len + b->k)
+            cap *= 2;
+        p->i = xrealloc(p->i, cap * sizeof *p->i);
+        p->j = xrealloc(p->j, cap * sizeof *p->j);
+        p->d2 = xrealloc(p->d2, cap * sizeof *p->d2);
+        p->cap = cap;
+    }
+    memcpy(p->i + p->len, b->i, b->k * sizeof *b->i);
+    memcpy(p->j + p->len, b->j, b->k * sizeof *b->j);
+    memcpy(p->d2 + p->len, b->d2, b->k * sizeof *b->d2);
+    p->len += b->k;
+    return 0;
+}
+
+/* Every rank's pairs to every rank, handed to sink in batches in rank
+ * order. The sink may refuse (compare's full buffer): that ends the replay
+ * with its code, the same on every rank. */
+static int m_pairs_replay(m_pairs *p, const pair_sink *sink, size_t batch)
+{
+    long long mine = (long long)p->len, *lens = xmalloc((size_t)m_size * sizeof *lens);
+    MPI_Allgather(&mine, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, m_cmd);
+    int rc = 0;
+    for (int r = 0; r < m_size && !rc; r++) {
+        for (long long off = 0; off < lens[r] && !rc;) {
+            long long k = lens[r] - off < (long long)batch ? lens[r] - off : (long long)batch;
+            uint32_t *bi = xmalloc((size_t)k * sizeof *bi), *bj = xmalloc((size_t)k * sizeof *bj);
+            double *bd = xmalloc((size_t)k * sizeof *bd);
+            if (r == m_rank) {
+                memcpy(bi, p->i + off, (size_t)k * sizeof *bi);
+                memcpy(bj, p->j + off, (size_t)k * sizeof *bj);
+                memcpy(bd, p->d2 + off, (size_t)k * sizeof *bd);
+            }
+            MPI_Bcast(bi, (int)k, MPI_UINT32_T, r, m_cmd);
+            MPI_Bcast(bj, (int)k, MPI_UINT32_T, r, m_cmd);
+            MPI_Bcast(bd, (int)k, MPI_DOUBLE, r, m_cmd);
+            pair_batch b = {.k = (size_t)k, .i = bi, .j = bj, .d2 = bd};
+            rc = sink->put(sink->ctx, &b);
+            /* Stop together (the same sinks refuse alike; one that fails
+             * alone must not leave the others broadcasting). */
+            int mine_failed = rc != 0, any = 0;
+            MPI_Allreduce(&mine_failed, &any, 1, MPI_INT, MPI_LOR, m_cmd);
+            if (any && !rc)
+                rc = err_set(TCJ_EIO, "the pair sink of another rank refused the pairs");
+            free(bi);
+            free(bj);
+            free(bd);
+            off += k;
+        }
+    }
+    free(lens);
+    return rc;
+}
+
+static void m_add_phases(join_result *to, const join_result *from)
+{
+    for (int k = 0; k < from->nphase; k++) {
+        int f = -1;
+        for (int j = 0; j < to->nphase; j++)
+            if (strcmp(to->phase[j].name, from->phase[k].name) == 0)
+                f = j;
+        if (f >= 0)
+            to->phase[f].seconds += from->phase[k].seconds;
+        else
+            join_result_phase(to, from->phase[k].name, from->phase[k].seconds);
+    }
+}
+
+/* Progress of a part mapped onto the whole (rank 0 alone reports). */
+typedef struct m_prog {
+    void (*fn)(void *ctx, double frac);
+    void *ctx;
+    m_server *sv;
+    size_t b, e, q0, nq;
+} m_prog;
+
+static void m_prog_fn(void *ctx, double frac)
+{
+    m_prog *p = ctx;
+    if (!p->fn || !p->nq)
+        return;
+    pthread_mutex_lock(&p->sv->mu);
+    size_t taken = p->sv->next - p->q0;
+    pthread_mutex_unlock(&p->sv->mu);
+    /* Ranges taken by others count as half done: a rough middle. */
+    double done = ((double)taken - (double)(p->e - p->b) * (1 - frac)) / (double)p->nq;
+    p->fn(p->ctx, done < 0 ? 0 : done > 1 ? 1 : done);
+}
+
+/* What one part computes: a join or a k-distance over rows [b, e). */
+typedef struct m_work {
+    const engine *e;
+    const join_spec *js;
+    const kdist_spec *ks;
+    /* the join's parts' targets */
+    pair_sink sink;
+    uint64_t *hist, hist_below;
+    uint64_t pairs;
+} m_work;
+
+/* A GPU rank's device: the node-local rank's GPU, counted from the one
+ * `set device` names (local rank mod the host's GPUs), unless `set devices`
+ * lists them. The options are copied into *mine. */
+static const engine_opts *m_opts(const engine *e, const engine_opts *o, engine_opts *mine)
+{
+    static int ndev = -1;
+    if (!e->gpu || !o || o->devices || o->devices_all)
+        return o;
+    if (ndev < 0) {
+        ndev = kern_device_count();
+        err_clear();
+    }
+    if (ndev <= 1)
+        return o;
+    *mine = *o;
+    mine->device = (o->device + m_local_rank) % ndev;
+    return mine;
+}
+
+static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg, join_result *acc,
+                  int first)
+{
+    join_result r;
+    int rc;
+    engine_opts own;
+    if (w->js) {
+        join_spec p = *w->js;
+        p.q0 = b;
+        p.q1 = e;
+        p.cancel = stop;
+        p.progress = pg ? m_prog_fn : NULL;
+        p.progress_ctx = pg;
+        p.opts = m_opts(w->e, p.opts, &own);
+        if (p.mode == JOIN_PERPOINT)
+            p.counts = w->js->counts + (b - w->js->q0);
+        if (p.mode == JOIN_PAIRS)
+            p.sink = w->sink;
+        uint64_t below = 0;
+        if (p.mode == JOIN_HIST) {
+            p.hist = xcalloc(w->js->hist_nbins, sizeof *p.hist);
+            p.hist_below = &below;
+        }
+        rc = engine_run(w->e, &p, &r);
+        if (!rc && p.mode == JOIN_HIST) {
+            for (size_t k = 0; k < w->js->hist_nbins; k++)
+                w->hist[k] += p.hist[k];
+            w->hist_below += below;
+        }
+        if (p.mode == JOIN_HIST)
+            free(p.hist);
+        if (!rc)
+            w->pairs += r.pairs;
+    } else {
+        kdist_spec p = *w->ks;
+        p.q0 = b;
+        p.q1 = e;
+        p.cancel = stop;
+        p.progress = pg ? m_prog_fn : NULL;
+        p.progress_ctx = pg;
+        p.out = w->ks->out + (b - w->ks->q0);
+        p.opts = m_opts(w->e, p.opts, &own);
+        rc = kdist_run(w->e, &p, &r);
+    }
+    if (first) {
+        /* The first part's description stands for the rank's. */
+        join_result keep = r;
+        keep.nphase = 0;
+        keep.kernel_seconds = 0;
+        *acc = keep;
+    }
+    m_add_phases(acc, &r);
+    acc->kernel_seconds += r.kernel_seconds;
+    return rc;
+}
+
+/* The run as this rank sees it, for the check-in: the ranks must agree. */
+static void m_describe(const engine *e, const join_spec *js, const kdist_spec *ks, char *buf,
+                       size_t len)
+{
+    const dataset *ds = js ? js->ds : ks->ds;
+    if (js)
+        snprintf(buf, len,
+                 "join %s mode %d eps %a rows %zu:%zu bins %zu on n=%zu d=%zu hash %016llx",
+                 e->name, (int)js->mode, js->eps, js->q0, js->q1, js->hist_nbins, ds->n, ds->d,
+                 (unsigned long long)ds->hash);
+    else
+        snprintf(buf, len, "kdist %s K=%d rows %zu:%zu on n=%zu d=%zu hash %016llx", e->name, ks->k,
+                 ks->q0, ks->q1, ds->n, ds->d, (unsigned long long)ds->hash);
+}
+
+/* res is being filled anew: no kept ranks of an earlier run stand for it. */
+static void m_forget(const join_result *res)
+{
+    for (int k = 0; k < M_KEEP; k++)
+        if (m_kept[k].res == res)
+            m_kept[k].res = NULL;
+}
+
+/* A sum over every rank of n values of type t (size bytes each), in
+ * pieces whose count fits MPI's int. */
+static void m_sum(void *buf, size_t n, MPI_Datatype t, size_t size)
+{
+    const size_t piece = (size_t)1 << 28;
+    for (size_t o = 0; o < n; o += piece) {
+        size_t k = n - o < piece ? n - o : piece;
+        MPI_Allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, MPI_SUM, m_cmd);
+    }
+}
+
+static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, join_result *res)
+{
+    /* A part calling back, or a run inside an engine: this process. */
+    int zero = 0;
+    if (!atomic_compare_exchange_strong(&m_busy, &zero, 1))
+        return DIST_LOCAL;
+    const double t_run = engine_now();
+    mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
+    m_rec_init(&mine, STAGE_JOIN);
+    m_describe(e, js, ks, mine.what, sizeof mine.what);
+    m_sync(&mine, all);
+    int rc = 0;
+    int other = m_other_stage(all, STAGE_JOIN);
+    if (other >= 0) {
+        rc = m_fail_from(all, other);
+        goto out;
+    }
+    for (int r = 1; r < m_size; r++)
+        if (strcmp(all[r].what, all[0].what) != 0) {
+            rc = err_set(TCJ_EINVAL,
+                         "rank %d (%s) would run '%s' where rank 0 runs '%s': the ranks' "
+                         "datasets or settings differ",
+                         r, all[r].host, all[r].what, all[0].what);
+            goto out;
+        }
+
+    const size_t q0 = js ? js->q0 : ks->q0, q1 = js ? js->q1 : ks->q1;
+    const join_mode mode = js ? js->mode : JOIN_COUNT;
+    const size_t nb = js && mode == JOIN_HIST ? js->hist_nbins : 0;
+    m_work w = {.e = e, .js = js, .ks = ks};
+    m_pairs kept = {0};
+    const int file_sink = js && mode == JOIN_PAIRS && js->sink.put == sink_file_pair_sink(NULL).put;
+    if (js && mode == JOIN_PAIRS)
+        w.sink = file_sink ? js->sink : (pair_sink){m_pairs_put, &kept};
+    if (nb)
+        w.hist = xcalloc(nb, sizeof *w.hist);
+    if (js && mode == JOIN_PERPOINT)
+        memset(js->counts, 0, (q1 - q0) * sizeof *js->counts);
+    if (ks)
+        memset(ks->out, 0, (q1 - q0) * sizeof *ks->out);
+
+    volatile int stop = 0;
+    m_server sv;
+    memset(&sv, 0, sizeof sv);
+    pthread_mutex_init(&sv.mu, NULL);
+    sv.next = q0;
+    sv.end = q1;
+    sv.total = q1 - q0;
+    sv.user_cancel = js ? js->cancel : ks->cancel;
+    sv.local_stop = &stop;
+    pthread_t tid;
+    int have_thread = 0;
+    struct sigaction old_term, on_term;
+    if (m_rank == 0) {
+        memset(&on_term, 0, sizeof on_term);
+        on_term.sa_handler = m_on_term;
+        sigaction(SIGTERM, &on_term, &old_term);
+        have_thread = pthread_create(&tid, NULL, m_server_main, &sv) == 0;
+    }
+    m_client cl = {&sv, &stop, 1};
+    pthread_t wtid;
+    int watching = m_rank != 0 && pthread_create(&wtid, NULL, m_watch, &cl) == 0;
+    m_prog pg = {js ? js->progress : ks->progress,
+                 js ? js->progress_ctx : ks->progress_ctx,
+                 &sv,
+                 0,
+                 0,
+                 q0,
+                 q1 - q0};
+    join_result acc;
+    memset(&acc, 0, sizeof acc);
+    const double t0 = engine_now();
+    size_t b, eend;
+    int qstop = 0, part = 0, lrc = 0;
+    if (strcmp(m_fault_kind(), "slow") == 0)
+        sleep(3);
+    const mpi_queue q = {m_take, &cl};
+    while (!lrc && q.take(q.ctx, &b, &eend, &qstop)) {
+        if ((lrc = m_fault(part)))
+            break;
+        pg.b = b;
+        pg.e = eend;
+        lrc = m_part(&w, b, eend, &stop, m_rank == 0 ? &pg : NULL, &acc, part == 0);
+        mine.rows += eend - b;
+        part++;
+    }
+    if (!lrc && (qstop || stop))
+        lrc = err_set(TCJ_ECANCEL, "cancelled");
+    mine.seconds = engine_now() - t0;
+    mine.chunks = (uint64_t)part;
+    mine.pairs = w.pairs;
+    if (m_rank == 0) {
+        pthread_mutex_lock(&sv.mu);
+        sv.main_done = 1;
+        if (lrc)
+            sv.stop = 1;
+        pthread_mutex_unlock(&sv.mu);
+        if (have_thread)
+            pthread_join(tid, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    } else {
+        if (watching) {
+            cl.watching = 0;
+            pthread_join(wtid, NULL);
+        }
+        if (!m_term)
+            m_bye(&cl, lrc != 0);
+    }
+    pthread_mutex_destroy(&sv.mu);
+    if (m_term) {
+        /* A rank died and mpirun is ending the job: no meeting can
+         * complete. Fail here so that rank 0's log keeps the run. */
+        free(w.hist);
+        free(kept.i);
+        free(kept.j);
+        free(kept.d2);
+        rc = err_set(TCJ_EIO, "mpirun is stopping every rank (a rank died, or mpirun was "
+                              "interrupted)");
+        goto out;
+    }
+
+    /* The outcome: every rank's code, share and time. */
+    mpi_rec share = mine;
+    m_rec_init(&mine, STAGE_OUTCOME);
+    mine.rows = share.rows;
+    mine.chunks = share.chunks;
+    mine.pairs = share.pairs;
+    mine.seconds = share.seconds;
+    mine.rc = lrc;
+    if (lrc)
+        snprintf(mine.msg, sizeof mine.msg, "%s", err_msg());
+    snprintf(mine.device, sizeof mine.device, "%s", acc.device);
+    m_sync(&mine, all);
+    rc = 0;
+    other = m_other_stage(all, STAGE_OUTCOME);
+    if (other >= 0)
+        rc = m_fail_from(all, other);
+    /* The cause: the first rank that failed of itself, else a cancel. */
+    for (int r = 0; r < m_size && !rc; r++)
+        if (all[r].rc && all[r].rc != TCJ_ECANCEL)
+            rc = m_fail_from(all, r);
+    for (int r = 0; r < m_size && !rc; r++)
+        if (all[r].rc)
+            rc = err_set(TCJ_ECANCEL, "cancelled");
+
+    if (!rc) {
+        if (js && mode == JOIN_PERPOINT)
+            m_sum(js->counts, q1 - q0, MPI_UINT64_T, sizeof *js->counts);
+        if (ks)
+            m_sum(ks->out, q1 - q0, MPI_DOUBLE, sizeof *ks->out);
+        if (nb) {
+            MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd);
+            MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
+        }
+        if (js && mode == JOIN_PAIRS && !file_sink) {
+            const engine_opts *o = js->opts;
+            size_t batch = o && o->batch_pairs ? o->batch_pairs : (size_t)1 << 20;
+            rc = m_pairs_replay(&kept, &js->sink, batch);
+        }
+    }
+    free(w.hist);
+    free(kept.i);
+    free(kept.j);
+    free(kept.d2);
+
+    /* The record: rank 0's description, the pairs of all, the ranks ran
+     * side by side (the longest rank's kernel time and phases). */
+    *res = acc;
+    uint64_t total = 0;
+    double kmax = 0;
+    for (int r = 0; r < m_size; r++)
+        total += all[r].pairs;
+    MPI_Allreduce(&acc.kernel_seconds, &kmax, 1, MPI_DOUBLE, MPI_MAX, m_cmd);
+    res->kernel_seconds = kmax;
+    res->pairs = js ? total : 0;
+    int hosts = 0;
+    for (int r = 0; r < m_size; r++) {
+        int seen = 0;
+        for (int q = 0; q < r; q++)
+            seen |= strcmp(all[q].host, all[r].host) == 0;
+        hosts += !seen;
+    }
+    char dev[sizeof res->device];
+    snprintf(dev, sizeof dev, "%s", acc.device[0] ? acc.device : e->name);
+    snprintf(res->device, sizeof res->device, "%.80s x%d ranks, %d host%s", dev, m_size, hosts,
+             hosts == 1 ? "" : "s");
+    join_result_metric(res, "ranks", m_size, "");
+    join_result_metric(res, "hosts", hosts, "");
+    for (int r = 0; r < m_size && r < 32; r++) {
+        char name[64];
+        snprintf(name, sizeof name, "rank%d_rows", r);
+        join_result_metric(res, name, (double)all[r].rows, "");
+        snprintf(name, sizeof name, "rank%d_parts", r);
+        join_result_metric(res, name, (double)all[r].chunks, "");
+        snprintf(name, sizeof name, "rank%d_seconds", r);
+        join_result_metric(res, name, all[r].seconds, "s");
+        if (js) {
+            snprintf(name, sizeof name, "rank%d_pairs", r);
+            join_result_metric(res, name, (double)all[r].pairs, "");
+        }
+    }
+    if (m_rank == 0) {
+        for (int k = 0; k < M_KEEP; k++)
+            if (m_kept[k].res == res)
+                m_kept[k].res = NULL;
+        int k = m_kept_next++ % M_KEEP;
+        free(m_kept[k].all);
+        m_kept[k].res = res;
+        m_kept[k].all = xmalloc((size_t)m_size * sizeof *all);
+        memcpy(m_kept[k].all, all, (size_t)m_size * sizeof *all);
+    }
+    res->seconds = engine_now() - t_run;
+    if (!rc && pg.fn && m_rank == 0)
+        pg.fn(pg.ctx, 1.0);
+out:
+    free(all);
+    atomic_store(&m_busy, 0);
+    return rc;
+}
+
+static int m_join(const engine *e, const join_spec *s, join_result *res)
+{
+    if (atomic_load(&m_busy) == 0)
+        m_forget(res);
+    if (!s->ds || s->ds->n == 0 || s->q0 >= s->q1)
+        return DIST_LOCAL; /* engine_run's own checks answer */
+    int rc = m_shared(e, s, NULL, res);
+    if (rc != DIST_LOCAL && !res->precision[0])
+        snprintf(res->precision, sizeof res->precision, "%s", e->precision);
+    return rc;
+}
+
+static int m_kdist(const engine *e, const kdist_spec *s, join_result *res)
+{
+    if (atomic_load(&m_busy) == 0)
+        m_forget(res);
+    if (!s->ds || s->ds->n == 0 || s->q0 >= s->q1 || !e->kdist || !s->out)
+        return DIST_LOCAL;
+    int rc = m_shared(e, NULL, s, res);
+    if (rc != DIST_LOCAL && !res->precision[0])
+        snprintf(res->precision, sizeof res->precision, "%s", e->precision);
+    return rc;
+}
+
+/* ---- pair files ---- */
+
+static int m_pairs_closed(const char *path, const char *format, int ok, uint64_t pairs)
+{
+    mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
+    m_rec_init(&mine, STAGE_PAIRS);
+    mine.rc = ok ? 0 : TCJ_EIO;
+    mine.pairs = pairs;
+    if (!ok)
+        snprintf(mine.msg, sizeof mine.msg, "%s", err_msg()[0] ? err_msg() : "not written");
+    m_sync(&mine, all);
+    int rc = 0;
+    int other = m_other_stage(all, STAGE_PAIRS);
+    if (other >= 0)
+        rc = m_fail_from(all, other);
+    for (int r = 0; r < m_size && !rc; r++)
+        if (all[r].rc)
+            rc = m_fail_from(all, r);
+    if (!rc && ok && m_rank == 0) {
+        /* PATH.manifest: the files whose union is the pair set. */
+        char mp[4200];
+        snprintf(mp, sizeof mp, "%s.manifest", path);
+        FILE *f = fopen(mp, "w");
+        uint64_t total = 0;
+        for (int r = 0; r < m_size; r++)
+            total += all[r].pairs;
+        if (!f) {
+            rc = err_set(TCJ_EIO, "%s: cannot write the manifest", mp);
+        } else {
+            fprintf(f, "# tcjoin pair files: their union is the join's pair set\n");
+            fprintf(f, "format %s\nranks %d\npairs %llu\n", format, m_size,
+                    (unsigned long long)total);
+            for (int r = 0; r < m_size; r++)
+                fprintf(f, "file %s.%d rank %d host %s pairs %llu\n", path, r, r, all[r].host,
+                        (unsigned long long)all[r].pairs);
+            if (fclose(f) != 0)
+                rc = err_set(TCJ_EIO, "%s: cannot write the manifest", mp);
+        }
+    }
+    free(all);
+    return rc;
+}
+
+/* ---- the log ---- */
+
+static void m_store_run(store *db, int64_t run_id, const join_result *res)
+{
+    if (m_rank != 0 || !db || run_id <= 0)
+        return;
+    for (int k = 0; k < M_KEEP; k++) {
+        if (!m_kept[k].res || m_kept[k].res != res)
+            continue;
+        const mpi_rec *all = m_kept[k].all;
+        for (int r = 0; r < m_size; r++) {
+            store_rank_rec rr = {.run_id = run_id,
+                                 .rank = r,
+                                 .host = all[r].host,
+                                 .device = all[r].device,
+                                 .rows = all[r].rows,
+                                 .parts = all[r].chunks,
+                                 .seconds = all[r].seconds,
+                                 .pairs = all[r].pairs,
+                                 .status = all[r].rc};
+            if (store_run_rank(db, &rr) < 0) {
+                cmd_store_failed();
+                break;
+            }
+        }
+        m_kept[k].res = NULL;
+        return;
+    }
+}
+
+void mpi_run_init(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+    MPI_Comm_dup(MPI_COMM_WORLD, &m_cmd);
+    MPI_Comm_dup(MPI_COMM_WORLD, &m_q);
+    gethostname(m_host, sizeof m_host - 1);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &m_local_rank);
+    MPI_Comm_free(&node);
+    m_ops = (dist_ops){.rank = m_rank,
+                       .nranks = m_size,
+                       .command_begin = m_command_begin,
+                       .command_end = m_command_end,
+                       .skip = m_skip,
+                       .join = m_join,
+                       .kdist = m_kdist,
+                       .pairs_closed = m_pairs_closed,
+                       .store_run = m_store_run};
+    dist = &m_ops;
+}
