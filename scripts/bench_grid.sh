@@ -21,15 +21,15 @@ ph() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p" | sed -n "${2}p"; }
 
 echo "exact, exact-path grid, COUNT, S = $sel, $(date -u +%Y-%m-%dT%H:%MZ), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)"
 echo
-echo "| set | n | pairs | cold: h2d ms | cold: index ms | cold: kernel ms | cold: total s | warm: kernel ms | warm: total s |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| set | n | pairs | cold: h2d ms | cold: index ms | cold: kernel ms | cold: total s | warm: kernel ms | warm: total s | dbscan (10) s | dbscan warm s | clusters |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for kind in uniform gauss; do
     for n in $sizes; do
         # uniform in the unit cube: S = n (4/3) pi eps^3 away from the faces
         eps=$(awk -v n="$n" -v s="$sel" 'BEGIN { printf "%.6g", (3 * s / (4 * 3.14159265358979 * n)) ^ (1 / 3) }')
         gen="gen uniform n=$n d=3 seed=1"
         [ "$kind" = gauss ] && gen="gen gauss n=$n d=3 seed=1 clusters=64 sigma=0.05"
-        out=$("$bin" --db "$db" --json -e "$gen; eps $eps; set exact-path grid; run exact; run exact" 2>&1) || {
+        out=$("$bin" --db "$db" --json -e "$gen; eps $eps; set exact-path grid; run exact; run exact; dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact" 2>&1) || {
             echo "| $kind | $n | failed: $(echo "$out" | tail -n 1) |"
             continue
         }
@@ -41,7 +41,11 @@ for kind in uniform gauss; do
         t1=$(echo "$runs" | ph time_s 1)
         k2=$(echo "$runs" | ph kernel_s 2)
         t2=$(echo "$runs" | ph time_s 2)
+        dbs=$(echo "$out" | grep '"type":"dbscan"')
+        db1=$(echo "$dbs" | sed -n 's/.*"clusters":[0-9]*.*"time_s":\([0-9.e+-]*\),"passes".*/\1/p' | sed -n 1p)
+        db2=$(echo "$dbs" | sed -n 's/.*"clusters":[0-9]*.*"time_s":\([0-9.e+-]*\),"passes".*/\1/p' | sed -n 2p)
+        ncl=$(echo "$dbs" | sed -n 's/.*"clusters":\([0-9]*\).*/\1/p' | sed -n 1p)
         ms() { awk -v v="${1:-0}" 'BEGIN { printf "%.2f", v * 1e3 }'; }
-        echo "| $kind | $n | $pairs | $(ms "$h2d") | $(ms "$idx") | $(ms "$k1") | $t1 | $(ms "$k2") | $t2 |"
+        echo "| $kind | $n | $pairs | $(ms "$h2d") | $(ms "$idx") | $(ms "$k1") | $t1 | $(ms "$k2") | $t2 | $db1 | $db2 | $ncl |"
     done
 done
