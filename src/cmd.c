@@ -247,6 +247,49 @@ bad:
 static const char *loc_file;
 static long loc_line;
 
+/* Edit distance (insert, delete, substitute) between short words; words
+ * longer than 31 characters count as far from everything. */
+int cmd_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int row[32];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (a[i - 1] != b[j - 1]);
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* An unknown command, with the nearest one when a typo (two edits at most)
+ * explains it, as unknown engines get. */
+static int cmd_unknown(const char *name)
+{
+    const cmd *near = NULL;
+    int best = 3;
+    for (const cmd *const *t = cmd_table; *t; t++) {
+        int dist = cmd_edit_distance(name, (*t)->name);
+        if (dist < best) {
+            best = dist;
+            near = *t;
+        }
+    }
+    if (near)
+        return err_set(TCJ_EINVAL, "unknown command '%s'; did you mean %s? (try help)", name,
+                       near->name);
+    return err_set(TCJ_EINVAL, "unknown command '%s' (try help)", name);
+}
+
 void cmd_set_location(const char *file, long line)
 {
     loc_file = file;
@@ -319,7 +362,7 @@ static int cmd_exec_one(session *s, const char *line)
     s->cancel = 0;
     const cmd *c = cmd_find(argv[0]);
     if (!c) {
-        rc = err_set(TCJ_EINVAL, "unknown command '%s' (try help)", argv[0]);
+        rc = cmd_unknown(argv[0]);
     } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
         rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
     } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {

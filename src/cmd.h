@@ -55,6 +55,10 @@ void cmd_store_failed(void);
  * comments. Returns the count; *cmds is NULL-terminated and lives in
  * *storage (free it). Commands may be empty. */
 int cmd_split_commands(const char *line, char ***cmds, char **storage);
+/* Edit distance (insert, delete, substitute) between short words, for
+ * "did you mean" (commands, engines); 99 for words over 31 characters. */
+int cmd_edit_distance(const char *a, const char *b);
+
 /* Name errors after a script's file and line ("run.tcj:3: ..."); file NULL
  * for none. The file name must outlive the calls. */
 void cmd_set_location(const char *file, long line);
