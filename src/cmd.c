@@ -298,9 +298,21 @@ void cmd_set_location(const char *file, long line)
 
 /* The stderr line, and in --json mode a record on stdout too. A command
  * the user stopped is said as cancelled, not as an error: nothing failed. */
+const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size)
+{
+    if (strcmp(msg, "cancelled") != 0 || !command)
+        return msg;
+    size_t n = strcspn(command, " \t");
+    snprintf(buf, size, "%.*s cancelled", (int)n, command);
+    return buf;
+}
+
 static void cmd_report(const char *command, const char *msg, int rc)
 {
     int cancel = rc == TCJ_ECANCEL;
+    char named[128];
+    if (cancel)
+        msg = cmd_cancel_text(command, msg, named, sizeof named);
     (cancel ? out_cancel_record : out_error_record)(msg, command, loc_file ? loc_line : 0);
     void (*say)(const char *, ...) = cancel ? out_cancelled : out_error;
     if (loc_file)

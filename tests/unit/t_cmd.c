@@ -281,6 +281,17 @@ TEST(no_driver_message)
         dataset_free(&s.ds);
 }
 
+/* One wording for a cancellation: "NAME cancelled", never a bare one. */
+TEST(cancel_wording)
+{
+    char b[128];
+    CHECK(strcmp(cmd_cancel_text("sweep 64 use", "cancelled", b, sizeof b), "sweep cancelled") ==
+          0);
+    CHECK(strcmp(cmd_cancel_text("kdist 4", "cancelled", b, sizeof b), "kdist cancelled") == 0);
+    CHECK(strcmp(cmd_cancel_text("run cpu", "run cpu cancelled", b, sizeof b),
+                 "run cpu cancelled") == 0);
+}
+
 /* help engines: every row's precision column starts where the others'
  * do, names longer than 10 characters (cpu-fp8-e4m3) included. */
 TEST(engines_rows_align)
