@@ -375,7 +375,13 @@ int lab_run(const lab_spec *s, lab_result *r)
     join_spec js;
     lab_count_spec(s, &js, &pg);
     const double t0 = engine_now();
-    int rc = engine_run(s->ref, &js, ref);
+    int rc = 0;
+    if (s->ref_reused) {
+        *ref = *s->ref_reused;
+        r->ref_run_id = s->ref_reused_id;
+    } else {
+        rc = engine_run(s->ref, &js, ref);
+    }
     r->ref_seconds = engine_now() - t0;
     if (!rc) {
         r->ref_pairs = ref->pairs;

@@ -149,6 +149,11 @@ typedef struct lab_spec {
      * the row's position is row - r->row). Unavailable rows get on_row
      * only. A nonzero return stops the lab with that code. */
     int (*on_ref)(void *ctx, lab_result *r, const join_result *res);
+    /* A stored run of the reference that stands for its timed run (the
+     * same data, eps and settings: src/reuse.c), and its id; NULL: run it.
+     * on_ref still gets it, with r->ref_run_id already set. */
+    const join_result *ref_reused;
+    int64_t ref_reused_id;
     int (*on_run)(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
                   int run_rc);
     int (*on_row)(void *ctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp);

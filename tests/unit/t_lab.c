@@ -622,10 +622,26 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Remove the live lab's line saying where its time went (not stored, so
- * show lab has no such line); 1 when there was one. */
+/* Remove a line starting with what, from text; 1 when there was one. */
+static int drop_line(char *text, const char *what)
+{
+    char *tl = strstr(text, what);
+    if (!tl)
+        return 0;
+    char *end = strchr(tl, '\n');
+    end = end ? end + 1 : tl + strlen(tl);
+    memmove(tl, end, strlen(end) + 1);
+    return 1;
+}
+
+/* Remove the live lab's lines that are not stored, so show lab has none:
+ * where its time went (1 when there was one), and the reused reference
+ * and the repeated timings, where there are. */
 static int drop_time_line(char *text)
 {
+    drop_line(text, "reference: run ");
+    drop_line(text, "{\"type\":\"reference_reused\"");
+    drop_line(text, "  timing: ");
     char *tl = strstr(text, "  (time ");
     if (!tl)
         return 0;
