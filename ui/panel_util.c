@@ -86,7 +86,7 @@ void ui_zoom_hint(WINDOW *w, const char *key)
     if (h < 1)
         return;
     char hint[128];
-    snprintf(hint, sizeof hint, "too small to plot: %s, then F11 or z, zooms", key);
+    snprintf(hint, sizeof hint, "too small to plot: %s, F11 zooms", key);
     wmove(w, h, 1);
     for (int k = 0; k < wd; k++)
         waddch(w, ' ');
