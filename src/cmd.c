@@ -271,19 +271,11 @@ int cmd_edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* An unknown command, with the nearest one when a typo (two edits at most)
- * explains it, as unknown engines get. */
+/* An unknown command, with the nearest one when a typo explains it, as
+ * unknown engines get. */
 static int cmd_unknown(const char *name)
 {
-    const cmd *near = NULL;
-    int best = 3;
-    for (const cmd *const *t = cmd_table; *t; t++) {
-        int dist = cmd_edit_distance(name, (*t)->name);
-        if (dist < best) {
-            best = dist;
-            near = *t;
-        }
-    }
+    const cmd *near = cmd_nearest(name);
     if (near)
         return err_set(TCJ_EINVAL, "unknown command '%s'; did you mean %s? (try help)", name,
                        near->name);
@@ -296,8 +288,6 @@ void cmd_set_location(const char *file, long line)
     loc_line = line;
 }
 
-/* The stderr line, and in --json mode a record on stdout too. A command
- * the user stopped is said as cancelled, not as an error: nothing failed. */
 const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size)
 {
     if (strcmp(msg, "cancelled") != 0 || !command)
@@ -307,6 +297,8 @@ const char *cmd_cancel_text(const char *command, const char *msg, char *buf, siz
     return buf;
 }
 
+/* The stderr line, and in --json mode a record on stdout too. A command
+ * the user stopped is said as cancelled, not as an error: nothing failed. */
 static void cmd_report(const char *command, const char *msg, int rc)
 {
     int cancel = rc == TCJ_ECANCEL;

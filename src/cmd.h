@@ -20,6 +20,8 @@ typedef struct cmd {
 
 extern const cmd *const cmd_table[]; /* NULL-terminated */
 const cmd *cmd_find(const char *name);
+/* The command within two edits of name (a typo), or NULL. */
+const cmd *cmd_nearest(const char *name);
 /* The group a command is listed under in `help` ("data", "eps", "join",
  * "accuracy", "log", "GPU", "session"): the table's second column. */
 const char *cmd_group(const cmd *c);

@@ -337,10 +337,9 @@ int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *con
             mid = g->w - len;
         if (mid < x0)
             mid = x0;
-        /* Row, column of the label, and the cells that must be free: the
-         * label and, beside the point, the gap between them. */
-        /* Beside the point the checked span starts (or ends) at the gap
-         * cell, so its margin is the point itself: begin one cell in. */
+        /* Row, column of the label, and the span that must be free (the
+         * label; free_cells adds a margin each side, which beside the
+         * point is the gap between them). */
         const int cand[4][4] = {{row[k], col[k] + 2, col[k] + 2, len},
                                 {row[k], col[k] - 1 - len, col[k] - 1 - len, len},
                                 {row[k] - 1, mid, mid, len},
