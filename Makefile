@@ -52,12 +52,17 @@ CFLAGS   += -DTCJ_CUDA
 else
 KERN_OBJ := $(BUILD)/obj/kernels/stub.o
 CUDA_LIBS := -lstdc++
+STUB_WHY := 0
 $(info note: nvcc not found: building without CUDA; GPU engines will report that no device is present)
 endif
 else
 KERN_OBJ := $(BUILD)/obj/kernels/stub.o
 CUDA_LIBS := -lstdc++
+# Why this build has no CUDA, for the GPU engines' one line (kernels/stub.c):
+# make demo passes CPU_ONLY=nodriver when no NVIDIA driver is loaded.
+STUB_WHY := $(if $(filter nodriver,$(CPU_ONLY)),2,1)
 endif
+$(BUILD)/obj/kernels/stub.o: CFLAGS += -DTCJ_STUB_WHY=$(STUB_WHY)
 
 TEST_SRC := $(wildcard tests/unit/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -77,6 +82,7 @@ GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o
 all: $(BUILD)/tcjoin
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
+	@rm -f $@
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 
 # ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
@@ -204,7 +210,12 @@ ifneq ($(HAVE_GPU),)
 	@sh scripts/demo.sh $(BUILD)/tcjoin
 else
 	@echo "demo: no NVIDIA GPU here (no driver loaded): building the CPU-only program in $(BUILD)-cpu"
-	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(BUILD)-cpu CPU_ONLY=1 all
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(BUILD)-cpu CPU_ONLY=nodriver all
+	@# The README's tour says build/tcjoin: point it at this build unless a
+	@# GPU build is there (the link rule replaces the link, never its target).
+	@if [ ! -e $(BUILD)/tcjoin ] || [ -L $(BUILD)/tcjoin ]; then \
+		mkdir -p $(BUILD) && ln -sfn $(abspath $(BUILD)-cpu)/tcjoin $(BUILD)/tcjoin && \
+		echo "demo: $(BUILD)/tcjoin is a link to $(BUILD)-cpu/tcjoin (the CPU-only build)"; fi
 	@echo "demo: on a machine with an NVIDIA GPU, 'make' builds the GPU code for every"
 	@echo "demo: architecture (several minutes); 'make SM=90' builds one (see README)"
 	@sh scripts/demo.sh $(BUILD)-cpu/tcjoin

@@ -6,7 +6,22 @@
 
 #include "kernels.h"
 
+/* TCJ_STUB_WHY (Makefile): 0 no nvcc, 1 make CPU_ONLY=1, 2 make demo chose
+ * the CPU-only build because no NVIDIA driver is loaded. The line says the
+ * real reason, not "nvcc not found" where nvcc is installed. */
+#ifndef TCJ_STUB_WHY
+#define TCJ_STUB_WHY 0
+#endif
+#if TCJ_STUB_WHY == 2
+static const char stub_msg[] =
+    "this tcjoin is the CPU-only build that make demo chose as no NVIDIA "
+    "driver was loaded; on a GPU machine, make builds the GPU code";
+#elif TCJ_STUB_WHY == 1
+static const char stub_msg[] = "this tcjoin is the CPU-only build (make CPU_ONLY=1); make builds "
+                               "the GPU code";
+#else
 static const char stub_msg[] = "this tcjoin was built without CUDA (nvcc not found)";
+#endif
 static _Thread_local char stub_err[512];
 
 const char *kern_error(void)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -73,6 +74,23 @@ static void app_stream(session *s, FILE *f, const char *name)
     free(line);
 }
 
+/* Whether the directory part of path exists (the working directory when
+ * path has none). */
+static int app_dir_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 1;
+    if (slash == path)
+        return 1;
+    char *dir = xstrdup(path);
+    dir[slash - path] = '\0';
+    struct stat sb;
+    int ok = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+    free(dir);
+    return ok;
+}
+
 /* A log that cannot be used is said on one line; the commands still run,
  * unlogged, and batch mode then exits 1. */
 static void app_open_store(session *s, const app_args *a)
@@ -86,6 +104,16 @@ static void app_open_store(session *s, const app_args *a)
         path = store_default_path();
     if (!path) {
         out_error("no place for the session log (set TCJOIN_DB); going on without logging");
+        s->failed = s->batch;
+        return;
+    }
+    /* Only the default place gets its directories made; a named file's
+     * directory must exist, so a typo'd --db does not grow a tree. */
+    if ((a->db_path || (getenv("TCJOIN_DB") && *getenv("TCJOIN_DB"))) && !app_dir_exists(path)) {
+        out_error("session log unavailable: %s: its directory does not exist (--db and "
+                  "TCJOIN_DB name a file in an existing directory); going on without logging",
+                  path);
+        free(path);
         s->failed = s->batch;
         return;
     }
@@ -151,7 +179,7 @@ int app_main(const app_args *a)
             s.failed = 1;
         } else {
             progress_install(&s);
-            app_stream(&s, f, a->script);
+            app_stream(&s, f, f == stdin ? "stdin" : a->script);
             if (f != stdin)
                 fclose(f);
         }
@@ -159,7 +187,7 @@ int app_main(const app_args *a)
     if (!stay && !a->exec && !a->script) {
         if (batch) {
             progress_install(&s);
-            app_stream(&s, stdin, NULL);
+            app_stream(&s, stdin, "stdin");
         } else {
             int rc = TCJ_EUNSUP;
             if (!a->plain && isatty(STDOUT_FILENO))

@@ -248,10 +248,54 @@ bad:
 static const char *loc_file;
 static long loc_line;
 
+/* Edit distance (insert, delete, substitute) between short words; words
+ * longer than 31 characters count as far from everything. */
+int cmd_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int row[32];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (a[i - 1] != b[j - 1]);
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* An unknown command, with the nearest one when a typo explains it, as
+ * unknown engines get. */
+static int cmd_unknown(const char *name)
+{
+    const cmd *near = cmd_nearest(name);
+    if (near)
+        return err_set(TCJ_EINVAL, "unknown command '%s'; did you mean %s? (try help)", name,
+                       near->name);
+    return err_set(TCJ_EINVAL, "unknown command '%s' (try help)", name);
+}
+
 void cmd_set_location(const char *file, long line)
 {
     loc_file = file;
     loc_line = line;
+}
+
+const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size)
+{
+    if (strcmp(msg, "cancelled") != 0 || !command)
+        return msg;
+    size_t n = strcspn(command, " \t");
+    snprintf(buf, size, "%.*s cancelled", (int)n, command);
+    return buf;
 }
 
 /* The stderr line, and in --json mode a record on stdout too. A command
@@ -259,6 +303,9 @@ void cmd_set_location(const char *file, long line)
 static void cmd_report(const char *command, const char *msg, int rc)
 {
     int cancel = rc == TCJ_ECANCEL;
+    char named[128];
+    if (cancel)
+        msg = cmd_cancel_text(command, msg, named, sizeof named);
     (cancel ? out_cancel_record : out_error_record)(msg, command, loc_file ? loc_line : 0);
     void (*say)(const char *, ...) = cancel ? out_cancelled : out_error;
     if (loc_file)
@@ -320,7 +367,7 @@ static int cmd_exec_here(session *s, const char *line)
     s->cancel = 0;
     const cmd *c = cmd_find(argv[0]);
     if (!c) {
-        rc = err_set(TCJ_EINVAL, "unknown command '%s' (try help)", argv[0]);
+        rc = cmd_unknown(argv[0]);
     } else if (argc - 1 < c->min_args || (c->max_args >= 0 && argc - 1 > c->max_args)) {
         rc = err_set(TCJ_EINVAL, "Usage: %s", c->usage);
     } else if ((rc = cmd_check_opts(c, argc - 1, argv + 1)) == 0) {

@@ -20,6 +20,8 @@ typedef struct cmd {
 
 extern const cmd *const cmd_table[]; /* NULL-terminated */
 const cmd *cmd_find(const char *name);
+/* The command within two edits of name (a typo), or NULL. */
+const cmd *cmd_nearest(const char *name);
 /* The group a command is listed under in `help` ("data", "eps", "join",
  * "accuracy", "log", "GPU", "session"): the table's second column. */
 const char *cmd_group(const cmd *c);
@@ -55,6 +57,15 @@ void cmd_store_failed(void);
  * comments. Returns the count; *cmds is NULL-terminated and lives in
  * *storage (free it). Commands may be empty. */
 int cmd_split_commands(const char *line, char ***cmds, char **storage);
+/* Edit distance (insert, delete, substitute) between short words, for
+ * "did you mean" (commands, engines); 99 for words over 31 characters. */
+int cmd_edit_distance(const char *a, const char *b);
+
+/* A cancellation says what was cancelled, as "run cpu cancelled" does: an
+ * engine's bare "cancelled" becomes "NAME cancelled" (NAME the command's
+ * first word, buf holding it); any other message is returned as it is. */
+const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size);
+
 /* Name errors after a script's file and line ("run.tcj:3: ..."); file NULL
  * for none. The file name must outlive the calls. */
 void cmd_set_location(const char *file, long line);

@@ -56,9 +56,11 @@ static void print_rel(const char *who, const uint64_t *bins)
 
 static void print_hist(const cmp_side *r)
 {
+    /* A bin of one value (every error 0) is closed: [0, 0) would be empty. */
     for (size_t k = 0; k < r->nbins; k++)
         if (r->bin_count[k])
-            out_printf("    [%10.3g, %10.3g) %llu\n", r->bin_lo[k], r->bin_hi[k],
+            out_printf("    [%10.3g, %10.3g%c %llu\n", r->bin_lo[k], r->bin_hi[k],
+                       r->bin_lo[k] == r->bin_hi[k] ? ']' : ')',
                        (unsigned long long)r->bin_count[k]);
 }
 
@@ -113,8 +115,8 @@ static void print_accuracy(const cmp_side *ra, const cmp_side *rb, const char *r
 /* One side's one-sided pairs and error histogram, after the table. */
 static void print_side(const char *side, const cmp_side *r, const char *ref)
 {
-    out_printf("  %s: %s - %s, distance error histogram, %zu bins (bins holding pairs):\n", side,
-               r->engine, ref, r->nbins);
+    out_printf("  %s: %s - %s, distance error histogram, %zu bin%s (bins holding pairs):\n", side,
+               r->engine, ref, r->nbins, r->nbins == 1 ? "" : "s");
     print_hist(r);
     print_rel(r->engine, r->only_engine_rel);
     print_rel(ref, r->only_ref_rel);
@@ -328,7 +330,8 @@ static int compare_run(session *s, int argc, char **argv)
                        side_a->only_ref_rel_max);
         print_rel(ea->name, side_a->only_engine_rel);
         print_rel(eb->name, side_a->only_ref_rel);
-        out_printf("  error histogram, %zu bins (bins holding pairs):\n", side_a->nbins);
+        out_printf("  error histogram, %zu bin%s (bins holding pairs):\n", side_a->nbins,
+                   side_a->nbins == 1 ? "" : "s");
         print_hist(side_a);
     }
     cell_speedup(a, sizeof a, speedup);

@@ -1,4 +1,6 @@
 /* engines: the engine table, with whether each can run here. */
+#include <string.h>
+
 #include "cmd.h"
 #include "err.h"
 #include "kernels.h"
@@ -13,15 +15,25 @@ int cmd_engines_list(session *s)
     out_rec_int(r, "cuda_devices", ndev);
     out_rec_bool(r, "built_with_cuda", kern_built_with_cuda());
     out_rec_arr(r, "engines");
+    /* Columns as wide as the table's longest name and precision
+     * (cpu-fp8-e4m3 is 12), so every row lines up. */
+    int wn = 0, wp = 0;
+    for (const engine *const *t = engine_table; *t; t++) {
+        if ((int)strlen((*t)->name) > wn)
+            wn = (int)strlen((*t)->name);
+        if ((int)strlen((*t)->precision) > wp)
+            wp = (int)strlen((*t)->precision);
+    }
     for (const engine *const *t = engine_table; *t; t++) {
         const engine *e = *t;
         err_clear();
         int rc = engine_available(e, &s->eopt);
-        out_printf("  %-10s %-12s d2 %-4s %-6s %-14s %s\n", e->name, e->precision,
+        out_printf("  %-*s %-*s d2 %-4s %-6s %-14s %s\n", wn, e->name, wp, e->precision,
                    engine_dist_name(e->dist), e->exact ? "exact" : "",
                    rc ? "not available" : "available", e->summary);
         if (rc)
-            out_printf("  %-10s %-12s    %-4s %-6s %-14s (%s)\n", "", "", "", "", "", err_msg());
+            out_printf("  %-*s %-*s    %-4s %-6s %-14s (%s)\n", wn, "", wp, "", "", "", "",
+                       err_msg());
         out_rec_obj(r, NULL);
         out_rec_str(r, "engine", e->name);
         out_rec_str(r, "precision", e->precision);

@@ -127,6 +127,54 @@ static int show_row(void *ctx, int ncol, const char *const *names, const char *c
     return 0;
 }
 
+/* show compare ID: every stored value labelled name=value in text, and
+ * the same as one "show" record (the comparison, its sides, its bins). */
+typedef struct show_cmp {
+    out_rec *r;
+    const char *open; /* the section whose array is open in r, or NULL */
+    int rows;
+} show_cmp;
+
+static int show_cmp_row(void *ctx, int ncol, const char *const *names, const char *const *values)
+{
+    show_cmp *sc = ctx;
+    sc->rows++;
+    const char *sec = ncol > 0 && values[0] ? values[0] : "";
+    int bin = !strcmp(sec, "bin"), side = !strcmp(sec, "side");
+    if (bin && (ncol < 6 || !values[5] || !strcmp(values[5], "0")))
+        return 0; /* bins holding no pair say nothing */
+    const char *arr = bin ? "bins" : side ? "sides" : NULL;
+    if (sc->open && (!arr || strcmp(sc->open, arr) != 0)) {
+        out_rec_close(sc->r);
+        sc->open = NULL;
+    }
+    if (arr && !sc->open) {
+        out_rec_arr(sc->r, arr);
+        sc->open = arr;
+    }
+    out_rec_obj(sc->r, arr ? NULL : sec);
+    if (bin)
+        out_printf("%-10s side %s [%s, %s) %s\n", "bin", ncol >= 7 && values[6] ? values[6] : "a",
+                   values[3], values[4], values[5]);
+    else
+        out_printf("%-10s", sec);
+    for (int c = 1; c < ncol; c++) {
+        /* the comparison's id on every side and bin row says nothing new */
+        if ((bin || side) && !strcmp(names[c], "comparison_id"))
+            continue;
+        if (values[c] && *values[c] && !bin)
+            out_printf(" %s=%s", names[c], values[c]);
+        if (values[c])
+            out_rec_text_value(sc->r, names[c], values[c]);
+        else
+            out_rec_null(sc->r, names[c]);
+    }
+    if (!bin)
+        out_printf("\n");
+    out_rec_close(sc->r);
+    return 0;
+}
+
 /* show lab ID: the table and records precisions printed, read back. */
 static int show_lab(session *s, const char *word)
 {
@@ -175,8 +223,19 @@ static int show_run(session *s, int argc, char **argv)
     if ((rc = need_db(s)) || (rc = parse_id(argv[1], cmp ? "compare id" : "run id", &id)))
         return rc;
     int rows = 0;
-    if (cmp)
-        return store_show_compare(s->db, id, show_row, &rows);
+    if (cmp) {
+        show_cmp sc = {out_rec_begin("show"), NULL, 0};
+        out_rec_str(sc.r, "what", "compare");
+        rc = store_show_compare(s->db, id, show_cmp_row, &sc);
+        if (sc.open)
+            out_rec_close(sc.r);
+        if (rc) {
+            out_rec_discard(sc.r); /* the error line alone, no half record */
+            return rc;
+        }
+        out_rec_end(sc.r);
+        return 0;
+    }
     rc = store_show_run(s->db, id, show_row, &rows);
     if (!rc && rows == 0)
         return err_set(TCJ_EINVAL, "no run %lld in the session log", (long long)id);

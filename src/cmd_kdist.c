@@ -2,6 +2,7 @@
  * dataset from an engine's kdist entry, drawn as a text plot, its knee
  * (Kneedle) offered as eps, stored in the log and emitted as a record the
  * dashboard draws; `use` makes the knee's eps current. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,10 @@ static int pick_engine(const session *s, const char *name, const engine **out)
     return engine_available(e, &s->eopt);
 }
 
-static void print_plot(const kdist_curve *c)
+/* The curve as text: the knee an O, the session's eps (when set) a
+ * dashed rule, and a log axis when outliers would flatten the bulk (as
+ * the dashboard's panel draws it). */
+static void print_plot(const session *s, const kdist_curve *c)
 {
     double x[KDIST_MAX_POINTS];
     for (size_t j = 0; j < c->npts; j++)
@@ -55,9 +59,14 @@ static void print_plot(const kdist_curve *c)
     char cells[PLOT_W * PLOT_H];
     ui_grid g;
     ui_grid_init(&g, cells, PLOT_W, PLOT_H);
-    if (ui_plot_xy(&g, x, c->dist, c->npts, 0, 0) != 0)
+    int logy = ui_kdist_logy(c->dist, c->npts);
+    double kx = c->have_knee ? x[c->knee_point] : 0, ky = c->have_knee ? c->dist[c->knee_point] : 0;
+    if (ui_plot_curve_rule(&g, x, c->dist, c->npts, &kx, &ky, c->have_knee ? 1 : 0, 0, logy,
+                           s->have_eps ? s->eps : NAN) != 0)
         return;
-    out_printf("  %d-distance against the points sorted by it (rank 0 to %zu)\n", c->k, c->n - 1);
+    out_printf("  %d-distance against the points sorted by it (rank 0 to %zu)%s%s%s\n", c->k,
+               c->n - 1, logy ? ", log scale (outliers)" : "", c->have_knee ? "; O the knee" : "",
+               s->have_eps ? "; - - the current eps" : "");
     char row[PLOT_W + 1];
     for (int y = 0; y < PLOT_H; y++) {
         ui_grid_row(&g, y, row);
@@ -186,7 +195,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
     out_printf("  for DBSCAN minPts = %zu (scikit-learn min_samples = %zu): both count the point "
                "itself\n",
                k + 1, k + 1);
-    print_plot(c);
+    print_plot(s, c);
     out_printf("  min %.6g, p10 %.6g, median %.6g, p90 %.6g, max %.6g\n", c->dist[0],
                at_frac(c, 0.1), at_frac(c, 0.5), at_frac(c, 0.9), c->dist[c->npts - 1]);
     int used = 0;

@@ -1,7 +1,9 @@
 /* load FILE [...] and gen KIND [...]: make a dataset current. A failure
  * keeps the previous dataset. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -11,8 +13,67 @@
 #include "store.h"
 
 /* Replace the session's dataset, store its row, report it. */
+/* The bounding box's diagonal, from at most 4096 rows spread over the
+ * dataset: the scale a carried-over eps is read against (cheap at any n). */
+static double extent(const dataset *ds)
+{
+    size_t step = ds->n > 4096 ? ds->n / 4096 : 1;
+    double *lo = xmalloc(ds->d * sizeof *lo), *hi = xmalloc(ds->d * sizeof *hi);
+    for (size_t j = 0; j < ds->d; j++)
+        lo[j] = INFINITY, hi[j] = -INFINITY;
+    for (size_t i = 0; i < ds->n; i += step)
+        for (size_t j = 0; j < ds->d; j++) {
+            double v = dataset_value(ds, i * ds->d + j);
+            lo[j] = v < lo[j] ? v : lo[j];
+            hi[j] = v > hi[j] ? v : hi[j];
+        }
+    double sum = 0;
+    for (size_t j = 0; j < ds->d; j++)
+        sum += isfinite(hi[j] - lo[j]) ? (hi[j] - lo[j]) * (hi[j] - lo[j]) : 0;
+    free(lo);
+    free(hi);
+    return sqrt(sum);
+}
+
+/* eps stays when the dataset changes (a session often compares datasets
+ * at one eps), but an eps chosen for data of another scale is said: a
+ * ratio of extents beyond 4, or an eps that holds every pair. */
+static void warn_eps_scale(const session *s, const char *old_name, double old_ext,
+                           const dataset *ds)
+{
+    if (!s->have_eps)
+        return;
+    double ext = extent(ds);
+    int all = s->eps >= ext;
+    int scale = old_ext > 0 && ext > 0 && (ext / old_ext > 4 || old_ext / ext > 4);
+    if (!all && !scale)
+        return;
+    char msg[512];
+    int k = snprintf(msg, sizeof msg, "eps %g carries over", s->eps);
+    if (old_name)
+        k += snprintf(msg + k, sizeof msg - (size_t)k, " from %s (extent %.3g)", old_name, old_ext);
+    snprintf(msg + k, sizeof msg - (size_t)k,
+             "; %s's extent (bounding-box diagonal) is %.3g%s; set eps again (eps, sweep S or "
+             "kdist K)",
+             ds->name, ext, all ? ", so every pair is within eps" : "");
+    out_printf("warning: %s\n", msg);
+    out_rec *w = out_rec_begin("warning");
+    out_rec_str(w, "command", "load");
+    out_rec_str(w, "message", msg);
+    out_rec_dbl(w, "eps", s->eps);
+    out_rec_dbl(w, "extent", ext);
+    out_rec_dbl(w, "previous_extent", old_name ? old_ext : NAN);
+    out_rec_end(w);
+}
+
 static void adopt(session *s, dataset *ds)
 {
+    char *old_name = NULL;
+    double old_ext = 0;
+    if (s->have_ds && s->have_eps) {
+        old_name = xstrdup(s->ds.name);
+        old_ext = extent(&s->ds);
+    }
     if (s->have_ds)
         dataset_free(&s->ds);
     s->ds = *ds;
@@ -37,6 +98,8 @@ static void adopt(session *s, dataset *ds)
     out_rec_str(r, "dtype", dataset_dtype(&s->ds)->name);
     out_rec_str(r, "dataset_hash", hash);
     out_rec_end(r);
+    warn_eps_scale(s, old_name, old_ext, &s->ds);
+    free(old_name);
 }
 
 static int parse_yesno(const char *what, const char *v, int *out)

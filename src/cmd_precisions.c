@@ -13,6 +13,7 @@
 #include "lab.h"
 #include "lab_out.h"
 #include "out.h"
+#include "reuse.h"
 #include "runner.h"
 #include "store.h"
 
@@ -27,7 +28,8 @@ static int on_ref(void *vctx, lab_result *r, const join_result *res)
 {
     lab_ctx *c = vctx;
     session *s = c->s;
-    r->ref_run_id = runner_store(s, c->ref, &c->spec, res, 0, NULL);
+    if (r->ref_run_id <= 0) /* else a stored run stands for it */
+        r->ref_run_id = runner_store(s, c->ref, &c->spec, res, 0, NULL);
     if (!s->db)
         return 0;
     store_lab_rec lr = {.session_id = s->session_id,
@@ -191,6 +193,7 @@ static const char *const precisions_options[] = {"min-overlap", "ref", "dbscan",
 static int precisions_run(session *s, int argc, char **argv)
 {
     int cpu_only = cmd_take_flag(&argc, argv, "cpu");
+    int fresh = cmd_take_flag(&argc, argv, "fresh");
     char *pos[LAB_MAX_FORMATS + 1];
     int np = cmd_positional(argc, argv, pos, LAB_MAX_FORMATS + 1);
     if (np > LAB_MAX_FORMATS)
@@ -244,8 +247,18 @@ static int precisions_run(session *s, int argc, char **argv)
                    .on_run = on_run,
                    .on_row = on_row,
                    .ctx = &ctx};
+    /* The reference's run that compare (or run) just made stands for its
+     * timed run, as in compare; fresh runs it again. */
+    reuse_run *rr = xcalloc(1, sizeof *rr);
+    if (!fresh && reuse_find(s, ctx.ref, rr) == 1) {
+        ls.ref_reused = &rr->res;
+        ls.ref_reused_id = rr->id;
+        out_printf("reference: run %lld of %s (%s) reused; precisions ... fresh runs it again\n",
+                   (long long)rr->id, ctx.ref->name, rr->at);
+    }
     lab_result *r = xmalloc(sizeof *r);
     rc = lab_run(&ls, r);
+    free(rr);
     if (rc == TCJ_ECANCEL)
         err_set(rc, "precisions cancelled");
     if (s->db && r->lab_id > 0) {
@@ -272,13 +285,14 @@ static int precisions_run(session *s, int argc, char **argv)
 
 const cmd cmd_precisions = {
     .name = "precisions",
-    .usage = "precisions [FORMAT...] [cpu] [min-overlap=X] [ref=ENGINE] [dbscan=M]",
+    .usage = "precisions [FORMAT...] [cpu] [fresh] [min-overlap=X] [ref=ENGINE] [dbscan=M]",
     .summary = "the precision lab: every number format on this data and eps, against the truth",
     .help = "Run every number format of the engine table (fp16, bf16, tf32, the 8-bit\n"
             "formats: whatever the table holds) on the current dataset and eps: its GPU engine\n"
             "where one can run here, else its CPU emulation (cpu: the emulations even on\n"
             "a GPU). Each is judged against the ground truth (ref=ENGINE; default exact on\n"
-            "a GPU, else cpu), whose timed run is made once. One table: format, bits per\n"
+            "a GPU, else cpu), whose timed run is made once, or reused from a stored run on\n"
+            "the same data, eps and settings (fresh runs it again). One table: format, bits per\n"
             "value, the engine, its run and comparison, the transforms the run applied\n"
             "(centred, a power-of-two scale, shifted, values that underflowed, inexact),\n"
             "pairs, overlap (eq. 3 of the FASTED paper), pairs only the format and only the\n"
@@ -286,8 +300,10 @@ const cmd cmd_precisions = {
             "|err|), kernel time, derived TFLOPS and the speed against fp16. A format that\n"
             "refuses the data (ue5m3 and ue4m4 hold no sign) is a row saying why, and the\n"
             "lab goes on. Last, one sentence names the fastest format whose overlap is at\n"
-            "least min-overlap=X (default 0.9999), or the closest when none is, and a line\n"
-            "says where the lab's time went. The reference's pairs are made once per block\n"
+            "least min-overlap=X (default 0.9999), or the closest when none is; the two\n"
+            "fastest that reach it are timed 3 times each, and a timing: line says whether\n"
+            "they are within timing noise. A line says where the lab's time went. The reference's "
+            "pairs are made once per block\n"
             "of rows for all the formats together.\n"
             "FORMAT... runs those formats only. Every run, comparison and the lab are\n"
             "stored: show lab ID prints it again, export lab ID csv|json FILE writes it.\n"

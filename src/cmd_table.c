@@ -54,6 +54,20 @@ const cmd *cmd_find(const char *name)
     return NULL;
 }
 
+const cmd *cmd_nearest(const char *name)
+{
+    const cmd *near = NULL;
+    int best = 3; /* two edits at most: a typo, not another command */
+    for (const cmd *const *t = cmd_table; *t; t++) {
+        int dist = cmd_edit_distance(name, (*t)->name);
+        if (dist < best) {
+            best = dist;
+            near = *t;
+        }
+    }
+    return near;
+}
+
 const char *cmd_group(const cmd *c)
 {
     for (size_t k = 0; cmd_table[k]; k++)

@@ -102,6 +102,13 @@ int dataset_load(const char *path, const load_opts *opt, dataset *out)
     int rc = choose_loader(path, opt, &ld);
     if (rc)
         return rc;
+    /* cols= and delim= pick fields of text lines; a binary file's rows have
+     * none, and dropping them silently would join what the user dropped. */
+    if ((opt->cols || opt->delim) && ld != loader_find("csv"))
+        return err_set(TCJ_EINVAL,
+                       "%s: %s= applies to delimited text only, not to a %s file; load it "
+                       "whole",
+                       path, opt->cols ? "cols" : "delim", ld->name);
     dataset ds = {0};
     if ((rc = ld->load(path, opt, &ds)) != 0)
         return rc;

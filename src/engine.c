@@ -222,6 +222,10 @@ const engine *engine_best_of(const engine *const *table, engine_role role, const
 int engine_gpu_device(const char *who, const engine_opts *o, kern_device *dv)
 {
     int dev = o ? o->device : 0;
+    /* No GPU here and no CUDA in the build: both said, the GPU first. */
+    if (!kern_built_with_cuda() && !engine_driver_loaded())
+        return err_set(TCJ_ENODEV, "%s needs an NVIDIA GPU; none found (no driver loaded); %s", who,
+                       kern_error());
     if (!kern_built_with_cuda())
         return err_set(TCJ_ENODEV, "%s: %s", who, kern_error());
     int n = kern_device_count();

@@ -278,11 +278,81 @@ static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
     return 0;
 }
 
+/* The kernel time of one more COUNT run of e, into *t. */
+static int lab_time_once(const lab_spec *s, const engine *e, double *t)
+{
+    join_spec js;
+    lab_prog pg = {.s = s, .lo = 1, .span = 0};
+    snprintf(pg.what, sizeof pg.what, "precisions: timing %s again", e->name);
+    lab_count_spec(s, &js, &pg);
+    join_result *res = xcalloc(1, sizeof *res);
+    int rc = engine_run(e, &js, res);
+    *t = res->kernel_seconds > 0 ? res->kernel_seconds : res->seconds;
+    free(res);
+    return rc;
+}
+
+/* One timing is not a verdict on a loaded machine: the chosen row and the
+ * next fastest that reaches min_overlap run LAB_REPEATS times in all, and
+ * the ranges decide (lab_result says how). */
+static int lab_repeat(const lab_spec *s, lab_result *r, const lab_slot *sl, size_t nslot)
+{
+    r->runner_up = -1;
+    if (r->chosen < 0)
+        return 0;
+    for (int k = 0; k < r->nrow; k++) {
+        const lab_row *w = &r->row[k];
+        if (k == r->chosen || w->status != LAB_OK || !(w->side.overlap >= r->min_overlap))
+            continue;
+        if (r->runner_up < 0 || w->kernel_s < r->row[r->runner_up].kernel_s)
+            r->runner_up = k;
+    }
+    if (r->runner_up < 0)
+        return 0;
+    const int who[2] = {r->chosen, r->runner_up};
+    double med[2];
+    for (int j = 0; j < 2; j++) {
+        const engine *e = NULL;
+        for (size_t k = 0; k < nslot; k++)
+            if (sl[k].row == &r->row[who[j]])
+                e = sl[k].p->e;
+        if (!e)
+            return 0;
+        double t[LAB_REPEATS];
+        t[0] = r->row[who[j]].kernel_s;
+        for (int k = 1; k < LAB_REPEATS; k++) {
+            int rc = lab_time_once(s, e, &t[k]);
+            if (rc)
+                return rc == TCJ_ECANCEL ? rc : 0; /* the single timing stands */
+        }
+        for (int a = 1; a < LAB_REPEATS; a++) /* sort, for the median */
+            for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+                double x = t[b];
+                t[b] = t[b - 1];
+                t[b - 1] = x;
+            }
+        r->rep_lo[j] = t[0];
+        r->rep_hi[j] = t[LAB_REPEATS - 1];
+        med[j] = t[LAB_REPEATS / 2];
+    }
+    r->repeats = LAB_REPEATS;
+    r->within_noise = r->rep_lo[0] <= r->rep_hi[1] && r->rep_lo[1] <= r->rep_hi[0];
+    int pick = r->within_noise ? (who[0] < who[1] ? 0 : 1) : (med[0] <= med[1] ? 0 : 1);
+    if (pick == 1) {
+        r->chosen = who[1];
+        r->runner_up = who[0];
+        double lo = r->rep_lo[0], hi = r->rep_hi[0];
+        r->rep_lo[0] = r->rep_lo[1], r->rep_hi[0] = r->rep_hi[1];
+        r->rep_lo[1] = lo, r->rep_hi[1] = hi;
+    }
+    return 0;
+}
+
 int lab_run(const lab_spec *s, lab_result *r)
 {
     const double t_lab = engine_now();
     memset(r, 0, sizeof *r);
-    r->chosen = r->closest = r->baseline_row = -1;
+    r->chosen = r->closest = r->baseline_row = r->runner_up = -1;
     r->min_overlap = s->min_overlap;
     r->eps = s->eps;
     if (!s->ds || s->ds->n == 0)
@@ -305,7 +375,13 @@ int lab_run(const lab_spec *s, lab_result *r)
     join_spec js;
     lab_count_spec(s, &js, &pg);
     const double t0 = engine_now();
-    int rc = engine_run(s->ref, &js, ref);
+    int rc = 0;
+    if (s->ref_reused) {
+        *ref = *s->ref_reused;
+        r->ref_run_id = s->ref_reused_id;
+    } else {
+        rc = engine_run(s->ref, &js, ref);
+    }
     r->ref_seconds = engine_now() - t0;
     if (!rc) {
         r->ref_pairs = ref->pairs;
@@ -390,10 +466,12 @@ int lab_run(const lab_spec *s, lab_result *r)
         cmp_pass_times(m, &r->pass_seconds, &r->pass_engine_seconds);
     cmp_pass_free(m);
     free(ref);
-    free(sl);
-    r->seconds = engine_now() - t_lab;
     lab_derive(r);
     lab_choose(r);
+    if (!rc)
+        rc = lab_repeat(s, r, sl, nrows);
+    free(sl);
+    r->seconds = engine_now() - t_lab;
     if (!rc && s->progress)
         s->progress(s->progress_ctx, 1.0, "precisions");
     return rc;

@@ -20,6 +20,7 @@
 
 #define LAB_MAX_FORMATS 16
 #define LAB_DEFAULT_MIN_OVERLAP 0.9999
+#define LAB_REPEATS 3 /* timings of the two fastest rows before one is named */
 
 typedef enum lab_status {
     LAB_OK,          /* ran and was judged */
@@ -87,6 +88,15 @@ typedef struct lab_result {
      * the earlier row), or -1; when -1, closest is the ok row of highest
      * overlap (-1 when no row ran). */
     int chosen, closest;
+    /* lab_run then times the two fastest rows that reach min_overlap
+     * (chosen and runner_up, -1 when there is one) LAB_REPEATS times in
+     * all: the range of their kernel times (lo, hi; [0] chosen, [1] the
+     * runner-up). Overlapping ranges are within noise: chosen is then the
+     * earlier row of the two, so the verdict does not follow the noise;
+     * otherwise the faster median. repeats 0: not timed again (a lab read
+     * back from the session log). */
+    int runner_up, repeats, within_noise;
+    double rep_lo[2], rep_hi[2];
     /* Where the lab's time went (wall seconds; 0 for a lab read back from
      * the session log): all of it, the reference's timed run, the
      * formats' timed runs, the pair pass and the part of it inside the
@@ -139,6 +149,11 @@ typedef struct lab_spec {
      * the row's position is row - r->row). Unavailable rows get on_row
      * only. A nonzero return stops the lab with that code. */
     int (*on_ref)(void *ctx, lab_result *r, const join_result *res);
+    /* A stored run of the reference that stands for its timed run (the
+     * same data, eps and settings: src/reuse.c), and its id; NULL: run it.
+     * on_ref still gets it, with r->ref_run_id already set. */
+    const join_result *ref_reused;
+    int64_t ref_reused_id;
     int (*on_run)(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
                   int run_rc);
     int (*on_row)(void *ctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp);

@@ -99,6 +99,13 @@ size_t lab_cells(const lab_result *r, int row, lab_cell *out, char *buf, size_t 
         cell_str(&l, "chosen_engine", r->chosen >= 0 ? r->row[r->chosen].engine : NULL);
         cell_str(&l, "closest",
                  r->chosen < 0 && r->closest >= 0 ? r->row[r->closest].format : NULL);
+        cell_str(&l, "runner_up",
+                 r->repeats > 0 && r->runner_up >= 0 ? r->row[r->runner_up].format : NULL);
+        cell_int(&l, "timing_repeats", r->repeats);
+        if (r->repeats > 0 && r->runner_up >= 0)
+            cell_int(&l, "within_noise", r->within_noise);
+        else
+            cell_add(&l, "within_noise", 'z');
         lab_sentence(r, text, sizeof text);
         cell_str(&l, "message", cell_keep(&l, text));
         return l.n;
@@ -246,6 +253,19 @@ void lab_print(const lab_result *r)
                r->ref_engine, r->baseline[0] ? r->baseline : "-");
     lab_sentence(r, sentence, sizeof sentence);
     out_printf("  %s\n", sentence);
+    if (r->repeats > 0 && r->chosen >= 0 && r->runner_up >= 0) {
+        const lab_row *a = &r->row[r->chosen], *b = &r->row[r->runner_up];
+        if (r->within_noise)
+            out_printf("  timing: %s and %s are within timing noise (%d runs each: %.4f-%.4f s and "
+                       "%.4f-%.4f s); %s is named as the earlier in the table, either will do\n",
+                       a->format, b->format, r->repeats, r->rep_lo[0], r->rep_hi[0], r->rep_lo[1],
+                       r->rep_hi[1], a->format);
+        else
+            out_printf("  timing: %s is faster than %s in all %d runs each (%.4f-%.4f s against "
+                       "%.4f-%.4f s)\n",
+                       a->format, b->format, r->repeats, r->rep_lo[0], r->rep_hi[0], r->rep_lo[1],
+                       r->rep_hi[1]);
+    }
     if (r->seconds > 0)
         out_printf("  (time %.2f s: the reference's run %.2f s, the formats' runs %.2f s, the pair "
                    "pass %.2f s, of which %.2f s in the engines and %.2f s sorting and judging)\n",

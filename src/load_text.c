@@ -249,7 +249,12 @@ static int cols_item(const char *path, const char *it, size_t nf, const fields *
                            "%s: cols: cannot read '%s' (N, N-M, N-, last, or a header "
                            "name; '-' in front drops)",
                            path, ld_esc(it, 60));
-        if (a > b || b >= nf)
+        if (a > b)
+            return err_set(TCJ_EINVAL,
+                           "%s: cols: '%s' is reversed (first column after last); "
+                           "write %llu-%llu",
+                           path, ld_esc(it, 60), b, a);
+        if (b >= nf)
             return err_set(TCJ_EINVAL, "%s: cols: '%s' is outside columns 0 to %zu", path,
                            ld_esc(it, 60), nf - 1);
         *lo = (size_t)a;

@@ -476,7 +476,7 @@ int ld_finish(ld_sink *s, dataset *out)
 {
     if (s->bad_values && !s->drop) {
         int rc = err_set(TCJ_EINVAL,
-                         "%s: %zu value%s NaN or Inf, first at %s; load ... drop-nonfinite=1 to "
+                         "%s: %zu value%s NaN or Inf, first at %s; load ... drop-nonfinite=yes to "
                          "drop those rows",
                          s->path, s->bad_values, s->bad_values == 1 ? " is" : "s are", s->first);
         ld_sink_free(s);

@@ -204,6 +204,12 @@ void out_rec_end(out_rec *r)
     free(r);
 }
 
+void out_rec_discard(out_rec *r)
+{
+    free(json_w_finish(&r->w));
+    free(r);
+}
+
 json_w *out_rec_json(out_rec *r)
 {
     return &r->w;

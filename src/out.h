@@ -53,6 +53,8 @@ void out_rec_arr(out_rec *r, const char *key); /* open a nested array */
 void out_rec_close(out_rec *r);                /* close the innermost */
 /* Array elements (key ignored inside arrays: pass NULL). */
 void out_rec_end(out_rec *r);
+/* Free a record without emitting it (the command failed part way). */
+void out_rec_discard(out_rec *r);
 /* The record's JSON writer, for code that writes members with json.h
  * directly (the store's run object, a comparison side). */
 struct json_w;

@@ -12,8 +12,8 @@
 const char *reuse_phase_name(const char *name)
 {
     /* The engines' phase names; anything else is stored under "other". */
-    static const char *const known[] = {"h2d",  "convert", "norms", "kernel", "d2h",
-                                        "sink", "compute", "join",  "load",   NULL};
+    static const char *const known[] = {"h2d", "convert", "norms",   "index", "kernel", "select",
+                                        "d2h", "sink",    "compute", "join",  "load",   NULL};
     for (const char *const *k = known; *k; k++)
         if (strcmp(*k, name) == 0)
             return *k;

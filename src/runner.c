@@ -32,30 +32,6 @@ int runner_engine_opt(const engine_opts *o, const char *name, const engine **out
     return engine_available(*out, o);
 }
 
-/* Edit distance (insert, delete, substitute) between short words; words
- * longer than 31 characters count as far from everything. */
-static int runner_edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 31 || lb > 31)
-        return 99;
-    int row[32];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (a[i - 1] != b[j - 1]);
-            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 int runner_find_engine(const char *name, const engine **out)
 {
     const engine *e = engine_find(name);
@@ -69,7 +45,7 @@ int runner_find_engine(const char *name, const engine **out)
     int best = 3; /* two edits at most: a typo, not another engine */
     for (const engine *const *t = engine_table; *t && k < sizeof names; t++) {
         k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", (*t)->name);
-        int dist = runner_edit_distance(name, (*t)->name);
+        int dist = cmd_edit_distance(name, (*t)->name);
         if (dist < best) {
             best = dist;
             near = *t;

@@ -342,7 +342,7 @@ void teach_print_t6(const teach_t6_cells *c, const char *title, int measured)
             if (ted4096)
                 snprintf(pv, sizeof pv, "oos");
             else if (!isnan(pm->paper[col]))
-                snprintf(pv, sizeof pv, "%.1f", pm->paper[col]);
+                snprintf(pv, sizeof pv, pm->paper[col] >= 1000 ? "%.0f" : "%.3g", pm->paper[col]);
             snprintf(cell, sizeof cell, "%s%s (%s)", mv, ted4096 && !isnan(v) ? "*" : "", pv);
             star |= ted4096 && !isnan(v);
             out_printf(" %s", teach_cell(out, sizeof out, cell, 16));
@@ -364,8 +364,11 @@ void teach_print_t6(const teach_t6_cells *c, const char *title, int measured)
             out_printf("  %s d=%d: %s\n", paper_t6_engine[col / 3], paper_t6_d[col % 3],
                        c->note[col]);
     out_printf("%s\n%s\n", paper_t6_note, paper_t6_ted_smem);
+    /* Stored cells were measured by tcjoin elsewhere (docs/BENCHMARKS.md),
+     * not here: the footnote must not contradict the title. */
     if (star)
-        out_printf("*: measured here although the paper's TED-Join could not run it.\n");
+        out_printf("*: %s although the paper's TED-Join could not run it.\n",
+                   measured ? "measured here" : "measured by tcjoin (docs/BENCHMARKS.md)");
 }
 
 void teach_t6_init(teach_t6_cells *c)

@@ -27,6 +27,7 @@
 #include "out.h"
 #include "panels.h"
 #include "plot.h"
+#include "status.h"
 #include "repl.h"
 #include "store.h"
 #include "typeahead.h"
@@ -208,31 +209,20 @@ static void dash_draw_progress(dash *d)
         return;
     werase(w);
     int W = getmaxx(w);
+    char line[512];
     if (d->prog_on) {
         double el = engine_now() - d->prog_t0;
         double f = d->prog_frac < 0 ? 0 : d->prog_frac > 1 ? 1 : d->prog_frac;
-        char tail[128], bar[256];
         double rate = el > 0 ? f / el : 0;
-        if (f > 0 && rate > 0)
-            snprintf(tail, sizeof tail, " %3.0f%% %s %.1f%%/s, %.1f s left  Esc cancels", 100 * f,
-                     d->prog_what, 100 * rate, (1 - f) / rate);
-        else
-            snprintf(tail, sizeof tail, " %3.0f%% %s  Esc cancels", 100 * f, d->prog_what);
-        int bw = W - (int)strlen(tail) - 2;
-        if (bw > 255)
-            bw = 255;
-        if (bw >= 4) {
-            ui_plot_bar(bar, bw, f);
-            mvwprintw(w, 0, 0, "[%s]", bar);
-        }
-        mvwaddnstr(w, 0, bw >= 4 ? bw + 2 : 0, tail, W - (bw >= 4 ? bw + 2 : 0));
+        ui_status_line(line, sizeof line, W, 1, f, d->prog_what, rate,
+                       rate > 0 ? (1 - f) / rate : 0);
+        mvwaddnstr(w, 0, 0, line, W);
     } else {
         ui_pctx c = {0};
         c.color = d->color;
+        ui_status_line(line, sizeof line, W, 0, 0, "", 0, 0);
         wattron(w, ui_attr(&c, UI_C_DIM));
-        mvwaddnstr(w, 0, 0,
-                   "Tab/F2-F10,F12 focus  PgUp/PgDn scroll  F11 or z zoom  Esc cancel  help  quit",
-                   W);
+        mvwaddnstr(w, 0, 0, line, W);
         wattroff(w, ui_attr(&c, UI_C_DIM));
     }
     wnoutrefresh(w);

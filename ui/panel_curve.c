@@ -26,8 +26,10 @@ void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c)
         top = 2;
     }
     int ph = h - top;
-    if (ph < 3 || wd < 12)
+    if (ph < 3 || wd < 12) {
+        ui_zoom_hint(w, "F5");
         return;
+    }
     char cells[250 * 70];
     if (wd * ph > (int)sizeof cells)
         return;

@@ -36,8 +36,10 @@ void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c)
         ui_putf(w, 1, 0, "%s eps %s", v->cmp_dataset, e);
         top = 2;
     }
-    if (h - top < 3 || wd < 12)
+    if (h - top < 3 || wd < 12) {
+        ui_zoom_hint(w, "F6");
         return;
+    }
     char cells[250 * 70];
     if (wd * (h - top) > (int)sizeof cells)
         return;

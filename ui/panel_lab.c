@@ -18,9 +18,10 @@ void ui_panel_lab(WINDOW *w, const ui_view *v, const ui_pctx *c)
         ui_put(w, 0, 0, "no lab: precisions");
         return;
     }
-    char e[16], mo[16];
+    char e[16], mo[24];
     ui_fmt_num(e, sizeof e, v->lab_eps);
-    ui_fmt_num(mo, sizeof mo, v->lab_min_overlap);
+    /* all the digits the threshold has: 7 characters would round 0.9999 to 1 */
+    snprintf(mo, sizeof mo, "%.10g", v->lab_min_overlap);
     if (v->lab_done)
         ui_putf(w, 0, 0, "lab %lld: %s eps %s vs %s", (long long)v->lab_id, v->lab_dataset, e,
                 v->lab_ref);
@@ -68,6 +69,10 @@ void ui_panel_lab(WINDOW *w, const ui_view *v, const ui_pctx *c)
         snprintf(note + strlen(note), sizeof note - strlen(note), "%s", missing);
     ui_put(w, h - 1, 0, note);
     int ph = h - 1 - top;
+    if (np > 0 && (ph < 3 || wd < 12)) {
+        ui_zoom_hint(w, "F12");
+        return;
+    }
     if (ph < 3 || wd < 12 || np == 0)
         return;
     char cells[250 * 70];

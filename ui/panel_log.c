@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "panels.h"
+#include "plot.h"
 
 void ui_panel_log(WINDOW *w, const ui_view *v, const ui_pctx *c)
 {
@@ -18,19 +19,17 @@ void ui_panel_log(WINDOW *w, const ui_view *v, const ui_pctx *c)
         int len = (int)strlen(s);
         if (len && s[len - 1] == '\x01')
             len--; /* an open line's marker */
-        int parts = len ? (len + wd - 1) / wd : 1;
+        /* Wrapped at spaces, so a word is never split across rows. */
+        int st[256], cnt[256];
+        int parts = ui_wrap(s, len, wd, st, cnt, 256);
         for (int p = parts - 1; p >= 0 && row >= 0; p--) {
             if (skip > 0) {
                 skip--;
                 continue;
             }
             char piece[1024];
-            int n = len - p * wd < wd ? len - p * wd : wd;
-            if (n < 0)
-                n = 0;
-            if (n > (int)sizeof piece - 1)
-                n = (int)sizeof piece - 1;
-            memcpy(piece, s + p * wd, (size_t)n);
+            int n = cnt[p] < (int)sizeof piece - 1 ? cnt[p] : (int)sizeof piece - 1;
+            memcpy(piece, s + st[p], (size_t)n);
             piece[n] = '\0';
             if (err)
                 wattron(w, ui_attr(c, UI_C_ERR));

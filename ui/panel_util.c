@@ -78,3 +78,17 @@ void ui_put_grid(WINDOW *w, int y, int x, const ui_grid *g, const ui_pctx *c)
             }
     }
 }
+
+void ui_zoom_hint(WINDOW *w, const char *key)
+{
+    int h, wd;
+    ui_inner(w, &h, &wd);
+    if (h < 1)
+        return;
+    char hint[128];
+    snprintf(hint, sizeof hint, "too small to plot: %s, F11 zooms", key);
+    wmove(w, h, 1);
+    for (int k = 0; k < wd; k++)
+        waddch(w, ' ');
+    ui_put(w, h - 1, 0, hint);
+}

@@ -29,6 +29,9 @@ void ui_put(WINDOW *w, int y, int x, const char *s);
 void ui_putf(WINDOW *w, int y, int x, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Inside size of a window (without the border). */
 void ui_inner(WINDOW *w, int *h, int *wd);
+/* A plot panel too short for its plot (80x24): its last line says which
+ * keys show it zoomed (key: the panel's focus key, "F9"). */
+void ui_zoom_hint(WINDOW *w, const char *key);
 /* Copy a grid (ui/plot.h) into the window's inside at (y, x). */
 struct ui_grid;
 void ui_put_grid(WINDOW *w, int y, int x, const struct ui_grid *g, const ui_pctx *c);

@@ -117,7 +117,8 @@ static int tr(double v, int lg, double *out)
 /* Axes shared by the line plot and the histogram: y labels on the left, a
  * bottom axis, x labels under it. Returns the plot area's left column and
  * height through x0/ph, or -1 if there is no room. */
-static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi, int *x0, int *ph)
+static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi, int logx, int logy,
+                     int *x0, int *ph)
 {
     char top[16], bot[16], left[16], right[16];
     ui_fmt_num(top, sizeof top, yhi);
@@ -142,6 +143,18 @@ static int draw_axes(ui_grid *g, double ylo, double yhi, double xlo, double xhi,
     int rx = g->w - (int)strlen(right);
     if (rx > *x0 + (int)strlen(left))
         ui_grid_text(g, g->h - 1, rx, right);
+    /* A logarithmic axis says so, between the x labels where they leave
+     * room: the labels alone (1, 1000) do not tell log from linear. */
+    const char *scale = logx && logy ? "log x, log y" : logx ? "log x" : logy ? "log y" : NULL;
+    if (scale) {
+        int sl = (int)strlen(scale), lend = *x0 + (int)strlen(left) + 1;
+        int rbeg = rx > *x0 + (int)strlen(left) ? rx - 1 : g->w;
+        int mx = *x0 + (g->w - *x0 - sl) / 2;
+        if (mx < lend)
+            mx = lend;
+        if (mx + sl <= rbeg)
+            ui_grid_text(g, g->h - 1, mx, scale);
+    }
     return 0;
 }
 
@@ -153,6 +166,12 @@ static int to_row(double ty, double ylo, double ys, int ph)
 
 int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
                   const double *my, size_t nm, int logx, int logy)
+{
+    return ui_plot_curve_rule(g, x, y, n, mx, my, nm, logx, logy, NAN);
+}
+
+int ui_plot_curve_rule(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
+                       const double *my, size_t nm, int logx, int logy, double rule)
 {
     /* The x axis spans every point with a usable x, from the first one,
      * even where y cannot be drawn (S = 0 on a log axis); y spans the
@@ -177,12 +196,22 @@ int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const 
         ui_grid_text(g, 0, 0, "(no data)");
         return -1;
     }
+    double trule;
+    int have_rule = tr(rule, logy, &trule);
+    if (have_rule)
+        ylo = fmin(ylo, trule), yhi = fmax(yhi, trule);
     int x0, ph;
     if (draw_axes(g, logy ? pow(10, ylo) : ylo, logy ? pow(10, yhi) : yhi,
-                  logx ? pow(10, xlo) : xlo, logx ? pow(10, xhi) : xhi, &x0, &ph))
+                  logx ? pow(10, xlo) : xlo, logx ? pow(10, xhi) : xhi, logx, logy, &x0, &ph))
         return -1;
     int pw = g->w - x0;
     double ys = yhi > ylo ? yhi - ylo : 1;
+    /* The rule first, so the curve and the marks draw over it. */
+    if (have_rule) {
+        int r = to_row(trule, ylo, ys, ph);
+        for (int c = 0; c < pw; c++)
+            ui_grid_put(g, r, x0 + c, c % 2 ? ' ' : '-');
+    }
     /* One mark per column: the curve interpolated at the column's x, so a
      * few points still draw a continuous line. */
     for (int c = 0; c < pw && n > 0; c++) {
@@ -223,14 +252,21 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
     return ui_plot_curve(g, x, y, n, NULL, NULL, 0, logx, logy);
 }
 
-/* Whether cells [x, x+len) of row y lie in the plot area and are empty. */
+/* Whether cells [x, x+len) of row y lie in the plot area and are empty,
+ * and so are the margin cells x-1 and x+len where they are inside it: a
+ * label that touched another point or label would read as one word
+ * ("fp16o", "fp16tf32"). */
 static int free_cells(const ui_grid *g, int y, int x, int len, int x0, int ph)
 {
     if (y < 0 || y >= ph || x < x0 || x + len > g->w)
         return 0;
-    for (int k = 0; k < len; k++)
-        if (ui_grid_at(g, y, x + k) != ' ')
+    for (int k = -1; k <= len; k++) {
+        int at = x + k;
+        if ((k < 0 || k == len) && (at < x0 || at >= g->w))
+            continue;
+        if (ui_grid_at(g, y, at) != ' ')
             return 0;
+    }
     return 1;
 }
 
@@ -263,7 +299,7 @@ int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *con
     if (yhi < ylo + 1)
         yhi = ylo + 1;
     int x0, ph;
-    if (draw_axes(g, pow(10, ylo), pow(10, yhi), xlo, xhi, &x0, &ph))
+    if (draw_axes(g, pow(10, ylo), pow(10, yhi), xlo, xhi, 0, 1, &x0, &ph))
         return -1;
     int pw = g->w - x0;
     int *col = calloc(n ? n : 1, sizeof *col), *row = calloc(n ? n : 1, sizeof *row);
@@ -301,10 +337,11 @@ int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *con
             mid = g->w - len;
         if (mid < x0)
             mid = x0;
-        /* Row, column of the label, and the cells that must be free: the
-         * label and, beside the point, the gap between them. */
-        const int cand[4][4] = {{row[k], col[k] + 2, col[k] + 1, len + 1},
-                                {row[k], col[k] - 1 - len, col[k] - 1 - len, len + 1},
+        /* Row, column of the label, and the span that must be free (the
+         * label; free_cells adds a margin each side, which beside the
+         * point is the gap between them). */
+        const int cand[4][4] = {{row[k], col[k] + 2, col[k] + 2, len},
+                                {row[k], col[k] - 1 - len, col[k] - 1 - len, len},
                                 {row[k] - 1, mid, mid, len},
                                 {row[k] + 1, mid, mid, len}};
         for (int c = 0; c < 4; c++)
@@ -339,7 +376,7 @@ int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *c
     lo += first, hi += first, count += first;
     nbins = end - first;
     int x0, ph;
-    if (draw_axes(g, 0, cmax, lo[0], hi[nbins - 1], &x0, &ph))
+    if (draw_axes(g, 0, cmax, lo[0], hi[nbins - 1], 0, logy, &x0, &ph))
         return -1;
     int pw = g->w - x0;
     if (pw > 1024)
@@ -369,4 +406,46 @@ int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *c
             ui_grid_put(g, ph - 1 - k, x0 + c, '#');
     }
     return 0;
+}
+
+int ui_kdist_logy(const double *dist, size_t n)
+{
+    /* Sorted ascending: the median against the largest. A knee is read
+     * in the bulk of the curve; past 10x the median a linear axis leaves
+     * the bulk a few rows at the bottom. */
+    size_t first = 0;
+    while (first < n && !(dist[first] > 0))
+        first++;
+    if (n - first < 2)
+        return 0;
+    double med = dist[first + (n - first) / 2], top = dist[n - 1];
+    return isfinite(top) && top > 10 * med;
+}
+
+int ui_wrap(const char *s, int len, int width, int *start, int *count, int max)
+{
+    if (width < 1 || max < 1)
+        return 0;
+    int np = 0, at = 0;
+    do {
+        int n = len - at;
+        if (n > width) {
+            /* the last space that ends a piece within the width; a word
+             * longer than the width is cut */
+            int cut = -1;
+            for (int k = at + width; k > at; k--)
+                if (s[k] == ' ') {
+                    cut = k;
+                    break;
+                }
+            n = cut > at ? cut - at : width;
+        }
+        start[np] = at;
+        count[np] = n;
+        np++;
+        at += n;
+        if (at < len && s[at] == ' ')
+            at++; /* the space the line broke at starts no line */
+    } while (at < len && np < max);
+    return np;
 }

@@ -36,7 +36,8 @@ void ui_plot_spark(char *out, int width, const double *v, size_t n, double lo, d
 
 /* Line plot of (x[k], y[k]), k < n, x ascending, with a y axis labelled by
  * its max and min on the left and the x range on the bottom row. logx/logy
- * plot log10 (nonpositive values are skipped). Returns 0, or -1 when there
+ * plot log10 (nonpositive values are skipped) and the bottom row says
+ * "log x" / "log y" between the x labels. Returns 0, or -1 when there
  * is nothing to plot or no room (the grid is then left with a note). */
 int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy);
 
@@ -47,6 +48,16 @@ int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx,
  * axis). Returns 0 or -1 as ui_plot_xy. */
 int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
                   const double *my, size_t nm, int logx, int logy);
+
+/* ui_plot_curve with a horizontal rule at y = rule (a dashed row under
+ * the curve and the marks; the y axis widens to hold it); NaN for none. The
+ * k-distance plot marks the current eps with it. */
+int ui_plot_curve_rule(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
+                       const double *my, size_t nm, int logx, int logy, double rule);
+
+/* Whether a sorted k-distance curve dist[0..n) needs a logarithmic y
+ * axis: its largest value beyond 10x its median (outliers). */
+int ui_kdist_logy(const double *dist, size_t n);
 
 /* Labelled points: an 'o' at each (x[k], y[k]), k < n, with label[k]
  * beside it (right of the point, else left, else on the row above or
@@ -65,5 +76,11 @@ int ui_plot_points(ui_grid *g, const double *x, const double *y, const char *con
  * bins from the first to the last that hold a count. Returns 0 or -1. */
 int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *count, size_t nbins,
                  int logy);
+
+/* Wrap s[0..len) into lines of at most width characters, breaking after
+ * the last space that fits (a word longer than width is cut): line k is
+ * s[start[k] .. start[k]+count[k]). Returns the number of lines (1 for an
+ * empty s), at most max. */
+int ui_wrap(const char *s, int len, int width, int *start, int *count, int max);
 
 #endif

@@ -25,3 +25,7 @@ s/^variant( +).*$/variant\1<V>/
 s/(<T> +)[0-9.e+-]+( +)([0-9.]+x|-)$/\1<F>\2\3/
 s/(<F> +)[0-9]+\.[0-9]+x$/\1<F>x/
 s/, [0-9]+\.[0-9]+x ([a-z0-9-]+)'s speed/, <F>x \1's speed/
+# precisions: the two fastest formats timed again (within noise or not
+# depends on the machine's load)
+s/^  timing: .*$/  timing: <TIMING>/
+s/"within_noise":[01]/"within_noise":<B>/g

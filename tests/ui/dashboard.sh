@@ -149,6 +149,22 @@ grep -Eq 'o fp16|fp16 o' "$screen" || fail "the lab panel has no fp16 point"
 grep -Eq 'o ue4m4|ue4m4 o' "$screen" || fail "the lab panel has no ue4m4 point"
 shows 'y 1-overlap; on 1\.0e-06: overlap 1'
 
+step=wide-160x48
+# At 160 columns the runs panel shows a 12-character engine name whole,
+# and the k-distance panel marks the current eps (eps 3) beside the knee.
+$t resize-window -t ui -x 160 -y 48
+wait_for 'F9 k-distance'
+type_line "run cpu-fp8-e4m3"
+idle 120
+grep -Eq '│ +[0-9]+ cpu-fp8-e4m3 +3 ' "$screen" || fail "runs panel cut the engine name cpu-fp8-e4m3"
+shows 'eps now 3 \(- -\)'
+# The lab header keeps the threshold's digits (0.9999, not 1).
+type_line "precisions cpu fp16 bf16"
+idle 180
+shows 'fastest with overlap >= 0\.9999: (fp16|bf16)'
+$t resize-window -t ui -x 120 -y 40
+wait_for 'F10 log'
+
 step=sweep
 if "$bin" --db "$tmp/probe.db" -e 'help sweep' >/dev/null 2>&1; then
     type_line "sweep 16 engine=cpu"
@@ -168,6 +184,15 @@ shows 'F4 compare'
 tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?>' || fail "no prompt on the last line at 80x24"
 [ "$(wc -L <"$screen")" -le 80 ] || fail "lines wider than 80 at 80x24"
 
+# The status line is a whole form of the key help, not one cut at 80.
+tail -n 2 "$screen" | head -n 1 | grep -Eq 'quit *$' || fail "the status line is cut at 80 columns"
+# A plot slot too short for its plot says how to see it.
+$t send-keys -t ui F9
+sleep 0.3
+capture
+grep -q 'too small to plot: F9, F11 zooms' "$screen" ||
+    grep -Eq '\|.*\*' "$screen" || fail "the k-distance slot neither plots nor says how to zoom"
+
 step=focus-and-zoom
 # Tab on an empty line moves the focus; F11 zooms the focused panel.
 $t send-keys -t ui F7
@@ -183,7 +208,7 @@ wait_for 'F3 runs'
 $t send-keys -t ui F12
 wait_for 'F12 precision lab'
 capture
-shows 'lab 1: letter'
+shows 'lab [0-9]+: letter'
 
 step=no-gpu-lines
 # Without a CUDA device the counters and clocks panels are one line each,
@@ -295,7 +320,7 @@ cmps=$(sqlite3 "$db" "select count(*) from comparisons")
 [ "${cmps:-0}" -ge 1 ] || fail "the comparison is not in the session log"
 labs=$(sqlite3 "$db" "select count(*) from labs where ended is not null")
 labrows=$(sqlite3 "$db" "select count(*) from lab_rows where status = 'ok' and comparison_id is not null")
-[ "${labs:-0}" -eq 1 ] && [ "${labrows:-0}" -eq 2 ] || fail "the lab is not in the session log ($labs, $labrows)"
+[ "${labs:-0}" -eq 2 ] && [ "${labrows:-0}" -eq 4 ] || fail "the lab is not in the session log ($labs, $labrows)"
 pairs=$(sqlite3 "$db" "select pairs from runs where id=1")
 [ -n "$pairs" ] && [ "$pairs" -gt 3000 ] || fail "run 1 pairs '$pairs' not above n"
 echo "dashboard: all steps passed"

@@ -12,6 +12,7 @@
 #include "complete.h"
 #include "engine.h"
 #include "err.h"
+#include "kernels.h"
 #include "lab.h"
 #include "out.h"
 #include "settings.h"
@@ -206,6 +207,11 @@ TEST(exec_errors_exact)
                        "error: unknown engine 'fastd'; did you mean fasted? (one of: cpu ");
     CHECK_STR_CONTAINS(exec_capture(&s, "run cpu-fp61"), "did you mean cpu-fp16?");
     CHECK(strstr(exec_capture(&s, "run nosuch"), "did you mean") == NULL);
+    /* Commands get the same: a typo names the command meant. */
+    CHECK(strcmp(exec_capture(&s, "compre cpu-fp16 cpu"),
+                 "error: unknown command 'compre'; did you mean compare? (try help)\n") == 0);
+    CHECK_STR_CONTAINS(exec_capture(&s, "kdsit 4"), "did you mean kdist?");
+    CHECK(strstr(exec_capture(&s, "foo 1"), "did you mean") == NULL);
     CHECK_STR_CONTAINS(exec_capture(&s, "load x.csv format=nosuch"),
                        "error: format: unknown format 'nosuch' (one of: ");
     CHECK(strcmp(exec_capture(&s, "eps 0.5; eps"),
@@ -259,14 +265,54 @@ TEST(no_driver_message)
     session s;
     new_session(&s);
     exec_capture(&s, "gen uniform n=50 d=3 seed=1; eps 0.5");
-    CHECK(strcmp(exec_capture(&s, "run fasted"),
-                 "error: fasted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
-    CHECK(strcmp(exec_capture(&s, "run ted"),
-                 "error: ted needs an NVIDIA GPU; none found (no driver loaded)\n") == 0);
+    /* A build without CUDA adds why it has none (kernels/stub.c), after. */
+    const char *want = kern_built_with_cuda()
+                           ? "error: fasted needs an NVIDIA GPU; none found (no driver loaded)\n"
+                           : "error: fasted needs an NVIDIA GPU; none found (no driver loaded); "
+                             "this tcjoin ";
+    CHECK(strncmp(exec_capture(&s, "run fasted"), want, strlen(want)) == 0);
+    CHECK_STR_CONTAINS(exec_capture(&s, "run ted"),
+                       "error: ted needs an NVIDIA GPU; none found (no driver loaded)");
     CHECK_STR_CONTAINS(exec_capture(&s, "engines"),
-                       "(fp64 needs an NVIDIA GPU; none found (no driver loaded))");
+                       "(fp64 needs an NVIDIA GPU; none found (no driver loaded)");
+    if (!kern_built_with_cuda() && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+        CHECK(strstr(exec_capture(&s, "run fasted"), "nvcc not found") == NULL);
     if (s.have_ds)
         dataset_free(&s.ds);
+}
+
+/* One wording for a cancellation: "NAME cancelled", never a bare one. */
+TEST(cancel_wording)
+{
+    char b[128];
+    CHECK(strcmp(cmd_cancel_text("sweep 64 use", "cancelled", b, sizeof b), "sweep cancelled") ==
+          0);
+    CHECK(strcmp(cmd_cancel_text("kdist 4", "cancelled", b, sizeof b), "kdist cancelled") == 0);
+    CHECK(strcmp(cmd_cancel_text("run cpu", "run cpu cancelled", b, sizeof b),
+                 "run cpu cancelled") == 0);
+}
+
+/* help engines: every row's precision column starts where the others'
+ * do, names longer than 10 characters (cpu-fp8-e4m3) included. */
+TEST(engines_rows_align)
+{
+    session s;
+    new_session(&s);
+    char *text = strdup(exec_capture(&s, "engines"));
+    int col = -1, rows = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *d2 = strstr(line, " d2 ");
+        if (strncmp(line, "  ", 2) != 0 || line[2] == ' ' || !d2)
+            continue;
+        int at = (int)(d2 - line);
+        if (col < 0)
+            col = at;
+        CHECK_MSG(at == col, "engine row's d2 at column %d, the first row's at %d: %s", at, col,
+                  line);
+        rows++;
+    }
+    CHECK(rows >= 10);
+    free(text);
 }
 
 /* profile over a `set devices` list profiles each listed device in turn,
@@ -441,6 +487,22 @@ TEST(man_page_documents_everything)
                           "typing during a run"};
     for (int k = 0; k < 7; k++)
         CHECK_MSG(strstr(man, keys[k]) != NULL, "man page lacks the dashboard key %s", keys[k]);
+    /* The other way: every "set NAME" the man page names is a setting. */
+    for (const char *p = man; (p = strstr(p, "set ")) != NULL; p += 4) {
+        /* set in bold: ".B set NAME", ".BR \"set NAME ...\"" (prose says
+         * "the set is" too) */
+        int bold = (p - man >= 3 && !strncmp(p - 3, ".B ", 3)) ||
+                   (p - man >= 5 && !strncmp(p - 5, ".BR \"", 5)) ||
+                   (p - man >= 4 && !strncmp(p - 4, ".BR ", 4)) ||
+                   (p - man >= 4 && !strncmp(p - 4, ".BI ", 4));
+        if (!bold)
+            continue;
+        char name[32];
+        if (sscanf(p + 4, "%31[a-z0-9-]", name) != 1 || !name[0])
+            continue;
+        CHECK_MSG(setting_find(name) != NULL,
+                  "man page names a setting 'set %s' that does not exist", name);
+    }
     const char *env[] = {"TCJOIN_DB", "TCJOIN_HISTORY", "XDG_DATA_HOME", "XDG_STATE_HOME"};
     for (int k = 0; k < 4; k++)
         CHECK_MSG(strstr(man, env[k]) != NULL, "man page lacks %s", env[k]);

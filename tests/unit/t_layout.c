@@ -2,8 +2,10 @@
  * always there, zoom gives the panel the body, from 80x24 to 250x70. */
 #include "check.h"
 #include "layout.h"
+#include "status.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Paint every visible rectangle into a cell map; any cell painted twice or
  * outside the screen is a failure. Returns the first problem or NULL. */
@@ -238,4 +240,32 @@ TEST(function_keys_one_per_panel)
     CHECK(L.r[UI_LAB].visible && L.r[UI_KDIST].visible);
     CHECK_EQ_INT(L.r[UI_LAB].y, L.r[UI_KDIST].y);
     CHECK_EQ_INT(L.r[UI_LOG].w, 120);
+}
+
+/* The status line fits its width whole: at 80 columns and below, while a
+ * long command runs, it still ends with "Esc cancels" (parts dropped, not
+ * cut), and the idle help is a complete form, not a cut one. */
+TEST(status_line_fits)
+{
+    char line[512];
+    const char *what = "compare cpu-fp8-e4m3 cpu: cpu-fp8-e4m3";
+    for (int cols = 30; cols <= 200; cols += 10) {
+        ui_status_line(line, sizeof line, cols, 1, 0.42, what, 0.0123, 47.1);
+        CHECK_MSG((int)strlen(line) <= cols, "%d columns: '%s'", cols, line);
+        size_t n = strlen(line);
+        CHECK_MSG(n >= 11 && strcmp(line + n - 11, "Esc cancels") == 0, "%d columns: '%s'", cols,
+                  line);
+        CHECK_MSG(strstr(line, "42%") != NULL, "%d columns: '%s'", cols, line);
+        ui_status_line(line, sizeof line, cols, 0, 0, "", 0, 0);
+        CHECK_MSG((int)strlen(line) <= cols, "%d columns idle: '%s'", cols, line);
+        n = strlen(line);
+        CHECK_MSG(n >= 4 && strcmp(line + n - 4, "quit") == 0, "%d columns idle: '%s'", cols, line);
+    }
+    /* Wide: everything, the bar first. */
+    ui_status_line(line, sizeof line, 160, 1, 0.5, "run cpu", 0.1, 5);
+    CHECK(line[0] == '[');
+    CHECK_STR_CONTAINS(line, "]  50% run cpu 10.0%/s, 5.0 s left  Esc cancels");
+    /* 80 columns, a long name: the rate goes before the name or the bar. */
+    ui_status_line(line, sizeof line, 80, 1, 0.42, what, 0.0123, 47.1);
+    CHECK_STR_CONTAINS(line, what);
 }

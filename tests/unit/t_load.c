@@ -528,7 +528,7 @@ TEST(nonfinite_refused_and_dropped)
     CHECK(dataset_load(p, NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(),
                        "nan.csv: 3 values are NaN or Inf, first at line 3 column 1 (field 0)");
-    CHECK_STR_CONTAINS(err_msg(), "drop-nonfinite=1");
+    CHECK_STR_CONTAINS(err_msg(), "drop-nonfinite=yes");
     load_opts o = {.header = -1, .drop_nonfinite = 1};
     CHECK_MSG(dataset_load(p, &o, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
@@ -924,4 +924,33 @@ TEST(mem_check_counts_the_kept_type)
         CHECK_STR_CONTAINS(err_msg(), "1000 x 64 u8 values;");
     }
     ld_mem_cap_for_tests(0);
+}
+
+/* cols= on a binary format is refused (it picks fields of text lines; a
+ * raw file's rows have none), and a reversed range says reversed. */
+TEST(cols_refused_off_text_and_reversed)
+{
+    float v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    char path[1100];
+    snprintf(path, sizeof path, "%s/two.f32", t_tmpdir());
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(v, sizeof v[0], 8, f) == 8);
+    fclose(f);
+    dataset ds;
+    load_opts o;
+    load_opts_init(&o);
+    o.dtype = "f32";
+    o.dim = 4;
+    o.cols = "0-2";
+    CHECK_EQ_INT(dataset_load(path, &o, &ds), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "cols= applies to delimited text only, not to a raw file");
+    o.cols = NULL;
+    CHECK_MSG(dataset_load(path, &o, &ds) == 0, "%s", err_msg());
+    CHECK_EQ_INT(ds.d, 4);
+    dataset_free(&ds);
+    const char *p = wtext("rev.csv", "1,2,3\n4,5,6\n");
+    load_opts_init(&o);
+    o.cols = "2-0";
+    CHECK_EQ_INT(dataset_load(p, &o, &ds), TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "cols: '2-0' is reversed (first column after last); write 0-2");
 }

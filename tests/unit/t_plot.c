@@ -216,7 +216,8 @@ TEST(points_labelled_on_a_log_axis)
     CHECK(ROW_IS(2, "       |                tf32 o"));
     /* fp16 (overlap 1) on the floor's row. */
     CHECK(ROW_IS(5, "1.0e-04|                fp16 o"));
-    CHECK(ROW_IS(7, "        1                    2"));
+    /* The x labels, and between them that the y axis is logarithmic. */
+    CHECK(ROW_IS(7, "        1       log y        2"));
     /* The NaN point is not drawn, nor its label. */
     for (int r = 0; r < 8; r++) {
         ui_grid_row(&g, r, row);
@@ -229,8 +230,112 @@ TEST(points_labelled_on_a_log_axis)
     CHECK_EQ_INT(ui_plot_points(&g, x2, y2, l2, 3, 1e-4), 0);
     ui_grid_row(&g, 0, row);
     CHECK(strstr(row, "|o fp16,tf32") != NULL);
+    /* A label never touches another point or label: bf16 at column 8
+     * would end at 13, next to ue4m4's point at 14 ("o bf16o"); it goes
+     * under its point instead. Plot area columns 8..29: x = 1 + 6/21 is
+     * column 14. */
+    double x3[] = {1, 1 + 6.0 / 21, 2}, y3[] = {0.01, 0.01, 0.001};
+    const char *l3[] = {"bf16", "ue4m4", "fp8"};
+    ui_grid_init(&g, cells, 30, 8);
+    CHECK_EQ_INT(ui_plot_points(&g, x3, y3, l3, 3, 1e-4), 0);
+    CHECK(ROW_IS(0, "   0.01|o     o ue4m4"));
+    CHECK(ROW_IS(1, "       |bf16"));
+    for (int r = 0; r < 6; r++) {
+        ui_grid_row(&g, r, row);
+        for (int col = 9; col < 29; col++)
+            CHECK_MSG(!(row[col] == 'o' && row[col - 1] != ' ' && row[col - 1] != '|') &&
+                          !(row[col] == 'o' && row[col + 1] != ' '),
+                      "row %d: a point touches a label: %s", r, row);
+    }
     /* Nothing to draw. */
     ui_grid_init(&g, cells, 30, 8);
     CHECK_EQ_INT(ui_plot_points(&g, x, y, label, 0, 1e-4), -1);
 #undef ROW_IS
+}
+
+/* A logarithmic axis says so on the bottom row; a linear one does not. */
+TEST(log_axes_are_named)
+{
+    double x[] = {1, 10, 100}, y[] = {1, 10, 100};
+    char cells[30 * 6], row[31];
+    ui_grid g;
+    ui_grid_init(&g, cells, 30, 6);
+    CHECK_EQ_INT(ui_plot_xy(&g, x, y, 3, 0, 1), 0);
+    ui_grid_row(&g, 5, row);
+    CHECK_STR_CONTAINS(row, "log y");
+    CHECK(strstr(row, "log x") == NULL);
+    ui_grid_init(&g, cells, 30, 6);
+    CHECK_EQ_INT(ui_plot_xy(&g, x, y, 3, 1, 1), 0);
+    ui_grid_row(&g, 5, row);
+    CHECK_STR_CONTAINS(row, "log x, log y");
+    ui_grid_init(&g, cells, 30, 6);
+    CHECK_EQ_INT(ui_plot_xy(&g, x, y, 3, 0, 0), 0);
+    ui_grid_row(&g, 5, row);
+    CHECK(strstr(row, "log") == NULL);
+}
+
+/* A k-distance curve with outliers: the bulk 1..2, the last points at
+ * 1000 (a lidar scan's far returns). On a linear axis of 10 rows the bulk
+ * would sit on the bottom row (2/1000 of the height); ui_kdist_logy picks
+ * a log axis, on which the bulk spans rows, and the eps rule is drawn. */
+TEST(kdist_outliers_log_axis_and_eps_rule)
+{
+    double x[64], y[64];
+    for (int k = 0; k < 64; k++) {
+        x[k] = k;
+        y[k] = k < 60 ? 1 + k / 59.0 : 1000;
+    }
+    CHECK_EQ_INT(ui_kdist_logy(y, 64), 1);
+    double flat[] = {1, 1.5, 2, 3};
+    CHECK_EQ_INT(ui_kdist_logy(flat, 4), 0);
+    double zeros[] = {0, 0, 0, 5}; /* duplicates: zero distances ignored */
+    CHECK_EQ_INT(ui_kdist_logy(zeros, 4), 0);
+
+    char cells[40 * 12], row[41];
+    ui_grid g;
+    /* rows 0..9 are the plot area */
+    int rows_lin = 0, rows_log = 0;
+    for (int lg = 0; lg < 2; lg++) {
+        ui_grid_init(&g, cells, 40, 12);
+        CHECK_EQ_INT(ui_plot_curve_rule(&g, x, y, 64, NULL, NULL, 0, 0, lg, 1.5), 0);
+        int used[10] = {0};
+        for (int r = 0; r < 10; r++)
+            for (int c = 0; c < 40; c++)
+                used[r] |= ui_grid_at(&g, r, c) == '*' && c < 35; /* the bulk's columns */
+        int n = 0;
+        for (int r = 0; r < 10; r++)
+            n += used[r];
+        *(lg ? &rows_log : &rows_lin) = n;
+        /* the eps rule: one row of dashes beside the curve's marks (on the
+         * linear axis the bulk's row covers it) */
+        int dashes = 0;
+        for (int r = 0; r < 10; r++) {
+            ui_grid_row(&g, r, row);
+            dashes += strstr(row, "- - -") != NULL;
+        }
+        if (lg)
+            CHECK_EQ_INT(dashes, 1);
+    }
+    CHECK(rows_lin <= 1);
+    CHECK(rows_log >= 2);
+}
+
+/* Wrapping at spaces: no word split, the breaking space dropped, a word
+ * longer than the width cut. */
+TEST(wrap_at_words)
+{
+    const char *s = "run 3: cpu-fp16 on letter.csv";
+    int st[8], n[8];
+    int k = ui_wrap(s, (int)strlen(s), 12, st, n, 8);
+    CHECK_EQ_INT(k, 3);
+    CHECK(n[0] == 6 && strncmp(s + st[0], "run 3:", 6) == 0);
+    CHECK(n[1] == 11 && strncmp(s + st[1], "cpu-fp16 on", 11) == 0);
+    CHECK(n[2] == 10 && strncmp(s + st[2], "letter.csv", 10) == 0);
+    for (int j = 0; j < k; j++)
+        CHECK(n[j] <= 12);
+    k = ui_wrap("abcdefghij", 10, 4, st, n, 8);
+    CHECK_EQ_INT(k, 3);
+    CHECK(n[0] == 4 && n[1] == 4 && n[2] == 2);
+    CHECK_EQ_INT(ui_wrap("", 0, 4, st, n, 8), 1);
+    CHECK_EQ_INT(n[0], 0);
 }

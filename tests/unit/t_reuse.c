@@ -114,3 +114,69 @@ TEST(compare_reuses_matching_runs)
     store_close(s.db);
     dataset_free(&s.ds);
 }
+
+/* A reused run keeps its phases' names: the grid index's time is "index"
+ * in the stored run read back (store_run_json's phases), and the reused
+ * side of a comparison carries the same names, none of them "other". */
+TEST(reused_run_keeps_phase_names)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reuse-phases.db", t_tmpdir());
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    /* low-dimensional data with a small eps: cpu builds its grid index */
+    setenv("TCJOIN_CPU_INDEX", "on", 1);
+    char *out = capture(&s, "gen uniform n=4000 d=2 seed=4; eps 0.02; run cpu");
+    CHECK(!s.failed);
+    CHECK_STR_CONTAINS(out, "\"index\":");
+    out = capture(&s, "compare cpu-fp16 cpu");
+    CHECK(!s.failed);
+    char b1[256];
+    CHECK(strcmp(field(out, "reused_runs", b1, sizeof b1), "[1]") == 0);
+    const char *side_b = strstr(out, "{\"type\":\"compare\"");
+    side_b = side_b ? strstr(side_b, "\"b\":{") : NULL;
+    CHECK(side_b != NULL);
+    if (side_b) {
+        CHECK_STR_CONTAINS(side_b, "\"index\":");
+        CHECK(strstr(out, "\"other\"") == NULL);
+    }
+    unsetenv("TCJOIN_CPU_INDEX");
+    store_close(s.db);
+    dataset_free(&s.ds);
+}
+
+/* precisions reuses the reference's stored run, as compare does: after
+ * run cpu, a lab of one format adds one run (the format's), names the
+ * reused run, and judges against the same pair count; fresh runs the
+ * reference again. */
+TEST(precisions_reuses_the_reference_run)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reuse-lab.db", t_tmpdir());
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    capture(&s, "gen uniform n=1500 d=6 seed=4; eps 0.25; run cpu");
+    CHECK_EQ_INT(nruns(&s), 1);
+    static out_buf b;
+    out_buf_free(&b);
+    out_set_sink(out_buf_sink, &b);
+    cmd_exec(&s, "precisions cpu fp16");
+    out_reset_sink();
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 2);
+    CHECK_STR_CONTAINS(b.data ? b.data : "", "reference: run 1 of cpu");
+    CHECK_STR_CONTAINS(b.data ? b.data : "", "each judged against cpu (run 1: ");
+    capture(&s, "precisions cpu fp16 fresh");
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 4);
+    store_close(s.db);
+    dataset_free(&s.ds);
+}

@@ -257,10 +257,13 @@ TEST(table6_stored_cells_from_the_doc)
     const char *o = cap_end();
     CHECK_STR_CONTAINS(o, "profile table6: NOT MEASURED HERE (no GPU here); Test GPU X1, "
                           "2026-01-03, commit def5678\n");
-    /* Row DRAM: the fixture's 12.5 10 3 40 41 and text at ted d=4096; the
-     * paper's cells are '—' (not built in) and 'oos' for ted at 4096. */
+    /* Row DRAM: the fixture's 12.5 10 3 40 41 and text at ted d=4096; in
+     * brackets the paper's Table 6 (../shared/reference/
+     * fasted-paper-tables.md: 1.98 3.54 16.0 0.04 0.04 OOM), 'oos' for ted
+     * at 4096. */
     char want[512], c[6][48];
-    const char *cells[6] = {"12.5 (—)", "10.0 (—)", "3.0 (—)", "40.0 (—)", "41.0 (—)", "— (oos)"};
+    const char *cells[6] = {"12.5 (1.98)", "10.0 (3.54)", "3.0 (16)",
+                            "40.0 (0.04)", "41.0 (0.04)", "— (oos)"};
     for (int k = 0; k < 6; k++)
         teach_cell(c[k], sizeof c[k], cells[k], 16);
     snprintf(want, sizeof want, "  %-24s %s %s %s %s %s %s\n", "DRAM throughput %", c[0], c[1],
@@ -268,11 +271,15 @@ TEST(table6_stored_cells_from_the_doc)
     CHECK_STR_CONTAINS(o, want);
     /* SM clock: MHz, whole numbers. */
     CHECK_STR_CONTAINS(o, "SM clock MHz");
-    CHECK_STR_CONTAINS(o, "1975 (—)");
+    CHECK_STR_CONTAINS(o, "1975 (1120)"); /* the paper's 1.12 GHz at d=4096 */
+    /* The source of the bracketed values, and no footnote that says
+     * "measured here" under NOT MEASURED HERE. */
+    CHECK_STR_CONTAINS(o, "(paper): Table 6 of B. Curless, M. Gowanlock");
+    CHECK(strstr(o, "measured here") == NULL);
     /* A row the doc lacks stays empty. */
     const char *l2 = strstr(o, "  L2 hit rate %");
     CHECK(l2 != NULL);
-    teach_cell(c[0], sizeof c[0], "— (—)", 16);
+    teach_cell(c[0], sizeof c[0], "— (89.8)", 16);
     snprintf(want, sizeof want, "  %-24s %s", "L2 hit rate %", c[0]);
     CHECK(l2 && strncmp(l2, want, strlen(want)) == 0);
 }
