@@ -47,9 +47,23 @@ fail() {
     exit 1
 }
 
-# wait_for REGEX [SECONDS]: until the screen shows it.
+# Waits scale with the load: on 2 cores shared with builds a step takes
+# several times its idle time. The factor is the load per CPU (at least 1,
+# at most 8), read at each wait; TCJOIN_UI_WAIT_SCALE overrides it.
+wait_scale() {
+    if [ -n "${TCJOIN_UI_WAIT_SCALE:-}" ]; then
+        echo "$TCJOIN_UI_WAIT_SCALE"
+        return
+    fi
+    awk -v n="$(nproc 2>/dev/null || echo 1)" \
+        '{ s = int($1 / n + 0.999); print (s < 1 ? 1 : s > 8 ? 8 : s) }' /proc/loadavg 2>/dev/null ||
+        echo 1
+}
+
+# wait_for REGEX [SECONDS]: until the screen shows it (SECONDS on an idle
+# machine, times wait_scale).
 wait_for() {
-    n=$(( ${2:-20} * 5 ))
+    n=$(( ${2:-20} * 5 * $(wait_scale) ))
     while [ $n -gt 0 ]; do
         capture
         grep -Eq -- "$1" "$screen" && return 0
@@ -65,7 +79,7 @@ hides() { grep -Eq -- "$1" "$screen" && fail "screen still shows /$1/"; return 0
 
 # idle: the command finished (the prompt is back, nothing running).
 idle() {
-    n=$(( ${1:-60} * 5 ))
+    n=$(( ${1:-60} * 5 * $(wait_scale) ))
     while [ $n -gt 0 ]; do
         capture
         if tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?> *$' &&
