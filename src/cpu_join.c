@@ -93,9 +93,9 @@ void cpu_pool_run(const cpu_pool *p, int nthr, void *(*fn)(void *), void *args, 
     free(tid);
 }
 
-int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
+int cpu_join_index_want(const engine_opts *o)
 {
-    int want = spec->opts ? spec->opts->cpu_index : CPU_INDEX_AUTO;
+    int want = o ? o->cpu_index : CPU_INDEX_AUTO;
     if (want == CPU_INDEX_AUTO) {
         const char *e = getenv("TCJOIN_CPU_INDEX");
         want = !e                      ? CPU_INDEX_AUTO
@@ -103,6 +103,12 @@ int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *re
                : strcmp(e, "on") == 0  ? CPU_INDEX_ON
                                        : CPU_INDEX_AUTO;
     }
+    return want;
+}
+
+int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
+{
+    const int want = cpu_join_index_want(spec->opts);
     memset(g, 0, sizeof *g);
     /* Tiny joins: the index cannot save what it costs to build. */
     if (want == CPU_INDEX_OFF || (want == CPU_INDEX_AUTO && spec->ds->n < 4096))
