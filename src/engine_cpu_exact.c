@@ -87,7 +87,7 @@ static void xct_block(const xct_ctx *cctx, const void *scratch, size_t q, size_t
      * is large); the query rows once per call. */
     double sb[256], *xb = d <= 256 ? sb : xmalloc(d * sizeof *xb);
     const double *xq[CPU_SIMD_MAX_ROWS] = {NULL};
-    double *xqbuf = NULL;
+    double sq[CPU_SIMD_MAX_ROWS * 64], *xqbuf = d <= 64 ? sq : NULL;
     float flim[CPU_SIMD_MAX_ROWS];
     for (size_t r = 0; r < nr; r++)
         flim[r] = xct_screen_lim(ctx, q + r);
@@ -145,7 +145,8 @@ static void xct_block(const xct_ctx *cctx, const void *scratch, size_t q, size_t
             }
         }
     }
-    free(xqbuf);
+    if (xqbuf != sq)
+        free(xqbuf);
     if (xb != sb)
         free(xb);
     atomic_fetch_add(&ctx->band, band);
