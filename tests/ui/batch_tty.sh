@@ -35,6 +35,7 @@ fail() {
     echo "FAIL at step '$step': $*"
     capture
     echo "---- screen ----"; cat "$screen"; echo "----------------"
+    echo "FAIL at step '$step': $*" # again: the runner shows the last lines
     exit 1
 }
 # Waits scale with the load: on 2 cores shared with builds a step takes

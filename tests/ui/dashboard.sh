@@ -32,7 +32,20 @@ step=start
 cleanup() { $t kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-capture() { $t capture-pane -p -t ui >"$screen" 2>/dev/null; }
+# capture: the screen once it has settled (two captures 0.1 s apart the
+# same, at most 5 tries): a capture in the middle of a redraw (after a
+# resize, on a loaded machine) showed half a screen.
+capture() {
+    $t capture-pane -p -t ui >"$screen" 2>/dev/null
+    tries=0
+    while [ $tries -lt 5 ]; do
+        sleep 0.1
+        $t capture-pane -p -t ui >"$screen.next" 2>/dev/null
+        cmp -s "$screen" "$screen.next" && return 0
+        mv "$screen.next" "$screen"
+        tries=$((tries + 1))
+    done
+}
 
 fail() {
     echo "FAIL at step '$step': $*"
@@ -44,6 +57,7 @@ fail() {
         echo "---- stderr ----"
         head -n 40 "$tmp/stderr"
     fi
+    echo "FAIL at step '$step': $*" # again: the runner shows the last lines
     exit 1
 }
 
