@@ -36,6 +36,7 @@ typedef struct cj_shared {
     char errmsg[512];
     double sink_seconds;
     uint64_t pairs;
+    uint64_t examined; /* with a grid: query rows times candidates met */
     uint64_t hist_below;
     uint64_t *hist;
 } cj_shared;
@@ -52,7 +53,7 @@ typedef struct cj_worker {
     uint32_t *bi, *bj;
     double *bd;
     size_t len;
-    uint64_t pairs, below;
+    uint64_t pairs, below, examined;
     uint64_t *hist;
 } cj_worker;
 
@@ -149,9 +150,9 @@ static void cj_kept_put(const join_spec *spec, double r, int want, const cpu_gri
         cj_grid_copy(g, &cj_kept.g);
 }
 
-int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
+int cpu_join_index_want(const engine_opts *o)
 {
-    int want = spec->opts ? spec->opts->cpu_index : CPU_INDEX_AUTO;
+    int want = o ? o->cpu_index : CPU_INDEX_AUTO;
     if (want == CPU_INDEX_AUTO) {
         const char *e = getenv("TCJOIN_CPU_INDEX");
         want = !e                      ? CPU_INDEX_AUTO
@@ -159,6 +160,12 @@ int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *re
                : strcmp(e, "on") == 0  ? CPU_INDEX_ON
                                        : CPU_INDEX_AUTO;
     }
+    return want;
+}
+
+int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)
+{
+    const int want = cpu_join_index_want(spec->opts);
     memset(g, 0, sizeof *g);
     /* Tiny joins: the index cannot save what it costs to build. */
     if (want == CPU_INDEX_OFF || (want == CPU_INDEX_AUTO && spec->ds->n < 4096))
@@ -376,6 +383,8 @@ static void cj_item_run(cj_worker *w, const cj_item *it)
     const cpu_kernel *k = sh->k;
     size_t nr = cpu_grid_ranges(k->grid, it->cell, w->rng);
     for (size_t r = 0; r < nr; r++)
+        w->examined += (uint64_t)(it->p1 - it->p0) * (w->rng[r][1] - w->rng[r][0]);
+    for (size_t r = 0; r < nr; r++)
         for (size_t ca = w->rng[r][0]; ca < w->rng[r][1]; ca += sh->cb) {
             if (cj_cancelled(sh))
                 return;
@@ -418,6 +427,7 @@ static void *cj_work(void *arg)
 
     pthread_mutex_lock(&sh->mu);
     sh->pairs += w->pairs;
+    sh->examined += w->examined;
     if (sh->spec->mode == JOIN_HIST) {
         sh->hist_below += w->below;
         for (size_t b = 0; b < sh->spec->hist_nbins; b++)
@@ -564,6 +574,8 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     if (k->grid) {
         join_result_metric(res, "grid_k", k->grid->k, "");
         join_result_metric(res, "grid_cells", (double)k->grid->ncell, "");
+        /* the index pruned: derived rates count these, not nq*n */
+        join_result_metric(res, "pairs_examined", (double)sh.examined, "pairs");
     }
 
     for (int t = 0; t < nthr; t++) {

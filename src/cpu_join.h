@@ -48,6 +48,10 @@ typedef struct cpu_kernel {
      * modes), for r < nr <= rows_max, with no values stored. */
     void (*count)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
                   double lim, uint64_t *cnt);
+    /* Optional, for the k-distance over a grid (src/cpu_kdist.c): lay the
+     * rows out in g's cell order, so that prepare and row take positions
+     * of g; NULL g: the data's own order again. */
+    void (*regrid)(const void *ctx, const cpu_grid *g);
     /* Optional: a grid index (src/cpu_grid.h) the engine built for this
      * join's radius; row numbers given to prepare, row and rows are then
      * positions in grid->order, and each query row meets only the rows of
@@ -91,6 +95,9 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res);
 
 /* CPU_INDEX_* of engine_opts.cpu_index */
 enum { CPU_INDEX_AUTO, CPU_INDEX_OFF, CPU_INDEX_ON };
+/* What the options (then $TCJOIN_CPU_INDEX: off, on) ask of the index:
+ * CPU_INDEX_AUTO, _OFF or _ON. */
+int cpu_join_index_want(const engine_opts *o);
 
 /* Whether spec's join over pairs within radius r per coordinate (every
  * pair the engine can report has |a_j - b_j| <= r along each dimension)

@@ -43,6 +43,15 @@ typedef void cpu_simd_f64_fn(const double *a, size_t nr, size_t d, const double 
 typedef void cpu_simd_f32_fn(const float *a, size_t nr, size_t d, const float *p, size_t ng,
                              float *dot, size_t ostride);
 
+/* cpu-exact's screen (src/engine_cpu_exact.c), one group: for r < nr the
+ * FP32 dot products of cpu_simd_f32_fn (into dot[r*ostride + lane]), then
+ * f = (sa[r] + sb[lane]) - 2 dot in FP32, each step rounded to nearest, and
+ * live[r] a bit per lane where f > lim[r] is false (NaN: set). sb holds
+ * CPU_GROUP values (padding lanes included). */
+typedef void cpu_simd_f32_screen_fn(const float *a, size_t nr, size_t d, const float *p,
+                                    const float *sa, const float *sb, const float *lim, float *dot,
+                                    size_t ostride, uint32_t *live);
+
 typedef struct cpu_simd_ops {
     const char *name; /* "scalar", "avx2", "avx512" */
     cpu_simd_isa isa;
@@ -50,6 +59,7 @@ typedef struct cpu_simd_ops {
     size_t f64_rows; /* query rows per call, at most CPU_SIMD_MAX_ROWS */
     cpu_simd_f32_fn *f32;
     size_t f32_rows;
+    cpu_simd_f32_screen_fn *f32_screen; /* f32_rows rows per call */
     /* FP64 lanes of one vector instruction, for the peak arithmetic */
     int f64_lanes;
 } cpu_simd_ops;

@@ -11,6 +11,8 @@
     ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((__m256d)(v), _mm256_set1_pd(lim), _CMP_LE_OQ)))
 #define CS_ABOVE(v, lim)                                                                           \
     ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd((__m256d)(v), _mm256_set1_pd(lim), _CMP_GT_OQ)))
+#define CS_NGTF(v, lim)                                                                            \
+    ((unsigned)_mm256_movemask_ps(_mm256_cmp_ps((__m256)(v), _mm256_set1_ps(lim), _CMP_NGT_UQ)))
 #define CS_VW 4
 #define CS_R64 2
 #define CS_R32 4
@@ -24,6 +26,7 @@ const cpu_simd_ops cpu_simd_avx2 = {
     .f64_rows = CS_R64,
     .f32 = cs_avx2_f32,
     .f32_rows = CS_R32,
+    .f32_screen = cs_avx2_f32_screen,
     .f64_lanes = 4,
 };
 #else

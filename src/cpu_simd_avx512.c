@@ -10,6 +10,8 @@
 #define CS_LE(v, lim) ((unsigned)_mm512_cmp_pd_mask((__m512d)(v), _mm512_set1_pd(lim), _CMP_LE_OQ))
 #define CS_ABOVE(v, lim)                                                                           \
     ((unsigned)_mm512_cmp_pd_mask((__m512d)(v), _mm512_set1_pd(lim), _CMP_GT_OQ))
+#define CS_NGTF(v, lim)                                                                            \
+    ((unsigned)_mm512_cmp_ps_mask((__m512)(v), _mm512_set1_ps(lim), _CMP_NGT_UQ))
 #define CS_VW 8
 #define CS_R64 4
 #define CS_R32 8
@@ -23,6 +25,7 @@ const cpu_simd_ops cpu_simd_avx512 = {
     .f64_rows = CS_R64,
     .f32 = cs_avx512_f32,
     .f32_rows = CS_R32,
+    .f32_screen = cs_avx512_f32_screen,
     .f64_lanes = 8,
 };
 #else

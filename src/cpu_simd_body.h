@@ -7,6 +7,8 @@
  *            (NaN: clear), as an unsigned: the short-circuit test, which
  *            generic vector code turns into slow lane extraction
  *   CS_LE(v, lim)    likewise where v <= lim (NaN: clear), for counting
+ *   CS_NGTF(v, lim)  a bit per lane of the cs_vf v where v > lim is false
+ *            (NaN: set), for cpu-exact's screen
  * Written with GCC vector extensions so that the compiler, under the file's
  * target, picks the instructions; each lane is one candidate summed in k
  * order, so every path gives the scalar bits.
@@ -127,5 +129,45 @@ static void CS_FN(f32)(const float *a, size_t nr, size_t d, const float *p, size
         }
         for (size_t r = 0; r < nr; r++)
             memcpy(dot + r * ostride, acc[r], sizeof acc[r]);
+    }
+}
+
+/* cpu-exact's screen: the dot products of CS_FN(f32) for one group, then
+ * d~2 = (sa + sb) - 2 dot per lane and the lanes not above the row's
+ * limit, without a pass of scalar code over the 16 lanes. */
+static void CS_FN(f32_screen)(const float *a, size_t nr, size_t d, const float *p, const float *sa,
+                              const float *sb, const float *lim, float *dot, size_t ostride,
+                              uint32_t *live)
+{
+    const float *ar[CS_R32];
+    for (size_t r = 0; r < CS_R32; r++)
+        ar[r] = a + (r < nr ? r : 0) * d;
+    cs_vf acc[CS_R32][CS_NVF];
+#pragma GCC unroll 8
+    for (size_t r = 0; r < CS_R32; r++)
+#pragma GCC unroll 8
+        for (size_t v = 0; v < CS_NVF; v++)
+            acc[r][v] = (cs_vf){0};
+    for (size_t k = 0; k < d; k++) {
+        const cs_vf *b = (const cs_vf *)(p + k * CPU_GROUP);
+#pragma GCC unroll 8
+        for (size_t r = 0; r < CS_R32; r++) {
+            const float ak = ar[r][k];
+#pragma GCC unroll 8
+            for (size_t v = 0; v < CS_NVF; v++)
+                acc[r][v] += ak * b[v];
+        }
+    }
+    cs_vf bv[CS_NVF];
+    memcpy(bv, sb, sizeof bv);
+    for (size_t r = 0; r < nr; r++) {
+        uint32_t m = 0;
+#pragma GCC unroll 8
+        for (size_t v = 0; v < CS_NVF; v++) {
+            const cs_vf f = (sa[r] + bv[v]) - 2.0f * acc[r][v];
+            m |= (uint32_t)CS_NGTF(f, lim[r]) << (v * 2 * CS_VW);
+        }
+        live[r] = m;
+        memcpy(dot + r * ostride, acc[r], sizeof acc[r]);
     }
 }

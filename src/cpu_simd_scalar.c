@@ -8,6 +8,9 @@
 /* NaN compares false, as in the scalar test s > lim */
 #define CS_LE(v, lim) ((unsigned)((v)[0] <= (lim)) | (unsigned)((v)[1] <= (lim)) << 1)
 #define CS_ABOVE(v, lim) ((unsigned)((v)[0] > (lim)) | (unsigned)((v)[1] > (lim)) << 1)
+#define CS_NGTF(v, lim)                                                                            \
+    ((unsigned)!((v)[0] > (lim)) | (unsigned)!((v)[1] > (lim)) << 1 |                              \
+     (unsigned)!((v)[2] > (lim)) << 2 | (unsigned)!((v)[3] > (lim)) << 3)
 #include "cpu_simd_body.h"
 
 const cpu_simd_ops cpu_simd_scalar = {
@@ -17,5 +20,6 @@ const cpu_simd_ops cpu_simd_scalar = {
     .f64_rows = CS_R64,
     .f32 = cs_scalar_f32,
     .f32_rows = CS_R32,
+    .f32_screen = cs_scalar_f32_screen,
     .f64_lanes = 1,
 };

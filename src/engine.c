@@ -52,6 +52,17 @@ double engine_tflops(double nq, double n, double d, double seconds)
     return 2.0 * nq * n * d / seconds / 1e12;
 }
 
+double engine_pairs_examined(const join_result *r, double nq, double n, int *pruned)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (strcmp(r->metric[k].name, "pairs_examined") == 0) {
+            *pruned = 1;
+            return r->metric[k].value;
+        }
+    *pruned = 0;
+    return nq * n;
+}
+
 double engine_selectivity(uint64_t pairs, size_t nq)
 {
     if (nq == 0)

@@ -279,6 +279,10 @@ double engine_now(void); /* monotonic seconds */
 double join_spec_eps(const join_spec *s);
 /* Derived TFLOPS, the FASTED paper's count: 2*nq*n*d / seconds. */
 double engine_tflops(double nq, double n, double d, double seconds);
+/* The pairs a run examined: its metric "pairs_examined" (which an engine
+ * records where an index pruned, docs/DESIGN's "report the pairs examined
+ * instead"), else nq*n, every pair. *pruned says which. */
+double engine_pairs_examined(const join_result *r, double nq, double n, int *pruned);
 /* The run function of every GPU engine (src/engine_gpu.c): the row's
  * kjoin through kernels/' one launch loop. */
 int engine_gpu_run(const join_spec *spec, join_result *res);

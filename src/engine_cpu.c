@@ -132,22 +132,51 @@ static int cpu_run(const join_spec *s, join_result *res)
     return rc;
 }
 
+/* The k-distance's grid passes: the rows in g's cell order, in their own
+ * type (one copy, reused by every pass), or the data as loaded. */
+typedef struct cpu_kd_ctx {
+    cpu_ctx c; /* first: the kernels take it as their ctx */
+    const dataset *ds;
+    char *xg;
+} cpu_kd_ctx;
+
+static void cpu_regrid(const void *vctx, const cpu_grid *g)
+{
+    cpu_kd_ctx *k = (cpu_kd_ctx *)vctx;
+    if (!g) {
+        k->c.x = k->ds->v;
+        return;
+    }
+    const size_t row = k->ds->d * k->c.t->bytes;
+    if (!k->xg)
+        k->xg = xmalloc(k->ds->n * row);
+    cpu_grid_gather(g, k->ds->v, row, k->xg);
+    k->c.x = k->xg;
+}
+
 /* The k-distance with the same kernel: the heap's k-th best is the limit,
- * so the short-circuit drops a candidate once it cannot enter the top k. */
+ * so the short-circuit drops a candidate once it cannot enter the top k;
+ * low-dimensional data through the grid (src/cpu_kdist.c). */
 static int cpu_kdist(const kdist_spec *s, join_result *res)
 {
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
-    cpu_ctx ctx = {.x = s->ds->v, .t = dataset_dtype(s->ds), .d = s->ds->d, .ops = ops};
+    cpu_kd_ctx kd = {
+        .c = {.x = s->ds->v, .t = dataset_dtype(s->ds), .d = s->ds->d, .ops = ops},
+        .ds = s->ds,
+    };
     cpu_kernel k = {
+        .regrid = cpu_regrid,
         .prepare = cpu_prepare,
         .scratch_row_bytes = s->ds->d * sizeof(double),
         .row = cpu_row,
-        .ctx = &ctx,
+        .ctx = &kd,
         .row_bytes = s->ds->d * sizeof(double),
         .name = "fp64 direct (a-b)^2",
         .path = ops->name,
     };
-    return cpu_kdist_run(s, &k, res);
+    int rc = cpu_kdist_run(s, &k, res);
+    free(kd.xg);
+    return rc;
 }
 
 const engine engine_cpu = {

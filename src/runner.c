@@ -117,13 +117,17 @@ bad:
     return err_set(TCJ_EINVAL, "rows: expected Q0:Q1 (row numbers, Q1 exclusive), got '%s'", v);
 }
 
+/* Over the pairs examined: nq*n (the paper's count) unless an index
+ * pruned, when 2*nq*n*d would count pairs that never ran. */
 void runner_tflops(const join_spec *spec, const join_result *res, double *padded, double *unpadded)
 {
     double nq = (double)(spec->q1 - spec->q0), n = (double)spec->ds->n;
     double t = res->kernel_seconds > 0 ? res->kernel_seconds : res->seconds;
     size_t dp = res->d_padded ? res->d_padded : spec->ds->d;
-    *padded = engine_tflops(nq, n, (double)dp, t);
-    *unpadded = engine_tflops(nq, n, (double)spec->ds->d, t);
+    int pruned;
+    const double ex = engine_pairs_examined(res, nq, n, &pruned);
+    *padded = engine_tflops(ex, 1, (double)dp, t);
+    *unpadded = engine_tflops(ex, 1, (double)spec->ds->d, t);
 }
 
 int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
@@ -194,6 +198,11 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
     out_rec_dbl(r, "tflops", tp);
     out_rec_dbl(r, "tflops_unpadded", tu);
     out_rec_str(r, "tflops_quoted", "padded");
+    int pruned;
+    out_rec_dbl(
+        r, "pairs_examined",
+        engine_pairs_examined(res, (double)(spec->q1 - spec->q0), (double)spec->ds->n, &pruned));
+    out_rec_bool(r, "pruned", pruned);
     out_rec_str(r, "variant", res->variant);
     /* Named "counters" as in show and export (docs/JSON.md). */
     if (res->nmetric) {
@@ -232,9 +241,17 @@ void runner_report_ext(session *s, const engine *e, const join_spec *spec, const
     out_printf("  time %.4f s:", res->seconds);
     for (int k = 0; k < res->nphase; k++)
         out_printf(" %s %.4f s", res->phase[k].name, res->phase[k].seconds);
-    out_printf("\n  %.4g TFLOPS derived (2*nq*n*d_padded/kernel time, d_padded=%zu; "
-               "unpadded %.4g)\n",
-               tp, res->d_padded ? res->d_padded : spec->ds->d, tu);
+    int pruned;
+    const double ex = engine_pairs_examined(res, (double)nq, (double)spec->ds->n, &pruned);
+    const double t = res->kernel_seconds > 0 ? res->kernel_seconds : res->seconds;
+    if (pruned)
+        out_printf("\n  index pruned: %.4g pairs examined (%.3g%% of nq*n), %.4g pairs/s; "
+                   "%.4g TFLOPS over them (2*examined*d/kernel time)\n",
+                   ex, 100.0 * ex / ((double)nq * (double)spec->ds->n), t > 0 ? ex / t : 0.0, tu);
+    else
+        out_printf("\n  %.4g TFLOPS derived (2*nq*n*d_padded/kernel time, d_padded=%zu; "
+                   "unpadded %.4g)\n",
+                   tp, res->d_padded ? res->d_padded : spec->ds->d, tu);
     out_rec *r = out_rec_begin("run");
     runner_rec_fields(r, s, e, spec, res, run_id);
     if (extra)

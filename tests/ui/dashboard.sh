@@ -32,7 +32,20 @@ step=start
 cleanup() { $t kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-capture() { $t capture-pane -p -t ui >"$screen" 2>/dev/null; }
+# capture: the screen once it has settled (two captures 0.1 s apart the
+# same, at most 5 tries): a capture in the middle of a redraw (after a
+# resize, on a loaded machine) showed half a screen.
+capture() {
+    $t capture-pane -p -t ui >"$screen" 2>/dev/null
+    tries=0
+    while [ $tries -lt 5 ]; do
+        sleep 0.1
+        $t capture-pane -p -t ui >"$screen.next" 2>/dev/null
+        cmp -s "$screen" "$screen.next" && return 0
+        mv "$screen.next" "$screen"
+        tries=$((tries + 1))
+    done
+}
 
 fail() {
     echo "FAIL at step '$step': $*"
@@ -44,12 +57,27 @@ fail() {
         echo "---- stderr ----"
         head -n 40 "$tmp/stderr"
     fi
+    echo "FAIL at step '$step': $*" # again: the runner shows the last lines
     exit 1
 }
 
-# wait_for REGEX [SECONDS]: until the screen shows it.
+# Waits scale with the load: on 2 cores shared with builds a step takes
+# several times its idle time. The factor is the load per CPU (at least 1,
+# at most 8), read at each wait; TCJOIN_UI_WAIT_SCALE overrides it.
+wait_scale() {
+    if [ -n "${TCJOIN_UI_WAIT_SCALE:-}" ]; then
+        echo "$TCJOIN_UI_WAIT_SCALE"
+        return
+    fi
+    awk -v n="$(nproc 2>/dev/null || echo 1)" \
+        '{ s = int($1 / n + 0.999); print (s < 1 ? 1 : s > 8 ? 8 : s) }' /proc/loadavg 2>/dev/null ||
+        echo 1
+}
+
+# wait_for REGEX [SECONDS]: until the screen shows it (SECONDS on an idle
+# machine, times wait_scale).
 wait_for() {
-    n=$(( ${2:-20} * 5 ))
+    n=$(( ${2:-20} * 5 * $(wait_scale) ))
     while [ $n -gt 0 ]; do
         capture
         grep -Eq -- "$1" "$screen" && return 0
@@ -65,7 +93,7 @@ hides() { grep -Eq -- "$1" "$screen" && fail "screen still shows /$1/"; return 0
 
 # idle: the command finished (the prompt is back, nothing running).
 idle() {
-    n=$(( ${1:-60} * 5 ))
+    n=$(( ${1:-60} * 5 * $(wait_scale) ))
     while [ $n -gt 0 ]; do
         capture
         if tail -n 1 "$screen" | grep -Eq '^tcjoin( \[.*\])?> *$' &&

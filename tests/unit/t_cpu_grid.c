@@ -15,11 +15,13 @@
 #include "cpu_join.h"
 #include "dataset.h"
 #include "engine.h"
+#include "err.h"
 #include "join_outcome.h"
 
 extern const engine engine_cpu;
 extern const engine engine_cpu_fp16;
 extern const engine engine_cpu_bf16;
+extern const engine engine_cpu_exact;
 
 static uint64_t rng_state;
 
@@ -53,38 +55,63 @@ static dataset make_cloud(size_t n, size_t d, uint64_t seed, double S, double *e
     return ds;
 }
 
-static const engine *const engines[] = {&engine_cpu, &engine_cpu_fp16, &engine_cpu_bf16};
+static const engine *const engines[] = {&engine_cpu, &engine_cpu_fp16, &engine_cpu_bf16,
+                                        &engine_cpu_exact};
 
-/* Index on against index off, every engine, every mode, all rows and a
- * slice of rows. want_grid: the forced run must say it used the index. */
-static void on_equals_off(const dataset *ds, double eps, int want_grid, const char *what)
+/* Index on against index off over the engines es[0..ne), every mode, all
+ * rows and (slices) a slice of rows. cpu-exact is held to the cpu engine
+ * without the index (brute force FP64: pair sets, per-point counts,
+ * histograms and d2 bit for bit); data it refuses (values that are not
+ * finite) must be refused with the index too. want_grid: the forced runs
+ * of cpu and cpu-exact must say they used the index. */
+static void on_equals_off_with(const engine *const *es, size_t ne, int slices, const dataset *ds,
+                               double eps, int want_grid, const char *what)
 {
     const size_t nb = 6;
     double edges[7];
     for (size_t b = 0; b <= nb; b++)
         edges[b] = eps * eps * (0.1 + 0.15 * (double)b);
     char why[256];
-    for (size_t e = 0; e < sizeof engines / sizeof *engines; e++) {
-        for (int slice = 0; slice < 2; slice++) {
+    for (size_t e = 0; e < ne; e++) {
+        const int exact = es[e] == &engine_cpu_exact;
+        for (int slice = 0; slice < slices; slice++) {
             size_t q0 = slice ? ds->n / 3 : 0, q1 = slice ? ds->n - ds->n / 5 : ds->n;
             engine_opts o;
             engine_opts_default(&o);
             o.cpu_index = CPU_INDEX_OFF;
-            join_outcome off = jo_run(engines[e], ds, eps, q0, q1, &o, edges, nb);
+            join_outcome off = jo_run(es[e], ds, eps, q0, q1, &o, edges, nb);
+            if (exact && off.rc == TCJ_EINVAL) {
+                o.cpu_index = CPU_INDEX_ON;
+                join_outcome on = jo_run(es[e], ds, eps, q0, q1, &o, edges, nb);
+                CHECK_MSG(on.rc == TCJ_EINVAL, "%s: cpu-exact refuses only without the index",
+                          what);
+                jo_free(&on);
+                jo_free(&off);
+                continue;
+            }
+            if (exact) {
+                jo_free(&off);
+                off = jo_run(&engine_cpu, ds, eps, q0, q1, &o, edges, nb);
+            }
             o.cpu_index = CPU_INDEX_ON;
-            join_outcome on = jo_run(engines[e], ds, eps, q0, q1, &o, edges, nb);
+            join_outcome on = jo_run(es[e], ds, eps, q0, q1, &o, edges, nb);
             int same = jo_same(&on, &off, q1 - q0, why, sizeof why);
             int grid = strstr(on.variant, "grid k=") != NULL;
             int offgrid = strstr(off.variant, "grid") != NULL;
             jo_free(&on);
             jo_free(&off);
-            CHECK_MSG(same, "%s, %s, rows %zu..%zu: index on vs off: %s", what, engines[e]->name,
-                      q0, q1, why);
+            CHECK_MSG(same, "%s, %s, rows %zu..%zu: index on vs %s off: %s", what, es[e]->name, q0,
+                      q1, exact ? "cpu" : "itself", why);
             CHECK_MSG(!offgrid, "%s: index off still used the grid", what);
-            if (want_grid && e == 0)
-                CHECK_MSG(grid, "%s: the forced run did not use the grid", what);
+            if (want_grid && (es[e] == &engine_cpu || exact))
+                CHECK_MSG(grid, "%s, %s: the forced run did not use the grid", what, es[e]->name);
         }
     }
+}
+
+static void on_equals_off(const dataset *ds, double eps, int want_grid, const char *what)
+{
+    on_equals_off_with(engines, sizeof engines / sizeof *engines, 2, ds, eps, want_grid, what);
 }
 
 TEST(grid_equals_brute_force_on_clouds)
@@ -246,4 +273,104 @@ TEST(grid_auto_uses_the_index_when_it_prunes)
     free(ds.v);
     unsetenv("TCJOIN_CPU_INDEX");
     CHECK(!grid);
+}
+
+/* Issue 44's cases for the CPU path, every CPU engine (cpu-exact against
+ * cpu without the index): d = 2 to 16 (k <= 8 of them indexed), eps
+ * larger than the data's extent (no dimension spans a cell: no index),
+ * eps so small every point is alone, one point, a UTM-like offset of
+ * 5e6 with a spread of a few cm, and duplicates of every point. */
+TEST(grid_equals_brute_force_issue44_cases)
+{
+    for (size_t d = 2; d <= 16; d += d < 4 ? 1 : 4) {
+        double eps;
+        dataset ds = make_cloud(1000, d, 90 + d, 10, &eps);
+        char what[64];
+        snprintf(what, sizeof what, "cloud d=%zu", d);
+        /* beyond d = 8, eps for S = 10 among 1000 points spans the cube:
+         * no dimension has two cells, and brute force runs */
+        on_equals_off(&ds, eps, d <= 8, what);
+        free(ds.v);
+    }
+    double eps;
+    dataset ds = make_cloud(800, 3, 7, 10, &eps);
+    on_equals_off(&ds, 3.0, 0, "eps beyond the extent");
+    on_equals_off(&ds, 1e-9, 1, "eps 1e-9, every point alone");
+    for (size_t i = 0; i < ds.n * ds.d; i++) /* UTM-like: 5e6 m, cm spread */
+        ((double *)ds.v)[i] = (i % 3 == 2 ? 120.0 : 5e6) + 0.05 * ((double *)ds.v)[i];
+    on_equals_off(&ds, 0.05 * eps, 1, "offset 5e6, spread 5 cm");
+    free(ds.v);
+    ds = make_cloud(1, 3, 8, 10, &eps);
+    on_equals_off(&ds, 0.1, 0, "one point");
+    free(ds.v);
+    ds = make_cloud(600, 2, 9, 10, &eps);
+    dataset dup = make_empty(1200, 2);
+    memcpy(dup.v, ds.v, 1200 * sizeof(double));
+    memcpy((double *)dup.v + 1200, ds.v, 1200 * sizeof(double));
+    on_equals_off(&dup, eps, 1, "every point twice");
+    free(ds.v);
+    free(dup.v);
+}
+
+/* The shared kitti scan (all 20,285 points, d = 4): cpu and cpu-exact
+ * through the index against cpu brute force, every mode. */
+TEST(grid_equals_brute_force_on_kitti)
+{
+    dataset ds;
+    load_opts lo;
+    load_opts_init(&lo);
+    lo.dim = 4; /* x, y, z, reflectance */
+    CHECK_MSG(dataset_load(t_dataset("kitti_000000_xyzr.f32"), &lo, &ds) == 0, "%s", err_msg());
+    static const engine *const two[] = {&engine_cpu, &engine_cpu_exact};
+    on_equals_off_with(two, 2, 1, &ds, 0.2, 1, "kitti");
+    dataset_free(&ds);
+}
+
+/* A grid run reports the pairs it examined (counter pairs_examined, what
+ * derived rates count instead of nq*n): every query row times the rows of
+ * the cells within one cell of its own along each indexed dimension,
+ * counted here pair by pair from the index's cells; a brute-force run
+ * reports none, and engine_pairs_examined falls back to nq*n. */
+TEST(grid_reports_the_pairs_it_examined)
+{
+    double eps;
+    dataset ds = make_cloud(1500, 3, 11, 10, &eps);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.cpu_index = CPU_INDEX_ON;
+    const size_t q0 = 100, q1 = 1400;
+    join_outcome on = jo_run(&engine_cpu, &ds, eps, q0, q1, &o, NULL, 0);
+    CHECK_MSG(on.rc == 0, "%s", err_msg());
+    cpu_grid g;
+    CHECK_EQ_INT(cpu_grid_build(&ds, sqrt(eps * eps) * (1 + 1e-12), CPU_GRID_MAXK, &g), 0);
+    CHECK(g.k >= 1);
+    const double *x = ds.v;
+    long long *cell = malloc(ds.n * CPU_GRID_MAXK * sizeof *cell);
+    for (size_t i = 0; i < ds.n; i++)
+        for (int j = 0; j < g.k; j++) {
+            double c = floor((x[i * ds.d + g.dim[j]] - g.lo[j]) / g.side[j]);
+            cell[i * CPU_GRID_MAXK + j] = c >= (double)g.cnt[j] ? g.cnt[j] - 1 : (long long)c;
+        }
+    double want = 0;
+    for (size_t i = q0; i < q1; i++)
+        for (size_t m = 0; m < ds.n; m++) {
+            int near = 1;
+            for (int j = 0; j < g.k; j++)
+                near &= llabs(cell[i * CPU_GRID_MAXK + j] - cell[m * CPU_GRID_MAXK + j]) <= 1;
+            want += near;
+        }
+    int pruned = 0;
+    const double got = engine_pairs_examined(&on.first, (double)(q1 - q0), (double)ds.n, &pruned);
+    CHECK_MSG(pruned && got == want, "examined %.0f, want %.0f (pruned %d)", got, want, pruned);
+    CHECK(got >= (double)on.count && got < 0.5 * (double)(q1 - q0) * (double)ds.n);
+    o.cpu_index = CPU_INDEX_OFF;
+    join_outcome off = jo_run(&engine_cpu, &ds, eps, q0, q1, &o, NULL, 0);
+    CHECK(engine_pairs_examined(&off.first, (double)(q1 - q0), (double)ds.n, &pruned) ==
+              (double)(q1 - q0) * (double)ds.n &&
+          !pruned);
+    free(cell);
+    cpu_grid_free(&g);
+    jo_free(&on);
+    jo_free(&off);
+    free(ds.v);
 }

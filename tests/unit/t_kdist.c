@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cmd.h"
+#include "cpu_join.h"
 #include "dataset.h"
 #include "engine.h"
 #include "err.h"
@@ -71,20 +72,38 @@ static double brute_kth(const dataset *ds, size_t q, int k, double *tmp)
     return tmp[k - 1];
 }
 
-static int check_engine(const dataset *ds, int k, int threads, size_t q0, size_t q1)
+/* kdist of rows [q0, q1) with the index setting idx (CPU_INDEX_*) against
+ * brute_kth; with the index forced on, the run must say it took the grid
+ * (want_grid). Nonzero when anything differs. */
+static int check_engine_idx(const dataset *ds, int k, int threads, size_t q0, size_t q1, int idx,
+                            int want_grid)
 {
     engine_opts o;
     engine_opts_default(&o);
     o.threads = threads;
+    o.cpu_index = idx;
     double *out = malloc((q1 - q0) * sizeof *out), *tmp = malloc(ds->n * sizeof *tmp);
     kdist_spec s = {.ds = ds, .q0 = q0, .q1 = q1, .k = k, .opts = &o, .out = out};
     join_result res;
     int bad = kdist_run(&engine_cpu, &s, &res) != 0;
-    for (size_t q = q0; q < q1 && !bad; q++)
-        bad = out[q - q0] != brute_kth(ds, q, k, tmp); /* same arithmetic: equal bits */
+    if (!bad && want_grid && !strstr(res.variant, "grid k=")) {
+        printf("# no grid: %s\n", res.variant);
+        bad = 1;
+    }
+    for (size_t q = q0; q < q1 && !bad; q++) {
+        const double want = brute_kth(ds, q, k, tmp);
+        bad = memcmp(&out[q - q0], &want, sizeof want) != 0; /* same arithmetic: equal bits */
+        if (bad)
+            printf("# row %zu: %.17g, want %.17g (%s)\n", q, out[q - q0], want, res.variant);
+    }
     free(out);
     free(tmp);
     return bad;
+}
+
+static int check_engine(const dataset *ds, int k, int threads, size_t q0, size_t q1)
+{
+    return check_engine_idx(ds, k, threads, q0, q1, CPU_INDEX_OFF, 0);
 }
 
 TEST(cpu_matches_brute_force)
@@ -115,6 +134,58 @@ TEST(cpu_matches_brute_force)
     free(a.v);
     free(b.v);
     free(c.v);
+}
+
+/* The grid passes (src/cpu_kdist.c) against brute_kth, the index forced
+ * on: clouds of d = 2 to 16, integer data full of ties and duplicates, a
+ * lattice whose neighbours all sit on cell borders, a UTM-like offset of
+ * 5e6 with a spread of 5 cm, a tight cluster with far outliers (several
+ * radii, then brute force for what is left), two points, query slices,
+ * and rows 0:800 of the shared kitti scan under auto. */
+TEST(kdist_grid_matches_brute_force)
+{
+    for (size_t d = 2; d <= 16; d += d < 4 ? 1 : 4) {
+        dataset a = make(1500, d, 0, 40 + d);
+        const int ks[] = {1, 4, 20};
+        for (int t = 0; t < 3; t++)
+            CHECK_MSG(!check_engine_idx(&a, ks[t], 2, 0, a.n, CPU_INDEX_ON, d <= 4),
+                      "cloud d=%zu K=%d", d, ks[t]);
+        CHECK_MSG(!check_engine_idx(&a, 4, 3, 100, 1200, CPU_INDEX_ON, d <= 4), "slice d=%zu", d);
+        free(a.v);
+    }
+    dataset b = make(1400, 3, 6, 7); /* values 0..5: ties, every 7th a copy */
+    for (int k = 1; k <= 30; k += 29)
+        CHECK_MSG(!check_engine_idx(&b, k, 2, 0, b.n, CPU_INDEX_ON, 1), "ties K=%d", k);
+    free(b.v);
+    dataset c = {0};
+    c.n = 1000;
+    c.d = 3;
+    c.v = malloc(c.n * c.d * sizeof(double));
+    for (size_t i = 0; i < c.n; i++) { /* 10 x 10 x 10, step 1: borders */
+        ((double *)c.v)[i * 3] = (double)(i % 10);
+        ((double *)c.v)[i * 3 + 1] = (double)(i / 10 % 10);
+        ((double *)c.v)[i * 3 + 2] = (double)(i / 100);
+    }
+    for (int k = 1; k <= 26; k += 5)
+        CHECK_MSG(!check_engine_idx(&c, k, 2, 0, c.n, CPU_INDEX_ON, 1), "lattice K=%d", k);
+    for (size_t i = 0; i < c.n * 3; i++) /* 5e6 m with a 5 cm spread */
+        ((double *)c.v)[i] = 5e6 + 0.005 * ((double *)c.v)[i];
+    CHECK_MSG(!check_engine_idx(&c, 4, 2, 0, c.n, CPU_INDEX_ON, 1), "offset 5e6");
+    for (size_t i = 0; i < c.n * 3; i++) /* a cluster; every 50th point far out */
+        ((double *)c.v)[i] =
+            (i / 3) % 50 == 0 ? 1e4 * (double)(i % 7) : 1e-3 * (double)((i * 2654435761u) % 1000);
+    CHECK_MSG(!check_engine_idx(&c, 5, 2, 0, c.n, CPU_INDEX_ON, 1), "outliers");
+    c.n = 2;
+    CHECK_MSG(!check_engine_idx(&c, 1, 2, 0, c.n, CPU_INDEX_ON, 0), "two points");
+    free(c.v);
+    dataset ds;
+    load_opts lo;
+    load_opts_init(&lo);
+    lo.dim = 4;
+    CHECK_MSG(dataset_load(t_dataset("kitti_000000_xyzr.f32"), &lo, &ds) == 0, "%s", err_msg());
+    unsetenv("TCJOIN_CPU_INDEX");
+    CHECK_MSG(!check_engine_idx(&ds, 4, 2, 0, 800, CPU_INDEX_AUTO, 1), "kitti rows 0:800");
+    dataset_free(&ds);
 }
 
 TEST(kdist_run_checks)

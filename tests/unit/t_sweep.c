@@ -15,6 +15,7 @@
 #include "err.h"
 #include "sweep.h"
 #include "kernels.h"
+#include "cpu_join.h"
 
 /* ---- the independent reference ---- */
 
@@ -539,6 +540,70 @@ TEST(curve_exact)
     CHECK(s[64] > s[0]);
     free(ex.d2);
     dataset_free(&ds);
+}
+
+/* Low-dimensional data through the cpu engine's grid (src/cpu_grid.c):
+ * the histogram passes of sweep and curve take the index (the pass's top
+ * edge is its radius) and still equal the exact counts. A 3-D cloud of
+ * 4200 points and the kitti scan's first 4200 (both above the index's
+ * 4096-row floor), the index forced on and at auto (which takes it
+ * where it prunes); that the forced pass took it is checked on the HIST
+ * join itself. */
+TEST(sweep_and_curve_through_the_grid)
+{
+    static const char *const names[] = {"cloud d=3", "kitti 4200"};
+    for (int set = 0; set < 2; set++) {
+        dataset ds;
+        if (set == 0) {
+            make(&ds, 4200, 3, 31, 0);
+        } else {
+            load_opts lo = {.format = "raw", .dtype = "f32", .dim = 4, .limit = 4200};
+            CHECK(load("kitti_000000_xyzr.f32", &lo, &ds) == 0);
+        }
+        exact ex;
+        exact_build(&ds, &ex);
+        sweep_sample smp;
+        CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+        double lo, hi;
+        sweep_curve_range(&smp, &lo, &hi);
+        for (int idx = 0; idx < 2; idx++) {
+            engine_opts eo;
+            engine_opts_default(&eo);
+            eo.cpu_index = idx ? CPU_INDEX_ON : CPU_INDEX_AUTO;
+            /* the pass's own join: HIST up to the curve's top, on the grid */
+            double edges[3] = {lo * lo, 0.5 * (lo * lo + hi * hi), hi * hi};
+            uint64_t hist[2], below;
+            join_spec js = {.ds = &ds,
+                            .eps = hi,
+                            .q0 = 0,
+                            .q1 = ds.n,
+                            .mode = JOIN_HIST,
+                            .opts = &eo,
+                            .hist_edges = edges,
+                            .hist_nbins = 2,
+                            .hist = hist,
+                            .hist_below = &below};
+            join_result jr;
+            CHECK(engine_run(engine_find("cpu"), &js, &jr) == 0);
+            CHECK_MSG(!idx || strstr(jr.variant, "grid k="), "%s: %s", names[set], jr.variant);
+            double eps[49], sl[49], secs;
+            uint64_t p[49];
+            CHECK(sweep_curve(&ds, engine_find("cpu"), &eo, lo, hi, 48, eps, sl, p, &secs, NULL) ==
+                  0);
+            for (int k = 0; k <= 48; k++)
+                CHECK_MSG(p[k] == exact_count(&ex, eps[k] * eps[k]), "%s curve point %d",
+                          names[set], k);
+            for (size_t t = 0; t < 4; t++) {
+                sweep_opts o = opts_for(engine_find("cpu"));
+                o.eopt = &eo;
+                sweep_result r;
+                check_sweep_opts(&ds, &ex, &smp, o, targets[t], 3, names[set], &r);
+            }
+        }
+        sweep_sample_free(&smp);
+        free(ex.d2);
+        dataset_free(&ds);
+    }
 }
 
 TEST(bad_input)
