@@ -37,6 +37,10 @@ char *store_default_path(void);
  * newer schema or another program's database, writing nothing to it. */
 int store_open(const char *path, store **out);
 void store_close(store *st);
+/* While *flag is set (Ctrl-C), an open or a write waiting for another
+ * process's lock gives up at once (one line saying so) instead of waiting
+ * the whole $TCJOIN_DB_WAIT. One flag for the process; NULL: never. */
+void store_set_cancel(const volatile int *flag);
 int store_schema_version(store *st);
 /* The path as opened (owned by st). */
 const char *store_path(store *st);
@@ -91,6 +95,18 @@ int store_sweep_step(store *st, int64_t sweep_id, int step, const char *method, 
                      double selectivity, uint64_t pairs, double seconds);
 int store_sweep_end(store *st, int64_t sweep_id, double eps, double selectivity, int passes,
                     double seconds, const char *note);
+/* A whole curve (a sweeps row of kind "curve" and its npt points as steps)
+ * in one transaction: all of it is stored or none (a lock held past the
+ * wait, a full disk). */
+typedef struct store_curve_rec {
+    int64_t session_id, dataset_id;
+    const char *engine, *note;
+    size_t npt;
+    const double *eps, *sel;
+    const uint64_t *pairs;
+    double seconds;
+} store_curve_rec;
+int64_t store_curve(store *st, const store_curve_rec *r);
 /* Remove a sweep and its steps (a search that failed half-way). */
 int store_sweep_delete(store *st, int64_t sweep_id);
 

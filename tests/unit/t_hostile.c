@@ -23,6 +23,7 @@
 #include "check.h"
 #include "dataset.h"
 #include "err.h"
+#include "fmt_fit.h"
 
 static const char *tpath(const char *name)
 {
@@ -479,16 +480,16 @@ TEST(beyond_memory_says_how_much)
     /* f32 values: 4 bytes each */
     CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 64.0 TB of memory for n=1000000000000 x "
                                   "d=16;");
-    /* 1e11 centres of 16 doubles: 12.8 TB, beyond any machine this runs on
-     * (1e9 centres, 128 GB, fit on the 128 GiB GPU machine) */
+    /* 1e11 points and centres of 16: 6.4 TB of f32 values and 12.8 TB of
+     * FP64 centres, beyond any machine this runs on */
     g.kind = "gauss";
-    g.n = 1000;
+    g.n = 100000000000ull;
     g.clusters = 100000000000ull;
     t0 = now();
     CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
     CHECK(now() - t0 < 1);
-    CHECK_STR_CONTAINS(err_msg(), "gen gauss: needs 12.8 TB of memory for n=1000 x d=16 and "
-                                  "clusters x d centres;");
+    CHECK_STR_CONTAINS(err_msg(), "gen gauss: needs 19.2 TB of memory for n=100000000000 x d=16 "
+                                  "and clusters x d centres;");
 }
 
 TEST(devices_are_refused_fast)
@@ -722,4 +723,133 @@ TEST(hdf5_storage_beyond_the_file_is_refused)
     CHECK_EQ_INT(d.n, 5);
     CHECK_EQ_INT(d.d, 3);
     dataset_free(&d);
+}
+
+/* ---- issue 47: inputs that ended the process or never ended ---- */
+
+TEST(gen_expo_tiny_lambda_ends)
+{
+    /* lambda = 1e-300: a draw of -ln(1-u)/lambda is never <= 1, so the
+     * rejection loop never ended (and the first Ctrl-C was never seen). The
+     * truncated law tends to uniform on [0, 1]: 20,000 values have mean
+     * 1/2 within 5 sigma, sigma = sqrt(1/12 / 20000) = 0.00204. lambda =
+     * 0.5 (inverted too): mean 1/lambda - 1/(e^lambda - 1) = 0.45850, and
+     * the law's sd is below the uniform's, so the same 0.0102. */
+    const double lambdas[2] = {1e-300, 0.5};
+    const double means[2] = {0.5, 1 / 0.5 - 1 / expm1(0.5)};
+    for (int i = 0; i < 2; i++) {
+        gen_opts g;
+        gen_opts_init(&g);
+        g.kind = "expo";
+        g.lambda = lambdas[i];
+        g.n = 10000;
+        g.d = 2;
+        g.dtype = DTYPE_F64;
+        dataset ds;
+        double t0 = now();
+        CHECK(dataset_generate(&g, &ds) == 0);
+        CHECK(now() - t0 < 1);
+        const double *v = ds.v;
+        double sum = 0, lo = 1, hi = 0;
+        for (size_t k = 0; k < ds.n * ds.d; k++) {
+            sum += v[k];
+            lo = fmin(lo, v[k]);
+            hi = fmax(hi, v[k]);
+        }
+        CHECK(lo >= 0 && hi <= 1);
+        CHECK_MSG(fabs(sum / (double)(ds.n * ds.d) - means[i]) < 0.0102,
+                  "lambda %g: mean %.5f, expected %.5f", lambdas[i], sum / (double)(ds.n * ds.d),
+                  means[i]);
+        dataset_free(&ds);
+    }
+}
+
+TEST(gen_more_clusters_than_points_refused)
+{
+    /* 1e9 centres for 100 points took 70 s and 15.6 GB */
+    gen_opts g;
+    gen_opts_init(&g);
+    g.kind = "gauss";
+    g.n = 100;
+    g.d = 2;
+    g.clusters = 1000000000;
+    dataset ds;
+    double t0 = now();
+    CHECK(dataset_generate(&g, &ds) == TCJ_EINVAL);
+    CHECK(now() - t0 < 0.1);
+    CHECK_STR_CONTAINS(err_msg(), "gen gauss: clusters=1000000000 is more than the n=100 points");
+    g.clusters = 100; /* as many as the points is allowed */
+    CHECK(dataset_generate(&g, &ds) == 0);
+    dataset_free(&ds);
+}
+
+TEST(subnormal_values_fit_at_once)
+{
+    /* the 18-byte CSV of subnormals: FP8's scale came from (int)floor(log2
+     * (max / vmax)) with max / vmax = Inf (undefined; INT_MIN on x86), then
+     * 2^31 steps of a loop: 73 s of `info` */
+    static const double v[4] = {0x1p-1070, 4e-320, 1e-310, 2e-320};
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("sub");
+    ds.n = 2;
+    ds.d = 2;
+    ds.type = DTYPE_F64;
+    ds.v = xmalloc(sizeof v);
+    memcpy(ds.v, v, sizeof v);
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name; f++) {
+        fmt_fit fit;
+        double t0 = now();
+        fmt_fit_compute(&ds, f, &fit);
+        CHECK_MSG(now() - t0 < 0.5, "%s: %.1f s", f->name, now() - t0);
+        if (!f->scaled)
+            continue;
+        /* the largest s with 1e-310 2^s <= max, from its definition */
+        CHECK_MSG(ldexp(1e-310, fit.scale) <= f->max && ldexp(1e-310, fit.scale + 1) > f->max,
+                  "%s: scale %d", f->name, fit.scale);
+        CHECK_EQ_INT((int)fit.overflow, 0);
+    }
+    dataset_free(&ds);
+    /* and end to end: `info` on the file */
+    const char *bin = tcjoin_bin();
+    if (!bin)
+        return;
+    static const char text[] = "0x1p-1070,4e-320\n1e-310,2e-320\n";
+    const char *csv = wfile("sub.csv", text, strlen(text));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "load '%s'; info", csv);
+    const char *args[] = {"-e", cmd, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    CHECK_EQ_INT(finish(&p, 5), 0);
+    CHECK_STR_CONTAINS(p.buf, "fp8-e4m3  centred, scale 2^");
+}
+
+/* tcjoin SCRIPT: exit status within secs, one line of output holding want. */
+static void script_refused(const char *script, const char *want, double secs)
+{
+    const char *args[] = {script, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    double t0 = now();
+    int st = finish(&p, 10);
+    CHECK_MSG(st == 1, "%s: exit %d, expected 1: %s", script, st, p.buf);
+    CHECK_MSG(now() - t0 < secs, "%s: %.1f s", script, now() - t0);
+    CHECK_MSG(count_lines(p.buf) == 1, "%s: expected one line, got: %s", script, p.buf);
+    CHECK_STR_CONTAINS(p.buf, want);
+}
+
+TEST(unreadable_scripts_are_one_line)
+{
+    if (!tcjoin_bin())
+        t_skip("no tcjoin binary beside the tests");
+    /* a directory: getline failed at once and tcjoin exited 0, silently */
+    const char *d = tpath("script.d");
+    mkdir(d, 0700);
+    char want[700];
+    snprintf(want, sizeof want, "%s:1: cannot read the script: Is a directory", d);
+    script_refused(d, want, 2);
+    /* /dev/zero: the line grew until memory ran out (with ulimit -v,
+     * getline's ENOMEM ended the session silently, exit 0) */
+    script_refused("/dev/zero", "/dev/zero:1: line longer than 1 MiB; not a script", 5);
 }
