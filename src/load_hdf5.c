@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "load_util.h"
+#include "mem.h"
 
 int hdf5_probe(const unsigned char *head, size_t len)
 {
@@ -173,6 +174,15 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
         rc = ld_check_take(path, opt, n, d, keep->id, &take);
     if (rc)
         goto out;
+    /* blocks of about 4 MiB of doubles, or one row: a row of d = 2^28 is
+     * 2.1 GB of doubles, checked before the shape is sent */
+    size_t block = (size_t)(1 << 19) / d + 1;
+    if (block > take)
+        block = take;
+    if (!(buf = mem_alloc(path, "a block of FP64 rows", block * d, sizeof(double), 0))) {
+        rc = TCJ_ENOMEM;
+        goto out;
+    }
     h5_msg m;
     memset(&m, 0, sizeof m);
     m.n = n;
@@ -181,11 +191,6 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     snprintf(m.text, sizeof m.text, "%s", keep->name);
     if (write_full(fd, &m, sizeof m))
         goto out;
-    /* blocks of about 4 MiB of doubles */
-    size_t block = (size_t)(1 << 19) / d + 1;
-    if (block > take)
-        block = take;
-    buf = xmalloc(block * d * sizeof(double));
     for (size_t k = 0; k < take; k += block) {
         size_t rows = take - k < block ? take - k : block;
         hsize_t start[2] = {opt->offset + k, 0}, count[2] = {rows, d};
@@ -314,11 +319,16 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
                        (unsigned long long)m.rows, take);
     size_t d = (size_t)m.d;
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64);
-    /* The child's rows come as doubles: read a bounded block (about 4 MB)
-     * at a time, whatever a message announces. */
+    if ((rc = ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)
+        return rc;
+    /* The child's rows come as doubles: read a bounded block (about 4 MB,
+     * or one row) at a time, whatever a message announces. */
     const size_t bufrows = (size_t)(1 << 19) / d + 1;
-    double *buf = xmalloc(bufrows * d * sizeof *buf);
+    double *buf = mem_alloc(path, "a block of FP64 rows", bufrows * d, sizeof *buf, 0);
+    if (!buf) {
+        ld_sink_free(&s);
+        return TCJ_ENOMEM;
+    }
     for (size_t k = 0; k < take && !rc;) {
         rc = read_full(fd, &m, sizeof m, opt->cancel, path);
         if (!rc && m.rc) {

@@ -391,7 +391,8 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
              * within available memory (ld_row) */
             if (ld_mem_check(path, est, d, DTYPE_F64, 0))
                 est = 16;
-            ld_sink_init(&s, path, d, est, opt, DTYPE_F64);
+            if ((rc = ld_sink_init(&s, path, d, est, opt, DTYPE_F64)) != 0)
+                break;
         }
         double *row;
         if ((rc = ld_row(&s, &row)) != 0)

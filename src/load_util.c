@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "mem.h"
 
 static const struct {
     const char *name;
@@ -287,70 +288,14 @@ int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64
     return ld_mem_check(path, *take, d, keep, 0);
 }
 
-/* "Key:   N kB" from /proc/meminfo, in bytes; 0 if absent. */
-static uint64_t meminfo_bytes(const char *key)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    uint64_t v = 0;
-    size_t k = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, k) && line[k] == ':') {
-            v = strtoull(line + k + 1, NULL, 10) * 1024;
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-/* The first number in a file, UINT64_MAX if none ("max"). */
-static uint64_t file_number(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return UINT64_MAX;
-    char line[64] = "";
-    uint64_t v = UINT64_MAX;
-    if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9')
-        v = strtoull(line, NULL, 10);
-    fclose(f);
-    return v;
-}
-
-static uint64_t mem_cap_for_tests;
-
 void ld_mem_cap_for_tests(uint64_t bytes)
 {
-    mem_cap_for_tests = bytes;
+    mem_cap_for_tests(bytes);
 }
 
 uint64_t ld_mem_available(void)
 {
-    uint64_t avail = meminfo_bytes("MemAvailable");
-    if (!avail) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
-    }
-    /* a container's limit, cgroup v2 then v1 */
-    static const char *const lim[][2] = {
-        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-         "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
-    };
-    for (int i = 0; i < 2; i++) {
-        uint64_t max = file_number(lim[i][0]), cur = file_number(lim[i][1]);
-        if (max != UINT64_MAX && cur != UINT64_MAX) {
-            uint64_t left = max > cur ? max - cur : 0;
-            if (left < avail)
-                avail = left;
-            break;
-        }
-    }
-    if (mem_cap_for_tests && mem_cap_for_tests < avail)
-        avail = mem_cap_for_tests;
-    return avail;
+    return mem_available();
 }
 
 int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t extra)
@@ -396,8 +341,8 @@ dtype_id ld_keep_type(int type)
     }
 }
 
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
-                  dtype_id t)
+int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                 dtype_id t)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
@@ -406,8 +351,18 @@ void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load
     s->drop = opt->drop_nonfinite;
     s->cancel = opt->cancel;
     s->cap = cap ? cap : 1;
-    s->x = xmalloc(s->cap * d * s->t->bytes);
-    s->row = xmalloc(d * sizeof *s->row);
+    /* The row buffer is FP64: at d = 2^28 it is 2.1 GB for a 268 MB row of
+     * u8, so it is checked like the array. */
+    char what[80];
+    snprintf(what, sizeof what, "a row buffer of %zu FP64 values", d);
+    if (!(s->row = mem_alloc(path, what, d, sizeof *s->row, 0)))
+        return TCJ_ENOMEM;
+    snprintf(what, sizeof what, "%zu x %zu %s values", s->cap, d, s->t->name);
+    if (!(s->x = mem_alloc(path, what, s->cap * d, s->t->bytes, 0))) {
+        ld_sink_free(s);
+        return TCJ_ENOMEM;
+    }
+    return 0;
 }
 
 int ld_row(ld_sink *s, double **row)

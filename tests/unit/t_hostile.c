@@ -23,7 +23,10 @@
 #include "check.h"
 #include "dataset.h"
 #include "err.h"
+#include "center.h"
+#include "engine.h"
 #include "fmt_fit.h"
+#include "load_util.h"
 
 static const char *tpath(const char *name)
 {
@@ -852,4 +855,78 @@ TEST(unreadable_scripts_are_one_line)
     /* /dev/zero: the line grew until memory ran out (with ulimit -v,
      * getline's ENOMEM ended the session silently, exit 0) */
     script_refused("/dev/zero", "/dev/zero:1: line longer than 1 MiB; not a script", 5);
+}
+
+/* n = 2 rows of d = 2^28 u8 in HDF5, deflated (the issue's 526 KB file):
+ * the rows are 537 MB, but what d sizes beside them is several times that
+ * (a row of FP64 2.1 GB, the means with their sums 4 x 2.1 GB, a candidate
+ * block 16 x 2 GB). */
+static const char *h5_wide(const char *name)
+{
+    const char *p = tpath(name);
+    if (access(p, R_OK) == 0)
+        return p;
+    const hsize_t d = (hsize_t)1 << 28;
+    hsize_t dims[2] = {2, d}, chunk[2] = {1, (hsize_t)1 << 22};
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, 2, chunk);
+    H5Pset_deflate(pl, 1);
+    hid_t ds = H5Dcreate2(f, "train", H5T_STD_U8LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    unsigned char *v = calloc(2 * d, 1);
+    v[5] = 1;
+    herr_t w = H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    free(v);
+    H5Dclose(ds);
+    H5Pclose(pl);
+    H5Sclose(sp);
+    H5Fclose(f);
+    return f < 0 || w < 0 ? NULL : p;
+}
+
+TEST(d_sized_memory_is_one_line)
+{
+    /* 1 GB available: the rows (537 MB) fit, what d sizes beside them does
+     * not; each must be one line, not "out of memory allocating" and an
+     * abort (exit 134 from `load`, then `info` and `run cpu`) */
+    const char *path = h5_wide("wide.hdf5");
+    CHECK(path);
+    ld_mem_cap_for_tests((uint64_t)1 << 30);
+    dataset ds;
+    load_opts o = {.header = -1};
+    double t0 = now();
+    CHECK(dataset_load(path, &o, &ds) == TCJ_ENOMEM);
+    CHECK(now() - t0 < 5);
+    CHECK_STR_CONTAINS(err_msg(), "wide.hdf5: needs 2.1 GB of memory for a block of FP64 rows;");
+    CHECK(!strchr(err_msg(), '\n'));
+
+    /* the same shape in memory (pages never touched: zeros), as if loaded */
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("wide");
+    ds.n = 2;
+    ds.d = (size_t)1 << 28;
+    ds.type = DTYPE_U8;
+    ds.v = calloc(ds.n * ds.d, 1);
+    CHECK(ds.v);
+    dataset_info in;
+    CHECK(dataset_info_compute(&ds, &in) == TCJ_ENOMEM);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs 4.3 GB of memory for two rows widened to FP64;");
+    CHECK(center_means(&ds, NULL) == NULL);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs 8.6 GB of memory for the column means");
+    engine_opts eo;
+    engine_opts_default(&eo);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &ds;
+    s.eps = 1;
+    s.q1 = ds.n;
+    s.mode = JOIN_COUNT;
+    s.opts = &eo;
+    join_result r;
+    CHECK_EQ_INT(engine_run(engine_find("cpu"), &s, &r), TCJ_ENOMEM);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs ");
+    CHECK_STR_CONTAINS(err_msg(), "rows and scratch;");
+    ld_mem_cap_for_tests(0);
+    dataset_free(&ds);
 }
