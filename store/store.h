@@ -13,6 +13,7 @@
 #define TCJ_STORE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "../src/dataset.h"
@@ -150,6 +151,9 @@ int store_show_compare(store *st, int64_t comparison_id, store_row_fn fn, void *
  * objects with dataset, phases, counters and comparisons nested, each
  * comparison with its sides a and b in one shape (docs/JSON.md). */
 int store_export(store *st, int64_t run_id, const char *format, const char *path);
+/* The same into f, an output file the caller opened (src/ofile.h) and
+ * commits; path names it in messages. */
+int store_export_f(store *st, int64_t run_id, const char *format, FILE *f, const char *path);
 /* The members of one run's export object (the same fields, phases,
  * counters and comparisons) written into the open object of w: `show run`
  * in JSON. TCJ_EINVAL when there is no such run. */
@@ -184,6 +188,7 @@ int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t 
  * with the curve's columns repeated, or json, one object with a points
  * array. */
 int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
+int store_kdist_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path);
 
 /* The precision lab (`precisions`, src/lab.h): tables labs and lab_rows
  * (schema version 5). begin: once the reference ran; row: one per
@@ -206,6 +211,7 @@ int store_lab_get(store *st, int64_t lab_id, lab_result *out);
  * first, or json, one object with the lab's fields and a formats array
  * (the fields of the lab and lab_format records, docs/JSON.md). */
 int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path);
+int store_lab_export_f(store *st, int64_t lab_id, const char *format, FILE *f, const char *path);
 
 /* A stored run that can stand for a new COUNT run (compare's reuse, see
  * src/reuse.h): the newest ok count run over all rows with the same
