@@ -406,9 +406,9 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
             if (!parse_number(fs.f[j], &v) && opt->header == 0 && r.lineno == first_line) {
                 /* header=no forced the first line to be data: name the cause. */
                 rc = err_set(TCJ_EINVAL,
-                             "%s:%zu:%zu: field %zu: expected a number, got '%.40s': the first "
+                             "%s:%zu:%zu: field %zu: expected a number, got '%s': the first "
                              "line is a header; drop header=no (or say header=yes)",
-                             path, r.lineno, col, j, fs.f[j]);
+                             path, r.lineno, col, j, ld_esc(fs.f[j], 40));
                 break;
             }
             if (!parse_number(fs.f[j], &v)) {

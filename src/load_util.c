@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "esc.h"
 #include "mem.h"
 
 static const struct {
@@ -200,12 +201,19 @@ const char *ld_esc(const char *s, size_t max)
     char *b = buf[k = (k + 1) % 4], *w = b;
     if (max > 200)
         max = 200;
-    for (size_t i = 0; s && s[i] && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            w += sprintf(w, "\\x%02x", c);
-        else
-            *w++ = (char)c;
+    for (size_t i = 0; s && s[i] && i < max;) {
+        const unsigned char *c = (const unsigned char *)s + i;
+        /* a whole UTF-8 character as it is; a control or a byte outside
+         * one (a raw 0x9b, CSI) as \xNN */
+        int k = *c >= 0x80 ? esc_utf8(c) : (*c < 0x20 || *c == 0x7f) ? 0 : 1;
+        if (k && i + (size_t)k <= max) {
+            memcpy(w, c, (size_t)k);
+            w += k;
+            i += (size_t)k;
+        } else {
+            w += sprintf(w, "\\x%02x", *c);
+            i++;
+        }
     }
     *w = 0;
     return b;

@@ -25,6 +25,7 @@
 #include "err.h"
 #include "center.h"
 #include "engine.h"
+#include "esc.h"
 #include "fmt_fit.h"
 #include "load_util.h"
 
@@ -929,4 +930,37 @@ TEST(d_sized_memory_is_one_line)
     CHECK_STR_CONTAINS(err_msg(), "rows and scratch;");
     ld_mem_cap_for_tests(0);
     dataset_free(&ds);
+}
+
+TEST(raw_c1_byte_never_reaches_the_terminal)
+{
+    /* 0x9b is CSI in 8 bits (some terminals act on "\x9b2J" as ESC [ 2 J);
+     * it passed esc_text and ld_esc, which knew only C0, DEL and C1 in
+     * UTF-8. Valid UTF-8 stays as it is. */
+    char *e = esc_text("a\x9b"
+                       "2Jb \xc3\xa9\xe2\x82\xac \xc2\x9b \xe2\x82 \xff",
+                       0);
+    const char *want = "a\\x9b2Jb \xc3\xa9\xe2\x82\xac \\u009b \\xe2\\x82 \\xff";
+    CHECK_MSG(!strcmp(e, want), "esc_text gave '%s', expected '%s'", e, want);
+    free(e);
+    CHECK_MSG(!strcmp(ld_esc("x\x9b[31my \xc3\xa9", 40), "x\\x9b[31my \xc3\xa9"), "ld_esc: '%s'",
+              ld_esc("x\x9b[31my \xc3\xa9", 40));
+    /* the text loader's header=no message printed its field raw */
+    static const char text[] = "na\x9b[2Jme,b\n1,2\n3,4\n";
+    const char *csv = wfile("c1.csv", text, strlen(text));
+    dataset ds;
+    load_opts o = {.header = 0};
+    CHECK(dataset_load(csv, &o, &ds) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "got 'na\\x9b[2Jme': the first line is a header");
+    const char *bin = tcjoin_bin();
+    if (!bin)
+        return;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "load '%s' header=no", csv);
+    const char *args[] = {"-e", cmd, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    CHECK_EQ_INT(finish(&p, 5), 1);
+    CHECK_MSG(!strchr(p.buf, '\x9b'), "a raw 0x9b reached the terminal: %s", p.buf);
+    CHECK_STR_CONTAINS(p.buf, "na\\x9b[2Jme");
 }
