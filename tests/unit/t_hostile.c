@@ -964,3 +964,47 @@ TEST(raw_c1_byte_never_reaches_the_terminal)
     CHECK_MSG(!strchr(p.buf, '\x9b'), "a raw 0x9b reached the terminal: %s", p.buf);
     CHECK_STR_CONTAINS(p.buf, "na\\x9b[2Jme");
 }
+
+TEST(hdf5_values_at_metadata_are_refused)
+{
+    /* A layout message pointing its values at the superblock: H5Dread
+     * served the bytes from libhdf5's metadata cache (reading past it on
+     * the heap under ASan) and the file's own header loaded as data, exit
+     * 0. The file is a contiguous 4 x 8 u8 "train" whose address field is
+     * rewritten to 0. */
+    const char *p = tpath("overread.hdf5");
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {4, 8};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t ds = H5Dcreate2(f, "train", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    unsigned char v[32];
+    for (int i = 0; i < 32; i++)
+        v[i] = (unsigned char)(i + 1);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    haddr_t addr = H5Dget_offset(ds);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Fclose(f);
+    CHECK(addr != HADDR_UNDEF);
+    /* the layout message: address then size, 8 bytes each, little-endian */
+    unsigned char key[16] = {0}, b[8192];
+    for (int i = 0; i < 8; i++)
+        key[i] = (unsigned char)((uint64_t)addr >> (8 * i));
+    key[8] = 32;
+    FILE *fp = fopen(p, "rb");
+    size_t len = fread(b, 1, sizeof b, fp);
+    fclose(fp);
+    int hits = 0;
+    for (size_t i = 0; i + 16 <= len; i++)
+        if (!memcmp(b + i, key, 16)) {
+            memset(b + i, 0, 8);
+            hits++;
+        }
+    CHECK_EQ_INT(hits, 1);
+    wfile("overread.hdf5", b, len);
+    dataset out;
+    load_opts o = {.header = -1};
+    CHECK(dataset_load(p, &o, &out) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "overread.hdf5: dataset 'train' says its values lie at bytes 0 "
+                                  "to 32, inside the file's superblock");
+}
