@@ -23,6 +23,7 @@
 #include "dataset.h"
 #include "err.h"
 #include "load_util.h"
+#include "mem.h"
 
 typedef struct rng {
     uint64_t s[4];
@@ -110,7 +111,11 @@ int dataset_generate(const gen_opts *opt, dataset *out)
         (k == 2 && __builtin_mul_overflow((uint64_t)clusters, (uint64_t)d, &cvals)) ||
         __builtin_mul_overflow(vals, t->bytes, &bytes) ||
         __builtin_mul_overflow(cvals, sizeof(double), &cbytes) ||
-        __builtin_add_overflow(bytes, cbytes, &bytes) || bytes > SIZE_MAX / 2)
+        __builtin_add_overflow(bytes, cbytes, &bytes) ||
+        /* and the FP64 block the rows are generated in: one row of 2.1 GB
+         * at d = 2^28 */
+        __builtin_add_overflow(bytes, (uint64_t)(d < 8192 ? 8192 / d * d : d) * 8, &bytes) ||
+        bytes > SIZE_MAX / 2)
         return err_set(TCJ_ENOMEM, "gen %s: n=%zu x d=%zu%s does not fit in memory", kind, n, d,
                        k == 2 ? " (and the cluster centres)" : "");
     uint64_t avail = ld_mem_available();
@@ -129,14 +134,26 @@ int dataset_generate(const gen_opts *opt, dataset *out)
      * rounded to the element type (f32 unless asked for f64): the values
      * are those of the FP64 generator, each rounded to nearest. */
     const size_t blk = d < 8192 ? 8192 / d : 1;
-    double *x = xmalloc(blk * d * sizeof(double));
-    char *v = xmalloc(vals * t->bytes);
+    char what[32];
+    snprintf(what, sizeof what, "gen %s", kind);
+    /* the FP64 block is a row at large d (2.1 GB at d = 2^28): checked
+     * with the values (src/mem.h), as is malloc itself under ulimit -v */
+    double *x = mem_alloc(what, "a block of FP64 rows", blk * d, sizeof(double), 0);
+    char *v = x ? mem_alloc(what, "the values", vals, t->bytes, 0) : NULL;
     double *c = NULL;
+    if (!v) {
+        free(x);
+        return TCJ_ENOMEM;
+    }
     rng r;
     rng_seed(&r, opt->seed);
     int rc = 0;
     if (k == 2) {
-        c = xmalloc(clusters * d * sizeof(double));
+        if (!(c = mem_alloc(what, "the cluster centres", clusters * d, sizeof(double), 0))) {
+            free(x);
+            free(v);
+            return TCJ_ENOMEM;
+        }
         for (size_t i = 0; i < clusters * d && !rc; i++) {
             if (!(i & 0xffff) && cancel && *cancel)
                 rc = TCJ_ECANCEL;

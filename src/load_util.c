@@ -382,8 +382,16 @@ int ld_row(ld_sink *s, double **row)
         size_t cap = s->cap + s->cap / 2 + 16;
         if ((rc = ld_mem_check(s->path, cap, s->d, s->t->id, s->cap * s->d * s->t->bytes)))
             return rc;
+        /* realloc's own failure (ulimit -v) is the same line */
+        char *x = realloc(s->x, cap * s->d * s->t->bytes);
+        if (!x) {
+            char b[32];
+            return err_set(TCJ_ENOMEM, "%s: cannot get %s of memory for %zu x %zu %s values",
+                           s->path, ld_bytes_str((uint64_t)cap * s->d * s->t->bytes, b), cap, s->d,
+                           s->t->name);
+        }
         s->cap = cap;
-        s->x = xrealloc(s->x, s->cap * s->d * s->t->bytes);
+        s->x = x;
     }
     s->row_bad = 0;
     *row = s->row;

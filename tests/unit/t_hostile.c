@@ -1008,3 +1008,21 @@ TEST(hdf5_values_at_metadata_are_refused)
     CHECK_STR_CONTAINS(err_msg(), "overread.hdf5: dataset 'train' says its values lie at bytes 0 "
                                   "to 32, inside the file's superblock");
 }
+
+TEST(gen_counts_its_fp64_block)
+{
+    /* d = 2^28: the values (f32) are 2.15 GB, the FP64 block of one row
+     * 2.15 GB beside them; under 2 GB available the 4.3 GB are refused at once
+     * (the block was outside the check: an abort where memory ran out) */
+    ld_mem_cap_for_tests((uint64_t)2 << 30);
+    gen_opts g;
+    gen_opts_init(&g);
+    g.n = 2;
+    g.d = (size_t)1 << 28;
+    dataset ds;
+    double t0 = now();
+    CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
+    CHECK(now() - t0 < 1);
+    CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 4.3 GB of memory for n=2 x d=268435456;");
+    ld_mem_cap_for_tests(0);
+}
