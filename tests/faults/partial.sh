@@ -1,5 +1,5 @@
 #!/bin/sh
-# A kill -9 while `run ... mode=pairs out=FILE` writes leaves its temporary
+# A kill -9 while `run ... mode=pairs out=FILE` runs leaves its temporary
 # file (nothing can remove it then): it is named FILE.tcjoin-partial-XXXXXX,
 # visible beside FILE, not a hidden file of hundreds of MB that ls does not
 # show; FILE itself never appears partial. The next run to FILE is not
@@ -7,13 +7,15 @@
 . "$(dirname "$0")/lib.sh"
 db=$dir/s.db
 mkdir "$dir/o"
-# about 2.5 million pairs at 16 bytes: 40 MB written for a while
-"$bin" --db "$db" -e "gen uniform n=20000 d=2 seed=3; eps 0.02; run cpu mode=pairs out=$dir/o/p.bin format=bin64" \
+# The temporary file is made before the join starts (a refused name stops
+# the command first), so it lives through the whole pass: 300,000 points
+# take a few seconds here, about 1.4 million pairs (22 MB) stream into it.
+"$bin" --db "$db" -e "gen uniform n=300000 d=2 seed=3; eps 0.003; run cpu mode=pairs out=$dir/o/p.bin format=bin64" \
     >"$dir/out" 2>"$dir/err" &
 pid=$!
-# kill once the temporary file exists and holds data
+# kill once the temporary file exists
 i=0
-until [ -n "$(find "$dir/o" -name 'p.bin.tcjoin-partial-*' -size +1k 2>/dev/null)" ]; do
+until [ -n "$(find "$dir/o" -name 'p.bin.tcjoin-partial-*' 2>/dev/null)" ]; do
     i=$((i + 1))
     [ $i -lt 600 ] || { kill -9 $pid; fail "no temporary file appeared: $(ls -A "$dir/o")"; }
     kill -0 $pid 2>/dev/null || fail "the run ended before it could be killed: $(cat "$dir/err")"
