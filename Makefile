@@ -248,7 +248,7 @@ FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
 	-Isrc -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
-FUZZ_SRC   := src/err.c src/dataset.c src/dtype.c src/fp16.c src/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))

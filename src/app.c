@@ -56,20 +56,68 @@ static void app_signals(session *s)
     sigaction(SIGINT, &sa, NULL);
 }
 
+/* A script line longer than this is refused: commands are short, and a
+ * script read from /dev/zero or an endless pipe must not grow until memory
+ * runs out (the text loader's cap on a data line is 256 MiB). */
+#define APP_LINE_MAX ((size_t)1 << 20)
+
+/* The next line of f into *line (its newline kept): 1, 0 at the end, or -1
+ * with one line said (a read error such as a directory given as the
+ * script, a line past APP_LINE_MAX, memory). */
+static int app_read_line(FILE *f, char **line, size_t *cap, const char *name, long lineno)
+{
+    const char *who = name ? name : "stdin";
+    size_t len = 0;
+    int c = 0;
+    errno = 0;
+    while ((c = getc(f)) != EOF) {
+        if (len + 2 > *cap) {
+            size_t want = *cap ? *cap * 2 : 256;
+            char *p = realloc(*line, want);
+            if (!p) {
+                out_error("%s:%ld: no memory for the line", who, lineno);
+                return -1;
+            }
+            *line = p;
+            *cap = want;
+        }
+        (*line)[len++] = (char)c;
+        if (c == '\n')
+            break;
+        if (len >= APP_LINE_MAX) {
+            out_error("%s:%ld: line longer than %zu MiB; not a script", who, lineno,
+                      APP_LINE_MAX >> 20);
+            return -1;
+        }
+    }
+    if (c == EOF && ferror(f)) {
+        out_error("%s:%ld: cannot read the script: %s", who, lineno, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    if (len == 0)
+        return 0;
+    (*line)[len] = 0;
+    return 1;
+}
+
 /* Execute lines from a stream (a script file or a non-terminal stdin);
- * errors name the script and line when name is not NULL. */
+ * errors name the script and line when name is not NULL. A script that
+ * cannot be read to its end fails the session (batch exit 1). */
 static void app_stream(session *s, FILE *f, const char *name)
 {
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
-    while (!s->quit && !app_sigint && getline(&line, &cap, f) >= 0) {
+    int got = 0;
+    while (!s->quit && !app_sigint && (got = app_read_line(f, &line, &cap, name, lineno + 1)) > 0) {
         cmd_set_location(name, ++lineno);
         app_busy = 1;
         cmd_exec(s, line);
         app_busy = 0;
         progress_clear();
     }
+    if (got < 0)
+        s->failed = 1;
     cmd_set_location(NULL, 0);
     free(line);
 }
@@ -147,8 +195,11 @@ int app_main(const app_args *a)
     int stay = a->interactive && a->exec && !a->script && tty;
     int batch = !stay && (a->exec || a->script || !isatty(STDIN_FILENO));
     s.batch = batch;
-    app_open_store(&s, a);
+    /* Ctrl-C is caught before the log is opened: a wait for another
+     * process's lock on it stops at once (store_set_cancel). */
     app_signals(&s);
+    store_set_cancel(&app_sigint);
+    app_open_store(&s, a);
 
     if (stay) {
         int rc = TCJ_EUNSUP;

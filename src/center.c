@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "mem.h"
 #include "par.h"
 
 static pthread_mutex_t center_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -23,7 +24,8 @@ static struct {
 typedef struct center_part {
     const dataset *ds;
     const double *m;    /* pass 2: the means */
-    double *sum, *comp; /* PAR_MAX_THREADS x d */
+    double *sum, *comp; /* ranges x d */
+    double *rb;         /* ranges x d: each range's row widened to FP64 */
     center_facts f[PAR_MAX_THREADS];
 } center_part;
 
@@ -32,7 +34,7 @@ static void center_sums(void *ctx, int t, size_t a, size_t b)
     center_part *p = ctx;
     const size_t d = p->ds->d;
     double *m = p->sum + (size_t)t * d, *c = p->comp + (size_t)t * d;
-    double *rb = xmalloc(d * sizeof *rb);
+    double *rb = p->rb + (size_t)t * d;
     for (size_t i = a; i < b; i++) {
         const double *x = dataset_row_f64(p->ds, i, rb);
         for (size_t k = 0; k < d; k++) {
@@ -41,7 +43,6 @@ static void center_sums(void *ctx, int t, size_t a, size_t b)
             m[k] = s;
         }
     }
-    free(rb);
 }
 
 static void center_norms(void *ctx, int t, size_t a, size_t b)
@@ -49,7 +50,7 @@ static void center_norms(void *ctx, int t, size_t a, size_t b)
     center_part *p = ctx;
     const size_t d = p->ds->d;
     center_facts f = {0, 0, 0, 0};
-    double *rb = xmalloc(d * sizeof *rb);
+    double *rb = p->rb + (size_t)t * d;
     for (size_t i = a; i < b; i++) {
         const double *x = dataset_row_f64(p->ds, i, rb);
         double r = 0, cc = 0;
@@ -63,7 +64,6 @@ static void center_norms(void *ctx, int t, size_t a, size_t b)
         f.nmax_raw = fmax(f.nmax_raw, sqrt(r));
         f.nmax_centred = fmax(f.nmax_centred, sqrt(cc));
     }
-    free(rb);
     p->f[t] = f;
 }
 
@@ -72,19 +72,36 @@ const double *center_means(const dataset *ds, center_facts *facts)
     if (!ds || ds->n == 0 || ds->d == 0)
         return NULL;
     const size_t n = ds->n, d = ds->d;
+    err_clear();
     pthread_mutex_lock(&center_mu);
     if (!(g_center.means && g_center.hash == ds->hash && g_center.x == ds->v && g_center.n == n &&
           g_center.d == d)) {
         free(g_center.means);
+        g_center.means = NULL;
         /* Means by compensated column sums: the FP64 mean of up to 1e8
          * values stays within a few ulps. Rows in parallel ranges. */
         center_part *p = xcalloc(1, sizeof *p);
         p->ds = ds;
-        p->sum = xcalloc((size_t)PAR_MAX_THREADS * d, sizeof *p->sum);
-        p->comp = xcalloc((size_t)PAR_MAX_THREADS * d, sizeof *p->comp);
+        /* 3 ranges x d + d doubles: at d = 2^28 and 16 ranges that is 103
+         * GB for a dataset of 537 MB, so it is checked (src/mem.h) */
+        const int nr = par_ranges(n, d);
+        double *m = NULL;
+        const char *who = ds->name ? ds->name : "dataset";
+        if (mem_check(who, "the column means and their sums", (uint64_t)(3 * nr + 1) * d,
+                      sizeof(double), 0) ||
+            !(p->sum = mem_alloc(who, "column sums", (size_t)nr * d, sizeof(double), 1)) ||
+            !(p->comp = mem_alloc(who, "column sums", (size_t)nr * d, sizeof(double), 1)) ||
+            !(p->rb = mem_alloc(who, "row buffers", (size_t)nr * d, sizeof(double), 0)) ||
+            !(m = mem_alloc(who, "column means", d, sizeof(double), 1))) {
+            free(p->sum);
+            free(p->comp);
+            free(p->rb);
+            free(p);
+            pthread_mutex_unlock(&center_mu);
+            return NULL;
+        }
         int nt;
         par_for(n, d, center_sums, p, &nt);
-        double *m = xcalloc(d, sizeof *m);
         for (size_t k = 0; k < d; k++) {
             double s = 0, c = 0;
             for (int t = 0; t < nt; t++) {
@@ -106,6 +123,7 @@ const double *center_means(const dataset *ds, center_facts *facts)
         }
         free(p->sum);
         free(p->comp);
+        free(p->rb);
         free(p);
         g_center.means = m;
         g_center.hash = ds->hash;

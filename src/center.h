@@ -27,7 +27,9 @@ typedef struct center_facts {
 
 /* The column means (d values) and facts of ds, computed once per dataset
  * (keyed by its hash, n and d) and kept until another dataset asks; the
- * pointer stays valid until then. NULL for an empty dataset. */
+ * pointer stays valid until then. NULL for an empty dataset, and NULL
+ * with a TCJ_ENOMEM line in err_msg when the means' memory (3 ranges x d
+ * doubles, src/mem.h) cannot be had; err_msg is cleared otherwise. */
 const double *center_means(const dataset *ds, center_facts *facts);
 
 /* Whether an engine that honours the setting centres ds: ON yes, OFF no,

@@ -56,30 +56,35 @@ static void print_plot(const double *eps, const double *sel, size_t np)
 }
 
 /* The curve in the session log: a sweeps row of kind "curve" (no target;
- * eps and S at HI), its points as the steps. Returns the row id, 0 when
- * not stored (a store error is not the command's failure). */
+ * eps and S at HI), its points as the steps, in one transaction. Returns
+ * the row id; 0 when there is no log, or when the write failed: then no
+ * row of it is stored and the command reports it (cmd_store_failed). */
 static int64_t curve_store(session *s, const engine *e, double lo, double hi, size_t bins,
                            const double *eps, const double *sel, const uint64_t *pairs, size_t npt,
                            double secs)
 {
     if (!s->db)
         return 0;
-    int64_t id = store_sweep_begin(s->db, s->session_id, s->dataset_id, e->name, "curve", NAN, NAN);
-    if (id <= 0) {
-        err_clear();
-        return 0;
-    }
-    for (size_t k = 0; k < npt; k++)
-        if (store_sweep_step(s->db, id, (int)k, "curve", eps[k], sel[k], pairs[k], 0) != 0) {
-            store_sweep_delete(s->db, id);
-            err_clear();
-            return 0;
-        }
     char note[96];
     snprintf(note, sizeof note, "curve %.6g to %.6g, %zu bins", lo, hi, bins);
-    store_sweep_end(s->db, id, eps[npt - 1], sel[npt - 1], 1, secs, note);
+    store_curve_rec r = {.session_id = s->session_id,
+                         .dataset_id = s->dataset_id,
+                         .engine = e->name,
+                         .note = note,
+                         .npt = npt,
+                         .eps = eps,
+                         .sel = sel,
+                         .pairs = pairs,
+                         .seconds = secs};
+    int64_t id = store_curve(s->db, &r);
+    if (id > 0)
+        return id;
+    char why[900];
+    snprintf(why, sizeof why, "%s", err_msg());
+    err_set(TCJ_ESTORE, "%s; no point of the curve is stored", why);
+    cmd_store_failed();
     err_clear();
-    return id;
+    return 0;
 }
 
 static int curve_run(session *s, int argc, char **argv)

@@ -303,16 +303,19 @@ static int export_run(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "export: format must be csv or json, got '%s'", argv[k]);
     if ((rc = need_db(s)))
         return rc;
-    /* The log writes the temporary file; it is renamed into place only when
-     * the export is complete. */
+    /* The log writes into the output file's stream (never reopened by
+     * name); it is renamed into place only when the export is complete. */
     ofile *of;
     if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
         return rc;
     int kd = argv[0][0] == 'k', lab = argv[0][0] == 'l', db = argv[0][0] == 'd';
-    if ((rc = kd    ? store_kdist_export(s->db, id, argv[k], ofile_tmp_path(of))
-              : lab ? store_lab_export(s->db, id, argv[k], ofile_tmp_path(of))
-              : db  ? store_dbscan_export(s->db, id, argv[k], ofile_tmp_path(of))
-                    : store_export(s->db, id, argv[k], ofile_tmp_path(of)))) {
+    FILE *f = ofile_stream(of);
+    const char *name = argv[k + 1];
+    if (!f || (rc = kd    ? store_kdist_export_f(s->db, id, argv[k], f, name)
+                    : lab ? store_lab_export_f(s->db, id, argv[k], f, name)
+                    : db  ? store_dbscan_export_f(s->db, id, argv[k], f, name)
+                          : store_export_f(s->db, id, argv[k], f, name))) {
+        rc = rc ? rc : TCJ_EIO;
         ofile_abort(of);
         return rc;
     }

@@ -43,7 +43,15 @@ static int info_run(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     const dataset *ds = &s->ds;
     dataset_info in;
-    dataset_info_compute(ds, &in);
+    int rc = dataset_info_compute(ds, &in);
+    if (rc)
+        return rc;
+    /* d-sized scratch beyond memory (the means at d = 2^28) is a line */
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name; f++) {
+        err_clear();
+        if (!info_center(s, f) && err_msg()[0])
+            return TCJ_ENOMEM;
+    }
     size_t nv = ds->n * ds->d;
     char hash[24];
     snprintf(hash, sizeof hash, "%016" PRIx64, ds->hash);

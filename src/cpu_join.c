@@ -10,6 +10,7 @@
 
 #include "dist.h"
 #include "err.h"
+#include "mem.h"
 
 /* State shared by the workers of one run. */
 typedef struct cj_shared {
@@ -512,6 +513,20 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     sh.cap = bp / (size_t)nthr;
     if (sh.cap < 1024)
         sh.cap = bp < 1024 ? bp : 1024;
+    /* What each thread holds that d sizes: its candidate scratch and the
+     * rows its kernel widens to FP64 (a group of candidates, a block of
+     * query rows), row_bytes each. At d = 2^28 a block of 16 candidates is
+     * 34 GB: refused with the size (src/mem.h), never an abort. */
+    {
+        uint64_t per = k->scratch_head_bytes + (uint64_t)sh.cb * k->scratch_row_bytes + 64 +
+                       (uint64_t)(CPU_GROUP + sh.nrows) * k->row_bytes;
+        char what[64];
+        snprintf(what, sizeof what, "%d threads' rows and scratch", nthr);
+        if (mem_check(spec->ds->name ? spec->ds->name : "dataset", what, (uint64_t)nthr, per, 0)) {
+            free(sh.items);
+            return TCJ_ENOMEM;
+        }
+    }
     atomic_init(&sh.next, 0);
     atomic_init(&sh.rows_done, 0);
     atomic_init(&sh.stop, 0);
@@ -521,14 +536,21 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
         sh.hist = xcalloc(nb, sizeof *sh.hist);
 
     cj_worker *w = xcalloc((size_t)nthr, sizeof *w);
-    for (int t = 0; t < nthr; t++) {
+    int arc = 0;
+    for (int t = 0; t < nthr && !arc; t++) {
         w[t].sh = &sh;
         w[t].out = xmalloc(sh.nrows * sh.cb * sizeof *w[t].out);
         if (k->grid)
             w[t].rng = xmalloc((k->grid->max_ranges ? k->grid->max_ranges : 1) * sizeof *w[t].rng);
         if (k->scratch_row_bytes) {
             /* 64-byte aligned for vector loads */
-            w[t].scratch_raw = xmalloc(k->scratch_head_bytes + sh.cb * k->scratch_row_bytes + 64);
+            w[t].scratch_raw = mem_alloc(
+                spec->ds->name ? spec->ds->name : "dataset", "a thread's candidate scratch", 1,
+                k->scratch_head_bytes + sh.cb * k->scratch_row_bytes + 64, 0);
+            if (!w[t].scratch_raw) {
+                arc = TCJ_ENOMEM;
+                break;
+            }
             w[t].scratch = (void *)(((uintptr_t)w[t].scratch_raw + 63) & ~(uintptr_t)63);
             memset(w[t].scratch, 0, k->scratch_head_bytes);
         }
@@ -544,11 +566,14 @@ int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res)
     double t0 = engine_now();
     const cpu_pool pool = {&sh.mu, &sh.cv,         &sh.finished,      &sh.rows_done,
                            nq,     spec->progress, spec->progress_ctx};
-    cpu_pool_run(&pool, nthr, cj_work, w, sizeof *w);
+    if (!arc)
+        cpu_pool_run(&pool, nthr, cj_work, w, sizeof *w);
     double wall = engine_now() - t0;
 
     int rc = 0;
-    if (sh.err) {
+    if (arc) {
+        rc = arc;
+    } else if (sh.err) {
         rc = err_set(sh.err, "%s", sh.errmsg);
     } else {
         res->pairs = sh.pairs;

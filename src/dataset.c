@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "mem.h"
 #include "load_util.h"
 
 static const char *base_name(const char *path)
@@ -274,7 +275,7 @@ static int rows_equal(const double *a, const double *b, size_t d)
 }
 
 /* Points equal to an earlier point: open addressing over row indices. */
-static size_t count_duplicates(const dataset *ds)
+static size_t count_duplicates(const dataset *ds, double *rb)
 {
     if (ds->n < 2)
         return 0;
@@ -284,7 +285,6 @@ static size_t count_duplicates(const dataset *ds)
     size_t *slot = xmalloc(cap * sizeof *slot);
     memset(slot, 0xff, cap * sizeof *slot);
     size_t dup = 0;
-    double *rb = xmalloc(2 * ds->d * sizeof *rb);
     for (size_t i = 0; i < ds->n; i++) {
         const double *r = dataset_row_f64(ds, i, rb);
         size_t k = (size_t)row_hash(r, ds->d) & (cap - 1);
@@ -300,20 +300,23 @@ static size_t count_duplicates(const dataset *ds)
             k = (k + 1) & (cap - 1);
         }
     }
-    free(rb);
     free(slot);
     return dup;
 }
 
-void dataset_info_compute(const dataset *ds, dataset_info *info)
+int dataset_info_compute(const dataset *ds, dataset_info *info)
 {
     memset(info, 0, sizeof *info);
     size_t m = ds->n * ds->d;
     if (!m)
-        return;
+        return 0;
     const double tiny = ldexp(1, -24), norm_min = ldexp(1, -14);
     info->min = info->max = dataset_value(ds, 0);
-    double *rb = xmalloc(ds->d * sizeof *rb);
+    /* two rows widened to FP64: 4.3 GB at d = 2^28 (src/mem.h) */
+    double *rb = mem_alloc(ds->name ? ds->name : "dataset", "two rows widened to FP64", 2 * ds->d,
+                           sizeof *rb, 0);
+    if (!rb)
+        return TCJ_ENOMEM;
     for (size_t i = 0; i < ds->n; i++) {
         const double *r = dataset_row_f64(ds, i, rb);
         double s = 0;
@@ -336,8 +339,9 @@ void dataset_info_compute(const dataset *ds, dataset_info *info)
         if (s > info->max_norm2)
             info->max_norm2 = s;
     }
+    info->duplicates = count_duplicates(ds, rb);
     free(rb);
-    info->duplicates = count_duplicates(ds);
+    return 0;
 }
 
 const char *const load_opt_names[] = {"format",  "offset",         "limit", "cols",

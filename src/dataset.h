@@ -116,7 +116,9 @@ int dataset_load(const char *path, const load_opts *opt, dataset *out);
  * TCJ_ENOMEM (naming the command and the size) when it would not fit in
  * available memory, TCJ_ECANCEL when opt->cancel was set. */
 int dataset_generate(const gen_opts *opt, dataset *out);
-void dataset_info_compute(const dataset *ds, dataset_info *info);
+/* 0, or TCJ_ENOMEM with the line set when two rows widened to FP64 do not
+ * fit in memory (src/mem.h). */
+int dataset_info_compute(const dataset *ds, dataset_info *info);
 uint64_t dataset_hash(const dataset *ds);
 /* dataset_hash that stops with TCJ_ECANCEL when *cancel is set (NULL: never). */
 int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out);

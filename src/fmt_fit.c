@@ -75,8 +75,10 @@ static void fit_compute(const dataset *ds, const double *center, const fmt_fit_f
     for (int t = 0; t < nt; t++)
         vmax = fmax(vmax, p->vmax[t]);
     if (f->scaled && vmax > 0) {
-        /* the largest s with vmax 2^s <= max */
-        int s = (int)floor(log2(f->max / vmax));
+        /* the largest s with vmax 2^s <= max; from the exponents, as
+         * max / vmax overflows to Inf for a subnormal vmax (its int
+         * conversion was undefined, then 2^31 steps of the loops) */
+        int s = ilogb(f->max) - ilogb(vmax);
         while (ldexp(vmax, s + 1) <= f->max)
             s++;
         while (ldexp(vmax, s) > f->max)

@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "load_util.h"
+#include "mem.h"
 
 int hdf5_probe(const unsigned char *head, size_t len)
 {
@@ -86,6 +87,80 @@ static void send_error(int fd, int rc)
     m.rc = rc ? rc : TCJ_EINVAL;
     snprintf(m.text, sizeof m.text, "%s", err_msg());
     write_full(fd, &m, sizeof m);
+}
+
+/* Where the file says the values lie, against the file: every byte of
+ * raw data (a contiguous dataset's want bytes, each chunk) within the
+ * file's size and outside its superblock and the dataset's own object
+ * header. A damaged layout message pointing at metadata made H5Dread serve
+ * the range from libhdf5's metadata cache and read past it on the heap:
+ * garbage loaded as data, exit 0 (ASan: a heap over-read in H5Dread). */
+static int h5_check_range(const char *path, const char *shown, haddr_t addr, uint64_t len,
+                          uint64_t fsize, uint64_t super, haddr_t oh, uint64_t ohlen)
+{
+    if (addr == HADDR_UNDEF || len == 0)
+        return 0;
+    uint64_t end;
+    if (__builtin_add_overflow((uint64_t)addr, len, &end) || end > fsize)
+        return err_set(TCJ_EINVAL,
+                       "%s: dataset '%s' says its values lie at bytes %llu to %llu, beyond the "
+                       "file's %llu bytes",
+                       path, shown, (unsigned long long)addr, (unsigned long long)end,
+                       (unsigned long long)fsize);
+    if (addr < super)
+        return err_set(TCJ_EINVAL,
+                       "%s: dataset '%s' says its values lie at bytes %llu to %llu, inside the "
+                       "file's superblock (bytes 0 to %llu)",
+                       path, shown, (unsigned long long)addr, (unsigned long long)end,
+                       (unsigned long long)super);
+    if (oh != HADDR_UNDEF && addr < oh + ohlen && end > oh)
+        return err_set(TCJ_EINVAL,
+                       "%s: dataset '%s' says its values lie at bytes %llu to %llu, over its own "
+                       "header (bytes %llu to %llu)",
+                       path, shown, (unsigned long long)addr, (unsigned long long)end,
+                       (unsigned long long)oh, (unsigned long long)(oh + ohlen));
+    return 0;
+}
+
+/* Chunks looked at one by one up to this many (H5Dget_chunk_info by
+ * index); a dataset of more chunks is read on libhdf5's word. */
+#define H5_CHECK_CHUNKS 4096
+
+static int h5_check_extent(const char *path, const char *shown, hid_t file, hid_t dset, hid_t dcpl,
+                           uint64_t want)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || dcpl < 0)
+        return 0;
+    H5F_info2_t fi;
+    H5O_info_t oi;
+    uint64_t super = H5Fget_info2(file, &fi) >= 0 ? fi.super.super_size : 0;
+    haddr_t oh = HADDR_UNDEF;
+    uint64_t ohlen = 0;
+    if (H5Oget_info2(dset, &oi, H5O_INFO_BASIC | H5O_INFO_HDR) >= 0) {
+        oh = oi.addr;
+        ohlen = oi.hdr.space.total;
+    }
+    const uint64_t fsize = (uint64_t)st.st_size;
+    H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (layout == H5D_CONTIGUOUS)
+        return h5_check_range(path, shown, H5Dget_offset(dset), want, fsize, super, oh, ohlen);
+    if (layout != H5D_CHUNKED)
+        return 0;
+    hsize_t nchunks = 0;
+    if (H5Dget_num_chunks(dset, H5S_ALL, &nchunks) < 0 || nchunks > H5_CHECK_CHUNKS)
+        return 0;
+    for (hsize_t i = 0; i < nchunks; i++) {
+        haddr_t a = HADDR_UNDEF;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info(dset, H5S_ALL, i, NULL, NULL, &a, &size) < 0)
+            return err_set(TCJ_EINVAL, "%s: dataset '%s': chunk %llu cannot be located", path,
+                           shown, (unsigned long long)i);
+        int rc = h5_check_range(path, shown, a, size, fsize, super, oh, ohlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* The child's side (also run in-process by tests/fuzz/fuzz_hdf5_child.c):
@@ -171,8 +246,19 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
                                                                           : DTYPE_F64);
     if (!rc)
         rc = ld_check_take(path, opt, n, d, keep->id, &take);
+    if (!rc && (dcpl < 0 || H5Pget_external_count(dcpl) <= 0))
+        rc = h5_check_extent(path, shown, file, dset, dcpl, filtered ? 0 : want);
     if (rc)
         goto out;
+    /* blocks of about 4 MiB of doubles, or one row: a row of d = 2^28 is
+     * 2.1 GB of doubles, checked before the shape is sent */
+    size_t block = (size_t)(1 << 19) / d + 1;
+    if (block > take)
+        block = take;
+    if (!(buf = mem_alloc(path, "a block of FP64 rows", block * d, sizeof(double), 0))) {
+        rc = TCJ_ENOMEM;
+        goto out;
+    }
     h5_msg m;
     memset(&m, 0, sizeof m);
     m.n = n;
@@ -181,11 +267,6 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     snprintf(m.text, sizeof m.text, "%s", keep->name);
     if (write_full(fd, &m, sizeof m))
         goto out;
-    /* blocks of about 4 MiB of doubles */
-    size_t block = (size_t)(1 << 19) / d + 1;
-    if (block > take)
-        block = take;
-    buf = xmalloc(block * d * sizeof(double));
     for (size_t k = 0; k < take; k += block) {
         size_t rows = take - k < block ? take - k : block;
         hsize_t start[2] = {opt->offset + k, 0}, count[2] = {rows, d};
@@ -314,11 +395,16 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
                        (unsigned long long)m.rows, take);
     size_t d = (size_t)m.d;
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64);
-    /* The child's rows come as doubles: read a bounded block (about 4 MB)
-     * at a time, whatever a message announces. */
+    if ((rc = ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)
+        return rc;
+    /* The child's rows come as doubles: read a bounded block (about 4 MB,
+     * or one row) at a time, whatever a message announces. */
     const size_t bufrows = (size_t)(1 << 19) / d + 1;
-    double *buf = xmalloc(bufrows * d * sizeof *buf);
+    double *buf = mem_alloc(path, "a block of FP64 rows", bufrows * d, sizeof *buf, 0);
+    if (!buf) {
+        ld_sink_free(&s);
+        return TCJ_ENOMEM;
+    }
     for (size_t k = 0; k < take && !rc;) {
         rc = read_full(fd, &m, sizeof m, opt->cancel, path);
         if (!rc && m.rc) {

@@ -81,7 +81,10 @@ int load_idx(const char *path, const load_opts *opt, dataset *out)
         return rc;
     }
     ld_sink s;
-    ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type));
+    if ((rc = ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type))) != 0) {
+        fclose(f);
+        return rc;
+    }
     rc = ld_seek(f, path, data + opt->offset * d * es);
     for (size_t k = 0; k < take && !rc; k++) {
         size_t r = opt->offset + k;

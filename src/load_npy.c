@@ -11,6 +11,7 @@
 
 #include "err.h"
 #include "load_util.h"
+#include "mem.h"
 
 int npy_probe(const unsigned char *head, size_t len)
 {
@@ -211,7 +212,8 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
     if ((rc = ld_check_take(path, opt, n, d, ld_keep_type(type), &take)) != 0)
         goto done;
     ld_sink s;
-    ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type));
+    if ((rc = ld_sink_init(&s, path, (size_t)d, take, opt, ld_keep_type(type))) != 0)
+        goto done;
     if (!fortran) {
         rc = ld_seek(f, path, data + opt->offset * d * es);
         for (size_t k = 0; k < take && !rc; k++) {
@@ -227,7 +229,9 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
     } else {
         /* Column j holds point i at data + (j*n + i)*es: read the wanted run
          * of each column and scatter it into the rows. */
-        double *col = xmalloc((take ? take : 1) * sizeof(double));
+        double *col = mem_alloc(path, "a column of FP64 values", take, sizeof(double), 0);
+        if (!col)
+            rc = TCJ_ENOMEM;
         for (size_t j = 0; j < d && !rc; j++) {
             uint64_t at = data + (j * n + opt->offset) * es;
             rc = ld_cancel_check(opt->cancel, path);

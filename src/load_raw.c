@@ -59,7 +59,10 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
         return rc;
     }
     ld_sink s;
-    ld_sink_init(&s, path, d, take, opt, ld_keep_type(type));
+    if ((rc = ld_sink_init(&s, path, d, take, opt, ld_keep_type(type))) != 0) {
+        fclose(f);
+        return rc;
+    }
     rc = ld_seek(f, path, (uint64_t)opt->offset * rec);
     for (size_t k = 0; k < take && !rc; k++) {
         size_t r = opt->offset + k;

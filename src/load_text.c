@@ -396,7 +396,8 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
              * within available memory (ld_row) */
             if (ld_mem_check(path, est, d, DTYPE_F64, 0))
                 est = 16;
-            ld_sink_init(&s, path, d, est, opt, DTYPE_F64);
+            if ((rc = ld_sink_init(&s, path, d, est, opt, DTYPE_F64)) != 0)
+                break;
         }
         double *row;
         if ((rc = ld_row(&s, &row)) != 0)
@@ -410,9 +411,9 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
             if (!parse_number(fs.f[j], &v) && opt->header == 0 && r.lineno == first_line) {
                 /* header=no forced the first line to be data: name the cause. */
                 rc = err_set(TCJ_EINVAL,
-                             "%s:%zu:%zu: field %zu: expected a number, got '%.40s': the first "
+                             "%s:%zu:%zu: field %zu: expected a number, got '%s': the first "
                              "line is a header; drop header=no (or say header=yes)",
-                             path, r.lineno, col, j, fs.f[j]);
+                             path, r.lineno, col, j, ld_esc(fs.f[j], 40));
                 break;
             }
             if (!parse_number(fs.f[j], &v)) {

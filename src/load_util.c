@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "esc.h"
+#include "mem.h"
 
 static const struct {
     const char *name;
@@ -199,12 +201,19 @@ const char *ld_esc(const char *s, size_t max)
     char *b = buf[k = (k + 1) % 4], *w = b;
     if (max > 200)
         max = 200;
-    for (size_t i = 0; s && s[i] && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f)
-            w += sprintf(w, "\\x%02x", c);
-        else
-            *w++ = (char)c;
+    for (size_t i = 0; s && s[i] && i < max;) {
+        const unsigned char *c = (const unsigned char *)s + i;
+        /* a whole UTF-8 character as it is; a control or a byte outside
+         * one (a raw 0x9b, CSI) as \xNN */
+        int k = *c >= 0x80 ? esc_utf8(c) : (*c < 0x20 || *c == 0x7f) ? 0 : 1;
+        if (k && i + (size_t)k <= max) {
+            memcpy(w, c, (size_t)k);
+            w += k;
+            i += (size_t)k;
+        } else {
+            w += sprintf(w, "\\x%02x", *c);
+            i++;
+        }
     }
     *w = 0;
     return b;
@@ -287,70 +296,14 @@ int ld_check_take(const char *path, const load_opts *opt, uint64_t total, uint64
     return ld_mem_check(path, *take, d, keep, 0);
 }
 
-/* "Key:   N kB" from /proc/meminfo, in bytes; 0 if absent. */
-static uint64_t meminfo_bytes(const char *key)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    uint64_t v = 0;
-    size_t k = strlen(key);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, k) && line[k] == ':') {
-            v = strtoull(line + k + 1, NULL, 10) * 1024;
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-/* The first number in a file, UINT64_MAX if none ("max"). */
-static uint64_t file_number(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return UINT64_MAX;
-    char line[64] = "";
-    uint64_t v = UINT64_MAX;
-    if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9')
-        v = strtoull(line, NULL, 10);
-    fclose(f);
-    return v;
-}
-
-static uint64_t mem_cap_for_tests;
-
 void ld_mem_cap_for_tests(uint64_t bytes)
 {
-    mem_cap_for_tests = bytes;
+    mem_cap_for_tests(bytes);
 }
 
 uint64_t ld_mem_available(void)
 {
-    uint64_t avail = meminfo_bytes("MemAvailable");
-    if (!avail) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
-    }
-    /* a container's limit, cgroup v2 then v1 */
-    static const char *const lim[][2] = {
-        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-         "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
-    };
-    for (int i = 0; i < 2; i++) {
-        uint64_t max = file_number(lim[i][0]), cur = file_number(lim[i][1]);
-        if (max != UINT64_MAX && cur != UINT64_MAX) {
-            uint64_t left = max > cur ? max - cur : 0;
-            if (left < avail)
-                avail = left;
-            break;
-        }
-    }
-    if (mem_cap_for_tests && mem_cap_for_tests < avail)
-        avail = mem_cap_for_tests;
-    return avail;
+    return mem_available();
 }
 
 int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t extra)
@@ -396,8 +349,8 @@ dtype_id ld_keep_type(int type)
     }
 }
 
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
-                  dtype_id t)
+int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                 dtype_id t)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
@@ -406,8 +359,18 @@ void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load
     s->drop = opt->drop_nonfinite;
     s->cancel = opt->cancel;
     s->cap = cap ? cap : 1;
-    s->x = xmalloc(s->cap * d * s->t->bytes);
-    s->row = xmalloc(d * sizeof *s->row);
+    /* The row buffer is FP64: at d = 2^28 it is 2.1 GB for a 268 MB row of
+     * u8, so it is checked like the array. */
+    char what[80];
+    snprintf(what, sizeof what, "a row buffer of %zu FP64 values", d);
+    if (!(s->row = mem_alloc(path, what, d, sizeof *s->row, 0)))
+        return TCJ_ENOMEM;
+    snprintf(what, sizeof what, "%zu x %zu %s values", s->cap, d, s->t->name);
+    if (!(s->x = mem_alloc(path, what, s->cap * d, s->t->bytes, 0))) {
+        ld_sink_free(s);
+        return TCJ_ENOMEM;
+    }
+    return 0;
 }
 
 int ld_row(ld_sink *s, double **row)
@@ -419,8 +382,16 @@ int ld_row(ld_sink *s, double **row)
         size_t cap = s->cap + s->cap / 2 + 16;
         if ((rc = ld_mem_check(s->path, cap, s->d, s->t->id, s->cap * s->d * s->t->bytes)))
             return rc;
+        /* realloc's own failure (ulimit -v) is the same line */
+        char *x = realloc(s->x, cap * s->d * s->t->bytes);
+        if (!x) {
+            char b[32];
+            return err_set(TCJ_ENOMEM, "%s: cannot get %s of memory for %zu x %zu %s values",
+                           s->path, ld_bytes_str((uint64_t)cap * s->d * s->t->bytes, b), cap, s->d,
+                           s->t->name);
+        }
         s->cap = cap;
-        s->x = xrealloc(s->x, s->cap * s->d * s->t->bytes);
+        s->x = x;
     }
     s->row_bad = 0;
     *row = s->row;

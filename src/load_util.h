@@ -110,9 +110,11 @@ typedef struct ld_sink {
 } ld_sink;
 
 /* cap rows of d values of type t, already checked by ld_check_take (cap
- * >= 1); drop and cancel come from opt. */
-void ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
-                  dtype_id t);
+ * >= 1); drop and cancel come from opt. TCJ_ENOMEM with the line set when
+ * the array or the FP64 row buffer cannot be had (src/mem.h); nothing to
+ * free then. */
+int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                 dtype_id t);
 /* *row = the row buffer (d doubles) for the next row, the array grown
  * within available memory for it; TCJ_ECANCEL on Ctrl-C, TCJ_ENOMEM when
  * memory would run out. */

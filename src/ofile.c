@@ -43,16 +43,23 @@ static int is_log_file(const struct stat *st, const char *log_path)
     return hit;
 }
 
-/* /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of what a process already
- * has open, written in place (appended to when a shell redirected them to
- * a file). */
-static int is_system_path(const char *path)
+/* /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: names of what the
+ * process already has open, written in place (appended to when a shell
+ * redirected them to a file). Any other name under /dev or /proc
+ * (/dev/shm/x, /proc/self/cwd/x) is judged by what it names, as every
+ * other path is: a regular file or a link is refused without force. */
+static int is_fd_name(const char *path)
 {
-    return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+    return strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0 ||
+           strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0;
 }
 
-/* A temporary file next to path (so rename stays in one file system),
- * hidden, with the permissions a new file would get. */
+/* A temporary file next to path (so rename stays in one file system), with
+ * the permissions a new file would get, named NAME.tcjoin-partial-XXXXXX:
+ * not hidden, so what a kill -9 in the middle of a write leaves (hundreds
+ * of MB of pairs) is seen by ls beside the file it was to become and can
+ * be removed by the user; tcjoin cannot tell a dead writer's file from a
+ * live one in another process, so it removes none itself. */
 static int make_tmp(ofile *o)
 {
     const char *slash = strrchr(o->path, '/');
@@ -63,9 +70,8 @@ static int make_tmp(ofile *o)
         blen = 200;
     o->tmp = xmalloc(dirlen + blen + 32);
     memcpy(o->tmp, o->path, dirlen);
-    o->tmp[dirlen] = '.';
-    memcpy(o->tmp + dirlen + 1, base, blen);
-    strcpy(o->tmp + dirlen + 1 + blen, ".tcjoin-XXXXXX");
+    memcpy(o->tmp + dirlen, base, blen);
+    strcpy(o->tmp + dirlen + blen, ".tcjoin-partial-XXXXXX");
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0)
         return err_set(TCJ_EIO, "%s: cannot create: %s", o->path, strerror(errno));
@@ -98,13 +104,13 @@ int ofile_open(const char *path, int force, const char *log_path, ofile **out)
     o->fd = -1;
     o->force = force;
     int rc = 0;
-    if (exists && S_ISLNK(ls.st_mode) && !force && !(resolves && is_system_path(path))) {
+    if (exists && S_ISLNK(ls.st_mode) && !force && !(resolves && is_fd_name(path))) {
         rc = err_set(TCJ_EINVAL,
                      "%s: is a symbolic link; add force to replace the link (the file it "
                      "points to is left as it is)",
                      path);
     } else if ((exists && !S_ISLNK(ls.st_mode) && !S_ISREG(ls.st_mode)) ||
-               (resolves && is_system_path(path))) {
+               (resolves && is_fd_name(path))) {
         /* A device, a FIFO, or /dev/stdout and the like: nothing to
          * replace, and renaming over it would remove the system's name. */
         o->direct = 1;

@@ -2,10 +2,16 @@
  * An existing file is not replaced unless the command was given `force`;
  * the session log's own files (the database, -wal, -shm, -journal, found by
  * device and inode, so a symbolic or hard link to them counts) are never
- * written; and the data goes to a temporary file in the same directory that
- * is renamed into place only when everything was written, so a failed or
- * cancelled write leaves the old file (or none) and no partial one. An
- * existing device or FIFO (/dev/null, /dev/stdout) is written directly. */
+ * written; and the data goes to a temporary file in the same directory,
+ * NAME.tcjoin-partial-XXXXXX (visible, so one a kill -9 leaves is found
+ * beside NAME), that is renamed into place only when everything was
+ * written, so a failed or cancelled write leaves the old file (or none)
+ * and no partial one. An
+ * existing device or FIFO (/dev/null) and the names of open descriptors
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N) are written directly; any
+ * other path, under /dev/shm or through /proc/self/cwd too, follows the
+ * rules above. Every command that writes a file opens it here (`run
+ * out=`, `curve csv=`, `export` through store_export_f). */
 #ifndef TCJ_OFILE_H
 #define TCJ_OFILE_H
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "ofile.h"
 #include "json.h"
 #include "lab_out.h"
 #include "perpoint_out.h"
@@ -644,7 +645,7 @@ int store_run_json(store *st, int64_t run_id, json_w *w)
     return rc;
 }
 
-int store_export(store *st, int64_t run_id, const char *format, const char *path)
+int store_export_f(store *st, int64_t run_id, const char *format, FILE *f, const char *path)
 {
     int csv = format && strcmp(format, "csv") == 0;
     if (!csv && !(format && strcmp(format, "json") == 0))
@@ -675,9 +676,7 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
                            &run, "exporting runs");
     if (!rc) {
         sqlite3_bind_int64(run, 1, run_id);
-        x.f = fopen(path, "w");
-        if (!x.f)
-            rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+        x.f = f;
     }
     if (!rc) {
         if (csv)
@@ -704,11 +703,8 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
             rc = store_fail(st, "exporting runs");
         if (!csv)
             fputs(nrow ? "\n]\n" : "]\n", x.f);
-        int werr = ferror(x.f);
-        if (fclose(x.f) != 0 || werr) {
-            if (!rc)
-                rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
-        }
+        if (ferror(x.f) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
     }
     sqlite3_finalize(run);
     export_finish(&x);
@@ -717,7 +713,7 @@ int store_export(store *st, int64_t run_id, const char *format, const char *path
 
 /* ---- k-distance curves ---- */
 
-int store_kdist_export(store *st, int64_t id, const char *format, const char *path)
+int store_kdist_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path)
 {
     const char *what = "exporting a k-distance curve";
     int csv = format && strcmp(format, "csv") == 0;
@@ -744,11 +740,8 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
         return TCJ_ESTORE;
     }
     sqlite3_bind_int64(k, 1, id);
-    FILE *f = NULL;
     if (sqlite3_step(k) != SQLITE_ROW)
         rc = store_fail(st, what);
-    else if (!(f = fopen(path, "w")))
-        rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
     if (!rc) {
         int nk = sqlite3_column_count(k), np = sqlite3_column_count(p);
         json_w w;
@@ -790,9 +783,8 @@ int store_kdist_export(store *st, int64_t id, const char *format, const char *pa
         } else {
             json_w_free(&w);
         }
-        int werr = ferror(f);
-        if ((fclose(f) != 0 || werr) && !rc)
-            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
+        if (ferror(f) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
     }
     sqlite3_finalize(k);
     sqlite3_finalize(p);
@@ -825,7 +817,7 @@ static void csv_lab_cell(FILE *f, const lab_cell *c)
     }
 }
 
-int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path)
+int store_lab_export_f(store *st, int64_t lab_id, const char *format, FILE *f, const char *path)
 {
     int csv = format && strcmp(format, "csv") == 0;
     if (!csv && !(format && strcmp(format, "json") == 0))
@@ -833,9 +825,6 @@ int store_lab_export(store *st, int64_t lab_id, const char *format, const char *
                        format ? format : "");
     lab_result *r = xmalloc(sizeof *r);
     int rc = store_lab_get(st, lab_id, r);
-    FILE *f = NULL;
-    if (!rc && !(f = fopen(path, "w")))
-        rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
     if (!rc) {
         lab_cell head[LAB_MAX_CELLS], row[LAB_MAX_CELLS];
         char hbuf[1024], rbuf[1024];
@@ -872,12 +861,51 @@ int store_lab_export(store *st, int64_t lab_id, const char *format, const char *
             fprintf(f, "%s\n", txt ? txt : "{}");
             free(txt);
         }
-        int werr = ferror(f);
-        if ((fclose(f) != 0 || werr) && !rc)
-            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno));
+        if (ferror(f) && !rc)
+            rc = err_set(TCJ_EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
     }
     free(r);
     return rc;
+}
+
+/* ---- exports to a file by name: through src/ofile.h like every file
+ * tcjoin writes (a temporary file renamed into place, a link replaced and
+ * never written through, the log's own files refused); the name is the
+ * caller's choice, so an existing file is replaced. ---- */
+
+typedef int (*export_fn)(store *st, int64_t id, const char *format, FILE *f, const char *path);
+
+static int export_by_name(store *st, export_fn fn, int64_t id, const char *format, const char *path)
+{
+    ofile *of;
+    int rc = ofile_open(path, 1, st->path, &of);
+    if (rc)
+        return rc;
+    FILE *f = ofile_stream(of);
+    if (!f) {
+        ofile_abort(of);
+        return TCJ_EIO;
+    }
+    if ((rc = fn(st, id, format, f, path))) {
+        ofile_abort(of);
+        return rc;
+    }
+    return ofile_commit(of);
+}
+
+int store_export(store *st, int64_t run_id, const char *format, const char *path)
+{
+    return export_by_name(st, store_export_f, run_id, format, path);
+}
+
+int store_kdist_export(store *st, int64_t id, const char *format, const char *path)
+{
+    return export_by_name(st, store_kdist_export_f, id, format, path);
+}
+
+int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path)
+{
+    return export_by_name(st, store_lab_export_f, lab_id, format, path);
 }
 
 /* ---- runs that can stand for a new one (compare's reuse) ---- */

@@ -37,6 +37,10 @@ void store_sleep_ms(unsigned ms)
 
 int store_fail(store *st, const char *what)
 {
+    if (store_is_busy(st) && st->wait_cancelled)
+        return err_set(TCJ_ESTORE,
+                       "%s: %s: cancelled while the session log was locked by another process",
+                       st->path, what);
     if (store_is_busy(st))
         return err_set(TCJ_ESTORE,
                        "%s: %s: the session log stayed locked by another process for %g s (%s)",
@@ -256,18 +260,46 @@ static int store_setup_once(store *st)
     return store_migrate(st);
 }
 
+/* sqlite's busy handler: wait (polling every few ms) for another process's
+ * lock until wait_ms has passed, or at once when the cancel flag is set
+ * (sqlite3_busy_timeout sleeps the whole wait through a Ctrl-C). */
+static const volatile int *store_cancel;
+
+static int store_busy_wait(void *ctx, int count)
+{
+    store *st = ctx;
+    if (count == 0) {
+        st->wait_t0 = store_clock();
+        st->wait_cancelled = 0;
+    }
+    if (store_cancel && *store_cancel) {
+        st->wait_cancelled = 1;
+        return 0;
+    }
+    if ((store_clock() - st->wait_t0) * 1000 >= st->wait_ms)
+        return 0;
+    store_sleep_ms(count < 10 ? 1 + (unsigned)count : 10);
+    return 1;
+}
+
+void store_set_cancel(const volatile int *flag)
+{
+    store_cancel = flag;
+}
+
 /* Several processes opening one new file at the same moment meet locks the
  * busy handler does not wait for (a journal mode switch, WAL recovery):
  * those are retried until the wait runs out. */
 static int store_setup(store *st)
 {
     int wait = st->wait_ms;
-    sqlite3_busy_timeout(st->db, wait);
+    sqlite3_busy_handler(st->db, store_busy_wait, st);
     double t0 = store_clock();
     unsigned pause_ms = 5;
     for (;;) {
         int rc = store_setup_once(st);
-        if (!rc || !store_is_busy(st) || (store_clock() - t0) * 1000 >= wait)
+        if (!rc || !store_is_busy(st) || (store_clock() - t0) * 1000 >= wait ||
+            (store_cancel && *store_cancel))
             return rc;
         store_rollback(st);
         store_sleep_ms(pause_ms + (unsigned)(rand() % 10));
@@ -489,7 +521,8 @@ static int64_t write_tx(store *st, int (*fn)(store *, const void *, int64_t *), 
     double t0 = store_clock();
     for (;;) {
         int64_t id = write_tx_once(st, fn, rec, what);
-        if (id >= 0 || !store_is_busy(st) || (store_clock() - t0) * 1000 >= st->wait_ms)
+        if (id >= 0 || !store_is_busy(st) || (store_clock() - t0) * 1000 >= st->wait_ms ||
+            (store_cancel && *store_cancel))
             return id;
         store_sleep_ms(10);
     }
@@ -811,6 +844,32 @@ int store_sweep_end(store *st, int64_t sweep_id, double eps, double selectivity,
     store_bind_real(s, 5, seconds);
     store_bind_text(s, 6, note);
     return update_done(st, s, what, "sweep", sweep_id);
+}
+
+static int curve_insert(store *st, const void *rec, int64_t *id)
+{
+    const store_curve_rec *r = rec;
+    int64_t sid = store_sweep_begin(st, r->session_id, r->dataset_id, r->engine, "curve", NAN, NAN);
+    if (sid < 0)
+        return (int)sid;
+    for (size_t k = 0; k < r->npt; k++) {
+        int rc = store_sweep_step(st, sid, (int)k, "curve", r->eps[k], r->sel[k], r->pairs[k], 0);
+        if (rc)
+            return rc;
+    }
+    int rc =
+        store_sweep_end(st, sid, r->eps[r->npt - 1], r->sel[r->npt - 1], 1, r->seconds, r->note);
+    if (rc)
+        return rc;
+    *id = sid;
+    return 0;
+}
+
+int64_t store_curve(store *st, const store_curve_rec *r)
+{
+    if (!r->npt)
+        return err_set(TCJ_EINVAL, "a curve of no points");
+    return write_tx(st, curve_insert, r, "storing a curve");
 }
 
 int store_sweep_delete(store *st, int64_t sweep_id)

@@ -13,6 +13,7 @@
 #define TCJ_STORE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dataset.h"
@@ -38,6 +39,10 @@ char *store_default_path(void);
  * newer schema or another program's database, writing nothing to it. */
 int store_open(const char *path, store **out);
 void store_close(store *st);
+/* While *flag is set (Ctrl-C), an open or a write waiting for another
+ * process's lock gives up at once (one line saying so) instead of waiting
+ * the whole $TCJOIN_DB_WAIT. One flag for the process; NULL: never. */
+void store_set_cancel(const volatile int *flag);
 int store_schema_version(store *st);
 /* The path as opened (owned by st). */
 const char *store_path(store *st);
@@ -92,6 +97,18 @@ int store_sweep_step(store *st, int64_t sweep_id, int step, const char *method, 
                      double selectivity, uint64_t pairs, double seconds);
 int store_sweep_end(store *st, int64_t sweep_id, double eps, double selectivity, int passes,
                     double seconds, const char *note);
+/* A whole curve (a sweeps row of kind "curve" and its npt points as steps)
+ * in one transaction: all of it is stored or none (a lock held past the
+ * wait, a full disk). */
+typedef struct store_curve_rec {
+    int64_t session_id, dataset_id;
+    const char *engine, *note;
+    size_t npt;
+    const double *eps, *sel;
+    const uint64_t *pairs;
+    double seconds;
+} store_curve_rec;
+int64_t store_curve(store *st, const store_curve_rec *r);
 /* Remove a sweep and its steps (a search that failed half-way). */
 int store_sweep_delete(store *st, int64_t sweep_id);
 
@@ -149,6 +166,9 @@ int store_show_compare(store *st, int64_t comparison_id, store_row_fn fn, void *
  * objects with dataset, phases, counters and comparisons nested, each
  * comparison with its sides a and b in one shape (docs/JSON.md). */
 int store_export(store *st, int64_t run_id, const char *format, const char *path);
+/* The same into f, an output file the caller opened (src/ofile.h) and
+ * commits; path names it in messages. */
+int store_export_f(store *st, int64_t run_id, const char *format, FILE *f, const char *path);
 /* The members of one run's export object (the same fields, phases,
  * counters and comparisons) written into the open object of w: `show run`
  * in JSON. TCJ_EINVAL when there is no such run. */
@@ -183,6 +203,7 @@ int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t 
  * with the curve's columns repeated, or json, one object with a points
  * array. */
 int store_kdist_export(store *st, int64_t id, const char *format, const char *path);
+int store_kdist_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path);
 
 /* The precision lab (`precisions`, src/lab.h): tables labs and lab_rows
  * (schema version 5). begin: once the reference ran; row: one per
@@ -205,6 +226,7 @@ int store_lab_get(store *st, int64_t lab_id, lab_result *out);
  * first, or json, one object with the lab's fields and a formats array
  * (the fields of the lab and lab_format records, docs/JSON.md). */
 int store_lab_export(store *st, int64_t lab_id, const char *format, const char *path);
+int store_lab_export_f(store *st, int64_t lab_id, const char *format, FILE *f, const char *path);
 
 /* A stored run that can stand for a new COUNT run (compare's reuse, see
  * src/reuse.h): the newest ok count run over all rows with the same
@@ -253,6 +275,9 @@ typedef struct store_dbscan_row {
 int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out);
 /* Write clustering id to path: json, the "dbscan" record's object; csv, a
  * header and one line per size bin with the clustering's columns first. */
-int store_dbscan_export(store *st, int64_t id, const char *format, const char *path);
+/* Writes to f, which the caller opened (src/ofile.c); path only names it
+ * in messages. */
+int store_dbscan_export_f(store *st, int64_t id, const char *format, FILE *f,
+                         const char *path);
 
 #endif

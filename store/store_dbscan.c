@@ -184,7 +184,7 @@ int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)
     return 0;
 }
 
-int store_dbscan_export(store *st, int64_t id, const char *format, const char *path)
+int store_dbscan_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path)
 {
     int csv = format && strcmp(format, "csv") == 0;
     if (!csv && !(format && strcmp(format, "json") == 0))
@@ -195,11 +195,6 @@ int store_dbscan_export(store *st, int64_t id, const char *format, const char *p
     if (rc) {
         free(row);
         return rc;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        free(row);
-        return err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
     }
     const dbscan_view *v = &row->view;
     const dbscan_result *r = &row->res;
@@ -252,8 +247,7 @@ int store_dbscan_export(store *st, int64_t id, const char *format, const char *p
         fprintf(f, "%s\n", text);
         free(text);
     }
-    int bad = ferror(f);
-    if (fclose(f) || bad)
+    if (fflush(f) || ferror(f))
         rc = err_set(TCJ_EIO, "%s: write failed", path);
     free(row);
     return rc;

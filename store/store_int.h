@@ -10,8 +10,10 @@
 
 struct store {
     sqlite3 *db;
-    char *path;  /* as opened, for messages */
-    int wait_ms; /* how long a write waits for another process's lock */
+    char *path;         /* as opened, for messages */
+    int wait_ms;        /* how long a write waits for another process's lock */
+    double wait_t0;     /* when the busy handler's current wait began */
+    int wait_cancelled; /* the last wait ended by cancel, not by time */
 };
 
 /* PRAGMA application_id of a tcjoin session log ("tcjn"), so a database of

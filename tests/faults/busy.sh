@@ -34,3 +34,32 @@ head -n 1 "$dir/err"
 # After the lock, the log takes rows again and holds everything written.
 "$bin" --db "$db" -e "$cmds" >/dev/null 2>&1 || fail "the log after the lock"
 [ "$("$fdb" check "$db")" = ok ] || fail "integrity_check after the lock"
+
+# Ctrl-C while a write waits for the lock (TCJOIN_DB_WAIT=30): the wait
+# stops at once (it used to sleep the whole wait through, 52 s in all),
+# one line says so, exit 130. Commands come from a FIFO so the log is open
+# (unlocked) before the lock is taken.
+mkfifo "$dir/in"
+s0=$("$fdb" count "$db" sessions)
+TCJOIN_DB_WAIT=30 "$bin" --db "$db" <"$dir/in" >"$dir/out" 2>"$dir/err" &
+pid=$!
+exec 3>"$dir/in"
+until [ "$("$fdb" count "$db" sessions)" -gt "$s0" ]; do sleep 0.05; done
+"$fdb" hold "$db" 20000 >"$dir/hold" &
+hold=$!
+until grep -q locked "$dir/hold" 2>/dev/null; do sleep 0.05; done
+echo 'gen uniform n=10 d=2' >&3
+sleep 1
+t0=$(now_ms)
+kill -INT $pid
+wait $pid
+status=$?
+t1=$(now_ms)
+exec 3>&-
+kill $hold 2>/dev/null
+wait $hold 2>/dev/null
+[ $status -eq 130 ] || fail "SIGINT during a lock wait: exit $status, expected 130: $(cat "$dir/err")"
+[ $((t1 - t0)) -lt 2000 ] || fail "SIGINT during a lock wait: $((t1 - t0)) ms to stop"
+grep -q "cancelled while the session log was locked by another process" "$dir/err" ||
+    fail "SIGINT during a lock wait: no line saying so: $(cat "$dir/err")"
+echo "SIGINT during a 30 s lock wait: exit 130 after $((t1 - t0)) ms"

@@ -71,7 +71,8 @@ int main(int argc, char **argv)
     if (!strcmp(op, "failed") && argc == 3)
         return print_rows(db, "SELECT status, error FROM runs WHERE status <> 0 ORDER BY id");
     if (!strcmp(op, "count") && argc == 4) {
-        static const char *const tables[] = {"sessions", "commands", "runs", "datasets",
+        static const char *const tables[] = {"sessions",    "commands", "runs", "datasets",
+                                             "sweeps",      "sweep_steps",
                                              "run_ranks" /* tests/mpi */};
         for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
             if (!strcmp(argv[3], tables[k])) {

@@ -77,6 +77,39 @@ head -n 1 "$out/curve.csv" | grep -q '^eps,pairs,selectivity' || fail "curve for
 [ "$(cat "$out/pairs.bin")" != precious ] || fail "pairs force: not replaced"
 echo "run out= (pairs, perpoint) and curve csv=: refused before the join, replaced with force"
 
+# The same refusal under /dev/shm and through /proc/self/cwd: those names
+# were written in place (appended to, or truncated by export's reopen by
+# name, and followed as links) because they start with /dev or /proc.
+shm=$(mktemp -d /dev/shm/tcjoin-out.XXXXXX 2>/dev/null) || shm=
+for base in ${shm:+"$shm"} "/proc/self/cwd"; do
+    if [ "$base" = /proc/self/cwd ]; then where=$out; rel=/proc/self/cwd; cd "$out" || fail "cd"
+    else where=$base; rel=$base; fi
+    for f in pairs.bin curve.csv r.csv; do echo precious >"$where/$f"; done
+    echo "keep me" >"$where/target"
+    ln -sf target "$where/link.csv"
+    tc 1 "run out= over $rel/pairs.bin" "$setup; run cpu mode=pairs out=$rel/pairs.bin"
+    said "exists; add force" "run out= over $rel/pairs.bin"
+    tc 1 "curve csv= over $rel/curve.csv" "$setup; curve 0 0.3 bins=4 csv=$rel/curve.csv"
+    said "exists; add force" "curve csv= over $rel/curve.csv"
+    tc 1 "export over $rel/r.csv" "export runs csv $rel/r.csv"
+    said "exists; add force" "export over $rel/r.csv"
+    tc 1 "export onto $rel/link.csv" "export runs csv $rel/link.csv"
+    said "is a symbolic link; add force" "export onto $rel/link.csv"
+    for f in pairs.bin curve.csv r.csv; do
+        [ "$(cat "$where/$f")" = precious ] || fail "$rel/$f changed without force"
+    done
+    tc 0 "export force onto $rel/link.csv" "export runs csv $rel/link.csv force"
+    [ -L "$where/link.csv" ] && fail "force followed $rel/link.csv instead of replacing it"
+    [ "$(cat "$where/target")" = "keep me" ] || fail "$rel/link.csv's target was written"
+    tc 0 "export force over $rel/r.csv" "export runs csv $rel/r.csv force"
+    head -n 1 "$where/r.csv" | grep -q '^run_id,' || fail "export force over $rel/r.csv: not replaced"
+    rm -f "$where/target" "$where/link.csv" "$where/pairs.bin" "$where/curve.csv"
+    [ "$base" = /proc/self/cwd ] && cd - >/dev/null
+    echo "$rel: existing files and links refused without force, replaced with it"
+done
+[ -n "$shm" ] && rm -rf "$shm"
+rm -f "$out/r.csv"
+
 leftover=$(ls -A "$out" | grep tcjoin-)
 [ -z "$leftover" ] || fail "temporary files left: $leftover"
 

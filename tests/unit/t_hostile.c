@@ -23,6 +23,11 @@
 #include "check.h"
 #include "dataset.h"
 #include "err.h"
+#include "center.h"
+#include "engine.h"
+#include "esc.h"
+#include "fmt_fit.h"
+#include "load_util.h"
 
 static const char *tpath(const char *name)
 {
@@ -479,16 +484,16 @@ TEST(beyond_memory_says_how_much)
     /* f32 values: 4 bytes each */
     CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 64.0 TB of memory for n=1000000000000 x "
                                   "d=16;");
-    /* 1e11 centres of 16 doubles: 12.8 TB, beyond any machine this runs on
-     * (1e9 centres, 128 GB, fit on the 128 GiB GPU machine) */
+    /* 1e11 points and centres of 16: 6.4 TB of f32 values and 12.8 TB of
+     * FP64 centres, beyond any machine this runs on */
     g.kind = "gauss";
-    g.n = 1000;
+    g.n = 100000000000ull;
     g.clusters = 100000000000ull;
     t0 = now();
     CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
     CHECK(now() - t0 < 1);
-    CHECK_STR_CONTAINS(err_msg(), "gen gauss: needs 12.8 TB of memory for n=1000 x d=16 and "
-                                  "clusters x d centres;");
+    CHECK_STR_CONTAINS(err_msg(), "gen gauss: needs 19.2 TB of memory for n=100000000000 x d=16 "
+                                  "and clusters x d centres;");
 }
 
 TEST(devices_are_refused_fast)
@@ -722,4 +727,302 @@ TEST(hdf5_storage_beyond_the_file_is_refused)
     CHECK_EQ_INT(d.n, 5);
     CHECK_EQ_INT(d.d, 3);
     dataset_free(&d);
+}
+
+/* ---- issue 47: inputs that ended the process or never ended ---- */
+
+TEST(gen_expo_tiny_lambda_ends)
+{
+    /* lambda = 1e-300: a draw of -ln(1-u)/lambda is never <= 1, so the
+     * rejection loop never ended (and the first Ctrl-C was never seen). The
+     * truncated law tends to uniform on [0, 1]: 20,000 values have mean
+     * 1/2 within 5 sigma, sigma = sqrt(1/12 / 20000) = 0.00204. lambda =
+     * 0.5 (inverted too): mean 1/lambda - 1/(e^lambda - 1) = 0.45850, and
+     * the law's sd is below the uniform's, so the same 0.0102. */
+    const double lambdas[2] = {1e-300, 0.5};
+    const double means[2] = {0.5, 1 / 0.5 - 1 / expm1(0.5)};
+    for (int i = 0; i < 2; i++) {
+        gen_opts g;
+        gen_opts_init(&g);
+        g.kind = "expo";
+        g.lambda = lambdas[i];
+        g.n = 10000;
+        g.d = 2;
+        g.dtype = DTYPE_F64;
+        dataset ds;
+        double t0 = now();
+        CHECK(dataset_generate(&g, &ds) == 0);
+        CHECK(now() - t0 < 1);
+        const double *v = ds.v;
+        double sum = 0, lo = 1, hi = 0;
+        for (size_t k = 0; k < ds.n * ds.d; k++) {
+            sum += v[k];
+            lo = fmin(lo, v[k]);
+            hi = fmax(hi, v[k]);
+        }
+        CHECK(lo >= 0 && hi <= 1);
+        CHECK_MSG(fabs(sum / (double)(ds.n * ds.d) - means[i]) < 0.0102,
+                  "lambda %g: mean %.5f, expected %.5f", lambdas[i], sum / (double)(ds.n * ds.d),
+                  means[i]);
+        dataset_free(&ds);
+    }
+}
+
+TEST(gen_more_clusters_than_points_refused)
+{
+    /* 1e9 centres for 100 points took 70 s and 15.6 GB */
+    gen_opts g;
+    gen_opts_init(&g);
+    g.kind = "gauss";
+    g.n = 100;
+    g.d = 2;
+    g.clusters = 1000000000;
+    dataset ds;
+    double t0 = now();
+    CHECK(dataset_generate(&g, &ds) == TCJ_EINVAL);
+    CHECK(now() - t0 < 0.1);
+    CHECK_STR_CONTAINS(err_msg(), "gen gauss: clusters=1000000000 is more than the n=100 points");
+    g.clusters = 100; /* as many as the points is allowed */
+    CHECK(dataset_generate(&g, &ds) == 0);
+    dataset_free(&ds);
+}
+
+TEST(subnormal_values_fit_at_once)
+{
+    /* the 18-byte CSV of subnormals: FP8's scale came from (int)floor(log2
+     * (max / vmax)) with max / vmax = Inf (undefined; INT_MIN on x86), then
+     * 2^31 steps of a loop: 73 s of `info` */
+    static const double v[4] = {0x1p-1070, 4e-320, 1e-310, 2e-320};
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("sub");
+    ds.n = 2;
+    ds.d = 2;
+    ds.type = DTYPE_F64;
+    ds.v = xmalloc(sizeof v);
+    memcpy(ds.v, v, sizeof v);
+    for (const fmt_fit_format *f = fmt_fit_formats; f->name; f++) {
+        fmt_fit fit;
+        double t0 = now();
+        fmt_fit_compute(&ds, f, &fit);
+        CHECK_MSG(now() - t0 < 0.5, "%s: %.1f s", f->name, now() - t0);
+        if (!f->scaled)
+            continue;
+        /* the largest s with 1e-310 2^s <= max, from its definition */
+        CHECK_MSG(ldexp(1e-310, fit.scale) <= f->max && ldexp(1e-310, fit.scale + 1) > f->max,
+                  "%s: scale %d", f->name, fit.scale);
+        CHECK_EQ_INT((int)fit.overflow, 0);
+    }
+    dataset_free(&ds);
+    /* and end to end: `info` on the file */
+    const char *bin = tcjoin_bin();
+    if (!bin)
+        return;
+    static const char text[] = "0x1p-1070,4e-320\n1e-310,2e-320\n";
+    const char *csv = wfile("sub.csv", text, strlen(text));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "load '%s'; info", csv);
+    const char *args[] = {"-e", cmd, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    CHECK_EQ_INT(finish(&p, 5), 0);
+    CHECK_STR_CONTAINS(p.buf, "fp8-e4m3  centred, scale 2^");
+}
+
+/* tcjoin SCRIPT: exit status within secs, one line of output holding want. */
+static void script_refused(const char *script, const char *want, double secs)
+{
+    const char *args[] = {script, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    double t0 = now();
+    int st = finish(&p, 10);
+    CHECK_MSG(st == 1, "%s: exit %d, expected 1: %s", script, st, p.buf);
+    CHECK_MSG(now() - t0 < secs, "%s: %.1f s", script, now() - t0);
+    CHECK_MSG(count_lines(p.buf) == 1, "%s: expected one line, got: %s", script, p.buf);
+    CHECK_STR_CONTAINS(p.buf, want);
+}
+
+TEST(unreadable_scripts_are_one_line)
+{
+    if (!tcjoin_bin())
+        t_skip("no tcjoin binary beside the tests");
+    /* a directory: getline failed at once and tcjoin exited 0, silently */
+    const char *d = tpath("script.d");
+    mkdir(d, 0700);
+    char want[700];
+    snprintf(want, sizeof want, "%s:1: cannot read the script: Is a directory", d);
+    script_refused(d, want, 2);
+    /* /dev/zero: the line grew until memory ran out (with ulimit -v,
+     * getline's ENOMEM ended the session silently, exit 0) */
+    script_refused("/dev/zero", "/dev/zero:1: line longer than 1 MiB; not a script", 5);
+}
+
+/* n = 2 rows of d = 2^28 u8 in HDF5, deflated (the issue's 526 KB file):
+ * the rows are 537 MB, but what d sizes beside them is several times that
+ * (a row of FP64 2.1 GB, the means with their sums 4 x 2.1 GB, a candidate
+ * block 16 x 2 GB). */
+static const char *h5_wide(const char *name)
+{
+    const char *p = tpath(name);
+    if (access(p, R_OK) == 0)
+        return p;
+    const hsize_t d = (hsize_t)1 << 28;
+    hsize_t dims[2] = {2, d}, chunk[2] = {1, (hsize_t)1 << 22};
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, 2, chunk);
+    H5Pset_deflate(pl, 1);
+    hid_t ds = H5Dcreate2(f, "train", H5T_STD_U8LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    unsigned char *v = calloc(2 * d, 1);
+    v[5] = 1;
+    herr_t w = H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    free(v);
+    H5Dclose(ds);
+    H5Pclose(pl);
+    H5Sclose(sp);
+    H5Fclose(f);
+    return f < 0 || w < 0 ? NULL : p;
+}
+
+TEST(d_sized_memory_is_one_line)
+{
+    /* 1 GB available: the rows (537 MB) fit, what d sizes beside them does
+     * not; each must be one line, not "out of memory allocating" and an
+     * abort (exit 134 from `load`, then `info` and `run cpu`) */
+    const char *path = h5_wide("wide.hdf5");
+    CHECK(path);
+    ld_mem_cap_for_tests((uint64_t)1 << 30);
+    dataset ds;
+    load_opts o = {.header = -1};
+    double t0 = now();
+    CHECK(dataset_load(path, &o, &ds) == TCJ_ENOMEM);
+    CHECK(now() - t0 < 5);
+    CHECK_STR_CONTAINS(err_msg(), "wide.hdf5: needs 2.1 GB of memory for a block of FP64 rows;");
+    CHECK(!strchr(err_msg(), '\n'));
+
+    /* the same shape in memory (pages never touched: zeros), as if loaded */
+    memset(&ds, 0, sizeof ds);
+    ds.name = xstrdup("wide");
+    ds.n = 2;
+    ds.d = (size_t)1 << 28;
+    ds.type = DTYPE_U8;
+    ds.v = calloc(ds.n * ds.d, 1);
+    CHECK(ds.v);
+    dataset_info in;
+    CHECK(dataset_info_compute(&ds, &in) == TCJ_ENOMEM);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs 4.3 GB of memory for two rows widened to FP64;");
+    CHECK(center_means(&ds, NULL) == NULL);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs 8.6 GB of memory for the column means");
+    engine_opts eo;
+    engine_opts_default(&eo);
+    join_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = &ds;
+    s.eps = 1;
+    s.q1 = ds.n;
+    s.mode = JOIN_COUNT;
+    s.opts = &eo;
+    join_result r;
+    CHECK_EQ_INT(engine_run(engine_find("cpu"), &s, &r), TCJ_ENOMEM);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs ");
+    CHECK_STR_CONTAINS(err_msg(), "rows and scratch;");
+    ld_mem_cap_for_tests(0);
+    dataset_free(&ds);
+}
+
+TEST(raw_c1_byte_never_reaches_the_terminal)
+{
+    /* 0x9b is CSI in 8 bits (some terminals act on "\x9b2J" as ESC [ 2 J);
+     * it passed esc_text and ld_esc, which knew only C0, DEL and C1 in
+     * UTF-8. Valid UTF-8 stays as it is. */
+    char *e = esc_text("a\x9b"
+                       "2Jb \xc3\xa9\xe2\x82\xac \xc2\x9b \xe2\x82 \xff",
+                       0);
+    const char *want = "a\\x9b2Jb \xc3\xa9\xe2\x82\xac \\u009b \\xe2\\x82 \\xff";
+    CHECK_MSG(!strcmp(e, want), "esc_text gave '%s', expected '%s'", e, want);
+    free(e);
+    CHECK_MSG(!strcmp(ld_esc("x\x9b[31my \xc3\xa9", 40), "x\\x9b[31my \xc3\xa9"), "ld_esc: '%s'",
+              ld_esc("x\x9b[31my \xc3\xa9", 40));
+    /* the text loader's header=no message printed its field raw */
+    static const char text[] = "na\x9b[2Jme,b\n1,2\n3,4\n";
+    const char *csv = wfile("c1.csv", text, strlen(text));
+    dataset ds;
+    load_opts o = {.header = 0};
+    CHECK(dataset_load(csv, &o, &ds) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "got 'na\\x9b[2Jme': the first line is a header");
+    const char *bin = tcjoin_bin();
+    if (!bin)
+        return;
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "load '%s' header=no", csv);
+    const char *args[] = {"-e", cmd, NULL};
+    proc p;
+    CHECK(spawn(&p, args, 0) == 0);
+    CHECK_EQ_INT(finish(&p, 5), 1);
+    CHECK_MSG(!strchr(p.buf, '\x9b'), "a raw 0x9b reached the terminal: %s", p.buf);
+    CHECK_STR_CONTAINS(p.buf, "na\\x9b[2Jme");
+}
+
+TEST(hdf5_values_at_metadata_are_refused)
+{
+    /* A layout message pointing its values at the superblock: H5Dread
+     * served the bytes from libhdf5's metadata cache (reading past it on
+     * the heap under ASan) and the file's own header loaded as data, exit
+     * 0. The file is a contiguous 4 x 8 u8 "train" whose address field is
+     * rewritten to 0. */
+    const char *p = tpath("overread.hdf5");
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {4, 8};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t ds = H5Dcreate2(f, "train", H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    unsigned char v[32];
+    for (int i = 0; i < 32; i++)
+        v[i] = (unsigned char)(i + 1);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    haddr_t addr = H5Dget_offset(ds);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Fclose(f);
+    CHECK(addr != HADDR_UNDEF);
+    /* the layout message: address then size, 8 bytes each, little-endian */
+    unsigned char key[16] = {0}, b[8192];
+    for (int i = 0; i < 8; i++)
+        key[i] = (unsigned char)((uint64_t)addr >> (8 * i));
+    key[8] = 32;
+    FILE *fp = fopen(p, "rb");
+    size_t len = fread(b, 1, sizeof b, fp);
+    fclose(fp);
+    int hits = 0;
+    for (size_t i = 0; i + 16 <= len; i++)
+        if (!memcmp(b + i, key, 16)) {
+            memset(b + i, 0, 8);
+            hits++;
+        }
+    CHECK_EQ_INT(hits, 1);
+    wfile("overread.hdf5", b, len);
+    dataset out;
+    load_opts o = {.header = -1};
+    CHECK(dataset_load(p, &o, &out) == TCJ_EINVAL);
+    CHECK_STR_CONTAINS(err_msg(), "overread.hdf5: dataset 'train' says its values lie at bytes 0 "
+                                  "to 32, inside the file's superblock");
+}
+
+TEST(gen_counts_its_fp64_block)
+{
+    /* d = 2^28: the values (f32) are 2.15 GB, the FP64 block of one row
+     * 2.15 GB beside them; under 2 GB available the 4.3 GB are refused at once
+     * (the block was outside the check: an abort where memory ran out) */
+    ld_mem_cap_for_tests((uint64_t)2 << 30);
+    gen_opts g;
+    gen_opts_init(&g);
+    g.n = 2;
+    g.d = (size_t)1 << 28;
+    dataset ds;
+    double t0 = now();
+    CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
+    CHECK(now() - t0 < 1);
+    CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 4.3 GB of memory for n=2 x d=268435456;");
+    ld_mem_cap_for_tests(0);
 }

@@ -1,0 +1,26 @@
+/* Memory that data sizes: every allocation a file's header, an option or a
+ * dataset's shape (n, d) sizes goes through here, loaders and engines
+ * alike, so a size beyond what the process can get is one line
+ * (TCJ_ENOMEM, "WHAT: needs 34.4 GB of memory for ...; 21.9 GB available")
+ * and never an abort. Fixed small allocations keep xmalloc (err.h). */
+#ifndef TCJ_MEM_H
+#define TCJ_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of memory this process can still get: MemAvailable from
+ * /proc/meminfo (else sysconf), capped by a cgroup limit and by
+ * RLIMIT_AS less what is mapped; UINT64_MAX when unknown. */
+uint64_t mem_available(void);
+/* Tests only: cap what mem_available reports at bytes (0: no cap). */
+void mem_cap_for_tests(uint64_t bytes);
+/* 0, or TCJ_ENOMEM with one line when cnt x size bytes (plus extra) do not
+ * fit in mem_available: "WHAT: needs B of memory for FOR; A available". */
+int mem_check(const char *what, const char *for_what, uint64_t cnt, uint64_t size, uint64_t extra);
+/* cnt x size bytes (zeroed when zero), checked as mem_check does, or NULL
+ * with the line set; malloc failing (ulimit -v) gives the same line. The
+ * caller frees. */
+void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size, int zero);
+
+#endif
