@@ -46,6 +46,8 @@ for kind in uniform gauss; do
         db2=$(echo "$dbs" | sed -n 's/.*"clusters":[0-9]*.*"time_s":\([0-9.e+-]*\),"passes".*/\1/p' | sed -n 2p)
         ncl=$(echo "$dbs" | sed -n 's/.*"clusters":\([0-9]*\).*/\1/p' | sed -n 1p)
         ms() { awk -v v="${1:-0}" 'BEGIN { printf "%.2f", v * 1e3 }'; }
+        echo "$dbs" | sed -n 's/.*"passes":\({[^}]*}[^}]*}[^}]*}}\).*/dbscan passes: \1/p' >&2
+        echo "$runs" | grep '"mode":"perpoint"' | sed -n 's/.*"time_s":\([^,]*\),"kernel_s":\([^,]*\),"phases":\({[^}]*}\).*/dbscan core pass: time \1 kernel \2 \3/p' >&2
         echo "| $kind | $n | $pairs | $(ms "$h2d") | $(ms "$idx") | $(ms "$k1") | $t1 | $(ms "$k2") | $t2 | $db1 | $db2 | $ncl |"
     done
 done

@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
-
+struct engine;
+struct join_spec;
+struct join_result;
+struct kdist_spec;
 struct session;
 struct store;
 
@@ -30,14 +32,14 @@ typedef struct dist_ops {
     int (*skip)(const char *name);
     /* engine_run and kdist_run over every rank: the work shared, the
      * results reduced so that every rank holds the whole run's. */
-    int (*join)(const engine *e, const join_spec *s, join_result *res);
-    int (*kdist)(const engine *e, const kdist_spec *s, join_result *res);
+    int (*join)(const struct engine *e, const struct join_spec *s, struct join_result *res);
+    int (*kdist)(const struct engine *e, const struct kdist_spec *s, struct join_result *res);
     /* A per-rank pair file closed on every rank (ok: kept): rank 0 writes
      * PATH.manifest naming the ranks' files. */
     int (*pairs_closed)(const char *path, const char *format, int ok, uint64_t pairs);
     /* After rank 0 stored run run_id, whose result is res: the ranks'
      * shares in the log (when res was filled by a shared run). */
-    void (*store_run)(struct store *db, int64_t run_id, const join_result *res);
+    void (*store_run)(struct store *db, int64_t run_id, const struct join_result *res);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

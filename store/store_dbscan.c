@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 static void flags_text(const dbscan_result *r, char *buf, size_t size)

@@ -1,7 +1,7 @@
 /* run_ranks rows (store/store_ranks.h). */
 #include "store_ranks.h"
 
-#include "../src/err.h"
+#include "err.h"
 #include "store_int.h"
 
 int64_t store_run_rank(store *st, const store_rank_rec *r)
