@@ -498,6 +498,19 @@ static void m_add_phases(join_result *to, const join_result *from)
     }
 }
 
+/* A metric's value in r, NULL when r has none by that name. */
+static double *m_metric(join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (strcmp(r->metric[k].name, name) == 0)
+            return &r->metric[k].value;
+    return NULL;
+}
+
+/* The metrics that add up over parts and ranks (a pruned run's pairs
+ * examined: the derived rate counts them, src/engine.c). */
+static const char *const m_additive[] = {"pairs_examined"};
+
 /* Progress of a part mapped onto the whole (rank 0 alone reports). */
 typedef struct m_prog {
     void (*fn)(void *ctx, double frac);
@@ -602,6 +615,13 @@ static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg,
     }
     m_add_phases(acc, &r);
     acc->kernel_seconds += r.kernel_seconds;
+    for (size_t k = 0; !first && k < sizeof m_additive / sizeof *m_additive; k++) {
+        double *to = m_metric(acc, m_additive[k]), *from = m_metric(&r, m_additive[k]);
+        if (to && from)
+            *to += *from;
+        else if (from)
+            join_result_metric(acc, m_additive[k], *from, "pairs");
+    }
     return rc;
 }
 
@@ -814,6 +834,16 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     MPI_Allreduce(&acc.kernel_seconds, &kmax, 1, MPI_DOUBLE, MPI_MAX, m_cmd);
     res->kernel_seconds = kmax;
     res->pairs = js ? total : 0;
+    for (size_t k = 0; k < sizeof m_additive / sizeof *m_additive; k++) {
+        double *v = m_metric(res, m_additive[k]), mine_v = v ? *v : 0, sum = 0;
+        int have = v != NULL, any = 0;
+        MPI_Allreduce(&mine_v, &sum, 1, MPI_DOUBLE, MPI_SUM, m_cmd);
+        MPI_Allreduce(&have, &any, 1, MPI_INT, MPI_LOR, m_cmd);
+        if (v)
+            *v = sum;
+        else if (any)
+            join_result_metric(res, m_additive[k], sum, "pairs");
+    }
     int hosts = 0;
     for (int r = 0; r < m_size; r++) {
         int seen = 0;

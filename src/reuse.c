@@ -23,6 +23,10 @@ const char *reuse_phase_name(const char *name)
 int reuse_find(session *s, const engine *e, reuse_run *out)
 {
     memset(out, 0, sizeof *out);
+    /* tcjoin-mpi: rank 0 alone has the log; every rank must run the same
+     * joins, so none is reused (src/dist.h). */
+    if (dist && dist->nranks > 1)
+        return 0;
     if (!s->db || !s->have_ds || !s->have_eps)
         return 0;
     char opts[512];
@@ -59,10 +63,6 @@ int reuse_find(session *s, const engine *e, reuse_run *out)
 int reuse_sides(session *s, const engine *const e[REUSE_SIDES], int fresh, reuse_set *out)
 {
     memset(out, 0, sizeof *out);
-    /* tcjoin-mpi: rank 0 alone has the log; every rank must run the same
-     * joins, so none is reused (src/dist.h). */
-    if (dist && dist->nranks > 1)
-        fresh = 1;
     for (int k = 0; k < REUSE_SIDES && !fresh; k++) {
         if (!e[k])
             continue;

@@ -277,7 +277,6 @@ int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out);
  * header and one line per size bin with the clustering's columns first. */
 /* Writes to f, which the caller opened (src/ofile.c); path only names it
  * in messages. */
-int store_dbscan_export_f(store *st, int64_t id, const char *format, FILE *f,
-                         const char *path);
+int store_dbscan_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path);
 
 #endif

@@ -53,7 +53,7 @@ check() { # check NAME CONDITION-COMMAND...
 norm() {
     sed -E -f "$here/tests/cli/normalize.sed" "$1" |
         sed -E 's/^(  time|  derived|    convert|    compute|    sink).*//; s/ in [0-9.]+ s//;
-            s/[0-9.]+ s\b/<T>/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[^)]*//'
+            s/[0-9.]+ s\b/<T>/g; s/[0-9.e+-]+ pairs\/s/<R> pairs\/s/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[^)]*//'
 }
 pairset() { # the pairs of u32 pair files as sorted text lines
     cat "$@" | od -An -tu4 -w8 -v | sort
