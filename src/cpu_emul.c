@@ -10,6 +10,7 @@
 #include "err.h"
 #include "fmt_fit.h"
 #include "fp16.h"
+#include "mem.h"
 #include "shift.h"
 
 typedef struct emul_ctx {
@@ -254,6 +255,11 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
         if (rc0)
             return rc0;
     }
+    /* What the run holds that the data size: the converted rows and
+     * their norms, and the same again in cell order (src/mem.h). */
+    if (mem_check(s->ds->name ? s->ds->name : "dataset", "the converted rows (twice)",
+                  (uint64_t)s->ds->n * (d + 1), 2 * sizeof(float), 0))
+        return TCJ_ENOMEM;
     double t0 = engine_now();
     int reused;
     const double *center = s->engine && s->engine->centers

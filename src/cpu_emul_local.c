@@ -25,6 +25,7 @@
 #include "cpu_join.h"
 #include "err.h"
 #include "fp16.h"
+#include "mem.h"
 
 typedef struct local_ctx {
     const cpu_emul_format *f;
@@ -202,6 +203,10 @@ int cpu_emul_run_local(const cpu_emul_format *f, const join_spec *s, join_result
 {
     const dataset *ds = s->ds;
     const size_t n = ds->n, d = ds->d;
+    /* The rows in FP64 in cell order (src/mem.h). */
+    if (mem_check(ds->name ? ds->name : "dataset", "the rows in cell order", (uint64_t)n * d,
+                  sizeof(double), 0))
+        return TCJ_ENOMEM;
     double t0 = engine_now();
     cpu_grid g;
     int rc = cpu_emul_local_index(f, s, &g);

@@ -10,6 +10,7 @@
 
 #include "cpu_join.h"
 #include "err.h"
+#include "mem.h"
 
 typedef struct ck_item {
     size_t cell, i0, i1; /* the grid pass: positions qpos[i0 .. i1) of one cell */
@@ -426,6 +427,18 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
 
     /* Grid passes take runs of up to 64 rows of a cell (as cpu_join). */
     const size_t qmax = sh.qb > 64 ? sh.qb : 64;
+    /* What each thread holds that d and K size: its candidate scratch and
+     * its heaps (src/mem.h). */
+    {
+        const uint64_t per = (uint64_t)sh.cb * k->scratch_row_bytes + 64 +
+                             (uint64_t)qmax * sh.kk * sizeof(double) + (sh.cb + CPU_GROUP) * 8;
+        if (mem_check(spec->ds->name ? spec->ds->name : "dataset", "the k-distance's scratch",
+                      (uint64_t)nthr, per, 0)) {
+            pthread_mutex_destroy(&sh.mu);
+            pthread_cond_destroy(&sh.cv);
+            return TCJ_ENOMEM;
+        }
+    }
     ck_worker *w = xcalloc((size_t)nthr, sizeof *w);
     for (int t = 0; t < nthr; t++) {
         w[t].sh = &sh;

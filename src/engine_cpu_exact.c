@@ -20,6 +20,7 @@
 #include "err.h"
 #include "kernels.h"
 #include "fp16.h"
+#include "mem.h"
 
 typedef struct xct_ctx {
     const dataset *ds;     /* the rows as loaded, widened to FP64 for the band */
@@ -175,6 +176,11 @@ static int xct_run(const join_spec *s, join_result *res)
 {
     const dataset *ds = s->ds;
     const size_t n = ds->n, d = ds->d;
+    /* The FP16 rows, their FP32 and FP64 norms and their cell-order copy
+     * (src/mem.h). */
+    if (mem_check(ds->name ? ds->name : "dataset", "the FP16 rows and their norms", (uint64_t)n,
+                  2 * (d * sizeof(float) + sizeof(float) + sizeof(double)), 0))
+        return TCJ_ENOMEM;
     double t0 = engine_now();
     /* The FP16 pass converts the centred values when centring is on; the
      * bound takes their norms, the band is refined from the data as

@@ -25,6 +25,7 @@
 #include "err.h"
 #include "center.h"
 #include "engine.h"
+#include "kdist.h"
 #include "esc.h"
 #include "fmt_fit.h"
 #include "load_util.h"
@@ -928,6 +929,19 @@ TEST(d_sized_memory_is_one_line)
     CHECK_EQ_INT(engine_run(engine_find("cpu"), &s, &r), TCJ_ENOMEM);
     CHECK_STR_CONTAINS(err_msg(), "wide: needs ");
     CHECK_STR_CONTAINS(err_msg(), "rows and scratch;");
+    /* the engines that copy the rows in their own format, and the CPU
+     * k-distance's scratch (a block of 16 candidates: 34 GB) */
+    const char *const copying[] = {"cpu-fp16", "cpu-bf16", "cpu-exact"};
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(engine_run(engine_find(copying[k]), &s, &r), TCJ_ENOMEM);
+        CHECK_MSG(strstr(err_msg(), "wide: needs ") && !strchr(err_msg(), '\n'), "%s: %s",
+                  copying[k], err_msg());
+    }
+    double kd[2];
+    kdist_spec ks = {.ds = &ds, .q0 = 0, .q1 = 2, .k = 1, .opts = &eo, .out = kd};
+    CHECK_EQ_INT(kdist_run(engine_find("cpu"), &ks, &r), TCJ_ENOMEM);
+    CHECK_STR_CONTAINS(err_msg(), "wide: needs ");
+    CHECK_STR_CONTAINS(err_msg(), "the k-distance's scratch;");
     ld_mem_cap_for_tests(0);
     dataset_free(&ds);
 }
