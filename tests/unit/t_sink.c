@@ -249,7 +249,8 @@ TEST(sink_appears_whole_or_not_at_all)
     sink_file *f = NULL;
     CHECK_EQ_INT(sink_file_open(p, SINK_CSV, 0, NULL, &f), 0);
     put_pairs(f);
-    /* While it is written only the temporary file NAME.tcjoin-partial-XXXXXX exists (src/ofile.c). */
+    /* While it is written only the temporary file NAME.tcjoin-partial-XXXXXX exists (src/ofile.c).
+     */
     CHECK(access(p, F_OK) != 0);
     CHECK_EQ_INT(count_named(dir, ".tcjoin-"), 1);
     CHECK_EQ_INT(sink_file_close(f, 1), 0);
