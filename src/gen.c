@@ -122,8 +122,8 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     if (bytes > avail) {
         char a[32], b[32];
         return err_set(TCJ_ENOMEM, "gen %s: needs %s of memory for n=%zu x d=%zu%s; %s available",
-                       kind, ld_bytes_str(bytes, a), n, d,
-                       k == 2 ? " and clusters x d centres" : "", ld_bytes_str(avail, b));
+                       kind, mem_bytes_str(bytes, a), n, d,
+                       k == 2 ? " and clusters x d centres" : "", mem_bytes_str(avail, b));
     }
     const volatile int *cancel = opt->cancel;
     /* expo: the chance a draw lies in [0, 1] is 1 - e^-lambda (as the

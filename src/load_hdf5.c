@@ -234,7 +234,7 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
                      "%s: dataset '%s' dims give %llu x %llu values = %s, but it stores %s "
                      "compressed (more than %d:1 is refused)",
                      path, shown, (unsigned long long)n, (unsigned long long)d,
-                     ld_bytes_str(want, a), ld_bytes_str(stored, b), H5_MAX_RATIO);
+                     mem_bytes_str(want, a), mem_bytes_str(stored, b), H5_MAX_RATIO);
     }
     /* The type the parent keeps the values in (they come as doubles, which
      * hold every value of these types exactly); memory is counted in it. */

@@ -219,22 +219,6 @@ const char *ld_esc(const char *s, size_t max)
     return b;
 }
 
-const char *ld_bytes_str(uint64_t b, char *buf)
-{
-    static const char *unit[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1000 && u < 6) {
-        v /= 1000;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, 32, "%llu bytes", (unsigned long long)b);
-    else
-        snprintf(buf, 32, "%.1f %s", v, unit[u]);
-    return buf;
-}
-
 /* "byte N: " for a message, "" for UINT64_MAX (a place libhdf5 does not say). */
 static const char *at_byte(uint64_t byte)
 {
@@ -275,7 +259,7 @@ int ld_check_dims(const char *path, const char *field, uint64_t byte, uint64_t n
         return err_set(TCJ_EINVAL,
                        "%s: %s%s gives %llu x %llu values of %zu bytes = %s, but %s are %s", path,
                        at_byte(byte), field, (unsigned long long)n, (unsigned long long)d, es,
-                       ld_bytes_str(want, a), ld_bytes_str(have, b), from);
+                       mem_bytes_str(want, a), mem_bytes_str(have, b), from);
     }
     if (bytes)
         *bytes = want;
@@ -320,8 +304,8 @@ int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t 
                        what, (unsigned long long)n, (unsigned long long)d, dt->name);
     if (bytes > avail)
         return err_set(TCJ_ENOMEM, "%s: needs %s of memory for %llu x %llu %s values; %s available",
-                       what, ld_bytes_str(bytes, a), (unsigned long long)n, (unsigned long long)d,
-                       dt->name, ld_bytes_str(avail, b));
+                       what, mem_bytes_str(bytes, a), (unsigned long long)n, (unsigned long long)d,
+                       dt->name, mem_bytes_str(avail, b));
     return 0;
 }
 
@@ -387,7 +371,7 @@ int ld_row(ld_sink *s, double **row)
         if (!x) {
             char b[32];
             return err_set(TCJ_ENOMEM, "%s: cannot get %s of memory for %zu x %zu %s values",
-                           s->path, ld_bytes_str((uint64_t)cap * s->d * s->t->bytes, b), cap, s->d,
+                           s->path, mem_bytes_str((uint64_t)cap * s->d * s->t->bytes, b), cap, s->d,
                            s->t->name);
         }
         s->cap = cap;

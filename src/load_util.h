@@ -81,8 +81,6 @@ int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t 
  * control characters as \xNN so the message stays one line. Returns one of
  * 4 rotating thread-local buffers (several may appear in one err_set). */
 const char *ld_esc(const char *s, size_t max);
-/* "1.5 GB" style, for messages; buf of 32 bytes. */
-const char *ld_bytes_str(uint64_t b, char *buf);
 /* TCJ_ECANCEL "FILE: load cancelled" once *cancel is set (Ctrl-C), else 0. */
 int ld_cancel_check(const volatile int *cancel, const char *path);
 

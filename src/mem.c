@@ -83,7 +83,7 @@ uint64_t mem_available(void)
     return avail;
 }
 
-static const char *bytes_str(uint64_t b, char *buf)
+const char *mem_bytes_str(uint64_t b, char *buf)
 {
     static const char *unit[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
     double v = (double)b;
@@ -109,7 +109,7 @@ static int mem_refuse(const char *what, const char *for_what, uint64_t bytes, ui
     if (bytes == UINT64_MAX)
         return err_set(TCJ_ENOMEM, "%s: %s needs more than 2^63 bytes of memory", what, for_what);
     return err_set(TCJ_ENOMEM, "%s: needs %s of memory for %s; %s available", what,
-                   bytes_str(bytes, a), for_what, bytes_str(avail, b));
+                   mem_bytes_str(bytes, a), for_what, mem_bytes_str(avail, b));
 }
 
 static uint64_t mem_bytes(uint64_t cnt, uint64_t size, uint64_t extra)

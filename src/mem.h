@@ -23,4 +23,8 @@ int mem_check(const char *what, const char *for_what, uint64_t cnt, uint64_t siz
  * caller frees. */
 void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size, int zero);
 
+/* b bytes for a message: "412 bytes", "34.4 GB" (powers of 1000); buf
+ * holds at least 32 characters and is returned. */
+const char *mem_bytes_str(uint64_t b, char *buf);
+
 #endif

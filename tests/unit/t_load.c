@@ -11,6 +11,7 @@
 #include "dataset.h"
 #include "err.h"
 #include "load_util.h"
+#include "mem.h"
 
 static const char *tpath(const char *name)
 {
@@ -893,7 +894,7 @@ TEST(mem_check_counts_the_kept_type)
         CHECK(dataset_load(p, &o, &ds) == TCJ_ENOMEM);
         char want[160], a[32], b[32];
         snprintf(want, sizeof want, "%s: needs %s of memory for %d x %d %s values; %s available",
-                 c[i].name, ld_bytes_str(own, a), N, D, c[i].type, ld_bytes_str(own - 1, b));
+                 c[i].name, mem_bytes_str(own, a), N, D, c[i].type, mem_bytes_str(own - 1, b));
         CHECK_STR_CONTAINS(err_msg(), want);
     }
 
