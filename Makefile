@@ -40,13 +40,17 @@ CXX_OBJ  := $(CXX_SRC:%.cpp=$(BUILD)/obj/%.o)
 # installed (make demo on a machine without a GPU: seconds, not minutes).
 ifeq ($(CPU_ONLY),)
 ifneq ($(NVCC),)
-CU_SRC   := $(wildcard kernels/*.cu)
+CU_SRC   := $(wildcard kernels/*.cu kernels/ladder/*.cu)
 # Kernel objects carry no host sanitizer: a sanitized build reuses the
 # plain build's kernel objects (KOBJ_BUILD) so CUDA is compiled once.
 KOBJ_BUILD ?= $(BUILD)
 KERN_OBJ := $(CU_SRC:%.cu=$(KOBJ_BUILD)/obj/%.o)
 GENCODE  := $(foreach a,$(SM),$(if $(filter 90,$(a)),-gencode arch=compute_90a$(comma)code=sm_90a -gencode arch=compute_90$(comma)code=sm_90,-gencode arch=compute_$(a)$(comma)code=sm_$(a)))
 NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall -Ikernels $(GENCODE) -MMD -MP
+# The teaching ladder (kernels/ladder/) as sm_80 and sm_90 SASS only: sm_80
+# code runs on 8.6 and 8.9, and no rung needs sm_90a (build time).
+LADDER_SM := $(or $(sort $(if $(filter 80 86 89,$(SM)),80) $(filter 90,$(SM))),$(SM))
+$(KOBJ_BUILD)/obj/kernels/ladder/%.o: GENCODE = $(foreach a,$(LADDER_SM),-gencode arch=compute_$(a)$(comma)code=sm_$(a))
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
 CFLAGS   += -DTCJ_CUDA
 else
@@ -77,7 +81,7 @@ LIB := $(BUILD)/libtcjoin.a
 # table6` (src/teach_gen.h): the measured tables of docs/BENCHMARKS.md, the
 # kernel lines tagged with a switch name, the SASS counts of each variant.
 GEN      := $(BUILD)/gen
-GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o
+GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o $(GEN)/ladder_src.o
 
 all: $(BUILD)/tcjoin
 
@@ -124,6 +128,15 @@ $(GEN)/bench_tables.c: docs/BENCHMARKS.md scripts/gen_bench_tables.sh
 $(GEN)/kernel_tags.c: scripts/gen_kernel_tags.sh $(wildcard kernels/*.cu kernels/*.cuh kernels/*.h)
 	@mkdir -p $(dir $@)
 	sh scripts/gen_kernel_tags.sh teach_tags kernels >$@.tmp && mv $@.tmp $@
+
+# The ladder's rung files and the files its last rungs name (kernels.h,
+# kern_ladder_rungs), embedded for `ladder source|diff|why`, and
+# docs/TEACHING.md for its stored ladders (`ladder stored`).
+LADDER_SRC := $(sort $(wildcard kernels/ladder/r*.cu)) kernels/fasted_wgmma.cuh \
+              kernels/fmt_fp16.cu kernels/fmt_fp8.cu kernels/fmt_int8.cu docs/TEACHING.md
+$(GEN)/ladder_src.c: scripts/gen_ladder_src.sh $(LADDER_SRC)
+	@mkdir -p $(dir $@)
+	sh scripts/gen_ladder_src.sh $(LADDER_SRC) >$@.tmp && mv $@.tmp $@
 
 $(GEN)/sass_counts.c: scripts/gen_sass_counts.sh $(KERN_OBJ)
 	@mkdir -p $(dir $@)

@@ -596,7 +596,6 @@ int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r);
  * the device (or mem_cap) is streamed (kern_stream_kdist). */
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
-
 /* ---- The teaching ladder (`ladder`, docs/TEACHING.md) ----
  * The ε-join in COUNT mode built up one idea a rung, from a CUDA-core loop
  * to FASTED on Hopper. Rungs 1..KERN_LADDER_OWN are small self-contained
@@ -606,17 +605,17 @@ int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_res
  * build without CUDA shows and validates it too. */
 #define KERN_LADDER_OWN 10 /* rungs with a kernel file of their own */
 typedef struct kern_ladder_rung {
-    int id;            /* 1-based rung number */
-    const char *name;  /* "naive", "smem", ..., "wgmma", "wgmma-fp8" */
-    const char *idea;  /* what this rung adds to the one before, one line */
-    const char *file;  /* its kernel file (rungs past KERN_LADDER_OWN: FASTED's) */
-    const char *unit;  /* "cuda-fp32" CUDA cores, "tc-fp16", "tc-fp8", "tc-int8" */
-    const char *blas;  /* the cuBLAS yardstick's dtype: "fp32", "fp16", "fp8", "int8" */
+    int id;             /* 1-based rung number */
+    const char *name;   /* "naive", "smem", ..., "wgmma", "wgmma-fp8" */
+    const char *idea;   /* what this rung adds to the one before, one line */
+    const char *file;   /* its kernel file (rungs past KERN_LADDER_OWN: FASTED's) */
+    const char *unit;   /* "cuda-fp32" CUDA cores, "tc-fp16", "tc-fp8", "tc-int8" */
+    const char *blas;   /* the cuBLAS yardstick's dtype: "fp32", "fp16", "fp8", "int8" */
     const char *engine; /* NULL: kern_ladder_run; else the engine row that runs it */
-    int symmetric;     /* computes the block tiles on and above the diagonal only */
-    int min_cc;        /* compute capability it needs (major*10 + minor) */
+    int symmetric;      /* computes the block tiles on and above the diagonal only */
+    int min_cc;         /* compute capability it needs (major*10 + minor) */
     int bm, bn, bk, wm, wn, tm, tn, stages, threads, minb; /* kernels/ladder_cfg.h */
-    int prev;          /* the rung it differs from (0: none); `ladder diff` */
+    int prev; /* the rung it differs from (0: none); `ladder diff` */
 } kern_ladder_rung;
 extern const kern_ladder_rung kern_ladder_rungs[]; /* terminated by id 0 */
 int kern_ladder_count(void);
@@ -635,19 +634,19 @@ typedef struct kern_ladder_args {
     int device;     /* CUDA ordinal */
     const float *x; /* host, n*d row-major FP32 (the tensor-core rungs round to FP16) */
     size_t n, d;
-    double eps;     /* pairs with d2 <= (float)(eps*eps) in FP32 are counted */
-    int reps;       /* timed launches after one warm-up (>= 1); the fastest is kept */
+    double eps; /* pairs with d2 <= (float)(eps*eps) in FP32 are counted */
+    int reps;   /* timed launches after one warm-up (>= 1); the fastest is kept */
     const volatile int *cancel;
 } kern_ladder_args;
 typedef struct kern_ladder_result {
-    uint64_t pairs;      /* ordered pairs (i, j) within eps, self-pairs included */
+    uint64_t pairs;                    /* ordered pairs (i, j) within eps, self-pairs included */
     double t_h2d, t_convert, t_kernel; /* seconds; t_kernel the fastest timed launch */
-    int reps;            /* launches timed */
-    size_t d_padded;     /* d as the kernel computed it (zeros appended) */
-    int regs;            /* registers a thread (cudaFuncGetAttributes) */
-    int blocks_per_sm;   /* resident blocks a multiprocessor (occupancy API) */
-    unsigned long long blocks; /* blocks launched */
-    char variant[96];    /* "r08 cp-async 64x64x64 3 stages" */
+    int reps;                          /* launches timed */
+    size_t d_padded;                   /* d as the kernel computed it (zeros appended) */
+    int regs;                          /* registers a thread (cudaFuncGetAttributes) */
+    int blocks_per_sm;                 /* resident blocks a multiprocessor (occupancy API) */
+    unsigned long long blocks;         /* blocks launched */
+    char variant[96];                  /* "r08 cp-async 64x64x64 3 stages" */
 } kern_ladder_result;
 /* Run an own rung: upload (FP32, and FP16 for the tensor-core rungs, rows
  * and d padded with zeros), norms, then the kernel reps+1 times; counts
@@ -663,8 +662,7 @@ int kern_ladder_run(const kern_ladder_args *a, kern_ladder_result *r);
  * benchmark yardstick, never a build or run dependency. 0 with *seconds,
  * or KERN_ENODEV/KERN_EGPU with kern_error() saying why (no library, the
  * dtype not supported on this device). */
-int kern_cublas_gemm(int device, const char *dtype, size_t n, size_t d, int reps,
-                     double *seconds);
+int kern_cublas_gemm(int device, const char *dtype, size_t n, size_t d, int reps, double *seconds);
 
 #ifdef __cplusplus
 }

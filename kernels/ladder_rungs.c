@@ -11,25 +11,28 @@
 #define CUDA_FP32 "cuda-fp32"
 #define TC_FP16 "tc-fp16"
 
+/* min_cc: the own rungs' files are built as sm_80 and sm_90 code only
+ * (the Makefile's LADDER_SM: build time), so every rung needs 8.0 even
+ * where its instructions are older (WMMA: 7.0). */
 /* clang-format off */
 const kern_ladder_rung kern_ladder_rungs[] = {
     {1, "naive", "one thread per pair: (a-b)^2 summed over k from global memory",
-     "kernels/ladder/r01_naive.cu", CUDA_FP32, "fp32", NULL, 0, 50,
+     "kernels/ladder/r01_naive.cu", CUDA_FP32, "fp32", NULL, 0, 80,
      LADDER_R01_BM, LADDER_R01_BN, 0, 0, 0, 1, 1, 0, LADDER_R01_TH, 0, 0},
     {2, "smem", "a block stages 32-value k slices of its rows in shared memory and reuses them",
-     "kernels/ladder/r02_smem.cu", CUDA_FP32, "fp32", NULL, 0, 50,
+     "kernels/ladder/r02_smem.cu", CUDA_FP32, "fp32", NULL, 0, 80,
      LADDER_R02_BM, LADDER_R02_BN, LADDER_R02_BK, 0, 0, 1, 1, 1, LADDER_R02_TH, 0, 1},
     {3, "gemm-form", "|a|^2 + |b|^2 - 2a.b: one FMA a value instead of a subtract and an FMA; "
      "the join is now a GEMM",
-     "kernels/ladder/r03_gemm_form.cu", CUDA_FP32, "fp32", NULL, 0, 50,
+     "kernels/ladder/r03_gemm_form.cu", CUDA_FP32, "fp32", NULL, 0, 80,
      LADDER_R03_BM, LADDER_R03_BN, LADDER_R03_BK, 0, 0, 1, 1, 1, LADDER_R03_TH, 0, 2},
     {4, "reg-tile", "each thread keeps an 8x8 tile of dot products in registers (SGEMM's 2-D "
      "block tiling)",
-     "kernels/ladder/r04_reg_tile.cu", CUDA_FP32, "fp32", NULL, 0, 50,
+     "kernels/ladder/r04_reg_tile.cu", CUDA_FP32, "fp32", NULL, 0, 80,
      LADDER_R04_BM, LADDER_R04_BN, LADDER_R04_BK, 0, 0, LADDER_R04_TM, LADDER_R04_TN, 1,
      LADDER_R04_TH, 0, 3},
     {5, "wmma", "FP16 tensor cores through WMMA 16x16x16 fragments (TED-Join's way)",
-     "kernels/ladder/r05_wmma.cu", TC_FP16, "fp16", NULL, 0, 70,
+     "kernels/ladder/r05_wmma.cu", TC_FP16, "fp16", NULL, 0, 80,
      LADDER_R05_BM, LADDER_R05_BN, LADDER_R05_BK, LADDER_R05_WM, LADDER_R05_WN, 0, 0, 1,
      LADDER_R05_TH, 0, 4},
     {6, "mma-ldmatrix", "PTX mma.sync m16n8k16 with ldmatrix; the epilogue reads d2 from the "
@@ -92,21 +95,24 @@ size_t kern_ladder_smem(const kern_ladder_rung *r)
     const size_t bm = (size_t)r->bm, bn = (size_t)r->bn, bk = (size_t)r->bk;
     switch (r->engine ? 0 : r->id) {
     case 2: /* FP32 rows of bk values plus one, so a column read is conflict free */
-    case 3: return (bm + bn) * (bk + 1) * 4;
-    case 4: return (bm + bn) * bk * 4; /* FP32, k-major: a thread's 8 values are contiguous */
+    case 3:
+        return (bm + bn) * (bk + 1) * 4;
+    case 4:
+        return (bm + bn) * bk * 4; /* FP32, k-major: a thread's 8 values are contiguous */
     case 5: /* FP16 slices, then a 16x16 FP32 staging tile a warp for the epilogue */
         return (bm + bn) * bk * 2 + (size_t)(r->threads / 32) * 16 * 16 * 4;
     case 6:
     case 7:
     case 8:
     case 9:
-    case 10: return (size_t)r->stages * (bm + bn) * bk * 2; /* FP16 stages */
-    default: return 0;
+    case 10:
+        return (size_t)r->stages * (bm + bn) * bk * 2; /* FP16 stages */
+    default:
+        return 0;
     }
 }
 
-static int ladder_bad(char *why, size_t size, int code, const kern_ladder_rung *r,
-                      const char *what)
+static int ladder_bad(char *why, size_t size, int code, const kern_ladder_rung *r, const char *what)
 {
     snprintf(why, size, "ladder rung %d (%s): %s", r->id, r->name, what);
     return code;

@@ -151,8 +151,7 @@ int kern_ladder_run(const kern_ladder_args *a, kern_ladder_result *r)
     return kern_fail_msg(KERN_ENODEV, stub_msg);
 }
 
-int kern_cublas_gemm(int device, const char *dtype, size_t n, size_t d, int reps,
-                     double *seconds)
+int kern_cublas_gemm(int device, const char *dtype, size_t n, size_t d, int reps, double *seconds)
 {
     (void)device, (void)dtype, (void)n, (void)d, (void)reps;
     *seconds = 0;

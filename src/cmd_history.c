@@ -289,7 +289,8 @@ static int export_run(session *s, int argc, char **argv)
         k = 1;
     } else if (argc >= 1 &&
                (strcmp(argv[0], "run") == 0 || strcmp(argv[0], "kdist") == 0 ||
-                strcmp(argv[0], "lab") == 0 || strcmp(argv[0], "dbscan") == 0) &&
+                strcmp(argv[0], "lab") == 0 || strcmp(argv[0], "dbscan") == 0 ||
+                strcmp(argv[0], "ladder") == 0) &&
                argc == 4) {
         char what[16];
         snprintf(what, sizeof what, "%s id", argv[0]);
@@ -308,12 +309,14 @@ static int export_run(session *s, int argc, char **argv)
     ofile *of;
     if ((rc = ofile_open(argv[k + 1], force, store_path(s->db), &of)))
         return rc;
-    int kd = argv[0][0] == 'k', lab = argv[0][0] == 'l', db = argv[0][0] == 'd';
+    int kd = argv[0][0] == 'k', lab = !strcmp(argv[0], "lab"), db = argv[0][0] == 'd',
+        ld = !strcmp(argv[0], "ladder");
     FILE *f = ofile_stream(of);
     const char *name = argv[k + 1];
     if (!f || (rc = kd    ? store_kdist_export_f(s->db, id, argv[k], f, name)
                     : lab ? store_lab_export_f(s->db, id, argv[k], f, name)
                     : db  ? store_dbscan_export_f(s->db, id, argv[k], f, name)
+                    : ld  ? store_ladder_export_f(s->db, id, argv[k], f, name)
                           : store_export_f(s->db, id, argv[k], f, name))) {
         rc = rc ? rc : TCJ_EIO;
         ofile_abort(of);
@@ -326,7 +329,13 @@ static int export_run(session *s, int argc, char **argv)
     if (id < 0)
         out_rec_null(r, "run_id"); /* every run */
     else
-        out_rec_int(r, kd ? "kdist_id" : lab ? "lab_id" : db ? "dbscan_id" : "run_id", id);
+        out_rec_int(r,
+                    kd    ? "kdist_id"
+                    : lab ? "lab_id"
+                    : db  ? "dbscan_id"
+                    : ld  ? "ladder_id"
+                          : "run_id",
+                    id);
     out_rec_str(r, "format", argv[k]);
     out_rec_str(r, "file", argv[k + 1]);
     out_rec_end(r);
@@ -335,7 +344,7 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID|kdist ID|lab ID|dbscan ID csv|json FILE [force]",
+    .usage = "export runs|run ID|kdist ID|lab ID|dbscan ID|ladder ID csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
             "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
@@ -348,7 +357,9 @@ const cmd cmd_export = {
             "array.\n"
             "export dbscan ID csv|json FILE writes a clustering (see dbscan): CSV one line\n"
             "per cluster-size bin with the clustering's columns first, JSON the dbscan\n"
-            "record's object. Labels are never stored: dbscan out=FILE writes them.",
+            "record's object. Labels are never stored: dbscan out=FILE writes them.\n"
+            "export ladder ID csv|json FILE writes a teaching ladder (see ladder): CSV one\n"
+            "line per rung with the ladder's columns first, JSON the ladder record's object.",
     .min_args = 3,
     .max_args = 5,
     .options = NULL,

@@ -223,8 +223,15 @@ static int gen_run(session *s, int argc, char **argv)
     o.sigma = 0.05;
     o.dtype = DTYPE_F32;
     o.cancel = &s->cancel;
-    if (strcmp(o.kind, "uniform") && strcmp(o.kind, "expo") && strcmp(o.kind, "gauss"))
-        return err_set(TCJ_EINVAL, "gen: unknown kind '%s' (one of: uniform expo gauss)", o.kind);
+    int known = 0;
+    char kinds[128] = "";
+    for (int k = 0; gen_kinds[k]; k++) {
+        known |= !strcmp(o.kind, gen_kinds[k]);
+        snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", k ? " " : "",
+                 gen_kinds[k]);
+    }
+    if (!known)
+        return err_set(TCJ_EINVAL, "gen: unknown kind '%s' (one of: %s)", o.kind, kinds);
     const char *v;
     int rc;
     size_t seed;
@@ -264,7 +271,7 @@ static const char *const gen_options[] = {"n",        "d",     "seed",  "lambda"
 
 const cmd cmd_gen = {
     .name = "gen",
-    .usage = "gen uniform|expo|gauss [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] [sigma=X] "
+    .usage = "gen uniform|expo|gauss|ints [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] [sigma=X] "
              "[dtype=f32|f64]",
     .summary = "generate a synthetic dataset",
     .help = "Generate a dataset and make it current; the same options give the same values\n"
@@ -273,6 +280,8 @@ const cmd cmd_gen = {
             "  expo      exponential with rate lambda (default 40, TED-Join's), in [0, 1]\n"
             "  gauss     Gaussian clusters: clusters= centres (default 16), std dev sigma=\n"
             "            (default 0.05)\n"
+            "  ints      integers uniform in {-4, ..., 4}: exact in every format, so every\n"
+            "            engine's count equals FP64's (the teaching ladder's data)\n"
             "  n=N d=N   points and dimension (default 10000 and 16)\n"
             "  seed=N    random seed (default 1)\n"
             "  dtype=T   f32 (default: generated in FP64, kept rounded to FP32) or f64",

@@ -19,6 +19,7 @@
     X(run,     "join")         \
     X(explain, "join")         \
     X(ablate,  "join")         \
+    X(ladder,  "join")         \
     X(compare, "accuracy")     \
     X(precisions, "accuracy")  \
     X(dbscan,  "cluster")      \

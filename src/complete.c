@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "dataset.h"
 #include "engine.h"
 #include "err.h"
 #include "fasted_opts.h"
@@ -243,8 +244,8 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
                 if (pos == 1)
                     cl_files(&c, NULL, word);
             } else if (!strcmp(name, "gen")) {
-                if (pos == 1)
-                    cl_choices(&c, NULL, "uniform|expo|gauss");
+                for (int k = 0; pos == 1 && gen_kinds[k]; k++)
+                    cl_add(&c, NULL, gen_kinds[k]);
             } else if (!strcmp(name, "help")) {
                 if (pos == 1) {
                     for (const cmd *const *t = cmd_table; *t; t++)
@@ -266,7 +267,7 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
             } else if (!strcmp(name, "export")) {
                 int runs = nw > 1 && !strcmp(words[1], "runs");
                 if (pos == 1)
-                    cl_choices(&c, NULL, "runs|run|kdist|lab|dbscan");
+                    cl_choices(&c, NULL, "runs|run|kdist|lab|dbscan|ladder");
                 else if ((runs && pos == 2) || (!runs && pos == 3))
                     cl_choices(&c, NULL, "csv|json");
                 else if ((runs && pos == 3) || (!runs && pos == 4))

@@ -24,7 +24,9 @@ extern "C" {
 }
 #include "kernels.h"
 
-// The FASTED paper's Table 6, then ncu's Speed Of Light header (sol=1).
+// The FASTED paper's Table 6 (with the INT8 tensor pipe, the FMA pipe and
+// achieved occupancy, which the teaching ladder reads for its rungs), then ncu's Speed Of Light
+// header (sol=1).
 // Names are ncu/CUPTI metric names; derived__ ones are computed below from
 // the raw counters listed after them.
 extern "C" const cupti_metric_def cupti_metrics[] = {
@@ -37,6 +39,10 @@ extern "C" const cupti_metric_def cupti_metrics[] = {
      "%", 1, 0},
     {"sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor FP64 util",
      "%", 1, 0},
+    {"sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active", "tensor INT8 util",
+     "%", 1, 0},
+    {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe util", "%", 1, 0},
+    {"sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy", "%", 1, 0},
     {"sm__cycles_elapsed.avg.per_second", "SM clock", "Hz", 0, 0},
     {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "smem conflicts", "", 0, 0},
     {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smem wavefronts", "", 0, 0},

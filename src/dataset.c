@@ -349,7 +349,7 @@ const char *const load_opt_names[] = {"format",  "offset",         "limit", "col
                                       "dataset", "drop-nonfinite", NULL};
 const char *const gen_opt_names[] = {"kind",     "n",     "d",     "seed", "lambda",
                                      "clusters", "sigma", "dtype", NULL};
-const char *const gen_kinds[] = {"uniform", "expo", "gauss", NULL};
+const char *const gen_kinds[] = {"uniform", "expo", "gauss", "ints", NULL};
 
 static int parse_size(const char *key, const char *val, size_t *out)
 {

@@ -155,6 +155,7 @@ extern const char *const load_opt_names[]; /* NULL-terminated keys */
 void gen_opts_init(gen_opts *o);
 int gen_opts_set(gen_opts *o, const char *key, const char *val);
 extern const char *const gen_opt_names[]; /* NULL-terminated keys */
-extern const char *const gen_kinds[];     /* "uniform", "expo", "gauss", NULL */
+extern const char *const gen_kinds[];     /* "uniform", "expo", "gauss", "ints", NULL: gen's
+                                           * check, message and completion */
 
 #endif

@@ -70,6 +70,9 @@ typedef struct engine_opts {
     /* exact: which path computes the join (src/exact_path.h: EXACT_PATH_AUTO,
      * _PASS, _GRID, _CLUSTERS; `set exact-path`). */
     int exact_path;
+    /* ladder: the rung the engine runs (kernels.h's kern_ladder_rungs,
+     * 1..KERN_LADDER_OWN; 0: the last own rung; `set ladder-rung`). */
+    int ladder_rung;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

@@ -15,6 +15,7 @@ extern const engine engine_fp64;
 extern const engine engine_exact;
 extern const engine engine_ted;
 extern const engine engine_ted_index;
+extern const engine engine_ladder;
 
 /* The tensor-core formats' rows: a GPU engine (run by kern_fasted_run in
  * the format the row names, kernels/fmt_NAME.cu; engine_available checks
@@ -26,8 +27,13 @@ extern const engine engine_ted_index;
 /* Order is the order of `help engines`; roles are chosen by rank (engine.h),
  * not by position, except that equal ranks go to the earlier row. */
 const engine *const engine_table[] = {
-    &engine_cpu,  &engine_cpu_exact, TC_FORMAT_CPU_ENGINES TC_FORMAT_GPU_ENGINES &engine_exact,
-    &engine_fp64, &engine_ted,       &engine_ted_index,
+    &engine_cpu,
+    &engine_cpu_exact,
+    TC_FORMAT_CPU_ENGINES TC_FORMAT_GPU_ENGINES &engine_exact,
+    &engine_fp64,
+    &engine_ted,
+    &engine_ted_index,
+    &engine_ladder,
     NULL,
 };
 

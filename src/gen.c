@@ -12,6 +12,10 @@
  *   gauss    `clusters` centres uniform in [0, 1)^d, drawn first; each point
  *            picks a centre uniformly and adds N(0, sigma^2) per coordinate
  *            (Box-Muller), not clipped; more centres than points is refused
+ *   ints     every value an integer uniform in {-4, ..., 4}: held exactly
+ *            by every format (FP16, BF16, FP8, INT8) and every dot product
+ *            of them exact in FP32 below d = 2^19, so every engine's count
+ *            equals FP64's (the teaching ladder's data)
  * Every value is generated in FP64 and then kept as dtype says: f32 by
  * default (rounded to nearest, so a uniform value just below 1 may become
  * 1.0f), f64 when asked (dtype=f64, the values of earlier versions). */
@@ -80,15 +84,11 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     double lambda = opt->lambda > 0 ? opt->lambda : 40;
     double sigma = opt->sigma > 0 ? opt->sigma : 0.05;
     size_t clusters = opt->clusters ? opt->clusters : 16;
-    int k;
-    if (!strcmp(kind, "uniform"))
-        k = 0;
-    else if (!strcmp(kind, "expo"))
-        k = 1;
-    else if (!strcmp(kind, "gauss"))
-        k = 2;
-    else
-        return err_set(TCJ_EINVAL, "unknown generator '%s' (uniform, expo, gauss)", kind);
+    int k = 0; /* its index in gen_kinds: 0 uniform, 1 expo, 2 gauss, 3 ints */
+    while (gen_kinds[k] && strcmp(kind, gen_kinds[k]))
+        k++;
+    if (!gen_kinds[k])
+        return err_set(TCJ_EINVAL, "unknown generator '%s' (uniform, expo, gauss, ints)", kind);
     if (opt->n < 2)
         return err_set(TCJ_EINVAL, "%s: n=%zu; a self-join needs at least 2 points", kind, opt->n);
     if (opt->d < 1)
@@ -168,6 +168,9 @@ int dataset_generate(const gen_opts *opt, dataset *out)
         if (k == 0) {
             for (size_t i = 0; i < m * d; i++)
                 x[i] = rng_unit(&r);
+        } else if (k == 3) {
+            for (size_t i = 0; i < m * d; i++)
+                x[i] = floor(rng_unit(&r) * 9.0) - 4.0;
         } else if (k == 1 && inverse) {
             for (size_t i = 0; i < m * d; i++)
                 x[i] = fmin(-log1p(rng_unit(&r) * accept) / lambda, 1.0);

@@ -211,7 +211,7 @@ static int m_skip(const char *name)
                                         "export", "explain", "engines", NULL};
     /* Hardware counters of one device, the FASTED switches one at a time:
      * tools of one process on one GPU. */
-    if (strcmp(name, "profile") == 0 || strcmp(name, "ablate") == 0)
+    if (strcmp(name, "profile") == 0 || strcmp(name, "ablate") == 0 || strcmp(name, "ladder") == 0)
         return err_set(TCJ_EUNSUP, "%s runs in one process: use tcjoin, not tcjoin-mpi", name);
     if (m_rank == 0)
         return 0;

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "devices.h"
 #include "exact_path.h"
+#include "kernels.h"
 #include "err.h"
 #include "fasted_opts.h"
 
@@ -133,6 +134,23 @@ static int set_index_k(session *s, char **v)
         rc = err_set(TCJ_EINVAL, "index-k: expected 1 to 64, got '%s'", v[0]);
     if (!rc)
         s->eopt.index_k = (int)x;
+    return rc;
+}
+
+static void get_ladder_rung(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%d", s->eopt.ladder_rung ? s->eopt.ladder_rung : KERN_LADDER_OWN);
+}
+/* Only the rungs with a kernel file of their own: the later ones are
+ * FASTED's kernel, run as their engines. */
+static int set_ladder_rung(session *s, char **v)
+{
+    size_t x;
+    int rc = parse_int("ladder-rung", v[0], KERN_LADDER_OWN, &x);
+    if (!rc && x == 0)
+        rc = err_set(TCJ_EINVAL, "ladder-rung: expected 1 to %d, got '%s'", KERN_LADDER_OWN, v[0]);
+    if (!rc)
+        s->eopt.ladder_rung = (int)x;
     return rc;
 }
 
@@ -303,6 +321,8 @@ const setting settings_table[] = {
      1, {"paper|redesigned", NULL}, get_ted, set_ted},
     {"index-k", "N", "ted-index: dimensions covered by the grid index",
      1, {NULL, NULL}, get_index_k, set_index_k},
+    {"ladder-rung", "N", "ladder engine: the teaching ladder's rung it runs (1..10, ladder lists them)",
+     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung},
     {"batch", "N", "pairs per batch handed to a sink",
      1, {NULL, NULL}, get_batch, set_batch},
     {"device", "N", "CUDA device ordinal",

@@ -362,8 +362,57 @@ static const char migration_8[] = "CREATE TABLE run_ranks (\n"
                                   "CREATE INDEX run_ranks_run ON run_ranks(run_id);\n";
 /* ---- end MPI ---- */
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4,
-                                         migration_5, migration_6, migration_7, migration_8};
+/* Version 9: the teaching ladder (`ladder`). One ladders row per ladder:
+ * the device, the dataset and its shape, eps, the reference engine and its
+ * count; one ladder_rungs row per rung: its status (ok, wrong, not run,
+ * failed) and note, its stored timed run, its count, kernel time, TFLOPS,
+ * the cuBLAS yardstick of its dtype measured in the same ladder, the
+ * profiler's evidence and the NVML clock and power (NULL: not measured). */
+static const char migration_9[] =
+    "CREATE TABLE ladders (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  session_id INTEGER REFERENCES sessions(id),\n"
+    "  command_id INTEGER REFERENCES commands(id),\n"
+    "  dataset_id INTEGER REFERENCES datasets(id),\n"
+    "  at TEXT NOT NULL,\n"
+    "  device TEXT,\n"
+    "  n INTEGER NOT NULL CHECK (n >= 0),\n"
+    "  d INTEGER NOT NULL CHECK (d >= 0),\n"
+    "  eps REAL NOT NULL,\n"
+    "  ref_engine TEXT,\n"
+    "  ref_pairs INTEGER\n"
+    ");\n"
+    "CREATE INDEX ladders_session ON ladders(session_id);\n"
+    "CREATE TABLE ladder_rungs (\n"
+    "  ladder_id INTEGER NOT NULL REFERENCES ladders(id) ON DELETE CASCADE,\n"
+    "  rung INTEGER NOT NULL CHECK (rung >= 1),\n"
+    "  name TEXT NOT NULL,\n"
+    "  unit TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL CHECK (status IN ('ok', 'wrong', 'not run', 'failed')),\n"
+    "  note TEXT,\n"
+    "  run_id INTEGER REFERENCES runs(id),\n"
+    "  pairs INTEGER,\n"
+    "  kernel_s REAL,\n"
+    "  tflops REAL,\n"
+    "  cublas_dtype TEXT,\n"
+    "  cublas_tflops REAL,\n"
+    "  tensor_pct REAL,\n"
+    "  fma_pct REAL,\n"
+    "  conflicts_pct REAL,\n"
+    "  dram_pct REAL,\n"
+    "  smem_pct REAL,\n"
+    "  l2_hit_pct REAL,\n"
+    "  occupancy_pct REAL,\n"
+    "  sm_mhz REAL,\n"
+    "  power_w REAL,\n"
+    "  peak_max_pct REAL,\n"
+    "  peak_run_pct REAL,\n"
+    "  PRIMARY KEY (ladder_id, rung)\n"
+    ");\n";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3,
+                                         migration_4, migration_5, migration_6,
+                                         migration_7, migration_8, migration_9};
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
                "one migration per schema version");

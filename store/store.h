@@ -23,10 +23,11 @@
 #include "kdist.h"
 #include "perpoint.h"
 #include "dbscan_out.h"
+#include "ladder.h"
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 8 /* 7: DBSCAN; 8: MPI ranks */
+#define STORE_SCHEMA_VERSION 9 /* 7: DBSCAN; 8: MPI ranks; 9: the teaching ladder */
 
 /* The default path following DESIGN.md's rules: $TCJOIN_DB, else
  * $XDG_DATA_HOME/tcjoin/sessions.db (an absolute XDG_DATA_HOME only), else
@@ -278,5 +279,20 @@ int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out);
 /* Writes to f, which the caller opened (src/ofile.c); path only names it
  * in messages. */
 int store_dbscan_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path);
+
+/* The teaching ladder (`ladder`, src/ladder.h; schema version 9): one
+ * ladders row per ladder (device, data, the reference count) and one
+ * ladder_rungs row per rung with its timed run, its share of cuBLAS and
+ * the profiler's evidence; written in one transaction. Returns the id or
+ * a negative TCJ_E* code. v->id is ignored. */
+int64_t store_ladder(store *st, int64_t session_id, int64_t dataset_id, int64_t command_id,
+                     const ladder_view *v);
+/* Ladder id (id <= 0: the latest) read back into out; TCJ_EINVAL when
+ * there is none. */
+int store_ladder_get(store *st, int64_t id, ladder_view *out);
+/* Write ladder id to f: json, the "ladder" record's object; csv, a header
+ * and one line per rung with the ladder's columns first. path only names
+ * f in messages. */
+int store_ladder_export_f(store *st, int64_t id, const char *format, FILE *f, const char *path);
 
 #endif

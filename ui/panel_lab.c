@@ -14,6 +14,10 @@ void ui_panel_lab(WINDOW *w, const ui_view *v, const ui_pctx *c)
 {
     int h, wd;
     ui_inner(w, &h, &wd);
+    if (v->ladder_newer) {
+        ui_panel_ladder(w, v, c);
+        return;
+    }
     if (v->nlab == 0) {
         ui_put(w, 0, 0, "no lab: precisions");
         return;

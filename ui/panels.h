@@ -45,6 +45,9 @@ void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c);
  * newer result (ui/panel_clusters.c). */
 void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_lab(WINDOW *w, const ui_view *v, const ui_pctx *c);
+/* Drawn by ui_panel_lab in its place while the view's ladder is the newer
+ * result (ui/panel_ladder.c). */
+void ui_panel_ladder(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_hist(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_counters(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_clocks(WINDOW *w, const ui_view *v, const ui_pctx *c);

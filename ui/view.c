@@ -306,6 +306,7 @@ static void view_clear_results(ui_view *v)
     v->nbins = 0;
     v->cmp_dataset[0] = '\0';
     v->ncurve = v->nsweep = v->nkdist = v->nlab = 0;
+    v->nladder = v->ladder_newer = 0;
     v->nclu = 0;
     v->clu_newer = v->clu_have_run = v->clu_ntop = 0;
     v->clu_dataset[0] = '\0';
@@ -373,6 +374,9 @@ int ui_view_record(ui_view *v, const char *text)
         got = ui_view_take_clusters(v, r, type[6] == '_');
     } else if (strcmp(type, "lab_format") == 0 || strcmp(type, "lab") == 0) {
         got = ui_view_take_lab(v, r, type[3] == '\0');
+        v->ladder_newer = 0;
+    } else if (strcmp(type, "ladder") == 0) {
+        got = ui_view_take_ladder(v, r);
     }
     json_free(r);
     if (got >= 0)

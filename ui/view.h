@@ -15,6 +15,7 @@
 #define UI_MAX_COUNTERS 48
 #define UI_LOG_LINES 2000
 #define UI_MAX_LAB 16
+#define UI_MAX_LADDER 16
 #define UI_CLU_TOP 10
 
 typedef struct ui_run_row {
@@ -115,6 +116,19 @@ typedef struct ui_view {
     } lab[UI_MAX_LAB];
     char lab_dataset[96], lab_ref[32], lab_chosen[24], lab_closest[24];
     double lab_eps, lab_min_overlap;
+
+    /* ladder panel ("ladder" record, ui/view_ladder.c), drawn in the lab
+     * panel's place while ladder_newer (a lab record clears it): one bar
+     * per rung, its % of cuBLAS */
+    int nladder, ladder_newer;
+    int64_t ladder_id;
+    char ladder_device[96];
+    double ladder_n, ladder_d;
+    struct ui_ladder_bar {
+        int rung;
+        char name[24], status[12], blas[8];
+        double pct, tflops;
+    } ladder[UI_MAX_LADDER];
 } ui_view;
 
 void ui_view_init(ui_view *v);
@@ -138,6 +152,9 @@ int ui_view_take_kdist(ui_view *v, const struct json *r);
 /* Take a "dbscan_curve" (curve 1) or "dbscan" record (ui/view_clusters.c);
  * returns UI_KDIST, whose place the clusters panel takes. */
 int ui_view_take_clusters(ui_view *v, const struct json *r, int curve);
+/* Take a "ladder" record (ui/view_ladder.c); returns UI_LAB, whose place
+ * the ladder panel takes. */
+int ui_view_take_ladder(ui_view *v, const struct json *r);
 /* Take a "lab_format" or "lab" record (ui/view_lab.c); returns UI_LAB.
  * A lab_format of another lab, or after the lab record, starts anew. */
 int ui_view_take_lab(ui_view *v, const struct json *r, int summary);

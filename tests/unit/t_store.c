@@ -919,8 +919,14 @@ TEST(migrate_v6_forward_dbscan)
     res.size_hist[5] = 1; /* [32, 64) */
     res.seconds = 0.25;
     res.pass_seconds[0] = 0.125;
-    dbscan_view v = {.engine = "cpu", .precision = "fp64", .dataset = "t", .d = 4, .eps = 0.5,
-                     .minpts = 5, .labels_path = "l.npy", .res = &res};
+    dbscan_view v = {.engine = "cpu",
+                     .precision = "fp64",
+                     .dataset = "t",
+                     .d = 4,
+                     .eps = 0.5,
+                     .minpts = 5,
+                     .labels_path = "l.npy",
+                     .res = &res};
     v.run_id[0] = 1;
     store_dbscan_rec r = {.session_id = 1, .view = &v};
     int64_t id = store_dbscan(st, &r);
@@ -930,8 +936,8 @@ TEST(migrate_v6_forward_dbscan)
     CHECK(row->res.clusters == 3 && row->res.core == 60 && row->res.border == 25 &&
           row->res.noise == 15 && row->res.n == 100);
     CHECK(row->res.ntop == 3 && row->res.top[0] == 50 && row->res.top[2] == 5);
-    CHECK(row->res.size_hist[2] == 1 && row->res.size_hist[4] == 1 &&
-          row->res.size_hist[5] == 1 && row->res.size_hist[3] == 0);
+    CHECK(row->res.size_hist[2] == 1 && row->res.size_hist[4] == 1 && row->res.size_hist[5] == 1 &&
+          row->res.size_hist[3] == 0);
     CHECK(row->view.run_id[0] == 1 && row->view.run_id[1] == 0 && row->view.eps == 0.5 &&
           row->view.minpts == 5 && row->res.seconds == 0.25);
     CHECK(strcmp(row->view.engine, "cpu") == 0 && strcmp(row->view.labels_path, "l.npy") == 0);

@@ -1,12 +1,16 @@
 /* The dashboard's view model: records from the writer become panel data;
  * log text is split into lines. */
 #include "check.h"
+#include "json.h"
 #include "json_mini.h"
+#include "ladder.h"
 #include "layout.h"
 #include "view.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 TEST(json_reader)
 {
@@ -321,5 +325,49 @@ TEST(compare_record_with_sides)
                                     "\"accuracy\":null}}"),
                  UI_COMPARE);
     CHECK(v.overlap == 1 && isnan(v.b_overlap));
+    ui_view_free(&v);
+}
+
+/* The ladder panel: the "ladder" record as src/ladder.c writes it (the
+ * producer's own JSON, not a hand-written copy) gives one bar per rung in
+ * the lab panel's place; a lab record takes the place back, another
+ * dataset clears it. */
+TEST(ladder_in_the_lab_place)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ladder_view lv;
+    memset(&lv, 0, sizeof lv);
+    lv.id = 4;
+    snprintf(lv.device, sizeof lv.device, "NVIDIA H200 (sm_90, 132 SMs)");
+    lv.n = 16384;
+    lv.d = 1024;
+    lv.nrows = 2;
+    lv.row[0] = (ladder_row){.rung = 7, .status = LADDER_OK, .tflops = 198.4, .blas_tflops = 730};
+    snprintf(lv.row[0].name, sizeof lv.row[0].name, "swizzle");
+    snprintf(lv.row[0].blas, sizeof lv.row[0].blas, "fp16");
+    lv.row[1] = (ladder_row){.rung = 12, .status = LADDER_NOT_RUN, .tflops = NAN};
+    snprintf(lv.row[1].name, sizeof lv.row[1].name, "wgmma-fp8");
+    ladder_speedups(&lv);
+    json_w w;
+    json_w_init(&w, '{');
+    json_w_str(&w, "type", "ladder");
+    ladder_json(&w, &lv);
+    char *rec = json_w_finish(&w);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"ints\",\"dataset_hash\":\"aa\","
+                       "\"n\":16384,\"d\":1024}");
+    CHECK_EQ_INT(ui_view_record(&v, rec), UI_LAB);
+    free(rec);
+    CHECK(v.ladder_newer && v.nladder == 2 && v.ladder_id == 4);
+    CHECK_NEAR(v.ladder[0].pct, 100 * 198.4 / 730, 1e-9);
+    CHECK(strcmp(v.ladder[0].name, "swizzle") == 0 && strcmp(v.ladder[0].blas, "fp16") == 0);
+    CHECK(strcmp(v.ladder[1].status, "not run") == 0 && isnan(v.ladder[1].pct));
+    CHECK_NEAR(v.ladder_n, 16384, 0);
+    ui_view_record(&v, "{\"type\":\"lab\",\"lab_id\":1,\"dataset\":\"ints\",\"eps\":1,"
+                       "\"ref_engine\":\"cpu\",\"min_overlap\":0.9999}");
+    CHECK(!v.ladder_newer && v.nladder == 2);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"other\",\"dataset_hash\":\"bb\","
+                       "\"n\":4,\"d\":1}");
+    CHECK_EQ_INT(v.nladder, 0);
     ui_view_free(&v);
 }
