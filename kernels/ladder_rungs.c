@@ -61,14 +61,14 @@ const kern_ladder_rung kern_ladder_rungs[] = {
     {11, "wgmma", "Hopper: wgmma fed by TMA, a producer warpgroup and two consumers, persistent "
      "over a tile queue (FASTED's kernel)",
      "kernels/fasted_wgmma.cuh", TC_FP16, "fp16", "fasted", 1, 90,
-     128, 256, 64, 64, 256, 0, 0, 0, 384, 1, 10},
+     128, 256, 64, 64, 256, 0, 0, 4, 384, 1, 10}, /* WG_STAGES */
     {12, "wgmma-fp8", "the same kernel in FP8 E4M3: twice the tensor rate, half the bytes",
      "kernels/fasted_wgmma.cuh", "tc-fp8", "fp8", "fp8-e4m3", 1, 90,
-     128, 256, 128, 64, 256, 0, 0, 0, 384, 1, 11},
+     128, 256, 128, 64, 256, 0, 0, 4, 384, 1, 11},
     {13, "wgmma-int8", "the same kernel in INT8 with INT32 accumulation: exact integer dot "
      "products",
      "kernels/fasted_wgmma.cuh", "tc-int8", "int8", "int8", 1, 90,
-     128, 256, 128, 64, 256, 0, 0, 0, 384, 1, 11},
+     128, 256, 128, 64, 256, 0, 0, 4, 384, 1, 11},
     {0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 /* clang-format on */

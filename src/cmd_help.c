@@ -46,7 +46,7 @@ static int help_run(session *s, int argc, char **argv)
     }
     if (strcmp(argv[0], "settings") == 0) {
         for (const setting *t = settings_table; t->name; t++)
-            out_printf("  set %-9s %-22s %s\n", t->name, t->usage, t->help);
+            out_printf("  set %-11s %-22s %s\n", t->name, t->usage, t->help);
         return 0;
     }
     const cmd *c = cmd_find(argv[0]);

@@ -310,8 +310,14 @@ static void ladder_print_stored(const char *why)
         out_printf("(this build has no stored ladder)\n");
         return;
     }
-    a = strchr(a, '\n');
-    out_printf("%.*s", (int)(b - a - 1), a + 1);
+    /* the section as it reads in the doc, less its code fences */
+    for (const char *p = strchr(a, '\n') + 1; p < b;) {
+        const char *e = memchr(p, '\n', (size_t)(b - p));
+        const int len = (int)((e ? e : b) - p);
+        if (strncmp(p, "```", 3) != 0)
+            out_printf("%.*s\n", len, p);
+        p += len + 1;
+    }
 }
 
 static void emit_out(void *ctx, const char *line)
@@ -339,9 +345,14 @@ static int ladder_text(const char *what, const char *arg)
         out_printf("%-4s %-13s %-9s %-13s %-6s %s\n", "rung", "name", "unit", "tile", "stages",
                    "idea");
         for (const kern_ladder_rung *r = kern_ladder_rungs; r->id; r++) {
-            char tile[32];
-            snprintf(tile, sizeof tile, "%dx%dx%d", r->bm, r->bn, r->bk);
-            out_printf("%-4d %-13s %-9s %-13s %-6d %s\n", r->id, r->name, r->unit, tile, r->stages,
+            char tile[32], st[8] = "-";
+            if (r->bk)
+                snprintf(tile, sizeof tile, "%dx%dx%d", r->bm, r->bn, r->bk);
+            else
+                snprintf(tile, sizeof tile, "%dx%d", r->bm, r->bn);
+            if (r->stages)
+                snprintf(st, sizeof st, "%d", r->stages);
+            out_printf("%-4d %-13s %-9s %-13s %-6s %s\n", r->id, r->name, r->unit, tile, st,
                        r->idea);
         }
         return 0;

@@ -13,7 +13,7 @@ static int set_run(session *s, int argc, char **argv)
         out_rec *r = out_rec_begin("settings");
         for (const setting *t = settings_table; t->name; t++) {
             t->get(s, val, sizeof val);
-            out_printf("  %-10s %-28s %s\n", t->name, val, t->help);
+            out_printf("  %-11s %-28s %s\n", t->name, val, t->help);
             out_rec_text_value(r, t->name, val);
         }
         out_rec_end(r);
