@@ -153,10 +153,11 @@ static double norm(const dataset *ds, size_t i)
     return sqrt(s);
 }
 
-static double band(const dataset *ds, const fmt_case *f, size_t i, size_t j, double eps)
+/* sc: case_scale(f, ds), found once per dataset by the caller (it scans
+ * every value). */
+static double band(const dataset *ds, const fmt_case *f, int sc, size_t i, size_t j, double eps)
 {
-    const double u = ldexp(1.0, -f->p),
-                 sub = sqrt((double)ds->d) * ldexp(f->q, -case_scale(f, ds)) / 2;
+    const double u = ldexp(1.0, -f->p), sub = sqrt((double)ds->d) * ldexp(f->q, -sc) / 2;
     double nx = norm(ds, i), ny = norm(ds, j);
     double D = sqrt(brute_d2(ds, i, j));
     double r = u * (nx + ny) + 2 * sub;
@@ -321,13 +322,14 @@ static void against_fp64(const fmt_case *f, const dataset *ds, double eps, size_
     join_result r;
     CHECK(engine_run(e, &s, &r) == 0);
     qsort(c.p, c.len, sizeof *c.p, by_ij);
+    const int sc = case_scale(f, ds);
     size_t k = 0;
     for (uint32_t i = 0; i < ds->n; i++)
         for (uint32_t j = 0; j < ds->n; j++) {
             double D2 = brute_d2(ds, i, j);
             int in64 = D2 <= eps * eps;
             int inF = k < c.len && c.p[k].i == i && c.p[k].j == j;
-            double bd = band(ds, f, i, j, eps);
+            double bd = band(ds, f, sc, i, j, eps);
             if (inF && in64) {
                 CHECK_MSG(fabs(c.p[k].d2 - D2) <= bd, "%s (%u,%u): d2 %.9g, FP64 %.9g, band %.3g",
                           f->engine, i, j, c.p[k].d2, D2, bd);
