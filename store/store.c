@@ -109,6 +109,12 @@ int store_bind_real(sqlite3_stmt *s, int i, double v)
     return isfinite(v) ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
 }
 
+void store_col_text(sqlite3_stmt *s, int col, char *buf, size_t size)
+{
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    snprintf(buf, size, "%s", t ? t : "");
+}
+
 int store_bind_u64(sqlite3_stmt *s, int i, uint64_t v)
 {
     /* Beyond SQLite's signed 64-bit integers only as an approximate real. */

@@ -105,12 +105,6 @@ int64_t store_dbscan(store *st, const store_dbscan_rec *r)
     return id;
 }
 
-static void copy_col(sqlite3_stmt *s, int col, char *buf, size_t size)
-{
-    const char *t = (const char *)sqlite3_column_text(s, col);
-    snprintf(buf, size, "%s", t ? t : "");
-}
-
 int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)
 {
     const char *what = "reading a dbscan result";
@@ -137,9 +131,9 @@ int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)
     dbscan_view *v = &out->view;
     dbscan_result *r = &out->res;
     v->id = sqlite3_column_int64(s, 0);
-    copy_col(s, 1, out->engine, sizeof out->engine);
-    copy_col(s, 2, out->precision, sizeof out->precision);
-    copy_col(s, 3, out->dataset, sizeof out->dataset);
+    store_col_text(s, 1, out->engine, sizeof out->engine);
+    store_col_text(s, 2, out->precision, sizeof out->precision);
+    store_col_text(s, 3, out->dataset, sizeof out->dataset);
     v->eps = sqlite3_column_double(s, 4);
     v->minpts = (size_t)sqlite3_column_int64(s, 5);
     r->n = (size_t)sqlite3_column_int64(s, 6);
@@ -161,7 +155,7 @@ int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)
         v->run_id[k] = sqlite3_column_int64(s, 17 + k);
         r->ran[k] = v->run_id[k] > 0;
     }
-    copy_col(s, 20, out->labels, sizeof out->labels);
+    store_col_text(s, 20, out->labels, sizeof out->labels);
     sqlite3_finalize(s);
     v->engine = out->engine;
     v->precision = out->precision;

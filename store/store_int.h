@@ -53,6 +53,9 @@ int store_bind_id(sqlite3_stmt *s, int i, int64_t id);
 int store_bind_text(sqlite3_stmt *s, int i, const char *text);
 int store_bind_real(sqlite3_stmt *s, int i, double v);
 int store_bind_u64(sqlite3_stmt *s, int i, uint64_t v);
+/* Column col of the current row as text into buf ("" for NULL), cut to
+ * size. */
+void store_col_text(sqlite3_stmt *s, int col, char *buf, size_t size);
 
 /* schema.c: refuse another program's database or a newer schema, writing
  * nothing; then bring the database to STORE_SCHEMA_VERSION in one

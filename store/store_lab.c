@@ -74,12 +74,6 @@ int store_lab_end(store *st, int64_t lab_id, const char *chosen, const char *not
     return 0;
 }
 
-static void copy_col(char *dst, size_t size, sqlite3_stmt *s, int col)
-{
-    const char *t = (const char *)sqlite3_column_text(s, col);
-    snprintf(dst, size, "%s", t ? t : "");
-}
-
 static double real_col(sqlite3_stmt *s, int col)
 {
     return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
@@ -89,13 +83,13 @@ static double real_col(sqlite3_stmt *s, int col)
 static void lab_row_read(sqlite3_stmt *s, lab_row *w)
 {
     lab_row_init(w);
-    copy_col(w->format, sizeof w->format, s, 0);
+    store_col_text(s, 0, w->format, sizeof w->format);
     w->bits = sqlite3_column_int(s, 1);
-    copy_col(w->engine, sizeof w->engine, s, 2);
+    store_col_text(s, 2, w->engine, sizeof w->engine);
     char status[16];
-    copy_col(status, sizeof status, s, 3);
+    store_col_text(s, 3, status, sizeof status);
     w->status = lab_status_parse(status);
-    copy_col(w->reason, sizeof w->reason, s, 4);
+    store_col_text(s, 4, w->reason, sizeof w->reason);
     w->run_id = sqlite3_column_int64(s, 5);
     w->comparison_id = sqlite3_column_int64(s, 6);
     w->pairs = (uint64_t)sqlite3_column_int64(s, 7);
@@ -144,12 +138,12 @@ int store_lab_get(store *st, int64_t lab_id, lab_result *out)
     char chosen[24];
     out->lab_id = sqlite3_column_int64(s, 0);
     out->eps = real_col(s, 1);
-    copy_col(out->ref_engine, sizeof out->ref_engine, s, 2);
+    store_col_text(s, 2, out->ref_engine, sizeof out->ref_engine);
     out->ref_run_id = sqlite3_column_int64(s, 3);
     out->min_overlap = real_col(s, 4);
-    copy_col(out->baseline, sizeof out->baseline, s, 5);
-    copy_col(chosen, sizeof chosen, s, 6);
-    copy_col(out->dataset, sizeof out->dataset, s, 7);
+    store_col_text(s, 5, out->baseline, sizeof out->baseline);
+    store_col_text(s, 6, chosen, sizeof chosen);
+    store_col_text(s, 7, out->dataset, sizeof out->dataset);
     out->n = (size_t)sqlite3_column_int64(s, 8);
     out->d = (size_t)sqlite3_column_int64(s, 9);
     out->ref_pairs = (uint64_t)sqlite3_column_int64(s, 10);

@@ -97,12 +97,6 @@ int64_t store_ladder(store *st, int64_t session_id, int64_t dataset_id, int64_t 
     return id;
 }
 
-static void copy_col(sqlite3_stmt *s, int col, char *buf, size_t size)
-{
-    const char *t = (const char *)sqlite3_column_text(s, col);
-    snprintf(buf, size, "%s", t ? t : "");
-}
-
 static double real_col(sqlite3_stmt *s, int col)
 {
     return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
@@ -129,12 +123,12 @@ int store_ladder_get(store *st, int64_t id, ladder_view *out)
                       : err_set(TCJ_EINVAL, "no ladder in the session log (run ladder)");
     }
     out->id = sqlite3_column_int64(s, 0);
-    copy_col(s, 1, out->device, sizeof out->device);
-    copy_col(s, 2, out->dataset, sizeof out->dataset);
+    store_col_text(s, 1, out->device, sizeof out->device);
+    store_col_text(s, 2, out->dataset, sizeof out->dataset);
     out->n = (size_t)sqlite3_column_int64(s, 3);
     out->d = (size_t)sqlite3_column_int64(s, 4);
     out->eps = sqlite3_column_double(s, 5);
-    copy_col(s, 6, out->ref_engine, sizeof out->ref_engine);
+    store_col_text(s, 6, out->ref_engine, sizeof out->ref_engine);
     out->ref_pairs = (uint64_t)sqlite3_column_int64(s, 7);
     sqlite3_finalize(s);
     if (store_prepare(
@@ -145,20 +139,20 @@ int store_ladder_get(store *st, int64_t id, ladder_view *out)
     while ((rc = sqlite3_step(s)) == SQLITE_ROW && out->nrows < LADDER_MAX_RUNGS) {
         ladder_row *r = &out->row[out->nrows++];
         r->rung = sqlite3_column_int(s, 0);
-        copy_col(s, 1, r->name, sizeof r->name);
-        copy_col(s, 2, r->unit, sizeof r->unit);
+        store_col_text(s, 1, r->name, sizeof r->name);
+        store_col_text(s, 2, r->unit, sizeof r->unit);
         char status[16];
-        copy_col(s, 3, status, sizeof status);
+        store_col_text(s, 3, status, sizeof status);
         r->status = LADDER_FAILED;
         for (int k = 0; k <= LADDER_FAILED; k++)
             if (strcmp(status, ladder_status_names[k]) == 0)
                 r->status = k;
-        copy_col(s, 4, r->note, sizeof r->note);
+        store_col_text(s, 4, r->note, sizeof r->note);
         r->run_id = sqlite3_column_int64(s, 5);
         r->pairs = (uint64_t)sqlite3_column_int64(s, 6);
         r->kernel_s = real_col(s, 7);
         r->tflops = real_col(s, 8);
-        copy_col(s, 9, r->blas, sizeof r->blas);
+        store_col_text(s, 9, r->blas, sizeof r->blas);
         for (int q = 2; q < NNUM; q++)
             *row_num(r, q) = real_col(s, 8 + q);
         r->pct_blas = r->blas_tflops > 0 && r->tflops > 0 ? 100 * r->tflops / r->blas_tflops : NAN;
