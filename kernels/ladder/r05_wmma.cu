@@ -11,7 +11,9 @@
  * What the profiler shows: the tensor pipe active (sm__pipe_tensor_op_hmma
  * nonzero), FP32 FMA nearly gone from the mainloop; the epilogue's
  * store_matrix_sync round trip and the synchronous global-to-shared loads
- * keep the tensor pipe well under half busy.
+ * keep the tensor pipe well under half busy. Measured by `ladder` (H200,
+ * n 16384, d 1024): tensor pipe 12% busy, 65% of the shared wavefronts
+ * bank conflicts, 10% of cuBLAS's FP16 GEMM.
  * The lines that carry it: the wmma fragments, load_matrix_sync,
  * mma_sync, and the staged epilogue. */
 #include <mma.h>

@@ -10,8 +10,9 @@
  * publishes slice kt and frees the stage read at kt - 1, which the copy
  * issued right after it overwrites.
  * What the profiler shows: warp stalls on long scoreboard and at the
- * barrier drop sharply and the tensor pipe's active cycles rise; dynamic
- * shared memory triples (3 stages, 48 KiB).
+ * barrier drop sharply and the tensor pipe's active cycles rise (30% to
+ * 42% on an H200, n 16384, d 1024, measured by `ladder`); dynamic shared
+ * memory triples (3 stages, 48 KiB).
  * The lines that carry it: load_stage's cp_async_cg_16, the prologue of
  * ST - 1 slices and the kt loop's wait / barrier / refill. */
 #include "ladder_common.cuh"
