@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_join.h"
+#include "cpu_simd.h"
 #include "err.h"
 
 /* Cells per dimension at most: the cell of x is floor((x - lo) / side),

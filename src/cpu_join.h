@@ -14,10 +14,7 @@
 #include "cpu_simd.h"
 #include "engine.h"
 
-/* Candidates are computed in groups of CPU_GROUP lanes (one lane per
- * candidate, each summed in dimension order, so vector lanes give the same
- * bits as a scalar loop). */
-#define CPU_GROUP 16
+/* CPU_GROUP, the candidates' lane group: src/cpu_simd.h. */
 
 typedef struct cpu_kernel {
     /* Lay out candidate rows [c0, c1) in the worker's scratch (e.g. groups

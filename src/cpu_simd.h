@@ -14,6 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Candidates are computed in groups of CPU_GROUP lanes (one lane per
+ * candidate, each summed in dimension order, so vector lanes give the same
+ * bits as a scalar loop); the join driver (src/cpu_join.h) and the grid
+ * index's cells (src/cpu_grid.c) pad to it. */
+#define CPU_GROUP 16
+
 /* Most query rows one kernel call takes (the driver's out buffer holds this
  * many rows). */
 #define CPU_SIMD_MAX_ROWS 8

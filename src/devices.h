@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "engine.h"
+#include "engine_opts.h"
 #include "session.h"
 
 /* Ordinals a list may name: 0..DEVICES_MAX_ORDINAL (a bit each). */

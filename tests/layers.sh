@@ -32,9 +32,7 @@ $hits"
 # module). Sorted pairs "a b".
 known="app dashboard
 app repl
-cpu_grid cpu_join
 dataset load_util
-devices engine
 store store_int"
 edges=$(for f in src/*.[ch] store/*.[ch] ui/*.[ch] kernels/*.[ch]; do
     m=$(basename "${f%.*}")

@@ -287,12 +287,15 @@ grep -Eq 'err min -[0-9.e-]+ max [0-9.e-]+ ' "$screen" || fail "no min and max e
 grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
 
 step=typeahead
-type_line "gen uniform n=80000 d=4 seed=2"
+# 160k points (about 4x the 80k this step first used): the two lines typed
+# after the run shows its Esc line must land while it runs, and at 80k a
+# fast machine finished the run first now and then.
+type_line "gen uniform n=160000 d=4 seed=2"
 idle 60
 type_line "eps 0.05"
 idle
 # The prompt and the dataset panel name the data and the eps.
-tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n80000-d4-s2 eps=0.05\]> *$' ||
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n160000-d4-s2 eps=0.05\]> *$' ||
     fail "the prompt does not name the dataset and eps"
 shows '│eps 0\.05 '
 type_line "run cpu"
@@ -302,7 +305,7 @@ type_line "eps 0.06"
 type_line "info"
 wait_for 'queued 2: eps 0\.06; info' 10
 idle 180
-tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n80000-d4-s2 eps=0.06\]> *$' ||
+tail -n 1 "$screen" | grep -q '^tcjoin \[uniform-n160000-d4-s2 eps=0.06\]> *$' ||
     fail "the queued eps 0.06 did not run"
 # info ran after eps 0.06 (its bound line names the eps it was given)
 shows 'bound +at eps 0\.06,'
