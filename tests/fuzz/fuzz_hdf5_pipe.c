@@ -15,36 +15,49 @@
  * costs untouched pages; under ASan writing the shadow of, say, 15 GB
  * takes seconds and passes -rss_limit_mb, so inputs announcing more than
  * 256 MiB that memory could hold are skipped: those beyond memory, which
- * must be refused before any allocation, still run. */
+ * must be refused before any allocation, still run. What the parent
+ * allocates is the array in the announced type (rows x d values of it)
+ * and one FP64 row (d doubles): an f16 shape of 4 x 2^30 is 8 GiB of
+ * array and 8 GiB of row, within memory, and must be skipped too. */
 #include <fcntl.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dtype.h"
 #include "err.h"
 #include "fuzz.h"
 #include "load_util.h"
 
-/* What the child writes first (src/load_hdf5.c's h5_msg): its rc, n, d
- * and rows. */
+/* What the child writes first (src/load_hdf5.c's h5_msg): its rc, n, d,
+ * rows and the element type's name. */
 typedef struct shape {
     int32_t rc;
     uint64_t n, d, rows;
+    char text[512];
 } shape;
 
 /* 1 when the input's shape message makes the parent allocate more than
- * 256 MiB (rows x d doubles) that available memory would allow. */
+ * 256 MiB (rows x d values of the announced type, f64 when it names none,
+ * and a row of d doubles) that available memory would allow. */
 static int big_but_possible(const uint8_t *data, size_t size)
 {
     shape s;
-    uint64_t bytes;
-    if (size < sizeof s)
+    uint64_t arr, row, bytes;
+    if (size < offsetof(shape, text))
         return 0;
-    memcpy(&s, data, sizeof s);
-    if (s.rc || __builtin_mul_overflow(s.rows, s.d, &bytes) ||
-        __builtin_mul_overflow(bytes, sizeof(double), &bytes))
+    memset(&s, 0, sizeof s);
+    memcpy(&s, data, size < sizeof s ? size : sizeof s);
+    s.text[sizeof s.text - 1] = 0;
+    const dtype *t = dtype_find(s.text);
+    const uint64_t vb = t ? t->bytes : sizeof(double);
+    if (s.rc || __builtin_mul_overflow(s.rows, s.d, &arr) ||
+        __builtin_mul_overflow(arr, vb, &arr) ||
+        __builtin_mul_overflow(s.d, sizeof(double), &row) ||
+        __builtin_add_overflow(arr, row, &bytes))
         return 0;
     return bytes > (256u << 20) && bytes <= ld_mem_available();
 }
