@@ -426,3 +426,17 @@ int cmd_exec(session *s, const char *line)
     free(storage);
     return rc;
 }
+
+int cmd_gen_current(session *s, const char *kind, size_t n, size_t d)
+{
+    char want[96];
+    snprintf(want, sizeof want, "%s-n%zu-d%zu-s1", kind, n, d);
+    if (s->have_ds && s->ds.name && strcmp(s->ds.name, want) == 0 && !s->ds.path)
+        return 0;
+    char k[24], an[32], ad[32];
+    snprintf(k, sizeof k, "%s", kind);
+    snprintf(an, sizeof an, "n=%zu", n);
+    snprintf(ad, sizeof ad, "d=%zu", d);
+    char *gv[] = {k, an, ad, "seed=1", NULL};
+    return cmd_find("gen")->run(s, 4, gv);
+}

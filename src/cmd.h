@@ -52,6 +52,10 @@ int cmd_exec(session *s, const char *line);
  * prints that line after its own output and fails (exit status 1 in batch
  * mode). Handlers call it instead of dropping a store error. */
 void cmd_store_failed(void);
+/* Make `gen KIND n=N d=D seed=1` the current dataset through gen (its
+ * lines and records), unless that generated set already is (ablate,
+ * ladder). 0 or gen's error. */
+int cmd_gen_current(session *s, const char *kind, size_t n, size_t d);
 
 /* Split a line into commands at unquoted ';' and newlines, dropping
  * comments. Returns the count; *cmds is NULL-terminated and lives in

@@ -77,20 +77,6 @@ static int ablate_rows(ablate_row *rows, int max)
     return n;
 }
 
-/* Make the paper's dataset current (kept when it already is). */
-static int ablate_dataset(session *s, size_t n, size_t d)
-{
-    char want[96];
-    snprintf(want, sizeof want, "uniform-n%zu-d%zu-s1", n, d);
-    if (s->have_ds && s->ds.name && strcmp(s->ds.name, want) == 0 && !s->ds.path)
-        return 0;
-    char an[32], ad[32];
-    snprintf(an, sizeof an, "n=%zu", n);
-    snprintf(ad, sizeof ad, "d=%zu", d);
-    char *gv[] = {"uniform", an, ad, "seed=1", NULL};
-    return cmd_find("gen")->run(s, 4, gv);
-}
-
 static void ablate_paper_cells(const char *name, char *pt, char *ps, size_t z)
 {
     const paper_t5_row *p = name ? paper_t5_find(name) : NULL;
@@ -139,7 +125,7 @@ static int ablate_run(session *s, int argc, char **argv)
         teach_print_stored_t5(&teach_bench_doc, why);
         return 0;
     }
-    if (!current && (rc = ablate_dataset(s, n, d)))
+    if (!current && (rc = cmd_gen_current(s, "uniform", n, d)))
         return rc;
 
     join_spec spec;

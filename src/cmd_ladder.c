@@ -103,31 +103,29 @@ static double ladder_default_eps(const dataset *ds)
     return sqrt(e2);
 }
 
-/* The counter a run recorded under metric name, or NAN. */
-static double metric_of(const join_result *r, const char *name)
+/* One COUNT run of e with the session's options o, stored; with pr, under
+ * the profiler (runner_profile_run: its counters stored with it). 0 or its
+ * code. */
+static int ladder_one(session *s, const engine *e, const engine_opts *o, cupti_prof_result *pr,
+                      join_result *res, int64_t *id)
 {
-    for (int k = 0; k < r->nmetric; k++)
-        if (strcmp(r->metric[k].name, name) == 0)
-            return r->metric[k].value;
-    return NAN;
-}
-
-/* One COUNT run of e with the session's options o; stored; 0 or its code. */
-static int ladder_one(session *s, const engine *e, const engine_opts *o, join_result *res,
-                      int64_t *id)
-{
-    join_spec sp;
-    runner_progress pg;
-    int rc = runner_spec(s, e, &sp, &pg);
-    if (rc)
-        return rc;
-    sp.opts = o;
-    rc = engine_run(e, &sp, res);
     session tmp = *s;
     tmp.eopt = *o;
-    *id = runner_store(&tmp, e, &sp, res, rc, rc ? err_msg() : NULL);
-    if (*id > 0)
-        s->last_run_id = *id;
+    join_spec sp;
+    runner_progress pg;
+    int rc = runner_spec(&tmp, e, &sp, &pg);
+    if (rc)
+        return rc;
+    if (pr) {
+        char msg[512];
+        rc = runner_profile_run(&tmp, e, &sp, 0, pr, res, id, msg, sizeof msg);
+    } else {
+        rc = engine_run(e, &sp, res);
+        *id = runner_store(&tmp, e, &sp, res, rc, rc ? err_msg() : NULL);
+        if (*id > 0)
+            tmp.last_run_id = *id;
+    }
+    s->last_run_id = tmp.last_run_id;
     return rc;
 }
 
@@ -186,7 +184,7 @@ static int ladder_rung(session *s, const kern_ladder_rung *g, const kern_device 
     if (!res)
         return err_set(TCJ_ENOMEM, "ladder: out of memory");
     int64_t id = 0;
-    int rc = ladder_one(s, e, &o, res, &id);
+    int rc = ladder_one(s, e, &o, NULL, res, &id);
     if (rc) {
         free(res);
         if (rc == TCJ_ECANCEL)
@@ -208,8 +206,8 @@ static int ladder_rung(session *s, const kern_ladder_rung *g, const kern_device 
     const double n = (double)s->ds.n;
     r->tflops =
         res->kernel_seconds > 0 ? 2 * n * n * (double)s->ds.d / res->kernel_seconds / 1e12 : NAN;
-    r->sm_mhz = metric_of(res, "sm_clock_mhz.mean");
-    r->power_w = metric_of(res, "power_w.mean");
+    r->sm_mhz = join_result_metric_value(res, "sm_clock_mhz.mean");
+    r->power_w = join_result_metric_value(res, "power_w.mean");
     if (profile) {
         /* a second run for the counters: the profiler replays the kernel,
          * so its time is not the rung's */
@@ -218,17 +216,15 @@ static int ladder_rung(session *s, const kern_ladder_rung *g, const kern_device 
             free(res);
             return err_set(TCJ_ENOMEM, "ladder: out of memory");
         }
-        cupti_prof_request(0, pr);
         int64_t pid = 0;
-        rc = ladder_one(s, e, &o, res, &pid);
-        int launched = cupti_prof_finish();
+        rc = ladder_one(s, e, &o, pr, res, &pid);
         if (rc == TCJ_ECANCEL) {
             free(pr);
             free(res);
             return rc;
         }
         err_clear();
-        if (!rc && launched && pr->status == 0) {
+        if (!rc && pr->status == 0) {
             for (int k = 0; k < pr->n; k++) {
                 const char *m = pr->name[k];
                 const double x = pr->value[k];
@@ -248,27 +244,13 @@ static int ladder_rung(session *s, const kern_ladder_rung *g, const kern_device 
                 else if (!strncmp(m, "sm__warps_active", 16))
                     r->occupancy_pct = x;
             }
-        } else if (!rc && launched) {
+        } else if (!rc) {
             snprintf(r->note, sizeof r->note, "no counters: %.180s", pr->reason);
         }
         free(pr);
     }
     free(res);
     return 0;
-}
-
-/* Make the ladder's dataset current (kept when it already is). */
-static int ladder_dataset(session *s, size_t n, size_t d)
-{
-    char want[96];
-    snprintf(want, sizeof want, "ints-n%zu-d%zu-s1", n, d);
-    if (s->have_ds && s->ds.name && strcmp(s->ds.name, want) == 0 && !s->ds.path)
-        return 0;
-    char an[32], ad[32];
-    snprintf(an, sizeof an, "n=%zu", n);
-    snprintf(ad, sizeof ad, "d=%zu", d);
-    char *gv[] = {"ints", an, ad, "seed=1", NULL};
-    return cmd_find("gen")->run(s, 4, gv);
 }
 
 /* The exact count: the first available of exact, fp64, cpu. */
@@ -288,7 +270,7 @@ static int ladder_reference(session *s, ladder_view *v)
         if (!res)
             return err_set(TCJ_ENOMEM, "ladder: out of memory");
         int64_t id;
-        int rc = ladder_one(s, e, &o, res, &id);
+        int rc = ladder_one(s, e, &o, NULL, res, &id);
         v->ref_pairs = res->pairs;
         free(res);
         if (rc)
@@ -496,7 +478,7 @@ static int ladder_run(session *s, int argc, char **argv)
         ladder_print_stored(why);
         return 0;
     }
-    if ((rc = ladder_dataset(s, n, d)))
+    if ((rc = cmd_gen_current(s, "ints", n, d)))
         return rc;
     /* the ladder's eps becomes current with its dataset, so `run ENGINE`
      * after it joins what the rungs joined */

@@ -59,10 +59,6 @@ static void emit_record(const cupti_prof_result *pr, const engine *e, int64_t ru
     out_rec_end(r);
 }
 
-static int profile_once(session *s, const engine *e, join_spec *spec, int sol,
-                        cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
-                        size_t msg_size);
-
 /* ---- profile table6: the FASTED paper's Table 6 ---- */
 
 #define T6_N 100000
@@ -145,7 +141,7 @@ static int profile_table6(session *s, int argc, char **argv)
             join_result res;
             char msg[1024];
             int64_t id;
-            int r1 = profile_once(&tmp, eng[ei], &spec, 0, &pr, &res, &id, msg, sizeof msg);
+            int r1 = runner_profile_run(&tmp, eng[ei], &spec, 0, &pr, &res, &id, msg, sizeof msg);
             s->last_run_id = tmp.last_run_id;
             c.run[col] = id;
             if (r1 == TCJ_ECANCEL) {
@@ -185,40 +181,6 @@ static int profile_table6(session *s, int argc, char **argv)
     return 0;
 }
 
-/* One COUNT run of e on spec with counters requested; stores it (with the
- * counters by metric name) and fills pr, res and the run id. Returns the
- * run's error code (msg holds its text). */
-static int profile_once(session *s, const engine *e, join_spec *spec, int sol,
-                        cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
-                        size_t msg_size)
-{
-    cupti_prof_request(sol, pr);
-    int rc = engine_run(e, spec, res);
-    snprintf(msg, msg_size, "%s", rc ? err_msg() : "");
-    int launched = cupti_prof_finish();
-    if (!e->gpu) {
-        pr->status = TCJ_EUNSUP;
-        snprintf(pr->reason, sizeof pr->reason, "%s runs on the CPU: no GPU kernel to count",
-                 e->name);
-    } else if (!launched && rc) {
-        pr->status = rc;
-        snprintf(pr->reason, sizeof pr->reason, "%.250s", msg);
-    } else if (!launched) {
-        pr->status = TCJ_EUNSUP;
-        snprintf(pr->reason, sizeof pr->reason,
-                 "%s did not bracket its kernel for profiling (cupti_prof_launch)", e->name);
-    }
-    if (!rc && pr->status == 0)
-        for (int k = 0; k < pr->n; k++) {
-            const cupti_metric_def *d = cupti_metric_find(pr->name[k]);
-            join_result_metric(res, pr->name[k], pr->value[k], d ? d->unit : "");
-        }
-    *id = runner_store(s, e, spec, res, rc, rc ? msg : NULL);
-    if (*id)
-        s->last_run_id = *id;
-    return rc;
-}
-
 /* profile over a `set devices` list. CUPTI's range profiler counts the
  * kernels of one device's context per session, and a spread run launches
  * from a thread per device with a share that changes from pass to pass, so
@@ -246,7 +208,7 @@ static int profile_devices(session *s, const engine *e, const join_spec *spec, i
         join_result res;
         char msg[1024];
         int64_t id;
-        int rc = profile_once(&tmp, e, &one, sol, &pr, &res, &id, msg, sizeof msg);
+        int rc = runner_profile_run(&tmp, e, &one, sol, &pr, &res, &id, msg, sizeof msg);
         s->last_run_id = tmp.last_run_id;
         if (rc) {
             emit_record(&pr, e, id, sol, 0, ord[k]);
@@ -293,7 +255,7 @@ static int profile_run(session *s, int argc, char **argv)
     join_result res;
     char msg[1024];
     int64_t id;
-    rc = profile_once(s, e, &spec, sol, &pr, &res, &id, msg, sizeof msg);
+    rc = runner_profile_run(s, e, &spec, sol, &pr, &res, &id, msg, sizeof msg);
     if (rc) {
         emit_record(&pr, e, id, sol, 0, -1);
         if (rc == TCJ_ECANCEL)

@@ -34,13 +34,9 @@ double engine_tflops(double nq, double n, double d, double seconds)
 
 double engine_pairs_examined(const join_result *r, double nq, double n, int *pruned)
 {
-    for (int k = 0; k < r->nmetric; k++)
-        if (strcmp(r->metric[k].name, "pairs_examined") == 0) {
-            *pruned = 1;
-            return r->metric[k].value;
-        }
-    *pruned = 0;
-    return nq * n;
+    const double x = join_result_metric_value(r, "pairs_examined");
+    *pruned = !isnan(x);
+    return *pruned ? x : nq * n;
 }
 
 double engine_selectivity(uint64_t pairs, size_t nq)
@@ -72,6 +68,14 @@ void join_result_metric(join_result *r, const char *name, double value, const ch
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->unit, sizeof m->unit, "%s", unit ? unit : "");
     m->value = value;
+}
+
+double join_result_metric_value(const join_result *r, const char *name)
+{
+    for (int k = 0; k < r->nmetric; k++)
+        if (strcmp(r->metric[k].name, name) == 0)
+            return r->metric[k].value;
+    return NAN;
 }
 
 /* Whether an NVIDIA kernel driver is present (Linux, or WSL's GPU device).

@@ -229,6 +229,8 @@ int engine_run(const engine *e, const join_spec *spec, join_result *res);
 /* Helpers for engines. */
 void join_result_phase(join_result *r, const char *name, double seconds);
 void join_result_metric(join_result *r, const char *name, double value, const char *unit);
+/* The value r recorded under metric name, or NAN when it has none. */
+double join_result_metric_value(const join_result *r, const char *name);
 double engine_now(void); /* monotonic seconds */
 /* The distance the run joins at: eps, or in HIST mode the root of the last
  * edge. */

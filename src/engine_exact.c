@@ -63,10 +63,7 @@ int exact_grid_path(const dataset *ds, double eps, const engine_opts *o, double 
 /* Whether the run was cut by clusters (its metric, engine_gpu.c). */
 static int exact_clustered(const join_result *res)
 {
-    for (int m = 0; m < res->nmetric; m++)
-        if (strcmp(res->metric[m].name, "clusters") == 0)
-            return res->metric[m].value > 0;
-    return 0;
+    return join_result_metric_value(res, "clusters") > 0; /* NAN: no */
 }
 
 static int exact_run(const join_spec *s, join_result *res)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cupti_prof.h"
 #include "dist.h"
 #include "err.h"
 #include "out.h"
@@ -257,4 +258,38 @@ void runner_report_ext(session *s, const engine *e, const join_spec *spec, const
     if (extra)
         extra(r, ctx);
     out_rec_end(r);
+}
+
+/* One COUNT run of e on spec with counters requested; stores it (with the
+ * counters by metric name) and fills pr, res and the run id. Returns the
+ * run's error code (msg holds its text). */
+int runner_profile_run(session *s, const engine *e, join_spec *spec, int sol,
+                       struct cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
+                       size_t msg_size)
+{
+    cupti_prof_request(sol, pr);
+    int rc = engine_run(e, spec, res);
+    snprintf(msg, msg_size, "%s", rc ? err_msg() : "");
+    int launched = cupti_prof_finish();
+    if (!e->gpu) {
+        pr->status = TCJ_EUNSUP;
+        snprintf(pr->reason, sizeof pr->reason, "%s runs on the CPU: no GPU kernel to count",
+                 e->name);
+    } else if (!launched && rc) {
+        pr->status = rc;
+        snprintf(pr->reason, sizeof pr->reason, "%.250s", msg);
+    } else if (!launched) {
+        pr->status = TCJ_EUNSUP;
+        snprintf(pr->reason, sizeof pr->reason,
+                 "%s did not bracket its kernel for profiling (cupti_prof_launch)", e->name);
+    }
+    if (!rc && pr->status == 0)
+        for (int k = 0; k < pr->n; k++) {
+            const cupti_metric_def *d = cupti_metric_find(pr->name[k]);
+            join_result_metric(res, pr->name[k], pr->value[k], d ? d->unit : "");
+        }
+    *id = runner_store(s, e, spec, res, rc, rc ? msg : NULL);
+    if (*id)
+        s->last_run_id = *id;
+    return rc;
 }

@@ -35,6 +35,14 @@ int runner_rows(const char *v, size_t n, join_spec *spec);
  * there is no log). */
 int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
                      int rc, const char *error);
+/* One COUNT-mode run of e on spec with counters requested (`profile`,
+ * `ladder`): the reason filled in where none were counted, the counters
+ * added to res by metric name, the run stored with them; fills pr, res and
+ * *id. Returns the run's error code (msg holds its text). */
+struct cupti_prof_result;
+int runner_profile_run(session *s, const engine *e, join_spec *spec, int sol,
+                       struct cupti_prof_result *pr, join_result *res, int64_t *id, char *msg,
+                       size_t msg_size);
 /* Derived TFLOPS: padded (d_padded, the paper's count) and unpadded (d). */
 void runner_tflops(const join_spec *spec, const join_result *res, double *padded, double *unpadded);
 /* The human summary and the "run" record. */

@@ -109,6 +109,15 @@ int store_bind_real(sqlite3_stmt *s, int i, double v)
     return isfinite(v) ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
 }
 
+int64_t store_end_insert(store *st, int rc, int64_t id)
+{
+    if (rc) {
+        store_rollback(st);
+        return rc;
+    }
+    return store_commit(st) ? TCJ_ESTORE : id;
+}
+
 void store_col_text(sqlite3_stmt *s, int col, char *buf, size_t size)
 {
     const char *t = (const char *)sqlite3_column_text(s, col);

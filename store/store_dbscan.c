@@ -95,14 +95,8 @@ int64_t store_dbscan(store *st, const store_dbscan_rec *r)
     if (store_begin(st))
         return TCJ_ESTORE;
     int64_t id = 0;
-    int rc = db_insert(st, r, &id);
-    if (rc) {
-        store_rollback(st);
-        return rc;
-    }
-    if (store_commit(st))
-        return TCJ_ESTORE;
-    return id;
+    const int rc = db_insert(st, r, &id); /* before id is read */
+    return store_end_insert(st, rc, id);
 }
 
 int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)

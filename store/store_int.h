@@ -47,6 +47,10 @@ int store_begin(store *st);
 int store_commit(store *st);
 /* Keeps err_msg as it is (the reason for the rollback). */
 void store_rollback(store *st);
+/* The end of a write opened by store_begin: rc, the insert's code, rolls
+ * it back and is returned; else the commit, and id (TCJ_ESTORE when the
+ * commit fails). */
+int64_t store_end_insert(store *st, int rc, int64_t id);
 
 /* Binding helpers: ids <= 0, empty strings and non-finite numbers are NULL. */
 int store_bind_id(sqlite3_stmt *s, int i, int64_t id);

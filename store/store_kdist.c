@@ -98,14 +98,8 @@ int64_t store_kdist(store *st, const store_kdist_rec *r)
     if (store_begin(st))
         return TCJ_ESTORE;
     int64_t id = 0;
-    int rc = kd_insert(st, r, &id);
-    if (rc) {
-        store_rollback(st);
-        return rc;
-    }
-    if (store_commit(st))
-        return TCJ_ESTORE;
-    return id;
+    const int rc = kd_insert(st, r, &id); /* before id is read */
+    return store_end_insert(st, rc, id);
 }
 
 int store_kdist_get(store *st, int64_t id, kdist_curve *c, char *engine, size_t engine_size)

@@ -87,14 +87,9 @@ int64_t store_ladder(store *st, int64_t session_id, int64_t dataset_id, int64_t 
     if (store_begin(st))
         return TCJ_ESTORE;
     int64_t id = 0;
-    int rc = ladder_insert(st, session_id, dataset_id, command_id, v, &id);
-    if (rc) {
-        store_rollback(st);
-        return rc;
-    }
-    if (store_commit(st))
-        return TCJ_ESTORE;
-    return id;
+    const int rc =
+        ladder_insert(st, session_id, dataset_id, command_id, v, &id); /* before id is read */
+    return store_end_insert(st, rc, id);
 }
 
 static double real_col(sqlite3_stmt *s, int col)
