@@ -12,14 +12,13 @@
 #include "cmd.h"
 #include "dashboard.h"
 #include "err.h"
+#include "interrupt.h"
 #include "out.h"
 #include "progress.h"
 #include "repl.h"
 #include "settings.h"
 #include "store.h"
 
-volatile int app_sigint;
-volatile int app_busy;
 static session *app_session;
 
 /* Ctrl-C: cancel the run in flight (engines check the flag between work
@@ -30,7 +29,7 @@ static void app_on_sigint(int sig)
     /* Batch mode stops at Ctrl-C, between commands too. */
     if (app_session && app_session->batch)
         app_session->quit = 1;
-    if (app_busy && app_session) {
+    if (interrupt_busy && app_session) {
         if (app_session->cancel) {
             signal(SIGINT, SIG_DFL);
             raise(SIGINT);
@@ -42,7 +41,7 @@ static void app_on_sigint(int sig)
      * shell does, so a script calling tcjoin sees the interrupt. */
     if (app_session && app_session->batch)
         app_session->quit = 1;
-    app_sigint = 1;
+    interrupt_pending = 1;
 }
 
 static void app_signals(session *s)
@@ -109,11 +108,12 @@ static void app_stream(session *s, FILE *f, const char *name)
     size_t cap = 0;
     long lineno = 0;
     int got = 0;
-    while (!s->quit && !app_sigint && (got = app_read_line(f, &line, &cap, name, lineno + 1)) > 0) {
+    while (!s->quit && !interrupt_pending &&
+           (got = app_read_line(f, &line, &cap, name, lineno + 1)) > 0) {
         cmd_set_location(name, ++lineno);
-        app_busy = 1;
+        interrupt_busy = 1;
         cmd_exec(s, line);
-        app_busy = 0;
+        interrupt_busy = 0;
         progress_clear();
     }
     if (got < 0)
@@ -198,7 +198,7 @@ int app_main(const app_args *a)
     /* Ctrl-C is caught before the log is opened: a wait for another
      * process's lock on it stops at once (store_set_cancel). */
     app_signals(&s);
-    store_set_cancel(&app_sigint);
+    store_set_cancel(&interrupt_pending);
     app_open_store(&s, a);
 
     if (stay) {
@@ -209,18 +209,18 @@ int app_main(const app_args *a)
             if (!a->plain)
                 out_error("%s; using the line REPL", err_msg());
             progress_install(&s);
-            app_busy = 1;
+            interrupt_busy = 1;
             cmd_exec(&s, a->exec);
-            app_busy = 0;
+            interrupt_busy = 0;
             progress_clear();
             if (!s.quit)
                 repl_run(&s);
         }
     } else if (a->exec) {
         progress_install(&s);
-        app_busy = 1;
+        interrupt_busy = 1;
         cmd_exec(&s, a->exec);
-        app_busy = 0;
+        interrupt_busy = 0;
         progress_clear();
     }
     if (a->script && !s.quit) {
@@ -263,7 +263,7 @@ int app_main(const app_args *a)
         dataset_free(&s.ds);
     fflush(stdout);
     /* 128 + SIGINT, as a shell reports a command stopped by Ctrl-C. */
-    if (batch && app_sigint)
+    if (batch && interrupt_pending)
         return 130;
     return batch && s.failed ? 1 : 0;
 }

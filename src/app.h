@@ -4,8 +4,7 @@
 #define TCJ_APP_H
 
 #include "session.h"
-
-#define TCJ_VERSION "0.1.0"
+#include "version.h"
 
 typedef struct app_args {
     const char *exec;      /* -e 'cmd; cmd' (several -e joined with ';'), or NULL */
@@ -20,10 +19,6 @@ typedef struct app_args {
 /* Run tcjoin; returns the exit status (batch: 1 if any command failed). */
 int app_main(const app_args *a);
 
-/* Set by SIGINT; the line REPL clears its line when it sees it at the
- * prompt. During a run SIGINT also sets session.cancel. */
-extern volatile int app_sigint;
-/* Whether a command is executing (SIGINT cancels it) or the prompt waits. */
-extern volatile int app_busy;
+/* The Ctrl-C flags the handler sets: src/interrupt.h. */
 
 #endif

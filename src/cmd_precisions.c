@@ -21,8 +21,27 @@
 typedef struct lab_ctx {
     session *s;
     const engine *ref;
-    join_spec spec; /* the session's dataset and eps, all rows, count mode */
+    join_spec spec;   /* the session's dataset and eps, all rows, count mode */
+    reuse_run *rr;    /* scratch for reuse_find */
+    char reused[400]; /* "fp16 run 12, bf16 run 13": the formats' stored runs reused */
 } lab_ctx;
+
+/* A format's run that compare or run just made (same data, eps and
+ * settings) stands for its timed run, as the reference's does. */
+static int on_reuse(void *vctx, const engine *e, join_result *out, int64_t *id)
+{
+    lab_ctx *c = vctx;
+    int rc = reuse_find(c->s, e, c->rr);
+    if (rc != 1)
+        return rc;
+    *out = c->rr->res;
+    *id = c->rr->id;
+    size_t len = strlen(c->reused);
+    if (len < sizeof c->reused)
+        snprintf(c->reused + len, sizeof c->reused - len, "%s%s run %lld", len ? ", " : "",
+                 e->lab ? e->lab : e->name, (long long)c->rr->id);
+    return 1;
+}
 
 static int on_ref(void *vctx, lab_result *r, const join_result *res)
 {
@@ -256,8 +275,17 @@ static int precisions_run(session *s, int argc, char **argv)
         out_printf("reference: run %lld of %s (%s) reused; precisions ... fresh runs it again\n",
                    (long long)rr->id, ctx.ref->name, rr->at);
     }
+    if (!fresh) {
+        ctx.rr = xcalloc(1, sizeof *ctx.rr);
+        ls.reuse = on_reuse;
+    }
     lab_result *r = xmalloc(sizeof *r);
     rc = lab_run(&ls, r);
+    if (ctx.reused[0])
+        out_printf("formats: %s reused (same data, eps and options); precisions ... fresh times "
+                   "them again\n",
+                   ctx.reused);
+    free(ctx.rr);
     free(rr);
     if (rc == TCJ_ECANCEL)
         err_set(rc, "precisions cancelled");
@@ -291,8 +319,9 @@ const cmd cmd_precisions = {
             "formats: whatever the table holds) on the current dataset and eps: its GPU engine\n"
             "where one can run here, else its CPU emulation (cpu: the emulations even on\n"
             "a GPU). Each is judged against the ground truth (ref=ENGINE; default exact on\n"
-            "a GPU, else cpu), whose timed run is made once, or reused from a stored run on\n"
-            "the same data, eps and settings (fresh runs it again). One table: format, bits per\n"
+            "a GPU, else cpu), whose timed run is made once. A stored run of the reference or\n"
+            "of a format on the same data, eps and settings (compare or run just made it)\n"
+            "stands for its timed run; fresh times them all again. One table: format, bits per\n"
             "value, the engine, its run and comparison, the transforms the run applied\n"
             "(centred, a power-of-two scale, shifted, values that underflowed, inexact),\n"
             "pairs, overlap (eq. 3 of the FASTED paper), pairs only the format and only the\n"

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,7 +13,7 @@
 
 #include "err.h"
 #include "mem.h"
-#include "load_util.h"
+#include "load_types.h"
 
 static const char *base_name(const char *path)
 {

@@ -256,9 +256,19 @@ static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
     }
     join_spec js;
     lab_count_spec(s, &js, pg);
-    const double t0 = engine_now();
-    int run_rc = engine_run(p->e, &js, &sl->run);
-    r->runs_seconds += engine_now() - t0;
+    int64_t id = 0;
+    int run_rc = s->reuse ? s->reuse(s->ctx, p->e, &sl->run, &id) : 0;
+    if (run_rc < 0)
+        return run_rc;
+    row->reused = run_rc == 1;
+    if (row->reused) {
+        row->run_id = id;
+        run_rc = 0;
+    } else {
+        const double t0 = engine_now();
+        run_rc = engine_run(p->e, &js, &sl->run);
+        r->runs_seconds += engine_now() - t0;
+    }
     if (run_rc == TCJ_ECANCEL)
         return run_rc;
     join_result *run = &sl->run;
@@ -269,7 +279,7 @@ static int lab_count(const lab_spec *s, lab_result *r, lab_slot *sl, double at)
     lab_row_metrics(row, run);
     if (run_rc)
         lab_fail(row, run_rc);
-    int rc = s->on_run ? s->on_run(s->ctx, r, row, p->e, run, run_rc) : 0;
+    int rc = s->on_run && !row->reused ? s->on_run(s->ctx, r, row, p->e, run, run_rc) : 0;
     if (rc)
         return rc;
     if (run_rc)

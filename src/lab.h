@@ -43,6 +43,7 @@ typedef struct lab_row {
     lab_status status;
     char reason[256];              /* why it did not run (status != LAB_OK), else "" */
     int64_t run_id, comparison_id; /* set by the caller once stored (0: not stored) */
+    int reused;                    /* the run is a stored one (lab_spec.reuse), not timed here */
 
     uint64_t pairs;  /* its COUNT run's pairs */
     double kernel_s; /* kernel time of that run (its end-to-end time when it has none) */
@@ -154,6 +155,14 @@ typedef struct lab_spec {
      * on_ref still gets it, with r->ref_run_id already set. */
     const join_result *ref_reused;
     int64_t ref_reused_id;
+    /* A stored COUNT run that stands for a format's timed run (the same
+     * data, eps and settings: src/reuse.c, which also reads the run's
+     * transforms back), so `precisions` after `compare` or `run` does not
+     * time a format again: returns 1 with *out and *id filled, 0 when
+     * there is none, or a negative code (the lab then stops). The row
+     * keeps the stored run's id (reused 1) and on_run is not called for
+     * it. NULL: every format runs. */
+    int (*reuse)(void *ctx, const engine *e, join_result *out, int64_t *id);
     int (*on_run)(void *ctx, lab_result *r, lab_row *row, const engine *e, const join_result *run,
                   int run_rc);
     int (*on_row)(void *ctx, lab_result *r, lab_row *row, const engine *e, const cmp_result *cmp);

@@ -369,6 +369,15 @@ static int child_error(const char *path, h5_msg *m)
                    ld_esc(m->text, 200));
 }
 
+/* The child's rows come as doubles: the parent reads a bounded block
+ * (about 4 MB, or one row, and no more rows than it takes) at a time,
+ * whatever a message announces. */
+size_t load_hdf5_block_rows(size_t d, size_t take)
+{
+    const size_t r = (size_t)(1 << 19) / d + 1;
+    return r < take ? r : take;
+}
+
 /* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
  * what the child wrote to fd, decoded into out. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
@@ -394,12 +403,20 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
         return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
                        (unsigned long long)m.rows, take);
     size_t d = (size_t)m.d;
+    /* Everything the parent allocates is checked at once, before any of
+     * it: the array (checked alone above), the sink's FP64 row and the
+     * block below. At d = 2^28 the two rows are 4 GB for a 268 MB array
+     * of u8, and a check of each alone would take the first. */
+    const size_t bufrows = load_hdf5_block_rows(d, take);
+    uint64_t rowbytes;
+    if (__builtin_mul_overflow((uint64_t)bufrows + 1, (uint64_t)d * sizeof(double), &rowbytes) ||
+        d > UINT64_MAX / sizeof(double))
+        rowbytes = UINT64_MAX; /* ld_mem_check's sum overflows: "more than 2^63 bytes" */
+    if ((rc = ld_mem_check(path, take, d, t ? t->id : DTYPE_F64, rowbytes)) != 0)
+        return rc;
     ld_sink s;
     if ((rc = ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)
         return rc;
-    /* The child's rows come as doubles: read a bounded block (about 4 MB,
-     * or one row) at a time, whatever a message announces. */
-    const size_t bufrows = (size_t)(1 << 19) / d + 1;
     double *buf = mem_alloc(path, "a block of FP64 rows", bufrows * d, sizeof *buf, 0);
     if (!buf) {
         ld_sink_free(&s);

@@ -9,29 +9,8 @@
 #include <stdio.h>
 
 #include "dataset.h"
+#include "load_types.h"
 
-/* Element types of binary formats. */
-enum ld_type {
-    LD_U8,
-    LD_I8,
-    LD_U16,
-    LD_I16,
-    LD_U32,
-    LD_I32,
-    LD_U64,
-    LD_I64,
-    LD_F16,
-    LD_F32,
-    LD_F64
-};
-
-size_t ld_type_size(int type);
-const char *ld_type_name(int type); /* "u8", "f32", ... */
-/* Parse "f32", "f32be", "u8", ...; returns the type or -1. *be set to 1 for a
- * "be" suffix, 0 otherwise ("le" suffix accepted). */
-int ld_type_parse(const char *s, int *be);
-/* Convert cnt packed values at src to doubles. */
-void ld_convert(int type, int be, const unsigned char *src, size_t cnt, double *dst);
 /* Read cnt values of type from f at its current position into dst, in
  * chunks. byte is the file offset of the first value, for the message. */
 int ld_read_values(FILE *f, const char *path, int type, int be, size_t cnt, double *dst,
@@ -152,6 +131,10 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd);
  * stream ends early or fails, with no line set (load_hdf5 then says how
  * the child died). In-process only for tests/fuzz/fuzz_hdf5_pipe.c. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out);
+/* Rows of FP64 in the parent's read block for d columns and take rows:
+ * what it holds besides the array and the sink's row (checked with them
+ * before any is allocated; the fuzz harness and t_load count it). */
+size_t load_hdf5_block_rows(size_t d, size_t take);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif

@@ -14,12 +14,13 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "app.h"
+#include "interrupt.h"
 #include "cmd.h"
 #include "complete.h"
 #include "err.h"
 #include "out.h"
 #include "progress.h"
+#include "version.h"
 
 #define REPL_HISTORY_MAX 5000
 
@@ -120,11 +121,11 @@ static void repl_on_line(char *line)
         add_history(line);
         if (repl_hist)
             append_history(1, repl_hist);
-        app_busy = 1;
+        interrupt_busy = 1;
         cmd_exec(repl_s, line);
-        app_busy = 0;
+        interrupt_busy = 0;
         progress_clear();
-        app_sigint = 0;
+        interrupt_pending = 0;
         fflush(stdout);
     }
     free(line);
@@ -158,9 +159,9 @@ int repl_run(session *s)
         int r = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
         if (r < 0 && errno != EINTR)
             break;
-        if (app_sigint) {
+        if (interrupt_pending) {
             /* Ctrl-C at the prompt: drop the line, start a fresh one. */
-            app_sigint = 0;
+            interrupt_pending = 0;
             rl_callback_sigcleanup();
             rl_replace_line("", 0);
             rl_crlf();

@@ -57,6 +57,9 @@ int reuse_find(session *s, const engine *e, reuse_run *out)
     snprintf(r->device, sizeof r->device, "%s", sum.device);
     for (int k = 0; k < sum.nphase; k++)
         join_result_phase(r, reuse_phase_name(sum.phase_name[k]), sum.phase_seconds[k]);
+    /* the counters too: the lab shows a run's transforms from them */
+    for (int k = 0; k < sum.nmetric; k++)
+        join_result_metric(r, sum.metric[k].name, sum.metric[k].value, sum.metric[k].unit);
     return 1;
 }
 

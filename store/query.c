@@ -964,6 +964,19 @@ int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summ
         COPY_COL(out->phase_name[out->nphase], 0);
         out->phase_seconds[out->nphase++] = sqlite3_column_double(s, 1);
     }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return store_fail(st, what);
+    if (store_prepare(st, "SELECT name, value, unit FROM counters WHERE run_id = ?1 ORDER BY rowid",
+                      &s, what))
+        return TCJ_ESTORE;
+    sqlite3_bind_int64(s, 1, out->id);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW && out->nmetric < JOIN_MAX_METRICS) {
+        join_metric *m = &out->metric[out->nmetric++];
+        COPY_COL(m->name, 0);
+        m->value = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        COPY_COL(m->unit, 2);
+    }
 #undef COPY_COL
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)

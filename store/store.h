@@ -253,6 +253,9 @@ typedef struct store_run_summary {
     int nphase;
     char phase_name[STORE_MAX_PHASES][32];
     double phase_seconds[STORE_MAX_PHASES];
+    /* its counters (the transforms, NVML figures, ...), as stored */
+    int nmetric;
+    join_metric metric[JOIN_MAX_METRICS];
 } store_run_summary;
 int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out);
 

@@ -18,7 +18,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "app.h"
+#include "interrupt.h"
 #include "cmd.h"
 #include "engine.h"
 #include "err.h"
@@ -32,6 +32,7 @@
 #include "store.h"
 #include "typeahead.h"
 #include "view.h"
+#include "version.h"
 
 #define DASH_HISTORY_MAX 5000
 #define DASH_PROMPT "tcjoin> "
@@ -574,12 +575,12 @@ static void dash_exec(dash *d, const char *line)
     d->s->cancel = 0;
     d->prog_on = 0;
     dash_draw_all(d);
-    app_busy = 1;
+    interrupt_busy = 1;
     cmd_exec(d->s, line);
-    app_busy = 0;
-    if (app_sigint) /* Ctrl-C cancelled it: drop the type-ahead as Esc does */
+    interrupt_busy = 0;
+    if (interrupt_pending) /* Ctrl-C cancelled it: drop the type-ahead as Esc does */
         dash_drop_ahead(d);
-    app_sigint = 0;
+    interrupt_pending = 0;
     d->running = 0;
     d->prog_on = 0;
     d->s->cancel = 0; /* the command itself reports the cancellation */
@@ -822,9 +823,9 @@ int ui_dashboard_run_init(session *s, const char *init)
         if (!ui_ta_pop(&d.ahead, &ch))
             ch = wgetch(w);
         if (ch == ERR) {
-            if (app_sigint) {
+            if (interrupt_pending) {
                 /* Ctrl-C at the prompt: drop the line. */
-                app_sigint = 0;
+                interrupt_pending = 0;
                 rl_replace_line("", 0);
                 rl_point = 0;
                 dash_draw_all(&d);

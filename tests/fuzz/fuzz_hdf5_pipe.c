@@ -16,9 +16,11 @@
  * takes seconds and passes -rss_limit_mb, so inputs announcing more than
  * 256 MiB that memory could hold are skipped: those beyond memory, which
  * must be refused before any allocation, still run. What the parent
- * allocates is the array in the announced type (rows x d values of it)
- * and one FP64 row (d doubles): an f16 shape of 4 x 2^30 is 8 GiB of
- * array and 8 GiB of row, within memory, and must be skipped too. */
+ * allocates is the array in the announced type (rows x d values of it),
+ * the sink's FP64 row (d doubles) and its read block
+ * (load_hdf5_block_rows(d, rows) rows of d doubles): an f16 shape of 4 x 2^30
+ * is 8 GiB of array and 16 GiB of rows, within memory, and must be
+ * skipped too; the loader checks that same sum before it allocates. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <math.h>
@@ -42,11 +44,12 @@ typedef struct shape {
 
 /* 1 when the input's shape message makes the parent allocate more than
  * 256 MiB (rows x d values of the announced type, f64 when it names none,
- * and a row of d doubles) that available memory would allow. */
+ * a row of d doubles and the read block) that available memory would
+ * allow. */
 static int big_but_possible(const uint8_t *data, size_t size)
 {
     shape s;
-    uint64_t arr, row, bytes;
+    uint64_t arr, row, rows, bytes;
     if (size < offsetof(shape, text))
         return 0;
     memset(&s, 0, sizeof s);
@@ -54,10 +57,11 @@ static int big_but_possible(const uint8_t *data, size_t size)
     s.text[sizeof s.text - 1] = 0;
     const dtype *t = dtype_find(s.text);
     const uint64_t vb = t ? t->bytes : sizeof(double);
-    if (s.rc || __builtin_mul_overflow(s.rows, s.d, &arr) ||
+    if (s.rc || s.d == 0 || __builtin_mul_overflow(s.rows, s.d, &arr) ||
         __builtin_mul_overflow(arr, vb, &arr) ||
-        __builtin_mul_overflow(s.d, sizeof(double), &row) ||
-        __builtin_add_overflow(arr, row, &bytes))
+        s.d > SIZE_MAX || s.rows > SIZE_MAX || __builtin_mul_overflow(s.d, sizeof(double), &row) ||
+        __builtin_mul_overflow(row, (uint64_t)load_hdf5_block_rows((size_t)s.d, (size_t)s.rows) + 1, &rows) ||
+        __builtin_add_overflow(arr, rows, &bytes))
         return 0;
     return bytes > (256u << 20) && bytes <= ld_mem_available();
 }

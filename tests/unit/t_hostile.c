@@ -1040,3 +1040,50 @@ TEST(gen_counts_its_fp64_block)
     CHECK_STR_CONTAINS(err_msg(), "gen uniform: needs 4.3 GB of memory for n=2 x d=268435456;");
     ld_mem_cap_for_tests(0);
 }
+
+/* Found by tests/fuzz/fuzz_hdf5_pipe (CI, 2026-11-26): the child's shape
+ * announces 1 x 2^20 u8 (1 MiB kept) and the parent holds two FP64 rows
+ * beside it (the sink's row and its read block, 8 MiB each). With 12 MiB
+ * available each allocation alone fit, so the parent took 17 MiB before the
+ * stream ended; the sum is checked before any allocation now, and the
+ * refusal is the one line that counts it. The stream's first message is
+ * src/load_hdf5.c's h5_msg: rc, n, d, rows and the type's name. */
+TEST(hdf5_parent_counts_its_fp64_rows)
+{
+    struct {
+        int32_t rc;
+        uint64_t n, d, rows;
+        char text[512];
+    } m;
+    memset(&m, 0, sizeof m);
+    m.n = m.rows = 1;
+    m.d = (uint64_t)1 << 20;
+    strcpy(m.text, "u8");
+    const char *p = tpath("shape.pipe");
+    FILE *f = fopen(p, "wb");
+    CHECK(f && fwrite(&m, sizeof m, 1, f) == 1);
+    fclose(f);
+    const uint64_t need = m.d + ((uint64_t)load_hdf5_block_rows(m.d, 1) + 1) * m.d * sizeof(double);
+    CHECK_EQ_INT(need, (1u << 20) + (16u << 20));
+    load_opts o;
+    load_opts_init(&o);
+    dataset ds;
+    memset(&ds, 0, sizeof ds);
+    for (int fits = 0; fits < 2; fits++) {
+        ld_mem_cap_for_tests(fits ? need : (12u << 20));
+        int fd = open(p, O_RDONLY);
+        CHECK(fd >= 0);
+        err_clear();
+        int rc = load_hdf5_parent("input.hdf5", &o, fd, &ds);
+        close(fd);
+        if (fits) {
+            /* all allocated, then the stream ends: the child's death */
+            CHECK_EQ_INT(rc, 1);
+        } else {
+            CHECK_EQ_INT(rc, TCJ_ENOMEM);
+            CHECK_STR_CONTAINS(err_msg(), "input.hdf5: needs 17.8 MB of memory for 1 x 1048576 u8 "
+                                          "values; 12.6 MB available");
+        }
+    }
+    ld_mem_cap_for_tests(0);
+}

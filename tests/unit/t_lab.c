@@ -635,11 +635,12 @@ static int drop_line(char *text, const char *what)
 }
 
 /* Remove the live lab's lines that are not stored, so show lab has none:
- * where its time went (1 when there was one), and the reused reference
- * and the repeated timings, where there are. */
+ * where its time went (1 when there was one), and the reused reference,
+ * the reused formats and the repeated timings, where there are. */
 static int drop_time_line(char *text)
 {
     drop_line(text, "reference: run ");
+    drop_line(text, "formats: ");
     drop_line(text, "{\"type\":\"reference_reused\"");
     drop_line(text, "  timing: ");
     char *tl = strstr(text, "  (time ");
@@ -681,7 +682,7 @@ TEST(command_stores_shows_exports_and_draws)
     char *live = capture(&s, "precisions cpu min-overlap=0.999", 1);
     char *again = capture(&s, "show lab 2", 1);
     CHECK(drop_time_line(live));
-    CHECK(strcmp(live, again) == 0);
+    CHECK_MSG(strcmp(live, again) == 0, "live:\n%s\nshown:\n%s", live, again);
 
     /* The log: one lab, its rows, runs and comparisons. */
     lab_result *r = malloc(sizeof *r);
@@ -737,6 +738,76 @@ TEST(command_stores_shows_exports_and_draws)
     free(shown);
     free(live);
     free(again);
+    store_close(s.db);
+    dataset_free(&s.ds);
+}
+
+static int real_cb(void *ctx, int ncol, const char *const *names, const char *const *values)
+{
+    (void)names;
+    if (ncol == 1 && values[0])
+        *(double *)ctx = strtod(values[0], NULL);
+    return 0;
+}
+
+/* A format's run that `run` (or compare) just made stands for its timed
+ * run in the lab, as the reference's does: the lab's rows point at the
+ * stored runs (no new run is made for them), show their transforms (read
+ * back from the run's counters) and their kernel times, and a formats:
+ * line names them. fresh times every format again, and the fresh rows
+ * agree with the reused ones on pairs, overlap and transforms (computed
+ * anew); a format that never ran is timed either way. */
+TEST(formats_reuse_their_stored_runs)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reuse-lab.db", t_tmpdir());
+    remove(path);
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    free(capture(&s, "gen uniform n=400 d=4 seed=2; eps 0.2; run cpu-fp16; run cpu-fp8-e4m3", 0));
+    CHECK(!s.failed);
+    double k2 = NAN; /* run 2's kernel time, as stored */
+    const int64_t two = 2;
+    CHECK_EQ_INT(
+        store_query(s.db, "SELECT kernel_seconds FROM runs WHERE id = ?1", &two, 1, real_cb, &k2),
+        0);
+    CHECK(k2 > 0);
+    char *text = capture(&s, "precisions cpu fp16 fp8-e4m3 bf16", 0);
+    CHECK_MSG(!s.failed, "precisions failed: %s", text);
+    CHECK_STR_CONTAINS(text, "formats: fp16 run 1, fp8-e4m3 run 2 reused");
+    free(text);
+    text = capture(&s, "precisions cpu fp16 fp8-e4m3 bf16 fresh", 0);
+    CHECK_MSG(!s.failed, "precisions fresh failed: %s", text);
+    CHECK(!strstr(text, "reused"));
+    free(text);
+    lab_result *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    CHECK_EQ_INT(store_lab_get(s.db, 1, a), 0);
+    CHECK_EQ_INT(store_lab_get(s.db, 2, b), 0);
+    CHECK(a->nrow == 3 && b->nrow == 3);
+    CHECK_EQ_INT(a->row[0].run_id, 1);
+    CHECK_EQ_INT(a->row[2].run_id, 2); /* table order: fp16, bf16, fp8-e4m3 */
+    CHECK(strcmp(a->row[2].format, "fp8-e4m3") == 0);
+    CHECK_NEAR(a->row[2].kernel_s, k2, 0);
+    /* bf16 never ran: timed here, a run of the lab's own */
+    CHECK(a->row[1].run_id > 2 && a->row[1].run_id != a->ref_run_id);
+    for (int k = 0; k < 3; k++) {
+        const lab_row *x = &a->row[k], *y = &b->row[k];
+        CHECK(y->run_id > 2 && y->run_id != x->run_id);
+        CHECK_EQ_INT(x->pairs, y->pairs);
+        CHECK_NEAR(x->side.overlap, y->side.overlap, 0);
+        char tx[96], ty[96];
+        lab_transforms(x, tx, sizeof tx);
+        lab_transforms(y, ty, sizeof ty);
+        CHECK_MSG(strcmp(tx, ty) == 0, "%s: reused '%s', fresh '%s'", x->format, tx, ty);
+    }
+    /* the FP8 row scales (uniform [0, 1) data, centred): the reused row
+     * shows it, so the counters came back */
+    CHECK(isfinite(a->row[2].scale_log2) && a->row[2].scale_log2 != 0);
+    free(a);
+    free(b);
     store_close(s.db);
     dataset_free(&s.ds);
 }
