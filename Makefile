@@ -16,7 +16,7 @@ HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86
 
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Istore -Iui -Ikernels $(HDF5_CFLAGS)
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Isrc/cli -Istore -Iui -Ikernels $(HDF5_CFLAGS)
 LDLIBS  := -lreadline -lpanelw -lncursesw -lsqlite3 $(HDF5_LIBS) -lm -ldl -lpthread
 
 ifneq ($(SAN),)
@@ -30,7 +30,7 @@ endif
 # build time (libcupti is dlopen'ed); without them the counters are N/A
 # (src/cupti_none.c).
 CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti_profiler_host.h)
-HOST_SRC := $(filter-out src/main.c src/cupti_none.c kernels/stub.c src/mpi_%.c,$(wildcard src/*.c store/*.c ui/*.c kernels/*.c))
+HOST_SRC := $(filter-out src/cli/main.c src/cupti_none.c kernels/stub.c src/cli/mpi_%.c,$(wildcard src/*.c src/cli/*.c store/*.c ui/*.c kernels/*.c))
 HOST_SRC += $(if $(CUPTI_H),,src/cupti_none.c)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 CXX_SRC  := $(if $(CUPTI_H),$(wildcard src/*.cpp))
@@ -85,16 +85,16 @@ GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o $(GE
 
 all: $(BUILD)/tcjoin
 
-$(BUILD)/tcjoin: $(BUILD)/obj/src/main.o $(LIB)
+$(BUILD)/tcjoin: $(BUILD)/obj/src/cli/main.o $(LIB)
 	@rm -f $@
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 
 # ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
-# calls only). src/mpi_*.c go into it alone, with main.c as tcjoin_main
+# calls only). src/cli/mpi_*.c go into it alone, with main.c as tcjoin_main
 # (rank 0's program); the plain tcjoin never needs MPI. ----
 MPICC   ?= $(firstword $(shell command -v mpicc 2>/dev/null))
 ifneq ($(MPICC),)
-MPI_OBJ := $(patsubst %.c,$(BUILD)/obj-mpi/%.o,$(wildcard src/mpi_*.c) src/main.c)
+MPI_OBJ := $(patsubst %.c,$(BUILD)/obj-mpi/%.o,$(wildcard src/cli/mpi_*.c) src/cli/main.c)
 all: $(BUILD)/tcjoin-mpi
 tests: $(BUILD)/tcjoin-mpi
 
@@ -102,7 +102,7 @@ $(BUILD)/obj-mpi/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/obj-mpi/src/main.o: CFLAGS += -Dmain=tcjoin_main
+$(BUILD)/obj-mpi/src/cli/main.o: CFLAGS += -Dmain=tcjoin_main
 
 $(BUILD)/tcjoin-mpi: $(MPI_OBJ) $(LIB)
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
@@ -260,8 +260,8 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-	-Isrc -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
-FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+	-Isrc -Isrc/cli -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
+FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cli/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -284,7 +284,7 @@ fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TIME)
 
 fmt:
-	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
+	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/cli/*.c src/cli/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
 	rm -rf build build-san build-cpu build-fuzz

@@ -36,7 +36,7 @@ typedef struct cmp_spec {
     void (*progress)(void *ctx, double frac); /* called from this thread */
     void *progress_ctx;
     /* Stored COUNT runs that stand for step 1's clean runs of A and B
-     * (src/reuse.h); NULL: run the engine. */
+     * (src/cli/reuse.h); NULL: run the engine. */
     const join_result *reuse_a, *reuse_b;
 } cmp_spec;
 

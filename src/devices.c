@@ -88,13 +88,3 @@ int devices_resolve(const engine_opts *o, int *out)
             out[n++] = v;
     return n;
 }
-
-void devices_get(const session *s, char *buf, size_t size)
-{
-    devices_describe(&s->eopt, buf, size);
-}
-
-int devices_set(session *s, char **vals)
-{
-    return devices_parse(vals[0], &s->eopt);
-}

@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 #include "engine_opts.h"
-#include "session.h"
 
 /* Ordinals a list may name: 0..DEVICES_MAX_ORDINAL (a bit each). */
 #define DEVICES_MAX_ORDINAL 63
@@ -26,9 +25,5 @@ void devices_describe(const engine_opts *o, char *buf, size_t size);
 int devices_resolve(const engine_opts *o, int *out);
 /* A list that is not the default: some run goes through the device queue. */
 int devices_listed(const engine_opts *o);
-
-/* The settings table's getter and setter. */
-void devices_get(const session *s, char *buf, size_t size);
-int devices_set(session *s, char **vals);
 
 #endif

@@ -90,7 +90,7 @@ static int engine_driver_loaded(void)
 int engine_run(const engine *e, const join_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);
-    /* tcjoin-mpi: the run shared by every rank (src/mpi_run.c), which
+    /* tcjoin-mpi: the run shared by every rank (src/cli/mpi_run.c), which
      * calls back here for each of its parts (DIST_LOCAL). */
     if (dist && dist->join) {
         int drc = dist->join(e, s, res);

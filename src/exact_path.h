@@ -14,15 +14,13 @@
 
 #include <stddef.h>
 
-#include "session.h"
-
 enum { EXACT_PATH_AUTO = 0, EXACT_PATH_PASS = 1, EXACT_PATH_GRID = 2, EXACT_PATH_CLUSTERS = 3 };
 
 /* "auto", "pass", "grid", "clusters" ("?" for anything else). */
 const char *exact_path_name(int path);
-/* The settings table's getter and setter. A bad value leaves the setting
- * as it was and err_msg one line naming the values expected. */
-void exact_path_get(const session *s, char *buf, size_t size);
-int exact_path_set(session *s, char **vals);
+/* The path a name gives into *path; a bad name leaves *path as it was
+ * and err_msg one line naming the values expected. (The settings row is
+ * src/cli/settings.c's.) */
+int exact_path_parse(const char *name, int *path);
 
 #endif

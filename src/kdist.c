@@ -11,7 +11,7 @@
 int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
 {
     memset(res, 0, sizeof *res);
-    /* tcjoin-mpi: rows shared by every rank (src/mpi_run.c). */
+    /* tcjoin-mpi: rows shared by every rank (src/cli/mpi_run.c). */
     if (dist && dist->kdist) {
         int drc = dist->kdist(e, s, res);
         if (drc != DIST_LOCAL)

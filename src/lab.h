@@ -8,7 +8,7 @@
  * per lab and stands for it in every comparison, and its pairs are made
  * once per block of rows for all the formats together.
  * Library code: nothing here prints or stores; the caller does both
- * through the callbacks, as each run finishes (src/cmd_precisions.c). */
+ * through the callbacks, as each run finishes (src/cli/cmd_precisions.c). */
 #ifndef TCJ_LAB_H
 #define TCJ_LAB_H
 
@@ -151,12 +151,12 @@ typedef struct lab_spec {
      * only. A nonzero return stops the lab with that code. */
     int (*on_ref)(void *ctx, lab_result *r, const join_result *res);
     /* A stored run of the reference that stands for its timed run (the
-     * same data, eps and settings: src/reuse.c), and its id; NULL: run it.
+     * same data, eps and settings: src/cli/reuse.c), and its id; NULL: run it.
      * on_ref still gets it, with r->ref_run_id already set. */
     const join_result *ref_reused;
     int64_t ref_reused_id;
     /* A stored COUNT run that stands for a format's timed run (the same
-     * data, eps and settings: src/reuse.c, which also reads the run's
+     * data, eps and settings: src/cli/reuse.c, which also reads the run's
      * transforms back), so `precisions` after `compare` or `run` does not
      * time a format again: returns 1 with *out and *id filled, 0 when
      * there is none, or a negative code (the lab then stops). The row

@@ -343,7 +343,7 @@ static const char migration_7[] =
     "  PRIMARY KEY (dbscan_id, lo)\n"
     ");\n";
 
-/* ---- MPI (tcjoin-mpi, src/mpi_run.c): version 8 ---- */
+/* ---- MPI (tcjoin-mpi, src/cli/mpi_run.c): version 8 ---- */
 /* Version 8: the ranks of a run spread over MPI ranks, one row each: its
  * host, device, the query rows and queue ranges it took, its pairs, its
  * time and its own outcome. A one-process run has none. */

@@ -230,7 +230,7 @@ int store_lab_export(store *st, int64_t lab_id, const char *format, const char *
 int store_lab_export_f(store *st, int64_t lab_id, const char *format, FILE *f, const char *path);
 
 /* A stored run that can stand for a new COUNT run (compare's reuse, see
- * src/reuse.h): the newest ok count run over all rows with the same
+ * src/cli/reuse.h): the newest ok count run over all rows with the same
  * dataset content hash, eps (bit for bit), engine and options string (the
  * settings that choose the kernel variant), n and d, made on the host of
  * session_id. Returns its id with *out filled, 0 when there is none, or a

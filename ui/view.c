@@ -1,5 +1,5 @@
 /* The view model fed from records and log text; see view.h. Field names
- * follow the records the commands emit (src/runner.c and the cmd_*.c);
+ * follow the records the commands emit (src/cli/runner.c and the cmd_*.c);
  * a few alternatives are accepted where commands differ in shape. */
 #include "view.h"
 

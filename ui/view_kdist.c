@@ -1,4 +1,4 @@
-/* The k-distance part of the view model: a "kdist" record (src/cmd_kdist.c)
+/* The k-distance part of the view model: a "kdist" record (src/cli/cmd_kdist.c)
  * into the curve and knee the k-distance panel draws. */
 #include <math.h>
 #include <stdio.h>

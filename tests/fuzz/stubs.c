@@ -1,4 +1,4 @@
-/* What src/cmd.c needs from the rest of tcjoin, for the fuzz harnesses that
+/* What src/cli/cmd.c needs from the rest of tcjoin, for the fuzz harnesses that
  * link only the loaders and the command parser (no CUDA, no session log).
  * The command table holds `load` and `gen` with their real option names;
  * their handlers parse every option as the real ones do, and load nothing. */
@@ -125,7 +125,7 @@ const cmd *cmd_find(const char *name)
     return NULL;
 }
 
-/* The fuzzed parser suggests no command (src/cmd_table.c has the real one). */
+/* The fuzzed parser suggests no command (src/cli/cmd_table.c has the real one). */
 const cmd *cmd_nearest(const char *name)
 {
     (void)name;

@@ -477,7 +477,7 @@ TEST(man_page_documents_everything)
         snprintf(row, sizeof row, ".B %s\n", (*e)->name);
         CHECK_MSG(strstr(man, row) != NULL, "man page lacks engine %s", (*e)->name);
     }
-    /* The dashboard's keys (ui/dashboard.c dash_key and dash_poll). */
+    /* The dashboard's keys (src/cli/dashboard.c dash_key and dash_poll). */
     const char *keys[] = {".SH DASHBOARD",
                           "Tab, Shift-Tab, F2 ... F10, F12",
                           "PgUp, PgDn",

@@ -1,5 +1,5 @@
 /* src/dist.c: the queue's range sizes and the per-rank file names of
- * tcjoin-mpi, without MPI (a table of hooks stands in for src/mpi_run.c). */
+ * tcjoin-mpi, without MPI (a table of hooks stands in for src/cli/mpi_run.c). */
 #include <string.h>
 
 #include "check.h"

@@ -184,6 +184,7 @@ TEST(not_finite_refused)
  * EXACT_GRID_BAND, and predicts nothing where the grid cannot be chosen. */
 #include "exact_path.h"
 #include "exact_predict.h"
+#include "settings.h"
 
 TEST(path_rule)
 {
@@ -208,23 +209,26 @@ TEST(path_rule)
     CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, -1) == 0);
 }
 
+/* `set exact-path` through its settings row: the names and the parse. */
 TEST(path_setting)
 {
     static session s; /* zeroed: auto */
+    const setting *row = setting_find("exact-path");
+    CHECK(row != NULL);
     char buf[32];
-    exact_path_get(&s, buf, sizeof buf);
+    row->get(&s, buf, sizeof buf);
     CHECK(strcmp(buf, "auto") == 0);
     const char *names[] = {"pass", "grid", "clusters", "auto"};
     const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_CLUSTERS, EXACT_PATH_AUTO};
     for (int k = 0; k < 4; k++) {
         char *v[1] = {(char *)names[k]};
-        CHECK(exact_path_set(&s, v) == 0 && s.eopt.exact_path == want[k]);
-        exact_path_get(&s, buf, sizeof buf);
+        CHECK(row->set(&s, v) == 0 && s.eopt.exact_path == want[k]);
+        row->get(&s, buf, sizeof buf);
         CHECK(strcmp(buf, names[k]) == 0);
     }
     s.eopt.exact_path = EXACT_PATH_GRID;
     char *bad[1] = {"grids"};
-    CHECK_EQ_INT(exact_path_set(&s, bad), TCJ_EINVAL);
+    CHECK_EQ_INT(row->set(&s, bad), TCJ_EINVAL);
     CHECK(s.eopt.exact_path == EXACT_PATH_GRID); /* unchanged */
     CHECK_MSG(strstr(err_msg(), "auto, pass, grid or clusters") && strstr(err_msg(), "'grids'") &&
                   !strchr(err_msg(), '\n'),

@@ -1,4 +1,4 @@
-/* compare's reuse of stored runs (src/reuse.c, store_reusable_run): which
+/* compare's reuse of stored runs (src/cli/reuse.c, store_reusable_run): which
  * runs stand for new ones is checked against the runs table read back
  * here, and a comparison with reused runs gives the same accuracy as a
  * fresh one. */

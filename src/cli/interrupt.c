@@ -1,4 +1,4 @@
-/* The interrupt flags (src/interrupt.h). */
+/* The interrupt flags (src/cli/interrupt.h). */
 #include "interrupt.h"
 
 volatile int interrupt_pending;

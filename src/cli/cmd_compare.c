@@ -174,7 +174,7 @@ static int compare_run(session *s, int argc, char **argv)
         (er && (rc = runner_spec(s, er, &sr, &pg))))
         return rc;
     snprintf(pg.what, sizeof pg.what, "compare %s %s", ea->name, eb->name);
-    /* Stored runs standing for the clean COUNT runs (src/reuse.h). */
+    /* Stored runs standing for the clean COUNT runs (src/cli/reuse.h). */
     const engine *const sides[REUSE_SIDES] = {ea, eb, er};
     static reuse_set reused; /* large: three join results */
     if ((rc = reuse_sides(s, sides, fresh, &reused)))

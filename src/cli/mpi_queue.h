@@ -1,4 +1,4 @@
-/* The work queue the ranks of tcjoin-mpi share (src/mpi_run.c): ranges of
+/* The work queue the ranks of tcjoin-mpi share (src/cli/mpi_run.c): ranges of
  * a list of work items, handed out on request by a counter on rank 0, so
  * that a faster rank takes more. Today the items are query rows and each
  * range is one engine run over those rows; an engine with a list of its

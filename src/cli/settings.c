@@ -307,6 +307,24 @@ static int set_format(session *s, char **v)
     return 0;
 }
 
+static void get_devices(const session *s, char *b, size_t n)
+{
+    devices_describe(&s->eopt, b, n);
+}
+static int set_devices(session *s, char **v)
+{
+    return devices_parse(v[0], &s->eopt);
+}
+
+static void get_exact_path(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", exact_path_name(s->eopt.exact_path));
+}
+static int set_exact_path(session *s, char **v)
+{
+    return exact_path_parse(v[0], &s->eopt.exact_path);
+}
+
 /* One row per setting: name, value words, help, value count, completion of
  * each value word, getter, setter. */
 /* clang-format off */
@@ -328,7 +346,7 @@ const setting settings_table[] = {
     {"device", "N", "CUDA device ordinal",
      1, {NULL, NULL}, get_device, set_device},
     {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
-     1, {"all|default", NULL}, devices_get, devices_set},
+     1, {"all|default", NULL}, get_devices, set_devices},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink, larger data stream",
      1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
     {"center", "auto|on|off|local|default",
@@ -337,7 +355,7 @@ const setting settings_table[] = {
     {"exact-path", "auto|pass|grid|clusters",
      "exact: FP16 pass + FP64 band, FP64 grid join, or the pass by clusters (auto: grid at "
      "d <= 4, large band; clusters apart)",
-     1, {"auto|pass|grid|clusters", NULL}, exact_path_get, exact_path_set},
+     1, {"auto|pass|grid|clusters", NULL}, get_exact_path, set_exact_path},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale},

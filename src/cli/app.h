@@ -19,6 +19,6 @@ typedef struct app_args {
 /* Run tcjoin; returns the exit status (batch: 1 if any command failed). */
 int app_main(const app_args *a);
 
-/* The Ctrl-C flags the handler sets: src/interrupt.h. */
+/* The Ctrl-C flags the handler sets: src/cli/interrupt.h. */
 
 #endif

@@ -1,7 +1,7 @@
 /* tcjoin-mpi: `mpirun -np R tcjoin-mpi [options] [FILE.tcj | -e 'CMD; CMD']`.
- * Rank 0 is tcjoin as usual (src/main.c, built here as tcjoin_main): it
+ * Rank 0 is tcjoin as usual (src/cli/main.c, built here as tcjoin_main): it
  * reads the script, the -e commands or standard input, opens the session
- * log, and sends each command to the other ranks (src/mpi_run.c). Every
+ * log, and sends each command to the other ranks (src/cli/mpi_run.c). Every
  * other rank runs the commands it is sent, silently, without a log, until
  * rank 0 says the session is over. */
 #include <mpi.h>
