@@ -4,7 +4,7 @@
  * (exact_kern.h) that exact hands the FASTED driver (fasted_run.cuh),
  * built by one instance file:
  *   exact_k_band.cu           COUNT at d <= 256: fp16's mainloop, exact's
- *                             band epilogue (epi_exact_band.cuh), padded
+ *                             band epilogue (epi_band.cuh), padded
  *   exact_k_promoted_band.cu  COUNT at large d: the promoting mainloop,
  *                             the band epilogue
  *   exact_k_promoted.cu       the other modes at large d: the promoting
@@ -38,7 +38,7 @@ template <class Base> struct exact_ml_promote : Base {
 };
 
 /* Epilogue option: the PAIRS epilogue lists only exact's band
- * (epi_exact_band.cuh); PAD: its interior blocks' slots are reserved
+ * (epi_band.cuh); PAD: its interior blocks' slots are reserved
  * whole and padded, which pays where the band is sparse (d <= 256). */
 template <class Base, bool PAD> struct exact_epi_band : Base {
     static constexpr bool band = true; /* fasted_band */

@@ -118,7 +118,7 @@ __device__ __forceinline__ void exact_keep(const exact_dev &o, uint32_t i, uint3
  * distances) is listed for step 2. A symmetric run's mirrored entries
  * (i > j; fasted emits them beside (i, j) with the same d~2) are skipped
  * and (i, j) stands for both. A pad (i, i, +inf: slots a block reserved
- * and did not fill, fasted_epilogue.cuh) is out by any bound, and
+ * and did not fill, epi_band.cuh) is out by any bound, and
  * counted. A cluster layout's padding row's pair with itself is dropped. */
 #define EXACT_CLASSIFY_THREADS 256
 __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)

@@ -126,7 +126,7 @@ struct fasted_fp32_acc {
  * their chunks (fasted_wg_promote), so one's wait and adds overlap the
  * other's products (it pays for FP16's chunks, not FP8's, half as long:
  * docs/BENCHMARKS.md); F::band, the PAIRS epilogue decides candidates by
- * exact's bound (epi_exact_band.cuh), so fasted's kernels compile without
+ * exact's bound (epi_band.cuh), so fasted's kernels compile without
  * that code. Each false where F does not declare it. */
 template <class F, class = void> struct fasted_turns {
     static constexpr bool value = false;

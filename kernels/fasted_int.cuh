@@ -66,7 +66,7 @@ typedef struct fasted_kd_params {
     float *dvals;
 } fasted_kd_params;
 
-/* kernels/epi_exact_band.cuh: exact's COUNT pass (kernels/exact.cu) on a
+/* kernels/epi_band.cuh: exact's COUNT pass (kernels/exact.cu) on a
  * kernel with exact's band (PAIRS): when bnd is set, each candidate's own
  * error bound decides it where it can, in the epilogue. delta_ij = k1 e +
  * k2 e^2 + k3 s^2 with e = bnd[i].x + bnd[j].x and s = bnd[i].y +
@@ -114,7 +114,7 @@ typedef struct fasted_params {
     unsigned cskip;         /* non-symmetric runs: column tile bj starts at bj*(1+cskip) tiles */
     const unsigned *rowmap; /* non-symmetric runs: row tile bi is tile rowmap[bi] (NULL: bi) */
     fasted_kd_params kd;    /* the k-distance passes' epilogue (epi_kdist.cuh) */
-    exact_band_params band; /* exact's band, PAIRS (epi_exact_band.cuh) */
+    exact_band_params band; /* exact's band, PAIRS (epi_band.cuh) */
 
     /* A cluster layout (kern_join_args.clu): only the tiles of its
      * clusters' diagonal blocks, work item t being tile clu_tile[t]
