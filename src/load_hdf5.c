@@ -372,10 +372,20 @@ static int child_error(const char *path, h5_msg *m)
 /* The child's rows come as doubles: the parent reads a bounded block
  * (about 4 MB, or one row, and no more rows than it takes) at a time,
  * whatever a message announces. */
-size_t load_hdf5_block_rows(size_t d, size_t take)
+static size_t block_rows(size_t d, size_t take)
 {
     const size_t r = (size_t)(1 << 19) / d + 1;
     return r < take ? r : take;
+}
+
+uint64_t load_hdf5_row_bytes(uint64_t d, uint64_t take)
+{
+    uint64_t bytes;
+    if (d == 0 || d > SIZE_MAX || take > SIZE_MAX || d > UINT64_MAX / sizeof(double) ||
+        __builtin_mul_overflow((uint64_t)block_rows((size_t)d, (size_t)take) + 1,
+                               d * sizeof(double), &bytes))
+        return UINT64_MAX;
+    return bytes;
 }
 
 /* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
@@ -407,12 +417,10 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
      * it: the array (checked alone above), the sink's FP64 row and the
      * block below. At d = 2^28 the two rows are 4 GB for a 268 MB array
      * of u8, and a check of each alone would take the first. */
-    const size_t bufrows = load_hdf5_block_rows(d, take);
-    uint64_t rowbytes;
-    if (__builtin_mul_overflow((uint64_t)bufrows + 1, (uint64_t)d * sizeof(double), &rowbytes) ||
-        d > UINT64_MAX / sizeof(double))
-        rowbytes = UINT64_MAX; /* ld_mem_check's sum overflows: "more than 2^63 bytes" */
-    if ((rc = ld_mem_check(path, take, d, t ? t->id : DTYPE_F64, rowbytes)) != 0)
+    const size_t bufrows = block_rows(d, take);
+    /* UINT64_MAX when it overflows: ld_mem_check then says "more than 2^63 bytes" */
+    if ((rc = ld_mem_check(path, take, d, t ? t->id : DTYPE_F64, load_hdf5_row_bytes(d, take))) !=
+        0)
         return rc;
     ld_sink s;
     if ((rc = ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)

@@ -131,10 +131,11 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd);
  * stream ends early or fails, with no line set (load_hdf5 then says how
  * the child died). In-process only for tests/fuzz/fuzz_hdf5_pipe.c. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out);
-/* Rows of FP64 in the parent's read block for d columns and take rows:
- * what it holds besides the array and the sink's row (checked with them
- * before any is allocated; the fuzz harness and t_load count it). */
-size_t load_hdf5_block_rows(size_t d, size_t take);
+/* The bytes of FP64 the parent holds beside the array for d columns and
+ * take rows: the sink's row and its read block (checked with the array
+ * before any is allocated; the fuzz harness and the tests count the
+ * same). UINT64_MAX when that does not fit 64 bits. */
+uint64_t load_hdf5_row_bytes(uint64_t d, uint64_t take);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif

@@ -18,7 +18,7 @@
  * must be refused before any allocation, still run. What the parent
  * allocates is the array in the announced type (rows x d values of it),
  * the sink's FP64 row (d doubles) and its read block
- * (load_hdf5_block_rows(d, rows) rows of d doubles): an f16 shape of 4 x 2^30
+ * (load_hdf5_row_bytes(d, rows) in all): an f16 shape of 4 x 2^30
  * is 8 GiB of array and 16 GiB of rows, within memory, and must be
  * skipped too; the loader checks that same sum before it allocates. */
 #include <fcntl.h>
@@ -49,7 +49,7 @@ typedef struct shape {
 static int big_but_possible(const uint8_t *data, size_t size)
 {
     shape s;
-    uint64_t arr, row, rows, bytes;
+    uint64_t arr, rows, bytes;
     if (size < offsetof(shape, text))
         return 0;
     memset(&s, 0, sizeof s);
@@ -59,8 +59,7 @@ static int big_but_possible(const uint8_t *data, size_t size)
     const uint64_t vb = t ? t->bytes : sizeof(double);
     if (s.rc || s.d == 0 || __builtin_mul_overflow(s.rows, s.d, &arr) ||
         __builtin_mul_overflow(arr, vb, &arr) ||
-        s.d > SIZE_MAX || s.rows > SIZE_MAX || __builtin_mul_overflow(s.d, sizeof(double), &row) ||
-        __builtin_mul_overflow(row, (uint64_t)load_hdf5_block_rows((size_t)s.d, (size_t)s.rows) + 1, &rows) ||
+        (rows = load_hdf5_row_bytes(s.d, s.rows)) == UINT64_MAX ||
         __builtin_add_overflow(arr, rows, &bytes))
         return 0;
     return bytes > (256u << 20) && bytes <= ld_mem_available();

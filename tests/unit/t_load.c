@@ -913,7 +913,7 @@ TEST(mem_check_counts_the_kept_type)
     const char *files[2] = {np, hp};
     /* HDF5's parent also holds FP64 rows from its child (the sink's row
      * and its read block), checked with the array before any allocation */
-    const size_t rows[2] = {0, ((size_t)load_hdf5_block_rows(D, N) + 1) * D * sizeof(double)};
+    const size_t rows[2] = {0, (size_t)load_hdf5_row_bytes(D, N)};
     load_opts none = {.header = -1};
     for (int i = 0; i < 2; i++) {
         ld_mem_cap_for_tests((size_t)N * D * 2 + rows[i]);
