@@ -652,7 +652,7 @@ static int fasted_run_queue(const kern_join_args *a, kern_join_result *r, kern_q
 
 extern "C" int kern_fasted_run(const kern_join_args *a, kern_join_result *r)
 {
-    if (a->ndevices > 0)
+    if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, r, fasted_run_queue);
     return fasted_run(a, r, NULL);
 }

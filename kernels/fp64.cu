@@ -130,7 +130,7 @@ static int fp64_run_q(const kern_join_args *a, kern_join_result *res, kern_queue
 
 extern "C" int kern_fp64_run(const kern_join_args *a, kern_join_result *res)
 {
-    if (a->ndevices > 0)
+    if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, res, fp64_run_q);
     return fp64_run_q(a, res, NULL, NULL);
 }

@@ -255,7 +255,7 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
         return kern_fail(KERN_ECROSS, "the FP64 grid path takes no cross run: its grid index "
                                       "covers every row of its run");
     }
-    if (a->ndevices > 0)
+    if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, res, fg_run_q);
     return fg_run_q(a, res, NULL, NULL);
 }

@@ -20,6 +20,14 @@ int kern_queue_open(kern_queue *q, int dev, unsigned long long total, const char
         q->total = total;
         q->open_dev = dev;
         snprintf(q->variant, sizeof q->variant, "%s", variant);
+        if (q->ext) {
+            /* Once a list for the process: its devices are checked below. */
+            char why[400] = "";
+            if (q->ext->open(q->ext->ctx, total, variant, &q->ext_list, why, sizeof why)) {
+                q->stop = 1;
+                return kern_fail(KERN_EINVAL, "%s", why[0] ? why : "the work lists differ");
+            }
+        }
         return 0;
     }
     if (q->total != total || strcmp(q->variant, variant) != 0)
@@ -33,6 +41,11 @@ int kern_queue_open(kern_queue *q, int dev, unsigned long long total, const char
 int kern_queue_take(kern_queue *q, unsigned long long least, unsigned long long most,
                     unsigned long long *b, unsigned long long *e)
 {
+    if (q->ext) {
+        if (q->stop || !q->ext->take(q->ext->ctx, q->ext_list, least, most, q->ndev, b, e))
+            return 0;
+        return *e > *b;
+    }
     const unsigned long long total = q->total;
     unsigned long long at = q->next.load();
     for (;;) {
@@ -187,9 +200,18 @@ static void kern_multi_merge(std::vector<kern_multi_dev> &dv, kern_join_result *
     }
 }
 
-int kern_multi_run(const kern_join_args *a, kern_join_result *r, kern_multi_fn one)
+int kern_multi_run(const kern_join_args *a0, kern_join_result *r, kern_multi_fn one)
 {
     memset(r, 0, sizeof *r);
+    /* A run shared with other processes on its one device: a list of it. */
+    kern_join_args one_dev;
+    const kern_join_args *a = a0;
+    if (a0->ndevices == 0 && a0->tiles) {
+        one_dev = *a0;
+        one_dev.ndevices = 1;
+        one_dev.devices[0] = a0->device;
+        a = &one_dev;
+    }
     int rc = kern_multi_check(a);
     if (rc)
         return rc;
@@ -201,6 +223,7 @@ int kern_multi_run(const kern_join_args *a, kern_join_result *r, kern_multi_fn o
         kern_device_has_wgmma(a->devices[t]);
     kern_queue q;
     q.ndev = nd;
+    q.ext = a->tiles;
     kern_multi_sink sink;
     sink.fn = a->pair_fn;
     sink.ctx = a->pair_ctx;
@@ -280,6 +303,11 @@ int kern_multi_run(const kern_join_args *a, kern_join_result *r, kern_multi_fn o
         if (dv[t].rc && (bad < 0 || (dv[bad].rc == KERN_ECANCEL && dv[t].rc != KERN_ECANCEL)))
             bad = t;
     kern_multi_merge(dv, r);
+    if (a0->ndevices == 0) {
+        /* The device alone, as its run would name it. */
+        snprintf(r->device_name, sizeof r->device_name, "%s", dv[0].r.device_name);
+        r->ndevices = 0;
+    }
     if (bad >= 0) {
         if (dv[bad].rc == KERN_ECANCEL)
             return kern_fail(KERN_ECANCEL, "cancelled");

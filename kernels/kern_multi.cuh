@@ -38,6 +38,10 @@ struct kern_queue {
     int open_dev = -1;
     char variant[96] = "";
     int ndev = 1;
+    /* A queue outside the process (kern_tiles): the list is its list
+     * ext_list, and every range comes from it. */
+    const kern_tiles *ext = nullptr;
+    int ext_list = -1;
     /* Every device's launch loop reads this as its cancel flag: set by the
      * runner on the caller's cancel or on any device's failure. */
     volatile int stop = 0;

@@ -220,6 +220,27 @@ typedef void (*kern_to_f64_fn)(const void *src, size_t m, double *dst);
  * widened on the host instead. */
 enum { KERN_X_F64 = 0, KERN_X_F32 = 1, KERN_X_F16 = 2, KERN_X_U8 = 3 };
 
+/* A work queue outside this process (tcjoin-mpi's ranks,
+ * src/cli/mpi_run.c): when a run's args carry one, every join entry runs
+ * through kern_multi_run (one device too) and the devices' queue asks it
+ * for the ranges of the engine's own work-item list (FASTED's tiles,
+ * exact's, the FP64 engines' items), so that processes running the same
+ * whole run share its list, its symmetric half included. Both callbacks
+ * may be called from several host threads (one per device of a list). */
+typedef struct kern_tiles {
+    /* The run's list is `total` items of kernel `variant`: the queue's
+     * number for it into *list, 0; nonzero when the other processes' list
+     * differs (a one-line reason into why[why_len]). Called once a list. */
+    int (*open)(void *ctx, unsigned long long total, const char *variant, int *list, char *why,
+                size_t why_len);
+    /* The next range [*b, *e) of list `list` for one of this process's
+     * ndev devices, at least `least` and at most `most` items where that
+     * many are left; 0 when none is left or the run is stopping. */
+    int (*take)(void *ctx, int list, unsigned long long least, unsigned long long most, int ndev,
+                unsigned long long *b, unsigned long long *e);
+    void *ctx;
+} kern_tiles;
+
 typedef struct kern_join_args {
     /* host, n*d row-major in the dataset's own element type: read only
      * through kern_rows_f64 / kern_row_f64, a block of rows at a time, so
@@ -256,6 +277,10 @@ typedef struct kern_join_args {
      * the queue path); 0: device alone. */
     int devices[KERN_MAX_DEVICES];
     int ndevices;
+    /* NULL, or the queue shared with other processes (kern_tiles): this
+     * run computes only the items it takes; its counts, histogram and
+     * pairs are its share, the caller adds the processes' together. */
+    const kern_tiles *tiles;
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
     kern_pair_fn pair_fn; /* PAIRS */
     void *pair_ctx;

@@ -327,7 +327,7 @@ static int ted_run_q(const kern_join_args *a, kern_join_result *res, kern_queue 
 
 extern "C" int kern_ted_run(const kern_join_args *a, kern_join_result *res)
 {
-    if (a->ndevices > 0)
+    if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, res, ted_run_q);
     return ted_run_q(a, res, NULL, NULL);
 }

@@ -218,7 +218,7 @@ extern "C" int kern_ted_index_run(const kern_join_args *a, kern_join_result *res
         return kern_fail(KERN_ECROSS, "ted-index takes no cross run: its grid index covers"
                                       " every row of its run");
     }
-    if (a->ndevices > 0)
+    if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, res, ted_index_run_q);
     return ted_index_run_q(a, res, NULL, NULL);
 }

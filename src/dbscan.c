@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dbscan.h"
+#include "dist.h"
 #include "err.h"
 
 const char *const dbscan_pass_names[DBSCAN_NPASS] = {"core", "union", "border"};
@@ -147,6 +148,11 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
 
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
 {
+    /* tcjoin-mpi: each rank's sinks see its share of the pairs (its
+     * tiles or rows); its forest is merged with the others' after pass 2
+     * and its border labels reduced by a minimum after pass 3, so every
+     * rank ends with the one-process labels (src/dist.h). */
+    const int ranks = dist && dist->nranks > 1 && dist->forest_merge && dist->min_i32;
     const size_t n = spec->ds->n;
     uint8_t *core = spec->core;
     int32_t *lab = spec->labels;
@@ -171,7 +177,12 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
         memset(&js, 0, sizeof js);
         js.mode = JOIN_PAIRS;
         js.sink = (pair_sink){union_put, &ctx};
+        js.sink_rank_share = ranks;
         rc = run_pass(spec, res, DBSCAN_PASS_UNION, &js);
+        /* Every rank reaches this with the same rc and ncore (the shared
+         * run's outcome and the reduced counts): the merge is collective. */
+        if (!rc && ranks)
+            rc = dist->forest_merge(parent, n);
     }
     if (!rc) {
         /* Roots in index order get 0, 1, ...: each root is its component's
@@ -199,7 +210,12 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
         memset(&js, 0, sizeof js);
         js.mode = JOIN_PAIRS;
         js.sink = (pair_sink){border_put, &ctx};
+        js.sink_rank_share = ranks;
         rc = run_pass(spec, res, DBSCAN_PASS_BORDER, &js);
+        /* Core rows hold the same number on every rank; a non-core row
+         * the smallest its rank's pairs gave (INT32_MAX: none). */
+        if (!rc && ranks)
+            rc = dist->min_i32(lab, n);
     }
     for (size_t i = 0; i < n; i++)
         if (lab[i] == INT32_MAX)

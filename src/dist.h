@@ -40,6 +40,14 @@ typedef struct dist_ops {
     /* After rank 0 stored run run_id, whose result is res: the ranks'
      * shares in the log (when res was filled by a shared run). */
     void (*store_run)(struct store *db, int64_t run_id, const struct join_result *res);
+    /* DBSCAN over the ranks (src/dbscan.c): each rank's union-find forest
+     * over n rows (parent[x] <= x, built from its share of the pairs)
+     * merged with every other rank's; on return every rank's parent[x] is
+     * the root of x's component in the union of the forests (its smallest
+     * index). O(n) memory a rank. Returns 0 or a TCJ_E* code. */
+    int (*forest_merge)(uint32_t *parent, size_t n);
+    /* v[x] = the minimum of v[x] over the ranks, on every rank. */
+    int (*min_i32)(int32_t *v, size_t n);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

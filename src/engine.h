@@ -59,6 +59,16 @@ typedef struct join_spec {
     void *progress_ctx;
 
     const struct engine *engine; /* the row being run: set by engine_run */
+
+    /* tcjoin-mpi (src/dist.h): the GPU engines take the ranges of their
+     * work list from this queue shared by the ranks (kernels.h's
+     * kern_tiles) and compute only those (NULL: the whole run). */
+    const struct kern_tiles *tiles;
+    /* PAIRS under several ranks: the sink takes this rank's share of the
+     * pairs only, and the caller merges what it built from them (DBSCAN's
+     * forests and border labels, src/dbscan.c); 0: every rank's sink sees
+     * every pair. */
+    int sink_rank_share;
 } join_spec;
 
 #define JOIN_MAX_PHASES 8

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dbscan.h"
+#include "dist.h"
 #include "engine.h"
 #include "err.h"
 #include "exact_predict.h"
@@ -16,7 +17,11 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(spec->opts, &def);
-    if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
+    /* Under several ranks (tcjoin-mpi) the generic passes, whose joins
+     * the ranks share tile by tile and whose forests they merge
+     * (src/dist.h); the device passes here would each run whole on every
+     * rank. */
+    if (!exact_grid_path(spec->ds, spec->eps, o, NULL) || (dist && dist->nranks > 1))
         return dbscan_generic(spec, res);
     const size_t n = spec->ds->n;
     size_t ncore = 0;

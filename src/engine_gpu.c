@@ -84,6 +84,7 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     kern_join_args a;
     engine_gpu_args(s->ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, fmt, &a);
     gpu_mode(s, &sk, &a);
+    a.tiles = s->tiles;
     /* The counters' range covers the calling thread's device only; the
      * devices of a list launch from threads of their own. */
     if (a.ndevices > 1 && cupti_prof_pending())

@@ -1,9 +1,9 @@
 /* The work queue the ranks of tcjoin-mpi share (src/cli/mpi_run.c): ranges of
  * a list of work items, handed out on request by a counter on rank 0, so
- * that a faster rank takes more. Today the items are query rows and each
- * range is one engine run over those rows; an engine with a list of its
- * own (the GPU engines' block tiles, kernels/kern_multi.cu's counter) can
- * take its ranges from the same interface. */
+ * that a faster rank takes more. For the CPU engines the items are query
+ * rows and each range is one engine run over those rows; the GPU engines'
+ * joins take ranges of their own work list (tiles) from the same counter
+ * through kernels.h's kern_tiles (mpi_run.c's m_tiles_open/m_tiles_take). */
 #ifndef TCJ_MPI_QUEUE_H
 #define TCJ_MPI_QUEUE_H
 

@@ -34,12 +34,15 @@
 #include "store_ranks.h"
 
 enum { STAGE_JOIN = 1, STAGE_OUTCOME, STAGE_PAIRS, STAGE_END };
-enum { TAG_REQ = 11, TAG_BYE, TAG_RANGE, TAG_STOP, TAG_ACK };
+enum { TAG_REQ = 11, TAG_BYE, TAG_RANGE, TAG_STOP, TAG_ACK, TAG_OPEN, TAG_OPENED, TAG_TILE };
+/* The forest merge's messages (on m_cmd, between runs). */
+enum { TAG_FOREST = 31 };
 
 /* One rank's word at a sync point. */
 typedef struct mpi_rec {
     int32_t stage, rc;
-    uint64_t rows, chunks, pairs;
+    uint64_t rows, chunks, pairs; /* rows: a tile-shared run's items */
+    int32_t lists, pad;           /* a tile-shared run's work lists */
     double seconds;
     char host[64];
     char device[128];
@@ -223,6 +226,14 @@ static int m_skip(const char *name)
 
 /* ---- the queue ---- */
 
+/* A work list of a GPU run shared tile by tile (kernels.h's kern_tiles):
+ * the k-th list every rank opens in the run is lists[k]. */
+typedef struct m_list {
+    unsigned long long total, next;
+    int first;        /* the rank that opened it first */
+    char variant[96]; /* the kernel the items are for */
+} m_list;
+
 /* Rank 0's side: the counter, and the thread that answers the others. */
 typedef struct m_server {
     pthread_mutex_t mu;
@@ -232,6 +243,8 @@ typedef struct m_server {
     int main_done;
     const volatile int *user_cancel;
     volatile int *local_stop; /* rank 0's own parts read it */
+    m_list *lists;            /* tile mode: the lists opened so far */
+    int nlists, caplists;
 } m_server;
 
 static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
@@ -251,12 +264,93 @@ static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
     return ok;
 }
 
-/* Every message from rank 0 to a rank in a run is three words: a range
- * (b, e, stop), a stop, or the answer to its bye. */
-static void m_send3(int to, int tag, uint64_t a, uint64_t b, uint64_t c)
+/* Rank `rank` opens its k-th list: the first opener sets it, every later
+ * one must match it. 0, or 1 with the list as set in *set. */
+static int m_server_open(m_server *sv, int rank, int k, unsigned long long total,
+                         const char *variant, m_list *set)
 {
-    uint64_t w[3] = {a, b, c};
-    MPI_Send(w, 3, MPI_UINT64_T, to, tag, m_q);
+    pthread_mutex_lock(&sv->mu);
+    int bad = 0;
+    if (k == sv->nlists) {
+        if (sv->nlists == sv->caplists) {
+            sv->caplists = sv->caplists ? 2 * sv->caplists : 8;
+            sv->lists = xrealloc(sv->lists, (size_t)sv->caplists * sizeof *sv->lists);
+        }
+        m_list *l = &sv->lists[sv->nlists++];
+        memset(l, 0, sizeof *l);
+        l->total = total;
+        l->first = rank;
+        snprintf(l->variant, sizeof l->variant, "%s", variant);
+    } else if (k > sv->nlists || sv->lists[k].total != total ||
+               strcmp(sv->lists[k].variant, variant) != 0) {
+        bad = 1;
+        if (k < sv->nlists)
+            *set = sv->lists[k];
+        else
+            memset(set, 0, sizeof *set);
+        /* Nobody takes more: the run fails on this rank's line. */
+        sv->stop = 1;
+        *sv->local_stop = 1;
+    }
+    pthread_mutex_unlock(&sv->mu);
+    return bad;
+}
+
+/* The next range of list k for a rank of ndev devices: a quarter of what
+ * is left per device of every rank (as kern_multi's own queue), within
+ * [least, most]. */
+static int m_server_take_tiles(m_server *sv, int k, unsigned long long least,
+                               unsigned long long most, int ndev, unsigned long long *b,
+                               unsigned long long *e, int *stop)
+{
+    pthread_mutex_lock(&sv->mu);
+    if (sv->user_cancel && *sv->user_cancel)
+        sv->stop = 1;
+    int ok = !sv->stop && k >= 0 && k < sv->nlists && sv->lists[k].next < sv->lists[k].total;
+    if (ok) {
+        m_list *l = &sv->lists[k];
+        const unsigned long long left = l->total - l->next;
+        unsigned long long c =
+            left / (4ull * (unsigned long long)m_size * (unsigned long long)(ndev > 0 ? ndev : 1));
+        if (c < least)
+            c = least;
+        if (most && c > most)
+            c = most;
+        if (c < 1)
+            c = 1;
+        if (c > left)
+            c = left;
+        *b = l->next;
+        *e = l->next + c;
+        l->next += c;
+    }
+    *stop = sv->stop;
+    pthread_mutex_unlock(&sv->mu);
+    return ok;
+}
+
+/* Messages to rank 0 in a run: one request record (the tag says which);
+ * from rank 0: one reply record. */
+typedef struct m_req {
+    int32_t failed, list, ndev, pad;
+    uint64_t total, least, most;
+    char variant[96];
+} m_req;
+typedef struct m_rep {
+    uint64_t w[3]; /* a range (b, e, stop); an open's (bad, total, first rank) */
+    char variant[96];
+} m_rep;
+
+static void m_reply(int to, int tag, uint64_t a, uint64_t b, uint64_t c, const char *variant)
+{
+    m_rep r;
+    memset(&r, 0, sizeof r);
+    r.w[0] = a;
+    r.w[1] = b;
+    r.w[2] = c;
+    if (variant)
+        snprintf(r.variant, sizeof r.variant, "%s", variant);
+    MPI_Send(&r, (int)sizeof r, MPI_BYTE, to, tag, m_q);
 }
 
 static void *m_server_main(void *arg)
@@ -270,25 +364,38 @@ static void *m_server_main(void *arg)
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_q, &flag, &st);
         if (flag) {
-            int32_t word[2];
-            MPI_Recv(word, 2, MPI_INT32_T, st.MPI_SOURCE, st.MPI_TAG, m_q, MPI_STATUS_IGNORE);
+            m_req q;
+            MPI_Recv(&q, (int)sizeof q, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, m_q,
+                     MPI_STATUS_IGNORE);
+            q.variant[sizeof q.variant - 1] = '\0';
             if (st.MPI_TAG == TAG_REQ) {
                 size_t b = 0, e = 0;
                 int stop = 0;
                 if (!m_server_take(sv, &b, &e, &stop))
                     b = e = 0;
-                m_send3(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop);
+                m_reply(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
+            } else if (st.MPI_TAG == TAG_OPEN) {
+                m_list set;
+                int bad = m_server_open(sv, st.MPI_SOURCE, q.list, q.total, q.variant, &set);
+                m_reply(st.MPI_SOURCE, TAG_OPENED, (uint64_t)bad, bad ? set.total : 0,
+                        bad ? (uint64_t)set.first : 0, bad ? set.variant : NULL);
+            } else if (st.MPI_TAG == TAG_TILE) {
+                unsigned long long b = 0, e = 0;
+                int stop = 0;
+                if (!m_server_take_tiles(sv, q.list, q.least, q.most, q.ndev, &b, &e, &stop))
+                    b = e = 0;
+                m_reply(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
             } else {
                 pthread_mutex_lock(&sv->mu);
                 sv->byes++;
-                if (word[0]) {
+                if (q.failed) {
                     /* A rank failed: nobody takes more, rank 0 stops. */
                     sv->stop = 1;
                     *sv->local_stop = 1;
                 }
                 pthread_mutex_unlock(&sv->mu);
                 gone[st.MPI_SOURCE] = 1;
-                m_send3(st.MPI_SOURCE, TAG_ACK, 0, 0, 0);
+                m_reply(st.MPI_SOURCE, TAG_ACK, 0, 0, 0, NULL);
             }
             continue;
         }
@@ -308,7 +415,7 @@ static void *m_server_main(void *arg)
              * stop now, not at their next request. */
             for (int r = 1; r < m_size; r++)
                 if (!gone[r])
-                    m_send3(r, TAG_STOP, 0, 0, 1);
+                    m_reply(r, TAG_STOP, 0, 0, 1, NULL);
             stop_sent = 1;
         }
         nanosleep(&nap, NULL);
@@ -317,9 +424,10 @@ static void *m_server_main(void *arg)
     return NULL;
 }
 
-/* The other ranks: their main thread (requests, bye) and a watcher thread
- * (rank 0's stop) share MPI under this lock, never at once
- * (MPI_THREAD_SERIALIZED). */
+/* The other ranks: their main thread (requests, bye), their device
+ * threads (tile requests) and a watcher thread (rank 0's stop) share MPI
+ * under this lock, never at once (MPI_THREAD_SERIALIZED); each request
+ * and its reply are one turn under it. */
 static pthread_mutex_t m_mpi_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A rank's view of the queue. */
@@ -331,11 +439,11 @@ typedef struct m_client {
 
 /* The next message from rank 0 with tag want; stops met on the way set
  * the rank's stop flag. Caller holds m_mpi_mu. */
-static void m_recv0(m_client *c, int want, uint64_t w[3])
+static void m_recv0(m_client *c, int want, m_rep *r)
 {
     for (;;) {
         MPI_Status st;
-        MPI_Recv(w, 3, MPI_UINT64_T, 0, MPI_ANY_TAG, m_q, &st);
+        MPI_Recv(r, (int)sizeof *r, MPI_BYTE, 0, MPI_ANY_TAG, m_q, &st);
         if (st.MPI_TAG == TAG_STOP)
             *c->local_stop = 1;
         if (st.MPI_TAG == want)
@@ -352,8 +460,8 @@ static void *m_watch(void *arg)
         int flag = 0;
         MPI_Iprobe(0, TAG_STOP, m_q, &flag, MPI_STATUS_IGNORE);
         if (flag) {
-            uint64_t w[3];
-            m_recv0(c, TAG_STOP, w);
+            m_rep r;
+            m_recv0(c, TAG_STOP, &r);
         }
         pthread_mutex_unlock(&m_mpi_mu);
         nanosleep(&nap, NULL);
@@ -361,20 +469,27 @@ static void *m_watch(void *arg)
     return NULL;
 }
 
+/* One request to rank 0 and its reply (a rank other than 0). */
+static void m_ask(m_client *c, int tag, const m_req *q, int want, m_rep *r)
+{
+    pthread_mutex_lock(&m_mpi_mu);
+    MPI_Send((void *)q, (int)sizeof *q, MPI_BYTE, 0, tag, m_q);
+    m_recv0(c, want, r);
+    pthread_mutex_unlock(&m_mpi_mu);
+}
+
 static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
 {
     m_client *c = ctx;
     if (m_rank == 0)
         return m_server_take(c->sv, b, e, stop);
-    int32_t word[2] = {0, 0};
-    uint64_t rep[3];
-    pthread_mutex_lock(&m_mpi_mu);
-    MPI_Send(word, 2, MPI_INT32_T, 0, TAG_REQ, m_q);
-    m_recv0(c, TAG_RANGE, rep);
-    pthread_mutex_unlock(&m_mpi_mu);
-    *b = (size_t)rep[0];
-    *e = (size_t)rep[1];
-    *stop = (int)rep[2] || *c->local_stop;
+    m_req q;
+    m_rep rep;
+    memset(&q, 0, sizeof q);
+    m_ask(c, TAG_REQ, &q, TAG_RANGE, &rep);
+    *b = (size_t)rep.w[0];
+    *e = (size_t)rep.w[1];
+    *stop = (int)rep.w[2] || *c->local_stop;
     if (*stop)
         *c->local_stop = 1;
     return *e > *b && !*stop;
@@ -385,12 +500,99 @@ static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
  * run is left in flight. */
 static void m_bye(m_client *c, int failed)
 {
-    int32_t word[2] = {failed, 0};
-    uint64_t w[3];
-    pthread_mutex_lock(&m_mpi_mu);
-    MPI_Send(word, 2, MPI_INT32_T, 0, TAG_BYE, m_q);
-    m_recv0(c, TAG_ACK, w);
-    pthread_mutex_unlock(&m_mpi_mu);
+    m_req q;
+    m_rep rep;
+    memset(&q, 0, sizeof q);
+    q.failed = failed;
+    m_ask(c, TAG_BYE, &q, TAG_ACK, &rep);
+}
+
+/* ---- a GPU run shared tile by tile (kern_tiles over the queue) ---- */
+
+typedef struct m_tiles {
+    m_client *c;
+    pthread_mutex_t mu;
+    int opens;                 /* lists this rank opened in the run */
+    unsigned long long taken;  /* items it took */
+    unsigned long long ranges; /* ranges it took */
+} m_tiles;
+
+static int m_tiles_open(void *ctx, unsigned long long total, const char *variant, int *list,
+                        char *why, size_t why_len)
+{
+    m_tiles *t = ctx;
+    pthread_mutex_lock(&t->mu);
+    const int k = t->opens++;
+    pthread_mutex_unlock(&t->mu);
+    *list = k;
+    m_list set;
+    int bad;
+    if (m_rank == 0) {
+        bad = m_server_open(t->c->sv, 0, k, total, variant, &set);
+    } else {
+        m_req q;
+        m_rep rep;
+        memset(&q, 0, sizeof q);
+        q.list = k;
+        q.total = total;
+        snprintf(q.variant, sizeof q.variant, "%s", variant);
+        m_ask(t->c, TAG_OPEN, &q, TAG_OPENED, &rep);
+        bad = (int)rep.w[0];
+        set.total = rep.w[1];
+        set.first = (int)rep.w[2];
+        rep.variant[sizeof rep.variant - 1] = '\0';
+        snprintf(set.variant, sizeof set.variant, "%s", rep.variant);
+    }
+    if (bad)
+        snprintf(why, why_len,
+                 "its work list %d is %llu items of '%s' where rank %d's is %llu items of '%s': "
+                 "the ranks' GPUs or settings differ (one kind of GPU per run)",
+                 k, total, variant, set.first, set.total, set.variant);
+    return bad;
+}
+
+static int m_tiles_take(void *ctx, int list, unsigned long long least, unsigned long long most,
+                        int ndev, unsigned long long *b, unsigned long long *e)
+{
+    m_tiles *t = ctx;
+    int stop = 0, ok;
+    if (m_rank == 0) {
+        ok = m_server_take_tiles(t->c->sv, list, least, most, ndev, b, e, &stop);
+    } else {
+        m_req q;
+        m_rep rep;
+        memset(&q, 0, sizeof q);
+        q.list = list;
+        q.least = least;
+        q.most = most;
+        q.ndev = ndev;
+        m_ask(t->c, TAG_TILE, &q, TAG_RANGE, &rep);
+        *b = rep.w[0];
+        *e = rep.w[1];
+        stop = (int)rep.w[2];
+        ok = *e > *b && !stop;
+    }
+    if (stop || *t->c->local_stop) {
+        *t->c->local_stop = 1;
+        return 0;
+    }
+    if (ok) {
+        pthread_mutex_lock(&t->mu);
+        t->taken += *e - *b;
+        t->ranges++;
+        pthread_mutex_unlock(&t->mu);
+    }
+    return ok;
+}
+
+/* Whether a run of e is shared tile by tile: a GPU row that runs through
+ * kernels.h's join entries (engine.kjoin); the others (the CPU engines,
+ * the ladder) by query rows. TCJOIN_MPI_SPLIT=rows forces rows (for
+ * measuring the difference). */
+static int m_by_tiles(const engine *e, const join_spec *js)
+{
+    const char *f = getenv("TCJOIN_MPI_SPLIT");
+    return js && e->gpu && e->kjoin && !(f && strcmp(f, "rows") == 0);
 }
 
 /* ---- a shared run ---- */
@@ -508,8 +710,11 @@ static double *m_metric(join_result *r, const char *name)
 }
 
 /* The metrics that add up over parts and ranks (a pruned run's pairs
- * examined: the derived rate counts them, src/engine.c). */
-static const char *const m_additive[] = {"pairs_examined"};
+ * examined: the derived rate counts them, src/engine.c; exact's band and
+ * refinement counts, which over a tile-shared run then equal one
+ * process's; their fractions are formed again from the sums). */
+static const char *const m_additive[] = {"pairs_examined", "refined_pairs", "band_pairs",
+                                         "listed_pairs", "sequential_pairs"};
 
 /* Progress of a part mapped onto the whole (rank 0 alone reports). */
 typedef struct m_prog {
@@ -517,6 +722,7 @@ typedef struct m_prog {
     void *ctx;
     m_server *sv;
     size_t b, e, q0, nq;
+    int tiles; /* shared by tiles: the current list's counter */
 } m_prog;
 
 static void m_prog_fn(void *ctx, double frac)
@@ -524,6 +730,15 @@ static void m_prog_fn(void *ctx, double frac)
     m_prog *p = ctx;
     if (!p->fn || !p->nq)
         return;
+    if (p->tiles) {
+        pthread_mutex_lock(&p->sv->mu);
+        const m_list *l = p->sv->nlists ? &p->sv->lists[p->sv->nlists - 1] : NULL;
+        double f = l && l->total ? (double)l->next / (double)l->total : 0;
+        pthread_mutex_unlock(&p->sv->mu);
+        /* Ranges handed out count as half done: a rough middle. */
+        p->fn(p->ctx, f * (0.5 + 0.5 * frac));
+        return;
+    }
     pthread_mutex_lock(&p->sv->mu);
     size_t taken = p->sv->next - p->q0;
     pthread_mutex_unlock(&p->sv->mu);
@@ -541,6 +756,7 @@ typedef struct m_work {
     pair_sink sink;
     uint64_t *hist, hist_below;
     uint64_t pairs;
+    const kern_tiles *tiles; /* a GPU join shared by tiles */
 } m_work;
 
 /* A GPU rank's device: the node-local rank's GPU, counted from the one
@@ -576,6 +792,7 @@ static int m_part(m_work *w, size_t b, size_t e, volatile int *stop, m_prog *pg,
         p.progress = pg ? m_prog_fn : NULL;
         p.progress_ctx = pg;
         p.opts = m_opts(w->e, p.opts, &own);
+        p.tiles = w->tiles;
         if (p.mode == JOIN_PERPOINT)
             p.counts = w->js->counts + (b - w->js->q0);
         if (p.mode == JOIN_PAIRS)
@@ -691,8 +908,12 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     m_work w = {.e = e, .js = js, .ks = ks};
     m_pairs kept = {0};
     const int file_sink = js && mode == JOIN_PAIRS && js->sink.put == sink_file_pair_sink(NULL).put;
+    /* A per-rank file, or a sink whose caller merges the ranks' shares
+     * (DBSCAN's): each rank's pairs go to its own; any other sink sees
+     * every rank's pairs, kept and replayed in rank order. */
+    const int own_sink = file_sink || (js && js->sink_rank_share);
     if (js && mode == JOIN_PAIRS)
-        w.sink = file_sink ? js->sink : (pair_sink){m_pairs_put, &kept};
+        w.sink = own_sink ? js->sink : (pair_sink){m_pairs_put, &kept};
     if (nb)
         w.hist = xcalloc(nb, sizeof *w.hist);
     if (js && mode == JOIN_PERPOINT)
@@ -719,6 +940,17 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         have_thread = pthread_create(&tid, NULL, m_server_main, &sv) == 0;
     }
     m_client cl = {&sv, &stop, 1};
+    /* A GPU join: every rank runs the whole run, each taking ranges of
+     * the engine's own work list (its tiles, the symmetric half kept)
+     * from rank 0's counter; its counts are its tiles' share. */
+    const int by_tiles = m_by_tiles(e, js);
+    m_tiles tl;
+    memset(&tl, 0, sizeof tl);
+    tl.c = &cl;
+    pthread_mutex_init(&tl.mu, NULL);
+    const kern_tiles kt = {m_tiles_open, m_tiles_take, &tl};
+    if (by_tiles)
+        w.tiles = &kt;
     pthread_t wtid;
     int watching = m_rank != 0 && pthread_create(&wtid, NULL, m_watch, &cl) == 0;
     m_prog pg = {js ? js->progress : ks->progress,
@@ -727,7 +959,8 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
                  0,
                  0,
                  q0,
-                 q1 - q0};
+                 q1 - q0,
+                 0};
     join_result acc;
     memset(&acc, 0, sizeof acc);
     const double t0 = engine_now();
@@ -736,7 +969,17 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     if (strcmp(m_fault_kind(), "slow") == 0)
         sleep(3);
     const mpi_queue q = {m_take, &cl};
-    while (!lrc && q.take(q.ctx, &b, &eend, &qstop)) {
+    if (by_tiles) {
+        pg.b = q0;
+        pg.e = q1;
+        pg.tiles = 1;
+        if (!(lrc = m_fault(0)))
+            lrc = m_part(&w, q0, q1, &stop, m_rank == 0 ? &pg : NULL, &acc, 1);
+        mine.rows = tl.taken;
+        part = (int)tl.ranges;
+        mine.lists = tl.opens;
+    }
+    while (!by_tiles && !lrc && q.take(q.ctx, &b, &eend, &qstop)) {
         if ((lrc = m_fault(part)))
             break;
         pg.b = b;
@@ -768,6 +1011,8 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
             m_bye(&cl, lrc != 0);
     }
     pthread_mutex_destroy(&sv.mu);
+    pthread_mutex_destroy(&tl.mu);
+    free(sv.lists);
     if (m_term) {
         /* A rank died and mpirun is ending the job: no meeting can
          * complete. Fail here so that rank 0's log keeps the run. */
@@ -787,6 +1032,7 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     mine.chunks = share.chunks;
     mine.pairs = share.pairs;
     mine.seconds = share.seconds;
+    mine.lists = share.lists;
     mine.rc = lrc;
     if (lrc)
         snprintf(mine.msg, sizeof mine.msg, "%s", err_msg());
@@ -803,6 +1049,15 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     for (int r = 0; r < m_size && !rc; r++)
         if (all[r].rc)
             rc = err_set(TCJ_ECANCEL, "cancelled");
+    /* Shared by tiles, every rank must have taken its work from the queue,
+     * list for list: a rank that ran a list of its own computed it whole
+     * (its counts would be added twice). */
+    for (int r = 0; r < m_size && !rc && by_tiles; r++)
+        if (all[r].lists != all[0].lists || all[r].lists == 0)
+            rc = err_set(TCJ_EINVAL,
+                         "rank %d (%s): %s ran %d work lists through the ranks' queue where "
+                         "rank 0 ran %d: run it in one process (tcjoin)",
+                         r, all[r].host, e->name, all[r].lists, all[0].lists);
 
     if (!rc) {
         if (js && mode == JOIN_PERPOINT)
@@ -813,7 +1068,7 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
             MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd);
             MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
         }
-        if (js && mode == JOIN_PAIRS && !file_sink) {
+        if (js && mode == JOIN_PAIRS && !own_sink) {
             const engine_opts *o = js->opts;
             size_t batch = o && o->batch_pairs ? o->batch_pairs : (size_t)1 << 20;
             rc = m_pairs_replay(&kept, &js->sink, batch);
@@ -844,6 +1099,15 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         else if (any)
             join_result_metric(res, m_additive[k], sum, "pairs");
     }
+    if (js) {
+        /* exact's fractions over the whole run's pairs (engine_gpu_result.c) */
+        double *rf = m_metric(res, "refined_fraction"), *bf = m_metric(res, "band_fraction");
+        double *rp = m_metric(res, "refined_pairs"), *bp = m_metric(res, "band_pairs");
+        if (rf && rp)
+            *rf = total ? *rp / (double)total : 0;
+        if (bf && bp)
+            *bf = total ? *bp / (double)total : 0;
+    }
     int hosts = 0;
     for (int r = 0; r < m_size; r++) {
         int seen = 0;
@@ -856,6 +1120,8 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     snprintf(res->device, sizeof res->device, "%.80s x%d ranks, %d host%s", dev, m_size, hosts,
              hosts == 1 ? "" : "s");
     join_result_metric(res, "ranks", m_size, "");
+    /* 1: the ranks shared the engine's tiles (rank%d_rows count items). */
+    join_result_metric(res, "ranks_by_tiles", by_tiles, "");
     join_result_metric(res, "hosts", hosts, "");
     for (int r = 0; r < m_size && r < 32; r++) {
         char name[64];
@@ -956,6 +1222,80 @@ static int m_pairs_closed(const char *path, const char *format, int ok, uint64_t
     return rc;
 }
 
+/* ---- DBSCAN's merges (src/dist.h) ---- */
+
+/* Pieces of n values whose count fits MPI's int. */
+#define M_PIECE ((size_t)1 << 28)
+
+static uint32_t m_uf_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]]; /* path halving: parents stay smaller */
+        x = p[x];
+    }
+    return x;
+}
+
+/* The forests of every rank merged by a binomial tree onto rank 0 (at
+ * step s, rank r + s sends its forest to rank r, which unions each edge
+ * (x, parent(x)) of it into its own: the union of two forests' components
+ * in O(n)), then the roots broadcast. Union by the smaller root keeps
+ * parent[x] <= x, so a root is its component's smallest index, as in one
+ * process. */
+static int m_forest_merge(uint32_t *parent, size_t n)
+{
+    uint32_t *other = NULL;
+    int rc = MPI_SUCCESS;
+    for (int step = 1; step < m_size && rc == MPI_SUCCESS; step *= 2) {
+        if (m_rank % (2 * step) == step) {
+            for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+                size_t k = n - o < M_PIECE ? n - o : M_PIECE;
+                rc = MPI_Send(parent + o, (int)k, MPI_UINT32_T, m_rank - step, TAG_FOREST, m_cmd);
+            }
+            break; /* this rank's forest is in rank m_rank - step's now */
+        }
+        if (m_rank % (2 * step) != 0 || m_rank + step >= m_size)
+            continue;
+        if (!other)
+            other = xmalloc((n ? n : 1) * sizeof *other);
+        for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+            size_t k = n - o < M_PIECE ? n - o : M_PIECE;
+            rc = MPI_Recv(other + o, (int)k, MPI_UINT32_T, m_rank + step, TAG_FOREST, m_cmd,
+                          MPI_STATUS_IGNORE);
+        }
+        for (size_t x = 0; x < n && rc == MPI_SUCCESS; x++) {
+            if (other[x] == x)
+                continue;
+            uint32_t a = m_uf_find(parent, (uint32_t)x), b = m_uf_find(parent, other[x]);
+            if (a != b) {
+                if (a < b)
+                    parent[b] = a;
+                else
+                    parent[a] = b;
+            }
+        }
+    }
+    free(other);
+    if (m_rank == 0)
+        for (size_t x = 0; x < n; x++) /* parent[x] < x is a root already */
+            parent[x] = parent[parent[x]];
+    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+        size_t k = n - o < M_PIECE ? n - o : M_PIECE;
+        rc = MPI_Bcast(parent + o, (int)k, MPI_UINT32_T, 0, m_cmd);
+    }
+    return rc == MPI_SUCCESS ? 0 : err_set(TCJ_EIO, "dbscan: merging the ranks' forests failed");
+}
+
+static int m_min_i32(int32_t *v, size_t n)
+{
+    for (size_t o = 0; o < n; o += M_PIECE) {
+        size_t k = n - o < M_PIECE ? n - o : M_PIECE;
+        if (MPI_Allreduce(MPI_IN_PLACE, v + o, (int)k, MPI_INT32_T, MPI_MIN, m_cmd) != MPI_SUCCESS)
+            return err_set(TCJ_EIO, "dbscan: reducing the ranks' border labels failed");
+    }
+    return 0;
+}
+
 /* ---- the log ---- */
 
 static void m_store_run(store *db, int64_t run_id, const join_result *res)
@@ -1005,6 +1345,8 @@ void mpi_run_init(void)
                        .join = m_join,
                        .kdist = m_kdist,
                        .pairs_closed = m_pairs_closed,
-                       .store_run = m_store_run};
+                       .store_run = m_store_run,
+                       .forest_merge = m_forest_merge,
+                       .min_i32 = m_min_i32};
     dist = &m_ops;
 }

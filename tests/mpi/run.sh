@@ -82,13 +82,20 @@ for np in 2 3; do
     fi
     norm "$d/out" >"$d/out.n"
     if diff -u "$tmp/one/out.n" "$d/out.n" >"$d/diff"; then
-        ok "np $np: every command's output equals one process's (run, kdist, sweep, curve, compare, precisions)"
+        ok "np $np: every command's output equals one process's (run, kdist, sweep, curve, compare, precisions, dbscan, dbscan compare, dbscan curve)"
     else
         notok "np $np: output differs from one process's" "$d/diff"
     fi
     check "np $np: per-point counts file equal" cmp "$tmp/one/counts.txt" "$d/counts.txt"
     check "np $np: per-point counts file equal (grid index, cpu-fp16)" cmp "$tmp/one/counts3.txt" "$d/counts3.txt"
     check "np $np: curve CSV (a histogram pass) equal" cmp "$tmp/one/curve.csv" "$d/curve.csv"
+    # DBSCAN: each rank's forest from its share of the pairs, merged; the
+    # border labels reduced. Labels byte for byte (their counts are in the
+    # output compared above).
+    check "np $np: dbscan labels equal (cpu)" cmp "$tmp/one/labels.txt" "$d/labels.txt"
+    check "np $np: dbscan labels equal (cpu-fp16, minpts 12)" cmp "$tmp/one/labels16.txt" "$d/labels16.txt"
+    check "np $np: dbscan labels equal (grid index)" cmp "$tmp/one/labels3.txt" "$d/labels3.txt"
+    check "np $np: no labels file from another rank" test ! -e "$d/labels.txt.1"
     files=""
     for r in $(seq 0 $((np - 1))); do files="$files $d/pairs.bin.$r"; done
     # shellcheck disable=SC2086
