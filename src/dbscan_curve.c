@@ -2,7 +2,10 @@
  * from the engine's k-distance, then Boruvka rounds over the pairs of the
  * join at max. The sink may be called from several threads (the CPU driver
  * serialises its calls today; others need not): its updates of the
- * cheapest edge per component are made under a mutex, held once per batch. */
+ * cheapest edge per component are made under a mutex, held once per batch.
+ * Under several ranks (src/dist.h) each rank's sink sees its share of the
+ * pairs; the cheapest edges and the reachabilities, O(n), are reduced by
+ * minimum after each round, so every rank takes the same steps. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "dbscan_curve.h"
+#include "dist.h"
 #include "err.h"
 #include "kdist.h"
 
@@ -29,10 +33,7 @@ static uint32_t uf_root(uint32_t *p, uint32_t x)
     return x;
 }
 
-typedef struct cv_edge {
-    double w;
-    uint32_t a, b; /* a < b */
-} cv_edge;
+typedef dist_edge cv_edge; /* a < b */
 
 /* (w, a, b) lexicographically: a total order on edges, so Boruvka's
  * cheapest edges never close a cycle. */
@@ -235,6 +236,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.comp = comp;
     r.best = best;
     r.reach2 = reach;
+    const int ranks = dist && dist->nranks > 1 && dist->min_edges && dist->min_f64;
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             comp[i] = uf_root(parent, (uint32_t)i);
@@ -253,11 +255,15 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                         .mode = JOIN_PAIRS,
                         .opts = spec->opts,
                         .sink = {round_put, &r},
+                        .sink_rank_share = ranks,
                         .cancel = spec->cancel,
                         .progress = cv_prog,
                         .progress_ctx = &pg};
         join_result jr;
         if ((rc = engine_run(e, &js, &jr)))
+            break;
+        if (ranks &&
+            ((r.reach2 && (rc = dist->min_f64(reach, n))) || (rc = dist->min_edges(best, n))))
             break;
         c->rounds++;
         r.reach2 = NULL;

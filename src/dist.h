@@ -14,6 +14,13 @@ struct kdist_spec;
 struct session;
 struct store;
 
+/* An edge of DBSCAN's curve (src/dbscan_curve.c): weight, then its ends
+ * (a < b); edges compare by (w, a, b). */
+typedef struct dist_edge {
+    double w;
+    uint32_t a, b;
+} dist_edge;
+
 /* What join and kdist return when the caller is to run the work in this
  * process after all (a part of a shared run calling back). */
 #define DIST_LOCAL 1
@@ -48,6 +55,11 @@ typedef struct dist_ops {
     int (*forest_merge)(uint32_t *parent, size_t n);
     /* v[x] = the minimum of v[x] over the ranks, on every rank. */
     int (*min_i32)(int32_t *v, size_t n);
+    int (*min_f64)(double *v, size_t n);
+    /* e[x] = the least of e[x] over the ranks by (w, a, b), on every rank:
+     * DBSCAN curve's cheapest edge per component, each rank having seen
+     * its share of the pairs. */
+    int (*min_edges)(dist_edge *e, size_t n);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

@@ -1296,6 +1296,55 @@ static int m_min_i32(int32_t *v, size_t n)
     return 0;
 }
 
+static int m_min_f64(double *v, size_t n)
+{
+    for (size_t o = 0; o < n; o += M_PIECE) {
+        size_t k = n - o < M_PIECE ? n - o : M_PIECE;
+        if (MPI_Allreduce(MPI_IN_PLACE, v + o, (int)k, MPI_DOUBLE, MPI_MIN, m_cmd) != MPI_SUCCESS)
+            return err_set(TCJ_EIO, "dbscan curve: reducing the ranks' reachabilities failed");
+    }
+    return 0;
+}
+
+/* The least edge by (w, a, b): an MPI operation over dist_edge carried as
+ * bytes (every rank is this same program on one kind of host). */
+static void m_edge_min_op(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    const dist_edge *x = in;
+    dist_edge *y = inout;
+    for (int k = 0; k < *len; k++) {
+        const dist_edge *a = &x[k];
+        dist_edge *b = &y[k];
+        if (a->w < b->w || (a->w == b->w && (a->a < b->a || (a->a == b->a && a->b < b->b))))
+            *b = *a;
+    }
+}
+
+static int m_min_edges(dist_edge *e, size_t n)
+{
+    MPI_Datatype t;
+    MPI_Op op;
+    int rc = MPI_Type_contiguous((int)sizeof *e, MPI_BYTE, &t);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&t)) != MPI_SUCCESS)
+        MPI_Type_free(&t);
+    if (rc != MPI_SUCCESS)
+        return err_set(TCJ_EIO, "dbscan curve: MPI_Type_contiguous failed");
+    if ((rc = MPI_Op_create(m_edge_min_op, 1, &op)) != MPI_SUCCESS) {
+        MPI_Type_free(&t);
+        return err_set(TCJ_EIO, "dbscan curve: MPI_Op_create failed");
+    }
+    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE / 4) {
+        size_t k = n - o < M_PIECE / 4 ? n - o : M_PIECE / 4;
+        rc = MPI_Allreduce(MPI_IN_PLACE, e + o, (int)k, t, op, m_cmd);
+    }
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+    return rc == MPI_SUCCESS
+               ? 0
+               : err_set(TCJ_EIO, "dbscan curve: reducing the ranks' cheapest edges failed");
+}
+
 /* ---- the log ---- */
 
 static void m_store_run(store *db, int64_t run_id, const join_result *res)
@@ -1347,6 +1396,8 @@ void mpi_run_init(void)
                        .pairs_closed = m_pairs_closed,
                        .store_run = m_store_run,
                        .forest_merge = m_forest_merge,
-                       .min_i32 = m_min_i32};
+                       .min_i32 = m_min_i32,
+                       .min_f64 = m_min_f64,
+                       .min_edges = m_min_edges};
     dist = &m_ops;
 }
