@@ -1,9 +1,11 @@
-/* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path the
- * core flags come from a PERPOINT run as usual, and the union and border
- * passes run on the device over the same cached index
- * (kernels/epi_cluster.cuh): no pair leaves the GPU, where the generic
- * path streams every pair to the host twice. Elsewhere (the FP16 pass)
- * the generic three passes. Labels equal fp64's eps-graph's either way. */
+/* exact's DBSCAN (engine.cluster, src/dbscan.h). The core flags come from a
+ * PERPOINT run as usual; the union and border passes run on the device:
+ * on the FP64 grid path over the same cached index
+ * (kernels/epi_cluster.cuh), elsewhere (the FP16 pass) as exact's PAIRS
+ * runs whose refined pairs are consumed on the device
+ * (src/engine_gpu_dbscan.c, kernels/fasted_dbscan.cu). No pair leaves the
+ * GPU, where the generic path streams every pair to the host twice.
+ * Labels equal fp64's eps-graph's either way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,7 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(spec->opts, &def);
     if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
-        return dbscan_generic(spec, res);
+        return engine_gpu_dbscan_exact(spec, res, exact_pass_scale(spec->ds, o, spec->eps));
     const size_t n = spec->ds->n;
     size_t ncore = 0;
     int rc = dbscan_pass_core(spec, res, &ncore);
