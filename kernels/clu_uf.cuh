@@ -49,4 +49,15 @@ __device__ __forceinline__ void clu_union(uint32_t *parent, uint32_t a, uint32_t
     }
 }
 
+/* Row i's list of core neighbours (cap a row at nb + i * cap) gains j;
+ * fill past cap says the list overflowed (its caller then runs the border
+ * pass). */
+__device__ __forceinline__ void clu_note(uint32_t *nb, unsigned *fill, unsigned cap, uint32_t i,
+                                         uint32_t j)
+{
+    const unsigned k = atomicAdd(&fill[i], 1u);
+    if (k < cap)
+        nb[(size_t)i * cap + k] = j;
+}
+
 #endif

@@ -4,6 +4,9 @@
  * its fragments that is within eps instead of counting or listing it.
  *   union:  both rows core -> clu_union (kernels/clu_uf.cuh), each
  *           unordered pair once in a symmetric run (the upper triangle);
+ *           one row core, the other not, and lists given (p.dbs.nb): the
+ *           core row onto the other's list (clu_note), from which the
+ *           border follows without a join of its own;
  *   border: a non-core row with a core neighbour takes the least root
  *           among them (atomicMin; parent flattened: parent[c] is c's
  *           root), in both directions where the element stands for both
@@ -26,16 +29,22 @@
 /* One pair (i, j), i != j, within eps; both: the element stands for
  * (j, i) too. Returns 1 for a core-core pair the union pass joined. The
  * arguments by value: a reference to the kernel's parameters would make
- * the compiler copy them to local memory for the call. */
-__device__ __noinline__ unsigned epi_clu_pair(fasted_clu_params c, int mode, int both, unsigned i,
-                                              unsigned j)
+ * the compiler copy them to local memory for the call. Static: one copy
+ * a translation unit (a header function out of line). */
+static __device__ __noinline__ unsigned epi_clu_pair(fasted_clu_params c, int mode, int both,
+                                                     unsigned i, unsigned j)
 {
     const uint8_t ci = c.core[i], cj = c.core[j];
     if (mode == FASTED_CLU_UNION) {
-        if (!(ci && cj))
-            return 0;
-        clu_union(c.parent, i, j);
-        return 1;
+        if (ci && cj) {
+            clu_union(c.parent, i, j);
+            return 1;
+        }
+        if (c.nb && !ci && cj)
+            clu_note(c.nb, c.fill, c.cap, i, j);
+        if (c.nb && both && ci && !cj)
+            clu_note(c.nb, c.fill, c.cap, j, i);
+        return 0;
     }
     if (!ci && cj)
         atomicMin(&c.border[i], c.parent[j]);

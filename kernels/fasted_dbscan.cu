@@ -1,5 +1,5 @@
 /* DBSCAN's union and border passes on the tensor-core kernels
- * (kern_fasted_cluster, kernels.h): two FASTED runs whose epilogue is the
+ * (kern_fasted_cluster, kernels.h): a FASTED run whose epilogue is the
  * clustering one (kernels/epi_clu.cuh, modes FASTED_CLU_*), set through
  * fasted_run's params hook, so the kernel, its variant, its scheduler and
  * its eps threshold are the join's: the eps-graph is the one the same
@@ -7,10 +7,17 @@
  * the device. Over several devices the tiles are shared through one queue
  * (kern_multi_run); each device keeps its own union-find of the edges it
  * saw, merged on the host (O(n)) and sent back flattened before the
- * border pass, whose per-device answers are merged by a minimum. Device
- * memory: 9 bytes a row (core flag, parent, border) beyond the dataset.
+ * border, whose per-device answers are merged by a minimum. The border
+ * needs no join of its own: a non-core row has at most minPts - 2
+ * neighbours besides itself, so the union pass keeps each non-core row's
+ * core neighbours in a list of minPts - 2 slots (clu_note), and a kernel
+ * over the lists gives the border once the roots are flat. Where the
+ * lists do not fit (a quarter of the device's free memory) the border
+ * pass runs instead: the kernel once more with the border epilogue.
+ * Device memory: 9 bytes a row (core flag, parent, border) and 4 (minPts
+ * - 1) bytes a row for the lists, beyond the dataset.
  *
- * exact (kern_exact_cluster) runs the same two passes as its own PAIRS
+ * exact (kern_exact_cluster) runs the same passes as its own PAIRS
  * runs, every candidate decided as its join decides it (the FP16 pass,
  * the bound, the FP64 refinement of the band), the kept pairs of each
  * launch handed to the same actions on the device (kern_join_args.
@@ -18,6 +25,7 @@
  * no pair leaves the device, the pair buffer bounds the memory. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -37,6 +45,9 @@ struct fdb_dev {
     int mode; /* FASTED_CLU_UNION or FASTED_CLU_BORDER */
     uint8_t *core;
     uint32_t *parent, *border;
+    uint32_t *nb; /* the non-core rows' core neighbours (NULL: the border pass runs) */
+    unsigned *fill, *over;
+    unsigned cap;
     fasted_post post;
 };
 
@@ -53,6 +64,9 @@ static int fdb_params(void *ctx, kern_run *k, fasted_params *p, int use_wg)
     p->dbs.core = d->core;
     p->dbs.parent = d->parent;
     p->dbs.border = d->border;
+    p->dbs.nb = d->nb;
+    p->dbs.fill = d->fill;
+    p->dbs.cap = d->cap;
     /* The integer formats' threshold as a plain run forms it (fasted.cu):
      * from eps, not from the hook's eps2_min. */
     const kern_join_args *a = k->a;
@@ -89,9 +103,36 @@ static __global__ void fdb_pairs_kernel(fasted_clu_params c, int mode,
         if (mode == FASTED_CLU_UNION) {
             if (ci && cj && i < j)
                 clu_union(c.parent, i, j);
+            else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
+                clu_note(c.nb, c.fill, c.cap, i, j);
         } else if (!ci && cj) {
             atomicMin(&c.border[i], c.parent[j]);
         }
+    }
+}
+
+/* The border from the lists the union pass kept (parent flattened): a
+ * non-core row's least root among its core neighbours. A list that
+ * overflowed (the union pass saw more than cap) sets *over. */
+static __global__ void fdb_list_border_kernel(const uint8_t *__restrict__ core, size_t n,
+                                              const uint32_t *__restrict__ nb,
+                                              const unsigned *__restrict__ fill, unsigned cap,
+                                              const uint32_t *__restrict__ parent, uint32_t *border,
+                                              unsigned *over)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        if (core[i])
+            continue;
+        const unsigned f = fill[i];
+        if (f > cap) {
+            *over = 1;
+            continue;
+        }
+        uint32_t m = border[i];
+        for (unsigned k = 0; k < f; k++)
+            m = min(m, parent[nb[i * cap + k]]);
+        border[i] = m;
     }
 }
 
@@ -102,7 +143,7 @@ static int fdb_consume(void *ctx, int device, void *stream, const uint32_t *pi, 
 {
     (void)ctx;
     const fdb_dev *d = g_fdb[device];
-    const fasted_clu_params c = {d->core, d->parent, d->border};
+    const fasted_clu_params c = {d->core, d->parent, d->border, d->nb, d->fill, d->cap};
     fdb_pairs_kernel<<<fdb_blocks(np), FDB_THREADS, 0, (cudaStream_t)stream>>>(c, d->mode, pi, pj,
                                                                                np);
     KERN_CUDA(cudaGetLastError());
@@ -184,7 +225,7 @@ static int fdb_merge_union(std::vector<fdb_dev> &dv, size_t n, std::vector<uint3
 }
 
 /* Both entries: exact 0 kern_fasted_cluster, 1 kern_exact_cluster. */
-static int fdb_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *root,
+static int fdb_cluster(const kern_join_args *a0, const uint8_t *core, size_t minpts, uint32_t *root,
                        kern_join_result *res, int exact)
 {
     memset(res, 0, sizeof *res);
@@ -234,6 +275,21 @@ static int fdb_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *
         KERN_CUDA_GOTO(cudaMalloc((void **)&d.parent, n * 4), out);
         KERN_CUDA_GOTO(cudaMalloc((void **)&d.border, n * 4), out);
         KERN_CUDA_GOTO(cudaMemcpy(d.core, core, n, cudaMemcpyHostToDevice), out);
+        /* The lists where they fit a quarter of what the device has free
+         * and of the run's cap (else the border pass runs);
+         * TCJOIN_DBSCAN_LISTS=0 sends the border through its pass (tests). */
+        d.cap = minpts > 3 ? (unsigned)std::min(minpts - 2, (size_t)1 << 20) : 1u;
+        size_t fr = 0, tot = 0;
+        KERN_CUDA_GOTO(cudaMemGetInfo(&fr, &tot), out);
+        if (a.mem_cap)
+            fr = std::min(fr, a.mem_cap);
+        const char *ev = getenv("TCJOIN_DBSCAN_LISTS");
+        if (minpts > 0 && !(ev && strcmp(ev, "0") == 0) && n * ((size_t)d.cap + 1) * 4 <= fr / 4) {
+            KERN_CUDA_GOTO(cudaMalloc((void **)&d.nb, n * (size_t)d.cap * 4), out);
+            KERN_CUDA_GOTO(cudaMalloc((void **)&d.fill, n * 4 + 4), out);
+            KERN_CUDA_GOTO(cudaMemset(d.fill, 0, n * 4 + 4), out);
+            d.over = d.fill + n;
+        }
         clu_init_kernel<<<fdb_blocks(n), FDB_THREADS>>>(d.core, n, d.parent, d.border);
         KERN_CUDA_GOTO(cudaGetLastError(), out);
         KERN_CUDA_GOTO(cudaDeviceSynchronize(), out);
@@ -246,8 +302,35 @@ static int fdb_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *
         if ((rc = fdb_merge_union(dv, n, P, &t_xfer)))
             goto out;
     }
-    if ((rc = fdb_pass(&a, dv, FASTED_CLU_BORDER, exact, &rb)))
-        goto out;
+    {
+        /* The border from the union pass's lists; the border pass where a
+         * device kept none or one overflowed. */
+        int need = 0;
+        for (auto &d : dv) {
+            if (!d.nb) {
+                need = 1;
+                continue;
+            }
+            unsigned over = 0;
+            KERN_CUDA_GOTO(cudaSetDevice(d.device), out);
+            fdb_list_border_kernel<<<fdb_blocks(n), FDB_THREADS>>>(d.core, n, d.nb, d.fill, d.cap,
+                                                                   d.parent, d.border, d.over);
+            KERN_CUDA_GOTO(cudaGetLastError(), out);
+            KERN_CUDA_GOTO(cudaMemcpy(&over, d.over, sizeof over, cudaMemcpyDeviceToHost), out);
+            need |= over != 0;
+        }
+        if (need) {
+            if ((rc = fdb_pass(&a, dv, FASTED_CLU_BORDER, exact, &rb)))
+                goto out;
+        } else {
+            for (auto &d : dv) {
+                KERN_CUDA_GOTO(cudaSetDevice(d.device), out);
+                clu_merge_kernel<<<fdb_blocks(n), FDB_THREADS>>>(d.core, n, d.border, d.parent);
+                KERN_CUDA_GOTO(cudaGetLastError(), out);
+                KERN_CUDA_GOTO(cudaDeviceSynchronize(), out);
+            }
+        }
+    }
     {
         const double t0 = kern_now();
         KERN_CUDA_GOTO(cudaSetDevice(dv[0].device), out);
@@ -271,11 +354,13 @@ out:
     for (auto &d : dv) {
         if (d.device >= 0 && d.device < KERN_DEV_SLOTS && g_fdb[d.device] == &d)
             g_fdb[d.device] = NULL;
-        if (d.core || d.parent || d.border) {
+        if (d.core || d.parent || d.border || d.nb || d.fill) {
             cudaSetDevice(d.device);
             cudaFree(d.core);
             cudaFree(d.parent);
             cudaFree(d.border);
+            cudaFree(d.nb);
+            cudaFree(d.fill);
         }
     }
     /* The union pass's record, the border pass's kernel time and launches
@@ -284,7 +369,8 @@ out:
     res->t_kernel += rb.t_kernel;
     res->launches += rb.launches;
     res->t_d2h += t_xfer;
-    res->mem_peak = std::max(ru.mem_peak, rb.mem_peak) + 9 * n;
+    res->mem_peak =
+        std::max(ru.mem_peak, rb.mem_peak) + 9 * n + (dv[0].nb ? 4 * n * (dv[0].cap + 1) : 0);
     {
         char v[96];
         snprintf(v, sizeof v, "%s", ru.variant);
@@ -293,14 +379,14 @@ out:
     return rc;
 }
 
-extern "C" int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
-                                   kern_join_result *r)
+extern "C" int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts,
+                                   uint32_t *root, kern_join_result *r)
 {
-    return fdb_cluster(a, core, root, r, 0);
+    return fdb_cluster(a, core, minpts, root, r, 0);
 }
 
-extern "C" int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
-                                  kern_join_result *r)
+extern "C" int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts,
+                                  uint32_t *root, kern_join_result *r)
 {
-    return fdb_cluster(a, core, root, r, 1);
+    return fdb_cluster(a, core, minpts, root, r, 1);
 }

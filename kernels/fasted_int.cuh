@@ -93,6 +93,13 @@ typedef struct fasted_clu_params {
     const uint8_t *core; /* 1: the row is a core point (from the PERPOINT pass) */
     uint32_t *parent;    /* UNION: the union-find; BORDER: each core row's root */
     uint32_t *border;    /* BORDER: a non-core row's least core neighbour's root */
+    /* UNION, when nb is set: a non-core row's core neighbours, at
+     * nb[row * cap + k], k counted by fill[row]. A non-core row has at most
+     * minPts - 2 neighbours besides itself, so cap = minPts - 2 holds them
+     * all and the border needs no join of its own. */
+    uint32_t *nb;
+    unsigned *fill;
+    unsigned cap;
 } fasted_clu_params;
 
 typedef struct fasted_params {

@@ -565,16 +565,18 @@ int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_
 /* The same passes on the tensor-core kernels in a's format (FASTED's
  * arithmetic: the eps-graph of the same rows' PAIRS run, a's options and
  * transforms), every row a query, on a's device or over its device list
- * (each device's union-find merged): core in, root out as above; r->pairs
- * the core-core pairs joined. KERN_ENOMEM when the dataset does not fit a
- * device (no streamed form: the caller falls back to the pairs).
- * kernels/fasted_dbscan.cu, kernels/epi_clu.cuh. */
-int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
+ * (each device's union-find merged): core in (its minpts: a non-core row's
+ * core neighbours fit minpts - 2 slots, so the border comes from lists the
+ * union pass keeps where they fit, else from a border pass), root out as
+ * above; r->pairs the core-core pairs joined. KERN_ENOMEM when the dataset
+ * does not fit a device (no streamed form: the caller falls back to the
+ * pairs). kernels/fasted_dbscan.cu, kernels/epi_clu.cuh. */
+int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
                         kern_join_result *r);
 /* The same passes as exact's (kern_exact_run's) PAIRS runs, the pairs
  * consumed on the device (pair_dev): fp64's eps-graph; the whole pass, no
  * cluster cut. */
-int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
+int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
                        kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */

@@ -79,12 +79,12 @@ bench() { # name, gen command, eps command
     grep -m 1 -i 'error\|fail' "$log" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
 }
 if [ -x "$X" ]; then
-    bench "uniform 1e6x128 S=64" "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
-    E=$(grep '"type":"eps"' "$OUT/bench-uniform 1e6x128 S=64.log" | tail -n 1 | sed -E 's/.*"eps":([0-9.e+-]+).*/\1/')
-    bench "gauss 1e6x128 c64" "gen gauss n=1000000 d=128 seed=1 clusters=64" "sweep 64 engine=fasted use"
-    bench "gauss 6e4x784 c16" "gen gauss n=60000 d=784 seed=1 clusters=16" "sweep 64 engine=fasted use"
+    bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
+    E=$(grep '"type":"eps"' "$OUT/bench-uniform-1e6x128-S64.log" | tail -n 1 | sed -E 's/.*"eps":([0-9.e+-]+).*/\1/')
+    bench gauss-1e6x128-c64 "gen gauss n=1000000 d=128 seed=1 clusters=64" "sweep 64 engine=fasted use"
+    bench gauss-6e4x784-c16 "gen gauss n=60000 d=784 seed=1 clusters=16" "sweep 64 engine=fasted use"
     [ -n "$E" ] && [ $(($(date +%s) - T0)) -lt 120 ] &&
-        bench "uniform 2e6x128 eps $E" "gen uniform n=2000000 d=128 seed=1" "eps $E"
+        bench "uniform-2e6x128-eps$E" "gen uniform n=2000000 d=128 seed=1" "eps $E"
 fi
 row "total" "$(($(date +%s) - T0)) s"
 cat "$summary"

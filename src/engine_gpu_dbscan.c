@@ -1,7 +1,8 @@
 /* DBSCAN on the tensor-core rows (engine.cluster of every float format
  * row, src/dbscan.h): the core flags from a PERPOINT run as usual
- * (dbscan_pass_core), then the union and border passes inside the join
- * kernel's clustering epilogue (kern_fasted_cluster, kernels/epi_clu.cuh)
+ * (dbscan_pass_core), then the union pass inside the join kernel's
+ * clustering epilogue (kern_fasted_cluster, kernels/epi_clu.cuh), the
+ * border from the lists it keeps (or a border pass)
  * over the same args and transforms as the row's runs: no pair leaves the
  * device, where dbscan_generic streams every pair to the host twice. The
  * eps-graph is the row's own, so the labels equal dbscan_generic's on the
@@ -17,8 +18,8 @@
 #include "engine_gpu_int.h"
 #include "err.h"
 
-typedef int (*gpu_cluster_fn)(const kern_join_args *a, const uint8_t *core, uint32_t *root,
-                              kern_join_result *r);
+typedef int (*gpu_cluster_fn)(const kern_join_args *a, const uint8_t *core, size_t minpts,
+                              uint32_t *root, kern_join_result *r);
 
 /* The core pass, then fn's device passes over the row's args (scale as
  * engine_gpu_run_fmt takes it). */
@@ -50,7 +51,7 @@ static int gpu_dbscan(const dbscan_spec *spec, dbscan_result *res, double scale,
             goto out;
         kern_join_result r;
         memset(&r, 0, sizeof r);
-        const int krc = fn(&a, spec->core, root, &r);
+        const int krc = fn(&a, spec->core, spec->minpts, root, &r);
         if (krc == KERN_ENOMEM) {
             free(root);
             return dbscan_generic_links(spec, res, ncore);

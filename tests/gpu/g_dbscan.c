@@ -19,8 +19,10 @@
  *     128 and 784 on blobs, uniform data, duplicates and a lattice whose
  *     neighbours are all exactly at eps equal dbscan_generic on the same
  *     row label for label (the same kernel's eps-graph through its PAIRS
- *     pass and the host), symmetric and not, minpts 4 and 10; the device
- *     passes ran (the union pass in COUNT mode, its variant).
+ *     pass and the host), symmetric and not, minpts 4 and 10, the border
+ *     from the union pass's lists and from its own pass
+ *     (TCJOIN_DBSCAN_LISTS=0); the device passes ran (the union pass in
+ *     COUNT mode, its variant).
  *  5. exact off the grid (set exact-path pass: its PAIRS runs consumed on
  *     the device, kern_exact_cluster) equals cpu on the same sets, the
  *     lattice 1000 away from the origin (FP16 alone would misjudge it).
@@ -392,7 +394,8 @@ static dataset hd_set(int k, size_t n, size_t d, double off, double *eps)
 
 static const size_t hd_dims[3] = {64, 128, 784};
 
-/* Small sizes when G_DBSCAN_SMALL is set (the sanitizer runs). */
+/* Small sizes when G_DBSCAN_SMALL is set (the sanitizer runs: d = 64,
+ * the blobs and the lattice, 700 rows). */
 static size_t hd_n(size_t d)
 {
     if (getenv("G_DBSCAN_SMALL"))
@@ -413,17 +416,25 @@ TEST(tensor_core_epilogue_dbscan_equals_generic)
         }
         for (int di = 0; di < 3; di++)
             for (int k = 0; k < 4; k++) {
-                if (getenv("G_DBSCAN_SMALL") && (di > 0 || r > 0))
+                if (getenv("G_DBSCAN_SMALL") && (di > 0 || r > 0 || k == 1 || k == 2))
                     continue;
                 double eps;
                 dataset ds = hd_set(k, hd_n(hd_dims[di]), hd_dims[di], 0, &eps);
-                for (int sym = 1; sym >= 0; sym--) {
-                    o.symmetric = sym;
+                /* symmetric, not, and symmetric with the border pass
+                 * instead of the lists */
+                for (int v = 0; v < 3; v++) {
+                    o.symmetric = v != 1;
+                    if (v == 2)
+                        setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
                     char what[64];
-                    snprintf(what, sizeof what, "%s%s", ds.name, sym ? "" : " nosym");
+                    snprintf(what, sizeof what, "%s%s", ds.name,
+                             v == 1   ? " nosym"
+                             : v == 2 ? " bpass"
+                                      : "");
                     same2(what, &ds, eps, 4, rows[r], &o, 0, rows[r], &o, 1, 1);
-                    if (sym)
+                    if (v != 1)
                         same2(what, &ds, eps, 10, rows[r], &o, 0, rows[r], &o, 1, 1);
+                    unsetenv("TCJOIN_DBSCAN_LISTS");
                 }
                 dataset_free(&ds);
             }
@@ -438,12 +449,15 @@ TEST(exact_pass_dbscan_equals_cpu)
     o.exact_path = EXACT_PATH_PASS;
     for (int di = 0; di < 3; di++)
         for (int k = 0; k < 4; k++) {
-            if (getenv("G_DBSCAN_SMALL") && di > 0)
+            if (getenv("G_DBSCAN_SMALL") && (di > 0 || k == 1 || k == 2))
                 continue;
             double eps;
             dataset ds = hd_set(k, hd_n(hd_dims[di]), hd_dims[di], 1000, &eps);
             same2(ds.name, &ds, eps, 4, "exact", &o, 0, "cpu", &o, 0, 1);
             same2(ds.name, &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+            setenv("TCJOIN_DBSCAN_LISTS", "0", 1); /* the border pass instead */
+            same2("bpass", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+            unsetenv("TCJOIN_DBSCAN_LISTS");
             dataset_free(&ds);
         }
 }
@@ -464,6 +478,9 @@ TEST(dbscan_two_devices_equal_one)
         dataset ds = hd_set(k, 8000, 128, 0, &eps);
         same2(ds.name, &ds, eps, 6, "fasted", &two, 0, "fasted", &one, 0, 1);
         same2(ds.name, &ds, eps, 6, "exact", &two, 0, "exact", &one, 0, 1);
+        setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
+        same2("bpass", &ds, eps, 6, "fasted", &two, 0, "fasted", &one, 0, 1);
+        unsetenv("TCJOIN_DBSCAN_LISTS");
         dataset_free(&ds);
     }
 }
