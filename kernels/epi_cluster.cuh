@@ -10,15 +10,16 @@
  * An epilogue is a struct a join kernel is templated on: want(q, c)
  * before the distance (pairs it would drop are never summed), emit(q, c,
  * d2, local) after it, flush(local) at the kernel's end. kern_join_epi is
- * the join's own (f64_emit). */
+ * the join's own (f64_emit). The union-find itself is kernels/clu_uf.cuh,
+ * shared with the tensor-core kernels' clustering epilogue (epi_clu.cuh);
+ * the kernels below are static: kernels/fasted_dbscan.cu runs them too. */
 #ifndef TCJ_EPI_CLUSTER_CUH
 #define TCJ_EPI_CLUSTER_CUH
 
 #include <stdint.h>
 
+#include "clu_uf.cuh"
 #include "f64_common.cuh"
-
-#define CLU_NONE 0xffffffffu /* a non-core row without a core neighbour */
 
 /* The join's epilogue: every pair to the run's f64_out (COUNT, PERPOINT,
  * PAIRS, HIST). */
@@ -42,44 +43,6 @@ struct kern_join_epi {
         f64_flush(o, local);
     }
 };
-
-/* The root of x, halving the path as it goes (a racing writer only ever
- * moves a parent to an ancestor, so any value read is on x's path). */
-__device__ __forceinline__ uint32_t clu_find(uint32_t *parent_, uint32_t x)
-{
-    volatile uint32_t *parent = parent_; /* re-read: other threads link and halve */
-    uint32_t p = parent[x];
-    while (p != x) {
-        const uint32_t g = parent[p];
-        if (g != p)
-            parent[x] = g;
-        x = p;
-        p = g;
-    }
-    return x;
-}
-
-/* Join the components of a and b: the larger root is linked under the
- * smaller by compare-and-swap, retried from the new roots when another
- * thread linked it first. */
-__device__ __forceinline__ void clu_union(uint32_t *parent, uint32_t a, uint32_t b)
-{
-    for (;;) {
-        a = clu_find(parent, a);
-        b = clu_find(parent, b);
-        if (a == b)
-            return;
-        if (a < b) {
-            const uint32_t t = a;
-            a = b;
-            b = t;
-        }
-        const uint32_t old = atomicCAS(&parent[a], a, b);
-        if (old == a)
-            return;
-        a = old;
-    }
-}
 
 /* Pass 2: core-core pairs within eps, each unordered pair once (q < c). */
 struct clu_union_epi {
@@ -135,8 +98,8 @@ struct clu_border_epi {
 };
 
 /* parent[i] = i for core rows, CLU_NONE for the others. */
-__global__ void clu_init_kernel(const uint8_t *__restrict__ core, size_t n, uint32_t *parent,
-                                uint32_t *border)
+static __global__ void clu_init_kernel(const uint8_t *__restrict__ core, size_t n, uint32_t *parent,
+                                       uint32_t *border)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -146,7 +109,8 @@ __global__ void clu_init_kernel(const uint8_t *__restrict__ core, size_t n, uint
 }
 
 /* Every core row's parent made its root (after the union pass). */
-__global__ void clu_flatten_kernel(const uint8_t *__restrict__ core, size_t n, uint32_t *parent)
+static __global__ void clu_flatten_kernel(const uint8_t *__restrict__ core, size_t n,
+                                          uint32_t *parent)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
@@ -155,8 +119,8 @@ __global__ void clu_flatten_kernel(const uint8_t *__restrict__ core, size_t n, u
 }
 
 /* The answer a row gets: its root if core, else its border root. */
-__global__ void clu_merge_kernel(const uint8_t *__restrict__ core, size_t n,
-                                 const uint32_t *__restrict__ border, uint32_t *parent)
+static __global__ void clu_merge_kernel(const uint8_t *__restrict__ core, size_t n,
+                                        const uint32_t *__restrict__ border, uint32_t *parent)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)

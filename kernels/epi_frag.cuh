@@ -157,6 +157,16 @@ template <class F, int MT, int NT> struct epi_frag {
         return c;
     }
 
+    /* Interior: 1 when the element's d2 <= eps2, by the compare COUNT's
+     * interior_count makes (PERPOINT's interior blocks). */
+    __device__ __forceinline__ unsigned interior_hit(A a, float s_i, float s_j) const
+    {
+        if constexpr (std::is_same<D, float>::value)
+            return 0u - F::le_mask(a, s_i, s_j, eps2);
+        else
+            return F::d2(a, s_i, s_j) <= eps2 ? 1u : 0u;
+    }
+
     /* k-distance pairs: a real pair of two different rows, each unordered
      * pair once in a symmetric run. */
     __device__ __forceinline__ bool kd_valid(unsigned i, unsigned j) const

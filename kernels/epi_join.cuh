@@ -48,7 +48,10 @@ __device__ __forceinline__ void epi_join_count(const epi_frag<F, MT, NT> &f,
 
 /* PERPOINT: rows: the 4 lanes of a quad share a row; columns: the 8 lanes
  * with the same lane%4 share a column, reduced per n8 block so no column
- * counters stay live. */
+ * counters stay live. Pairs within eps are rare in most blocks: an
+ * interior block (no padding, no diagonal: every hit weighs wint) tests
+ * each element with its compare alone, as COUNT does, and a column block
+ * with no hit in the warp skips its shuffles and atomics (one vote). */
 template <class F, int MT, int NT>
 __device__ __forceinline__ void epi_join_perpoint(const epi_frag<F, MT, NT> &f,
                                                   typename F::acc (&acc)[MT][NT][4])
@@ -63,17 +66,29 @@ __device__ __forceinline__ void epi_join_perpoint(const epi_frag<F, MT, NT> &f,
     for (int nt = 0; nt < NT; nt++) {
         const float2 sj = f.sj(nt);
         unsigned c[2] = {0, 0};
+        if (f.interior) {
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
+            for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                D d2;
-                const int wt = f.weight(f.row(mt, e), f.col(nt, e), acc[mt][nt][e],
-                                        f.si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
-                v[mt][e >> 1] += wt ? 1 : 0;
-                c[e & 1] += wt == 2 ? 1 : 0;
-            }
-        if (p.sym) {
+                for (int e = 0; e < 4; e++) {
+                    const unsigned h =
+                        f.interior_hit(acc[mt][nt][e], f.si[mt][e >> 1], (e & 1) ? sj.y : sj.x);
+                    v[mt][e >> 1] += h;
+                    c[e & 1] += h; /* read only when symmetric: then every hit weighs 2 */
+                }
+        } else {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    D d2;
+                    const int wt = f.weight(f.row(mt, e), f.col(nt, e), acc[mt][nt][e],
+                                            f.si[mt][e >> 1], (e & 1) ? sj.y : sj.x, d2);
+                    v[mt][e >> 1] += wt ? 1 : 0;
+                    c[e & 1] += wt == 2 ? 1 : 0;
+                }
+        }
+        if (p.sym && __any_sync(FASTED_FULL_MASK, (c[0] | c[1]) != 0)) {
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 unsigned x = c[e];

@@ -200,7 +200,7 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
             return kern_fail(KERN_EINVAL, "%s: per-point mode needs a counts array", who);
         break;
     case KJOIN_PAIRS:
-        if (!a->pair_fn)
+        if (!a->pair_fn && !a->pair_dev)
             return kern_fail(KERN_EINVAL, "%s: pair mode needs a callback", who);
         break;
     case KJOIN_HIST:
@@ -387,6 +387,12 @@ static int kern_pairs_copy(kern_run *k, const kern_step *st)
         return 0;
     const uint32_t *pi = st->pi ? st->pi : b->pi, *pj = st->pj ? st->pj : b->pj;
     const void *pd = st->pd ? st->pd : b->pd;
+    if (k->a->pair_dev) {
+        /* Consumed on the device, in the launch stream's order: nothing to
+         * copy or sink, and the next launch may reuse the buffer. */
+        k->r->pairs += np;
+        return k->a->pair_dev(k->a->pair_dev_ctx, k->a->device, (void *)k->st, pi, pj, np);
+    }
     cudaStream_t cs = g_pairs.cs;
     KERN_CUDA(cudaEventRecord(g_pairs.ready, k->st));
     KERN_CUDA(cudaStreamWaitEvent(cs, g_pairs.ready, 0));

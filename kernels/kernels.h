@@ -284,6 +284,18 @@ typedef struct kern_join_args {
     uint64_t *counts;     /* PERPOINT: q1-q0 entries, zeroed by the call */
     kern_pair_fn pair_fn; /* PAIRS */
     void *pair_ctx;
+    /* PAIRS through kern_drive (fasted's formats, exact): when set, each
+     * launch's final pairs (after exact's refinement) stay on the device
+     * and go to this instead of pair_fn: pi, pj np global rows in device
+     * memory, valid until the launch stream's next work, handed on that
+     * stream (a cudaStream_t) of the given device; whatever it enqueues
+     * there runs before the next launch. A KERN_E* code (its message set)
+     * stops the run. DBSCAN's
+     * passes on exact (kernels/fasted_dbscan.cu); a run whose rows are a
+     * layout (rows, origin_of) must not set it. */
+    int (*pair_dev)(void *ctx, int device, void *stream, const uint32_t *pi, const uint32_t *pj,
+                    unsigned long long np);
+    void *pair_dev_ctx;
     size_t batch_pairs;                       /* at most this many pairs per pair_fn call (0: 4M) */
     const double *hist_edges;                 /* HIST: nbins+1 ascending squared distances */
     size_t hist_nbins;                        /* at most 4096 */
@@ -575,6 +587,22 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
  * r->pairs: the core-core pairs (i < j) joined. kernels/epi_cluster.cuh. */
 int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
                            kern_join_result *r);
+/* The same passes on the tensor-core kernels in a's format (FASTED's
+ * arithmetic: the eps-graph of the same rows' PAIRS run, a's options and
+ * transforms), every row a query, on a's device or over its device list
+ * (each device's union-find merged): core in (its minpts: a non-core row's
+ * core neighbours fit minpts - 2 slots, so the border comes from lists the
+ * union pass keeps where they fit, else from a border pass), root out as
+ * above; r->pairs the core-core pairs joined. KERN_ENOMEM when the dataset
+ * does not fit a device (no streamed form: the caller falls back to the
+ * pairs). kernels/fasted_dbscan.cu, kernels/epi_clu.cuh. */
+int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
+                        kern_join_result *r);
+/* The same passes as exact's (kern_exact_run's) PAIRS runs, the pairs
+ * consumed on the device (pair_dev): fp64's eps-graph; the whole pass, no
+ * cluster cut. */
+int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
+                       kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

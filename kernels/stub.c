@@ -97,6 +97,24 @@ int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_
     return stub_join(a, r);
 }
 
+int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
+                        kern_join_result *r)
+{
+    (void)core;
+    (void)minpts;
+    (void)root;
+    return stub_join(a, r);
+}
+
+int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
+                       kern_join_result *r)
+{
+    (void)core;
+    (void)minpts;
+    (void)root;
+    return stub_join(a, r);
+}
+
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r)
 {
     (void)k;

@@ -148,6 +148,14 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
 
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
 {
+    /* Pass 1: neighbours per point (self included) -> core flags. */
+    size_t ncore = 0;
+    int rc = dbscan_pass_core(spec, res, &ncore);
+    return rc ? rc : dbscan_generic_links(spec, res, ncore);
+}
+
+int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore)
+{
     /* tcjoin-mpi: each rank's sinks see its share of the pairs (its
      * tiles or rows); its forest is merged with the others' after pass 2
      * and its border labels reduced by a minimum after pass 3, so every
@@ -156,15 +164,9 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     const size_t n = spec->ds->n;
     uint8_t *core = spec->core;
     int32_t *lab = spec->labels;
-    int rc;
-    size_t ncore = 0;
+    int rc = 0;
     double t0;
     join_spec js;
-
-    /* Pass 1: neighbours per point (self included) -> core flags. */
-    rc = dbscan_pass_core(spec, res, &ncore);
-    if (rc)
-        goto out;
 
     /* Pass 2: core-core edges into the union-find. One core point is its
      * own cluster and needs no pairs. */

@@ -268,6 +268,16 @@ int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
 int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const engine_opts *opts,
                        const volatile int *cancel, const uint8_t *core, uint32_t *root,
                        join_result *res);
+/* DBSCAN on a tensor-core row (its engine.cluster, src/engine_gpu_dbscan.c):
+ * the core pass, then the union and border passes in the join kernel's
+ * clustering epilogue (kern_fasted_cluster); dbscan_generic's contract. */
+struct dbscan_spec;
+struct dbscan_result;
+int engine_gpu_dbscan(const struct dbscan_spec *spec, struct dbscan_result *res);
+/* The same for exact off its FP64 grid path (kern_exact_cluster), its data
+ * scaled by scale as its runs are (0: none). */
+int engine_gpu_dbscan_exact(const struct dbscan_spec *spec, struct dbscan_result *res,
+                            double scale);
 /* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);

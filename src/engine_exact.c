@@ -24,7 +24,7 @@
 
 KERN_FORMAT_DECL(fp16);
 
-/* DBSCAN on the device over the grid (src/engine_exact_cluster.c). */
+/* DBSCAN on the device (src/engine_exact_cluster.c). */
 int exact_cluster(const struct dbscan_spec *spec, struct dbscan_result *res);
 
 /* FP16 as the exact pass sees it: values beyond 65504 (after centring) are
@@ -66,6 +66,13 @@ static int exact_clustered(const join_result *res)
     return join_result_metric_value(res, "clusters") > 0; /* NAN: no */
 }
 
+double exact_pass_scale(const dataset *ds, const engine_opts *o, double eps)
+{
+    fmt_fit fit;
+    fmt_fit_engine(ds, center_pick_exact(ds, o->center, eps), &exact_fp16, &fit);
+    return fit.scale < 0 ? ldexp(1.0, fit.scale) : 0;
+}
+
 static int exact_run(const join_spec *s, join_result *res)
 {
     engine_opts def;
@@ -80,10 +87,8 @@ static int exact_run(const join_spec *s, join_result *res)
         join_result_metric(res, "centred", 0, "");
         join_result_metric(res, "scale_log2", 0, "");
     } else {
-        fmt_fit fit;
-        fmt_fit_engine(s->ds, center_pick_exact(s->ds, o->center, join_spec_eps(s)), &exact_fp16,
-                       &fit);
-        const int k = fit.scale < 0 ? fit.scale : 0;
+        const double sc = exact_pass_scale(s->ds, o, join_spec_eps(s));
+        const int k = sc ? ilogb(sc) : 0;
         /* The pass whole (the row's own entry), or over the cluster cut:
          * forced, or where auto finds it pays (kern_cluster_run). */
         engine row = *s->engine;
@@ -93,7 +98,7 @@ static int exact_run(const join_spec *s, join_result *res)
                                                              : kern_exact_clusters_auto_run;
             c.engine = &row;
         }
-        rc = engine_gpu_run_fmt(&c, res, s->engine->format, k ? ldexp(1.0, k) : 0);
+        rc = engine_gpu_run_fmt(&c, res, s->engine->format, sc);
         /* A cluster cut scales each run itself (kern_cluster_run). */
         if (!exact_clustered(res))
             join_result_metric(res, "scale_log2", k, "");

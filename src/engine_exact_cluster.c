@@ -1,9 +1,11 @@
-/* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path the
- * core flags come from a PERPOINT run as usual, and the union and border
- * passes run on the device over the same cached index
- * (kernels/epi_cluster.cuh): no pair leaves the GPU, where the generic
- * path streams every pair to the host twice. Elsewhere (the FP16 pass)
- * the generic three passes. Labels equal fp64's eps-graph's either way. */
+/* exact's DBSCAN (engine.cluster, src/dbscan.h). The core flags come from a
+ * PERPOINT run as usual; the union and border passes run on the device:
+ * on the FP64 grid path over the same cached index
+ * (kernels/epi_cluster.cuh), elsewhere (the FP16 pass) as exact's PAIRS
+ * runs whose refined pairs are consumed on the device
+ * (src/engine_gpu_dbscan.c, kernels/fasted_dbscan.cu). No pair leaves the
+ * GPU, where the generic path streams every pair to the host twice.
+ * Labels equal fp64's eps-graph's either way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +23,10 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
      * the ranks share tile by tile and whose forests they merge
      * (src/dist.h); the device passes here would each run whole on every
      * rank. */
-    if (!exact_grid_path(spec->ds, spec->eps, o, NULL) || (dist && dist->nranks > 1))
+    if (dist && dist->nranks > 1)
         return dbscan_generic(spec, res);
+    if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
+        return engine_gpu_dbscan_exact(spec, res, exact_pass_scale(spec->ds, o, spec->eps));
     const size_t n = spec->ds->n;
     size_t ncore = 0;
     int rc = dbscan_pass_core(spec, res, &ncore);

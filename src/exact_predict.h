@@ -63,5 +63,8 @@ int exact_path_choose(int setting, size_t d, double band_fraction);
  * band may be NULL). src/engine_exact.c. */
 struct engine_opts;
 int exact_grid_path(const dataset *ds, double eps, const struct engine_opts *o, double *band);
+/* The power of two exact's FP16 pass scales the data by (0: none): FP16's
+ * range after centring, never up (src/engine_exact.c). */
+double exact_pass_scale(const dataset *ds, const struct engine_opts *o, double eps);
 
 #endif

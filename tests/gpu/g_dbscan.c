@@ -14,13 +14,29 @@
  *     engine twice must agree with itself through both streams).
  *  3. the device passes ran (the union pass's metric in the result) and
  *     the next run after a cancel goes on.
+ *  4. the tensor-core rows' clustering epilogue (kernels/epi_clu.cuh,
+ *     engine.cluster = engine_gpu_dbscan): fasted and fp8-e4m3 at d = 64,
+ *     128 and 784 on blobs, uniform data, duplicates and a lattice whose
+ *     neighbours are all exactly at eps equal dbscan_generic on the same
+ *     row label for label (the same kernel's eps-graph through its PAIRS
+ *     pass and the host), symmetric and not, minpts 4 and 10, the border
+ *     from the union pass's lists and from its own pass
+ *     (TCJOIN_DBSCAN_LISTS=0); the device passes ran (the union pass in
+ *     COUNT mode, its variant).
+ *  5. exact off the grid (set exact-path pass: its PAIRS runs consumed on
+ *     the device, kern_exact_cluster) equals cpu on the same sets, the
+ *     lattice 1000 away from the origin (FP16 alone would misjudge it).
+ *  6. two devices (set devices 0,1) equal one, fasted and exact; skipped
+ *     with fewer than 2 devices.
  * Skipped without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "dataset.h"
+#include "devices.h"
 #include "dbscan.h"
 #include "engine.h"
 #include "err.h"
@@ -195,4 +211,276 @@ TEST(generic_dbscan_on_gpu_engines)
     dataset ds = blobs(8000, 0);
     check_same("blobs", "fp64", "cpu", &ds, 0.12, 8);
     dataset_free(&ds);
+}
+
+/* ---- the tensor-core rows and exact off the grid (cases 4-6) ---- */
+
+/* 8 Gaussian blobs (sigma 0.1 a coordinate) in [0, 4]^d, a tenth of the
+ * rows uniform there; eps sigma sqrt(2d): about the median distance
+ * within a blob, far below the distance between blobs. */
+static dataset hd_blobs(size_t n, size_t d, double *eps)
+{
+    double *c = xmalloc(8 * d * sizeof *c), *x = xmalloc(n * d * sizeof *x);
+    for (size_t k = 0; k < 8 * d; k++)
+        c[k] = 4 * runit();
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            /* Irwin-Hall: 12 uniforms less 6 has variance 1 */
+            double g = -6;
+            for (int u = 0; u < 12; u++)
+                g += runit();
+            x[i * d + k] = i % 10 == 0 ? 4 * runit() : c[(i % 8) * d + k] + 0.1 * g;
+        }
+    *eps = 0.1 * sqrt(2.0 * (double)d);
+    dataset ds = from("hd-blobs", x, n, d);
+    free(c);
+    free(x);
+    return ds;
+}
+
+/* Uniform in [0, 1]^d, eps from 20000 sampled pairs at about 20
+ * neighbours a point (the sample's quantile 20 / n). */
+static dataset hd_uniform(size_t n, size_t d, double *eps)
+{
+    double *x = xmalloc(n * d * sizeof *x);
+    for (size_t k = 0; k < n * d; k++)
+        x[k] = runit();
+    enum { S = 20000 };
+    double *dd = xmalloc(S * sizeof *dd);
+    for (size_t t = 0; t < S; t++) {
+        const size_t i = (size_t)(runit() * (double)n) % n, j = (size_t)(runit() * (double)n) % n;
+        double a = 0;
+        for (size_t k = 0; k < d; k++)
+            a += (x[i * d + k] - x[j * d + k]) * (x[i * d + k] - x[j * d + k]);
+        dd[t] = a;
+    }
+    size_t q = (size_t)(20.0 * S / (double)n);
+    /* partial selection sort up to q: S is small */
+    for (size_t a = 0; a <= q; a++)
+        for (size_t b = a + 1; b < S; b++)
+            if (dd[b] < dd[a]) {
+                const double t = dd[a];
+                dd[a] = dd[b];
+                dd[b] = t;
+            }
+    *eps = sqrt(dd[q]);
+    free(dd);
+    dataset ds = from("hd-uniform", x, n, d);
+    free(x);
+    return ds;
+}
+
+/* 40 distinct points in [0, 1]^d, each repeated (groups of ~n/40 equal
+ * rows: core at minpts up to that), a tenth of the rows points of their
+ * own (noise); eps 0.1, far below the points' distances. */
+static dataset hd_dups(size_t n, size_t d, double *eps)
+{
+    double *p = xmalloc(40 * d * sizeof *p), *x = xmalloc(n * d * sizeof *x);
+    for (size_t k = 0; k < 40 * d; k++)
+        p[k] = runit();
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++)
+            x[i * d + k] = i % 10 == 3 ? runit() : p[((i * 7919) % 40) * d + k];
+    *eps = 0.1;
+    dataset ds = from("hd-dups", x, n, d);
+    free(p);
+    free(x);
+    return ds;
+}
+
+/* A 30 x 30 integer lattice in the first two coordinates (every fifth row
+ * stretched 3x: borders and noise), the others 0, all moved by off: every
+ * neighbour exactly at eps = 1. */
+static dataset hd_lattice(size_t d, double off, double *eps)
+{
+    const size_t L = 30, n = L * L;
+    double *x = xmalloc(n * d * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++)
+            x[i * d + k] = off + (k == 0   ? (double)(i % L) * ((i / L) % 5 == 0 ? 3 : 1)
+                                  : k == 1 ? (double)(i / L)
+                                           : 0.0);
+    *eps = 1.0;
+    dataset ds = from("hd-lattice", x, n, d);
+    free(x);
+    return ds;
+}
+
+/* dbscan through the row's hook (generic 0) or dbscan_generic on the same
+ * row (generic 1), with options o. */
+static int run_o(const char *name, const dataset *ds, double eps, size_t minpts,
+                 const engine_opts *o, int generic, int32_t *lab, uint8_t *core, dbscan_result *res)
+{
+    const engine *e = engine_find(name);
+    dbscan_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.eps = eps;
+    s.minpts = minpts;
+    s.opts = o;
+    s.labels = lab;
+    s.core = core;
+    if (!generic)
+        return dbscan_run(e, &s, res);
+    memset(res, 0, sizeof *res);
+    s.engine = e;
+    const double t0 = engine_now();
+    int rc = dbscan_generic(&s, res);
+    res->seconds = engine_now() - t0;
+    if (rc == 0)
+        dbscan_summarize(lab, core, ds->n, res);
+    return rc;
+}
+
+/* The labels of (a, oa, generic ga) and (b, ob, generic gb) equal; the
+ * first ran its device passes when dev_a. */
+static void same2(const char *what, const dataset *ds, double eps, size_t minpts, const char *a,
+                  const engine_opts *oa, int ga, const char *b, const engine_opts *ob, int gb,
+                  int dev_a)
+{
+    const size_t n = ds->n;
+    int32_t *la = xmalloc(n * sizeof *la), *lb = xmalloc(n * sizeof *lb);
+    uint8_t *ca = xmalloc(n), *cb = xmalloc(n);
+    dbscan_result ra, rb;
+    int rc = run_o(a, ds, eps, minpts, oa, ga, la, ca, &ra);
+    CHECK_MSG(rc == 0, "%s %s: %s", what, a, err_msg());
+    int rc2 = run_o(b, ds, eps, minpts, ob, gb, lb, cb, &rb);
+    CHECK_MSG(rc2 == 0, "%s %s: %s", what, b, err_msg());
+    if (rc == 0 && dev_a && ra.core > 0)
+        CHECK_MSG(ra.ran[DBSCAN_PASS_UNION] && ra.pass_mode[DBSCAN_PASS_UNION] == JOIN_COUNT &&
+                      strstr(ra.pass[DBSCAN_PASS_UNION].variant, "dbscan union-find"),
+                  "%s %s: the device passes did not run (mode %d, variant '%s')", what, a,
+                  ra.pass_mode[DBSCAN_PASS_UNION], ra.pass[DBSCAN_PASS_UNION].variant);
+    if (rc == 0 && rc2 == 0) {
+        size_t bad = 0, first = n;
+        for (size_t i = 0; i < n; i++)
+            if (la[i] != lb[i] || !ca[i] != !cb[i]) {
+                bad++;
+                if (first == n)
+                    first = i;
+            }
+        CHECK_MSG(bad == 0,
+                  "%s (n %zu, d %zu, eps %g, minpts %zu): %s and %s differ on %zu points, first "
+                  "%zu (%d/%d core %d/%d)",
+                  what, n, ds->d, eps, minpts, a, b, bad, first, first < n ? la[first] : 0,
+                  first < n ? lb[first] : 0, first < n ? ca[first] : 0, first < n ? cb[first] : 0);
+        printf("# %-10s d %3zu %s%s vs %s%s: %zu clusters, %zu core, %zu border, %zu noise; "
+               "%.1f ms vs %.1f ms\n",
+               what, ds->d, a, ga ? " (generic)" : "", b, gb ? " (generic)" : "", ra.clusters,
+               ra.core, ra.border, ra.noise, ra.seconds * 1e3, rb.seconds * 1e3);
+    }
+    free(la);
+    free(lb);
+    free(ca);
+    free(cb);
+}
+
+/* The sets of cases 4 and 5 at dimension d (k: 0 blobs, 1 uniform, 2
+ * duplicates, 3 the lattice moved by off); n rows where the set has a
+ * size. */
+static dataset hd_set(int k, size_t n, size_t d, double off, double *eps)
+{
+    switch (k) {
+    case 0:
+        return hd_blobs(n, d, eps);
+    case 1:
+        return hd_uniform(n, d, eps);
+    case 2:
+        return hd_dups(n, d, eps);
+    default:
+        return hd_lattice(d, off, eps);
+    }
+}
+
+static const size_t hd_dims[3] = {64, 128, 784};
+
+/* Small sizes when G_DBSCAN_SMALL is set (the sanitizer runs: d = 64,
+ * the blobs and the lattice, 700 rows). */
+static size_t hd_n(size_t d)
+{
+    if (getenv("G_DBSCAN_SMALL"))
+        return 700;
+    return d > 200 ? 2500 : 6000;
+}
+
+TEST(tensor_core_epilogue_dbscan_equals_generic)
+{
+    need_gpu();
+    const char *rows[2] = {"fasted", "fp8-e4m3"};
+    for (int r = 0; r < 2; r++) {
+        engine_opts o;
+        engine_opts_default(&o);
+        if (engine_available(engine_find(rows[r]), &o) != 0) {
+            printf("# %s: %s\n", rows[r], err_msg());
+            continue;
+        }
+        for (int di = 0; di < 3; di++)
+            for (int k = 0; k < 4; k++) {
+                if (getenv("G_DBSCAN_SMALL") && (di > 0 || r > 0 || k == 1 || k == 2))
+                    continue;
+                double eps;
+                dataset ds = hd_set(k, hd_n(hd_dims[di]), hd_dims[di], 0, &eps);
+                /* symmetric, not, and symmetric with the border pass
+                 * instead of the lists */
+                for (int v = 0; v < 3; v++) {
+                    o.symmetric = v != 1;
+                    if (v == 2)
+                        setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
+                    char what[64];
+                    snprintf(what, sizeof what, "%s%s", ds.name,
+                             v == 1   ? " nosym"
+                             : v == 2 ? " bpass"
+                                      : "");
+                    same2(what, &ds, eps, 4, rows[r], &o, 0, rows[r], &o, 1, 1);
+                    if (v != 1)
+                        same2(what, &ds, eps, 10, rows[r], &o, 0, rows[r], &o, 1, 1);
+                    unsetenv("TCJOIN_DBSCAN_LISTS");
+                }
+                dataset_free(&ds);
+            }
+    }
+}
+
+TEST(exact_pass_dbscan_equals_cpu)
+{
+    need_gpu();
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_PASS;
+    for (int di = 0; di < 3; di++)
+        for (int k = 0; k < 4; k++) {
+            if (getenv("G_DBSCAN_SMALL") && (di > 0 || k == 1 || k == 2))
+                continue;
+            double eps;
+            dataset ds = hd_set(k, hd_n(hd_dims[di]), hd_dims[di], 1000, &eps);
+            same2(ds.name, &ds, eps, 4, "exact", &o, 0, "cpu", &o, 0, 1);
+            same2(ds.name, &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+            setenv("TCJOIN_DBSCAN_LISTS", "0", 1); /* the border pass instead */
+            same2("bpass", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+            unsetenv("TCJOIN_DBSCAN_LISTS");
+            dataset_free(&ds);
+        }
+}
+
+TEST(dbscan_two_devices_equal_one)
+{
+    need_gpu();
+    if (kern_device_count() < 2)
+        t_skip("skipped: needs 2 CUDA devices");
+    engine_opts one, two;
+    engine_opts_default(&one);
+    engine_opts_default(&two);
+    one.exact_path = two.exact_path = EXACT_PATH_PASS;
+    CHECK(devices_parse("0", &one) == 0);
+    CHECK(devices_parse("0,1", &two) == 0);
+    for (int k = 0; k < 4; k++) {
+        double eps;
+        dataset ds = hd_set(k, 8000, 128, 0, &eps);
+        same2(ds.name, &ds, eps, 6, "fasted", &two, 0, "fasted", &one, 0, 1);
+        same2(ds.name, &ds, eps, 6, "exact", &two, 0, "exact", &one, 0, 1);
+        setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
+        same2("bpass", &ds, eps, 6, "fasted", &two, 0, "fasted", &one, 0, 1);
+        unsetenv("TCJOIN_DBSCAN_LISTS");
+        dataset_free(&ds);
+    }
 }

@@ -1,0 +1,102 @@
+#!/bin/bash
+# Issue 43's GPU check: DBSCAN's clustering epilogue in the tensor-core
+# kernels (kernels/epi_clu.cuh, kernels/fasted_dbscan.cu) and exact's
+# device passes off the grid. Run on the device machine from the repo
+# root; builds nothing:   bash scripts/gpu-h43.sh
+# Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
+# build-gpu/bundle.tar.xz as scripts/gpu-check does): tcjoin, tests/g_dbscan.
+# Output under $OUT (default /tmp/gpu-h43): logs, summary.txt; the table last.
+# At most about 190 s: each step's timeout is cut to what is left (rc 124:
+# it ran out; "skipped: out of time": no time was left for it).
+# Steps (BENCH=0 or SAN=0 leaves one out): 1. g_dbscan (every case);
+# 2. COUNT against dbscan, fasted and exact, on uniform 10^6 x 128 (S = 64), gauss 10^6 x
+# 128 (64 clusters), gauss 6·10^4 x 784 (16 clusters), and uniform
+# 2·10^6 x 128 at the 10^6 set's eps (S ~ 128; 10^7 x 128 would take some
+# 40 s a COUNT, 150 s a dbscan: over this script's budget); 3. memcheck
+# and racecheck on the epilogue's and exact's device passes at small sizes.
+set -u
+OUT=${OUT:-/tmp/gpu-h43}
+mkdir -p "$OUT"
+if [ -z "${BUILD:-}" ] && [ ! -x /tmp/tcjoin-gpu/tcjoin ] && [ -f build-gpu/bundle.tar.xz ]; then
+    rm -rf /tmp/tcjoin-gpu && mkdir -p /tmp/tcjoin-gpu && tar -C /tmp/tcjoin-gpu -xJf build-gpu/bundle.tar.xz
+fi
+B=${BUILD:-/tmp/tcjoin-gpu}
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/cuda/lib
+if [ -z "${TCJOIN_DATASETS:-}" ] && [ -d "$B/datasets" ]; then
+    export TCJOIN_DATASETS=$(cd "$B/datasets" && pwd)
+fi
+export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
+summary=$OUT/summary.txt
+: >"$summary"
+row() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
+T0=$(date +%s)
+# Each step's limit: its own, or what is left of 190 s if less (0: skip).
+lim() {
+    local left=$((190 - ($(date +%s) - T0)))
+    [ "$left" -lt 10 ] && { echo 0; return; }
+    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+row gpu "$(head -n 1 "$OUT/gpu.txt")"
+
+# 1. The GPU tests (cases 4-6 are this issue's; 1-3 the grid path's).
+G=$B/tests/g_dbscan
+if [ -x "$G" ]; then
+    timeout "$(lim 60)" "$G" >"$OUT/g_dbscan.log" 2>&1
+    row "g_dbscan" "exit=$? $(grep -c '^ok' "$OUT/g_dbscan.log") ok, $(grep -c '^not ok' "$OUT/g_dbscan.log") not ok, $(grep -c '^skip' "$OUT/g_dbscan.log") skipped"
+    grep '^not ok' "$OUT/g_dbscan.log" | head -n 3 | while read -r l; do row "  failed" "$l"; done
+else
+    row "g_dbscan" "missing: $G"
+fi
+
+# 2. COUNT against dbscan (warm: COUNT's second run, dbscan after the
+# runs that put the dataset on the device; seconds end to end).
+X=$B/tcjoin
+rt() { # last run record's time_s of engine $2 in log $1
+    grep '"type":"run"' "$1" | grep "\"engine\":\"$2\"" | tail -n 1 |
+        sed -E 's/.*"time_s":([0-9.e+-]+),"kernel_s".*/\1/'
+}
+dt() { # last dbscan record's time_s (and the union pass's) of engine $2
+    grep '"type":"dbscan"' "$1" | grep "\"engine\":\"$2\"" | tail -n 1 |
+        sed -E 's/.*\],"time_s":([0-9.e+-]+),"passes":\{"core":\{"time_s":([0-9.e+-]+).*"union":\{"time_s":([0-9.e+-]+).*"border":\{"time_s":([0-9.e+-]+).*/\1 \2 \3 \4/'
+}
+bench() { # name, gen command, eps command
+    local log=$OUT/bench-$1.log L
+    L=$(lim 45)
+    [ "$L" = 0 ] && { row "$1" "skipped: out of time"; return; }
+    timeout "$L" "$X" --json --db "$OUT/h43.db" -e "$2; $3; run exact; run exact; run fasted; run fasted;
+        dbscan minpts=10 engine=exact; dbscan minpts=10 engine=fasted" >"$log" 2>&1
+    local rc=$? ce cf de df
+    ce=$(rt "$log" exact)
+    cf=$(rt "$log" fasted)
+    de=$(dt "$log" exact)
+    df=$(dt "$log" fasted)
+    row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* })"
+    row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* })"
+    grep -m 1 -i 'error\|fail' "$log" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
+}
+if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
+    bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
+    E=$(grep '"type":"eps"' "$OUT/bench-uniform-1e6x128-S64.log" | tail -n 1 | sed -E 's/.*"eps":([0-9.e+-]+).*/\1/')
+    bench gauss-1e6x128-c64 "gen gauss n=1000000 d=128 seed=1 clusters=64" "sweep 64 engine=fasted use"
+    bench gauss-6e4x784-c16 "gen gauss n=60000 d=784 seed=1 clusters=16" "sweep 64 engine=fasted use"
+    [ -n "$E" ] && [ "$(lim 45)" = 45 ] &&
+        bench "uniform-2e6x128-eps$E" "gen uniform n=2000000 d=128 seed=1" "eps $E"
+fi
+# 3. Sanitizers on the new kernels at small sizes (G_DBSCAN_SMALL: d = 64,
+# 700 rows): the clustering epilogue (fasted) and exact's pair consumer.
+if [ "${SAN:-1}" = 1 ] && [ -x "$G" ] && command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck; do
+        for t in tensor_core_epilogue_dbscan_equals_generic exact_pass_dbscan_equals_cpu; do
+            L=$(lim 30)
+            [ "$L" = 0 ] && { row "$tool ${t%%_dbscan*}" "skipped: out of time"; continue; }
+            G_DBSCAN_SMALL=1 timeout "$L" compute-sanitizer --tool $tool --error-exitcode 9 \
+                "$G" $t >"$OUT/san-$tool-$t.log" 2>&1
+            rc=$?
+            row "$tool ${t%%_dbscan*}" "exit=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$OUT/san-$tool-$t.log" | head -n 2 | tr '\n' ' ')"
+        done
+    done
+fi
+
+row "total" "$(($(date +%s) - T0)) s"
+cat "$summary"
