@@ -547,9 +547,18 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
  * root (n) out: a core row's smallest core row index in its component of
  * the eps-graph's core-core edges, a non-core row's smallest such root
  * among its core neighbours, 0xffffffff when it has none (noise).
- * r->pairs: the core-core pairs (i < j) joined. kernels/epi_cluster.cuh. */
+ * r->pairs: the core-core pairs (i < j) within eps found while their
+ * rows were not yet known to share a component (pairs already in one
+ * are skipped before their distance). kernels/epi_cluster.cuh. */
 int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
                            kern_join_result *r);
+/* The k-distance over the FP64 grid on one device (the first of a's list;
+ * kernels/grid_kdist.cu): out[q - q0] for query rows [q0, q1) = the k-th
+ * smallest d2 to another row, kern_fp64_run's arithmetic (cpu's values
+ * exactly); passes at radius r0, 2 r0, ... (r0 > 0: a guess; narrowed
+ * where the cells are far denser). 1 <= k <= 256, k <= n - 1. */
+int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
+                         kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

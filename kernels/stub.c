@@ -97,6 +97,15 @@ int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_
     return stub_join(a, r);
 }
 
+int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
+                         kern_join_result *r)
+{
+    (void)k;
+    (void)r0;
+    (void)out;
+    return stub_join(a, r);
+}
+
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r)
 {
     (void)k;
