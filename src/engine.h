@@ -252,6 +252,10 @@ int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct ker
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
+/* The k-distance of row e over the FP64 grid on the device
+ * (kern_fp64_grid_kdist: cpu's values exactly), per the contract above
+ * kdist_spec, its passes from radius r0. */
+int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
 /* DBSCAN's union and border passes of row e on the device over the FP64
  * grid (kern_fp64_grid_cluster): core (n flags) in, root (n) out as that
  * entry says; res: the run's timings, its pairs the core-core pairs. */

@@ -146,6 +146,21 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     return engine_gpu_error(e->name, rc);
 }
 
+int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
+{
+    const engine *e = s->engine;
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
+    kern_join_args a;
+    engine_gpu_args(s->ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, NULL, &a);
+    kern_join_result r;
+    memset(&r, 0, sizeof r);
+    int rc = kern_fp64_grid_kdist(&a, s->k, r0, s->out, &r);
+    engine_gpu_timing(&r, s->ds, NULL, res);
+    snprintf(res->variant, sizeof res->variant, "%s", r.variant);
+    return engine_gpu_error(e->name, rc);
+}
+
 /* DBSCAN's union and border passes on the device (kernels.h's
  * kern_fp64_grid_cluster): core flags in, each row's root out; res as a
  * join's, its pairs the core-core pairs joined. */
