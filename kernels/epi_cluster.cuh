@@ -10,7 +10,8 @@
  * Memory: the core flags and a few 32-bit words a row (O(n)); no
  * neighbour list is ever formed.
  *
- * An epilogue is a struct a join kernel is templated on: want(q, c, at)
+ * An epilogue is a struct a join kernel is templated on: want_q(qp)
+ * per query row (a group with none wanted walks nothing), want(q, c, at)
  * before the distance (pairs it would drop are never summed), emit(q, c,
  * d2, local, at) after it, flush(local) at the kernel's end; and the
  * hooks a role with shared memory uses (kernels/fp64_grid.cu, issue 44):
@@ -54,6 +55,10 @@ struct kern_join_epi {
     __device__ __forceinline__ double d2max() const
     {
         return o.eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
     {
@@ -128,6 +133,10 @@ struct clu_union_epi {
     {
         return eps2;
     }
+    __device__ __forceinline__ bool want_q(size_t qp) const
+    {
+        return core[qp];
+    }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {
         if (!(at.qp < at.cp && core[at.qp] && core[at.cp]))
@@ -165,6 +174,10 @@ struct clu_border_epi {
     __device__ __forceinline__ double d2max() const
     {
         return eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t qp) const
+    {
+        return !core[qp];
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {

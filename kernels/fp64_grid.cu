@@ -95,8 +95,13 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
          grp += step) { /* uniform over the warp */
         const unsigned len = glen[grp];
         const size_t first = gpos[grp];
+        /* A group none of whose query rows the role wants (DBSCAN's border
+         * pass over a dense region's core rows) walks nothing. */
+        const bool wq = lane < (int)len && e.want_q(qpos[first + lane]);
         grid_walk gw;
         grid_walk_init(grid, ukey[gcell[grp]], gw);
+        if (!__any_sync(0xffffffffu, wq))
+            gw.nnb = 0;
         for (int nb = 0; nb < gw.nnb; nb++) {
             size_t cs, ce;
             if (!grid_walk_range(grid, gw, nb, ukey, ncell, cstart, pa, pb, cs, ce))
@@ -138,6 +143,10 @@ struct fg_hist_epi {
     __device__ __forceinline__ double d2max() const
     {
         return o.eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
     {
@@ -184,6 +193,10 @@ struct fg_pp_epi {
     __device__ __forceinline__ double d2max() const
     {
         return o.eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
     {
