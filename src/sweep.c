@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "sort_f64.h"
 
 #define SAMPLE_QUERIES 2000
 #define SAMPLE_VALUES_DEFAULT ((size_t)1 << 21)
@@ -44,39 +45,6 @@ int sweep_validate(const dataset *ds, double target)
     return err_set(TCJ_EINVAL,
                    "every point is identical: all distances are 0, no eps gives selectivity %g",
                    target);
-}
-
-/* LSD radix sort of non-negative doubles by their bit patterns (which order
- * like the values), 8 bits a pass; passes where all keys share the digit
- * are skipped. */
-static void sort_nonneg(double *v, size_t n)
-{
-    if (n < 2)
-        return;
-    uint64_t *a = (uint64_t *)v, *b = xmalloc(n * sizeof *b), *src = a, *dst = b;
-    size_t *cnt = xmalloc(256 * sizeof *cnt);
-    for (int shift = 0; shift < 64; shift += 8) {
-        memset(cnt, 0, 256 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(src[i] >> shift) & 0xff]++;
-        if (cnt[(src[0] >> shift) & 0xff] == n)
-            continue;
-        size_t sum = 0;
-        for (size_t k = 0; k < 256; k++) {
-            size_t c = cnt[k];
-            cnt[k] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-    free(cnt);
-    free(b);
 }
 
 int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
@@ -132,7 +100,7 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     }
     free(qx);
     smp->nval = nv;
-    sort_nonneg(smp->d2, nv);
+    sort_f64(smp->d2, nv);
 
     /* The bounding box bounds every distance; FP16 rounding of coordinates
      * and the norm expansion can exceed it a little, hence the margin. */
