@@ -45,7 +45,9 @@ struct fg_at {
     __device__ __forceinline__ void block_begin(unsigned long long *) const {}                     \
     __device__ __forceinline__ void block_end(const unsigned long long *) const {}                 \
     __device__ __forceinline__ void warp_begin(const fg_at &, int) const {}                        \
-    __device__ __forceinline__ void warp_end(const fg_at &, int, unsigned, uint32_t) const {}
+    __device__ __forceinline__ void warp_end(const fg_at &, int, unsigned, uint32_t, size_t) const \
+    {                                                                                              \
+    }
 
 /* The join's epilogue: every pair to the run's f64_out (COUNT, PERPOINT,
  * PAIRS, HIST). */
@@ -193,14 +195,70 @@ struct clu_border_epi {
     __device__ __forceinline__ void flush(unsigned long long) const {}
 };
 
-/* The core flags in cell order: core_pos[p] = core[ids[p]]. */
-__global__ void clu_core_gather_kernel(const uint32_t *__restrict__ ids,
-                                       const uint8_t *__restrict__ core, size_t n,
-                                       uint8_t *core_pos)
+/* Pass 1 on the grid (issue 44): each query row's neighbours within eps
+ * (itself included) counted in its warp's shared slot (at.qi), the flag
+ * core[qp] = count >= minpts set by its lane at the group's end; the
+ * join's pairs summed in `local`. A group's launch covers every
+ * candidate (grid_drive: items over all positions), so a slot holds the
+ * row's whole count; at most n < 2^32. */
+struct clu_core_epi {
+    double eps2;
+    uint64_t minpts;
+    uint8_t *core;                        /* by position */
+    unsigned long long *pairs;            /* the join's pairs */
+    static const bool BLOCK_SMEM = false; /* a warp's 32 slots: 32 words a warp */
+    __device__ __forceinline__ double d2max() const
+    {
+        return eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ void block_begin(unsigned long long *) const {}
+    __device__ __forceinline__ void block_end(const unsigned long long *) const {}
+    __device__ __forceinline__ void warp_begin(const fg_at &at, int lane) const
+    {
+        ((uint32_t *)at.sm)[at.warp * 32 + lane] = 0;
+        __syncwarp();
+    }
+    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &local,
+                                         const fg_at &at) const
+    {
+        if (d2 <= eps2) {
+            atomicAdd(&((uint32_t *)at.sm)[at.warp * 32 + at.qi], 1u);
+            local++;
+        }
+    }
+    __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t,
+                                             size_t qp) const
+    {
+        __syncwarp();
+        uint32_t *slot = (uint32_t *)at.sm + at.warp * 32 + lane;
+        if (lane < (int)len)
+            core[qp] = *slot >= minpts;
+        *slot = 0;
+        __syncwarp();
+    }
+    __device__ __forceinline__ void flush(unsigned long long local) const
+    {
+        if (local)
+            atomicAdd(pairs, local);
+    }
+};
+
+/* The flags back in row order: core[ids[p]] = core_pos[p]. */
+__global__ void clu_core_scatter_kernel(const uint32_t *__restrict__ ids,
+                                        const uint8_t *__restrict__ core_pos, size_t n,
+                                        uint8_t *core)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
          p += (size_t)gridDim.x * blockDim.x)
-        core_pos[p] = core[ids[p]];
+        core[ids[p]] = core_pos[p];
 }
 
 /* Each component's smallest row: minrow[root] (CLU_NONE before). */

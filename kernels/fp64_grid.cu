@@ -118,7 +118,8 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
                 e.emit(ids[qp], ids[c], s, local, at);
             }
         }
-        e.warp_end(at, lane, len, lane < (int)len ? ids[qpos[first + lane]] : 0u);
+        const size_t qpl = lane < (int)len ? qpos[first + lane] : 0;
+        e.warp_end(at, lane, len, lane < (int)len ? ids[qpl] : 0u, qpl);
     }
     e.flush(local);
     if (Epi::BLOCK_SMEM) {
@@ -168,7 +169,9 @@ struct fg_hist_epi {
             atomicAdd(&at.sm[kern_hist_slot(d2, (const double *)(at.sm + o.nbins + 1), o.nbins)],
                       1ULL);
     }
-    __device__ __forceinline__ void warp_end(const fg_at &, int, unsigned, uint32_t) const {}
+    __device__ __forceinline__ void warp_end(const fg_at &, int, unsigned, uint32_t, size_t) const
+    {
+    }
     __device__ __forceinline__ void flush(unsigned long long) const {}
     __device__ __forceinline__ void block_end(const unsigned long long *sm) const
     {
@@ -214,8 +217,8 @@ struct fg_pp_epi {
         if (d2 <= o.eps2)
             atomicAdd(&((uint32_t *)at.sm)[at.warp * 32 + at.qi], 1u);
     }
-    __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len,
-                                             uint32_t q) const
+    __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t q,
+                                             size_t) const
     {
         __syncwarp();
         uint32_t *slot = (uint32_t *)at.sm + at.warp * 32 + lane;
@@ -236,6 +239,7 @@ struct fg_dev {
     int max_blocks; /* resident blocks of a block-memory epilogue (the SMs times 4) */
     clu_union_epi un;
     clu_border_epi bo;
+    clu_core_epi co;
 };
 
 /* Blocks for an item of groups: one group a warp; an epilogue with block
@@ -270,6 +274,8 @@ template <int D> static int fg_launch_d(f64_run *r, const f64_item *it, const fg
         return fg_launch_e<D>(r, it, v, v->un, 0);
     if (v->pass == 2)
         return fg_launch_e<D>(r, it, v, v->bo, 0);
+    if (v->pass == 3)
+        return fg_launch_e<D>(r, it, v, v->co, FG_WARPS * 32 * sizeof(uint32_t));
     if (r->out.mode == KJOIN_HIST && fg_hist_epi::smem_bytes(r->out.nbins) <= FG_HIST_SMEM_MAX)
         return fg_launch_e<D>(r, it, v, fg_hist_epi{r->out}, fg_hist_epi::smem_bytes(r->out.nbins));
     if (r->out.mode == KJOIN_PERPOINT)
@@ -415,12 +421,16 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     return fg_run_q(a, res, NULL, NULL);
 }
 
-/* DBSCAN's passes 2 and 3 on the grid (kernels/epi_cluster.cuh): the
- * union pass over core-core candidates, the roots flattened, the border
- * pass over non-core query rows, on one device, the index and rows shared
- * with the join's runs through the slot. */
-extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *root,
-                                      kern_join_result *res)
+/* DBSCAN on the grid (kernels/epi_cluster.cuh), one device, the index
+ * and rows shared with the join's runs through the slot: the core flags
+ * formed on the device (each query row's count in its warp's shared slot,
+ * compared with minpts at the group's end, so no count leaves the
+ * device; core_out, *pairs and *core_s get the flags by row, the join's
+ * pairs and the pass's time); then the union pass over core-core
+ * candidates, the roots flattened, each component's smallest row, the
+ * border pass over non-core query rows, the answer by row into root. */
+static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_out, uint32_t *root,
+                     unsigned long long *pairs, double *core_s, kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->q0 != 0 || a0->q1 != a0->n)
@@ -466,11 +476,24 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
         goto out;
     if (rc)
         goto out;
-    KERN_CUDA_GOTO(cudaMemcpyAsync(drow, core, n, cudaMemcpyHostToDevice, st), out);
     KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
     KERN_CUDA_GOTO(cudaMemsetAsync(minrow, 0xff, n * sizeof *minrow, st), out);
-    clu_core_gather_kernel<<<blocks, GG_THREADS, 0, st>>>(c.g.ids, drow, n, dcore);
-    KERN_CUDA_GOTO(cudaGetLastError(), out);
+    {
+        const double t0 = kern_now();
+        unsigned long long np = 0;
+        v.pass = 3;
+        v.co = clu_core_epi{a.eps * a.eps, minpts, dcore, edges};
+        if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan core")))
+            goto out;
+        clu_core_scatter_kernel<<<blocks, GG_THREADS, 0, st>>>(c.g.ids, dcore, n, drow);
+        KERN_CUDA_GOTO(cudaGetLastError(), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(core_out, drow, n, cudaMemcpyDeviceToHost, st), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(&np, edges, sizeof np, cudaMemcpyDeviceToHost, st), out);
+        KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
+        KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
+        *pairs = np;
+        *core_s = kern_now() - t0;
+    }
     clu_init_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent, border);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     v.pass = 1;
@@ -511,4 +534,18 @@ out:
     kern_free(&r.k, edges, sizeof *edges);
     f64_end(&r);
     return rc;
+}
+
+extern "C" int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core,
+                                     uint32_t *root, unsigned long long *pairs, double *core_s,
+                                     kern_join_result *res)
+{
+    *pairs = 0;
+    *core_s = 0;
+    if (!core || minpts < 1) {
+        memset(res, 0, sizeof *res);
+        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: minpts %llu (at least 1)",
+                         (unsigned long long)minpts);
+    }
+    return fg_dbscan(a, minpts, core, root, pairs, core_s, res);
 }

@@ -15,12 +15,16 @@
  *     opt-in above 48 KB) and at 8000 (too many: global bins as before).
  *  4. `sweep` (sweep_solve) and `curve` (sweep_curve) through exact on the
  *     grid find fp64's ε, pair counts and curve exactly.
+ *  5. A case small enough for compute-sanitizer: the k-distance kernel,
+ *     the shared-memory histogram and per-point counts, DBSCAN's device
+ *     passes (labels, core flags and pairs equal cpu's).
  * The per-point counts (fg_pp_epi) are checked in g_exact_grid (every
  * mode against fp64). Skipped without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "dbscan.h"
 #include "exact_path.h"
 #include "exact_sets.h"
 #include "kdist.h"
@@ -269,7 +273,7 @@ TEST(sweep_and_curve_through_the_grid_equal_fp64)
  * kernels once each way: the k-distance at K = 4 (KM 4) and 17 (KM 64),
  * d = 3 unrolled and d = 5 looped; the grid join's shared-memory
  * histogram (4096 bins: the opt-in) and per-warp per-point counts
- * (every mode against fp64). */
+ * (every mode against fp64); DBSCAN's device passes against cpu's. */
 TEST(grid_sanitizer_case)
 {
     need_gpu();
@@ -287,6 +291,29 @@ TEST(grid_sanitizer_case)
               a.rc || f.rc ? err_msg() : why);
     jo_free(&a);
     jo_free(&f);
+    /* DBSCAN's three device passes (shared-memory core slots, the
+     * union-find in cell order): labels, core flags and pairs as cpu's. */
+    int32_t *la = xmalloc(ds.n * sizeof *la), *lb = xmalloc(ds.n * sizeof *lb);
+    uint8_t *ca = xmalloc(ds.n), *cb = xmalloc(ds.n);
+    dbscan_result ra, rb;
+    dbscan_spec sa = {.ds = &ds, .eps = eps, .minpts = 10, .opts = &o, .labels = la, .core = ca};
+    dbscan_spec sb = sa;
+    sb.labels = lb;
+    sb.core = cb;
+    int rc = dbscan_run(engine_find("exact"), &sa, &ra);
+    CHECK_MSG(rc == 0, "san dbscan exact: %s", err_msg());
+    rc = rc ? rc : dbscan_run(engine_find("cpu"), &sb, &rb);
+    CHECK_MSG(rc == 0, "san dbscan: %s", err_msg());
+    if (rc == 0) {
+        CHECK(memcmp(la, lb, ds.n * sizeof *la) == 0 && memcmp(ca, cb, ds.n) == 0);
+        CHECK_MSG(ra.pairs == rb.pairs && ra.clusters == rb.clusters,
+                  "san dbscan: pairs %llu / %llu, clusters %zu / %zu", (unsigned long long)ra.pairs,
+                  (unsigned long long)rb.pairs, ra.clusters, rb.clusters);
+    }
+    free(la);
+    free(lb);
+    free(ca);
+    free(cb);
     dataset_free(&ds);
     ds = set_unif("san d=5", 2000, 5, 12);
     check_kd_rows("san d=5", &ds, 4, 0, ds.n);
