@@ -71,8 +71,9 @@ __device__ __forceinline__ double fg_d2(const double *__restrict__ a, const doub
  * group, or fewer for an epilogue with block memory to flush). The
  * epilogue's hooks (epi_cluster.cuh): block_begin/block_end around the
  * block's work with its shared memory (Epi::BLOCK_SMEM: a barrier each,
- * so no warp returns early), warp_end after each group (the group's lanes
- * hand per-row sums on), want/emit per pair, flush at the end. */
+ * so no warp returns early), warp_begin once, want_q per query row (a
+ * group with none wanted walks no cell), want/emit per pair, warp_end
+ * after each group (its lanes hand per-row sums on), flush at the end. */
 template <int D, class Epi>
 __global__ void __launch_bounds__(FG_WARPS * 32)
     fg_join_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
