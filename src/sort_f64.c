@@ -21,26 +21,26 @@ void sort_f64(double *v, size_t n)
     if (n < 2)
         return;
     uint64_t *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b), *src = a, *dst = b;
-    size_t *cnt = xmalloc(65536 * sizeof *cnt);
+    size_t *cnt = xmalloc(256 * sizeof *cnt);
     for (size_t i = 0; i < n; i++) {
         uint64_t u;
         memcpy(&u, &v[i], sizeof u);
         a[i] = key_of(u);
     }
-    for (int shift = 0; shift < 64; shift += 16) {
-        memset(cnt, 0, 65536 * sizeof *cnt);
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(cnt, 0, 256 * sizeof *cnt);
         for (size_t i = 0; i < n; i++)
-            cnt[(src[i] >> shift) & 0xffff]++;
-        if (cnt[(src[0] >> shift) & 0xffff] == n)
+            cnt[(src[i] >> shift) & 0xff]++;
+        if (cnt[(src[0] >> shift) & 0xff] == n)
             continue;
         size_t sum = 0;
-        for (size_t k = 0; k < 65536; k++) {
+        for (size_t k = 0; k < 256; k++) {
             size_t c = cnt[k];
             cnt[k] = sum;
             sum += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0xffff]++] = src[i];
+            dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
         uint64_t *t = src;
         src = dst;
         dst = t;

@@ -109,15 +109,22 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     double *blo = xmalloc(2 * d * sizeof *blo), *bhi = blo + d;
     dataset_rows_f64(ds, 0, 1, blo);
     memcpy(bhi, blo, d * sizeof *bhi);
-    for (size_t i = 0; i < n; i++) {
-        const double *x = dataset_row_f64(ds, i, cb);
-        for (size_t t = 0; t < d; t++) {
-            double v = x[t];
-            blo[t] = v < blo[t] ? v : blo[t];
-            bhi[t] = v > bhi[t] ? v : bhi[t];
-            ints = ints && v == floor(v);
-        }
+    /* Widened a block of rows at a time: a call a row cost 0.4 s at
+     * 3.7e7 x 3, most of a low-d sweep (issue 44). */
+    const size_t br = dataset_block_rows(ds);
+    double *blk = xmalloc(br * d * sizeof *blk);
+    for (size_t i0 = 0; i0 < n; i0 += br) {
+        const size_t m = n - i0 < br ? n - i0 : br;
+        dataset_rows_f64(ds, i0, m, blk);
+        for (size_t i = 0; i < m; i++)
+            for (size_t t = 0; t < d; t++) {
+                double v = blk[i * d + t];
+                blo[t] = v < blo[t] ? v : blo[t];
+                bhi[t] = v > bhi[t] ? v : bhi[t];
+                ints = ints && v == floor(v);
+            }
     }
+    free(blk);
     for (size_t t = 0; t < d; t++) {
         const double lo = blo[t], hi = bhi[t];
         box2 += (hi - lo) * (hi - lo);
