@@ -57,14 +57,14 @@ row "sanitizer dbscan memcheck" "exit=$? $(grep -E 'ERROR SUMMARY|^ok|^not ok' "
 # One field of the k-th JSON record of a type.
 fld() { grep "\"type\":\"$1\"" "$3" | sed -n "${4}p" |
     sed -n -e "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" -e "t" -e "s/.*\"$2\":\([^,}]*\).*/\1/p"; }
-bench3() { # n
+bench3() { # n, extra commands
     local n=$1 f=$L/bench-$1.log
     local eps
     eps=$(awk -v n="$n" 'BEGIN { printf "%.6g", (3 * 64 / (4 * 3.14159265358979 * n)) ^ (1 / 3) }')
     timeout 120 "$B/tcjoin" --db "$L/b$n.db" --json -e "gen uniform n=$n d=3 seed=1; \
 eps $eps; set exact-path grid; run exact; run exact; run exact mode=perpoint; \
 sweep 64 engine=exact; sweep 64 engine=exact; kdist 4 engine=exact; kdist 4 engine=exact; \
-dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact" >"$f" 2>&1
+dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact$2" >"$f" 2>&1
     row "bench $n x 3 exit" "$? (eps $eps)"
     row "  COUNT cold/warm s" "$(fld run time_s "$f" 1) / $(fld run time_s "$f" 2) (kernel warm $(fld run kernel_s "$f" 2))"
     row "  PERPOINT warm s" "$(fld run time_s "$f" 3) (kernel $(fld run kernel_s "$f" 3))"
@@ -72,10 +72,11 @@ dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact" >"$f" 2>&1
     row "  kdist 4 cold/warm s" "$(fld kdist time_s "$f" 1) / $(fld kdist time_s "$f" 2) ($(fld kdist variant "$f" 2))"
     row "  dbscan cold/warm s" "$(fld dbscan time_s "$f" 1) / $(fld dbscan time_s "$f" 2), clusters $(fld dbscan clusters "$f" 2)"
     grep '"type":"dbscan"' "$f" | tail -n 1 | sed -n 's/.*"passes":\(.*\)/  dbscan passes: \1/p' | cut -c1-400 >>"$sum"
+    [ -n "$2" ] && row "  curve s" "$(fld curve time_s "$f" 1) + sample $(fld curve sample_time_s "$f" 1)"
     grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
 }
-bench3 10000000
-bench3 37000000
+bench3 10000000 "; curve engine=exact"
+bench3 37000000 ""
 f=$L/bench-d8.log
 timeout 150 "$B/tcjoin" --db "$L/d8.db" --json -e "gen uniform n=1000000 d=8 seed=1; \
 sweep 64 engine=exact use; set exact-path pass; run exact; run exact; \
