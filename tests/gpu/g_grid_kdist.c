@@ -8,6 +8,7 @@
  *     lat/lon degrees; tight clusters far apart (the first radius far too
  *     wide: narrowed on the device); two points; a query slice; the kitti
  *     scan; K = 1, 4, 17 and 256.
+ *     The passes from first radii far too small and far too large.
  *  2. Off the grid path (exact-path pass) exact's kdist says it has none,
  *     one line; K out of range is refused as for every engine.
  *  3. The grid join's histogram in shared memory (fp64_grid.cu's
@@ -172,6 +173,46 @@ TEST(grid_kdist_equals_cpu_on_the_kitti_scan)
     CHECK_MSG(load_shared("kitti_000000_xyzr.f32", 0, &ds) == 0, "%s", err_msg());
     const int ks[3] = {1, 4, 32};
     check_kd("kitti", &ds, ks, 3);
+    dataset_free(&ds);
+}
+
+/* The passes themselves, from first radii far off the mark (through
+ * engine_gpu_grid_kdist): 1e-4 of the extent (eight doubling passes
+ * before the K-th distances of ~0.02 are final), 10 (every row in one
+ * cell: a single pass, all candidates) and the set's own; cpu's values
+ * every time, and the variant counts the passes. */
+TEST(grid_kdist_passes_from_any_radius)
+{
+    need_gpu();
+    dataset ds = set_unif("unif d=3", 30000, 3, 21);
+    const size_t n = ds.n;
+    double *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b);
+    join_result r;
+    CHECK(kd_run("cpu", &ds, 4, 0, n, EXACT_PATH_AUTO, b, &r) == 0);
+    const double radii[3] = {1e-4, 10.0, 0.01};
+    for (int t = 0; t < 3; t++) {
+        engine_opts o;
+        engine_opts_default(&o);
+        kdist_spec s;
+        memset(&s, 0, sizeof s);
+        s.engine = engine_find("exact");
+        s.ds = &ds;
+        s.q0 = 0;
+        s.q1 = n;
+        s.k = 4;
+        s.opts = &o;
+        s.out = a;
+        memset(&r, 0, sizeof r);
+        int rc = engine_gpu_grid_kdist(&s, radii[t], &r);
+        CHECK_MSG(rc == 0, "r0 %g: %s", radii[t], err_msg());
+        size_t bad = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            bad += !(a[i] == b[i]);
+        CHECK_MSG(bad == 0, "r0 %g: %zu rows differ from cpu", radii[t], bad);
+        printf("# r0 %g: %s\n", radii[t], r.variant);
+    }
+    free(a);
+    free(b);
     dataset_free(&ds);
 }
 
