@@ -18,9 +18,8 @@
  *
  * A warp takes a query group (the rows of one cell, up to 32), a lane a
  * row; every lane reads the same candidate (a broadcast), keeps its K
- * smallest in registers (a sorted array of KM slots, KM - K of them fixed
- * at -inf so the K-th is always the last: no index known only at run
- * time), and writes its row's answer once. Memory: the index, the rows in
+ * smallest (in registers to K = 64, kd_top_reg; a max-heap in local
+ * memory beyond, kd_top_heap), and writes its row's answer once. Memory: the index, the rows in
  * cell order, a flag and a double a query row. */
 #include <math.h>
 #include <stdio.h>
@@ -38,15 +37,73 @@
 #define KD_MAX_CELLS 67108864.0
 #define KD_MAX_PASSES 200
 
-/* Insert s into the ascending a[0..KM) (s below a[KM-1]): the KM smallest
- * of a and s, branch-free over constant indices (registers). */
-template <int KM> __device__ __forceinline__ void kd_insert(double (&a)[KM], double s)
-{
+/* A row's K smallest, K <= KM <= 64: an ascending array in registers
+ * whose first KM - K slots are fixed at -inf, so the K-th is always the
+ * last (no index known only at run time); an insertion is branch-free
+ * over constant indices. */
+template <int KM> struct kd_top_reg {
+    double a[KM];
+    __device__ __forceinline__ void init(int K)
+    {
 #pragma unroll
-    for (int i = KM - 1; i > 0; i--)
-        a[i] = fmin(a[i], fmax(s, a[i - 1]));
-    a[0] = fmin(a[0], s);
-}
+        for (int i = 0; i < KM; i++)
+            a[i] = i < KM - K ? -INFINITY : INFINITY;
+    }
+    __device__ __forceinline__ double kth() const
+    {
+        return a[KM - 1];
+    }
+    /* s below kth(): the KM smallest of a and s */
+    __device__ __forceinline__ void add(double s)
+    {
+#pragma unroll
+        for (int i = KM - 1; i > 0; i--)
+            a[i] = fmin(a[i], fmax(s, a[i - 1]));
+        a[0] = fmin(a[0], s);
+    }
+};
+
+/* K up to KDIST_MAX_K (256): a max-heap of the K smallest in local
+ * memory, the K-th at its root (log K a replacement; a sorted array of
+ * 256 would not fit the registers and spill on every insertion). */
+struct kd_top_heap {
+    double h[256];
+    int n, K;
+    __device__ __forceinline__ void init(int k)
+    {
+        n = 0;
+        K = k;
+    }
+    __device__ __forceinline__ double kth() const
+    {
+        return n < K ? INFINITY : h[0];
+    }
+    __device__ __forceinline__ void add(double s)
+    {
+        int i;
+        if (n < K) { /* sift up */
+            i = n++;
+            while (i > 0 && h[(i - 1) / 2] < s) {
+                h[i] = h[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+        } else { /* replace the root, sift down */
+            i = 0;
+            for (;;) {
+                int c = 2 * i + 1;
+                if (c >= n)
+                    break;
+                if (c + 1 < n && h[c + 1] > h[c])
+                    c++;
+                if (!(h[c] > s))
+                    break;
+                h[i] = h[c];
+                i = c;
+            }
+        }
+        h[i] = s;
+    }
+};
 
 template <int D>
 __device__ __forceinline__ double kd_d2(const double *__restrict__ a, const double *__restrict__ b,
@@ -73,7 +130,7 @@ __device__ __forceinline__ double kd_d2(const double *__restrict__ a, const doub
 /* Groups [ga, gb): each undone query row's K smallest over its
  * neighbour cells; final (or every row a candidate) rows get out and
  * done, the rest count in *left. */
-template <int D, int KM>
+template <int D, class Top>
 __global__ void __launch_bounds__(KD_WARPS * 32)
     kd_grid_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
                    const long long *__restrict__ ukey, const size_t *__restrict__ cstart,
@@ -94,10 +151,8 @@ __global__ void __launch_bounds__(KD_WARPS * 32)
     const bool mine = active && !done[q - q0];
     if (!__any_sync(0xffffffffu, mine))
         return;
-    double top[KM];
-#pragma unroll
-    for (int i = 0; i < KM; i++)
-        top[i] = i < KM - K ? -INFINITY : INFINITY;
+    Top top;
+    top.init(K);
     const double *qrow = x + qp * d; /* read again each candidate: L1 */
     grid_walk gw;
     grid_walk_init(grid, ukey[gcell[grp]], gw);
@@ -110,15 +165,17 @@ __global__ void __launch_bounds__(KD_WARPS * 32)
         for (size_t c = cs; c < ce; c++) {
             if (c == qp) /* itself, by index: a duplicate is a neighbour at 0 */
                 continue;
-            const double s = kd_d2<D>(qrow, x + c * d, d, top[KM - 1]);
-            if (s < top[KM - 1])
-                kd_insert<KM>(top, s);
+            const double bound = top.kth();
+            const double s = kd_d2<D>(qrow, x + c * d, d, bound);
+            if (s < bound)
+                top.add(s);
         }
     }
     if (!mine)
         return;
-    if (all || top[KM - 1] <= r2) {
-        out[q - q0] = top[KM - 1];
+    const double kth = top.kth();
+    if (all || kth <= r2) {
+        out[q - q0] = kth;
         done[q - q0] = 1;
     } else {
         atomicAdd(left, 1ULL);
@@ -151,26 +208,26 @@ struct kd_dev {
     unsigned long long *left;
 };
 
-template <int D, int KM> static void kd_launch_k(f64_run *r, const f64_item *it, const kd_dev *v)
+template <int D, class Top> static void kd_launch_k(f64_run *r, const f64_item *it, const kd_dev *v)
 {
     const size_t blocks = (it->qb - it->qa + KD_WARPS - 1) / KD_WARPS;
-    kd_grid_kernel<D, KM><<<(unsigned)blocks, KD_WARPS * 32, 0, r->k.st>>>(
+    kd_grid_kernel<D, Top><<<(unsigned)blocks, KD_WARPS * 32, 0, r->k.st>>>(
         v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
         v->g.qpos, v->g.grid, it->qa, it->qb, v->n, v->K, v->r2, v->all, v->q0, v->out, v->done,
         v->left);
 }
 
-/* K's register array: the next size up (KDIST_MAX_K is 256). */
+/* K's container: registers to 64, a heap beyond (KDIST_MAX_K is 256). */
 template <int D> static void kd_launch_d(f64_run *r, const f64_item *it, const kd_dev *v)
 {
     if (v->K <= 4)
-        kd_launch_k<D, 4>(r, it, v);
+        kd_launch_k<D, kd_top_reg<4>>(r, it, v);
     else if (v->K <= 16)
-        kd_launch_k<D, 16>(r, it, v);
+        kd_launch_k<D, kd_top_reg<16>>(r, it, v);
     else if (v->K <= 64)
-        kd_launch_k<D, 64>(r, it, v);
+        kd_launch_k<D, kd_top_reg<64>>(r, it, v);
     else
-        kd_launch_k<D, 256>(r, it, v);
+        kd_launch_k<D, kd_top_heap>(r, it, v);
 }
 
 static int kd_launch(f64_run *r, const f64_item *it, void *user)
