@@ -66,7 +66,14 @@ __device__ __forceinline__ double fg_d2(const double *__restrict__ a, const doub
 /* Query groups [ga, gb) against candidate positions [pa, pb). x: n rows of
  * d values in cell order. Each warp walks its group's neighbour cells; for
  * each range of candidates its lanes share out the (query, candidate)
- * pairs, queries fastest, so a full group keeps one query per lane. */
+ * pairs, queries fastest, so a full group keeps one query per lane. A warp
+ * takes groups grp, grp + (warps launched), ... (fg_blocks launches one a
+ * group, or fewer for an epilogue with block memory to flush). The
+ * epilogue's hooks (epi_cluster.cuh): block_begin/block_end around the
+ * block's work with its shared memory (Epi::BLOCK_SMEM: a barrier each,
+ * so no warp returns early), warp_begin once, want_q per query row (a
+ * group with none wanted walks no cell), want/emit per pair, warp_end
+ * after each group (its lanes hand per-row sums on), flush at the end. */
 template <int D, class Epi>
 __global__ void __launch_bounds__(FG_WARPS * 32)
     fg_join_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
@@ -75,93 +82,244 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
                    const uint32_t *__restrict__ gcell, const size_t *__restrict__ qpos,
                    grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, Epi e)
 {
+    extern __shared__ unsigned long long fg_smem[];
     const int lane = threadIdx.x & 31;
-    const size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-    if (grp >= gb)
-        return; /* uniform over the warp */
-    const unsigned len = glen[grp];
-    const size_t first = gpos[grp];
+    fg_at at = {fg_smem, (int)(threadIdx.x >> 5), 0, 0, 0};
+    if (Epi::BLOCK_SMEM) {
+        e.block_begin(fg_smem);
+        __syncthreads();
+    }
+    e.warp_begin(at, lane);
     unsigned long long local = 0;
-
-    grid_walk gw;
-    grid_walk_init(grid, ukey[gcell[grp]], gw);
-    for (int nb = 0; nb < gw.nnb; nb++) {
-        size_t cs, ce;
-        if (!grid_walk_range(grid, gw, nb, ukey, ncell, cstart, pa, pb, cs, ce))
-            continue;
-        const size_t work = (size_t)len * (ce - cs);
-        for (size_t w = lane; w < work; w += 32) {
-            const size_t qp = qpos[first + w % len], c = cs + w / len;
-            if (!e.want(ids[qp], ids[c]))
+    const size_t step = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); grp < gb;
+         grp += step) { /* uniform over the warp */
+        const unsigned len = glen[grp];
+        const size_t first = gpos[grp];
+        /* A group none of whose query rows the role wants (DBSCAN's border
+         * pass over a dense region's core rows) walks nothing. */
+        const bool wq = lane < (int)len && e.want_q(qpos[first + lane]);
+        grid_walk gw;
+        grid_walk_init(grid, ukey[gcell[grp]], gw);
+        if (!__any_sync(0xffffffffu, wq))
+            gw.nnb = 0;
+        for (int nb = 0; nb < gw.nnb; nb++) {
+            size_t cs, ce;
+            if (!grid_walk_range(grid, gw, nb, ukey, ncell, cstart, pa, pb, cs, ce))
                 continue;
-            const double s = fg_d2<D>(x + qp * d, x + c * d, d, e.d2max());
-            e.emit(ids[qp], ids[c], s, local);
+            const size_t work = (size_t)len * (ce - cs);
+            for (size_t w = lane; w < work; w += 32) {
+                at.qi = (unsigned)(w % len);
+                const size_t qp = qpos[first + at.qi], c = cs + w / len;
+                at.qp = qp;
+                at.cp = c;
+                if (!e.want(ids[qp], ids[c], at))
+                    continue;
+                const double s = fg_d2<D>(x + qp * d, x + c * d, d, e.d2max());
+                e.emit(ids[qp], ids[c], s, local, at);
+            }
         }
+        const size_t qpl = lane < (int)len ? qpos[first + lane] : 0;
+        e.warp_end(at, lane, len, lane < (int)len ? ids[qpl] : 0u, qpl);
     }
     e.flush(local);
+    if (Epi::BLOCK_SMEM) {
+        __syncthreads();
+        e.block_end(fg_smem);
+    }
 }
+
+/* HIST with the bins in shared memory: a pair's slot is searched in the
+ * block's copy of the edges and counted with a shared atomic; the block
+ * adds its non-zero bins to the run's once at its end. (One global atomic
+ * a pair on ~1000 bins, most pairs in the top few, serialised in L2: the
+ * 10^7 x 3 sweep's 36 s, issue 44.) Each bin of a block counts at most
+ * its warps' candidates, 64-bit. */
+struct fg_hist_epi {
+    f64_out o;
+    static const bool BLOCK_SMEM = true;
+    static size_t smem_bytes(int nbins)
+    {
+        return (size_t)(nbins + 1) * (sizeof(unsigned long long) + sizeof(double));
+    }
+    __device__ __forceinline__ double d2max() const
+    {
+        return o.eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ void block_begin(unsigned long long *sm) const
+    {
+        double *ed = (double *)(sm + o.nbins + 1);
+        for (int s = threadIdx.x; s <= o.nbins; s += blockDim.x) {
+            sm[s] = 0;
+            ed[s] = o.edges[s];
+        }
+    }
+    __device__ __forceinline__ void warp_begin(const fg_at &, int) const {}
+    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
+                                         const fg_at &at) const
+    {
+        if (d2 <= o.eps2)
+            atomicAdd(&at.sm[kern_hist_slot(d2, (const double *)(at.sm + o.nbins + 1), o.nbins)],
+                      1ULL);
+    }
+    __device__ __forceinline__ void warp_end(const fg_at &, int, unsigned, uint32_t, size_t) const
+    {
+    }
+    __device__ __forceinline__ void flush(unsigned long long) const {}
+    __device__ __forceinline__ void block_end(const unsigned long long *sm) const
+    {
+        for (int s = threadIdx.x; s <= o.nbins; s += blockDim.x)
+            if (sm[s])
+                atomicAdd(&o.hist[s], sm[s]);
+    }
+};
+
+/* PERPOINT with a warp's counts in shared memory, one a lane of its group
+ * (the group's query slot at.qi): a shared atomic a pair, one global add
+ * a query row a group (was a 64-bit global atomic a pair: DBSCAN's core
+ * pass, issue 44). A slot counts at most the candidates of one group:
+ * below 2^32 (n < 2^31). */
+struct fg_pp_epi {
+    f64_out o;
+    static const bool BLOCK_SMEM = false;
+    static size_t smem_bytes(int)
+    {
+        return FG_WARPS * 32 * sizeof(uint32_t);
+    }
+    __device__ __forceinline__ double d2max() const
+    {
+        return o.eps2;
+    }
+    __device__ __forceinline__ bool want_q(size_t) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
+    {
+        return true;
+    }
+    __device__ __forceinline__ void block_begin(unsigned long long *) const {}
+    __device__ __forceinline__ void warp_begin(const fg_at &at, int lane) const
+    {
+        ((uint32_t *)at.sm)[at.warp * 32 + lane] = 0;
+        __syncwarp();
+    }
+    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
+                                         const fg_at &at) const
+    {
+        if (d2 <= o.eps2)
+            atomicAdd(&((uint32_t *)at.sm)[at.warp * 32 + at.qi], 1u);
+    }
+    __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t q,
+                                             size_t) const
+    {
+        __syncwarp();
+        uint32_t *slot = (uint32_t *)at.sm + at.warp * 32 + lane;
+        if (lane < (int)len && *slot)
+            atomicAdd(&o.counts[q - o.q0], (unsigned long long)*slot);
+        *slot = 0;
+        __syncwarp();
+    }
+    __device__ __forceinline__ void flush(unsigned long long) const {}
+    __device__ __forceinline__ void block_end(const unsigned long long *) const {}
+};
 
 struct fg_dev {
     double *x; /* n x d in cell order, each row's own dimension order */
     size_t d;
     grid_dev g;
-    int pass; /* 0: the join (r->out); 1, 2: DBSCAN's union and border */
+    int pass;       /* 0: the join (r->out); 1, 2: DBSCAN's union and border */
+    int max_blocks; /* resident blocks of a block-memory epilogue (the SMs times 4) */
     clu_union_epi un;
     clu_border_epi bo;
+    clu_core_epi co;
 };
 
-template <int D, class Epi>
-static void fg_launch_e(f64_run *r, const f64_item *it, const fg_dev *v, const Epi &e)
+/* Blocks for an item of groups: one group a warp; an epilogue with block
+ * memory to flush takes at most max_blocks, each warp looping. */
+static unsigned fg_blocks(const f64_item *it, const fg_dev *v, bool block_smem)
 {
     size_t blocks = (it->qb - it->qa + FG_WARPS - 1) / FG_WARPS;
-    fg_join_kernel<D, Epi><<<(unsigned)blocks, FG_WARPS * 32, 0, r->k.st>>>(
-        v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
-        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, e);
+    if (block_smem && v->max_blocks > 0 && blocks > (size_t)v->max_blocks)
+        blocks = (size_t)v->max_blocks;
+    return (unsigned)(blocks ? blocks : 1);
 }
 
-template <int D> static void fg_launch_d(f64_run *r, const f64_item *it, const fg_dev *v)
+template <int D, class Epi>
+static int fg_launch_e(f64_run *r, const f64_item *it, const fg_dev *v, const Epi &e, size_t smem)
+{
+    if (smem > 48 * 1024)
+        KERN_CUDA(cudaFuncSetAttribute(fg_join_kernel<D, Epi>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    fg_join_kernel<D, Epi><<<fg_blocks(it, v, Epi::BLOCK_SMEM), FG_WARPS * 32, smem, r->k.st>>>(
+        v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
+        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, e);
+    return 0;
+}
+
+/* HIST's bins fit a block's shared memory up to this (a few blocks an SM);
+ * more bins count in global memory as before. */
+#define FG_HIST_SMEM_MAX (96 * 1024)
+
+template <int D> static int fg_launch_d(f64_run *r, const f64_item *it, const fg_dev *v)
 {
     if (v->pass == 1)
-        fg_launch_e<D>(r, it, v, v->un);
-    else if (v->pass == 2)
-        fg_launch_e<D>(r, it, v, v->bo);
-    else
-        fg_launch_e<D>(r, it, v, kern_join_epi{r->out});
+        return fg_launch_e<D>(r, it, v, v->un, 0);
+    if (v->pass == 2)
+        return fg_launch_e<D>(r, it, v, v->bo, 0);
+    if (v->pass == 3)
+        return fg_launch_e<D>(r, it, v, v->co, FG_WARPS * 32 * sizeof(uint32_t));
+    if (r->out.mode == KJOIN_HIST && fg_hist_epi::smem_bytes(r->out.nbins) <= FG_HIST_SMEM_MAX)
+        return fg_launch_e<D>(r, it, v, fg_hist_epi{r->out}, fg_hist_epi::smem_bytes(r->out.nbins));
+    if (r->out.mode == KJOIN_PERPOINT)
+        return fg_launch_e<D>(r, it, v, fg_pp_epi{r->out}, fg_pp_epi::smem_bytes(0));
+    return fg_launch_e<D>(r, it, v, kern_join_epi{r->out}, 0);
 }
 
 static int fg_launch(f64_run *r, const f64_item *it, void *user)
 {
     const fg_dev *v = (const fg_dev *)user;
+    int rc;
     /* The low dimensions the path is for, unrolled; any other d looped. */
     switch (v->d) {
     case 1:
-        fg_launch_d<1>(r, it, v);
+        rc = fg_launch_d<1>(r, it, v);
         break;
     case 2:
-        fg_launch_d<2>(r, it, v);
+        rc = fg_launch_d<2>(r, it, v);
         break;
     case 3:
-        fg_launch_d<3>(r, it, v);
+        rc = fg_launch_d<3>(r, it, v);
         break;
     case 4:
-        fg_launch_d<4>(r, it, v);
+        rc = fg_launch_d<4>(r, it, v);
         break;
     case 5:
-        fg_launch_d<5>(r, it, v);
+        rc = fg_launch_d<5>(r, it, v);
         break;
     case 6:
-        fg_launch_d<6>(r, it, v);
+        rc = fg_launch_d<6>(r, it, v);
         break;
     case 7:
-        fg_launch_d<7>(r, it, v);
+        rc = fg_launch_d<7>(r, it, v);
         break;
     case 8:
-        fg_launch_d<8>(r, it, v);
+        rc = fg_launch_d<8>(r, it, v);
         break;
     default:
-        fg_launch_d<0>(r, it, v);
+        rc = fg_launch_d<0>(r, it, v);
         break;
     }
+    if (rc)
+        return rc;
     KERN_LAUNCH_CHECK("fg_join_kernel");
     return 0;
 }
@@ -169,10 +327,13 @@ static int fg_launch(f64_run *r, const f64_item *it, void *user)
 /* The index and rows in cell order, per device ordinal (grid_cache). */
 static grid_cache g_fg[KERN_DEV_SLOTS];
 
+void grid_kdist_release(void); /* kernels/grid_kdist.cu: its index and rows */
+
 void fp64_grid_release(void)
 {
     for (int d = 0; d < KERN_DEV_SLOTS; d++)
         grid_cache_free(g_fg[d]);
+    grid_kdist_release();
 }
 
 /* Build the index of a's rows on the device (kernels/grid_gpu.cuh), the
@@ -230,6 +391,7 @@ static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *
     v.d = a->d;
     v.x = (double *)c.rows[0];
     v.g = c.g;
+    v.max_blocks = r.k.prop.multiProcessorCount * 4;
     if (rc == 0)
         rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid");
     if (rc == 0)
@@ -260,12 +422,16 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     return fg_run_q(a, res, NULL, NULL);
 }
 
-/* DBSCAN's passes 2 and 3 on the grid (kernels/epi_cluster.cuh): the
- * union pass over core-core candidates, the roots flattened, the border
- * pass over non-core query rows, on one device, the index and rows shared
- * with the join's runs through the slot. */
-extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *core, uint32_t *root,
-                                      kern_join_result *res)
+/* DBSCAN on the grid (kernels/epi_cluster.cuh), one device, the index
+ * and rows shared with the join's runs through the slot: the core flags
+ * formed on the device (each query row's count in its warp's shared slot,
+ * compared with minpts at the group's end, so no count leaves the
+ * device; core_out, *pairs and *core_s get the flags by row, the join's
+ * pairs and the pass's time); then the union pass over core-core
+ * candidates, the roots flattened, each component's smallest row, the
+ * border pass over non-core query rows, the answer by row into root. */
+static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_out, uint32_t *root,
+                     unsigned long long *pairs, double *core_s, kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->q0 != 0 || a0->q1 != a0->n)
@@ -288,25 +454,47 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
         return rc;
     grid_cache &c = g_fg[a.device];
     rc = fg_index(&r, &a, a.eps, c);
-    uint8_t *dcore = NULL;
-    uint32_t *parent = NULL, *border = NULL;
+    /* By position in cell order (epi_cluster.cuh): the flags, parents,
+     * border numbers; minrow by root; the rows' answer into out. */
+    uint8_t *drow = NULL, *dcore = NULL;
+    uint32_t *parent = NULL, *border = NULL, *minrow = NULL, *dout = NULL;
     unsigned long long *edges = NULL, nedges = 0;
     fg_dev v;
     memset(&v, 0, sizeof v);
     v.d = a.d;
     v.x = (double *)c.rows[0];
     v.g = c.g;
+    v.max_blocks = r.k.prop.multiProcessorCount * 4;
     const unsigned blocks = gg_blocks(n);
     cudaStream_t st = r.k.st;
-    if (rc == 0 && ((rc = f64_malloc(&r, (void **)&dcore, n, "the core flags")) ||
+    if (rc == 0 && ((rc = f64_malloc(&r, (void **)&drow, n, "the core flags")) ||
+                    (rc = f64_malloc(&r, (void **)&dcore, n, "the core flags")) ||
                     (rc = f64_malloc(&r, (void **)&parent, n * sizeof *parent, "the union-find")) ||
                     (rc = f64_malloc(&r, (void **)&border, n * sizeof *border, "the union-find")) ||
+                    (rc = f64_malloc(&r, (void **)&minrow, n * sizeof *minrow, "the union-find")) ||
+                    (rc = f64_malloc(&r, (void **)&dout, n * sizeof *dout, "the union-find")) ||
                     (rc = f64_malloc(&r, (void **)&edges, sizeof *edges, "the union-find"))))
         goto out;
     if (rc)
         goto out;
-    KERN_CUDA_GOTO(cudaMemcpyAsync(dcore, core, n, cudaMemcpyHostToDevice, st), out);
     KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
+    KERN_CUDA_GOTO(cudaMemsetAsync(minrow, 0xff, n * sizeof *minrow, st), out);
+    {
+        const double t0 = kern_now();
+        unsigned long long np = 0;
+        v.pass = 3;
+        v.co = clu_core_epi{a.eps * a.eps, minpts, dcore, edges};
+        if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan core")))
+            goto out;
+        clu_core_scatter_kernel<<<blocks, GG_THREADS, 0, st>>>(c.g.ids, dcore, n, drow);
+        KERN_CUDA_GOTO(cudaGetLastError(), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(core_out, drow, n, cudaMemcpyDeviceToHost, st), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(&np, edges, sizeof np, cudaMemcpyDeviceToHost, st), out);
+        KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
+        KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
+        *pairs = np;
+        *core_s = kern_now() - t0;
+    }
     clu_init_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent, border);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     v.pass = 1;
@@ -315,16 +503,18 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
         goto out;
     clu_flatten_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
+    clu_minrow_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, c.g.ids, n, minrow);
+    KERN_CUDA_GOTO(cudaGetLastError(), out);
     v.pass = 2;
-    v.bo = clu_border_epi{a.eps * a.eps, dcore, parent, border};
+    v.bo = clu_border_epi{a.eps * a.eps, dcore, parent, minrow, border};
     if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan border")))
         goto out;
-    clu_merge_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, border, parent);
+    clu_out_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, minrow, border, c.g.ids, n, dout);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     {
         const double t0 = kern_now();
-        KERN_CUDA_GOTO(
-            cudaMemcpyAsync(root, parent, n * sizeof *parent, cudaMemcpyDeviceToHost, st), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(root, dout, n * sizeof *dout, cudaMemcpyDeviceToHost, st),
+                       out);
         KERN_CUDA_GOTO(cudaMemcpyAsync(&nedges, edges, sizeof nedges, cudaMemcpyDeviceToHost, st),
                        out);
         KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
@@ -334,12 +524,29 @@ extern "C" int kern_fp64_grid_cluster(const kern_join_args *a0, const uint8_t *c
 out:
     res->d_padded = a.d;
     snprintf(res->variant, sizeof res->variant,
-             "fp64 grid k=%d, %zu cells, %zu groups, dbscan union-find + border pass", c.g.grid.k,
-             c.g.ncell, c.ngroup);
+             "fp64 grid k=%d, %zu cells, %zu groups, dbscan union-find in cell order + border pass",
+             c.g.grid.k, c.g.ncell, c.ngroup);
+    kern_free(&r.k, drow, n);
     kern_free(&r.k, dcore, n);
     kern_free(&r.k, parent, n * sizeof *parent);
     kern_free(&r.k, border, n * sizeof *border);
+    kern_free(&r.k, minrow, n * sizeof *minrow);
+    kern_free(&r.k, dout, n * sizeof *dout);
     kern_free(&r.k, edges, sizeof *edges);
     f64_end(&r);
     return rc;
+}
+
+extern "C" int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core,
+                                     uint32_t *root, unsigned long long *pairs, double *core_s,
+                                     kern_join_result *res)
+{
+    *pairs = 0;
+    *core_s = 0;
+    if (!core || minpts < 1) {
+        memset(res, 0, sizeof *res);
+        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: minpts %llu (at least 1)",
+                         (unsigned long long)minpts);
+    }
+    return fg_dbscan(a, minpts, core, root, pairs, core_s, res);
 }

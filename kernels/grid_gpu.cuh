@@ -32,7 +32,7 @@ template <> __device__ __forceinline__ double gg_wide<__half>(__half v)
 }
 
 template <typename T>
-__global__ void gg_widen_kernel(const T *__restrict__ src, size_t m, double *dst)
+static __global__ void gg_widen_kernel(const T *__restrict__ src, size_t m, double *dst)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (size_t)gridDim.x * blockDim.x)
@@ -56,8 +56,8 @@ struct gg_max {
  * the sums of (x - s) and (x - s)^2 with s the first row's value (the
  * shifted-data variance: offsets of 5e6 with a spread of 1e-2 keep their
  * digits); the first non-finite value, row-major, into *bad. */
-__global__ void gg_stats_kernel(const double *__restrict__ x, size_t n, size_t d, double *part,
-                                unsigned long long *bad)
+static __global__ void gg_stats_kernel(const double *__restrict__ x, size_t n, size_t d,
+                                       double *part, unsigned long long *bad)
 {
     typedef cub::BlockReduce<double, GG_THREADS> red;
     __shared__ typename red::TempStorage tmp;
@@ -102,8 +102,8 @@ struct gg_cells {
     grid_dims grid;
 };
 
-__global__ void gg_key_kernel(const double *__restrict__ x, size_t n, size_t d, gg_cells g,
-                              unsigned long long *key, uint32_t *row)
+static __global__ void gg_key_kernel(const double *__restrict__ x, size_t n, size_t d, gg_cells g,
+                                     unsigned long long *key, uint32_t *row)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -122,9 +122,9 @@ __global__ void gg_key_kernel(const double *__restrict__ x, size_t n, size_t d, 
 
 /* head[s] = 1 where sorted position s starts a cell; qf[s] = 1 where its
  * row is a query row; entry n of both is 0 (the scans then give totals). */
-__global__ void gg_flag_kernel(const unsigned long long *__restrict__ key,
-                               const uint32_t *__restrict__ row, size_t n, size_t q0, size_t q1,
-                               size_t *head, size_t *qf)
+static __global__ void gg_flag_kernel(const unsigned long long *__restrict__ key,
+                                      const uint32_t *__restrict__ row, size_t n, size_t q0,
+                                      size_t q1, size_t *head, size_t *qf)
 {
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s <= n;
          s += (size_t)gridDim.x * blockDim.x) {
@@ -135,10 +135,12 @@ __global__ void gg_flag_kernel(const unsigned long long *__restrict__ key,
 
 /* Cell c starts at the sorted position whose exclusive head sum is c;
  * query rank r is the position whose exclusive query sum is r. */
-__global__ void gg_scatter_kernel(const unsigned long long *__restrict__ key,
-                                  const size_t *__restrict__ head, const size_t *__restrict__ hpos,
-                                  const size_t *__restrict__ qf, const size_t *__restrict__ qpos_of,
-                                  size_t n, long long *ukey, size_t *cstart, size_t *qpos)
+static __global__ void gg_scatter_kernel(const unsigned long long *__restrict__ key,
+                                         const size_t *__restrict__ head,
+                                         const size_t *__restrict__ hpos,
+                                         const size_t *__restrict__ qf,
+                                         const size_t *__restrict__ qpos_of, size_t n,
+                                         long long *ukey, size_t *cstart, size_t *qpos)
 {
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < n;
          s += (size_t)gridDim.x * blockDim.x) {
@@ -152,9 +154,9 @@ __global__ void gg_scatter_kernel(const unsigned long long *__restrict__ key,
 }
 
 /* Groups a cell needs: its query rows in groups of at most `group`. */
-__global__ void gg_ngroup_kernel(const size_t *__restrict__ cstart,
-                                 const size_t *__restrict__ qpos_of, size_t ncell, size_t group,
-                                 size_t *ng)
+static __global__ void gg_ngroup_kernel(const size_t *__restrict__ cstart,
+                                        const size_t *__restrict__ qpos_of, size_t ncell,
+                                        size_t group, size_t *ng)
 {
     for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c <= ncell;
          c += (size_t)gridDim.x * blockDim.x)
@@ -164,10 +166,10 @@ __global__ void gg_ngroup_kernel(const size_t *__restrict__ cstart,
 /* Group t: its cell by a search of the groups' exclusive sums, then its
  * first query entry and length (a thread a group: a cell of 10^6
  * duplicates costs no single thread 3*10^4 writes). */
-__global__ void gg_group_kernel(const size_t *__restrict__ cstart,
-                                const size_t *__restrict__ qpos_of, const size_t *__restrict__ goff,
-                                size_t ncell, size_t ngroup, size_t group, size_t *gpos,
-                                uint32_t *glen, uint32_t *gcell)
+static __global__ void gg_group_kernel(const size_t *__restrict__ cstart,
+                                       const size_t *__restrict__ qpos_of,
+                                       const size_t *__restrict__ goff, size_t ncell, size_t ngroup,
+                                       size_t group, size_t *gpos, uint32_t *glen, uint32_t *gcell)
 {
     for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < ngroup;
          t += (size_t)gridDim.x * blockDim.x) {
@@ -188,8 +190,9 @@ __global__ void gg_group_kernel(const size_t *__restrict__ cstart,
 }
 
 /* out row s = x row row[s] (cell order), every column as it was. */
-__global__ void gg_gather_kernel(const double *__restrict__ x, const uint32_t *__restrict__ row,
-                                 size_t n, size_t d, double *out)
+static __global__ void gg_gather_kernel(const double *__restrict__ x,
+                                        const uint32_t *__restrict__ row, size_t n, size_t d,
+                                        double *out)
 {
     for (size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x; v < n * d;
          v += (size_t)gridDim.x * blockDim.x) {

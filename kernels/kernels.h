@@ -578,22 +578,33 @@ int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
  * symmetric ignored as fp64 ignores it): fp64's results in every mode.
  * Refuses data that are not finite (KERN_EINVAL). */
 int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
-/* DBSCAN's union and border passes on the FP64 grid path, one device (the
- * first of a's list), every row a query (q0 = 0, q1 = n), at a->eps:
- * core (n flags: at least minPts rows within eps, from a PERPOINT run) in;
- * root (n) out: a core row's smallest core row index in its component of
- * the eps-graph's core-core edges, a non-core row's smallest such root
- * among its core neighbours, 0xffffffff when it has none (noise).
- * r->pairs: the core-core pairs (i < j) joined. kernels/epi_cluster.cuh. */
-int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
-                           kern_join_result *r);
-/* The same passes on the tensor-core kernels in a's format (FASTED's
+/* DBSCAN's three passes on the FP64 grid path, one device (the first of
+ * a's list), every row a query (q0 = 0, q1 = n), at a->eps: core (n, out)
+ * = at least minpts rows within eps, itself included (no per-point count
+ * leaves the device); root (n, out): a core row's smallest core row index
+ * in its component of the eps-graph's core-core edges, a non-core row's
+ * smallest such root among its core neighbours, 0xffffffff when it has
+ * none (noise); *pairs the eps-join's pairs (self included), *core_s the
+ * core pass's seconds; r->pairs the core-core pairs (i < j) within eps
+ * found while their rows were not yet known to share a component (pairs
+ * already in one are skipped before their distance).
+ * kernels/epi_cluster.cuh. */
+int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, uint32_t *root,
+                          unsigned long long *pairs, double *core_s, kern_join_result *r);
+/* The k-distance over the FP64 grid on one device (the first of a's list;
+ * kernels/grid_kdist.cu): out[q - q0] for query rows [q0, q1) = the k-th
+ * smallest d2 to another row, kern_fp64_run's arithmetic (cpu's values
+ * exactly); passes at radius r0, 2 r0, ... (r0 > 0: a guess; narrowed
+ * where the cells are far denser). 1 <= k <= 256, k <= n - 1. */
+int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
+                         kern_join_result *r);
+/* DBSCAN's union and border passes on the tensor-core kernels in a's format (FASTED's
  * arithmetic: the eps-graph of the same rows' PAIRS run, a's options and
  * transforms), every row a query, on a's device or over its device list
  * (each device's union-find merged): core in (its minpts: a non-core row's
  * core neighbours fit minpts - 2 slots, so the border comes from lists the
  * union pass keeps where they fit, else from a border pass), root out as
- * above; r->pairs the core-core pairs joined. KERN_ENOMEM when the dataset
+ * kern_fp64_grid_dbscan says; r->pairs the core-core pairs joined. KERN_ENOMEM when the dataset
  * does not fit a device (no streamed form: the caller falls back to the
  * pairs). kernels/fasted_dbscan.cu, kernels/epi_clu.cuh. */
 int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,

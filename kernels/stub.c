@@ -89,11 +89,23 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r)
     return stub_join(a, r);
 }
 
-int kern_fp64_grid_cluster(const kern_join_args *a, const uint8_t *core, uint32_t *root,
-                           kern_join_result *r)
+int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, uint32_t *root,
+                          unsigned long long *pairs, double *core_s, kern_join_result *r)
 {
+    (void)minpts;
     (void)core;
     (void)root;
+    *pairs = 0;
+    *core_s = 0;
+    return stub_join(a, r);
+}
+
+int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
+                         kern_join_result *r)
+{
+    (void)k;
+    (void)r0;
+    (void)out;
     return stub_join(a, r);
 }
 

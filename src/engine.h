@@ -262,12 +262,17 @@ int engine_gpu_run_fmt(const join_spec *spec, join_result *res, const struct ker
 /* The tensor-core rows' k-distance (kern_fasted_kdist in the row's format),
  * per the contract above kdist_spec. */
 int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
-/* DBSCAN's union and border passes of row e on the device over the FP64
- * grid (kern_fp64_grid_cluster): core (n flags) in, root (n) out as that
- * entry says; res: the run's timings, its pairs the core-core pairs. */
-int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const engine_opts *opts,
-                       const volatile int *cancel, const uint8_t *core, uint32_t *root,
-                       join_result *res);
+/* The k-distance of row e over the FP64 grid on the device
+ * (kern_fp64_grid_kdist: cpu's values exactly), per the contract above
+ * kdist_spec, its passes from radius r0. */
+int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
+/* DBSCAN's three passes of row e on the device over the FP64 grid
+ * (kern_fp64_grid_dbscan): core (n flags) and root (n) out as that entry
+ * says; *pairs the eps-join's pairs, *core_s the core pass's seconds;
+ * res: the run's timings, its pairs the core-core pairs joined. */
+int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
+                           const engine_opts *opts, const volatile int *cancel, uint8_t *core,
+                           uint32_t *root, uint64_t *pairs, double *core_s, join_result *res);
 /* DBSCAN on a tensor-core row (its engine.cluster, src/engine_gpu_dbscan.c):
  * the core pass, then the union and border passes in the join kernel's
  * clustering epilogue (kern_fasted_cluster); dbscan_generic's contract. */

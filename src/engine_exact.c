@@ -17,6 +17,7 @@
 
 #include "center_exact.h"
 #include "engine.h"
+#include "exact_kdist_grid.h"
 #include "exact_path.h"
 #include "exact_predict.h"
 #include "fmt_fit.h"
@@ -124,4 +125,5 @@ const engine engine_exact = {
     .format = KERN_FORMAT(fp16),
     .centers = 1,
     .cluster = exact_cluster,
+    .kdist = exact_kdist_grid,
 };

@@ -1,11 +1,12 @@
-/* exact's DBSCAN (engine.cluster, src/dbscan.h). The core flags come from a
- * PERPOINT run as usual; the union and border passes run on the device:
- * on the FP64 grid path over the same cached index
- * (kernels/epi_cluster.cuh), elsewhere (the FP16 pass) as exact's PAIRS
- * runs whose refined pairs are consumed on the device
- * (src/engine_gpu_dbscan.c, kernels/fasted_dbscan.cu). No pair leaves the
- * GPU, where the generic path streams every pair to the host twice.
- * Labels equal fp64's eps-graph's either way. */
+/* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path
+ * the core, union and border passes run on the device over the same
+ * cached index (kernels/epi_cluster.cuh): no pair and no per-point count
+ * leaves the GPU. Elsewhere (the FP16 pass) the core pass as usual, then
+ * the union and border passes as exact's PAIRS runs whose refined pairs
+ * are consumed on the device (src/engine_gpu_dbscan.c,
+ * kernels/fasted_dbscan.cu). The generic path would stream every pair to
+ * the host twice. Labels equal fp64's eps-graph's either way. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,22 +28,36 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
         return dbscan_generic(spec, res);
     if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
         return engine_gpu_dbscan_exact(spec, res, exact_pass_scale(spec->ds, o, spec->eps));
+    /* All three passes in one device run: the core flags formed there
+     * (no per-point count crosses to the host), the union-find in the
+     * index's cell order (kernels/epi_cluster.cuh). The core pass is
+     * recorded as its PERPOINT join (its pairs and time), the rest of
+     * the run as the union pass. */
     const size_t n = spec->ds->n;
-    size_t ncore = 0;
-    int rc = dbscan_pass_core(spec, res, &ncore);
-    if (rc)
-        return rc;
-    double t0 = engine_now();
+    double t0 = engine_now(), core_s = 0;
+    uint64_t pairs = 0;
     uint32_t *root = xmalloc(n * sizeof *root);
-    res->ran[DBSCAN_PASS_UNION] = 1;
+    join_result *rc_core = &res->pass[DBSCAN_PASS_CORE], *ru = &res->pass[DBSCAN_PASS_UNION];
+    res->ran[DBSCAN_PASS_CORE] = res->ran[DBSCAN_PASS_UNION] = 1;
+    res->pass_mode[DBSCAN_PASS_CORE] = JOIN_PERPOINT;
     res->pass_mode[DBSCAN_PASS_UNION] = JOIN_COUNT;
-    rc = engine_gpu_cluster(spec->engine, spec->ds, spec->eps, o, spec->cancel, spec->core, root,
-                            &res->pass[DBSCAN_PASS_UNION]);
+    int rc = engine_gpu_grid_dbscan(spec->engine, spec->ds, spec->eps, spec->minpts, o,
+                                    spec->cancel, spec->core, root, &pairs, &core_s, ru);
+    const double all = engine_now() - t0;
     if (rc == 0)
         dbscan_number(spec->core, root, n, spec->labels);
     free(root);
-    /* One device run does both passes: its time is the union's. */
-    res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
+    *rc_core = *ru;
+    rc_core->pairs = pairs;
+    rc_core->seconds = rc_core->kernel_seconds = core_s;
+    rc_core->nphase = 0;
+    join_result_phase(rc_core, "compute", core_s);
+    snprintf(rc_core->precision, sizeof rc_core->precision, "%s", spec->engine->precision);
+    join_result_metric(rc_core, "path", 1, "");
+    ru->seconds = all - core_s;
+    res->pairs = pairs;
+    res->pass_seconds[DBSCAN_PASS_CORE] = core_s;
+    res->pass_seconds[DBSCAN_PASS_UNION] = all - core_s;
     if (rc == 0 && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);
     return rc;

@@ -147,12 +147,25 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     return engine_gpu_error(e->name, rc);
 }
 
-/* DBSCAN's union and border passes on the device (kernels.h's
- * kern_fp64_grid_cluster): core flags in, each row's root out; res as a
- * join's, its pairs the core-core pairs joined. */
-int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const engine_opts *opts,
-                       const volatile int *cancel, const uint8_t *core, uint32_t *root,
-                       join_result *res)
+int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
+{
+    const engine *e = s->engine;
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
+    kern_join_args a;
+    engine_gpu_args(s->ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, NULL, &a);
+    kern_join_result r;
+    memset(&r, 0, sizeof r);
+    int rc = kern_fp64_grid_kdist(&a, s->k, r0, s->out, &r);
+    engine_gpu_timing(&r, s->ds, NULL, res);
+    snprintf(res->variant, sizeof res->variant, "%s", r.variant);
+    return engine_gpu_error(e->name, rc);
+}
+
+/* DBSCAN's three passes on the device (kernels.h's kern_fp64_grid_dbscan). */
+int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
+                           const engine_opts *opts, const volatile int *cancel, uint8_t *core,
+                           uint32_t *root, uint64_t *pairs, double *core_s, join_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(opts, &def);
@@ -161,7 +174,9 @@ int engine_gpu_cluster(const engine *e, const dataset *ds, double eps, const eng
     a.eps = eps;
     kern_join_result r;
     memset(&r, 0, sizeof r);
-    int rc = kern_fp64_grid_cluster(&a, core, root, &r);
+    unsigned long long np = 0;
+    int rc = kern_fp64_grid_dbscan(&a, minpts, core, root, &np, core_s, &r);
+    *pairs = np;
     res->pairs = r.pairs;
     engine_gpu_timing(&r, ds, NULL, res);
     snprintf(res->variant, sizeof res->variant, "%s", r.variant);

@@ -7,6 +7,7 @@
 
 #include "dist.h"
 #include "err.h"
+#include "sort_f64.h"
 
 int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
 {
@@ -42,12 +43,6 @@ int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
     if (!res->precision[0])
         snprintf(res->precision, sizeof res->precision, "%s", e->precision);
     return rc;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 long kdist_kneedle(const double *x, const double *y, size_t n, double s)
@@ -112,7 +107,7 @@ double kdist_eps_for(double d2)
 void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c)
 {
     memset(c, 0, sizeof *c);
-    qsort(d2, n, sizeof *d2, cmp_dbl);
+    sort_f64(d2, n);
     c->n = n;
     c->k = k;
     size_t m = n < KDIST_MAX_POINTS ? n : KDIST_MAX_POINTS;

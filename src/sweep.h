@@ -71,6 +71,8 @@ typedef struct sweep_opts {
     int max_passes;     /* default SWEEP_MAX_PASSES_DEFAULT */
     size_t bins;        /* edges of the first pass, default 1024 */
     size_t refine_bins; /* sub-bins of a refining pass, default 2048 */
+    size_t pilot_min_n; /* rows from which a pilot may narrow the first bracket
+                           (src/sweep.c, "The pilot"); 0: the default, 2^22 */
     const volatile int *cancel;
     void (*progress)(void *ctx, double frac);
     void *progress_ctx;

@@ -337,6 +337,48 @@ TEST(sweep_refine_and_widen)
     dataset_free(&far);
 }
 
+/* The pilot (src/sweep.c): a sample too small for the target's rank (a
+ * few values at or below it, as at 3.7e7 rows) makes the first bracket
+ * wide; the pilot's slices narrow it, the search still ends within
+ * tolerance at an eps whose exact count it reports, a "pilot" step is
+ * emitted, and the first full pass spans less than the wide bracket. */
+typedef struct pilot_seen {
+    int pilot, steps;
+} pilot_seen;
+
+static int pilot_step(void *ctx, const sweep_step *st)
+{
+    pilot_seen *p = ctx;
+    p->pilot += strcmp(st->method, "pilot") == 0;
+    p->steps++;
+    return 0;
+}
+
+TEST(sweep_pilot)
+{
+    dataset ds;
+    make(&ds, 3000, 3, 41, 0);
+    exact ex;
+    exact_build(&ds, &ex);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 3000, &smp) == 0); /* ~8 values at S = 8 */
+    const double S[3] = {2, 8, 20};
+    for (int t = 0; t < 3; t++) {
+        sweep_opts o = opts_for(engine_find("cpu"));
+        pilot_seen seen = {0, 0};
+        o.on_step = pilot_step;
+        o.step_ctx = &seen;
+        o.pilot_min_n = 1000;
+        sweep_result r;
+        check_sweep_opts(&ds, &ex, &smp, o, S[t], 3, "pilot", &r);
+        CHECK_MSG(seen.pilot == 1, "S=%g: %d pilot steps", S[t], seen.pilot);
+        CHECK_MSG(r.status == SWEEP_OK, "S=%g: status %d", S[t], (int)r.status);
+    }
+    sweep_sample_free(&smp);
+    free(ex.d2);
+    dataset_free(&ds);
+}
+
 /* Two clumps of coincident points on a line: the only distances are 0 and
  * 1, so most targets cannot be reached; the closest S both sides is known
  * by hand. 20 points at 0 and 20 at 1: S = 19 below ε = 1, 39 from there. */

@@ -1,0 +1,16 @@
+/* exact's k-distance on its FP64 grid path (src/engine_exact_kdist_grid.c,
+ * kernels/grid_kdist.cu): cpu's k-distances exactly. */
+#ifndef TCJ_EXACT_KDIST_GRID_H
+#define TCJ_EXACT_KDIST_GRID_H
+
+#include "engine.h"
+
+/* The kdist hook on the grid path: where exact_grid_path holds (at the
+ * first radius below), the device grid's k-distances; elsewhere
+ * TCJ_EUNSUP with one line. */
+int exact_kdist_grid(const kdist_spec *s, join_result *res);
+/* The first radius of the grid passes for K on ds: rows spread evenly
+ * over a sample's bounding box hold 2 (K + 1) rows in a ball of it. */
+double exact_kdist_grid_radius(const dataset *ds, int k);
+
+#endif

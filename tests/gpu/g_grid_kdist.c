@@ -1,0 +1,362 @@
+/* GPU tests of the ε search through the device's grid index (issue 44).
+ * Test plan:
+ *  1. `kdist engine=exact` on the grid path (kernels/grid_kdist.cu) gives
+ *     cpu's k-distances exactly (both: the K-th smallest FP64 direct-form
+ *     (a-b)^2 sum, self excluded by index) on: uniform d = 2, 3, 8, 16;
+ *     an integer lattice (ties, rows on cell borders); each point three
+ *     times (K-distance 0); UTM-like coordinates (5e6 m, cm spread) and
+ *     lat/lon degrees; tight clusters far apart (the first radius far too
+ *     wide: narrowed on the device); two points; a query slice; the kitti
+ *     scan; K = 1, 4, 17 and 256.
+ *     The passes from first radii far too small and far too large.
+ *  2. Off the grid path (exact-path pass) exact's kdist says it has none,
+ *     one line; K out of range is refused as for every engine.
+ *  3. The grid join's histogram in shared memory (fp64_grid.cu's
+ *     fg_hist_epi) equals fp64's at 4096 bins (64 KB of shared memory: the
+ *     opt-in above 48 KB) and at 8000 (too many: global bins as before).
+ *  4. `sweep` (sweep_solve) and `curve` (sweep_curve) through exact on the
+ *     grid find fp64's ε, pair counts and curve exactly.
+ *  5. A case small enough for compute-sanitizer: the k-distance kernel,
+ *     the shared-memory histogram and per-point counts, DBSCAN's device
+ *     passes (labels, core flags and pairs equal cpu's).
+ * The per-point counts (fg_pp_epi) are checked in g_exact_grid (every
+ * mode against fp64). Skipped without a CUDA device. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dbscan.h"
+#include "exact_path.h"
+#include "exact_sets.h"
+#include "kdist.h"
+#include "kernels.h"
+#include "sweep.h"
+
+static void need_gpu(void)
+{
+    if (kern_device_count() == 0)
+        t_skip("skipped: no CUDA device");
+}
+
+static int kd_run(const char *eng, const dataset *ds, int k, size_t q0, size_t q1, int path,
+                  double *out, join_result *res)
+{
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.exact_path = path;
+    kdist_spec s;
+    memset(&s, 0, sizeof s);
+    s.ds = ds;
+    s.q0 = q0;
+    s.q1 = q1;
+    s.k = k;
+    s.opts = &o;
+    s.out = out;
+    return kdist_run(engine_find(eng), &s, res);
+}
+
+/* exact (grid) against cpu over rows [q0, q1) at K: every value equal. */
+static void check_kd_rows(const char *what, const dataset *ds, int k, size_t q0, size_t q1)
+{
+    const size_t nq = q1 - q0;
+    double *a = xmalloc(nq * sizeof *a), *b = xmalloc(nq * sizeof *b);
+    join_result ra, rb;
+    int rc = kd_run("cpu", ds, k, q0, q1, EXACT_PATH_AUTO, b, &rb);
+    CHECK_MSG(rc == 0, "%s K=%d cpu: %s", what, k, err_msg());
+    rc = rc ? rc : kd_run("exact", ds, k, q0, q1, EXACT_PATH_GRID, a, &ra);
+    CHECK_MSG(rc == 0, "%s K=%d exact: %s", what, k, err_msg());
+    if (rc == 0) {
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < nq; i++)
+            if (!(a[i] == b[i]) && bad++ == 0)
+                first = i;
+        CHECK_MSG(bad == 0, "%s K=%d: %zu of %zu rows differ, first row %zu: exact %.17g cpu %.17g",
+                  what, k, bad, nq, q0 + first, a[first], b[first]);
+        CHECK_MSG(strstr(ra.variant, "fp64 grid") != NULL, "%s: variant %s", what, ra.variant);
+        printf("# %-12s n=%zu d=%zu K=%-3d rows [%zu,%zu): exact %.2f ms (%s), cpu %.2f ms\n", what,
+               ds->n, ds->d, k, q0, q1, 1e3 * ra.seconds, ra.variant, 1e3 * rb.seconds);
+    }
+    free(a);
+    free(b);
+}
+
+static void check_kd(const char *what, const dataset *ds, const int *ks, int nk)
+{
+    for (int t = 0; t < nk; t++)
+        if ((size_t)ks[t] <= ds->n - 1)
+            check_kd_rows(what, ds, ks[t], 0, ds->n);
+}
+
+static dataset set_unif(const char *name, size_t n, size_t d, uint64_t seed)
+{
+    dataset ds = make(name, n, d);
+    rng_state = seed;
+    for (size_t i = 0; i < n * d; i++)
+        ((double *)ds.v)[i] = rng_unit();
+    finish(&ds);
+    return ds;
+}
+
+static dataset set_geo(const char *name, size_t n, double ox, double oy, double span, double jit)
+{
+    dataset ds = make(name, n, 3);
+    double *v = ds.v;
+    rng_state = 77;
+    for (size_t i = 0; i < n; i++) {
+        v[3 * i] = ox + span * rng_unit() + jit * (rng_unit() - 0.5);
+        v[3 * i + 1] = oy + span * rng_unit() + jit * (rng_unit() - 0.5);
+        v[3 * i + 2] = 520.0 + jit * (rng_unit() - 0.5);
+    }
+    finish(&ds);
+    return ds;
+}
+
+/* 20 tight clusters (1e-4 wide) spread over 1000: the bounding box's
+ * density is a billion times too thin for them. */
+static dataset set_tight(void)
+{
+    dataset ds = make("tight", 20000, 3);
+    double *v = ds.v;
+    rng_state = 91;
+    double c[20][3];
+    for (int j = 0; j < 20; j++)
+        for (int k = 0; k < 3; k++)
+            c[j][k] = 1000 * rng_unit();
+    for (size_t i = 0; i < ds.n; i++)
+        for (int k = 0; k < 3; k++)
+            v[3 * i + k] = c[i % 20][k] + 1e-4 * rng_unit();
+    finish(&ds);
+    return ds;
+}
+
+TEST(grid_kdist_equals_cpu_on_low_dimensional_sets)
+{
+    need_gpu();
+    const int ks[4] = {1, 4, 17, 256};
+    dataset ds = set_unif("unif d=3", 30000, 3, 1);
+    check_kd("unif d=3", &ds, ks, 4);
+    check_kd_rows("slice", &ds, 4, 7001, 19999);
+    dataset_free(&ds);
+    const size_t dims[3] = {2, 8, 16};
+    for (int t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "unif d=%zu", dims[t]);
+        ds = set_unif(name, 8000, dims[t], 2 + (uint64_t)t);
+        check_kd(name, &ds, ks, 3);
+        dataset_free(&ds);
+    }
+    ds = set_lattice();
+    check_kd("lattice", &ds, ks, 4);
+    dataset_free(&ds);
+    ds = set_dups();
+    check_kd("dups", &ds, ks, 3);
+    dataset_free(&ds);
+    ds = set_geo("utm", 20000, 691000.0, 5334000.0, 30.0, 0.02);
+    check_kd("utm", &ds, ks, 3);
+    dataset_free(&ds);
+    ds = set_geo("latlon", 20000, 11.5, 48.1, 0.01, 1e-5);
+    check_kd("latlon", &ds, ks, 3);
+    dataset_free(&ds);
+    ds = set_tight();
+    check_kd("tight", &ds, ks, 3);
+    dataset_free(&ds);
+    ds = set_unif("two", 2, 3, 4);
+    check_kd("two", &ds, ks, 1);
+    dataset_free(&ds);
+}
+
+TEST(grid_kdist_equals_cpu_on_the_kitti_scan)
+{
+    need_gpu();
+    dataset ds;
+    CHECK_MSG(load_shared("kitti_000000_xyzr.f32", 0, &ds) == 0, "%s", err_msg());
+    const int ks[3] = {1, 4, 32};
+    check_kd("kitti", &ds, ks, 3);
+    dataset_free(&ds);
+}
+
+/* The passes themselves, from first radii far off the mark (through
+ * engine_gpu_grid_kdist): 1e-4 of the extent (eight doubling passes
+ * before the K-th distances of ~0.02 are final), 10 (every row in one
+ * cell: a single pass, all candidates) and the set's own; cpu's values
+ * every time, and the variant counts the passes. */
+TEST(grid_kdist_passes_from_any_radius)
+{
+    need_gpu();
+    dataset ds = set_unif("unif d=3", 30000, 3, 21);
+    const size_t n = ds.n;
+    double *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b);
+    join_result r;
+    CHECK(kd_run("cpu", &ds, 4, 0, n, EXACT_PATH_AUTO, b, &r) == 0);
+    const double radii[3] = {1e-4, 10.0, 0.01};
+    for (int t = 0; t < 3; t++) {
+        engine_opts o;
+        engine_opts_default(&o);
+        kdist_spec s;
+        memset(&s, 0, sizeof s);
+        s.engine = engine_find("exact");
+        s.ds = &ds;
+        s.q0 = 0;
+        s.q1 = n;
+        s.k = 4;
+        s.opts = &o;
+        s.out = a;
+        memset(&r, 0, sizeof r);
+        int rc = engine_gpu_grid_kdist(&s, radii[t], &r);
+        CHECK_MSG(rc == 0, "r0 %g: %s", radii[t], err_msg());
+        size_t bad = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            bad += !(a[i] == b[i]);
+        CHECK_MSG(bad == 0, "r0 %g: %zu rows differ from cpu", radii[t], bad);
+        printf("# r0 %g: %s\n", radii[t], r.variant);
+    }
+    free(a);
+    free(b);
+    dataset_free(&ds);
+}
+
+TEST(grid_kdist_refusals)
+{
+    need_gpu();
+    dataset ds = set_unif("unif", 500, 3, 5);
+    double out[500];
+    join_result r;
+    int rc = kd_run("exact", &ds, 4, 0, ds.n, EXACT_PATH_PASS, out, &r);
+    CHECK_EQ_INT(rc, TCJ_EUNSUP);
+    CHECK_MSG(strstr(err_msg(), "no k-distance") && !strchr(err_msg(), '\n'), "%s", err_msg());
+    rc = kd_run("exact", &ds, 500, 0, ds.n, EXACT_PATH_GRID, out, &r);
+    CHECK_EQ_INT(rc, TCJ_EINVAL);
+    dataset_free(&ds);
+    /* one point: no other row to be a neighbour */
+    ds = set_unif("one", 1, 3, 6);
+    rc = kd_run("exact", &ds, 1, 0, 1, EXACT_PATH_GRID, out, &r);
+    CHECK_EQ_INT(rc, TCJ_EINVAL);
+    dataset_free(&ds);
+}
+
+/* HIST over nb bins up to eps^2: the grid's and fp64's equal. */
+static void check_hist(const char *what, const dataset *ds, double eps, size_t nb)
+{
+    double *edges = xmalloc((nb + 1) * sizeof *edges);
+    for (size_t b = 0; b <= nb; b++)
+        edges[b] = eps * eps * (double)b / (double)nb;
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_GRID;
+    join_outcome a = jo_run_as(engine_find("exact"), ds, eps, 0, ds->n, &o, edges, nb);
+    join_outcome f = jo_run_as(engine_find("fp64"), ds, eps, 0, ds->n, &o, edges, nb);
+    CHECK_MSG(a.rc == 0 && f.rc == 0, "%s: %s", what, err_msg());
+    char why[200];
+    if (a.rc == 0 && f.rc == 0)
+        CHECK_MSG(jo_same(&a, &f, ds->n, why, sizeof why), "%s %zu bins: %s", what, nb, why);
+    jo_free(&a);
+    jo_free(&f);
+    free(edges);
+}
+
+TEST(grid_histogram_in_shared_memory_equals_fp64)
+{
+    need_gpu();
+    dataset ds = set_unif("unif d=3", 20000, 3, 7);
+    const double eps = eps_for(&ds, 60);
+    check_hist("unif", &ds, eps, 4096);
+    check_hist("unif", &ds, eps, 8000);
+    dataset_free(&ds);
+    ds = set_lattice();
+    check_hist("lattice", &ds, 3.0, 4096);
+    dataset_free(&ds);
+}
+
+/* sweep and curve through exact on the grid against fp64: the same
+ * arithmetic, so the same steps, ε and counts. */
+TEST(sweep_and_curve_through_the_grid_equal_fp64)
+{
+    need_gpu();
+    dataset ds = set_unif("unif d=3", 50000, 3, 8);
+    sweep_sample smp;
+    CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_GRID;
+    sweep_result r[2];
+    const char *names[2] = {"exact", "fp64"};
+    for (int t = 0; t < 2; t++) {
+        sweep_opts so;
+        sweep_opts_default(&so);
+        so.eng = engine_find(names[t]);
+        so.eopt = &o;
+        int rc = sweep_solve(&ds, &smp, 64, &so, &r[t]);
+        CHECK_MSG(rc == 0, "sweep %s: %s", names[t], err_msg());
+        printf("# sweep 64 %s: eps %.9g, %llu pairs, %d passes, %.3f s\n", names[t], r[t].eps,
+               (unsigned long long)r[t].pairs, r[t].passes, r[t].seconds);
+    }
+    CHECK_MSG(r[0].eps == r[1].eps && r[0].pairs == r[1].pairs && r[0].passes == r[1].passes,
+              "sweep: exact eps %.17g %llu pairs, fp64 eps %.17g %llu pairs", r[0].eps,
+              (unsigned long long)r[0].pairs, r[1].eps, (unsigned long long)r[1].pairs);
+    double lo, hi;
+    sweep_curve_range(&smp, &lo, &hi);
+    const size_t nb = 200;
+    double eps[2][201], sel[2][201];
+    uint64_t pairs[2][201];
+    for (int t = 0; t < 2; t++) {
+        double secs;
+        int rc = sweep_curve(&ds, engine_find(names[t]), &o, lo, hi, nb, eps[t], sel[t], pairs[t],
+                             &secs, NULL);
+        CHECK_MSG(rc == 0, "curve %s: %s", names[t], err_msg());
+    }
+    CHECK(memcmp(pairs[0], pairs[1], sizeof pairs[0]) == 0);
+    sweep_sample_free(&smp);
+    dataset_free(&ds);
+}
+
+/* Small enough for compute-sanitizer (scripts/gpu-h44.sh): the new
+ * kernels once each way: the k-distance at K = 4 (KM 4) and 17 (KM 64),
+ * d = 3 unrolled and d = 5 looped; the grid join's shared-memory
+ * histogram (4096 bins: the opt-in) and per-warp per-point counts
+ * (every mode against fp64); DBSCAN's device passes against cpu's. */
+TEST(grid_sanitizer_case)
+{
+    need_gpu();
+    dataset ds = set_unif("san d=3", 3000, 3, 11);
+    check_kd_rows("san d=3", &ds, 4, 0, ds.n);
+    check_kd_rows("san d=3", &ds, 17, 100, 2000);
+    check_hist("san d=3", &ds, eps_for(&ds, 30), 4096);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_GRID;
+    const double eps = eps_for(&ds, 30);
+    join_outcome a = exact_run("exact", &ds, eps, &o, 1), f = exact_run("fp64", &ds, eps, &o, 0);
+    char why[200];
+    CHECK_MSG(a.rc == 0 && f.rc == 0 && jo_same(&a, &f, ds.n, why, sizeof why), "san: %s",
+              a.rc || f.rc ? err_msg() : why);
+    jo_free(&a);
+    jo_free(&f);
+    /* DBSCAN's three device passes (shared-memory core slots, the
+     * union-find in cell order): labels, core flags and pairs as cpu's. */
+    int32_t *la = xmalloc(ds.n * sizeof *la), *lb = xmalloc(ds.n * sizeof *lb);
+    uint8_t *ca = xmalloc(ds.n), *cb = xmalloc(ds.n);
+    dbscan_result ra, rb;
+    dbscan_spec sa = {.ds = &ds, .eps = eps, .minpts = 10, .opts = &o, .labels = la, .core = ca};
+    dbscan_spec sb = sa;
+    sb.labels = lb;
+    sb.core = cb;
+    int rc = dbscan_run(engine_find("exact"), &sa, &ra);
+    CHECK_MSG(rc == 0, "san dbscan exact: %s", err_msg());
+    rc = rc ? rc : dbscan_run(engine_find("cpu"), &sb, &rb);
+    CHECK_MSG(rc == 0, "san dbscan: %s", err_msg());
+    if (rc == 0) {
+        CHECK(memcmp(la, lb, ds.n * sizeof *la) == 0 && memcmp(ca, cb, ds.n) == 0);
+        CHECK_MSG(ra.pairs == rb.pairs && ra.clusters == rb.clusters,
+                  "san dbscan: pairs %llu / %llu, clusters %zu / %zu", (unsigned long long)ra.pairs,
+                  (unsigned long long)rb.pairs, ra.clusters, rb.clusters);
+    }
+    free(la);
+    free(lb);
+    free(ca);
+    free(cb);
+    dataset_free(&ds);
+    ds = set_unif("san d=5", 2000, 5, 12);
+    check_kd_rows("san d=5", &ds, 4, 0, ds.n);
+    dataset_free(&ds);
+}

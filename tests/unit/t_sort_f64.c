@@ -1,0 +1,66 @@
+/* sort_f64 against qsort with a comparison of values: random doubles over
+ * twenty decades of both signs, zeros of both signs, infinities, runs of
+ * repeats; a set where every key shares its high digits (skipped passes);
+ * one and two values. Equal as values (-0.0 and +0.0 compare equal). */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "sort_f64.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t rng = 7;
+static double unit(void)
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng >> 11) * 0x1p-53;
+}
+
+static void check_sorted(double *a, size_t n, const char *what)
+{
+    double *b = malloc(n * sizeof *b);
+    memcpy(b, a, n * sizeof *b);
+    sort_f64(a, n);
+    qsort(b, n, sizeof *b, cmp_dbl);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += !(a[i] == b[i]);
+    CHECK_MSG(bad == 0, "%s: %zu of %zu differ", what, bad, n);
+    free(b);
+}
+
+TEST(sort_f64_equals_qsort)
+{
+    const size_t n = 100000;
+    double *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++) {
+        double v = (unit() - 0.3) * pow(10, floor(unit() * 20) - 10);
+        if (i % 97 == 0)
+            v = 0.0;
+        if (i % 101 == 0)
+            v = -0.0;
+        if (i % 1009 == 0)
+            v = (i / 1009) % 2 ? INFINITY : -INFINITY;
+        if (i % 7 == 0 && i > 0)
+            v = a[i / 2];
+        a[i] = v;
+    }
+    check_sorted(a, n, "mixed");
+    for (size_t i = 0; i < n; i++) /* keys alike in their high 48 bits */
+        a[i] = 1.0 + (double)(i * 7919 % n) * 0x1p-52;
+    check_sorted(a, n, "one binade");
+    double two[2] = {2.5, -1.0};
+    sort_f64(two, 2);
+    CHECK(two[0] == -1.0 && two[1] == 2.5);
+    double one[1] = {3.0};
+    sort_f64(one, 1);
+    CHECK(one[0] == 3.0);
+    free(a);
+}
