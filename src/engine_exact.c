@@ -126,4 +126,5 @@ const engine engine_exact = {
     .centers = 1,
     .cluster = exact_cluster,
     .kdist = exact_kdist_grid,
+    .kdist_ok = exact_kdist_grid_ok,
 };

@@ -72,14 +72,24 @@ double exact_kdist_grid_radius(const dataset *ds, int k)
     return r;
 }
 
+int exact_kdist_grid_ok(const dataset *ds, int k, const engine_opts *opts)
+{
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(opts, &def);
+    if (!exact_grid_path(ds, exact_kdist_grid_radius(ds, k), o, NULL))
+        return err_set(TCJ_EUNSUP,
+                       "exact has a k-distance on its FP64 grid path only (low d); engine=cpu "
+                       "computes it here");
+    return 0;
+}
+
 int exact_kdist_grid(const kdist_spec *s, join_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     const double r0 = exact_kdist_grid_radius(s->ds, s->k);
     if (!exact_grid_path(s->ds, r0, o, NULL))
-        return err_set(TCJ_EUNSUP, "%s has no k-distance yet; engine=cpu computes it",
-                       s->engine ? s->engine->name : "exact");
+        return exact_kdist_grid_ok(s->ds, s->k, o);
     int rc = engine_gpu_grid_kdist(s, r0, res);
     join_result_metric(res, "path", 1, "");
     join_result_metric(res, "radius0", r0, "");
