@@ -173,14 +173,11 @@ const char *engine_dist_name(engine_dist d)
     }
 }
 
-int engine_kdist_available(const engine *e, const dataset *ds, int k, const engine_opts *o)
+int engine_kdist_available(const engine *e, const engine_opts *o)
 {
     if (!e->kdist)
         return err_set(TCJ_EUNSUP, "%s has no k-distance computation", e->name);
-    int rc = engine_available(e, o);
-    if (rc == 0 && e->kdist_ok && ds)
-        rc = e->kdist_ok(ds, k, o);
-    return rc;
+    return engine_available(e, o);
 }
 
 int engine_available(const engine *e, const engine_opts *o)

@@ -209,11 +209,6 @@ typedef struct engine {
      * dbscan_generic's three passes through run. Same contract as
      * dbscan_generic. */
     int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
-    /* Optional, with kdist: 0 when kdist can run on ds for K with these
-     * options, else TCJ_EUNSUP with the reason (exact's k-distance exists
-     * on its FP64 grid path only); NULL: on any data. Read through
-     * engine_kdist_available, which commands use to pick an engine. */
-    int (*kdist_ok)(const dataset *ds, int k, const engine_opts *o);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
@@ -225,10 +220,9 @@ const char *engine_dist_name(engine_dist d);
  * tensor-core row the device and its compute capability; a GPU engine on
  * a machine without an NVIDIA driver says so. */
 int engine_available(const engine *e, const engine_opts *o);
-/* 0 when e can compute the k-distance for K on ds here: it has a kdist
- * entry, is available and its kdist_ok (if any) accepts the data; else
- * TCJ_EUNSUP/TCJ_ENODEV with the reason in err_msg. */
-int engine_kdist_available(const engine *e, const dataset *ds, int k, const engine_opts *o);
+/* 0 when e can compute the k-distance here: it has a kdist entry and is
+ * available; else TCJ_EUNSUP/TCJ_ENODEV with the reason in err_msg. */
+int engine_kdist_available(const engine *e, const engine_opts *o);
 /* The available engine of highest rank for role (ties: the earlier row), or
  * NULL when none; leaves err_msg clear. */
 const engine *engine_best(engine_role role, const engine_opts *o);

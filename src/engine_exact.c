@@ -125,6 +125,5 @@ const engine engine_exact = {
     .format = KERN_FORMAT(fp16),
     .centers = 1,
     .cluster = exact_cluster,
-    .kdist = exact_kdist_grid,
-    .kdist_ok = exact_kdist_grid_ok,
+    .kdist = exact_kdist,
 };

@@ -246,12 +246,11 @@ static int curve_engine(const session *s, const char *name, size_t minpts, const
                            (*out)->name);
         return 0;
     }
-    const int k = minpts > 1 ? (int)minpts - 1 : 1;
     const engine *e = runner_reference_engine(&s->eopt);
-    if (e && engine_kdist_available(e, &s->ds, k, &s->eopt))
+    if (e && engine_kdist_available(e, &s->eopt))
         e = NULL;
     for (const engine *const *t = engine_table; !e && *t; t++)
-        if ((*t)->exact && engine_kdist_available(*t, &s->ds, k, &s->eopt) == 0)
+        if ((*t)->exact && engine_kdist_available(*t, &s->eopt) == 0)
             e = *t;
     err_clear();
     if (!e)

@@ -867,13 +867,18 @@ static void m_forget(const join_result *res)
 
 /* A sum over every rank of n values of type t (size bytes each), in
  * pieces whose count fits MPI's int. */
-static void m_sum(void *buf, size_t n, MPI_Datatype t, size_t size)
+/* buf[0..n) (elements of size bytes, type t) reduced by op on every rank,
+ * in pieces that an int count holds. MPI_SUCCESS or the failing call's
+ * code. */
+static int m_reduce(void *buf, size_t n, size_t size, MPI_Datatype t, MPI_Op op)
 {
-    const size_t piece = (size_t)1 << 28;
-    for (size_t o = 0; o < n; o += piece) {
+    const size_t piece = (size_t)1 << 26;
+    int rc = MPI_SUCCESS;
+    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += piece) {
         size_t k = n - o < piece ? n - o : piece;
-        MPI_Allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, MPI_SUM, m_cmd);
+        rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, op, m_cmd);
     }
+    return rc;
 }
 
 static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, join_result *res)
@@ -1060,14 +1065,18 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
                          r, all[r].host, e->name, all[r].lists, all[0].lists);
 
     if (!rc) {
+        int mrc = MPI_SUCCESS;
         if (js && mode == JOIN_PERPOINT)
-            m_sum(js->counts, q1 - q0, MPI_UINT64_T, sizeof *js->counts);
-        if (ks)
-            m_sum(ks->out, q1 - q0, MPI_DOUBLE, sizeof *ks->out);
-        if (nb) {
-            MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd);
-            MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
-        }
+            mrc = m_reduce(js->counts, q1 - q0, sizeof *js->counts, MPI_UINT64_T, MPI_SUM);
+        if (ks && mrc == MPI_SUCCESS)
+            mrc = m_reduce(ks->out, q1 - q0, sizeof *ks->out, MPI_DOUBLE, MPI_SUM);
+        if (nb && mrc == MPI_SUCCESS &&
+            (mrc = MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd)) ==
+                MPI_SUCCESS)
+            mrc = MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
+        if (mrc != MPI_SUCCESS)
+            rc = err_set(TCJ_EIO, "%s: reducing the ranks' results failed (MPI error %d)", e->name,
+                         mrc);
         if (js && mode == JOIN_PAIRS && !own_sink) {
             const engine_opts *o = js->opts;
             size_t batch = o && o->batch_pairs ? o->batch_pairs : (size_t)1 << 20;
@@ -1288,21 +1297,15 @@ static int m_forest_merge(uint32_t *parent, size_t n)
 
 static int m_min_i32(int32_t *v, size_t n)
 {
-    for (size_t o = 0; o < n; o += M_PIECE) {
-        size_t k = n - o < M_PIECE ? n - o : M_PIECE;
-        if (MPI_Allreduce(MPI_IN_PLACE, v + o, (int)k, MPI_INT32_T, MPI_MIN, m_cmd) != MPI_SUCCESS)
-            return err_set(TCJ_EIO, "dbscan: reducing the ranks' border labels failed");
-    }
+    if (m_reduce(v, n, sizeof *v, MPI_INT32_T, MPI_MIN) != MPI_SUCCESS)
+        return err_set(TCJ_EIO, "dbscan: reducing the ranks' border labels failed");
     return 0;
 }
 
 static int m_min_f64(double *v, size_t n)
 {
-    for (size_t o = 0; o < n; o += M_PIECE) {
-        size_t k = n - o < M_PIECE ? n - o : M_PIECE;
-        if (MPI_Allreduce(MPI_IN_PLACE, v + o, (int)k, MPI_DOUBLE, MPI_MIN, m_cmd) != MPI_SUCCESS)
-            return err_set(TCJ_EIO, "dbscan curve: reducing the ranks' reachabilities failed");
-    }
+    if (m_reduce(v, n, sizeof *v, MPI_DOUBLE, MPI_MIN) != MPI_SUCCESS)
+        return err_set(TCJ_EIO, "dbscan curve: reducing the ranks' reachabilities failed");
     return 0;
 }
 
@@ -1334,10 +1337,7 @@ static int m_min_edges(dist_edge *e, size_t n)
         MPI_Type_free(&t);
         return err_set(TCJ_EIO, "dbscan curve: MPI_Op_create failed");
     }
-    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE / 4) {
-        size_t k = n - o < M_PIECE / 4 ? n - o : M_PIECE / 4;
-        rc = MPI_Allreduce(MPI_IN_PLACE, e + o, (int)k, t, op, m_cmd);
-    }
+    rc = m_reduce(e, n, sizeof *e, t, op);
     MPI_Op_free(&op);
     MPI_Type_free(&t);
     return rc == MPI_SUCCESS

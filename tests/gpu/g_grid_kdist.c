@@ -216,18 +216,48 @@ TEST(grid_kdist_passes_from_any_radius)
     dataset_free(&ds);
 }
 
-TEST(grid_kdist_refusals)
+/* Off the grid (exact-path pass) exact's k-distance is its FP16 pass's
+ * estimates made exact by its joins (src/kdist_refine.c): cpu's values
+ * too, at d = 3 and at d = 64 (where the grid is never taken). Bad K is
+ * refused. */
+static void check_kd_pass(const char *what, const dataset *ds, int k)
+{
+    double *a = xmalloc(ds->n * sizeof *a), *b = xmalloc(ds->n * sizeof *b);
+    join_result ra, rb;
+    int rc = kd_run("cpu", ds, k, 0, ds->n, EXACT_PATH_AUTO, b, &rb);
+    CHECK_MSG(rc == 0, "%s cpu: %s", what, err_msg());
+    rc = kd_run("exact", ds, k, 0, ds->n, EXACT_PATH_PASS, a, &ra);
+    CHECK_MSG(rc == 0, "%s exact: %s", what, err_msg());
+    size_t bad = 0, first = 0;
+    for (size_t q = 0; q < ds->n; q++)
+        if (memcmp(&a[q], &b[q], sizeof *a) != 0 && bad++ == 0)
+            first = q;
+    CHECK_MSG(bad == 0, "%s K=%d: %zu rows differ, first %zu: %.17g against cpu's %.17g", what, k,
+              bad, first, a[first], b[first]);
+    printf("# %s K=%d: %s, %g rounds, %g joins\n", what, k, ra.variant,
+           join_result_metric_value(&ra, "refine_rounds"),
+           join_result_metric_value(&ra, "refine_joins"));
+    free(a);
+    free(b);
+}
+
+TEST(exact_kdist_off_the_grid_equals_cpu)
 {
     need_gpu();
-    dataset ds = set_unif("unif", 500, 3, 5);
+    dataset ds = set_unif("unif", 3000, 3, 5);
+    check_kd_pass("unif d=3 pass", &ds, 4);
+    dataset_free(&ds);
+    ds = set_unif("unif64", 4000, 64, 9);
+    check_kd_pass("unif d=64", &ds, 1);
+    check_kd_pass("unif d=64", &ds, 17);
+    dataset_free(&ds);
+    ds = set_lattice();
+    check_kd_pass("lattice", &ds, 6);
+    dataset_free(&ds);
     double out[500];
     join_result r;
-    int rc = kd_run("exact", &ds, 4, 0, ds.n, EXACT_PATH_PASS, out, &r);
-    CHECK_EQ_INT(rc, TCJ_EUNSUP);
-    CHECK_MSG(strstr(err_msg(), "k-distance on its FP64 grid path only") &&
-                  !strchr(err_msg(), '\n'),
-              "%s", err_msg());
-    rc = kd_run("exact", &ds, 500, 0, ds.n, EXACT_PATH_GRID, out, &r);
+    ds = set_unif("unif", 500, 3, 5);
+    int rc = kd_run("exact", &ds, 500, 0, ds.n, EXACT_PATH_GRID, out, &r);
     CHECK_EQ_INT(rc, TCJ_EINVAL);
     dataset_free(&ds);
     /* one point: no other row to be a neighbour */

@@ -1,0 +1,46 @@
+/* exact's k-distance (engine.kdist): fp64's k-distances, the cpu engine's
+ * values. On its FP64 grid path (low d) the device grid's passes
+ * (src/engine_exact_kdist_grid.c); elsewhere its FP16 pass's own
+ * k-distance (kern_fasted_kdist in exact's format, three passes) gives
+ * each row an estimate, and exact's joins make it exact
+ * (src/kdist_refine.c: PAIRS joins of exact at about the estimates, each
+ * row's K smallest FP64 d2 kept, rows short of K joined again a little
+ * wider). The estimates only decide how wide the joins are: the answer is
+ * exact's pair set's either way. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "err.h"
+#include "exact_kdist_grid.h"
+#include "kdist_refine.h"
+#include "mem.h"
+
+int exact_kdist(const kdist_spec *s, join_result *res)
+{
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
+    if (exact_kdist_grid_ok(s->ds, s->k, o) == 0)
+        return exact_kdist_grid(s, res);
+    err_clear();
+    const size_t nq = s->q1 - s->q0;
+    double *est = mem_alloc(s->engine->name, "the k-distance's estimates", nq, sizeof *est, 0);
+    if (!est)
+        return TCJ_ENOMEM;
+    kdist_spec e = *s;
+    e.out = est;
+    e.progress = NULL; /* the refinement reports the rows it settles */
+    join_result er;
+    memset(&er, 0, sizeof er);
+    const double t0 = engine_now();
+    int rc = engine_gpu_kdist(&e, &er);
+    const double t_est = engine_now() - t0;
+    if (rc == 0) {
+        join_result_phase(res, "estimate", t_est);
+        rc = kdist_refine(s, est, res);
+        res->kernel_seconds += er.kernel_seconds;
+        join_result_metric(res, "estimate_s", t_est, "s");
+    }
+    free(est);
+    return rc;
+}

@@ -1,0 +1,309 @@
+/* Exact k-distances from estimates (src/kdist_refine.h).
+ *
+ * Why not a doubling radius: in high dimensions the number of pairs within
+ * r grows like r^d, so a join at twice the needed radius can hold most of
+ * the n^2 pairs. The radius therefore starts at the estimates (a block's
+ * 99th percentile, 1/128 above it) and grows by a margin that doubles each
+ * round (1/128, 1/64, ... then fourfold steps), and only the rows still
+ * unknown are joined again, in ranges of consecutive rows that are mostly
+ * such rows. */
+#include "kdist_refine.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "kdist.h"
+#include "mem.h"
+
+/* The first radius takes this quantile of a block's estimates (larger
+ * blocks): the rows above it take a second, small join, rather than every
+ * row of the block one at the largest estimate (an outlier's). */
+#define KR_QUANTILE 0.99
+#define KR_MARGIN0 (1.0 / 128)
+#define KR_MAX_ROUNDS 64
+
+typedef struct kr_rows {
+    pthread_mutex_t mu;
+    size_t b0;      /* the block's first row */
+    int k;          /* values a row keeps */
+    double *top;    /* a max-heap of k values a row */
+    int *len;       /* values each heap holds */
+    uint8_t *known; /* the row's k-distance is final */
+    uint64_t pairs; /* streamed to the sink */
+} kr_rows;
+
+static void heap_push(double *h, int *len, double v)
+{
+    int i = (*len)++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (h[p] >= v)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static void heap_replace_top(double *h, int n, double v)
+{
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && h[c + 1] > h[c])
+            c++;
+        if (h[c] <= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+/* The engine's pairs: i is the query row (engine.h), j another row. */
+static int kr_put(void *ctx, const pair_batch *b)
+{
+    kr_rows *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    for (size_t t = 0; t < b->k; t++) {
+        const size_t i = b->i[t] - r->b0;
+        if (b->i[t] == b->j[t] || r->known[i])
+            continue;
+        double *h = r->top + i * (size_t)r->k;
+        const double v = b->d2[t];
+        if (r->len[i] < r->k)
+            heap_push(h, &r->len[i], v);
+        else if (v < h[0])
+            heap_replace_top(h, r->k, v);
+    }
+    r->pairs += b->k;
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int est_ok(const double *est, size_t i)
+{
+    return est && isfinite(est[i]) && est[i] >= 0;
+}
+
+/* The squared diameter of the data's bounding box, a little above: a join
+ * at it holds every pair. */
+static double kr_diameter2(const dataset *ds)
+{
+    const size_t d = ds->d;
+    double *lo = xmalloc(3 * d * sizeof *lo), *hi = lo + d, *row = hi + d;
+    for (size_t j = 0; j < d; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+    }
+    for (size_t i = 0; i < ds->n; i++) {
+        const double *x = dataset_row_f64(ds, i, row);
+        for (size_t j = 0; j < d; j++) {
+            lo[j] = x[j] < lo[j] ? x[j] : lo[j];
+            hi[j] = x[j] > hi[j] ? x[j] : hi[j];
+        }
+    }
+    double s = 0;
+    for (size_t j = 0; j < d; j++)
+        s += (hi[j] - lo[j]) * (hi[j] - lo[j]);
+    free(lo);
+    return s * (1 + 1e-9) + 1e-300;
+}
+
+typedef struct kr_run {
+    const kdist_spec *s;
+    const double *est;
+    join_result *res;
+    size_t rows_known; /* over all blocks, for progress */
+    int joins, rounds;
+    uint64_t pairs;
+    double diam2; /* 0: not yet computed */
+} kr_run;
+
+static void kr_add_result(join_result *to, const join_result *jr, int first)
+{
+    if (first) {
+        snprintf(to->device, sizeof to->device, "%s", jr->device);
+        snprintf(to->variant, sizeof to->variant, "%.70s, refined", jr->variant);
+        snprintf(to->precision, sizeof to->precision, "%s", jr->precision);
+        to->d_padded = jr->d_padded;
+    }
+    to->kernel_seconds += jr->kernel_seconds;
+    for (int p = 0; p < jr->nphase; p++)
+        join_result_phase(to, jr->phase[p].name, jr->phase[p].seconds);
+}
+
+/* One PAIRS join of rows [q0, q1) at squared radius r2 into rows' heaps. */
+static int kr_join(kr_run *k, kr_rows *rows, size_t q0, size_t q1, double r2)
+{
+    const kdist_spec *s = k->s;
+    join_spec js;
+    memset(&js, 0, sizeof js);
+    js.ds = s->ds;
+    js.eps = kdist_eps_for(r2);
+    js.q0 = q0;
+    js.q1 = q1;
+    js.mode = JOIN_PAIRS;
+    js.opts = s->opts;
+    js.sink = (pair_sink){kr_put, rows};
+    js.cancel = s->cancel;
+    join_result jr;
+    int rc = engine_run(s->engine, &js, &jr);
+    if (rc == 0)
+        kr_add_result(k->res, &jr, k->joins == 0);
+    k->joins++;
+    return rc;
+}
+
+/* Rows [b0, b1) of the spec: joins until every row is known. */
+static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scratch)
+{
+    const kdist_spec *s = k->s;
+    const double *est = k->est;
+    const size_t q0 = s->q0, nb = b1 - b0;
+    const int kk = s->k;
+    rows->b0 = b0;
+    memset(rows->len, 0, nb * sizeof *rows->len);
+    memset(rows->known, 0, nb);
+
+    /* The first radius: the block's KR_QUANTILE estimate. */
+    size_t m = 0;
+    for (size_t i = b0; i < b1; i++)
+        if (est_ok(est, i - q0))
+            scratch[m++] = est[i - q0];
+    double r2 = 0;
+    if (m) {
+        qsort(scratch, m, sizeof *scratch, cmp_dbl);
+        size_t at = m >= 100 ? (size_t)(KR_QUANTILE * (double)(m - 1)) : m - 1;
+        r2 = scratch[at] * (1 + KR_MARGIN0);
+    }
+    double margin = KR_MARGIN0;
+    size_t lo = b0, hi = b1; /* the unknown rows lie in [lo, hi) */
+    for (int round = 0; lo < hi; round++, k->rounds++) {
+        if (round >= KR_MAX_ROUNDS)
+            return err_set(
+                TCJ_EINVAL,
+                "%s k-distance: rows %zu to %zu have fewer than %d other rows within the "
+                "data's diameter (not finite?)",
+                s->engine->name, lo, hi - 1, kk);
+        if (!(r2 > 0)) {
+            if (k->diam2 == 0)
+                k->diam2 = kr_diameter2(s->ds);
+            r2 = k->diam2 * 0x1p-20;
+        }
+        /* Ranges of consecutive unknown rows, a gap of known rows no longer
+         * than the unknown rows gathered so far, so that a range holds
+         * mostly rows still to be found. */
+        size_t i = lo;
+        int rc = 0;
+        while (i < hi && rc == 0) {
+            while (i < hi && rows->known[i - b0])
+                i++;
+            if (i >= hi)
+                break;
+            size_t start = i, last = i, want = 0;
+            for (; i < hi; i++) {
+                if (rows->known[i - b0])
+                    continue;
+                if (i - last > want + 64)
+                    break;
+                last = i;
+                want++;
+            }
+            i = last + 1;
+            rc = kr_join(k, rows, start, last + 1, r2);
+        }
+        if (rc)
+            return rc;
+        /* Rows with K others within r2 are final; the others start over. */
+        size_t nlo = hi, nhi = lo;
+        double need = 0;
+        for (size_t q = lo; q < hi; q++) {
+            const size_t t = q - b0;
+            if (rows->known[t])
+                continue;
+            if (rows->len[t] == kk) {
+                rows->known[t] = 1;
+                s->out[q - q0] = rows->top[t * (size_t)kk];
+                k->rows_known++;
+                continue;
+            }
+            rows->len[t] = 0;
+            nlo = q < nlo ? q : nlo;
+            nhi = q + 1;
+            if (est_ok(est, q - q0) && est[q - q0] > need)
+                need = est[q - q0];
+        }
+        lo = nlo;
+        hi = nhi > nlo ? nhi : nlo;
+        if (s->progress)
+            s->progress(s->progress_ctx, (double)k->rows_known / (double)(s->q1 - q0));
+        if (s->cancel && *s->cancel)
+            return err_set(TCJ_ECANCEL, "cancelled");
+        /* The next radius: the unknown rows' largest estimate or the
+         * last radius, each a margin above; the margin doubles (to
+         * fourfold steps) so a poor estimate costs a few rounds. */
+        const double grown = r2 * (1 + margin);
+        const double from_est = need * (1 + KR_MARGIN0);
+        r2 = from_est > grown ? from_est : grown;
+        margin = margin < 3 ? 2 * margin : 3;
+    }
+    return 0;
+}
+
+static size_t kr_test_rows;
+
+void kdist_refine_block_rows_for_tests(size_t rows)
+{
+    kr_test_rows = rows;
+}
+
+int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
+{
+    const size_t nq = s->q1 - s->q0;
+    const int kk = s->k;
+    size_t block = kr_test_rows ? kr_test_rows : KDIST_REFINE_BLOCK_VALUES / (size_t)kk;
+    if (block > nq)
+        block = nq;
+    if (block == 0)
+        block = 1;
+    kr_rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.k = kk;
+    rows.top = mem_alloc(s->engine->name, "the k-distance's top-K lists", block * (size_t)kk,
+                         sizeof *rows.top, 0);
+    rows.len = mem_alloc(s->engine->name, "the k-distance's lists", block, sizeof *rows.len, 0);
+    rows.known = mem_alloc(s->engine->name, "the k-distance's lists", block, 1, 0);
+    double *scratch =
+        mem_alloc(s->engine->name, "the k-distance's estimates", block, sizeof *scratch, 0);
+    int rc = rows.top && rows.len && rows.known && scratch ? 0 : TCJ_ENOMEM;
+    pthread_mutex_init(&rows.mu, NULL);
+    kr_run k = {.s = s, .est = est, .res = res};
+    for (size_t b0 = s->q0; b0 < s->q1 && rc == 0; b0 += block) {
+        size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
+        rc = kr_block(&k, &rows, b0, b1, scratch);
+    }
+    k.pairs = rows.pairs;
+    pthread_mutex_destroy(&rows.mu);
+    free(rows.top);
+    free(rows.len);
+    free(rows.known);
+    free(scratch);
+    join_result_metric(res, "refine_joins", k.joins, "");
+    join_result_metric(res, "refine_rounds", k.rounds, "");
+    join_result_metric(res, "refine_pairs", (double)k.pairs, "");
+    return rc;
+}

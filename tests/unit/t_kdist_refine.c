@@ -1,0 +1,187 @@
+/* kdist_refine (src/kdist_refine.c: exact's k-distance off its grid) on
+ * the CPU, through the cpu engine's joins: whatever the estimates (exact,
+ * too small, too large, zero, not finite, random, none), the result
+ * equals an independent brute force bit for bit (every d2 of a row in
+ * FP64, direct (a-b)^2 form in dimension order, sorted, the K-th of the
+ * other rows), over blocks of a few rows and one block, query slices,
+ * ties, duplicates and an outlier; good estimates take at most two rounds
+ * (radii) a block. */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset.h"
+#include "engine.h"
+#include "err.h"
+#include "kdist.h"
+#include "kdist_refine.h"
+#include "widen.h"
+
+extern const engine engine_cpu;
+
+static uint64_t rng;
+static uint64_t rnext(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* n points of d values; grid > 0: integers in [0, grid) (ties), every 7th
+ * point a copy of the one before; outlier: the last point far away. */
+static dataset make(size_t n, size_t d, int grid, int outlier, uint64_t seed)
+{
+    dataset ds = {0};
+    ds.n = n;
+    ds.d = d;
+    ds.name = strdup("t");
+    double *v = malloc(n * d * sizeof *v);
+    ds.v = v;
+    rng = seed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            double x =
+                grid ? (double)(rnext() % (uint64_t)grid) : (double)(rnext() >> 11) * 0x1p-53;
+            v[i * d + k] = (grid && i % 7 == 6) ? v[(i - 1) * d + k] : x;
+        }
+    if (outlier)
+        for (size_t k = 0; k < d; k++)
+            v[(n - 1) * d + k] = 1000.0 + (double)k;
+    return ds;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double brute_kth(const dataset *ds, size_t q, int k, double *tmp)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < ds->n; j++)
+        if (j != q)
+            tmp[m++] = t_d2(ds, q, j);
+    qsort(tmp, m, sizeof *tmp, cmp_dbl);
+    return tmp[k - 1];
+}
+
+enum { EST_EXACT, EST_HALF, EST_DOUBLE, EST_ZERO, EST_NAN, EST_NONE, EST_RANDOM, EST_HUGE, EST_N };
+static const char *const est_names[EST_N] = {"exact", "half", "double", "zero",
+                                             "nan",   "none", "random", "huge"};
+
+/* kdist_refine over rows [q0, q1) with estimates of kind; 0 when every
+ * value equals brute_kth's bits; *joins gets its rounds (radii tried,
+ * summed over the blocks). */
+static int check(const dataset *ds, int k, size_t q0, size_t q1, int kind, double *joins)
+{
+    const size_t nq = q1 - q0;
+    double *want = malloc(nq * sizeof *want), *est = malloc(nq * sizeof *est),
+           *out = malloc(nq * sizeof *out), *tmp = malloc(ds->n * sizeof *tmp);
+    for (size_t q = q0; q < q1; q++) {
+        const double w = brute_kth(ds, q, k, tmp);
+        want[q - q0] = w;
+        double e = w;
+        switch (kind) {
+        case EST_HALF:
+            e = w / 2;
+            break;
+        case EST_DOUBLE:
+            e = 2 * w;
+            break;
+        case EST_ZERO:
+            e = 0;
+            break;
+        case EST_NAN:
+            e = (q & 1) ? NAN : -1.0;
+            break;
+        case EST_RANDOM:
+            e = w * (double)(rnext() % 2001) / 1000.0;
+            break;
+        case EST_HUGE:
+            e = (q % 5 == 0) ? 1e300 : w;
+            break;
+        default:
+            break;
+        }
+        est[q - q0] = e;
+    }
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    kdist_spec s = {
+        .engine = &engine_cpu, .ds = ds, .q0 = q0, .q1 = q1, .k = k, .opts = &o, .out = out};
+    join_result res;
+    memset(&res, 0, sizeof res);
+    int bad = kdist_refine(&s, kind == EST_NONE ? NULL : est, &res) != 0;
+    if (bad)
+        printf("# %s: %s\n", est_names[kind], err_msg());
+    for (size_t q = q0; q < q1 && !bad; q++) {
+        bad = memcmp(&out[q - q0], &want[q - q0], sizeof *out) != 0;
+        if (bad)
+            printf("# %s row %zu: %.17g, want %.17g\n", est_names[kind], q, out[q - q0],
+                   want[q - q0]);
+    }
+    *joins = join_result_metric_value(&res, "refine_rounds");
+    free(want);
+    free(est);
+    free(out);
+    free(tmp);
+    return bad;
+}
+
+TEST(any_estimates_give_the_exact_k_distances)
+{
+    dataset a = make(240, 37, 0, 0, 1), b = make(233, 3, 4, 0, 2), c = make(200, 8, 0, 1, 3);
+    const int ks[] = {1, 4, 17};
+    double joins;
+    for (size_t blk = 0; blk < 2; blk++) {
+        kdist_refine_block_rows_for_tests(blk ? 0 : 31); /* many blocks, then one */
+        for (int t = 0; t < 3; t++)
+            for (int kind = 0; kind < EST_N; kind++) {
+                CHECK_MSG(!check(&a, ks[t], 0, a.n, kind, &joins), "uniform d=37 K=%d %s", ks[t],
+                          est_names[kind]);
+                CHECK_MSG(!check(&b, ks[t], 0, b.n, kind, &joins), "ties, duplicates K=%d %s",
+                          ks[t], est_names[kind]);
+                CHECK_MSG(!check(&c, ks[t], 0, c.n, kind, &joins), "an outlier K=%d %s", ks[t],
+                          est_names[kind]);
+            }
+    }
+    kdist_refine_block_rows_for_tests(0);
+    dataset_free(&a);
+    dataset_free(&b);
+    dataset_free(&c);
+}
+
+TEST(query_slices_and_the_largest_k)
+{
+    dataset a = make(150, 5, 3, 0, 4);
+    double joins;
+    kdist_refine_block_rows_for_tests(16);
+    CHECK(!check(&a, 3, 17, 41, EST_RANDOM, &joins));
+    CHECK(!check(&a, 3, 149, 150, EST_ZERO, &joins));
+    CHECK(!check(&a, (int)a.n - 1, 0, a.n, EST_HALF, &joins)); /* every other row */
+    CHECK(!check(&a, (int)a.n - 1, 5, 9, EST_NONE, &joins));
+    kdist_refine_block_rows_for_tests(0);
+    dataset_free(&a);
+}
+
+/* Exact estimates: the first radius of a block (its 99th percentile)
+ * settles its rows up to there, a second (the largest estimate left) the
+ * rest. */
+TEST(good_estimates_take_at_most_two_rounds_a_block)
+{
+    dataset a = make(400, 16, 0, 1, 5);
+    double joins = 0;
+    kdist_refine_block_rows_for_tests(100);
+    CHECK(!check(&a, 8, 0, a.n, EST_EXACT, &joins));
+    CHECK_MSG(joins >= 4 && joins <= 8, "%g rounds for 4 blocks", joins);
+    kdist_refine_block_rows_for_tests(0);
+    CHECK(!check(&a, 8, 0, a.n, EST_EXACT, &joins));
+    CHECK_MSG(joins >= 1 && joins <= 2, "%g rounds for one block", joins);
+    dataset_free(&a);
+}
