@@ -11,6 +11,7 @@
 #include "cpu_join.h"
 #include "err.h"
 #include "mem.h"
+#include "topk.h"
 
 typedef struct ck_item {
     size_t cell, i0, i1; /* the grid pass: positions qpos[i0 .. i1) of one cell */
@@ -50,37 +51,6 @@ typedef struct ck_worker {
     double *heap; /* qb heaps of kk values */
     int *len;     /* values in each heap */
 } ck_worker;
-
-/* Replace the top of a full max-heap with v (v < top) and restore order. */
-static void heap_replace_top(double *h, int n, double v)
-{
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && h[c + 1] > h[c])
-            c++;
-        if (!(h[c] > v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = v;
-}
-
-static void heap_push(double *h, int n, double v)
-{
-    int i = n;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!(h[p] < v))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = v;
-}
 
 static int ck_cmp_u32(const void *a, const void *b)
 {
@@ -131,10 +101,10 @@ static void *ck_work(void *arg)
                     if (ca + c == q || v != v)
                         continue;
                     if (*len < kk) {
-                        heap_push(h, *len, v);
+                        topk_push(h, *len, v);
                         (*len)++;
                     } else if (v < h[0]) {
-                        heap_replace_top(h, kk, v);
+                        topk_replace_top(h, kk, v);
                     }
                 }
             }
@@ -191,10 +161,10 @@ static void *ck_grid_work(void *arg)
                         if (ca + c == q || v != v)
                             continue;
                         if (*len < kk) {
-                            heap_push(h, *len, v);
+                            topk_push(h, *len, v);
                             (*len)++;
                         } else if (v < h[0]) {
-                            heap_replace_top(h, kk, v);
+                            topk_replace_top(h, kk, v);
                         }
                     }
                 }

@@ -19,6 +19,7 @@
 #include "err.h"
 #include "kdist.h"
 #include "mem.h"
+#include "topk.h"
 
 /* The first radius takes this quantile of a block's estimates (larger
  * blocks): the rows above it take a second, small join, rather than every
@@ -37,36 +38,6 @@ typedef struct kr_rows {
     uint64_t pairs; /* streamed to the sink */
 } kr_rows;
 
-static void heap_push(double *h, int *len, double v)
-{
-    int i = (*len)++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (h[p] >= v)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = v;
-}
-
-static void heap_replace_top(double *h, int n, double v)
-{
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && h[c + 1] > h[c])
-            c++;
-        if (h[c] <= v)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = v;
-}
-
 /* The engine's pairs: i is the query row (engine.h), j another row. */
 static int kr_put(void *ctx, const pair_batch *b)
 {
@@ -79,9 +50,9 @@ static int kr_put(void *ctx, const pair_batch *b)
         double *h = r->top + i * (size_t)r->k;
         const double v = b->d2[t];
         if (r->len[i] < r->k)
-            heap_push(h, &r->len[i], v);
+            topk_push(h, r->len[i]++, v);
         else if (v < h[0])
-            heap_replace_top(h, r->k, v);
+            topk_replace_top(h, r->k, v);
     }
     r->pairs += b->k;
     pthread_mutex_unlock(&r->mu);
