@@ -173,11 +173,14 @@ const char *engine_dist_name(engine_dist d)
     }
 }
 
-int engine_kdist_available(const engine *e, const engine_opts *o)
+const engine *engine_kdist_pick(const engine *first, const engine_opts *o)
 {
-    if (!e->kdist)
-        return err_set(TCJ_EUNSUP, "%s has no k-distance computation", e->name);
-    return engine_available(e, o);
+    const engine *e = first && first->kdist && engine_available(first, o) == 0 ? first : NULL;
+    for (const engine *const *t = engine_table; !e && *t; t++)
+        if ((*t)->kdist && (*t)->exact && engine_available(*t, o) == 0)
+            e = *t;
+    err_clear();
+    return e;
 }
 
 int engine_available(const engine *e, const engine_opts *o)

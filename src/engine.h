@@ -220,9 +220,11 @@ const char *engine_dist_name(engine_dist d);
  * tensor-core row the device and its compute capability; a GPU engine on
  * a machine without an NVIDIA driver says so. */
 int engine_available(const engine *e, const engine_opts *o);
-/* 0 when e can compute the k-distance here: it has a kdist entry and is
- * available; else TCJ_EUNSUP/TCJ_ENODEV with the reason in err_msg. */
-int engine_kdist_available(const engine *e, const engine_opts *o);
+/* The engine a command computes k-distances with when none is named:
+ * first when it has a kdist entry and can run here, else the first exact
+ * row of the table that has one and can run; NULL when none can (err_msg
+ * left clear). */
+const engine *engine_kdist_pick(const engine *first, const engine_opts *o);
 /* The available engine of highest rank for role (ties: the earlier row), or
  * NULL when none; leaves err_msg clear. */
 const engine *engine_best(engine_role role, const engine_opts *o);

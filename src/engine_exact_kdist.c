@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "err.h"
 #include "exact_kdist_grid.h"
+#include "exact_predict.h"
 #include "kdist_refine.h"
 #include "mem.h"
 
@@ -20,9 +21,9 @@ int exact_kdist(const kdist_spec *s, join_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
-    if (exact_kdist_grid_ok(s->ds, s->k, o) == 0)
-        return exact_kdist_grid(s, res);
-    err_clear();
+    const double r0 = exact_kdist_grid_radius(s->ds, s->k);
+    if (exact_grid_path(s->ds, r0, o, NULL))
+        return exact_kdist_grid_at(s, r0, res);
     const size_t nq = s->q1 - s->q0;
     double *est = mem_alloc(s->engine->name, "the k-distance's estimates", nq, sizeof *est, 0);
     if (!est)
@@ -40,6 +41,7 @@ int exact_kdist(const kdist_spec *s, join_result *res)
         rc = kdist_refine(s, est, res);
         res->kernel_seconds += er.kernel_seconds;
         join_result_metric(res, "estimate_s", t_est, "s");
+        join_result_metric(res, "path", 0, "");
     }
     free(est);
     return rc;

@@ -16,7 +16,6 @@
 #include "engine.h"
 #include "err.h"
 #include "exact_kdist_grid.h"
-#include "exact_predict.h"
 
 #define EKG_SAMPLE 65536 /* rows read for the bounding box */
 #define EKG_DIMS 6       /* the grid's indexed dimensions (KD_K) */
@@ -72,24 +71,8 @@ double exact_kdist_grid_radius(const dataset *ds, int k)
     return r;
 }
 
-int exact_kdist_grid_ok(const dataset *ds, int k, const engine_opts *opts)
+int exact_kdist_grid_at(const kdist_spec *s, double r0, join_result *res)
 {
-    engine_opts def;
-    const engine_opts *o = engine_opts_or_default(opts, &def);
-    if (!exact_grid_path(ds, exact_kdist_grid_radius(ds, k), o, NULL))
-        return err_set(TCJ_EUNSUP,
-                       "exact has a k-distance on its FP64 grid path only (low d); engine=cpu "
-                       "computes it here");
-    return 0;
-}
-
-int exact_kdist_grid(const kdist_spec *s, join_result *res)
-{
-    engine_opts def;
-    const engine_opts *o = engine_opts_or_default(s->opts, &def);
-    const double r0 = exact_kdist_grid_radius(s->ds, s->k);
-    if (!exact_grid_path(s->ds, r0, o, NULL))
-        return exact_kdist_grid_ok(s->ds, s->k, o);
     int rc = engine_gpu_grid_kdist(s, r0, res);
     join_result_metric(res, "path", 1, "");
     join_result_metric(res, "radius0", r0, "");

@@ -5,13 +5,9 @@
 
 #include "engine.h"
 
-/* The kdist hook on the grid path: where exact_grid_path holds (at the
- * first radius below), the device grid's k-distances; elsewhere
- * TCJ_EUNSUP with one line. */
-int exact_kdist_grid(const kdist_spec *s, join_result *res);
-/* 0 where the grid path holds for K on ds (exact_kdist_grid runs), else
- * TCJ_EUNSUP with one line. */
-int exact_kdist_grid_ok(const dataset *ds, int k, const engine_opts *o);
+/* The device grid's k-distances from first radius r0 (where exact joins
+ * over its grid at r0: exact_grid_path), metrics "path" 1 and "radius0". */
+int exact_kdist_grid_at(const kdist_spec *s, double r0, join_result *res);
 /* The first radius of the grid passes for K on ds: rows spread evenly
  * over a sample's bounding box hold 2 (K + 1) rows in a ball of it. */
 double exact_kdist_grid_radius(const dataset *ds, int k);

@@ -100,7 +100,6 @@ typedef struct kr_run {
     join_result *res;
     size_t rows_known; /* over all blocks, for progress */
     int joins, rounds;
-    uint64_t pairs;
     double diam2; /* 0: not yet computed */
 } kr_run;
 
@@ -267,7 +266,6 @@ int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
         size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
         rc = kr_block(&k, &rows, b0, b1, scratch);
     }
-    k.pairs = rows.pairs;
     pthread_mutex_destroy(&rows.mu);
     free(rows.top);
     free(rows.len);
@@ -275,6 +273,6 @@ int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
     free(scratch);
     join_result_metric(res, "refine_joins", k.joins, "");
     join_result_metric(res, "refine_rounds", k.rounds, "");
-    join_result_metric(res, "refine_pairs", (double)k.pairs, "");
+    join_result_metric(res, "refine_pairs", (double)rows.pairs, "");
     return rc;
 }

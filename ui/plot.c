@@ -42,6 +42,14 @@ void ui_grid_row(const ui_grid *g, int y, char *out)
     out[y >= 0 && y < g->h ? g->w : 0] = '\0';
 }
 
+void ui_grid_row_trimmed(const ui_grid *g, int y, char *out)
+{
+    ui_grid_row(g, y, out);
+    size_t n = strlen(out);
+    while (n > 0 && out[n - 1] == ' ')
+        out[--n] = '\0';
+}
+
 void ui_fmt_num(char *buf, size_t size, double v)
 {
     double a = fabs(v);

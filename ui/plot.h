@@ -21,6 +21,8 @@ void ui_grid_put(ui_grid *g, int y, int x, char ch);        /* ignored outside *
 void ui_grid_text(ui_grid *g, int y, int x, const char *s); /* clipped */
 /* Copy row y into out (w chars + NUL, trailing spaces kept). */
 void ui_grid_row(const ui_grid *g, int y, char *out);
+/* The same without its trailing spaces: the text plots the commands print. */
+void ui_grid_row_trimmed(const ui_grid *g, int y, char *out);
 
 /* A compact number in at most 7 characters: 0, 12.5, 1234, 12.3k, 4.56M,
  * 1.2e-05, -0.031. NaN gives "N/A". */

@@ -47,10 +47,7 @@ static void print_plot(const double *eps, const double *sel, size_t np)
     char row[PLOT_W + 1];
     out_printf("  S%s against eps\n", logy ? " (log scale; S = 0 not drawn)" : "");
     for (int y = 0; y < PLOT_H; y++) {
-        ui_grid_row(&g, y, row);
-        size_t n = strlen(row);
-        while (n > 0 && row[n - 1] == ' ')
-            row[--n] = 0;
+        ui_grid_row_trimmed(&g, y, row);
         out_printf("  %s\n", row);
     }
 }

@@ -99,23 +99,6 @@ static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels,
     return rc;
 }
 
-/* Each join a pass ran, stored as a run of the log. */
-static void store_passes(session *s, const engine *e, const dbscan_result *res, int64_t *run_id)
-{
-    for (int k = 0; k < DBSCAN_NPASS; k++) {
-        run_id[k] = 0;
-        if (!res->ran[k])
-            continue;
-        join_spec js = {.ds = &s->ds,
-                        .eps = s->eps,
-                        .q0 = 0,
-                        .q1 = s->ds.n,
-                        .mode = res->pass_mode[k],
-                        .opts = &s->eopt};
-        run_id[k] = runner_store(s, e, &js, &res->pass[k], 0, NULL);
-    }
-}
-
 static int dbscan_at_eps(session *s, int argc, char **argv, int force)
 {
     size_t minpts;
@@ -153,7 +136,7 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
         .labels_path = path,
         .res = res,
     };
-    store_passes(s, e, res, v.run_id);
+    runner_store_dbscan_passes(s, e, res, v.run_id);
     if (s->db) {
         store_dbscan_rec r = {
             .session_id = s->session_id,
@@ -204,7 +187,7 @@ static int dbscan_compare_cmd(session *s, int argc, char **argv, char **pos)
                                  .eps = s->eps,
                                  .minpts = minpts,
                                  .res = &res[k]};
-            store_passes(s, e[k], &res[k], v[k].run_id);
+            runner_store_dbscan_passes(s, e[k], &res[k], v[k].run_id);
             if (s->db) {
                 store_dbscan_rec r = {.session_id = s->session_id,
                                       .dataset_id = s->dataset_id,
@@ -246,13 +229,7 @@ static int curve_engine(const session *s, const char *name, size_t minpts, const
                            (*out)->name);
         return 0;
     }
-    const engine *e = runner_reference_engine(&s->eopt);
-    if (e && engine_kdist_available(e, &s->eopt))
-        e = NULL;
-    for (const engine *const *t = engine_table; !e && *t; t++)
-        if ((*t)->exact && engine_kdist_available(*t, &s->eopt) == 0)
-            e = *t;
-    err_clear();
+    const engine *e = engine_kdist_pick(runner_reference_engine(&s->eopt), &s->eopt);
     if (!e)
         return err_set(TCJ_EUNSUP, "dbscan curve: no exact engine with a k-distance can run here");
     *out = e;
@@ -277,10 +254,7 @@ static void curve_plot(const dbscan_curve *c, const double *x, const double *y, 
     out_printf("  clusters against eps (0 to %g)%s\n", c->max, on ? "; O: the current eps" : "");
     char row[PLOT_W + 1];
     for (int r = 0; r < PLOT_H; r++) {
-        ui_grid_row(&g, r, row);
-        size_t len = strlen(row);
-        while (len > 0 && row[len - 1] == ' ')
-            row[--len] = 0;
+        ui_grid_row_trimmed(&g, r, row);
         out_printf("  %s\n", row);
     }
 }

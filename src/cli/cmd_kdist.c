@@ -35,17 +35,11 @@ static int pick_engine(const session *s, const char *name, const engine **out)
 {
     if (name)
         return runner_engine_opt(&s->eopt, name, out);
-    /* The default engine when it has a k-distance entry, else the first
-     * exact engine that has one and can run here. */
-    const engine *e = runner_default_engine(&s->eopt);
-    for (const engine *const *t = engine_table; e && !e->kdist && *t; t++)
-        if ((*t)->kdist && (*t)->exact && engine_available(*t, &s->eopt) == 0)
-            e = *t;
-    err_clear();
-    if (!e || !e->kdist)
+    const engine *e = engine_kdist_pick(runner_default_engine(&s->eopt), &s->eopt);
+    if (!e)
         return err_set(TCJ_EUNSUP, "kdist: no engine with a k-distance computation can run here");
     *out = e;
-    return engine_available(e, &s->eopt);
+    return 0;
 }
 
 /* The curve as text: the knee an O, the session's eps (when set) a
@@ -69,10 +63,7 @@ static void print_plot(const session *s, const kdist_curve *c)
                s->have_eps ? "; - - the current eps" : "");
     char row[PLOT_W + 1];
     for (int y = 0; y < PLOT_H; y++) {
-        ui_grid_row(&g, y, row);
-        size_t n = strlen(row);
-        while (n > 0 && row[n - 1] == ' ')
-            row[--n] = 0;
+        ui_grid_row_trimmed(&g, y, row);
         out_printf("  %s\n", row);
     }
 }

@@ -135,15 +135,7 @@ static int cluster_one(session *s, const engine *e, size_t minpts, int32_t *lab,
                      .eps = s->eps,
                      .minpts = minpts,
                      .res = res};
-    for (int k = 0; k < DBSCAN_NPASS; k++) {
-        join_spec js = {.ds = &s->ds,
-                        .eps = s->eps,
-                        .q0 = 0,
-                        .q1 = s->ds.n,
-                        .mode = res->pass_mode[k],
-                        .opts = &s->eopt};
-        v.run_id[k] = res->ran[k] ? runner_store(s, e, &js, &res->pass[k], 0, NULL) : 0;
-    }
+    runner_store_dbscan_passes(s, e, res, v.run_id);
     if (s->db) {
         store_dbscan_rec r = {.session_id = s->session_id,
                               .dataset_id = s->dataset_id,

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "cupti_prof.h"
+#include "dbscan.h"
 #include "dist.h"
 #include "err.h"
 #include "out.h"
@@ -169,6 +170,23 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     else if (dist && dist->store_run) /* tcjoin-mpi: the ranks' shares */
         dist->store_run(s->db, id, res);
     return id > 0 ? id : 0;
+}
+
+void runner_store_dbscan_passes(session *s, const engine *e, const dbscan_result *res,
+                                int64_t *run_id)
+{
+    for (int k = 0; k < DBSCAN_NPASS; k++) {
+        run_id[k] = 0;
+        if (!res->ran[k])
+            continue;
+        join_spec js = {.ds = &s->ds,
+                        .eps = s->eps,
+                        .q0 = 0,
+                        .q1 = s->ds.n,
+                        .mode = res->pass_mode[k],
+                        .opts = &s->eopt};
+        run_id[k] = runner_store(s, e, &js, &res->pass[k], 0, NULL);
+    }
 }
 
 void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec *spec,
