@@ -1,9 +1,9 @@
 /* DBSCAN's lock-free union-find on the device (src/dbscan.h has the
  * definitions): parent[x] <= x always, links from the larger root to the
  * smaller, so a root is its component's smallest core index. Shared by
- * the FP64 grid path's epilogues (kernels/epi_cluster.cuh) and the
- * tensor-core kernels' (kernels/epi_clu.cuh); device functions only, so
- * every FASTED instance file can include it for nothing. */
+ * the FP64 grid path's epilogues (kernels/epi_cluster.cuh) and the pair
+ * consumer of the PAIRS-run passes (kernels/kern_dbscan.cu); device
+ * functions only. */
 #ifndef TCJ_CLU_UF_CUH
 #define TCJ_CLU_UF_CUH
 

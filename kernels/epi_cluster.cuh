@@ -20,9 +20,9 @@
  * group; `at` says where the warp's and the pair's query slot are).
  * kern_join_epi is the join's own (f64_emit); the roles here need none
  * of the hooks (FG_EPI_NO_HOOKS). The union-find itself is
- * kernels/clu_uf.cuh, shared with the tensor-core kernels' clustering
- * epilogue (epi_clu.cuh); the kernels below are static:
- * kernels/fasted_dbscan.cu runs some of them too. */
+ * kernels/clu_uf.cuh, shared with the pair consumer of the PAIRS-run
+ * passes; the kernels below are static: kernels/kern_dbscan.cu runs some
+ * of them too. */
 #ifndef TCJ_EPI_CLUSTER_CUH
 #define TCJ_EPI_CLUSTER_CUH
 

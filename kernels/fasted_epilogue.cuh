@@ -8,7 +8,6 @@
  *   PAIRS (wgmma slice, mma.sync warp tile)  epi_pairs.cuh
  *     with exact's band decisions            epi_band.cuh
  *   the k-distance's three passes            epi_kdist.cuh
- *   DBSCAN's union and border passes         epi_clu.cuh
  * A new role is one header and one branch here.
  *
  * The split keeps the code the compiler makes (issue 42 compared the SASS
@@ -22,7 +21,6 @@
 #define TCJ_FASTED_EPILOGUE_CUH
 
 #include "epi_band.cuh"
-#include "epi_clu.cuh"
 #include "epi_frag.cuh"
 #include "epi_join.cuh"
 #include "epi_kdist.cuh"
@@ -48,10 +46,6 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     }
     if (!PAIRS && (p.mode == FASTED_KD_HIST || p.mode == FASTED_KD_BAND)) {
         epi_kd_hist(f, acc);
-        return;
-    }
-    if (!PAIRS && (p.mode == FASTED_CLU_UNION || p.mode == FASTED_CLU_BORDER)) {
-        epi_clu(f, acc);
         return;
     }
     if (!PAIRS && p.mode == KJOIN_COUNT)

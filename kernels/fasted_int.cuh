@@ -25,12 +25,6 @@
 enum { FASTED_KD_MIN = 16, FASTED_KD_HIST = 17, FASTED_KD_BAND = 18 };
 #define FASTED_KD_BINS 32 /* histogram bins per row, linear in d2 up to the row's bound */
 
-/* Kernel modes of DBSCAN's device passes (kernels/epi_clu.cuh, driven by
- * kernels/fasted_dbscan.cu): the union of core-core pairs, then each
- * non-core row's smallest root among its core neighbours. Below
- * FASTED_KD_MIN: the wgmma kernel's tiles need no barrier between them. */
-enum { FASTED_CLU_UNION = 8, FASTED_CLU_BORDER = 9 };
-
 /* Control words of one launch, zeroed (valid_end set to ~0) before it. */
 typedef struct fasted_ctrl {
     unsigned long long queue;     /* next work item */
@@ -87,21 +81,6 @@ typedef struct exact_band_params {
     unsigned long long *count;
 } exact_band_params;
 
-/* kernels/epi_clu.cuh (modes FASTED_CLU_*): device arrays of n entries,
- * indexed by global row. */
-typedef struct fasted_clu_params {
-    const uint8_t *core; /* 1: the row is a core point (from the PERPOINT pass) */
-    uint32_t *parent;    /* UNION: the union-find; BORDER: each core row's root */
-    uint32_t *border;    /* BORDER: a non-core row's least core neighbour's root */
-    /* UNION, when nb is set: a non-core row's core neighbours, at
-     * nb[row * cap + k], k counted by fill[row]. A non-core row has at most
-     * minPts - 2 neighbours besides itself, so cap = minPts - 2 holds them
-     * all and the border needs no join of its own. */
-    uint32_t *nb;
-    unsigned *fill;
-    unsigned cap;
-} fasted_clu_params;
-
 typedef struct fasted_params {
     const uint16_t *X; /* rows of ld 16-bit units (the format's values), zero-padded */
     const float *s;    /* squared norms, FP32, formed as the format's traits say */
@@ -143,7 +122,6 @@ typedef struct fasted_params {
      * than a search: one load, and no registers taken from the kernels. */
     const uint2 *clu_tile;
     unsigned long long clu_items;
-    fasted_clu_params dbs; /* DBSCAN's passes (epi_clu.cuh); last: the others keep their offsets */
 } fasted_params;
 
 /* Number of work items for a tile grid. */

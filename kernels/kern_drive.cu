@@ -44,6 +44,7 @@ struct kern_pair_buf {
  * the thread running on that device (kern_multi.cuh). */
 struct kern_pairs {
     int dev, d2_bytes, nbuf;
+    int host;   /* the pinned host arrays are there (a run consumed on the device needs none) */
     size_t cap; /* pairs each buffer holds */
     kern_pair_buf b[2];
     cudaStream_t cs;   /* the copies out, beside the launches' stream */
@@ -250,15 +251,18 @@ void kern_end(kern_run *k)
 }
 
 /* nbuf buffers of cap pairs on the run's device into g_pairs (empty on
- * entry), the device arrays through the budget first; on failure what was
- * charged goes back and g_pairs is empty again. */
-static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
+ * entry), the device arrays through the budget first, the pinned host
+ * arrays where host says (a run whose pairs go to pair_dev copies none:
+ * pinning 100 MB took most of a small set's first DBSCAN pass); on
+ * failure what was charged goes back and g_pairs is empty again. */
+static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf, int host)
 {
     kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     g_pairs.dev = k->a->device;
     g_pairs.d2_bytes = d2_bytes;
     g_pairs.cap = cap;
     g_pairs.nbuf = nbuf;
+    g_pairs.host = host;
     const size_t dbytes = cap * (size_t)d2_bytes;
     size_t charged = 0;
     int rc = 0;
@@ -277,7 +281,7 @@ static int kern_pairs_alloc(kern_run *k, size_t cap, int d2_bytes, int nbuf)
             break;
         charged += dbytes;
     }
-    for (int b = 0; b < nbuf && rc == 0; b++) {
+    for (int b = 0; b < nbuf && rc == 0 && host; b++) {
         kern_pair_buf *p = &g_pairs.b[b];
         if ((rc = kern_malloc_host((void **)&p->hi, cap * 4, "the pair buffer (host)")) != 0 ||
             (rc = kern_malloc_host((void **)&p->hj, cap * 4, "the pair buffer (host)")) != 0 ||
@@ -317,11 +321,15 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
     want = want < w->min_cap ? w->min_cap : want;
     want = want > KERN_MAX_CAP ? KERN_MAX_CAP : want;
     const int dev = a->device;
+    const int host = a->pair_dev == NULL;
     int nbuf = 2;
     for (;;) {
         const size_t bytes = (size_t)nbuf * kern_pair_bytes(want, w->d2_bytes);
-        if (g_pairs.b[0].pi && (g_pairs.dev != dev || g_pairs.d2_bytes != w->d2_bytes ||
-                                g_pairs.cap != want || g_pairs.nbuf != nbuf)) {
+        /* Buffers made for a run consumed on the device serve one that
+         * copies out only once their host arrays are there. */
+        if (g_pairs.b[0].pi &&
+            (g_pairs.dev != dev || g_pairs.d2_bytes != w->d2_bytes || g_pairs.cap != want ||
+             g_pairs.nbuf != nbuf || (host && !g_pairs.host))) {
             int cur = 0;
             cudaGetDevice(&cur);
             if (g_pairs.dev >= 0)
@@ -333,7 +341,7 @@ static int kern_pairs_setup(kern_run *k, const kern_work *w)
         if (g_pairs.b[0].pi)
             rc = kern_charge(k, bytes, "the pair buffers");
         else
-            rc = kern_pairs_alloc(k, want, w->d2_bytes, nbuf);
+            rc = kern_pairs_alloc(k, want, w->d2_bytes, nbuf, host);
         if (rc == 0 && w->extra_per_pair) {
             /* Room for the engine's own per-pair buffers, allocated later. */
             rc = kern_charge(k, want * w->extra_per_pair, "the refined pairs");
@@ -391,7 +399,7 @@ static int kern_pairs_copy(kern_run *k, const kern_step *st)
         /* Consumed on the device, in the launch stream's order: nothing to
          * copy or sink, and the next launch may reuse the buffer. */
         k->r->pairs += np;
-        return k->a->pair_dev(k->a->pair_dev_ctx, k->a->device, (void *)k->st, pi, pj, np);
+        return k->a->pair_dev(k->a->pair_dev_ctx, k->a, (void *)k->st, pi, pj, np);
     }
     cudaStream_t cs = g_pairs.cs;
     KERN_CUDA(cudaEventRecord(g_pairs.ready, k->st));

@@ -286,15 +286,16 @@ typedef struct kern_join_args {
     void *pair_ctx;
     /* PAIRS through kern_drive (fasted's formats, exact): when set, each
      * launch's final pairs (after exact's refinement) stay on the device
-     * and go to this instead of pair_fn: pi, pj np global rows in device
-     * memory, valid until the launch stream's next work, handed on that
-     * stream (a cudaStream_t) of the given device; whatever it enqueues
-     * there runs before the next launch. A KERN_E* code (its message set)
-     * stops the run. DBSCAN's
-     * passes on exact (kernels/fasted_dbscan.cu); a run whose rows are a
-     * layout (rows, origin_of) must not set it. */
-    int (*pair_dev)(void *ctx, int device, void *stream, const uint32_t *pi, const uint32_t *pj,
-                    unsigned long long np);
+     * and go to this instead of pair_fn: pi, pj np rows of the run in
+     * device memory, valid until the launch stream's next work, handed on
+     * that stream (a cudaStream_t) of run->device; whatever it enqueues
+     * there runs before the next launch. run is the launch's own args:
+     * where its rows are a layout's (the cluster cut: run->rows, run->n)
+     * the rows are the layout's, to be mapped through run->rows. A KERN_E*
+     * code (its message set) stops the run. DBSCAN's passes
+     * (kernels/kern_dbscan.cu). */
+    int (*pair_dev)(void *ctx, const struct kern_join_args *run, void *stream, const uint32_t *pi,
+                    const uint32_t *pj, unsigned long long np);
     void *pair_dev_ctx;
     size_t batch_pairs;                       /* at most this many pairs per pair_fn call (0: 4M) */
     const double *hist_edges;                 /* HIST: nbins+1 ascending squared distances */
@@ -598,22 +599,28 @@ int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *cor
  * where the cells are far denser). 1 <= k <= 256, k <= n - 1. */
 int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
                          kern_join_result *r);
-/* DBSCAN's union and border passes on the tensor-core kernels in a's format (FASTED's
- * arithmetic: the eps-graph of the same rows' PAIRS run, a's options and
- * transforms), every row a query, on a's device or over its device list
- * (each device's union-find merged): core in (its minpts: a non-core row's
- * core neighbours fit minpts - 2 slots, so the border comes from lists the
- * union pass keeps where they fit, else from a border pass), root out as
- * kern_fp64_grid_dbscan says; r->pairs the core-core pairs joined. KERN_ENOMEM when the dataset
- * does not fit a device (no streamed form: the caller falls back to the
- * pairs). kernels/fasted_dbscan.cu, kernels/epi_clu.cuh. */
-int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
-                        kern_join_result *r);
-/* The same passes as exact's (kern_exact_run's) PAIRS runs, the pairs
- * consumed on the device (pair_dev): fp64's eps-graph; the whole pass, no
- * cluster cut. */
-int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
-                       kern_join_result *r);
+/* DBSCAN's three passes on the device as fn's PAIRS runs (fn: a
+ * kern_join_fn that drives its PAIRS through kern_drive: kern_fasted_run,
+ * kern_exact_run, kern_exact_clusters_*), the pairs consumed there
+ * (pair_dev): the eps-graph of the same row's PAIRS run, a's options and
+ * transforms, every row a query, on a's device or over its device list.
+ * Core flags from the counted pairs (self included, >= minpts); the
+ * union-find of core-core pairs; a non-core row's core neighbours kept in
+ * minpts - 2 slots where they fit, else a border pass. Out: io->core (n),
+ * io->ncore, io->root (n, as kern_fp64_grid_dbscan says), io->core_s and
+ * io->rcore (the core pass: its run, pairs the PERPOINT sum), r the union
+ * and border passes (pairs: the union pass's listed pairs). KERN_ENOMEM
+ * when the dataset does not fit a device (no streamed form: the caller
+ * falls back to the generic passes). kernels/kern_dbscan.cu. */
+typedef struct kern_dbscan_io {
+    size_t minpts;
+    uint8_t *core;
+    uint32_t *root;
+    size_t ncore;
+    double core_s;
+    kern_join_result rcore;
+} kern_dbscan_io;
+int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

@@ -109,21 +109,10 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
     return stub_join(a, r);
 }
 
-int kern_fasted_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
-                        kern_join_result *r)
+int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r)
 {
-    (void)core;
-    (void)minpts;
-    (void)root;
-    return stub_join(a, r);
-}
-
-int kern_exact_cluster(const kern_join_args *a, const uint8_t *core, size_t minpts, uint32_t *root,
-                       kern_join_result *r)
-{
-    (void)core;
-    (void)minpts;
-    (void)root;
+    (void)fn;
+    (void)io;
     return stub_join(a, r);
 }
 

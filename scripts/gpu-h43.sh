@@ -1,12 +1,14 @@
 #!/bin/bash
-# Issue 43's GPU check: DBSCAN's clustering epilogue in the tensor-core
-# kernels (kernels/epi_clu.cuh, kernels/fasted_dbscan.cu) and exact's
-# device passes off the grid. Run on the device machine from the repo
-# root; builds nothing:   bash scripts/gpu-h43.sh
+# Issue 43's GPU check: DBSCAN's device passes off the grid (the row's
+# PAIRS runs consumed on the device, kernels/kern_dbscan.cu), fasted and
+# exact. Run on the device machine from the repo root; builds nothing:
+#   bash scripts/gpu-h43.sh    (LIMIT=s: the budget, default 190;
+#                               BASE=dir: a tcjoin of an earlier commit
+#                               timed on the first set in the same run)
 # Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
 # build-gpu/bundle.tar.xz as scripts/gpu-check does): tcjoin, tests/g_dbscan.
 # Output under $OUT (default /tmp/gpu-h43): logs, summary.txt; the table last.
-# At most about 190 s: each step's timeout is cut to what is left (rc 124:
+# At most about $LIMIT s: each step's timeout is cut to what is left (rc 124:
 # it ran out; "skipped: out of time": no time was left for it).
 # Steps (BENCH=0 or SAN=0 leaves one out): 1. g_dbscan (every case);
 # 2. COUNT against dbscan, fasted and exact, on uniform 10^6 x 128 (S = 64), gauss 10^6 x
@@ -30,9 +32,10 @@ summary=$OUT/summary.txt
 : >"$summary"
 row() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
 T0=$(date +%s)
-# Each step's limit: its own, or what is left of 190 s if less (0: skip).
+LIMIT=${LIMIT:-190}
+# Each step's limit: its own, or what is left of $LIMIT s if less (0: skip).
 lim() {
-    local left=$((190 - ($(date +%s) - T0)))
+    local left=$((LIMIT - ($(date +%s) - T0)))
     [ "$left" -lt 10 ] && { echo 0; return; }
     [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
 }
@@ -42,52 +45,57 @@ row gpu "$(head -n 1 "$OUT/gpu.txt")"
 # 1. The GPU tests (cases 4-6 are this issue's; 1-3 the grid path's).
 G=$B/tests/g_dbscan
 if [ -x "$G" ]; then
-    timeout "$(lim 60)" "$G" >"$OUT/g_dbscan.log" 2>&1
+    timeout "$(lim 90)" "$G" >"$OUT/g_dbscan.log" 2>&1
     row "g_dbscan" "exit=$? $(grep -c '^ok' "$OUT/g_dbscan.log") ok, $(grep -c '^not ok' "$OUT/g_dbscan.log") not ok, $(grep -c '^skip' "$OUT/g_dbscan.log") skipped"
     grep '^not ok' "$OUT/g_dbscan.log" | head -n 3 | while read -r l; do row "  failed" "$l"; done
 else
     row "g_dbscan" "missing: $G"
 fi
 
-# 2. COUNT against dbscan (warm: COUNT's second run, dbscan after the
-# runs that put the dataset on the device; seconds end to end).
+# 2. COUNT against dbscan (warm: each one's second run; the first dbscan
+# also given, cold: its pair buffers made; seconds end to end).
 X=$B/tcjoin
 rt() { # last run record's time_s of engine $2 in log $1
     grep '"type":"run"' "$1" | grep "\"engine\":\"$2\"" | tail -n 1 |
         sed -E 's/.*"time_s":([0-9.e+-]+),"kernel_s".*/\1/'
 }
-dt() { # last dbscan record's time_s (and the union pass's) of engine $2
-    grep '"type":"dbscan"' "$1" | grep "\"engine\":\"$2\"" | tail -n 1 |
+dt() { # last dbscan record's time_s (and its passes') of engine $2 (head: the first, cold)
+    grep '"type":"dbscan"' "$1" | grep "\"engine\":\"$2\"" | ${3:-tail} -n 1 |
         sed -E 's/.*\],"time_s":([0-9.e+-]+),"passes":\{"core":\{"time_s":([0-9.e+-]+).*"union":\{"time_s":([0-9.e+-]+).*"border":\{"time_s":([0-9.e+-]+).*/\1 \2 \3 \4/'
 }
-bench() { # name, gen command, eps command
-    local log=$OUT/bench-$1.log L
+bench() { # name, gen command, eps command [, tcjoin]
+    local log=$OUT/bench-$1.log L X=${4:-$X}
     L=$(lim 45)
     [ "$L" = 0 ] && { row "$1" "skipped: out of time"; return; }
     timeout "$L" "$X" --json --db "$OUT/h43.db" -e "$2; $3; run exact; run exact; run fasted; run fasted;
-        dbscan minpts=10 engine=exact; dbscan minpts=10 engine=fasted" >"$log" 2>&1
-    local rc=$? ce cf de df
+        dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact;
+        dbscan minpts=10 engine=fasted; dbscan minpts=10 engine=fasted" >"$log" 2>&1
+    local rc=$? ce cf de df e0 f0
     ce=$(rt "$log" exact)
     cf=$(rt "$log" fasted)
     de=$(dt "$log" exact)
     df=$(dt "$log" fasted)
-    row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* })"
-    row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* })"
+    e0=$(dt "$log" exact head)
+    f0=$(dt "$log" fasted head)
+    row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan warm ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* }), first ${e0%% *} s"
+    row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan warm ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* }), first ${f0%% *} s"
     grep -m 1 -i 'error\|fail' "$log" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
 }
 if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
     bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
     E=$(grep '"type":"eps"' "$OUT/bench-uniform-1e6x128-S64.log" | tail -n 1 | sed -E 's/.*"eps":([0-9.e+-]+).*/\1/')
+    [ -n "${BASE:-}" ] && [ -x "$BASE/tcjoin" ] &&
+        bench base-uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use" "$BASE/tcjoin"
     bench gauss-1e6x128-c64 "gen gauss n=1000000 d=128 seed=1 clusters=64" "sweep 64 engine=fasted use"
     bench gauss-6e4x784-c16 "gen gauss n=60000 d=784 seed=1 clusters=16" "sweep 64 engine=fasted use"
     [ -n "$E" ] && [ "$(lim 45)" = 45 ] &&
         bench "uniform-2e6x128-eps$E" "gen uniform n=2000000 d=128 seed=1" "eps $E"
 fi
 # 3. Sanitizers on the new kernels at small sizes (G_DBSCAN_SMALL: d = 64,
-# 700 rows): the clustering epilogue (fasted) and exact's pair consumer.
+# 700 rows): the pair consumer under fasted's and exact's PAIRS runs.
 if [ "${SAN:-1}" = 1 ] && [ -x "$G" ] && command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
-        for t in tensor_core_epilogue_dbscan_equals_generic exact_pass_dbscan_equals_cpu; do
+        for t in tensor_core_dbscan_equals_generic exact_pass_dbscan_equals_cpu; do
             L=$(lim 30)
             [ "$L" = 0 ] && { row "$tool ${t%%_dbscan*}" "skipped: out of time"; continue; }
             G_DBSCAN_SMALL=1 timeout "$L" compute-sanitizer --tool $tool --error-exitcode 9 \

@@ -10,6 +10,12 @@
 #include "dataset.h"
 #include "engine_opts.h"
 
+/* A kernel library entry that runs one join (kernels.h's kern_join_fn),
+ * spelled here so the domain's headers need not include kernels.h. */
+struct kern_join_args;
+struct kern_join_result;
+typedef int (*engine_kjoin_fn)(const struct kern_join_args *a, struct kern_join_result *r);
+
 typedef enum join_mode {
     JOIN_COUNT,    /* only the total pair count */
     JOIN_PERPOINT, /* neighbour count per query row (self included) */
@@ -146,8 +152,6 @@ typedef struct kdist_spec {
     void *progress_ctx;
 } kdist_spec;
 
-struct kern_join_args;
-struct kern_join_result;
 struct dbscan_spec;
 struct dbscan_result;
 typedef struct engine {
@@ -176,7 +180,7 @@ typedef struct engine {
     const struct kern_format *format;
     /* GPU engines: the kernel entry engine_gpu_run calls (kernels.h's
      * kern_join_fn: kern_fasted_run, kern_fp64_run, ...). */
-    int (*kjoin)(const struct kern_join_args *a, struct kern_join_result *r);
+    engine_kjoin_fn kjoin;
     /* Optional: the k-distance of each query row (the contract above
      * kdist_spec); NULL when the engine has none. */
     int (*kdist)(const kdist_spec *spec, join_result *res);
@@ -278,16 +282,16 @@ int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
 int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
                            const engine_opts *opts, const volatile int *cancel, uint8_t *core,
                            uint32_t *root, uint64_t *pairs, double *core_s, join_result *res);
-/* DBSCAN on a tensor-core row (its engine.cluster, src/engine_gpu_dbscan.c):
- * the core pass, then the union and border passes in the join kernel's
- * clustering epilogue (kern_fasted_cluster); dbscan_generic's contract. */
+/* DBSCAN on the device off the FP64 grid (src/engine_gpu_dbscan.c): the
+ * three passes as fn's PAIRS runs consumed on the device (kern_dbscan),
+ * the data scaled by scale as the row's runs are (0: none);
+ * dbscan_generic's contract. engine_gpu_dbscan is the tensor-core rows'
+ * engine.cluster (fn: the row's kjoin). */
 struct dbscan_spec;
 struct dbscan_result;
+int engine_gpu_dbscan_fn(const struct dbscan_spec *spec, struct dbscan_result *res, double scale,
+                         engine_kjoin_fn fn);
 int engine_gpu_dbscan(const struct dbscan_spec *spec, struct dbscan_result *res);
-/* The same for exact off its FP64 grid path (kern_exact_cluster), its data
- * scaled by scale as its runs are (0: none). */
-int engine_gpu_dbscan_exact(const struct dbscan_spec *spec, struct dbscan_result *res,
-                            double scale);
 /* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);

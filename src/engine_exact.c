@@ -74,6 +74,18 @@ double exact_pass_scale(const dataset *ds, const engine_opts *o, double eps)
     return fit.scale < 0 ? ldexp(1.0, fit.scale) : 0;
 }
 
+engine_kjoin_fn exact_pass_fn(const engine_opts *o)
+{
+    switch (o->exact_path) {
+    case EXACT_PATH_PASS:
+        return kern_exact_run;
+    case EXACT_PATH_CLUSTERS:
+        return kern_exact_clusters_run;
+    default:
+        return kern_exact_clusters_auto_run;
+    }
+}
+
 static int exact_run(const join_spec *s, join_result *res)
 {
     engine_opts def;
@@ -94,11 +106,8 @@ static int exact_run(const join_spec *s, join_result *res)
          * forced, or where auto finds it pays (kern_cluster_run). */
         engine row = *s->engine;
         join_spec c = *s;
-        if (o->exact_path != EXACT_PATH_PASS) {
-            row.kjoin = o->exact_path == EXACT_PATH_CLUSTERS ? kern_exact_clusters_run
-                                                             : kern_exact_clusters_auto_run;
-            c.engine = &row;
-        }
+        row.kjoin = exact_pass_fn(o);
+        c.engine = &row;
         rc = engine_gpu_run_fmt(&c, res, s->engine->format, sc);
         /* A cluster cut scales each run itself (kern_cluster_run). */
         if (!exact_clustered(res))

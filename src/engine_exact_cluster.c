@@ -1,11 +1,11 @@
 /* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path
  * the core, union and border passes run on the device over the same
  * cached index (kernels/epi_cluster.cuh): no pair and no per-point count
- * leaves the GPU. Elsewhere (the FP16 pass) the core pass as usual, then
- * the union and border passes as exact's PAIRS runs whose refined pairs
- * are consumed on the device (src/engine_gpu_dbscan.c,
- * kernels/fasted_dbscan.cu). The generic path would stream every pair to
- * the host twice. Labels equal fp64's eps-graph's either way. */
+ * leaves the GPU. Elsewhere (the FP16 pass, whole or over the cluster cut
+ * as exact's runs take it) the three passes as exact's PAIRS runs whose
+ * refined pairs are consumed on the device (src/engine_gpu_dbscan.c,
+ * kernels/kern_dbscan.cu). The generic path would stream every pair to
+ * the host three times. Labels equal fp64's eps-graph's either way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,8 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
     if (dist && dist->nranks > 1)
         return dbscan_generic(spec, res);
     if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
-        return engine_gpu_dbscan_exact(spec, res, exact_pass_scale(spec->ds, o, spec->eps));
+        return engine_gpu_dbscan_fn(spec, res, exact_pass_scale(spec->ds, o, spec->eps),
+                                    exact_pass_fn(o));
     /* All three passes in one device run: the core flags formed there
      * (no per-point count crosses to the host), the union-find in the
      * index's cell order (kernels/epi_cluster.cuh). The core pass is

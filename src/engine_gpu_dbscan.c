@@ -1,15 +1,11 @@
-/* DBSCAN on the tensor-core rows (engine.cluster of every float format
- * row, src/dbscan.h): the core flags from a PERPOINT run as usual
- * (dbscan_pass_core), then the union pass inside the join kernel's
- * clustering epilogue (kern_fasted_cluster, kernels/epi_clu.cuh), the
- * border from the lists it keeps (or a border pass)
- * over the same args and transforms as the row's runs: no pair leaves the
- * device, where dbscan_generic streams every pair to the host twice. The
- * eps-graph is the row's own, so the labels equal dbscan_generic's on the
- * same row. exact off its FP64 grid path (src/engine_exact_cluster.c)
- * the same way through kern_exact_cluster: its PAIRS runs with the pairs
- * consumed on the device. A dataset that does not fit the device goes the
- * generic way after the core pass. */
+/* DBSCAN on the device off the FP64 grid (engine.cluster of the
+ * tensor-core rows, and exact's off its grid path): the three passes as
+ * the row's own PAIRS runs whose pairs are consumed on the device
+ * (kern_dbscan, kernels/kern_dbscan.cu), over the same args and
+ * transforms as the row's runs: the eps-graph is the row's own, so the
+ * labels equal dbscan_generic's on the same row, and no pair leaves the
+ * device where dbscan_generic streams every pair to the host three times.
+ * A dataset that does not fit the device goes the generic way. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +15,26 @@
 #include "engine_gpu_int.h"
 #include "err.h"
 
-typedef int (*gpu_cluster_fn)(const kern_join_args *a, const uint8_t *core, size_t minpts,
-                              uint32_t *root, kern_join_result *r);
+/* A pass's record from its kernel run: a run's timings and metrics (the
+ * cluster cut's groups among them). */
+static void gpu_dbscan_pass(const dbscan_spec *spec, dbscan_result *res, int pass, int mode,
+                            const kern_join_args *a, const gpu_xform *x, const kern_join_result *r,
+                            double seconds)
+{
+    join_result *jr = &res->pass[pass];
+    res->ran[pass] = 1;
+    res->pass_mode[pass] = mode;
+    jr->pairs = r->pairs;
+    engine_gpu_timing(r, spec->ds, NULL, jr);
+    engine_gpu_metrics(spec->engine, a, r, x, 1, jr);
+    snprintf(jr->variant, sizeof jr->variant, "%.90s", r->variant);
+    snprintf(jr->precision, sizeof jr->precision, "%s", spec->engine->precision);
+    jr->seconds = seconds;
+    res->pass_seconds[pass] = seconds;
+}
 
-/* The core pass, then fn's device passes over the row's args (scale as
- * engine_gpu_run_fmt takes it). */
-static int gpu_dbscan(const dbscan_spec *spec, dbscan_result *res, double scale, gpu_cluster_fn fn)
+int engine_gpu_dbscan_fn(const dbscan_spec *spec, dbscan_result *res, double scale,
+                         engine_kjoin_fn fn)
 {
     /* Under several ranks (tcjoin-mpi) the generic passes, whose joins the
      * ranks share tile by tile and whose forests they merge (src/dist.h):
@@ -34,49 +44,40 @@ static int gpu_dbscan(const dbscan_spec *spec, dbscan_result *res, double scale,
     const engine *e = spec->engine;
     const dataset *ds = spec->ds;
     const size_t n = ds->n;
-    size_t ncore = 0;
-    int rc = dbscan_pass_core(spec, res, &ncore);
+    const double t0 = engine_now();
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(spec->opts, &def);
+    kern_join_args a;
+    engine_gpu_args(ds, 0, n, o, spec->cancel, NULL, NULL, e->format, &a);
+    a.eps = spec->eps;
+    a.mode = KJOIN_PAIRS;
+    gpu_xform x;
+    const double eps = spec->eps;
+    int rc = engine_gpu_xform(e, ds, o, &eps, scale, &a, &x);
     if (rc)
         return rc;
-    const double t0 = engine_now();
     uint32_t *root = xmalloc(n * sizeof *root);
-    join_result *jr = &res->pass[DBSCAN_PASS_UNION];
-    if (ncore == 0) {
-        memset(root, 0xff, n * sizeof *root); /* every row noise */
-    } else {
-        engine_opts def;
-        const engine_opts *o = engine_opts_or_default(spec->opts, &def);
-        kern_join_args a;
-        engine_gpu_args(ds, 0, n, o, spec->cancel, NULL, NULL, e->format, &a);
-        a.eps = spec->eps;
-        a.mode = KJOIN_COUNT;
-        gpu_xform x;
-        const double eps = spec->eps;
-        rc = engine_gpu_xform(e, ds, o, &eps, scale, &a, &x);
-        if (rc)
-            goto out;
-        kern_join_result r;
-        memset(&r, 0, sizeof r);
-        const int krc = fn(&a, spec->core, spec->minpts, root, &r);
-        if (krc == KERN_ENOMEM) {
-            free(root);
-            return dbscan_generic_links(spec, res, ncore);
-        }
-        res->ran[DBSCAN_PASS_UNION] = 1;
-        res->pass_mode[DBSCAN_PASS_UNION] = JOIN_COUNT;
-        jr->pairs = r.pairs;
-        engine_gpu_timing(&r, ds, NULL, jr);
-        snprintf(jr->variant, sizeof jr->variant, "%.90s", r.variant);
-        snprintf(jr->precision, sizeof jr->precision, "%s", e->precision);
-        rc = engine_gpu_error(e->name, krc);
+    kern_dbscan_io io;
+    memset(&io, 0, sizeof io);
+    io.minpts = spec->minpts;
+    io.core = spec->core;
+    io.root = root;
+    kern_join_result r;
+    const int krc = kern_dbscan(fn, &a, &io, &r);
+    if (krc == KERN_ENOMEM) {
+        free(root);
+        return dbscan_generic(spec, res);
     }
-    if (rc == 0)
+    rc = engine_gpu_error(e->name, krc);
+    const double all = engine_now() - t0;
+    if (rc == 0) {
+        gpu_dbscan_pass(spec, res, DBSCAN_PASS_CORE, JOIN_PERPOINT, &a, &x, &io.rcore, io.core_s);
+        res->pairs = io.rcore.pairs;
+        if (io.ncore > 0) /* one call does the union and border passes: its time is the union's */
+            gpu_dbscan_pass(spec, res, DBSCAN_PASS_UNION, JOIN_PAIRS, &a, &x, &r, all - io.core_s);
         dbscan_number(spec->core, root, n, spec->labels);
-out:
+    }
     free(root);
-    /* One call does both device passes: its time is the union's. */
-    res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
-    jr->seconds = res->pass_seconds[DBSCAN_PASS_UNION];
     if (rc == 0 && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);
     return rc;
@@ -84,10 +85,5 @@ out:
 
 int engine_gpu_dbscan(const dbscan_spec *spec, dbscan_result *res)
 {
-    return gpu_dbscan(spec, res, 0, kern_fasted_cluster);
-}
-
-int engine_gpu_dbscan_exact(const dbscan_spec *spec, dbscan_result *res, double scale)
-{
-    return gpu_dbscan(spec, res, scale, kern_exact_cluster);
+    return engine_gpu_dbscan_fn(spec, res, 0, spec->engine->kjoin);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dataset.h"
+#include "engine.h" /* engine_kjoin_fn */
 
 typedef struct exact_prediction {
     double err_raw;       /* delta(eps) at the largest norm / eps^2, uncentred */
@@ -66,5 +67,9 @@ int exact_grid_path(const dataset *ds, double eps, const struct engine_opts *o, 
 /* The power of two exact's FP16 pass scales the data by (0: none): FP16's
  * range after centring, never up (src/engine_exact.c). */
 double exact_pass_scale(const dataset *ds, const struct engine_opts *o, double eps);
+/* The entry exact's FP16 pass runs through: the pass whole
+ * (kern_exact_run) where `set exact-path pass` says so, else over the
+ * cluster cut, forced or where auto finds it pays (kern_cluster_run). */
+engine_kjoin_fn exact_pass_fn(const struct engine_opts *o);
 
 #endif

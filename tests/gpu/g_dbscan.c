@@ -14,18 +14,20 @@
  *     engine twice must agree with itself through both streams).
  *  3. the device passes ran (the union pass's metric in the result) and
  *     the next run after a cancel goes on.
- *  4. the tensor-core rows' clustering epilogue (kernels/epi_clu.cuh,
- *     engine.cluster = engine_gpu_dbscan): fasted and fp8-e4m3 at d = 64,
+ *  4. the tensor-core rows' device passes (their PAIRS runs consumed on
+ *     the device, kernels/kern_dbscan.cu, engine.cluster =
+ *     engine_gpu_dbscan): fasted and fp8-e4m3 at d = 64,
  *     128 and 784 on blobs, uniform data, duplicates and a lattice whose
  *     neighbours are all exactly at eps equal dbscan_generic on the same
  *     row label for label (the same kernel's eps-graph through its PAIRS
  *     pass and the host), symmetric and not, minpts 4 and 10, the border
  *     from the union pass's lists and from its own pass
- *     (TCJOIN_DBSCAN_LISTS=0); the device passes ran (the union pass in
- *     COUNT mode, its variant).
+ *     (TCJOIN_DBSCAN_LISTS=0); the device passes ran (their variants).
  *  5. exact off the grid (set exact-path pass: its PAIRS runs consumed on
- *     the device, kern_exact_cluster) equals cpu on the same sets, the
- *     lattice 1000 away from the origin (FP16 alone would misjudge it).
+ *     the device, kern_dbscan) equals cpu on the same sets, the lattice
+ *     1000 away from the origin (FP16 alone would misjudge it); and over
+ *     the cluster cut (set exact-path clusters: the layout's rows mapped
+ *     back on the device) on four blobs far apart, the cut taken.
  *  6. two devices (set devices 0,1) equal one, fasted and exact; skipped
  *     with fewer than 2 devices.
  * Skipped without a CUDA device. */
@@ -347,10 +349,11 @@ static void same2(const char *what, const dataset *ds, double eps, size_t minpts
     int rc2 = run_o(b, ds, eps, minpts, ob, gb, lb, cb, &rb);
     CHECK_MSG(rc2 == 0, "%s %s: %s", what, b, err_msg());
     if (rc == 0 && dev_a && ra.core > 0)
-        CHECK_MSG(ra.ran[DBSCAN_PASS_UNION] && ra.pass_mode[DBSCAN_PASS_UNION] == JOIN_COUNT &&
+        CHECK_MSG(ra.ran[DBSCAN_PASS_UNION] && !ra.ran[DBSCAN_PASS_BORDER] &&
+                      strstr(ra.pass[DBSCAN_PASS_CORE].variant, "dbscan core") &&
                       strstr(ra.pass[DBSCAN_PASS_UNION].variant, "dbscan union-find"),
-                  "%s %s: the device passes did not run (mode %d, variant '%s')", what, a,
-                  ra.pass_mode[DBSCAN_PASS_UNION], ra.pass[DBSCAN_PASS_UNION].variant);
+                  "%s %s: the device passes did not run (variants '%s', '%s')", what, a,
+                  ra.pass[DBSCAN_PASS_CORE].variant, ra.pass[DBSCAN_PASS_UNION].variant);
     if (rc == 0 && rc2 == 0) {
         size_t bad = 0, first = n;
         for (size_t i = 0; i < n; i++)
@@ -403,7 +406,7 @@ static size_t hd_n(size_t d)
     return d > 200 ? 2500 : 6000;
 }
 
-TEST(tensor_core_epilogue_dbscan_equals_generic)
+TEST(tensor_core_dbscan_equals_generic)
 {
     need_gpu();
     const char *rows[2] = {"fasted", "fp8-e4m3"};
@@ -460,6 +463,53 @@ TEST(exact_pass_dbscan_equals_cpu)
             unsetenv("TCJOIN_DBSCAN_LISTS");
             dataset_free(&ds);
         }
+}
+
+/* Four blobs of 3000 rows at d = 64, each 50 from the origin along its
+ * own axis (a cut groups each alone: 2048 rows at least a group), spread
+ * 0.3 a coordinate; eps 0.75 of the mean distance within a blob (about a
+ * tenth of a percent of a blob's pairs: core, border and noise rows). */
+static dataset far_blobs(double *eps)
+{
+    const size_t n = 12000, d = 64;
+    const double sd = 0.3;
+    double *x = xmalloc(n * d * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            double g = -6;
+            for (int u = 0; u < 12; u++)
+                g += runit();
+            x[i * d + k] = (k == i % 4 ? 50.0 * (double)(i % 4 + 1) : 0.0) + sd * g;
+        }
+    *eps = 0.75 * sd * sqrt(2.0 * (double)d);
+    dataset ds = from("far-blobs", x, n, d);
+    free(x);
+    return ds;
+}
+
+TEST(exact_cut_dbscan_equals_cpu)
+{
+    need_gpu();
+    if (getenv("G_DBSCAN_SMALL"))
+        t_skip("skipped: the cut needs 2 x 2048 rows");
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_CLUSTERS;
+    double eps;
+    dataset ds = far_blobs(&eps);
+    same2("cut", &ds, eps, 4, "exact", &o, 0, "cpu", &o, 0, 1);
+    same2("cut", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+    /* the passes were cut: each ran over the layout */
+    const size_t n = ds.n;
+    int32_t *lab = xmalloc(n * sizeof *lab);
+    uint8_t *core = xmalloc(n);
+    dbscan_result r;
+    CHECK(run_o("exact", &ds, eps, 10, &o, 0, lab, core, &r) == 0);
+    const double cut = join_result_metric_value(&r.pass[DBSCAN_PASS_CORE], "clusters");
+    CHECK_MSG(cut >= 2, "the core pass ran whole (clusters metric %g)", cut);
+    free(lab);
+    free(core);
+    dataset_free(&ds);
 }
 
 TEST(dbscan_two_devices_equal_one)

@@ -100,6 +100,7 @@ static int run_all(const engine *e, fake_rank *f, outcome *o)
     opts.symmetric = 1;
     opts.batch_pairs = (size_t)1 << 15; /* the pairs drain in many refills */
     opts.int8_scale = 1; /* the int8 rows quantize these float data (no other row reads it) */
+    opts.shift = 1;      /* the unsigned rows (ue5m3, ue4m4) shift these signed data */
     double edges[NB + 1];
     for (int b = 0; b <= NB; b++)
         edges[b] = g_eps * g_eps * b / NB;

@@ -1,0 +1,446 @@
+/* DBSCAN's three passes on the device over any PAIRS run that goes
+ * through kern_drive (kern_dbscan, kernels.h): the tensor-core rows
+ * (kern_fasted_run: FASTED's arithmetic in the row's format) and exact
+ * (kern_exact_run, or over the cluster cut: kern_exact_clusters_*). Each
+ * pass is the row's own PAIRS run whose pairs stay on the device: every
+ * launch's pairs go to a consumer kernel on the launch's stream
+ * (kern_join_args.pair_dev) before the next launch reuses the buffer, so
+ * the eps-graph is exactly the one the same row's PAIRS run lists and
+ * dbscan_generic (src/dbscan.c) clusters, no pair crosses to the host, and
+ * the memory beyond the dataset is O(n) plus the run's bounded pair buffer.
+ *   core:   each row's neighbours counted (atomicAdd), self added; the
+ *           flags formed on the host from the counts (summed over the
+ *           devices) and sent back;
+ *   union:  core-core pairs into the lock-free union-find
+ *           (kernels/clu_uf.cuh), then each root flattened; a non-core
+ *           row's core neighbours kept in a list of minPts - 2 slots (it
+ *           has at most minPts - 2 neighbours besides itself), from which
+ *           the border follows without a join of its own;
+ *   border: only where the lists did not fit (a quarter of the device's
+ *           free memory) or overflowed: the run once more, each non-core
+ *           row taking the least root among its core neighbours.
+ * Why a consumer and not an epilogue in the MMA kernel: the union inside
+ * the kernel's epilogue (a find and a compare-and-swap per pair, out of
+ * line, beside 128 live accumulators) took 1.59 s where the PAIRS run and
+ * its consumer take about one COUNT (0.41 s) at 10^6 x 128, S = 64 on an
+ * H200, and the per-pair atomics of the PERPOINT epilogue 1.23 s where the
+ * counted pairs take about one COUNT too (docs/CLUSTERING.md). Over
+ * several devices (fn shares the tiles through one queue) each device
+ * keeps its own counts and union-find of the pairs it saw: counts summed,
+ * forests merged on the host (O(n)) and sent back flattened, border
+ * minima merged. A run over a layout (the cluster cut: run rows are a
+ * layout's, kern_join_args.rows) has its pairs mapped to the dataset's
+ * rows on the device. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "epi_cluster.cuh" /* clu_init_kernel, clu_flatten_kernel, clu_merge_kernel */
+#include "kern_drive.cuh"  /* kern_now */
+#include "kern_multi.cuh"  /* KERN_DEV_SLOTS */
+#include "kern_util.cuh"
+
+#define KDB_THREADS 256
+
+enum { KDB_CORE, KDB_UNION, KDB_BORDER };
+
+/* One device's arrays, indexed by dataset row. */
+struct kdb_dev {
+    int device;
+    unsigned *cnt; /* core: neighbours besides the row itself */
+    uint8_t *core;
+    uint32_t *parent, *border;
+    uint32_t *nb; /* the non-core rows' core neighbours (NULL: the border pass runs) */
+    unsigned *fill, *over;
+    unsigned cap;
+    /* a layout's rows on the device (run row -> dataset row), uploaded
+     * once a pass from the run's kern_join_args.rows */
+    uint32_t *map;
+    const uint32_t *map_src;
+    size_t map_n;
+};
+
+/* The arrays a consumer launch reads, by value. */
+struct kdb_arrays {
+    unsigned *cnt;
+    const uint8_t *core;
+    uint32_t *parent, *border, *nb;
+    unsigned *fill;
+    unsigned cap;
+};
+
+/* The pair consumer has no context of its own: the devices' state by
+ * ordinal and the pass, held under g_kdb_mu for the whole call. */
+static std::mutex g_kdb_mu;
+static kdb_dev *g_kdb[KERN_DEV_SLOTS];
+static int g_kdb_pass;
+
+static unsigned kdb_blocks(size_t n)
+{
+    return (unsigned)std::max((size_t)1,
+                              std::min((n + KDB_THREADS - 1) / KDB_THREADS, (size_t)4096));
+}
+
+/* One launch's pairs (i, j): every ordered pair within eps, both orders
+ * in a symmetric run, the diagonal perhaps; map: run rows to the
+ * dataset's (padding rows have no pairs but their own). The union takes
+ * every order (idempotent; a run made without symmetry lists each order
+ * from its own tile), as dbscan_generic's sinks do. */
+static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *__restrict__ map,
+                                        const uint32_t *__restrict__ pi,
+                                        const uint32_t *__restrict__ pj, unsigned long long np)
+{
+    for (unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; t < np;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        uint32_t i = pi[t], j = pj[t];
+        if (map) {
+            i = map[i];
+            j = map[j];
+            if (i == KERN_ROW_PAD || j == KERN_ROW_PAD)
+                continue;
+        }
+        if (i == j)
+            continue;
+        if (pass == KDB_CORE) {
+            atomicAdd(&c.cnt[i], 1u);
+            continue;
+        }
+        const uint8_t ci = c.core[i], cj = c.core[j];
+        if (pass == KDB_UNION) {
+            if (ci && cj)
+                clu_union(c.parent, i, j);
+            else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
+                clu_note(c.nb, c.fill, c.cap, i, j);
+        } else if (!ci && cj) {
+            atomicMin(&c.border[i], c.parent[j]);
+        }
+    }
+}
+
+/* The border from the lists the union pass kept (parent flattened): a
+ * non-core row's least root among its core neighbours. A list that
+ * overflowed (the union pass saw more than cap) sets *over. */
+static __global__ void kdb_list_border_kernel(const uint8_t *__restrict__ core, size_t n,
+                                              const uint32_t *__restrict__ nb,
+                                              const unsigned *__restrict__ fill, unsigned cap,
+                                              const uint32_t *__restrict__ parent, uint32_t *border,
+                                              unsigned *over)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        if (core[i])
+            continue;
+        const unsigned f = fill[i];
+        if (f > cap) {
+            *over = 1;
+            continue;
+        }
+        uint32_t m = border[i];
+        for (unsigned k = 0; k < f; k++)
+            m = min(m, parent[nb[i * cap + k]]);
+        border[i] = m;
+    }
+}
+
+/* kern_join_args.pair_dev: one launch's pairs, on its stream, into the
+ * device's counts, union-find or border array. */
+static int kdb_consume(void *ctx, const kern_join_args *run, void *stream, const uint32_t *pi,
+                       const uint32_t *pj, unsigned long long np)
+{
+    (void)ctx;
+    kdb_dev *d = g_kdb[run->device];
+    cudaStream_t st = (cudaStream_t)stream;
+    if (run->rows && (d->map_src != run->rows || d->map_n != run->n)) {
+        if (d->map_n < run->n) {
+            KERN_CUDA(cudaFree(d->map));
+            d->map = NULL;
+            d->map_n = 0;
+            KERN_CUDA(cudaMalloc((void **)&d->map, run->n * 4));
+        }
+        KERN_CUDA(cudaMemcpyAsync(d->map, run->rows, run->n * 4, cudaMemcpyHostToDevice, st));
+        d->map_src = run->rows;
+        d->map_n = run->n;
+    }
+    const kdb_arrays c = {d->cnt, d->core, d->parent, d->border, d->nb, d->fill, d->cap};
+    kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass,
+                                                             run->rows ? d->map : NULL, pi, pj, np);
+    KERN_CUDA(cudaGetLastError());
+    return 0;
+}
+
+/* One pass: fn's PAIRS run with the pairs consumed on the devices, then
+ * each device's flatten (union) or merge (border) kernel. */
+static int kdb_pass(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev> &dv, int pass,
+                    kern_join_result *r)
+{
+    g_kdb_pass = pass;
+    for (auto &d : dv)
+        d.map_src = NULL; /* a layout's rows may differ from run to run */
+    kern_join_args b = *a;
+    b.mode = KJOIN_PAIRS;
+    b.pair_fn = NULL;
+    b.pair_dev = kdb_consume;
+    b.pair_dev_ctx = NULL;
+    int rc = fn(&b, r);
+    if (rc || pass == KDB_CORE)
+        return rc;
+    const size_t n = a->n;
+    for (auto &d : dv) {
+        KERN_CUDA(cudaSetDevice(d.device));
+        if (pass == KDB_UNION)
+            clu_flatten_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.parent);
+        else
+            clu_merge_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.border, d.parent);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaDeviceSynchronize());
+    }
+    return 0;
+}
+
+/* The core flags from every device's counts (summed), sent to every
+ * device with the union-find and border arrays initialised. */
+static int kdb_core_flags(std::vector<kdb_dev> &dv, size_t n, size_t minpts, kern_dbscan_io *io)
+{
+    std::vector<unsigned> h(n), t;
+    KERN_CUDA(cudaSetDevice(dv[0].device));
+    KERN_CUDA(cudaMemcpy(h.data(), dv[0].cnt, n * 4, cudaMemcpyDeviceToHost));
+    for (size_t k = 1; k < dv.size(); k++) {
+        t.resize(n);
+        KERN_CUDA(cudaSetDevice(dv[k].device));
+        KERN_CUDA(cudaMemcpy(t.data(), dv[k].cnt, n * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++)
+            h[i] += t[i];
+    }
+    uint64_t pairs = n; /* every row is its own neighbour */
+    size_t ncore = 0;
+    for (size_t i = 0; i < n; i++) {
+        pairs += h[i];
+        ncore += io->core[i] = (uint64_t)h[i] + 1 >= minpts;
+    }
+    io->ncore = ncore;
+    io->rcore.pairs = pairs;
+    for (auto &d : dv) {
+        KERN_CUDA(cudaSetDevice(d.device));
+        KERN_CUDA(cudaMemcpy(d.core, io->core, n, cudaMemcpyHostToDevice));
+        clu_init_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.parent, d.border);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaDeviceSynchronize());
+    }
+    return 0;
+}
+
+/* The root of x in a host forest with parent[x] <= x. */
+static uint32_t kdb_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+/* Several devices: every device's forest joined into the first one's, then
+ * flattened (parents point down, so one pass in index order) and sent back
+ * to every device. */
+static int kdb_merge_union(std::vector<kdb_dev> &dv, size_t n)
+{
+    std::vector<uint32_t> P(n), t(n);
+    KERN_CUDA(cudaSetDevice(dv[0].device));
+    KERN_CUDA(cudaMemcpy(P.data(), dv[0].parent, n * 4, cudaMemcpyDeviceToHost));
+    for (size_t k = 1; k < dv.size(); k++) {
+        KERN_CUDA(cudaSetDevice(dv[k].device));
+        KERN_CUDA(cudaMemcpy(t.data(), dv[k].parent, n * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) {
+            if (t[i] == CLU_NONE || t[i] == i)
+                continue;
+            uint32_t a = kdb_find(P.data(), (uint32_t)i), b = kdb_find(P.data(), t[i]);
+            if (a != b)
+                P[std::max(a, b)] = std::min(a, b);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (P[i] != CLU_NONE)
+            P[i] = P[P[i]];
+    for (auto &d : dv) {
+        KERN_CUDA(cudaSetDevice(d.device));
+        KERN_CUDA(cudaMemcpy(d.parent, P.data(), n * 4, cudaMemcpyHostToDevice));
+    }
+    return 0;
+}
+
+/* The border from the union pass's lists where every device kept them
+ * and none overflowed (*need 0), else *need 1: the border pass runs. */
+static int kdb_list_border(std::vector<kdb_dev> &dv, size_t n, int *need)
+{
+    *need = 0;
+    for (auto &d : dv) {
+        if (!d.nb) {
+            *need = 1;
+            continue;
+        }
+        unsigned over = 0;
+        KERN_CUDA(cudaSetDevice(d.device));
+        kdb_list_border_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.nb, d.fill, d.cap,
+                                                               d.parent, d.border, d.over);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaMemcpy(&over, d.over, sizeof over, cudaMemcpyDeviceToHost));
+        *need |= over != 0;
+    }
+    if (*need)
+        return 0;
+    for (auto &d : dv) {
+        KERN_CUDA(cudaSetDevice(d.device));
+        clu_merge_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.border, d.parent);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaDeviceSynchronize());
+    }
+    return 0;
+}
+
+/* The answers: core rows hold the same root on every device; a non-core
+ * row the least root any device saw among its core neighbours. */
+static int kdb_roots(std::vector<kdb_dev> &dv, size_t n, const uint8_t *core, uint32_t *root)
+{
+    KERN_CUDA(cudaSetDevice(dv[0].device));
+    KERN_CUDA(cudaMemcpy(root, dv[0].parent, n * 4, cudaMemcpyDeviceToHost));
+    std::vector<uint32_t> t(dv.size() > 1 ? n : 0);
+    for (size_t k = 1; k < dv.size(); k++) {
+        KERN_CUDA(cudaSetDevice(dv[k].device));
+        KERN_CUDA(cudaMemcpy(t.data(), dv[k].parent, n * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++)
+            if (!core[i])
+                root[i] = std::min(root[i], t[i]);
+    }
+    return 0;
+}
+
+/* One device's arrays; the lists where they fit a quarter of what the
+ * device has free and of the run's cap (else the border pass runs);
+ * TCJOIN_DBSCAN_LISTS=0 sends the border through its pass (tests). */
+static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
+{
+    KERN_CUDA(cudaSetDevice(d.device));
+    KERN_CUDA(cudaMalloc((void **)&d.cnt, n * 4));
+    KERN_CUDA(cudaMemset(d.cnt, 0, n * 4));
+    KERN_CUDA(cudaMalloc((void **)&d.core, n));
+    KERN_CUDA(cudaMalloc((void **)&d.parent, n * 4));
+    KERN_CUDA(cudaMalloc((void **)&d.border, n * 4));
+    d.cap = minpts > 3 ? (unsigned)std::min(minpts - 2, (size_t)1 << 20) : 1u;
+    size_t fr = 0, tot = 0;
+    KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+    if (mem_cap)
+        fr = std::min(fr, mem_cap);
+    const char *ev = getenv("TCJOIN_DBSCAN_LISTS");
+    if (!(ev && strcmp(ev, "0") == 0) && n * ((size_t)d.cap + 1) * 4 <= fr / 4) {
+        KERN_CUDA(cudaMalloc((void **)&d.nb, n * (size_t)d.cap * 4));
+        KERN_CUDA(cudaMalloc((void **)&d.fill, n * 4 + 4));
+        KERN_CUDA(cudaMemset(d.fill, 0, n * 4 + 4));
+        d.over = d.fill + n;
+    }
+    return 0;
+}
+
+static void kdb_free(kdb_dev &d)
+{
+    if (!(d.cnt || d.core || d.parent || d.border || d.nb || d.fill || d.map))
+        return;
+    cudaSetDevice(d.device);
+    cudaFree(d.cnt);
+    cudaFree(d.core);
+    cudaFree(d.parent);
+    cudaFree(d.border);
+    cudaFree(d.nb);
+    cudaFree(d.fill);
+    cudaFree(d.map);
+}
+
+static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev> &dv,
+                   kern_dbscan_io *io, kern_join_result *ru, kern_join_result *rb)
+{
+    const size_t n = a->n;
+    double t0 = kern_now();
+    int rc;
+    for (auto &d : dv)
+        if ((rc = kdb_alloc(d, n, io->minpts, a->mem_cap)))
+            return rc;
+    if ((rc = kdb_pass(fn, a, dv, KDB_CORE, &io->rcore)) ||
+        (rc = kdb_core_flags(dv, n, io->minpts, io)))
+        return rc;
+    io->core_s = kern_now() - t0;
+    if (io->ncore == 0) { /* every row noise */
+        memset(io->root, 0xff, n * sizeof *io->root);
+        return 0;
+    }
+    int need = 0;
+    if ((rc = kdb_pass(fn, a, dv, KDB_UNION, ru)) ||
+        (dv.size() > 1 && (rc = kdb_merge_union(dv, n))) || (rc = kdb_list_border(dv, n, &need)))
+        return rc;
+    if (need && (rc = kdb_pass(fn, a, dv, KDB_BORDER, rb)))
+        return rc;
+    return kdb_roots(dv, n, io->core, io->root);
+}
+
+extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbscan_io *io,
+                           kern_join_result *res)
+{
+    memset(res, 0, sizeof *res);
+    memset(&io->rcore, 0, sizeof io->rcore);
+    io->ncore = 0;
+    io->core_s = 0;
+    const size_t n = a0->n;
+    if (!a0->x || n == 0 || a0->d == 0 || a0->c0 || a0->q0 != 0 || a0->q1 != n || a0->nclu ||
+        a0->rows || a0->origin_of || a0->tiles)
+        return kern_fail(KERN_EINVAL, "dbscan: bad run (n %zu, d %zu, rows [%zu, %zu))", n, a0->d,
+                         a0->q0, a0->q1);
+    if (n >= CLU_NONE)
+        return kern_fail(KERN_EINVAL, "dbscan: %zu rows (at most %u)", n, CLU_NONE - 1);
+    kern_join_args a = *a0;
+    a.counts = NULL;
+    if (a.ndevices == 1) {
+        a.device = a.devices[0];
+        a.ndevices = 0;
+    }
+    const int nd = a.ndevices > 0 ? a.ndevices : 1;
+    std::vector<kdb_dev> dv(nd);
+    for (int t = 0; t < nd; t++) {
+        kdb_dev &d = dv[t];
+        memset(&d, 0, sizeof d);
+        d.device = a.ndevices > 0 ? a.devices[t] : a.device;
+        if (d.device < 0 || d.device >= KERN_DEV_SLOTS)
+            return kern_fail(KERN_ENODEV, "CUDA device %d does not exist", d.device);
+    }
+    std::lock_guard<std::mutex> hold(g_kdb_mu);
+    for (auto &d : dv)
+        g_kdb[d.device] = &d;
+    kern_join_result ru, rb;
+    memset(&ru, 0, sizeof ru);
+    memset(&rb, 0, sizeof rb);
+    const double t0 = kern_now();
+    const int rc = kdb_run(fn, &a, dv, io, &ru, &rb);
+    const size_t lists = dv[0].nb ? 4 * n * ((size_t)dv[0].cap + 1) : 0;
+    for (auto &d : dv) {
+        g_kdb[d.device] = NULL;
+        kdb_free(d);
+    }
+    /* The union pass's record with the border pass's kernel time and
+     * launches added; the rest of the call's time (the arrays, the flags,
+     * the merges) as transfers. */
+    *res = ru;
+    res->t_kernel += rb.t_kernel;
+    res->launches += rb.launches;
+    res->mem_peak =
+        std::max(std::max(ru.mem_peak, rb.mem_peak), io->rcore.mem_peak) + 13 * n + lists;
+    const double spent = kern_now() - t0 - io->core_s;
+    res->t_d2h += std::max(0.0, spent - ru.t_kernel - rb.t_kernel);
+    char v[96];
+    snprintf(v, sizeof v, "%s", io->rcore.variant);
+    snprintf(io->rcore.variant, sizeof io->rcore.variant, "%.60s, dbscan core (pairs counted)", v);
+    snprintf(v, sizeof v, "%s", ru.variant[0] ? ru.variant : "no core point");
+    snprintf(res->variant, sizeof res->variant, "%.60s, dbscan union-find + border", v);
+    return rc;
+}
