@@ -12,8 +12,9 @@
  * edges (union by smaller index: a root is its component's smallest core
  * index, so clusters are numbered by a prefix sum over roots), pass 3 the
  * pairs again, keeping for each non-core row the smallest cluster number
- * of its core neighbours. An engine with a better way (a GPU clustering
- * epilogue) sets engine.cluster; dbscan_run calls it instead.
+ * of its core neighbours. An engine with a better way (the passes on the
+ * device, no pair crossing to the host) sets engine.cluster; dbscan_run
+ * calls it instead.
  * Library code: nothing here prints. */
 #ifndef TCJ_DBSCAN_H
 #define TCJ_DBSCAN_H
@@ -23,7 +24,7 @@
 
 #include "engine.h"
 
-/* The passes a result times (the generic path's; a GPU epilogue may fill
+/* The passes a result times (the generic path's; a device path may fill
  * only some). */
 enum { DBSCAN_PASS_CORE, DBSCAN_PASS_UNION, DBSCAN_PASS_BORDER, DBSCAN_NPASS };
 extern const char *const dbscan_pass_names[DBSCAN_NPASS]; /* "core", "union", "border" */

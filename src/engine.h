@@ -209,7 +209,7 @@ typedef struct engine {
      * NULL for every other engine. */
     const struct tc_format *tcf;
     /* Optional: DBSCAN on the engine's own ε-graph in fewer passes than
-     * the generic one (src/dbscan.h: a GPU clustering epilogue); NULL:
+     * the generic one (src/dbscan.h: the passes on the device); NULL:
      * dbscan_generic's three passes through run. Same contract as
      * dbscan_generic. */
     int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
