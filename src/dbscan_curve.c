@@ -5,7 +5,21 @@
  * cheapest edge per component are made under a mutex, held once per batch.
  * Under several ranks (src/dist.h) each rank's sink sees its share of the
  * pairs; the cheapest edges and the reachabilities, O(n), are reduced by
- * minimum after each round, so every rank takes the same steps. */
+ * minimum after each round, so every rank takes the same steps.
+ *
+ * One process keeps more of each join: every point's CV_LIST cheapest
+ * edges that leave its component (CV_LIST slots a point: O(n)), and
+ * between joins merges every component whose cheapest outgoing edge those
+ * lists prove, as often as they prove one. A point's edges that are not in
+ * its full list are heavier than the list's heaviest (the total order
+ * below), or were inside its component already; a component's cheapest
+ * outgoing edge is proved when it is lighter than the heaviest list edge
+ * of each member whose list has no edge leaving it. Adding any component's
+ * cheapest outgoing edge keeps the forest the one minimum forest (the cut
+ * property; the order is total), so the curve is the same as with a join a
+ * round; the joins fall from one a halving of the components (and one to
+ * find none left) to those the lists cannot decide: at 10^5 x 16, S = 64,
+ * five joins became two on the 2-core build machine. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +60,8 @@ static int edge_less(double w, uint32_t a, uint32_t b, const cv_edge *e)
     return b < e->b;
 }
 
+#define CV_LIST 8 /* edges a point keeps from a join (one process) */
+
 typedef struct cv_round {
     pthread_mutex_t mu;
     const double *core2;
@@ -53,7 +69,52 @@ typedef struct cv_round {
     const uint32_t *comp; /* each point's component (its root) this round */
     cv_edge *best;        /* per root: the cheapest outgoing edge, w = INFINITY: none */
     double *reach2;       /* first round only: NULL after */
+    /* One process: point p's cheapest edges leaving its component, a
+     * max-heap of len[p] <= CV_LIST at list + p * CV_LIST (NULL: none). */
+    cv_edge *list;
+    uint8_t *len;
 } cv_round;
+
+/* x before y in the total order. */
+static int edge_before(const cv_edge *x, const cv_edge *y)
+{
+    return edge_less(x->w, x->a, x->b, y);
+}
+
+/* Edge e into p's list (a max-heap on the total order): kept while the
+ * list has room or e is lighter than its heaviest; an edge the list holds
+ * already (a run that lists both orders hands it over twice) is not. */
+static void list_put(cv_edge *h, uint8_t *len, const cv_edge *e)
+{
+    for (int k = 0; k < *len; k++)
+        if (h[k].a == e->a && h[k].b == e->b)
+            return;
+    int k;
+    if (*len < CV_LIST) {
+        k = (*len)++;
+        while (k > 0 && edge_before(&h[(k - 1) / 2], e)) {
+            h[k] = h[(k - 1) / 2];
+            k = (k - 1) / 2;
+        }
+        h[k] = *e;
+        return;
+    }
+    if (!edge_before(e, &h[0]))
+        return;
+    k = 0;
+    for (;;) { /* sift the new top down */
+        int c = 2 * k + 1;
+        if (c >= CV_LIST)
+            break;
+        if (c + 1 < CV_LIST && edge_before(&h[c], &h[c + 1]))
+            c++;
+        if (!edge_before(e, &h[c]))
+            break;
+        h[k] = h[c];
+        k = c;
+    }
+    h[k] = *e;
+}
 
 static int round_put(void *vctx, const pair_batch *b)
 {
@@ -82,9 +143,81 @@ static int round_put(void *vctx, const pair_batch *b)
             r->best[ri] = (cv_edge){w, a, bb};
         if (edge_less(w, a, bb, &r->best[rj]))
             r->best[rj] = (cv_edge){w, a, bb};
+        if (r->list) {
+            const cv_edge e = {w, a, bb};
+            list_put(r->list + (size_t)i * CV_LIST, &r->len[i], &e);
+            list_put(r->list + (size_t)j * CV_LIST, &r->len[j], &e);
+        }
     }
     pthread_mutex_unlock(&r->mu);
     return 0;
+}
+
+/* Each root v's edge best[v] (w = INFINITY: none) into the forest where
+ * it joins two components: the number added. */
+static size_t merge_best(uint32_t *parent, const cv_edge *best, size_t n, const uint32_t *comp,
+                         cv_edge *forest, size_t *nf)
+{
+    size_t added = 0;
+    for (size_t v = 0; v < n; v++) {
+        if (comp[v] != v || best[v].w == INFINITY)
+            continue;
+        uint32_t ra = uf_root(parent, best[v].a), rb = uf_root(parent, best[v].b);
+        if (ra == rb)
+            continue; /* the other side chose it too */
+        if (ra > rb)
+            parent[ra] = rb;
+        else
+            parent[rb] = ra;
+        forest[(*nf)++] = best[v];
+        added++;
+    }
+    return added;
+}
+
+/* Between joins: the components whose cheapest outgoing edge the lists
+ * prove, merged, again while any is. Returns 1 when a component may still
+ * have an outgoing edge the lists cannot name (another join is needed),
+ * 0 when none has one. bound[v]: the lightest heaviest-list-edge among
+ * v's members whose full list has no edge leaving v. */
+static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_edge *best,
+                        cv_edge *bound, size_t n, cv_edge *forest, size_t *nf)
+{
+    const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    for (;;) {
+        for (size_t v = 0; v < n; v++) {
+            comp[v] = uf_root(parent, (uint32_t)v);
+            best[v] = bound[v] = none;
+        }
+        for (size_t p = 0; p < n; p++) {
+            const cv_edge *h = r->list + p * CV_LIST;
+            const uint32_t rp = comp[p];
+            int out = 0;
+            for (int k = 0; k < r->len[p]; k++) {
+                const uint32_t q = h[k].a == p ? h[k].b : h[k].a;
+                if (comp[q] == rp)
+                    continue;
+                out = 1;
+                if (edge_before(&h[k], &best[rp]))
+                    best[rp] = h[k];
+            }
+            /* A full list all inside: p's next edge out is heavier than
+             * its heaviest (h[0]) and unknown. */
+            if (!out && r->len[p] == CV_LIST && edge_before(&h[0], &bound[rp]))
+                bound[rp] = h[0];
+        }
+        int open = 0;
+        for (size_t v = 0; v < n; v++) {
+            if (comp[v] != v)
+                continue;
+            if (bound[v].w != INFINITY && !edge_before(&best[v], &bound[v])) {
+                best[v] = none; /* not proved: the next join decides */
+                open = 1;
+            }
+        }
+        if (merge_best(parent, best, n, comp, forest, nf) == 0)
+            return open;
+    }
 }
 
 typedef struct cv_progress {
@@ -223,6 +356,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
+    cv_edge *bound = NULL;
     double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
         parent[i] = (uint32_t)i;
@@ -236,12 +370,21 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.comp = comp;
     r.best = best;
     r.reach2 = reach;
+    r.list = NULL;
+    r.len = NULL;
     const int ranks = dist && dist->nranks > 1 && dist->min_edges && dist->min_f64;
+    if (!ranks) {
+        r.list = xmalloc(n * CV_LIST * sizeof *r.list);
+        r.len = xmalloc(n);
+        bound = xmalloc(n * sizeof *bound);
+    }
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             comp[i] = uf_root(parent, (uint32_t)i);
             best[i] = (cv_edge){INFINITY, UINT32_MAX, UINT32_MAX};
         }
+        if (r.len)
+            memset(r.len, 0, n);
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;
@@ -267,24 +410,18 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             break;
         c->rounds++;
         r.reach2 = NULL;
-        size_t added = 0;
-        for (size_t v = 0; v < n; v++) {
-            if (comp[v] != v || best[v].w == INFINITY)
-                continue;
-            uint32_t ra = uf_root(parent, best[v].a), rb = uf_root(parent, best[v].b);
-            if (ra == rb)
-                continue; /* the other side chose it too */
-            if (ra > rb)
-                parent[ra] = rb;
-            else
-                parent[rb] = ra;
-            forest[nf++] = best[v];
-            added++;
-        }
-        if (!added)
+        if (r.list) {
+            /* The join's own round and as many more as the lists prove. */
+            if (!merge_listed(&r, parent, comp, best, bound, n, forest, &nf))
+                break;
+        } else if (merge_best(parent, best, n, comp, forest, &nf) == 0) {
             break;
+        }
     }
     pthread_mutex_destroy(&r.mu);
+    free(r.list);
+    free(r.len);
+    free(bound);
     free(parent);
     free(comp);
     free(best);

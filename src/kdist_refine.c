@@ -101,7 +101,26 @@ typedef struct kr_run {
     size_t rows_known; /* over all blocks, for progress */
     int joins, rounds;
     double diam2; /* 0: not yet computed */
+    /* What a join costs this engine, from the joins so far: seconds a
+     * query row (the largest join's) and seconds a join whatever its rows
+     * (the least that a small join took beyond its rows; -1: none yet). */
+    double row_s, join_s;
 } kr_run;
+
+/* Known rows a range of unknown ones may take in between: where a join
+ * costs more than its rows (an exact run's set-up on the GPU, some tens of
+ * ms, against a fraction of a microsecond a query row at 10^6 rows), two
+ * ranges are one join over the known rows between them. One round at
+ * 10^6 x 128 made some 4,500 joins of one or two rows each, most of a
+ * `dbscan curve` that did not end in 95 s. */
+static size_t kr_gap(const kr_run *k, size_t nb)
+{
+    const size_t least = 64;
+    if (!(k->row_s > 0) || !(k->join_s > 0))
+        return least;
+    const double g = k->join_s / k->row_s;
+    return g < (double)least ? least : g > (double)nb ? nb : (size_t)g;
+}
 
 static void kr_add_result(join_result *to, const join_result *jr, int first)
 {
@@ -131,9 +150,19 @@ static int kr_join(kr_run *k, kr_rows *rows, size_t q0, size_t q1, double r2)
     js.sink = (pair_sink){kr_put, rows};
     js.cancel = s->cancel;
     join_result jr;
+    const double t0 = engine_now();
     int rc = engine_run(s->engine, &js, &jr);
-    if (rc == 0)
+    const double t = engine_now() - t0, nq = (double)(q1 - q0);
+    if (rc == 0) {
         kr_add_result(k->res, &jr, k->joins == 0);
+        if (nq >= 1024 && t / nq > k->row_s)
+            k->row_s = t / nq;
+        if (nq < 1024 && k->row_s > 0) {
+            const double fixed = t - nq * k->row_s;
+            if (fixed > 0 && (k->join_s < 0 || fixed < k->join_s))
+                k->join_s = fixed;
+        }
+    }
     k->joins++;
     return rc;
 }
@@ -160,7 +189,7 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
         size_t at = m >= 100 ? (size_t)(KR_QUANTILE * (double)(m - 1)) : m - 1;
         r2 = scratch[at] * (1 + KR_MARGIN0);
     }
-    double margin = KR_MARGIN0;
+    double margin = KR_MARGIN0, r2_first = 0;
     size_t lo = b0, hi = b1; /* the unknown rows lie in [lo, hi) */
     for (int round = 0; lo < hi; round++, k->rounds++) {
         if (round >= KR_MAX_ROUNDS)
@@ -175,8 +204,18 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
             r2 = k->diam2 * 0x1p-20;
         }
         /* Ranges of consecutive unknown rows, a gap of known rows no longer
-         * than the unknown rows gathered so far, so that a range holds
-         * mostly rows still to be found. */
+         * than the unknown rows gathered so far and what a join's own cost
+         * buys (kr_gap), so that a range holds mostly rows still to be
+         * found; each joined at the round's radius or its own rows'
+         * largest estimate (grown as the round's), whichever is larger, and a row whose
+         * estimate is more than twice the range's (or less than half)
+         * starts a range of its own: the known rows of a range pay its
+         * radius in pairs, which grow as its power d / 2. A range's
+         * estimates grow as the round's radius does, so that every row's
+         * radius grows from round to round. */
+        if (round == 1)
+            r2_first = r2;
+        const double grow = round > 1 && r2_first > 0 ? r2 / r2_first : 1;
         size_t i = lo;
         int rc = 0;
         while (i < hi && rc == 0) {
@@ -184,23 +223,32 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
                 i++;
             if (i >= hi)
                 break;
+            const size_t gap = kr_gap(k, b1 - b0);
             size_t start = i, last = i, want = 0;
+            double top = 0; /* the range's largest estimate, a margin above */
             for (; i < hi; i++) {
                 if (rows->known[i - b0])
                     continue;
-                if (i - last > want + 64)
+                if (i - last > want + gap)
                     break;
+                const double e =
+                    round > 0 && est_ok(est, i - q0) ? est[i - q0] * (1 + KR_MARGIN0) * grow : 0;
+                const double rr = top > r2 ? top : r2, er = e > r2 ? e : r2;
+                if (want && (er > 2 * rr || 2 * er < rr))
+                    break;
+                if (e > top)
+                    top = e;
                 last = i;
                 want++;
             }
             i = last + 1;
-            rc = kr_join(k, rows, start, last + 1, r2);
+            rc = kr_join(k, rows, start, last + 1, top > r2 ? top : r2);
         }
         if (rc)
             return rc;
-        /* Rows with K others within r2 are final; the others start over. */
+        /* Rows with K others within their radius are final; the others
+         * start over. */
         size_t nlo = hi, nhi = lo;
-        double need = 0;
         for (size_t q = lo; q < hi; q++) {
             const size_t t = q - b0;
             if (rows->known[t])
@@ -214,8 +262,6 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
             rows->len[t] = 0;
             nlo = q < nlo ? q : nlo;
             nhi = q + 1;
-            if (est_ok(est, q - q0) && est[q - q0] > need)
-                need = est[q - q0];
         }
         lo = nlo;
         hi = nhi > nlo ? nhi : nlo;
@@ -223,12 +269,11 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
             s->progress(s->progress_ctx, (double)k->rows_known / (double)(s->q1 - q0));
         if (s->cancel && *s->cancel)
             return err_set(TCJ_ECANCEL, "cancelled");
-        /* The next radius: the unknown rows' largest estimate or the
-         * last radius, each a margin above; the margin doubles (to
-         * fourfold steps) so a poor estimate costs a few rounds. */
-        const double grown = r2 * (1 + margin);
-        const double from_est = need * (1 + KR_MARGIN0);
-        r2 = from_est > grown ? from_est : grown;
+        /* The next round's radius: the last one a margin above (a range
+         * takes its rows' largest estimate where that is larger); the
+         * margin doubles (to fourfold steps) so a poor estimate costs a
+         * few rounds. */
+        r2 *= 1 + margin;
         margin = margin < 3 ? 2 * margin : 3;
     }
     return 0;
@@ -261,7 +306,7 @@ int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
         mem_alloc(s->engine->name, "the k-distance's estimates", block, sizeof *scratch, 0);
     int rc = rows.top && rows.len && rows.known && scratch ? 0 : TCJ_ENOMEM;
     pthread_mutex_init(&rows.mu, NULL);
-    kr_run k = {.s = s, .est = est, .res = res};
+    kr_run k = {.s = s, .est = est, .res = res, .join_s = -1};
     for (size_t b0 = s->q0; b0 < s->q1 && rc == 0; b0 += block) {
         size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
         rc = kr_block(&k, &rows, b0, b1, scratch);

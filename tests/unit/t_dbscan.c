@@ -599,18 +599,22 @@ static void curve_vs_dbscan(const dbscan_curve *c, const dataset *ds, double eps
     free(core);
 }
 
-static void check_curve(const dataset *ds, size_t minpts, double max, const char *what)
+/* The cpu engine's curve of ds, two threads, batches of batch pairs (many
+ * sink calls): dbscan_curve_run's code. */
+static int curve_cpu(const dataset *ds, size_t minpts, double max, size_t batch, dbscan_curve *c)
 {
     engine_opts o;
     engine_opts_default(&o);
     o.threads = 2;
-    o.batch_pairs = 256;
-    dbscan_curve c;
+    o.batch_pairs = batch;
     dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = &o};
-    int rc = dbscan_curve_run(&engine_cpu, &sp, &c);
-    CHECK_MSG(rc == 0, "%s: %s", what, err_msg());
-    if (rc)
-        return;
+    return dbscan_curve_run(&engine_cpu, &sp, c);
+}
+
+static void check_curve(const dataset *ds, size_t minpts, double max, const char *what)
+{
+    dbscan_curve c;
+    CHECK_MSG(curve_cpu(ds, minpts, max, 256, &c) == 0, "%s: %s", what, err_msg());
     CHECK(c.rounds >= 1 && c.nedge < ds->n);
     /* twelve eps spread over (0, max] */
     for (int k = 1; k <= 12; k++)
@@ -675,6 +679,135 @@ TEST(curve_equals_dbscan_at_every_eps)
     dbscan_curve c;
     dbscan_curve_spec sp = {.ds = NULL, .minpts = 4, .max = 1};
     CHECK(dbscan_curve_run(&engine_cpu, &sp, &c) == TCJ_EINVAL);
+}
+
+/* The minimum spanning forest of the mutual-reachability weights
+ * max(c_i, c_j, d2_ij) <= max2 by Kruskal over every pair (an independent
+ * computation: brute-force core distances and distances, direct form in
+ * FP64, one sort): its weights ascending into w (n - 1 slots), the count
+ * returned. */
+static int cmp_wedge(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static uint32_t kr_root(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x)
+        x = p[x] = p[p[x]];
+    return x;
+}
+
+static size_t mst_brute(const dataset *ds, size_t minpts, double max2, double *w)
+{
+    const size_t n = ds->n, d = ds->d;
+    double *x = malloc(n * d * sizeof *x), *d2 = malloc(n * n * sizeof *d2);
+    double *core = malloc(n * sizeof *core), *row = malloc(n * sizeof *row);
+    dataset_rows_f64(ds, 0, n, x);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double sum = 0;
+            for (size_t k = 0; k < d; k++) {
+                const double u = x[i * d + k] - x[j * d + k];
+                sum += u * u;
+            }
+            d2[i * n + j] = sum;
+        }
+    for (size_t i = 0; i < n; i++) { /* the (minpts-1)-th nearest other point */
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++)
+            if (j != i)
+                row[m++] = d2[i * n + j];
+        qsort(row, m, sizeof *row, cmp_wedge);
+        core[i] = minpts > 1 ? row[minpts - 2] : 0;
+    }
+    /* (weight, i, j) triples, i < j, within max2 */
+    double(*e)[3] = malloc(n * (n - 1) / 2 * sizeof *e);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double v = d2[i * n + j];
+            v = v > core[i] ? v : core[i];
+            v = v > core[j] ? v : core[j];
+            if (v <= max2) {
+                e[ne][0] = v;
+                e[ne][1] = (double)i;
+                e[ne][2] = (double)j;
+                ne++;
+            }
+        }
+    qsort(e, ne, sizeof *e, cmp_wedge);
+    uint32_t *p = malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint32_t)i;
+    size_t nf = 0;
+    for (size_t k = 0; k < ne; k++) {
+        const uint32_t a = kr_root(p, (uint32_t)e[k][1]), b = kr_root(p, (uint32_t)e[k][2]);
+        if (a != b) {
+            p[a > b ? a : b] = a < b ? a : b;
+            w[nf++] = e[k][0];
+        }
+    }
+    free(p);
+    free(e);
+    free(x);
+    free(d2);
+    free(core);
+    free(row);
+    return nf;
+}
+
+/* The curve's forest (Boruvka rounds, a point's cheapest edges kept
+ * between joins) against Kruskal's: the same number of edges, and the
+ * same weights in ascending order. Every minimum spanning forest has the
+ * same sorted weights, whatever breaks ties; and the k-th smallest forest
+ * weight moves by no more than the largest change of any weight (it is a
+ * minimax over paths), so the engine's d2, summed in another order than
+ * the oracle's, may differ from it by d rounding errors of the sum at
+ * most: |w - w'| <= 2 d u w, u = 2^-53. */
+static void check_forest(const dataset *ds, size_t minpts, double max, const char *what)
+{
+    dbscan_curve c;
+    CHECK_MSG(curve_cpu(ds, minpts, max, 512, &c) == 0, "%s: %s", what, err_msg());
+    double *w = malloc(ds->n * sizeof *w);
+    const size_t nf = mst_brute(ds, minpts, max * max, w);
+    CHECK_MSG(c.nedge == nf, "%s: %zu forest edges, Kruskal %zu", what, c.nedge, nf);
+    size_t bad = 0;
+    const double tol = 2.0 * (double)ds->d * 0x1p-53;
+    for (size_t k = 0; k < nf && k < c.nedge; k++)
+        bad += fabs(c.edge2[k] - w[k]) > tol * w[k];
+    CHECK_MSG(bad == 0, "%s: %zu of %zu forest weights differ from Kruskal's", what, bad, nf);
+    printf("# %-16s n %zu minpts %zu: %zu forest edges in %d joins\n", what, ds->n, minpts, nf,
+           c.rounds);
+    free(w);
+    dbscan_curve_free(&c);
+}
+
+TEST(curve_forest_equals_kruskal)
+{
+    dataset b = blobs(600, 3, 6, 0.4, 41);
+    check_forest(&b, 5, eps_quantile(&b, 0.05), "blobs");
+    check_forest(&b, 12, eps_quantile(&b, 0.3), "blobs minpts 12");
+    free(b.v);
+    /* uniform: the lists decide most rounds, a later join the rest */
+    rng = 7;
+    dataset u = make_ds(1500, 4);
+    for (size_t i = 0; i < u.n * u.d; i++)
+        ((double *)u.v)[i] = runit();
+    check_forest(&u, 10, eps_quantile(&u, 0.02), "uniform");
+    check_forest(&u, 3, eps_quantile(&u, 0.5), "uniform wide");
+    free(u.v);
+    /* an integer grid: many equal weights (ties broken by index) */
+    rng = 17;
+    dataset g = make_ds(400, 2);
+    for (size_t i = 0; i < g.n; i++) {
+        X(g, i, 0) = (double)(rnext() % 20);
+        X(g, i, 1) = (double)(rnext() % 20);
+    }
+    check_forest(&g, 4, 3, "grid");
+    check_forest(&g, 9, 2, "grid minpts 9");
+    free(g.v);
 }
 
 /* Labels files: .npy (read back by parsing its header), .csv and raw. */
