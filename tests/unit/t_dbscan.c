@@ -641,6 +641,18 @@ static void check_curve(const dataset *ds, size_t minpts, double max, const char
     dbscan_curve_free(&c);
 }
 
+/* n points on the integers of [0, side)^2, drawn from seed. */
+static dataset int_grid(size_t n, unsigned side, uint64_t seed)
+{
+    rng = seed;
+    dataset g = make_ds(n, 2);
+    for (size_t i = 0; i < g.n; i++) {
+        X(g, i, 0) = (double)(rnext() % side);
+        X(g, i, 1) = (double)(rnext() % side);
+    }
+    return g;
+}
+
 TEST(curve_equals_dbscan_at_every_eps)
 {
     dataset b = blobs(500, 3, 5, 0.4, 31);
@@ -649,12 +661,7 @@ TEST(curve_equals_dbscan_at_every_eps)
     check_curve(&b, 12, eps_quantile(&b, 0.2), "blobs minpts 12");
     free(b.v);
     /* integer grid: core distances and weights exactly at integer eps */
-    rng = 13;
-    dataset g = make_ds(300, 2);
-    for (size_t i = 0; i < g.n; i++) {
-        X(g, i, 0) = (double)(rnext() % 25);
-        X(g, i, 1) = (double)(rnext() % 25);
-    }
+    dataset g = int_grid(300, 25, 13);
     check_curve(&g, 4, 3, "grid");
     for (double e = 1; e <= 3; e++) {
         dbscan_curve c;
@@ -799,12 +806,7 @@ TEST(curve_forest_equals_kruskal)
     check_forest(&u, 3, eps_quantile(&u, 0.5), "uniform wide");
     free(u.v);
     /* an integer grid: many equal weights (ties broken by index) */
-    rng = 17;
-    dataset g = make_ds(400, 2);
-    for (size_t i = 0; i < g.n; i++) {
-        X(g, i, 0) = (double)(rnext() % 20);
-        X(g, i, 1) = (double)(rnext() % 20);
-    }
+    dataset g = int_grid(400, 20, 17);
     check_forest(&g, 4, 3, "grid");
     check_forest(&g, 9, 2, "grid minpts 9");
     free(g.v);
