@@ -10,7 +10,7 @@
 # Output under $OUT (default /tmp/gpu-h43): logs, summary.txt; the table last.
 # At most about $LIMIT s: each step's timeout is cut to what is left (rc 124:
 # it ran out; "skipped: out of time": no time was left for it).
-# Steps (BENCH=0 or SAN=0 leaves one out): 1. g_dbscan (every case);
+# Steps (BENCH=0, CURVE=0 or SAN=0 leaves one out): 1. g_dbscan (every case);
 # 2. COUNT against dbscan, fasted and exact, on uniform 10^6 x 128 (S = 64), gauss 10^6 x
 # 128 (64 clusters), gauss 6·10^4 x 784 (16 clusters), and uniform
 # 2·10^6 x 128 at the 10^6 set's eps (S ~ 128; 10^7 x 128 would take some
@@ -90,6 +90,24 @@ if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
     bench gauss-6e4x784-c16 "gen gauss n=60000 d=784 seed=1 clusters=16" "sweep 64 engine=fasted use"
     [ -n "$E" ] && [ "$(lim 45)" = 45 ] &&
         bench "uniform-2e6x128-eps$E" "gen uniform n=2000000 d=128 seed=1" "eps $E"
+fi
+# 2b. `dbscan curve` against a COUNT join at eps = max (goal <= 4x), exact,
+# on the uniform and the clustered 10^6 x 128 sets: its time, the core
+# distances' and the forest's, and the joins it took (CURVE=0 leaves it out).
+if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
+    for set in "uniform-1e6x128 gen uniform n=1000000 d=128 seed=1" \
+        "gauss-1e6x128 gen gauss n=1000000 d=128 seed=1 clusters=64"; do
+        name=${set%% *}
+        L=$(lim 120)
+        [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
+        timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* }; sweep 64 engine=fasted use;
+            run exact; run exact; dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>&1
+        rc=$?
+        c=$(rt "$OUT/curve-$name.log" exact)
+        v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
+            sed -E 's/.*"rounds":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\2 \3 \4 \1/')
+        row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 5) printf "%.1fx; core distances %s s, forest %s s, %s joins", $2 / $1, $3, $4, $5}'))"
+    done
 fi
 # 3. Sanitizers on the new kernels at small sizes (G_DBSCAN_SMALL: d = 64,
 # 700 rows): the pair consumer under fasted's and exact's PAIRS runs.

@@ -4,11 +4,12 @@
  * serialises its calls today; others need not): its updates of the
  * cheapest edge per component are made under a mutex, held once per batch.
  * Under several ranks (src/dist.h) each rank's sink sees its share of the
- * pairs; the cheapest edges and the reachabilities, O(n), are reduced by
- * minimum after each round, so every rank takes the same steps.
+ * pairs; the reachabilities (by minimum) and the lists below (merged),
+ * O(n), are reduced after each join, so every rank takes the same steps.
  *
- * One process keeps more of each join: every point's CV_LIST cheapest
- * edges that leave its component (CV_LIST slots a point: O(n)), and
+ * Each join also leaves every point its DIST_LIST cheapest edges that
+ * leave its component (src/dist.h: DIST_LIST slots a point, O(n); merged
+ * over the ranks after the join), and
  * between joins merges every component whose cheapest outgoing edge those
  * lists prove, as often as they prove one. A point's edges that are not in
  * its full list are heavier than the list's heaviest (the total order
@@ -49,18 +50,8 @@ static uint32_t uf_root(uint32_t *p, uint32_t x)
 
 typedef dist_edge cv_edge; /* a < b */
 
-/* (w, a, b) lexicographically: a total order on edges, so Boruvka's
- * cheapest edges never close a cycle. */
-static int edge_less(double w, uint32_t a, uint32_t b, const cv_edge *e)
-{
-    if (w != e->w)
-        return w < e->w;
-    if (a != e->a)
-        return a < e->a;
-    return b < e->b;
-}
-
-#define CV_LIST 8 /* edges a point keeps from a join (one process) */
+/* Edges compare by (w, a, b) (dist_edge_before): a total order, so
+ * Boruvka's cheapest edges never close a cycle. */
 
 typedef struct cv_round {
     pthread_mutex_t mu;
@@ -69,52 +60,10 @@ typedef struct cv_round {
     const uint32_t *comp; /* each point's component (its root) this round */
     cv_edge *best;        /* per root: the cheapest outgoing edge, w = INFINITY: none */
     double *reach2;       /* first round only: NULL after */
-    /* One process: point p's cheapest edges leaving its component, a
-     * max-heap of len[p] <= CV_LIST at list + p * CV_LIST (NULL: none). */
-    cv_edge *list;
-    uint8_t *len;
+    /* point p's cheapest edges leaving its component (NULL: none kept:
+     * ranks without a merge of the lists) */
+    dist_list *list;
 } cv_round;
-
-/* x before y in the total order. */
-static int edge_before(const cv_edge *x, const cv_edge *y)
-{
-    return edge_less(x->w, x->a, x->b, y);
-}
-
-/* Edge e into p's list (a max-heap on the total order): kept while the
- * list has room or e is lighter than its heaviest; an edge the list holds
- * already (a run that lists both orders hands it over twice) is not. */
-static void list_put(cv_edge *h, uint8_t *len, const cv_edge *e)
-{
-    for (int k = 0; k < *len; k++)
-        if (h[k].a == e->a && h[k].b == e->b)
-            return;
-    int k;
-    if (*len < CV_LIST) {
-        k = (*len)++;
-        while (k > 0 && edge_before(&h[(k - 1) / 2], e)) {
-            h[k] = h[(k - 1) / 2];
-            k = (k - 1) / 2;
-        }
-        h[k] = *e;
-        return;
-    }
-    if (!edge_before(e, &h[0]))
-        return;
-    k = 0;
-    for (;;) { /* sift the new top down */
-        int c = 2 * k + 1;
-        if (c >= CV_LIST)
-            break;
-        if (c + 1 < CV_LIST && edge_before(&h[c], &h[c + 1]))
-            c++;
-        if (!edge_before(e, &h[c]))
-            break;
-        h[k] = h[c];
-        k = c;
-    }
-    h[k] = *e;
-}
 
 static int round_put(void *vctx, const pair_batch *b)
 {
@@ -138,15 +87,14 @@ static int round_put(void *vctx, const pair_batch *b)
         uint32_t ri = r->comp[i], rj = r->comp[j];
         if (ri == rj)
             continue;
-        uint32_t a = i < j ? i : j, bb = i < j ? j : i;
-        if (edge_less(w, a, bb, &r->best[ri]))
-            r->best[ri] = (cv_edge){w, a, bb};
-        if (edge_less(w, a, bb, &r->best[rj]))
-            r->best[rj] = (cv_edge){w, a, bb};
+        const cv_edge e = {w, i < j ? i : j, i < j ? j : i};
+        if (dist_edge_before(&e, &r->best[ri]))
+            r->best[ri] = e;
+        if (dist_edge_before(&e, &r->best[rj]))
+            r->best[rj] = e;
         if (r->list) {
-            const cv_edge e = {w, a, bb};
-            list_put(r->list + (size_t)i * CV_LIST, &r->len[i], &e);
-            list_put(r->list + (size_t)j * CV_LIST, &r->len[j], &e);
+            dist_list_put(&r->list[i], &e);
+            dist_list_put(&r->list[j], &e);
         }
     }
     pthread_mutex_unlock(&r->mu);
@@ -190,27 +138,27 @@ static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_
             best[v] = bound[v] = none;
         }
         for (size_t p = 0; p < n; p++) {
-            const cv_edge *h = r->list + p * CV_LIST;
+            const dist_list *l = &r->list[p];
             const uint32_t rp = comp[p];
             int out = 0;
-            for (int k = 0; k < r->len[p]; k++) {
-                const uint32_t q = h[k].a == p ? h[k].b : h[k].a;
+            for (uint32_t k = 0; k < l->len; k++) {
+                const uint32_t q = l->e[k].a == p ? l->e[k].b : l->e[k].a;
                 if (comp[q] == rp)
                     continue;
                 out = 1;
-                if (edge_before(&h[k], &best[rp]))
-                    best[rp] = h[k];
+                if (dist_edge_before(&l->e[k], &best[rp]))
+                    best[rp] = l->e[k];
             }
             /* A full list all inside: p's next edge out is heavier than
-             * its heaviest (h[0]) and unknown. */
-            if (!out && r->len[p] == CV_LIST && edge_before(&h[0], &bound[rp]))
-                bound[rp] = h[0];
+             * its heaviest (e[0]) and unknown. */
+            if (!out && l->len == DIST_LIST && dist_edge_before(&l->e[0], &bound[rp]))
+                bound[rp] = l->e[0];
         }
         int open = 0;
         for (size_t v = 0; v < n; v++) {
             if (comp[v] != v)
                 continue;
-            if (bound[v].w != INFINITY && !edge_before(&best[v], &bound[v])) {
+            if (bound[v].w != INFINITY && !dist_edge_before(&best[v], &bound[v])) {
                 best[v] = none; /* not proved: the next join decides */
                 open = 1;
             }
@@ -371,11 +319,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.best = best;
     r.reach2 = reach;
     r.list = NULL;
-    r.len = NULL;
     const int ranks = dist && dist->nranks > 1 && dist->min_edges && dist->min_f64;
-    if (!ranks) {
-        r.list = xmalloc(n * CV_LIST * sizeof *r.list);
-        r.len = xmalloc(n);
+    if (!ranks || dist->merge_lists) {
+        r.list = xmalloc(n * sizeof *r.list);
         bound = xmalloc(n * sizeof *bound);
     }
     for (;;) {
@@ -383,8 +329,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             comp[i] = uf_root(parent, (uint32_t)i);
             best[i] = (cv_edge){INFINITY, UINT32_MAX, UINT32_MAX};
         }
-        if (r.len)
-            memset(r.len, 0, n);
+        for (size_t i = 0; r.list && i < n; i++)
+            r.list[i].len = 0;
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;
@@ -405,8 +351,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         join_result jr;
         if ((rc = engine_run(e, &js, &jr)))
             break;
-        if (ranks &&
-            ((r.reach2 && (rc = dist->min_f64(reach, n))) || (rc = dist->min_edges(best, n))))
+        if (ranks && ((r.reach2 && (rc = dist->min_f64(reach, n))) ||
+                      (rc = r.list ? dist->merge_lists(r.list, n) : dist->min_edges(best, n))))
             break;
         c->rounds++;
         r.reach2 = NULL;
@@ -420,7 +366,6 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     }
     pthread_mutex_destroy(&r.mu);
     free(r.list);
-    free(r.len);
     free(bound);
     free(parent);
     free(comp);

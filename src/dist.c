@@ -32,3 +32,51 @@ int dist_own_file(const char *path)
 {
     return !dist || dist->rank == 0 || strcmp(path, dist_path) == 0;
 }
+
+int dist_edge_before(const dist_edge *x, const dist_edge *y)
+{
+    if (x->w != y->w)
+        return x->w < y->w;
+    if (x->a != y->a)
+        return x->a < y->a;
+    return x->b < y->b;
+}
+
+void dist_list_put(dist_list *l, const dist_edge *e)
+{
+    dist_edge *h = l->e;
+    for (uint32_t k = 0; k < l->len; k++)
+        if (h[k].a == e->a && h[k].b == e->b)
+            return;
+    uint32_t k;
+    if (l->len < DIST_LIST) {
+        k = l->len++;
+        while (k > 0 && dist_edge_before(&h[(k - 1) / 2], e)) {
+            h[k] = h[(k - 1) / 2];
+            k = (k - 1) / 2;
+        }
+        h[k] = *e;
+        return;
+    }
+    if (!dist_edge_before(e, &h[0]))
+        return;
+    k = 0;
+    for (;;) { /* the new top sifted down */
+        uint32_t c = 2 * k + 1;
+        if (c >= DIST_LIST)
+            break;
+        if (c + 1 < DIST_LIST && dist_edge_before(&h[c], &h[c + 1]))
+            c++;
+        if (!dist_edge_before(e, &h[c]))
+            break;
+        h[k] = h[c];
+        k = c;
+    }
+    h[k] = *e;
+}
+
+void dist_list_merge(const dist_list *in, dist_list *out)
+{
+    for (uint32_t k = 0; k < in->len && k < DIST_LIST; k++)
+        dist_list_put(out, &in->e[k]);
+}

@@ -21,6 +21,22 @@ typedef struct dist_edge {
     uint32_t a, b;
 } dist_edge;
 
+/* A point's cheapest edges leaving its component, as DBSCAN's curve keeps
+ * them between joins (src/dbscan_curve.c): a max-heap by (w, a, b) of
+ * len <= DIST_LIST edges, each at most once. */
+#define DIST_LIST 8
+typedef struct dist_list {
+    dist_edge e[DIST_LIST];
+    uint32_t len, pad;
+} dist_list;
+/* e into l: kept while l has room or e is lighter than its heaviest; an
+ * edge l holds already is not added again. */
+void dist_list_put(dist_list *l, const dist_edge *e);
+/* The edges of in put into out: out holds the DIST_LIST least of both. */
+void dist_list_merge(const dist_list *in, dist_list *out);
+/* x before y by (w, a, b). */
+int dist_edge_before(const dist_edge *x, const dist_edge *y);
+
 /* What join and kdist return when the caller is to run the work in this
  * process after all (a part of a shared run calling back). */
 #define DIST_LOCAL 1
@@ -60,6 +76,9 @@ typedef struct dist_ops {
      * DBSCAN curve's cheapest edge per component, each rank having seen
      * its share of the pairs. */
     int (*min_edges)(dist_edge *e, size_t n);
+    /* l[x] = the merge (dist_list_merge) of l[x] over the ranks, on every
+     * rank: the curve's lists, each rank having seen its share. */
+    int (*merge_lists)(dist_list *l, size_t n);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

@@ -872,7 +872,10 @@ static void m_forget(const join_result *res)
  * code. */
 static int m_reduce(void *buf, size_t n, size_t size, MPI_Datatype t, MPI_Op op)
 {
-    const size_t piece = (size_t)1 << 26;
+    /* at most 2^26 records and 1 GB a call (the curve's lists are 136
+     * bytes a record) */
+    const size_t most = ((size_t)1 << 30) / size;
+    const size_t piece = most < ((size_t)1 << 26) ? (most ? most : 1) : (size_t)1 << 26;
     int rc = MPI_SUCCESS;
     for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += piece) {
         size_t k = n - o < piece ? n - o : piece;
@@ -1319,30 +1322,55 @@ static void m_edge_min_op(void *in, void *inout, int *len, MPI_Datatype *t)
     for (int k = 0; k < *len; k++) {
         const dist_edge *a = &x[k];
         dist_edge *b = &y[k];
-        if (a->w < b->w || (a->w == b->w && (a->a < b->a || (a->a == b->a && a->b < b->b))))
+        if (dist_edge_before(a, b))
             *b = *a;
     }
 }
 
-static int m_min_edges(dist_edge *e, size_t n)
+/* A reduction of n records of size bytes by op over the ranks, on every
+ * rank, the records carried as bytes (every rank is this same program on
+ * one kind of host). */
+static int m_reduce_bytes(void *v, size_t n, size_t size, MPI_User_function *op)
 {
     MPI_Datatype t;
-    MPI_Op op;
-    int rc = MPI_Type_contiguous((int)sizeof *e, MPI_BYTE, &t);
+    MPI_Op o;
+    int rc = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
     if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&t)) != MPI_SUCCESS)
         MPI_Type_free(&t);
     if (rc != MPI_SUCCESS)
-        return err_set(TCJ_EIO, "dbscan curve: MPI_Type_contiguous failed");
-    if ((rc = MPI_Op_create(m_edge_min_op, 1, &op)) != MPI_SUCCESS) {
+        return rc;
+    if ((rc = MPI_Op_create(op, 1, &o)) != MPI_SUCCESS) {
         MPI_Type_free(&t);
-        return err_set(TCJ_EIO, "dbscan curve: MPI_Op_create failed");
+        return rc;
     }
-    rc = m_reduce(e, n, sizeof *e, t, op);
-    MPI_Op_free(&op);
+    rc = m_reduce(v, n, size, t, o);
+    MPI_Op_free(&o);
     MPI_Type_free(&t);
-    return rc == MPI_SUCCESS
+    return rc;
+}
+
+static int m_min_edges(dist_edge *e, size_t n)
+{
+    return m_reduce_bytes(e, n, sizeof *e, m_edge_min_op) == MPI_SUCCESS
                ? 0
                : err_set(TCJ_EIO, "dbscan curve: reducing the ranks' cheapest edges failed");
+}
+
+/* Two ranks' lists of each point merged (dist_list_merge). */
+static void m_list_merge_op(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    const dist_list *x = in;
+    dist_list *y = inout;
+    for (int k = 0; k < *len; k++)
+        dist_list_merge(&x[k], &y[k]);
+}
+
+static int m_merge_lists(dist_list *l, size_t n)
+{
+    return m_reduce_bytes(l, n, sizeof *l, m_list_merge_op) == MPI_SUCCESS
+               ? 0
+               : err_set(TCJ_EIO, "dbscan curve: merging the ranks' edge lists failed");
 }
 
 /* ---- the log ---- */
@@ -1398,6 +1426,7 @@ void mpi_run_init(void)
                        .forest_merge = m_forest_merge,
                        .min_i32 = m_min_i32,
                        .min_f64 = m_min_f64,
-                       .min_edges = m_min_edges};
+                       .min_edges = m_min_edges,
+                       .merge_lists = m_merge_lists};
     dist = &m_ops;
 }
