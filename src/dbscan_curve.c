@@ -1,26 +1,26 @@
 /* DBSCAN for every eps at once (src/dbscan_curve.h): the core distances
  * from the engine's k-distance, then Boruvka rounds over the pairs of the
  * join at max. The sink may be called from several threads (the CPU driver
- * serialises its calls today; others need not): its updates of the
- * cheapest edge per component are made under a mutex, held once per batch.
- * Under several ranks (src/dist.h) each rank's sink sees its share of the
- * pairs; the reachabilities (by minimum) and the lists below (merged),
- * O(n), are reduced after each join, so every rank takes the same steps.
+ * serialises its calls today; others need not): it updates the lists
+ * below under a mutex, held once per batch.
  *
- * Each join also leaves every point its DIST_LIST cheapest edges that
- * leave its component (src/dist.h: DIST_LIST slots a point, O(n); merged
- * over the ranks after the join), and
- * between joins merges every component whose cheapest outgoing edge those
- * lists prove, as often as they prove one. A point's edges that are not in
- * its full list are heavier than the list's heaviest (the total order
- * below), or were inside its component already; a component's cheapest
- * outgoing edge is proved when it is lighter than the heaviest list edge
- * of each member whose list has no edge leaving it. Adding any component's
- * cheapest outgoing edge keeps the forest the one minimum forest (the cut
- * property; the order is total), so the curve is the same as with a join a
- * round; the joins fall from one a halving of the components (and one to
- * find none left) to those the lists cannot decide: at 10^5 x 16, S = 64,
- * five joins became two on the 2-core build machine. */
+ * Each join leaves every point its DIST_LIST cheapest edges that leave its
+ * component (src/dist.h: DIST_LIST slots a point, O(n)), and after it
+ * every component whose cheapest outgoing edge those lists prove is
+ * merged, as often as they prove one. A point's edges that are not in its
+ * full list are heavier than the list's heaviest (the total order), or
+ * were inside its component already; a component's cheapest outgoing edge
+ * is proved when it is lighter than the heaviest list edge of each member
+ * whose list has no edge leaving it. Adding any component's cheapest
+ * outgoing edge keeps the forest the one minimum forest (the cut property;
+ * the order is total), so the curve is the same as with a join a round;
+ * the joins fall from one a halving of the components (and one to find
+ * none left) to those the lists cannot decide: at 10^5 x 16, S = 64, five
+ * joins became two on the 2-core build machine.
+ *
+ * Under several ranks (src/dist.h) each rank's sink sees its share of the
+ * pairs; the reachabilities (by minimum) and the lists (merged), O(n), are
+ * reduced after each join, so every rank takes the same steps. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -58,11 +58,8 @@ typedef struct cv_round {
     const double *core2;
     double max2;
     const uint32_t *comp; /* each point's component (its root) this round */
-    cv_edge *best;        /* per root: the cheapest outgoing edge, w = INFINITY: none */
     double *reach2;       /* first round only: NULL after */
-    /* point p's cheapest edges leaving its component (NULL: none kept:
-     * ranks without a merge of the lists) */
-    dist_list *list;
+    dist_list *list;      /* point p's cheapest edges leaving its component */
 } cv_round;
 
 static int round_put(void *vctx, const pair_batch *b)
@@ -88,14 +85,8 @@ static int round_put(void *vctx, const pair_batch *b)
         if (ri == rj)
             continue;
         const cv_edge e = {w, i < j ? i : j, i < j ? j : i};
-        if (dist_edge_before(&e, &r->best[ri]))
-            r->best[ri] = e;
-        if (dist_edge_before(&e, &r->best[rj]))
-            r->best[rj] = e;
-        if (r->list) {
-            dist_list_put(&r->list[i], &e);
-            dist_list_put(&r->list[j], &e);
-        }
+        dist_list_put(&r->list[i], &e);
+        dist_list_put(&r->list[j], &e);
     }
     pthread_mutex_unlock(&r->mu);
     return 0;
@@ -123,8 +114,9 @@ static size_t merge_best(uint32_t *parent, const cv_edge *best, size_t n, const 
     return added;
 }
 
-/* Between joins: the components whose cheapest outgoing edge the lists
- * prove, merged, again while any is. Returns 1 when a component may still
+/* After a join: the components whose cheapest outgoing edge the lists
+ * prove (right after the join, every component that has one), merged,
+ * again while any is. Returns 1 when a component may still
  * have an outgoing edge the lists cannot name (another join is needed),
  * 0 when none has one. bound[v]: the lightest heaviest-list-edge among
  * v's members whose full list has no edge leaving v. */
@@ -304,7 +296,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
-    cv_edge *bound = NULL;
+    cv_edge *bound = xmalloc(n * sizeof *bound);
     double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
         parent[i] = (uint32_t)i;
@@ -316,21 +308,14 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.core2 = core;
     r.max2 = c->max2;
     r.comp = comp;
-    r.best = best;
     r.reach2 = reach;
-    r.list = NULL;
-    const int ranks = dist && dist->nranks > 1 && dist->min_edges && dist->min_f64;
-    if (!ranks || dist->merge_lists) {
-        r.list = xmalloc(n * sizeof *r.list);
-        bound = xmalloc(n * sizeof *bound);
-    }
+    r.list = xmalloc(n * sizeof *r.list);
+    const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             comp[i] = uf_root(parent, (uint32_t)i);
-            best[i] = (cv_edge){INFINITY, UINT32_MAX, UINT32_MAX};
-        }
-        for (size_t i = 0; r.list && i < n; i++)
             r.list[i].len = 0;
+        }
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;
@@ -351,18 +336,14 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         join_result jr;
         if ((rc = engine_run(e, &js, &jr)))
             break;
-        if (ranks && ((r.reach2 && (rc = dist->min_f64(reach, n))) ||
-                      (rc = r.list ? dist->merge_lists(r.list, n) : dist->min_edges(best, n))))
+        if (ranks &&
+            ((r.reach2 && (rc = dist->min_f64(reach, n))) || (rc = dist->merge_lists(r.list, n))))
             break;
         c->rounds++;
         r.reach2 = NULL;
-        if (r.list) {
-            /* The join's own round and as many more as the lists prove. */
-            if (!merge_listed(&r, parent, comp, best, bound, n, forest, &nf))
-                break;
-        } else if (merge_best(parent, best, n, comp, forest, &nf) == 0) {
+        /* The join's own round and as many more as the lists prove. */
+        if (!merge_listed(&r, parent, comp, best, bound, n, forest, &nf))
             break;
-        }
     }
     pthread_mutex_destroy(&r.mu);
     free(r.list);

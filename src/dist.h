@@ -72,10 +72,6 @@ typedef struct dist_ops {
     /* v[x] = the minimum of v[x] over the ranks, on every rank. */
     int (*min_i32)(int32_t *v, size_t n);
     int (*min_f64)(double *v, size_t n);
-    /* e[x] = the least of e[x] over the ranks by (w, a, b), on every rank:
-     * DBSCAN curve's cheapest edge per component, each rank having seen
-     * its share of the pairs. */
-    int (*min_edges)(dist_edge *e, size_t n);
     /* l[x] = the merge (dist_list_merge) of l[x] over the ranks, on every
      * rank: the curve's lists, each rank having seen its share. */
     int (*merge_lists)(dist_list *l, size_t n);

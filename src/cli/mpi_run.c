@@ -1312,21 +1312,6 @@ static int m_min_f64(double *v, size_t n)
     return 0;
 }
 
-/* The least edge by (w, a, b): an MPI operation over dist_edge carried as
- * bytes (every rank is this same program on one kind of host). */
-static void m_edge_min_op(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    const dist_edge *x = in;
-    dist_edge *y = inout;
-    for (int k = 0; k < *len; k++) {
-        const dist_edge *a = &x[k];
-        dist_edge *b = &y[k];
-        if (dist_edge_before(a, b))
-            *b = *a;
-    }
-}
-
 /* A reduction of n records of size bytes by op over the ranks, on every
  * rank, the records carried as bytes (every rank is this same program on
  * one kind of host). */
@@ -1347,13 +1332,6 @@ static int m_reduce_bytes(void *v, size_t n, size_t size, MPI_User_function *op)
     MPI_Op_free(&o);
     MPI_Type_free(&t);
     return rc;
-}
-
-static int m_min_edges(dist_edge *e, size_t n)
-{
-    return m_reduce_bytes(e, n, sizeof *e, m_edge_min_op) == MPI_SUCCESS
-               ? 0
-               : err_set(TCJ_EIO, "dbscan curve: reducing the ranks' cheapest edges failed");
 }
 
 /* Two ranks' lists of each point merged (dist_list_merge). */
@@ -1426,7 +1404,6 @@ void mpi_run_init(void)
                        .forest_merge = m_forest_merge,
                        .min_i32 = m_min_i32,
                        .min_f64 = m_min_f64,
-                       .min_edges = m_min_edges,
                        .merge_lists = m_merge_lists};
     dist = &m_ops;
 }

@@ -112,56 +112,19 @@ static dataset dups(void)
     return ds;
 }
 
-/* dbscan of ds on engine name at eps (exact: the grid path forced). */
-static int run_db(const char *name, const dataset *ds, double eps, size_t minpts, int32_t *lab,
-                  uint8_t *core, dbscan_result *res)
+static void same2(const char *what, const dataset *ds, double eps, size_t minpts, const char *a,
+                  const engine_opts *oa, int ga, const char *b, const engine_opts *ob, int gb,
+                  int dev_a);
+
+/* engine a against engine b, label for label (exact: the grid path
+ * forced). */
+static void check_same(const char *what, const char *a, const char *b, const dataset *ds,
+                       double eps, size_t minpts)
 {
     engine_opts o;
     engine_opts_default(&o);
     o.exact_path = EXACT_PATH_GRID;
-    dbscan_spec s;
-    memset(&s, 0, sizeof s);
-    s.ds = ds;
-    s.eps = eps;
-    s.minpts = minpts;
-    s.opts = &o;
-    s.labels = lab;
-    s.core = core;
-    return dbscan_run(engine_find(name), &s, res);
-}
-
-/* engine a against engine b, label for label. */
-static void check_same(const char *what, const char *a, const char *b, const dataset *ds,
-                       double eps, size_t minpts)
-{
-    const size_t n = ds->n;
-    int32_t *la = xmalloc(n * sizeof *la), *lb = xmalloc(n * sizeof *lb);
-    uint8_t *ca = xmalloc(n), *cb = xmalloc(n);
-    dbscan_result ra, rb;
-    int rc = run_db(a, ds, eps, minpts, la, ca, &ra);
-    CHECK_MSG(rc == 0, "%s %s: %s", what, a, err_msg());
-    int rc2 = run_db(b, ds, eps, minpts, lb, cb, &rb);
-    CHECK_MSG(rc2 == 0, "%s %s: %s", what, b, err_msg());
-    if (rc == 0 && rc2 == 0) {
-        size_t bad = 0, first = n;
-        for (size_t i = 0; i < n; i++)
-            if (la[i] != lb[i] || !ca[i] != !cb[i]) {
-                bad++;
-                if (first == n)
-                    first = i;
-            }
-        CHECK_MSG(bad == 0,
-                  "%s (n %zu, eps %g, minpts %zu): %s and %s differ on %zu points, first %zu "
-                  "(%d/%d core %d/%d)",
-                  what, n, eps, minpts, a, b, bad, first, first < n ? la[first] : 0,
-                  first < n ? lb[first] : 0, first < n ? ca[first] : 0, first < n ? cb[first] : 0);
-        printf("# %-10s %s vs %s: %zu clusters, %zu core, %zu noise; %.2f ms vs %.2f ms\n", what, a,
-               b, ra.clusters, ra.core, ra.noise, ra.seconds * 1e3, rb.seconds * 1e3);
-    }
-    free(la);
-    free(lb);
-    free(ca);
-    free(cb);
+    same2(what, ds, eps, minpts, a, &o, 0, b, &o, 0, 0);
 }
 
 TEST(exact_grid_dbscan_equals_cpu)
