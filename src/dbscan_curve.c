@@ -2,7 +2,8 @@
  * from the engine's k-distance, then Boruvka rounds over the pairs of the
  * join at max. The sink may be called from several threads (the CPU driver
  * serialises its calls today; others need not): it updates the lists
- * below under a mutex, held once per batch.
+ * below under a mutex, held once per batch, and splits a large batch's
+ * work by point over the cores (src/pair_par.h: the same lists).
  *
  * Each join leaves every point its DIST_LIST cheapest edges that leave its
  * component (src/dist.h: DIST_LIST slots a point, O(n)), and after it
@@ -31,6 +32,7 @@
 #include "dist.h"
 #include "err.h"
 #include "kdist.h"
+#include "pair_par.h"
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -55,6 +57,7 @@ typedef dist_edge cv_edge; /* a < b */
 
 typedef struct cv_round {
     pthread_mutex_t mu;
+    size_t n;
     const double *core2;
     double max2;
     const uint32_t *comp; /* each point's component (its root) this round */
@@ -62,16 +65,18 @@ typedef struct cv_round {
     dist_list *list;      /* point p's cheapest edges leaving its component */
 } cv_round;
 
-static int round_put(void *vctx, const pair_batch *b)
+/* The batch's work for the points in [lo, hi) (src/pair_par.h): the
+ * query row's reachability, and each endpoint's list, in batch order. */
+static void round_range(void *vctx, const pair_batch *b, size_t lo, size_t hi)
 {
     cv_round *r = vctx;
-    pthread_mutex_lock(&r->mu);
     for (size_t k = 0; k < b->k; k++) {
-        uint32_t i = b->i[k], j = b->j[k];
-        if (i == j)
+        const uint32_t i = b->i[k], j = b->j[k];
+        const int in_i = i >= lo && i < hi, in_j = j >= lo && j < hi;
+        if (!(in_i || in_j) || i == j)
             continue;
         double d2 = b->d2[k], cj = r->core2[j], ci = r->core2[i];
-        if (r->reach2) {
+        if (in_i && r->reach2) {
             double v = cj > d2 ? cj : d2;
             if (v < r->reach2[i])
                 r->reach2[i] = v;
@@ -81,13 +86,21 @@ static int round_put(void *vctx, const pair_batch *b)
             w = d2;
         if (!(w <= r->max2))
             continue;
-        uint32_t ri = r->comp[i], rj = r->comp[j];
-        if (ri == rj)
+        if (r->comp[i] == r->comp[j])
             continue;
         const cv_edge e = {w, i < j ? i : j, i < j ? j : i};
-        dist_list_put(&r->list[i], &e);
-        dist_list_put(&r->list[j], &e);
+        if (in_i)
+            dist_list_put(&r->list[i], &e);
+        if (in_j)
+            dist_list_put(&r->list[j], &e);
     }
+}
+
+static int round_put(void *vctx, const pair_batch *b)
+{
+    cv_round *r = vctx;
+    pthread_mutex_lock(&r->mu);
+    pair_par(b, r->n, round_range, r);
     pthread_mutex_unlock(&r->mu);
     return 0;
 }
@@ -305,6 +318,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     size_t nf = 0;
     cv_round r;
     pthread_mutex_init(&r.mu, NULL);
+    r.n = n;
     r.core2 = core;
     r.max2 = c->max2;
     r.comp = comp;

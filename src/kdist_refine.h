@@ -12,8 +12,14 @@
 #define KDIST_REFINE_BLOCK_VALUES ((size_t)1 << 22)
 /* Tests only: blocks of at most rows rows (0: KDIST_REFINE_BLOCK_VALUES / K). */
 void kdist_refine_block_rows_for_tests(size_t rows);
+/* Tests only: the query rows sorted by estimate from this many rows on (0:
+ * the default, 4096). */
+void kdist_refine_sort_min_for_tests(size_t rows);
 
-/* For the query rows [s->q0, s->q1), in blocks of consecutive rows: a
+/* For the query rows [s->q0, s->q1) (from 4096 of them, with estimates:
+ * in ascending order of estimate, through a copy of the dataset in that
+ * order, so that a block's rows have like radii), in blocks of
+ * consecutive rows: a
  * PAIRS join of s->engine (engine_run, so its arithmetic and its pair set)
  * at the block's largest estimate, keeping each row's K smallest d2 of
  * rows other than itself; a row with fewer than K such pairs within that

@@ -30,6 +30,47 @@ int par_ranges(size_t n, size_t weight)
     return n * weight < PAR_MIN || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
 }
 
+typedef struct par_call {
+    void (*fn)(void *ctx, int t);
+    void *ctx;
+    int t;
+} par_call;
+
+static void *par_call_main(void *p)
+{
+    par_call *c = p;
+    c->fn(c->ctx, c->t);
+    return NULL;
+}
+
+void par_threads(int nt, void (*fn)(void *ctx, int t), void *ctx)
+{
+    if (nt > PAR_MAX_THREADS)
+        nt = PAR_MAX_THREADS;
+    par_call call[PAR_MAX_THREADS];
+    pthread_t th[PAR_MAX_THREADS];
+    int started[PAR_MAX_THREADS] = {0};
+    for (int t = 0; t < nt; t++) {
+        call[t] = (par_call){fn, ctx, t};
+        /* Thread 0's share runs here; one that cannot start runs here too. */
+        if (t > 0)
+            started[t] = pthread_create(&th[t], NULL, par_call_main, &call[t]) == 0;
+    }
+    if (nt > 0)
+        par_call_main(&call[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t])
+            pthread_join(th[t], NULL);
+        else
+            par_call_main(&call[t]);
+    }
+}
+
+static void par_job_run(void *ctx, int t)
+{
+    par_main((par_job *)ctx + t);
+}
+
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt)
 {
@@ -37,21 +78,9 @@ void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, siz
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const int nth = k == 1 || cores < 2 ? 1 : (int)(cores < k ? cores : k);
     par_job job[PAR_MAX_THREADS];
-    pthread_t th[PAR_MAX_THREADS];
-    int started[PAR_MAX_THREADS] = {0};
     const size_t per = (n + (size_t)k - 1) / (size_t)k;
-    for (int t = 0; t < nth; t++) {
+    for (int t = 0; t < nth; t++)
         job[t] = (par_job){fn, ctx, t, nth, k, n, per};
-        /* Thread 0's share runs here; one that cannot start runs here too. */
-        if (t > 0)
-            started[t] = pthread_create(&th[t], NULL, par_main, &job[t]) == 0;
-    }
-    par_main(&job[0]);
-    for (int t = 1; t < nth; t++) {
-        if (started[t])
-            pthread_join(th[t], NULL);
-        else
-            par_main(&job[t]);
-    }
+    par_threads(nth, par_job_run, job);
     *nt = k;
 }

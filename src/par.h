@@ -21,4 +21,9 @@ int par_ranges(size_t n, size_t weight);
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt);
 
+/* fn(ctx, t) for t = 0..nt-1 (at most PAR_MAX_THREADS), each on a thread
+ * of its own, t = 0 on the caller's (as is one whose thread cannot
+ * start); returns when all have. */
+void par_threads(int nt, void (*fn)(void *ctx, int t), void *ctx);
+
 #endif

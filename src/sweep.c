@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "par.h"
 #include "sort_f64.h"
 
 #define SAMPLE_QUERIES 2000
@@ -47,6 +48,86 @@ int sweep_validate(const dataset *ds, double target)
                    target);
 }
 
+/* The sample's distances, a range of candidates k at a time (par_for):
+ * candidate k's value against query q in slot k * m + q, -1 where the two
+ * are one row (dropped after). */
+typedef struct smp_job {
+    const dataset *ds;
+    size_t n, d, m, c;
+    const double *qx;
+    double *d2;
+} smp_job;
+
+static size_t smp_query_row(const smp_job *j, size_t q)
+{
+    return (size_t)((double)q * (double)j->n / (double)j->m);
+}
+
+static void smp_range(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const smp_job *j = ctx;
+    const size_t d = j->d, n = j->n, m = j->m;
+    double *cb = xmalloc(d * sizeof *cb);
+    for (size_t k = a; k < b; k++) {
+        size_t r = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)j->c));
+        if (r >= n)
+            r = n - 1;
+        const double *x = dataset_row_f64(j->ds, r, cb);
+        for (size_t q = 0; q < m; q++) {
+            double s = -1;
+            if (smp_query_row(j, q) != r) {
+                const double *y = j->qx + q * d;
+                s = 0;
+                for (size_t u = 0; u < d; u++) {
+                    double df = y[u] - x[u];
+                    s += df * df;
+                }
+            }
+            j->d2[k * m + q] = s;
+        }
+    }
+    free(cb);
+}
+
+/* The bounding box and whether every value is an integer, a range of rows
+ * at a time (par_for): range t's in box[t * (2d + 1)...]. Min, max and
+ * "and" combine in any order: the same box on every machine. */
+typedef struct box_job {
+    const dataset *ds;
+    size_t d;
+    double *box;
+} box_job;
+
+static void box_range(void *ctx, int t, size_t a, size_t b)
+{
+    const box_job *j = ctx;
+    const size_t d = j->d;
+    double *lo = j->box + (size_t)t * (2 * d + 1), *hi = lo + d, *ints = hi + d;
+    for (size_t u = 0; u < d; u++) {
+        lo[u] = INFINITY;
+        hi[u] = -INFINITY;
+    }
+    int in = 1;
+    /* Widened a block of rows at a time: a call a row cost 0.4 s at
+     * 3.7e7 x 3, most of a low-d sweep (issue 44). */
+    const size_t br = dataset_block_rows(j->ds);
+    double *blk = xmalloc(br * d * sizeof *blk);
+    for (size_t i0 = a; i0 < b; i0 += br) {
+        const size_t m = b - i0 < br ? b - i0 : br;
+        dataset_rows_f64(j->ds, i0, m, blk);
+        for (size_t i = 0; i < m; i++)
+            for (size_t u = 0; u < d; u++) {
+                double v = blk[i * d + u];
+                lo[u] = v < lo[u] ? v : lo[u];
+                hi[u] = v > hi[u] ? v : hi[u];
+                in = in && v == floor(v);
+            }
+    }
+    free(blk);
+    *ints = in;
+}
+
 int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
 {
     memset(smp, 0, sizeof *smp);
@@ -74,66 +155,43 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     smp->c = c;
     smp->d2 = xmalloc(m * c * sizeof *smp->d2);
     /* Queries and candidates on evenly strided rows, the candidates at a
-     * half-stride phase; with m == n or c == n every row is taken. */
-    /* The query rows widened once (m x d), each candidate row once. */
-    size_t nv = 0;
-    double *qx = xmalloc(m * d * sizeof *qx), *cb = xmalloc(d * sizeof *cb);
+     * half-stride phase; with m == n or c == n every row is taken. The
+     * query rows widened once (m x d), each candidate row once; ranges of
+     * candidates over the cores. */
+    smp_job sj = {ds, n, d, m, c, xmalloc(m * d * sizeof(double)), smp->d2};
     for (size_t q = 0; q < m; q++)
-        dataset_rows_f64(ds, (size_t)((double)q * (double)n / (double)m), 1, qx + q * d);
-    for (size_t k = 0; k < c; k++) {
-        size_t j = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)c));
-        if (j >= n)
-            j = n - 1;
-        const double *b = dataset_row_f64(ds, j, cb);
-        for (size_t q = 0; q < m; q++) {
-            size_t i = (size_t)((double)q * (double)n / (double)m);
-            if (j == i)
-                continue;
-            const double *a = qx + q * d;
-            double s = 0;
-            for (size_t t = 0; t < d; t++) {
-                double df = a[t] - b[t];
-                s += df * df;
-            }
-            smp->d2[nv++] = s;
-        }
-    }
-    free(qx);
+        dataset_rows_f64(ds, smp_query_row(&sj, q), 1, (double *)sj.qx + q * d);
+    int nt;
+    par_for(c, m * d, smp_range, &sj, &nt);
+    free((double *)sj.qx);
+    size_t nv = 0;
+    for (size_t k = 0; k < m * c; k++)
+        if (smp->d2[k] != -1.0)
+            smp->d2[nv++] = smp->d2[k];
     smp->nval = nv;
     sort_f64(smp->d2, nv);
 
     /* The bounding box bounds every distance; FP16 rounding of coordinates
      * and the norm expansion can exceed it a little, hence the margin. */
     double box2 = 0, absmax = 0, norm2max = 0;
+    double *box = xmalloc((size_t)PAR_MAX_THREADS * (2 * d + 1) * sizeof *box);
+    box_job bj = {ds, d, box};
+    par_for(n, d, box_range, &bj, &nt);
     int ints = 1;
-    double *blo = xmalloc(2 * d * sizeof *blo), *bhi = blo + d;
-    dataset_rows_f64(ds, 0, 1, blo);
-    memcpy(bhi, blo, d * sizeof *bhi);
-    /* Widened a block of rows at a time: a call a row cost 0.4 s at
-     * 3.7e7 x 3, most of a low-d sweep (issue 44). */
-    const size_t br = dataset_block_rows(ds);
-    double *blk = xmalloc(br * d * sizeof *blk);
-    for (size_t i0 = 0; i0 < n; i0 += br) {
-        const size_t m = n - i0 < br ? n - i0 : br;
-        dataset_rows_f64(ds, i0, m, blk);
-        for (size_t i = 0; i < m; i++)
-            for (size_t t = 0; t < d; t++) {
-                double v = blk[i * d + t];
-                blo[t] = v < blo[t] ? v : blo[t];
-                bhi[t] = v > bhi[t] ? v : bhi[t];
-                ints = ints && v == floor(v);
-            }
-    }
-    free(blk);
-    for (size_t t = 0; t < d; t++) {
-        const double lo = blo[t], hi = bhi[t];
+    for (size_t u = 0; u < d; u++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int t = 0; t < nt; t++) {
+            const double *b = box + (size_t)t * (2 * d + 1);
+            lo = b[u] < lo ? b[u] : lo;
+            hi = b[d + u] > hi ? b[d + u] : hi;
+            ints = ints && b[2 * d] != 0;
+        }
         box2 += (hi - lo) * (hi - lo);
         double am = fmax(fabs(lo), fabs(hi));
         absmax = fmax(absmax, am);
         norm2max += am * am;
     }
-    free(blo);
-    free(cb);
+    free(box);
     smp->d2_max = 1.05 * box2 + norm2max * 0x1p-8 + 1e-300;
     /* Integer coordinates give integer d2, computed exactly while every
      * partial sum (norms and dot products included) stays below 2^24 for

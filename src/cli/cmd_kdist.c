@@ -91,6 +91,7 @@ static void emit_record(session *s, const engine *e, const kdist_curve *c, const
     out_rec_int(r, "k", c->k);
     out_rec_int(r, "minpts", c->k + 1);
     out_rec_dbl(r, "time_s", res->seconds);
+    runner_rec_phases(r, res);
     out_rec_str(r, "knee_method", c->knee_method);
     if (c->have_knee) {
         out_rec_int(r, "knee_rank", (int64_t)c->rank[c->knee_point]);
@@ -99,6 +100,7 @@ static void emit_record(session *s, const engine *e, const kdist_curve *c, const
     }
     out_rec_bool(r, "used", used);
     out_rec_str(r, "variant", res->variant);
+    runner_rec_counters(r, res);
     out_rec_obj(r, "points");
     out_rec_arr(r, "rank");
     for (size_t j = 0; j < c->npts; j++)

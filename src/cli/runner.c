@@ -210,10 +210,7 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
     out_rec_dbl(r, "selectivity", engine_selectivity(res->pairs, spec->q1 - spec->q0));
     out_rec_dbl(r, "time_s", res->seconds);
     out_rec_dbl(r, "kernel_s", res->kernel_seconds);
-    out_rec_obj(r, "phases");
-    for (int k = 0; k < res->nphase; k++)
-        out_rec_dbl(r, res->phase[k].name, res->phase[k].seconds);
-    out_rec_close(r);
+    runner_rec_phases(r, res);
     out_rec_dbl(r, "tflops", tp);
     out_rec_dbl(r, "tflops_unpadded", tu);
     out_rec_str(r, "tflops_quoted", "padded");
@@ -223,18 +220,30 @@ void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec 
         engine_pairs_examined(res, (double)(spec->q1 - spec->q0), (double)spec->ds->n, &pruned));
     out_rec_bool(r, "pruned", pruned);
     out_rec_str(r, "variant", res->variant);
+    runner_rec_counters(r, res);
+}
+
+void runner_rec_phases(out_rec *r, const join_result *res)
+{
+    out_rec_obj(r, "phases");
+    for (int k = 0; k < res->nphase; k++)
+        out_rec_dbl(r, res->phase[k].name, res->phase[k].seconds);
+    out_rec_close(r);
+}
+
+void runner_rec_counters(out_rec *r, const join_result *res)
+{
     /* Named "counters" as in show and export (docs/JSON.md). */
-    if (res->nmetric) {
-        out_rec_obj(r, "counters");
-        for (int k = 0; k < res->nmetric; k++)
-            out_rec_dbl(r, res->metric[k].name, res->metric[k].value);
-        out_rec_close(r);
-        out_rec_obj(r, "counter_units");
-        for (int k = 0; k < res->nmetric; k++)
-            out_rec_str(r, res->metric[k].name,
-                        res->metric[k].unit[0] ? res->metric[k].unit : NULL);
-        out_rec_close(r);
-    }
+    if (!res->nmetric)
+        return;
+    out_rec_obj(r, "counters");
+    for (int k = 0; k < res->nmetric; k++)
+        out_rec_dbl(r, res->metric[k].name, res->metric[k].value);
+    out_rec_close(r);
+    out_rec_obj(r, "counter_units");
+    for (int k = 0; k < res->nmetric; k++)
+        out_rec_str(r, res->metric[k].name, res->metric[k].unit[0] ? res->metric[k].unit : NULL);
+    out_rec_close(r);
 }
 
 void runner_report(session *s, const engine *e, const join_spec *spec, const join_result *res,

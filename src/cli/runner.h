@@ -61,5 +61,9 @@ void runner_report_ext(session *s, const engine *e, const join_spec *spec, const
 struct out_rec;
 void runner_rec_fields(struct out_rec *r, session *s, const engine *e, const join_spec *spec,
                        const join_result *res, int64_t run_id);
+/* A result's "phases" object, and its "counters" and "counter_units"
+ * where the engine reported any (the run record's; kdist's too). */
+void runner_rec_phases(struct out_rec *r, const join_result *res);
+void runner_rec_counters(struct out_rec *r, const join_result *res);
 
 #endif

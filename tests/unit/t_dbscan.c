@@ -32,6 +32,7 @@
 #include "dataset.h"
 #include "dbscan.h"
 #include "dbscan_curve.h"
+#include "pair_par.h"
 #include "dbscan_out.h"
 #include "engine.h"
 #include "err.h"
@@ -791,7 +792,9 @@ static void check_forest(const dataset *ds, size_t minpts, double max, const cha
     dbscan_curve_free(&c);
 }
 
-TEST(curve_forest_equals_kruskal)
+/* The same forests with every sink batch's work split over three ranges
+ * of points (src/pair_par.h, as on a machine of many cores). */
+static void forests(void)
 {
     dataset b = blobs(600, 3, 6, 0.4, 41);
     check_forest(&b, 5, eps_quantile(&b, 0.05), "blobs");
@@ -810,6 +813,14 @@ TEST(curve_forest_equals_kruskal)
     check_forest(&g, 4, 3, "grid");
     check_forest(&g, 9, 2, "grid minpts 9");
     free(g.v);
+}
+
+TEST(curve_forest_equals_kruskal)
+{
+    forests();
+    pair_par_for_tests(1, 3);
+    forests();
+    pair_par_for_tests(0, 0);
 }
 
 /* Labels files: .npy (read back by parsing its header), .csv and raw. */

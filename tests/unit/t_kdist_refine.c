@@ -151,8 +151,11 @@ TEST(any_estimates_give_the_exact_k_distances)
     dataset a = make(240, 37, 0, 0, 1), b = make(233, 3, 4, 0, 2), c = make(200, 8, 0, 1, 3);
     const int ks[] = {1, 4, 17};
     double joins;
-    for (size_t blk = 0; blk < 2; blk++) {
-        kdist_refine_block_rows_for_tests(blk ? 0 : 31); /* many blocks, then one */
+    /* many blocks, then one; then both with the rows sorted by estimate
+     * (through a copy of the dataset in that order) */
+    for (size_t blk = 0; blk < 4; blk++) {
+        kdist_refine_block_rows_for_tests(blk % 2 ? 0 : 31);
+        kdist_refine_sort_min_for_tests(blk >= 2 ? 1 : 0);
         for (int t = 0; t < 3; t++)
             for (int kind = 0; kind < EST_N; kind++) {
                 CHECK_MSG(!check(&a, ks[t], 0, a.n, kind, &joins), "uniform d=37 K=%d %s", ks[t],
@@ -164,6 +167,7 @@ TEST(any_estimates_give_the_exact_k_distances)
             }
     }
     kdist_refine_block_rows_for_tests(0);
+    kdist_refine_sort_min_for_tests(0);
     dataset_free(&a);
     dataset_free(&b);
     dataset_free(&c);
@@ -174,10 +178,16 @@ TEST(query_slices_and_the_largest_k)
     dataset a = make(150, 5, 3, 0, 4);
     double joins;
     kdist_refine_block_rows_for_tests(16);
-    CHECK(!check(&a, 3, 17, 41, EST_RANDOM, &joins));
-    CHECK(!check(&a, 3, 149, 150, EST_ZERO, &joins));
-    CHECK(!check(&a, (int)a.n - 1, 0, a.n, EST_HALF, &joins)); /* every other row */
-    CHECK(!check(&a, (int)a.n - 1, 5, 9, EST_NONE, &joins));
+    for (int sorted = 0; sorted < 2; sorted++) {
+        /* a slice in estimate order: the rows before and after it follow */
+        kdist_refine_sort_min_for_tests(sorted ? 1 : 0);
+        CHECK(!check(&a, 3, 17, 41, EST_RANDOM, &joins));
+        CHECK(!check(&a, 3, 149, 150, EST_ZERO, &joins));
+        CHECK(!check(&a, (int)a.n - 1, 0, a.n, EST_HALF, &joins)); /* every other row */
+        CHECK(!check(&a, (int)a.n - 1, 5, 9, EST_NONE, &joins));
+        CHECK(!check(&a, 4, 60, 150, EST_HUGE, &joins));
+    }
+    kdist_refine_sort_min_for_tests(0);
     kdist_refine_block_rows_for_tests(0);
     dataset_free(&a);
 }
@@ -194,10 +204,14 @@ TEST(costly_joins_merge_ranges_and_stay_exact)
     g_engine = &slow;
     double joins;
     const int kinds[] = {EST_EXACT, EST_HALF, EST_RANDOM, EST_HUGE, EST_NONE};
-    for (int t = 0; t < 5; t++) {
-        CHECK_MSG(!check(&a, 9, 0, a.n, kinds[t], &joins), "uniform d=8 %s", est_names[kinds[t]]);
-        CHECK_MSG(!check(&b, 4, 0, b.n, kinds[t], &joins), "ties d=3 %s", est_names[kinds[t]]);
+    for (int t = 0; t < 10; t++) {
+        kdist_refine_sort_min_for_tests(t >= 5 ? 1 : 0);
+        CHECK_MSG(!check(&a, 9, 0, a.n, kinds[t % 5], &joins), "uniform d=8 %s%s",
+                  est_names[kinds[t % 5]], t >= 5 ? " sorted" : "");
+        CHECK_MSG(!check(&b, 4, 0, b.n, kinds[t % 5], &joins), "ties d=3 %s%s",
+                  est_names[kinds[t % 5]], t >= 5 ? " sorted" : "");
     }
+    kdist_refine_sort_min_for_tests(0);
     g_engine = &engine_cpu;
     dataset_free(&a);
     dataset_free(&b);
@@ -216,5 +230,15 @@ TEST(good_estimates_take_at_most_two_rounds_a_block)
     kdist_refine_block_rows_for_tests(0);
     CHECK(!check(&a, 8, 0, a.n, EST_EXACT, &joins));
     CHECK_MSG(joins >= 1 && joins <= 2, "%g rounds for one block", joins);
+    /* sorted by estimate, each range at its own rows' estimates: exact
+     * ones settle every row in the first round */
+    kdist_refine_sort_min_for_tests(1);
+    kdist_refine_block_rows_for_tests(100);
+    CHECK(!check(&a, 8, 0, a.n, EST_EXACT, &joins));
+    CHECK_MSG(joins == 4, "%g rounds for 4 blocks sorted", joins);
+    kdist_refine_block_rows_for_tests(0);
+    CHECK(!check(&a, 8, 0, a.n, EST_EXACT, &joins));
+    CHECK_MSG(joins == 1, "%g rounds for one block sorted", joins);
+    kdist_refine_sort_min_for_tests(0);
     dataset_free(&a);
 }

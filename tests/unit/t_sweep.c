@@ -953,3 +953,70 @@ TEST(sweep_cpu_bf16_tf32)
     sweep_sample_free(&smp);
     dataset_free(&ds);
 }
+
+/* The sample built over the cores (par_for: the candidates' distances and
+ * the bounding box by ranges) against a direct walk: the same sorted
+ * values, the same box bound and integer flags, on data large enough to
+ * split (3·10^5 x 4: 1.2·10^6 values) with one non-integer value placed
+ * in the last range and the extremes in the middle of a range. */
+TEST(sample_over_the_cores_equals_a_direct_walk)
+{
+    const size_t n = 300000, d = 4;
+    double *x = malloc(n * d * sizeof *x);
+    uint64_t z = 5;
+    for (size_t k = 0; k < n * d; k++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        x[k] = (double)((z >> 33) % 201) - 100; /* integers in [-100, 100] */
+    }
+    x[123457 * d + 2] = -700; /* the box's extremes inside a range */
+    x[200003 * d + 1] = 900;
+    for (int frac = 0; frac < 2; frac++) {
+        if (frac)
+            x[(n - 2) * d + 3] = 0.5; /* one value not an integer, last range */
+        dataset ds;
+        memset(&ds, 0, sizeof ds);
+        dataset_set_f64(&ds, x, n, d, DTYPE_F64);
+        sweep_sample smp;
+        CHECK(sweep_sample_build(&ds, 0, &smp) == 0);
+        /* direct: the same strided rows, one loop */
+        const size_t m = smp.m, c = smp.c;
+        double *want = malloc(m * c * sizeof *want);
+        size_t nv = 0;
+        for (size_t k = 0; k < c; k++) {
+            size_t j = (size_t)((2.0 * (double)k + 1.0) * (double)n / (2.0 * (double)c));
+            j = j >= n ? n - 1 : j;
+            for (size_t q = 0; q < m; q++) {
+                const size_t i = (size_t)((double)q * (double)n / (double)m);
+                if (i == j)
+                    continue;
+                double s = 0;
+                for (size_t t = 0; t < d; t++)
+                    s += (x[i * d + t] - x[j * d + t]) * (x[i * d + t] - x[j * d + t]);
+                want[nv++] = s;
+            }
+        }
+        qsort(want, nv, sizeof *want, cmp_dbl);
+        CHECK(smp.nval == nv);
+        size_t bad = 0;
+        for (size_t k = 0; k < nv; k++)
+            bad += memcmp(&want[k], &smp.d2[k], sizeof *want) != 0;
+        CHECK_MSG(bad == 0, "%zu of %zu sample values differ", bad, nv);
+        double box2 = 0, absmax = 0;
+        for (size_t t = 0; t < d; t++) {
+            double lo = x[t], hi = x[t];
+            for (size_t i = 1; i < n; i++) {
+                lo = x[i * d + t] < lo ? x[i * d + t] : lo;
+                hi = x[i * d + t] > hi ? x[i * d + t] : hi;
+            }
+            box2 += (hi - lo) * (hi - lo);
+            absmax = fmax(absmax, fmax(fabs(lo), fabs(hi)));
+        }
+        CHECK(smp.absmax == 900 && absmax == 900);
+        CHECK(smp.d2_max >= 1.05 * box2 && smp.d2_max <= 1.05 * box2 + 4 * 900.0 * 900 / 256 + 1);
+        CHECK(smp.ints == !frac);
+        free(want);
+        sweep_sample_free(&smp);
+        free(ds.v);
+    }
+    free(x);
+}
