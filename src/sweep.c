@@ -54,7 +54,7 @@ int sweep_validate(const dataset *ds, double target)
 typedef struct smp_job {
     const dataset *ds;
     size_t n, d, m, c;
-    const double *qx;
+    double *qx; /* the query rows, m x d */
     double *d2;
 } smp_job;
 
@@ -160,10 +160,10 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
      * candidates over the cores. */
     smp_job sj = {ds, n, d, m, c, xmalloc(m * d * sizeof(double)), smp->d2};
     for (size_t q = 0; q < m; q++)
-        dataset_rows_f64(ds, smp_query_row(&sj, q), 1, (double *)sj.qx + q * d);
+        dataset_rows_f64(ds, smp_query_row(&sj, q), 1, sj.qx + q * d);
     int nt;
     par_for(c, m * d, smp_range, &sj, &nt);
-    free((double *)sj.qx);
+    free(sj.qx);
     size_t nv = 0;
     for (size_t k = 0; k < m * c; k++)
         if (smp->d2[k] != -1.0)

@@ -70,6 +70,40 @@ const char *t_tmpdir(void)
     return t_tmp;
 }
 
+const char *t_path(const char *name)
+{
+    static char buf[32][1024];
+    static int k;
+    k = (k + 1) % 32;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", t_tmpdir(), name);
+    return buf[k];
+}
+
+const char *t_write(const char *name, const void *data, size_t len)
+{
+    const char *p = t_path(name);
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(data, 1, len, f) != len) {
+        perror(p);
+        exit(2);
+    }
+    fclose(f);
+    return p;
+}
+
+uint64_t t_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double t_unit(uint64_t *state)
+{
+    return (double)(t_splitmix(state) >> 11) * 0x1p-53;
+}
+
 static void t_cleanup(void)
 {
     if (t_tmp[0]) {

@@ -9,6 +9,8 @@
 #define TCJ_CHECK_H
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +21,16 @@ void t_skip(const char *reason) __attribute__((noreturn));
 const char *t_dataset(const char *file);
 /* A fresh temporary directory for this binary (removed at exit). */
 const char *t_tmpdir(void);
+/* t_tmpdir()/name, in one of 32 rotating buffers. */
+const char *t_path(const char *name);
+/* A file name under t_tmpdir() holding len bytes of data; its path (exits
+ * the binary if it cannot be written). */
+const char *t_write(const char *name, const void *data, size_t len);
+/* The tests' generator, splitmix64: *state advanced, its next value; a
+ * seed gives the same values on every machine. */
+uint64_t t_splitmix(uint64_t *state);
+/* The next value in [0, 1): t_splitmix's top 53 bits. */
+double t_unit(uint64_t *state);
 
 #define TEST(name)                                                                                 \
     static void name(void);                                                                        \

@@ -258,12 +258,8 @@ static dataset make_uniform(size_t n, size_t d, uint64_t seed)
     ds.d = d;
     ds.v = malloc(n * d * sizeof(double));
     uint64_t st = seed;
-    for (size_t k = 0; k < n * d; k++) {
-        uint64_t z = (st += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        ((double *)ds.v)[k] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
-    }
+    for (size_t k = 0; k < n * d; k++)
+        ((double *)ds.v)[k] = t_unit(&st);
     return ds;
 }
 

@@ -24,10 +24,7 @@ static uint64_t rng_state;
 
 static double rng_unit(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
+    return t_unit(&rng_state);
 }
 
 static dataset make_uniform(size_t n, size_t d, uint64_t seed)

@@ -30,27 +30,6 @@
 #include "fmt_fit.h"
 #include "load_util.h"
 
-static const char *tpath(const char *name)
-{
-    static char buf[32][512];
-    static int k;
-    k = (k + 1) % 32;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", t_tmpdir(), name);
-    return buf[k];
-}
-
-static const char *wfile(const char *name, const void *data, size_t len)
-{
-    const char *p = tpath(name);
-    FILE *f = fopen(p, "wb");
-    if (!f || fwrite(data, 1, len, f) != len) {
-        perror(p);
-        exit(2);
-    }
-    fclose(f);
-    return p;
-}
-
 static double now(void)
 {
     struct timespec ts;
@@ -71,7 +50,7 @@ static const char *npy_file(const char *name, const char *dict, size_t len)
         b[n] = ' ';
     b[n++] = '\n';
     memset(b + n, 0, len);
-    return wfile(name, b, n + len);
+    return t_write(name, b, n + len);
 }
 
 /* idx: 00 00 08 (u8) NDIM, big-endian sizes, then len zero bytes. */
@@ -86,14 +65,14 @@ static const char *idx_file(const char *name, const uint32_t *dims, int nd, size
         b[n++] = (unsigned char)dims[i];
     }
     memset(b + n, 0, len);
-    return wfile(name, b, n + len);
+    return t_write(name, b, n + len);
 }
 
 /* An HDF5 file whose "train" is f32 rows x cols, chunked, never written:
  * libhdf5 allocates no storage for it, whatever the dims say. */
 static const char *h5_unwritten(const char *name, hsize_t rows, hsize_t cols, int deflate)
 {
-    const char *p = tpath(name);
+    const char *p = t_path(name);
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hsize_t dims[2] = {rows, cols}, chunk[2] = {1024, cols};
     hid_t sp = H5Screate_simple(2, dims, NULL);
@@ -135,12 +114,12 @@ static int hostile_files(hostile *h)
                        {.header = -1},
                        "dataset 'train' dims: 2305843009213693953 x 8 does not fit in 64 bits"};
     static const float four[4] = {1, 2, 3, 4};
-    h[k++] = (hostile){wfile("dim.raw", four, sizeof four),
+    h[k++] = (hostile){t_write("dim.raw", four, sizeof four),
                        "dtype=f32 dim=4611686018427387904",
                        {.header = -1, .dtype = "f32", .dim = (size_t)1 << 62},
                        "dim.raw: option dim: 4611686018427387904 x 4 does not fit in 64 bits"};
     static const unsigned char fv[12] = {0, 0, 0, 1, 0, 0, 128, 63, 0, 0, 0, 64}; /* d = 2^24 */
-    h[k++] = (hostile){wfile("d24.fvecs", fv, sizeof fv),
+    h[k++] = (hostile){t_write("d24.fvecs", fv, sizeof fv),
                        "offset=5",
                        {.header = -1, .offset = 5},
                        "byte 0: record 0's d gives 1 x 16777216 values of 4 bytes = 67.1 MB, but "
@@ -230,7 +209,7 @@ TEST(hdf5_child_crash_is_one_line)
     /* 8 MB: the child blocks on the pipe while the parent reads, so it
      * lives long enough for the hunter even on a loaded machine */
     enum { N = 1 << 18, D = 8 };
-    const char *p = tpath("ok.hdf5");
+    const char *p = t_path("ok.hdf5");
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     float *v = calloc((size_t)N * D, sizeof *v);
     CHECK(v);
@@ -459,7 +438,7 @@ TEST(session_goes_on_after_hostile_load)
 TEST(beyond_memory_says_how_much)
 {
     /* a sparse file of 2^40 bytes: 2^38 f32 values, 1.1 TB kept as f32 */
-    const char *path = tpath("big.f32");
+    const char *path = t_path("big.f32");
     int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
     CHECK(fd >= 0);
     if (ftruncate(fd, (off_t)1 << 40) != 0) {
@@ -619,7 +598,7 @@ TEST(sigint_stops_gen_and_load_in_batch)
     sigint_batch(BIG_GEN);
     /* f32 zeros in a sparse file (2 GB, 256 MB sanitized): reading and
      * converting takes seconds */
-    const char *path = tpath("zeros.f32");
+    const char *path = t_path("zeros.f32");
     int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
     CHECK(fd >= 0 && ftruncate(fd, BIG_FILE) == 0);
     close(fd);
@@ -820,7 +799,7 @@ TEST(subnormal_values_fit_at_once)
     if (!bin)
         return;
     static const char text[] = "0x1p-1070,4e-320\n1e-310,2e-320\n";
-    const char *csv = wfile("sub.csv", text, strlen(text));
+    const char *csv = t_write("sub.csv", text, strlen(text));
     char cmd[700];
     snprintf(cmd, sizeof cmd, "load '%s'; info", csv);
     const char *args[] = {"-e", cmd, NULL};
@@ -849,7 +828,7 @@ TEST(unreadable_scripts_are_one_line)
     if (!tcjoin_bin())
         t_skip("no tcjoin binary beside the tests");
     /* a directory: getline failed at once and tcjoin exited 0, silently */
-    const char *d = tpath("script.d");
+    const char *d = t_path("script.d");
     mkdir(d, 0700);
     char want[700];
     snprintf(want, sizeof want, "%s:1: cannot read the script: Is a directory", d);
@@ -865,7 +844,7 @@ TEST(unreadable_scripts_are_one_line)
  * block 16 x 2 GB). */
 static const char *h5_wide(const char *name)
 {
-    const char *p = tpath(name);
+    const char *p = t_path(name);
     if (access(p, R_OK) == 0)
         return p;
     const hsize_t d = (hsize_t)1 << 28;
@@ -961,7 +940,7 @@ TEST(raw_c1_byte_never_reaches_the_terminal)
               ld_esc("x\x9b[31my \xc3\xa9", 40));
     /* the text loader's header=no message printed its field raw */
     static const char text[] = "na\x9b[2Jme,b\n1,2\n3,4\n";
-    const char *csv = wfile("c1.csv", text, strlen(text));
+    const char *csv = t_write("c1.csv", text, strlen(text));
     dataset ds;
     load_opts o = {.header = 0};
     CHECK(dataset_load(csv, &o, &ds) == TCJ_EINVAL);
@@ -986,7 +965,7 @@ TEST(hdf5_values_at_metadata_are_refused)
      * the heap under ASan) and the file's own header loaded as data, exit
      * 0. The file is a contiguous 4 x 8 u8 "train" whose address field is
      * rewritten to 0. */
-    const char *p = tpath("overread.hdf5");
+    const char *p = t_path("overread.hdf5");
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hsize_t dims[2] = {4, 8};
     hid_t sp = H5Screate_simple(2, dims, NULL);
@@ -1015,7 +994,7 @@ TEST(hdf5_values_at_metadata_are_refused)
             hits++;
         }
     CHECK_EQ_INT(hits, 1);
-    wfile("overread.hdf5", b, len);
+    t_write("overread.hdf5", b, len);
     dataset out;
     load_opts o = {.header = -1};
     CHECK(dataset_load(p, &o, &out) == TCJ_EINVAL);
@@ -1059,7 +1038,7 @@ TEST(hdf5_parent_counts_its_fp64_rows)
     m.n = m.rows = 1;
     m.d = (uint64_t)1 << 20;
     strcpy(m.text, "u8");
-    const char *p = tpath("shape.pipe");
+    const char *p = t_path("shape.pipe");
     FILE *f = fopen(p, "wb");
     CHECK(f && fwrite(&m, sizeof m, 1, f) == 1);
     fclose(f);

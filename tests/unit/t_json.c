@@ -139,13 +139,6 @@ TEST(numbers_edge_values)
 
 /* A 64-bit generator (splitmix64): random bit patterns cover every
  * exponent, subnormals included. */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 TEST(numbers_random_round_trip)
 {
@@ -153,7 +146,7 @@ TEST(numbers_random_round_trip)
     char why[200];
     int tried = 0;
     for (int k = 0; k < 20000; k++) {
-        uint64_t bits = mix(&seed);
+        uint64_t bits = t_splitmix(&seed);
         double v;
         memcpy(&v, &bits, sizeof v);
         if (!isfinite(v))
@@ -331,9 +324,9 @@ TEST(strings_invalid_utf8)
     uint64_t seed = 99;
     for (int k = 0; k < 2000; k++) {
         unsigned char s[24];
-        size_t n = mix(&seed) % sizeof s;
+        size_t n = t_splitmix(&seed) % sizeof s;
         for (size_t i = 0; i < n; i++)
-            s[i] = (unsigned char)mix(&seed);
+            s[i] = (unsigned char)t_splitmix(&seed);
         size_t wn = expect_policy(s, n, want), len = 0;
         char *text;
         char *back = str_round_trip((const char *)s, n, &len, &text);

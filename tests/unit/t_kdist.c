@@ -27,10 +27,7 @@ extern const engine engine_cpu;
 static uint64_t rng;
 static uint64_t rnext(void)
 {
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return t_splitmix(&rng);
 }
 
 /* n points of d values; grid > 0: integers in [0, grid) (many ties), and

@@ -13,30 +13,9 @@
 #include "load_util.h"
 #include "mem.h"
 
-static const char *tpath(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", t_tmpdir(), name);
-    return buf[k];
-}
-
-static const char *wfile(const char *name, const void *data, size_t len)
-{
-    const char *p = tpath(name);
-    FILE *f = fopen(p, "wb");
-    if (!f || fwrite(data, 1, len, f) != len) {
-        perror(p);
-        exit(2);
-    }
-    fclose(f);
-    return p;
-}
-
 static const char *wtext(const char *name, const char *text)
 {
-    return wfile(name, text, strlen(text));
+    return t_write(name, text, strlen(text));
 }
 
 /* 1 when values [k0, k0 + m) of ds are want's, compared as FP64. */
@@ -220,7 +199,7 @@ static const char *fvecs_file(const char *name, int nrec, int d)
         for (int j = 0; j < d; j++)
             put_f32(&b, (float)(i * 10 + j));
     }
-    return wfile(name, b.b, b.n);
+    return t_write(name, b.b, b.n);
 }
 
 TEST(fvecs_offset_limit)
@@ -253,7 +232,7 @@ TEST(fvecs_truncated)
     }
     b.n -= 6;
     dataset ds;
-    CHECK(dataset_load(wfile("tr.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("tr.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "tr.fvecs: byte 40: record 2 is truncated: 14 of 20 bytes");
 }
 
@@ -267,7 +246,7 @@ TEST(fvecs_changing_d)
     for (int j = 0; j < 3; j++)
         put_f32(&b, 2.0f);
     dataset ds;
-    CHECK(dataset_load(wfile("cd.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("cd.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "cd.fvecs: byte 20: record 1 has d=3, expected 4");
 }
 
@@ -276,7 +255,7 @@ TEST(fvecs_d0_and_n1)
     buf b = {.n = 0};
     put_i32(&b, 0);
     dataset ds;
-    CHECK(dataset_load(wfile("d0.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("d0.fvecs", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "d0.fvecs: byte 0: record 0 has d=0");
     CHECK(dataset_load(fvecs_file("one.fvecs", 1, 4), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "one.fvecs: only 1 point; a self-join needs at least 2 points");
@@ -291,7 +270,7 @@ TEST(bvecs_ivecs)
         put(&b, v, 2);
     }
     dataset ds;
-    CHECK_MSG(dataset_load(wfile("a.bvecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
+    CHECK_MSG(dataset_load(t_write("a.bvecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
     CHECK(dataset_value(&ds, 0) == 200 && dataset_value(&ds, 4) == 202 &&
           dataset_value(&ds, 5) == 2);
@@ -302,7 +281,7 @@ TEST(bvecs_ivecs)
         for (int j = 0; j < 3; j++)
             put_i32(&b, -1000000 * (j + 1) + i);
     }
-    CHECK_MSG(dataset_load(wfile("a.ivecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
+    CHECK_MSG(dataset_load(t_write("a.ivecs", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 2);
     CHECK_EQ_INT(ds.d, 3);
     CHECK(dataset_value(&ds, 2) == -3000000 && dataset_value(&ds, 3) == -999999);
@@ -328,7 +307,7 @@ static const char *npy_file(const char *name, int v, const char *dict, const voi
         b.b[b.n++] = ' ';
     b.b[b.n++] = '\n';
     put(&b, data, len);
-    return wfile(name, b.b, b.n);
+    return t_write(name, b.b, b.n);
 }
 
 TEST(npy_versions_and_dtypes)
@@ -407,7 +386,7 @@ TEST(npy_bad)
     CHECK_STR_CONTAINS(err_msg(),
                        "lie.npy: header says 1000x128 f32 = 512000 bytes of data, file has 400000");
     /* truncated inside the header */
-    CHECK(dataset_load(wfile("th.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17), NULL, &ds) ==
+    CHECK(dataset_load(t_write("th.npy", "\x93NUMPY\x01\x00\x76\x00{'descr'", 17), NULL, &ds) ==
           TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "th.npy: byte 10: npy header of 118 bytes runs past the end");
     float two[2] = {1, 2};
@@ -543,7 +522,7 @@ TEST(nonfinite_refused_and_dropped)
         put_f32(&b, (float)i);
         put_f32(&b, i == 1 ? NAN : 1.0f);
     }
-    p = wfile("nan.fvecs", b.b, b.n);
+    p = t_write("nan.fvecs", b.b, b.n);
     CHECK(dataset_load(p, NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "nan.fvecs: 1 value is NaN or Inf, first at byte 20 (point 1 "
                                   "value 1)");
@@ -578,13 +557,13 @@ TEST(empty_missing_directory)
     const char *names[] = {"e.csv", "e.fvecs", "e.npy", "e.f32", "e.idx", "noext"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         load_opts o = {.header = -1, .dim = strstr(names[k], ".f32") ? 2 : 0};
-        const char *p = wfile(names[k], "", 0);
+        const char *p = t_write(names[k], "", 0);
         CHECK_MSG(dataset_load(p, &o, &ds) == TCJ_EINVAL, "%s", names[k]);
         CHECK_STR_CONTAINS(err_msg(), names[k]);
         CHECK_MSG(strstr(err_msg(), "empty") || strstr(err_msg(), "no data"), "%s: %s", names[k],
                   err_msg());
     }
-    CHECK(dataset_load(tpath("missing.csv"), NULL, &ds) == TCJ_EIO);
+    CHECK(dataset_load(t_path("missing.csv"), NULL, &ds) == TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "missing.csv: No such file or directory");
     CHECK(dataset_load(t_tmpdir(), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "is a directory");
@@ -613,7 +592,7 @@ TEST(probe_without_extension)
     CHECK(!strcmp(ds.format, "csv"));
     dataset_free(&ds);
     unsigned char bin[8] = {0x80, 0xff, 0x01, 0x02, 0x00, 0x9c, 0x07, 0x00};
-    CHECK(dataset_load(wfile("blob", bin, 8), NULL, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("blob", bin, 8), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "blob: cannot tell the format");
 }
 
@@ -623,7 +602,7 @@ TEST(raw_dtypes_and_bad_size)
 {
     dataset ds;
     float f[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-    const char *p = wfile("r.bin", f, 40);
+    const char *p = t_write("r.bin", f, 40);
     load_opts o = {.header = -1, .dtype = "f32", .dim = 4};
     CHECK(dataset_load(p, &o, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "r.bin: 40 bytes is not a whole number of points of 4 f32 (16 "
@@ -639,19 +618,19 @@ TEST(raw_dtypes_and_bad_size)
     memcpy(two + 8, be, 8);
     o.dtype = "f64be";
     o.dim = 1;
-    CHECK_MSG(dataset_load(wfile("pi.raw", two, 16), &o, &ds) == 0, "%s", err_msg());
+    CHECK_MSG(dataset_load(t_write("pi.raw", two, 16), &o, &ds) == 0, "%s", err_msg());
     CHECK(dataset_value(&ds, 0) == 3.141592653589793 &&
           dataset_value(&ds, 1) == dataset_value(&ds, 0));
     dataset_free(&ds);
     int16_t i2[4] = {-32768, 32767, -1, 0};
     o.dtype = "i16";
     o.dim = 2;
-    CHECK(dataset_load(wfile("s.raw", i2, 8), &o, &ds) == 0);
+    CHECK(dataset_load(t_write("s.raw", i2, 8), &o, &ds) == 0);
     CHECK(dataset_value(&ds, 0) == -32768 && dataset_value(&ds, 1) == 32767 &&
           dataset_value(&ds, 2) == -1);
     dataset_free(&ds);
     o.dtype = "f128";
-    CHECK(dataset_load(wfile("s2.raw", i2, 8), &o, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("s2.raw", i2, 8), &o, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "s2.raw: unknown dtype 'f128'");
 }
 
@@ -668,7 +647,7 @@ TEST(idx_files)
     for (int i = 0; i < 12; i++)
         b.b[b.n++] = (unsigned char)(i * 20);
     dataset ds;
-    CHECK_MSG(dataset_load(wfile("img-idx3-ubyte", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
+    CHECK_MSG(dataset_load(t_write("img-idx3-ubyte", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK_EQ_INT(ds.n, 3);
     CHECK_EQ_INT(ds.d, 4);
     CHECK(dataset_value(&ds, 11) == 220);
@@ -680,11 +659,11 @@ TEST(idx_files)
     put_be(&b, 1, 4);
     put_be(&b, 0x3fc00000, 4); /* 1.5 */
     put_be(&b, 0xc1200000, 4); /* -10 */
-    CHECK_MSG(dataset_load(wfile("f.idx", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
+    CHECK_MSG(dataset_load(t_write("f.idx", b.b, b.n), NULL, &ds) == 0, "%s", err_msg());
     CHECK(dataset_value(&ds, 0) == 1.5 && dataset_value(&ds, 1) == -10);
     dataset_free(&ds);
     b.n -= 2;
-    CHECK(dataset_load(wfile("short.idx", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
+    CHECK(dataset_load(t_write("short.idx", b.b, b.n), NULL, &ds) == TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "short.idx: header says 2 x 1 f32 = 8 bytes of data, file has 6");
 }
 
@@ -703,7 +682,7 @@ static void h5_write(hid_t file, const char *name, hid_t type, int rows, int col
 
 TEST(hdf5_ann_benchmarks)
 {
-    const char *p = tpath("ann.hdf5");
+    const char *p = t_path("ann.hdf5");
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(f >= 0);
     float train[15];
@@ -879,7 +858,7 @@ TEST(mem_check_counts_the_kept_type)
             for (size_t k = 0; k < (size_t)N * D; k++)
                 f[k] = (float)(k % 97);
         }
-        const char *p = wfile(c[i].name, v, own);
+        const char *p = t_write(c[i].name, v, own);
         /* fits as kept; as FP64 (8 bytes a value) it would not */
         ld_mem_cap_for_tests(own + own / 2);
         CHECK(own + own / 2 < (size_t)N * D * 8);
@@ -905,7 +884,7 @@ TEST(mem_check_counts_the_kept_type)
     snprintf(dict, sizeof dict, "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d), }", N,
              D);
     const char *np = npy_file("m.npy", 1, dict, v, (size_t)N * D);
-    const char *hp = tpath("m.hdf5");
+    const char *hp = t_path("m.hdf5");
     hid_t f = H5Fcreate(hp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(f >= 0);
     h5_write(f, "train", H5T_STD_U8LE, N, D, v, H5T_NATIVE_UCHAR);

@@ -17,19 +17,10 @@
 
 /* ---- helpers ---- */
 
-static const char *tpath(const char *name)
-{
-    static char buf[8][1024];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", t_tmpdir(), name);
-    return buf[k];
-}
-
 /* A fresh database path per test (files are never shared between tests). */
 static const char *fresh_db(const char *name)
 {
-    const char *p = tpath(name);
+    const char *p = t_path(name);
     char wal[1100];
     remove(p);
     snprintf(wal, sizeof wal, "%s-wal", p);
@@ -311,16 +302,16 @@ TEST(open_default_creates_parents_and_wal)
 {
     char *db = save_env("TCJOIN_DB"), *xdg = save_env("XDG_DATA_HOME");
     unsetenv("TCJOIN_DB");
-    setenv("XDG_DATA_HOME", tpath("xdg/deep"), 1);
+    setenv("XDG_DATA_HOME", t_path("xdg/deep"), 1);
     store *st = NULL;
     int rc = store_open(NULL, &st);
     restore_env("TCJOIN_DB", db);
     restore_env("XDG_DATA_HOME", xdg);
     CHECK_MSG(rc == 0, "store_open: %s", err_msg());
-    const char *want = tpath("xdg/deep/tcjoin/sessions.db");
+    const char *want = t_path("xdg/deep/tcjoin/sessions.db");
     CHECK(strcmp(store_path(st), want) == 0);
     struct stat sb;
-    CHECK(stat(tpath("xdg/deep/tcjoin"), &sb) == 0 && S_ISDIR(sb.st_mode));
+    CHECK(stat(t_path("xdg/deep/tcjoin"), &sb) == 0 && S_ISDIR(sb.st_mode));
     CHECK_EQ_INT(sb.st_mode & 0777, 0700);
     CHECK_EQ_INT(store_schema_version(st), STORE_SCHEMA_VERSION);
 
@@ -593,7 +584,7 @@ TEST(migrate_v2_forward)
 
     /* export: both sides nested in the same shape; the old comparison's
      * side b is the reference, its accuracy null. */
-    const char *out = tpath("v2-export.json");
+    const char *out = t_path("v2-export.json");
     CHECK_EQ_INT(store_export(st, 3, "json", out), 0);
     const char *j = slurp_small(out);
     CHECK_STR_CONTAINS(j, "\"ref\":{\"engine\":\"cpu\",\"run_id\":1,\"accuracy\":null}");
@@ -734,7 +725,7 @@ TEST(migrate_v3_forward)
     CHECK_EQ_INT(rs_count(&rs, "side"), 4);
     CHECK_EQ_INT(rs_count(&rs, "bin"), 5);
     rs_free(&rs);
-    const char *out = tpath("v3-export.json");
+    const char *out = t_path("v3-export.json");
     CHECK_EQ_INT(store_export(st, 3, "json", out), 0);
     const char *j = slurp_small(out);
     CHECK_STR_CONTAINS(j, "\"a\":{\"engine\":\"cpu-fp16\",\"run_id\":2,\"accuracy\":{\"overlap\":"
@@ -1046,7 +1037,7 @@ TEST(foreign_files_refused)
     CHECK_STR_CONTAINS(err_msg(), "application_id 0x2a");
 
     /* A text file. */
-    const char *txt = tpath("notes.txt");
+    const char *txt = t_path("notes.txt");
     FILE *f = fopen(txt, "w");
     CHECK(f);
     for (int i = 0; i < 100; i++)
@@ -1921,7 +1912,7 @@ TEST(export_csv)
     CHECK(st);
     int64_t a, b;
     CHECK(export_fixture(st, &a, &b) > 0);
-    const char *out = tpath("runs.csv");
+    const char *out = t_path("runs.csv");
     CHECK_MSG(store_export(st, -1, "csv", out) == 0, "%s", err_msg());
     size_t len;
     char *text = slurp(out, &len);
@@ -1975,7 +1966,7 @@ TEST(export_json)
     CHECK(st);
     int64_t a, b;
     CHECK(export_fixture(st, &a, &b) > 0);
-    const char *out = tpath("runs.json");
+    const char *out = t_path("runs.json");
     CHECK_MSG(store_export(st, -1, "json", out) == 0, "%s", err_msg());
     jv *doc = json_file(out);
     CHECK_MSG(doc != NULL, "export is unreadable or not valid JSON");
@@ -2028,7 +2019,7 @@ TEST(export_json)
     CHECK_STR_CONTAINS(err_msg(), "no run 999");
     CHECK_EQ_INT(store_export(st, -1, "xml", out), TCJ_EINVAL);
     CHECK_STR_CONTAINS(err_msg(), "expected csv or json");
-    CHECK_EQ_INT(store_export(st, -1, "csv", tpath("no/such/dir/x.csv")), TCJ_EIO);
+    CHECK_EQ_INT(store_export(st, -1, "csv", t_path("no/such/dir/x.csv")), TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "no/such/dir/x.csv");
     store_close(st);
 }
