@@ -31,6 +31,7 @@
 #include "dbscan_curve.h"
 #include "dist.h"
 #include "err.h"
+#include "dataset_order.h"
 #include "kdist.h"
 #include "pair_par.h"
 
@@ -103,6 +104,56 @@ static int round_put(void *vctx, const pair_batch *b)
     pair_par(b, r->n, round_range, r);
     pthread_mutex_unlock(&r->mu);
     return 0;
+}
+
+/* A later join's pairs over the rows reordered (later_rows): each index
+ * back to its row (at), then round_range as above. */
+typedef struct cv_order {
+    cv_round *r;
+    const size_t *at;
+    uint32_t *i, *j;
+    size_t cap;
+} cv_order;
+
+static int order_put(void *vctx, const pair_batch *b)
+{
+    cv_order *o = vctx;
+    pthread_mutex_lock(&o->r->mu);
+    if (b->k > o->cap) {
+        o->cap = b->k;
+        o->i = xrealloc(o->i, o->cap * sizeof *o->i);
+        o->j = xrealloc(o->j, o->cap * sizeof *o->j);
+    }
+    for (size_t k = 0; k < b->k; k++) {
+        o->i[k] = (uint32_t)o->at[b->i[k]];
+        o->j[k] = (uint32_t)o->at[b->j[k]];
+    }
+    const pair_batch t = {b->k, o->i, o->j, b->d2};
+    pair_par(&t, o->r->n, round_range, o->r);
+    pthread_mutex_unlock(&o->r->mu);
+    return 0;
+}
+
+/* The rows a later join must query, into rows (their count returned):
+ * the members of the components still open (merge_listed: a member's
+ * full list all inside, bound[root] set) but the largest of them. Every
+ * edge that leaves an open component ends in another open one (one with
+ * a known edge out would have been merged), so these rows meet every
+ * edge that leaves any of them; none: no component has an edge left.
+ * At 10^6 x 128 the join after the first was a whole join at max that
+ * mostly found nothing. */
+static size_t later_rows(const uint32_t *comp, const cv_edge *bound, size_t n, size_t *rows)
+{
+    uint32_t *size = xcalloc(n, sizeof *size);
+    size_t big = n, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (bound[comp[i]].w != INFINITY && ++size[comp[i]] > (big < n ? size[big] : 0))
+            big = comp[i];
+    for (size_t i = 0; i < n; i++)
+        if (bound[comp[i]].w != INFINITY && comp[i] != big)
+            rows[m++] = i;
+    free(size);
+    return m;
 }
 
 /* Each root v's edge best[v] (w = INFINITY: none) into the forest where
@@ -324,6 +375,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.comp = comp;
     r.reach2 = reach;
     r.list = xmalloc(n * sizeof *r.list);
+    /* later_rows's rows; the copy's rows (dataset_order_first) */
+    size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
     for (;;) {
         for (size_t i = 0; i < n; i++) {
@@ -347,8 +400,31 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                         .cancel = spec->cancel,
                         .progress = cv_prog,
                         .progress_ctx = &pg};
+        /* After the first join, only the rows of the open components but
+         * the largest (later_rows), through a copy of the dataset with
+         * them first where they are at most half the rows. */
+        dataset g;
+        cv_order ord = {&r, at, NULL, NULL, 0};
+        int reordered = 0;
+        if (c->rounds > 0) {
+            const size_t m = later_rows(comp, bound, n, later);
+            if (m == 0)
+                break;
+            if (2 * m <= n && dataset_order_first(ds, later, m, &g, at) == 0) {
+                reordered = 1;
+                js.ds = &g;
+                js.q1 = m;
+                js.sink = (pair_sink){order_put, &ord};
+            }
+            err_clear();
+        }
         join_result jr;
-        if ((rc = engine_run(e, &js, &jr)))
+        rc = engine_run(e, &js, &jr);
+        if (reordered)
+            dataset_order_free(&g);
+        free(ord.i);
+        free(ord.j);
+        if (rc)
             break;
         if (ranks &&
             ((r.reach2 && (rc = dist->min_f64(reach, n))) || (rc = dist->merge_lists(r.list, n))))
@@ -360,6 +436,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             break;
     }
     pthread_mutex_destroy(&r.mu);
+    free(later);
+    free(at);
     free(r.list);
     free(bound);
     free(parent);

@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "kdist.h"
+#include "dataset_order.h"
 #include "mem.h"
 #include "topk.h"
 
@@ -339,44 +340,28 @@ static int cmp_key(const void *a, const void *b)
  * taken) where that copy does not fit. */
 static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *res)
 {
-    const dataset *ds = s->ds;
-    const size_t nq = s->q1 - s->q0, n = ds->n, d = ds->d;
-    const size_t rb = d * dataset_dtype(ds)->bytes;
+    const size_t nq = s->q1 - s->q0;
     kr_key *key = mem_alloc(s->engine->name, "the k-distance's row order", nq, sizeof *key, 0);
-    dataset g;
-    memset(&g, 0, sizeof g);
-    g.v = key ? mem_alloc(s->engine->name, "the rows in estimate order", n, rb, 0) : NULL;
+    size_t *first =
+        key ? mem_alloc(s->engine->name, "the k-distance's row order", nq, sizeof *first, 0) : NULL;
     double *e2 =
-        g.v ? mem_alloc(s->engine->name, "the k-distance's estimates", nq, 2 * sizeof *e2, 0)
-            : NULL;
-    if (!e2) {
+        first ? mem_alloc(s->engine->name, "the k-distance's estimates", nq, 2 * sizeof *e2, 0)
+              : NULL;
+    dataset g;
+    if (e2) {
+        for (size_t k = 0; k < nq; k++)
+            key[k] = (kr_key){est_ok(est, k) ? est[k] : INFINITY, k};
+        qsort(key, nq, sizeof *key, cmp_key);
+        for (size_t k = 0; k < nq; k++)
+            first[k] = s->q0 + key[k].i;
+    }
+    if (!e2 || dataset_order_first(s->ds, first, nq, &g, NULL)) {
         free(key);
-        free(g.v);
+        free(first);
+        free(e2);
         err_clear();
         return 1;
     }
-    for (size_t k = 0; k < nq; k++)
-        key[k] = (kr_key){est_ok(est, k) ? est[k] : INFINITY, k};
-    qsort(key, nq, sizeof *key, cmp_key);
-    char *to = g.v;
-    const char *from = ds->v;
-    for (size_t k = 0; k < nq; k++)
-        memcpy(to + k * rb, from + (s->q0 + key[k].i) * rb, rb);
-    memcpy(to + nq * rb, from, s->q0 * rb);
-    memcpy(to + (nq + s->q0) * rb, from + s->q1 * rb, (n - s->q1) * rb);
-    /* Its hash names its content: the dataset's, the slice's rows first,
-     * in this order (the engines' device caches compare it). */
-    uint64_t h = ds->hash ^ 0x6b64697374726f77ULL;
-    h = (h ^ s->q0) * 0x100000001b3ULL;
-    h = (h ^ s->q1) * 0x100000001b3ULL;
-    for (size_t k = 0; k < nq; k++)
-        h = (h ^ key[k].i) * 0x100000001b3ULL;
-    g.name = ds->name;
-    g.format = ds->format;
-    g.n = n;
-    g.d = d;
-    g.type = ds->type;
-    g.hash = h;
     double *out = e2 + nq;
     for (size_t k = 0; k < nq; k++)
         e2[k] = key[k].e == INFINITY ? -1 : key[k].e;
@@ -389,8 +374,9 @@ static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *r
     if (rc == 0)
         for (size_t k = 0; k < nq; k++)
             s->out[key[k].i] = out[k];
+    dataset_order_free(&g);
     free(e2);
-    free(g.v);
+    free(first);
     free(key);
     return rc;
 }
