@@ -114,7 +114,10 @@ static int run_pass(const dbscan_spec *spec, dbscan_result *res, int pass, join_
     return engine_run(spec->engine, js, &res->pass[pass]);
 }
 
-int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t *ncore)
+/* Pass 1: per-point counts through spec->engine's run (PERPOINT),
+ * spec->core[i] = count >= minpts (core must be set); the number of core
+ * points in *ncore. */
+static int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t *ncore)
 {
     const size_t n = spec->ds->n;
     double t0 = engine_now();
@@ -146,6 +149,10 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
             lab[i] = root[i] >= n ? -1 : lab[root[i]];
 }
 
+/* Passes 2 and 3 (the pairs streamed twice) after a core pass that found
+ * ncore core points in spec->core. */
+static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore);
+
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
 {
     /* Pass 1: neighbours per point (self included) -> core flags. */
@@ -154,7 +161,7 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     return rc ? rc : dbscan_generic_links(spec, res, ncore);
 }
 
-int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore)
+static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore)
 {
     /* tcjoin-mpi: each rank's sinks see its share of the pairs (its
      * tiles or rows); its forest is merged with the others' after pass 2

@@ -74,16 +74,6 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res);
 /* The three-pass path through engine_run (spec->engine set). Fills labels,
  * core and the result's passes; dbscan_run fills the rest. */
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res);
-/* dbscan_generic's passes 2 and 3 (the pairs streamed twice) after a
- * core pass that found ncore core points in spec->core: what an engine's
- * cluster hook falls back to where its device passes cannot run (a
- * dataset larger than the device). */
-int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore);
-
-/* Pass 1 of either path: per-point counts through spec->engine's run
- * (PERPOINT), spec->core[i] = count >= minpts (core must be set); the
- * number of core points in *ncore. */
-int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t *ncore);
 /* Labels from roots: root[i] for a core row its component's smallest core
  * index, for another row the smallest root among its core neighbours or
  * a value >= n when it has none (noise, -1); clusters numbered in the

@@ -17,7 +17,9 @@
  * the order is total), so the curve is the same as with a join a round;
  * the joins fall from one a halving of the components (and one to find
  * none left) to those the lists cannot decide: at 10^5 x 16, S = 64, five
- * joins became two on the 2-core build machine.
+ * joins became two on the 2-core build machine. A later join queries only
+ * the rows of the components left open (later_rows), and none runs where
+ * no two are.
  *
  * Under several ranks (src/dist.h) each rank's sink sees its share of the
  * pairs; the reachabilities (by minimum) and the lists (merged), O(n), are
@@ -29,9 +31,9 @@
 #include <string.h>
 
 #include "dbscan_curve.h"
+#include "dataset_order.h"
 #include "dist.h"
 #include "err.h"
-#include "dataset_order.h"
 #include "kdist.h"
 #include "pair_par.h"
 
@@ -363,7 +365,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     cv_edge *bound = xmalloc(n * sizeof *bound);
     double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
-        parent[i] = (uint32_t)i;
+        parent[i] = comp[i] = (uint32_t)i;
         reach[i] = core[i];
     }
     size_t nf = 0;
@@ -379,10 +381,10 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
     for (;;) {
-        for (size_t i = 0; i < n; i++) {
-            comp[i] = uf_root(parent, (uint32_t)i);
+        /* comp is current here: every point its own at first, then as
+         * merge_listed's last pass (which merged nothing) left it. */
+        for (size_t i = 0; i < n; i++)
             r.list[i].len = 0;
-        }
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;

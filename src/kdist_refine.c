@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "err.h"
-#include "kdist.h"
 #include "dataset_order.h"
+#include "kdist.h"
 #include "mem.h"
 #include "topk.h"
 
@@ -302,6 +302,47 @@ void kdist_refine_block_rows_for_tests(size_t rows)
     kr_test_rows = rows;
 }
 
+static int kr_rows_refine(const kdist_spec *s, const double *est, join_result *res, int sorted)
+{
+    const size_t nq = s->q1 - s->q0;
+    const int kk = s->k;
+    size_t block = kr_test_rows ? kr_test_rows : KDIST_REFINE_BLOCK_VALUES / (size_t)kk;
+    if (block > nq)
+        block = nq;
+    if (block == 0)
+        block = 1;
+    kr_rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.k = kk;
+    rows.top = mem_alloc(s->engine->name, "the k-distance's top-K lists", block * (size_t)kk,
+                         sizeof *rows.top, 0);
+    rows.len = mem_alloc(s->engine->name, "the k-distance's lists", block, sizeof *rows.len, 0);
+    rows.known = mem_alloc(s->engine->name, "the k-distance's lists", block, 1, 0);
+    double *scratch =
+        mem_alloc(s->engine->name, "the k-distance's estimates", block, sizeof *scratch, 0);
+    int rc = rows.top && rows.len && rows.known && scratch ? 0 : TCJ_ENOMEM;
+    pthread_mutex_init(&rows.mu, NULL);
+    kr_run k = {.s = s,
+                .est = est,
+                .res = res,
+                .join_s = -1,
+                .sorted = sorted,
+                .split = pow(2.0, 2.0 / (double)(s->ds->d ? s->ds->d : 1))};
+    for (size_t b0 = s->q0; b0 < s->q1 && rc == 0; b0 += block) {
+        size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
+        rc = kr_block(&k, &rows, b0, b1, scratch);
+    }
+    pthread_mutex_destroy(&rows.mu);
+    free(rows.top);
+    free(rows.len);
+    free(rows.known);
+    free(scratch);
+    join_result_metric(res, "refine_joins", k.joins, "");
+    join_result_metric(res, "refine_rounds", k.rounds, "");
+    join_result_metric(res, "refine_pairs", (double)rows.pairs, "");
+    return rc;
+}
+
 /* Rows whose estimates the refinement sorts (below: the rows as given). */
 #define KR_SORT_MIN 4096
 static size_t kr_sort_min = KR_SORT_MIN;
@@ -310,8 +351,6 @@ void kdist_refine_sort_min_for_tests(size_t rows)
 {
     kr_sort_min = rows ? rows : KR_SORT_MIN;
 }
-
-static int kr_rows_refine(const kdist_spec *s, const double *est, join_result *res, int sorted);
 
 typedef struct kr_key {
     double e;
@@ -389,45 +428,4 @@ int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
             return rc;
     }
     return kr_rows_refine(s, est, res, 0);
-}
-
-static int kr_rows_refine(const kdist_spec *s, const double *est, join_result *res, int sorted)
-{
-    const size_t nq = s->q1 - s->q0;
-    const int kk = s->k;
-    size_t block = kr_test_rows ? kr_test_rows : KDIST_REFINE_BLOCK_VALUES / (size_t)kk;
-    if (block > nq)
-        block = nq;
-    if (block == 0)
-        block = 1;
-    kr_rows rows;
-    memset(&rows, 0, sizeof rows);
-    rows.k = kk;
-    rows.top = mem_alloc(s->engine->name, "the k-distance's top-K lists", block * (size_t)kk,
-                         sizeof *rows.top, 0);
-    rows.len = mem_alloc(s->engine->name, "the k-distance's lists", block, sizeof *rows.len, 0);
-    rows.known = mem_alloc(s->engine->name, "the k-distance's lists", block, 1, 0);
-    double *scratch =
-        mem_alloc(s->engine->name, "the k-distance's estimates", block, sizeof *scratch, 0);
-    int rc = rows.top && rows.len && rows.known && scratch ? 0 : TCJ_ENOMEM;
-    pthread_mutex_init(&rows.mu, NULL);
-    kr_run k = {.s = s,
-                .est = est,
-                .res = res,
-                .join_s = -1,
-                .sorted = sorted,
-                .split = pow(2.0, 2.0 / (double)(s->ds->d ? s->ds->d : 1))};
-    for (size_t b0 = s->q0; b0 < s->q1 && rc == 0; b0 += block) {
-        size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
-        rc = kr_block(&k, &rows, b0, b1, scratch);
-    }
-    pthread_mutex_destroy(&rows.mu);
-    free(rows.top);
-    free(rows.len);
-    free(rows.known);
-    free(scratch);
-    join_result_metric(res, "refine_joins", k.joins, "");
-    join_result_metric(res, "refine_rounds", k.rounds, "");
-    join_result_metric(res, "refine_pairs", (double)rows.pairs, "");
-    return rc;
 }
