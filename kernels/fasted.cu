@@ -737,19 +737,39 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
         p.U = (unsigned)((a->n - a->c0 + ch.v->bn - 1) / ch.v->bn);
     }
     if (a->nclu > 0) {
-        /* A cluster layout: the tiles of each cluster's diagonal block (its
-         * rows a multiple of KERN_STREAM_ALIGN, which every tile divides),
+        /* A layout: the tiles of each cluster's diagonal block, or the tile
+         * cut's block pairs (rows a multiple of KERN_STREAM_ALIGN, which
+         * every tile divides),
          * row by row, its upper triangle when symmetric (the wgmma
          * kernel's items are then tile halves: t >> 1). */
         const size_t ur = f.use_wg ? (fasted_tri(p) ? 2 * FASTED_WG_BM : FASTED_WG_BM) : ch.v->bm;
         const size_t uc = f.use_wg ? FASTED_WG_BN : ch.v->bn;
         std::vector<uint2> tiles;
-        for (int c = 0; c < a->nclu; c++) {
-            const unsigned r0 = (unsigned)(a->clu[c] / ur), r1 = (unsigned)(a->clu[c + 1] / ur);
-            const unsigned c0 = (unsigned)(a->clu[c] / uc), c1 = (unsigned)(a->clu[c + 1] / uc);
+        /* Rows [i0, i1) against columns [j0, j1), the upper triangle of a
+         * diagonal block when symmetric. */
+        auto rect = [&](size_t i0, size_t i1, size_t j0, size_t j1) {
+            const unsigned r0 = (unsigned)(i0 / ur), r1 = (unsigned)(i1 / ur);
+            const unsigned c0 = (unsigned)(j0 / uc), c1 = (unsigned)(j1 / uc);
+            const bool tri = fasted_tri(p) && i0 == j0;
             for (unsigned r = r0; r < r1; r++)
-                for (unsigned cc = fasted_tri(p) ? c0 + (r - r0) : c0; cc < c1; cc++)
+                for (unsigned cc = tri ? c0 + (r - r0) : c0; cc < c1; cc++)
                     tiles.push_back(make_uint2(r, cc));
+        };
+        const double t_tab = kern_now();
+        if (a->nblk && ur == KERN_STREAM_ALIGN && uc == KERN_STREAM_ALIGN) {
+            /* the tile cut on tiles of a block (wgmma, symmetric): its list */
+            tiles.resize(a->nblk);
+            for (size_t t = 0; t < a->nblk; t++)
+                tiles[t] = make_uint2(a->blk[2 * t], a->blk[2 * t + 1]);
+        } else if (a->nblk) { /* the tile cut: the listed block pairs (I <= J) */
+            const size_t B = KERN_STREAM_ALIGN;
+            tiles.reserve(a->nblk * (B / ur) * (B / uc));
+            for (size_t t = 0; t < a->nblk; t++)
+                rect(a->blk[2 * t] * B, (a->blk[2 * t] + 1) * B, a->blk[2 * t + 1] * B,
+                     (a->blk[2 * t + 1] + 1) * B);
+        } else {
+            for (int c = 0; c < a->nclu; c++)
+                rect(a->clu[c], a->clu[c + 1], a->clu[c], a->clu[c + 1]);
         }
         FASTED_RC(kern_malloc(&k, &d_clu, std::max((size_t)1, tiles.size()) * sizeof(uint2),
                               "the layout's tiles"));
@@ -757,6 +777,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
             cudaMemcpy(d_clu, tiles.data(), tiles.size() * sizeof(uint2), cudaMemcpyHostToDevice));
         p.clu_tile = (const uint2 *)d_clu;
         p.clu_items = tiles.size();
+        r->t_h2d += kern_now() - t_tab; /* host preparation and its copy */
     }
     f.smem = ch.smem;
     if (a->mode == KJOIN_HIST) {

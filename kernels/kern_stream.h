@@ -1,10 +1,11 @@
 /* What the two cuts of kern_stream_run share (kernels/kern_stream.c: the
  * driver and the row chunks; kernels/kern_stream_slab.c: the slabs of the
  * engines that take no cross run) and the k-distance's cut
- * (kernels/kern_stream_kd.c), and the cluster cut's runs
- * (kernels/kern_stream_clu.c): the renumbering of a run's rows into the
- * dataset's, progress over the runs, the sum of their results. Only those
- * four files include it. */
+ * (kernels/kern_stream_kd.c), and the layouts' runs (kernels/
+ * kern_stream_clu.c: the cluster cut's; kernels/kern_tiles.c: the tile
+ * cut's): the renumbering of a run's rows into the dataset's, progress
+ * over the runs, the sum of their results. Only those five files include
+ * it. */
 #ifndef TCJ_KERN_STREAM_H
 #define TCJ_KERN_STREAM_H
 
@@ -66,6 +67,14 @@ void stream_begin(const kern_join_args *a, stream_ctx *c, stream_out *o, kern_jo
  * (kernels/kern_stream.c). */
 int stream_call(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, stream_ctx *c,
                 stream_out *o, kern_join_result *r, kern_join_result *x);
+
+/* fn over the layout run s: a's rows laid out (the caller sets s->n,
+ * rows and the layout's other fields, hash and scale; q0, q1, c0 and xc
+ * set here), its outputs and pairs renumbered to a's rows into a's and r
+ * (kernels/kern_stream_clu.c: the cluster cut's and the tile cut's run).
+ * what names the cut in a memory message. */
+int stream_layout(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, const char *what,
+                  kern_join_result *r);
 
 /* The slab cut (kernels/kern_stream_slab.c), after fn refused a cross run
  * (KERN_ECROSS): every run of slabs of the sorted rows, halved until they

@@ -6,9 +6,10 @@
  * joined (kern_join_args.rows, origins, clu). Every pair of groups is
  * apart, so no pair between them is within eps. The outputs are renumbered
  * to the dataset's rows through kern_stream_run's helpers
- * (kernels/kern_stream.h). The layout's arrays are the plan's, kept while
- * its groups stay the same, so a run again over one dataset finds the
- * engine's device caches holding it. */
+ * (kernels/kern_stream.h; stream_layout, which the tile cut shares).
+ * The layout's arrays are the plan's, kept while its groups stay the
+ * same, so a run again over one dataset finds the engine's device caches
+ * holding it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ static double clu_scale(double vm)
 }
 
 /* The renumbering's buffers (stream_ctx ti, tj), kept from run to run as
- * the plan is (one join at a time): every pair of a PAIRS run over a
+ * the plans are (one join at a time): every pair of a PAIRS run over a
  * layout is renumbered, and fresh buffers for a batch of up to 4M pairs
  * paid their allocation and first touch on every run. At most two
  * batches' rows are held. */
@@ -39,41 +40,55 @@ static struct {
     size_t cap;
 } g_ren;
 
-/* The run over layout L, its outputs into o (the whole run's) and r. */
-static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_layout *L,
-                          stream_out *o, kern_join_result *r)
+int stream_layout(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, const char *what,
+                  kern_join_result *r)
 {
+    stream_out o;
+    memset(r, 0, sizeof *r);
+    int rc = stream_out_open(a, &o, s->n, what);
+    if (rc)
+        return rc;
     stream_ctx c;
     memset(&c, 0, sizeof c);
     c.a = a;
     c.ti = g_ren.ti;
     c.tj = g_ren.tj;
     c.tcap = g_ren.cap;
-    kern_join_args s = *a;
-    s.n = L->n;
-    s.q0 = 0;
-    s.q1 = L->n;
-    s.c0 = 0;
-    s.xc = NULL;
-    s.center = NULL;
-    s.rows = L->rows;
-    s.origins = L->o;
-    s.origin_of = L->origin;
-    s.clu = L->clu;
-    s.nclu = L->K;
-    s.scale = clu_scale(L->vmax);
-    s.hash = stream_hash(a->hash ^ 0xc1a55e5c1a55e5c1ull, (size_t)L->K, L->n, (size_t)L->key);
-    c.m = (stream_map){.map = L->rows};
+    s->q0 = 0;
+    s->q1 = s->n;
+    s->c0 = 0;
+    s->xc = NULL;
+    c.m = (stream_map){.map = s->rows};
     c.work = c.total = 1;
     kern_join_result x;
-    int rc = stream_call(fn, a, &s, &c, o, r, &x);
+    rc = stream_call(fn, a, s, &c, &o, r, &x);
     if (!rc && c.failed)
         rc = kern_fail_msg(KERN_ENOMEM, "out of host memory renumbering the pairs");
     r->symmetric = x.symmetric;
     g_ren.ti = c.ti;
     g_ren.tj = c.tj;
     g_ren.cap = c.tcap;
+    stream_out_close(a, &o, !rc);
     return rc;
+}
+
+/* The run over layout L, its outputs into r. */
+static int clu_layout_run(kern_join_fn fn, const kern_join_args *a, const clu_layout *L,
+                          kern_join_result *r)
+{
+    kern_join_args s = *a;
+    s.n = L->n;
+    s.center = NULL;
+    s.rows = L->rows;
+    s.origins = L->o;
+    s.origin_of = L->origin;
+    s.clu = L->clu;
+    s.nclu = L->K;
+    s.blk = NULL;
+    s.nblk = 0;
+    s.scale = clu_scale(L->vmax);
+    s.hash = stream_hash(a->hash ^ 0xc1a55e5c1a55e5c1ull, (size_t)L->K, L->n, (size_t)L->key);
+    return stream_layout(fn, a, &s, "the cluster cut", r);
 }
 
 int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r, int force,
@@ -98,12 +113,7 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
         return rc;
     if (!L || !(force || L->work <= KERN_CLU_KEEP))
         return fn(a, r);
-    stream_out o;
-    memset(r, 0, sizeof *r);
-    if ((rc = stream_out_open(a, &o, L->n, "the cluster cut")))
-        return rc;
-    rc = clu_layout_run(fn, a, L, &o, r);
-    stream_out_close(a, &o, !rc);
+    rc = clu_layout_run(fn, a, L, r);
     r->clusters = (unsigned)L->K;
     r->cluster_work = L->work;
     return rc;

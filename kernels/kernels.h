@@ -349,6 +349,14 @@ typedef struct kern_join_args {
     const uint8_t *origin_of;
     const size_t *clu;
     int nclu;
+    /* The tile cut (kern_tiles_run; with a layout of one cluster): of its
+     * blocks of KERN_STREAM_ALIGN run rows, only the listed pairs are
+     * joined, pair t being blocks blk[2t] <= blk[2t + 1] (nblk pairs; 0:
+     * every pair of each cluster). An engine that joins more pairs still
+     * gives the run's results: every pair the list leaves out is proved
+     * farther apart than the run's threshold. */
+    const uint32_t *blk;
+    size_t nblk;
 } kern_join_args;
 #define KERN_ROW_PAD 0xffffffffu
 #define KERN_ORIGIN_NONE 0xffu
@@ -420,6 +428,11 @@ typedef struct kern_join_result {
      * pairs the run joined. */
     unsigned clusters;
     double cluster_work;
+    /* Cut by tiles (kern_tiles_run, exact's tile path): the blocks of
+     * KERN_STREAM_ALIGN rows (0: not cut) and the share of the block pairs
+     * of the upper triangle the run joined. */
+    size_t tile_blocks;
+    double tile_work;
 } kern_join_result;
 
 /* Rows of a cross run's candidate start (kern_join_args.c0) are a
@@ -656,6 +669,41 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
  * beyond the grid's reach (where the run joins at most half the pairs). */
 int kern_exact_clusters_run(const kern_join_args *a, kern_join_result *r);
 int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r);
+/* ---- The tile cut (kernels/kern_tiles.c) ----
+ * Where the rows spread over a few dimensions against eps (d from 4 to
+ * 16, the issue's LiDAR and simulation data), most blocks of rows that lie
+ * together are far from most others: the cut orders the rows by a k-d
+ * tree (each node split at a whole block of KERN_STREAM_ALIGN rows, along
+ * its widest dimension), takes each block's FP64 bounding box, and at the
+ * run's threshold lists the pairs of blocks whose boxes are within it (a
+ * traversal of the tree's node pairs, a pair pruned when its boxes are
+ * farther apart than the threshold with a margin of 2^-40 relative, far
+ * beyond an FP64 d2's (d + 2) 2^-53), and runs fn once over the rows in
+ * that order (kern_join_args.rows, one cluster centred as the run was,
+ * blk): only the listed tiles are joined. Results are the whole run's,
+ * rows renumbered to the dataset's; r says how (tile_blocks, tile_work).
+ * The order depends on the rows only and is kept across runs of one
+ * dataset (an FP64 copy of the rows while it is built; then 4 bytes a row
+ * and two boxes a block), the list on the threshold too (the last one
+ * kept). Only an ordinary symmetric run is cut (as the cluster cut, all
+ * values finite, at least KERN_TILE_MIN_ROWS rows, a list of at most
+ * KERN_TILE_MAX_PAIRS block pairs), and with force 0 only where it joins * at most KERN_TILE_KEEP
+ * of the block pairs; else other runs the whole. Before it builds the order, force 0 estimates that
+ * share on the tree of every 16th row (blocks of 16 rows hold a plan's block's share of the data):
+ * an estimate above KERN_TILE_KEEP runs other without the plan. */
+#define KERN_TILE_MIN_ROWS (4 * KERN_STREAM_ALIGN)
+#define KERN_TILE_KEEP 0.6
+#define KERN_TILE_MAX_PAIRS ((size_t)1 << 26) /* 512 MB of list */
+#define KERN_TILE_MAX_D 16                    /* auto tries the cut up to here */
+int kern_tiles_run(kern_join_fn fn, kern_join_fn other, const kern_join_args *a,
+                   kern_join_result *r, int force);
+/* Plans the tile cut has built since the program started (tests). */
+size_t kern_tiles_plans_for_tests(void);
+/* exact over the tile cut: `set exact-path tiles` (force); and exact's
+ * auto beyond the grid: the tile cut where d <= KERN_TILE_MAX_D and it
+ * pays, else the cluster cut's rule (kern_exact_clusters_auto_run). */
+int kern_exact_tiles_run(const kern_join_args *a, kern_join_result *r);
+int kern_exact_auto_run(const kern_join_args *a, kern_join_result *r);
 /* k-distance in FASTED's arithmetic and the args' format: out[q - q0] =
  * the k-th smallest d2(q, j) over all rows j != q, for the query rows
  * [q0, q1), as the join's epilogue computes d2 (widened to double). Uses

@@ -2,9 +2,10 @@
 # Issue 44 on the GPU (the lead runs it on an H200 from scripts/gpu-pack's
 # bundle): the grid's k-distance, histogram and per-point tests against
 # cpu/fp64, compute-sanitizer on the new kernels (small sizes), then the
-# benchmark lines, a short table last. Under 200 s; every step under
-# `timeout`.
+# benchmark lines, a short table last; every step under `timeout`.
 #   bash scripts/gpu-h44.sh            (B=/tmp/tcjoin-gpu, OUT=/tmp/gpu-h44)
+# TESTS (name:seconds ...), SAN=0 (no sanitizers), BENCH3=0 (no n x 3
+# benchmarks), KINDS and DIMS (the d = 4 to 16 benchmarks) narrow it.
 # Needs in the bundle: $B/tcjoin, $B/tests/g_grid_kdist, $B/tests/g_exact_grid,
 # $B/tests/g_dbscan, $B/datasets/kitti_000000_xyzr.f32.
 set -u
@@ -26,7 +27,7 @@ row gpu "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
 
 # 1. Tests (the grid's k-distance, histogram, sweep/curve; the grid join
 #    every mode; DBSCAN's grid passes with the union/border pruning).
-for t in g_grid_kdist:100 g_exact_grid:60 g_dbscan:40; do
+for t in ${TESTS:-g_grid_kdist:100 g_exact_grid:200 g_dbscan:60}; do
     name=${t%%:*} lim=${t##*:}
     if [ -x "$B/tests/$name" ]; then
         timeout "$lim" "$B/tests/$name" >"$L/$name.log" 2>&1
@@ -41,14 +42,16 @@ done
 # 2. compute-sanitizer on the new kernels: kd_grid_kernel, fg_join_kernel
 #    with the shared-memory histogram and per-warp counts (grid_sanitizer_case),
 #    and the union/border epilogues (g_dbscan's grid case).
-for tool in memcheck racecheck; do
+[ "${SAN:-1}" = 1 ] && for tool in memcheck racecheck; do
     timeout 40 compute-sanitizer --tool "$tool" --error-exitcode 9 "$B/tests/g_grid_kdist" \
         grid_sanitizer_case >"$L/san-kd-$tool.log" 2>&1
     row "sanitizer grid $tool" "exit=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$L/san-kd-$tool.log" | head -n 2 | tr '\n' ' ')"
 done
-timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/g_dbscan" \
-    exact_grid_dbscan_equals_cpu >"$L/san-dbscan-memcheck.log" 2>&1
-row "sanitizer dbscan memcheck" "exit=$? $(grep -E 'ERROR SUMMARY|^ok|^not ok' "$L/san-dbscan-memcheck.log" | head -n 2 | tr '\n' ' ')"
+if [ "${SAN:-1}" = 1 ]; then
+    timeout 40 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/g_dbscan" \
+        exact_grid_dbscan_equals_cpu >"$L/san-dbscan-memcheck.log" 2>&1
+    row "sanitizer dbscan memcheck" "exit=$? $(grep -E 'ERROR SUMMARY|^ok|^not ok' "$L/san-dbscan-memcheck.log" | head -n 2 | tr '\n' ' ')"
+fi
 
 # 3. Benchmarks: uniform n x 3 at S ~ 64 (eps as scripts/bench_grid.sh:
 #    S = n (4/3) pi eps^3 away from the faces), exact on the grid, each
@@ -75,17 +78,34 @@ dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact$2" >"$f" 2>&1
     [ -n "$2" ] && row "  curve s" "$(fld curve time_s "$f" 1) + sample $(fld curve sample_time_s "$f" 1)"
     grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
 }
-bench3 10000000 "; curve engine=exact"
-bench3 37000000 ""
-f=$L/bench-d8.log
-timeout 150 "$B/tcjoin" --db "$L/d8.db" --json -e "gen uniform n=1000000 d=8 seed=1; \
+if [ "${BENCH3:-1}" = 1 ]; then
+    bench3 10000000 "; curve engine=exact"
+    bench3 37000000 ""
+fi
+# 4. d = 4 to 16 (uniform and 64 Gaussian clusters, 10^6 rows, S ~ 64,
+#    eps from a sweep): the pass whole against the pass over the tile cut
+#    (kern_tiles_run: the rows in k-d order, only the 256-row block pairs
+#    whose boxes are within eps), each twice (cold, warm), then auto and a
+#    dbscan through auto. DIMS, KINDS to narrow.
+for kind in ${KINDS:-uniform gauss}; do
+    for d in ${DIMS:-4 8 16}; do
+        f=$L/bench-$kind-d$d.log
+        g="gen $kind n=1000000 d=$d seed=1"
+        [ "$kind" = gauss ] && g="$g clusters=64"
+        timeout 200 "$B/tcjoin" --db "$L/d$d$kind.db" --json -e "$g; \
 sweep 64 engine=exact use; set exact-path pass; run exact; run exact; \
-set exact-path grid; run exact; run exact" >"$f" 2>&1
-row "bench 1e6 x 8 exit" "$? (eps $(fld eps eps "$f" 1))"
-row "  pass cold/warm s" "$(fld run time_s "$f" 1) / $(fld run time_s "$f" 2) (kernel $(fld run kernel_s "$f" 2))"
-row "  grid cold/warm s" "$(fld run time_s "$f" 3) / $(fld run time_s "$f" 4) (kernel $(fld run kernel_s "$f" 4), $(fld run variant "$f" 4))"
-row "  pairs pass/grid" "$(fld run pairs "$f" 2) / $(fld run pairs "$f" 4)"
-grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
+set exact-path tiles; run exact; run exact; set exact-path auto; run exact; \
+dbscan minpts=16 engine=exact; dbscan minpts=16 engine=exact" >"$f" 2>&1
+        row "bench 1e6 x $d $kind exit" "$? (eps $(fld eps eps "$f" 1), sweep $(fld sweep time_s "$f" 1) s)"
+        row "  pass cold/warm s" "$(fld run time_s "$f" 1) / $(fld run time_s "$f" 2) (kernel $(fld run kernel_s "$f" 2))"
+        row "  tiles cold/warm s" "$(fld run time_s "$f" 3) / $(fld run time_s "$f" 4) (kernel $(fld run kernel_s "$f" 4), work $(fld run tile_work "$f" 4), $(fld run variant "$f" 4))"
+        row "  auto s, path" "$(fld run time_s "$f" 5), $(fld run path "$f" 5)"
+        row "  pairs pass/tiles" "$(fld run pairs "$f" 2) / $(fld run pairs "$f" 4)"
+        sed 's/,"passes".*//' "$f" >"$f.top"
+        row "  dbscan cold/warm s" "$(fld dbscan time_s "$f.top" 1) / $(fld dbscan time_s "$f.top" 2), clusters $(fld dbscan clusters "$f" 2)"
+        grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
+    done
+done
 row "total seconds" "$(($(date +%s) - T0))"
 
 tar -C "$L" -czf "$DEST/logs.tgz" --exclude='*.db*' .

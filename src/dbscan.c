@@ -11,6 +11,7 @@
 #include "dbscan.h"
 #include "dist.h"
 #include "err.h"
+#include "par.h"
 
 const char *const dbscan_pass_names[DBSCAN_NPASS] = {"core", "union", "border"};
 const char *const dbscan_flag_names[DBSCAN_NFLAGS] = {"no-core", "all-core", "one-cluster",
@@ -138,15 +139,65 @@ static int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t 
     return rc;
 }
 
+/* The numbering over the cores (par_for): each range counts its roots,
+ * the ranges' offsets follow in order, each range numbers its roots from
+ * its offset, and then every other row takes its root's number. The same
+ * numbers as one walk in row order (0.1 s of a 3.7e7-row DBSCAN on one
+ * thread, with the summary). */
+typedef struct num_job {
+    const uint8_t *core;
+    const uint32_t *root;
+    size_t n;
+    int32_t *lab;
+    int32_t off[PAR_MAX_THREADS];
+} num_job;
+
+static int num_is_root(const num_job *j, size_t i)
+{
+    return j->core[i] && j->root[i] == i;
+}
+
+static void num_count(void *ctx, int t, size_t a, size_t b)
+{
+    num_job *j = ctx;
+    int32_t c = 0;
+    for (size_t i = a; i < b; i++)
+        c += num_is_root(j, i);
+    j->off[t] = c;
+}
+
+static void num_roots(void *ctx, int t, size_t a, size_t b)
+{
+    num_job *j = ctx;
+    int32_t next = j->off[t];
+    for (size_t i = a; i < b; i++)
+        if (num_is_root(j, i))
+            j->lab[i] = next++;
+}
+
+static void num_rest(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    num_job *j = ctx;
+    for (size_t i = a; i < b; i++)
+        if (!num_is_root(j, i))
+            j->lab[i] = j->root[i] >= j->n ? -1 : j->lab[j->root[i]];
+}
+
 void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab)
 {
+    num_job j = {core, root, n, lab, {0}};
+    int nt;
+    par_for(n, 1, num_count, &j, &nt);
     int32_t next = 0;
-    for (size_t i = 0; i < n; i++) /* roots first: a border's root may come after it */
-        if (core[i] && root[i] == i)
-            lab[i] = next++;
-    for (size_t i = 0; i < n; i++)
-        if (!(core[i] && root[i] == i))
-            lab[i] = root[i] >= n ? -1 : lab[root[i]];
+    for (int t = 0; t < nt; t++) {
+        const int32_t c = j.off[t];
+        j.off[t] = next;
+        next += c;
+    }
+    /* roots first: a border's root may come after it */
+    par_for(n, 1, num_roots, &j, &nt);
+    par_for(n, 1, num_rest, &j, &nt);
 }
 
 /* Passes 2 and 3 (the pairs streamed twice) after a core pass that found
@@ -271,34 +322,83 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res)
 
 /* ---- summaries ---- */
 
-static int cmp_size_desc(const void *a, const void *b)
+/* The summary's counts over the cores (par_for): each range's noise,
+ * core rows and largest label, then the cluster sizes, each range into
+ * its own array where they fit SUM_PRIVATE bytes together (a shared
+ * counter would be one cache line for a cluster holding most rows). */
+#define SUM_PRIVATE ((size_t)64 << 20)
+
+typedef struct sum_job {
+    const int32_t *labels;
+    const uint8_t *core;
+    size_t ncl;
+    size_t noise[PAR_MAX_THREADS], ncore[PAR_MAX_THREADS];
+    int32_t top[PAR_MAX_THREADS];
+    size_t *sz; /* nt x ncl */
+} sum_job;
+
+static void sum_counts(void *ctx, int t, size_t a, size_t b)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+    sum_job *j = ctx;
+    size_t noise = 0, ncore = 0;
+    int32_t top = -1;
+    for (size_t i = a; i < b; i++) {
+        const int32_t l = j->labels[i];
+        noise += l < 0;
+        top = l > top ? l : top;
+        if (j->core)
+            ncore += j->core[i] != 0;
+    }
+    j->noise[t] = noise;
+    j->ncore[t] = ncore;
+    j->top[t] = top;
+}
+
+static void sum_sizes(void *ctx, int t, size_t a, size_t b)
+{
+    sum_job *j = ctx;
+    size_t *sz = j->sz + (size_t)t * j->ncl;
+    for (size_t i = a; i < b; i++)
+        if (j->labels[i] >= 0)
+            sz[j->labels[i]]++;
 }
 
 void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbscan_result *res)
 {
     res->n = n;
-    size_t ncl = 0, noise = 0, ncore = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (labels[i] < 0)
-            noise++;
-        else if ((size_t)labels[i] + 1 > ncl)
-            ncl = (size_t)labels[i] + 1;
-        if (core)
-            ncore += core[i] != 0;
+    sum_job j;
+    memset(&j, 0, sizeof j);
+    j.labels = labels;
+    j.core = core;
+    int nt;
+    par_for(n, 1, sum_counts, &j, &nt);
+    size_t noise = 0, ncore = 0;
+    int32_t top = -1;
+    for (int t = 0; t < nt; t++) {
+        noise += j.noise[t];
+        ncore += j.ncore[t];
+        top = j.top[t] > top ? j.top[t] : top;
     }
+    const size_t ncl = (size_t)(top + 1);
     res->clusters = ncl;
     res->noise = noise;
     if (core) {
         res->core = ncore;
         res->border = n - noise - ncore;
     }
-    size_t *sz = xcalloc(ncl ? ncl : 1, sizeof *sz);
-    for (size_t i = 0; i < n; i++)
-        if (labels[i] >= 0)
-            sz[labels[i]]++;
+    size_t *sz;
+    j.ncl = ncl ? ncl : 1;
+    if ((size_t)par_ranges(n, 1) * j.ncl * sizeof *sz <= SUM_PRIVATE) {
+        j.sz = xcalloc((size_t)par_ranges(n, 1) * j.ncl, sizeof *sz);
+        par_for(n, 1, sum_sizes, &j, &nt);
+        for (int t = 1; t < nt; t++)
+            for (size_t c = 0; c < ncl; c++)
+                j.sz[c] += j.sz[(size_t)t * j.ncl + c];
+        sz = j.sz;
+    } else {
+        sz = j.sz = xcalloc(j.ncl, sizeof *sz);
+        sum_sizes(&j, 0, 0, n);
+    }
     memset(res->size_hist, 0, sizeof res->size_hist);
     for (size_t c = 0; c < ncl; c++) {
         int b = 0;
@@ -306,9 +406,21 @@ void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbsc
             b++;
         res->size_hist[b]++;
     }
-    qsort(sz, ncl, sizeof *sz, cmp_size_desc);
-    res->ntop = ncl < DBSCAN_TOP ? ncl : DBSCAN_TOP;
-    memcpy(res->top, sz, res->ntop * sizeof *sz);
+    /* The largest DBSCAN_TOP sizes, descending: one pass, each size
+     * placed in the short sorted list it beats (no sort of every size). */
+    res->ntop = 0;
+    for (size_t c = 0; c < ncl; c++) {
+        size_t k = res->ntop < DBSCAN_TOP ? res->ntop++ : DBSCAN_TOP;
+        if (k == DBSCAN_TOP && sz[c] <= res->top[DBSCAN_TOP - 1])
+            continue;
+        if (k == DBSCAN_TOP)
+            k--;
+        while (k > 0 && res->top[k - 1] < sz[c]) {
+            res->top[k] = res->top[k - 1];
+            k--;
+        }
+        res->top[k] = sz[c];
+    }
     free(sz);
 }
 

@@ -9,9 +9,12 @@
  * grid index instead (`set exact-path`, exact_path_choose); where the rows
  * fall in clusters far apart against eps, it joins each group of near
  * clusters alone, centred on its own origin, in one pass over a layout of
- * the groups (kern_cluster_run): fp64's results every way; the run records
- * metric `path` (0 pass, 1 grid, 2 clusters) and the grid's variant names
- * "fp64 grid". */
+ * the groups (kern_cluster_run); where the rows spread over a few
+ * dimensions (d 4 to 16), it joins only the pairs of row blocks whose
+ * bounding boxes are within eps, the rows in a k-d order (kern_tiles_run):
+ * fp64's results every way; the run records metric `path` (0 pass, 1 grid,
+ * 2 clusters, 3 tiles), the grid's variant names "fp64 grid" and the tile
+ * cut's ends in "tiles". */
 #include <math.h>
 #include <string.h>
 
@@ -61,10 +64,16 @@ int exact_grid_path(const dataset *ds, double eps, const engine_opts *o, double 
     return exact_path_choose(o->exact_path, ds->d, b);
 }
 
-/* Whether the run was cut by clusters (its metric, engine_gpu.c). */
+/* Whether the run was cut by clusters or by tiles (their metrics,
+ * src/engine_gpu_result.c). */
 static int exact_clustered(const join_result *res)
 {
     return join_result_metric_value(res, "clusters") > 0; /* NAN: no */
+}
+
+static int exact_tiled(const join_result *res)
+{
+    return join_result_metric_value(res, "tile_blocks") > 0;
 }
 
 double exact_pass_scale(const dataset *ds, const engine_opts *o, double eps)
@@ -81,8 +90,10 @@ engine_kjoin_fn exact_pass_fn(const engine_opts *o)
         return kern_exact_run;
     case EXACT_PATH_CLUSTERS:
         return kern_exact_clusters_run;
+    case EXACT_PATH_TILES:
+        return kern_exact_tiles_run;
     default:
-        return kern_exact_clusters_auto_run;
+        return kern_exact_auto_run;
     }
 }
 
@@ -102,8 +113,9 @@ static int exact_run(const join_spec *s, join_result *res)
     } else {
         const double sc = exact_pass_scale(s->ds, o, join_spec_eps(s));
         const int k = sc ? ilogb(sc) : 0;
-        /* The pass whole (the row's own entry), or over the cluster cut:
-         * forced, or where auto finds it pays (kern_cluster_run). */
+        /* The pass whole (the row's own entry), or over the cluster or the
+         * tile cut: forced, or where auto finds it pays (kern_cluster_run,
+         * kern_tiles_run). */
         engine row = *s->engine;
         join_spec c = *s;
         row.kjoin = exact_pass_fn(o);
@@ -113,7 +125,12 @@ static int exact_run(const join_spec *s, join_result *res)
         if (!exact_clustered(res))
             join_result_metric(res, "scale_log2", k, "");
     }
-    join_result_metric(res, "path", grid ? 1 : exact_clustered(res) ? 2 : 0, "");
+    join_result_metric(res, "path",
+                       grid                   ? 1
+                       : exact_clustered(res) ? 2
+                       : exact_tiled(res)     ? 3
+                                              : 0,
+                       "");
     if (band >= 0)
         join_result_metric(res, "band_predicted", band, "");
     return rc;

@@ -61,13 +61,29 @@ static void gpu_stream_metrics(const kern_join_result *r, join_result *res)
 }
 
 /* Cut by clusters (exact's cluster path, kern_cluster_run): the groups
- * joined and the share of the pairs the run joined. */
-static void gpu_cluster_metrics(const kern_join_result *r, join_result *res)
+ * joined and the share of the n^2 ordered pairs the run joined, which
+ * are the pairs it examined (the record's pairs_examined, pruned). */
+static void gpu_cluster_metrics(const kern_join_args *a, const kern_join_result *r,
+                                join_result *res)
 {
     if (!r->clusters)
         return;
     join_result_metric(res, "clusters", r->clusters, "");
     join_result_metric(res, "cluster_work", r->cluster_work, "");
+    join_result_metric(res, "pairs_examined", r->cluster_work * (double)a->n * (double)a->n,
+                       "pairs");
+}
+
+/* Cut by tiles (exact's tile path, kern_tiles_run): the row blocks and
+ * the share of their pairs the run joined; the pairs examined are that
+ * share of the n^2 ordered pairs. */
+static void gpu_tile_metrics(const kern_join_args *a, const kern_join_result *r, join_result *res)
+{
+    if (!r->tile_blocks)
+        return;
+    join_result_metric(res, "tile_blocks", (double)r->tile_blocks, "");
+    join_result_metric(res, "tile_work", r->tile_work, "");
+    join_result_metric(res, "pairs_examined", r->tile_work * (double)a->n * (double)a->n, "pairs");
 }
 
 /* exact's pass: what its band sent to the FP64 refinement. */
@@ -89,7 +105,8 @@ static void gpu_exact_metrics(const kern_join_result *r, join_result *res)
 static void gpu_tflops(const kern_join_args *a, const kern_join_result *r, join_result *res)
 {
     const double nq = (double)(a->q1 - a->q0), n = (double)a->n;
-    const double work = (r->symmetric ? 0.5 : 1.0) * (r->clusters ? r->cluster_work : 1.0);
+    const double work = (r->symmetric ? 0.5 : 1.0) * (r->clusters ? r->cluster_work : 1.0) *
+                        (r->tile_blocks ? r->tile_work : 1.0);
     const double paper = engine_tflops(nq, n, (double)r->d_padded, r->t_kernel);
     join_result_metric(res, "tflops_padded", work * paper, "TFLOPS");
     join_result_metric(res, "tflops_paper", paper, "TFLOPS");
@@ -121,7 +138,8 @@ void engine_gpu_metrics(const engine *e, const kern_join_args *a, const kern_joi
     gpu_shares(r, res);
     gpu_stream_metrics(r, res);
     if (join) {
-        gpu_cluster_metrics(r, res);
+        gpu_cluster_metrics(a, r, res);
+        gpu_tile_metrics(a, r, res);
         if (tc)
             gpu_tflops(a, r, res);
     }

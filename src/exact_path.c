@@ -6,19 +6,20 @@
 
 #include "err.h"
 
-static const char *const exact_path_names[] = {"auto", "pass", "grid", "clusters"};
+static const char *const exact_path_names[] = {"auto", "pass", "grid", "clusters", "tiles"};
 
 const char *exact_path_name(int path)
 {
-    return path >= 0 && path <= EXACT_PATH_CLUSTERS ? exact_path_names[path] : "?";
+    return path >= 0 && path <= EXACT_PATH_TILES ? exact_path_names[path] : "?";
 }
 
 int exact_path_parse(const char *name, int *path)
 {
-    for (int k = EXACT_PATH_AUTO; k <= EXACT_PATH_CLUSTERS; k++)
+    for (int k = EXACT_PATH_AUTO; k <= EXACT_PATH_TILES; k++)
         if (strcmp(name, exact_path_names[k]) == 0) {
             *path = k;
             return 0;
         }
-    return err_set(TCJ_EINVAL, "exact-path: expected auto, pass, grid or clusters, got '%s'", name);
+    return err_set(TCJ_EINVAL, "exact-path: expected auto, pass, grid, clusters or tiles, got '%s'",
+                   name);
 }

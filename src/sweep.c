@@ -1,6 +1,7 @@
 #include "sweep.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,46 @@ static void box_range(void *ctx, int t, size_t a, size_t b)
     *ints = in;
 }
 
+/* The last sample, kept: a sweep or curve again on the same values draws
+ * the same sample (it depends on the values and max_values only), and its
+ * bounding box reads every row (0.15 s of a 3.7e7 x 3 sweep on the
+ * 2-core build machine). One dataset's, 16 MB at most. */
+static pthread_mutex_t smp_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int valid;
+    dataset_key key;
+    size_t max_values;
+    sweep_sample s;
+} smp_kept;
+
+static int sample_kept(const dataset *ds, size_t max_values, sweep_sample *smp, double t0)
+{
+    pthread_mutex_lock(&smp_mu);
+    const int hit =
+        smp_kept.valid && dataset_key_is(&smp_kept.key, ds) && smp_kept.max_values == max_values;
+    if (hit) {
+        *smp = smp_kept.s;
+        smp->d2 = xmalloc((smp->nval ? smp->nval : 1) * sizeof *smp->d2);
+        memcpy(smp->d2, smp_kept.s.d2, smp->nval * sizeof *smp->d2);
+        smp->seconds = engine_now() - t0;
+    }
+    pthread_mutex_unlock(&smp_mu);
+    return hit;
+}
+
+static void sample_keep(const dataset *ds, size_t max_values, const sweep_sample *smp)
+{
+    pthread_mutex_lock(&smp_mu);
+    free(smp_kept.s.d2);
+    smp_kept.s = *smp;
+    smp_kept.s.d2 = xmalloc((smp->nval ? smp->nval : 1) * sizeof *smp->d2);
+    memcpy(smp_kept.s.d2, smp->d2, smp->nval * sizeof *smp->d2);
+    smp_kept.key = dataset_key_of(ds);
+    smp_kept.max_values = max_values;
+    smp_kept.valid = 1;
+    pthread_mutex_unlock(&smp_mu);
+}
+
 int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
 {
     memset(smp, 0, sizeof *smp);
@@ -136,6 +177,9 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     if (ds->n < 2)
         return err_set(TCJ_EINVAL, "a selectivity needs at least 2 points (the dataset has 1)");
     double t0 = engine_now();
+    const size_t asked = max_values;
+    if (sample_kept(ds, asked, smp, t0))
+        return 0;
     size_t n = ds->n, d = ds->d;
     if (!max_values) {
         /* At most about an eighth of the work of one pass. */
@@ -206,6 +250,7 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp)
     smp->norm2max = norm2max;
     smp->d = d;
     smp->seconds = engine_now() - t0;
+    sample_keep(ds, asked, smp);
     return 0;
 }
 

@@ -352,10 +352,10 @@ const setting settings_table[] = {
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
      1, {"auto|on|off|local|default", NULL}, get_center, set_center},
-    {"exact-path", "auto|pass|grid|clusters",
-     "exact: FP16 pass + FP64 band, FP64 grid join, or the pass by clusters (auto: grid at "
-     "d <= 4, large band; clusters apart)",
-     1, {"auto|pass|grid|clusters", NULL}, get_exact_path, set_exact_path},
+    {"exact-path", "auto|pass|grid|clusters|tiles",
+     "exact: FP16 pass + FP64 band, FP64 grid join, the pass by clusters or by tiles within eps "
+     "(auto: grid at d <= 4, large band; tiles at d <= 16; clusters apart)",
+     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale},

@@ -1,6 +1,8 @@
-/* GPU tests of exact's two paths (`set exact-path`): the FP64 grid join
- * (kernels/fp64_grid.cu) and the FP16 pass with its band refined in FP64
- * each equal `fp64` exactly in every mode (count, per-point counts, the
+/* GPU tests of exact's paths (`set exact-path`): the FP64 grid join
+ * (kernels/fp64_grid.cu), the FP16 pass with its band refined in FP64,
+ * and the pass over the tile cut (kernels/kern_tiles.c: the rows in a k-d
+ * order, only the 256-row block pairs whose boxes are within eps) each
+ * equal `fp64` exactly in every mode (count, per-point counts, the
  * pair set with bit-identical FP64 distances, histogram), symmetric tiles
  * on and off, with 1000-pair batches (many buffer refills) and, for the
  * grid, under a device-memory cap that shrinks its buffers. fp64 is the
@@ -12,9 +14,9 @@
  * a generated LiDAR-like 3-D cloud with large coordinates, clustered d = 4
  * and d = 8 sets, and the adversarial sets of exact_sets.h (pairs exactly
  * at eps on a lattice, duplicates, a 1e4 offset, values near 65504,
- * integer ties). auto takes the grid on the kitti scan and the pass on
- * uniform d = 128; cancel stops the grid on one device and through the
- * device queue, and the next run goes on. Skipped without a CUDA device. */
+ * integer ties). auto takes the grid on the kitti scan, the tile cut on a
+ * 3-D set whose band is narrow and the pass on uniform d = 128; cancel stops the grid on one device
+ * and through the device queue, and the next run goes on. Skipped without a CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,21 +95,30 @@ static void check_path(const char *what, const dataset *ds, double eps, const jo
         CHECK_MSG(jo_same(&a, ref, ds->n, why, sizeof why),
                   "%s: exact (%s, sym %d, small %d, cap %d) and fp64 differ: %s", what,
                   exact_path_name(path), sym, small, v == 3, why);
-        CHECK_MSG(jo_metric(&a, "path") == grid, "%s: path %g, want %d", what,
-                  jo_metric(&a, "path"), grid);
+        /* The tile cut runs on a symmetric run of KERN_TILE_MIN_ROWS rows
+         * at least (forced: whatever share of the block pairs it keeps). */
+        const int tiled = path == EXACT_PATH_TILES && sym && ds->n >= KERN_TILE_MIN_ROWS;
+        const int want = grid ? 1 : tiled ? 3 : 0;
+        CHECK_MSG(jo_metric(&a, "path") == want, "%s %s: path %g, want %d", what,
+                  exact_path_name(path), jo_metric(&a, "path"), want);
+        CHECK_MSG((strstr(a.variant, "tiles") != NULL) == tiled, "%s %s: variant %s", what,
+                  exact_path_name(path), a.variant);
         CHECK_MSG((strstr(a.variant, "fp64 grid") != NULL) == grid, "%s %s: variant %s", what,
                   exact_path_name(path), a.variant);
         if (v == 3)
             check_capped_pairs(what, ds, eps, cap, ref);
         if (v == 0)
-            printf("# %-14s n=%zu d=%zu eps=%.6g %s: %llu pairs, kernel %.3f ms, %s\n", what, ds->n,
-                   ds->d, eps, exact_path_name(path), (unsigned long long)a.count,
-                   1e3 * a.first.kernel_seconds, a.variant);
+            printf("# %-14s n=%zu d=%zu eps=%.6g %s: %llu pairs, kernel %.3f ms, %s, tile_work "
+                   "%g\n",
+                   what, ds->n, ds->d, eps, exact_path_name(path), (unsigned long long)a.count,
+                   1e3 * a.first.kernel_seconds, a.variant, jo_metric(&a, "tile_work"));
         jo_free(&a);
     }
 }
 
-/* Both paths against one fp64 reference. */
+/* The three paths against one fp64 reference: the grid, the pass whole
+ * and the pass over the tile cut (the rows in k-d order, only the block
+ * pairs whose boxes are within eps joined). */
 static void check_both(const char *what, dataset *ds, double eps)
 {
     engine_opts opts;
@@ -117,6 +128,7 @@ static void check_both(const char *what, dataset *ds, double eps)
     if (ref.rc == 0) {
         check_path(what, ds, eps, &ref, EXACT_PATH_GRID);
         check_path(what, ds, eps, &ref, EXACT_PATH_PASS);
+        check_path(what, ds, eps, &ref, EXACT_PATH_TILES);
     }
     jo_free(&ref);
 }
@@ -317,7 +329,7 @@ TEST(device_index_query_slice)
 /* auto: the grid on the kitti scan (d = 4, band predicted far above the
  * threshold), the pass on expo d = 3 (band predicted under it) and on
  * uniform d = 128 (d above EXACT_GRID_MAX_D: no prediction made). */
-TEST(auto_picks_the_grid_on_kitti_and_the_pass_at_d128)
+TEST(auto_picks_the_grid_on_kitti_the_tiles_at_d3_and_the_pass_at_d128)
 {
     need_gpu();
     dataset ds;
@@ -332,15 +344,18 @@ TEST(auto_picks_the_grid_on_kitti_and_the_pass_at_d128)
     jo_free(&a);
     dataset_free(&ds);
 
-    /* d = 3 with a narrow band (t_exact's path_auto_on_data): the pass */
+    /* d = 3 with a narrow band (t_exact's path_auto_on_data): the pass,
+     * over the tile cut (eps 0.02 against data spread over some 10 a
+     * dimension: few block pairs within eps) */
     gen_opts e = {.kind = "expo", .n = 20000, .d = 3, .seed = 1};
     CHECK(dataset_generate(&e, &ds) == 0);
     a = run_path("exact", &ds, 0.02, EXACT_PATH_AUTO, 1, 0, 0);
     CHECK_MSG(a.rc == 0, "expo auto: %s", err_msg());
-    printf("# expo d=3 auto: path %g, band predicted %.4f\n", jo_metric(&a, "path"),
-           jo_metric(&a, "band_predicted"));
-    CHECK(jo_metric(&a, "path") == 0 && jo_metric(&a, "band_predicted") >= 0 &&
-          jo_metric(&a, "band_predicted") <= EXACT_GRID_BAND);
+    printf("# expo d=3 auto: path %g, band predicted %.4f, tile_work %g\n", jo_metric(&a, "path"),
+           jo_metric(&a, "band_predicted"), jo_metric(&a, "tile_work"));
+    CHECK(jo_metric(&a, "path") == 3 && jo_metric(&a, "band_predicted") >= 0 &&
+          jo_metric(&a, "band_predicted") <= EXACT_GRID_BAND &&
+          jo_metric(&a, "tile_work") <= KERN_TILE_KEEP);
     jo_free(&a);
     dataset_free(&ds);
 
@@ -492,5 +507,30 @@ TEST(grid_index_kept_between_runs)
         printf("# %s: index %.2f ms, run %.2f ms, cached run %.2f ms\n", names[t],
                jr_phase(&a, "index") * 1e3, a.seconds * 1e3, b.seconds * 1e3);
     }
+    dataset_free(&ds);
+}
+
+/* compute-sanitizer's case for the tile cut (scripts/gpu-check): a small
+ * clustered d = 8 set whose block list leaves most pairs out, the pass
+ * over the listed tiles (kernels/fasted.cu's table from the list) equal to
+ * fp64 in every mode, symmetric, with 1000-pair batches. */
+TEST(tiles_sanitizer_case)
+{
+    need_gpu();
+    gen_opts g = {.kind = "gauss", .n = 4096, .d = 8, .seed = 44, .clusters = 8, .sigma = 0.05};
+    dataset ds = {0};
+    CHECK(dataset_generate(&g, &ds) == 0);
+    const double eps = eps_for(&ds, 30);
+    engine_opts opts;
+    engine_opts_default(&opts);
+    join_outcome ref = exact_run("fp64", &ds, eps, &opts, 0);
+    join_outcome a = run_path("exact", &ds, eps, EXACT_PATH_TILES, 1, 1, 0);
+    char why[200];
+    CHECK_MSG(ref.rc == 0 && a.rc == 0 && jo_same(&a, &ref, ds.n, why, sizeof why), "san: %s",
+              a.rc || ref.rc ? err_msg() : why);
+    CHECK_MSG(jo_metric(&a, "path") == 3 && jo_metric(&a, "tile_work") < 1, "path %g work %g",
+              jo_metric(&a, "path"), jo_metric(&a, "tile_work"));
+    jo_free(&a);
+    jo_free(&ref);
     dataset_free(&ds);
 }

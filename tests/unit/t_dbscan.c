@@ -857,3 +857,84 @@ TEST(label_files_read_back)
         }
     }
 }
+
+static int cmp_size_down(const void *a, const void *b)
+{
+    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Numbering and summary over the cores (par_for splits from 2^20 rows)
+ * against one walk in row order: 3·10^6 rows in components whose root is
+ * their smallest core row (one holding most rows, many small ones, some
+ * of one row), borders pointing at a root or at nothing (noise). The
+ * labels equal the walk's row for row; the counts, the size histogram
+ * and the top sizes equal those of the labels counted directly and the
+ * sizes sorted. */
+TEST(number_and_summary_over_the_cores_equal_one_walk)
+{
+    const size_t n = 3000000;
+    uint8_t *core = malloc(n);
+    uint32_t *root = malloc(n * sizeof *root);
+    int32_t *lab = malloc(n * sizeof *lab), *want = malloc(n * sizeof *want);
+    uint64_t z = 17;
+    uint32_t big = UINT32_MAX, last_small = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = t_splitmix(&z) % 100;
+        core[i] = r < 80;
+        if (r < 60) { /* the big component */
+            if (big == UINT32_MAX)
+                big = (uint32_t)i;
+            root[i] = big;
+        } else if (r < 80) { /* small ones: a new root, or the last one's */
+            if (last_small == UINT32_MAX || r < 64)
+                last_small = (uint32_t)i;
+            root[i] = last_small;
+        } else if (r < 95) { /* a border: some root at or before it */
+            root[i] = r < 88 || last_small == UINT32_MAX ? big : last_small;
+        } else {
+            root[i] = UINT32_MAX; /* noise */
+        }
+    }
+    int32_t next = 0; /* the walk */
+    for (size_t i = 0; i < n; i++)
+        if (core[i] && root[i] == i)
+            want[i] = next++;
+    for (size_t i = 0; i < n; i++)
+        if (!(core[i] && root[i] == i))
+            want[i] = root[i] >= n ? -1 : want[root[i]];
+    dbscan_number(core, root, n, lab);
+    CHECK(!memcmp(lab, want, n * sizeof *lab));
+    CHECK(next > 1000);
+    dbscan_result r;
+    memset(&r, 0, sizeof r);
+    dbscan_summarize(lab, core, n, &r);
+    size_t *sz = calloc((size_t)next, sizeof *sz), noise = 0, nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        noise += want[i] < 0;
+        nc += core[i];
+        if (want[i] >= 0)
+            sz[want[i]]++;
+    }
+    CHECK_EQ_INT(r.clusters, (size_t)next);
+    CHECK_EQ_INT(r.noise, noise);
+    CHECK_EQ_INT(r.core, nc);
+    CHECK_EQ_INT(r.border, n - noise - nc);
+    size_t hist[DBSCAN_SIZE_BINS] = {0};
+    for (int32_t c = 0; c < next; c++) {
+        int b = 0;
+        while (b + 1 < DBSCAN_SIZE_BINS && sz[c] >> (b + 1))
+            b++;
+        hist[b]++;
+    }
+    CHECK(!memcmp(hist, r.size_hist, sizeof hist));
+    qsort(sz, (size_t)next, sizeof *sz, cmp_size_down);
+    CHECK_EQ_INT(r.ntop, DBSCAN_TOP);
+    CHECK(!memcmp(r.top, sz, DBSCAN_TOP * sizeof *sz));
+    CHECK(sz[0] > n / 2 && sz[DBSCAN_TOP - 1] < sz[0]);
+    free(sz);
+    free(core);
+    free(root);
+    free(lab);
+    free(want);
+}

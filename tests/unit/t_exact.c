@@ -197,6 +197,7 @@ TEST(path_rule)
             CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
             CHECK(exact_path_choose(EXACT_PATH_GRID, d, f) == 1);
             CHECK(exact_path_choose(EXACT_PATH_CLUSTERS, d, f) == 0); /* the pass, cut */
+            CHECK(exact_path_choose(EXACT_PATH_TILES, d, f) == 0);    /* likewise */
             /* auto: strictly above the threshold, at low d only */
             CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2),
                       "d %zu band %.17g", d, f);
@@ -204,6 +205,7 @@ TEST(path_rule)
             CHECK(!exact_path_needs_prediction(EXACT_PATH_PASS, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_GRID, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_CLUSTERS, d));
+            CHECK(!exact_path_needs_prediction(EXACT_PATH_TILES, d));
         }
     /* no prediction (engine_exact passes -1): the pass */
     CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, -1) == 0);
@@ -218,9 +220,10 @@ TEST(path_setting)
     char buf[32];
     row->get(&s, buf, sizeof buf);
     CHECK(strcmp(buf, "auto") == 0);
-    const char *names[] = {"pass", "grid", "clusters", "auto"};
-    const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_CLUSTERS, EXACT_PATH_AUTO};
-    for (int k = 0; k < 4; k++) {
+    const char *names[] = {"pass", "grid", "clusters", "tiles", "auto"};
+    const int want[] = {EXACT_PATH_PASS, EXACT_PATH_GRID, EXACT_PATH_CLUSTERS, EXACT_PATH_TILES,
+                        EXACT_PATH_AUTO};
+    for (int k = 0; k < 5; k++) {
         char *v[1] = {(char *)names[k]};
         CHECK(row->set(&s, v) == 0 && s.eopt.exact_path == want[k]);
         row->get(&s, buf, sizeof buf);
@@ -230,8 +233,8 @@ TEST(path_setting)
     char *bad[1] = {"grids"};
     CHECK_EQ_INT(row->set(&s, bad), TCJ_EINVAL);
     CHECK(s.eopt.exact_path == EXACT_PATH_GRID); /* unchanged */
-    CHECK_MSG(strstr(err_msg(), "auto, pass, grid or clusters") && strstr(err_msg(), "'grids'") &&
-                  !strchr(err_msg(), '\n'),
+    CHECK_MSG(strstr(err_msg(), "auto, pass, grid, clusters or tiles") &&
+                  strstr(err_msg(), "'grids'") && !strchr(err_msg(), '\n'),
               "%s", err_msg());
 }
 

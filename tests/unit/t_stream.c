@@ -60,6 +60,9 @@ static struct {
     size_t runs, max_rows, cross_runs;
     double max_dev; /* the largest |x_k - center_k| of a centred run's rows */
     size_t layout_runs;
+    /* the tile cut: runs with a block list, block pairs out of order or
+     * out of range, and pairs left out of the list though within eps */
+    size_t tile_runs, bad_blk, skipped_within;
 } eng;
 
 /* A cluster layout's cluster of run row v (kern_join_args.clu), or -1 for
@@ -164,6 +167,19 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
     if (a->mode == KJOIN_PERPOINT)
         memset(a->counts, 0, kern_count_rows(a) * sizeof *a->counts);
     const double eps2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
+    /* A tile cut's list: which pairs of KERN_STREAM_ALIGN-row blocks join. */
+    const size_t A = KERN_STREAM_ALIGN, T = a->nblk ? n / A : 0;
+    uint8_t *listed = a->nblk ? calloc(T * T, 1) : NULL;
+    if (a->nblk)
+        eng.tile_runs++;
+    for (size_t t = 0; t < a->nblk; t++) {
+        const uint32_t I = a->blk[2 * t], J = a->blk[2 * t + 1];
+        if (I > J || J >= T || n % A) {
+            eng.bad_blk++;
+            continue;
+        }
+        listed[I * T + J] = listed[J * T + I] = 1;
+    }
     int rc = 0;
     for (size_t q = a->q0; q < a->q1 && !rc; q++) {
         const size_t c_lo = a->c0 ? a->c0 : sym ? q : 0;
@@ -177,6 +193,12 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
             for (size_t k = 0; k < d; k++) {
                 const double t = pq[k] - pc[k];
                 s = s + t * t;
+            }
+            /* A tile cut joins the listed block pairs only; what it
+             * leaves out must be farther apart than eps. */
+            if (listed && !listed[(q / A) * T + c / A]) {
+                eng.skipped_within += s <= eps2;
+                continue;
             }
             if (s <= eps2)
                 rc = eng_found(a, r, hist, bi, bj, bd, &nb, (uint32_t)q, (uint32_t)c, s,
@@ -198,6 +220,7 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
             r->pairs += hist[b];
     }
     r->launches = 1;
+    free(listed);
     free(hist);
     free(xi);
     free(xj);
@@ -300,12 +323,16 @@ static void args_for(kern_join_args *a, const float *x, size_t n, size_t d, doub
 }
 
 /* The driver run_all_modes calls: kern_stream_run, or (cut_min_rows > 0)
- * the cluster cut with clusters of cut_min_rows rows, forced or by its
- * rule (cut_force). */
+ * the cluster cut with clusters of cut_min_rows rows, or (cut_tiles) the
+ * tile cut, forced or by its rule (cut_force); cut_center the runs'
+ * centre (NULL: none). */
 static size_t cut_min_rows;
-static int cut_force;
+static int cut_force, cut_tiles;
+static const double *cut_center;
 static int drive(const kern_join_args *a, kern_join_result *r)
 {
+    if (cut_tiles)
+        return kern_tiles_run(eng_join, eng_join, a, r, cut_force);
     if (cut_min_rows == 0)
         return kern_stream_run(eng_join, a, r);
     return kern_cluster_run(eng_join, a, r, cut_force, cut_min_rows);
@@ -318,10 +345,11 @@ static int run_all_modes(const float *x, size_t n, size_t d, double eps, int sym
     for (int mode = KJOIN_COUNT; mode <= KJOIN_HIST; mode++) {
         kern_join_args a;
         args_for(&a, x, n, d, eps, mode, sym);
-        if (cut_min_rows) {
-            /* The content's hash, as the app's: the cluster cut keeps its
-             * clustering by it, and the cases reuse their buffers'
-             * addresses. */
+        a.center = cut_center;
+        if (cut_min_rows || cut_tiles) {
+            /* The content's hash, as the app's: the cuts keep their
+             * clustering and order by it, and the cases reuse their
+             * buffers' addresses. */
             uint64_t h = 14695981039346656037ull;
             for (size_t b = 0; b < n * d * sizeof *x; b++)
                 h = (h ^ ((const unsigned char *)x)[b]) * 1099511628211ull;
@@ -774,5 +802,174 @@ TEST(clusters_leave_a_value_not_finite_whole)
     CHECK(blobs_case(x, n, 1, 1, 1, &r));
     CHECK_EQ_INT(r.clusters, 0);
     CHECK_EQ_INT(eng.runs, 4);
+    free(x);
+}
+
+/* ---- the tile cut ---- */
+
+/* Every mode through the tile cut (force, or its rule) at eps over the
+ * engine (honour, sym), against the brute force; the engine checks that
+ * every pair the list leaves out is farther apart than eps. */
+static int tiles_case(const float *x, size_t n, size_t d, double eps, int force, int honour,
+                      int sym, kern_join_result *r)
+{
+    expect e;
+    expect_make(x, n, d, eps, &e);
+    eng_reset(2 * n + KERN_STREAM_ALIGN, honour);
+    cut_tiles = 1;
+    cut_force = force;
+    unsigned chunks = 0;
+    const int ok = run_all_modes(x, n, d, eps, sym, &e, r, &chunks);
+    cut_tiles = 0;
+    expect_free(&e);
+    return ok && eng.bad_blk == 0 && eng.skipped_within == 0;
+}
+
+/* n = 256 g points in g groups of 256 along the first axis, group k's
+ * lattice points (step 1/4, [0, 1.5] each way, so pairs fall exactly on
+ * eps = 1) from gap k on; rows interleaved. Each group fills one block of
+ * the k-d order exactly (every split is along the first axis, the widest,
+ * at a whole block, between groups), so the blocks' boxes are the groups'. */
+static float *make_row_of_groups(size_t g, size_t d, float gap, unsigned seed)
+{
+    const size_t n = g * KERN_STREAM_ALIGN;
+    float *x = malloc(n * d * sizeof *x);
+    unsigned s = seed;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < d; k++) {
+            s = s * 1103515245u + 12345u;
+            x[i * d + k] = (float)((s >> 16) % 7) * 0.25f + (k ? 0 : gap * (float)(i % g));
+        }
+    return x;
+}
+
+TEST(tiles_every_mode_equals_the_whole)
+{
+    /* Lattice points in [0, 5.75]^d with duplicates, eps 1 (many pairs
+     * exactly at eps across block borders), d = 2 to 16, forced. */
+    const size_t n = 1500, dims[5] = {2, 3, 4, 8, 16};
+    for (int t = 0; t < 5; t++) {
+        float *x = make_points(n, dims[t], 71 + t);
+        for (int honour = 0; honour <= 1; honour++)
+            for (int sym = 0; sym <= 1; sym++) {
+                kern_join_result r;
+                CHECK_MSG(tiles_case(x, n, dims[t], 1.0, 1, honour, sym, &r),
+                          "d %zu honour %d sym %d: bad %zu skipped within %zu", dims[t], honour,
+                          sym, eng.bad_blk, eng.skipped_within);
+                CHECK_EQ_INT(eng.runs, 4);
+                if (!sym) { /* only a symmetric run is cut */
+                    CHECK_EQ_INT(r.tile_blocks, 0);
+                    CHECK_EQ_INT(eng.tile_runs, 0);
+                    continue;
+                }
+                CHECK_EQ_INT(eng.tile_runs, 4);
+                CHECK_EQ_INT(r.tile_blocks, 6); /* ceil(1500 / 256) */
+                CHECK(r.tile_work > 0 && r.tile_work <= 1);
+                CHECK(strstr(r.variant, "tiles") != NULL);
+                /* In the plane the k-d blocks at the two ends of the first
+                 * split are about 2.9 apart: some pairs are left out. */
+                if (dims[t] == 2)
+                    CHECK_MSG(r.tile_work < 1, "%g", r.tile_work);
+            }
+        free(x);
+    }
+}
+
+TEST(tiles_join_only_the_blocks_within_eps)
+{
+    /* Ten groups 4 apart (their nearest points 2.5 apart): only each
+     * group with itself, 10 of the 55 block pairs. Groups 2.5 apart have
+     * their nearest points exactly eps = 1 apart: every neighbouring pair
+     * of groups too, 19 of 55. Both by the rule (at most 60%). */
+    const float gaps[2] = {4.0f, 2.5f};
+    const double want[2] = {10.0 / 55, 19.0 / 55};
+    for (int t = 0; t < 2; t++) {
+        float *x = make_row_of_groups(10, 2, gaps[t], 83);
+        kern_join_result r;
+        const size_t plans = kern_tiles_plans_for_tests();
+        CHECK(tiles_case(x, 10 * KERN_STREAM_ALIGN, 2, 1.0, 0, 1, 1, &r));
+        CHECK_EQ_INT(r.tile_blocks, 10);
+        CHECK_NEAR(r.tile_work, want[t], 1e-15);
+        CHECK_EQ_INT(kern_tiles_plans_for_tests(), plans + 1); /* the estimate let it build */
+        free(x);
+    }
+}
+
+TEST(tiles_cut_by_their_rule)
+{
+    /* Lattice points in 16 dimensions: every block's box meets every
+     * other's within eps, so the list holds all 21 pairs: the rule runs
+     * the whole, forced the cut with tile_work 1; both equal the brute
+     * force. */
+    const size_t n = 1500, d = 16;
+    float *x = make_points(n, d, 89);
+    kern_join_result r;
+    /* The rule: the estimate (every 16th row, blocks of 16) sees every
+     * block pair within eps too, so no plan is built at all. */
+    const size_t plans = kern_tiles_plans_for_tests();
+    CHECK(tiles_case(x, n, d, 1.0, 0, 1, 1, &r));
+    CHECK_EQ_INT(r.tile_blocks, 0);
+    CHECK_EQ_INT(eng.tile_runs, 0);
+    CHECK_EQ_INT(kern_tiles_plans_for_tests(), plans);
+    CHECK(tiles_case(x, n, d, 1.0, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.tile_blocks, 6);
+    CHECK(r.tile_work == 1);
+    CHECK_EQ_INT(kern_tiles_plans_for_tests(), plans + 1); /* one plan, kept for every mode */
+    free(x);
+}
+
+TEST(tiles_offsets_duplicates_and_extremes)
+{
+    /* (a) LiDAR-like: the ten groups of tiles_join_only_the_blocks_within_
+     * eps at a large offset (4096) and scaled by 1/16 (exact in f32: steps
+     * of 1/64), eps 1/16 (only each group with itself); centred on a
+     * given centre, which the layout keeps (the largest |x - c| is the
+     * first axis's half-width, (36 + 1.5) / 32). (b) Every point the
+     * same. (c) eps below the lattice step (only duplicates pair) and (d)
+     * above the data's extent (every pair). */
+    const size_t d = 3, g = 10, n = g * KERN_STREAM_ALIGN;
+    float *x = make_row_of_groups(g, d, 4.0f, 97);
+    float *y = malloc(n * d * sizeof *y);
+    for (size_t i = 0; i < n * d; i++)
+        y[i] = 4096.0f + x[i] / 16.0f;
+    const double c[3] = {4096 + 37.5 / 32, 4096 + 1.5 / 32, 4096 + 1.5 / 32};
+    kern_join_result r;
+    cut_center = c;
+    CHECK(tiles_case(y, n, d, 1.0 / 16, 1, 1, 1, &r));
+    cut_center = NULL;
+    CHECK_EQ_INT(r.tile_blocks, g);
+    /* r is the last mode's, the histogram's, whose top edge is 1: groups
+     * j apart are 4 j / 16 - 1.5 / 16 apart, within it up to j = 4: the
+     * ten diagonal pairs and 9 + 8 + 7 + 6 more, 40 of 55. */
+    CHECK_NEAR(r.tile_work, 40.0 / 55, 1e-15);
+    CHECK_MSG(eng.max_dev == 37.5 / 32, "%.17g", eng.max_dev);
+    free(x);
+    free(y);
+    const size_t m = 1100;
+    x = make_points(m, d, 97);
+    float *z = calloc(m * d, sizeof *z);
+    CHECK(tiles_case(z, m, d, 0.5, 1, 1, 1, &r));
+    CHECK(r.tile_work == 1);
+    CHECK(tiles_case(x, m, d, 0.1, 1, 1, 1, &r));
+    CHECK(tiles_case(x, m, d, 100.0, 1, 1, 1, &r));
+    CHECK(r.tile_work == 1);
+    free(x);
+    free(z);
+}
+
+TEST(tiles_leave_small_or_not_finite_runs_whole)
+{
+    /* Fewer than KERN_TILE_MIN_ROWS rows, or a NaN (no box holds it):
+     * the engine runs the whole, even forced. */
+    const size_t d = 2;
+    float *x = make_points(1500, d, 101);
+    kern_join_result r;
+    CHECK(tiles_case(x, KERN_TILE_MIN_ROWS - 1, d, 1.0, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.tile_blocks, 0);
+    CHECK_EQ_INT(eng.tile_runs, 0);
+    x[2 * 617 + 1] = 0.0f / 0.0f;
+    CHECK(tiles_case(x, 1500, d, 1.0, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.tile_blocks, 0);
+    CHECK_EQ_INT(eng.tile_runs, 0);
     free(x);
 }

@@ -309,6 +309,7 @@ TEST(sweep_refine_and_widen)
     make(&far, 1200, 6, 31, 0);
     for (size_t i = 0; i < far.n * far.d; i++)
         ((double *)far.v)[i] *= 3;
+    far.hash = dataset_hash(&far); /* the values changed: the sample is kept by it */
     exact ex;
     exact_build(&ds, &ex);
     sweep_sample smp, bad;
@@ -1019,4 +1020,52 @@ TEST(sample_over_the_cores_equals_a_direct_walk)
         free(ds.v);
     }
     free(x);
+}
+
+/* The sample is kept for the values it was drawn from: built again on the
+ * same values it equals the first build field for field (not shared:
+ * each caller frees its own); other values, or another max_values, draw
+ * afresh (their own counts, their own values), and the first values
+ * again give the first sample back. */
+TEST(sample_kept_for_the_same_values)
+{
+    const size_t n = 5000, d = 3;
+    double *x = malloc(n * d * sizeof *x), *y = malloc(n * d * sizeof *y);
+    uint64_t z = 11;
+    for (size_t k = 0; k < n * d; k++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        x[k] = (double)(z >> 11) * 0x1p-53;
+        y[k] = 2 * x[k]; /* every distance doubled */
+    }
+    dataset a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    dataset_set_f64(&a, x, n, d, DTYPE_F64);
+    dataset_set_f64(&b, y, n, d, DTYPE_F64);
+    sweep_sample s1, s2, s3, s4, s5;
+    CHECK(sweep_sample_build(&a, 0, &s1) == 0);
+    CHECK(sweep_sample_build(&a, 0, &s2) == 0);
+    CHECK(s2.d2 != s1.d2 && s2.nval == s1.nval && s2.m == s1.m && s2.c == s1.c);
+    CHECK(!memcmp(s2.d2, s1.d2, s1.nval * sizeof *s1.d2));
+    CHECK(s2.d2_max == s1.d2_max && s2.ints == s1.ints && s2.absmax == s1.absmax &&
+          s2.norm2max == s1.norm2max && s2.sum_max == s1.sum_max && s2.n == n && s2.d == d);
+    CHECK(sweep_sample_build(&b, 0, &s3) == 0);
+    CHECK(s3.nval == s1.nval);
+    size_t same = 0; /* doubled coordinates: every squared distance times 4, exactly */
+    for (size_t k = 0; k < s1.nval; k++)
+        same += s3.d2[k] == 4 * s1.d2[k];
+    CHECK_MSG(same == s1.nval, "%zu of %zu", same, s1.nval);
+    CHECK(sweep_sample_build(&a, 20000, &s4) == 0);
+    CHECK(s4.c == 20000 / s4.m && s4.nval != s1.nval);
+    CHECK(sweep_sample_build(&a, 0, &s5) == 0);
+    CHECK(s5.nval == s1.nval && !memcmp(s5.d2, s1.d2, s1.nval * sizeof *s1.d2));
+    sweep_sample_free(&s1);
+    sweep_sample_free(&s2);
+    sweep_sample_free(&s3);
+    sweep_sample_free(&s4);
+    sweep_sample_free(&s5);
+    free(a.v);
+    free(b.v);
+    free(x);
+    free(y);
 }
