@@ -304,7 +304,8 @@ size_t kern_tiles_plans_for_tests(void)
  * TILE_SUB-th row in blocks of TILE_B / TILE_SUB rows: each of its blocks
  * holds the share of the data a plan's block holds, so its boxes are about
  * the plan's (a little smaller: fewer rows span less of their region, so
- * the estimate errs low and never turns down a cut that pays). The share of
+ * the estimate errs low, towards building the plan, whose list then
+ * decides exactly). The share of
  * block pairs within the threshold is counted for TILE_EST_BLOCKS blocks
  * spread over the tree, each against the whole tree (pruned by its nodes'
  * boxes). A sixteenth of the rows' work, kept per dataset. */
