@@ -297,6 +297,15 @@ size_t kern_tiles_plans_for_tests(void)
     return g_plans;
 }
 
+/* The squared gap beyond which a pair of boxes is left out at lim2: an
+ * FP64 d2 the engine keeps is within (d + 2) 2^-53 of the true one, and
+ * the boxes' gaps are exact differences of the rows' values up to one
+ * rounding each: 2^-40 is far beyond both. */
+static double tile_thr(double lim2)
+{
+    return lim2 * (1 + 0x1p-40);
+}
+
 /* ---- auto's estimate: is the list worth building? ----
  * The plan costs an FP64 copy of the rows and a k-d build over them (1.1 s
  * for uniform 10^6 x 16 on an H200's host, where the list then holds every
@@ -356,7 +365,7 @@ static int tile_estimate(const kern_join_args *a, double lim2, double *work)
     }
     double w = 2;
     if (g.ok) {
-        const double thr = lim2 * (1 + 0x1p-40);
+        const double thr = tile_thr(lim2);
         const size_t T = g.e.T, S = T < TILE_EST_BLOCKS ? T : TILE_EST_BLOCKS;
         size_t near = 0;
         for (size_t s = 0; s < S; s++) {
@@ -453,14 +462,14 @@ static int tile_split(int64_t p, int64_t q, int64_t c[4][2])
     return 2;
 }
 
-static int tile_near(const tile_walk *w, int64_t p, int64_t q)
+static int tile_near(double thr, int64_t p, int64_t q)
 {
-    return p == q || tile_gap2(&g.t, p, q) <= w->thr;
+    return p == q || tile_gap2(&g.t, p, q) <= thr;
 }
 
 static void tile_pairs(tile_walk *w, int64_t p, int64_t q)
 {
-    if (__atomic_load_n(w->over, __ATOMIC_RELAXED) || !tile_near(w, p, q))
+    if (__atomic_load_n(w->over, __ATOMIC_RELAXED) || !tile_near(w->thr, p, q))
         return;
     int64_t c[4][2];
     const int m = tile_split(p, q, c);
@@ -497,15 +506,12 @@ static int tile_list(double lim2, size_t cap)
         return 0;
     g.listed = 0;
     g.nblk = 0;
-    /* An FP64 d2 the engine keeps is within (d + 2) 2^-53 of the true one,
-     * and the boxes' gaps are exact differences of the rows' values up to
-     * one rounding each: 2^-40 is far beyond both. */
-    const double thr = lim2 * (1 + 0x1p-40);
+    const double thr = tile_thr(lim2);
     size_t total = 0;
-    int over = 0, rc = 0;
-    /* The tasks: node pairs near enough, split level by level (a pair of
-     * blocks is a task of its own). */
-    size_t nt = 1, room = 4 * TILE_TASKS + 4;
+    int over = 0, rc = 0; /* The tasks: node pairs near enough, split level by level (a pair of
+                           * blocks is a task of its own) while fewer than TILE_TASKS: a level
+                           * makes at most three of each, so 3 TILE_TASKS hold the last. */
+    size_t nt = 1, room = 3 * TILE_TASKS;
     int64_t(*pq)[2] = malloc(room * sizeof *pq), (*nx)[2] = malloc(room * sizeof *nx);
     tile_walk *w = NULL;
     if (!pq || !nx) {
@@ -516,7 +522,6 @@ static int tile_list(double lim2, size_t cap)
     for (int grew = 1; nt < TILE_TASKS && grew;) {
         size_t m = 0;
         grew = 0;
-        tile_walk probe = {.thr = thr};
         for (size_t k = 0; k < nt; k++) {
             int64_t c[4][2];
             const int s = tile_split(pq[k][0], pq[k][1], c);
@@ -525,7 +530,7 @@ static int tile_list(double lim2, size_t cap)
                 continue;
             }
             for (int t = 0; t < s; t++)
-                if (tile_near(&probe, c[t][0], c[t][1]))
+                if (tile_near(thr, c[t][0], c[t][1]))
                     nx[m][0] = c[t][0], nx[m][1] = c[t][1], m++;
             grew = 1;
         }
@@ -533,8 +538,6 @@ static int tile_list(double lim2, size_t cap)
         pq = nx;
         nx = t;
         nt = m;
-        if (4 * nt + 4 > room) /* the next level's room */
-            break;
     }
     w = calloc(nt ? nt : 1, sizeof *w);
     if (!w) {
@@ -583,14 +586,13 @@ out:
 
 /* ---- the run ---- */
 
-static uint64_t tile_mix(uint64_t h, const void *p, size_t bytes)
+/* h mixed with the bits of v (stream_hash's mixer), the value's place k. */
+static uint64_t tile_mix(uint64_t h, double v, size_t k)
 {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return stream_hash(h, (size_t)bits, k, 0);
 }
-
 int kern_tiles_run(kern_join_fn fn, kern_join_fn other, const kern_join_args *a,
                    kern_join_result *r, int force)
 {
@@ -633,8 +635,9 @@ int kern_tiles_run(kern_join_fn fn, kern_join_fn other, const kern_join_args *a,
     /* The device caches know a run by its hash: the order, and the centre
      * and scale its values were converted with. */
     uint64_t h = stream_hash(a->hash ^ 0x711e5c0711e5c07ull, g.T, g.npad, 0);
-    h = tile_mix(h, g.o, d * sizeof(double));
-    s.hash = tile_mix(h, &a->scale, sizeof a->scale);
+    for (size_t k = 0; k < d; k++)
+        h = tile_mix(h, g.o[k], k);
+    s.hash = tile_mix(h, a->scale, d);
     rc = stream_layout(fn, a, &s, "the tile cut", r);
     /* The run's variant says the pass was cut (exact's path metric too). */
     const size_t vl = strlen(r->variant);

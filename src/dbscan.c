@@ -388,8 +388,9 @@ void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbsc
     }
     size_t *sz;
     j.ncl = ncl ? ncl : 1;
-    if ((size_t)par_ranges(n, 1) * j.ncl * sizeof *sz <= SUM_PRIVATE) {
-        j.sz = xcalloc((size_t)par_ranges(n, 1) * j.ncl, sizeof *sz);
+    const size_t ranges = (size_t)par_ranges(n, 1);
+    if (ranges * j.ncl * sizeof *sz <= SUM_PRIVATE) {
+        j.sz = xcalloc(ranges * j.ncl, sizeof *sz);
         par_for(n, 1, sum_sizes, &j, &nt);
         for (int t = 1; t < nt; t++)
             for (size_t c = 0; c < ncl; c++)
