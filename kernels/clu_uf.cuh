@@ -29,14 +29,15 @@ __device__ __forceinline__ uint32_t clu_find(uint32_t *parent_, uint32_t x)
 
 /* Join the components of a and b: the larger root is linked under the
  * smaller by compare-and-swap, retried from the new roots when another
- * thread linked it first. */
-__device__ __forceinline__ void clu_union(uint32_t *parent, uint32_t a, uint32_t b)
+ * thread linked it first. Returns the smaller root, a row of the joined
+ * tree (its root when no other thread has linked it since). */
+__device__ __forceinline__ uint32_t clu_union(uint32_t *parent, uint32_t a, uint32_t b)
 {
     for (;;) {
         a = clu_find(parent, a);
         b = clu_find(parent, b);
         if (a == b)
-            return;
+            return a;
         if (a < b) {
             const uint32_t t = a;
             a = b;
@@ -44,7 +45,7 @@ __device__ __forceinline__ void clu_union(uint32_t *parent, uint32_t a, uint32_t
         }
         const uint32_t old = atomicCAS(&parent[a], a, b);
         if (old == a)
-            return;
+            return b;
         a = old;
     }
 }

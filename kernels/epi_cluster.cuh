@@ -13,13 +13,19 @@
  * An epilogue is a struct a join kernel is templated on: want_q(qp)
  * per query row (a group with none wanted walks nothing), want(q, c, at)
  * before the distance (pairs it would drop are never summed), emit(q, c,
- * d2, local, at) after it, flush(local) at the kernel's end; and the
- * hooks a role with shared memory uses (kernels/fp64_grid.cu, issue 44):
- * BLOCK_SMEM and block_begin/block_end (the block's memory, between
- * barriers), warp_begin/warp_end (a warp's memory, around each query
- * group; `at` says where the warp's and the pair's query slot are).
- * kern_join_epi is the join's own (f64_emit); the roles here need none
- * of the hooks (FG_EPI_NO_HOOKS). The union-find itself is
+ * d2, local, at) after it, flush(local) at the kernel's end; UPPER: only
+ * pairs whose candidate follows the query in cell order are wanted (the
+ * kernel starts each lane's candidates past its query); and the hooks a
+ * role with memory of its own uses (kernels/fp64_grid.cu, issue 44):
+ * BLOCK_SMEM and block_begin/block_end (the block's shared memory,
+ * between barriers), warp_begin once, warp_end after each query group,
+ * every lane of the warp (`at` says where the warp's memory, the lane's
+ * query slot and its sub-lanes are; at.cnt and at.val are the lane's own
+ * registers, reset for each group, summed or reduced over the query's
+ * sub-lanes there with fg_sub_sum/fg_sub_min; at.cnt is then added to the
+ * thread's `local`, which flush gets). kern_join_epi is the
+ * join's own (f64_emit); the union role needs none of the hooks
+ * (FG_EPI_NO_HOOKS). The union-find itself is
  * kernels/clu_uf.cuh, shared with the pair consumer of the PAIRS-run
  * passes; the kernels below are static: kernels/kern_dbscan.cu runs some
  * of them too. */
@@ -31,15 +37,38 @@
 #include "clu_uf.cuh"
 #include "f64_common.cuh"
 
-/* Where a grid kernel's thread stands: the block's dynamic shared memory,
- * its warp in the block, the query slot (0..31 in the warp's group) of
- * the pair being emitted. */
+/* Where a grid kernel's thread stands. A warp takes a group of len <= 32
+ * query rows of one cell; its lanes are 2^lg query slots (the power of
+ * two at or above len) times 32 / 2^lg sub-lanes: lane l holds query
+ * slot qi = l mod 2^lg all the group long and takes every (32 / 2^lg)-th
+ * candidate, so a lane's query row stays in registers, its count in
+ * at.cnt, and no pair needs a division to find its query (the group's
+ * lanes below len lead their slots: sub-lane 0). */
 struct fg_at {
-    unsigned long long *sm;
-    int warp;
-    unsigned qi;
-    size_t qp, cp; /* the pair's positions in cell order */
+    unsigned long long *sm; /* the block's dynamic shared memory */
+    int warp;               /* in the block */
+    unsigned qi, lg;        /* query slot, log2 of the slots */
+    size_t qp, cp;          /* the pair's positions in cell order */
+    unsigned cnt; /* the lane's count (0 at a group's start; added to `local` at its end) */
+    uint32_t val; /* the lane's value for its query (CLU_NONE at a group's start) */
 };
+
+/* A query slot's sum (minimum) over its sub-lanes, in every lane; all 32
+ * lanes call it (lg uniform over the warp). */
+__device__ __forceinline__ unsigned fg_sub_sum(unsigned v, unsigned lg)
+{
+    for (unsigned o = 1u << lg; o < 32; o <<= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, (int)o);
+    return v;
+}
+__device__ __forceinline__ uint32_t fg_sub_min(uint32_t v, unsigned lg)
+{
+    for (unsigned o = 1u << lg; o < 32; o <<= 1) {
+        const uint32_t w = __shfl_xor_sync(0xffffffffu, v, (int)o);
+        v = w < v ? w : v;
+    }
+    return v;
+}
 
 /* The hooks of a role that keeps nothing in shared memory. */
 #define FG_EPI_NO_HOOKS                                                                            \
@@ -51,11 +80,11 @@ struct fg_at {
     {                                                                                              \
     }
 
-/* The join's epilogue: every pair to the run's f64_out (COUNT, PERPOINT,
- * PAIRS, HIST). */
-struct kern_join_epi {
+/* The roles that write the run's f64_out want every pair at its eps: the
+ * join's own (below) and kernels/fp64_grid.cu's COUNT, PERPOINT and HIST
+ * derive from this. */
+struct fg_out_base {
     f64_out o;
-    FG_EPI_NO_HOOKS
     __device__ __forceinline__ double d2max() const
     {
         return o.eps2;
@@ -68,6 +97,13 @@ struct kern_join_epi {
     {
         return true;
     }
+};
+
+/* The join's epilogue: every pair to the run's f64_out (COUNT, PERPOINT,
+ * PAIRS, HIST). */
+struct kern_join_epi : fg_out_base {
+    FG_EPI_NO_HOOKS
+    static const bool UPPER = false;
     __device__ __forceinline__ void emit(uint32_t q, uint32_t c, double d2,
                                          unsigned long long &local, const fg_at &) const
     {
@@ -83,18 +119,24 @@ struct kern_join_epi {
  * position, so a warp's candidates, which are consecutive positions, read
  * consecutive flags and parents (in row order each was a random read of
  * 10^7-entry arrays). Core-core pairs within eps, each unordered pair once
- * (q < c by position). A pair whose rows already share a parent is in one
- * component: its distance is never summed (parents only move to
- * ancestors, so equal parents read at any moment mean one tree; most
- * pairs of a dense region end there once its first pairs are joined).
+ * (UPPER: q < c by position). The distance comes first: the rows are
+ * read-only and cached near the SM. A pair within eps is joined unless
+ * c's parent is at.val, a row the lane already knows to be in q's tree
+ * (the root its last union returned): parents only move to ancestors and
+ * trees only merge, so that match means one component at any moment, and
+ * so does a stale parent (any parent c ever had is in c's tree): the test
+ * reads parent[c] through the L1 like the rows, and only the union's own
+ * walk (clu_uf.cuh) reads what other threads wrote. Most
+ * pairs of a dense region end there once its first pairs are joined.
  * Roots are smallest positions; clu_minrow_kernel then gives each
  * component its smallest row. */
 struct clu_union_epi {
     double eps2;
     const uint8_t *core;       /* by position */
     uint32_t *parent;          /* by position */
-    unsigned long long *edges; /* pairs joined (a counter, for the record) */
+    unsigned long long *edges; /* unions called (a counter, for the record) */
     FG_EPI_NO_HOOKS
+    static const bool UPPER = true;
     __device__ __forceinline__ double d2max() const
     {
         return eps2;
@@ -105,16 +147,13 @@ struct clu_union_epi {
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {
-        if (!(at.qp < at.cp && core[at.qp] && core[at.cp]))
-            return false;
-        const volatile uint32_t *p = parent;
-        return p[at.qp] != p[at.cp];
+        return core[at.cp];
     }
     __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &local,
-                                         const fg_at &at) const
+                                         fg_at &at) const
     {
-        if (d2 <= eps2) {
-            clu_union(parent, (uint32_t)at.qp, (uint32_t)at.cp);
+        if (d2 <= eps2 && parent[at.cp] != at.val) {
+            at.val = clu_union(parent, (uint32_t)at.qp, (uint32_t)at.cp);
             local++;
         }
     }
@@ -127,16 +166,17 @@ struct clu_union_epi {
 
 /* Pass 3, by position: a non-core row's smallest cluster number (its
  * component's smallest row, minrow of its root) among its core
- * neighbours (parent flattened: parent[c] is c's root). A neighbour whose
- * number is no smaller than q's so far changes nothing: its distance is
- * never summed. */
+ * neighbours (parent flattened: parent[c] is c's root), the lane's
+ * smallest in at.val, the query's over its sub-lanes into border[qp]
+ * at the group's end (atomicMin: an item may hold part of a group's
+ * candidates). */
 struct clu_border_epi {
     double eps2;
     const uint8_t *core;    /* by position */
     const uint32_t *parent; /* by position */
     const uint32_t *minrow; /* by root position */
     uint32_t *border;       /* by position; CLU_NONE before the pass */
-    FG_EPI_NO_HOOKS
+    static const bool BLOCK_SMEM = false, UPPER = false;
     __device__ __forceinline__ double d2max() const
     {
         return eps2;
@@ -147,30 +187,41 @@ struct clu_border_epi {
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {
-        return !core[at.qp] && core[at.cp] &&
-               minrow[parent[at.cp]] < *(const volatile uint32_t *)&border[at.qp];
+        return core[at.cp];
     }
     __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
-                                         const fg_at &at) const
+                                         fg_at &at) const
     {
-        if (d2 <= eps2)
-            atomicMin(&border[at.qp], minrow[parent[at.cp]]);
+        if (d2 <= eps2) {
+            const uint32_t m = minrow[parent[at.cp]];
+            at.val = m < at.val ? m : at.val;
+        }
+    }
+    __device__ __forceinline__ void block_begin(unsigned long long *) const {}
+    __device__ __forceinline__ void block_end(const unsigned long long *) const {}
+    __device__ __forceinline__ void warp_begin(const fg_at &, int) const {}
+    __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t,
+                                             size_t qp) const
+    {
+        const uint32_t v = fg_sub_min(at.val, at.lg);
+        if (lane < (int)len && v != CLU_NONE)
+            atomicMin(&border[qp], v);
     }
     __device__ __forceinline__ void flush(unsigned long long) const {}
 };
 
 /* Pass 1 on the grid (issue 44): each query row's neighbours within eps
- * (itself included) counted in its warp's shared slot (at.qi), the flag
- * core[qp] = count >= minpts set by its lane at the group's end; the
- * join's pairs summed in `local`. A group's launch covers every
- * candidate (grid_drive: items over all positions), so a slot holds the
- * row's whole count; at most n < 2^32. */
+ * (itself included) counted in its lanes' at.cnt, summed over the
+ * sub-lanes at the group's end, where the lead lane sets core[qp] =
+ * count >= minpts; the join's pairs are the counts' sum (`local`). A group's launch
+ * covers every candidate (grid_drive: items over all positions), so the
+ * sum is the row's whole count; at most n < 2^32. */
 struct clu_core_epi {
     double eps2;
     uint64_t minpts;
-    uint8_t *core;                        /* by position */
-    unsigned long long *pairs;            /* the join's pairs */
-    static const bool BLOCK_SMEM = false; /* a warp's 32 slots: 32 words a warp */
+    uint8_t *core;             /* by position */
+    unsigned long long *pairs; /* the join's pairs */
+    static const bool BLOCK_SMEM = false, UPPER = false;
     __device__ __forceinline__ double d2max() const
     {
         return eps2;
@@ -185,28 +236,18 @@ struct clu_core_epi {
     }
     __device__ __forceinline__ void block_begin(unsigned long long *) const {}
     __device__ __forceinline__ void block_end(const unsigned long long *) const {}
-    __device__ __forceinline__ void warp_begin(const fg_at &at, int lane) const
+    __device__ __forceinline__ void warp_begin(const fg_at &, int) const {}
+    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
+                                         fg_at &at) const
     {
-        ((uint32_t *)at.sm)[at.warp * 32 + lane] = 0;
-        __syncwarp();
-    }
-    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &local,
-                                         const fg_at &at) const
-    {
-        if (d2 <= eps2) {
-            atomicAdd(&((uint32_t *)at.sm)[at.warp * 32 + at.qi], 1u);
-            local++;
-        }
+        at.cnt += d2 <= eps2;
     }
     __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t,
                                              size_t qp) const
     {
-        __syncwarp();
-        uint32_t *slot = (uint32_t *)at.sm + at.warp * 32 + lane;
+        const unsigned v = fg_sub_sum(at.cnt, at.lg);
         if (lane < (int)len)
-            core[qp] = *slot >= minpts;
-        *slot = 0;
-        __syncwarp();
+            core[qp] = v >= minpts;
     }
     __device__ __forceinline__ void flush(unsigned long long local) const
     {
@@ -225,29 +266,59 @@ static __global__ void clu_core_scatter_kernel(const uint32_t *__restrict__ ids,
         core[ids[p]] = core_pos[p];
 }
 
-/* Each component's smallest row: minrow[root] (CLU_NONE before). */
+/* Each component's smallest row: minrow[root] (CLU_NONE before). The
+ * lanes of a warp with one root (consecutive positions: mostly one
+ * component) take their minimum first and send one atomic: a component
+ * of 3.7*10^7 rows was as many atomics on one word, serialised in L2.
+ * Every lane runs every step of the loop (the shuffles' full mask). */
 static __global__ void clu_minrow_kernel(const uint8_t *__restrict__ core,
                                          const uint32_t *__restrict__ parent,
                                          const uint32_t *__restrict__ ids, size_t n,
                                          uint32_t *minrow)
 {
-    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
-         p += (size_t)gridDim.x * blockDim.x)
-        if (core[p])
-            atomicMin(&minrow[parent[p]], ids[p]);
+    const unsigned lane = threadIdx.x & 31;
+    for (size_t b = (size_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31u); b < n;
+         b += (size_t)gridDim.x * blockDim.x) {
+        const size_t p = b + lane;
+        const bool in = p < n && core[p];
+        const uint32_t root = in ? parent[p] : CLU_NONE;
+        const unsigned same = __match_any_sync(0xffffffffu, root);
+        const uint32_t m = __reduce_min_sync(same, in ? ids[p] : CLU_NONE);
+        if (in && lane == (unsigned)(__ffs(same) - 1))
+            atomicMin(&minrow[root], m);
+    }
 }
 
-/* The answer by row: a core row's component's smallest row, a non-core
- * row's border number. */
-static __global__ void clu_out_kernel(const uint8_t *__restrict__ core,
-                                      const uint32_t *__restrict__ parent,
-                                      const uint32_t *__restrict__ minrow,
-                                      const uint32_t *__restrict__ border,
-                                      const uint32_t *__restrict__ ids, size_t n, uint32_t *root)
+/* The numbering on the device (src/dbscan.h: clusters in order of each
+ * one's smallest core row), after the border pass: head[r] = 1 where row
+ * r is its component's smallest row (head zeroed before); an exclusive
+ * sum of head in row order is then each such row's cluster number. */
+static __global__ void clu_head_kernel(const uint8_t *__restrict__ core,
+                                       const uint32_t *__restrict__ parent,
+                                       const uint32_t *__restrict__ minrow,
+                                       const uint32_t *__restrict__ ids, size_t n, uint32_t *head)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
          p += (size_t)gridDim.x * blockDim.x)
-        root[ids[p]] = core[p] ? minrow[parent[p]] : border[p];
+        if (core[p] && minrow[parent[p]] == ids[p])
+            head[ids[p]] = 1;
+}
+
+/* The labels by row: a core row's component's number, a non-core row's
+ * border component's (border[p]: that component's smallest row), -1 for
+ * noise; num the exclusive sum of clu_head_kernel's flags. */
+static __global__ void clu_label_kernel(const uint8_t *__restrict__ core,
+                                        const uint32_t *__restrict__ parent,
+                                        const uint32_t *__restrict__ minrow,
+                                        const uint32_t *__restrict__ border,
+                                        const uint32_t *__restrict__ ids,
+                                        const uint32_t *__restrict__ num, size_t n, int32_t *lab)
+{
+    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+         p += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t m = core[p] ? minrow[parent[p]] : border[p];
+        lab[ids[p]] = m == CLU_NONE ? -1 : (int32_t)num[m];
+    }
 }
 
 /* parent[i] = i for core rows, CLU_NONE for the others. */

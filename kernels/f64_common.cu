@@ -35,10 +35,12 @@ static int f64_outputs(f64_run *r)
     o.eps2 = a->eps * a->eps;
     cudaStream_t st = r->k.st;
     int rc;
-    if ((rc = f64_malloc(r, (void **)&r->d_count, sizeof(unsigned long long), "the count")))
+    /* [0] the count, [1] the distances a pruning kernel computed */
+    if ((rc = f64_malloc(r, (void **)&r->d_count, 2 * sizeof(unsigned long long), "the count")))
         return rc;
-    KERN_CUDA(cudaMemsetAsync(r->d_count, 0, sizeof(unsigned long long), st));
+    KERN_CUDA(cudaMemsetAsync(r->d_count, 0, 2 * sizeof(unsigned long long), st));
     o.count = r->d_count;
+    o.examined = r->d_count + 1;
     if (a->mode == KJOIN_PERPOINT) {
         size_t b = (r->ncount ? r->ncount : 1) * sizeof(unsigned long long);
         if ((rc = f64_malloc(r, (void **)&r->d_counts, b, "the per-point counts")))
@@ -284,9 +286,11 @@ int f64_finish(f64_run *r)
 {
     const kern_join_args *a = r->a;
     double t0 = kern_now();
-    unsigned long long total = 0;
+    unsigned long long total = 0, cnt[2];
+    KERN_CUDA(cudaMemcpy(cnt, r->d_count, sizeof cnt, cudaMemcpyDeviceToHost));
+    r->res->examined = cnt[1];
     if (a->mode == KJOIN_COUNT) {
-        KERN_CUDA(cudaMemcpy(&total, r->d_count, sizeof total, cudaMemcpyDeviceToHost));
+        total = cnt[0];
     } else if (a->mode == KJOIN_PERPOINT) {
         if (r->ncount) {
             KERN_CUDA(cudaMemcpy(a->counts, r->d_counts, r->ncount * sizeof(uint64_t),

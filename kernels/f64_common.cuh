@@ -18,7 +18,9 @@ struct f64_out {
     int mode;
     double eps2; /* in the join when d2 <= eps2 */
     size_t q0;
-    unsigned long long *count;  /* COUNT: total */
+    unsigned long long *count; /* COUNT: total */
+    unsigned long long
+        *examined; /* distances computed (a pruning kernel adds them; kern_join_result.examined) */
     unsigned long long *counts; /* PERPOINT: per query row - q0 */
     uint32_t *pi, *pj;          /* PAIRS: buffers of cap entries */
     double *pd;

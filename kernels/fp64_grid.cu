@@ -64,65 +64,107 @@ __device__ __forceinline__ double fg_d2(const double *__restrict__ a, const doub
 }
 
 /* Query groups [ga, gb) against candidate positions [pa, pb). x: n rows of
- * d values in cell order. Each warp walks its group's neighbour cells; for
- * each range of candidates its lanes share out the (query, candidate)
- * pairs, queries fastest, so a full group keeps one query per lane. A warp
- * takes groups grp, grp + (warps launched), ... (fg_blocks launches one a
- * group, or fewer for an epilogue with block memory to flush). The
+ * d values in cell order. A warp takes groups grp, grp + (warps
+ * launched), ... (fg_blocks launches one a group, or fewer for an
+ * epilogue with block memory to flush). In a group of len query rows the
+ * warp's lanes are 2^lg query slots times 32 / 2^lg sub-lanes (fg_at): a
+ * lane keeps its query row in registers and takes every (32 / 2^lg)-th
+ * candidate of each neighbour range, so a full group keeps one query a
+ * lane and half a group two lanes a query. (The lanes once shared out
+ * the group's (query, candidate) pairs by a 64-bit division and modulo a
+ * pair, each pair reading its query row again and counting in a shared
+ * atomic: 2.4*10^11 candidates a second at 3.7*10^7 x 3, now 5*10^11.)
+ * The neighbour ranges (3^(k-1) binary searches of the cell keys) are
+ * looked up by up to 32 lanes at once and handed round by shuffles. The
  * epilogue's hooks (epi_cluster.cuh): block_begin/block_end around the
  * block's work with its shared memory (Epi::BLOCK_SMEM: a barrier each,
  * so no warp returns early), warp_begin once, want_q per query row (a
  * group with none wanted walks no cell), want/emit per pair, warp_end
- * after each group (its lanes hand per-row sums on), flush at the end. */
+ * after each group (every lane: its sub-lanes hand their counts on),
+ * flush at the end with the warp's `local` summed (one atomic a warp: a
+ * thread's own on one counter, 2*10^6 threads a launch, serialised in L2).
+ * examined (NULL: not counted) gets the distances computed, the
+ * candidates of the query rows wanted. */
 template <int D, class Epi>
 __global__ void __launch_bounds__(FG_WARPS * 32)
     fg_join_kernel(const double *__restrict__ x, size_t d, const uint32_t *__restrict__ ids,
                    const long long *__restrict__ ukey, const size_t *__restrict__ cstart,
                    size_t ncell, const size_t *__restrict__ gpos, const uint32_t *__restrict__ glen,
                    const uint32_t *__restrict__ gcell, const size_t *__restrict__ qpos,
-                   grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, Epi e)
+                   grid_dims grid, size_t ga, size_t gb, size_t pa, size_t pb, Epi e,
+                   unsigned long long *examined)
 {
     extern __shared__ unsigned long long fg_smem[];
-    const int lane = threadIdx.x & 31;
-    fg_at at = {fg_smem, (int)(threadIdx.x >> 5), 0, 0, 0};
+    const unsigned lane = threadIdx.x & 31;
+    fg_at at = {fg_smem, (int)(threadIdx.x >> 5), 0, 0, 0, 0, 0, CLU_NONE};
     if (Epi::BLOCK_SMEM) {
         e.block_begin(fg_smem);
         __syncthreads();
     }
-    e.warp_begin(at, lane);
-    unsigned long long local = 0;
+    e.warp_begin(at, (int)lane);
+    unsigned long long local = 0, exam = 0;
+    const double d2max = e.d2max();
     const size_t step = ((size_t)gridDim.x * blockDim.x) >> 5;
     for (size_t grp = ga + (((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); grp < gb;
          grp += step) { /* uniform over the warp */
         const unsigned len = glen[grp];
         const size_t first = gpos[grp];
+        at.lg = len > 1 ? 32 - __clz((int)(len - 1)) : 0;
+        const unsigned sub = lane >> at.lg, R = 32u >> at.lg;
+        at.qi = lane & ((1u << at.lg) - 1);
+        at.cnt = 0;
+        at.val = CLU_NONE;
+        const bool act = at.qi < len;
+        at.qp = act ? qpos[first + at.qi] : 0;
+        const uint32_t qid = act ? ids[at.qp] : 0u;
         /* A group none of whose query rows the role wants (DBSCAN's border
          * pass over a dense region's core rows) walks nothing. */
-        const bool wq = lane < (int)len && e.want_q(qpos[first + lane]);
+        const bool wq = act && e.want_q(at.qp);
+        double qv[D > 0 ? D : 1];
+        if (D > 0 && wq)
+#pragma unroll
+            for (int k = 0; k < (D > 0 ? D : 1); k++)
+                qv[k] = x[at.qp * d + k];
+        const double *qrow = D > 0 ? qv : x + at.qp * d;
         grid_walk gw;
         grid_walk_init(grid, ukey[gcell[grp]], gw);
         if (!__any_sync(0xffffffffu, wq))
             gw.nnb = 0;
-        for (int nb = 0; nb < gw.nnb; nb++) {
-            size_t cs, ce;
-            if (!grid_walk_range(grid, gw, nb, ukey, ncell, cstart, pa, pb, cs, ce))
-                continue;
-            const size_t work = (size_t)len * (ce - cs);
-            for (size_t w = lane; w < work; w += 32) {
-                at.qi = (unsigned)(w % len);
-                const size_t qp = qpos[first + at.qi], c = cs + w / len;
-                at.qp = qp;
-                at.cp = c;
-                if (!e.want(ids[qp], ids[c], at))
+        for (int nb0 = 0; nb0 < gw.nnb; nb0 += 32) {
+            size_t mcs = 0, mce = 0;
+            const bool ok =
+                nb0 + (int)lane < gw.nnb &&
+                grid_walk_range(grid, gw, nb0 + (int)lane, ukey, ncell, cstart, pa, pb, mcs, mce);
+            for (unsigned m = __ballot_sync(0xffffffffu, ok); m; m &= m - 1) {
+                const int j = __ffs(m) - 1;
+                const size_t cs = __shfl_sync(0xffffffffu, mcs, j);
+                const size_t ce = __shfl_sync(0xffffffffu, mce, j);
+                if (!wq)
                     continue;
-                const double s = fg_d2<D>(x + qp * d, x + c * d, d, e.d2max());
-                e.emit(ids[qp], ids[c], s, local, at);
+                size_t c = Epi::UPPER && cs <= at.qp ? at.qp + 1 : cs;
+                c += ((size_t)sub - c) & (R - 1); /* c = sub mod R */
+                if (c < ce)
+                    exam += (ce - c + R - 1) >> (5 - at.lg);
+                for (; c < ce; c += R) {
+                    at.cp = c;
+                    const uint32_t cid = ids[c];
+                    if (!e.want(qid, cid, at))
+                        continue;
+                    const double s = fg_d2<D>(qrow, x + c * d, d, d2max);
+                    e.emit(qid, cid, s, local, at);
+                }
             }
         }
-        const size_t qpl = lane < (int)len ? qpos[first + lane] : 0;
-        e.warp_end(at, lane, len, lane < (int)len ? ids[qpl] : 0u, qpl);
+        e.warp_end(at, (int)lane, len, qid, at.qp);
+        local += at.cnt;
     }
-    e.flush(local);
+    for (int o = 16; o; o >>= 1) {
+        local += __shfl_xor_sync(0xffffffffu, local, o);
+        exam += __shfl_xor_sync(0xffffffffu, exam, o);
+    }
+    e.flush(lane == 0 ? local : 0);
+    if (examined && lane == 0 && exam)
+        atomicAdd(examined, exam);
     if (Epi::BLOCK_SMEM) {
         __syncthreads();
         e.block_end(fg_smem);
@@ -135,24 +177,11 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
  * a pair on ~1000 bins, most pairs in the top few, serialised in L2: the
  * 10^7 x 3 sweep's 36 s, issue 44.) Each bin of a block counts at most
  * its warps' candidates, 64-bit. */
-struct fg_hist_epi {
-    f64_out o;
-    static const bool BLOCK_SMEM = true;
+struct fg_hist_epi : fg_out_base {
+    static const bool BLOCK_SMEM = true, UPPER = false;
     static size_t smem_bytes(int nbins)
     {
         return (size_t)(nbins + 1) * (sizeof(unsigned long long) + sizeof(double));
-    }
-    __device__ __forceinline__ double d2max() const
-    {
-        return o.eps2;
-    }
-    __device__ __forceinline__ bool want_q(size_t) const
-    {
-        return true;
-    }
-    __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
-    {
-        return true;
     }
     __device__ __forceinline__ void block_begin(unsigned long long *sm) const
     {
@@ -182,54 +211,46 @@ struct fg_hist_epi {
     }
 };
 
-/* PERPOINT with a warp's counts in shared memory, one a lane of its group
- * (the group's query slot at.qi): a shared atomic a pair, one global add
- * a query row a group (was a 64-bit global atomic a pair: DBSCAN's core
- * pass, issue 44). A slot counts at most the candidates of one group:
- * below 2^32 (n < 2^31). */
-struct fg_pp_epi {
-    f64_out o;
-    static const bool BLOCK_SMEM = false;
-    static size_t smem_bytes(int)
-    {
-        return FG_WARPS * 32 * sizeof(uint32_t);
-    }
-    __device__ __forceinline__ double d2max() const
-    {
-        return o.eps2;
-    }
-    __device__ __forceinline__ bool want_q(size_t) const
-    {
-        return true;
-    }
-    __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
-    {
-        return true;
-    }
+/* PERPOINT with each query row's count in its lanes' registers (at.cnt),
+ * summed over its sub-lanes at the group's end and added by its lead
+ * lane: one global add a query row a group (was a 64-bit global atomic
+ * a pair: DBSCAN's core pass, issue 44). A count holds at most the
+ * candidates of one group: below 2^32 (n < 2^31). */
+struct fg_pp_epi : fg_out_base {
+    static const bool BLOCK_SMEM = false, UPPER = false;
     __device__ __forceinline__ void block_begin(unsigned long long *) const {}
-    __device__ __forceinline__ void warp_begin(const fg_at &at, int lane) const
-    {
-        ((uint32_t *)at.sm)[at.warp * 32 + lane] = 0;
-        __syncwarp();
-    }
+    __device__ __forceinline__ void warp_begin(const fg_at &, int) const {}
     __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
-                                         const fg_at &at) const
+                                         fg_at &at) const
     {
-        if (d2 <= o.eps2)
-            atomicAdd(&((uint32_t *)at.sm)[at.warp * 32 + at.qi], 1u);
+        at.cnt += d2 <= o.eps2;
     }
     __device__ __forceinline__ void warp_end(const fg_at &at, int lane, unsigned len, uint32_t q,
                                              size_t) const
     {
-        __syncwarp();
-        uint32_t *slot = (uint32_t *)at.sm + at.warp * 32 + lane;
-        if (lane < (int)len && *slot)
-            atomicAdd(&o.counts[q - o.q0], (unsigned long long)*slot);
-        *slot = 0;
-        __syncwarp();
+        const unsigned v = fg_sub_sum(at.cnt, at.lg);
+        if (lane < (int)len && v)
+            atomicAdd(&o.counts[q - o.q0], (unsigned long long)v);
     }
     __device__ __forceinline__ void flush(unsigned long long) const {}
     __device__ __forceinline__ void block_end(const unsigned long long *) const {}
+};
+
+/* COUNT: a pair adds its comparison to the lane's at.cnt (no branch and
+ * no switch on the mode a pair, as kern_join_epi's f64_emit has), the
+ * kernel sums those into `local` a group, one atomic a warp at the end. */
+struct fg_count_epi : fg_out_base {
+    FG_EPI_NO_HOOKS
+    static const bool UPPER = false;
+    __device__ __forceinline__ void emit(uint32_t, uint32_t, double d2, unsigned long long &,
+                                         fg_at &at) const
+    {
+        at.cnt += d2 <= o.eps2;
+    }
+    __device__ __forceinline__ void flush(unsigned long long local) const
+    {
+        f64_flush(o, local);
+    }
 };
 
 struct fg_dev {
@@ -261,7 +282,7 @@ static int fg_launch_e(f64_run *r, const f64_item *it, const fg_dev *v, const Ep
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     fg_join_kernel<D, Epi><<<fg_blocks(it, v, Epi::BLOCK_SMEM), FG_WARPS * 32, smem, r->k.st>>>(
         v->x, v->d, v->g.ids, v->g.ukey, v->g.cstart, v->g.ncell, v->g.gpos, v->g.glen, v->g.gcell,
-        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, e);
+        v->g.qpos, v->g.grid, it->qa, it->qb, it->ca, it->cb, e, v->pass ? NULL : r->out.examined);
     return 0;
 }
 
@@ -276,12 +297,15 @@ template <int D> static int fg_launch_d(f64_run *r, const f64_item *it, const fg
     if (v->pass == 2)
         return fg_launch_e<D>(r, it, v, v->bo, 0);
     if (v->pass == 3)
-        return fg_launch_e<D>(r, it, v, v->co, FG_WARPS * 32 * sizeof(uint32_t));
+        return fg_launch_e<D>(r, it, v, v->co, 0);
     if (r->out.mode == KJOIN_HIST && fg_hist_epi::smem_bytes(r->out.nbins) <= FG_HIST_SMEM_MAX)
-        return fg_launch_e<D>(r, it, v, fg_hist_epi{r->out}, fg_hist_epi::smem_bytes(r->out.nbins));
+        return fg_launch_e<D>(r, it, v, fg_hist_epi{{r->out}},
+                              fg_hist_epi::smem_bytes(r->out.nbins));
     if (r->out.mode == KJOIN_PERPOINT)
-        return fg_launch_e<D>(r, it, v, fg_pp_epi{r->out}, fg_pp_epi::smem_bytes(0));
-    return fg_launch_e<D>(r, it, v, kern_join_epi{r->out}, 0);
+        return fg_launch_e<D>(r, it, v, fg_pp_epi{{r->out}}, 0);
+    if (r->out.mode == KJOIN_COUNT)
+        return fg_launch_e<D>(r, it, v, fg_count_epi{{r->out}}, 0);
+    return fg_launch_e<D>(r, it, v, kern_join_epi{{r->out}}, 0);
 }
 
 static int fg_launch(f64_run *r, const f64_item *it, void *user)
@@ -422,24 +446,48 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     return fg_run_q(a, res, NULL, NULL);
 }
 
+/* TCJOIN_DBSCAN_TRACE=1: fg_dbscan's steps, each after a stream
+ * synchronisation, in milliseconds on stderr (benchmarks; the
+ * synchronisations change nothing else). */
+struct fg_trace {
+    int on;
+    cudaStream_t st;
+    double t;
+    char line[384];
+    size_t len;
+};
+
+static void fg_mark(fg_trace &t, const char *step)
+{
+    if (!t.on)
+        return;
+    cudaStreamSynchronize(t.st); /* its error, if any, is the next call's */
+    const double now = kern_now();
+    if (t.len < sizeof t.line)
+        t.len += (size_t)snprintf(t.line + t.len, sizeof t.line - t.len, " %s %.2f", step,
+                                  (now - t.t) * 1e3);
+    t.t = now;
+}
+
 /* DBSCAN on the grid (kernels/epi_cluster.cuh), one device, the index
  * and rows shared with the join's runs through the slot: the core flags
- * formed on the device (each query row's count in its warp's shared slot,
+ * formed on the device (each query row's count in its lanes' registers,
  * compared with minpts at the group's end, so no count leaves the
  * device; core_out, *pairs and *core_s get the flags by row, the join's
  * pairs and the pass's time); then the union pass over core-core
  * candidates, the roots flattened, each component's smallest row, the
- * border pass over non-core query rows, the answer by row into root. */
-static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_out, uint32_t *root,
+ * border pass over non-core query rows, the labels numbered and sent back
+ * by row. */
+static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_out, int32_t *labels,
                      unsigned long long *pairs, double *core_s, kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->q0 != 0 || a0->q1 != a0->n)
         return kern_fail(KERN_EINVAL, "fp64 grid dbscan: bad run (n %zu, d %zu, rows [%zu, %zu))",
                          a0->n, a0->d, a0->q0, a0->q1);
-    if (a0->n >= CLU_NONE)
-        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: %zu rows (at most %u)", a0->n,
-                         CLU_NONE - 1);
+    if (a0->n >= (size_t)INT_MAX) /* the grid index's and the numbering's scan */
+        return kern_fail(KERN_EINVAL, "fp64 grid dbscan: %zu rows (at most %d)", a0->n,
+                         INT_MAX - 1);
     if (!(a0->eps > 0) || !isfinite(a0->eps))
         return kern_fail(KERN_EINVAL, "fp64 grid needs a positive finite eps (got %g)", a0->eps);
     kern_join_args a = *a0;
@@ -448,17 +496,28 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
         a.device = a.devices[0];
     a.ndevices = 0;
     const size_t n = a.n;
+    fg_trace tr;
+    memset(&tr, 0, sizeof tr);
+    tr.on = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    tr.t = kern_now();
     f64_run r;
     int rc = f64_begin(&r, &a, res, "fp64 grid dbscan", 0);
     if (rc)
         return rc;
+    tr.st = r.k.st;
+    fg_mark(tr, "begin");
     grid_cache &c = g_fg[a.device];
     rc = fg_index(&r, &a, a.eps, c);
+    fg_mark(tr, "index");
     /* By position in cell order (epi_cluster.cuh): the flags, parents,
-     * border numbers; minrow by root; the rows' answer into out. */
+     * border numbers; minrow by root; by row: the numbering's head flags
+     * and then the labels in dout (n + 1: the scan's total), their sum in
+     * num. */
     uint8_t *drow = NULL, *dcore = NULL;
-    uint32_t *parent = NULL, *border = NULL, *minrow = NULL, *dout = NULL;
+    uint32_t *parent = NULL, *border = NULL, *minrow = NULL, *dout = NULL, *num = NULL;
     unsigned long long *edges = NULL, nedges = 0;
+    void *scan_tmp = NULL;
+    size_t scan_bytes = 0;
     fg_dev v;
     memset(&v, 0, sizeof v);
     v.d = a.d;
@@ -472,13 +531,19 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
                     (rc = f64_malloc(&r, (void **)&parent, n * sizeof *parent, "the union-find")) ||
                     (rc = f64_malloc(&r, (void **)&border, n * sizeof *border, "the union-find")) ||
                     (rc = f64_malloc(&r, (void **)&minrow, n * sizeof *minrow, "the union-find")) ||
-                    (rc = f64_malloc(&r, (void **)&dout, n * sizeof *dout, "the union-find")) ||
+                    (rc = f64_malloc(&r, (void **)&dout, (n + 1) * sizeof *dout, "the labels")) ||
+                    (rc = f64_malloc(&r, (void **)&num, (n + 1) * sizeof *num, "the labels")) ||
                     (rc = f64_malloc(&r, (void **)&edges, sizeof *edges, "the union-find"))))
         goto out;
     if (rc)
         goto out;
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, dout, num, (int)n + 1, st), out);
+    scan_bytes = scan_bytes ? scan_bytes : 1;
+    if ((rc = f64_malloc(&r, &scan_tmp, scan_bytes, "the labels")))
+        goto out;
     KERN_CUDA_GOTO(cudaMemsetAsync(edges, 0, sizeof *edges, st), out);
     KERN_CUDA_GOTO(cudaMemsetAsync(minrow, 0xff, n * sizeof *minrow, st), out);
+    fg_mark(tr, "alloc");
     {
         const double t0 = kern_now();
         unsigned long long np = 0;
@@ -486,6 +551,7 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
         v.co = clu_core_epi{a.eps * a.eps, minpts, dcore, edges};
         if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan core")))
             goto out;
+        fg_mark(tr, "core");
         clu_core_scatter_kernel<<<blocks, GG_THREADS, 0, st>>>(c.g.ids, dcore, n, drow);
         KERN_CUDA_GOTO(cudaGetLastError(), out);
         KERN_CUDA_GOTO(cudaMemcpyAsync(core_out, drow, n, cudaMemcpyDeviceToHost, st), out);
@@ -494,6 +560,7 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
         KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
         *pairs = np;
         *core_s = kern_now() - t0;
+        fg_mark(tr, "flags_d2h");
     }
     clu_init_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent, border);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
@@ -501,24 +568,38 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
     v.un = clu_union_epi{a.eps * a.eps, dcore, parent, edges};
     if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan union")))
         goto out;
+    fg_mark(tr, "union");
     clu_flatten_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, n, parent);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
+    fg_mark(tr, "flatten");
     clu_minrow_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, c.g.ids, n, minrow);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
+    fg_mark(tr, "minrow");
     v.pass = 2;
     v.bo = clu_border_epi{a.eps * a.eps, dcore, parent, minrow, border};
     if ((rc = grid_drive(&r, c.ngroup, fg_launch, &v, "fp64 grid dbscan border")))
         goto out;
-    clu_out_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, minrow, border, c.g.ids, n, dout);
+    fg_mark(tr, "border");
+    /* The numbering: each component's smallest row flagged by row, the
+     * flags' exclusive sum, the labels scattered by row over the flags. */
+    KERN_CUDA_GOTO(cudaMemsetAsync(dout, 0, (n + 1) * sizeof *dout, st), out);
+    clu_head_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, minrow, c.g.ids, n, dout);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, dout, num, (int)n + 1, st),
+                   out);
+    clu_label_kernel<<<blocks, GG_THREADS, 0, st>>>(dcore, parent, minrow, border, c.g.ids, num, n,
+                                                    (int32_t *)dout);
+    KERN_CUDA_GOTO(cudaGetLastError(), out);
+    fg_mark(tr, "labels");
     {
         const double t0 = kern_now();
-        KERN_CUDA_GOTO(cudaMemcpyAsync(root, dout, n * sizeof *dout, cudaMemcpyDeviceToHost, st),
-                       out);
+        KERN_CUDA_GOTO(
+            cudaMemcpyAsync(labels, dout, n * sizeof *labels, cudaMemcpyDeviceToHost, st), out);
         KERN_CUDA_GOTO(cudaMemcpyAsync(&nedges, edges, sizeof nedges, cudaMemcpyDeviceToHost, st),
                        out);
         KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
         res->t_d2h += kern_now() - t0;
+        fg_mark(tr, "labels_d2h");
     }
     res->pairs = nedges;
 out:
@@ -531,14 +612,19 @@ out:
     kern_free(&r.k, parent, n * sizeof *parent);
     kern_free(&r.k, border, n * sizeof *border);
     kern_free(&r.k, minrow, n * sizeof *minrow);
-    kern_free(&r.k, dout, n * sizeof *dout);
+    kern_free(&r.k, dout, (n + 1) * sizeof *dout);
+    kern_free(&r.k, num, (n + 1) * sizeof *num);
+    kern_free(&r.k, scan_tmp, scan_bytes);
     kern_free(&r.k, edges, sizeof *edges);
+    fg_mark(tr, "free");
     f64_end(&r);
+    if (tr.on)
+        fprintf(stderr, "dbscan trace (ms):%s\n", tr.line);
     return rc;
 }
 
 extern "C" int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core,
-                                     uint32_t *root, unsigned long long *pairs, double *core_s,
+                                     int32_t *labels, unsigned long long *pairs, double *core_s,
                                      kern_join_result *res)
 {
     *pairs = 0;
@@ -548,5 +634,5 @@ extern "C" int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, u
         return kern_fail(KERN_EINVAL, "fp64 grid dbscan: minpts %llu (at least 1)",
                          (unsigned long long)minpts);
     }
-    return fg_dbscan(a, minpts, core, root, pairs, core_s, res);
+    return fg_dbscan(a, minpts, core, labels, pairs, core_s, res);
 }

@@ -433,6 +433,11 @@ typedef struct kern_join_result {
      * of the upper triangle the run joined. */
     size_t tile_blocks;
     double tile_work;
+    /* Pairs whose distance a pruning path computed (the FP64 grid's
+     * candidates, a refilled PAIRS item's again), summed over devices and
+     * chunk runs; 0: the run examined all of its pairs (n^2 or its cut's
+     * share). */
+    uint64_t examined;
 } kern_join_result;
 
 /* Rows of a cross run's candidate start (kern_join_args.c0) are a
@@ -595,15 +600,15 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
 /* DBSCAN's three passes on the FP64 grid path, one device (the first of
  * a's list), every row a query (q0 = 0, q1 = n), at a->eps: core (n, out)
  * = at least minpts rows within eps, itself included (no per-point count
- * leaves the device); root (n, out): a core row's smallest core row index
- * in its component of the eps-graph's core-core edges, a non-core row's
- * smallest such root among its core neighbours, 0xffffffff when it has
- * none (noise); *pairs the eps-join's pairs (self included), *core_s the
- * core pass's seconds; r->pairs the core-core pairs (i < j) within eps
- * found while their rows were not yet known to share a component (pairs
- * already in one are skipped before their distance).
+ * leaves the device); labels (n, out): src/dbscan.h's labels, numbered on
+ * the device (the components of the eps-graph's core-core edges numbered
+ * 0, 1, ... in order of each one's smallest core row; a non-core row the
+ * smallest number among its core neighbours', -1 when it has none);
+ * *pairs the eps-join's pairs (self included), *core_s the core pass's
+ * seconds; r->pairs the unions called: core-core pairs (i < j) within
+ * eps found while their rows were not yet known to share a component.
  * kernels/epi_cluster.cuh. */
-int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, uint32_t *root,
+int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, int32_t *labels,
                           unsigned long long *pairs, double *core_s, kern_join_result *r);
 /* The k-distance over the FP64 grid on one device (the first of a's list;
  * kernels/grid_kdist.cu): out[q - q0] for query rows [q0, q1) = the k-th
@@ -620,7 +625,10 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
  * Core flags from the counted pairs (self included, >= minpts); the
  * union-find of core-core pairs; a non-core row's core neighbours kept in
  * minpts - 2 slots where they fit, else a border pass. Out: io->core (n),
- * io->ncore, io->root (n, as kern_fp64_grid_dbscan says), io->core_s and
+ * io->ncore, io->root (n: a core row's smallest core row index in its
+ * component of the eps-graph's core-core edges, a non-core row's smallest
+ * such root among its core neighbours, 0xffffffff when it has none),
+ * io->core_s and
  * io->rcore (the core pass: its run, pairs the PERPOINT sum), r the union
  * and border passes (pairs: the union pass's listed pairs). KERN_ENOMEM
  * when the dataset does not fit a device (no streamed form: the caller

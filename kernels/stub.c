@@ -89,12 +89,12 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r)
     return stub_join(a, r);
 }
 
-int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, uint32_t *root,
+int kern_fp64_grid_dbscan(const kern_join_args *a, uint64_t minpts, uint8_t *core, int32_t *labels,
                           unsigned long long *pairs, double *core_s, kern_join_result *r)
 {
     (void)minpts;
     (void)core;
-    (void)root;
+    (void)labels;
     *pairs = 0;
     *core_s = 0;
     return stub_join(a, r);

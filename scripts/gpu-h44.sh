@@ -5,7 +5,9 @@
 # benchmark lines, a short table last; every step under `timeout`.
 #   bash scripts/gpu-h44.sh            (B=/tmp/tcjoin-gpu, OUT=/tmp/gpu-h44)
 # TESTS (name:seconds ...), SAN=0 (no sanitizers), BENCH3=0 (no n x 3
-# benchmarks), KINDS and DIMS (the d = 4 to 16 benchmarks) narrow it.
+# benchmarks), BENCHD=0 (no d = 4 to 16 benchmarks), KINDS and DIMS
+# narrow those. TCJOIN_DBSCAN_TRACE=1 puts the grid DBSCAN's steps in
+# the summary.
 # Needs in the bundle: $B/tcjoin, $B/tests/g_grid_kdist, $B/tests/g_exact_grid,
 # $B/tests/g_dbscan, $B/datasets/kitti_000000_xyzr.f32.
 set -u
@@ -43,7 +45,7 @@ done
 #    with the shared-memory histogram and per-warp counts (grid_sanitizer_case),
 #    and the union/border epilogues (g_dbscan's grid case).
 [ "${SAN:-1}" = 1 ] && for tool in memcheck racecheck; do
-    timeout 40 compute-sanitizer --tool "$tool" --error-exitcode 9 "$B/tests/g_grid_kdist" \
+    timeout "$([ "$tool" = racecheck ] && echo 240 || echo 40)" compute-sanitizer --tool "$tool" --error-exitcode 9 "$B/tests/g_grid_kdist" \
         grid_sanitizer_case >"$L/san-kd-$tool.log" 2>&1
     row "sanitizer grid $tool" "exit=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$L/san-kd-$tool.log" | head -n 2 | tr '\n' ' ')"
 done
@@ -73,8 +75,10 @@ dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact$2" >"$f" 2>&1
     row "  PERPOINT warm s" "$(fld run time_s "$f" 3) (kernel $(fld run kernel_s "$f" 3))"
     row "  sweep 64 cold/warm s" "$(fld sweep time_s "$f" 1) / $(fld sweep time_s "$f" 2) + sample $(fld sweep sample_time_s "$f" 2), passes $(fld sweep passes "$f" 2), S $(fld sweep selectivity "$f" 2)"
     row "  kdist 4 cold/warm s" "$(fld kdist time_s "$f" 1) / $(fld kdist time_s "$f" 2) ($(fld kdist variant "$f" 2))"
-    row "  dbscan cold/warm s" "$(fld dbscan time_s "$f" 1) / $(fld dbscan time_s "$f" 2), clusters $(fld dbscan clusters "$f" 2)"
+    sed 's/,"passes".*//' "$f" >"$f.top"
+    row "  dbscan cold/warm s" "$(fld dbscan time_s "$f.top" 1) / $(fld dbscan time_s "$f.top" 2), clusters $(fld dbscan clusters "$f" 2)"
     grep '"type":"dbscan"' "$f" | tail -n 1 | sed -n 's/.*"passes":\(.*\)/  dbscan passes: \1/p' | cut -c1-400 >>"$sum"
+    grep '^dbscan trace' "$f" | tail -n 2 | sed 's/^/  /' >>"$sum"
     [ -n "$2" ] && row "  curve s" "$(fld curve time_s "$f" 1) + sample $(fld curve sample_time_s "$f" 1)"
     grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
 }
@@ -87,7 +91,7 @@ fi
 #    (kern_tiles_run: the rows in k-d order, only the 256-row block pairs
 #    whose boxes are within eps), each twice (cold, warm), then auto and a
 #    dbscan through auto. DIMS, KINDS to narrow.
-for kind in ${KINDS:-uniform gauss}; do
+[ "${BENCHD:-1}" = 1 ] && for kind in ${KINDS:-uniform gauss}; do
     for d in ${DIMS:-4 8 16}; do
         f=$L/bench-$kind-d$d.log
         g="gen $kind n=1000000 d=$d seed=1"
@@ -95,7 +99,8 @@ for kind in ${KINDS:-uniform gauss}; do
         timeout 200 "$B/tcjoin" --db "$L/d$d$kind.db" --json -e "$g; \
 sweep 64 engine=exact use; set exact-path pass; run exact; run exact; \
 set exact-path tiles; run exact; run exact; set exact-path auto; run exact; \
-dbscan minpts=16 engine=exact; dbscan minpts=16 engine=exact" >"$f" 2>&1
+dbscan minpts=16 engine=exact; dbscan minpts=16 engine=exact; \
+sweep 64 engine=exact; kdist 4 engine=exact; kdist 4 engine=exact" >"$f" 2>&1
         row "bench 1e6 x $d $kind exit" "$? (eps $(fld eps eps "$f" 1), sweep $(fld sweep time_s "$f" 1) s)"
         row "  pass cold/warm s" "$(fld run time_s "$f" 1) / $(fld run time_s "$f" 2) (kernel $(fld run kernel_s "$f" 2))"
         row "  tiles cold/warm s" "$(fld run time_s "$f" 3) / $(fld run time_s "$f" 4) (kernel $(fld run kernel_s "$f" 4), work $(fld run tile_work "$f" 4), $(fld run variant "$f" 4))"
@@ -103,6 +108,8 @@ dbscan minpts=16 engine=exact; dbscan minpts=16 engine=exact" >"$f" 2>&1
         row "  pairs pass/tiles" "$(fld run pairs "$f" 2) / $(fld run pairs "$f" 4)"
         sed 's/,"passes".*//' "$f" >"$f.top"
         row "  dbscan cold/warm s" "$(fld dbscan time_s "$f.top" 1) / $(fld dbscan time_s "$f.top" 2), clusters $(fld dbscan clusters "$f" 2)"
+        row "  sweep 64 cold/warm s" "$(fld sweep time_s "$f" 1) + sample $(fld sweep sample_time_s "$f" 1) / $(fld sweep time_s "$f" 2) + sample $(fld sweep sample_time_s "$f" 2)"
+        row "  kdist 4 cold/warm s" "$(fld kdist time_s "$f.top" 1) / $(fld kdist time_s "$f.top" 2) ($(fld kdist variant "$f" 2))"
         grep '"type":"error"' "$f" | head -n 3 | tee -a "$sum"
     done
 done

@@ -123,6 +123,7 @@ static int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t 
     const size_t n = spec->ds->n;
     double t0 = engine_now();
     uint64_t *counts = xmalloc(n * sizeof *counts);
+    par_zero(counts, n * sizeof *counts); /* its pages faulted in on every core */
     join_spec js;
     memset(&js, 0, sizeof js);
     js.mode = JOIN_PERPOINT;

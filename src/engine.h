@@ -276,12 +276,12 @@ int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
  * kdist_spec, its passes from radius r0. */
 int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
 /* DBSCAN's three passes of row e on the device over the FP64 grid
- * (kern_fp64_grid_dbscan): core (n flags) and root (n) out as that entry
- * says; *pairs the eps-join's pairs, *core_s the core pass's seconds;
- * res: the run's timings, its pairs the core-core pairs joined. */
+ * (kern_fp64_grid_dbscan): core (n flags) and labels (n) out as that
+ * entry says; *pairs the eps-join's pairs, *core_s the core pass's
+ * seconds; res: the run's timings, its pairs the unions called. */
 int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
                            const engine_opts *opts, const volatile int *cancel, uint8_t *core,
-                           uint32_t *root, uint64_t *pairs, double *core_s, join_result *res);
+                           int32_t *labels, uint64_t *pairs, double *core_s, join_result *res);
 /* DBSCAN on the device off the FP64 grid (src/engine_gpu_dbscan.c): the
  * three passes as fn's PAIRS runs consumed on the device (kern_dbscan),
  * the data scaled by scale as the row's runs are (0: none);

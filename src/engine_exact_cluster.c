@@ -31,23 +31,18 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
                                     exact_pass_fn(o));
     /* All three passes in one device run: the core flags formed there
      * (no per-point count crosses to the host), the union-find in the
-     * index's cell order (kernels/epi_cluster.cuh). The core pass is
-     * recorded as its PERPOINT join (its pairs and time), the rest of
-     * the run as the union pass. */
-    const size_t n = spec->ds->n;
+     * index's cell order (kernels/epi_cluster.cuh), the labels numbered
+     * there too. The core pass is recorded as its PERPOINT join (its
+     * pairs and time), the rest of the run as the union pass. */
     double t0 = engine_now(), core_s = 0;
     uint64_t pairs = 0;
-    uint32_t *root = xmalloc(n * sizeof *root);
     join_result *rc_core = &res->pass[DBSCAN_PASS_CORE], *ru = &res->pass[DBSCAN_PASS_UNION];
     res->ran[DBSCAN_PASS_CORE] = res->ran[DBSCAN_PASS_UNION] = 1;
     res->pass_mode[DBSCAN_PASS_CORE] = JOIN_PERPOINT;
     res->pass_mode[DBSCAN_PASS_UNION] = JOIN_COUNT;
     int rc = engine_gpu_grid_dbscan(spec->engine, spec->ds, spec->eps, spec->minpts, o,
-                                    spec->cancel, spec->core, root, &pairs, &core_s, ru);
+                                    spec->cancel, spec->core, spec->labels, &pairs, &core_s, ru);
     const double all = engine_now() - t0;
-    if (rc == 0)
-        dbscan_number(spec->core, root, n, spec->labels);
-    free(root);
     *rc_core = *ru;
     rc_core->pairs = pairs;
     rc_core->seconds = rc_core->kernel_seconds = core_s;

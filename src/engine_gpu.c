@@ -165,7 +165,7 @@ int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
 /* DBSCAN's three passes on the device (kernels.h's kern_fp64_grid_dbscan). */
 int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
                            const engine_opts *opts, const volatile int *cancel, uint8_t *core,
-                           uint32_t *root, uint64_t *pairs, double *core_s, join_result *res)
+                           int32_t *labels, uint64_t *pairs, double *core_s, join_result *res)
 {
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(opts, &def);
@@ -175,7 +175,7 @@ int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_
     kern_join_result r;
     memset(&r, 0, sizeof r);
     unsigned long long np = 0;
-    int rc = kern_fp64_grid_dbscan(&a, minpts, core, root, &np, core_s, &r);
+    int rc = kern_fp64_grid_dbscan(&a, minpts, core, labels, &np, core_s, &r);
     *pairs = np;
     res->pairs = r.pairs;
     engine_gpu_timing(&r, ds, NULL, res);

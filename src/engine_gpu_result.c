@@ -86,6 +86,14 @@ static void gpu_tile_metrics(const kern_join_args *a, const kern_join_result *r,
     join_result_metric(res, "pairs_examined", r->tile_work * (double)a->n * (double)a->n, "pairs");
 }
 
+/* A pruning path's candidates (exact's FP64 grid: the distances it
+ * computed), the run's pairs_examined (pruned). */
+static void gpu_grid_metrics(const kern_join_result *r, join_result *res)
+{
+    if (r->examined)
+        join_result_metric(res, "pairs_examined", (double)r->examined, "pairs");
+}
+
 /* exact's pass: what its band sent to the FP64 refinement. */
 static void gpu_exact_metrics(const kern_join_result *r, join_result *res)
 {
@@ -140,7 +148,8 @@ void engine_gpu_metrics(const engine *e, const kern_join_args *a, const kern_joi
     if (join) {
         gpu_cluster_metrics(a, r, res);
         gpu_tile_metrics(a, r, res);
-        if (tc)
+        gpu_grid_metrics(r, res);
+        if (tc && !r->examined) /* the paper's count is the tensor cores' */
             gpu_tflops(a, r, res);
     }
     if (x->scaled) {

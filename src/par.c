@@ -1,6 +1,7 @@
 #include "par.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The ranges are fixed by n and the work alone (PAR_MAX_THREADS of them,
@@ -83,4 +84,16 @@ void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, siz
         job[t] = (par_job){fn, ctx, t, nth, k, n, per};
     par_threads(nth, par_job_run, job);
     *nt = k;
+}
+
+static void par_zero_range(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    memset((char *)ctx + a, 0, b - a);
+}
+
+void par_zero(void *p, size_t bytes)
+{
+    int nt;
+    par_for(bytes, 1, par_zero_range, p, &nt);
 }

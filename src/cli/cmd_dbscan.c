@@ -16,6 +16,7 @@
 #include "err.h"
 #include "ofile.h"
 #include "out.h"
+#include "par.h"
 #include "runner.h"
 #include "store.h"
 
@@ -76,6 +77,8 @@ static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels,
 {
     *labels = xmalloc(s->ds.n * sizeof **labels);
     *core = xmalloc(s->ds.n);
+    par_zero(*labels, s->ds.n * sizeof **labels); /* their pages faulted in on every core */
+    par_zero(*core, s->ds.n);
     dbscan_spec spec = {
         .ds = &s->ds,
         .eps = s->eps,

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "kdist.h"
 #include "out.h"
+#include "par.h"
 #include "runner.h"
 #include "store.h"
 
@@ -136,6 +137,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
 
     const dataset *ds = &s->ds;
     double *d2 = xmalloc(ds->n * sizeof *d2);
+    par_zero(d2, ds->n * sizeof *d2); /* its pages faulted in on every core */
     kdist_spec spec = {
         .ds = ds,
         .q0 = 0,

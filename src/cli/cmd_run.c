@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "err.h"
 #include "out.h"
+#include "par.h"
 #include "perpoint.h"
 #include "perpoint_out.h"
 #include "runner.h"
@@ -97,8 +98,10 @@ static int run_run(session *s, int argc, char **argv)
     if (spec.mode == JOIN_PERPOINT && tmp.out_path[0] &&
         (rc = ofile_open(tmp.out_path, force, log_path, &cf)))
         return rc;
-    if (spec.mode == JOIN_PERPOINT)
-        spec.counts = counts = xcalloc(nq ? nq : 1, sizeof *counts);
+    if (spec.mode == JOIN_PERPOINT) { /* zeroed, its pages faulted in on every core */
+        spec.counts = counts = xmalloc((nq ? nq : 1) * sizeof *counts);
+        par_zero(counts, (nq ? nq : 1) * sizeof *counts);
+    }
     if (spec.mode == JOIN_PAIRS) {
         /* bin32/bin64 are the settings' names for the sink's u32/u64. */
         sink_format fmt = !strcmp(tmp.out_format, "csv")     ? SINK_CSV

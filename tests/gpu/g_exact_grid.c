@@ -510,6 +510,56 @@ TEST(grid_index_kept_between_runs)
     dataset_free(&ds);
 }
 
+/* The grid's pairs_examined are the distances it computed (a pruned
+ * run's record, kern_join_result.examined), each case's count derived
+ * from the cells (side eps (1 + 1e-6) from the smallest value): rows 3
+ * apart on a line at eps 1 lie in cells 2 or 3 apart (cell 3i - 1 for
+ * row i >= 1, 0 for row 0), so a row's only candidate is itself: n; 700
+ * copies of one row share one cell: 700^2; and on a uniform cube of 2*10^4
+ * rows every pair within eps was a candidate, and the 27 cells around a
+ * row hold 27 eps^3 n rows on average (the cube's faces leave cells with
+ * fewer neighbours; a Python count of the same cells on such a cube gave
+ * 0.997 of it; the Poisson spread of 2.9*10^5 candidates is 0.2%):
+ * within [0.9, 1.05] of 27 eps^3 n^2. */
+TEST(grid_counts_the_distances_it_computes)
+{
+    need_gpu();
+    const size_t n = 5000;
+    dataset line = make("line", n, 1);
+    for (size_t i = 0; i < n; i++)
+        ((double *)line.v)[i] = 3.0 * (double)i;
+    finish(&line);
+    dataset same = make("same", 700, 2);
+    for (size_t i = 0; i < 2 * 700; i++)
+        ((double *)same.v)[i] = 0.25;
+    finish(&same);
+    dataset cube = set_unif("cube", 20000, 3, 5);
+    const struct {
+        dataset *ds;
+        double eps, want;
+    } c[3] = {{&line, 1.0, (double)n}, {&same, 0.1, 700.0 * 700.0}, {&cube, 0.03, -1}};
+    for (int k = 0; k < 3; k++) {
+        join_result r;
+        CHECK_MSG(count_run(engine_find("exact"), c[k].ds, c[k].eps, &r) == 0, "%s: %s",
+                  c[k].ds->name, err_msg());
+        const double ex = jr_metric(&r, "pairs_examined"), nn = (double)c[k].ds->n;
+        if (c[k].want >= 0)
+            CHECK_MSG(ex == c[k].want, "%s: %g pairs examined, want %g", c[k].ds->name, ex,
+                      c[k].want);
+        else {
+            const double e27 = 27 * pow(c[k].eps, 3) * nn * nn;
+            CHECK_MSG(ex >= (double)r.pairs && ex >= 0.9 * e27 && ex <= 1.05 * e27,
+                      "%s: %g pairs examined, %llu pairs, 27 eps^3 n^2 = %g", c[k].ds->name, ex,
+                      (unsigned long long)r.pairs, e27);
+        }
+        CHECK_MSG(jr_metric(&r, "tflops_paper") < 0, "%s: the tensor cores' TFLOPS claimed",
+                  c[k].ds->name);
+    }
+    dataset_free(&line);
+    dataset_free(&same);
+    dataset_free(&cube);
+}
+
 /* compute-sanitizer's case for the tile cut (scripts/gpu-check): a small
  * clustered d = 8 set whose block list leaves most pairs out, the pass
  * over the listed tiles (kernels/fasted.cu's table from the list) equal to

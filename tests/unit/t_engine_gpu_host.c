@@ -146,6 +146,20 @@ TEST(result_metrics_for_join_and_kdist)
     CHECK_EQ_INT(kd.nmetric, kn);
     for (int k = 0; k < kn && k < kd.nmetric; k++)
         CHECK_MSG(strcmp(kd.metric[k].name, korder[k]) == 0, "%d: %s", k, kd.metric[k].name);
+
+    /* the FP64 grid's run: its candidates are the pairs examined, and the
+     * tensor cores' TFLOPS (n^2 work) are not claimed for it */
+    r.examined = 12345;
+    join_result g;
+    memset(&g, 0, sizeof g);
+    engine_gpu_metrics(&e, &a, &r, &x, 1, &g);
+    CHECK(index_of(&g, "pairs_examined") >= 0);
+    CHECK(g.metric[index_of(&g, "pairs_examined")].value == 12345);
+    CHECK(index_of(&g, "tflops_paper") < 0);
+    CHECK(index_of(&g, "tflops_padded") < 0);
+    int pruned = 0;
+    CHECK(engine_pairs_examined(&g, 500, 1000, &pruned) == 12345);
+    CHECK(pruned);
 }
 
 TEST(result_timing_and_codes)
