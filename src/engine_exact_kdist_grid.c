@@ -1,5 +1,6 @@
-/* exact's k-distance on the FP64 grid path (issue 44): where exact joins
- * over the grid (exact_grid_path at the radius below), the K-th smallest
+/* exact's k-distance on the FP64 grid path (issue 44): where exact could
+ * join over the grid (src/engine_exact_kdist.c: auto at d <= 4, or the
+ * grid set), the K-th smallest
  * FP64 direct-form d2 of each query row through the device's grid index
  * (kernels/grid_kdist.cu): cpu's k-distances exactly. Elsewhere exact
  * has no k-distance here (the FP16 pass's is another file's).

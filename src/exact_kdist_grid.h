@@ -5,8 +5,9 @@
 
 #include "engine.h"
 
-/* The device grid's k-distances from first radius r0 (where exact joins
- * over its grid at r0: exact_grid_path), metrics "path" 1 and "radius0". */
+/* The device grid's k-distances from first radius r0 (where exact could
+ * join over its grid: src/engine_exact_kdist.c), metrics "path" 1 and
+ * "radius0". */
 int exact_kdist_grid_at(const kdist_spec *s, double r0, join_result *res);
 /* The first radius of the grid passes for K on ds: rows spread evenly
  * over a sample's bounding box hold 2 (K + 1) rows in a ball of it. */

@@ -166,6 +166,39 @@ TEST(grid_kdist_equals_cpu_on_low_dimensional_sets)
     dataset_free(&ds);
 }
 
+/* auto's k-distance takes the grid wherever the join could (d <= 4),
+ * whatever the band the join's rule weighs (uniform d = 4: the join's
+ * auto takes the pass there at small eps), and the pass above d = 4:
+ * path 1 and cpu's values at d = 3 and 4, path 0 at d = 5. */
+TEST(auto_kdist_takes_the_grid_up_to_d4)
+{
+    need_gpu();
+    const size_t dims[3] = {3, 4, 5};
+    for (int t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "unif d=%zu", dims[t]);
+        dataset ds = set_unif(name, 6000, dims[t], 20 + (uint64_t)t);
+        double *a = xmalloc(ds.n * sizeof *a), *b = xmalloc(ds.n * sizeof *b);
+        join_result ra, rb;
+        int rc = kd_run("exact", &ds, 4, 0, ds.n, EXACT_PATH_AUTO, a, &ra);
+        CHECK_MSG(rc == 0, "%s: %s", name, err_msg());
+        rc = rc ? rc : kd_run("cpu", &ds, 4, 0, ds.n, EXACT_PATH_AUTO, b, &rb);
+        CHECK_MSG(rc == 0, "%s cpu: %s", name, err_msg());
+        if (rc == 0) {
+            const double want = dims[t] <= 4 ? 1 : 0;
+            CHECK_MSG(jr_metric(&ra, "path") == want, "%s: path %g, want %g (%s)", name,
+                      jr_metric(&ra, "path"), want, ra.variant);
+            size_t bad = 0;
+            for (size_t i = 0; i < ds.n; i++)
+                bad += !(a[i] == b[i]);
+            CHECK_MSG(bad == 0, "%s: %zu rows differ from cpu", name, bad);
+        }
+        free(a);
+        free(b);
+        dataset_free(&ds);
+    }
+}
+
 TEST(grid_kdist_equals_cpu_on_the_kitti_scan)
 {
     need_gpu();
