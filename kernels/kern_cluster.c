@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kern_cluster.h"
+#include "kern_stream.h"
 
 #define CLU_SAMPLE 4096              /* rows sampled, at most */
 #define CLU_SAMPLE_VALUES (1u << 20) /* ... and at most this many values */
@@ -29,10 +30,9 @@
 #define CLU_RANGES 16 /* the assignments: fixed ranges, a thread each */
 
 static struct {
-    const void *x;
-    size_t n, d, x_bytes, min_rows;
-    uint64_t hash;
-    int x_type, done; /* done: the sample stage ran (g.p.K 0: no cut) */
+    stream_data_id ds; /* the dataset the plan is of */
+    size_t min_rows;
+    int done; /* done: the sample stage ran (g.p.K 0: no cut) */
     clu_plan p;
     uint8_t *cl;  /* n: each row's cluster, once assigned */
     clu_layout L; /* the last layout (L.comp: its groups) */
@@ -65,8 +65,7 @@ static void clu_free(void)
 
 static int clu_same(const kern_join_args *a, size_t min_rows)
 {
-    return g.done && g.x == a->x && g.n == a->n && g.d == a->d && g.hash == a->hash &&
-           g.x_bytes == a->x_bytes && g.x_type == a->x_type && g.min_rows == min_rows;
+    return g.done && stream_data_is(&g.ds, a) && g.min_rows == min_rows;
 }
 
 /* |x - y|^2 in four interleaved sums: one chain of d dependent additions
@@ -266,12 +265,7 @@ int clu_plan_sample(const kern_join_args *a, size_t min_rows, const clu_plan **p
     size_t k0 = n / (min_rows ? min_rows : 1);
     k0 = k0 < m / 16 ? k0 : m / 16;
     const int K = (int)(k0 < CLU_MAX_K ? k0 : CLU_MAX_K);
-    g.x = a->x;
-    g.n = n;
-    g.d = d;
-    g.hash = a->hash;
-    g.x_bytes = a->x_bytes;
-    g.x_type = a->x_type;
+    g.ds = stream_data_of(a);
     g.min_rows = min_rows;
     g.done = 1;
     if (K < 2)

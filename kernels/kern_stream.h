@@ -4,8 +4,8 @@
  * (kernels/kern_stream_kd.c), and the layouts' runs (kernels/
  * kern_stream_clu.c: the cluster cut's; kernels/kern_tiles.c: the tile
  * cut's): the renumbering of a run's rows into the dataset's, progress
- * over the runs, the sum of their results. Only those five files include
- * it. */
+ * over the runs, the sum of their results, and the dataset a kept plan is
+ * of (kernels/kern_cluster.c's too). Only those six files include it. */
 #ifndef TCJ_KERN_STREAM_H
 #define TCJ_KERN_STREAM_H
 
@@ -55,6 +55,28 @@ void stream_out_close(const kern_join_args *a, stream_out *o, int ok);
 /* Add one run's result x into the whole's r (first: r becomes x, keeping
  * r's cut fields); chunk_runs counts the runs. */
 void stream_merge(kern_join_result *r, const kern_join_result *x, int first);
+/* The dataset a plan kept across runs was made of (the cluster cut's and
+ * the tile cut's): its rows' pointer, shape, content hash and stored type;
+ * a run of other rows, or of the same rows changed, is another dataset. */
+typedef struct stream_data_id {
+    const void *x;
+    size_t n, d, x_bytes;
+    uint64_t hash;
+    int x_type;
+} stream_data_id;
+
+static inline stream_data_id stream_data_of(const kern_join_args *a)
+{
+    stream_data_id id = {a->x, a->n, a->d, a->x_bytes, a->hash, a->x_type};
+    return id;
+}
+
+static inline int stream_data_is(const stream_data_id *id, const kern_join_args *a)
+{
+    return id->x == a->x && id->n == a->n && id->d == a->d && id->hash == a->hash &&
+           id->x_bytes == a->x_bytes && id->x_type == a->x_type;
+}
+
 /* A run's content hash: the dataset's, mixed with which rows it holds
  * (two numbers that name the run within its cut of R rows). */
 uint64_t stream_hash(uint64_t h, size_t a, size_t b, size_t R);

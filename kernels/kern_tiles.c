@@ -63,11 +63,8 @@ static int tile_tree_alloc(tile_tree *t, size_t B, size_t rows, size_t d)
 }
 
 static struct {
-    /* the dataset the plan is of */
-    const void *x;
-    size_t n, d, x_bytes;
-    uint64_t hash;
-    int x_type, done, ok; /* ok 0: a value not finite (no cut) */
+    stream_data_id ds; /* the dataset the plan is of */
+    int done, ok;      /* ok 0: a value not finite (no cut) */
     /* the plan */
     size_t T, npad;  /* blocks, run rows (n padded to whole blocks) */
     uint32_t *rows;  /* npad: the dataset's rows in k-d order, then KERN_ROW_PAD */
@@ -101,8 +98,7 @@ static void tile_free(void)
 
 static int tile_same(const kern_join_args *a)
 {
-    return g.done && g.x == a->x && g.n == a->n && g.d == a->d && g.hash == a->hash &&
-           g.x_bytes == a->x_bytes && g.x_type == a->x_type;
+    return g.done && stream_data_is(&g.ds, a);
 }
 
 /* ---- the build: a k-d order over an FP64 copy of the rows ---- */
@@ -237,12 +233,7 @@ static void tile_dataset(const kern_join_args *a)
     if (tile_same(a))
         return;
     tile_free();
-    g.x = a->x;
-    g.n = a->n;
-    g.d = a->d;
-    g.hash = a->hash;
-    g.x_bytes = a->x_bytes;
-    g.x_type = a->x_type;
+    g.ds = stream_data_of(a);
     g.done = 1;
     g.ok = 1;
 }
