@@ -982,6 +982,7 @@ static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue 
     c.o.d = a->d;
     c.o.q0 = a->q0;
     c.o.mode = a->mode;
+    c.o.ids = a->mode == KJOIN_PAIRS && a->pair_dev && a->pair_dev_ids;
     c.o.lim2 = lim2;
     c.o.nbins = (int)a->hist_nbins;
     c.o.b = b;

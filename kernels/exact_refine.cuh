@@ -24,10 +24,12 @@ struct exact_dev {
     const double *rho; /* n: each row's FP16 rounding, ||x^ - v||, scaled, rounded up */
     size_t d, q0;
     int mode, sym; /* sym: a symmetric run emits (i, j) and (j, i) for each pair */
-    double lim2;   /* eps^2, HIST: the top edge */
-    double lim2s;  /* lim2 in the FASTED pass's units (times scale^2) */
-    double sc;     /* the pass's scale (a power of two) */
-    double eps_s;  /* the bound's threshold, sqrt(lim2) scaled */
+    int ids; /* PAIRS without d2 (kern_join_args.pair_dev_ids): the bound's ins go out as they are
+              */
+    double lim2;  /* eps^2, HIST: the top edge */
+    double lim2s; /* lim2 in the FASTED pass's units (times scale^2) */
+    double sc;    /* the pass's scale (a power of two) */
+    double eps_s; /* the bound's threshold, sqrt(lim2) scaled */
     exact_bound b;
     const double *edges;
     int nbins;
@@ -179,7 +181,7 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
                                                    o.rho[j], o.eps_s);
         if (dt <= o.lim2s + delta) {
             band = dt >= o.lim2s - delta;
-            bool need = band || o.mode == KJOIN_PAIRS;
+            bool need = band || (o.mode == KJOIN_PAIRS && !o.ids);
             if (!need && o.mode == KJOIN_HIST) {
                 /* In, so |d~2 - d2| <= delta: one bin for the whole
                  * interval decides it (the slot is monotone in d2). */
@@ -240,6 +242,35 @@ __global__ void __launch_bounds__(EXACT_CLASSIFY_THREADS)
         const unsigned long long at = s_base + s_list[wid] + __popc(lm & ((1u << lane) - 1u));
         o.li[at] = i;
         o.lj[at] = j;
+    }
+    /* PAIRS without d2: a pair the bound puts inside goes out now, its w
+     * slots reserved once a block (a warp's inclusive sum of w, then the
+     * warps' in shared memory); step 3 appends the band's kept pairs. */
+    if (o.ids && o.mode == KJOIN_PAIRS) {
+        __shared__ unsigned s_emit[WARPS];
+        __shared__ unsigned long long s_ebase;
+        const unsigned ew = (unsigned)sure;
+        unsigned x = ew;
+        for (int m = 1; m < 32; m <<= 1) {
+            const unsigned y = __shfl_up_sync(0xffffffffu, x, m);
+            if (lane >= m)
+                x += y;
+        }
+        if (lane == 31)
+            s_emit[wid] = x;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned tot = 0;
+            for (int w = 0; w < WARPS; w++) {
+                const unsigned t = s_emit[w];
+                s_emit[w] = tot;
+                tot += t;
+            }
+            s_ebase = tot ? atomicAdd(o.nout, (unsigned long long)tot) : 0;
+        }
+        __syncthreads();
+        if (ew)
+            exact_put_pair(o, s_ebase + s_emit[wid] + x - ew, i, j, (double)NAN, (int)ew);
     }
 }
 

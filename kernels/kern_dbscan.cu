@@ -149,9 +149,11 @@ static __global__ void kdb_list_border_kernel(const uint8_t *__restrict__ core, 
 
 /* kern_join_args.pair_dev: one launch's pairs, on its stream, into the
  * device's counts, union-find or border array. */
-static int kdb_consume(void *ctx, const kern_join_args *run, void *stream, const uint32_t *pi,
-                       const uint32_t *pj, unsigned long long np)
+static int kdb_consume(void *ctx, const kern_join_args *run, void *stream,
+                       const kern_pair_batch *pb)
 {
+    const uint32_t *pi = pb->pi, *pj = pb->pj;
+    const unsigned long long np = pb->np;
     (void)ctx;
     kdb_dev *d = g_kdb[run->device];
     cudaStream_t st = (cudaStream_t)stream;
@@ -186,6 +188,7 @@ static int kdb_pass(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_de
     b.pair_fn = NULL;
     b.pair_dev = kdb_consume;
     b.pair_dev_ctx = NULL;
+    b.pair_dev_ids = 1; /* no pass reads a d2 */
     int rc = fn(&b, r);
     if (rc || pass == KDB_CORE)
         return rc;
@@ -359,8 +362,29 @@ static void kdb_free(kdb_dev &d)
     cudaFree(d.map);
 }
 
+/* TCJOIN_DBSCAN_TRACE=1: kdb_run's steps in milliseconds on stderr
+ * (each step ends synchronised already: a run returns when its launches
+ * are done, the copies between are synchronous). */
+struct kdb_trace {
+    int on;
+    double t;
+    char line[256];
+    size_t len;
+};
+
+static void kdb_mark(kdb_trace &t, const char *step)
+{
+    if (!t.on)
+        return;
+    const double now = kern_now();
+    if (t.len < sizeof t.line)
+        t.len += (size_t)snprintf(t.line + t.len, sizeof t.line - t.len, " %s %.3f", step,
+                                  (now - t.t) * 1e3);
+    t.t = now;
+}
+
 static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev> &dv,
-                   kern_dbscan_io *io, kern_join_result *ru, kern_join_result *rb)
+                   kern_dbscan_io *io, kern_join_result *ru, kern_join_result *rb, kdb_trace &tr)
 {
     const size_t n = a->n;
     double t0 = kern_now();
@@ -368,21 +392,32 @@ static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev
     for (auto &d : dv)
         if ((rc = kdb_alloc(d, n, io->minpts, a->mem_cap)))
             return rc;
-    if ((rc = kdb_pass(fn, a, dv, KDB_CORE, &io->rcore)) ||
-        (rc = kdb_core_flags(dv, n, io->minpts, io)))
+    kdb_mark(tr, "alloc");
+    if ((rc = kdb_pass(fn, a, dv, KDB_CORE, &io->rcore)))
         return rc;
+    kdb_mark(tr, "core-run");
+    if ((rc = kdb_core_flags(dv, n, io->minpts, io)))
+        return rc;
+    kdb_mark(tr, "flags");
     io->core_s = kern_now() - t0;
     if (io->ncore == 0) { /* every row noise */
         memset(io->root, 0xff, n * sizeof *io->root);
         return 0;
     }
     int need = 0;
-    if ((rc = kdb_pass(fn, a, dv, KDB_UNION, ru)) ||
-        (dv.size() > 1 && (rc = kdb_merge_union(dv, n))) || (rc = kdb_list_border(dv, n, &need)))
+    if ((rc = kdb_pass(fn, a, dv, KDB_UNION, ru)))
         return rc;
+    kdb_mark(tr, "union-run");
+    if ((dv.size() > 1 && (rc = kdb_merge_union(dv, n))) || (rc = kdb_list_border(dv, n, &need)))
+        return rc;
+    kdb_mark(tr, "border");
     if (need && (rc = kdb_pass(fn, a, dv, KDB_BORDER, rb)))
         return rc;
-    return kdb_roots(dv, n, io->core, io->root);
+    if (need)
+        kdb_mark(tr, "border-run");
+    rc = kdb_roots(dv, n, io->core, io->root);
+    kdb_mark(tr, "roots");
+    return rc;
 }
 
 extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbscan_io *io,
@@ -421,12 +456,19 @@ extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbsca
     memset(&ru, 0, sizeof ru);
     memset(&rb, 0, sizeof rb);
     const double t0 = kern_now();
-    const int rc = kdb_run(fn, &a, dv, io, &ru, &rb);
+    kdb_trace tr;
+    memset(&tr, 0, sizeof tr);
+    tr.on = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    tr.t = t0;
+    const int rc = kdb_run(fn, &a, dv, io, &ru, &rb, tr);
     const size_t lists = dv[0].nb ? 4 * n * ((size_t)dv[0].cap + 1) : 0;
     for (auto &d : dv) {
         g_kdb[d.device] = NULL;
         kdb_free(d);
     }
+    kdb_mark(tr, "free");
+    if (tr.on)
+        fprintf(stderr, "dbscan trace (ms):%s\n", tr.line);
     /* The union pass's record with the border pass's kernel time and
      * launches added; the rest of the call's time (the arrays, the flags,
      * the merges) as transfers. */

@@ -399,7 +399,8 @@ static int kern_pairs_copy(kern_run *k, const kern_step *st)
         /* Consumed on the device, in the launch stream's order: nothing to
          * copy or sink, and the next launch may reuse the buffer. */
         k->r->pairs += np;
-        return k->a->pair_dev(k->a->pair_dev_ctx, k->a, (void *)k->st, pi, pj, np);
+        const kern_pair_batch pb = {pi, pj, pd, k->d2_bytes, k->d2_scale, np};
+        return k->a->pair_dev(k->a->pair_dev_ctx, k->a, (void *)k->st, &pb);
     }
     cudaStream_t cs = g_pairs.cs;
     KERN_CUDA(cudaEventRecord(g_pairs.ready, k->st));

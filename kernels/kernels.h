@@ -241,6 +241,18 @@ typedef struct kern_tiles {
     void *ctx;
 } kern_tiles;
 
+/* One launch's pairs on the device (kern_join_args.pair_dev): np pairs
+ * (pi[k], pj[k]) of the run's rows, d2 as the host's pair_fn would get it:
+ * ((const double *)pd)[k] where d2_bytes is 8, else the FP32
+ * ((const float *)pd)[k] widened and times d2_scale (0: 1; FP8's scale). */
+typedef struct kern_pair_batch {
+    const uint32_t *pi, *pj;
+    const void *pd;
+    int d2_bytes;
+    double d2_scale;
+    unsigned long long np;
+} kern_pair_batch;
+
 typedef struct kern_join_args {
     /* host, n*d row-major in the dataset's own element type: read only
      * through kern_rows_f64 / kern_row_f64, a block of rows at a time, so
@@ -293,10 +305,14 @@ typedef struct kern_join_args {
      * where its rows are a layout's (the cluster cut: run->rows, run->n)
      * the rows are the layout's, to be mapped through run->rows. A KERN_E*
      * code (its message set) stops the run. DBSCAN's passes
-     * (kernels/kern_dbscan.cu). */
-    int (*pair_dev)(void *ctx, const struct kern_join_args *run, void *stream, const uint32_t *pi,
-                    const uint32_t *pj, unsigned long long np);
+     * (kernels/kern_dbscan.cu) and its curve's rounds (kern_curve.cu). */
+    int (*pair_dev)(void *ctx, const struct kern_join_args *run, void *stream,
+                    const struct kern_pair_batch *b);
     void *pair_dev_ctx;
+    /* With pair_dev: the consumer reads no d2 (DBSCAN's passes), so exact
+     * hands on a pair its bound puts inside without summing it in FP64
+     * (its d2 NaN); fasted's d2 cost nothing and are there. */
+    int pair_dev_ids;
     size_t batch_pairs;                       /* at most this many pairs per pair_fn call (0: 4M) */
     const double *hist_edges;                 /* HIST: nbins+1 ascending squared distances */
     size_t hist_nbins;                        /* at most 4096 */
@@ -642,6 +658,39 @@ typedef struct kern_dbscan_io {
     kern_join_result rcore;
 } kern_dbscan_io;
 int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r);
+/* One Boruvka join of DBSCAN's curve (src/dbscan_curve.c) with its pairs
+ * consumed on the device (pair_dev), over fn's PAIRS run at a->eps on a's
+ * device or device list (fn as kern_dbscan's). Each pair (i, j), i != j,
+ * after the layout's rows (run->rows) and then `at` are applied: where
+ * reach2 is set, reach2[i] = min(reach2[i], max(core2[j], d2)); its edge
+ * w = max(core2[i], core2[j], d2), when w <= max2 and comp[i] != comp[j],
+ * offered to both ends' lists: each list holds the KERN_CURVE_LIST least
+ * edges it was offered by (w, a, b), a < b, each once, as a max-heap
+ * (e[0] the heaviest), whatever order the pairs come in: the host sink's
+ * lists (src/dist.h, dist_list_put) exactly. list (n, out) is written
+ * whole; reach2 (n) in and out. Several devices: each keeps its own,
+ * merged on the first. KERN_ENOMEM when the state or the dataset does not
+ * fit a device (the caller takes the host sink). kernels/kern_curve.cu. */
+#define KERN_CURVE_LIST 8
+typedef struct kern_curve_edge {
+    double w;
+    uint32_t a, b;
+} kern_curve_edge;
+typedef struct kern_curve_list {
+    kern_curve_edge e[KERN_CURVE_LIST];
+    uint32_t len, pad;
+} kern_curve_list;
+typedef struct kern_curve_io {
+    size_t n;             /* the curve's rows (the dataset's) */
+    const double *core2;  /* n */
+    const uint32_t *comp; /* n: each row's component */
+    const uint32_t *at;   /* NULL, or a->n entries: the run's rows to the curve's */
+    double max2;
+    double *reach2;        /* NULL, or n */
+    kern_curve_list *list; /* n */
+} kern_curve_io;
+int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
+                     kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

@@ -63,6 +63,7 @@ int main(void)
         /* DBSCAN's device passes in the kernel's clustering epilogue (int8
          * plans its format from the data: the generic passes). */
         printf("    .cluster = %s,\n", f->integer ? "NULL" : "engine_gpu_dbscan");
+        printf("    .curve_round = %s,\n", f->integer ? "NULL" : "engine_gpu_curve");
         printf("    .rank = {[ENGINE_ROLE_DEFAULT] = %d},\n", f->rank_default);
         facts(f, k, !plain);
         printf("};\n");

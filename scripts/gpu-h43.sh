@@ -6,11 +6,14 @@
 #                               BASE=dir: a tcjoin of an earlier commit
 #                               timed on the first set in the same run)
 # Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
-# build-gpu/bundle.tar.xz as scripts/gpu-check does): tcjoin, tests/g_dbscan.
+# build-gpu/bundle.tar.xz as scripts/gpu-check does): tcjoin, tests/g_dbscan,
+# tests/g_curve.
 # Output under $OUT (default /tmp/gpu-h43): logs, summary.txt; the table last.
 # At most about $LIMIT s: each step's timeout is cut to what is left (rc 124:
 # it ran out; "skipped: out of time": no time was left for it).
-# Steps (BENCH=0, CURVE=0 or SAN=0 leaves one out): 1. g_dbscan (every case);
+# TRACE=1: TCJOIN_DBSCAN_TRACE's step timings in the summary.
+# Steps (BENCH=0, CURVE=0 or SAN=0 leaves one out): 1. g_dbscan and g_curve
+# (every case; TESTS="name:seconds ..." narrows);
 # 2. COUNT against dbscan, fasted and exact, on uniform 10^6 x 128 (S = 64), gauss 10^6 x
 # 128 (64 clusters), gauss 6·10^4 x 784 (16 clusters), and uniform
 # 2·10^6 x 128 at the 10^6 set's eps (S ~ 128; 10^7 x 128 would take some
@@ -28,6 +31,8 @@ if [ -z "${TCJOIN_DATASETS:-}" ] && [ -d "$B/datasets" ]; then
     export TCJOIN_DATASETS=$(cd "$B/datasets" && pwd)
 fi
 export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
+# TRACE=1: the device passes' steps (TCJOIN_DBSCAN_TRACE) in the summary
+[ "${TRACE:-0}" = 1 ] && export TCJOIN_DBSCAN_TRACE=1 TCJOIN_KDIST_TRACE=1
 summary=$OUT/summary.txt
 : >"$summary"
 row() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
@@ -42,15 +47,19 @@ lim() {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$OUT/gpu.txt" 2>&1
 row gpu "$(head -n 1 "$OUT/gpu.txt")"
 
-# 1. The GPU tests (cases 4-6 are this issue's; 1-3 the grid path's).
+# 1. The GPU tests (g_dbscan: cases 4-6 are this issue's, 1-3 the grid
+# path's; g_curve: the curve's rounds on the device).
 G=$B/tests/g_dbscan
-if [ -x "$G" ]; then
-    timeout "$(lim 90)" "$G" >"$OUT/g_dbscan.log" 2>&1
-    row "g_dbscan" "exit=$? $(grep -c '^ok' "$OUT/g_dbscan.log") ok, $(grep -c '^not ok' "$OUT/g_dbscan.log") not ok, $(grep -c '^skip' "$OUT/g_dbscan.log") skipped"
-    grep '^not ok' "$OUT/g_dbscan.log" | head -n 3 | while read -r l; do row "  failed" "$l"; done
-else
-    row "g_dbscan" "missing: $G"
-fi
+for t in ${TESTS:-g_dbscan:90 g_curve:120}; do
+    name=${t%%:*}
+    if [ -x "$B/tests/$name" ]; then
+        timeout "$(lim "${t##*:}")" "$B/tests/$name" >"$OUT/$name.log" 2>&1
+        row "$name" "exit=$? $(grep -c '^ok' "$OUT/$name.log") ok, $(grep -c '^not ok' "$OUT/$name.log") not ok, $(grep -c '^skip' "$OUT/$name.log") skipped"
+        grep '^not ok' "$OUT/$name.log" | head -n 3 | while read -r l; do row "  failed" "$l"; done
+    else
+        row "$name" "missing: $B/tests/$name"
+    fi
+done
 
 # 2. COUNT against dbscan (warm: each one's second run; the first dbscan
 # also given, cold: its pair buffers made; seconds end to end).
@@ -80,6 +89,7 @@ bench() { # name, gen command, eps command [, tcjoin]
     row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan warm ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* }), first ${e0%% *} s"
     row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan warm ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* }), first ${f0%% *} s"
     grep -m 1 -i 'error\|fail' "$log" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
+    grep 'trace (ms)' "$log" | tail -n 2 | cut -c1-200 | while read -r l; do row "  $1" "$l"; done
 }
 if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
     bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
@@ -93,20 +103,33 @@ if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
 fi
 # 2b. `dbscan curve` against a COUNT join at eps = max (goal <= 4x), exact,
 # on the uniform and the clustered 10^6 x 128 sets: its time, the core
-# distances' and the forest's, and the joins it took (CURVE=0 leaves it out).
+# distances' and the forest's, the joins it took and how many kept their
+# pairs on the device (CURVE=0 leaves it out; CURVE_SINK=1 runs it again
+# in a process of its own with the host sink, TCJOIN_CURVE_SINK=1).
 if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
     for set in "uniform-1e6x128 gen uniform n=1000000 d=128 seed=1" \
         "gauss-1e6x128 gen gauss n=1000000 d=128 seed=1 clusters=64"; do
-        name=${set%% *}
-        L=$(lim 120)
-        [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
-        timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* }; sweep 64 engine=fasted use;
-            run exact; run exact; dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>&1
-        rc=$?
-        c=$(rt "$OUT/curve-$name.log" exact)
-        v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
-            sed -E 's/.*"rounds":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\2 \3 \4 \1/')
-        row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 5) printf "%.1fx; core distances %s s, forest %s s, %s joins", $2 / $1, $3, $4, $5}'))"
+        for sink in 0 ${CURVE_SINK:+1}; do
+            name=${set%% *}$([ "$sink" = 1 ] && echo -sink)
+            L=$(lim 120)
+            [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
+            TCJOIN_CURVE_SINK=$sink timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
+                sweep 64 engine=fasted use; run exact; run exact;
+                dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>&1
+            rc=$?
+            c=$(rt "$OUT/curve-$name.log" exact)
+            v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
+                sed -E 's/.*"rounds":([0-9]+),"rounds_device":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\3 \4 \5 \1 \2/')
+            row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 6) printf "%.1fx; core distances %s s, forest %s s, %s joins, %s on the device", $2 / $1, $3, $4, $5, $6}'))"
+            grep 'trace (ms)' "$OUT/curve-$name.log" | tail -n 2 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
+            # the k-distance's refinement joins summed (TCJOIN_KDIST_TRACE)
+            grep '^kdist refine join' "$OUT/curve-$name.log" | awk '
+                { n++; rows += $6; pairs += $8; ms += $9
+                  for (f = 11; f < NF; f += 2) ph[$f] += $(f + 1) }
+                END { if (n) { printf "%d joins, %d rows, %d pairs, %.1f ms:", n, rows, pairs, ms
+                      for (p in ph) printf " %s %.1f", p, ph[p]; printf "\n" } }' |
+                while read -r l; do row "  kdist refine" "$l"; done
+        done
     done
 fi
 # 3. Sanitizers on the new kernels at small sizes (G_DBSCAN_SMALL: d = 64,
@@ -121,6 +144,14 @@ if [ "${SAN:-1}" = 1 ] && [ -x "$G" ] && command -v compute-sanitizer >/dev/null
             rc=$?
             row "$tool ${t%%_dbscan*}" "exit=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$OUT/san-$tool-$t.log" | head -n 2 | tr '\n' ' ')"
         done
+        # the curve's consumer (kernels/kern_curve.cu): its heaps' locks
+        C=$B/tests/g_curve
+        L=$(lim 150)
+        [ -x "$C" ] && [ "$L" != 0 ] && {
+            G_CURVE_SMALL=1 timeout "$L" compute-sanitizer --tool $tool --error-exitcode 9 \
+                "$C" device_rounds_equal_the_sink >"$OUT/san-$tool-curve.log" 2>&1
+            row "$tool curve" "exit=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$OUT/san-$tool-curve.log" | head -n 2 | tr '\n' ' ')"
+        }
     done
 fi
 

@@ -9,14 +9,20 @@
 #include "mem.h"
 #include "par.h"
 
+/* The means of the last CENTER_SLOTS datasets: a k-distance's
+ * refinement joins a reordered copy of the rows and DBSCAN's curve then
+ * the rows as loaded, and with one slot each switch took the two passes
+ * over the data again (some 0.2 s at 10^6 x 128 on 16 cores, 1 s on 2). */
+#define CENTER_SLOTS 4
 static pthread_mutex_t center_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+static struct center_slot {
     uint64_t hash;
     const void *x;
     size_t n, d;
     double *means;
     center_facts f;
-} g_center;
+} g_center[CENTER_SLOTS];
+static unsigned g_center_next;
 
 /* One range of rows' share of the means: compensated column sums (each
  * range its own, combined with compensation again) and, in a second pass
@@ -74,10 +80,15 @@ const double *center_means(const dataset *ds, center_facts *facts)
     const size_t n = ds->n, d = ds->d;
     err_clear();
     pthread_mutex_lock(&center_mu);
-    if (!(g_center.means && g_center.hash == ds->hash && g_center.x == ds->v && g_center.n == n &&
-          g_center.d == d)) {
-        free(g_center.means);
-        g_center.means = NULL;
+    struct center_slot *sl = NULL;
+    for (int k = 0; k < CENTER_SLOTS && !sl; k++)
+        if (g_center[k].means && g_center[k].hash == ds->hash && g_center[k].x == ds->v &&
+            g_center[k].n == n && g_center[k].d == d)
+            sl = &g_center[k];
+    if (!sl) {
+        sl = &g_center[g_center_next++ % CENTER_SLOTS];
+        free(sl->means);
+        sl->means = NULL;
         /* Means by compensated column sums: the FP64 mean of up to 1e8
          * values stays within a few ulps. Rows in parallel ranges. */
         center_part *p = xcalloc(1, sizeof *p);
@@ -125,16 +136,16 @@ const double *center_means(const dataset *ds, center_facts *facts)
         free(p->comp);
         free(p->rb);
         free(p);
-        g_center.means = m;
-        g_center.hash = ds->hash;
-        g_center.x = ds->v;
-        g_center.n = n;
-        g_center.d = d;
-        g_center.f = f;
+        sl->means = m;
+        sl->hash = ds->hash;
+        sl->x = ds->v;
+        sl->n = n;
+        sl->d = d;
+        sl->f = f;
     }
-    const double *m = g_center.means;
+    const double *m = sl->means;
     if (facts)
-        *facts = g_center.f;
+        *facts = sl->f;
     pthread_mutex_unlock(&center_mu);
     return m;
 }

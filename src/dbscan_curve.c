@@ -1,6 +1,8 @@
 /* DBSCAN for every eps at once (src/dbscan_curve.h): the core distances
  * from the engine's k-distance, then Boruvka rounds over the pairs of the
- * join at max. The sink may be called from several threads (the CPU driver
+ * join at max: on the device where the engine has a curve_round (the
+ * same lists built there: src/engine_gpu_curve.c), else through the sink
+ * below. The sink may be called from several threads (the CPU driver
  * serialises its calls today; others need not): it updates the lists
  * below under a mutex, held once per batch, and splits a large batch's
  * work by point over the cores (src/pair_par.h: the same lists).
@@ -36,12 +38,8 @@
 #include "err.h"
 #include "kdist.h"
 #include "pair_par.h"
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "par.h"
+#include "sort_f64.h"
 
 /* Plain union-find (one thread: between rounds and in the replay). */
 static uint32_t uf_root(uint32_t *p, uint32_t x)
@@ -158,72 +156,153 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, size_t n, s
     return m;
 }
 
-/* Each root v's edge best[v] (w = INFINITY: none) into the forest where
- * it joins two components: the number added. */
-static size_t merge_best(uint32_t *parent, const cv_edge *best, size_t n, const uint32_t *comp,
-                         cv_edge *forest, size_t *nf)
+/* Each root v's edge best[v] (w = INFINITY: none; roots[0..nr)) into the
+ * forest where it joins two components: the number added. stat (by root)
+ * follows the links: the new root takes the lesser of the two, and is
+ * marked changed (chg). */
+static size_t merge_best(uint32_t *parent, const cv_edge *best, const uint32_t *roots, size_t nr,
+                         cv_edge *stat, uint8_t *chg, cv_edge *forest, size_t *nf)
 {
     size_t added = 0;
-    for (size_t v = 0; v < n; v++) {
-        if (comp[v] != v || best[v].w == INFINITY)
+    for (size_t t = 0; t < nr; t++) {
+        const uint32_t v = roots[t];
+        if (best[v].w == INFINITY)
             continue;
         uint32_t ra = uf_root(parent, best[v].a), rb = uf_root(parent, best[v].b);
         if (ra == rb)
             continue; /* the other side chose it too */
-        if (ra > rb)
-            parent[ra] = rb;
-        else
-            parent[rb] = ra;
+        if (ra > rb) {
+            const uint32_t x = ra;
+            ra = rb;
+            rb = x;
+        }
+        parent[rb] = ra;
+        chg[ra] = 1;
+        if (dist_edge_before(&stat[rb], &stat[ra]))
+            stat[ra] = stat[rb];
         forest[(*nf)++] = best[v];
         added++;
     }
     return added;
 }
 
+/* The merging after each join (merge_listed): the points whose list may
+ * still hold an edge out of their component (active), the components'
+ * roots, and each root's lightest heaviest-list-edge among the members
+ * whose full list is all inside (stat). A list that is all inside stays so
+ * (components only grow), so such a point leaves the active set for good
+ * and its bound joins stat. A component that took no other in the last
+ * pass has the same members, and each member's edges lead out exactly as
+ * before (an edge turns inward only when its ends' components join), so
+ * its lightest edge out (cand) is the last pass's: a pass scans the active
+ * members of the components that changed (chg) and visits the roots.
+ * Scanning every list each pass took most of half a second at 10^6
+ * points: some 200,000 of 300,000 points keep an edge out of components
+ * that wait for the next join, pass after pass. */
+typedef struct cv_merge {
+    uint32_t *act, *roots;
+    size_t nact, nroots;
+    cv_edge *stat, *cand;
+    uint8_t *chg;
+} cv_merge;
+
 /* After a join: the components whose cheapest outgoing edge the lists
  * prove (right after the join, every component that has one), merged,
  * again while any is. Returns 1 when a component may still
  * have an outgoing edge the lists cannot name (another join is needed),
  * 0 when none has one. bound[v]: the lightest heaviest-list-edge among
- * v's members whose full list has no edge leaving v. */
+ * v's members whose full list has no edge leaving v. On return comp
+ * holds every row's root, bound every root's. */
 static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_edge *best,
-                        cv_edge *bound, size_t n, cv_edge *forest, size_t *nf)
+                        cv_edge *bound, size_t n, cv_edge *forest, size_t *nf, cv_merge *m)
 {
     const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    /* A new join's lists: every point active again, no bound yet; comp is
+     * current here (its roots are the components'). */
+    m->nact = m->nroots = 0;
+    for (size_t v = 0; v < n; v++) {
+        m->act[m->nact++] = (uint32_t)v;
+        m->stat[v] = none;
+        m->chg[v] = 1;
+        if (comp[v] == v)
+            m->roots[m->nroots++] = (uint32_t)v;
+    }
+    cv_edge *cand = m->cand;
     for (;;) {
-        for (size_t v = 0; v < n; v++) {
-            comp[v] = uf_root(parent, (uint32_t)v);
-            best[v] = bound[v] = none;
-        }
-        for (size_t p = 0; p < n; p++) {
+        for (size_t t = 0; t < m->nroots; t++)
+            if (m->chg[m->roots[t]])
+                cand[m->roots[t]] = none;
+        size_t keep = 0;
+        for (size_t t = 0; t < m->nact; t++) {
+            const uint32_t p = m->act[t];
             const dist_list *l = &r->list[p];
-            const uint32_t rp = comp[p];
+            const uint32_t rp = uf_root(parent, p);
+            if (!m->chg[rp]) { /* as the last pass left it */
+                m->act[keep++] = p;
+                continue;
+            }
             int out = 0;
             for (uint32_t k = 0; k < l->len; k++) {
                 const uint32_t q = l->e[k].a == p ? l->e[k].b : l->e[k].a;
-                if (comp[q] == rp)
+                if (uf_root(parent, q) == rp)
                     continue;
                 out = 1;
-                if (dist_edge_before(&l->e[k], &best[rp]))
-                    best[rp] = l->e[k];
+                if (dist_edge_before(&l->e[k], &cand[rp]))
+                    cand[rp] = l->e[k];
+            }
+            if (out) {
+                m->act[keep++] = p;
+                continue;
             }
             /* A full list all inside: p's next edge out is heavier than
              * its heaviest (e[0]) and unknown. */
-            if (!out && l->len == DIST_LIST && dist_edge_before(&l->e[0], &bound[rp]))
-                bound[rp] = l->e[0];
+            if (l->len == DIST_LIST && dist_edge_before(&l->e[0], &m->stat[rp]))
+                m->stat[rp] = l->e[0];
         }
+        m->nact = keep;
         int open = 0;
-        for (size_t v = 0; v < n; v++) {
-            if (comp[v] != v)
-                continue;
+        for (size_t t = 0; t < m->nroots; t++) {
+            const uint32_t v = m->roots[t];
+            m->chg[v] = 0;
+            bound[v] = m->stat[v];
+            best[v] = cand[v];
             if (bound[v].w != INFINITY && !dist_edge_before(&best[v], &bound[v])) {
                 best[v] = none; /* not proved: the next join decides */
                 open = 1;
             }
         }
-        if (merge_best(parent, best, n, comp, forest, nf) == 0)
+        if (merge_best(parent, best, m->roots, m->nroots, m->stat, m->chg, forest, nf) == 0) {
+            for (size_t v = 0; v < n; v++)
+                comp[v] = uf_root(parent, (uint32_t)v);
             return open;
+        }
+        size_t nr = 0;
+        for (size_t t = 0; t < m->nroots; t++)
+            if (parent[m->roots[t]] == m->roots[t])
+                m->roots[nr++] = m->roots[t];
+        m->nroots = nr;
     }
+}
+
+/* One join at max: on the device where the engine can (its
+ * curve_round: the pairs consumed there into the same lists), else
+ * through the sink above. */
+static int round_join(const engine *e, const join_spec *js, const curve_round_io *io,
+                      int *on_device)
+{
+    join_result jr;
+    memset(&jr, 0, sizeof jr);
+    *on_device = 0;
+    if (e->curve_round) {
+        join_spec d = *js;
+        d.engine = e;
+        const int rc = e->curve_round(&d, io, &jr);
+        if (rc != ENGINE_DECLINED) {
+            *on_device = rc == 0;
+            return rc;
+        }
+    }
+    return engine_run(e, js, &jr);
 }
 
 typedef struct cv_progress {
@@ -238,10 +317,22 @@ static void cv_prog(void *ctx, double frac)
         p->spec->progress(p->spec->progress_ctx, p->lo + p->span * frac);
 }
 
-static int cmp_edge(const void *x, const void *y)
+/* e[0..m) in ascending weight (the order among equal weights is free:
+ * replay_largest records a weight's result after all its edges). */
+static void sort_edges(cv_edge *e, size_t m)
 {
-    const cv_edge *a = x, *b = y;
-    return a->w < b->w ? -1 : a->w > b->w;
+    double *w = xmalloc((m ? m : 1) * sizeof *w);
+    uint32_t *ord = xmalloc((m ? m : 1) * sizeof *ord);
+    cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
+    for (size_t k = 0; k < m; k++)
+        w[k] = e[k].w;
+    sort_f64_order(w, m, ord);
+    for (size_t k = 0; k < m; k++)
+        t[k] = e[ord[k]];
+    memcpy(e, t, m * sizeof *e);
+    free(t);
+    free(ord);
+    free(w);
 }
 
 /* The largest core component as eps grows: activations (at c_i) before
@@ -256,11 +347,14 @@ static void replay_largest(dbscan_curve *c, const double *core_by_point, const c
         p[i] = (uint32_t)i;
         sz[i] = 1;
     }
-    /* The points in the order they become core: (c_i, i) sorted. */
+    /* The points in the order they become core: by c_i (a radix sort:
+     * qsort of 10^6 edges took a tenth of a second each here). */
+    uint32_t *ord = xmalloc(n * sizeof *ord);
+    sort_f64_order(core_by_point, n, ord);
     cv_edge *act = xmalloc(n * sizeof *act);
-    for (size_t i = 0; i < n; i++)
-        act[i] = (cv_edge){core_by_point[i], (uint32_t)i, 0};
-    qsort(act, n, sizeof *act, cmp_edge);
+    for (size_t k = 0; k < n; k++)
+        act[k] = (cv_edge){core_by_point[ord[k]], ord[k], 0};
+    free(ord);
     c->big_at = xmalloc((n + ne + 1) * sizeof *c->big_at);
     c->big = xmalloc((n + ne + 1) * sizeof *c->big);
     c->nbig = 0;
@@ -358,11 +452,13 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     }
 
     /* Boruvka rounds. */
-    double t1 = engine_now();
+    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0;
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
     cv_edge *bound = xmalloc(n * sizeof *bound);
+    cv_merge mg = {xmalloc(n * sizeof *mg.act),  xmalloc(n * sizeof *mg.roots), 0,         0,
+                   xmalloc(n * sizeof *mg.stat), xmalloc(n * sizeof *mg.cand),  xmalloc(n)};
     double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
         parent[i] = comp[i] = (uint32_t)i;
@@ -376,7 +472,10 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.max2 = c->max2;
     r.comp = comp;
     r.reach2 = reach;
+    /* 136 bytes a point: its pages faulted in on every core (par_zero),
+     * not one at a time by the first writer */
     r.list = xmalloc(n * sizeof *r.list);
+    par_zero(r.list, n * sizeof *r.list);
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
@@ -420,8 +519,12 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             }
             err_clear();
         }
-        join_result jr;
-        rc = engine_run(e, &js, &jr);
+        const curve_round_io io = {n, core, comp, reordered ? at : NULL, c->max2, r.reach2, r.list};
+        int on_device;
+        double tj = engine_now();
+        tr_rows += tj - tr_mark;
+        rc = round_join(e, &js, &io, &on_device);
+        tr_join += engine_now() - tj;
         if (reordered)
             dataset_order_free(&g);
         free(ord.i);
@@ -432,15 +535,25 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             ((r.reach2 && (rc = dist->min_f64(reach, n))) || (rc = dist->merge_lists(r.list, n))))
             break;
         c->rounds++;
+        c->rounds_device += on_device;
         r.reach2 = NULL;
         /* The join's own round and as many more as the lists prove. */
-        if (!merge_listed(&r, parent, comp, best, bound, n, forest, &nf))
+        const double tm = engine_now();
+        const int more = merge_listed(&r, parent, comp, best, bound, n, forest, &nf, &mg);
+        tr_mark = engine_now();
+        tr_merge += tr_mark - tm;
+        if (!more)
             break;
     }
     pthread_mutex_destroy(&r.mu);
     free(later);
     free(at);
     free(r.list);
+    free(mg.act);
+    free(mg.roots);
+    free(mg.stat);
+    free(mg.cand);
+    free(mg.chg);
     free(bound);
     free(parent);
     free(comp);
@@ -451,18 +564,25 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         free(reach);
         return rc;
     }
-    qsort(forest, nf, sizeof *forest, cmp_edge);
+    const double tt = engine_now();
+    sort_edges(forest, nf);
     replay_largest(c, core, forest, nf);
     c->nedge = nf;
     c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
     for (size_t k = 0; k < nf; k++)
         c->edge2[k] = forest[k].w;
     free(forest);
-    qsort(core, n, sizeof *core, cmp_dbl);
-    qsort(reach, n, sizeof *reach, cmp_dbl);
+    sort_f64(core, n);
+    sort_f64(reach, n);
     c->core2 = core;
     c->reach2 = reach;
     c->forest_seconds = engine_now() - t1;
+    /* TCJOIN_DBSCAN_TRACE=1: where the forest's time went (benchmarks). */
+    if (getenv("TCJOIN_DBSCAN_TRACE"))
+        fprintf(stderr,
+                "dbscan curve trace (ms): set-up and later rows %.1f, joins %.1f, merges %.1f, "
+                "sorts and replay %.1f\n",
+                tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, (engine_now() - tt) * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
 }
@@ -530,7 +650,7 @@ static dbscan_plateau *all_plateaus(const dbscan_curve *c, size_t *m)
         t[nt++] = kdist_eps_for(c->core2[k]);
     for (size_t k = 0; k < c->nedge; k++)
         t[nt++] = kdist_eps_for(c->edge2[k]);
-    qsort(t, nt, sizeof *t, cmp_dbl);
+    sort_f64(t, nt);
     dbscan_plateau *p = xmalloc((nt + 1) * sizeof *p);
     size_t np = 0;
     for (size_t k = 0; k < nt; k++) {

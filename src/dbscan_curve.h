@@ -38,7 +38,8 @@ typedef struct dbscan_curve {
      * distance big_at[k] on it has big[k] core points (k < nbig). */
     double *big_at;
     size_t *big, nbig;
-    int rounds; /* Boruvka rounds (joins at max) */
+    int rounds;        /* Boruvka rounds (joins at max) */
+    int rounds_device; /* of them, the rounds whose pairs stayed on the device */
     double seconds, kdist_seconds, forest_seconds;
     char precision[32];
 } dbscan_curve;

@@ -154,6 +154,25 @@ typedef struct kdist_spec {
 
 struct dbscan_spec;
 struct dbscan_result;
+/* One Boruvka join of DBSCAN's curve (src/dbscan_curve.c) done where the
+ * engine computes its pairs: the join is the join_spec's PAIRS run (its
+ * sink unused; spec->ds may be a copy of the dataset with its rows
+ * reordered, at[r] the dataset's row of the copy's row r); each pair's
+ * reachability and edge go into these arrays, by the dataset's row, as
+ * the curve's own sink puts them (round_range). */
+struct dist_list;
+typedef struct curve_round_io {
+    size_t n;               /* the dataset's rows */
+    const double *core2;    /* n: core distances (squared) */
+    const uint32_t *comp;   /* n: each row's component */
+    const size_t *at;       /* NULL, or spec->ds->n entries */
+    double max2;            /* edges heavier than this are not offered */
+    double *reach2;         /* NULL, or n: lowered, in and out */
+    struct dist_list *list; /* n: written whole */
+} curve_round_io;
+/* What an optional entry returns when it cannot take the work here (the
+ * caller's general path then); err_msg left clear. */
+#define ENGINE_DECLINED 1
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -213,6 +232,11 @@ typedef struct engine {
      * dbscan_generic's three passes through run. Same contract as
      * dbscan_generic. */
     int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
+    /* Optional: one round of DBSCAN's curve with the pairs consumed on the
+     * device (curve_round_io; src/engine_gpu_curve.c); ENGINE_DECLINED
+     * where it cannot (several ranks, the grid path, a device too small):
+     * the curve's host sink then, as for NULL. */
+    int (*curve_round)(const join_spec *spec, const curve_round_io *io, join_result *res);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
@@ -292,6 +316,13 @@ struct dbscan_result;
 int engine_gpu_dbscan_fn(const struct dbscan_spec *spec, struct dbscan_result *res, double scale,
                          engine_kjoin_fn fn);
 int engine_gpu_dbscan(const struct dbscan_spec *spec, struct dbscan_result *res);
+/* One round of DBSCAN's curve on the device (src/engine_gpu_curve.c,
+ * kern_curve_round): fn's PAIRS run at spec->eps, the data scaled by scale
+ * as the row's runs are (0: none); engine.curve_round's contract.
+ * engine_gpu_curve is the tensor-core rows' (fn: the row's kjoin). */
+int engine_gpu_curve_fn(const join_spec *spec, const curve_round_io *io, join_result *res,
+                        double scale, engine_kjoin_fn fn);
+int engine_gpu_curve(const join_spec *spec, const curve_round_io *io, join_result *res);
 /* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);

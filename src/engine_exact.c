@@ -30,6 +30,7 @@ KERN_FORMAT_DECL(fp16);
 
 /* DBSCAN on the device (src/engine_exact_cluster.c). */
 int exact_cluster(const struct dbscan_spec *spec, struct dbscan_result *res);
+int exact_curve_round(const join_spec *spec, const curve_round_io *io, join_result *res);
 
 /* FP16 as the exact pass sees it: values beyond 65504 (after centring) are
  * scaled down by the power of two that brings the largest under it; never
@@ -152,4 +153,5 @@ const engine engine_exact = {
     .centers = 1,
     .cluster = exact_cluster,
     .kdist = exact_kdist,
+    .curve_round = exact_curve_round,
 };

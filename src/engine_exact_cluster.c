@@ -1,11 +1,14 @@
-/* exact's DBSCAN (engine.cluster, src/dbscan.h). On the FP64 grid path
+/* exact's DBSCAN (engine.cluster, src/dbscan.h) and its curve's rounds
+ * (engine.curve_round). On the FP64 grid path
  * the core, union and border passes run on the device over the same
  * cached index (kernels/epi_cluster.cuh): no pair and no per-point count
  * leaves the GPU. Elsewhere (the FP16 pass, whole or over the cluster cut
  * as exact's runs take it) the three passes as exact's PAIRS runs whose
  * refined pairs are consumed on the device (src/engine_gpu_dbscan.c,
  * kernels/kern_dbscan.cu). The generic path would stream every pair to
- * the host three times. Labels equal fp64's eps-graph's either way. */
+ * the host three times. Labels equal fp64's eps-graph's either way. The
+ * curve's rounds go on the device off the grid (src/engine_gpu_curve.c);
+ * on the grid the curve's sink takes the pairs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,4 +60,13 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
     if (rc == 0 && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);
     return rc;
+}
+
+int exact_curve_round(const join_spec *s, const curve_round_io *io, join_result *res)
+{
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
+    if (exact_grid_path(s->ds, s->eps, o, NULL))
+        return ENGINE_DECLINED;
+    return engine_gpu_curve_fn(s, io, res, exact_pass_scale(s->ds, o, s->eps), exact_pass_fn(o));
 }

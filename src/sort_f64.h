@@ -4,6 +4,7 @@
 #define TCJ_SORT_F64_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* v[0..n) ascending (in place): an LSD radix sort, 8 bits a pass (the
  * scatter's 256 heads stay in cache; measured faster than 11 to 16 bits at
@@ -13,5 +14,9 @@
  * NaN (positive) after +inf. Passes where every key shares the digit are
  * skipped. Allocates 2n 8-byte words of scratch. */
 void sort_f64(double *v, size_t n);
+/* order[0..n) = the indices of v in ascending order of v (v unchanged), as
+ * sort_f64 orders the values; equal values keep their index order (the
+ * sort is stable). n < 2^32. Allocates 4n 8-byte words of scratch. */
+void sort_f64_order(const double *v, size_t n, uint32_t *order);
 
 #endif

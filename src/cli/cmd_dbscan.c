@@ -302,9 +302,12 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
         y[k] = (double)cl[k];
     }
     out_printf("dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
-               "in %.3f s (core distances %.3f s; spanning forest %.3f s, %d joins at max)\n",
+               "in %.3f s (core distances %.3f s; spanning forest %.3f s, %d joins at max%s)\n",
                minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
-               c.forest_seconds, c.rounds);
+               c.forest_seconds, c.rounds,
+               c.rounds_device == 0          ? ""
+               : c.rounds_device == c.rounds ? ", their pairs kept on the device"
+                                             : ", some of their pairs kept on the device");
     curve_plot(&c, x, y, CURVE_POINTS, s->eps, s->have_eps);
     if (s->have_eps && s->eps <= max) {
         size_t a, b, d, l;
@@ -349,6 +352,7 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
     out_rec_int(r, "minpts", (int64_t)minpts);
     out_rec_dbl(r, "max", max);
     out_rec_int(r, "rounds", c.rounds);
+    out_rec_int(r, "rounds_device", c.rounds_device);
     out_rec_int(r, "forest_edges", (int64_t)c.nedge);
     out_rec_dbl(r, "time_s", c.seconds);
     out_rec_dbl(r, "kdist_s", c.kdist_seconds);

@@ -64,3 +64,42 @@ TEST(sort_f64_equals_qsort)
     CHECK(one[0] == 3.0);
     free(a);
 }
+
+/* sort_f64_order against an insertion-stable reference: qsort of (value,
+ * index) pairs by value then index gives the stable order exactly. */
+typedef struct vi {
+    double v;
+    uint32_t i;
+} vi;
+
+static int cmp_vi(const void *a, const void *b)
+{
+    const vi *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+TEST(sort_f64_order_is_the_stable_order)
+{
+    const size_t n = 50000;
+    double *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = i % 5 == 0 ? (double)(i % 17) : (unit() - 0.5) * pow(10, floor(unit() * 12) - 6);
+    uint32_t *ord = malloc(n * sizeof *ord);
+    sort_f64_order(a, n, ord);
+    vi *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (vi){a[i], (uint32_t)i};
+    qsort(r, n, sizeof *r, cmp_vi);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += ord[i] != r[i].i;
+    CHECK_MSG(bad == 0, "%zu of %zu indices differ", bad, n);
+    uint32_t one;
+    sort_f64_order(a, 1, &one);
+    CHECK(one == 0);
+    free(r);
+    free(ord);
+    free(a);
+}

@@ -1,0 +1,77 @@
+/* One Boruvka join of DBSCAN's curve on the device (engine.curve_round of
+ * the tensor-core rows, and exact's off its grid path): the row's own
+ * PAIRS run at max over the same args and transforms as its runs, its
+ * pairs consumed where they are computed (kern_curve_round,
+ * kernels/kern_curve.cu) into the lists and reachabilities the curve's
+ * host sink would build from the same pairs (src/dbscan_curve.c): the
+ * same edges, so the same forest and curve, without 6.5e7 pairs (10^6 x
+ * 128, S = 64) crossing to the host and read there by every core. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "engine_gpu_int.h"
+#include "err.h"
+
+/* The device's lists are the host's (src/dist.h), byte for byte. */
+_Static_assert(DIST_LIST == KERN_CURVE_LIST, "dist_list and kern_curve_list differ");
+_Static_assert(sizeof(dist_list) == sizeof(kern_curve_list), "dist_list's size");
+_Static_assert(sizeof(dist_edge) == sizeof(kern_curve_edge), "dist_edge's size");
+_Static_assert(offsetof(dist_list, len) == offsetof(kern_curve_list, len), "dist_list.len");
+_Static_assert(offsetof(dist_edge, a) == offsetof(kern_curve_edge, a), "dist_edge.a");
+_Static_assert(offsetof(dist_edge, b) == offsetof(kern_curve_edge, b), "dist_edge.b");
+
+int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_result *res,
+                        double scale, engine_kjoin_fn fn)
+{
+    /* Under several ranks each rank's sink takes its share of the pairs
+     * (src/dist.h): this run would be whole on every rank. */
+    if (dist && dist->nranks > 1)
+        return ENGINE_DECLINED;
+    /* TCJOIN_CURVE_SINK=1: the host sink (tests compare the two). */
+    const char *ev = getenv("TCJOIN_CURVE_SINK");
+    if (ev && strcmp(ev, "1") == 0)
+        return ENGINE_DECLINED;
+    const engine *e = s->engine;
+    const dataset *ds = s->ds;
+    if (ds->n > UINT32_MAX - 1)
+        return ENGINE_DECLINED;
+    engine_opts def;
+    const engine_opts *o = engine_opts_or_default(s->opts, &def);
+    kern_join_args a;
+    engine_gpu_args(ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, e->format, &a);
+    a.eps = s->eps;
+    a.mode = KJOIN_PAIRS;
+    gpu_xform x;
+    const double eps = s->eps;
+    int rc = engine_gpu_xform(e, ds, o, &eps, scale, &a, &x);
+    if (rc)
+        return rc;
+    uint32_t *at = NULL;
+    if (io->at) {
+        at = xmalloc(ds->n * sizeof *at);
+        for (size_t r = 0; r < ds->n; r++)
+            at[r] = (uint32_t)io->at[r];
+    }
+    const kern_curve_io k = {
+        io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list};
+    kern_join_result r;
+    const int krc = kern_curve_round(fn, &a, &k, &r);
+    free(at);
+    if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
+        err_clear();
+        return ENGINE_DECLINED;
+    }
+    res->pairs = r.pairs;
+    engine_gpu_timing(&r, ds, NULL, res);
+    snprintf(res->variant, sizeof res->variant, "%.90s", r.variant);
+    engine_gpu_metrics(e, &a, &r, &x, 1, res);
+    return engine_gpu_error(e->name, krc);
+}
+
+int engine_gpu_curve(const join_spec *s, const curve_round_io *io, join_result *res)
+{
+    return engine_gpu_curve_fn(s, io, res, 0, s->engine->kjoin);
+}
