@@ -1,11 +1,14 @@
 /* The cluster cut's plan (kernels/kern_cluster.c): the rows clustered in
  * FP64, and at a given distance the groups of clusters a join must run
- * together, laid out for one run. Only kernels/kern_cluster.c and
- * kernels/kern_stream_clu.c include it. */
+ * together, laid out for one run. Only kernels/kern_cluster.c,
+ * kernels/kern_stream_clu.c and the groups' test (tests/unit/
+ * t_clu_groups.c) include it. */
 #ifndef TCJ_KERN_CLUSTER_H
 #define TCJ_KERN_CLUSTER_H
 
 #include "kernels.h"
+
+#define CLU_MAX_K 64 /* clusters a plan holds at most */
 
 typedef struct clu_plan {
     int K;        /* clusters (after merging the small ones) */
@@ -50,6 +53,10 @@ int clu_plan_rows(const kern_join_args *a, int *ok);
 /* Whether no pair of clusters a and b can be within lim in FP64 d2 (d the
  * dimension; rad the radii: the sample's, or the rows' bounds). */
 int clu_apart(const clu_plan *p, size_t d, const double *rad, int a, int b, double lim);
+/* comp[c] (K entries, K <= CLU_MAX_K): the group of cluster c at lim, the
+ * connected pieces of "not apart" (clu_apart with rad), numbered 0, 1, ...
+ * in order of each piece's first cluster; returns the groups. */
+int clu_groups(const clu_plan *p, size_t d, const double *rad, double lim, int *comp);
 /* The share of the n^2 ordered pairs the layout at lim would join, as the
  * sample sees it (1 when it makes fewer than two groups). The rows' own
  * radii are at least the sample's, so the rows make no more groups. */

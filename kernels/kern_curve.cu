@@ -33,10 +33,8 @@
 #include <mutex>
 #include <vector>
 
+#include "kern_consume.cuh"
 #include "kern_drive.cuh" /* kern_now */
-#include "kern_multi.cuh" /* KERN_DEV_SLOTS */
-#include "kern_util.cuh"
-#include "kernels.h"
 
 #define KCV_THREADS 256
 #define KCV_L KERN_CURVE_LIST
@@ -66,9 +64,7 @@ struct kcv_dev {
     unsigned long long *topab; /* its ends (~0 before) */
     kern_curve_list *pack;     /* n: the lists packed for the copy back */
     double *rin;               /* n: another device's reachabilities (the first device) */
-    uint32_t *map;             /* a layout's rows (run row -> at's row) */
-    const uint32_t *map_src;
-    size_t map_n;
+    kern_rowmap rm;            /* a layout's rows (run row -> at's row) */
 };
 
 /* What the consumer reads, by value. */
@@ -345,24 +341,17 @@ static int kcv_consume(void *ctx, const kern_join_args *run, void *stream, const
     (void)ctx;
     kcv_dev *d = g_kcv[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    if (run->rows && (d->map_src != run->rows || d->map_n != run->n)) {
-        if (d->map_n < run->n) {
-            KERN_CUDA(cudaFree(d->map));
-            d->map = NULL;
-            d->map_n = 0;
-            KERN_CUDA(cudaMalloc((void **)&d->map, run->n * 4));
-        }
-        KERN_CUDA(cudaMemcpyAsync(d->map, run->rows, run->n * 4, cudaMemcpyHostToDevice, st));
-        d->map_src = run->rows;
-        d->map_n = run->n;
-    }
+    const uint32_t *map;
+    const int rc = kern_rowmap_for(&d->rm, run, st, &map);
+    if (rc)
+        return rc;
     double t0 = 0;
     if (g_kcv_trace) {
         KERN_CUDA(cudaStreamSynchronize(st));
         t0 = kern_now();
     }
-    kcv_pairs_kernel<<<kcv_blocks(b->np), KCV_THREADS, 0, st>>>(
-        kcv_of(*d), run->rows ? d->map : NULL, *b, run->q0, run->q1);
+    kcv_pairs_kernel<<<kcv_blocks(b->np), KCV_THREADS, 0, st>>>(kcv_of(*d), map, *b, run->q0,
+                                                                run->q1);
     KERN_CUDA(cudaGetLastError());
     if (g_kcv_trace) {
         KERN_CUDA(cudaStreamSynchronize(st));
@@ -374,22 +363,15 @@ static int kcv_consume(void *ctx, const kern_join_args *run, void *stream, const
 static void kcv_free(kcv_dev &d)
 {
     cudaSetDevice(d.device);
-    void *p[] = {d.core2, d.comp, d.at,    d.reach, d.lw,  d.lab, d.len,
-                 d.lock,  d.topw, d.topab, d.pack,  d.rin, d.map};
+    void *p[] = {d.core2, d.comp, d.at,    d.reach, d.lw,  d.lab,   d.len,
+                 d.lock,  d.topw, d.topab, d.pack,  d.rin, d.rm.map};
     for (void *q : p)
         cudaFree(q);
 }
 
-/* cudaMalloc with a device too small for it KERN_ENOMEM (the caller's
- * host sink then). */
 static int kcv_malloc(void *p, size_t bytes)
 {
-    const cudaError_t e = cudaMalloc((void **)p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return kern_fail(KERN_ENOMEM, "dbscan curve: %zu bytes of device memory", bytes);
-    }
-    return e == cudaSuccess ? 0 : kern_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+    return kern_consume_malloc(p, bytes, "dbscan curve");
 }
 
 /* One device's state, the round's inputs uploaded. */
@@ -493,18 +475,15 @@ extern "C" int kern_curve_round(kern_join_fn fn, const kern_join_args *a0, const
         return kern_fail(KERN_EINVAL, "dbscan curve: bad run (n %zu, d %zu, rows %zu)", a0->n,
                          a0->d, io->n);
     kern_join_args a = *a0;
-    if (a.ndevices == 1) {
-        a.device = a.devices[0];
-        a.ndevices = 0;
-    }
-    const int nd = a.ndevices > 0 ? a.ndevices : 1;
-    std::vector<kcv_dev> dv(nd);
-    for (int t = 0; t < nd; t++) {
-        kcv_dev &d = dv[t];
-        memset(&d, 0, sizeof d);
-        d.device = a.ndevices > 0 ? a.devices[t] : a.device;
-        if (d.device < 0 || d.device >= KERN_DEV_SLOTS)
-            return kern_fail(KERN_ENODEV, "CUDA device %d does not exist", d.device);
+    std::vector<int> devs;
+    const int drc = kern_consume_devices(&a, devs);
+    if (drc)
+        return drc;
+    const int nd = (int)devs.size();
+    std::vector<kcv_dev> dv(devs.size());
+    for (size_t t = 0; t < devs.size(); t++) {
+        memset(&dv[t], 0, sizeof dv[t]);
+        dv[t].device = devs[t];
     }
     std::lock_guard<std::mutex> hold(g_kcv_mu);
     g_kcv_max2 = io->max2;

@@ -41,9 +41,8 @@
 #include <vector>
 
 #include "epi_cluster.cuh" /* clu_init_kernel, clu_flatten_kernel, clu_merge_kernel */
-#include "kern_drive.cuh"  /* kern_now */
-#include "kern_multi.cuh"  /* KERN_DEV_SLOTS */
-#include "kern_util.cuh"
+#include "kern_consume.cuh"
+#include "kern_drive.cuh" /* kern_now */
 
 #define KDB_THREADS 256
 
@@ -60,9 +59,7 @@ struct kdb_dev {
     unsigned cap;
     /* a layout's rows on the device (run row -> dataset row), uploaded
      * once a pass from the run's kern_join_args.rows */
-    uint32_t *map;
-    const uint32_t *map_src;
-    size_t map_n;
+    kern_rowmap rm;
 };
 
 /* The arrays a consumer launch reads, by value. */
@@ -157,20 +154,12 @@ static int kdb_consume(void *ctx, const kern_join_args *run, void *stream,
     (void)ctx;
     kdb_dev *d = g_kdb[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    if (run->rows && (d->map_src != run->rows || d->map_n != run->n)) {
-        if (d->map_n < run->n) {
-            KERN_CUDA(cudaFree(d->map));
-            d->map = NULL;
-            d->map_n = 0;
-            KERN_CUDA(cudaMalloc((void **)&d->map, run->n * 4));
-        }
-        KERN_CUDA(cudaMemcpyAsync(d->map, run->rows, run->n * 4, cudaMemcpyHostToDevice, st));
-        d->map_src = run->rows;
-        d->map_n = run->n;
-    }
+    const uint32_t *map;
+    const int rc = kern_rowmap_for(&d->rm, run, st, &map);
+    if (rc)
+        return rc;
     const kdb_arrays c = {d->cnt, d->core, d->parent, d->border, d->nb, d->fill, d->cap};
-    kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass,
-                                                             run->rows ? d->map : NULL, pi, pj, np);
+    kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass, map, pi, pj, np);
     KERN_CUDA(cudaGetLastError());
     return 0;
 }
@@ -182,7 +171,7 @@ static int kdb_pass(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_de
 {
     g_kdb_pass = pass;
     for (auto &d : dv)
-        d.map_src = NULL; /* a layout's rows may differ from run to run */
+        d.rm.src = NULL; /* a layout's rows may differ from run to run */
     kern_join_args b = *a;
     b.mode = KJOIN_PAIRS;
     b.pair_fn = NULL;
@@ -350,7 +339,7 @@ static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
 
 static void kdb_free(kdb_dev &d)
 {
-    if (!(d.cnt || d.core || d.parent || d.border || d.nb || d.fill || d.map))
+    if (!(d.cnt || d.core || d.parent || d.border || d.nb || d.fill || d.rm.map))
         return;
     cudaSetDevice(d.device);
     cudaFree(d.cnt);
@@ -359,7 +348,7 @@ static void kdb_free(kdb_dev &d)
     cudaFree(d.border);
     cudaFree(d.nb);
     cudaFree(d.fill);
-    cudaFree(d.map);
+    cudaFree(d.rm.map);
 }
 
 /* TCJOIN_DBSCAN_TRACE=1: kdb_run's steps in milliseconds on stderr
@@ -436,18 +425,14 @@ extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbsca
         return kern_fail(KERN_EINVAL, "dbscan: %zu rows (at most %u)", n, CLU_NONE - 1);
     kern_join_args a = *a0;
     a.counts = NULL;
-    if (a.ndevices == 1) {
-        a.device = a.devices[0];
-        a.ndevices = 0;
-    }
-    const int nd = a.ndevices > 0 ? a.ndevices : 1;
-    std::vector<kdb_dev> dv(nd);
-    for (int t = 0; t < nd; t++) {
-        kdb_dev &d = dv[t];
-        memset(&d, 0, sizeof d);
-        d.device = a.ndevices > 0 ? a.devices[t] : a.device;
-        if (d.device < 0 || d.device >= KERN_DEV_SLOTS)
-            return kern_fail(KERN_ENODEV, "CUDA device %d does not exist", d.device);
+    std::vector<int> devs;
+    const int drc = kern_consume_devices(&a, devs);
+    if (drc)
+        return drc;
+    std::vector<kdb_dev> dv(devs.size());
+    for (size_t t = 0; t < devs.size(); t++) {
+        memset(&dv[t], 0, sizeof dv[t]);
+        dv[t].device = devs[t];
     }
     std::lock_guard<std::mutex> hold(g_kdb_mu);
     for (auto &d : dv)

@@ -691,6 +691,18 @@ typedef struct kern_curve_io {
 } kern_curve_io;
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
                      kern_join_result *r);
+/* The core distances of DBSCAN's curve (src/dbscan_curve.c) from fn's
+ * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
+ * its pairs consumed on the device (pair_dev) on a's device or device
+ * list: each pair (i, j), i != j, after the layout's rows, offers d2 to
+ * row i and to row j; core2[i] (a->n, out) is the k-th least d2 offered
+ * to i by distinct rows j (each row counted once, however often its pair
+ * comes), +inf where fewer than k rows were offered. Several devices:
+ * each keeps its own heaps, merged on the first. KERN_ENOMEM when the
+ * state (12k + 16 bytes a row) does not fit a device (the caller's host
+ * sink then). kernels/kern_curve_core.cu. */
+int kern_curve_core(kern_join_fn fn, const kern_join_args *a, size_t k, double *core2,
+                    kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);

@@ -1,5 +1,6 @@
 /* DBSCAN for every eps at once (src/dbscan_curve.h): the core distances
- * from the engine's k-distance, then Boruvka rounds over the pairs of the
+ * (from the join at max on the device where the engine can, else from its
+ * k-distance: core_distances), then Boruvka rounds over the pairs of the
  * join at max: on the device where the engine has a curve_round (the
  * same lists built there: src/engine_gpu_curve.c), else through the sink
  * below. The sink may be called from several threads (the CPU driver
@@ -401,6 +402,70 @@ static void replay_largest(dbscan_curve *c, const double *core_by_point, const c
     free(sz);
 }
 
+/* The core distances (squared) into core[0..n), each above max^2 made
+ * +inf: such a point is core at no eps the curve covers, and every use of
+ * a core distance compares it with some eps^2 <= max^2. Below max^2 a
+ * point's minPts-1 nearest others are all pairs of the join at max, so
+ * where the engine can (its curve_round, one process) they come from that
+ * join's pairs consumed on the device (kern_curve_core): one PAIRS run,
+ * against exact's k-distance over every pair (an FP16 top-k pass of about
+ * three COUNT joins and two dozen FP64 joins: 3.1-3.4 s against a 0.41 s
+ * COUNT at 10^6 x 128, S = 64, on an H200). The values are the join's own
+ * d2, so the curve's core points at eps are exactly its dbscan's.
+ * Elsewhere (the CPU engines, exact's FP64 grid, several ranks, a device
+ * too small, or TCJOIN_CURVE_CORE=kdist) the engine's k-distance, which
+ * gives the same values where they are at most max^2 (src/kdist.h). */
+static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ranks, double *core,
+                          dbscan_curve *c)
+{
+    const dataset *ds = spec->ds;
+    const size_t n = ds->n;
+    cv_progress pg = {spec, 0, 0.2};
+    const char *how = getenv("TCJOIN_CURVE_CORE");
+    int rc = ENGINE_DECLINED;
+    if (e->curve_round && !ranks && !(how && strcmp(how, "kdist") == 0)) {
+        join_spec js = {.ds = ds,
+                        .engine = e,
+                        .eps = spec->max,
+                        .q0 = 0,
+                        .q1 = n,
+                        .mode = JOIN_PAIRS,
+                        .opts = spec->opts,
+                        .cancel = spec->cancel,
+                        .progress = cv_prog,
+                        .progress_ctx = &pg};
+        const curve_round_io io = {
+            .n = n, .max2 = c->max2, .core_k = spec->minpts - 1, .core_out = core};
+        join_result jr;
+        memset(&jr, 0, sizeof jr);
+        rc = e->curve_round(&js, &io, &jr);
+        c->core_device = rc == 0;
+        if (rc == 0 && jr.precision[0])
+            snprintf(c->precision, sizeof c->precision, "%s", jr.precision);
+    }
+    if (rc == ENGINE_DECLINED) {
+        kdist_spec ks = {.ds = ds,
+                         .q0 = 0,
+                         .q1 = n,
+                         .k = (int)spec->minpts - 1,
+                         .opts = spec->opts,
+                         .out = core,
+                         .cancel = spec->cancel,
+                         .progress = cv_prog,
+                         .progress_ctx = &pg};
+        join_result kr;
+        rc = kdist_run(e, &ks, &kr);
+        if (!rc && kr.precision[0])
+            snprintf(c->precision, sizeof c->precision, "%s", kr.precision);
+    }
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (!(core[i] <= c->max2))
+            core[i] = INFINITY;
+    return 0;
+}
+
 int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curve *c)
 {
     memset(c, 0, sizeof *c);
@@ -428,23 +493,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* Core distances: the (minPts-1)-th nearest other point; 0 for
      * minPts = 1 (every point is core at any eps). */
     double *core = xcalloc(n, sizeof *core);
-    int rc = 0;
-    if (spec->minpts > 1) {
-        cv_progress pg = {spec, 0, 0.2};
-        kdist_spec ks = {.ds = ds,
-                         .q0 = 0,
-                         .q1 = n,
-                         .k = (int)spec->minpts - 1,
-                         .opts = spec->opts,
-                         .out = core,
-                         .cancel = spec->cancel,
-                         .progress = cv_prog,
-                         .progress_ctx = &pg};
-        join_result kr;
-        rc = kdist_run(e, &ks, &kr);
-        if (!rc && kr.precision[0])
-            snprintf(c->precision, sizeof c->precision, "%s", kr.precision);
-    }
+    const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, c) : 0;
     c->kdist_seconds = engine_now() - t0;
     if (rc) {
         free(core);
@@ -478,7 +528,6 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     par_zero(r.list, n * sizeof *r.list);
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
-    const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
     for (;;) {
         /* comp is current here: every point its own at first, then as
          * merge_listed's last pass (which merged nothing) left it. */
@@ -519,7 +568,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             }
             err_clear();
         }
-        const curve_round_io io = {n, core, comp, reordered ? at : NULL, c->max2, r.reach2, r.list};
+        const curve_round_io io = {n,      core, comp, reordered ? at : NULL, c->max2, r.reach2,
+                                   r.list, 0,    NULL};
         int on_device;
         double tj = engine_now();
         tr_rows += tj - tr_mark;

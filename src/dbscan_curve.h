@@ -1,5 +1,6 @@
 /* DBSCAN for every eps up to a maximum at once, exactly (docs/CLUSTERING.md):
- * core distances c_i (the k-distance at k = minPts-1, src/kdist.h),
+ * core distances c_i (the k-distance at k = minPts-1, src/kdist.h; +inf
+ * where above max: core at no eps covered),
  * reachabilities r_i = min_j max(c_j, d2_ij) and the minimum spanning
  * forest of the mutual-reachability weights max(c_i, c_j, d2_ij) <= max^2,
  * built by Boruvka rounds over the pairs of the join at max streamed
@@ -40,6 +41,7 @@ typedef struct dbscan_curve {
     size_t *big, nbig;
     int rounds;        /* Boruvka rounds (joins at max) */
     int rounds_device; /* of them, the rounds whose pairs stayed on the device */
+    int core_device;   /* the core distances came from the join at max on the device */
     double seconds, kdist_seconds, forest_seconds;
     char precision[32];
 } dbscan_curve;

@@ -169,6 +169,13 @@ typedef struct curve_round_io {
     double max2;            /* edges heavier than this are not offered */
     double *reach2;         /* NULL, or n: lowered, in and out */
     struct dist_list *list; /* n: written whole */
+    /* core_k > 0: the call is the curve's core-distance join instead, over
+     * every row of spec->ds (at NULL): core_out[i] (n) gets the core_k-th
+     * least d2 of the pairs (i, j), j != i, of the PAIRS run at spec->eps,
+     * each other row once, +inf where fewer (kern_curve_core); the fields
+     * above but n are unused. */
+    size_t core_k;
+    double *core_out;
 } curve_round_io;
 /* What an optional entry returns when it cannot take the work here (the
  * caller's general path then); err_msg left clear. */

@@ -5,7 +5,9 @@
  * kernels/kern_curve.cu) into the lists and reachabilities the curve's
  * host sink would build from the same pairs (src/dbscan_curve.c): the
  * same edges, so the same forest and curve, without 6.5e7 pairs (10^6 x
- * 128, S = 64) crossing to the host and read there by every core. */
+ * 128, S = 64) crossing to the host and read there by every core. The
+ * same entry gives the curve's core distances from the join at max
+ * (io->core_k: kern_curve_core). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +32,12 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
      * (src/dist.h): this run would be whole on every rank. */
     if (dist && dist->nranks > 1)
         return ENGINE_DECLINED;
-    /* TCJOIN_CURVE_SINK=1: the host sink (tests compare the two). */
+    /* TCJOIN_CURVE_SINK=1: the rounds through the host sink (tests compare
+     * the two). */
     const char *ev = getenv("TCJOIN_CURVE_SINK");
-    if (ev && strcmp(ev, "1") == 0)
+    if (!io->core_k && ev && strcmp(ev, "1") == 0)
+        return ENGINE_DECLINED;
+    if (io->core_k && (io->at || s->q0 != 0 || s->q1 != s->ds->n))
         return ENGINE_DECLINED;
     const engine *e = s->engine;
     const dataset *ds = s->ds;
@@ -58,7 +63,8 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
     const kern_curve_io k = {
         io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list};
     kern_join_result r;
-    const int krc = kern_curve_round(fn, &a, &k, &r);
+    const int krc = io->core_k ? kern_curve_core(fn, &a, io->core_k, io->core_out, &r)
+                               : kern_curve_round(fn, &a, &k, &r);
     free(at);
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
         err_clear();

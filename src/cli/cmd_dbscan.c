@@ -302,9 +302,10 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
         y[k] = (double)cl[k];
     }
     out_printf("dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
-               "in %.3f s (core distances %.3f s; spanning forest %.3f s, %d joins at max%s)\n",
+               "in %.3f s (core distances %.3f s%s; spanning forest %.3f s, %d joins at max%s)\n",
                minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
-               c.forest_seconds, c.rounds,
+               c.core_device ? " from the join at max on the device" : "", c.forest_seconds,
+               c.rounds,
                c.rounds_device == 0          ? ""
                : c.rounds_device == c.rounds ? ", their pairs kept on the device"
                                              : ", some of their pairs kept on the device");
@@ -353,6 +354,7 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
     out_rec_dbl(r, "max", max);
     out_rec_int(r, "rounds", c.rounds);
     out_rec_int(r, "rounds_device", c.rounds_device);
+    out_rec_bool(r, "core_device", c.core_device);
     out_rec_int(r, "forest_edges", (int64_t)c.nedge);
     out_rec_dbl(r, "time_s", c.seconds);
     out_rec_dbl(r, "kdist_s", c.kdist_seconds);

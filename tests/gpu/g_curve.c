@@ -19,6 +19,14 @@
  *  3. exact over the cluster cut (the layout's rows mapped on the device)
  *     equals the sink on four blobs far apart.
  *  4. Two devices equal one; skipped with fewer than 2.
+ *  5. The core distances from the join at max on the device
+ *     (kern_curve_core) equal each point's (minPts-1)-th least d2 over
+ *     the distinct other rows of the same engine's PAIRS run at max,
+ *     computed here from the pairs through a sink (+inf where fewer or
+ *     above max^2), for exact and fasted, minPts 2, 5 and 10, on every
+ *     set (duplicates: zero distances; the lattice: ties); and exact's
+ *     whole curve equals the one from its k-distance
+ *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k).
  * G_CURVE_SMALL=1 (the sanitizers): the first two sets only, 1000
  * uniform rows. Skipped
  * without a CUDA device. */
@@ -350,6 +358,140 @@ TEST(curve_two_devices_equal_one)
         const double max = max_k(k, &ds);
         device_vs_sink(ds.name, "exact", &ds, 6, max, &two, &one);
         device_vs_sink(ds.name, "fasted", &ds, 6, max, &two, &one);
+        dataset_free(&ds);
+    }
+}
+
+/* Every pair of a PAIRS run, as (a << 32 | b, a < b) keys and d2. */
+typedef struct pair_log {
+    uint64_t *key;
+    double *d2;
+    size_t m, cap;
+} pair_log;
+
+static int log_put(void *ctx, const pair_batch *b)
+{
+    pair_log *l = ctx;
+    for (size_t k = 0; k < b->k; k++) {
+        const uint32_t i = b->i[k], j = b->j[k];
+        if (i == j)
+            continue;
+        if (l->m == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 4096;
+            l->key = xrealloc(l->key, l->cap * sizeof *l->key);
+            l->d2 = xrealloc(l->d2, l->cap * sizeof *l->d2);
+        }
+        l->key[l->m] = i < j ? (uint64_t)i << 32 | j : (uint64_t)j << 32 | i;
+        l->d2[l->m++] = b->d2[k];
+    }
+    return 0;
+}
+
+typedef struct keyed {
+    uint64_t key;
+    double d2;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* Each point's k-th least d2 over its distinct other rows in eng's PAIRS
+ * run at max (+inf where fewer or above max^2), ascending: what the
+ * curve's core2 must hold. The same pair's two orders must agree. */
+static void core_from_pairs(const char *eng, const dataset *ds, size_t k, double max,
+                            const engine_opts *o, double *core)
+{
+    const size_t n = ds->n;
+    pair_log l = {0};
+    join_spec js = {.ds = ds,
+                    .eps = max,
+                    .q0 = 0,
+                    .q1 = n,
+                    .mode = JOIN_PAIRS,
+                    .opts = o,
+                    .sink = {log_put, &l}};
+    join_result jr;
+    CHECK_MSG(engine_run(engine_find(eng), &js, &jr) == 0, "%s: %s", eng, err_msg());
+    keyed *p = xmalloc((l.m ? l.m : 1) * sizeof *p);
+    for (size_t t = 0; t < l.m; t++)
+        p[t] = (keyed){l.key[t], l.d2[t]};
+    qsort(p, l.m, sizeof *p, cmp_keyed);
+    size_t u = 0;
+    for (size_t t = 0; t < l.m; t++) {
+        if (u && p[u - 1].key == p[t].key) {
+            CHECK_MSG(p[u - 1].d2 == p[t].d2, "%s: pair %llu's orders differ", eng,
+                      (unsigned long long)p[t].key);
+            continue;
+        }
+        p[u++] = p[t];
+    }
+    size_t *start = xcalloc(n + 1, sizeof *start), *fill = xcalloc(n, sizeof *fill);
+    for (size_t t = 0; t < u; t++) {
+        start[(p[t].key >> 32) + 1]++;
+        start[(uint32_t)p[t].key + 1]++;
+    }
+    for (size_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
+    double *v = xmalloc((2 * u + 1) * sizeof *v);
+    for (size_t t = 0; t < u; t++) {
+        const size_t a = p[t].key >> 32, b = (uint32_t)p[t].key;
+        v[start[a] + fill[a]++] = p[t].d2;
+        v[start[b] + fill[b]++] = p[t].d2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        qsort(v + start[i], fill[i], sizeof *v, cmp_d);
+        core[i] = fill[i] >= k ? v[start[i] + k - 1] : INFINITY;
+        if (!(core[i] <= max * max))
+            core[i] = INFINITY;
+    }
+    qsort(core, n, sizeof *core, cmp_d);
+    free(v);
+    free(start);
+    free(fill);
+    free(p);
+    free(l.key);
+    free(l.d2);
+}
+
+TEST(core_distances_from_the_join)
+{
+    need_gpu();
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_PASS;
+    const int sets = getenv("G_CURVE_SMALL") ? 2 : 4;
+    const char *engs[] = {"exact", "fasted"};
+    for (int k = 0; k < sets; k++) {
+        dataset ds = set_k(k, 0);
+        const double max = max_k(k, &ds);
+        for (size_t m = 2; m <= 10; m += m == 2 ? 3 : 5)
+            for (int t = 0; t < 2; t++) {
+                dbscan_curve c;
+                CHECK_MSG(curve(engs[t], &ds, m, max, &o, 0, &c) == 0, "%s: %s", ds.name,
+                          err_msg());
+                CHECK_MSG(c.core_device, "%s %s: the core distances took the k-distance", ds.name,
+                          engs[t]);
+                double *want = xmalloc(ds.n * sizeof *want);
+                core_from_pairs(engs[t], &ds, m - 1, max, &o, want);
+                CHECK_MSG(same_d(c.core2, want, ds.n), "%s %s minpts %zu: core distances differ",
+                          ds.name, engs[t], m);
+                free(want);
+                if (t == 0) { /* exact: the whole curve as from its k-distance */
+                    dbscan_curve b;
+                    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+                    CHECK_MSG(curve("exact", &ds, m, max, &o, 0, &b) == 0, "%s", err_msg());
+                    unsetenv("TCJOIN_CURVE_CORE");
+                    CHECK(!b.core_device);
+                    CHECK_MSG(same_d(c.core2, b.core2, ds.n) && same_d(c.reach2, b.reach2, ds.n) &&
+                                  c.nedge == b.nedge && same_d(c.edge2, b.edge2, c.nedge),
+                              "%s minpts %zu: the curve differs from its k-distance's", ds.name, m);
+                    dbscan_curve_free(&b);
+                }
+                dbscan_curve_free(&c);
+            }
         dataset_free(&ds);
     }
 }

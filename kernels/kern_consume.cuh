@@ -1,0 +1,78 @@
+/* What every pair consumer on the device shares (kern_join_args.pair_dev:
+ * DBSCAN's passes, kernels/kern_dbscan.cu; the curve's rounds and core
+ * distances, kern_curve.cu and kern_curve_core.cu): the run's devices, a
+ * device's copy of a layout's row map, and device memory whose shortage
+ * is the caller's cue to take its host route. */
+#ifndef TCJ_KERN_CONSUME_CUH
+#define TCJ_KERN_CONSUME_CUH
+
+#include <vector>
+
+#include "kern_multi.cuh" /* KERN_DEV_SLOTS */
+#include "kern_util.cuh"
+#include "kernels.h"
+
+/* The run's devices into devs: a list of one becomes that device alone
+ * (a run without the several-device queue), else the list, else
+ * a->device. KERN_ENODEV for an ordinal without a slot. */
+static inline int kern_consume_devices(kern_join_args *a, std::vector<int> &devs)
+{
+    if (a->ndevices == 1) {
+        a->device = a->devices[0];
+        a->ndevices = 0;
+    }
+    const int nd = a->ndevices > 0 ? a->ndevices : 1;
+    devs.resize((size_t)nd);
+    for (int t = 0; t < nd; t++) {
+        devs[(size_t)t] = a->ndevices > 0 ? a->devices[t] : a->device;
+        if (devs[(size_t)t] < 0 || devs[(size_t)t] >= KERN_DEV_SLOTS)
+            return kern_fail(KERN_ENODEV, "CUDA device %d does not exist", devs[(size_t)t]);
+    }
+    return 0;
+}
+
+/* A device's copy of a layout's rows (run->rows: run row -> dataset row,
+ * KERN_ROW_PAD for padding), uploaded on the launch's stream when the
+ * run's map is not the one held. */
+struct kern_rowmap {
+    uint32_t *map;
+    const uint32_t *src;
+    size_t n, cap;
+};
+
+/* *out: the map for run's launch on stream st (NULL: the run has none). */
+static inline int kern_rowmap_for(kern_rowmap *m, const kern_join_args *run, cudaStream_t st,
+                                  const uint32_t **out)
+{
+    *out = NULL;
+    if (!run->rows)
+        return 0;
+    if (m->src != run->rows || m->n != run->n) {
+        if (m->cap < run->n) {
+            KERN_CUDA(cudaFree(m->map));
+            m->map = NULL;
+            m->cap = 0;
+            KERN_CUDA(cudaMalloc((void **)&m->map, run->n * 4));
+            m->cap = run->n;
+        }
+        KERN_CUDA(cudaMemcpyAsync(m->map, run->rows, run->n * 4, cudaMemcpyHostToDevice, st));
+        m->src = run->rows;
+        m->n = run->n;
+    }
+    *out = m->map;
+    return 0;
+}
+
+/* cudaMalloc of bytes for what, a device too small for it KERN_ENOMEM
+ * (the caller's host route then), any other failure the CUDA error. */
+static inline int kern_consume_malloc(void *p, size_t bytes, const char *what)
+{
+    const cudaError_t e = cudaMalloc((void **)p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return kern_fail(KERN_ENOMEM, "%s: %zu bytes of device memory", what, bytes);
+    }
+    return e == cudaSuccess ? 0 : kern_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+}
+
+#endif
