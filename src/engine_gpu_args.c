@@ -48,3 +48,14 @@ void engine_gpu_args(const dataset *ds, size_t q0, size_t q1, const engine_opts 
     a->ted_paper = o->ted_paper;
     a->index_k = o->index_k;
 }
+
+int engine_gpu_pairs_args(const engine *e, const dataset *ds, size_t q0, size_t q1, double eps,
+                          const engine_opts *o, double scale, const volatile int *cancel,
+                          void (*progress)(void *ctx, double frac), void *progress_ctx,
+                          kern_join_args *a, gpu_xform *x)
+{
+    engine_gpu_args(ds, q0, q1, o, cancel, progress, progress_ctx, e->format, a);
+    a->eps = eps;
+    a->mode = KJOIN_PAIRS;
+    return engine_gpu_xform(e, ds, o, &eps, scale, a, x);
+}

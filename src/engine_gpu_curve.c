@@ -46,12 +46,9 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     kern_join_args a;
-    engine_gpu_args(ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, e->format, &a);
-    a.eps = s->eps;
-    a.mode = KJOIN_PAIRS;
     gpu_xform x;
-    const double eps = s->eps;
-    int rc = engine_gpu_xform(e, ds, o, &eps, scale, &a, &x);
+    int rc = engine_gpu_pairs_args(e, ds, s->q0, s->q1, s->eps, o, scale, s->cancel, s->progress,
+                                   s->progress_ctx, &a, &x);
     if (rc)
         return rc;
     uint32_t *at = NULL;

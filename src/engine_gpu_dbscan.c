@@ -48,12 +48,9 @@ int engine_gpu_dbscan_fn(const dbscan_spec *spec, dbscan_result *res, double sca
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(spec->opts, &def);
     kern_join_args a;
-    engine_gpu_args(ds, 0, n, o, spec->cancel, NULL, NULL, e->format, &a);
-    a.eps = spec->eps;
-    a.mode = KJOIN_PAIRS;
     gpu_xform x;
-    const double eps = spec->eps;
-    int rc = engine_gpu_xform(e, ds, o, &eps, scale, &a, &x);
+    int rc =
+        engine_gpu_pairs_args(e, ds, 0, n, spec->eps, o, scale, spec->cancel, NULL, NULL, &a, &x);
     if (rc)
         return rc;
     uint32_t *root = xmalloc(n * sizeof *root);

@@ -37,6 +37,14 @@ typedef struct gpu_xform {
 int engine_gpu_xform(const engine *e, const dataset *ds, const engine_opts *o, const double *eps,
                      double scale, kern_join_args *a, gpu_xform *x);
 
+/* The arguments and transforms of row e's PAIRS run at eps over query rows
+ * [q0, q1) whose pairs a device consumer takes (DBSCAN's passes, the
+ * curve's joins): engine_gpu_args, then engine_gpu_xform at eps. */
+int engine_gpu_pairs_args(const engine *e, const dataset *ds, size_t q0, size_t q1, double eps,
+                          const engine_opts *o, double scale, const volatile int *cancel,
+                          void (*progress)(void *ctx, double frac), void *progress_ctx,
+                          kern_join_args *a, gpu_xform *x);
+
 /* Timings: kernel_seconds, d_padded and the phases in order, the last
  * one named tail (t_sink: "sink", "select"; NULL: none); the device. */
 void engine_gpu_timing(const kern_join_result *r, const dataset *ds, const char *tail,
