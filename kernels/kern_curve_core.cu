@@ -11,20 +11,25 @@
  * refine it; 3.1-3.4 s at 10^6 x 128 on an H200, against 0.41 s for a
  * COUNT join at max).
  *
- * Per row: a max-heap of the k least (d2, j) it was offered, each other
- * row j once (the same pair may come as (i, j) and (j, i), or from two
- * launches of a cluster cut), its length, a lock, and the full heap's
- * largest d2 (top, +inf before). top only falls, so a stale read only
- * sends a value to the lock: a value not below it cannot change the k-th
- * least and is dropped without the lock. Under the lock (a spin on a
- * 32-bit word, each lane retrying until it takes it) the heap is read and
- * written through volatile pointers between fences. The heap ends holding
- * k distinct rows whose d2 are the k least values offered, whatever order
- * the pairs came in: its root is the k-th least d2, what the host's sink
- * (src/dbscan_curve.c, core_range) gives from the same pairs.
+ * Per row: a set of the K least (d2, j) it was offered (K >= k; K > k
+ * where the caller wants each row's K nearest too, the curve's first
+ * round of lists: src/curve_knn.h), each other row j once (the same pair
+ * may come as (i, j) and (j, i), or from two launches of a cluster cut),
+ * its length, a lock, and the full set's largest d2 (top, +inf before).
+ * top only falls, so a stale read only sends a value to the lock: a value
+ * not below it cannot change the K least and is dropped without the lock.
+ * A warp takes each row its lanes hold values for in turn, as a whole:
+ * one lane spins on the row's 32-bit lock, the set is read through
+ * volatile pointers between fences into the lanes' registers (eight
+ * slots a lane: K <= 256), the values go in by shuffles and ballots, and
+ * the set is written back (kcc_warp_put). The set ends holding K distinct
+ * rows whose d2 are the K least values offered, whatever order the pairs
+ * came in; sorted at the end by (d2, j), its k-th is the k-th least d2,
+ * what a host sink gives from the same pairs (src/curve_knn.c).
  *
- * Memory beyond the dataset and the run's pair buffer: 12k + 16 bytes a
- * row (heap values and rows, length, lock, top), and n doubles out. */
+ * Memory beyond the dataset and the run's pair buffer: 12K + 16 bytes a
+ * row (set values and rows, length, lock, top), and n doubles out (and
+ * 12K bytes a row for the K nearest). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +47,13 @@
 /* One device's state, by the dataset's row. */
 struct kcc_dev {
     int device;
-    double *hd;   /* n x k heap values */
-    uint32_t *hj; /* n x k heap rows */
+    double *hd;   /* n x k set values */
+    uint32_t *hj; /* n x k set rows */
     uint32_t *len, *lock;
-    double *top;    /* the full heap's largest value: +inf before */
-    double *core;   /* n: the k-th least, out (the first device) */
+    double *top;  /* the full set's largest value: +inf before */
+    double *core; /* n: the k-th least, out (the first device) */
+    double *od;   /* n x K: the sorted sets, out (knn only) */
+    uint32_t *oj;
     kern_rowmap rm; /* a layout's rows (run row -> dataset row) */
 };
 
@@ -60,7 +67,7 @@ struct kcc_arrays {
 
 static std::mutex g_kcc_mu;
 static kcc_dev *g_kcc[KERN_DEV_SLOTS];
-static uint32_t g_kcc_k;
+static uint32_t g_kcc_k; /* the set's size, K */
 static int g_kcc_trace;
 static double g_kcc_consume_s;
 
@@ -70,99 +77,138 @@ static unsigned kcc_blocks(size_t n)
                               std::min((n + KCC_THREADS - 1) / KCC_THREADS, (size_t)4096));
 }
 
-/* Whether d2 cannot change row p's k-th least (its heap is full and its
+/* Whether d2 cannot change row p's K least (its set is full and its
  * largest is not above d2): dropped without the lock. */
 __device__ __forceinline__ bool kcc_skip(const kcc_arrays &c, uint32_t p, double d2)
 {
     return !(d2 < ((volatile double *)c.top)[p]);
 }
 
-/* (d2, j) into row p's heap; the caller holds p's lock. */
-__device__ void kcc_heap_put(const kcc_arrays &c, uint32_t p, double d2, uint32_t j)
+#define KCC_FULL 0xffffffffu
+/* A set's slots a lane: K <= 32 KCC_SLOTS (KDIST_MAX_K, 256). */
+#define KCC_SLOTS 8
+
+/* The largest of a full set held KCC_SLOTS slots a lane (slot u 32 + lane;
+ * slots from K on hold -inf) and its slot (the lowest holding it). */
+__device__ __forceinline__ void kcc_argmax(const double *v, uint32_t K, double *mv, uint32_t *ms)
+{
+    double m = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < KCC_SLOTS; u++)
+        m = v[u] > m ? v[u] : m;
+    for (int o = 16; o; o >>= 1) {
+        const double x = __shfl_xor_sync(KCC_FULL, m, o);
+        m = x > m ? x : m;
+    }
+    *mv = m;
+    *ms = K;
+#pragma unroll
+    for (int u = KCC_SLOTS - 1; u >= 0; u--) {
+        const unsigned b = __ballot_sync(KCC_FULL, v[u] == m);
+        if (b)
+            *ms = 32u * (uint32_t)u + (uint32_t)(__ffs(b) - 1);
+    }
+}
+
+/* The whole warp puts the values (d2, col) of the lanes in grp into row
+ * r's set under r's lock: the set (unordered, at most K entries) read
+ * into registers, KCC_SLOTS slots a lane, each value offered in turn (a
+ * full set's largest replaced when the value is below it; a row already
+ * in the set skipped, by a ballot), written back, the full set's largest
+ * published to top. A few shuffles a value where a heap in memory took
+ * dozens of dependent loads and stores under the lock (with K = 32 that
+ * consumer took about 2.3 s against 0.13 s at K = 9, 10^6 x 128 on an
+ * H100). */
+__device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, double d2, uint32_t col,
+                             unsigned lane)
 {
     const uint32_t K = c.k;
-    volatile double *hd = c.hd + (size_t)p * K;
-    volatile uint32_t *hj = c.hj + (size_t)p * K;
-    volatile uint32_t *len = c.len;
-    const uint32_t m = len[p];
-    for (uint32_t t = 0; t < m; t++)
-        if (hj[t] == j)
-            return; /* row j is in already (both orders of a pair) */
-    uint32_t t;
-    if (m < K) {
-        t = m;
-        while (t > 0 && hd[(t - 1) / 2] < d2) {
-            hd[t] = hd[(t - 1) / 2];
-            hj[t] = hj[(t - 1) / 2];
-            t = (t - 1) / 2;
+    if (lane == 0)
+        while (atomicCAS(&c.lock[r], 0u, 1u) != 0u) {
         }
-        hd[t] = d2;
-        hj[t] = j;
-        len[p] = m + 1;
-        if (m + 1 == K)
-            ((volatile double *)c.top)[p] = hd[0];
-        return;
+    __syncwarp();
+    __threadfence();
+    volatile double *hd = c.hd + (size_t)r * K;
+    volatile uint32_t *hj = c.hj + (size_t)r * K;
+    uint32_t len = ((volatile uint32_t *)c.len)[r];
+    double v[KCC_SLOTS];
+    uint32_t jv[KCC_SLOTS];
+#pragma unroll
+    for (int u = 0; u < KCC_SLOTS; u++) {
+        const uint32_t t = 32u * (uint32_t)u + lane;
+        v[u] = t < len ? hd[t] : -INFINITY;
+        jv[u] = t < len ? hj[t] : KERN_ROW_PAD;
     }
-    if (!(d2 < hd[0]))
-        return;
-    t = 0;
-    for (;;) { /* the new root sifted down */
-        uint32_t ch = 2 * t + 1;
-        if (ch >= K)
-            break;
-        if (ch + 1 < K && hd[ch] < hd[ch + 1])
-            ch++;
-        if (!(d2 < hd[ch]))
-            break;
-        hd[t] = hd[ch];
-        hj[t] = hj[ch];
-        t = ch;
-    }
-    hd[t] = d2;
-    hj[t] = j;
-    ((volatile double *)c.top)[p] = hd[0];
-}
-
-/* Values (d2[t], j[t]) for the bits t of mask into row p's heap under its
- * lock (each lane retrying until it takes it, so no lane of a warp waits
- * in one iteration on another's release). */
-__device__ void kcc_put_all(const kcc_arrays &c, uint32_t p, const double *d2, const uint32_t *j,
-                            unsigned mask)
-{
-    bool done = false;
-    while (!done) {
-        if (atomicCAS(&c.lock[p], 0u, 1u) == 0u) {
-            __threadfence();
-            for (unsigned g = mask; g; g &= g - 1) {
-                const int t = __ffs(g) - 1;
-                kcc_heap_put(c, p, d2[t], j[t]);
+    double mv = INFINITY;
+    uint32_t ms = 0;
+    if (len == K)
+        kcc_argmax(v, K, &mv, &ms);
+    for (unsigned g = grp; g; g &= g - 1) {
+        const int src = __ffs(g) - 1;
+        const double cd = __shfl_sync(KCC_FULL, d2, src);
+        const uint32_t cj = __shfl_sync(KCC_FULL, col, src);
+        if (len == K && !(cd < mv))
+            continue;
+        bool dup = false;
+#pragma unroll
+        for (int u = 0; u < KCC_SLOTS; u++)
+            dup |= jv[u] == cj;
+        if (__any_sync(KCC_FULL, dup))
+            continue; /* row cj is in already (both orders of a pair) */
+        const uint32_t t = len < K ? len : ms;
+#pragma unroll
+        for (int u = 0; u < KCC_SLOTS; u++)
+            if (t == 32u * (uint32_t)u + lane) {
+                v[u] = cd;
+                jv[u] = cj;
             }
-            __threadfence();
-            atomicExch(&c.lock[p], 0u);
-            done = true;
+        if (len < K)
+            len++;
+        if (len == K)
+            kcc_argmax(v, K, &mv, &ms);
+    }
+#pragma unroll
+    for (int u = 0; u < KCC_SLOTS; u++) {
+        const uint32_t t = 32u * (uint32_t)u + lane;
+        if (t < len) {
+            hd[t] = v[u];
+            hj[t] = jv[u];
         }
     }
+    if (lane == 0) {
+        ((volatile uint32_t *)c.len)[r] = len;
+        ((volatile double *)c.top)[r] = len == K ? mv : INFINITY;
+    }
+    __threadfence();
+    __syncwarp();
+    if (lane == 0)
+        atomicExch(&c.lock[r], 0u);
+    __syncwarp();
 }
 
-__device__ void kcc_put(const kcc_arrays &c, uint32_t p, double d2, uint32_t j)
+/* Each lane's value (act: it has one) to its row: the warp takes the rows
+ * in turn, each with all the lanes that hold a value for it. */
+__device__ __forceinline__ void kcc_warp_rows(const kcc_arrays &c, bool act, uint32_t row,
+                                              double d2, uint32_t col, unsigned lane)
 {
-    if (kcc_skip(c, p, d2))
-        return;
-    kcc_put_all(c, p, &d2, &j, 1u);
+    unsigned want = __ballot_sync(KCC_FULL, act);
+    while (want) {
+        const uint32_t r = __shfl_sync(KCC_FULL, row, __ffs(want) - 1);
+        const unsigned grp = __ballot_sync(KCC_FULL, act && row == r);
+        want &= ~grp;
+        kcc_warp_put(c, r, grp, d2, col, lane);
+    }
 }
 
 /* One launch's pairs: each pair's d2 to its query row, and to its other
  * row where that is not a query row of the run (a query row gets the pair
  * as one of its own, (j, i), from any run that lists every ordered pair
- * of its query rows). The lanes of a warp with the same query row hand
- * their values to one lane, which puts them all under one take of the
- * row's lock (as kern_curve.cu's consumer). */
+ * of its query rows). A warp's 32 pairs mostly share one or two query
+ * rows: each row's values go in under one take of its lock. */
 static __global__ void __launch_bounds__(KCC_THREADS)
     kcc_pairs_kernel(kcc_arrays c, const uint32_t *__restrict__ map, kern_pair_batch b, size_t q0,
                      size_t q1)
 {
-    __shared__ double s_d[KCC_THREADS];
-    __shared__ uint32_t s_j[KCC_THREADS];
     const double sc = b.d2_scale ? b.d2_scale : 1.0;
     const unsigned lane = threadIdx.x & 31, wbase = threadIdx.x & ~31u;
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -189,18 +235,8 @@ static __global__ void __launch_bounds__(KCC_THREADS)
                 other = (jr < q0 || jr >= q1) && !kcc_skip(c, j, d2);
             }
         }
-        const unsigned want = __ballot_sync(0xffffffffu, mine);
-        if (mine) {
-            const unsigned grp = __match_any_sync(want, i);
-            s_d[threadIdx.x] = d2;
-            s_j[threadIdx.x] = j;
-            __syncwarp(grp);
-            if (lane == (unsigned)(__ffs(grp) - 1))
-                kcc_put_all(c, i, s_d + wbase, s_j + wbase, grp);
-        }
-        if (other)
-            kcc_put(c, j, d2, i);
-        __syncwarp();
+        kcc_warp_rows(c, mine, i, d2, j, lane);
+        kcc_warp_rows(c, other, j, d2, i, lane);
     }
 }
 
@@ -211,22 +247,59 @@ static __global__ void kcc_init_kernel(size_t n, double *top)
         top[p] = INFINITY;
 }
 
-/* Another device's heaps (values, rows, lengths) into this one's. */
+/* Another device's sets (values, rows, lengths) into this one's: a warp
+ * a row, its entries offered as a launch's values are. */
 static __global__ void kcc_merge_kernel(kcc_arrays c, size_t n, const double *hd,
                                         const uint32_t *hj, const uint32_t *len)
 {
-    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
-         p += (size_t)gridDim.x * blockDim.x)
-        for (uint32_t t = 0; t < len[p] && t < c.k; t++)
-            kcc_put(c, (uint32_t)p, hd[p * c.k + t], hj[p * c.k + t]);
+    const unsigned lane = threadIdx.x & 31;
+    const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    for (size_t p = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; p < n; p += warps)
+        for (uint32_t h = 0; h < c.k; h += 32) { /* warp-uniform */
+            const uint32_t t = h + lane;
+            const bool act = t < len[p] && t < c.k;
+            kcc_warp_rows(c, act, (uint32_t)p, act ? hd[p * c.k + t] : 0.0,
+                          act ? hj[p * c.k + t] : 0u, lane);
+        }
 }
 
-/* The k-th least (the full heap's root), +inf where fewer than k. */
-static __global__ void kcc_out_kernel(kcc_arrays c, size_t n, double *core)
+/* Each row's set sorted by (d2, j) (an insertion sort of at most
+ * KERN_CORE_MAX_K entries): the k-th least to core, +inf where fewer than
+ * k; with od, the K sorted entries, the slots past the count +inf and
+ * KERN_ROW_PAD. */
+static __global__ void kcc_out_kernel(kcc_arrays c, size_t n, uint32_t k, double *core, double *od,
+                                      uint32_t *oj)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
-         p += (size_t)gridDim.x * blockDim.x)
-        core[p] = c.len[p] == c.k ? c.hd[p * c.k] : INFINITY;
+         p += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t K = c.k, m = c.len[p];
+        if (!od) { /* K == k: the full set's largest */
+            double x = -INFINITY;
+            for (uint32_t t = 0; t < m; t++)
+                x = c.hd[p * K + t] > x ? c.hd[p * K + t] : x;
+            core[p] = m == K ? x : INFINITY;
+            continue;
+        }
+        double v[KERN_CORE_MAX_K];
+        uint32_t r[KERN_CORE_MAX_K];
+        for (uint32_t t = 0; t < m; t++) {
+            const double x = c.hd[p * K + t];
+            const uint32_t y = c.hj[p * K + t];
+            uint32_t u = t;
+            while (u > 0 && (v[u - 1] > x || (v[u - 1] == x && r[u - 1] > y))) {
+                v[u] = v[u - 1];
+                r[u] = r[u - 1];
+                u--;
+            }
+            v[u] = x;
+            r[u] = y;
+        }
+        core[p] = m >= k ? v[k - 1] : INFINITY;
+        for (uint32_t t = 0; t < K; t++) {
+            od[p * K + t] = t < m ? v[t] : INFINITY;
+            oj[p * K + t] = t < m ? r[t] : KERN_ROW_PAD;
+        }
+    }
 }
 
 static kcc_arrays kcc_of(const kcc_dev &d)
@@ -262,7 +335,7 @@ static int kcc_consume(void *ctx, const kern_join_args *run, void *stream, const
 static void kcc_free(kcc_dev &d)
 {
     cudaSetDevice(d.device);
-    void *p[] = {d.hd, d.hj, d.len, d.lock, d.top, d.core, d.rm.map};
+    void *p[] = {d.hd, d.hj, d.len, d.lock, d.top, d.core, d.od, d.oj, d.rm.map};
     for (void *q : p)
         cudaFree(q);
 }
@@ -288,10 +361,12 @@ static int kcc_alloc(kcc_dev &d, size_t n, size_t k)
     return 0;
 }
 
-/* Every other device's heaps into the first's (through the host: devices
- * need not see each other), then the first's k-th least values to core2. */
-static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, size_t k, double *core2)
+/* Every other device's sets into the first's (through the host: devices
+ * need not see each other), then the first's k-th least values to
+ * io->core2 (and its sorted sets to io->knn_d2, io->knn_row). */
+static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *io)
 {
+    const size_t k = io->K;
     kcc_dev &d0 = dv[0];
     if (dv.size() > 1) {
         std::vector<double> hd(n * k);
@@ -335,19 +410,27 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, size_t k, double *cor
     int rc = kcc_malloc(&d0.core, n * 8);
     if (rc)
         return rc;
-    kcc_out_kernel<<<kcc_blocks(n), KCC_THREADS>>>(kcc_of(d0), n, d0.core);
+    if (io->knn_d2 &&
+        ((rc = kcc_malloc(&d0.od, n * k * 8)) || (rc = kcc_malloc(&d0.oj, n * k * 4))))
+        return rc;
+    kcc_out_kernel<<<kcc_blocks(n), KCC_THREADS>>>(kcc_of(d0), n, (uint32_t)io->k, d0.core,
+                                                   io->knn_d2 ? d0.od : NULL, d0.oj);
     KERN_CUDA(cudaGetLastError());
-    KERN_CUDA(cudaMemcpy(core2, d0.core, n * 8, cudaMemcpyDeviceToHost));
+    KERN_CUDA(cudaMemcpy(io->core2, d0.core, n * 8, cudaMemcpyDeviceToHost));
+    if (io->knn_d2) {
+        KERN_CUDA(cudaMemcpy(io->knn_d2, d0.od, n * k * 8, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(io->knn_row, d0.oj, n * k * 4, cudaMemcpyDeviceToHost));
+    }
     return 0;
 }
 
-static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev> &dv, size_t k,
-                   double *core2, kern_join_result *r, double *t_alloc)
+static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev> &dv,
+                   const kern_core_io *io, kern_join_result *r, double *t_alloc)
 {
     int rc;
     const double t0 = kern_now();
     for (auto &d : dv)
-        if ((rc = kcc_alloc(d, a->n, k)))
+        if ((rc = kcc_alloc(d, a->n, io->K)))
             return rc;
     *t_alloc = kern_now() - t0;
     kern_join_args b = *a;
@@ -363,18 +446,21 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
         KERN_CUDA(cudaSetDevice(d.device));
         KERN_CUDA(cudaDeviceSynchronize());
     }
-    return kcc_collect(dv, a->n, k, core2);
+    return kcc_collect(dv, a->n, io);
 }
 
-extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, size_t k, double *core2,
+extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const kern_core_io *io,
                                kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
+    const size_t k = io->K;
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->rows || a0->origin_of || a0->tiles ||
-        a0->q0 != 0 || a0->q1 != a0->n || a0->n >= KERN_ROW_PAD || k == 0 || k >= a0->n ||
-        k > UINT32_MAX)
-        return kern_fail(KERN_EINVAL, "dbscan curve: bad core-distance run (n %zu, d %zu, k %zu)",
-                         a0->n, a0->d, k);
+        a0->q0 != 0 || a0->q1 != a0->n || a0->n >= KERN_ROW_PAD || io->k == 0 || io->k > k ||
+        k >= a0->n || k > 32 * KCC_SLOTS || (!io->knn_d2 && k != io->k) ||
+        (io->knn_d2 && (!io->knn_row || k > KERN_CORE_MAX_K)))
+        return kern_fail(KERN_EINVAL,
+                         "dbscan curve: bad core-distance run (n %zu, d %zu, k %zu, K %zu)", a0->n,
+                         a0->d, io->k, k);
     kern_join_args a = *a0;
     std::vector<int> devs;
     const int drc = kern_consume_devices(&a, devs);
@@ -394,12 +480,12 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, size_t
         g_kcc[d.device] = &d;
     const double t0 = kern_now();
     double t_alloc = 0;
-    const int rc = kcc_run(fn, &a, dv, k, core2, res, &t_alloc);
+    const int rc = kcc_run(fn, &a, dv, io, res, &t_alloc);
     for (auto &d : dv) {
         g_kcc[d.device] = NULL;
         kcc_free(d);
     }
-    res->mem_peak += (size_t)nd * a.n * (12 * k + 16) + a.n * 8;
+    res->mem_peak += (size_t)nd * a.n * (12 * k + 16) + a.n * 8 + (io->knn_d2 ? a.n * k * 12 : 0);
     const double spent = kern_now() - t0;
     res->t_d2h += std::max(0.0, spent - res->t_kernel - res->t_sink);
     if (g_kcc_trace)

@@ -695,13 +695,24 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_
  * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
  * its pairs consumed on the device (pair_dev) on a's device or device
  * list: each pair (i, j), i != j, after the layout's rows, offers d2 to
- * row i and to row j; core2[i] (a->n, out) is the k-th least d2 offered
- * to i by distinct rows j (each row counted once, however often its pair
- * comes), +inf where fewer than k rows were offered. Several devices:
- * each keeps its own heaps, merged on the first. KERN_ENOMEM when the
- * state (12k + 16 bytes a row) does not fit a device (the caller's host
- * sink then). kernels/kern_curve_core.cu. */
-int kern_curve_core(kern_join_fn fn, const kern_join_args *a, size_t k, double *core2,
+ * row i and to row j; each row keeps the K least d2 offered by distinct
+ * rows j (each row counted once, however often its pair comes). Out:
+ * core2[i] (a->n) the k-th least (k <= K), +inf where fewer than k rows
+ * were offered; where knn_d2 is set, row i's K kept (d2, j) ascending by
+ * (d2, j) at knn_d2[i K ..], knn_row[i K ..], the slots past its count
+ * +inf and KERN_ROW_PAD (the curve's first round of lists, built from
+ * them on the host). Several devices: each keeps its own heaps, merged
+ * on the first. KERN_ENOMEM when the state (12K + 16 bytes a row) does
+ * not fit a device (the caller's host route then).
+ * kernels/kern_curve_core.cu. */
+#define KERN_CORE_MAX_K 64
+typedef struct kern_core_io {
+    size_t k, K; /* 1 <= k <= K < a->n; K = k without knn_d2, else <= KERN_CORE_MAX_K */
+    double *core2;
+    double *knn_d2;    /* NULL, or a->n x K */
+    uint32_t *knn_row; /* with knn_d2 */
+} kern_core_io;
+int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
                     kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */

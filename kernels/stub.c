@@ -116,12 +116,11 @@ int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, ke
     return stub_join(a, r);
 }
 
-int kern_curve_core(kern_join_fn fn, const kern_join_args *a, size_t k, double *core2,
+int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
                     kern_join_result *r)
 {
     (void)fn;
-    (void)k;
-    (void)core2;
+    (void)io;
     return stub_join(a, r);
 }
 

@@ -107,18 +107,21 @@ fi
 # pairs on the device (CURVE=0 leaves it out; CURVE_SINK=1 runs it again
 # in a process of its own with the host sink, TCJOIN_CURVE_SINK=1;
 # CURVE_KDIST=1 again with the core distances from exact's k-distance,
-# TCJOIN_CURVE_CORE=kdist, the route before the join at max).
+# TCJOIN_CURVE_CORE=kdist, the route before the join at max;
+# CURVE_KNN="K ..." again with TCJOIN_CURVE_KNN=K: each point's K nearest
+# kept for the first round, 0 none).
 if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
     for set in "uniform-1e6x128 gen uniform n=1000000 d=128 seed=1" \
         "gauss-1e6x128 gen gauss n=1000000 d=128 seed=1 clusters=64"; do
-        for how in dev ${CURVE_SINK:+sink} ${CURVE_KDIST:+kdist}; do
+        for how in dev ${CURVE_SINK:+sink} ${CURVE_KDIST:+kdist} $(for k in ${CURVE_KNN:-}; do echo "knn$k"; done); do
             name=${set%% *}$([ "$how" != dev ] && echo "-$how")
-            sink=0 core=
+            sink=0 core= knn=
             [ "$how" = sink ] && sink=1
             [ "$how" = kdist ] && core=kdist
+            [ "${how#knn}" != "$how" ] && knn=${how#knn}
             L=$(lim 120)
             [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
-            TCJOIN_CURVE_SINK=$sink TCJOIN_CURVE_CORE=$core timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
+            TCJOIN_CURVE_SINK=$sink TCJOIN_CURVE_CORE=$core TCJOIN_CURVE_KNN=$knn timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
                 sweep 64 engine=fasted use; run exact; run exact;
                 dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>&1
             rc=$?
@@ -126,7 +129,7 @@ if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
             v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
                 sed -E 's/.*"rounds":([0-9]+),"rounds_device":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\3 \4 \5 \1 \2/')
             row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 6) printf "%.1fx; core distances %s s, forest %s s, %s joins, %s on the device", $2 / $1, $3, $4, $5, $6}'))"
-            grep 'trace (ms)' "$OUT/curve-$name.log" | tail -n 3 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
+            grep -E 'trace \(ms\)|trace: join' "$OUT/curve-$name.log" | tail -n 4 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
             # the k-distance's refinement joins summed (TCJOIN_KDIST_TRACE)
             grep '^kdist refine join' "$OUT/curve-$name.log" | awk '
                 { n++; rows += $6; pairs += $8; ms += $9

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "dbscan_curve.h"
+#include "curve_knn.h"
 #include "dataset_order.h"
 #include "dist.h"
 #include "err.h"
@@ -205,7 +206,100 @@ typedef struct cv_merge {
     size_t nact, nroots;
     cv_edge *stat, *cand;
     uint8_t *chg;
+    /* a pass's scan, by active index (scan_range): what it found, the
+     * point's root, and the edge (its lightest out, or its bound) */
+    uint8_t *kind;
+    uint32_t *root;
+    cv_edge *res;
+    size_t passes, scanned; /* the trace's */
 } cv_merge;
+
+/* Each row's root into comp without writing parent (the cores share it),
+ * then parent flattened to it: the scan reads one comp a point. */
+typedef struct cv_flat {
+    uint32_t *parent, *comp;
+} cv_flat;
+
+static void flat_find(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_flat *f = ctx;
+    for (size_t v = a; v < b; v++) {
+        uint32_t x = (uint32_t)v;
+        while (f->parent[x] != x)
+            x = f->parent[x];
+        f->comp[v] = x;
+    }
+}
+
+static void flat_set(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_flat *f = ctx;
+    memcpy(f->parent + a, f->comp + a, (b - a) * sizeof *f->parent);
+}
+
+static void flatten(uint32_t *parent, uint32_t *comp, size_t n)
+{
+    cv_flat f = {parent, comp};
+    int nt;
+    par_for(n, 4, flat_find, &f, &nt);
+    par_for(n, 4, flat_set, &f, &nt);
+}
+
+enum { SCAN_KEEP, SCAN_OUT, SCAN_INSIDE };
+
+/* A pass's scan of the active points in [a, b) (their roots in comp,
+ * read only): a point of a component that did not change keeps what the
+ * last pass found (SCAN_KEEP); else its lightest list edge out
+ * (SCAN_OUT), or, its list all inside, its bound (SCAN_INSIDE: p's next
+ * edge out, unknown, is heavier than a full list's heaviest (e[0]) and,
+ * for lists from the K nearest (kb), not lighter than kb[p]: below any
+ * edge of weight kb[p] is {kb[p], 0, 0}). Each index written by one
+ * thread; the reduction by root follows on one (merge_listed). */
+typedef struct cv_scan {
+    const cv_round *r;
+    const double *kb;
+    const uint32_t *comp;
+    cv_merge *m;
+} cv_scan;
+
+static void scan_range(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const cv_scan *x = ctx;
+    const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    cv_merge *m = x->m;
+    for (size_t i = a; i < b; i++) {
+        const uint32_t p = m->act[i], rp = x->comp[p];
+        m->root[i] = rp;
+        if (!m->chg[rp]) {
+            m->kind[i] = SCAN_KEEP;
+            continue;
+        }
+        const dist_list *l = &x->r->list[p];
+        cv_edge best = none;
+        int out = 0;
+        for (uint32_t k = 0; k < l->len; k++) {
+            const uint32_t q = l->e[k].a == p ? l->e[k].b : l->e[k].a;
+            if (x->comp[q] == rp)
+                continue;
+            out = 1;
+            if (dist_edge_before(&l->e[k], &best))
+                best = l->e[k];
+        }
+        if (out) {
+            m->kind[i] = SCAN_OUT;
+            m->res[i] = best;
+            continue;
+        }
+        cv_edge pb = l->len == DIST_LIST ? l->e[0] : none;
+        if (x->kb && x->kb[p] != INFINITY && x->kb[p] <= pb.w)
+            pb = (cv_edge){x->kb[p], 0, 0};
+        m->kind[i] = SCAN_INSIDE;
+        m->res[i] = pb;
+    }
+}
 
 /* After a join: the components whose cheapest outgoing edge the lists
  * prove (right after the join, every component that has one), merged,
@@ -214,8 +308,9 @@ typedef struct cv_merge {
  * 0 when none has one. bound[v]: the lightest heaviest-list-edge among
  * v's members whose full list has no edge leaving v. On return comp
  * holds every row's root, bound every root's. */
-static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_edge *best,
-                        cv_edge *bound, size_t n, cv_edge *forest, size_t *nf, cv_merge *m)
+static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, uint32_t *comp,
+                        cv_edge *best, cv_edge *bound, size_t n, cv_edge *forest, size_t *nf,
+                        cv_merge *m)
 {
     const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
     /* A new join's lists: every point active again, no bound yet; comp is
@@ -229,36 +324,29 @@ static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_
             m->roots[m->nroots++] = (uint32_t)v;
     }
     cv_edge *cand = m->cand;
-    for (;;) {
+    for (int pass = 0;; pass++, m->passes++) {
+        m->scanned += m->nact;
         for (size_t t = 0; t < m->nroots; t++)
             if (m->chg[m->roots[t]])
                 cand[m->roots[t]] = none;
+        /* every row's root (comp), then the active points scanned on the
+         * cores and reduced by root here, in index order */
+        if (pass)
+            flatten(parent, comp, n);
+        cv_scan sc = {r, kb, comp, m};
+        int nt;
+        par_for(m->nact, 16, scan_range, &sc, &nt);
         size_t keep = 0;
         for (size_t t = 0; t < m->nact; t++) {
-            const uint32_t p = m->act[t];
-            const dist_list *l = &r->list[p];
-            const uint32_t rp = uf_root(parent, p);
-            if (!m->chg[rp]) { /* as the last pass left it */
-                m->act[keep++] = p;
+            const uint32_t rp = m->root[t];
+            if (m->kind[t] == SCAN_INSIDE) { /* all inside: for good */
+                if (dist_edge_before(&m->res[t], &m->stat[rp]))
+                    m->stat[rp] = m->res[t];
                 continue;
             }
-            int out = 0;
-            for (uint32_t k = 0; k < l->len; k++) {
-                const uint32_t q = l->e[k].a == p ? l->e[k].b : l->e[k].a;
-                if (uf_root(parent, q) == rp)
-                    continue;
-                out = 1;
-                if (dist_edge_before(&l->e[k], &cand[rp]))
-                    cand[rp] = l->e[k];
-            }
-            if (out) {
-                m->act[keep++] = p;
-                continue;
-            }
-            /* A full list all inside: p's next edge out is heavier than
-             * its heaviest (e[0]) and unknown. */
-            if (l->len == DIST_LIST && dist_edge_before(&l->e[0], &m->stat[rp]))
-                m->stat[rp] = l->e[0];
+            if (m->kind[t] == SCAN_OUT && dist_edge_before(&m->res[t], &cand[rp]))
+                cand[rp] = m->res[t];
+            m->act[keep++] = m->act[t];
         }
         m->nact = keep;
         int open = 0;
@@ -273,8 +361,7 @@ static int merge_listed(const cv_round *r, uint32_t *parent, uint32_t *comp, cv_
             }
         }
         if (merge_best(parent, best, m->roots, m->nroots, m->stat, m->chg, forest, nf) == 0) {
-            for (size_t v = 0; v < n; v++)
-                comp[v] = uf_root(parent, (uint32_t)v);
+            flatten(parent, comp, n);
             return open;
         }
         size_t nr = 0;
@@ -336,10 +423,10 @@ static void sort_edges(cv_edge *e, size_t m)
     free(w);
 }
 
-/* The largest core component as eps grows: activations (at c_i) before
- * edges of the same weight, the forest's edges in ascending weight. */
-static void replay_largest(dbscan_curve *c, const double *core_by_point, const cv_edge *e,
-                           size_t ne)
+/* The largest core component as eps grows: activations (at c_i, core2
+ * ascending) before edges of the same weight, the forest's edges in
+ * ascending weight. */
+static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *e, size_t ne)
 {
     size_t n = c->n;
     uint32_t *p = xmalloc(n * sizeof *p);
@@ -348,23 +435,15 @@ static void replay_largest(dbscan_curve *c, const double *core_by_point, const c
         p[i] = (uint32_t)i;
         sz[i] = 1;
     }
-    /* The points in the order they become core: by c_i (a radix sort:
-     * qsort of 10^6 edges took a tenth of a second each here). */
-    uint32_t *ord = xmalloc(n * sizeof *ord);
-    sort_f64_order(core_by_point, n, ord);
-    cv_edge *act = xmalloc(n * sizeof *act);
-    for (size_t k = 0; k < n; k++)
-        act[k] = (cv_edge){core_by_point[ord[k]], ord[k], 0};
-    free(ord);
     c->big_at = xmalloc((n + ne + 1) * sizeof *c->big_at);
     c->big = xmalloc((n + ne + 1) * sizeof *c->big);
     c->nbig = 0;
     size_t best = 0, ia = 0, ie = 0;
     while (ia < n || ie < ne) {
-        int take_act = ia < n && (ie >= ne || act[ia].w <= e[ie].w);
+        int take_act = ia < n && (ie >= ne || core2[ia] <= e[ie].w);
         double at;
         if (take_act) {
-            at = act[ia].w;
+            at = core2[ia];
             if (!(at <= c->max2)) {
                 ia = n; /* never core within max */
                 continue;
@@ -397,57 +476,99 @@ static void replay_largest(dbscan_curve *c, const double *core_by_point, const c
             }
         }
     }
-    free(act);
     free(p);
     free(sz);
+}
+
+/* The three sorts the curve ends with, on threads of their own (each a
+ * radix sort of 10^6 keys: 0.24-0.43 s together on one H200 host core). */
+typedef struct cv_sorts {
+    double *core, *reach;
+    cv_edge *forest;
+    size_t n, nf;
+} cv_sorts;
+
+static void sorts_job(void *ctx, int t)
+{
+    cv_sorts *s = ctx;
+    if (t == 0)
+        sort_edges(s->forest, s->nf);
+    else
+        sort_f64(t == 1 ? s->core : s->reach, s->n);
 }
 
 /* The core distances (squared) into core[0..n), each above max^2 made
  * +inf: such a point is core at no eps the curve covers, and every use of
  * a core distance compares it with some eps^2 <= max^2. Below max^2 a
  * point's minPts-1 nearest others are all pairs of the join at max, so
- * where the engine can (its curve_round, one process) they come from that
- * join's pairs consumed on the device (kern_curve_core): one PAIRS run,
- * against exact's k-distance over every pair (an FP16 top-k pass of about
- * three COUNT joins and two dozen FP64 joins: 3.1-3.4 s against a 0.41 s
- * COUNT at 10^6 x 128, S = 64, on an H200). The values are the join's own
- * d2, so the curve's core points at eps are exactly its dbscan's.
- * Elsewhere (the CPU engines, exact's FP64 grid, several ranks, a device
- * too small, or TCJOIN_CURVE_CORE=kdist) the engine's k-distance, which
- * gives the same values where they are at most max^2 (src/kdist.h). */
+ * they come from that join, which keeps each point's K nearest too (nn,
+ * src/curve_knn.h: the forest's first round then needs no join):
+ * - where the engine can (its curve_round, one process), its pairs
+ *   consumed on the device (kern_curve_core): one PAIRS run, against
+ *   exact's k-distance over every pair (an FP16 top-k pass of about three
+ *   COUNT joins and two dozen FP64 joins: 3.1-3.4 s against a 0.41 s
+ *   COUNT at 10^6 x 128, S = 64, on an H200);
+ * - else through a host sink (curve_knn_join; TCJOIN_CURVE_CORE=join
+ *   takes it where the device could).
+ * The values are the join's own d2, so the curve's core points at eps are
+ * exactly its dbscan's. Several ranks, TCJOIN_CURVE_CORE=kdist, and a K
+ * that does not fit (curve_knn_width 0) take the engine's k-distance,
+ * which gives the same values where they are at most max^2 (src/kdist.h),
+ * and no nn (nn->K = 0). TCJOIN_CURVE_SINK=1 keeps the first round a
+ * join of its own (no nn): the core distances from the device where it
+ * can, else from the k-distance. */
 static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ranks, double *core,
-                          dbscan_curve *c)
+                          curve_knn *nn, dbscan_curve *c)
 {
     const dataset *ds = spec->ds;
-    const size_t n = ds->n;
+    const size_t n = ds->n, k = spec->minpts - 1;
     cv_progress pg = {spec, 0, 0.2};
-    const char *how = getenv("TCJOIN_CURVE_CORE");
+    const char *how = getenv("TCJOIN_CURVE_CORE"), *sink = getenv("TCJOIN_CURVE_SINK");
+    const int by_kdist = how && strcmp(how, "kdist") == 0, by_sink = how && !strcmp(how, "join");
+    /* TCJOIN_CURVE_SINK=1 (every round's lists through the host sink:
+     * tests compare the routes) keeps the first round a join too. */
+    const size_t K = ranks || by_kdist || (sink && !strcmp(sink, "1")) ? 0 : curve_knn_width(k, n);
+    memset(nn, 0, sizeof *nn);
+    join_spec js = {.ds = ds,
+                    .engine = e,
+                    .eps = spec->max,
+                    .q0 = 0,
+                    .q1 = n,
+                    .mode = JOIN_PAIRS,
+                    .opts = spec->opts,
+                    .cancel = spec->cancel,
+                    .progress = cv_prog,
+                    .progress_ctx = &pg};
     int rc = ENGINE_DECLINED;
-    if (e->curve_round && !ranks && !(how && strcmp(how, "kdist") == 0)) {
-        join_spec js = {.ds = ds,
-                        .engine = e,
-                        .eps = spec->max,
-                        .q0 = 0,
-                        .q1 = n,
-                        .mode = JOIN_PAIRS,
-                        .opts = spec->opts,
-                        .cancel = spec->cancel,
-                        .progress = cv_prog,
-                        .progress_ctx = &pg};
-        const curve_round_io io = {
-            .n = n, .max2 = c->max2, .core_k = spec->minpts - 1, .core_out = core};
+    if (e->curve_round && !ranks && !by_kdist && !by_sink) {
+        if (K)
+            curve_knn_alloc(nn, n, K);
+        const curve_round_io io = {.n = n,
+                                   .max2 = c->max2,
+                                   .core_k = k,
+                                   .core_out = core,
+                                   .knn_k = K,
+                                   .knn_d2 = nn->d2,
+                                   .knn_row = nn->row};
         join_result jr;
         memset(&jr, 0, sizeof jr);
         rc = e->curve_round(&js, &io, &jr);
         c->core_device = rc == 0;
         if (rc == 0 && jr.precision[0])
             snprintf(c->precision, sizeof c->precision, "%s", jr.precision);
+        if (rc)
+            curve_knn_free(nn);
+    }
+    if (rc == ENGINE_DECLINED && K) {
+        curve_knn_alloc(nn, n, K);
+        if ((rc = curve_knn_join(e, &js, k, core, nn)))
+            curve_knn_free(nn);
     }
     if (rc == ENGINE_DECLINED) {
         kdist_spec ks = {.ds = ds,
                          .q0 = 0,
                          .q1 = n,
-                         .k = (int)spec->minpts - 1,
+                         .k = (int)k,
                          .opts = spec->opts,
                          .out = core,
                          .cancel = spec->cancel,
@@ -463,6 +584,7 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
     for (size_t i = 0; i < n; i++)
         if (!(core[i] <= c->max2))
             core[i] = INFINITY;
+    c->knn = nn->K;
     return 0;
 }
 
@@ -494,7 +616,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
      * minPts = 1 (every point is core at any eps). */
     double *core = xcalloc(n, sizeof *core);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
-    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, c) : 0;
+    curve_knn nn = {0};
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, &nn, c) : 0;
     c->kdist_seconds = engine_now() - t0;
     if (rc) {
         free(core);
@@ -502,13 +625,19 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     }
 
     /* Boruvka rounds. */
-    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0;
+    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0, tr_knn = 0;
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
     cv_edge *bound = xmalloc(n * sizeof *bound);
-    cv_merge mg = {xmalloc(n * sizeof *mg.act),  xmalloc(n * sizeof *mg.roots), 0,         0,
-                   xmalloc(n * sizeof *mg.stat), xmalloc(n * sizeof *mg.cand),  xmalloc(n)};
+    cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
+                   .roots = xmalloc(n * sizeof *mg.roots),
+                   .stat = xmalloc(n * sizeof *mg.stat),
+                   .cand = xmalloc(n * sizeof *mg.cand),
+                   .chg = xmalloc(n),
+                   .kind = xmalloc(n ? n : 1),
+                   .root = xmalloc(n * sizeof *mg.root),
+                   .res = xmalloc(n * sizeof *mg.res)};
     double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
         parent[i] = comp[i] = (uint32_t)i;
@@ -528,6 +657,23 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     par_zero(r.list, n * sizeof *r.list);
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
+    /* The first round from the K nearest where the core join kept them:
+     * no join (src/curve_knn.h). kb: each point's D_p. */
+    double *kb = NULL;
+    if (nn.K) {
+        kb = xmalloc(n * sizeof *kb);
+        curve_knn_lists(&nn, core, c->max2, reach, r.list, kb);
+        curve_knn_free(&nn);
+        r.reach2 = NULL;
+        const double tm = engine_now();
+        tr_knn = tm - t1;
+        const int more = merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
+        tr_mark = engine_now();
+        tr_merge += tr_mark - tm;
+        free(kb);
+        if (!more)
+            goto done;
+    }
     for (;;) {
         /* comp is current here: every point its own at first, then as
          * merge_listed's last pass (which merged nothing) left it. */
@@ -556,8 +702,11 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         dataset g;
         cv_order ord = {&r, at, NULL, NULL, 0};
         int reordered = 0;
-        if (c->rounds > 0) {
+        if (c->rounds > 0 || c->knn) {
             const size_t m = later_rows(comp, bound, n, later);
+            if (getenv("TCJOIN_DBSCAN_TRACE"))
+                fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows\n", c->rounds + 1,
+                        m, n);
             if (m == 0)
                 break;
             if (2 * m <= n && dataset_order_first(ds, later, m, &g, at) == 0) {
@@ -568,8 +717,13 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             }
             err_clear();
         }
-        const curve_round_io io = {n,      core, comp, reordered ? at : NULL, c->max2, r.reach2,
-                                   r.list, 0,    NULL};
+        const curve_round_io io = {.n = n,
+                                   .core2 = core,
+                                   .comp = comp,
+                                   .at = reordered ? at : NULL,
+                                   .max2 = c->max2,
+                                   .reach2 = r.reach2,
+                                   .list = r.list};
         int on_device;
         double tj = engine_now();
         tr_rows += tj - tr_mark;
@@ -589,12 +743,13 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         r.reach2 = NULL;
         /* The join's own round and as many more as the lists prove. */
         const double tm = engine_now();
-        const int more = merge_listed(&r, parent, comp, best, bound, n, forest, &nf, &mg);
+        const int more = merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
         tr_merge += tr_mark - tm;
         if (!more)
             break;
     }
+done:
     pthread_mutex_destroy(&r.mu);
     free(later);
     free(at);
@@ -604,6 +759,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     free(mg.stat);
     free(mg.cand);
     free(mg.chg);
+    free(mg.kind);
+    free(mg.root);
+    free(mg.res);
     free(bound);
     free(parent);
     free(comp);
@@ -615,24 +773,25 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         return rc;
     }
     const double tt = engine_now();
-    sort_edges(forest, nf);
+    cv_sorts so = {core, reach, forest, n, nf};
+    par_threads(3, sorts_job, &so);
     replay_largest(c, core, forest, nf);
     c->nedge = nf;
     c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
     for (size_t k = 0; k < nf; k++)
         c->edge2[k] = forest[k].w;
     free(forest);
-    sort_f64(core, n);
-    sort_f64(reach, n);
     c->core2 = core;
     c->reach2 = reach;
     c->forest_seconds = engine_now() - t1;
     /* TCJOIN_DBSCAN_TRACE=1: where the forest's time went (benchmarks). */
     if (getenv("TCJOIN_DBSCAN_TRACE"))
         fprintf(stderr,
-                "dbscan curve trace (ms): set-up and later rows %.1f, joins %.1f, merges %.1f, "
+                "dbscan curve trace (ms): first lists from the %zu nearest %.1f, set-up and "
+                "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned), "
                 "sorts and replay %.1f\n",
-                tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, (engine_now() - tt) * 1e3);
+                c->knn, tr_knn * 1e3, tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, mg.passes,
+                mg.scanned, (engine_now() - tt) * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
 }

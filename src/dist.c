@@ -33,15 +33,6 @@ int dist_own_file(const char *path)
     return !dist || dist->rank == 0 || strcmp(path, dist_path) == 0;
 }
 
-int dist_edge_before(const dist_edge *x, const dist_edge *y)
-{
-    if (x->w != y->w)
-        return x->w < y->w;
-    if (x->a != y->a)
-        return x->a < y->a;
-    return x->b < y->b;
-}
-
 void dist_list_put(dist_list *l, const dist_edge *e)
 {
     dist_edge *h = l->e;

@@ -34,8 +34,16 @@ typedef struct dist_list {
 void dist_list_put(dist_list *l, const dist_edge *e);
 /* The edges of in put into out: out holds the DIST_LIST least of both. */
 void dist_list_merge(const dist_list *in, dist_list *out);
-/* x before y by (w, a, b). */
-int dist_edge_before(const dist_edge *x, const dist_edge *y);
+/* x before y by (w, a, b). Inline: the curve's merging and lists call it
+ * some 10^8 times at 10^6 points. */
+static inline int dist_edge_before(const dist_edge *x, const dist_edge *y)
+{
+    if (x->w != y->w)
+        return x->w < y->w;
+    if (x->a != y->a)
+        return x->a < y->a;
+    return x->b < y->b;
+}
 
 /* What join and kdist return when the caller is to run the work in this
  * process after all (a part of a shared run calling back). */

@@ -24,6 +24,7 @@ _Static_assert(sizeof(dist_edge) == sizeof(kern_curve_edge), "dist_edge's size")
 _Static_assert(offsetof(dist_list, len) == offsetof(kern_curve_list, len), "dist_list.len");
 _Static_assert(offsetof(dist_edge, a) == offsetof(kern_curve_edge, a), "dist_edge.a");
 _Static_assert(offsetof(dist_edge, b) == offsetof(kern_curve_edge, b), "dist_edge.b");
+_Static_assert(KNN_MAX_K == KERN_CORE_MAX_K && KERN_ROW_PAD == UINT32_MAX, "the K nearest");
 
 int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_result *res,
                         double scale, engine_kjoin_fn fn)
@@ -60,8 +61,9 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
     const kern_curve_io k = {
         io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list};
     kern_join_result r;
-    const int krc = io->core_k ? kern_curve_core(fn, &a, io->core_k, io->core_out, &r)
-                               : kern_curve_round(fn, &a, &k, &r);
+    const kern_core_io c = {io->core_k, io->knn_k ? io->knn_k : io->core_k, io->core_out,
+                            io->knn_k ? io->knn_d2 : NULL, io->knn_row};
+    const int krc = io->core_k ? kern_curve_core(fn, &a, &c, &r) : kern_curve_round(fn, &a, &k, &r);
     free(at);
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
         err_clear();

@@ -301,14 +301,20 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
         dbscan_curve_at(&c, x[k], &cl[k], &co[k], &no[k], &lg[k]);
         y[k] = (double)cl[k];
     }
-    out_printf("dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
-               "in %.3f s (core distances %.3f s%s; spanning forest %.3f s, %d joins at max%s)\n",
-               minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
-               c.core_device ? " from the join at max on the device" : "", c.forest_seconds,
-               c.rounds,
-               c.rounds_device == 0          ? ""
-               : c.rounds_device == c.rounds ? ", their pairs kept on the device"
-                                             : ", some of their pairs kept on the device");
+    char knn[64] = "";
+    if (c.knn)
+        snprintf(knn, sizeof knn, ", each point's %zu nearest", c.knn);
+    out_printf(
+        "dbscan curve: minpts %zu on %s (n=%zu d=%zu), engine %s, every eps up to %g, "
+        "in %.3f s (core distances %.3f s%s%s; spanning forest %.3f s, %d join%s at max%s)\n",
+        minpts, s->ds.name, s->ds.n, s->ds.d, e->name, max, c.seconds, c.kdist_seconds,
+        c.core_device ? " from the join at max on the device"
+        : c.knn       ? " from the join at max"
+                      : "",
+        knn, c.forest_seconds, c.rounds, c.rounds == 1 ? "" : "s",
+        c.rounds_device == 0          ? ""
+        : c.rounds_device == c.rounds ? ", their pairs kept on the device"
+                                      : ", some of their pairs kept on the device");
     curve_plot(&c, x, y, CURVE_POINTS, s->eps, s->have_eps);
     if (s->have_eps && s->eps <= max) {
         size_t a, b, d, l;
@@ -355,6 +361,7 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
     out_rec_int(r, "rounds", c.rounds);
     out_rec_int(r, "rounds_device", c.rounds_device);
     out_rec_bool(r, "core_device", c.core_device);
+    out_rec_int(r, "knn", (int64_t)c.knn);
     out_rec_int(r, "forest_edges", (int64_t)c.nedge);
     out_rec_dbl(r, "time_s", c.seconds);
     out_rec_dbl(r, "kdist_s", c.kdist_seconds);

@@ -26,7 +26,14 @@
  *     above max^2), for exact and fasted, minPts 2, 5 and 10, on every
  *     set (duplicates: zero distances; the lattice: ties); and exact's
  *     whole curve equals the one from its k-distance
- *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k).
+ *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k);
+ *     and the K nearest the device's heaps keep (the first round's
+ *     lists, src/curve_knn.h) give the same rounds and curve as a host
+ *     sink's over the same join (TCJOIN_CURVE_CORE=join).
+ * Test 1 runs the device's curve three ways against the sink: its first
+ * round from the K nearest (the default), from a device join of its own
+ * (TCJOIN_CURVE_KNN=0: the blobs then need a later, reordered join), and
+ * with K = 12 (more left to the later joins).
  * G_CURVE_SMALL=1 (the sanitizers): the first two sets only, 1000
  * uniform rows. Skipped
  * without a CUDA device. */
@@ -162,15 +169,23 @@ static double quantile(const dataset *ds, double q)
     return v[(int)(q * (M - 1))];
 }
 
+/* eng's curve with environment variable var set to val (NULL: none). */
+static int curve_env(const char *eng, const dataset *ds, size_t minpts, double max,
+                     const engine_opts *o, const char *var, const char *val, dbscan_curve *c)
+{
+    if (var)
+        setenv(var, val, 1);
+    dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = o};
+    const int rc = dbscan_curve_run(engine_find(eng), &sp, c);
+    if (var)
+        unsetenv(var);
+    return rc;
+}
+
 static int curve(const char *eng, const dataset *ds, size_t minpts, double max,
                  const engine_opts *o, int sink, dbscan_curve *c)
 {
-    if (sink)
-        setenv("TCJOIN_CURVE_SINK", "1", 1);
-    dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = o};
-    const int rc = dbscan_curve_run(engine_find(eng), &sp, c);
-    unsetenv("TCJOIN_CURVE_SINK");
-    return rc;
+    return curve_env(eng, ds, minpts, max, o, sink ? "TCJOIN_CURVE_SINK" : NULL, "1", c);
 }
 
 static int same_d(const double *a, const double *b, size_t m)
@@ -181,35 +196,60 @@ static int same_d(const double *a, const double *b, size_t m)
     return 1;
 }
 
-/* The device's curve against the sink's (and against oa's when given:
- * another device list), every value. */
+/* Two curves of ds, every value: forest weights, core distances,
+ * reachabilities, largest-cluster steps. */
+static void same_curve(const char *what, const char *eng, size_t minpts, const dataset *ds,
+                       const dbscan_curve *a, const dbscan_curve *b)
+{
+    CHECK_MSG(a->nedge == b->nedge && a->nbig == b->nbig,
+              "%s %s minpts %zu: edges %zu / %zu, steps %zu / %zu", what, eng, minpts, a->nedge,
+              b->nedge, a->nbig, b->nbig);
+    if (a->nedge == b->nedge)
+        CHECK_MSG(same_d(a->edge2, b->edge2, a->nedge), "%s %s minpts %zu: forest weights differ",
+                  what, eng, minpts);
+    CHECK_MSG(same_d(a->core2, b->core2, ds->n) && same_d(a->reach2, b->reach2, ds->n),
+              "%s %s minpts %zu: core distances or reachabilities differ", what, eng, minpts);
+    if (a->nbig == b->nbig) {
+        int ok = same_d(a->big_at, b->big_at, a->nbig);
+        for (size_t k = 0; k < a->nbig; k++)
+            ok &= a->big[k] == b->big[k];
+        CHECK_MSG(ok, "%s %s minpts %zu: largest-cluster steps differ", what, eng, minpts);
+    }
+}
+
+/* The device's curve against the sink's (and against ob's when given:
+ * another device list), every value; a run with var=val (NULL: none)
+ * against the sink too. The device's run takes each point's K nearest
+ * from its core join for the first round's lists (knn > 0: no join of its
+ * own); the sink's (TCJOIN_CURVE_SINK=1) joins for every round. */
+static void device_vs_sink_env(const char *what, const char *eng, const dataset *ds, size_t minpts,
+                               double max, const engine_opts *o, const engine_opts *ob,
+                               const char *var, const char *val)
+{
+    dbscan_curve a, b;
+    CHECK_MSG(curve_env(eng, ds, minpts, max, o, var, val, &a) == 0, "%s %s: %s", what, eng,
+              err_msg());
+    CHECK_MSG(curve(eng, ds, minpts, max, ob ? ob : o, ob == NULL, &b) == 0, "%s %s: %s", what, eng,
+              err_msg());
+    CHECK_MSG(a.rounds_device == a.rounds, "%s %s: %d of %d rounds on the device", what, eng,
+              a.rounds_device, a.rounds);
+    const int knn = !(var && !strcmp(var, "TCJOIN_CURVE_KNN") && !strcmp(val, "0"));
+    CHECK_MSG(knn == (a.knn > 0) && (knn || a.rounds >= 1), "%s %s: knn %zu, %d rounds", what, eng,
+              a.knn, a.rounds);
+    if (!ob)
+        CHECK_MSG(b.rounds_device == 0 && b.knn == 0, "%s %s: the sink's run took the device", what,
+                  eng);
+    else
+        CHECK_MSG(a.rounds == b.rounds, "%s %s: rounds %d / %d", what, eng, a.rounds, b.rounds);
+    same_curve(what, eng, minpts, ds, &a, &b);
+    dbscan_curve_free(&a);
+    dbscan_curve_free(&b);
+}
+
 static void device_vs_sink(const char *what, const char *eng, const dataset *ds, size_t minpts,
                            double max, const engine_opts *o, const engine_opts *ob)
 {
-    dbscan_curve a, b;
-    CHECK_MSG(curve(eng, ds, minpts, max, o, 0, &a) == 0, "%s %s: %s", what, eng, err_msg());
-    CHECK_MSG(curve(eng, ds, minpts, max, ob ? ob : o, ob == NULL, &b) == 0, "%s %s: %s", what, eng,
-              err_msg());
-    CHECK_MSG(a.rounds_device == a.rounds && a.rounds >= 1, "%s %s: %d of %d rounds on the device",
-              what, eng, a.rounds_device, a.rounds);
-    if (!ob)
-        CHECK_MSG(b.rounds_device == 0, "%s %s: the sink's run took the device", what, eng);
-    CHECK_MSG(a.rounds == b.rounds && a.nedge == b.nedge && a.nbig == b.nbig,
-              "%s %s minpts %zu: rounds %d / %d, edges %zu / %zu, steps %zu / %zu", what, eng,
-              minpts, a.rounds, b.rounds, a.nedge, b.nedge, a.nbig, b.nbig);
-    if (a.nedge == b.nedge)
-        CHECK_MSG(same_d(a.edge2, b.edge2, a.nedge), "%s %s minpts %zu: forest weights differ",
-                  what, eng, minpts);
-    CHECK_MSG(same_d(a.core2, b.core2, ds->n) && same_d(a.reach2, b.reach2, ds->n),
-              "%s %s minpts %zu: core distances or reachabilities differ", what, eng, minpts);
-    if (a.nbig == b.nbig) {
-        int ok = same_d(a.big_at, b.big_at, a.nbig);
-        for (size_t k = 0; k < a.nbig; k++)
-            ok &= a.big[k] == b.big[k];
-        CHECK_MSG(ok, "%s %s minpts %zu: largest-cluster steps differ", what, eng, minpts);
-    }
-    dbscan_curve_free(&a);
-    dbscan_curve_free(&b);
+    device_vs_sink_env(what, eng, ds, minpts, max, o, ob, NULL, NULL);
 }
 
 static dataset set_k(int k, double off)
@@ -245,10 +285,16 @@ TEST(device_rounds_equal_the_sink)
         for (size_t m = 4; m <= 10; m += 6) {
             device_vs_sink(ds.name, "exact", &ds, m, max, &o, NULL);
             device_vs_sink(ds.name, "fasted", &ds, m, max, &o, NULL);
+            /* the first round a device join of its own (no K nearest),
+             * and a K of 12: more rounds left to the later joins */
+            device_vs_sink_env(ds.name, "exact", &ds, m, max, &o, NULL, "TCJOIN_CURVE_KNN", "0");
+            if (!getenv("G_CURVE_SMALL"))
+                device_vs_sink_env(ds.name, "fasted", &ds, m, max, &o, NULL, "TCJOIN_CURVE_KNN",
+                                   "12");
         }
         if (k == 0) {
             dbscan_curve c;
-            CHECK(curve("exact", &ds, 4, max, &o, 0, &c) == 0);
+            CHECK(curve_env("exact", &ds, 4, max, &o, "TCJOIN_CURVE_KNN", "0", &c) == 0);
             two_rounds = c.rounds >= 2;
             dbscan_curve_free(&c);
         }
@@ -479,6 +525,17 @@ TEST(core_distances_from_the_join)
                 CHECK_MSG(same_d(c.core2, want, ds.n), "%s %s minpts %zu: core distances differ",
                           ds.name, engs[t], m);
                 free(want);
+                /* the K nearest from the device's heaps against the host
+                 * sink's over the same join: the same lists, rounds and
+                 * curve */
+                dbscan_curve h;
+                CHECK_MSG(curve_env(engs[t], &ds, m, max, &o, "TCJOIN_CURVE_CORE", "join", &h) == 0,
+                          "%s", err_msg());
+                CHECK_MSG(!h.core_device && h.knn == c.knn && c.knn > 0 && h.rounds == c.rounds,
+                          "%s %s minpts %zu: host knn %zu rounds %d, device knn %zu rounds %d",
+                          ds.name, engs[t], m, h.knn, h.rounds, c.knn, c.rounds);
+                same_curve("host K nearest", engs[t], m, &ds, &c, &h);
+                dbscan_curve_free(&h);
                 if (t == 0) { /* exact: the whole curve as from its k-distance */
                     dbscan_curve b;
                     setenv("TCJOIN_CURVE_CORE", "kdist", 1);

@@ -52,12 +52,15 @@ check() { # check NAME CONDITION-COMMAND...
 # rates, devices, variants, the reused-run lines of one process.
 # What the ranks do differently by design is not compared: timings, and
 # the joins `dbscan curve` takes (one process also decides rounds from
-# each point's cheapest edges between joins, src/dbscan_curve.c).
+# each point's cheapest edges between joins, src/dbscan_curve.c, and
+# takes its core distances and first round from one join at max keeping
+# each point's nearest, src/curve_knn.h; the ranks from the k-distance).
 norm() {
     sed -E -f "$here/tests/cli/normalize.sed" "$1" |
         sed -E 's/^(  time|  derived|    convert|    compute|    sink).*//; s/ in [0-9.]+ s//;
             s/[0-9.]+ s\b/<T>/g; s/[0-9.e+-]+ pairs\/s/<R> pairs\/s/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[^)]*//;
-            s/[0-9]+ joins at max/<N> joins at max/'
+            s/[0-9]+ joins? at max/<N> joins at max/;
+            s/ from the join at max, each point.s [0-9]+ nearest;/;/'
 }
 pairset() { # the pairs of u32 pair files as sorted text lines
     cat "$@" | od -An -tu4 -w8 -v | sort

@@ -20,7 +20,11 @@
  *  6. dbscan curve against dbscan_run at a dozen eps and more: clusters,
  *     core, noise and the largest cluster's core points equal, at eps
  *     exactly on a forest weight or a core distance (ties) and one double
- *     below, on blobs, an integer grid and a shared dataset, minPts 1 too. */
+ *     below, on blobs, an integer grid and a shared dataset, minPts 1 too.
+ *  7. the curve's forest against Kruskal's over every pair, for every
+ *     route of its first round (the K nearest of the core join, K = 12,
+ *     the k-distance route); and the routes agree value for value (the
+ *     default, K = 12, 64, 8 and 0 against TCJOIN_CURVE_CORE=kdist). */
 #include "check.h"
 
 #include <math.h>
@@ -613,7 +617,7 @@ static void check_curve(const dataset *ds, size_t minpts, double max, const char
 {
     dbscan_curve c;
     CHECK_MSG(curve_cpu(ds, minpts, max, 256, &c) == 0, "%s: %s", what, err_msg());
-    CHECK(c.rounds >= 1 && c.nedge < ds->n);
+    CHECK((c.rounds >= 1 || c.knn > 0) && c.nedge < ds->n);
     /* twelve eps spread over (0, max] */
     for (int k = 1; k <= 12; k++)
         curve_vs_dbscan(&c, ds, max * k / 12, minpts, what);
@@ -818,6 +822,101 @@ TEST(curve_forest_equals_kruskal)
     pair_par_for_tests(1, 3);
     forests();
     pair_par_for_tests(0, 0);
+    /* the first round from each point's 12 nearest (more left to the
+     * later joins), and a join of its own (the k-distance route) */
+    setenv("TCJOIN_CURVE_KNN", "12", 1);
+    forests();
+    unsetenv("TCJOIN_CURVE_KNN");
+    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+    forests();
+    unsetenv("TCJOIN_CURVE_CORE");
+}
+
+static int same_vals(const double *a, const double *b, size_t m)
+{
+    for (size_t k = 0; k < m; k++)
+        if (!(a[k] == b[k]))
+            return 0;
+    return 1;
+}
+
+/* ds's curve by the route var=val (NULL: the default) against the
+ * k-distance route's, every value: cpu's k-distances are the FP64 direct
+ * form its join compares, so the core distances, and with them every
+ * weight, are the same doubles whichever route gives them. want_knn: the
+ * route kept each point's K nearest (the first round's lists). */
+static void route_vs_kdist(const dataset *ds, size_t minpts, double max, const char *var,
+                           const char *val, int want_knn, const char *what)
+{
+    dbscan_curve a, b;
+    if (var)
+        setenv(var, val, 1);
+    CHECK_MSG(curve_cpu(ds, minpts, max, 300, &a) == 0, "%s: %s", what, err_msg());
+    if (var)
+        unsetenv(var);
+    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+    CHECK_MSG(curve_cpu(ds, minpts, max, 300, &b) == 0, "%s: %s", what, err_msg());
+    unsetenv("TCJOIN_CURVE_CORE");
+    CHECK_MSG((a.knn > 0) == want_knn && b.knn == 0, "%s minpts %zu %s=%s: knn %zu / %zu", what,
+              minpts, var ? var : "", val ? val : "", a.knn, b.knn);
+    CHECK_MSG(a.nedge == b.nedge && a.nbig == b.nbig &&
+                  same_vals(a.edge2, b.edge2, a.nedge < b.nedge ? a.nedge : b.nedge) &&
+                  same_vals(a.core2, b.core2, ds->n) && same_vals(a.reach2, b.reach2, ds->n) &&
+                  same_vals(a.big_at, b.big_at, a.nbig < b.nbig ? a.nbig : b.nbig),
+              "%s minpts %zu %s=%s: the curve differs from the k-distance route's (edges %zu / "
+              "%zu)",
+              what, minpts, var ? var : "", val ? val : "", a.nedge, b.nedge);
+    if (a.nbig == b.nbig) {
+        int ok = 1;
+        for (size_t k = 0; k < a.nbig; k++)
+            ok &= a.big[k] == b.big[k];
+        CHECK_MSG(ok, "%s minpts %zu: largest-cluster steps differ", what, minpts);
+    }
+    /* fewer joins: the first round needs none of its own */
+    if (want_knn)
+        CHECK_MSG(a.rounds <= b.rounds, "%s minpts %zu: %d joins against %d", what, minpts,
+                  a.rounds, b.rounds);
+    dbscan_curve_free(&a);
+    dbscan_curve_free(&b);
+}
+
+/* The curve's routes agree value for value: the default (core distances
+ * and each point's K nearest from the join at max through the host sink,
+ * src/curve_knn.c), K = 12 and 64 and a K of 0 (none: the k-distance
+ * route), against TCJOIN_CURVE_CORE=kdist; on blobs, uniform rows, an
+ * integer grid (ties at every distance: at D_p too) and repeated rows
+ * (zero distances), minPts 2, 5, 12. */
+TEST(curve_routes_agree)
+{
+    dataset sets[4];
+    double maxs[4];
+    sets[0] = blobs(500, 3, 5, 0.4, 31);
+    maxs[0] = eps_quantile(&sets[0], 0.05);
+    rng = 9;
+    sets[1] = make_ds(1200, 6);
+    for (size_t i = 0; i < sets[1].n * sets[1].d; i++)
+        ((double *)sets[1].v)[i] = runit();
+    maxs[1] = eps_quantile(&sets[1], 0.05);
+    sets[2] = int_grid(400, 20, 17);
+    maxs[2] = 3;
+    sets[3] = make_ds(300, 2);
+    for (size_t i = 0; i < sets[3].n; i++) { /* 30 points, each 10 times */
+        X(sets[3], i, 0) = (double)(i % 30 % 6);
+        X(sets[3], i, 1) = (double)(i % 30 / 6);
+    }
+    maxs[3] = 1.5;
+    const char *names[4] = {"blobs", "uniform", "grid", "repeated"};
+    for (int t = 0; t < 4; t++)
+        for (size_t m = 2; m <= 12; m += m == 2 ? 3 : 7) {
+            route_vs_kdist(&sets[t], m, maxs[t], NULL, NULL, 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "12", 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "64", 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "0", 0, names[t]);
+        }
+    /* K below the core rank: no lists (minPts 12, K 8) */
+    route_vs_kdist(&sets[0], 12, maxs[0], "TCJOIN_CURVE_KNN", "8", 0, "blobs K 8");
+    for (int t = 0; t < 4; t++)
+        free(sets[t].v);
 }
 
 /* Labels files: .npy (read back by parsing its header), .csv and raw. */
