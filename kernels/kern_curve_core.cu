@@ -25,11 +25,15 @@
  * the set is written back (kcc_warp_put). The set ends holding K distinct
  * rows whose d2 are the K least values offered, whatever order the pairs
  * came in; sorted at the end by (d2, j), its k-th is the k-th least d2,
- * what a host sink gives from the same pairs (src/curve_knn.c).
+ * what a host sink gives from the same pairs (src/curve_knn.c). Where
+ * the caller wants the curve's first round, each point's list, bound and
+ * reachability are built here from its sorted set (kernels/knn_lists.h,
+ * the host route's code) and only they come back (152 bytes a point, not
+ * the 12K of the K nearest: 768 MB at 10^6 points, K = 64).
  *
  * Memory beyond the dataset and the run's pair buffer: 12K + 16 bytes a
  * row (set values and rows, length, lock, top), and n doubles out (and
- * 12K bytes a row for the K nearest). */
+ * on the first device 12K + 152 bytes a row for the lists). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 
 #include "kern_consume.cuh"
 #include "kern_drive.cuh" /* kern_now */
+#include "knn_lists.h"
 
 #define KCC_THREADS 256
 
@@ -52,9 +57,11 @@ struct kcc_dev {
     uint32_t *len, *lock;
     double *top;  /* the full set's largest value: +inf before */
     double *core; /* n: the k-th least, out (the first device) */
-    double *od;   /* n x K: the sorted sets, out (knn only) */
+    double *od;   /* n x K: the sorted sets (the first device, lists only) */
     uint32_t *oj;
-    kern_rowmap rm; /* a layout's rows (run row -> dataset row) */
+    kern_curve_list *ol; /* n: the first round's lists, out */
+    double *orch, *okb;  /* n each: reachabilities and bounds, out */
+    kern_rowmap rm;      /* a layout's rows (run row -> dataset row) */
 };
 
 /* What the consumer reads, by value. */
@@ -268,7 +275,7 @@ static __global__ void kcc_merge_kernel(kcc_arrays c, size_t n, const double *hd
  * k; with od, the K sorted entries, the slots past the count +inf and
  * KERN_ROW_PAD. */
 static __global__ void kcc_out_kernel(kcc_arrays c, size_t n, uint32_t k, double *core, double *od,
-                                      uint32_t *oj)
+                                      uint32_t *oj, double max2)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
          p += (size_t)gridDim.x * blockDim.x) {
@@ -294,12 +301,24 @@ static __global__ void kcc_out_kernel(kcc_arrays c, size_t n, uint32_t k, double
             v[u] = x;
             r[u] = y;
         }
-        core[p] = m >= k ? v[k - 1] : INFINITY;
+        core[p] = m >= k && v[k - 1] <= max2 ? v[k - 1] : INFINITY;
         for (uint32_t t = 0; t < K; t++) {
             od[p * K + t] = t < m ? v[t] : INFINITY;
             oj[p * K + t] = t < m ? r[t] : KERN_ROW_PAD;
         }
     }
+}
+
+/* The first round's lists from the sorted sets and the core distances
+ * (whole: a launch after kcc_out_kernel's). */
+static __global__ void kcc_lists_kernel(size_t n, size_t K, const double *od, const uint32_t *oj,
+                                        const double *core, double max2, kern_curve_list *l,
+                                        double *reach, double *kb)
+{
+    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+         p += (size_t)gridDim.x * blockDim.x)
+        knn_point_list((uint32_t)p, od + p * K, oj + p * K, K, core, max2, l + p, reach + p,
+                       kb + p);
 }
 
 static kcc_arrays kcc_of(const kcc_dev &d)
@@ -335,7 +354,8 @@ static int kcc_consume(void *ctx, const kern_join_args *run, void *stream, const
 static void kcc_free(kcc_dev &d)
 {
     cudaSetDevice(d.device);
-    void *p[] = {d.hd, d.hj, d.len, d.lock, d.top, d.core, d.od, d.oj, d.rm.map};
+    void *p[] = {d.hd, d.hj, d.len, d.lock, d.top, d.core,
+                 d.od, d.oj, d.ol,  d.orch, d.okb, d.rm.map};
     for (void *q : p)
         cudaFree(q);
 }
@@ -363,7 +383,8 @@ static int kcc_alloc(kcc_dev &d, size_t n, size_t k)
 
 /* Every other device's sets into the first's (through the host: devices
  * need not see each other), then the first's k-th least values to
- * io->core2 (and its sorted sets to io->knn_d2, io->knn_row). */
+ * io->core2 (and the first round's lists from its sorted sets to
+ * io->list, io->reach2, io->kb). */
 static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *io)
 {
     const size_t k = io->K;
@@ -410,17 +431,23 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
     int rc = kcc_malloc(&d0.core, n * 8);
     if (rc)
         return rc;
-    if (io->knn_d2 &&
-        ((rc = kcc_malloc(&d0.od, n * k * 8)) || (rc = kcc_malloc(&d0.oj, n * k * 4))))
+    if (io->list && ((rc = kcc_malloc(&d0.od, n * k * 8)) || (rc = kcc_malloc(&d0.oj, n * k * 4)) ||
+                     (rc = kcc_malloc(&d0.ol, n * sizeof *d0.ol)) ||
+                     (rc = kcc_malloc(&d0.orch, n * 8)) || (rc = kcc_malloc(&d0.okb, n * 8))))
         return rc;
     kcc_out_kernel<<<kcc_blocks(n), KCC_THREADS>>>(kcc_of(d0), n, (uint32_t)io->k, d0.core,
-                                                   io->knn_d2 ? d0.od : NULL, d0.oj);
+                                                   io->list ? d0.od : NULL, d0.oj,
+                                                   io->list ? io->max2 : INFINITY);
     KERN_CUDA(cudaGetLastError());
-    KERN_CUDA(cudaMemcpy(io->core2, d0.core, n * 8, cudaMemcpyDeviceToHost));
-    if (io->knn_d2) {
-        KERN_CUDA(cudaMemcpy(io->knn_d2, d0.od, n * k * 8, cudaMemcpyDeviceToHost));
-        KERN_CUDA(cudaMemcpy(io->knn_row, d0.oj, n * k * 4, cudaMemcpyDeviceToHost));
+    if (io->list) {
+        kcc_lists_kernel<<<kcc_blocks(n), KCC_THREADS>>>(n, k, d0.od, d0.oj, d0.core, io->max2,
+                                                         d0.ol, d0.orch, d0.okb);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaMemcpy(io->list, d0.ol, n * sizeof *d0.ol, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(io->reach2, d0.orch, n * 8, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(io->kb, d0.okb, n * 8, cudaMemcpyDeviceToHost));
     }
+    KERN_CUDA(cudaMemcpy(io->core2, d0.core, n * 8, cudaMemcpyDeviceToHost));
     return 0;
 }
 
@@ -456,8 +483,8 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     const size_t k = io->K;
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->rows || a0->origin_of || a0->tiles ||
         a0->q0 != 0 || a0->q1 != a0->n || a0->n >= KERN_ROW_PAD || io->k == 0 || io->k > k ||
-        k >= a0->n || k > 32 * KCC_SLOTS || (!io->knn_d2 && k != io->k) ||
-        (io->knn_d2 && (!io->knn_row || k > KERN_CORE_MAX_K)))
+        k >= a0->n || k > 32 * KCC_SLOTS || (!io->list && k != io->k) ||
+        (io->list && (!io->reach2 || !io->kb || k > KERN_CORE_MAX_K)))
         return kern_fail(KERN_EINVAL,
                          "dbscan curve: bad core-distance run (n %zu, d %zu, k %zu, K %zu)", a0->n,
                          a0->d, io->k, k);
@@ -485,7 +512,8 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
         g_kcc[d.device] = NULL;
         kcc_free(d);
     }
-    res->mem_peak += (size_t)nd * a.n * (12 * k + 16) + a.n * 8 + (io->knn_d2 ? a.n * k * 12 : 0);
+    res->mem_peak += (size_t)nd * a.n * (12 * k + 16) + a.n * 8 +
+                     (io->list ? a.n * (k * 12 + sizeof(kern_curve_list) + 16) : 0);
     const double spent = kern_now() - t0;
     res->t_d2h += std::max(0.0, spent - res->t_kernel - res->t_sink);
     if (g_kcc_trace)

@@ -698,19 +698,19 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_
  * row i and to row j; each row keeps the K least d2 offered by distinct
  * rows j (each row counted once, however often its pair comes). Out:
  * core2[i] (a->n) the k-th least (k <= K), +inf where fewer than k rows
- * were offered; where knn_d2 is set, row i's K kept (d2, j) ascending by
- * (d2, j) at knn_d2[i K ..], knn_row[i K ..], the slots past its count
- * +inf and KERN_ROW_PAD (the curve's first round of lists, built from
- * them on the host). Several devices: each keeps its own heaps, merged
- * on the first. KERN_ENOMEM when the state (12K + 16 bytes a row) does
- * not fit a device (the caller's host route then).
- * kernels/kern_curve_core.cu. */
+ * were offered; where list is set, core2[i] +inf above max2 too, and from
+ * row i's K kept (d2, j) the curve's first round (kernels/knn_lists.h):
+ * list[i], reach2[i], kb[i]. Several devices: each keeps its own sets,
+ * merged on the first. KERN_ENOMEM when the state (12K + 16 bytes a row;
+ * 12K + 152 more on the first device with list) does not fit a device
+ * (the caller's host route then). kernels/kern_curve_core.cu. */
 #define KERN_CORE_MAX_K 64
 typedef struct kern_core_io {
-    size_t k, K; /* 1 <= k <= K < a->n; K = k without knn_d2, else <= KERN_CORE_MAX_K */
+    size_t k, K; /* 1 <= k <= K < a->n; K = k without list, else <= KERN_CORE_MAX_K */
+    double max2;
     double *core2;
-    double *knn_d2;    /* NULL, or a->n x K */
-    uint32_t *knn_row; /* with knn_d2 */
+    kern_curve_list *list; /* NULL, or a->n */
+    double *reach2, *kb;   /* with list: a->n each */
 } kern_core_io;
 int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
                     kern_join_result *r);

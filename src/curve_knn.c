@@ -7,9 +7,15 @@
 
 #include "curve_knn.h"
 #include "err.h"
+#include "knn_lists.h"
 #include "mem.h"
 #include "pair_par.h"
 #include "par.h"
+
+/* The lists are kernels/knn_lists.h's, the device's type (src/dist.h's
+ * byte for byte: src/engine_gpu_curve.c checks the layout). */
+_Static_assert(sizeof(dist_list) == sizeof(kern_curve_list) && DIST_LIST == KERN_CURVE_LIST,
+               "dist_list and kern_curve_list differ");
 
 size_t curve_knn_width(size_t k, size_t n)
 {
@@ -195,49 +201,9 @@ static void kn_lists_range(void *ctx, int t, size_t a, size_t b)
     (void)t;
     kn_lists *x = ctx;
     const size_t K = x->nn->K;
-    for (size_t p = a; p < b; p++) {
-        const double *d = x->nn->d2 + p * K;
-        const uint32_t *r = x->nn->row + p * K;
-        const double cp = x->core2[p];
-        /* D_p: every edge of p beyond its K nearest weighs at least this;
-         * +inf where p has fewer (all its pairs are here) or is core at
-         * no eps within max (no edge of p weighs max^2 or less). */
-        const double D = cp <= x->max2 ? d[K - 1] : INFINITY;
-        double rp = cp;
-        /* the DIST_LIST lightest, ascending by (w, a, b) (the K rows are
-         * distinct: no edge twice) */
-        dist_edge e[DIST_LIST];
-        uint32_t m = 0;
-        for (size_t u = 0; u < K && r[u] != UINT32_MAX; u++) {
-            const uint32_t j = r[u];
-            const double cj = x->core2[j];
-            const double v = cj > d[u] ? cj : d[u];
-            if (v < rp)
-                rp = v;
-            const double w = cp > v ? cp : v;
-            /* Strictly lighter than D: an edge beyond the K nearest may
-             * weigh D itself, and the list must be a prefix of p's edges. */
-            if (!(w <= x->max2) || !(w < D))
-                continue;
-            const dist_edge f = {w, (uint32_t)p < j ? (uint32_t)p : j,
-                                 (uint32_t)p < j ? j : (uint32_t)p};
-            if (m == DIST_LIST && !dist_edge_before(&f, &e[m - 1]))
-                continue;
-            uint32_t v2 = m < DIST_LIST ? m++ : m - 1;
-            while (v2 > 0 && dist_edge_before(&f, &e[v2 - 1])) {
-                e[v2] = e[v2 - 1];
-                v2--;
-            }
-            e[v2] = f;
-        }
-        /* descending: a max-heap by (w, a, b), as dist_list_put keeps */
-        dist_list *l = &x->list[p];
-        for (uint32_t u = 0; u < m; u++)
-            l->e[u] = e[m - 1 - u];
-        l->len = m;
-        x->reach2[p] = rp;
-        x->kb[p] = D;
-    }
+    for (size_t p = a; p < b; p++)
+        knn_point_list((uint32_t)p, x->nn->d2 + p * K, x->nn->row + p * K, K, x->core2, x->max2,
+                       (kern_curve_list *)&x->list[p], &x->reach2[p], &x->kb[p]);
 }
 
 void curve_knn_lists(const curve_knn *nn, const double *core2, double max2, double *reach2,

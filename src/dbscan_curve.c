@@ -518,7 +518,7 @@ static void sorts_job(void *ctx, int t)
  * join of its own (no nn): the core distances from the device where it
  * can, else from the k-distance. */
 static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ranks, double *core,
-                          curve_knn *nn, dbscan_curve *c)
+                          dist_list *list, double *reach, double *kb, dbscan_curve *c)
 {
     const dataset *ds = spec->ds;
     const size_t n = ds->n, k = spec->minpts - 1;
@@ -528,7 +528,7 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
     /* TCJOIN_CURVE_SINK=1 (every round's lists through the host sink:
      * tests compare the routes) keeps the first round a join too. */
     const size_t K = ranks || by_kdist || (sink && !strcmp(sink, "1")) ? 0 : curve_knn_width(k, n);
-    memset(nn, 0, sizeof *nn);
+    curve_knn nn = {0};
     join_spec js = {.ds = ds,
                     .engine = e,
                     .eps = spec->max,
@@ -540,29 +540,33 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
                     .progress = cv_prog,
                     .progress_ctx = &pg};
     int rc = ENGINE_DECLINED;
+    size_t got = 0; /* the K the lists came from */
     if (e->curve_round && !ranks && !by_kdist && !by_sink) {
-        if (K)
-            curve_knn_alloc(nn, n, K);
+        /* with K, the first round's lists built on the device too (only
+         * they come back: 152 bytes a point, not 12 K) */
         const curve_round_io io = {.n = n,
                                    .max2 = c->max2,
+                                   .reach2 = reach,
+                                   .list = list,
                                    .core_k = k,
                                    .core_out = core,
                                    .knn_k = K,
-                                   .knn_d2 = nn->d2,
-                                   .knn_row = nn->row};
+                                   .knn_kb = kb};
         join_result jr;
         memset(&jr, 0, sizeof jr);
         rc = e->curve_round(&js, &io, &jr);
         c->core_device = rc == 0;
         if (rc == 0 && jr.precision[0])
             snprintf(c->precision, sizeof c->precision, "%s", jr.precision);
-        if (rc)
-            curve_knn_free(nn);
+        if (rc == 0)
+            got = K;
     }
     if (rc == ENGINE_DECLINED && K) {
-        curve_knn_alloc(nn, n, K);
-        if ((rc = curve_knn_join(e, &js, k, core, nn)))
-            curve_knn_free(nn);
+        curve_knn_alloc(&nn, n, K);
+        if ((rc = curve_knn_join(e, &js, k, core, &nn)) == 0)
+            got = K;
+        else
+            curve_knn_free(&nn);
     }
     if (rc == ENGINE_DECLINED) {
         kdist_spec ks = {.ds = ds,
@@ -584,7 +588,11 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
     for (size_t i = 0; i < n; i++)
         if (!(core[i] <= c->max2))
             core[i] = INFINITY;
-    c->knn = nn->K;
+    if (nn.K) { /* the host's route: the lists from its K nearest */
+        curve_knn_lists(&nn, core, c->max2, reach, list, kb);
+        curve_knn_free(&nn);
+    }
+    c->knn = got;
     return 0;
 }
 
@@ -614,18 +622,25 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
 
     /* Core distances: the (minPts-1)-th nearest other point; 0 for
      * minPts = 1 (every point is core at any eps). */
-    double *core = xcalloc(n, sizeof *core);
+    double *core = xcalloc(n, sizeof *core), *reach = xmalloc(n * sizeof *reach);
+    double *kb = xmalloc(n * sizeof *kb); /* each point's D_p (src/curve_knn.h) */
+    /* 136 bytes a point: its pages faulted in on every core (par_zero),
+     * not one at a time by the first writer */
+    dist_list *list = xmalloc(n * sizeof *list);
+    par_zero(list, n * sizeof *list);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
-    curve_knn nn = {0};
-    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, &nn, c) : 0;
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, c) : 0;
     c->kdist_seconds = engine_now() - t0;
     if (rc) {
         free(core);
+        free(reach);
+        free(kb);
+        free(list);
         return rc;
     }
 
     /* Boruvka rounds. */
-    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0, tr_knn = 0;
+    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0;
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
@@ -638,10 +653,10 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                    .kind = xmalloc(n ? n : 1),
                    .root = xmalloc(n * sizeof *mg.root),
                    .res = xmalloc(n * sizeof *mg.res)};
-    double *reach = xmalloc(n * sizeof *reach);
     for (size_t i = 0; i < n; i++) {
         parent[i] = comp[i] = (uint32_t)i;
-        reach[i] = core[i];
+        if (!c->knn) /* else the first round's, from the K nearest */
+            reach[i] = core[i];
     }
     size_t nf = 0;
     cv_round r;
@@ -651,26 +666,18 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.max2 = c->max2;
     r.comp = comp;
     r.reach2 = reach;
-    /* 136 bytes a point: its pages faulted in on every core (par_zero),
-     * not one at a time by the first writer */
-    r.list = xmalloc(n * sizeof *r.list);
-    par_zero(r.list, n * sizeof *r.list);
+    r.list = list;
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
-    /* The first round from the K nearest where the core join kept them:
-     * no join (src/curve_knn.h). kb: each point's D_p. */
-    double *kb = NULL;
-    if (nn.K) {
-        kb = xmalloc(n * sizeof *kb);
-        curve_knn_lists(&nn, core, c->max2, reach, r.list, kb);
-        curve_knn_free(&nn);
+    /* The first round from the K nearest where the core join kept them
+     * (core_distances left the lists, reachabilities and bounds kb): no
+     * join (src/curve_knn.h). */
+    if (c->knn) {
         r.reach2 = NULL;
         const double tm = engine_now();
-        tr_knn = tm - t1;
         const int more = merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
         tr_merge += tr_mark - tm;
-        free(kb);
         if (!more)
             goto done;
     }
@@ -754,6 +761,7 @@ done:
     free(later);
     free(at);
     free(r.list);
+    free(kb);
     free(mg.act);
     free(mg.roots);
     free(mg.stat);
@@ -787,11 +795,11 @@ done:
     /* TCJOIN_DBSCAN_TRACE=1: where the forest's time went (benchmarks). */
     if (getenv("TCJOIN_DBSCAN_TRACE"))
         fprintf(stderr,
-                "dbscan curve trace (ms): first lists from the %zu nearest %.1f, set-up and "
+                "dbscan curve trace (ms): first lists from the %zu nearest, set-up and "
                 "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned), "
                 "sorts and replay %.1f\n",
-                c->knn, tr_knn * 1e3, tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, mg.passes,
-                mg.scanned, (engine_now() - tt) * 1e3);
+                c->knn, tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, mg.passes, mg.scanned,
+                (engine_now() - tt) * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
 }

@@ -173,15 +173,14 @@ typedef struct curve_round_io {
      * every row of spec->ds (at NULL): core_out[i] (n) gets the core_k-th
      * least d2 of the pairs (i, j), j != i, of the PAIRS run at spec->eps,
      * each other row once, +inf where fewer (kern_curve_core); the fields
-     * above but n are unused. knn_k > 0 (core_k <= knn_k <= KNN_MAX_K,
-     * knn_k < n): row i's knn_k least (d2, j) too, ascending by (d2, j),
-     * into knn_d2[i knn_k ..] and knn_row[i knn_k ..], the slots past its
-     * count +inf and UINT32_MAX (the curve's first lists). */
+     * above but n, max2 (and with knn_k, list and reach2) are unused. knn_k > 0 (core_k <= knn_k <=
+     * KNN_MAX_K, knn_k < n): the join keeps each row's knn_k nearest and gives the curve's first
+     * round from them (kernels/knn_lists.h, as src/curve_knn.c): list and reach2 (n each, out) and
+     * knn_kb (n, out), core_out then +inf above max2. */
     size_t core_k;
     double *core_out;
     size_t knn_k;
-    double *knn_d2;
-    uint32_t *knn_row;
+    double *knn_kb;
 } curve_round_io;
 /* The most nearest rows a core-distance join keeps a row (the heap's
  * size on the device: 12 knn_k + 16 bytes a row). */

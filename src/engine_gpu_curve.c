@@ -61,8 +61,13 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
     const kern_curve_io k = {
         io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list};
     kern_join_result r;
-    const kern_core_io c = {io->core_k, io->knn_k ? io->knn_k : io->core_k, io->core_out,
-                            io->knn_k ? io->knn_d2 : NULL, io->knn_row};
+    const kern_core_io c = {io->core_k,
+                            io->knn_k ? io->knn_k : io->core_k,
+                            io->max2,
+                            io->core_out,
+                            io->knn_k ? (kern_curve_list *)io->list : NULL,
+                            io->reach2,
+                            io->knn_kb};
     const int krc = io->core_k ? kern_curve_core(fn, &a, &c, &r) : kern_curve_round(fn, &a, &k, &r);
     free(at);
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
