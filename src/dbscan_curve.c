@@ -212,6 +212,7 @@ typedef struct cv_merge {
     uint32_t *root;
     cv_edge *res;
     size_t passes, scanned; /* the trace's */
+    double seconds;
 } cv_merge;
 
 /* Each row's root into comp without writing parent (the cores share it),
@@ -313,6 +314,7 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
                         cv_merge *m)
 {
     const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    const double t0 = engine_now();
     /* A new join's lists: every point active again, no bound yet; comp is
      * current here (its roots are the components'). */
     m->nact = m->nroots = 0;
@@ -362,6 +364,7 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
         }
         if (merge_best(parent, best, m->roots, m->nroots, m->stat, m->chg, forest, nf) == 0) {
             flatten(parent, comp, n);
+            m->seconds += engine_now() - t0;
             return open;
         }
         size_t nr = 0;
@@ -640,7 +643,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     }
 
     /* Boruvka rounds. */
-    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0, tr_merge = 0;
+    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0;
     uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
     cv_edge *best = xmalloc(n * sizeof *best);
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
@@ -674,10 +677,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
      * join (src/curve_knn.h). */
     if (c->knn) {
         r.reach2 = NULL;
-        const double tm = engine_now();
         const int more = merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
-        tr_merge += tr_mark - tm;
         if (!more)
             goto done;
     }
@@ -749,10 +750,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         c->rounds_device += on_device;
         r.reach2 = NULL;
         /* The join's own round and as many more as the lists prove. */
-        const double tm = engine_now();
         const int more = merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
-        tr_merge += tr_mark - tm;
         if (!more)
             break;
     }
@@ -798,7 +797,7 @@ done:
                 "dbscan curve trace (ms): first lists from the %zu nearest, set-up and "
                 "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned), "
                 "sorts and replay %.1f\n",
-                c->knn, tr_rows * 1e3, tr_join * 1e3, tr_merge * 1e3, mg.passes, mg.scanned,
+                c->knn, tr_rows * 1e3, tr_join * 1e3, mg.seconds * 1e3, mg.passes, mg.scanned,
                 (engine_now() - tt) * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
