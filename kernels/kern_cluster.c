@@ -585,3 +585,17 @@ int clu_plan_layout(const kern_join_args *a, double lim, const clu_layout **out)
     }
     return 0;
 }
+
+int kern_cluster_parts(size_t n, uint32_t *part)
+{
+    const clu_layout *L = &g.L;
+    size_t rows = 0;
+    for (int c = 0; g.p.rows && c < g.p.K; c++)
+        rows += g.p.size[c];
+    if (!L->rows || rows != n)
+        return kern_fail_msg(KERN_EINVAL, "cluster cut: no layout of the dataset's rows is held");
+    for (size_t v = 0; v < L->n; v++)
+        if (L->rows[v] != KERN_ROW_PAD)
+            part[L->rows[v]] = L->origin[v];
+    return 0;
+}

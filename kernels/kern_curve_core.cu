@@ -469,6 +469,10 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
     b.counts = NULL;
     if ((rc = fn(&b, r)))
         return rc;
+    /* a cluster cut's groups: the curve's components closed without a
+     * join (src/dbscan_curve.c, later_rows) */
+    if (io->part && r->clusters && (rc = kern_cluster_parts(a->n, io->part)))
+        return rc;
     for (auto &d : dv) {
         KERN_CUDA(cudaSetDevice(d.device));
         KERN_CUDA(cudaDeviceSynchronize());

@@ -711,6 +711,9 @@ typedef struct kern_core_io {
     double *core2;
     kern_curve_list *list; /* NULL, or a->n */
     double *reach2, *kb;   /* with list: a->n each */
+    /* NULL, or a->n: where fn's run cut the rows into groups (the cluster
+     * cut: kern_cluster_parts), each row's group; else left as it was */
+    uint32_t *part;
 } kern_core_io;
 int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
                     kern_join_result *r);
@@ -749,6 +752,13 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
  * beyond the grid's reach (where the run joins at most half the pairs). */
 int kern_exact_clusters_run(const kern_join_args *a, kern_join_result *r);
 int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r);
+/* After a run that r says was cut (r->clusters > 0; the last run, one at
+ * a time): each of the dataset's n rows' group into part. No pair of rows
+ * in two groups is within the run's eps (the groups are proved apart), so
+ * the groups bound where the run's edges go (the curve's closed
+ * components, src/dbscan_curve.c). 0, or KERN_EINVAL where no layout of n
+ * rows is held. */
+int kern_cluster_parts(size_t n, uint32_t *part);
 /* ---- The tile cut (kernels/kern_tiles.c) ----
  * Where the rows spread over a few dimensions against eps (d from 4 to
  * 16, the issue's LiDAR and simulation data), most blocks of rows that lie

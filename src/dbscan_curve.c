@@ -143,48 +143,179 @@ static int order_put(void *vctx, const pair_batch *b)
  * a known edge out would have been merged), so these rows meet every
  * edge that leaves any of them; none: no component has an edge left.
  * At 10^6 x 128 the join after the first was a whole join at max that
- * mostly found nothing. */
-static size_t later_rows(const uint32_t *comp, const cv_edge *bound, size_t n, size_t *rows)
+ * mostly found nothing.
+ *
+ * A component open by its lists is closed too when, in each part (part[i],
+ * the core join's: src/engine.h) it meets, every point core within max is
+ * in it or in a component closed already: an edge of weight at most max
+ * joins two such points (w >= both core distances) of one part, and a
+ * closed component has no edge out, so none ends there either. With
+ * exact's cluster cut the clusters of a clustered set close so where
+ * their members' lists (each point's 64 nearest) could not prove it: the
+ * join that proved it on gauss 10^6 x 128 queried 664,106 rows. An edge
+ * out of an open component ends in an open one whose part holds both,
+ * which is then open too, so the largest may still be left out. */
+static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const double *core,
+                         const uint32_t *part, size_t n, size_t *rows)
 {
-    uint32_t *size = xcalloc(n, sizeof *size);
+    uint32_t *size = xcalloc(n, sizeof *size), *first = xmalloc(n * sizeof *first);
+    uint8_t *mixed = xcalloc(n, 1), *open = xcalloc(n, 1);
+    for (size_t i = 0; i < n; i++)
+        first[i] = UINT32_MAX;
+    /* the parts holding points of two open components */
+    for (size_t i = 0; i < n; i++) {
+        if (core[i] == INFINITY || bound[comp[i]].w == INFINITY)
+            continue;
+        const uint32_t p = part[i];
+        if (first[p] == UINT32_MAX)
+            first[p] = comp[i];
+        else if (first[p] != comp[i])
+            mixed[p] = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (core[i] != INFINITY && bound[comp[i]].w != INFINITY && mixed[part[i]])
+            open[comp[i]] = 1;
     size_t big = n, m = 0;
     for (size_t i = 0; i < n; i++)
-        if (bound[comp[i]].w != INFINITY && ++size[comp[i]] > (big < n ? size[big] : 0))
+        if (open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
             big = comp[i];
     for (size_t i = 0; i < n; i++)
-        if (bound[comp[i]].w != INFINITY && comp[i] != big)
+        if (open[comp[i]] && comp[i] != big)
             rows[m++] = i;
     free(size);
+    free(first);
+    free(mixed);
+    free(open);
     return m;
 }
 
 /* Each root v's edge best[v] (w = INFINITY: none; roots[0..nr)) into the
- * forest where it joins two components: the number added. stat (by root)
- * follows the links: the new root takes the lesser of the two, and is
- * marked changed (chg). */
-static size_t merge_best(uint32_t *parent, const cv_edge *best, const uint32_t *roots, size_t nr,
-                         cv_edge *stat, uint8_t *chg, cv_edge *forest, size_t *nf)
+ * forest where it joins two components, on the cores: the number added.
+ * comp holds every row's root as the pass began. The edges are the
+ * components' lightest out (proved), so they make no cycle but the one of
+ * two components that chose one edge (the total order: each chose its
+ * lightest), taken once, by the lesser root; so each link below finds two
+ * roots apart, and a compare-and-swap of the greater root's parent to the
+ * lesser (both found again after a lost race) keeps every root its
+ * component's least row, as the one thread did. Then (links_stat) each
+ * root linked passes its stat to its new root, under a lock of the new
+ * root's stripe, and marks it changed (chg). One thread did this in
+ * 70-92 ms of the H200 host's 150-180 ms merging at 10^6 points (the
+ * first pass's 10^6 roots, a find a root). */
+typedef struct cv_links {
+    uint32_t *parent;
+    const uint32_t *comp, *roots;
+    const cv_edge *best;
+    cv_edge *stat, *forest;
+    uint8_t *chg;
+    size_t at[PAR_MAX_THREADS]; /* each range's first forest slot */
+} cv_links;
+
+#define CV_STRIPES 4096
+static uint8_t cv_stripe[CV_STRIPES];
+
+/* x's root, halving the path on the way: a pointer moved to a grandparent
+ * is still an ancestor whatever links race with it (a root's parent,
+ * itself, is never moved here) */
+static uint32_t links_find(uint32_t *p, uint32_t x)
 {
-    size_t added = 0;
-    for (size_t t = 0; t < nr; t++) {
-        const uint32_t v = roots[t];
-        if (best[v].w == INFINITY)
-            continue;
-        uint32_t ra = uf_root(parent, best[v].a), rb = uf_root(parent, best[v].b);
-        if (ra == rb)
-            continue; /* the other side chose it too */
-        if (ra > rb) {
-            const uint32_t x = ra;
-            ra = rb;
-            rb = x;
-        }
-        parent[rb] = ra;
-        chg[ra] = 1;
-        if (dist_edge_before(&stat[rb], &stat[ra]))
-            stat[ra] = stat[rb];
-        forest[(*nf)++] = best[v];
-        added++;
+    for (;;) {
+        const uint32_t y = __atomic_load_n(&p[x], __ATOMIC_RELAXED);
+        if (y == x)
+            return x;
+        const uint32_t z = __atomic_load_n(&p[y], __ATOMIC_RELAXED);
+        if (z != y)
+            __atomic_store_n(&p[x], z, __ATOMIC_RELAXED);
+        x = z;
     }
+}
+
+/* Whether root v's edge joins the forest (it has one; not the other
+ * root's too where that root is the lesser), and the root it leads to. */
+static int links_takes(const cv_links *l, uint32_t v, uint32_t *u)
+{
+    const cv_edge *e = &l->best[v];
+    if (e->w == INFINITY)
+        return 0;
+    *u = l->comp[e->a] == v ? l->comp[e->b] : l->comp[e->a];
+    const cv_edge *f = &l->best[*u];
+    return !(*u < v && f->a == e->a && f->b == e->b);
+}
+
+static void links_count(void *ctx, int t, size_t a, size_t b)
+{
+    cv_links *l = ctx;
+    size_t m = 0;
+    uint32_t u;
+    for (size_t k = a; k < b; k++)
+        m += (size_t)links_takes(l, l->roots[k], &u);
+    l->at[t] = m;
+}
+
+static void links_range(void *ctx, int t, size_t a, size_t b)
+{
+    cv_links *l = ctx;
+    size_t at = l->at[t];
+    for (size_t k = a; k < b; k++) {
+        const uint32_t v = l->roots[k];
+        uint32_t u;
+        if (!links_takes(l, v, &u))
+            continue;
+        for (;;) {
+            uint32_t ra = links_find(l->parent, v), rb = links_find(l->parent, u);
+            if (ra > rb) {
+                const uint32_t x = ra;
+                ra = rb;
+                rb = x;
+            }
+            uint32_t want = rb;
+            if (__atomic_compare_exchange_n(&l->parent[rb], &want, ra, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                break;
+        }
+        l->forest[at++] = l->best[v];
+    }
+}
+
+static void links_stat(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_links *l = ctx;
+    for (size_t k = a; k < b; k++) {
+        const uint32_t v = l->roots[k];
+        if (l->parent[v] == v)
+            continue;
+        const uint32_t r = links_find(l->parent, v);
+        uint8_t *lock = &cv_stripe[r % CV_STRIPES];
+        while (__atomic_test_and_set(lock, __ATOMIC_ACQUIRE))
+            ;
+        if (dist_edge_before(&l->stat[v], &l->stat[r]))
+            l->stat[r] = l->stat[v];
+        l->chg[r] = 1;
+        __atomic_clear(lock, __ATOMIC_RELEASE);
+    }
+}
+
+/* The edges counted by range first, so each range writes its own slots
+ * (one counter for all the cores cost more than the links). */
+static size_t merge_best(uint32_t *parent, const uint32_t *comp, const cv_edge *best,
+                         const uint32_t *roots, size_t nr, cv_edge *stat, uint8_t *chg,
+                         cv_edge *forest, size_t *nf)
+{
+    cv_links l = {parent, comp, roots, best, stat, forest, chg, {0}};
+    int nt;
+    par_for(nr, 8, links_count, &l, &nt);
+    size_t added = 0;
+    for (int t = 0; t < nt; t++) {
+        const size_t m = l.at[t];
+        l.at[t] = *nf + added;
+        added += m;
+    }
+    if (added == 0)
+        return 0;
+    par_for(nr, 8, links_range, &l, &nt);
+    par_for(nr, 8, links_stat, &l, &nt);
+    *nf += added;
     return added;
 }
 
@@ -211,8 +342,15 @@ typedef struct cv_merge {
     uint8_t *kind;
     uint32_t *root;
     cv_edge *res;
+    /* each point's list in ascending order from the join on (list_sort),
+     * and how many of its first edges are inside its component: they stay
+     * so (components only grow), so a scan starts past them and stops at
+     * the first edge out, its lightest: one component read a point where
+     * reading all eight took most of the merging (10^6 points, random
+     * reads) */
+    uint8_t *cur;
     size_t passes, scanned; /* the trace's */
-    double seconds;
+    double seconds, s_init, s_scan, s_reduce, s_best;
 } cv_merge;
 
 /* Each row's root into comp without writing parent (the cores share it),
@@ -250,14 +388,52 @@ static void flatten(uint32_t *parent, uint32_t *comp, size_t n)
 
 enum { SCAN_KEEP, SCAN_OUT, SCAN_INSIDE };
 
+/* A new join's lists (merge_listed): each list of [a, b) in ascending
+ * (w, a, b) order (a join leaves a max-heap), its cursor at its first
+ * edge (cv_merge.cur); each point active, no bound yet. */
+typedef struct cv_lsort {
+    dist_list *list;
+    cv_merge *m;
+} cv_lsort;
+
+static void list_clear(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    dist_list *l = ctx;
+    for (size_t p = a; p < b; p++)
+        l[p].len = 0;
+}
+
+static void list_sort(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const cv_lsort *x = ctx;
+    const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    for (size_t p = a; p < b; p++) {
+        x->m->act[p] = (uint32_t)p;
+        x->m->stat[p] = none;
+        x->m->chg[p] = 1;
+        dist_list *l = &x->list[p];
+        for (uint32_t k = 1; k < l->len; k++) {
+            const cv_edge e = l->e[k];
+            uint32_t j = k;
+            for (; j > 0 && dist_edge_before(&e, &l->e[j - 1]); j--)
+                l->e[j] = l->e[j - 1];
+            l->e[j] = e;
+        }
+        x->m->cur[p] = 0;
+    }
+}
+
 /* A pass's scan of the active points in [a, b) (their roots in comp,
  * read only): a point of a component that did not change keeps what the
  * last pass found (SCAN_KEEP); else its lightest list edge out
- * (SCAN_OUT), or, its list all inside, its bound (SCAN_INSIDE: p's next
- * edge out, unknown, is heavier than a full list's heaviest (e[0]) and,
+ * (SCAN_OUT: the first past the edges inside, its cursor moved past
+ * them), or, its list all inside, its bound (SCAN_INSIDE: p's next edge
+ * out, unknown, is heavier than a full list's heaviest (the last) and,
  * for lists from the K nearest (kb), not lighter than kb[p]: below any
- * edge of weight kb[p] is {kb[p], 0, 0}). Each index written by one
- * thread; the reduction by root follows on one (merge_listed). */
+ * edge of weight kb[p] is {kb[p], 0, 0}). Each index (and point) written
+ * by one thread; the reduction by root follows on one (merge_listed). */
 typedef struct cv_scan {
     const cv_round *r;
     const double *kb;
@@ -279,26 +455,47 @@ static void scan_range(void *ctx, int t, size_t a, size_t b)
             continue;
         }
         const dist_list *l = &x->r->list[p];
-        cv_edge best = none;
-        int out = 0;
-        for (uint32_t k = 0; k < l->len; k++) {
-            const uint32_t q = l->e[k].a == p ? l->e[k].b : l->e[k].a;
-            if (x->comp[q] == rp)
-                continue;
-            out = 1;
-            if (dist_edge_before(&l->e[k], &best))
-                best = l->e[k];
+        uint32_t c = m->cur[p];
+        for (; c < l->len; c++) {
+            const uint32_t q = l->e[c].a == p ? l->e[c].b : l->e[c].a;
+            if (x->comp[q] != rp)
+                break;
         }
-        if (out) {
+        m->cur[p] = (uint8_t)c;
+        if (c < l->len) {
             m->kind[i] = SCAN_OUT;
-            m->res[i] = best;
+            m->res[i] = l->e[c];
             continue;
         }
-        cv_edge pb = l->len == DIST_LIST ? l->e[0] : none;
+        cv_edge pb = l->len == DIST_LIST ? l->e[DIST_LIST - 1] : none;
         if (x->kb && x->kb[p] != INFINITY && x->kb[p] <= pb.w)
             pb = (cv_edge){x->kb[p], 0, 0};
         m->kind[i] = SCAN_INSIDE;
         m->res[i] = pb;
+    }
+}
+
+/* Each root's bound and proved edge (best; none where the next join must
+ * decide: open) for the roots of [a, b), its changed mark cleared. */
+typedef struct cv_roots {
+    cv_merge *m;
+    cv_edge *bound, *best;
+    uint8_t open[PAR_MAX_THREADS];
+} cv_roots;
+
+static void roots_range(void *ctx, int t, size_t a, size_t b)
+{
+    cv_roots *x = ctx;
+    const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
+    for (size_t k = a; k < b; k++) {
+        const uint32_t v = x->m->roots[k];
+        x->m->chg[v] = 0;
+        x->bound[v] = x->m->stat[v];
+        x->best[v] = x->m->cand[v];
+        if (x->bound[v].w != INFINITY && !dist_edge_before(&x->best[v], &x->bound[v])) {
+            x->best[v] = none;
+            x->open[t] = 1;
+        }
     }
 }
 
@@ -317,14 +514,15 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
     const double t0 = engine_now();
     /* A new join's lists: every point active again, no bound yet; comp is
      * current here (its roots are the components'). */
-    m->nact = m->nroots = 0;
-    for (size_t v = 0; v < n; v++) {
-        m->act[m->nact++] = (uint32_t)v;
-        m->stat[v] = none;
-        m->chg[v] = 1;
+    cv_lsort ls = {r->list, m};
+    int nt;
+    par_for(n, 64, list_sort, &ls, &nt);
+    m->nact = n;
+    m->nroots = 0;
+    for (size_t v = 0; v < n; v++)
         if (comp[v] == v)
             m->roots[m->nroots++] = (uint32_t)v;
-    }
+    m->s_init += engine_now() - t0;
     cv_edge *cand = m->cand;
     for (int pass = 0;; pass++, m->passes++) {
         m->scanned += m->nact;
@@ -336,9 +534,11 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
         if (pass)
             flatten(parent, comp, n);
         cv_scan sc = {r, kb, comp, m};
-        int nt;
+        const double ts = engine_now();
         par_for(m->nact, 16, scan_range, &sc, &nt);
-        size_t keep = 0;
+        const double tr = engine_now();
+        m->s_scan += tr - ts;
+        size_t keep = 0; /* on one thread: by owner on 16 took longer (28-35 ms) */
         for (size_t t = 0; t < m->nact; t++) {
             const uint32_t rp = m->root[t];
             if (m->kind[t] == SCAN_INSIDE) { /* all inside: for good */
@@ -351,18 +551,17 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
             m->act[keep++] = m->act[t];
         }
         m->nact = keep;
+        const double tb = engine_now();
+        m->s_reduce += tb - tr;
+        cv_roots rs = {m, bound, best, {0}};
+        par_for(m->nroots, 8, roots_range, &rs, &nt);
         int open = 0;
-        for (size_t t = 0; t < m->nroots; t++) {
-            const uint32_t v = m->roots[t];
-            m->chg[v] = 0;
-            bound[v] = m->stat[v];
-            best[v] = cand[v];
-            if (bound[v].w != INFINITY && !dist_edge_before(&best[v], &bound[v])) {
-                best[v] = none; /* not proved: the next join decides */
-                open = 1;
-            }
-        }
-        if (merge_best(parent, best, m->roots, m->nroots, m->stat, m->chg, forest, nf) == 0) {
+        for (int t = 0; t < nt; t++)
+            open |= rs.open[t];
+        const size_t added =
+            merge_best(parent, comp, best, m->roots, m->nroots, m->stat, m->chg, forest, nf);
+        m->s_best += engine_now() - tb;
+        if (added == 0) {
             flatten(parent, comp, n);
             m->seconds += engine_now() - t0;
             return open;
@@ -409,7 +608,22 @@ static void cv_prog(void *ctx, double frac)
 }
 
 /* e[0..m) in ascending weight (the order among equal weights is free:
- * replay_largest records a weight's result after all its edges). */
+ * replay_largest records a weight's result after all its edges); the
+ * gather on the cores (sort_f64_order's passes are). */
+typedef struct cv_gather {
+    const cv_edge *e;
+    const uint32_t *ord;
+    cv_edge *t;
+} cv_gather;
+
+static void gather_range(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const cv_gather *g = ctx;
+    for (size_t k = a; k < b; k++)
+        g->t[k] = g->e[g->ord[k]];
+}
+
 static void sort_edges(cv_edge *e, size_t m)
 {
     double *w = xmalloc((m ? m : 1) * sizeof *w);
@@ -418,8 +632,9 @@ static void sort_edges(cv_edge *e, size_t m)
     for (size_t k = 0; k < m; k++)
         w[k] = e[k].w;
     sort_f64_order(w, m, ord);
-    for (size_t k = 0; k < m; k++)
-        t[k] = e[ord[k]];
+    cv_gather g = {e, ord, t};
+    int nt;
+    par_for(m, 4, gather_range, &g, &nt);
     memcpy(e, t, m * sizeof *e);
     free(t);
     free(ord);
@@ -458,8 +673,8 @@ static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *
             at = e[ie].w;
             uint32_t ra = uf_root(p, e[ie].a), rb = uf_root(p, e[ie].b);
             ie++;
-            if (ra != rb) {
-                if (ra > rb) {
+            if (ra != rb) { /* by size: only sizes are asked, and trees stay shallow */
+                if (sz[ra] < sz[rb]) {
                     uint32_t t = ra;
                     ra = rb;
                     rb = t;
@@ -483,23 +698,6 @@ static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *
     free(sz);
 }
 
-/* The three sorts the curve ends with, on threads of their own (each a
- * radix sort of 10^6 keys: 0.24-0.43 s together on one H200 host core). */
-typedef struct cv_sorts {
-    double *core, *reach;
-    cv_edge *forest;
-    size_t n, nf;
-} cv_sorts;
-
-static void sorts_job(void *ctx, int t)
-{
-    cv_sorts *s = ctx;
-    if (t == 0)
-        sort_edges(s->forest, s->nf);
-    else
-        sort_f64(t == 1 ? s->core : s->reach, s->n);
-}
-
 /* The core distances (squared) into core[0..n), each above max^2 made
  * +inf: such a point is core at no eps the curve covers, and every use of
  * a core distance compares it with some eps^2 <= max^2. Below max^2 a
@@ -521,7 +719,8 @@ static void sorts_job(void *ctx, int t)
  * join of its own (no nn): the core distances from the device where it
  * can, else from the k-distance. */
 static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ranks, double *core,
-                          dist_list *list, double *reach, double *kb, dbscan_curve *c)
+                          dist_list *list, double *reach, double *kb, uint32_t *part,
+                          dbscan_curve *c)
 {
     const dataset *ds = spec->ds;
     const size_t n = ds->n, k = spec->minpts - 1;
@@ -554,7 +753,8 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
                                    .core_k = k,
                                    .core_out = core,
                                    .knn_k = K,
-                                   .knn_kb = kb};
+                                   .knn_kb = kb,
+                                   .part = part};
         join_result jr;
         memset(&jr, 0, sizeof jr);
         rc = e->curve_round(&js, &io, &jr);
@@ -627,17 +827,20 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
      * minPts = 1 (every point is core at any eps). */
     double *core = xcalloc(n, sizeof *core), *reach = xmalloc(n * sizeof *reach);
     double *kb = xmalloc(n * sizeof *kb); /* each point's D_p (src/curve_knn.h) */
+    /* the core join's parts (later_rows): one unless it cut the rows */
+    uint32_t *part = xcalloc(n ? n : 1, sizeof *part);
     /* 136 bytes a point: its pages faulted in on every core (par_zero),
      * not one at a time by the first writer */
     dist_list *list = xmalloc(n * sizeof *list);
     par_zero(list, n * sizeof *list);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
-    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, c) : 0;
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part, c) : 0;
     c->kdist_seconds = engine_now() - t0;
     if (rc) {
         free(core);
         free(reach);
         free(kb);
+        free(part);
         free(list);
         return rc;
     }
@@ -655,7 +858,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                    .chg = xmalloc(n),
                    .kind = xmalloc(n ? n : 1),
                    .root = xmalloc(n * sizeof *mg.root),
-                   .res = xmalloc(n * sizeof *mg.res)};
+                   .res = xmalloc(n * sizeof *mg.res),
+                   .cur = xmalloc(n ? n : 1)};
     for (size_t i = 0; i < n; i++) {
         parent[i] = comp[i] = (uint32_t)i;
         if (!c->knn) /* else the first round's, from the K nearest */
@@ -670,6 +874,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.comp = comp;
     r.reach2 = reach;
     r.list = list;
+    int cut = 0; /* the core join's parts: more than one */
+    for (size_t i = 0; i < n && !cut; i++)
+        cut = part[i] != 0;
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
     /* The first round from the K nearest where the core join kept them
@@ -685,8 +892,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     for (;;) {
         /* comp is current here: every point its own at first, then as
          * merge_listed's last pass (which merged nothing) left it. */
-        for (size_t i = 0; i < n; i++)
-            r.list[i].len = 0;
+        int nt;
+        par_for(n, 16, list_clear, r.list, &nt);
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;
@@ -711,13 +918,17 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         cv_order ord = {&r, at, NULL, NULL, 0};
         int reordered = 0;
         if (c->rounds > 0 || c->knn) {
-            const size_t m = later_rows(comp, bound, n, later);
+            const size_t m = later_rows(comp, bound, core, part, n, later);
             if (getenv("TCJOIN_DBSCAN_TRACE"))
                 fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows\n", c->rounds + 1,
                         m, n);
             if (m == 0)
                 break;
-            if (2 * m <= n && dataset_order_first(ds, later, m, &g, at) == 0) {
+            /* Where the core join was cut (parts), a whole join is cut
+             * too and costs about its COUNT over the cut (0.12 s on gauss
+             * 10^6 x 128): a join of fewer rows is not (0.7 s for 241,878
+             * rows, and 0.3 s to copy them first). */
+            if (!cut && 2 * m <= n && dataset_order_first(ds, later, m, &g, at) == 0) {
                 reordered = 1;
                 js.ds = &g;
                 js.q1 = m;
@@ -761,6 +972,7 @@ done:
     free(at);
     free(r.list);
     free(kb);
+    free(part);
     free(mg.act);
     free(mg.roots);
     free(mg.stat);
@@ -769,6 +981,7 @@ done:
     free(mg.kind);
     free(mg.root);
     free(mg.res);
+    free(mg.cur);
     free(bound);
     free(parent);
     free(comp);
@@ -780,9 +993,14 @@ done:
         return rc;
     }
     const double tt = engine_now();
-    cv_sorts so = {core, reach, forest, n, nf};
-    par_threads(3, sorts_job, &so);
+    /* one after another, each on every core (src/sort_f64.c): on three
+     * threads, one a sort, they took 73-117 ms on the H200 host */
+    sort_edges(forest, nf);
+    sort_f64(core, n);
+    sort_f64(reach, n);
+    const double ts = engine_now();
     replay_largest(c, core, forest, nf);
+    const double tp = engine_now();
     c->nedge = nf;
     c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
     for (size_t k = 0; k < nf; k++)
@@ -795,10 +1013,12 @@ done:
     if (getenv("TCJOIN_DBSCAN_TRACE"))
         fprintf(stderr,
                 "dbscan curve trace (ms): first lists from the %zu nearest, set-up and "
-                "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned), "
-                "sorts and replay %.1f\n",
+                "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned; "
+                "lists sorted %.1f, scans %.1f, reductions %.1f, links %.1f), sorts %.1f, "
+                "replay %.1f\n",
                 c->knn, tr_rows * 1e3, tr_join * 1e3, mg.seconds * 1e3, mg.passes, mg.scanned,
-                (engine_now() - tt) * 1e3);
+                mg.s_init * 1e3, mg.s_scan * 1e3, mg.s_reduce * 1e3, mg.s_best * 1e3,
+                (ts - tt) * 1e3, (tp - ts) * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
 }

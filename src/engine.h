@@ -181,6 +181,10 @@ typedef struct curve_round_io {
     double *core_out;
     size_t knn_k;
     double *knn_kb;
+    /* core_k > 0: NULL, or n (out): where the join cut the rows into parts
+     * no pair of two of which is within spec->eps (exact's cluster cut),
+     * each row's part; else left as it was (the caller's one part). */
+    uint32_t *part;
 } curve_round_io;
 /* The most nearest rows a core-distance join keeps a row (the heap's
  * size on the device: 12 knn_k + 16 bytes a row). */

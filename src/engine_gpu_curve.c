@@ -67,7 +67,8 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
                             io->core_out,
                             io->knn_k ? (kern_curve_list *)io->list : NULL,
                             io->reach2,
-                            io->knn_kb};
+                            io->knn_kb,
+                            io->part};
     const int krc = io->core_k ? kern_curve_core(fn, &a, &c, &r) : kern_curve_round(fn, &a, &k, &r);
     free(at);
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */

@@ -26,9 +26,16 @@ static void *par_main(void *p)
     return NULL;
 }
 
+static size_t par_min;
+
+void par_for_tests(size_t min)
+{
+    par_min = min;
+}
+
 int par_ranges(size_t n, size_t weight)
 {
-    return n * weight < PAR_MIN || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
+    return n * weight < (par_min ? par_min : PAR_MIN) || n < PAR_MAX_THREADS ? 1 : PAR_MAX_THREADS;
 }
 
 typedef struct par_call {

@@ -17,6 +17,9 @@
 /* How many ranges par_for(n, weight, ...) cuts [0, n) into (1 or
  * PAR_MAX_THREADS), for callers that size per-range state first. */
 int par_ranges(size_t n, size_t weight);
+/* Tests: split work of n times weight at least min (0: PAR_MIN), so that
+ * small cases take the ranges on threads, as the large ones do. */
+void par_for_tests(size_t min);
 
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt);

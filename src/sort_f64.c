@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "par.h"
 
 static uint64_t key_of(uint64_t b)
 {
@@ -16,34 +17,70 @@ static uint64_t bits_of(uint64_t k)
     return k >> 63 ? k & 0x7fffffffffffffffull : ~k;
 }
 
+/* One digit's pass split by par_for's ranges (fixed by n alone): each
+ * range counts its keys' digits, the ranges' heads follow digit by digit
+ * and range by range (so the scatter stays stable), then each range
+ * scatters its own keys. */
+typedef struct rx_pass {
+    const uint64_t *ks;
+    uint64_t *kd;
+    const uint32_t *is;
+    uint32_t *id;
+    int shift;
+    size_t (*head)[256]; /* PAR_MAX_THREADS x 256 */
+} rx_pass;
+
+static void rx_count(void *ctx, int t, size_t a, size_t b)
+{
+    const rx_pass *x = ctx;
+    size_t *h = x->head[t];
+    memset(h, 0, 256 * sizeof *h);
+    for (size_t i = a; i < b; i++)
+        h[(x->ks[i] >> x->shift) & 0xff]++;
+}
+
+static void rx_scatter(void *ctx, int t, size_t a, size_t b)
+{
+    const rx_pass *x = ctx;
+    size_t *h = x->head[t];
+    for (size_t i = a; i < b; i++) {
+        const size_t at = h[(x->ks[i] >> x->shift) & 0xff]++;
+        x->kd[at] = x->ks[i];
+        if (x->is)
+            x->id[at] = x->is[i];
+    }
+}
+
 /* A stable LSD radix sort of the keys k[0..n) by 8-bit digits (a digit
  * every key shares is skipped), ix[0..n) carried along where not NULL;
  * kt and ixt scratch of n. *kout and *ixout: the buffers holding the
- * result (the inputs or the scratch). */
+ * result (the inputs or the scratch). Above PAR_MIN keys a pass is split
+ * over the cores (rx_pass): the curve's three sorts of 10^6 keys took
+ * 73-117 ms on the H200 host's cores one a sort. */
 static void radix_keys(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, size_t n,
                        uint64_t **kout, uint32_t **ixout)
 {
-    size_t cnt[256];
     uint64_t *ks = k, *kd = kt;
     uint32_t *is = ix, *id = ixt;
+    size_t(*head)[256] = xmalloc(PAR_MAX_THREADS * sizeof *head);
     for (int shift = 0; shift < 64; shift += 8) {
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(ks[i] >> shift) & 0xff]++;
-        if (cnt[(ks[0] >> shift) & 0xff] == n)
+        rx_pass x = {ks, kd, is, id, shift, head};
+        int nt;
+        par_for(n, 4, rx_count, &x, &nt);
+        const size_t first = (ks[0] >> shift) & 0xff;
+        size_t all = 0;
+        for (int t = 0; t < nt; t++)
+            all += head[t][first];
+        if (all == n)
             continue;
         size_t sum = 0;
-        for (size_t b = 0; b < 256; b++) {
-            const size_t c = cnt[b];
-            cnt[b] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const size_t at = cnt[(ks[i] >> shift) & 0xff]++;
-            kd[at] = ks[i];
-            if (is)
-                id[at] = is[i];
-        }
+        for (size_t b = 0; b < 256; b++)
+            for (int t = 0; t < nt; t++) {
+                const size_t c = head[t][b];
+                head[t][b] = sum;
+                sum += c;
+            }
+        par_for(n, 4, rx_scatter, &x, &nt);
         uint64_t *t = ks;
         ks = kd;
         kd = t;
@@ -51,6 +88,7 @@ static void radix_keys(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, s
         is = id;
         id = u;
     }
+    free(head);
     *kout = ks;
     *ixout = is;
 }

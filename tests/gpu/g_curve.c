@@ -17,7 +17,9 @@
  *     exact's pairs are fp64's) at a dozen eps: clusters, core and noise
  *     points, the largest cluster.
  *  3. exact over the cluster cut (the layout's rows mapped on the device)
- *     equals the sink on four blobs far apart.
+ *     equals the sink on four blobs far apart; at a max where each blob
+ *     is one component the cut's groups close them: no join after the
+ *     core distances'.
  *  4. Two devices equal one; skipped with fewer than 2.
  *  5. The core distances from the join at max on the device
  *     (kern_curve_core) equal each point's (minPts-1)-th least d2 over
@@ -385,6 +387,20 @@ TEST(exact_cut_device_curve_equals_the_sink)
     double eps;
     dataset ds = far_blobs(&eps);
     device_vs_sink("cut", "exact", &ds, 10, eps, &o, NULL);
+    /* At a max about the blobs' typical distance (d2 0.09 x 2d, sd 2.0
+     * at d = 64; 1.1 x it holds most pairs of a blob) each blob is one
+     * component, and the cut's groups (one a blob) close all four: no
+     * join after the core distances' (src/dbscan_curve.c, later_rows),
+     * where the lists alone leave every blob but the largest open. */
+    const double wide = sqrt(1.1 * 0.09 * 2.0 * 64);
+    dbscan_curve c;
+    CHECK_MSG(curve("exact", &ds, 10, wide, &o, 0, &c) == 0, "%s", err_msg());
+    size_t cl, co, no, lg;
+    dbscan_curve_at(&c, wide, &cl, &co, &no, &lg);
+    CHECK_MSG(c.knn > 0 && c.rounds == 0 && cl == 4, "knn %zu, %d joins, %zu clusters", c.knn,
+              c.rounds, cl);
+    dbscan_curve_free(&c);
+    device_vs_sink("cut, wide", "exact", &ds, 10, wide, &o, NULL);
     dataset_free(&ds);
 }
 

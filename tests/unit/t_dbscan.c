@@ -37,6 +37,7 @@
 #include "dbscan.h"
 #include "dbscan_curve.h"
 #include "pair_par.h"
+#include "par.h"
 #include "dbscan_out.h"
 #include "engine.h"
 #include "err.h"
@@ -822,6 +823,11 @@ TEST(curve_forest_equals_kruskal)
     pair_par_for_tests(1, 3);
     forests();
     pair_par_for_tests(0, 0);
+    /* the merging's scans, links (compare-and-swap) and sorts split over
+     * ranges on threads, as at 10^6 points (src/par.h) */
+    par_for_tests(1);
+    forests();
+    par_for_tests(0);
     /* the first round from each point's 12 nearest (more left to the
      * later joins), and a join of its own (the k-distance route) */
     setenv("TCJOIN_CURVE_KNN", "12", 1);

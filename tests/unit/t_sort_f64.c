@@ -1,7 +1,9 @@
 /* sort_f64 against qsort with a comparison of values: random doubles over
  * twenty decades of both signs, zeros of both signs, infinities, runs of
  * repeats; a set where every key shares its high digits (skipped passes);
- * one and two values. Equal as values (-0.0 and +0.0 compare equal). */
+ * one and two values. Equal as values (-0.0 and +0.0 compare equal). Each
+ * at a size sorted on one thread and at one whose passes are split over
+ * par_for's ranges (above 2^18 values), the stable order too. */
 #include "check.h"
 
 #include <math.h>
@@ -36,9 +38,8 @@ static void check_sorted(double *a, size_t n, const char *what)
     free(b);
 }
 
-TEST(sort_f64_equals_qsort)
+static void sorts_at(size_t n)
 {
-    const size_t n = 100000;
     double *a = malloc(n * sizeof *a);
     for (size_t i = 0; i < n; i++) {
         double v = (unit() - 0.3) * pow(10, floor(unit() * 20) - 10);
@@ -56,13 +57,19 @@ TEST(sort_f64_equals_qsort)
     for (size_t i = 0; i < n; i++) /* keys alike in their high 48 bits */
         a[i] = 1.0 + (double)(i * 7919 % n) * 0x1p-52;
     check_sorted(a, n, "one binade");
+    free(a);
+}
+
+TEST(sort_f64_equals_qsort)
+{
+    sorts_at(100000);
+    sorts_at(600000);
     double two[2] = {2.5, -1.0};
     sort_f64(two, 2);
     CHECK(two[0] == -1.0 && two[1] == 2.5);
     double one[1] = {3.0};
     sort_f64(one, 1);
     CHECK(one[0] == 3.0);
-    free(a);
 }
 
 /* sort_f64_order against an insertion-stable reference: qsort of (value,
@@ -80,9 +87,8 @@ static int cmp_vi(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-TEST(sort_f64_order_is_the_stable_order)
+static void order_at(size_t n)
 {
-    const size_t n = 50000;
     double *a = malloc(n * sizeof *a);
     for (size_t i = 0; i < n; i++)
         a[i] = i % 5 == 0 ? (double)(i % 17) : (unit() - 0.5) * pow(10, floor(unit() * 12) - 6);
@@ -102,4 +108,10 @@ TEST(sort_f64_order_is_the_stable_order)
     free(r);
     free(ord);
     free(a);
+}
+
+TEST(sort_f64_order_is_the_stable_order)
+{
+    order_at(50000);
+    order_at(400000);
 }

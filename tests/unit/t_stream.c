@@ -747,6 +747,43 @@ TEST(clusters_every_mode_equals_the_whole)
     free(x);
 }
 
+/* The groups of the last cut run, row by row (kern_cluster_parts, the
+ * curve's closed components): A with B, C, D and E each alone, numbered
+ * by their first cluster; no pair within eps (the brute force, direct
+ * form) between two groups; a row count other than the layout's refused. */
+TEST(cluster_parts_hold_every_pair_within_eps)
+{
+    const size_t n = 1200;
+    float *x = make_blobs(n, 53, five_blobs);
+    kern_join_result r;
+    CHECK(blobs_case(x, n, 1, 1, 1, &r));
+    CHECK_EQ_INT(r.clusters, 4);
+    uint32_t *part = calloc(n, sizeof *part);
+    CHECK_EQ_INT(kern_cluster_parts(n, part), 0);
+    /* blob -> the group of its first row; A and B share one */
+    uint32_t of[5];
+    for (int b = 0; b < 5; b++)
+        of[b] = part[b];
+    CHECK(of[0] == of[1]);
+    for (int b = 1; b < 5; b++)
+        for (int c = b + 1; c < 5; c++)
+            CHECK_MSG(of[b] != of[c], "blobs %d and %d", b, c);
+    size_t cross = 0, within = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ_INT(part[i], of[five_blobs(i)]);
+        for (size_t j = i + 1; j < n; j++)
+            if (direct_d2(x, 3, i, j) <= 1.0) {
+                within++;
+                cross += part[i] != part[j];
+            }
+    }
+    CHECK(within > 0);
+    CHECK_EQ_INT(cross, 0);
+    CHECK_EQ_INT(kern_cluster_parts(n + 1, part), KERN_EINVAL);
+    free(part);
+    free(x);
+}
+
 TEST(clusters_cut_by_their_rule)
 {
     /* 900 rows in A, 300 far away in C: the groups hold (900^2 + 300^2) /
