@@ -1051,6 +1051,7 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     int rc = exact_scan(a);
     if (rc)
         return rc;
+    kern_trace_mark("exact: scan");
     if (a->ndevices > 0 || a->tiles)
         return kern_multi_run(a, r, exact_run_q);
     return exact_run_q(a, r, NULL, NULL);

@@ -6,8 +6,10 @@
 #ifndef TCJ_KERN_CONSUME_CUH
 #define TCJ_KERN_CONSUME_CUH
 
+#include <initializer_list>
 #include <vector>
 
+#include "kern_drive.cuh" /* kern_now */
 #include "kern_multi.cuh" /* KERN_DEV_SLOTS */
 #include "kern_util.cuh"
 #include "kernels.h"
@@ -73,6 +75,41 @@ static inline int kern_consume_malloc(void *p, size_t bytes, const char *what)
         return kern_fail(KERN_ENOMEM, "%s: %zu bytes of device memory", what, bytes);
     }
     return e == cudaSuccess ? 0 : kern_cuda_fail(e, "cudaMalloc", __FILE__, __LINE__);
+}
+
+/* One launch of a consumer's kernel for a run's pairs, on the launch's
+ * stream st: launch(map) with the run's row map on the device (NULL: the
+ * run has none). trace: the launch synchronised on both sides and its
+ * time added to *seconds (TCJOIN_DBSCAN_TRACE's benchmarks only). */
+template <class Launch>
+static inline int kern_consume_launch(kern_rowmap *rm, const kern_join_args *run, cudaStream_t st,
+                                      int trace, double *seconds, Launch launch)
+{
+    const uint32_t *map;
+    const int rc = kern_rowmap_for(rm, run, st, &map);
+    if (rc)
+        return rc;
+    double t0 = 0;
+    if (trace) {
+        KERN_CUDA(cudaStreamSynchronize(st));
+        t0 = kern_now();
+    }
+    launch(map);
+    KERN_CUDA(cudaGetLastError());
+    if (trace) {
+        KERN_CUDA(cudaStreamSynchronize(st));
+        *seconds += kern_now() - t0;
+    }
+    return 0;
+}
+
+/* A consumer's device arrays freed on its device (NULLs skipped by
+ * cudaFree; a teardown: its errors are not the run's). */
+static inline void kern_consume_free(int device, std::initializer_list<void *> arrays)
+{
+    cudaSetDevice(device);
+    for (void *q : arrays)
+        cudaFree(q);
 }
 
 #endif

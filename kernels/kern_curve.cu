@@ -341,32 +341,17 @@ static int kcv_consume(void *ctx, const kern_join_args *run, void *stream, const
     (void)ctx;
     kcv_dev *d = g_kcv[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    const uint32_t *map;
-    const int rc = kern_rowmap_for(&d->rm, run, st, &map);
-    if (rc)
-        return rc;
-    double t0 = 0;
-    if (g_kcv_trace) {
-        KERN_CUDA(cudaStreamSynchronize(st));
-        t0 = kern_now();
-    }
-    kcv_pairs_kernel<<<kcv_blocks(b->np), KCV_THREADS, 0, st>>>(kcv_of(*d), map, *b, run->q0,
-                                                                run->q1);
-    KERN_CUDA(cudaGetLastError());
-    if (g_kcv_trace) {
-        KERN_CUDA(cudaStreamSynchronize(st));
-        g_kcv_consume_s += kern_now() - t0;
-    }
-    return 0;
+    return kern_consume_launch(&d->rm, run, st, g_kcv_trace, &g_kcv_consume_s,
+                               [&](const uint32_t *map) {
+                                   kcv_pairs_kernel<<<kcv_blocks(b->np), KCV_THREADS, 0, st>>>(
+                                       kcv_of(*d), map, *b, run->q0, run->q1);
+                               });
 }
 
 static void kcv_free(kcv_dev &d)
 {
-    cudaSetDevice(d.device);
-    void *p[] = {d.core2, d.comp, d.at,    d.reach, d.lw,  d.lab,   d.len,
-                 d.lock,  d.topw, d.topab, d.pack,  d.rin, d.rm.map};
-    for (void *q : p)
-        cudaFree(q);
+    kern_consume_free(d.device, {d.core2, d.comp, d.at, d.reach, d.lw, d.lab, d.len, d.lock, d.topw,
+                                 d.topab, d.pack, d.rin, d.rm.map});
 }
 
 static int kcv_malloc(void *p, size_t bytes)

@@ -76,7 +76,7 @@ static std::mutex g_kcc_mu;
 static kcc_dev *g_kcc[KERN_DEV_SLOTS];
 static uint32_t g_kcc_k; /* the set's size, K */
 static int g_kcc_trace;
-static double g_kcc_consume_s;
+static double g_kcc_consume_s, g_kcc_collect_s; /* the trace's */
 
 static unsigned kcc_blocks(size_t n)
 {
@@ -332,32 +332,17 @@ static int kcc_consume(void *ctx, const kern_join_args *run, void *stream, const
     (void)ctx;
     kcc_dev *d = g_kcc[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    const uint32_t *map;
-    const int rc = kern_rowmap_for(&d->rm, run, st, &map);
-    if (rc)
-        return rc;
-    double t0 = 0;
-    if (g_kcc_trace) {
-        KERN_CUDA(cudaStreamSynchronize(st));
-        t0 = kern_now();
-    }
-    kcc_pairs_kernel<<<kcc_blocks(b->np), KCC_THREADS, 0, st>>>(kcc_of(*d), map, *b, run->q0,
-                                                                run->q1);
-    KERN_CUDA(cudaGetLastError());
-    if (g_kcc_trace) {
-        KERN_CUDA(cudaStreamSynchronize(st));
-        g_kcc_consume_s += kern_now() - t0;
-    }
-    return 0;
+    return kern_consume_launch(&d->rm, run, st, g_kcc_trace, &g_kcc_consume_s,
+                               [&](const uint32_t *map) {
+                                   kcc_pairs_kernel<<<kcc_blocks(b->np), KCC_THREADS, 0, st>>>(
+                                       kcc_of(*d), map, *b, run->q0, run->q1);
+                               });
 }
 
 static void kcc_free(kcc_dev &d)
 {
-    cudaSetDevice(d.device);
-    void *p[] = {d.hd, d.hj, d.len, d.lock, d.top, d.core,
-                 d.od, d.oj, d.ol,  d.orch, d.okb, d.rm.map};
-    for (void *q : p)
-        cudaFree(q);
+    kern_consume_free(d.device, {d.hd, d.hj, d.len, d.lock, d.top, d.core, d.od, d.oj, d.ol, d.orch,
+                                 d.okb, d.rm.map});
 }
 
 static int kcc_malloc(void *p, size_t bytes)
@@ -477,7 +462,10 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
         KERN_CUDA(cudaSetDevice(d.device));
         KERN_CUDA(cudaDeviceSynchronize());
     }
-    return kcc_collect(dv, a->n, io);
+    const double tc = kern_now();
+    rc = kcc_collect(dv, a->n, io);
+    g_kcc_collect_s = kern_now() - tc;
+    return rc;
 }
 
 extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const kern_core_io *io,
@@ -506,16 +494,18 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     std::lock_guard<std::mutex> hold(g_kcc_mu);
     g_kcc_k = (uint32_t)k;
     g_kcc_trace = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
-    g_kcc_consume_s = 0;
+    g_kcc_consume_s = g_kcc_collect_s = 0;
     for (auto &d : dv)
         g_kcc[d.device] = &d;
     const double t0 = kern_now();
     double t_alloc = 0;
     const int rc = kcc_run(fn, &a, dv, io, res, &t_alloc);
+    const double tf = kern_now();
     for (auto &d : dv) {
         g_kcc[d.device] = NULL;
         kcc_free(d);
     }
+    const double t_free = kern_now() - tf;
     res->mem_peak += (size_t)nd * a.n * (12 * k + 16) + a.n * 8 +
                      (io->list ? a.n * (k * 12 + sizeof(kern_curve_list) + 16) : 0);
     const double spent = kern_now() - t0;
@@ -523,9 +513,9 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     if (g_kcc_trace)
         fprintf(stderr,
                 "dbscan curve core trace (ms): state %.3f, run+collect+free %.3f, kernels %.3f, "
-                "consumer %.3f, pairs %llu\n",
+                "consumer %.3f, collect %.3f, free %.3f, pairs %llu\n",
                 t_alloc * 1e3, (spent - t_alloc) * 1e3, res->t_kernel * 1e3, g_kcc_consume_s * 1e3,
-                (unsigned long long)res->pairs);
+                g_kcc_collect_s * 1e3, t_free * 1e3, (unsigned long long)res->pairs);
     snprintf(res->variant + strlen(res->variant), sizeof res->variant - strlen(res->variant), "%s",
              ", core distances on the device");
     return rc;

@@ -57,6 +57,12 @@ struct kdb_dev {
     uint32_t *nb; /* the non-core rows' core neighbours (NULL: the border pass runs) */
     unsigned *fill, *over;
     unsigned cap;
+    unsigned long long *tot; /* kdb_flags_kernel's sums */
+    /* The core pass's pairs kept for the union (kdb_keep): room for kcap,
+     * kept so far; over: a launch did not fit (the union pass joins). */
+    uint32_t *ki, *kj;
+    size_t kcap, kept;
+    int over_keep;
     /* a layout's rows on the device (run row -> dataset row), uploaded
      * once a pass from the run's kern_join_args.rows */
     kern_rowmap rm;
@@ -69,6 +75,10 @@ struct kdb_arrays {
     uint32_t *parent, *border, *nb;
     unsigned *fill;
     unsigned cap;
+    int half; /* the union from the pairs with i < j only (kdb_half) */
+    /* core pass: where this launch's pairs are kept, as dataset rows (a
+     * padding row's as (0, 0), which the union skips); NULL: not kept */
+    uint32_t *ki, *kj;
 };
 
 /* The pair consumer has no context of its own: the devices' state by
@@ -76,6 +86,20 @@ struct kdb_arrays {
 static std::mutex g_kdb_mu;
 static kdb_dev *g_kdb[KERN_DEV_SLOTS];
 static int g_kdb_pass;
+
+/* Every pair comes in both orders (a symmetric run emits both, an
+ * unsymmetric one each from its own tile, over several devices each from
+ * the device whose tile it is), so the union needs one: the pairs with
+ * i < j, half the finds. TCJOIN_DBSCAN_HALF=0: both (benchmarks' A/B). */
+static int kdb_half(void)
+{
+    static int h = -1;
+    if (h < 0) {
+        const char *ev = getenv("TCJOIN_DBSCAN_HALF");
+        h = !(ev && strcmp(ev, "0") == 0);
+    }
+    return h;
+}
 
 static unsigned kdb_blocks(size_t n)
 {
@@ -99,7 +123,11 @@ static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *
             i = map[i];
             j = map[j];
             if (i == KERN_ROW_PAD || j == KERN_ROW_PAD)
-                continue;
+                i = j = 0;
+        }
+        if (c.ki) {
+            c.ki[t] = i;
+            c.kj[t] = j;
         }
         if (i == j)
             continue;
@@ -109,9 +137,10 @@ static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *
         }
         const uint8_t ci = c.core[i], cj = c.core[j];
         if (pass == KDB_UNION) {
-            if (ci && cj)
-                clu_union(c.parent, i, j);
-            else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
+            if (ci && cj) {
+                if (i < j || !c.half) /* (j, i) comes too: one order joins */
+                    clu_union(c.parent, i, j);
+            } else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
                 clu_note(c.nb, c.fill, c.cap, i, j);
         } else if (!ci && cj) {
             atomicMin(&c.border[i], c.parent[j]);
@@ -154,14 +183,20 @@ static int kdb_consume(void *ctx, const kern_join_args *run, void *stream,
     (void)ctx;
     kdb_dev *d = g_kdb[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    const uint32_t *map;
-    const int rc = kern_rowmap_for(&d->rm, run, st, &map);
-    if (rc)
-        return rc;
-    const kdb_arrays c = {d->cnt, d->core, d->parent, d->border, d->nb, d->fill, d->cap};
-    kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass, map, pi, pj, np);
-    KERN_CUDA(cudaGetLastError());
-    return 0;
+    kdb_arrays c = {d->cnt,  d->core, d->parent,  d->border, d->nb,
+                    d->fill, d->cap,  kdb_half(), NULL,      NULL};
+    if (g_kdb_pass == KDB_CORE && d->ki && !d->over_keep) {
+        if (np <= d->kcap - d->kept) {
+            c.ki = d->ki + d->kept;
+            c.kj = d->kj + d->kept;
+            d->kept += np;
+        } else {
+            d->over_keep = 1;
+        }
+    }
+    return kern_consume_launch(&d->rm, run, st, 0, NULL, [&](const uint32_t *map) {
+        kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass, map, pi, pj, np);
+    });
 }
 
 /* One pass: fn's PAIRS run with the pairs consumed on the devices, then
@@ -194,10 +229,86 @@ static int kdb_pass(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_de
     return 0;
 }
 
+/* One device's core flags from its counts, its union-find and border
+ * arrays initialised, and the core rows and the pairs (each row's
+ * neighbours and itself) summed into tot[0], tot[1] by blocks. */
+static __global__ void kdb_flags_kernel(const unsigned *__restrict__ cnt, size_t n,
+                                        unsigned long long minpts, uint8_t *core, uint32_t *parent,
+                                        uint32_t *border, unsigned long long *tot)
+{
+    unsigned long long nc = 0, np = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const unsigned long long m = (unsigned long long)cnt[i] + 1;
+        const uint8_t c = m >= minpts;
+        core[i] = c;
+        parent[i] = c ? (uint32_t)i : CLU_NONE;
+        border[i] = CLU_NONE;
+        nc += c;
+        np += m;
+    }
+    for (int o = 16; o; o >>= 1) {
+        nc += __shfl_xor_sync(0xffffffffu, nc, o);
+        np += __shfl_xor_sync(0xffffffffu, np, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&tot[0], nc);
+        atomicAdd(&tot[1], np);
+    }
+}
+
+/* The union pass over the pairs the core pass kept, where every device
+ * kept all of its own (*done 1; else 0 and the pass joins): the same
+ * consumer over the same eps-graph, without a second join. */
+static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *ru, int *done)
+{
+    *done = 0;
+    for (auto &d : dv)
+        if (!d.ki || d.over_keep)
+            return 0;
+    const double t0 = kern_now();
+    uint64_t kept = 0;
+    for (auto &d : dv) {
+        KERN_CUDA(cudaSetDevice(d.device));
+        const kdb_arrays c = {d.cnt,  d.core, d.parent,   d.border, d.nb,
+                              d.fill, d.cap,  kdb_half(), NULL,     NULL};
+        if (d.kept)
+            kdb_pairs_kernel<<<kdb_blocks(d.kept), KDB_THREADS>>>(c, KDB_UNION, NULL, d.ki, d.kj,
+                                                                  d.kept);
+        clu_flatten_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.parent);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaDeviceSynchronize());
+        kept += d.kept;
+    }
+    memset(ru, 0, sizeof *ru);
+    ru->pairs = kept;
+    ru->t_kernel = kern_now() - t0;
+    snprintf(ru->variant, sizeof ru->variant, "the core run's pairs kept");
+    *done = 1;
+    return 0;
+}
+
 /* The core flags from every device's counts (summed), sent to every
- * device with the union-find and border arrays initialised. */
+ * device with the union-find and border arrays initialised. One device:
+ * formed there (kdb_flags_kernel), only the flags and two sums come
+ * back. TCJOIN_DBSCAN_HOSTFLAGS=1: on the host (benchmarks' A/B). */
 static int kdb_core_flags(std::vector<kdb_dev> &dv, size_t n, size_t minpts, kern_dbscan_io *io)
 {
+    const char *hf = getenv("TCJOIN_DBSCAN_HOSTFLAGS");
+    if (dv.size() == 1 && !(hf && strcmp(hf, "1") == 0)) {
+        kdb_dev &d = dv[0];
+        unsigned long long tot[2] = {0, 0};
+        KERN_CUDA(cudaSetDevice(d.device));
+        KERN_CUDA(cudaMemsetAsync(d.tot, 0, sizeof tot));
+        kdb_flags_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.cnt, n, minpts, d.core, d.parent,
+                                                         d.border, d.tot);
+        KERN_CUDA(cudaGetLastError());
+        KERN_CUDA(cudaMemcpy(io->core, d.core, n, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(tot, d.tot, sizeof tot, cudaMemcpyDeviceToHost));
+        io->ncore = (size_t)tot[0];
+        io->rcore.pairs = tot[1];
+        return 0;
+    }
     std::vector<unsigned> h(n), t;
     KERN_CUDA(cudaSetDevice(dv[0].device));
     KERN_CUDA(cudaMemcpy(h.data(), dv[0].cnt, n * 4, cudaMemcpyDeviceToHost));
@@ -311,14 +422,34 @@ static int kdb_roots(std::vector<kdb_dev> &dv, size_t n, const uint8_t *core, ui
     return 0;
 }
 
+/* The core pass's pairs kept for the union pass, at most this many (a
+ * device's 128 MB; TCJOIN_DBSCAN_KEEP=pairs sets it, 0 none): a set whose
+ * eps-graph fits is joined once, not twice. The room is fixed, not the
+ * result's: a larger graph overflows it and the union pass joins again,
+ * its pairs streamed as before. On the MNIST-like 6e4 x 784 set (3.7M
+ * pairs) the second join was some 2 ms of a 7 ms dbscan. */
+#define KDB_KEEP ((size_t)1 << 24)
+
+static size_t kdb_keep(void)
+{
+    const char *ev = getenv("TCJOIN_DBSCAN_KEEP");
+    if (!ev || !*ev)
+        return KDB_KEEP;
+    char *end;
+    const unsigned long long v = strtoull(ev, &end, 10);
+    return *end ? KDB_KEEP : (size_t)v;
+}
+
 /* One device's arrays; the lists where they fit a quarter of what the
  * device has free and of the run's cap (else the border pass runs);
- * TCJOIN_DBSCAN_LISTS=0 sends the border through its pass (tests). */
+ * TCJOIN_DBSCAN_LISTS=0 sends the border through its pass (tests); the
+ * kept pairs' room where it fits an eighth of what is left. */
 static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
 {
     KERN_CUDA(cudaSetDevice(d.device));
-    KERN_CUDA(cudaMalloc((void **)&d.cnt, n * 4));
+    KERN_CUDA(cudaMalloc((void **)&d.cnt, n * 4 + 24));
     KERN_CUDA(cudaMemset(d.cnt, 0, n * 4));
+    d.tot = (unsigned long long *)(d.cnt + (n + 1) / 2 * 2); /* 8-byte aligned */
     KERN_CUDA(cudaMalloc((void **)&d.core, n));
     KERN_CUDA(cudaMalloc((void **)&d.parent, n * 4));
     KERN_CUDA(cudaMalloc((void **)&d.border, n * 4));
@@ -334,21 +465,24 @@ static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
         KERN_CUDA(cudaMemset(d.fill, 0, n * 4 + 4));
         d.over = d.fill + n;
     }
+    size_t keep = kdb_keep();
+    KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+    if (mem_cap)
+        fr = std::min(fr, mem_cap);
+    keep = std::min(keep, fr / 8 / 8);
+    if (keep > 0) {
+        KERN_CUDA(cudaMalloc((void **)&d.ki, keep * 8));
+        d.kj = d.ki + keep;
+        d.kcap = keep;
+    }
     return 0;
 }
 
 static void kdb_free(kdb_dev &d)
 {
-    if (!(d.cnt || d.core || d.parent || d.border || d.nb || d.fill || d.rm.map))
+    if (!(d.cnt || d.core || d.parent || d.border || d.nb || d.fill || d.rm.map || d.ki))
         return;
-    cudaSetDevice(d.device);
-    cudaFree(d.cnt);
-    cudaFree(d.core);
-    cudaFree(d.parent);
-    cudaFree(d.border);
-    cudaFree(d.nb);
-    cudaFree(d.fill);
-    cudaFree(d.rm.map);
+    kern_consume_free(d.device, {d.cnt, d.core, d.parent, d.border, d.nb, d.fill, d.rm.map, d.ki});
 }
 
 /* TCJOIN_DBSCAN_TRACE=1: kdb_run's steps in milliseconds on stderr
@@ -363,6 +497,7 @@ struct kdb_trace {
 
 static void kdb_mark(kdb_trace &t, const char *step)
 {
+    kern_trace_mark(step);
     if (!t.on)
         return;
     const double now = kern_now();
@@ -393,10 +528,12 @@ static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev
         memset(io->root, 0xff, n * sizeof *io->root);
         return 0;
     }
-    int need = 0;
-    if ((rc = kdb_pass(fn, a, dv, KDB_UNION, ru)))
+    int need = 0, kept = 0;
+    if ((rc = kdb_union_kept(dv, n, ru, &kept)))
         return rc;
-    kdb_mark(tr, "union-run");
+    if (!kept && (rc = kdb_pass(fn, a, dv, KDB_UNION, ru)))
+        return rc;
+    kdb_mark(tr, kept ? "union-kept" : "union-run");
     if ((dv.size() > 1 && (rc = kdb_merge_union(dv, n))) || (rc = kdb_list_border(dv, n, &need)))
         return rc;
     kdb_mark(tr, "border");
@@ -446,7 +583,7 @@ extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbsca
     tr.on = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
     tr.t = t0;
     const int rc = kdb_run(fn, &a, dv, io, &ru, &rb, tr);
-    const size_t lists = dv[0].nb ? 4 * n * ((size_t)dv[0].cap + 1) : 0;
+    const size_t lists = (dv[0].nb ? 4 * n * ((size_t)dv[0].cap + 1) : 0) + 8 * dv[0].kcap;
     for (auto &d : dv) {
         g_kdb[d.device] = NULL;
         kdb_free(d);

@@ -169,6 +169,11 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
     memset(r, 0, sizeof *r);
     k->a = a;
     k->r = r;
+    const int trace = kern_trace_on();
+    k->tr_on = trace;
+    kern_trace_mark("kern_begin");
+    if (trace)
+        k->tr_t0 = k->tr_t = kern_now();
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev == 0) {
@@ -234,11 +239,31 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
         rc = kern_cuda_fail(e, "stream and events", __FILE__, __LINE__);
         kern_end(k);
     }
+    if (k->tr_on)
+        k->tr_begin = kern_now() - k->tr_t0;
     return rc;
+}
+
+/* TCJOIN_KERN_TRACE's line (kern_run.tr_*), in milliseconds. */
+static void kern_trace_print(const kern_run *k)
+{
+    const double all = kern_now() - k->tr_t0;
+    fprintf(stderr,
+            "kern trace (ms): mode %d all %.3f begin %.3f pre %.3f launches %u enqueue %.3f wait "
+            "%.3f collect %.3f pairs %.3f drive %.3f post %.3f kernels %.3f\n",
+            k->a ? k->a->mode : -1, all * 1e3, k->tr_begin * 1e3, k->tr_pre * 1e3, k->tr_launches,
+            k->tr_enq * 1e3, k->tr_wait * 1e3, k->tr_coll * 1e3, k->tr_pairs * 1e3,
+            k->tr_drive * 1e3, (all - k->tr_pre - k->tr_begin - k->tr_drive) * 1e3,
+            k->r ? k->r->t_kernel * 1e3 : 0.0);
 }
 
 void kern_end(kern_run *k)
 {
+    if (k->tr_on && k->tr_t0 > 0) {
+        kern_trace_mark("kern_end");
+        kern_trace_print(k);
+        k->tr_t0 = 0;
+    }
     if (k->e0)
         cudaEventDestroy(k->e0);
     if (k->e1)
@@ -473,6 +498,16 @@ static int kern_pairs_flush(kern_run *k)
     return rc;
 }
 
+/* TCJOIN_KERN_TRACE: the time since *t added to *sum, *t moved on. */
+static void kern_trace_add(kern_run *k, double *t, double *sum)
+{
+    if (!k->tr_on)
+        return;
+    const double now = kern_now();
+    *sum += now - *t;
+    *t = now;
+}
+
 /* The loop. PAIRS with two buffers: launch N+1 is enqueued before launch
  * N's pairs (copying since N's collect) are sunk, so the kernel, the copy
  * and the sink overlap; the engine's collect still runs after its launch
@@ -492,6 +527,7 @@ static int kern_drive_loop(kern_run *k, const kern_work *w)
         }
         if (pairs)
             kern_pairs_point(k, g_pairs.cur);
+        double t = k->tr_on ? kern_now() : 0;
         KERN_CUDA(cudaEventRecord(k->e0, k->st));
         if ((rc = w->launch(w->eng, k)) != 0)
             return rc;
@@ -500,17 +536,22 @@ static int kern_drive_loop(kern_run *k, const kern_work *w)
         /* While it runs: the previous launch's pairs. */
         if (pairs && (rc = kern_pairs_flush(k)) != 0)
             return rc;
+        kern_trace_add(k, &t, &k->tr_enq);
         KERN_CUDA(cudaEventSynchronize(k->e1));
+        kern_trace_add(k, &t, &k->tr_wait);
         r->t_kernel += kern_event_s(k->e0, k->e1);
         r->launches++;
         kern_step s;
         memset(&s, 0, sizeof s);
         if ((rc = w->collect(w->eng, k, &s)) != 0)
             return rc;
+        kern_trace_add(k, &t, &k->tr_coll);
         if (s.overflow)
             r->refills++;
         if (pairs && (rc = kern_pairs_copy(k, &s)) != 0)
             return rc;
+        kern_trace_add(k, &t, &k->tr_pairs);
+        k->tr_launches++;
         /* One buffer: this launch's pairs go before the next launch. */
         if (pairs && g_pairs.nbuf == 1 && (rc = kern_pairs_flush(k)) != 0)
             return rc;
@@ -524,9 +565,16 @@ int kern_drive(kern_run *k, const kern_work *w)
 {
     kern_pairs &g_pairs = g_pairs_dev[k->a->device];
     int rc = 0;
+    double t = 0;
+    if (k->tr_on) {
+        t = kern_now();
+        k->tr_pre = t - k->tr_t0 - k->tr_begin;
+    }
     if (k->a->mode == KJOIN_PAIRS && (rc = kern_pairs_setup(k, w)) != 0)
         return rc;
     rc = kern_drive_loop(k, w);
+    if (k->tr_on)
+        k->tr_drive = kern_now() - t;
     if (rc) {
         /* Stopped early (the sink, cancel, an error): nothing may still
          * write the buffers or the engine's memory once the engine frees

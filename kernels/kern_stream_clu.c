@@ -61,7 +61,9 @@ int stream_layout(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, c
     c.m = (stream_map){.map = s->rows};
     c.work = c.total = 1;
     kern_join_result x;
+    kern_trace_mark("layout: open");
     rc = stream_call(fn, a, s, &c, &o, r, &x);
+    kern_trace_mark("layout: the run");
     if (!rc && c.failed)
         rc = kern_fail_msg(KERN_ENOMEM, "out of host memory renumbering the pairs");
     r->symmetric = x.symmetric;
@@ -69,6 +71,7 @@ int stream_layout(kern_join_fn fn, const kern_join_args *a, kern_join_args *s, c
     g_ren.tj = c.tj;
     g_ren.cap = c.tcap;
     stream_out_close(a, &o, !rc);
+    kern_trace_mark("layout: close");
     return rc;
 }
 
@@ -102,13 +105,16 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
     const double lim = sqrt(a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps);
     const clu_plan *p;
     const clu_layout *L = NULL;
+    kern_trace_mark("cut: start");
     int rc = clu_plan_sample(a, min_rows, &p), ok = 0;
     /* The sample's radii are the rows' at most: where the sample makes
      * one group, so do the rows, and the pass over them is spared. */
     if (!rc && p && (force || clu_sample_work(p, a->n, a->d, lim) <= KERN_CLU_KEEP))
         rc = clu_plan_rows(a, &ok);
+    kern_trace_mark("cut: sample and rows");
     if (!rc && ok)
         rc = clu_plan_layout(a, lim, &L);
+    kern_trace_mark("cut: layout");
     if (rc)
         return rc;
     if (!L || !(force || L->work <= KERN_CLU_KEEP))

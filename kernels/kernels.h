@@ -34,6 +34,11 @@ const char *kern_error(void);
 int kern_fail_msg(int code, const char *msg);
 /* 1 when the binary holds CUDA code (built with nvcc). */
 int kern_built_with_cuda(void);
+/* TCJOIN_KERN_TRACE (kernels/kern_trace.c): whether it is set, and a mark
+ * of a run's host steps (the milliseconds since the previous one) on
+ * stderr. */
+int kern_trace_on(void);
+void kern_trace_mark(const char *what);
 
 typedef struct kern_device {
     char name[96];

@@ -11,6 +11,7 @@
 #include "dist.h"
 #include "err.h"
 #include "mem.h"
+#include "par.h"
 
 /* State shared by the workers of one run. */
 typedef struct cj_shared {
@@ -190,7 +191,7 @@ int cpu_join_threads(const engine_opts *o)
 {
     int t = o ? o->threads : 0;
     if (t <= 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        long c = par_cores();
         t = c > 0 ? (int)c : 1;
     }
     return t;

@@ -153,36 +153,43 @@ typedef struct num_job {
     int32_t off[PAR_MAX_THREADS];
 } num_job;
 
-static int num_is_root(const num_job *j, size_t i)
-{
-    return j->core[i] && j->root[i] == i;
-}
-
+/* Each range reads the arrays through restrict locals: through j the
+ * compiler reloads every pointer after each store to lab (0.35 ms for
+ * 60,000 rows, where the loops are a few cycles a row). */
 static void num_count(void *ctx, int t, size_t a, size_t b)
 {
     num_job *j = ctx;
+    const uint8_t *restrict core = j->core;
+    const uint32_t *restrict root = j->root;
     int32_t c = 0;
     for (size_t i = a; i < b; i++)
-        c += num_is_root(j, i);
+        c += core[i] && root[i] == i;
     j->off[t] = c;
 }
 
 static void num_roots(void *ctx, int t, size_t a, size_t b)
 {
     num_job *j = ctx;
+    const uint8_t *restrict core = j->core;
+    const uint32_t *restrict root = j->root;
+    int32_t *restrict lab = j->lab;
     int32_t next = j->off[t];
     for (size_t i = a; i < b; i++)
-        if (num_is_root(j, i))
-            j->lab[i] = next++;
+        if (core[i] && root[i] == i)
+            lab[i] = next++;
 }
 
 static void num_rest(void *ctx, int t, size_t a, size_t b)
 {
     (void)t;
     num_job *j = ctx;
+    const uint8_t *restrict core = j->core;
+    const uint32_t *restrict root = j->root;
+    int32_t *lab = j->lab; /* read at roots numbered by num_roots, written elsewhere */
+    const size_t n = j->n;
     for (size_t i = a; i < b; i++)
-        if (!num_is_root(j, i))
-            j->lab[i] = j->root[i] >= j->n ? -1 : j->lab[j->root[i]];
+        if (!(core[i] && root[i] == i))
+            lab[i] = root[i] >= n ? -1 : lab[root[i]];
 }
 
 void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab)

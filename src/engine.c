@@ -146,6 +146,7 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     double t0 = engine_now();
     rc = e->run(&sr, res);
     res->seconds = engine_now() - t0;
+    kern_trace_mark("engine: run done");
     if (sampling) {
         nvml_stats st;
         nvml_sampler_stop(&st);

@@ -103,7 +103,9 @@ static int exact_run(const join_spec *s, join_result *res)
     engine_opts def;
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     double band;
+    kern_trace_mark("exact run: start");
     const int grid = exact_grid_path(s->ds, join_spec_eps(s), o, &band);
+    kern_trace_mark("exact run: grid path");
     int rc;
     if (grid) {
         join_spec g = *s;
@@ -113,6 +115,7 @@ static int exact_run(const join_spec *s, join_result *res)
         join_result_metric(res, "scale_log2", 0, "");
     } else {
         const double sc = exact_pass_scale(s->ds, o, join_spec_eps(s));
+        kern_trace_mark("exact run: scale");
         const int k = sc ? ilogb(sc) : 0;
         /* The pass whole (the row's own entry), or over the cluster or the
          * tile cut: forced, or where auto finds it pays (kern_cluster_run,
@@ -122,6 +125,7 @@ static int exact_run(const join_spec *s, join_result *res)
         row.kjoin = exact_pass_fn(o);
         c.engine = &row;
         rc = engine_gpu_run_fmt(&c, res, s->engine->format, sc);
+        kern_trace_mark("exact run: gpu run");
         /* A cluster cut scales each run itself (kern_cluster_run). */
         if (!exact_clustered(res))
             join_result_metric(res, "scale_log2", k, "");

@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "err.h"
 #include "exact_predict.h"
+#include "kernels.h"
 
 int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
 {
@@ -29,9 +30,13 @@ int exact_cluster(const dbscan_spec *spec, dbscan_result *res)
      * rank. */
     if (dist && dist->nranks > 1)
         return dbscan_generic(spec, res);
-    if (!exact_grid_path(spec->ds, spec->eps, o, NULL))
-        return engine_gpu_dbscan_fn(spec, res, exact_pass_scale(spec->ds, o, spec->eps),
-                                    exact_pass_fn(o));
+    kern_trace_mark("exact dbscan: start");
+    if (!exact_grid_path(spec->ds, spec->eps, o, NULL)) {
+        kern_trace_mark("exact dbscan: grid path");
+        const double sc = exact_pass_scale(spec->ds, o, spec->eps);
+        kern_trace_mark("exact dbscan: scale");
+        return engine_gpu_dbscan_fn(spec, res, sc, exact_pass_fn(o));
+    }
     /* All three passes in one device run: the core flags formed there
      * (no per-point count crosses to the host), the union-find in the
      * index's cell order (kernels/epi_cluster.cuh), the labels numbered

@@ -97,6 +97,7 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
     int rc = engine_gpu_xform(e, s->ds, o, &eps, scale, &a, &x);
     if (rc)
         return rc;
+    kern_trace_mark("gpu run: args");
     kern_join_result r;
     memset(&r, 0, sizeof r);
     gpu_launch gl = {e->kjoin, &a, &r};

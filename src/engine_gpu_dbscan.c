@@ -53,6 +53,7 @@ int engine_gpu_dbscan_fn(const dbscan_spec *spec, dbscan_result *res, double sca
         engine_gpu_pairs_args(e, ds, 0, n, spec->eps, o, scale, spec->cancel, NULL, NULL, &a, &x);
     if (rc)
         return rc;
+    kern_trace_mark("gpu dbscan: args");
     uint32_t *root = xmalloc(n * sizeof *root);
     kern_dbscan_io io;
     memset(&io, 0, sizeof io);
@@ -61,6 +62,7 @@ int engine_gpu_dbscan_fn(const dbscan_spec *spec, dbscan_result *res, double sca
     io.root = root;
     kern_join_result r;
     const int krc = kern_dbscan(fn, &a, &io, &r);
+    kern_trace_mark("gpu dbscan: kern_dbscan");
     if (krc == KERN_ENOMEM) {
         free(root);
         return dbscan_generic(spec, res);
@@ -72,8 +74,10 @@ int engine_gpu_dbscan_fn(const dbscan_spec *spec, dbscan_result *res, double sca
         res->pairs = io.rcore.pairs;
         if (io.ncore > 0) /* one call does the union and border passes: its time is the union's */
             gpu_dbscan_pass(spec, res, DBSCAN_PASS_UNION, JOIN_PAIRS, &a, &x, &r, all - io.core_s);
+        kern_trace_mark("gpu dbscan: records");
         dbscan_number(spec->core, root, n, spec->labels);
     }
+    kern_trace_mark("gpu dbscan: labels");
     free(root);
     if (rc == 0 && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);

@@ -29,7 +29,7 @@ static void pp_run(void *ctx, int t)
 int pair_par(const pair_batch *b, size_t n, pair_par_fn fn, void *ctx)
 {
     const size_t least = pp_min ? pp_min : PAIR_PAR_MIN;
-    long cores = pp_threads ? pp_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = pp_threads ? pp_threads : par_cores();
     int nt = cores < 1 ? 1 : cores > PAIR_PAR_MAX_THREADS ? PAIR_PAR_MAX_THREADS : (int)cores;
     if (b->k < least || n < (size_t)nt)
         nt = 1;

@@ -21,6 +21,9 @@ int par_ranges(size_t n, size_t weight);
  * small cases take the ranges on threads, as the large ones do. */
 void par_for_tests(size_t min);
 
+/* The cores online (sysconf), asked once. */
+long par_cores(void);
+
 void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, size_t b), void *ctx,
              int *nt);
 

@@ -93,22 +93,51 @@ static void radix_keys(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, s
     *ixout = is;
 }
 
+/* The keys of v (and order's indices where not NULL) on the cores, and
+ * the values back from the sorted keys: with the passes split, these
+ * loops on one thread were a third of a sort of 10^6. */
+typedef struct rx_io {
+    const double *in; /* rx_keys' */
+    double *out;      /* rx_values' */
+    uint64_t *k;
+    uint32_t *order;
+} rx_io;
+
+static void rx_keys(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const rx_io *x = ctx;
+    for (size_t i = a; i < b; i++) {
+        uint64_t u;
+        memcpy(&u, &x->in[i], sizeof u);
+        x->k[i] = key_of(u);
+        if (x->order)
+            x->order[i] = (uint32_t)i;
+    }
+}
+
+static void rx_values(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const rx_io *x = ctx;
+    for (size_t i = a; i < b; i++) {
+        const uint64_t u = bits_of(x->k[i]);
+        memcpy(&x->out[i], &u, sizeof u);
+    }
+}
+
 void sort_f64(double *v, size_t n)
 {
     if (n < 2)
         return;
     uint64_t *a = xmalloc(n * sizeof *a), *b = xmalloc(n * sizeof *b), *src;
     uint32_t *none;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &v[i], sizeof u);
-        a[i] = key_of(u);
-    }
+    rx_io x = {v, v, a, NULL};
+    int nt;
+    par_for(n, 4, rx_keys, &x, &nt);
     radix_keys(a, b, NULL, NULL, n, &src, &none);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = bits_of(src[i]);
-        memcpy(&v[i], &u, sizeof u);
-    }
+    x.k = src;
+    par_for(n, 4, rx_values, &x, &nt);
     free(a);
     free(b);
 }
@@ -119,12 +148,9 @@ void sort_f64_order(const double *v, size_t n, uint32_t *order)
         return;
     uint64_t *ka = xmalloc(n * sizeof *ka), *kb = xmalloc(n * sizeof *kb), *ks;
     uint32_t *ib = xmalloc(n * sizeof *ib), *is;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &v[i], sizeof u);
-        ka[i] = key_of(u);
-        order[i] = (uint32_t)i;
-    }
+    rx_io x = {v, NULL, ka, order};
+    int nt;
+    par_for(n, 4, rx_keys, &x, &nt);
     radix_keys(ka, kb, order, ib, n, &ks, &is);
     if (is != order)
         memcpy(order, is, n * sizeof *order);

@@ -273,37 +273,51 @@ static double max_k(int k, const dataset *ds)
     return k == 3 ? 1.5 : quantile(ds, k == 2 ? 0.3 : 0.02);
 }
 
-TEST(device_rounds_equal_the_sink)
+/* fn for each test set (set_k; the first two under G_CURVE_SMALL) with
+ * its max (max_k) and exact over its pass (o). */
+typedef void (*set_fn)(int k, const dataset *ds, double max, const engine_opts *o, void *ctx);
+static void for_each_set(set_fn fn, void *ctx)
 {
-    need_gpu();
     engine_opts o;
     engine_opts_default(&o);
     o.exact_path = EXACT_PATH_PASS;
     const int sets = getenv("G_CURVE_SMALL") ? 2 : 4;
-    int two_rounds = 0;
     for (int k = 0; k < sets; k++) {
         dataset ds = set_k(k, 0);
-        const double max = max_k(k, &ds);
-        for (size_t m = 4; m <= 10; m += 6) {
-            device_vs_sink(ds.name, "exact", &ds, m, max, &o, NULL);
-            device_vs_sink(ds.name, "fasted", &ds, m, max, &o, NULL);
-            /* the first round a device join of its own (no K nearest),
-             * and a K of 12: more rounds left to the later joins */
-            device_vs_sink_env(ds.name, "exact", &ds, m, max, &o, NULL, "TCJOIN_CURVE_KNN", "0");
-            if (!getenv("G_CURVE_SMALL"))
-                device_vs_sink_env(ds.name, "fasted", &ds, m, max, &o, NULL, "TCJOIN_CURVE_KNN",
-                                   "12");
-        }
-        if (k == 0) {
-            dbscan_curve c;
-            CHECK(curve_env("exact", &ds, 4, max, &o, "TCJOIN_CURVE_KNN", "0", &c) == 0);
-            two_rounds = c.rounds >= 2;
-            dbscan_curve_free(&c);
-        }
+        fn(k, &ds, max_k(k, &ds), &o, ctx);
         dataset_free(&ds);
     }
+}
+
+static void rounds_of_set(int k, const dataset *ds, double max, const engine_opts *o, void *ctx)
+{
+    for (size_t m = 4; m <= 10; m += 6) {
+        device_vs_sink(ds->name, "exact", ds, m, max, o, NULL);
+        device_vs_sink(ds->name, "fasted", ds, m, max, o, NULL);
+        /* the first round a device join of its own (no K nearest), and a
+         * K of 12: more rounds left to the later joins */
+        device_vs_sink_env(ds->name, "exact", ds, m, max, o, NULL, "TCJOIN_CURVE_KNN", "0");
+        if (!getenv("G_CURVE_SMALL"))
+            device_vs_sink_env(ds->name, "fasted", ds, m, max, o, NULL, "TCJOIN_CURVE_KNN", "12");
+    }
+    if (k == 0) {
+        dbscan_curve c;
+        CHECK(curve_env("exact", ds, 4, max, o, "TCJOIN_CURVE_KNN", "0", &c) == 0);
+        *(int *)ctx = c.rounds >= 2;
+        dbscan_curve_free(&c);
+    }
+}
+
+TEST(device_rounds_equal_the_sink)
+{
+    need_gpu();
+    int two_rounds = 0;
+    for_each_set(rounds_of_set, &two_rounds);
     CHECK_MSG(two_rounds, "the blobs' curve took one join: the later, reordered join untested");
     if (!getenv("G_CURVE_SMALL")) {
+        engine_opts o;
+        engine_opts_default(&o);
+        o.exact_path = EXACT_PATH_PASS;
         dataset ds = blobs3(1000);
         device_vs_sink("blobs3 at 1000", "exact", &ds, 4, max_k(0, &ds), &o, NULL);
         dataset_free(&ds);
@@ -336,29 +350,27 @@ static void curve_vs_cpu(const dbscan_curve *c, const dataset *ds, double eps, s
     free(core);
 }
 
+static void cpu_of_set(int k, const dataset *ds, double max, const engine_opts *o, void *ctx)
+{
+    (void)k;
+    (void)ctx;
+    dbscan_curve c;
+    CHECK_MSG(curve("exact", ds, 5, max, o, 0, &c) == 0, "%s: %s", ds->name, err_msg());
+    CHECK(c.rounds_device == c.rounds);
+    for (int t = 1; t <= 12; t++)
+        curve_vs_cpu(&c, ds, max * t / 12, 5, ds->name);
+    /* on forest weights, where the count steps (weight 0: repeated rows,
+     * no eps) */
+    for (size_t e = 0; e < c.nedge; e += c.nedge / 4 + 1)
+        if (c.edge2[e] > 0)
+            curve_vs_cpu(&c, ds, kdist_eps_for(c.edge2[e]), 5, ds->name);
+    dbscan_curve_free(&c);
+}
+
 TEST(exact_device_curve_equals_cpu_dbscan)
 {
     need_gpu();
-    engine_opts o;
-    engine_opts_default(&o);
-    o.exact_path = EXACT_PATH_PASS;
-    const int sets = getenv("G_CURVE_SMALL") ? 2 : 4;
-    for (int k = 0; k < sets; k++) {
-        dataset ds = set_k(k, 0);
-        const double max = max_k(k, &ds);
-        dbscan_curve c;
-        CHECK_MSG(curve("exact", &ds, 5, max, &o, 0, &c) == 0, "%s: %s", ds.name, err_msg());
-        CHECK(c.rounds_device == c.rounds);
-        for (int t = 1; t <= 12; t++)
-            curve_vs_cpu(&c, &ds, max * t / 12, 5, ds.name);
-        /* on forest weights, where the count steps (weight 0: repeated
-         * rows, no eps) */
-        for (size_t e = 0; e < c.nedge; e += c.nedge / 4 + 1)
-            if (c.edge2[e] > 0)
-                curve_vs_cpu(&c, &ds, kdist_eps_for(c.edge2[e]), 5, ds.name);
-        dbscan_curve_free(&c);
-        dataset_free(&ds);
-    }
+    for_each_set(cpu_of_set, NULL);
 }
 
 /* Four blobs of 3000 rows at d = 64, each 50 from the origin along its
@@ -518,53 +530,49 @@ static void core_from_pairs(const char *eng, const dataset *ds, size_t k, double
     free(l.d2);
 }
 
+static void core_of_set(int k, const dataset *ds, double max, const engine_opts *o, void *ctx)
+{
+    (void)k;
+    (void)ctx;
+    const char *engs[] = {"exact", "fasted"};
+    for (size_t m = 2; m <= 10; m += m == 2 ? 3 : 5)
+        for (int t = 0; t < 2; t++) {
+            dbscan_curve c;
+            CHECK_MSG(curve(engs[t], ds, m, max, o, 0, &c) == 0, "%s: %s", ds->name, err_msg());
+            CHECK_MSG(c.core_device, "%s %s: the core distances took the k-distance", ds->name,
+                      engs[t]);
+            double *want = xmalloc(ds->n * sizeof *want);
+            core_from_pairs(engs[t], ds, m - 1, max, o, want);
+            CHECK_MSG(same_d(c.core2, want, ds->n), "%s %s minpts %zu: core distances differ",
+                      ds->name, engs[t], m);
+            free(want);
+            /* the K nearest from the device's heaps against the host
+             * sink's over the same join: the same lists, rounds and curve */
+            dbscan_curve h;
+            CHECK_MSG(curve_env(engs[t], ds, m, max, o, "TCJOIN_CURVE_CORE", "join", &h) == 0, "%s",
+                      err_msg());
+            CHECK_MSG(!h.core_device && h.knn == c.knn && c.knn > 0 && h.rounds == c.rounds,
+                      "%s %s minpts %zu: host knn %zu rounds %d, device knn %zu rounds %d",
+                      ds->name, engs[t], m, h.knn, h.rounds, c.knn, c.rounds);
+            same_curve("host K nearest", engs[t], m, ds, &c, &h);
+            dbscan_curve_free(&h);
+            if (t == 0) { /* exact: the whole curve as from its k-distance */
+                dbscan_curve b;
+                setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+                CHECK_MSG(curve("exact", ds, m, max, o, 0, &b) == 0, "%s", err_msg());
+                unsetenv("TCJOIN_CURVE_CORE");
+                CHECK(!b.core_device);
+                CHECK_MSG(same_d(c.core2, b.core2, ds->n) && same_d(c.reach2, b.reach2, ds->n) &&
+                              c.nedge == b.nedge && same_d(c.edge2, b.edge2, c.nedge),
+                          "%s minpts %zu: the curve differs from its k-distance's", ds->name, m);
+                dbscan_curve_free(&b);
+            }
+            dbscan_curve_free(&c);
+        }
+}
+
 TEST(core_distances_from_the_join)
 {
     need_gpu();
-    engine_opts o;
-    engine_opts_default(&o);
-    o.exact_path = EXACT_PATH_PASS;
-    const int sets = getenv("G_CURVE_SMALL") ? 2 : 4;
-    const char *engs[] = {"exact", "fasted"};
-    for (int k = 0; k < sets; k++) {
-        dataset ds = set_k(k, 0);
-        const double max = max_k(k, &ds);
-        for (size_t m = 2; m <= 10; m += m == 2 ? 3 : 5)
-            for (int t = 0; t < 2; t++) {
-                dbscan_curve c;
-                CHECK_MSG(curve(engs[t], &ds, m, max, &o, 0, &c) == 0, "%s: %s", ds.name,
-                          err_msg());
-                CHECK_MSG(c.core_device, "%s %s: the core distances took the k-distance", ds.name,
-                          engs[t]);
-                double *want = xmalloc(ds.n * sizeof *want);
-                core_from_pairs(engs[t], &ds, m - 1, max, &o, want);
-                CHECK_MSG(same_d(c.core2, want, ds.n), "%s %s minpts %zu: core distances differ",
-                          ds.name, engs[t], m);
-                free(want);
-                /* the K nearest from the device's heaps against the host
-                 * sink's over the same join: the same lists, rounds and
-                 * curve */
-                dbscan_curve h;
-                CHECK_MSG(curve_env(engs[t], &ds, m, max, &o, "TCJOIN_CURVE_CORE", "join", &h) == 0,
-                          "%s", err_msg());
-                CHECK_MSG(!h.core_device && h.knn == c.knn && c.knn > 0 && h.rounds == c.rounds,
-                          "%s %s minpts %zu: host knn %zu rounds %d, device knn %zu rounds %d",
-                          ds.name, engs[t], m, h.knn, h.rounds, c.knn, c.rounds);
-                same_curve("host K nearest", engs[t], m, &ds, &c, &h);
-                dbscan_curve_free(&h);
-                if (t == 0) { /* exact: the whole curve as from its k-distance */
-                    dbscan_curve b;
-                    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
-                    CHECK_MSG(curve("exact", &ds, m, max, &o, 0, &b) == 0, "%s", err_msg());
-                    unsetenv("TCJOIN_CURVE_CORE");
-                    CHECK(!b.core_device);
-                    CHECK_MSG(same_d(c.core2, b.core2, ds.n) && same_d(c.reach2, b.reach2, ds.n) &&
-                                  c.nedge == b.nedge && same_d(c.edge2, b.edge2, c.nedge),
-                              "%s minpts %zu: the curve differs from its k-distance's", ds.name, m);
-                    dbscan_curve_free(&b);
-                }
-                dbscan_curve_free(&c);
-            }
-        dataset_free(&ds);
-    }
+    for_each_set(core_of_set, NULL);
 }

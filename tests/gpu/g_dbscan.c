@@ -22,12 +22,16 @@
  *     row label for label (the same kernel's eps-graph through its PAIRS
  *     pass and the host), symmetric and not, minpts 4 and 10, the border
  *     from the union pass's lists and from its own pass
- *     (TCJOIN_DBSCAN_LISTS=0); the device passes ran (their variants).
+ *     (TCJOIN_DBSCAN_LISTS=0); the union from the core run's pairs kept
+ *     on the device (these sets' graphs fit) and from a join of its own
+ *     (TCJOIN_DBSCAN_KEEP=0); the device passes ran (their variants).
  *  5. exact off the grid (set exact-path pass: its PAIRS runs consumed on
  *     the device, kern_dbscan) equals cpu on the same sets, the lattice
  *     1000 away from the origin (FP16 alone would misjudge it); and over
  *     the cluster cut (set exact-path clusters: the layout's rows mapped
- *     back on the device) on four blobs far apart, the cut taken.
+ *     back on the device) on four blobs far apart, the cut taken; the
+ *     union from the kept pairs by default, from its own join with
+ *     TCJOIN_DBSCAN_KEEP=0 and where the room (1000 pairs) overflows.
  *  6. two devices (set devices 0,1) equal one, fasted and exact; skipped
  *     with fewer than 2 devices.
  * Skipped without a CUDA device. */
@@ -386,21 +390,25 @@ TEST(tensor_core_dbscan_equals_generic)
                     continue;
                 double eps;
                 dataset ds = hd_set(k, hd_n(hd_dims[di]), hd_dims[di], 0, &eps);
-                /* symmetric, not, and symmetric with the border pass
-                 * instead of the lists */
-                for (int v = 0; v < 3; v++) {
+                /* symmetric, not, symmetric with the border pass
+                 * instead of the lists, and with the union's own join */
+                for (int v = 0; v < 4; v++) {
                     o.symmetric = v != 1;
                     if (v == 2)
                         setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
+                    if (v == 3)
+                        setenv("TCJOIN_DBSCAN_KEEP", "0", 1);
                     char what[64];
                     snprintf(what, sizeof what, "%s%s", ds.name,
                              v == 1   ? " nosym"
                              : v == 2 ? " bpass"
+                             : v == 3 ? " ujoin"
                                       : "");
                     same2(what, &ds, eps, 4, rows[r], &o, 0, rows[r], &o, 1, 1);
                     if (v != 1)
                         same2(what, &ds, eps, 10, rows[r], &o, 0, rows[r], &o, 1, 1);
                     unsetenv("TCJOIN_DBSCAN_LISTS");
+                    unsetenv("TCJOIN_DBSCAN_KEEP");
                 }
                 dataset_free(&ds);
             }
@@ -424,6 +432,9 @@ TEST(exact_pass_dbscan_equals_cpu)
             setenv("TCJOIN_DBSCAN_LISTS", "0", 1); /* the border pass instead */
             same2("bpass", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
             unsetenv("TCJOIN_DBSCAN_LISTS");
+            setenv("TCJOIN_DBSCAN_KEEP", "0", 1); /* the union's own join */
+            same2("ujoin", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+            unsetenv("TCJOIN_DBSCAN_KEEP");
             dataset_free(&ds);
         }
 }
@@ -470,6 +481,20 @@ TEST(exact_cut_dbscan_equals_cpu)
     CHECK(run_o("exact", &ds, eps, 10, &o, 0, lab, core, &r) == 0);
     const double cut = join_result_metric_value(&r.pass[DBSCAN_PASS_CORE], "clusters");
     CHECK_MSG(cut >= 2, "the core pass ran whole (clusters metric %g)", cut);
+    CHECK_MSG(strstr(r.pass[DBSCAN_PASS_UNION].variant, "pairs kept") != NULL,
+              "the union did not take the kept pairs (variant '%s')",
+              r.pass[DBSCAN_PASS_UNION].variant);
+    /* the union's own join: none kept, and a room that overflows */
+    const char *keep[2] = {"0", "1000"};
+    for (int k = 0; k < 2; k++) {
+        setenv("TCJOIN_DBSCAN_KEEP", keep[k], 1);
+        same2(k ? "cut keep 1000" : "cut keep 0", &ds, eps, 10, "exact", &o, 0, "cpu", &o, 0, 1);
+        CHECK(run_o("exact", &ds, eps, 10, &o, 0, lab, core, &r) == 0);
+        CHECK_MSG(strstr(r.pass[DBSCAN_PASS_UNION].variant, "pairs kept") == NULL,
+                  "keep %s: the union took kept pairs (variant '%s')", keep[k],
+                  r.pass[DBSCAN_PASS_UNION].variant);
+        unsetenv("TCJOIN_DBSCAN_KEEP");
+    }
     free(lab);
     free(core);
     dataset_free(&ds);
@@ -494,6 +519,9 @@ TEST(dbscan_two_devices_equal_one)
         setenv("TCJOIN_DBSCAN_LISTS", "0", 1);
         same2("bpass", &ds, eps, 6, "fasted", &two, 0, "fasted", &one, 0, 1);
         unsetenv("TCJOIN_DBSCAN_LISTS");
+        setenv("TCJOIN_DBSCAN_KEEP", "0", 1);
+        same2("ujoin", &ds, eps, 6, "exact", &two, 0, "exact", &one, 0, 1);
+        unsetenv("TCJOIN_DBSCAN_KEEP");
         dataset_free(&ds);
     }
 }

@@ -1,0 +1,39 @@
+/* TCJOIN_KERN_TRACE=1: a run's host steps on stderr, one line a mark,
+ * the milliseconds since the previous mark: where a small set's run
+ * spends what its kernels do not (the engine's set-up, the cut's plan,
+ * each kern_run's begin, launches and end: kern_drive.cu's line). For
+ * benchmarks (scripts/gpu-h43.sh); off, a mark is one load and a test. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels.h"
+
+static int g_kt_on = -1;
+static double g_kt_last;
+
+static double kt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int kern_trace_on(void)
+{
+    if (g_kt_on < 0)
+        g_kt_on = getenv("TCJOIN_KERN_TRACE") != NULL;
+    return g_kt_on;
+}
+
+void kern_trace_mark(const char *what)
+{
+    if (!kern_trace_on())
+        return;
+    const double now = kt_now();
+    if (g_kt_last > 0)
+        fprintf(stderr, "kern mark %s +%.3f ms\n", what, (now - g_kt_last) * 1e3);
+    else
+        fprintf(stderr, "kern mark %s\n", what);
+    g_kt_last = now;
+}
