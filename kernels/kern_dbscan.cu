@@ -75,7 +75,6 @@ struct kdb_arrays {
     uint32_t *parent, *border, *nb;
     unsigned *fill;
     unsigned cap;
-    int half; /* the union from the pairs with i < j only (kdb_half) */
     /* core pass: where this launch's pairs are kept, as dataset rows (a
      * padding row's as (0, 0), which the union skips); NULL: not kept */
     uint32_t *ki, *kj;
@@ -87,18 +86,10 @@ static std::mutex g_kdb_mu;
 static kdb_dev *g_kdb[KERN_DEV_SLOTS];
 static int g_kdb_pass;
 
-/* Every pair comes in both orders (a symmetric run emits both, an
- * unsymmetric one each from its own tile, over several devices each from
- * the device whose tile it is), so the union needs one: the pairs with
- * i < j, half the finds. TCJOIN_DBSCAN_HALF=0: both (benchmarks' A/B). */
-static int kdb_half(void)
+/* What a consumer launch reads of device d (nothing kept). */
+static kdb_arrays kdb_arrays_of(const kdb_dev &d)
 {
-    static int h = -1;
-    if (h < 0) {
-        const char *ev = getenv("TCJOIN_DBSCAN_HALF");
-        h = !(ev && strcmp(ev, "0") == 0);
-    }
-    return h;
+    return kdb_arrays{d.cnt, d.core, d.parent, d.border, d.nb, d.fill, d.cap, NULL, NULL};
 }
 
 static unsigned kdb_blocks(size_t n)
@@ -137,8 +128,12 @@ static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *
         }
         const uint8_t ci = c.core[i], cj = c.core[j];
         if (pass == KDB_UNION) {
+            /* Every pair comes in both orders (a symmetric run emits both,
+             * an unsymmetric one each from its own tile, over several
+             * devices each from the device whose tile it is): the union
+             * takes one, half the finds. */
             if (ci && cj) {
-                if (i < j || !c.half) /* (j, i) comes too: one order joins */
+                if (i < j)
                     clu_union(c.parent, i, j);
             } else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
                 clu_note(c.nb, c.fill, c.cap, i, j);
@@ -183,8 +178,7 @@ static int kdb_consume(void *ctx, const kern_join_args *run, void *stream,
     (void)ctx;
     kdb_dev *d = g_kdb[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    kdb_arrays c = {d->cnt,  d->core, d->parent,  d->border, d->nb,
-                    d->fill, d->cap,  kdb_half(), NULL,      NULL};
+    kdb_arrays c = kdb_arrays_of(*d);
     if (g_kdb_pass == KDB_CORE && d->ki && !d->over_keep) {
         if (np <= d->kcap - d->kept) {
             c.ki = d->ki + d->kept;
@@ -270,8 +264,7 @@ static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *
     uint64_t kept = 0;
     for (auto &d : dv) {
         KERN_CUDA(cudaSetDevice(d.device));
-        const kdb_arrays c = {d.cnt,  d.core, d.parent,   d.border, d.nb,
-                              d.fill, d.cap,  kdb_half(), NULL,     NULL};
+        const kdb_arrays c = kdb_arrays_of(d);
         if (d.kept)
             kdb_pairs_kernel<<<kdb_blocks(d.kept), KDB_THREADS>>>(c, KDB_UNION, NULL, d.ki, d.kj,
                                                                   d.kept);
@@ -291,11 +284,10 @@ static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *
 /* The core flags from every device's counts (summed), sent to every
  * device with the union-find and border arrays initialised. One device:
  * formed there (kdb_flags_kernel), only the flags and two sums come
- * back. TCJOIN_DBSCAN_HOSTFLAGS=1: on the host (benchmarks' A/B). */
+ * back. */
 static int kdb_core_flags(std::vector<kdb_dev> &dv, size_t n, size_t minpts, kern_dbscan_io *io)
 {
-    const char *hf = getenv("TCJOIN_DBSCAN_HOSTFLAGS");
-    if (dv.size() == 1 && !(hf && strcmp(hf, "1") == 0)) {
+    if (dv.size() == 1) {
         kdb_dev &d = dv[0];
         unsigned long long tot[2] = {0, 0};
         KERN_CUDA(cudaSetDevice(d.device));
