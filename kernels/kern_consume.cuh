@@ -14,6 +14,18 @@
 #include "kern_util.cuh"
 #include "kernels.h"
 
+/* An order-preserving map of doubles onto 64-bit unsigned keys (negative
+ * values reversed below the positive ones), for atomicMin. */
+__device__ __forceinline__ unsigned long long kern_f64_key(double v)
+{
+    const unsigned long long u = (unsigned long long)__double_as_longlong(v);
+    return (u >> 63) ? ~u : (u | (1ull << 63));
+}
+__device__ __forceinline__ double kern_f64_unkey(unsigned long long k)
+{
+    return __longlong_as_double((long long)((k >> 63) ? (k & ~(1ull << 63)) : ~k));
+}
+
 /* The run's devices into devs: a list of one becomes that device alone
  * (a run without the several-device queue), else the list, else
  * a->device. KERN_ENODEV for an ordinal without a slot. */

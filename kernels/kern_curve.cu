@@ -39,18 +39,6 @@
 #define KCV_THREADS 256
 #define KCV_L KERN_CURVE_LIST
 
-/* An order-preserving map of doubles onto 64-bit unsigned keys (negative
- * values reversed below the positive ones), for atomicMin. */
-__device__ __forceinline__ unsigned long long kcv_key(double v)
-{
-    const unsigned long long u = (unsigned long long)__double_as_longlong(v);
-    return (u >> 63) ? ~u : (u | (1ull << 63));
-}
-__device__ __forceinline__ double kcv_unkey(unsigned long long k)
-{
-    return __longlong_as_double((long long)((k >> 63) ? (k & ~(1ull << 63)) : ~k));
-}
-
 /* One device's state, by the curve's row. */
 struct kcv_dev {
     int device;
@@ -244,7 +232,7 @@ static __global__ void __launch_bounds__(KCV_THREADS)
                                                   : (double)((const float *)b.pd)[t] * sc;
                 const double ci = c.core2[i], cj = c.core2[j];
                 if (c.reach) {
-                    const unsigned long long v = kcv_key(cj > d2 ? cj : d2);
+                    const unsigned long long v = kern_f64_key(cj > d2 ? cj : d2);
                     if (v < ((volatile unsigned long long *)c.reach)[i])
                         atomicMin(&c.reach[i], v);
                 }
@@ -284,7 +272,7 @@ static __global__ void kcv_init_kernel(size_t n, double *topw, unsigned long lon
         topw[i] = INFINITY;
         topab[i] = ~0ull;
         if (reach)
-            reach[i] = kcv_key(__longlong_as_double((long long)reach[i]));
+            reach[i] = kern_f64_key(__longlong_as_double((long long)reach[i]));
     }
 }
 
@@ -306,7 +294,7 @@ static __global__ void kcv_pack_kernel(kcv_arrays c, size_t n, kern_curve_list *
         }
         out[p] = l;
         if (c.reach)
-            c.reach[p] = (unsigned long long)__double_as_longlong(kcv_unkey(c.reach[p]));
+            c.reach[p] = (unsigned long long)__double_as_longlong(kern_f64_unkey(c.reach[p]));
     }
 }
 
@@ -322,7 +310,7 @@ static __global__ void kcv_merge_kernel(kcv_arrays c, size_t n, const kern_curve
             kcv_put(c, (uint32_t)p, l.e[k].w,
                     (unsigned long long)l.e[k].a << 32 | (unsigned long long)l.e[k].b);
         if (c.reach && reach_in) {
-            const unsigned long long v = kcv_key(reach_in[p]);
+            const unsigned long long v = kern_f64_key(reach_in[p]);
             if (v < c.reach[p])
                 c.reach[p] = v;
         }
@@ -421,7 +409,14 @@ static int kcv_collect(std::vector<kcv_dev> &dv, const kern_curve_io *io)
     KERN_CUDA(cudaSetDevice(d0.device));
     kcv_pack_kernel<<<kcv_blocks(n), KCV_THREADS>>>(kcv_of(d0), n, d0.pack);
     KERN_CUDA(cudaGetLastError());
-    KERN_CUDA(cudaMemcpy(io->list, d0.pack, n * sizeof(kern_curve_list), cudaMemcpyDeviceToHost));
+    /* the merging where the lists are; where its state does not fit, the
+     * lists back to the host's */
+    const int mrc = io->merge ? kern_curve_merge_run(n, d0.pack, NULL, io->merge) : KERN_ENOMEM;
+    if (mrc && mrc != KERN_ENOMEM)
+        return mrc;
+    if (mrc)
+        KERN_CUDA(
+            cudaMemcpy(io->list, d0.pack, n * sizeof(kern_curve_list), cudaMemcpyDeviceToHost));
     if (io->reach2)
         KERN_CUDA(cudaMemcpy(io->reach2, d0.reach, n * 8, cudaMemcpyDeviceToHost));
     return 0;

@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "kern_consume.cuh"
@@ -92,16 +93,35 @@ __device__ __forceinline__ bool kcc_skip(const kcc_arrays &c, uint32_t p, double
 }
 
 #define KCC_FULL 0xffffffffu
-/* A set's slots a lane: K <= 32 KCC_SLOTS (KDIST_MAX_K, 256). */
+/* A set's slots a lane: K <= 32 KCC_SLOTS (KDIST_MAX_K, 256). The
+ * consumer is built for S = 1, 2, 4 and 8 slots a lane and launched with
+ * the fewest that hold K (kcc_by_slots): every value offered costs a scan of
+ * S slots (its argmax, its duplicate test), so the curve's usual K = 64
+ * takes two, not eight. */
 #define KCC_SLOTS 8
 
-/* The largest of a full set held KCC_SLOTS slots a lane (slot u 32 + lane;
+/* f(std::integral_constant<int, S>) with the fewest slots S that hold K:
+ * the consumer's launches. */
+template <typename F> static void kcc_by_slots(uint32_t K, F f)
+{
+    if (K <= 32)
+        f(std::integral_constant<int, 1>());
+    else if (K <= 64)
+        f(std::integral_constant<int, 2>());
+    else if (K <= 128)
+        f(std::integral_constant<int, 4>());
+    else
+        f(std::integral_constant<int, KCC_SLOTS>());
+}
+
+/* The largest of a full set held S slots a lane (slot u 32 + lane;
  * slots from K on hold -inf) and its slot (the lowest holding it). */
+template <int S>
 __device__ __forceinline__ void kcc_argmax(const double *v, uint32_t K, double *mv, uint32_t *ms)
 {
     double m = -INFINITY;
 #pragma unroll
-    for (int u = 0; u < KCC_SLOTS; u++)
+    for (int u = 0; u < S; u++)
         m = v[u] > m ? v[u] : m;
     for (int o = 16; o; o >>= 1) {
         const double x = __shfl_xor_sync(KCC_FULL, m, o);
@@ -110,7 +130,7 @@ __device__ __forceinline__ void kcc_argmax(const double *v, uint32_t K, double *
     *mv = m;
     *ms = K;
 #pragma unroll
-    for (int u = KCC_SLOTS - 1; u >= 0; u--) {
+    for (int u = S - 1; u >= 0; u--) {
         const unsigned b = __ballot_sync(KCC_FULL, v[u] == m);
         if (b)
             *ms = 32u * (uint32_t)u + (uint32_t)(__ffs(b) - 1);
@@ -118,14 +138,15 @@ __device__ __forceinline__ void kcc_argmax(const double *v, uint32_t K, double *
 }
 
 /* The whole warp puts the values (d2, col) of the lanes in grp into row
- * r's set under r's lock: the set (unordered, at most K entries) read
- * into registers, KCC_SLOTS slots a lane, each value offered in turn (a
+ * r's set under r's lock: the set (unordered, at most K <= 32 S entries)
+ * read into registers, S slots a lane, each value offered in turn (a
  * full set's largest replaced when the value is below it; a row already
  * in the set skipped, by a ballot), written back, the full set's largest
  * published to top. A few shuffles a value where a heap in memory took
  * dozens of dependent loads and stores under the lock (with K = 32 that
  * consumer took about 2.3 s against 0.13 s at K = 9, 10^6 x 128 on an
  * H100). */
+template <int S>
 __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, double d2, uint32_t col,
                              unsigned lane)
 {
@@ -138,10 +159,10 @@ __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, doub
     volatile double *hd = c.hd + (size_t)r * K;
     volatile uint32_t *hj = c.hj + (size_t)r * K;
     uint32_t len = ((volatile uint32_t *)c.len)[r];
-    double v[KCC_SLOTS];
-    uint32_t jv[KCC_SLOTS];
+    double v[S];
+    uint32_t jv[S];
 #pragma unroll
-    for (int u = 0; u < KCC_SLOTS; u++) {
+    for (int u = 0; u < S; u++) {
         const uint32_t t = 32u * (uint32_t)u + lane;
         v[u] = t < len ? hd[t] : -INFINITY;
         jv[u] = t < len ? hj[t] : KERN_ROW_PAD;
@@ -149,7 +170,7 @@ __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, doub
     double mv = INFINITY;
     uint32_t ms = 0;
     if (len == K)
-        kcc_argmax(v, K, &mv, &ms);
+        kcc_argmax<S>(v, K, &mv, &ms);
     for (unsigned g = grp; g; g &= g - 1) {
         const int src = __ffs(g) - 1;
         const double cd = __shfl_sync(KCC_FULL, d2, src);
@@ -158,13 +179,13 @@ __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, doub
             continue;
         bool dup = false;
 #pragma unroll
-        for (int u = 0; u < KCC_SLOTS; u++)
+        for (int u = 0; u < S; u++)
             dup |= jv[u] == cj;
         if (__any_sync(KCC_FULL, dup))
             continue; /* row cj is in already (both orders of a pair) */
         const uint32_t t = len < K ? len : ms;
 #pragma unroll
-        for (int u = 0; u < KCC_SLOTS; u++)
+        for (int u = 0; u < S; u++)
             if (t == 32u * (uint32_t)u + lane) {
                 v[u] = cd;
                 jv[u] = cj;
@@ -172,10 +193,10 @@ __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, doub
         if (len < K)
             len++;
         if (len == K)
-            kcc_argmax(v, K, &mv, &ms);
+            kcc_argmax<S>(v, K, &mv, &ms);
     }
 #pragma unroll
-    for (int u = 0; u < KCC_SLOTS; u++) {
+    for (int u = 0; u < S; u++) {
         const uint32_t t = 32u * (uint32_t)u + lane;
         if (t < len) {
             hd[t] = v[u];
@@ -195,6 +216,7 @@ __device__ void kcc_warp_put(const kcc_arrays &c, uint32_t r, unsigned grp, doub
 
 /* Each lane's value (act: it has one) to its row: the warp takes the rows
  * in turn, each with all the lanes that hold a value for it. */
+template <int S>
 __device__ __forceinline__ void kcc_warp_rows(const kcc_arrays &c, bool act, uint32_t row,
                                               double d2, uint32_t col, unsigned lane)
 {
@@ -203,7 +225,7 @@ __device__ __forceinline__ void kcc_warp_rows(const kcc_arrays &c, bool act, uin
         const uint32_t r = __shfl_sync(KCC_FULL, row, __ffs(want) - 1);
         const unsigned grp = __ballot_sync(KCC_FULL, act && row == r);
         want &= ~grp;
-        kcc_warp_put(c, r, grp, d2, col, lane);
+        kcc_warp_put<S>(c, r, grp, d2, col, lane);
     }
 }
 
@@ -212,6 +234,7 @@ __device__ __forceinline__ void kcc_warp_rows(const kcc_arrays &c, bool act, uin
  * as one of its own, (j, i), from any run that lists every ordered pair
  * of its query rows). A warp's 32 pairs mostly share one or two query
  * rows: each row's values go in under one take of its lock. */
+template <int S>
 static __global__ void __launch_bounds__(KCC_THREADS)
     kcc_pairs_kernel(kcc_arrays c, const uint32_t *__restrict__ map, kern_pair_batch b, size_t q0,
                      size_t q1)
@@ -242,8 +265,8 @@ static __global__ void __launch_bounds__(KCC_THREADS)
                 other = (jr < q0 || jr >= q1) && !kcc_skip(c, j, d2);
             }
         }
-        kcc_warp_rows(c, mine, i, d2, j, lane);
-        kcc_warp_rows(c, other, j, d2, i, lane);
+        kcc_warp_rows<S>(c, mine, i, d2, j, lane);
+        kcc_warp_rows<S>(c, other, j, d2, i, lane);
     }
 }
 
@@ -256,6 +279,7 @@ static __global__ void kcc_init_kernel(size_t n, double *top)
 
 /* Another device's sets (values, rows, lengths) into this one's: a warp
  * a row, its entries offered as a launch's values are. */
+template <int S>
 static __global__ void kcc_merge_kernel(kcc_arrays c, size_t n, const double *hd,
                                         const uint32_t *hj, const uint32_t *len)
 {
@@ -265,8 +289,8 @@ static __global__ void kcc_merge_kernel(kcc_arrays c, size_t n, const double *hd
         for (uint32_t h = 0; h < c.k; h += 32) { /* warp-uniform */
             const uint32_t t = h + lane;
             const bool act = t < len[p] && t < c.k;
-            kcc_warp_rows(c, act, (uint32_t)p, act ? hd[p * c.k + t] : 0.0,
-                          act ? hj[p * c.k + t] : 0u, lane);
+            kcc_warp_rows<S>(c, act, (uint32_t)p, act ? hd[p * c.k + t] : 0.0,
+                             act ? hj[p * c.k + t] : 0u, lane);
         }
 }
 
@@ -332,11 +356,13 @@ static int kcc_consume(void *ctx, const kern_join_args *run, void *stream, const
     (void)ctx;
     kcc_dev *d = g_kcc[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    return kern_consume_launch(&d->rm, run, st, g_kcc_trace, &g_kcc_consume_s,
-                               [&](const uint32_t *map) {
-                                   kcc_pairs_kernel<<<kcc_blocks(b->np), KCC_THREADS, 0, st>>>(
-                                       kcc_of(*d), map, *b, run->q0, run->q1);
-                               });
+    return kern_consume_launch(
+        &d->rm, run, st, g_kcc_trace, &g_kcc_consume_s, [&](const uint32_t *map) {
+            kcc_by_slots(g_kcc_k, [&](auto s) {
+                kcc_pairs_kernel<decltype(s)::value><<<kcc_blocks(b->np), KCC_THREADS, 0, st>>>(
+                    kcc_of(*d), map, *b, run->q0, run->q1);
+            });
+        });
 }
 
 static void kcc_free(kcc_dev &d)
@@ -401,7 +427,10 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
                 rc = kern_cuda_fail(e, "cudaMemcpy", __FILE__, __LINE__);
                 break;
             }
-            kcc_merge_kernel<<<kcc_blocks(n), KCC_THREADS>>>(kcc_of(d0), n, id, ij, il);
+            kcc_by_slots(g_kcc_k, [&](auto s) {
+                kcc_merge_kernel<decltype(s)::value>
+                    <<<kcc_blocks(n), KCC_THREADS>>>(kcc_of(d0), n, id, ij, il);
+            });
             if ((e = cudaGetLastError()) || (e = cudaDeviceSynchronize()))
                 rc = kern_cuda_fail(e, "kcc_merge_kernel", __FILE__, __LINE__);
         }
@@ -428,9 +457,16 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
         kcc_lists_kernel<<<kcc_blocks(n), KCC_THREADS>>>(n, k, d0.od, d0.oj, d0.core, io->max2,
                                                          d0.ol, d0.orch, d0.okb);
         KERN_CUDA(cudaGetLastError());
-        KERN_CUDA(cudaMemcpy(io->list, d0.ol, n * sizeof *d0.ol, cudaMemcpyDeviceToHost));
+        /* the first round's merging where the lists are; where its state
+         * does not fit, the lists back to the host's */
+        const int mrc = io->merge ? kern_curve_merge_run(n, d0.ol, d0.okb, io->merge) : KERN_ENOMEM;
+        if (mrc && mrc != KERN_ENOMEM)
+            return mrc;
+        if (mrc) { /* the bounds too: the host's merging reads them */
+            KERN_CUDA(cudaMemcpy(io->list, d0.ol, n * sizeof *d0.ol, cudaMemcpyDeviceToHost));
+            KERN_CUDA(cudaMemcpy(io->kb, d0.okb, n * 8, cudaMemcpyDeviceToHost));
+        }
         KERN_CUDA(cudaMemcpy(io->reach2, d0.orch, n * 8, cudaMemcpyDeviceToHost));
-        KERN_CUDA(cudaMemcpy(io->kb, d0.okb, n * 8, cudaMemcpyDeviceToHost));
     }
     KERN_CUDA(cudaMemcpy(io->core2, d0.core, n * 8, cudaMemcpyDeviceToHost));
     return 0;

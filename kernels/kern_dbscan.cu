@@ -58,9 +58,11 @@ struct kdb_dev {
     unsigned *fill, *over;
     unsigned cap;
     unsigned long long *tot; /* kdb_flags_kernel's sums */
-    /* The core pass's pairs kept for the union (kdb_keep): room for kcap,
-     * kept so far; over: a launch did not fit (the union pass joins). */
+    /* The core pass's pairs kept for the union (kdb_keep), one order of
+     * each (i < j): room for kcap, *kn offered so far (past kcap: the room
+     * overflowed, the union pass joins); kept after the pass. */
     uint32_t *ki, *kj;
+    unsigned long long *kn;
     size_t kcap, kept;
     int over_keep;
     /* a layout's rows on the device (run row -> dataset row), uploaded
@@ -75,9 +77,10 @@ struct kdb_arrays {
     uint32_t *parent, *border, *nb;
     unsigned *fill;
     unsigned cap;
-    /* core pass: where this launch's pairs are kept, as dataset rows (a
-     * padding row's as (0, 0), which the union skips); NULL: not kept */
+    /* core pass: the room the pairs (i < j, as dataset rows) are kept in
+     * and its count; NULL: none kept */
     uint32_t *ki, *kj;
+    unsigned long long *kn, kcap;
 };
 
 /* The pair consumer has no context of its own: the devices' state by
@@ -89,7 +92,7 @@ static int g_kdb_pass;
 /* What a consumer launch reads of device d (nothing kept). */
 static kdb_arrays kdb_arrays_of(const kdb_dev &d)
 {
-    return kdb_arrays{d.cnt, d.core, d.parent, d.border, d.nb, d.fill, d.cap, NULL, NULL};
+    return kdb_arrays{d.cnt, d.core, d.parent, d.border, d.nb, d.fill, d.cap, NULL, NULL, NULL, 0};
 }
 
 static unsigned kdb_blocks(size_t n)
@@ -100,27 +103,45 @@ static unsigned kdb_blocks(size_t n)
 
 /* One launch's pairs (i, j): every ordered pair within eps, both orders
  * in a symmetric run, the diagonal perhaps; map: run rows to the
- * dataset's (padding rows have no pairs but their own). The union takes
- * every order (idempotent; a run made without symmetry lists each order
- * from its own tile), as dbscan_generic's sinks do. */
-static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *__restrict__ map,
+ * dataset's (padding rows have no pairs but their own). In the core pass
+ * each pair i < j is kept where c.ki is set (a warp's lanes take their
+ * slots by one atomic). In the union, a run's pairs come in both orders
+ * (a symmetric run emits both, an unsymmetric one each from its own tile,
+ * over several devices each from the device whose tile it is): each
+ * union is taken from one order, half the finds, and each non-core row's
+ * core neighbour noted from its own; the kept pairs (one_order) hold one
+ * order only, so both notes come from it. The warp's lanes iterate
+ * together (the keep's ballot). */
+static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, int one_order,
+                                        const uint32_t *__restrict__ map,
                                         const uint32_t *__restrict__ pi,
                                         const uint32_t *__restrict__ pj, unsigned long long np)
 {
-    for (unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; t < np;
-         t += (unsigned long long)gridDim.x * blockDim.x) {
-        uint32_t i = pi[t], j = pj[t];
-        if (map) {
+    const unsigned lane = threadIdx.x & 31;
+    for (unsigned long long t0 = (unsigned long long)blockIdx.x * blockDim.x; t0 < np;
+         t0 += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long t = t0 + threadIdx.x;
+        const bool in = t < np;
+        uint32_t i = in ? pi[t] : 0, j = in ? pj[t] : 0;
+        if (map && in) {
             i = map[i];
             j = map[j];
             if (i == KERN_ROW_PAD || j == KERN_ROW_PAD)
                 i = j = 0;
         }
-        if (c.ki) {
-            c.ki[t] = i;
-            c.kj[t] = j;
+        if (c.ki) { /* uniform across the block */
+            const unsigned want = __ballot_sync(0xffffffffu, in && i < j);
+            unsigned long long at = 0;
+            if (want && lane == (unsigned)(__ffs(want) - 1))
+                at = atomicAdd(c.kn, (unsigned long long)__popc(want));
+            at = __shfl_sync(0xffffffffu, at, __ffs(want ? want : 1u) - 1) +
+                 __popc(want & ((1u << lane) - 1));
+            if (in && i < j && at < c.kcap) {
+                c.ki[at] = i;
+                c.kj[at] = j;
+            }
         }
-        if (i == j)
+        if (!in || i == j)
             continue;
         if (pass == KDB_CORE) {
             atomicAdd(&c.cnt[i], 1u);
@@ -128,15 +149,14 @@ static __global__ void kdb_pairs_kernel(kdb_arrays c, int pass, const uint32_t *
         }
         const uint8_t ci = c.core[i], cj = c.core[j];
         if (pass == KDB_UNION) {
-            /* Every pair comes in both orders (a symmetric run emits both,
-             * an unsymmetric one each from its own tile, over several
-             * devices each from the device whose tile it is): the union
-             * takes one, half the finds. */
             if (ci && cj) {
-                if (i < j)
+                if (i < j || one_order)
                     clu_union(c.parent, i, j);
-            } else if (c.nb && !ci && cj) /* (j, i) comes as a pair of its own */
+            } else if (c.nb && !ci && cj) {
                 clu_note(c.nb, c.fill, c.cap, i, j);
+            } else if (c.nb && one_order && ci && !cj) {
+                clu_note(c.nb, c.fill, c.cap, j, i);
+            }
         } else if (!ci && cj) {
             atomicMin(&c.border[i], c.parent[j]);
         }
@@ -179,17 +199,14 @@ static int kdb_consume(void *ctx, const kern_join_args *run, void *stream,
     kdb_dev *d = g_kdb[run->device];
     cudaStream_t st = (cudaStream_t)stream;
     kdb_arrays c = kdb_arrays_of(*d);
-    if (g_kdb_pass == KDB_CORE && d->ki && !d->over_keep) {
-        if (np <= d->kcap - d->kept) {
-            c.ki = d->ki + d->kept;
-            c.kj = d->kj + d->kept;
-            d->kept += np;
-        } else {
-            d->over_keep = 1;
-        }
+    if (g_kdb_pass == KDB_CORE && d->ki) {
+        c.ki = d->ki;
+        c.kj = d->kj;
+        c.kn = d->kn;
+        c.kcap = d->kcap;
     }
     return kern_consume_launch(&d->rm, run, st, 0, NULL, [&](const uint32_t *map) {
-        kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass, map, pi, pj, np);
+        kdb_pairs_kernel<<<kdb_blocks(np), KDB_THREADS, 0, st>>>(c, g_kdb_pass, 0, map, pi, pj, np);
     });
 }
 
@@ -208,6 +225,15 @@ static int kdb_pass(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_de
     b.pair_dev_ctx = NULL;
     b.pair_dev_ids = 1; /* no pass reads a d2 */
     int rc = fn(&b, r);
+    if (!rc && pass == KDB_CORE)
+        for (auto &d : dv) /* how many the room took, or that it overflowed */
+            if (d.ki) {
+                unsigned long long kn = 0;
+                KERN_CUDA(cudaSetDevice(d.device));
+                KERN_CUDA(cudaMemcpy(&kn, d.kn, sizeof kn, cudaMemcpyDeviceToHost));
+                d.over_keep = kn > d.kcap;
+                d.kept = d.over_keep ? 0 : (size_t)kn;
+            }
     if (rc || pass == KDB_CORE)
         return rc;
     const size_t n = a->n;
@@ -254,7 +280,8 @@ static __global__ void kdb_flags_kernel(const unsigned *__restrict__ cnt, size_t
 /* The union pass over the pairs the core pass kept, where every device
  * kept all of its own (*done 1; else 0 and the pass joins): the same
  * consumer over the same eps-graph, without a second join. */
-static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *ru, int *done)
+static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, unsigned long long pairs,
+                          kern_join_result *ru, int *done)
 {
     *done = 0;
     for (auto &d : dv)
@@ -266,7 +293,7 @@ static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *
         KERN_CUDA(cudaSetDevice(d.device));
         const kdb_arrays c = kdb_arrays_of(d);
         if (d.kept)
-            kdb_pairs_kernel<<<kdb_blocks(d.kept), KDB_THREADS>>>(c, KDB_UNION, NULL, d.ki, d.kj,
+            kdb_pairs_kernel<<<kdb_blocks(d.kept), KDB_THREADS>>>(c, KDB_UNION, 1, NULL, d.ki, d.kj,
                                                                   d.kept);
         clu_flatten_kernel<<<kdb_blocks(n), KDB_THREADS>>>(d.core, n, d.parent);
         KERN_CUDA(cudaGetLastError());
@@ -274,9 +301,10 @@ static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, kern_join_result *
         kept += d.kept;
     }
     memset(ru, 0, sizeof *ru);
-    ru->pairs = kept;
+    ru->pairs = pairs; /* the same eps-graph as the core run's */
     ru->t_kernel = kern_now() - t0;
-    snprintf(ru->variant, sizeof ru->variant, "the core run's pairs kept");
+    snprintf(ru->variant, sizeof ru->variant, "the core run's pairs kept (%llu edges)",
+             (unsigned long long)kept);
     *done = 1;
     return 0;
 }
@@ -414,13 +442,14 @@ static int kdb_roots(std::vector<kdb_dev> &dv, size_t n, const uint8_t *core, ui
     return 0;
 }
 
-/* The core pass's pairs kept for the union pass, at most this many (a
- * device's 128 MB; TCJOIN_DBSCAN_KEEP=pairs sets it, 0 none): a set whose
- * eps-graph fits is joined once, not twice. The room is fixed, not the
- * result's: a larger graph overflows it and the union pass joins again,
- * its pairs streamed as before. On the MNIST-like 6e4 x 784 set (3.7M
- * pairs) the second join was some 2 ms of a 7 ms dbscan. */
-#define KDB_KEEP ((size_t)1 << 24)
+/* The core pass's pairs kept for the union pass, one order of each, at
+ * most this many (a device's 256 MB; TCJOIN_DBSCAN_KEEP=pairs sets it, 0
+ * none): a set whose eps-graph fits is joined once, not twice. The room is
+ * fixed, not the result's: a larger graph overflows it and the union pass
+ * joins again, its pairs streamed as before. On the MNIST-like 6e4 x 784
+ * set (3.7M pairs) the second join was some 2 ms of a 7 ms dbscan; the
+ * 10^6 x 128 sets at S = 64 (3.2e7 edges) fit it. */
+#define KDB_KEEP ((size_t)1 << 25)
 
 static size_t kdb_keep(void)
 {
@@ -463,8 +492,10 @@ static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
         fr = std::min(fr, mem_cap);
     keep = std::min(keep, fr / 8 / 8);
     if (keep > 0) {
-        KERN_CUDA(cudaMalloc((void **)&d.ki, keep * 8));
+        KERN_CUDA(cudaMalloc((void **)&d.ki, keep * 8 + 8));
         d.kj = d.ki + keep;
+        d.kn = (unsigned long long *)(d.kj + keep); /* 8 keep bytes in: aligned */
+        KERN_CUDA(cudaMemset(d.kn, 0, sizeof *d.kn));
         d.kcap = keep;
     }
     return 0;
@@ -521,7 +552,7 @@ static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev
         return 0;
     }
     int need = 0, kept = 0;
-    if ((rc = kdb_union_kept(dv, n, ru, &kept)))
+    if ((rc = kdb_union_kept(dv, n, io->rcore.pairs, ru, &kept)))
         return rc;
     if (!kept && (rc = kdb_pass(fn, a, dv, KDB_UNION, ru)))
         return rc;

@@ -685,14 +685,34 @@ typedef struct kern_curve_list {
     kern_curve_edge e[KERN_CURVE_LIST];
     uint32_t len, pad;
 } kern_curve_list;
+/* The merging after a curve join where its lists are (src/dbscan_curve.c,
+ * merge_listed: the same passes, the same results), given on a round's io
+ * (kern_curve_io.merge, kern_core_io.merge): the lists stay on the first
+ * device and are merged there, io->list left unwritten (done = 1); where
+ * the merging's state (106 bytes a row) does not fit, done = 0 and the
+ * lists come back as without it. kern_curve_merge_run takes the lists
+ * (and kb: NULL, or the K nearest's bounds) in the current device's memory.
+ * kernels/kern_curve_merge.cu. */
+typedef struct kern_curve_merge {
+    uint32_t *comp;          /* n (host): every row's root, flattened; out: the same after */
+    kern_curve_edge *bound;  /* n (host, out): each root's bound; other rows' undefined */
+    kern_curve_edge *forest; /* (host) room for n - 1 edges: the merging's from forest[nf] on */
+    size_t nf;               /* in and out */
+    int open;                /* out: a component may have an edge out the lists cannot name */
+    int done;                /* out: 1 merged on the device */
+    size_t passes;           /* out: added to */
+    double seconds;          /* out */
+} kern_curve_merge;
+int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb, kern_curve_merge *m);
 typedef struct kern_curve_io {
     size_t n;             /* the curve's rows (the dataset's) */
     const double *core2;  /* n */
     const uint32_t *comp; /* n: each row's component */
     const uint32_t *at;   /* NULL, or a->n entries: the run's rows to the curve's */
     double max2;
-    double *reach2;        /* NULL, or n */
-    kern_curve_list *list; /* n */
+    double *reach2;          /* NULL, or n */
+    kern_curve_list *list;   /* n */
+    kern_curve_merge *merge; /* NULL, or the merging after the join */
 } kern_curve_io;
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
                      kern_join_result *r);
@@ -719,6 +739,9 @@ typedef struct kern_core_io {
     /* NULL, or a->n: where fn's run cut the rows into groups (the cluster
      * cut: kern_cluster_parts), each row's group; else left as it was */
     uint32_t *part;
+    /* with list: NULL, or the first round's merging there (kb its bounds);
+     * where it ran (merge->done), list and kb are left unwritten */
+    kern_curve_merge *merge;
 } kern_core_io;
 int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
                     kern_join_result *r);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kern_sort.h"
 #include "kernels.h"
 
 /* TCJ_STUB_WHY (Makefile): 0 no nvcc, 1 make CPU_ONLY=1, 2 make demo chose
@@ -122,6 +123,15 @@ int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io
     (void)fn;
     (void)io;
     return stub_join(a, r);
+}
+
+int kern_sort_f64(int dev, double *v, size_t n, uint32_t *order)
+{
+    (void)dev;
+    (void)v;
+    (void)n;
+    (void)order;
+    return kern_fail_msg(KERN_ENODEV, stub_msg);
 }
 
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,

@@ -72,13 +72,15 @@ dt() { # last dbscan record's time_s (and its passes') of engine $2 (head: the f
     grep '"type":"dbscan"' "$1" | grep "\"engine\":\"$2\"" | ${3:-tail} -n 1 |
         sed -E 's/.*\],"time_s":([0-9.e+-]+),"passes":\{"core":\{"time_s":([0-9.e+-]+).*"union":\{"time_s":([0-9.e+-]+).*"border":\{"time_s":([0-9.e+-]+).*/\1 \2 \3 \4/'
 }
+# stderr apart ($log.err): the traces, written unbuffered, would otherwise
+# land inside the buffered JSON records and hide them from rt and dt
 bench() { # name, gen command, eps command [, tcjoin]
     local log=$OUT/bench-$1.log L X=${4:-$X}
     L=$(lim 45)
     [ "$L" = 0 ] && { row "$1" "skipped: out of time"; return; }
     timeout "$L" "$X" --json --db "$OUT/h43.db" -e "$2; $3; run exact; run exact; run fasted; run fasted;
         dbscan minpts=10 engine=exact; dbscan minpts=10 engine=exact;
-        dbscan minpts=10 engine=fasted; dbscan minpts=10 engine=fasted" >"$log" 2>&1
+        dbscan minpts=10 engine=fasted; dbscan minpts=10 engine=fasted" >"$log" 2>"$log.err"
     local rc=$? ce cf de df e0 f0
     ce=$(rt "$log" exact)
     cf=$(rt "$log" fasted)
@@ -88,8 +90,8 @@ bench() { # name, gen command, eps command [, tcjoin]
     f0=$(dt "$log" fasted head)
     row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan warm ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* }), first ${e0%% *} s"
     row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan warm ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* }), first ${f0%% *} s"
-    grep -m 1 -i 'error\|fail' "$log" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
-    grep 'trace (ms)' "$log" | tail -n 2 | cut -c1-200 | while read -r l; do row "  $1" "$l"; done
+    grep -m 1 -i 'error\|fail' "$log" "$log.err" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
+    grep 'trace (ms)' "$log.err" | tail -n 2 | cut -c1-200 | while read -r l; do row "  $1" "$l"; done
 }
 if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
     bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
@@ -107,7 +109,8 @@ fi
 # distances' and the forest's, the joins it took and how many kept their
 # pairs on the device (CURVE=0 leaves it out; CURVE_SINK=1 runs it again
 # in a process of its own with the host sink, TCJOIN_CURVE_SINK=1;
-# CURVE_KDIST=1 again with the core distances from exact's k-distance,
+# CURVE_HOST=1 again with the merging after each join on the host,
+# TCJOIN_CURVE_MERGE=host; CURVE_KDIST=1 again with the core distances from exact's k-distance,
 # TCJOIN_CURVE_CORE=kdist, the route before the join at max;
 # CURVE_KNN="K ..." again with TCJOIN_CURVE_KNN=K: each point's K nearest
 # kept for the first round, 0 none; CURVE_MNIST=1 adds the MNIST-like
@@ -116,25 +119,26 @@ if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
     for set in "uniform-1e6x128 gen uniform n=1000000 d=128 seed=1" \
         "gauss-1e6x128 gen gauss n=1000000 d=128 seed=1 clusters=64" \
         ${CURVE_MNIST:+"gauss-6e4x784 gen gauss n=60000 d=784 seed=1 clusters=16"}; do
-        for how in dev ${CURVE_SINK:+sink} ${CURVE_KDIST:+kdist} $(for k in ${CURVE_KNN:-}; do echo "knn$k"; done); do
+        for how in dev ${CURVE_HOST:+mhost} ${CURVE_SINK:+sink} ${CURVE_KDIST:+kdist} $(for k in ${CURVE_KNN:-}; do echo "knn$k"; done); do
             name=${set%% *}$([ "$how" != dev ] && echo "-$how")
-            sink=0 core= knn=
+            sink=0 core= knn= merge=
+            [ "$how" = mhost ] && merge=host
             [ "$how" = sink ] && sink=1
             [ "$how" = kdist ] && core=kdist
             [ "${how#knn}" != "$how" ] && knn=${how#knn}
             L=$(lim 120)
             [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
-            TCJOIN_CURVE_SINK=$sink TCJOIN_CURVE_CORE=$core TCJOIN_CURVE_KNN=$knn timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
+            TCJOIN_CURVE_MERGE=$merge TCJOIN_CURVE_SINK=$sink TCJOIN_CURVE_CORE=$core TCJOIN_CURVE_KNN=$knn timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
                 sweep 64 engine=fasted use; run exact; run exact;
-                dbscan curve minpts=10 engine=exact; dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>&1
+                dbscan curve minpts=10 engine=exact; dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>"$OUT/curve-$name.err"
             rc=$?
             c=$(rt "$OUT/curve-$name.log" exact)
             v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
                 sed -E 's/.*"rounds":([0-9]+),"rounds_device":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\3 \4 \5 \1 \2/')
             row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 6) printf "%.1fx; core distances %s s, forest %s s, %s joins, %s on the device", $2 / $1, $3, $4, $5, $6}'))"
-            grep -E 'trace \(ms\)|trace: join' "$OUT/curve-$name.log" | tail -n 4 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
+            grep -E 'trace \(ms\)|trace: join' "$OUT/curve-$name.err" | tail -n 4 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
             # the k-distance's refinement joins summed (TCJOIN_KDIST_TRACE)
-            grep '^kdist refine join' "$OUT/curve-$name.log" | awk '
+            grep '^kdist refine join' "$OUT/curve-$name.err" | awk '
                 { n++; rows += $6; pairs += $8; ms += $9
                   for (f = 11; f < NF; f += 2) ph[$f] += $(f + 1) }
                 END { if (n) { printf "%d joins, %d rows, %d pairs, %.1f ms:", n, rows, pairs, ms
@@ -162,6 +166,14 @@ if [ "${SAN:-1}" = 1 ] && [ -x "$G" ] && command -v compute-sanitizer >/dev/null
             G_CURVE_SMALL=1 timeout "$L" compute-sanitizer --tool $tool --error-exitcode 9 \
                 "$C" device_rounds_equal_the_sink >"$OUT/san-$tool-curve.log" 2>&1
             row "$tool curve" "exit=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^ok|^not ok' "$OUT/san-$tool-curve.log" | head -n 2 | tr '\n' ' ')"
+        }
+        # the merging after a join (kernels/kern_curve_merge.cu): global
+        # memory only, so memcheck alone
+        L=$(lim 150)
+        [ "$tool" = memcheck ] && [ -x "$C" ] && [ "$L" != 0 ] && {
+            G_CURVE_SMALL=1 timeout "$L" compute-sanitizer --tool $tool --error-exitcode 9 \
+                "$C" device_merging_equals_the_host >"$OUT/san-$tool-merge.log" 2>&1
+            row "$tool merge" "exit=$? $(grep -E 'ERROR SUMMARY|^ok|^not ok' "$OUT/san-$tool-merge.log" | head -n 2 | tr '\n' ' ')"
         }
     done
 fi

@@ -39,6 +39,8 @@
 #include "dist.h"
 #include "err.h"
 #include "kdist.h"
+#include "kern_sort.h"
+#include "kernels.h"
 #include "pair_par.h"
 #include "par.h"
 #include "sort_f64.h"
@@ -136,6 +138,74 @@ static int order_put(void *vctx, const pair_batch *b)
     return 0;
 }
 
+/* later_rows's loops but the sizes' on the cores (par_for's fixed
+ * ranges, so the rows come in ascending order, as on one thread): five
+ * loops over 10^6 rows took 30-37 ms on one core of the H200 host. */
+typedef struct cv_later {
+    const uint32_t *comp, *part;
+    const cv_edge *bound;
+    const double *core;
+    uint32_t *first, big;
+    uint8_t *mixed, *open;
+    size_t *rows;
+    size_t at[PAR_MAX_THREADS];
+} cv_later;
+
+/* Row i core within max and its component open by its lists. */
+static inline int later_in(const cv_later *x, size_t i)
+{
+    return x->core[i] != INFINITY && x->bound[x->comp[i]].w != INFINITY;
+}
+
+/* The parts holding rows of two open components (mixed): the first
+ * component a part meets taken by compare-and-swap, any other marks it. */
+static void later_parts(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_later *x = ctx;
+    for (size_t i = a; i < b; i++) {
+        if (!later_in(x, i))
+            continue;
+        const uint32_t p = x->part[i], r = x->comp[i];
+        uint32_t f = __atomic_load_n(&x->first[p], __ATOMIC_RELAXED);
+        if (f == UINT32_MAX) {
+            if (__atomic_compare_exchange_n(&x->first[p], &f, r, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                continue;
+        }
+        if (f != r && !__atomic_load_n(&x->mixed[p], __ATOMIC_RELAXED))
+            __atomic_store_n(&x->mixed[p], 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void later_open(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_later *x = ctx;
+    for (size_t i = a; i < b; i++)
+        if (later_in(x, i) && x->mixed[x->part[i]] &&
+            !__atomic_load_n(&x->open[x->comp[i]], __ATOMIC_RELAXED))
+            __atomic_store_n(&x->open[x->comp[i]], 1, __ATOMIC_RELAXED);
+}
+
+static void later_count(void *ctx, int t, size_t a, size_t b)
+{
+    cv_later *x = ctx;
+    size_t m = 0;
+    for (size_t i = a; i < b; i++)
+        m += x->open[x->comp[i]] && x->comp[i] != x->big;
+    x->at[t] = m;
+}
+
+static void later_fill(void *ctx, int t, size_t a, size_t b)
+{
+    cv_later *x = ctx;
+    size_t m = x->at[t];
+    for (size_t i = a; i < b; i++)
+        if (x->open[x->comp[i]] && x->comp[i] != x->big)
+            x->rows[m++] = i;
+}
+
 /* The rows a later join must query, into rows (their count returned):
  * the members of the components still open (merge_listed: a member's
  * full list all inside, bound[root] set) but the largest of them. Every
@@ -158,34 +228,34 @@ static int order_put(void *vctx, const pair_batch *b)
 static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const double *core,
                          const uint32_t *part, size_t n, size_t *rows)
 {
-    uint32_t *size = xcalloc(n, sizeof *size), *first = xmalloc(n * sizeof *first);
-    uint8_t *mixed = xcalloc(n, 1), *open = xcalloc(n, 1);
+    cv_later x = {.comp = comp, .part = part, .bound = bound, .core = core, .rows = rows};
+    uint32_t *size = xcalloc(n, sizeof *size);
+    x.first = xmalloc(n * sizeof *x.first);
+    x.mixed = xcalloc(n, 1);
+    x.open = xcalloc(n, 1);
+    memset(x.first, 0xff, n * sizeof *x.first);
+    int nt;
+    par_for(n, 8, later_parts, &x, &nt);
+    par_for(n, 8, later_open, &x, &nt);
+    /* the largest open component: the first to reach the greatest size
+     * in row order (one thread) */
+    size_t big = n;
     for (size_t i = 0; i < n; i++)
-        first[i] = UINT32_MAX;
-    /* the parts holding points of two open components */
-    for (size_t i = 0; i < n; i++) {
-        if (core[i] == INFINITY || bound[comp[i]].w == INFINITY)
-            continue;
-        const uint32_t p = part[i];
-        if (first[p] == UINT32_MAX)
-            first[p] = comp[i];
-        else if (first[p] != comp[i])
-            mixed[p] = 1;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (core[i] != INFINITY && bound[comp[i]].w != INFINITY && mixed[part[i]])
-            open[comp[i]] = 1;
-    size_t big = n, m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
+        if (x.open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
             big = comp[i];
-    for (size_t i = 0; i < n; i++)
-        if (open[comp[i]] && comp[i] != big)
-            rows[m++] = i;
+    x.big = big < n ? (uint32_t)big : UINT32_MAX;
+    par_for(n, 8, later_count, &x, &nt);
+    size_t m = 0;
+    for (int t = 0; t < nt; t++) {
+        const size_t c = x.at[t];
+        x.at[t] = m;
+        m += c;
+    }
+    par_for(n, 8, later_fill, &x, &nt);
     free(size);
-    free(first);
-    free(mixed);
-    free(open);
+    free(x.first);
+    free(x.mixed);
+    free(x.open);
     return m;
 }
 
@@ -574,6 +644,18 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
     }
 }
 
+/* After a merging done where the join's lists were (curve_merge_io):
+ * comp and bound are its, parent flattened to comp, the forest grown; its
+ * return is merge_listed's. */
+static int merged_there(const curve_merge_io *cm, uint32_t *parent, size_t n, size_t *nf,
+                        dbscan_curve *c)
+{
+    memcpy(parent, cm->comp, n * sizeof *parent);
+    *nf = cm->nf;
+    c->merges_device++;
+    return cm->open;
+}
+
 /* One join at max: on the device where the engine can (its
  * curve_round: the pairs consumed there into the same lists), else
  * through the sink above. */
@@ -592,6 +674,11 @@ static int round_join(const engine *e, const join_spec *js, const curve_round_io
             return rc;
         }
     }
+    if (io->merge)
+        io->merge->done = 0;
+    /* the sink's lists start empty (the device's are written whole) */
+    int nt;
+    par_for(io->n, 16, list_clear, io->list, &nt);
     return engine_run(e, js, &jr);
 }
 
@@ -624,14 +711,28 @@ static void gather_range(void *ctx, int t, size_t a, size_t b)
         g->t[k] = g->e[g->ord[k]];
 }
 
-static void sort_edges(cv_edge *e, size_t m)
+/* v sorted (ord NULL) or its order, on the engine's device where it has
+ * one (kernels/kern_sort.h: the same values and order), else, or where
+ * that fails, on the cores (src/sort_f64.c). The three sorts at the end
+ * took 45-48 ms on the H200 host's 16 cores at 10^6 points. */
+static void cv_sort(int dev, double *v, size_t n, uint32_t *ord)
+{
+    if (dev >= 0 && kern_sort_f64(dev, v, n, ord) == 0)
+        return;
+    if (ord)
+        sort_f64_order(v, n, ord);
+    else
+        sort_f64(v, n);
+}
+
+static void sort_edges(int dev, cv_edge *e, size_t m)
 {
     double *w = xmalloc((m ? m : 1) * sizeof *w);
     uint32_t *ord = xmalloc((m ? m : 1) * sizeof *ord);
     cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
     for (size_t k = 0; k < m; k++)
         w[k] = e[k].w;
-    sort_f64_order(w, m, ord);
+    cv_sort(dev, w, m, ord);
     cv_gather g = {e, ord, t};
     int nt;
     par_for(m, 4, gather_range, &g, &nt);
@@ -720,7 +821,7 @@ static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *
  * can, else from the k-distance. */
 static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ranks, double *core,
                           dist_list *list, double *reach, double *kb, uint32_t *part,
-                          dbscan_curve *c)
+                          curve_merge_io *merge, dbscan_curve *c)
 {
     const dataset *ds = spec->ds;
     const size_t n = ds->n, k = spec->minpts - 1;
@@ -754,7 +855,8 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
                                    .core_out = core,
                                    .knn_k = K,
                                    .knn_kb = kb,
-                                   .part = part};
+                                   .part = part,
+                                   .merge = K ? merge : NULL};
         join_result jr;
         memset(&jr, 0, sizeof jr);
         rc = e->curve_round(&js, &io, &jr);
@@ -830,11 +932,38 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* the core join's parts (later_rows): one unless it cut the rows */
     uint32_t *part = xcalloc(n ? n : 1, sizeof *part);
     /* 136 bytes a point: its pages faulted in on every core (par_zero),
-     * not one at a time by the first writer */
+     * not one at a time by the first writer; where the merging runs on the
+     * device the lists stay there and these are never touched */
     dist_list *list = xmalloc(n * sizeof *list);
-    par_zero(list, n * sizeof *list);
     const int ranks = dist && dist->nranks > 1 && dist->merge_lists && dist->min_f64;
-    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part, c) : 0;
+    const char *mv = getenv("TCJOIN_CURVE_MERGE");
+    const int dev_merge = !ranks && !(mv && !strcmp(mv, "host")) && e->curve_round;
+    if (!dev_merge)
+        par_zero(list, n * sizeof *list);
+    uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
+    cv_edge *best = xmalloc(n * sizeof *best);
+    cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
+    cv_edge *bound = xmalloc(n * sizeof *bound);
+    for (size_t i = 0; i < n; i++)
+        comp[i] = (uint32_t)i;
+    /* What a device's copies fill, its pages faulted in on every core first
+     * (src/par.h: a copy into fresh pages pays a fault a page on one
+     * thread; the core join's 24 MB of results and the merging's bounds
+     * and edges took some 20 ms of it at 10^6 points). */
+    if (e->gpu) {
+        par_zero(core, n * sizeof *core);
+        par_zero(reach, n * sizeof *reach);
+        par_zero(kb, n * sizeof *kb);
+        par_zero(part, n * sizeof *part);
+        par_zero(bound, n * sizeof *bound);
+        par_zero(forest, n * sizeof *forest);
+    }
+    /* the merging after a device join, where its lists are (merge_listed's
+     * results; TCJOIN_CURVE_MERGE=host: on the host, as tests compare) */
+    curve_merge_io cm = {.comp = comp, .bound = bound, .forest = forest};
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part,
+                                               dev_merge ? &cm : NULL, c)
+                              : 0;
     c->kdist_seconds = engine_now() - t0;
     if (rc) {
         free(core);
@@ -842,15 +971,16 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         free(kb);
         free(part);
         free(list);
+        free(parent);
+        free(comp);
+        free(best);
+        free(forest);
+        free(bound);
         return rc;
     }
 
     /* Boruvka rounds. */
     double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0;
-    uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
-    cv_edge *best = xmalloc(n * sizeof *best);
-    cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
-    cv_edge *bound = xmalloc(n * sizeof *bound);
     cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
                    .roots = xmalloc(n * sizeof *mg.roots),
                    .stat = xmalloc(n * sizeof *mg.stat),
@@ -861,7 +991,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                    .res = xmalloc(n * sizeof *mg.res),
                    .cur = xmalloc(n ? n : 1)};
     for (size_t i = 0; i < n; i++) {
-        parent[i] = comp[i] = (uint32_t)i;
+        parent[i] = (uint32_t)i;
         if (!c->knn) /* else the first round's, from the K nearest */
             reach[i] = core[i];
     }
@@ -884,7 +1014,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
      * join (src/curve_knn.h). */
     if (c->knn) {
         r.reach2 = NULL;
-        const int more = merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
+        const int more = cm.done
+                             ? merged_there(&cm, parent, n, &nf, c)
+                             : merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
         if (!more)
             goto done;
@@ -892,8 +1024,6 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     for (;;) {
         /* comp is current here: every point its own at first, then as
          * merge_listed's last pass (which merged nothing) left it. */
-        int nt;
-        par_for(n, 16, list_clear, r.list, &nt);
         /* Rounds halve the components that still have an outgoing edge:
          * progress by round up to log2 n. */
         double lg = log2((double)n + 1) + 1;
@@ -942,7 +1072,10 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                                    .at = reordered ? at : NULL,
                                    .max2 = c->max2,
                                    .reach2 = r.reach2,
-                                   .list = r.list};
+                                   .list = r.list,
+                                   .merge = dev_merge ? &cm : NULL};
+        cm.nf = nf;
+        cm.done = 0;
         int on_device;
         double tj = engine_now();
         tr_rows += tj - tr_mark;
@@ -961,7 +1094,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         c->rounds_device += on_device;
         r.reach2 = NULL;
         /* The join's own round and as many more as the lists prove. */
-        const int more = merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg);
+        const int more =
+            cm.done ? merged_there(&cm, parent, n, &nf, c)
+                    : merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg);
         tr_mark = engine_now();
         if (!more)
             break;
@@ -993,11 +1128,15 @@ done:
         return rc;
     }
     const double tt = engine_now();
-    /* one after another, each on every core (src/sort_f64.c): on three
-     * threads, one a sort, they took 73-117 ms on the H200 host */
-    sort_edges(forest, nf);
-    sort_f64(core, n);
-    sort_f64(reach, n);
+    /* one after another, each on the device or on every core (on three
+     * threads, one a sort, they took 73-117 ms on the H200 host) */
+    engine_opts od;
+    const int dev =
+        e->gpu && kern_device_count() > 0 ? engine_opts_or_default(spec->opts, &od)->device : -1;
+    sort_edges(dev, forest, nf);
+    cv_sort(dev, core, n, NULL);
+    cv_sort(dev, reach, n, NULL);
+    err_clear();
     const double ts = engine_now();
     replay_largest(c, core, forest, nf);
     const double tp = engine_now();
@@ -1015,10 +1154,10 @@ done:
                 "dbscan curve trace (ms): first lists from the %zu nearest, set-up and "
                 "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned; "
                 "lists sorted %.1f, scans %.1f, reductions %.1f, links %.1f), sorts %.1f, "
-                "replay %.1f\n",
+                "replay %.1f; on the device %d merges (%zu passes, %.1f ms)\n",
                 c->knn, tr_rows * 1e3, tr_join * 1e3, mg.seconds * 1e3, mg.passes, mg.scanned,
                 mg.s_init * 1e3, mg.s_scan * 1e3, mg.s_reduce * 1e3, mg.s_best * 1e3,
-                (ts - tt) * 1e3, (tp - ts) * 1e3);
+                (ts - tt) * 1e3, (tp - ts) * 1e3, c->merges_device, cm.passes, cm.seconds * 1e3);
     c->seconds = engine_now() - t0;
     return 0;
 }

@@ -161,6 +161,21 @@ struct dbscan_result;
  * reachability and edge go into these arrays, by the dataset's row, as
  * the curve's own sink puts them (round_range). */
 struct dist_list;
+struct dist_edge;
+/* The merging after a round's join (src/dbscan_curve.c, merge_listed)
+ * done where its lists are (curve_round_io.merge): the same components,
+ * bounds, forest edges and open flag, the lists left unwritten (done = 1);
+ * done = 0: the lists written, the caller merges. */
+typedef struct curve_merge_io {
+    uint32_t *comp;           /* n: every row's root, flattened; out: the same after */
+    struct dist_edge *bound;  /* n, out: each root's bound */
+    struct dist_edge *forest; /* room for n - 1: the merging's edges from forest[nf] on */
+    size_t nf;                /* in and out */
+    int open;                 /* out: merge_listed's return */
+    int done;                 /* out */
+    size_t passes;            /* out: added to */
+    double seconds;           /* out: added to */
+} curve_merge_io;
 typedef struct curve_round_io {
     size_t n;               /* the dataset's rows */
     const double *core2;    /* n: core distances (squared) */
@@ -185,6 +200,10 @@ typedef struct curve_round_io {
      * no pair of two of which is within spec->eps (exact's cluster cut),
      * each row's part; else left as it was (the caller's one part). */
     uint32_t *part;
+    /* NULL, or the merging after this join (with core_k: with knn_k only,
+     * the first round's, knn_kb its bounds) where the lists are; where it
+     * ran (merge->done), list (and knn_kb) are left unwritten */
+    curve_merge_io *merge;
 } curve_round_io;
 /* The most nearest rows a core-distance join keeps a row (the heap's
  * size on the device: 12 knn_k + 16 bytes a row). */

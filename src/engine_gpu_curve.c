@@ -24,6 +24,7 @@ _Static_assert(sizeof(dist_edge) == sizeof(kern_curve_edge), "dist_edge's size")
 _Static_assert(offsetof(dist_list, len) == offsetof(kern_curve_list, len), "dist_list.len");
 _Static_assert(offsetof(dist_edge, a) == offsetof(kern_curve_edge, a), "dist_edge.a");
 _Static_assert(offsetof(dist_edge, b) == offsetof(kern_curve_edge, b), "dist_edge.b");
+_Static_assert(offsetof(dist_edge, w) == offsetof(kern_curve_edge, w), "dist_edge.w");
 _Static_assert(KNN_MAX_K == KERN_CORE_MAX_K && KERN_ROW_PAD == UINT32_MAX, "the K nearest");
 
 int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_result *res,
@@ -58,8 +59,15 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
         for (size_t r = 0; r < ds->n; r++)
             at[r] = (uint32_t)io->at[r];
     }
+    kern_curve_merge m = {0};
+    if (io->merge)
+        m = (kern_curve_merge){.comp = io->merge->comp,
+                               .bound = (kern_curve_edge *)io->merge->bound,
+                               .forest = (kern_curve_edge *)io->merge->forest,
+                               .nf = io->merge->nf};
+    kern_curve_merge *mp = io->merge && (!io->core_k || io->knn_k) ? &m : NULL;
     const kern_curve_io k = {
-        io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list};
+        io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list, mp};
     kern_join_result r;
     const kern_core_io c = {io->core_k,
                             io->knn_k ? io->knn_k : io->core_k,
@@ -68,9 +76,19 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
                             io->knn_k ? (kern_curve_list *)io->list : NULL,
                             io->reach2,
                             io->knn_kb,
-                            io->part};
+                            io->part,
+                            mp};
     const int krc = io->core_k ? kern_curve_core(fn, &a, &c, &r) : kern_curve_round(fn, &a, &k, &r);
     free(at);
+    if (io->merge) {
+        io->merge->done = krc == 0 && m.done;
+        if (io->merge->done) {
+            io->merge->nf = m.nf;
+            io->merge->open = m.open;
+            io->merge->passes += m.passes;
+            io->merge->seconds += m.seconds;
+        }
+    }
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
         err_clear();
         return ENGINE_DECLINED;

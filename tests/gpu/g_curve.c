@@ -31,7 +31,17 @@
  *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k);
  *     and the K nearest the device's heaps keep (the first round's
  *     lists, src/curve_knn.h) give the same rounds and curve as a host
- *     sink's over the same join (TCJOIN_CURVE_CORE=join).
+ *     sink's over the same join (TCJOIN_CURVE_CORE=join); minPts 100
+ *     and 200 (no lists, K = k: the consumer's sets of four and eight
+ *     slots a lane) at a wider max, against the pairs too.
+ *  6. The merging after each device join, on the device where its lists
+ *     are (kern_curve_merge_run), equals the host's merge_listed over the
+ *     same joins (TCJOIN_CURVE_MERGE=host): the same joins (rounds: each
+ *     merging's open flag and bounds decide the next), forest weights and
+ *     curve, for exact and fasted, minPts 4 and 10, the first round from
+ *     the K nearest, from a join of its own (K = 0) and K = 12, and over
+ *     the cluster cut; every merging of a device run ran there (test 1
+ *     checks the count too).
  * Test 1 runs the device's curve three ways against the sink: its first
  * round from the K nearest (the default), from a device join of its own
  * (TCJOIN_CURVE_KNN=0: the blobs then need a later, reordered join), and
@@ -238,9 +248,12 @@ static void device_vs_sink_env(const char *what, const char *eng, const dataset 
     const int knn = !(var && !strcmp(var, "TCJOIN_CURVE_KNN") && !strcmp(val, "0"));
     CHECK_MSG(knn == (a.knn > 0) && (knn || a.rounds >= 1), "%s %s: knn %zu, %d rounds", what, eng,
               a.knn, a.rounds);
+    /* every merging after a device join ran where its lists were */
+    CHECK_MSG(a.merges_device == a.rounds_device + (a.knn > 0), "%s %s: %d of %d mergings there",
+              what, eng, a.merges_device, a.rounds_device + (a.knn > 0));
     if (!ob)
-        CHECK_MSG(b.rounds_device == 0 && b.knn == 0, "%s %s: the sink's run took the device", what,
-                  eng);
+        CHECK_MSG(b.rounds_device == 0 && b.knn == 0 && b.merges_device == 0,
+                  "%s %s: the sink's run took the device", what, eng);
     else
         CHECK_MSG(a.rounds == b.rounds, "%s %s: rounds %d / %d", what, eng, a.rounds, b.rounds);
     same_curve(what, eng, minpts, ds, &a, &b);
@@ -436,6 +449,60 @@ TEST(curve_two_devices_equal_one)
     }
 }
 
+/* The device's merging (kern_curve_merge_run) against the host's
+ * (TCJOIN_CURVE_MERGE=host) over the same device joins, with knn as
+ * TCJOIN_CURVE_KNN (NULL: the default K): the same joins (each merging's
+ * open flag and bounds decide whether and over which rows another runs)
+ * and the same curve, value for value. */
+static void merge_vs_host(const char *what, const char *eng, const dataset *ds, size_t minpts,
+                          double max, const engine_opts *o, const char *knn)
+{
+    if (knn)
+        setenv("TCJOIN_CURVE_KNN", knn, 1);
+    dbscan_curve a, b;
+    CHECK_MSG(curve(eng, ds, minpts, max, o, 0, &a) == 0, "%s %s: %s", what, eng, err_msg());
+    CHECK_MSG(curve_env(eng, ds, minpts, max, o, "TCJOIN_CURVE_MERGE", "host", &b) == 0,
+              "%s %s: %s", what, eng, err_msg());
+    unsetenv("TCJOIN_CURVE_KNN");
+    CHECK_MSG(a.merges_device == a.rounds + (a.knn > 0) && a.merges_device > 0 &&
+                  b.merges_device == 0,
+              "%s %s K %s: mergings there %d / %d, host %d", what, eng, knn ? knn : "default",
+              a.merges_device, a.rounds + (a.knn > 0), b.merges_device);
+    CHECK_MSG(a.rounds == b.rounds && a.rounds_device == b.rounds_device && a.knn == b.knn,
+              "%s %s K %s: joins %d / %d", what, eng, knn ? knn : "default", a.rounds, b.rounds);
+    same_curve(what, eng, minpts, ds, &a, &b);
+    dbscan_curve_free(&a);
+    dbscan_curve_free(&b);
+}
+
+static void merge_of_set(int k, const dataset *ds, double max, const engine_opts *o, void *ctx)
+{
+    (void)k;
+    (void)ctx;
+    for (size_t m = 4; m <= 10; m += 6) {
+        merge_vs_host(ds->name, "exact", ds, m, max, o, NULL);
+        merge_vs_host(ds->name, "fasted", ds, m, max, o, NULL);
+        merge_vs_host(ds->name, "exact", ds, m, max, o, "0");
+        merge_vs_host(ds->name, "fasted", ds, m, max, o, "12");
+    }
+}
+
+TEST(device_merging_equals_the_host)
+{
+    need_gpu();
+    for_each_set(merge_of_set, NULL);
+    if (getenv("G_CURVE_SMALL"))
+        return;
+    engine_opts o;
+    engine_opts_default(&o);
+    o.exact_path = EXACT_PATH_CLUSTERS;
+    double eps;
+    dataset ds = far_blobs(&eps);
+    merge_vs_host("cut", "exact", &ds, 10, eps, &o, NULL);
+    merge_vs_host("cut", "exact", &ds, 10, eps, &o, "0");
+    dataset_free(&ds);
+}
+
 /* Every pair of a PAIRS run, as (a << 32 | b, a < b) keys and d2. */
 typedef struct pair_log {
     uint64_t *key;
@@ -567,6 +634,23 @@ static void core_of_set(int k, const dataset *ds, double max, const engine_opts 
                           "%s minpts %zu: the curve differs from its k-distance's", ds->name, m);
                 dbscan_curve_free(&b);
             }
+            dbscan_curve_free(&c);
+        }
+    /* minPts past the lists' 64 nearest (no lists: K = k): the consumer's
+     * sets of four and eight slots a lane (kern_curve_core.cu,
+     * kcc_by_slots), at a max wide enough that most sets fill */
+    const double wide = quantile(ds, 0.15);
+    for (size_t m = 100; m <= 200 && m < ds->n; m += 100)
+        for (int t = 0; t < 2; t++) {
+            dbscan_curve c;
+            CHECK_MSG(curve(engs[t], ds, m, wide, o, 0, &c) == 0, "%s: %s", ds->name, err_msg());
+            CHECK_MSG(c.core_device && c.knn == 0, "%s %s minpts %zu: device %d, knn %zu", ds->name,
+                      engs[t], m, c.core_device, c.knn);
+            double *want = xmalloc(ds->n * sizeof *want);
+            core_from_pairs(engs[t], ds, m - 1, wide, o, want);
+            CHECK_MSG(same_d(c.core2, want, ds->n), "%s %s minpts %zu: core distances differ",
+                      ds->name, engs[t], m);
+            free(want);
             dbscan_curve_free(&c);
         }
 }
