@@ -44,6 +44,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <cub/cub.cuh>
+
 #include "kern_consume.cuh"
 #include "kern_drive.cuh" /* kern_now */
 #include "knn_lists.h"
@@ -63,6 +65,11 @@ struct kcc_dev {
     kern_curve_list *ol; /* n: the first round's lists, out */
     double *orch, *okb;  /* n each: reachabilities and bounds, out */
     kern_rowmap rm;      /* a layout's rows (run row -> dataset row) */
+    /* a launch's pairs in their query row's order (kcc_order): sorted
+     * keys, 0..cap-1, the order, CUB's temporary storage */
+    uint32_t *okey, *oiota, *oord;
+    void *otmp;
+    size_t ocap, otmp_bytes;
 };
 
 /* What the consumer reads, by value. */
@@ -232,12 +239,13 @@ __device__ __forceinline__ void kcc_warp_rows(const kcc_arrays &c, bool act, uin
 /* One launch's pairs: each pair's d2 to its query row, and to its other
  * row where that is not a query row of the run (a query row gets the pair
  * as one of its own, (j, i), from any run that lists every ordered pair
- * of its query rows). A warp's 32 pairs mostly share one or two query
- * rows: each row's values go in under one take of its lock. */
+ * of its query rows). With ord (kcc_order: the pairs by query row) a
+ * warp's 32 pairs share one or two query rows, and each row's values go
+ * in under one take of its lock. */
 template <int S>
 static __global__ void __launch_bounds__(KCC_THREADS)
-    kcc_pairs_kernel(kcc_arrays c, const uint32_t *__restrict__ map, kern_pair_batch b, size_t q0,
-                     size_t q1)
+    kcc_pairs_kernel(kcc_arrays c, const uint32_t *__restrict__ map, kern_pair_batch b,
+                     const uint32_t *__restrict__ ord, size_t q0, size_t q1)
 {
     const double sc = b.d2_scale ? b.d2_scale : 1.0;
     const unsigned lane = threadIdx.x & 31, wbase = threadIdx.x & ~31u;
@@ -249,8 +257,9 @@ static __global__ void __launch_bounds__(KCC_THREADS)
         uint32_t i = 0, j = 0;
         double d2 = 0;
         if (t < b.np) {
-            const uint32_t jr = b.pj[t];
-            i = b.pi[t];
+            const unsigned long long s = ord ? ord[t] : t; /* the pair's slot in the batch */
+            const uint32_t jr = b.pj[s];
+            i = b.pi[s];
             j = jr;
             bool ok = true;
             if (map) {
@@ -259,8 +268,8 @@ static __global__ void __launch_bounds__(KCC_THREADS)
                 ok = i != KERN_ROW_PAD && j != KERN_ROW_PAD;
             }
             if (ok && i != j) {
-                d2 = b.d2_bytes == 8 ? ((const double *)b.pd)[t]
-                                     : (double)((const float *)b.pd)[t] * sc;
+                d2 = b.d2_bytes == 8 ? ((const double *)b.pd)[s]
+                                     : (double)((const float *)b.pd)[s] * sc;
                 mine = !kcc_skip(c, i, d2);
                 other = (jr < q0 || jr >= q1) && !kcc_skip(c, j, d2);
             }
@@ -398,25 +407,85 @@ static kcc_arrays kcc_of(const kcc_dev &d)
     return kcc_arrays{d.hd, d.hj, d.len, d.lock, d.top, g_kcc_k};
 }
 
-/* kern_join_args.pair_dev. */
+static __global__ void kcc_iota_kernel(uint32_t *v, size_t n)
+{
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (size_t)gridDim.x * blockDim.x)
+        v[t] = (uint32_t)t;
+}
+
+/* The launch's pairs in the order of their query rows (*ord; NULL: as
+ * they came). A run hands its pairs over in no row order (exact's come as
+ * its candidates were compacted), so a warp's 32 pairs fell on as many
+ * rows: a lock take and the whole set read and written back for each
+ * value. Sorted, a row's values come together and go in under one take.
+ * Where the order's arrays do not fit, the pairs go as they came. */
+static int kcc_order(kcc_dev &d, const kern_join_args *run, const kern_pair_batch *b,
+                     cudaStream_t st, const uint32_t **ord)
+{
+    *ord = NULL;
+    const size_t np = (size_t)b->np;
+    if (np < 64 || np > (size_t)INT32_MAX)
+        return 0;
+    if (np > d.ocap) {
+        cudaFree(d.okey);
+        cudaFree(d.oiota);
+        cudaFree(d.oord);
+        cudaFree(d.otmp);
+        d.okey = d.oiota = d.oord = NULL;
+        d.otmp = NULL;
+        d.ocap = d.otmp_bytes = 0;
+        size_t tmp = 0;
+        KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tmp, (const uint32_t *)NULL,
+                                                  (uint32_t *)NULL, (const uint32_t *)NULL,
+                                                  (uint32_t *)NULL, (int)np));
+        if (cudaMalloc((void **)&d.okey, np * 4) != cudaSuccess ||
+            cudaMalloc((void **)&d.oiota, np * 4) != cudaSuccess ||
+            cudaMalloc((void **)&d.oord, np * 4) != cudaSuccess ||
+            cudaMalloc(&d.otmp, tmp) != cudaSuccess) {
+            (void)cudaGetLastError(); /* short of memory: unsorted */
+            return 0;
+        }
+        kcc_iota_kernel<<<kcc_blocks(np), KCC_THREADS, 0, st>>>(d.oiota, np);
+        KERN_CUDA(cudaGetLastError());
+        d.ocap = np;
+        d.otmp_bytes = tmp;
+    }
+    int bits = 1;
+    while (bits < 32 && ((size_t)1 << bits) < run->n)
+        bits++;
+    size_t tmp = d.otmp_bytes;
+    KERN_CUDA(cub::DeviceRadixSort::SortPairs(d.otmp, tmp, b->pi, d.okey, d.oiota, d.oord, (int)np,
+                                              0, bits, st));
+    *ord = d.oord;
+    return 0;
+}
+
+/* kern_join_args.pair_dev: the order and the consumer, both in the
+ * trace's consumer time. */
 static int kcc_consume(void *ctx, const kern_join_args *run, void *stream, const kern_pair_batch *b)
 {
     (void)ctx;
     kcc_dev *d = g_kcc[run->device];
     cudaStream_t st = (cudaStream_t)stream;
-    return kern_consume_launch(
+    int orc = 0;
+    const int rc = kern_consume_launch(
         &d->rm, run, st, g_kcc_trace, &g_kcc_consume_s, [&](const uint32_t *map) {
+            const uint32_t *ord;
+            if ((orc = kcc_order(*d, run, b, st, &ord)))
+                return;
             kcc_by_slots(g_kcc_k, [&](auto s) {
                 kcc_pairs_kernel<decltype(s)::value><<<kcc_blocks(b->np), KCC_THREADS, 0, st>>>(
-                    kcc_of(*d), map, *b, run->q0, run->q1);
+                    kcc_of(*d), map, *b, ord, run->q0, run->q1);
             });
         });
+    return rc ? rc : orc;
 }
 
 static void kcc_free(kcc_dev &d)
 {
     kern_consume_free(d.device, {d.hd, d.hj, d.len, d.lock, d.top, d.core, d.od, d.oj, d.ol, d.orch,
-                                 d.okb, d.rm.map});
+                                 d.okb, d.rm.map, d.okey, d.oiota, d.oord, d.otmp});
 }
 
 static int kcc_malloc(void *p, size_t bytes)
