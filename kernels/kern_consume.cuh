@@ -26,6 +26,14 @@ __device__ __forceinline__ double kern_f64_unkey(unsigned long long k)
     return __longlong_as_double((long long)((k >> 63) ? (k & ~(1ull << 63)) : ~k));
 }
 
+/* v[t] = t for t < n (a grid-stride loop: any grid). */
+static __global__ void kern_iota_kernel(uint32_t *v, size_t n)
+{
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (size_t)gridDim.x * blockDim.x)
+        v[t] = (uint32_t)t;
+}
+
 /* The run's devices into devs: a list of one becomes that device alone
  * (a run without the several-device queue), else the list, else
  * a->device. KERN_ENODEV for an ordinal without a slot. */

@@ -407,13 +407,6 @@ static kcc_arrays kcc_of(const kcc_dev &d)
     return kcc_arrays{d.hd, d.hj, d.len, d.lock, d.top, g_kcc_k};
 }
 
-static __global__ void kcc_iota_kernel(uint32_t *v, size_t n)
-{
-    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
-         t += (size_t)gridDim.x * blockDim.x)
-        v[t] = (uint32_t)t;
-}
-
 /* The launch's pairs in the order of their query rows (*ord; NULL: as
  * they came). A run hands its pairs over in no row order (exact's come as
  * its candidates were compacted), so a warp's 32 pairs fell on as many
@@ -446,7 +439,7 @@ static int kcc_order(kcc_dev &d, const kern_join_args *run, const kern_pair_batc
             (void)cudaGetLastError(); /* short of memory: unsorted */
             return 0;
         }
-        kcc_iota_kernel<<<kcc_blocks(np), KCC_THREADS, 0, st>>>(d.oiota, np);
+        kern_iota_kernel<<<kcc_blocks(np), KCC_THREADS, 0, st>>>(d.oiota, np);
         KERN_CUDA(cudaGetLastError());
         d.ocap = np;
         d.otmp_bytes = tmp;

@@ -11,13 +11,6 @@
 #include "kern_consume.cuh"
 #include "kern_sort.h"
 
-static __global__ void ksort_iota_kernel(uint32_t *v, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        v[i] = (uint32_t)i;
-}
-
 static int ksort_run(char *base, size_t tmp, double *v, size_t n, uint32_t *order)
 {
     double *k0 = (double *)base, *k1 = k0 + n;
@@ -26,7 +19,7 @@ static int ksort_run(char *base, size_t tmp, double *v, size_t n, uint32_t *orde
     KERN_CUDA(cudaMemcpy(k0, v, n * 8, cudaMemcpyHostToDevice));
     if (order) {
         const unsigned blocks = (unsigned)std::min((n + 255) / 256, (size_t)4096);
-        ksort_iota_kernel<<<blocks, 256>>>(i0, n);
+        kern_iota_kernel<<<blocks, 256>>>(i0, n);
         KERN_CUDA(cudaGetLastError());
         KERN_CUDA(cub::DeviceRadixSort::SortPairs(t, tmp, k0, k1, i0, i1, (int)n));
         KERN_CUDA(cudaMemcpy(order, i1, n * 4, cudaMemcpyDeviceToHost));

@@ -150,7 +150,7 @@ typedef struct num_job {
     const uint32_t *root;
     size_t n;
     int32_t *lab;
-    int32_t off[PAR_MAX_THREADS];
+    size_t off[PAR_MAX_THREADS];
 } num_job;
 
 /* Each range reads the arrays through restrict locals: through j the
@@ -161,7 +161,7 @@ static void num_count(void *ctx, int t, size_t a, size_t b)
     num_job *j = ctx;
     const uint8_t *restrict core = j->core;
     const uint32_t *restrict root = j->root;
-    int32_t c = 0;
+    size_t c = 0;
     for (size_t i = a; i < b; i++)
         c += core[i] && root[i] == i;
     j->off[t] = c;
@@ -173,7 +173,7 @@ static void num_roots(void *ctx, int t, size_t a, size_t b)
     const uint8_t *restrict core = j->core;
     const uint32_t *restrict root = j->root;
     int32_t *restrict lab = j->lab;
-    int32_t next = j->off[t];
+    int32_t next = (int32_t)j->off[t]; /* the clusters fit the labels' int32 */
     for (size_t i = a; i < b; i++)
         if (core[i] && root[i] == i)
             lab[i] = next++;
@@ -197,12 +197,7 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
     num_job j = {core, root, n, lab, {0}};
     int nt;
     par_for(n, 1, num_count, &j, &nt);
-    int32_t next = 0;
-    for (int t = 0; t < nt; t++) {
-        const int32_t c = j.off[t];
-        j.off[t] = next;
-        next += c;
-    }
+    par_offsets(j.off, nt);
     /* roots first: a border's root may come after it */
     par_for(n, 1, num_roots, &j, &nt);
     par_for(n, 1, num_rest, &j, &nt);

@@ -245,12 +245,7 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
             big = comp[i];
     x.big = big < n ? (uint32_t)big : UINT32_MAX;
     par_for(n, 8, later_count, &x, &nt);
-    size_t m = 0;
-    for (int t = 0; t < nt; t++) {
-        const size_t c = x.at[t];
-        x.at[t] = m;
-        m += c;
-    }
+    const size_t m = par_offsets(x.at, nt);
     par_for(n, 8, later_fill, &x, &nt);
     free(size);
     free(x.first);
@@ -1074,8 +1069,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                                    .reach2 = r.reach2,
                                    .list = r.list,
                                    .merge = dev_merge ? &cm : NULL};
-        cm.nf = nf;
-        cm.done = 0;
+        cm.nf = nf; /* done: set by the round (round_join, the engine's curve_round) */
         int on_device;
         double tj = engine_now();
         tr_rows += tj - tr_mark;

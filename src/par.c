@@ -119,3 +119,14 @@ void par_zero(void *p, size_t bytes)
     int nt;
     par_for(bytes, 1, par_zero_range, p, &nt);
 }
+
+size_t par_offsets(size_t *at, int nt)
+{
+    size_t m = 0;
+    for (int t = 0; t < nt; t++) {
+        const size_t c = at[t];
+        at[t] = m;
+        m += c;
+    }
+    return m;
+}

@@ -32,6 +32,10 @@ void par_for(size_t n, size_t weight, void (*fn)(void *ctx, int t, size_t a, siz
  * start); returns when all have. */
 void par_threads(int nt, void (*fn)(void *ctx, int t), void *ctx);
 
+/* The counts par_for's ranges left, at[0..nt), into each range's offset
+ * in one output written in range order; the total returned. */
+size_t par_offsets(size_t *at, int nt);
+
 /* Zero bytes at p on the cores (par_for's ranges): a fresh buffer's pages
  * are faulted in by all of them at once, not one page at a time by the
  * first writer. For the large buffers a device copy fills (per-point

@@ -401,16 +401,22 @@ static dataset far_blobs(double *eps)
     return ds;
 }
 
+/* far_blobs with exact over its cluster cut (o). */
+static dataset cut_set(engine_opts *o, double *eps)
+{
+    engine_opts_default(o);
+    o->exact_path = EXACT_PATH_CLUSTERS;
+    return far_blobs(eps);
+}
+
 TEST(exact_cut_device_curve_equals_the_sink)
 {
     need_gpu();
     if (getenv("G_CURVE_SMALL"))
         t_skip("skipped: the cut needs 2 x 2048 rows");
     engine_opts o;
-    engine_opts_default(&o);
-    o.exact_path = EXACT_PATH_CLUSTERS;
     double eps;
-    dataset ds = far_blobs(&eps);
+    dataset ds = cut_set(&o, &eps);
     device_vs_sink("cut", "exact", &ds, 10, eps, &o, NULL);
     /* At a max about the blobs' typical distance (d2 0.09 x 2d, sd 2.0
      * at d = 64; 1.1 x it holds most pairs of a blob) each blob is one
@@ -494,10 +500,8 @@ TEST(device_merging_equals_the_host)
     if (getenv("G_CURVE_SMALL"))
         return;
     engine_opts o;
-    engine_opts_default(&o);
-    o.exact_path = EXACT_PATH_CLUSTERS;
     double eps;
-    dataset ds = far_blobs(&eps);
+    dataset ds = cut_set(&o, &eps);
     merge_vs_host("cut", "exact", &ds, 10, eps, &o, NULL);
     merge_vs_host("cut", "exact", &ds, 10, eps, &o, "0");
     dataset_free(&ds);
