@@ -41,6 +41,7 @@
 #include "exact_kern.h"
 #include "exact_refine.cuh"
 #include "fasted_run.cuh"
+#include "kern_pool.cuh"
 #include "kern_util.cuh"
 
 /* Row r's centre: its own origin in a cluster layout (KERN_ORIGIN_NONE:
@@ -425,17 +426,17 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     o.xt = g_x64.xt;
     o.nrm = g_x64.dn;
     /* The rows' FP16 rounding, from the pass's own values. */
-    if ((rc = kern_malloc(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
+    if ((rc = kern_malloc_pooled(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
         return rc;
     if (a->center) {
-        if ((rc = kern_malloc(k, (void **)&c->center, a->d * sizeof(double), "the centre")))
+        if ((rc = kern_malloc_pooled(k, (void **)&c->center, a->d * sizeof(double), "the centre")))
             return rc;
         KERN_CUDA(cudaMemcpy(c->center, a->center, a->d * sizeof(double), cudaMemcpyHostToDevice));
     }
     if (a->origin_of) {
         /* A cluster layout's origins (nclu x d) and each row's. */
         const size_t ob = (size_t)a->nclu * a->d * sizeof(double);
-        if ((rc = kern_malloc(k, (void **)&c->origins, ob + a->n, "the layout's origins")))
+        if ((rc = kern_malloc_pooled(k, (void **)&c->origins, ob + a->n, "the layout's origins")))
             return rc;
         KERN_CUDA(cudaMemcpy(c->origins, a->origins, ob, cudaMemcpyHostToDevice));
         KERN_CUDA(cudaMemcpy((char *)c->origins + ob, a->origin_of, a->n, cudaMemcpyHostToDevice));
@@ -451,8 +452,8 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
-    if ((rc = kern_malloc(k, (void **)&o.count, EXACT_NCOUNT * sizeof(unsigned long long),
-                          "the count")))
+    if ((rc = kern_malloc_pooled(k, (void **)&o.count, EXACT_NCOUNT * sizeof(unsigned long long),
+                                 "the count")))
         return rc;
     KERN_CUDA(cudaMemset(o.count, 0, EXACT_NCOUNT * sizeof(unsigned long long)));
     if (a->mode == KJOIN_COUNT && c->p) {
@@ -462,8 +463,8 @@ static int exact_setup(exact_ctx *c, kern_run *k)
          * carry per-point counts, bins or FP64 distances. */
         /* Rows as the pass pads them (fasted.cu's n_alloc), 0 past n. */
         const size_t nb = (a->n + 255) / 256 + 1, rows = nb * 256;
-        if ((rc = kern_malloc(k, (void **)&c->bnd, (rows + nb) * sizeof(float2),
-                              "the rows' bounds")))
+        if ((rc = kern_malloc_pooled(k, (void **)&c->bnd, (rows + nb) * sizeof(float2),
+                                     "the rows' bounds")))
             return rc;
         fasted_params *p = c->p;
         p->band.bnd = c->bnd;
@@ -495,19 +496,20 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     o.pads = o.count + EXACT_C_PADS;
     if (a->mode == KJOIN_PERPOINT) {
         const size_t b = (kern_count_rows(a) + 1) * sizeof(unsigned long long);
-        if ((rc = kern_malloc(k, (void **)&o.counts, b, "the per-point counts")))
+        if ((rc = kern_malloc_pooled(k, (void **)&o.counts, b, "the per-point counts")))
             return rc;
         KERN_CUDA(cudaMemset(o.counts, 0, b));
     } else if (a->mode == KJOIN_HIST) {
         const size_t nb = a->hist_nbins;
-        if ((rc = kern_malloc(k, (void **)&o.edges, (nb + 1) * sizeof(double), "the histogram")) ||
-            (rc = kern_malloc(k, (void **)&o.hist, (nb + 1) * 8, "the histogram")))
+        if ((rc = kern_malloc_pooled(k, (void **)&o.edges, (nb + 1) * sizeof(double),
+                                     "the histogram")) ||
+            (rc = kern_malloc_pooled(k, (void **)&o.hist, (nb + 1) * 8, "the histogram")))
             return rc;
         KERN_CUDA(cudaMemcpy((void *)o.edges, a->hist_edges, (nb + 1) * sizeof(double),
                              cudaMemcpyHostToDevice));
         KERN_CUDA(cudaMemset(o.hist, 0, (nb + 1) * 8));
     } else if (a->mode == KJOIN_PAIRS) {
-        if ((rc = kern_malloc(k, (void **)&o.nout, 8, "the refined pairs")))
+        if ((rc = kern_malloc_pooled(k, (void **)&o.nout, 8, "the refined pairs")))
             return rc;
     }
     if (a->mode != KJOIN_PAIRS && o.xt == KERN_X_F64 && a->d * 8 >= EXACT_SORT_ROW_BYTES &&
@@ -518,11 +520,13 @@ static int exact_setup(exact_ctx *c, kern_run *k)
          * rows. */
         const size_t xb = a->n * a->d * 4, need = xb + a->n * 8;
         size_t fr = 0, tot = 0;
-        KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+        KERN_CUDA(kern_pool_meminfo(&fr, &tot));
         rc = 2 * need > fr || (k->mem_cap && k->mem_used + 2 * need > k->mem_cap) ? KERN_ENOMEM : 0;
-        if (rc == 0 && (rc = kern_malloc(k, (void **)&c->x32, xb, "the screen's FP32 rows")) == 0 &&
-            (rc = kern_malloc(k, (void **)&c->r32, a->n * 8, "the screen's FP32 rows")) != 0) {
-            kern_free(k, c->x32, xb);
+        if (rc == 0 &&
+            (rc = kern_malloc_pooled(k, (void **)&c->x32, xb, "the screen's FP32 rows")) == 0 &&
+            (rc = kern_malloc_pooled(k, (void **)&c->r32, a->n * 8, "the screen's FP32 rows")) !=
+                0) {
+            kern_free_pooled(k, c->x32, xb);
             c->x32 = NULL;
         }
         if (rc && rc != KERN_ENOMEM)
@@ -546,22 +550,22 @@ static int exact_list_alloc(exact_ctx *c, kern_run *k)
     exact_dev &o = c->o;
     c->cap = k->cap;
     int rc;
-    if ((rc = kern_malloc(k, (void **)&o.li, c->cap * 4, "the refined pairs")) ||
-        (rc = kern_malloc(k, (void **)&o.lj, c->cap * 4, "the refined pairs")))
+    if ((rc = kern_malloc_pooled(k, (void **)&o.li, c->cap * 4, "the refined pairs")) ||
+        (rc = kern_malloc_pooled(k, (void **)&o.lj, c->cap * 4, "the refined pairs")))
         return rc;
     if (c->a->mode == KJOIN_PAIRS &&
-        ((rc = kern_malloc(k, (void **)&o.pi, c->cap * 4, "the refined pairs")) ||
-         (rc = kern_malloc(k, (void **)&o.pj, c->cap * 4, "the refined pairs")) ||
-         (rc = kern_malloc(k, (void **)&o.pd, c->cap * 8, "the refined pairs"))))
+        ((rc = kern_malloc_pooled(k, (void **)&o.pi, c->cap * 4, "the refined pairs")) ||
+         (rc = kern_malloc_pooled(k, (void **)&o.pj, c->cap * 4, "the refined pairs")) ||
+         (rc = kern_malloc_pooled(k, (void **)&o.pd, c->cap * 8, "the refined pairs"))))
         return rc;
     if (c->a->mode != KJOIN_PAIRS &&
-        ((rc = kern_malloc(k, (void **)&o.si, c->cap * 4, "the screened pairs")) ||
-         (rc = kern_malloc(k, (void **)&o.sj, c->cap * 4, "the screened pairs"))))
+        ((rc = kern_malloc_pooled(k, (void **)&o.si, c->cap * 4, "the screened pairs")) ||
+         (rc = kern_malloc_pooled(k, (void **)&o.sj, c->cap * 4, "the screened pairs"))))
         return rc;
     if (c->sort && c->cap <= (size_t)INT_MAX) {
         if (c->a->mode == KJOIN_PAIRS &&
-            ((rc = kern_malloc(k, (void **)&c->li2, c->cap * 4, "the sorted pairs")) ||
-             (rc = kern_malloc(k, (void **)&c->lj2, c->cap * 4, "the sorted pairs"))))
+            ((rc = kern_malloc_pooled(k, (void **)&c->li2, c->cap * 4, "the sorted pairs")) ||
+             (rc = kern_malloc_pooled(k, (void **)&c->lj2, c->cap * 4, "the sorted pairs"))))
             return rc;
         uint32_t *ai = c->li2 ? c->li2 : o.si, *aj = c->lj2 ? c->lj2 : o.sj;
         cub::DoubleBuffer<uint32_t> ki(o.li, ai), kj(o.lj, aj);
@@ -570,7 +574,7 @@ static int exact_list_alloc(exact_ctx *c, kern_run *k)
         /* kern_drive left EXACT_SORT_TMP bytes a pair for the scratch; a
          * sort that wants more is left out (the result is the same). */
         if (c->sort_bytes <= c->cap * EXACT_SORT_TMP)
-            return kern_malloc(k, &c->sort_tmp, c->sort_bytes, "the sort's scratch");
+            return kern_malloc_pooled(k, &c->sort_tmp, c->sort_bytes, "the sort's scratch");
     }
     c->sort = 0;
     return 0;
@@ -797,29 +801,30 @@ static int exact_refine(void *vc, kern_run *k, kern_step *s)
     return 0;
 }
 
+/* The run's state back to the device's pool (kern_malloc_pooled). */
 static void exact_free(exact_ctx *c)
 {
-    cudaFree(c->rho);
-    cudaFree(c->center);
-    cudaFree(c->origins);
-    cudaFree(c->bnd);
-    cudaFree(c->o.count);
-    cudaFree(c->o.counts);
-    cudaFree((void *)c->o.edges);
-    cudaFree(c->o.hist);
-    cudaFree(c->o.li);
-    cudaFree(c->o.lj);
-    cudaFree(c->o.pi);
-    cudaFree(c->o.pj);
-    cudaFree(c->o.pd);
-    cudaFree(c->o.si);
-    cudaFree(c->o.sj);
-    cudaFree(c->o.nout);
-    cudaFree(c->li2);
-    cudaFree(c->lj2);
-    cudaFree(c->sort_tmp);
-    cudaFree(c->x32);
-    cudaFree(c->r32);
+    kern_pool_free(c->rho);
+    kern_pool_free(c->center);
+    kern_pool_free(c->origins);
+    kern_pool_free(c->bnd);
+    kern_pool_free(c->o.count);
+    kern_pool_free(c->o.counts);
+    kern_pool_free((void *)c->o.edges);
+    kern_pool_free(c->o.hist);
+    kern_pool_free(c->o.li);
+    kern_pool_free(c->o.lj);
+    kern_pool_free(c->o.pi);
+    kern_pool_free(c->o.pj);
+    kern_pool_free(c->o.pd);
+    kern_pool_free(c->o.si);
+    kern_pool_free(c->o.sj);
+    kern_pool_free(c->o.nout);
+    kern_pool_free(c->li2);
+    kern_pool_free(c->lj2);
+    kern_pool_free(c->sort_tmp);
+    kern_pool_free(c->x32);
+    kern_pool_free(c->r32);
     for (int e = 0; e < 2; e++)
         if (c->ev[e])
             cudaEventDestroy(c->ev[e]);

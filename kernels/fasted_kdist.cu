@@ -53,6 +53,7 @@
 #include "fasted_int.cuh"
 #include "fasted_run.cuh"
 #include "fasted_wgmma.cuh"
+#include "kern_pool.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
 
@@ -240,7 +241,7 @@ void kd_free(kd_dev *dv)
 
 int kd_alloc(void **p, size_t size, size_t total)
 {
-    cudaError_t e = cudaMalloc(p, size ? size : 1);
+    cudaError_t e = kern_pool_cuda_malloc(p, size ? size : 1);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         return kern_fail(KERN_ENOMEM,
@@ -496,7 +497,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
          * bound; 4x that, within KD_DIRECT_BYTES and an eighth of what the
          * device has free. A row with more goes through pass C. */
         size_t fr = 0, tot = 0;
-        KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+        KERN_CUDA(kern_pool_meminfo(&fr, &tot));
         size_t budget = std::min(KD_DIRECT_BYTES, fr / 8);
         if (a->mem_cap)
             budget = std::min(budget, a->mem_cap / 8);

@@ -11,6 +11,7 @@
 
 #include "kern_drive.cuh" /* kern_now */
 #include "kern_multi.cuh" /* KERN_DEV_SLOTS */
+#include "kern_pool.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
 
@@ -71,10 +72,10 @@ static inline int kern_rowmap_for(kern_rowmap *m, const kern_join_args *run, cud
         return 0;
     if (m->src != run->rows || m->n != run->n) {
         if (m->cap < run->n) {
-            KERN_CUDA(cudaFree(m->map));
+            KERN_CUDA(kern_pool_free(m->map));
             m->map = NULL;
             m->cap = 0;
-            KERN_CUDA(cudaMalloc((void **)&m->map, run->n * 4));
+            KERN_CUDA(kern_pool_malloc((void **)&m->map, run->n * 4));
             m->cap = run->n;
         }
         KERN_CUDA(cudaMemcpyAsync(m->map, run->rows, run->n * 4, cudaMemcpyHostToDevice, st));
@@ -85,11 +86,12 @@ static inline int kern_rowmap_for(kern_rowmap *m, const kern_join_args *run, cud
     return 0;
 }
 
-/* cudaMalloc of bytes for what, a device too small for it KERN_ENOMEM
- * (the caller's host route then), any other failure the CUDA error. */
+/* bytes for what from the device's pool (kern_pool.cuh), a device too
+ * small for it KERN_ENOMEM (the caller's host route then), any other
+ * failure the CUDA error. */
 static inline int kern_consume_malloc(void *p, size_t bytes, const char *what)
 {
-    const cudaError_t e = cudaMalloc((void **)p, bytes);
+    const cudaError_t e = kern_pool_malloc((void **)p, bytes);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         return kern_fail(KERN_ENOMEM, "%s: %zu bytes of device memory", what, bytes);
@@ -123,13 +125,15 @@ static inline int kern_consume_launch(kern_rowmap *rm, const kern_join_args *run
     return 0;
 }
 
-/* A consumer's device arrays freed on its device (NULLs skipped by
- * cudaFree; a teardown: its errors are not the run's). */
+/* A consumer's device arrays (kern_consume_malloc's) back to its
+ * device's pool (NULLs skipped; a teardown: its errors are not the
+ * run's). */
 static inline void kern_consume_free(int device, std::initializer_list<void *> arrays)
 {
     cudaSetDevice(device);
     for (void *q : arrays)
-        cudaFree(q);
+        kern_pool_free(q);
+    (void)cudaGetLastError();
 }
 
 #endif

@@ -421,10 +421,10 @@ static int kcc_order(kcc_dev &d, const kern_join_args *run, const kern_pair_batc
     if (np < 64 || np > (size_t)INT32_MAX)
         return 0;
     if (np > d.ocap) {
-        cudaFree(d.okey);
-        cudaFree(d.oiota);
-        cudaFree(d.oord);
-        cudaFree(d.otmp);
+        kern_pool_free(d.okey);
+        kern_pool_free(d.oiota);
+        kern_pool_free(d.oord);
+        kern_pool_free(d.otmp);
         d.okey = d.oiota = d.oord = NULL;
         d.otmp = NULL;
         d.ocap = d.otmp_bytes = 0;
@@ -432,10 +432,10 @@ static int kcc_order(kcc_dev &d, const kern_join_args *run, const kern_pair_batc
         KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tmp, (const uint32_t *)NULL,
                                                   (uint32_t *)NULL, (const uint32_t *)NULL,
                                                   (uint32_t *)NULL, (int)np));
-        if (cudaMalloc((void **)&d.okey, np * 4) != cudaSuccess ||
-            cudaMalloc((void **)&d.oiota, np * 4) != cudaSuccess ||
-            cudaMalloc((void **)&d.oord, np * 4) != cudaSuccess ||
-            cudaMalloc(&d.otmp, tmp) != cudaSuccess) {
+        if (kern_pool_malloc((void **)&d.okey, np * 4) != cudaSuccess ||
+            kern_pool_malloc((void **)&d.oiota, np * 4) != cudaSuccess ||
+            kern_pool_malloc((void **)&d.oord, np * 4) != cudaSuccess ||
+            kern_pool_malloc(&d.otmp, tmp) != cudaSuccess) {
             (void)cudaGetLastError(); /* short of memory: unsorted */
             return 0;
         }
@@ -519,8 +519,8 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
         KERN_CUDA(cudaSetDevice(d0.device));
         if ((rc = kcc_malloc(&id, n * k * 8)) || (rc = kcc_malloc(&ij, n * k * 4)) ||
             (rc = kcc_malloc(&il, n * 4))) {
-            cudaFree(id);
-            cudaFree(ij);
+            kern_pool_free(id);
+            kern_pool_free(ij);
             return rc;
         }
         for (size_t t = 1; t < dv.size() && !rc; t++) {
@@ -545,9 +545,9 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
                 rc = kern_cuda_fail(e, "kcc_merge_kernel", __FILE__, __LINE__);
         }
         cudaSetDevice(d0.device);
-        cudaFree(id);
-        cudaFree(ij);
-        cudaFree(il);
+        kern_pool_free(id);
+        kern_pool_free(ij);
+        kern_pool_free(il);
         if (rc)
             return rc;
     }

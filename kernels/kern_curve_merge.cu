@@ -50,7 +50,7 @@ struct kcm_state {
     uint8_t *cur, *kind, *chg;
     kern_curve_edge *res, *best, *bound, *forest;
     unsigned long long *cw, *cab, *sw, *sab;
-    unsigned int *ctr; /* [0] forest edges so far, [1] open this pass */
+    unsigned int *ctr; /* [0] forest edges so far, [1] roots open this pass */
 };
 
 __device__ __forceinline__ bool kcm_before(const kern_curve_edge &x, const kern_curve_edge &y)
@@ -245,7 +245,7 @@ static __global__ void kcm_roots_kernel(kcm_state s)
     if (d.w != INFINITY && !kcm_before(b, d)) {
         b.w = INFINITY;
         b.a = b.b = UINT32_MAX;
-        s.ctr[1] = 1;
+        atomicAdd(s.ctr + 1, 1u);
     }
     s.best[v] = b;
     s.bound[v] = d;
@@ -363,7 +363,7 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
         KERN_CUDA(cudaMemcpy(m->forest + m->nf, s.forest, ctr[0] * sizeof(kern_curve_edge),
                              cudaMemcpyDeviceToHost));
     m->nf += ctr[0];
-    m->open = ctr[1] != 0;
+    m->open = ctr[1];
     m->done = 1;
     tr.t[3] = kern_now() - t;
     return 0;
@@ -392,7 +392,7 @@ extern "C" int kern_curve_merge_run(size_t n, kern_curve_list *list, const doubl
     tr.t[0] = kern_now() - t0;
     const size_t passes = m->passes;
     rc = kcm_passes(s, m, tr);
-    const cudaError_t e = cudaFree(base);
+    const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
         rc = kern_cuda_fail(e, "cudaFree", __FILE__, __LINE__);
     m->seconds = kern_now() - t0;

@@ -468,31 +468,31 @@ static size_t kdb_keep(void)
 static int kdb_alloc(kdb_dev &d, size_t n, size_t minpts, size_t mem_cap)
 {
     KERN_CUDA(cudaSetDevice(d.device));
-    KERN_CUDA(cudaMalloc((void **)&d.cnt, n * 4 + 24));
+    KERN_CUDA(kern_pool_malloc((void **)&d.cnt, n * 4 + 24));
     KERN_CUDA(cudaMemset(d.cnt, 0, n * 4));
     d.tot = (unsigned long long *)(d.cnt + (n + 1) / 2 * 2); /* 8-byte aligned */
-    KERN_CUDA(cudaMalloc((void **)&d.core, n));
-    KERN_CUDA(cudaMalloc((void **)&d.parent, n * 4));
-    KERN_CUDA(cudaMalloc((void **)&d.border, n * 4));
+    KERN_CUDA(kern_pool_malloc((void **)&d.core, n));
+    KERN_CUDA(kern_pool_malloc((void **)&d.parent, n * 4));
+    KERN_CUDA(kern_pool_malloc((void **)&d.border, n * 4));
     d.cap = minpts > 3 ? (unsigned)std::min(minpts - 2, (size_t)1 << 20) : 1u;
     size_t fr = 0, tot = 0;
-    KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+    KERN_CUDA(kern_pool_meminfo(&fr, &tot));
     if (mem_cap)
         fr = std::min(fr, mem_cap);
     const char *ev = getenv("TCJOIN_DBSCAN_LISTS");
     if (!(ev && strcmp(ev, "0") == 0) && n * ((size_t)d.cap + 1) * 4 <= fr / 4) {
-        KERN_CUDA(cudaMalloc((void **)&d.nb, n * (size_t)d.cap * 4));
-        KERN_CUDA(cudaMalloc((void **)&d.fill, n * 4 + 4));
+        KERN_CUDA(kern_pool_malloc((void **)&d.nb, n * (size_t)d.cap * 4));
+        KERN_CUDA(kern_pool_malloc((void **)&d.fill, n * 4 + 4));
         KERN_CUDA(cudaMemset(d.fill, 0, n * 4 + 4));
         d.over = d.fill + n;
     }
     size_t keep = kdb_keep();
-    KERN_CUDA(cudaMemGetInfo(&fr, &tot));
+    KERN_CUDA(kern_pool_meminfo(&fr, &tot));
     if (mem_cap)
         fr = std::min(fr, mem_cap);
     keep = std::min(keep, fr / 8 / 8);
     if (keep > 0) {
-        KERN_CUDA(cudaMalloc((void **)&d.ki, keep * 8 + 8));
+        KERN_CUDA(kern_pool_malloc((void **)&d.ki, keep * 8 + 8));
         d.kj = d.ki + keep;
         d.kn = (unsigned long long *)(d.kj + keep); /* 8 keep bytes in: aligned */
         KERN_CUDA(cudaMemset(d.kn, 0, sizeof *d.kn));

@@ -6,6 +6,7 @@
 
 #include "kern_drive.cuh"
 #include "kern_multi.cuh"
+#include "kern_pool.cuh"
 #include "kern_util.cuh"
 
 #define KERN_DEFAULT_BATCH ((size_t)1 << 22)
@@ -131,13 +132,15 @@ void kern_uncharge(kern_run *k, size_t bytes)
     k->mem_used = bytes > k->mem_used ? 0 : k->mem_used - bytes;
 }
 
-int kern_malloc(kern_run *k, void **p, size_t bytes, const char *what)
+static int kern_malloc_from(kern_run *k, void **p, size_t bytes, const char *what, int pooled)
 {
     *p = NULL;
     int rc = kern_charge(k, bytes, what);
     if (rc)
         return rc;
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    /* the consumers' pool's idle memory released where it is short */
+    cudaError_t e = pooled ? kern_pool_malloc(p, bytes ? bytes : 1)
+                           : kern_pool_cuda_malloc(p, bytes ? bytes : 1);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         kern_uncharge(k, bytes);
@@ -152,6 +155,24 @@ int kern_malloc(kern_run *k, void **p, size_t bytes, const char *what)
         return kern_cuda_fail(e, what, __FILE__, __LINE__);
     }
     return 0;
+}
+
+int kern_malloc(kern_run *k, void **p, size_t bytes, const char *what)
+{
+    return kern_malloc_from(k, p, bytes, what, 0);
+}
+
+int kern_malloc_pooled(kern_run *k, void **p, size_t bytes, const char *what)
+{
+    return kern_malloc_from(k, p, bytes, what, 1);
+}
+
+void kern_free_pooled(kern_run *k, void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    kern_pool_free(p);
+    kern_uncharge(k, bytes);
 }
 
 void kern_free(kern_run *k, void *p, size_t bytes)

@@ -3,7 +3,8 @@
  * traits), stable. DBSCAN's curve sorts its core distances, its
  * reachabilities and its forest's weights once each (10^6 values on gauss
  * 10^6 x 128): 48 ms on the H200 host's 16 cores (src/sort_f64.c, 8 bits
- * a pass), a fraction of that through the device and back. */
+ * a pass), a fraction of that through the device and back. The jobs share
+ * one allocation from the device's pool. */
 #include <limits.h>
 
 #include <cub/cub.cuh>
@@ -11,49 +12,117 @@
 #include "kern_consume.cuh"
 #include "kern_sort.h"
 
-static int ksort_run(char *base, size_t tmp, double *v, size_t n, uint32_t *order)
+/* A job's scratch: keys in and out, indices in and out, CUB's. */
+struct ksort_room {
+    double *k0, *k1;
+    uint32_t *i0, *i1;
+    void *t;
+    size_t tmp;
+};
+
+static size_t ksort_up(size_t b)
 {
-    double *k0 = (double *)base, *k1 = k0 + n;
-    uint32_t *i0 = (uint32_t *)(k1 + n), *i1 = i0 + n;
-    void *t = (void *)(i1 + n);
-    KERN_CUDA(cudaMemcpy(k0, v, n * 8, cudaMemcpyHostToDevice));
-    if (order) {
-        const unsigned blocks = (unsigned)std::min((n + 255) / 256, (size_t)4096);
-        kern_iota_kernel<<<blocks, 256>>>(i0, n);
+    return (b + 255) / 256 * 256;
+}
+
+static int ksort_tmp(const kern_sort_job &j, size_t *tmp)
+{
+    *tmp = 0;
+    if (j.order)
+        KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, *tmp, (double *)NULL, (double *)NULL,
+                                                  (uint32_t *)NULL, (uint32_t *)NULL, (int)j.n));
+    else
+        KERN_CUDA(
+            cub::DeviceRadixSort::SortKeys(NULL, *tmp, (double *)NULL, (double *)NULL, (int)j.n));
+    return 0;
+}
+
+static size_t ksort_bytes(const kern_sort_job &j, size_t tmp)
+{
+    return 2 * ksort_up(j.n * 8) + (j.order ? 2 * ksort_up(j.n * 4) : 0) + ksort_up(tmp);
+}
+
+static ksort_room ksort_carve(const kern_sort_job &j, size_t tmp, char *at)
+{
+    ksort_room r;
+    r.k0 = (double *)at;
+    at += ksort_up(j.n * 8);
+    r.k1 = (double *)at;
+    at += ksort_up(j.n * 8);
+    r.i0 = r.i1 = NULL;
+    if (j.order) {
+        r.i0 = (uint32_t *)at;
+        at += ksort_up(j.n * 4);
+        r.i1 = (uint32_t *)at;
+        at += ksort_up(j.n * 4);
+    }
+    r.t = at;
+    r.tmp = tmp;
+    return r;
+}
+
+/* The values there, sorted, back (the host's copies are pageable: each
+ * copy back waits for its sort). */
+static int ksort_one(const kern_sort_job &j, ksort_room &r)
+{
+    KERN_CUDA(cudaMemcpy(r.k0, j.v, j.n * 8, cudaMemcpyHostToDevice));
+    if (j.order) {
+        const unsigned blocks = (unsigned)std::min((j.n + 255) / 256, (size_t)4096);
+        kern_iota_kernel<<<blocks, 256>>>(r.i0, j.n);
         KERN_CUDA(cudaGetLastError());
-        KERN_CUDA(cub::DeviceRadixSort::SortPairs(t, tmp, k0, k1, i0, i1, (int)n));
-        KERN_CUDA(cudaMemcpy(order, i1, n * 4, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cub::DeviceRadixSort::SortPairs(r.t, r.tmp, r.k0, r.k1, r.i0, r.i1, (int)j.n));
+        KERN_CUDA(cudaMemcpy(j.order, r.i1, j.n * 4, cudaMemcpyDeviceToHost));
     } else {
-        KERN_CUDA(cub::DeviceRadixSort::SortKeys(t, tmp, k0, k1, (int)n));
-        KERN_CUDA(cudaMemcpy(v, k1, n * 8, cudaMemcpyDeviceToHost));
+        KERN_CUDA(cub::DeviceRadixSort::SortKeys(r.t, r.tmp, r.k0, r.k1, (int)j.n));
+        KERN_CUDA(cudaMemcpy(j.v, r.k1, j.n * 8, cudaMemcpyDeviceToHost));
     }
     return 0;
 }
 
-extern "C" int kern_sort_f64(int dev, double *v, size_t n, uint32_t *order)
+static int ksort_run(const kern_sort_job *jobs, size_t m, const size_t *tmp, char *base)
 {
-    if (n > (size_t)INT_MAX)
-        return kern_fail(KERN_EINVAL, "sort: %zu values (at most %d)", n, INT_MAX);
-    if (n < 2) {
-        if (order && n)
-            order[0] = 0;
-        return 0;
+    char *at = base;
+    for (size_t t = 0; t < m; t++) {
+        if (jobs[t].n < 2)
+            continue;
+        ksort_room r = ksort_carve(jobs[t], tmp[t], at);
+        at += ksort_bytes(jobs[t], tmp[t]);
+        const int rc = ksort_one(jobs[t], r);
+        if (rc)
+            return rc;
     }
-    KERN_CUDA(cudaSetDevice(dev));
-    size_t tmp = 0;
-    if (order)
-        KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, tmp, (double *)NULL, (double *)NULL,
-                                                  (uint32_t *)NULL, (uint32_t *)NULL, (int)n));
-    else
-        KERN_CUDA(
-            cub::DeviceRadixSort::SortKeys(NULL, tmp, (double *)NULL, (double *)NULL, (int)n));
+    return 0;
+}
+
+extern "C" int kern_sort_f64(int dev, const kern_sort_job *jobs, size_t m)
+{
+    std::vector<size_t> tmp(m, 0);
+    size_t bytes = 0;
+    for (size_t t = 0; t < m; t++) {
+        const kern_sort_job &j = jobs[t];
+        if (j.n > (size_t)INT_MAX)
+            return kern_fail(KERN_EINVAL, "sort: %zu values (at most %d)", j.n, INT_MAX);
+        if (j.n < 2) {
+            if (j.order && j.n)
+                j.order[0] = 0;
+            continue;
+        }
+        if (bytes == 0)
+            KERN_CUDA(cudaSetDevice(dev));
+        const int rc = ksort_tmp(j, &tmp[t]);
+        if (rc)
+            return rc;
+        bytes += ksort_bytes(j, tmp[t]);
+    }
+    if (bytes == 0)
+        return 0;
     char *base = NULL;
-    int rc = kern_consume_malloc(&base, n * 24 + tmp, "sort");
+    int rc = kern_consume_malloc(&base, bytes, "sort");
     if (rc)
         return rc;
-    rc = ksort_run(base, tmp, v, n, order);
-    const cudaError_t e = cudaFree(base);
+    rc = ksort_run(jobs, m, tmp.data(), base);
+    const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
-        rc = kern_cuda_fail(e, "cudaFree", __FILE__, __LINE__);
+        rc = kern_cuda_fail(e, "kern_pool_free", __FILE__, __LINE__);
     return rc;
 }

@@ -10,13 +10,24 @@
 extern "C" {
 #endif
 
-/* v[0..n) ascending, in place, on CUDA device dev (v copied there and
- * back), or with order (n) v unchanged and order[0..n) the indices of v in
- * ascending order, equal values in index order (a stable sort): the values
- * and order src/sort_f64.h's sorts give, NaN aside. n < 2^31. 0, or a
- * KERN_* code with the message (KERN_ENOMEM: the device's memory is
- * short; KERN_ENODEV: no CUDA): the caller sorts on the host then. */
-int kern_sort_f64(int dev, double *v, size_t n, uint32_t *order);
+/* One sort: v[0..n) ascending, in place (order NULL), or with order (n)
+ * v unchanged and order[0..n) the indices of v in ascending order, equal
+ * values in index order (a stable sort). The values and order
+ * src/sort_f64.h's sorts give, NaN aside, but for -0.0 and +0.0: equal
+ * here (CUB's), the one before the other there; the curve's squared
+ * distances have no -0.0, and the order among equal weights is free.
+ * n < 2^31. */
+typedef struct kern_sort_job {
+    double *v;
+    size_t n;
+    uint32_t *order;
+} kern_sort_job;
+
+/* jobs[0..m) on CUDA device dev, in one allocation there (from its
+ * pool: kernels/kern_pool.cuh). 0, or a KERN_* code with the
+ * message (KERN_ENOMEM: the device's memory is short; KERN_ENODEV: no
+ * CUDA): the caller sorts on the host then. */
+int kern_sort_f64(int dev, const kern_sort_job *jobs, size_t m);
 
 #ifdef __cplusplus
 }

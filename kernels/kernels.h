@@ -698,10 +698,10 @@ typedef struct kern_curve_merge {
     kern_curve_edge *bound;  /* n (host, out): each root's bound; other rows' undefined */
     kern_curve_edge *forest; /* (host) room for n - 1 edges: the merging's from forest[nf] on */
     size_t nf;               /* in and out */
-    int open;                /* out: a component may have an edge out the lists cannot name */
-    int done;                /* out: 1 merged on the device */
-    size_t passes;           /* out: added to */
-    double seconds;          /* out */
+    size_t open;    /* out: the components that may have an edge out the lists cannot name */
+    int done;       /* out: 1 merged on the device */
+    size_t passes;  /* out: added to */
+    double seconds; /* out */
 } kern_curve_merge;
 int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb, kern_curve_merge *m);
 typedef struct kern_curve_io {

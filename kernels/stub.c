@@ -125,12 +125,11 @@ int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io
     return stub_join(a, r);
 }
 
-int kern_sort_f64(int dev, double *v, size_t n, uint32_t *order)
+int kern_sort_f64(int dev, const kern_sort_job *jobs, size_t m)
 {
     (void)dev;
-    (void)v;
-    (void)n;
-    (void)order;
+    (void)jobs;
+    (void)m;
     return kern_fail_msg(KERN_ENODEV, stub_msg);
 }
 

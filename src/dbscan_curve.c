@@ -147,6 +147,7 @@ typedef struct cv_later {
     const double *core;
     uint32_t *first, big;
     uint8_t *mixed, *open;
+    int any; /* some part holds two open components */
     size_t *rows;
     size_t at[PAR_MAX_THREADS];
 } cv_later;
@@ -173,8 +174,10 @@ static void later_parts(void *ctx, int t, size_t a, size_t b)
                                             __ATOMIC_RELAXED))
                 continue;
         }
-        if (f != r && !__atomic_load_n(&x->mixed[p], __ATOMIC_RELAXED))
+        if (f != r && !__atomic_load_n(&x->mixed[p], __ATOMIC_RELAXED)) {
             __atomic_store_n(&x->mixed[p], 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&x->any, 1, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -229,13 +232,21 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
                          const uint32_t *part, size_t n, size_t *rows)
 {
     cv_later x = {.comp = comp, .part = part, .bound = bound, .core = core, .rows = rows};
-    uint32_t *size = xcalloc(n, sizeof *size);
     x.first = xmalloc(n * sizeof *x.first);
     x.mixed = xcalloc(n, 1);
-    x.open = xcalloc(n, 1);
     memset(x.first, 0xff, n * sizeof *x.first);
     int nt;
     par_for(n, 8, later_parts, &x, &nt);
+    /* No part holds two open components: none is left open (a cut's
+     * clusters, each its own part): the passes below spared (0.5 ms at
+     * 60,000 points on the H200 host). */
+    if (!x.any) {
+        free(x.first);
+        free(x.mixed);
+        return 0;
+    }
+    uint32_t *size = xcalloc(n, sizeof *size);
+    x.open = xcalloc(n, 1);
     par_for(n, 8, later_open, &x, &nt);
     /* the largest open component: the first to reach the greatest size
      * in row order (one thread) */
@@ -545,7 +556,7 @@ static void scan_range(void *ctx, int t, size_t a, size_t b)
 typedef struct cv_roots {
     cv_merge *m;
     cv_edge *bound, *best;
-    uint8_t open[PAR_MAX_THREADS];
+    size_t open[PAR_MAX_THREADS];
 } cv_roots;
 
 static void roots_range(void *ctx, int t, size_t a, size_t b)
@@ -559,21 +570,21 @@ static void roots_range(void *ctx, int t, size_t a, size_t b)
         x->best[v] = x->m->cand[v];
         if (x->bound[v].w != INFINITY && !dist_edge_before(&x->best[v], &x->bound[v])) {
             x->best[v] = none;
-            x->open[t] = 1;
+            x->open[t]++;
         }
     }
 }
 
 /* After a join: the components whose cheapest outgoing edge the lists
  * prove (right after the join, every component that has one), merged,
- * again while any is. Returns 1 when a component may still
- * have an outgoing edge the lists cannot name (another join is needed),
- * 0 when none has one. bound[v]: the lightest heaviest-list-edge among
- * v's members whose full list has no edge leaving v. On return comp
- * holds every row's root, bound every root's. */
-static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, uint32_t *comp,
-                        cv_edge *best, cv_edge *bound, size_t n, cv_edge *forest, size_t *nf,
-                        cv_merge *m)
+ * again while any is. Returns the number of components that may still
+ * have an outgoing edge the lists cannot name (open: cv_more), 0 when
+ * none has one. bound[v]: the lightest heaviest-list-edge among v's
+ * members whose full list has no edge leaving v. On return comp holds
+ * every row's root, bound every root's. */
+static size_t merge_listed(const cv_round *r, const double *kb, uint32_t *parent, uint32_t *comp,
+                           cv_edge *best, cv_edge *bound, size_t n, cv_edge *forest, size_t *nf,
+                           cv_merge *m)
 {
     const cv_edge none = {INFINITY, UINT32_MAX, UINT32_MAX};
     const double t0 = engine_now();
@@ -620,9 +631,9 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
         m->s_reduce += tb - tr;
         cv_roots rs = {m, bound, best, {0}};
         par_for(m->nroots, 8, roots_range, &rs, &nt);
-        int open = 0;
+        size_t open = 0;
         for (int t = 0; t < nt; t++)
-            open |= rs.open[t];
+            open += rs.open[t];
         const size_t added =
             merge_best(parent, comp, best, m->roots, m->nroots, m->stat, m->chg, forest, nf);
         m->s_best += engine_now() - tb;
@@ -639,11 +650,22 @@ static int merge_listed(const cv_round *r, const double *kb, uint32_t *parent, u
     }
 }
 
+/* Whether another join is needed after a merging that left open
+ * components open: two or more. An edge that leaves an open component
+ * ends in another open one (a closed component has no edge out, and one
+ * with a known edge out would have been merged), so a lone open
+ * component has none: later_rows would find no rows (it leaves the
+ * largest out) after passes over every row. */
+static int cv_more(size_t open)
+{
+    return open > 1;
+}
+
 /* After a merging done where the join's lists were (curve_merge_io):
  * comp and bound are its, parent flattened to comp, the forest grown; its
  * return is merge_listed's. */
-static int merged_there(const curve_merge_io *cm, uint32_t *parent, size_t n, size_t *nf,
-                        dbscan_curve *c)
+static size_t merged_there(const curve_merge_io *cm, uint32_t *parent, size_t n, size_t *nf,
+                           dbscan_curve *c)
 {
     memcpy(parent, cm->comp, n * sizeof *parent);
     *nf = cm->nf;
@@ -689,9 +711,8 @@ static void cv_prog(void *ctx, double frac)
         p->spec->progress(p->spec->progress_ctx, p->lo + p->span * frac);
 }
 
-/* e[0..m) in ascending weight (the order among equal weights is free:
- * replay_largest records a weight's result after all its edges); the
- * gather on the cores (sort_f64_order's passes are). */
+/* The forest's edges in their sorted order (final_sorts), gathered on
+ * the cores. */
 typedef struct cv_gather {
     const cv_edge *e;
     const uint32_t *ord;
@@ -706,28 +727,27 @@ static void gather_range(void *ctx, int t, size_t a, size_t b)
         g->t[k] = g->e[g->ord[k]];
 }
 
-/* v sorted (ord NULL) or its order, on the engine's device where it has
- * one (kernels/kern_sort.h: the same values and order), else, or where
- * that fails, on the cores (src/sort_f64.c). The three sorts at the end
- * took 45-48 ms on the H200 host's 16 cores at 10^6 points. */
-static void cv_sort(int dev, double *v, size_t n, uint32_t *ord)
-{
-    if (dev >= 0 && kern_sort_f64(dev, v, n, ord) == 0)
-        return;
-    if (ord)
-        sort_f64_order(v, n, ord);
-    else
-        sort_f64(v, n);
-}
-
-static void sort_edges(int dev, cv_edge *e, size_t m)
+/* The final sorts: the forest's edges by weight (ascending: the order
+ * among equal weights is free, replay_largest records a weight's result
+ * after all its edges), the core distances and the reachabilities; on
+ * the engine's device where it has one (kernels/kern_sort.h: the same
+ * values and order, the three in one pass), else, or where that fails,
+ * on the cores (src/sort_f64.c: the three took 45-48 ms on the H200
+ * host's 16 cores at 10^6 points). The edges' gather on the cores. */
+static void final_sorts(int dev, cv_edge *e, size_t m, double *core, double *reach, size_t n)
 {
     double *w = xmalloc((m ? m : 1) * sizeof *w);
     uint32_t *ord = xmalloc((m ? m : 1) * sizeof *ord);
-    cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
     for (size_t k = 0; k < m; k++)
         w[k] = e[k].w;
-    cv_sort(dev, w, m, ord);
+    const kern_sort_job jobs[3] = {{w, m, ord}, {core, n, NULL}, {reach, n, NULL}};
+    if (dev < 0 || kern_sort_f64(dev, jobs, 3) != 0) {
+        sort_f64_order(w, m, ord);
+        sort_f64(core, n);
+        sort_f64(reach, n);
+    }
+    err_clear();
+    cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
     cv_gather g = {e, ord, t};
     int nt;
     par_for(m, 4, gather_range, &g, &nt);
@@ -1009,9 +1029,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
      * join (src/curve_knn.h). */
     if (c->knn) {
         r.reach2 = NULL;
-        const int more = cm.done
-                             ? merged_there(&cm, parent, n, &nf, c)
-                             : merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg);
+        const int more =
+            cv_more(cm.done ? merged_there(&cm, parent, n, &nf, c)
+                            : merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg));
         tr_mark = engine_now();
         if (!more)
             goto done;
@@ -1088,9 +1108,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         c->rounds_device += on_device;
         r.reach2 = NULL;
         /* The join's own round and as many more as the lists prove. */
-        const int more =
+        const int more = cv_more(
             cm.done ? merged_there(&cm, parent, n, &nf, c)
-                    : merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg);
+                    : merge_listed(&r, NULL, parent, comp, best, bound, n, forest, &nf, &mg));
         tr_mark = engine_now();
         if (!more)
             break;
@@ -1127,10 +1147,7 @@ done:
     engine_opts od;
     const int dev =
         e->gpu && kern_device_count() > 0 ? engine_opts_or_default(spec->opts, &od)->device : -1;
-    sort_edges(dev, forest, nf);
-    cv_sort(dev, core, n, NULL);
-    cv_sort(dev, reach, n, NULL);
-    err_clear();
+    final_sorts(dev, forest, nf, core, reach, n);
     const double ts = engine_now();
     replay_largest(c, core, forest, nf);
     const double tp = engine_now();

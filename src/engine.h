@@ -164,14 +164,14 @@ struct dist_list;
 struct dist_edge;
 /* The merging after a round's join (src/dbscan_curve.c, merge_listed)
  * done where its lists are (curve_round_io.merge): the same components,
- * bounds, forest edges and open flag, the lists left unwritten (done = 1);
+ * bounds, forest edges and open count, the lists left unwritten (done = 1);
  * done = 0: the lists written, the caller merges. */
 typedef struct curve_merge_io {
     uint32_t *comp;           /* n: every row's root, flattened; out: the same after */
     struct dist_edge *bound;  /* n, out: each root's bound */
     struct dist_edge *forest; /* room for n - 1: the merging's edges from forest[nf] on */
     size_t nf;                /* in and out */
-    int open;                 /* out: merge_listed's return */
+    size_t open;              /* out: merge_listed's return */
     int done;                 /* out */
     size_t passes;            /* out: added to */
     double seconds;           /* out: added to */

@@ -1,5 +1,8 @@
 #include "mem.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,9 +132,24 @@ int mem_check(const char *what, const char *for_what, uint64_t cnt, uint64_t siz
     if (bytes < MEM_CHECK_MIN)
         return 0;
     uint64_t avail = mem_available();
+#ifdef __GLIBC__
+    if (bytes > avail && malloc_trim(0)) /* what mem_keep_freed kept, back */
+        avail = mem_available();
+#endif
     if (bytes > avail)
         return mem_refuse(what, for_what, bytes, avail);
     return 0;
+}
+
+void mem_keep_freed(void)
+{
+#ifdef __GLIBC__
+    if (getenv("GLIBC_TUNABLES") || getenv("MALLOC_TRIM_THRESHOLD_") ||
+        getenv("MALLOC_MMAP_THRESHOLD_"))
+        return;
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
 }
 
 void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size, int zero)

@@ -23,6 +23,17 @@ int mem_check(const char *what, const char *for_what, uint64_t cnt, uint64_t siz
  * caller frees. */
 void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size, int zero);
 
+/* Freed host memory kept by the process for the next run's arrays
+ * (glibc's mallopt: blocks up to 256 MB from the heap, whose free top is
+ * given back above 512 MB), not mapped afresh and faulted in page by page
+ * each run: a run's dozen arrays of 60,000 points cost 2.4 ms of page
+ * faults a round on the build machine, 0.05 ms kept (more in the H200
+ * host's sandbox). mem_check gives what is kept back (malloc_trim) before
+ * it refuses. The malloc tunables in the environment (GLIBC_TUNABLES,
+ * MALLOC_*_) take precedence: then nothing is changed. Called once, at
+ * the start of main. */
+void mem_keep_freed(void);
+
 /* b bytes for a message: "412 bytes", "34.4 GB" (powers of 1000); buf
  * holds at least 32 characters and is returned. */
 const char *mem_bytes_str(uint64_t b, char *buf);

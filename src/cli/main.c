@@ -5,6 +5,7 @@
 
 #include "app.h"
 #include "err.h"
+#include "mem.h"
 
 static void usage(FILE *f)
 {
@@ -25,6 +26,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    mem_keep_freed();
     app_args a;
     memset(&a, 0, sizeof a);
     char *exec = NULL;

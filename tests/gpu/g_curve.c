@@ -37,11 +37,16 @@
  *  6. The merging after each device join, on the device where its lists
  *     are (kern_curve_merge_run), equals the host's merge_listed over the
  *     same joins (TCJOIN_CURVE_MERGE=host): the same joins (rounds: each
- *     merging's open flag and bounds decide the next), forest weights and
+ *     merging's open count and bounds decide the next), forest weights and
  *     curve, for exact and fasted, minPts 4 and 10, the first round from
  *     the K nearest, from a join of its own (K = 0) and K = 12, and over
  *     the cluster cut; every merging of a device run ran there (test 1
  *     checks the count too).
+ *  7. The device's sorts (kern_sort_f64: the curve's three in one call)
+ *     equal the host's (src/sort_f64.c) value for value, and the order
+ *     is a permutation, ascending and stable among equal values: values
+ *     with ties, negatives, -0.0 and +0.0, +inf, of 0, 1, 2, 1000 and
+ *     70,000.
  * Test 1 runs the device's curve three ways against the sink: its first
  * round from the K nearest (the default), from a device join of its own
  * (TCJOIN_CURVE_KNN=0: the blobs then need a later, reordered join), and
@@ -63,7 +68,9 @@
 #include "err.h"
 #include "exact_path.h"
 #include "kdist.h"
+#include "kern_sort.h"
 #include "kernels.h"
+#include "sort_f64.h"
 
 static void need_gpu(void)
 {
@@ -458,7 +465,7 @@ TEST(curve_two_devices_equal_one)
 /* The device's merging (kern_curve_merge_run) against the host's
  * (TCJOIN_CURVE_MERGE=host) over the same device joins, with knn as
  * TCJOIN_CURVE_KNN (NULL: the default K): the same joins (each merging's
- * open flag and bounds decide whether and over which rows another runs)
+ * open count and bounds decide whether and over which rows another runs)
  * and the same curve, value for value. */
 static void merge_vs_host(const char *what, const char *eng, const dataset *ds, size_t minpts,
                           double max, const engine_opts *o, const char *knn)
@@ -663,4 +670,58 @@ TEST(core_distances_from_the_join)
 {
     need_gpu();
     for_each_set(core_of_set, NULL);
+}
+
+/* n values with ties (a few hundred distinct), negatives, both zeros and
+ * +inf. The host's sorts (src/sort_f64.h) are the reference for the
+ * values; the order is checked for what it must be. */
+static void sort_values(double *v, size_t n, uint64_t seed)
+{
+    rng = seed;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = (uint64_t)(runit() * 1000);
+        v[i] = r == 0 ? INFINITY : r == 1 ? -0.0 : r == 2 ? 0.0 : ((double)(r % 300) - 40) * 0.125;
+    }
+}
+
+TEST(device_sorts_equal_the_host)
+{
+    need_gpu();
+    const size_t sizes[] = {0, 1, 2, 1000, 70000};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        const size_t n = sizes[z];
+        double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+        double *w = malloc((n + 1) * sizeof *w), *x = malloc((n + 1) * sizeof *x);
+        double *y = malloc((n + 1) * sizeof *y);
+        uint32_t *od = malloc((n + 1) * sizeof *od);
+        sort_values(a, n, 5 + z);
+        memcpy(b, a, n * sizeof *a);
+        sort_values(w, n, 50 + z);
+        sort_values(x, n, 500 + z);
+        memcpy(y, x, n * sizeof *x);
+        /* the curve's three jobs: an order, two sorts in place */
+        const kern_sort_job jobs[3] = {{w, n, od}, {a, n, NULL}, {x, n, NULL}};
+        CHECK_MSG(kern_sort_f64(0, jobs, 3) == 0, "n %zu: %s", n, err_msg());
+        sort_f64(b, n);
+        sort_f64(y, n);
+        /* values as the host's (== : -0.0 and +0.0 alike, kern_sort.h);
+         * the order a permutation, ascending, and stable among equal bits */
+        size_t bad = 0;
+        uint8_t *seen = calloc(n + 1, 1);
+        for (size_t i = 0; i < n; i++) {
+            bad += !(a[i] == b[i]) || !(x[i] == y[i]) || od[i] >= n || seen[od[i]]++;
+            if (i + 1 < n && od[i] < n && od[i + 1] < n) {
+                const double u = w[od[i]], v = w[od[i + 1]];
+                bad += !(u <= v) || (memcmp(&u, &v, 8) == 0 && od[i] > od[i + 1]);
+            }
+        }
+        free(seen);
+        CHECK_MSG(bad == 0, "n %zu: %zu places out of order or unlike the host's", n, bad);
+        free(a);
+        free(b);
+        free(w);
+        free(x);
+        free(y);
+        free(od);
+    }
 }

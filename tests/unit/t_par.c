@@ -1,12 +1,20 @@
 /* src/par.c: par_zero clears every byte it is given and no byte beyond,
  * below PAR_MIN (the caller's thread) and above it (par_for's ranges,
  * whose ends fall anywhere in a page), checked byte by byte against the
- * guard bytes around the buffer. */
+ * guard bytes around the buffer. par_threads, whose workers are kept
+ * between calls: every share of every call runs once, on threads of its
+ * own (a barrier of all of them passes), from one caller after another
+ * with changing counts, from several callers at once, from inside a
+ * share, and in a forked child, which has none of its parent's workers. */
 #include "check.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "par.h"
 
@@ -41,4 +49,93 @@ TEST(zero_every_byte_and_no_other)
     check_zero(PAR_MIN, 0);                         /* par_for's ranges from here */
     check_zero(3 * PAR_MIN + 12345, 7);             /* ranges not a multiple of a page */
     check_zero(PAR_MAX_THREADS * 4096 * 33 + 1, 1); /* an odd last range */
+}
+
+/* A call's shares: each counts its own runs, and all wait at a barrier
+ * of nt (which only threads of their own can pass). */
+typedef struct shares {
+    atomic_int runs[PAR_MAX_THREADS];
+    pthread_barrier_t bar;
+    int nested; /* each share makes a call of its own */
+    atomic_int inner;
+} shares;
+
+static void inner_share(void *ctx, int t)
+{
+    (void)t;
+    atomic_fetch_add(&((shares *)ctx)->inner, 1);
+}
+
+static void share(void *ctx, int t)
+{
+    shares *s = ctx;
+    atomic_fetch_add(&s->runs[t], 1);
+    pthread_barrier_wait(&s->bar);
+    if (s->nested)
+        par_threads(3, inner_share, s);
+}
+
+/* One call of nt shares; the number of shares that did not run exactly
+ * once (and inner calls short of 3 a share) returned. */
+static int one_call(int nt, int nested)
+{
+    shares s;
+    memset(&s, 0, sizeof s);
+    s.nested = nested;
+    pthread_barrier_init(&s.bar, NULL, (unsigned)nt);
+    par_threads(nt, share, &s);
+    pthread_barrier_destroy(&s.bar);
+    int bad = 0;
+    for (int t = 0; t < PAR_MAX_THREADS; t++)
+        bad += atomic_load(&s.runs[t]) != (t < nt);
+    if (nested && atomic_load(&s.inner) != 3 * nt)
+        bad++;
+    return bad;
+}
+
+TEST(threads_every_share_once_call_after_call)
+{
+    int bad = 0;
+    for (int r = 0; r < 200; r++) {
+        const int nt = 1 + (r * 7) % PAR_MAX_THREADS;
+        bad += one_call(nt, 0);
+    }
+    CHECK_MSG(bad == 0, "%d shares ran other than once in 200 calls", bad);
+    CHECK_MSG(one_call(PAR_MAX_THREADS, 1) == 0, "a call made from inside a share");
+}
+
+static void *caller(void *p)
+{
+    atomic_int *bad = p;
+    for (int r = 0; r < 50; r++)
+        atomic_fetch_add(bad, one_call(2 + r % (PAR_MAX_THREADS - 1), 0));
+    return NULL;
+}
+
+TEST(threads_several_callers_at_once)
+{
+    atomic_int bad = 0;
+    pthread_t th[4];
+    int started[4];
+    for (int k = 0; k < 4; k++)
+        started[k] = pthread_create(&th[k], NULL, caller, &bad) == 0;
+    for (int k = 0; k < 4; k++)
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            caller(&bad);
+    CHECK_MSG(atomic_load(&bad) == 0, "%d shares ran other than once", atomic_load(&bad));
+}
+
+TEST(threads_in_a_forked_child)
+{
+    CHECK(one_call(PAR_MAX_THREADS, 0) == 0); /* the parent's workers started */
+    const pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(one_call(PAR_MAX_THREADS, 0) == 0 && one_call(5, 1) == 0 ? 0 : 1);
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's calls (status %d)", st);
+    CHECK(one_call(PAR_MAX_THREADS, 0) == 0); /* and the parent's after it */
 }
