@@ -152,6 +152,13 @@ typedef struct cv_later {
     size_t at[PAR_MAX_THREADS];
 } cv_later;
 
+/* A row of later_rows's loops weighs as much as LATER_WEIGHT of
+ * par_for's values: the first loop took 0.3-0.4 ms over 60,000 rows on
+ * one core of the H200 host (its reads at random), and the kept workers
+ * take a call in some 80 us (later_count and later_fill must split
+ * alike: the offsets). */
+#define LATER_WEIGHT 64
+
 /* Row i core within max and its component open by its lists. */
 static inline int later_in(const cv_later *x, size_t i)
 {
@@ -236,7 +243,7 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
     x.mixed = xcalloc(n, 1);
     memset(x.first, 0xff, n * sizeof *x.first);
     int nt;
-    par_for(n, 8, later_parts, &x, &nt);
+    par_for(n, LATER_WEIGHT, later_parts, &x, &nt);
     /* No part holds two open components: none is left open (a cut's
      * clusters, each its own part): the passes below spared (0.5 ms at
      * 60,000 points on the H200 host). */
@@ -247,7 +254,7 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
     }
     uint32_t *size = xcalloc(n, sizeof *size);
     x.open = xcalloc(n, 1);
-    par_for(n, 8, later_open, &x, &nt);
+    par_for(n, LATER_WEIGHT, later_open, &x, &nt);
     /* the largest open component: the first to reach the greatest size
      * in row order (one thread) */
     size_t big = n;
@@ -255,9 +262,9 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
         if (x.open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
             big = comp[i];
     x.big = big < n ? (uint32_t)big : UINT32_MAX;
-    par_for(n, 8, later_count, &x, &nt);
+    par_for(n, LATER_WEIGHT, later_count, &x, &nt);
     const size_t m = par_offsets(x.at, nt);
-    par_for(n, 8, later_fill, &x, &nt);
+    par_for(n, LATER_WEIGHT, later_fill, &x, &nt);
     free(size);
     free(x.first);
     free(x.mixed);

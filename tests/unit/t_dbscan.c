@@ -969,7 +969,8 @@ static int cmp_size_down(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Numbering and summary over the cores (par_for splits from 2^20 rows)
+/* Numbering and summary over the cores (par_for splits the numbering
+ * from 2^14 rows, NUM_WEIGHT, the summary from 2^20)
  * against one walk in row order: 3·10^6 rows in components whose root is
  * their smallest core row (one holding most rows, many small ones, some
  * of one row), borders pointing at a root or at nothing (noise). The
