@@ -192,12 +192,9 @@ static void num_rest(void *ctx, int t, size_t a, size_t b)
             lab[i] = root[i] >= n ? -1 : lab[root[i]];
 }
 
-/* A row of the numbering weighs as much as NUM_WEIGHT of par_for's
- * values: its three loops took 0.8 ms over 60,000 rows on one core of the
- * H200 host (4.4 ns a row a loop, num_rest's reads at random), and the
- * kept workers take a call in some 80 us, so the rows split from some
- * 20,000 on (num_count and num_roots must split alike: the offsets). */
-#define NUM_WEIGHT 64
+/* The numbering's rows weigh PAR_WEIGHT_RANDOM (num_rest's reads at
+ * random); num_count and num_roots must split alike (the offsets). */
+#define NUM_WEIGHT PAR_WEIGHT_RANDOM
 
 void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab)
 {

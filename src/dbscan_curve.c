@@ -152,12 +152,11 @@ typedef struct cv_later {
     size_t at[PAR_MAX_THREADS];
 } cv_later;
 
-/* A row of later_rows's loops weighs as much as LATER_WEIGHT of
- * par_for's values: the first loop took 0.3-0.4 ms over 60,000 rows on
- * one core of the H200 host (its reads at random), and the kept workers
- * take a call in some 80 us (later_count and later_fill must split
- * alike: the offsets). */
-#define LATER_WEIGHT 64
+/* later_rows's rows weigh PAR_WEIGHT_RANDOM (their components' bounds
+ * read at random: the first loop took 0.3-0.4 ms over 60,000 rows on one
+ * core of the H200 host); later_count and later_fill must split alike
+ * (the offsets). */
+#define LATER_WEIGHT PAR_WEIGHT_RANDOM
 
 /* Row i core within max and its component open by its lists. */
 static inline int later_in(const cv_later *x, size_t i)
@@ -983,26 +982,8 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* the merging after a device join, where its lists are (merge_listed's
      * results; TCJOIN_CURVE_MERGE=host: on the host, as tests compare) */
     curve_merge_io cm = {.comp = comp, .bound = bound, .forest = forest};
-    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part,
-                                               dev_merge ? &cm : NULL, c)
-                              : 0;
-    c->kdist_seconds = engine_now() - t0;
-    if (rc) {
-        free(core);
-        free(reach);
-        free(kb);
-        free(part);
-        free(list);
-        free(parent);
-        free(comp);
-        free(best);
-        free(forest);
-        free(bound);
-        return rc;
-    }
-
-    /* Boruvka rounds. */
-    double t1 = engine_now(), tr_mark = t1, tr_rows = 0, tr_join = 0;
+    /* the rounds' state (made here: an error below frees it all at done) */
+    double t1 = 0, tr_mark = 0, tr_rows = 0, tr_join = 0; /* the rounds' times */
     cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
                    .roots = xmalloc(n * sizeof *mg.roots),
                    .stat = xmalloc(n * sizeof *mg.stat),
@@ -1012,12 +993,6 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                    .root = xmalloc(n * sizeof *mg.root),
                    .res = xmalloc(n * sizeof *mg.res),
                    .cur = xmalloc(n ? n : 1)};
-    for (size_t i = 0; i < n; i++) {
-        parent[i] = (uint32_t)i;
-        if (!c->knn) /* else the first round's, from the K nearest */
-            reach[i] = core[i];
-    }
-    size_t nf = 0;
     cv_round r;
     pthread_mutex_init(&r.mu, NULL);
     r.n = n;
@@ -1026,11 +1001,26 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.comp = comp;
     r.reach2 = reach;
     r.list = list;
+    /* later_rows's rows; the copy's rows (dataset_order_first) */
+    size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
+    int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part,
+                                               dev_merge ? &cm : NULL, c)
+                              : 0;
+    c->kdist_seconds = engine_now() - t0;
+    if (rc)
+        goto done;
+
+    /* Boruvka rounds. */
+    t1 = tr_mark = engine_now();
+    for (size_t i = 0; i < n; i++) {
+        parent[i] = (uint32_t)i;
+        if (!c->knn) /* else the first round's, from the K nearest */
+            reach[i] = core[i];
+    }
+    size_t nf = 0;
     int cut = 0; /* the core join's parts: more than one */
     for (size_t i = 0; i < n && !cut; i++)
         cut = part[i] != 0;
-    /* later_rows's rows; the copy's rows (dataset_order_first) */
-    size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
     /* The first round from the K nearest where the core join kept them
      * (core_distances left the lists, reachabilities and bounds kb): no
      * join (src/curve_knn.h). */
