@@ -34,6 +34,7 @@
 #include <algorithm>
 
 #include "kern_consume.cuh"
+#include "kern_curve_tail.cuh"
 
 #define KCM_THREADS 256
 #define KCM_L KERN_CURVE_LIST
@@ -357,6 +358,24 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
     }
     tr.t[2] = kern_now() - t;
     t = kern_now();
+    /* The curve's end here where no later join is left (the core join's
+     * first round): its sorted arrays instead of the components and
+     * bounds (kern_curve_tail.cuh; short of room, as without it). */
+    if (m->core_dev && m->nf == 0) {
+        const kct_in in = {n,        m->core_dev, m->reach_dev, s.comp, s.bound,
+                           s.forest, ctr[0],      ctr[1],       m->part};
+        int fin = 0;
+        const int frc = kct_finish(&in, m->core_out, m->reach_out, m->forest, &fin);
+        if (frc && frc != KERN_ENOMEM)
+            return frc;
+        if (fin) {
+            m->nf = ctr[0];
+            m->open = ctr[1];
+            m->done = m->finished = 1;
+            tr.t[3] = kern_now() - t;
+            return 0;
+        }
+    }
     KERN_CUDA(cudaMemcpy(m->comp, s.comp, n * 4, cudaMemcpyDeviceToHost));
     KERN_CUDA(cudaMemcpy(m->bound, s.bound, n * sizeof(kern_curve_edge), cudaMemcpyDeviceToHost));
     if (ctr[0])
@@ -372,7 +391,7 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
 extern "C" int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb,
                                     kern_curve_merge *m)
 {
-    m->done = 0;
+    m->done = m->finished = 0;
     m->open = 0;
     if (n == 0 || n >= KERN_ROW_PAD)
         return kern_fail(KERN_EINVAL, "dbscan curve: bad merging (n %zu)", n);
@@ -394,13 +413,13 @@ extern "C" int kern_curve_merge_run(size_t n, kern_curve_list *list, const doubl
     rc = kcm_passes(s, m, tr);
     const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
-        rc = kern_cuda_fail(e, "cudaFree", __FILE__, __LINE__);
+        rc = kern_cuda_fail(e, "kern_pool_free", __FILE__, __LINE__);
     m->seconds = kern_now() - t0;
     if (getenv("TCJOIN_DBSCAN_TRACE"))
         fprintf(stderr,
                 "dbscan curve merge trace (ms): state %.3f, up+sort %.3f, %zu passes %.3f, "
-                "down %.3f, all %.3f; %zu forest edges\n",
-                tr.t[0] * 1e3, tr.t[1] * 1e3, m->passes - passes, tr.t[2] * 1e3, tr.t[3] * 1e3,
-                m->seconds * 1e3, m->nf);
+                "%s %.3f, all %.3f; %zu forest edges\n",
+                tr.t[0] * 1e3, tr.t[1] * 1e3, m->passes - passes, tr.t[2] * 1e3,
+                m->finished ? "the curve's end" : "down", tr.t[3] * 1e3, m->seconds * 1e3, m->nf);
     return rc;
 }

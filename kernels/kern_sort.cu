@@ -90,6 +90,7 @@ static int ksort_run(const kern_sort_job *jobs, size_t m, const size_t *tmp, cha
         const int rc = ksort_one(jobs[t], r);
         if (rc)
             return rc;
+        kern_trace_mark(jobs[t].order ? "sort: a job with its order" : "sort: a job");
     }
     return 0;
 }

@@ -702,6 +702,17 @@ typedef struct kern_curve_merge {
     int done;       /* out: 1 merged on the device */
     size_t passes;  /* out: added to */
     double seconds; /* out */
+    /* The curve's end there (kernels/kern_curve_tail.cuh), asked with
+     * core_dev set and nf 0 (the core join's first round): where no later
+     * join would find a row (src/dbscan_curve.c, later_rows), finished = 1
+     * and instead of comp and bound, core_out and reach_out (n each, host)
+     * get the sorted core distances and reachabilities and forest its
+     * edges by ascending weight. core_dev, reach_dev: n on the merging's
+     * device; part: NULL (one part) or n (host), the core join's parts. */
+    const double *core_dev, *reach_dev;
+    const uint32_t *part;
+    double *core_out, *reach_out;
+    int finished; /* out */
 } kern_curve_merge;
 int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb, kern_curve_merge *m);
 typedef struct kern_curve_io {
@@ -723,12 +734,12 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_
  * row i and to row j; each row keeps the K least d2 offered by distinct
  * rows j (each row counted once, however often its pair comes). Out:
  * core2[i] (a->n) the k-th least (k <= K), +inf where fewer than k rows
- * were offered; where list is set, core2[i] +inf above max2 too, and from
- * row i's K kept (d2, j) the curve's first round (kernels/knn_lists.h):
- * list[i], reach2[i], kb[i]. Several devices: each keeps its own sets,
- * merged on the first. KERN_ENOMEM when the state (12K + 16 bytes a row;
- * 12K + 152 more on the first device with list) does not fit a device
- * (the caller's host route then). kernels/kern_curve_core.cu. */
+ * were offered or above max2; where list is set, from row i's K kept
+ * (d2, j) the curve's first round (kernels/knn_lists.h): list[i],
+ * reach2[i], kb[i] (with merge, its curve's end there: merge->finished). Several devices: each
+ * keeps its own sets, merged on the first. KERN_ENOMEM when the state (12K + 16 bytes a row; 12K +
+ * 152 more on the first device with list) does not fit a device (the caller's host route then).
+ * kernels/kern_curve_core.cu. */
 #define KERN_CORE_MAX_K 64
 typedef struct kern_core_io {
     size_t k, K; /* 1 <= k <= K < a->n; K = k without list, else <= KERN_CORE_MAX_K */

@@ -45,12 +45,20 @@
 #include "par.h"
 #include "sort_f64.h"
 
-/* Plain union-find (one thread: between rounds and in the replay). */
-static uint32_t uf_root(uint32_t *p, uint32_t x)
+/* The replay's union-find (one thread): a node's parent + 1 (0: a root)
+ * and at a root its size - 1, side by side (one cache line a visit), so
+ * that calloc's zeros are every point a root of one. */
+typedef struct uf_node {
+    uint32_t up, more;
+} uf_node;
+
+static uint32_t uf_root(uf_node *u, uint32_t x)
 {
-    while (p[x] != x) {
-        p[x] = p[p[x]];
-        x = p[x];
+    while (u[x].up) {
+        const uint32_t p = u[x].up - 1;
+        if (u[p].up)
+            u[x].up = u[p].up; /* halving: x to its grandparent */
+        x = p;
     }
     return x;
 }
@@ -698,7 +706,7 @@ static int round_join(const engine *e, const join_spec *js, const curve_round_io
         }
     }
     if (io->merge)
-        io->merge->done = 0;
+        io->merge->done = io->merge->finished = 0;
     /* the sink's lists start empty (the device's are written whole) */
     int nt;
     par_for(io->n, 16, list_clear, io->list, &nt);
@@ -747,12 +755,14 @@ static void final_sorts(int dev, cv_edge *e, size_t m, double *core, double *rea
     for (size_t k = 0; k < m; k++)
         w[k] = e[k].w;
     const kern_sort_job jobs[3] = {{w, m, ord}, {core, n, NULL}, {reach, n, NULL}};
+    kern_trace_mark("curve sorts: weights");
     if (dev < 0 || kern_sort_f64(dev, jobs, 3) != 0) {
         sort_f64_order(w, m, ord);
         sort_f64(core, n);
         sort_f64(reach, n);
     }
     err_clear();
+    kern_trace_mark("curve sorts: sorted");
     cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
     cv_gather g = {e, ord, t};
     int nt;
@@ -761,63 +771,56 @@ static void final_sorts(int dev, cv_edge *e, size_t m, double *core, double *rea
     free(t);
     free(ord);
     free(w);
+    kern_trace_mark("curve sorts: gathered");
 }
 
-/* The largest core component as eps grows: activations (at c_i, core2
- * ascending) before edges of the same weight, the forest's edges in
- * ascending weight. */
+/* The largest core component as eps grows: the forest's edges in
+ * ascending weight, after the first point's activation (core2 ascending:
+ * at core2[0] the largest is 1, and no later activation changes it; no
+ * edge is lighter than its ends' core distances). A weight's records
+ * after all its edges. The host's one thread: the joined sizes need the
+ * edges in order (on the H200 host, 44,510 edges of the MNIST-like set:
+ * 0.8 ms with every activation replayed and parents and sizes in two
+ * arrays, 0.3 ms so). */
 static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *e, size_t ne)
 {
-    size_t n = c->n;
-    uint32_t *p = xmalloc(n * sizeof *p);
-    size_t *sz = xmalloc(n * sizeof *sz);
-    for (size_t i = 0; i < n; i++) {
-        p[i] = (uint32_t)i;
-        sz[i] = 1;
-    }
-    c->big_at = xmalloc((n + ne + 1) * sizeof *c->big_at);
-    c->big = xmalloc((n + ne + 1) * sizeof *c->big);
+    const size_t n = c->n;
+    c->big_at = xmalloc((ne + 2) * sizeof *c->big_at);
+    c->big = xmalloc((ne + 2) * sizeof *c->big);
     c->nbig = 0;
-    size_t best = 0, ia = 0, ie = 0;
-    while (ia < n || ie < ne) {
-        int take_act = ia < n && (ie >= ne || core2[ia] <= e[ie].w);
-        double at;
-        if (take_act) {
-            at = core2[ia];
-            if (!(at <= c->max2)) {
-                ia = n; /* never core within max */
-                continue;
-            }
-            ia++;
-            if (best < 1)
-                best = 1;
-        } else {
-            at = e[ie].w;
-            uint32_t ra = uf_root(p, e[ie].a), rb = uf_root(p, e[ie].b);
-            ie++;
-            if (ra != rb) { /* by size: only sizes are asked, and trees stay shallow */
-                if (sz[ra] < sz[rb]) {
-                    uint32_t t = ra;
-                    ra = rb;
-                    rb = t;
-                }
-                p[rb] = ra;
-                sz[ra] += sz[rb];
-                if (sz[ra] > best)
-                    best = sz[ra];
-            }
+    if (n == 0 || !(core2[0] <= c->max2))
+        return; /* no point core within max, so no edge */
+    uf_node *u = xcalloc(n, sizeof *u);
+    c->big_at[0] = core2[0];
+    c->big[0] = 1;
+    c->nbig = 1;
+    size_t best = 1;
+    for (size_t k = 0; k < ne; k++) {
+        if (k + 16 < ne) { /* the ends some edges ahead on their way (a random read each) */
+            __builtin_prefetch(&u[e[k + 16].a], 1);
+            __builtin_prefetch(&u[e[k + 16].b], 1);
         }
-        if (c->nbig == 0 || c->big[c->nbig - 1] != best) {
-            if (c->nbig && c->big_at[c->nbig - 1] == at)
+        uint32_t ra = uf_root(u, e[k].a), rb = uf_root(u, e[k].b);
+        if (ra == rb)
+            continue;
+        if (u[ra].more < u[rb].more) { /* by size: only sizes are asked */
+            const uint32_t t = ra;
+            ra = rb;
+            rb = t;
+        }
+        u[rb].up = ra + 1;
+        u[ra].more += u[rb].more + 1;
+        if ((size_t)u[ra].more + 1 > best) {
+            best = (size_t)u[ra].more + 1;
+            if (c->big_at[c->nbig - 1] == e[k].w)
                 c->big[c->nbig - 1] = best;
             else {
-                c->big_at[c->nbig] = at;
+                c->big_at[c->nbig] = e[k].w;
                 c->big[c->nbig++] = best;
             }
         }
     }
-    free(p);
-    free(sz);
+    free(u);
 }
 
 /* The core distances (squared) into core[0..n), each above max^2 made
@@ -882,6 +885,7 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
         memset(&jr, 0, sizeof jr);
         rc = e->curve_round(&js, &io, &jr);
         c->core_device = rc == 0;
+        kern_trace_mark("curve core: device round");
         if (rc == 0 && jr.precision[0])
             snprintf(c->precision, sizeof c->precision, "%s", jr.precision);
         if (rc == 0)
@@ -911,9 +915,11 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
     }
     if (rc)
         return rc;
-    for (size_t i = 0; i < n; i++)
-        if (!(core[i] <= c->max2))
-            core[i] = INFINITY;
+    if (!c->core_device) /* the device's come capped (kern_curve_core) */
+        for (size_t i = 0; i < n; i++)
+            if (!(core[i] <= c->max2))
+                core[i] = INFINITY;
+    kern_trace_mark("curve core: capped");
     if (nn.K) { /* the host's route: the lists from its K nearest */
         curve_knn_lists(&nn, core, c->max2, reach, list, kb);
         curve_knn_free(&nn);
@@ -939,6 +945,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         return err_set(TCJ_EUNSUP,
                        "dbscan curve: engine %s has no k-distance computation (use cpu)", e->name);
     const size_t n = ds->n;
+    kern_trace_mark("curve: start");
     double t0 = engine_now();
     c->n = n;
     c->minpts = spec->minpts;
@@ -968,22 +975,22 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     for (size_t i = 0; i < n; i++)
         comp[i] = (uint32_t)i;
     /* What a device's copies fill, its pages faulted in on every core first
-     * (src/par.h: a copy into fresh pages pays a fault a page on one
-     * thread; the core join's 24 MB of results and the merging's bounds
-     * and edges took some 20 ms of it at 10^6 points). */
+     * where they are fresh (src/par.h: a copy into fresh pages pays a
+     * fault a page on one thread; the core join's 24 MB of results and the
+     * merging's bounds and edges took some 20 ms of it at 10^6 points). */
     if (e->gpu) {
-        par_zero(core, n * sizeof *core);
-        par_zero(reach, n * sizeof *reach);
-        par_zero(kb, n * sizeof *kb);
-        par_zero(part, n * sizeof *part);
-        par_zero(bound, n * sizeof *bound);
-        par_zero(forest, n * sizeof *forest);
+        void *const fill[] = {core, reach, kb, part, bound, forest};
+        const size_t bytes[] = {n * sizeof *core, n * sizeof *reach, n * sizeof *kb,
+                                n * sizeof *part, n * sizeof *bound, n * sizeof *forest};
+        par_fault_in(fill, bytes, 6);
     }
     /* the merging after a device join, where its lists are (merge_listed's
      * results; TCJOIN_CURVE_MERGE=host: on the host, as tests compare) */
     curve_merge_io cm = {.comp = comp, .bound = bound, .forest = forest};
     /* the rounds' state (made here: an error below frees it all at done) */
     double t1 = 0, tr_mark = 0, tr_rows = 0, tr_join = 0; /* the rounds' times */
+    size_t nf = 0;                                        /* the forest's edges */
+    int finished = 0; /* the curve's end made on the device (cm.finished) */
     cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
                    .roots = xmalloc(n * sizeof *mg.roots),
                    .stat = xmalloc(n * sizeof *mg.stat),
@@ -1003,6 +1010,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.list = list;
     /* later_rows's rows; the copy's rows (dataset_order_first) */
     size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
+    kern_trace_mark("curve: arrays");
     int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part,
                                                dev_merge ? &cm : NULL, c)
                               : 0;
@@ -1012,12 +1020,20 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
 
     /* Boruvka rounds. */
     t1 = tr_mark = engine_now();
+    /* The curve ended on the device with its first round (no later join
+     * left; kern_curve_tail.cuh): core, reach and the forest sorted. */
+    finished = cm.finished;
+    if (finished) {
+        nf = cm.nf;
+        c->merges_device++;
+        c->end_device = 1;
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) {
         parent[i] = (uint32_t)i;
         if (!c->knn) /* else the first round's, from the K nearest */
             reach[i] = core[i];
     }
-    size_t nf = 0;
     int cut = 0; /* the core join's parts: more than one */
     for (size_t i = 0; i < n && !cut; i++)
         cut = part[i] != 0;
@@ -1030,6 +1046,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
             cv_more(cm.done ? merged_there(&cm, parent, n, &nf, c)
                             : merge_listed(&r, kb, parent, comp, best, bound, n, forest, &nf, &mg));
         tr_mark = engine_now();
+        kern_trace_mark("curve: first merge taken");
         if (!more)
             goto done;
     }
@@ -1061,6 +1078,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         int reordered = 0;
         if (c->rounds > 0 || c->knn) {
             const size_t m = later_rows(comp, bound, core, part, n, later);
+            kern_trace_mark("curve: later rows");
             if (getenv("TCJOIN_DBSCAN_TRACE"))
                 fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows\n", c->rounds + 1,
                         m, n);
@@ -1138,21 +1156,25 @@ done:
         free(reach);
         return rc;
     }
+    kern_trace_mark("curve: rounds' state freed");
     const double tt = engine_now();
     /* one after another, each on the device or on every core (on three
      * threads, one a sort, they took 73-117 ms on the H200 host) */
     engine_opts od;
     const int dev =
         e->gpu && kern_device_count() > 0 ? engine_opts_or_default(spec->opts, &od)->device : -1;
-    final_sorts(dev, forest, nf, core, reach, n);
+    if (!finished)
+        final_sorts(dev, forest, nf, core, reach, n);
     const double ts = engine_now();
     replay_largest(c, core, forest, nf);
+    kern_trace_mark("curve: replay");
     const double tp = engine_now();
     c->nedge = nf;
     c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
     for (size_t k = 0; k < nf; k++)
         c->edge2[k] = forest[k].w;
     free(forest);
+    kern_trace_mark("curve: edges");
     c->core2 = core;
     c->reach2 = reach;
     c->forest_seconds = engine_now() - t1;
@@ -1162,10 +1184,11 @@ done:
                 "dbscan curve trace (ms): first lists from the %zu nearest, set-up and "
                 "later rows %.1f, joins %.1f, merges %.1f (%zu passes, %zu points scanned; "
                 "lists sorted %.1f, scans %.1f, reductions %.1f, links %.1f), sorts %.1f, "
-                "replay %.1f; on the device %d merges (%zu passes, %.1f ms)\n",
+                "replay %.1f; on the device %d merges (%zu passes, %.1f ms)%s\n",
                 c->knn, tr_rows * 1e3, tr_join * 1e3, mg.seconds * 1e3, mg.passes, mg.scanned,
                 mg.s_init * 1e3, mg.s_scan * 1e3, mg.s_reduce * 1e3, mg.s_best * 1e3,
-                (ts - tt) * 1e3, (tp - ts) * 1e3, c->merges_device, cm.passes, cm.seconds * 1e3);
+                (ts - tt) * 1e3, (tp - ts) * 1e3, c->merges_device, cm.passes, cm.seconds * 1e3,
+                c->end_device ? ", the end there" : "");
     c->seconds = engine_now() - t0;
     return 0;
 }

@@ -175,6 +175,12 @@ typedef struct curve_merge_io {
     int done;                 /* out */
     size_t passes;            /* out: added to */
     double seconds;           /* out: added to */
+    /* out: the core join's first round only (core_k with knn_k): 1 where
+     * no later join would find a row (src/dbscan_curve.c, later_rows) and
+     * the curve's end was made there: core_out and reach2 sorted
+     * ascending, the forest's nf edges by ascending weight, comp and bound
+     * left as they were */
+    int finished;
 } curve_merge_io;
 typedef struct curve_round_io {
     size_t n;               /* the dataset's rows */

@@ -82,6 +82,7 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
     free(at);
     if (io->merge) {
         io->merge->done = krc == 0 && m.done;
+        io->merge->finished = io->merge->done && m.finished;
         if (io->merge->done) {
             io->merge->nf = m.nf;
             io->merge->open = m.open;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* The ranges are fixed by n and the work alone (PAR_MAX_THREADS of them,
@@ -241,6 +242,72 @@ void par_zero(void *p, size_t bytes)
 {
     int nt;
     par_for(bytes, 1, par_zero_range, p, &nt);
+}
+
+/* Whether every page of [p, p + bytes) is resident (mincore; where it
+ * cannot tell, not). */
+static int par_resident(const void *p, size_t bytes)
+{
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p & ~(pg - 1);
+    const uintptr_t end = (uintptr_t)p + bytes;
+    unsigned char v[1024];
+    while (a < end) {
+        const size_t pages =
+            (end - a + pg - 1) / pg < sizeof v ? (end - a + pg - 1) / pg : sizeof v;
+        if (mincore((void *)a, pages * pg, v) != 0)
+            return 0;
+        for (size_t k = 0; k < pages; k++)
+            if (!(v[k] & 1))
+                return 0;
+        a += pages * pg;
+    }
+    return 1;
+}
+
+/* par_fault_in's ranges laid end to end: a byte's range found by a walk
+ * (a handful of ranges). */
+typedef struct par_fault {
+    unsigned char *p[PAR_FAULT_MAX];
+    size_t at[PAR_FAULT_MAX + 1]; /* each range's first byte in the whole */
+    int m;
+    size_t pg;
+} par_fault;
+
+static void par_fault_range(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const par_fault *f = ctx;
+    for (int r = 0; r < f->m; r++) {
+        const size_t lo = a > f->at[r] ? a : f->at[r], hi = b < f->at[r + 1] ? b : f->at[r + 1];
+        if (lo >= hi)
+            continue;
+        unsigned char *q = f->p[r] + (lo - f->at[r]);
+        /* the first byte of each page the range holds: an atomic add of 0
+         * is one write fault, and leaves the byte as it was */
+        for (unsigned char *x = q; x < q + (hi - lo);) {
+            __atomic_fetch_add(x, 0, __ATOMIC_RELAXED);
+            const uintptr_t next = ((uintptr_t)x / f->pg + 1) * f->pg;
+            x = (unsigned char *)next;
+        }
+    }
+}
+
+void par_fault_in(void *const *p, const size_t *bytes, int m)
+{
+    par_fault f = {.m = 0, .pg = (size_t)sysconf(_SC_PAGESIZE)};
+    f.at[0] = 0;
+    for (int r = 0; r < m && r < PAR_FAULT_MAX; r++)
+        if (bytes[r] && !par_resident(p[r], bytes[r])) {
+            f.p[f.m] = p[r];
+            f.at[f.m + 1] = f.at[f.m] + bytes[r];
+            f.m++;
+        }
+    if (f.m == 0)
+        return;
+    int nt;
+    /* a page's fault costs what some 4096 bytes' zeroing does */
+    par_for(f.at[f.m], 1, par_fault_range, &f, &nt);
 }
 
 size_t par_offsets(size_t *at, int nt)

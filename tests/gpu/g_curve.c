@@ -241,6 +241,7 @@ static void same_curve(const char *what, const char *eng, size_t minpts, const d
  * against the sink too. The device's run takes each point's K nearest
  * from its core join for the first round's lists (knn > 0: no join of its
  * own); the sink's (TCJOIN_CURVE_SINK=1) joins for every round. */
+static int g_ends; /* device_vs_sink_env's curves whose end was made on the device */
 static void device_vs_sink_env(const char *what, const char *eng, const dataset *ds, size_t minpts,
                                double max, const engine_opts *o, const engine_opts *ob,
                                const char *var, const char *val)
@@ -255,6 +256,11 @@ static void device_vs_sink_env(const char *what, const char *eng, const dataset 
     const int knn = !(var && !strcmp(var, "TCJOIN_CURVE_KNN") && !strcmp(val, "0"));
     CHECK_MSG(knn == (a.knn > 0) && (knn || a.rounds >= 1), "%s %s: knn %zu, %d rounds", what, eng,
               a.knn, a.rounds);
+    /* the curve's end on the device only where the first round was its
+     * last (kern_curve_tail.cuh) */
+    CHECK_MSG(!a.end_device || (a.knn > 0 && a.rounds == 0), "%s %s: the end there after %d joins",
+              what, eng, a.rounds);
+    g_ends += a.end_device;
     /* every merging after a device join ran where its lists were */
     CHECK_MSG(a.merges_device == a.rounds_device + (a.knn > 0), "%s %s: %d of %d mergings there",
               what, eng, a.merges_device, a.rounds_device + (a.knn > 0));
@@ -334,6 +340,7 @@ TEST(device_rounds_equal_the_sink)
     int two_rounds = 0;
     for_each_set(rounds_of_set, &two_rounds);
     CHECK_MSG(two_rounds, "the blobs' curve took one join: the later, reordered join untested");
+    CHECK_MSG(g_ends > 0, "no curve's end was made on the device: kern_curve_tail untested");
     if (!getenv("G_CURVE_SMALL")) {
         engine_opts o;
         engine_opts_default(&o);
@@ -437,6 +444,9 @@ TEST(exact_cut_device_curve_equals_the_sink)
     dbscan_curve_at(&c, wide, &cl, &co, &no, &lg);
     CHECK_MSG(c.knn > 0 && c.rounds == 0 && cl == 4, "knn %zu, %d joins, %zu clusters", c.knn,
               c.rounds, cl);
+    /* the parts' test on the device (kern_curve_tail.cuh) found no later
+     * join and made the curve's end there; same_curve below checks it */
+    CHECK_MSG(c.end_device, "the curve's end was not made on the device");
     dbscan_curve_free(&c);
     device_vs_sink("cut, wide", "exact", &ds, 10, wide, &o, NULL);
     dataset_free(&ds);

@@ -5,7 +5,8 @@
  * between calls: every share of every call runs once, on threads of its
  * own (a barrier of all of them passes), from one caller after another
  * with changing counts, from several callers at once, from inside a
- * share, and in a forked child, which has none of its parent's workers. */
+ * share, and in a forked child, which has none of its parent's workers.
+ * par_fault_in: bytes kept, pages made resident. */
 #include "check.h"
 
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +51,61 @@ TEST(zero_every_byte_and_no_other)
     check_zero(PAR_MIN, 0);                         /* par_for's ranges from here */
     check_zero(3 * PAR_MIN + 12345, 7);             /* ranges not a multiple of a page */
     check_zero(PAR_MAX_THREADS * 4096 * 33 + 1, 1); /* an odd last range */
+}
+
+/* par_fault_in leaves every byte as it was and makes the pages resident:
+ * ranges of fresh pages (an anonymous mapping, none touched: mincore says
+ * so first), of pages all resident (a no-op), and a range half touched,
+ * with odd starts and ends; each byte of each range checked against the
+ * pattern written before (the touched ones) or zero (the fresh ones). */
+static int all_resident(const unsigned char *p, size_t bytes)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+    const size_t pages = ((uintptr_t)p + bytes - a + pg - 1) / pg;
+    unsigned char *v = malloc(pages);
+    int ok = v && mincore((void *)a, pages * pg, v) == 0;
+    for (size_t k = 0; ok && k < pages; k++)
+        ok = v[k] & 1;
+    free(v);
+    return ok;
+}
+
+TEST(fault_in_keeps_bytes_and_makes_pages_resident)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 3 * PAR_MIN;
+    unsigned char *m =
+        mmap(NULL, 3 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    if (m == MAP_FAILED)
+        return;
+    unsigned char *fresh = m + 123, *kept = m + len + 7, *half = m + 2 * len + pg - 5;
+    const size_t nf = len - 1000, nk = 5 * pg + 3, nh = len - pg;
+    CHECK_MSG(!all_resident(fresh, nf), "a fresh mapping's pages are resident already");
+    for (size_t i = 0; i < nk; i++)
+        kept[i] = (unsigned char)(i * 7 + 1);
+    for (size_t i = 0; i < nh / 2; i++)
+        half[i] = (unsigned char)(i * 13 + 5);
+    void *const p[] = {fresh, kept, half};
+    const size_t bytes[] = {nf, nk, nh};
+    par_fault_in(p, bytes, 3);
+    CHECK_MSG(all_resident(fresh, nf) && all_resident(kept, nk) && all_resident(half, nh),
+              "pages left out");
+    size_t bad = 0;
+    for (size_t i = 0; i < nf; i++)
+        bad += fresh[i] != 0;
+    for (size_t i = 0; i < nk; i++)
+        bad += kept[i] != (unsigned char)(i * 7 + 1);
+    for (size_t i = 0; i < nh; i++)
+        bad += half[i] != (i < nh / 2 ? (unsigned char)(i * 13 + 5) : 0);
+    CHECK_MSG(bad == 0, "%zu bytes changed", bad);
+    /* a small range below PAR_MIN (the caller's thread) */
+    unsigned char *small = m + len - 900;
+    void *const q[] = {small};
+    const size_t qb[] = {800};
+    par_fault_in(q, qb, 1);
+    CHECK(all_resident(small, 800));
+    munmap(m, 3 * len);
 }
 
 /* A call's shares: each counts its own runs, and all wait at a barrier

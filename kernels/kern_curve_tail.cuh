@@ -1,0 +1,40 @@
+/* DBSCAN curve's end on the device (kernels/kern_curve_tail.cu): after
+ * the first round's merging where the core join left everything
+ * (kern_curve_core.cu, kern_curve_merge.cu), whether a later join would
+ * find any row (src/dbscan_curve.c, later_rows), and where none would,
+ * the curve's three sorted arrays made there: the host's steps after the
+ * merging (the components and bounds back, its capping and row loops, the
+ * three sorts' copies up and down, the forest's gather) took some 2 ms of
+ * the MNIST-like curve's 7.8 on the H200 host, its device work 0.3. */
+#ifndef TCJ_KERN_CURVE_TAIL_CUH
+#define TCJ_KERN_CURVE_TAIL_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+
+/* What the merging leaves on the current device. */
+struct kct_in {
+    size_t n;
+    const double *core;            /* n: core distances (squared, +inf above max) */
+    const double *reach;           /* n: reachabilities (squared) */
+    const uint32_t *comp;          /* n: each row's root, flattened */
+    const kern_curve_edge *bound;  /* n: each root's bound (w +inf: closed) */
+    const kern_curve_edge *forest; /* nf: the forest's edges */
+    size_t nf;
+    size_t open;          /* the merging's open count */
+    const uint32_t *part; /* NULL (one part), or n (host): the core join's parts */
+};
+
+/* *finished = 1 where no later join would find a row (at most one
+ * component open, or none of the core join's parts holds core rows of two
+ * open components: later_rows's first test), with core_out and reach_out
+ * (n each, host) the core distances and reachabilities ascending and
+ * forest_out (nf, host) the forest's edges by ascending weight (the order
+ * among equal weights free, as the host's sort leaves it); else 0 and
+ * nothing written. 0 or an error code (KERN_ENOMEM: the sorts' room). */
+int kct_finish(const kct_in *in, double *core_out, double *reach_out, kern_curve_edge *forest_out,
+               int *finished);
+
+#endif
