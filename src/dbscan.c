@@ -123,7 +123,11 @@ static int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t 
     const size_t n = spec->ds->n;
     double t0 = engine_now();
     uint64_t *counts = xmalloc(n * sizeof *counts);
-    par_zero(counts, n * sizeof *counts); /* its pages faulted in on every core */
+    /* the engine zeroes and fills them: their pages faulted in on every
+     * core where fresh */
+    void *const fill[] = {counts};
+    const size_t bytes[] = {n * sizeof *counts};
+    par_fault_in(fill, bytes, 1);
     join_spec js;
     memset(&js, 0, sizeof js);
     js.mode = JOIN_PERPOINT;
@@ -192,19 +196,17 @@ static void num_rest(void *ctx, int t, size_t a, size_t b)
             lab[i] = root[i] >= n ? -1 : lab[root[i]];
 }
 
-/* The numbering's rows weigh PAR_WEIGHT_RANDOM (num_rest's reads at
- * random); num_count and num_roots must split alike (the offsets). */
-#define NUM_WEIGHT PAR_WEIGHT_RANDOM
-
 void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t *lab)
 {
+    /* rows weigh PAR_WEIGHT_RANDOM (num_rest's reads at random), the same
+     * in num_count and num_roots: their ranges match (the offsets) */
     num_job j = {core, root, n, lab, {0}};
     int nt;
-    par_for(n, NUM_WEIGHT, num_count, &j, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, num_count, &j, &nt);
     par_offsets(j.off, nt);
     /* roots first: a border's root may come after it */
-    par_for(n, NUM_WEIGHT, num_roots, &j, &nt);
-    par_for(n, NUM_WEIGHT, num_rest, &j, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, num_roots, &j, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, num_rest, &j, &nt);
 }
 
 /* Passes 2 and 3 (the pairs streamed twice) after a core pass that found

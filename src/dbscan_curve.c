@@ -160,12 +160,6 @@ typedef struct cv_later {
     size_t at[PAR_MAX_THREADS];
 } cv_later;
 
-/* later_rows's rows weigh PAR_WEIGHT_RANDOM (their components' bounds
- * read at random: the first loop took 0.3-0.4 ms over 60,000 rows on one
- * core of the H200 host); later_count and later_fill must split alike
- * (the offsets). */
-#define LATER_WEIGHT PAR_WEIGHT_RANDOM
-
 /* Row i core within max and its component open by its lists. */
 static inline int later_in(const cv_later *x, size_t i)
 {
@@ -245,12 +239,15 @@ static void later_fill(void *ctx, int t, size_t a, size_t b)
 static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const double *core,
                          const uint32_t *part, size_t n, size_t *rows)
 {
+    /* every loop weighs PAR_WEIGHT_RANDOM (the components' bounds read at
+     * random: the first took 0.3-0.4 ms over 60,000 rows on one core of
+     * the H200 host); later_count and later_fill split alike (offsets) */
     cv_later x = {.comp = comp, .part = part, .bound = bound, .core = core, .rows = rows};
     x.first = xmalloc(n * sizeof *x.first);
     x.mixed = xcalloc(n, 1);
     memset(x.first, 0xff, n * sizeof *x.first);
     int nt;
-    par_for(n, LATER_WEIGHT, later_parts, &x, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, later_parts, &x, &nt);
     /* No part holds two open components: none is left open (a cut's
      * clusters, each its own part): the passes below spared (0.5 ms at
      * 60,000 points on the H200 host). */
@@ -261,7 +258,7 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
     }
     uint32_t *size = xcalloc(n, sizeof *size);
     x.open = xcalloc(n, 1);
-    par_for(n, LATER_WEIGHT, later_open, &x, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, later_open, &x, &nt);
     /* the largest open component: the first to reach the greatest size
      * in row order (one thread) */
     size_t big = n;
@@ -269,9 +266,9 @@ static size_t later_rows(const uint32_t *comp, const cv_edge *bound, const doubl
         if (x.open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
             big = comp[i];
     x.big = big < n ? (uint32_t)big : UINT32_MAX;
-    par_for(n, LATER_WEIGHT, later_count, &x, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, later_count, &x, &nt);
     const size_t m = par_offsets(x.at, nt);
-    par_for(n, LATER_WEIGHT, later_fill, &x, &nt);
+    par_for(n, PAR_WEIGHT_RANDOM, later_fill, &x, &nt);
     free(size);
     free(x.first);
     free(x.mixed);
@@ -990,7 +987,6 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* the rounds' state (made here: an error below frees it all at done) */
     double t1 = 0, tr_mark = 0, tr_rows = 0, tr_join = 0; /* the rounds' times */
     size_t nf = 0;                                        /* the forest's edges */
-    int finished = 0; /* the curve's end made on the device (cm.finished) */
     cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
                    .roots = xmalloc(n * sizeof *mg.roots),
                    .stat = xmalloc(n * sizeof *mg.stat),
@@ -1022,8 +1018,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     t1 = tr_mark = engine_now();
     /* The curve ended on the device with its first round (no later join
      * left; kern_curve_tail.cuh): core, reach and the forest sorted. */
-    finished = cm.finished;
-    if (finished) {
+    if (cm.finished) {
         nf = cm.nf;
         c->merges_device++;
         c->end_device = 1;
@@ -1159,12 +1154,15 @@ done:
     kern_trace_mark("curve: rounds' state freed");
     const double tt = engine_now();
     /* one after another, each on the device or on every core (on three
-     * threads, one a sort, they took 73-117 ms on the H200 host) */
-    engine_opts od;
-    const int dev =
-        e->gpu && kern_device_count() > 0 ? engine_opts_or_default(spec->opts, &od)->device : -1;
-    if (!finished)
+     * threads, one a sort, they took 73-117 ms on the H200 host); made
+     * already where the curve ended on the device */
+    if (!c->end_device) {
+        engine_opts od;
+        const int dev = e->gpu && kern_device_count() > 0
+                            ? engine_opts_or_default(spec->opts, &od)->device
+                            : -1;
         final_sorts(dev, forest, nf, core, reach, n);
+    }
     const double ts = engine_now();
     replay_largest(c, core, forest, nf);
     kern_trace_mark("curve: replay");
