@@ -69,6 +69,22 @@ __device__ __forceinline__ double exact_w(uint8_t v)
 {
     return (double)v;
 }
+/* v as FP64, exactly, on the integer and FP64 pipes instead of XU's
+ * conversion (16 an SM a clock): the float's bits placed as a double's
+ * (sign, exponent field, fraction shifted up 29) are v 2^-896 exactly,
+ * subnormals and zeros included (a subnormal float's fraction becomes a
+ * subnormal double's at the same scale), and the product by 2^896 is
+ * exact. Other types as exact_w. */
+template <class T> __device__ __forceinline__ double exact_w_int(T v)
+{
+    return exact_w(v);
+}
+template <> __device__ __forceinline__ double exact_w_int<float>(float v)
+{
+    const unsigned f = __float_as_uint(v);
+    const int hi = (int)((unsigned)((int)f >> 3) & 0x8fffffffu), lo = (int)(f << 29);
+    return __dmul_rn(__hiloint2double(hi, lo), 0x1p896);
+}
 /* Value k of x as FP64, exactly. */
 template <class T> __device__ __forceinline__ double exact_x(const T *x, size_t k)
 {
@@ -588,12 +604,18 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, EXACT_FP64_BLOCKS)
  * 5.3 M local requests a launch, L1 75% busy, DRAM 26%). A segment takes
  * SEG + 16 bytes, so the owners' 16-byte reads (lane p reads row p) fall
  * in distinct banks. Rows are read through L1 (.ca): in a sorted list
- * most of a warp's pairs share their first row. What bounds it now (ncu,
- * H200, the same launch): no single unit, DRAM 51%, L2 72%, L1 69%, the
- * XU pipe 60% (each (double) of a float is an XU conversion, 16 an SM a
- * clock); building the FP64 images from the floats' bits instead (ALU
- * and one FP64 multiply, exact for every finite float) emptied the XU
- * pipe and was slower (86.2 -> 89.2 ms a run at d = 4096). */
+ * most of a warp's pairs share their first row, which the warp copies
+ * once for all of them (the run's leader's segment, read by its lanes as
+ * a broadcast). What bounded it (ncu, H200, the same launch): no single
+ * unit, DRAM 51%, L2 72%, L1 69%, the XU pipe 60% (each (double) of a
+ * float is an XU conversion, 16 an SM a clock); building both FP64
+ * images from the floats' bits instead (exact_w_int: ALU and one FP64
+ * multiply) emptied the XU pipe and was slower (86.2 -> 89.2 ms a run at
+ * d = 4096), so one conversion a term goes each way. The MNIST-like
+ * curve's PAIRS run at d = 784 (ncu, H200, kernel time a launch): 1.224
+ * ms, L1 76%, XU 60%; with the first rows copied once 1.179 ms, L1 58%,
+ * XU 62%; with one conversion a term on the integer and FP64 pipes 1.101
+ * ms, L1 63%, XU 34%, FP64 33%, issue 57%. */
 template <int WARPS, int SEG, int STAGES> struct exact_cp_cfg {
     static constexpr int warps = WARPS, seg = SEG, stages = STAGES;
     static constexpr int rs = SEG + 16; /* a segment's bytes in shared memory */
@@ -630,8 +652,14 @@ __global__ void __launch_bounds__(G::warps * 32)
          b += stride) {
         const int m = n - b < 32 ? (int)(n - b) : 32;
         const uint32_t i = lane < m ? li[b + lane] : 0, j = lane < m ? lj[b + lane] : 0;
+        /* A first row is copied once for the pairs in a row that share it
+         * (a sorted list's pairs mostly do): the lanes of such a run read
+         * its leader's segment, a broadcast. */
+        const uint32_t iup = __shfl_up_sync(0xffffffffu, i, 1);
+        const unsigned leads = __ballot_sync(0xffffffffu, lane == 0 || i != iup);
+        const int lead = 31 - __clz(leads & (0xffffffffu >> (31 - lane)));
         /* Copy r of a step: segment pl + SPR r, i.e. pair (that) mod 32, its
-         * first row below 32 and its second from 32. */
+         * first row below 32 (a run's leader's only) and its second from 32. */
         const T *src[NR];
         uint32_t dst[NR];
         bool ok[NR];
@@ -642,7 +670,7 @@ __global__ void __launch_bounds__(G::warps * 32)
                            rj = __shfl_sync(0xffffffffu, j, pp);
             src[r] = x + (size_t)(sg < 32 ? ri : rj) * d + part * V;
             dst[r] = (uint32_t)(sg * G::rs + part * 16);
-            ok[r] = pp < m;
+            ok[r] = pp < m && (sg >= 32 || (leads >> pp & 1u));
         }
         auto issue = [&](int st) {
             if (st < steps) {
@@ -666,8 +694,8 @@ __global__ void __launch_bounds__(G::warps * 32)
             cp_async_wait_group<G::stages - 1>();
             __syncwarp();
             if (lane < m) {
-                const unsigned char *ra = swp + (st % G::stages) * G::buf + lane * G::rs;
-                const unsigned char *rb = ra + 32 * G::rs;
+                const unsigned char *stage = swp + (st % G::stages) * G::buf;
+                const unsigned char *ra = stage + lead * G::rs, *rb = stage + (32 + lane) * G::rs;
                 const int kn = d - (size_t)st * C < (size_t)C ? (int)(d - (size_t)st * C) : C;
                 for (int k = 0; k < kn; k += V) { /* d is a multiple of V */
                     const uint4 qa = *(const uint4 *)(ra + k * sizeof(T));
@@ -676,8 +704,8 @@ __global__ void __launch_bounds__(G::warps * 32)
                     memcpy(va, &qa, 16);
                     memcpy(vb, &qb, 16);
 #pragma unroll
-                    for (int e = 0; e < V; e++) {
-                        const double v = __dsub_rn(exact_w(va[e]), exact_w(vb[e]));
+                    for (int e = 0; e < V; e++) { /* the two conversions on two pipes */
+                        const double v = __dsub_rn(exact_w_int(va[e]), exact_w(vb[e]));
                         s = __dadd_rn(s, __dmul_rn(v, v));
                     }
                 }

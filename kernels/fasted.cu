@@ -62,6 +62,7 @@ static void fasted_free_ds(fasted_ds &g_ds)
 void exact_release(void);     /* kernels/exact.cu: its FP64 rows */
 void fp64_grid_release(void); /* kernels/fp64_grid.cu: its index and rows */
 void ted_index_release(void); /* kernels/ted_index.cu: its index and rows */
+void kct_release(void);       /* kernels/kern_curve_tail.cu: its pinned buffer, streams */
 static void fasted_stage_host_free(int dev);
 
 extern "C" void kern_fasted_release(void)
@@ -73,6 +74,7 @@ extern "C" void kern_fasted_release(void)
     exact_release();
     fp64_grid_release();
     ted_index_release();
+    kct_release();
     kern_drive_release();
     cudaGetLastError();
 }

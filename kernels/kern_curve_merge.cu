@@ -52,6 +52,7 @@ struct kcm_state {
     kern_curve_edge *res, *best, *bound, *forest;
     unsigned long long *cw, *cab, *sw, *sab;
     unsigned int *ctr; /* [0] forest edges so far, [1] roots open this pass */
+    int fresh;         /* every row its own component: comp made here, not copied up */
 };
 
 __device__ __forceinline__ bool kcm_before(const kern_curve_edge &x, const kern_curve_edge &y)
@@ -140,6 +141,8 @@ static __global__ void kcm_init_kernel(kcm_state s)
     s.cur[p] = 0;
     s.kind[p] = KCM_ACTIVE;
     s.chg[p] = 1;
+    if (s.fresh)
+        s.comp[p] = (uint32_t)p;
 }
 
 /* A pass's start: parent flattened to the roots (comp), each changed
@@ -332,7 +335,11 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
     const size_t n = s.n;
     const unsigned blocks = (unsigned)((n + KCM_THREADS - 1) / KCM_THREADS);
     double t = kern_now();
-    KERN_CUDA(cudaMemcpy(s.comp, m->comp, n * 4, cudaMemcpyHostToDevice));
+    /* the core join's round: every row its own (240 KB from pageable
+     * memory took some 0.05 ms of the MNIST-like curve) */
+    s.fresh = m->core_dev != NULL;
+    if (!s.fresh)
+        KERN_CUDA(cudaMemcpy(s.comp, m->comp, n * 4, cudaMemcpyHostToDevice));
     KERN_CUDA(cudaMemset(s.ctr, 0, 2 * sizeof(unsigned int)));
     kcm_init_kernel<<<blocks, KCM_THREADS>>>(s);
     KERN_CUDA(cudaGetLastError());
@@ -361,11 +368,11 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
     /* The curve's end here where no later join is left (the core join's
      * first round): its sorted arrays instead of the components and
      * bounds (kern_curve_tail.cuh; short of room, as without it). */
-    if (m->core_dev && m->nf == 0) {
+    if (m->core_dev && m->take && m->nf == 0) {
         const kct_in in = {n,        m->core_dev, m->reach_dev, s.comp, s.bound,
                            s.forest, ctr[0],      ctr[1],       m->part};
         int fin = 0;
-        const int frc = kct_finish(&in, m->core_out, m->reach_out, m->forest, &fin);
+        const int frc = kct_finish(&in, m->take, m->take_ctx, &fin);
         if (frc && frc != KERN_ENOMEM)
             return frc;
         if (fin) {

@@ -1,10 +1,11 @@
 /* DBSCAN curve's end on the device (kern_curve_tail.cuh): later_rows's
  * first test over the merging's components, and where it leaves no join,
- * the three sorts of src/dbscan_curve.c's final_sorts on the values where
- * they are, only the sorted arrays crossing to the host. CUB's radix sort
- * as kern_sort.cu's (the same values, the same order: the forest's among
- * equal weights is free, replay_largest takes a weight's edges whole).
- * Every array from one allocation of the device's pool. */
+ * the sorts of src/dbscan_curve.c's final_sorts on the values where they
+ * are (the forest's, and the core distances with the reachabilities as
+ * one), only the sorted arrays crossing to the host. CUB's radix sort as
+ * kern_sort.cu's (the same values, the same order: the forest's among
+ * equal weights is free, replay_edges takes a weight's edges whole).
+ * Every device array from one allocation of the device's pool. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -59,27 +60,36 @@ static __global__ void kct_split_kernel(const kern_curve_edge *e, size_t m, doub
     }
 }
 
-static __global__ void kct_join_kernel(const double *w, const unsigned long long *ab, size_t m,
-                                       kern_curve_edge *e)
+/* The core distances and reachabilities as one sort's keys: both are
+ * squared distances (+0 to +inf), whose bits order as their values do, so
+ * with the sign bit set on the reachabilities' (their bits of -r) every
+ * core distance sorts first and each half ascending: one sort's dozen
+ * launches instead of two (CUB's onesweep: a histogram, a scan and a
+ * launch a byte), whose queueing was most of the end's host time. */
+static __global__ void kct_keys_kernel(const double *core, const double *reach, size_t n,
+                                       unsigned long long *key)
 {
-    for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < m;
-         k += (size_t)gridDim.x * blockDim.x) {
-        kern_curve_edge x;
-        x.w = w[k];
-        x.a = (uint32_t)(ab[k] >> 32);
-        x.b = (uint32_t)ab[k];
-        e[k] = x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        key[i] = (unsigned long long)__double_as_longlong(fabs(core[i]));
+        key[n + i] = (unsigned long long)__double_as_longlong(fabs(reach[i])) | 1ull << 63;
     }
+}
+
+static __global__ void kct_unsign_kernel(unsigned long long *key, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        key[i] &= ~(1ull << 63);
 }
 
 /* The arrays, carved from one allocation at 256-byte boundaries. */
 struct kct_room {
     uint32_t *first, *part;
     unsigned *mixed;
-    double *core, *reach, *w0, *w1;
-    unsigned long long *ab0, *ab1;
-    kern_curve_edge *edges;
-    void *tmp[3]; /* CUB's, a sort each (they run side by side) */
+    double *w0, *w1;
+    unsigned long long *ab0, *ab1, *k0, *k1;
+    void *tmp[2]; /* CUB's, a sort each (they run side by side) */
 };
 
 static size_t kct_carve(kct_room *r, char *base, size_t n, size_t nf, int part, size_t tmp)
@@ -93,24 +103,23 @@ static size_t kct_carve(kct_room *r, char *base, size_t n, size_t nf, int part, 
     r->first = (uint32_t *)take(n * 4);
     r->part = part ? (uint32_t *)take(n * 4) : NULL;
     r->mixed = (unsigned *)take(sizeof(unsigned));
-    r->core = (double *)take(n * 8);
-    r->reach = (double *)take(n * 8);
     r->w0 = (double *)take(nf * 8);
     r->w1 = (double *)take(nf * 8);
     r->ab0 = (unsigned long long *)take(nf * 8);
     r->ab1 = (unsigned long long *)take(nf * 8);
-    r->edges = (kern_curve_edge *)take(nf * sizeof(kern_curve_edge));
-    for (int q = 0; q < 3; q++)
+    r->k0 = (unsigned long long *)take(2 * n * 8);
+    r->k1 = (unsigned long long *)take(2 * n * 8);
+    for (int q = 0; q < 2; q++)
         r->tmp[q] = take(tmp);
     return at;
 }
 
-/* CUB's temporary bytes for a sort (the largest of the three). */
+/* CUB's temporary bytes for a sort (the larger of the two). */
 static int kct_tmp(size_t n, size_t nf, size_t *tmp)
 {
     size_t a = 0, b = 0;
-    KERN_CUDA(
-        cub::DeviceRadixSort::SortKeys(NULL, a, (const double *)NULL, (double *)NULL, (int)n));
+    KERN_CUDA(cub::DeviceRadixSort::SortKeys(NULL, a, (const unsigned long long *)NULL,
+                                             (unsigned long long *)NULL, (int)(2 * n)));
     if (nf)
         KERN_CUDA(cub::DeviceRadixSort::SortPairs(NULL, b, (const double *)NULL, (double *)NULL,
                                                   (const unsigned long long *)NULL,
@@ -119,8 +128,106 @@ static int kct_tmp(size_t n, size_t nf, size_t *tmp)
     return 0;
 }
 
-static int kct_run(const kct_in *in, kct_room &r, size_t tmp, double *core_out, double *reach_out,
-                   kern_curve_edge *forest_out, int *finished)
+/* What the end keeps between curves: three streams a device (created
+ * once: 10-20 us each a curve otherwise), and one pinned host buffer the
+ * sorted arrays come back through. From pageable memory the MNIST-like
+ * curve's 1.7 MB took most of its end's 0.52 ms (H200), as the driver
+ * stages such a copy through its own buffers one after another; pinned,
+ * the copies run at the link's rate and side by side. Kept up to
+ * KCT_PIN_KEEP bytes (the arrays of 2·10^6 rows); larger curves take a
+ * buffer of their own for the call, pinned where they can, the copies
+ * then a small share of their time. */
+#define KCT_PIN_KEEP ((size_t)64 << 20)
+static struct {
+    char *p;
+    size_t bytes;
+} g_kct_pin;
+static cudaStream_t g_kct_st[KERN_DEV_SLOTS][2];
+
+void kct_release(void)
+{
+    if (g_kct_pin.p)
+        cudaFreeHost(g_kct_pin.p);
+    memset(&g_kct_pin, 0, sizeof g_kct_pin);
+    int cur = 0;
+    cudaGetDevice(&cur);
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        if (g_kct_st[d][0] || g_kct_st[d][1]) {
+            cudaSetDevice(d);
+            for (int q = 0; q < 2; q++)
+                if (g_kct_st[d][q])
+                    cudaStreamDestroy(g_kct_st[d][q]);
+            memset(g_kct_st[d], 0, sizeof g_kct_st[d]);
+        }
+    cudaSetDevice(cur);
+    cudaGetLastError();
+}
+
+/* The current device's two streams (each NULL where one could not be
+ * made: the default stream, the work one after another). */
+static cudaStream_t *kct_streams(void)
+{
+    static cudaStream_t none[2] = {NULL, NULL};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= KERN_DEV_SLOTS) {
+        (void)cudaGetLastError();
+        return none;
+    }
+    for (int q = 0; q < 2; q++)
+        if (!g_kct_st[dev][q] &&
+            cudaStreamCreateWithFlags(&g_kct_st[dev][q], cudaStreamNonBlocking) != cudaSuccess) {
+            (void)cudaGetLastError();
+            g_kct_st[dev][q] = NULL;
+        }
+    return g_kct_st[dev];
+}
+
+/* bytes of host memory for the copies back: the kept pinned buffer where
+ * it fits, else one of the call's own (*own: to kct_host_free), pinned
+ * where it can be. */
+static int kct_host(size_t bytes, char **p, int *own)
+{
+    *own = 0;
+    if (bytes <= KCT_PIN_KEEP) {
+        if (g_kct_pin.bytes < bytes) {
+            if (g_kct_pin.p)
+                KERN_CUDA(cudaFreeHost(g_kct_pin.p));
+            memset(&g_kct_pin, 0, sizeof g_kct_pin);
+            /* room for a larger curve next time: no regrowth a curve */
+            const size_t want = std::min(KCT_PIN_KEEP, bytes + bytes / 2);
+            if (cudaMallocHost((void **)&g_kct_pin.p, want) == cudaSuccess)
+                g_kct_pin.bytes = want;
+            else
+                (void)cudaGetLastError(), g_kct_pin.p = NULL;
+        }
+        if (g_kct_pin.p) {
+            *p = g_kct_pin.p;
+            return 0;
+        }
+    }
+    if (cudaMallocHost((void **)p, bytes) == cudaSuccess) {
+        *own = 1;
+        return 0;
+    }
+    (void)cudaGetLastError();
+    if (!(*p = (char *)malloc(bytes)))
+        return kern_fail(KERN_ENOMEM, "dbscan curve's end: %.1f MB of host memory refused",
+                         (double)bytes / 1e6);
+    *own = 2;
+    return 0;
+}
+
+static void kct_host_free(char *p, int own)
+{
+    if (own == 1)
+        cudaFreeHost(p);
+    else if (own == 2)
+        free(p);
+}
+
+static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
+                   void (*take)(void *ctx, int what, const void *v, size_t m), void *ctx,
+                   int *finished)
 {
     const size_t n = in->n, nf = in->nf;
     if (in->open > 1) { /* later_rows's first test */
@@ -135,60 +242,79 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp, double *core_out, 
         KERN_CUDA(cudaMemcpy(&mixed, r.mixed, sizeof mixed, cudaMemcpyDeviceToHost));
         if (mixed)
             return 0; /* a later join has rows: the host's rounds go on */
+        kern_trace_mark("curve end: later rows' test");
     }
-    /* the three on streams of their own: at 60,000 values each sort is
-     * a few blocks' latency, 0.09 ms one after another (H200). What they
-     * read is done: the default stream's last work before here (the
-     * merging's passes, the test above) ended in a copy to the host. */
-    cudaStream_t st[3] = {NULL, NULL, NULL};
-    int rc = 0;
-    for (int q = 0; q < 3 && !rc; q++)
-        if (cudaStreamCreateWithFlags(&st[q], cudaStreamNonBlocking) != cudaSuccess) {
-            (void)cudaGetLastError();
-            st[q] = NULL; /* the default stream: one after another */
-        }
-    size_t t[3] = {tmp, tmp, tmp};
-    cudaError_t e;
-    if ((e = cub::DeviceRadixSort::SortKeys(r.tmp[0], t[0], in->core, r.core, (int)n, 0, 64,
-                                            st[0])) ||
-        (e = cub::DeviceRadixSort::SortKeys(r.tmp[1], t[1], in->reach, r.reach, (int)n, 0, 64,
-                                            st[1])))
-        rc = kern_cuda_fail(e, "cub::DeviceRadixSort::SortKeys", __FILE__, __LINE__);
-    if (!rc && nf) {
-        kct_split_kernel<<<kct_blocks(nf), KCT_THREADS, 0, st[2]>>>(in->forest, nf, r.w0, r.ab0);
+    /* The host's buffer: the forest's weights and ends, then the core
+     * distances and the reachabilities. */
+    const size_t fb = (nf * 8 + 255) / 256 * 256, vb = 2 * n * 8;
+    char *h = NULL;
+    int own = 0;
+    int rc = kct_host(2 * fb + vb, &h, &own);
+    if (rc)
+        return rc;
+    double *h_w = (double *)h;
+    unsigned long long *h_ab = (unsigned long long *)(h + fb);
+    double *h_v = (double *)(h + 2 * fb);
+    /* the two sorts on streams of their own: at 60,000 values each is a
+     * few blocks' latency (H200). What they read is done: the default
+     * stream's last work before here (the merging's passes, the test
+     * above) ended in a copy to the host. The forest first: the host
+     * replays it while the values sort. */
+    cudaStream_t *st = kct_streams();
+    size_t t[2] = {tmp, tmp};
+    cudaError_t e = cudaSuccess;
+    if (nf) {
+        kct_split_kernel<<<kct_blocks(nf), KCT_THREADS, 0, st[1]>>>(in->forest, nf, r.w0, r.ab0);
         if ((e = cudaGetLastError()) ||
-            (e = cub::DeviceRadixSort::SortPairs(r.tmp[2], t[2], r.w0, r.w1, r.ab0, r.ab1, (int)nf,
-                                                 0, 64, st[2])))
-            rc = kern_cuda_fail(e, "cub::DeviceRadixSort::SortPairs", __FILE__, __LINE__);
+            (e = cub::DeviceRadixSort::SortPairs(r.tmp[1], t[1], r.w0, r.w1, r.ab0, r.ab1, (int)nf,
+                                                 0, 64, st[1])) ||
+            (e = cudaMemcpyAsync(h_w, r.w1, nf * 8, cudaMemcpyDeviceToHost, st[1])) ||
+            (e = cudaMemcpyAsync(h_ab, r.ab1, nf * 8, cudaMemcpyDeviceToHost, st[1])))
+            rc = kern_cuda_fail(e, "the forest's sort", __FILE__, __LINE__);
+    }
+    if (!rc) {
+        kct_keys_kernel<<<kct_blocks(n), KCT_THREADS, 0, st[0]>>>(in->core, in->reach, n, r.k0);
+        if ((e = cudaGetLastError()) ||
+            (e = cub::DeviceRadixSort::SortKeys(r.tmp[0], t[0], r.k0, r.k1, (int)(2 * n), 0, 64,
+                                                st[0])))
+            rc = kern_cuda_fail(e, "the values' sort", __FILE__, __LINE__);
         if (!rc) {
-            kct_join_kernel<<<kct_blocks(nf), KCT_THREADS, 0, st[2]>>>(r.w1, r.ab1, nf, r.edges);
-            if ((e = cudaGetLastError()))
-                rc = kern_cuda_fail(e, "kct_join_kernel", __FILE__, __LINE__);
+            kct_unsign_kernel<<<kct_blocks(n), KCT_THREADS, 0, st[0]>>>(r.k1 + n, n);
+            if ((e = cudaGetLastError()) ||
+                (e = cudaMemcpyAsync(h_v, r.k1, 2 * n * 8, cudaMemcpyDeviceToHost, st[0])))
+                rc = kern_cuda_fail(e, "the values' copy", __FILE__, __LINE__);
         }
     }
-    if (!rc && ((e = cudaMemcpyAsync(core_out, r.core, n * 8, cudaMemcpyDeviceToHost, st[0])) ||
-                (e = cudaMemcpyAsync(reach_out, r.reach, n * 8, cudaMemcpyDeviceToHost, st[1])) ||
-                (nf && (e = cudaMemcpyAsync(forest_out, r.edges, nf * sizeof(kern_curve_edge),
-                                            cudaMemcpyDeviceToHost, st[2])))))
-        rc = kern_cuda_fail(e, "cudaMemcpyAsync", __FILE__, __LINE__);
-    for (int q = 0; q < 3; q++) {
+    kern_trace_mark("curve end: sorts queued");
+    /* each array to take as it lands (a failed one ends the handing:
+     * the run fails, what was taken is the caller's to free) */
+    for (int q : {1, 0}) {
         if ((e = cudaStreamSynchronize(st[q])) && !rc)
             rc = kern_cuda_fail(e, "cudaStreamSynchronize", __FILE__, __LINE__);
-        if (st[q])
-            cudaStreamDestroy(st[q]);
+        kern_trace_mark(q == 1 ? "curve end: forest back" : "curve end: values back");
+        if (rc)
+            continue;
+        if (q == 1) {
+            take(ctx, KERN_CURVE_END_WEIGHTS, h_w, nf);
+            take(ctx, KERN_CURVE_END_ENDS, h_ab, nf);
+        } else {
+            take(ctx, KERN_CURVE_END_CORE, h_v, n);
+            take(ctx, KERN_CURVE_END_REACH, h_v + n, n);
+        }
     }
+    kct_host_free(h, own);
     if (rc)
         return rc;
     *finished = 1;
     return 0;
 }
 
-int kct_finish(const kct_in *in, double *core_out, double *reach_out, kern_curve_edge *forest_out,
-               int *finished)
+int kct_finish(const kct_in *in, void (*take)(void *ctx, int what, const void *v, size_t m),
+               void *ctx, int *finished)
 {
     *finished = 0;
     const size_t n = in->n, nf = in->nf;
-    if (n == 0 || n > (size_t)INT_MAX)
+    if (n == 0 || 2 * n > (size_t)INT_MAX)
         return 0; /* CUB counts in int: the host's sorts */
     size_t tmp = 0;
     int rc = kct_tmp(n, nf, &tmp);
@@ -200,7 +326,7 @@ int kct_finish(const kct_in *in, double *core_out, double *reach_out, kern_curve
     if ((rc = kern_consume_malloc(&base, bytes, "dbscan curve's end")))
         return rc;
     kct_carve(&r, base, n, nf, in->part != NULL, tmp);
-    rc = kct_run(in, r, tmp, core_out, reach_out, forest_out, finished);
+    rc = kct_run(in, r, tmp, take, ctx, finished);
     const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
         rc = kern_cuda_fail(e, "kern_pool_free", __FILE__, __LINE__);

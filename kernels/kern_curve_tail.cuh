@@ -29,12 +29,16 @@ struct kct_in {
 
 /* *finished = 1 where no later join would find a row (at most one
  * component open, or none of the core join's parts holds core rows of two
- * open components: later_rows's first test), with core_out and reach_out
- * (n each, host) the core distances and reachabilities ascending and
- * forest_out (nf, host) the forest's edges by ascending weight (the order
- * among equal weights free, as the host's sort leaves it); else 0 and
- * nothing written. 0 or an error code (KERN_ENOMEM: the sorts' room). */
-int kct_finish(const kct_in *in, double *core_out, double *reach_out, kern_curve_edge *forest_out,
-               int *finished);
+ * open components: later_rows's first test), the sorted arrays handed to
+ * take(ctx, what, v, m) as they come back (kern_curve_merge.take: the
+ * forest's nf weights ascending and their edges' ends, the order among
+ * equal weights free as the host's sort leaves it, then the n core
+ * distances and the n reachabilities ascending), in host memory valid
+ * during the call; else 0 and take not called. 0 or an error code (KERN_ENOMEM: the sorts' room,
+ * before take is called). */
+int kct_finish(const kct_in *in, void (*take)(void *ctx, int what, const void *v, size_t m),
+               void *ctx, int *finished);
+/* The pinned memory and streams the end keeps between curves. */
+void kct_release(void);
 
 #endif

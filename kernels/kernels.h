@@ -705,15 +705,22 @@ typedef struct kern_curve_merge {
     /* The curve's end there (kernels/kern_curve_tail.cuh), asked with
      * core_dev set and nf 0 (the core join's first round): where no later
      * join would find a row (src/dbscan_curve.c, later_rows), finished = 1
-     * and instead of comp and bound, core_out and reach_out (n each, host)
-     * get the sorted core distances and reachabilities and forest its
-     * edges by ascending weight. core_dev, reach_dev: n on the merging's
-     * device; part: NULL (one part) or n (host), the core join's parts. */
+     * and instead of comp and bound, take gets the sorted arrays in host
+     * memory valid during its call, as they come from the device: the
+     * forest's nf edges by ascending weight, KERN_CURVE_END_WEIGHTS their
+     * weights (double) and then KERN_CURVE_END_ENDS their ends (uint64_t,
+     * a << 32 | b); then KERN_CURVE_END_CORE and _REACH the n core
+     * distances and reachabilities (double) ascending; forest unwritten.
+     * core_dev, reach_dev: n on the merging's device (set: every row its
+     * own component, comp not read); part: NULL (one part) or n (host),
+     * the core join's parts. */
     const double *core_dev, *reach_dev;
     const uint32_t *part;
-    double *core_out, *reach_out;
+    void (*take)(void *ctx, int what, const void *v, size_t m);
+    void *take_ctx;
     int finished; /* out */
 } kern_curve_merge;
+enum { KERN_CURVE_END_WEIGHTS, KERN_CURVE_END_ENDS, KERN_CURVE_END_CORE, KERN_CURVE_END_REACH };
 int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb, kern_curve_merge *m);
 typedef struct kern_curve_io {
     size_t n;             /* the curve's rows (the dataset's) */

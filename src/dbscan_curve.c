@@ -722,30 +722,36 @@ static void cv_prog(void *ctx, double frac)
         p->spec->progress(p->spec->progress_ctx, p->lo + p->span * frac);
 }
 
-/* The forest's edges in their sorted order (final_sorts), gathered on
- * the cores. */
+/* The forest's weights and ends in their sorted order (final_sorts),
+ * gathered on the cores. */
 typedef struct cv_gather {
     const cv_edge *e;
     const uint32_t *ord;
-    cv_edge *t;
+    double *w;
+    uint64_t *ab;
 } cv_gather;
 
 static void gather_range(void *ctx, int t, size_t a, size_t b)
 {
     (void)t;
     const cv_gather *g = ctx;
-    for (size_t k = a; k < b; k++)
-        g->t[k] = g->e[g->ord[k]];
+    for (size_t k = a; k < b; k++) {
+        const cv_edge *x = &g->e[g->ord[k]];
+        g->w[k] = x->w;
+        g->ab[k] = (uint64_t)x->a << 32 | x->b;
+    }
 }
 
-/* The final sorts: the forest's edges by weight (ascending: the order
- * among equal weights is free, replay_largest records a weight's result
- * after all its edges), the core distances and the reachabilities; on
- * the engine's device where it has one (kernels/kern_sort.h: the same
- * values and order, the three in one pass), else, or where that fails,
- * on the cores (src/sort_f64.c: the three took 45-48 ms on the H200
- * host's 16 cores at 10^6 points). The edges' gather on the cores. */
-static void final_sorts(int dev, cv_edge *e, size_t m, double *core, double *reach, size_t n)
+/* The final sorts: the forest's weights (ascending: the order among equal
+ * weights is free, replay_edges records a weight's result after all its
+ * edges) into *w, their edges' ends (a << 32 | b) into *ab, the core
+ * distances and the reachabilities in place; on the engine's device where
+ * it has one (kernels/kern_sort.h: the same values and order, the three
+ * in one pass), else, or where that fails, on the cores (src/sort_f64.c:
+ * the three took 45-48 ms on the H200 host's 16 cores at 10^6 points).
+ * The gather on the cores. */
+static void final_sorts(int dev, const cv_edge *e, size_t m, double *core, double *reach, size_t n,
+                        double **w_out, uint64_t **ab_out)
 {
     double *w = xmalloc((m ? m : 1) * sizeof *w);
     uint32_t *ord = xmalloc((m ? m : 1) * sizeof *ord);
@@ -760,44 +766,49 @@ static void final_sorts(int dev, cv_edge *e, size_t m, double *core, double *rea
     }
     err_clear();
     kern_trace_mark("curve sorts: sorted");
-    cv_edge *t = xmalloc((m ? m : 1) * sizeof *t);
-    cv_gather g = {e, ord, t};
+    double *ws = xmalloc((m ? m : 1) * sizeof *ws);
+    uint64_t *ab = xmalloc((m ? m : 1) * sizeof *ab);
+    cv_gather g = {e, ord, ws, ab};
     int nt;
     par_for(m, 4, gather_range, &g, &nt);
-    memcpy(e, t, m * sizeof *e);
-    free(t);
     free(ord);
     free(w);
+    *w_out = ws;
+    *ab_out = ab;
     kern_trace_mark("curve sorts: gathered");
 }
 
 /* The largest core component as eps grows: the forest's edges in
- * ascending weight, after the first point's activation (core2 ascending:
- * at core2[0] the largest is 1, and no later activation changes it; no
- * edge is lighter than its ends' core distances). A weight's records
- * after all its edges. The host's one thread: the joined sizes need the
- * edges in order (on the H200 host, 44,510 edges of the MNIST-like set:
- * 0.8 ms with every activation replayed and parents and sizes in two
- * arrays, 0.3 ms so). */
-static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *e, size_t ne)
+ * ascending weight (ends ab, a << 32 | b; weights c->edge2), then the
+ * first point's activation (replay_first: core2 ascending; at core2[0]
+ * the largest is 1, no later activation changes it, and no edge is
+ * lighter than its ends' core distances), so that the edges can be
+ * replayed before the core distances are back (the curve's end on the
+ * device hands the forest first). A weight's records after all its
+ * edges; big_at[0] is the activation's place. The host's one thread: the
+ * joined sizes need the edges in order (on the H200 host, 44,510 edges of
+ * the MNIST-like set: 0.8 ms with every activation replayed and parents
+ * and sizes in two arrays, 0.3 ms so; the ends apart from the weights,
+ * the 8-byte ends and the nodes stay in the core's cache together). */
+static void replay_edges(dbscan_curve *c, const uint64_t *ab)
 {
-    const size_t n = c->n;
+    const size_t n = c->n, ne = c->nedge;
+    const double *w = c->edge2;
     c->big_at = xmalloc((ne + 2) * sizeof *c->big_at);
     c->big = xmalloc((ne + 2) * sizeof *c->big);
-    c->nbig = 0;
-    if (n == 0 || !(core2[0] <= c->max2))
-        return; /* no point core within max, so no edge */
-    uf_node *u = xcalloc(n, sizeof *u);
-    c->big_at[0] = core2[0];
+    c->big_at[0] = -INFINITY; /* replay_first's */
     c->big[0] = 1;
     c->nbig = 1;
+    if (n == 0 || ne == 0)
+        return;
+    uf_node *u = xcalloc(n, sizeof *u);
     size_t best = 1;
     for (size_t k = 0; k < ne; k++) {
         if (k + 16 < ne) { /* the ends some edges ahead on their way (a random read each) */
-            __builtin_prefetch(&u[e[k + 16].a], 1);
-            __builtin_prefetch(&u[e[k + 16].b], 1);
+            __builtin_prefetch(&u[ab[k + 16] >> 32], 1);
+            __builtin_prefetch(&u[(uint32_t)ab[k + 16]], 1);
         }
-        uint32_t ra = uf_root(u, e[k].a), rb = uf_root(u, e[k].b);
+        uint32_t ra = uf_root(u, (uint32_t)(ab[k] >> 32)), rb = uf_root(u, (uint32_t)ab[k]);
         if (ra == rb)
             continue;
         if (u[ra].more < u[rb].more) { /* by size: only sizes are asked */
@@ -809,15 +820,56 @@ static void replay_largest(dbscan_curve *c, const double *core2, const cv_edge *
         u[ra].more += u[rb].more + 1;
         if ((size_t)u[ra].more + 1 > best) {
             best = (size_t)u[ra].more + 1;
-            if (c->big_at[c->nbig - 1] == e[k].w)
+            if (c->big_at[c->nbig - 1] == w[k])
                 c->big[c->nbig - 1] = best;
             else {
-                c->big_at[c->nbig] = e[k].w;
+                c->big_at[c->nbig] = w[k];
                 c->big[c->nbig++] = best;
             }
         }
     }
     free(u);
+}
+
+static void replay_first(dbscan_curve *c, const double *core2)
+{
+    if (c->n == 0 || !(core2[0] <= c->max2)) {
+        c->nbig = 0; /* no point core within max, so no edge */
+        return;
+    }
+    c->big_at[0] = core2[0];
+    if (c->nbig > 1 && c->big_at[1] == core2[0]) { /* an edge at the activation's weight */
+        c->nbig--;
+        memmove(c->big_at, c->big_at + 1, c->nbig * sizeof *c->big_at);
+        memmove(c->big, c->big + 1, c->nbig * sizeof *c->big);
+    }
+}
+
+/* The curve's end on the device (curve_merge_io.take): the forest's
+ * weights kept, its ends replayed while the device sorts the rest, the
+ * sorted core distances and reachabilities copied to where the curve
+ * keeps them. */
+typedef struct cv_end {
+    dbscan_curve *c;
+    double *core, *reach;
+} cv_end;
+
+static void end_take(void *ctx, int what, const void *v, size_t m)
+{
+    cv_end *x = ctx;
+    switch (what) {
+    case CURVE_END_WEIGHTS:
+        x->c->nedge = m;
+        x->c->edge2 = xmalloc((m ? m : 1) * sizeof *x->c->edge2);
+        memcpy(x->c->edge2, v, m * sizeof *x->c->edge2);
+        break;
+    case CURVE_END_ENDS:
+        replay_edges(x->c, v);
+        kern_trace_mark("curve end: replay");
+        break;
+    default:
+        memcpy(what == CURVE_END_CORE ? x->core : x->reach, v, m * sizeof(double));
+    }
 }
 
 /* The core distances (squared) into core[0..n), each above max^2 made
@@ -983,7 +1035,9 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     }
     /* the merging after a device join, where its lists are (merge_listed's
      * results; TCJOIN_CURVE_MERGE=host: on the host, as tests compare) */
-    curve_merge_io cm = {.comp = comp, .bound = bound, .forest = forest};
+    cv_end end = {c, core, reach};
+    curve_merge_io cm = {
+        .comp = comp, .bound = bound, .forest = forest, .take = end_take, .take_ctx = &end};
     /* the rounds' state (made here: an error below frees it all at done) */
     double t1 = 0, tr_mark = 0, tr_rows = 0, tr_join = 0; /* the rounds' times */
     size_t nf = 0;                                        /* the forest's edges */
@@ -1149,6 +1203,7 @@ done:
         free(core);
         free(forest);
         free(reach);
+        dbscan_curve_free(c); /* what the curve's end took */
         return rc;
     }
     kern_trace_mark("curve: rounds' state freed");
@@ -1156,23 +1211,23 @@ done:
     /* one after another, each on the device or on every core (on three
      * threads, one a sort, they took 73-117 ms on the H200 host); made
      * already where the curve ended on the device */
+    uint64_t *ab = NULL;
     if (!c->end_device) {
         engine_opts od;
         const int dev = e->gpu && kern_device_count() > 0
                             ? engine_opts_or_default(spec->opts, &od)->device
                             : -1;
-        final_sorts(dev, forest, nf, core, reach, n);
+        final_sorts(dev, forest, nf, core, reach, n, &c->edge2, &ab);
+        c->nedge = nf;
     }
     const double ts = engine_now();
-    replay_largest(c, core, forest, nf);
+    if (!c->end_device) /* else end_take's */
+        replay_edges(c, ab);
+    free(ab);
+    replay_first(c, core);
     kern_trace_mark("curve: replay");
     const double tp = engine_now();
-    c->nedge = nf;
-    c->edge2 = xmalloc((nf ? nf : 1) * sizeof *c->edge2);
-    for (size_t k = 0; k < nf; k++)
-        c->edge2[k] = forest[k].w;
     free(forest);
-    kern_trace_mark("curve: edges");
     c->core2 = core;
     c->reach2 = reach;
     c->forest_seconds = engine_now() - t1;

@@ -177,11 +177,18 @@ typedef struct curve_merge_io {
     double seconds;           /* out: added to */
     /* out: the core join's first round only (core_k with knn_k): 1 where
      * no later join would find a row (src/dbscan_curve.c, later_rows) and
-     * the curve's end was made there: core_out and reach2 sorted
-     * ascending, the forest's nf edges by ascending weight, comp and bound
-     * left as they were */
+     * the curve's end was made there: take (set by the caller) got the
+     * sorted arrays, each in memory valid during its call, as they came:
+     * the forest's nf edges by ascending weight, CURVE_END_WEIGHTS their
+     * weights (double) and then CURVE_END_ENDS their ends (uint64_t,
+     * a << 32 | b); then CURVE_END_CORE and CURVE_END_REACH the n core
+     * distances and reachabilities (double) ascending; comp, bound, forest,
+     * core_out and reach2 left as they were */
     int finished;
+    void (*take)(void *ctx, int what, const void *v, size_t m);
+    void *take_ctx;
 } curve_merge_io;
+enum { CURVE_END_WEIGHTS, CURVE_END_ENDS, CURVE_END_CORE, CURVE_END_REACH };
 typedef struct curve_round_io {
     size_t n;               /* the dataset's rows */
     const double *core2;    /* n: core distances (squared) */

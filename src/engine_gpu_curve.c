@@ -26,6 +26,11 @@ _Static_assert(offsetof(dist_edge, a) == offsetof(kern_curve_edge, a), "dist_edg
 _Static_assert(offsetof(dist_edge, b) == offsetof(kern_curve_edge, b), "dist_edge.b");
 _Static_assert(offsetof(dist_edge, w) == offsetof(kern_curve_edge, w), "dist_edge.w");
 _Static_assert(KNN_MAX_K == KERN_CORE_MAX_K && KERN_ROW_PAD == UINT32_MAX, "the K nearest");
+_Static_assert((int)CURVE_END_WEIGHTS == (int)KERN_CURVE_END_WEIGHTS &&
+                   (int)CURVE_END_ENDS == (int)KERN_CURVE_END_ENDS &&
+                   (int)CURVE_END_CORE == (int)KERN_CURVE_END_CORE &&
+                   (int)CURVE_END_REACH == (int)KERN_CURVE_END_REACH,
+               "the curve's end's arrays");
 
 int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_result *res,
                         double scale, engine_kjoin_fn fn)
@@ -64,7 +69,9 @@ int engine_gpu_curve_fn(const join_spec *s, const curve_round_io *io, join_resul
         m = (kern_curve_merge){.comp = io->merge->comp,
                                .bound = (kern_curve_edge *)io->merge->bound,
                                .forest = (kern_curve_edge *)io->merge->forest,
-                               .nf = io->merge->nf};
+                               .nf = io->merge->nf,
+                               .take = io->merge->take,
+                               .take_ctx = io->merge->take_ctx};
     kern_curve_merge *mp = io->merge && (!io->core_k || io->knn_k) ? &m : NULL;
     const kern_curve_io k = {
         io->n, io->core2, io->comp, at, io->max2, io->reach2, (kern_curve_list *)io->list, mp};
