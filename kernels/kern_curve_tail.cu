@@ -128,7 +128,7 @@ static int kct_tmp(size_t n, size_t nf, size_t *tmp)
     return 0;
 }
 
-/* What the end keeps between curves: three streams a device (created
+/* What the end keeps between curves: two streams a device (created
  * once: 10-20 us each a curve otherwise), and one pinned host buffer the
  * sorted arrays come back through. From pageable memory the MNIST-like
  * curve's 1.7 MB took most of its end's 0.52 ms (H200), as the driver
@@ -190,9 +190,11 @@ static int kct_host(size_t bytes, char **p, int *own)
     *own = 0;
     if (bytes <= KCT_PIN_KEEP) {
         if (g_kct_pin.bytes < bytes) {
-            if (g_kct_pin.p)
-                KERN_CUDA(cudaFreeHost(g_kct_pin.p));
+            /* forgotten before a failed free is reported: never freed twice */
+            const cudaError_t fe = g_kct_pin.p ? cudaFreeHost(g_kct_pin.p) : cudaSuccess;
             memset(&g_kct_pin, 0, sizeof g_kct_pin);
+            if (fe != cudaSuccess)
+                return kern_cuda_fail(fe, "cudaFreeHost", __FILE__, __LINE__);
             /* room for a larger curve next time: no regrowth a curve */
             const size_t want = std::min(KCT_PIN_KEEP, bytes + bytes / 2);
             if (cudaMallocHost((void **)&g_kct_pin.p, want) == cudaSuccess)

@@ -201,6 +201,49 @@ TEST(exact_fp64_order_every_row_shape)
     }
 }
 
+/* f32 rows of every finite class (zeros of both signs, subnormals,
+ * negatives, magnitudes from 2^-149 to 2^40): the FP64 stage builds one
+ * FP64 image of each term from the float's bits (exact_w_int: its bits
+ * placed as a double's are the value times 2^-896, then scaled back), the
+ * other by conversion, so every kept pair's distance must still equal
+ * fp64's bit for bit. d = 32: 128-byte rows, the aligned kernel. Two
+ * sets: values near 2^-140 (all subnormal or zero) and clusters whose
+ * coordinates mix the classes (a few subnormals and zeros in rows of
+ * order-one values, some rows at 2^40). */
+TEST(exact_f32_rows_of_every_float_class)
+{
+    need_gpu();
+    for (int set = 0; set < 2; set++) {
+        dataset ds = {0};
+        ds.name = xstrdup(set ? "f32 mixed classes" : "f32 subnormal");
+        ds.n = 800;
+        ds.d = 32;
+        ds.type = DTYPE_F32;
+        float *v = xcalloc(ds.n * ds.d, sizeof *v);
+        rng_state = 97 + (uint64_t)set;
+        for (size_t i = 0; i < ds.n; i++)
+            for (size_t k = 0; k < ds.d; k++) {
+                const double u = rng_unit(), c = (double)(i % 8) / 8; /* eight clusters */
+                float x;
+                if (set == 0) /* subnormal: multiples of 2^-149 below 2^-126 */
+                    x = (float)ldexp(floor((c + 0.05 * u) * 0x1p20), -149);
+                else if (k % 7 == 3)
+                    x = (float)ldexp(u, -140); /* a subnormal coordinate */
+                else if (k % 11 == 5)
+                    x = i % 2 ? 0.0f : -0.0f;
+                else if (i % 50 == 0)
+                    x = (float)ldexp(c - 0.5 + 0.01 * u, 40); /* far rows, few pairs */
+                else
+                    x = (float)(c - 0.5 + 0.05 * (u - 0.5));
+                v[i * ds.d + k] = k % 2 ? -x : x;
+            }
+        ds.v = v;
+        ds.hash = dataset_hash(&ds);
+        check_exact(ds.name, &ds, eps_for(&ds, 20));
+        dataset_free(&ds);
+    }
+}
+
 TEST(exact_refuses_not_finite)
 {
     need_gpu();
