@@ -1,6 +1,6 @@
 # tcjoin: host C11 + CUDA kernels. `make`, `make demo`, `make test`,
 # `make install PREFIX=... DESTDIR=...`, `make fmt`, `make bench`,
-# `make SM=90` for one architecture.
+# `make SM=90` for one architecture (SM=90a: the Hopper path alone).
 PREFIX  ?= /usr/local
 comma   := ,
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -46,9 +46,13 @@ CU_SRC   := $(wildcard kernels/*.cu kernels/ladder/*.cu)
 KOBJ_BUILD ?= $(BUILD)
 KERN_OBJ := $(CU_SRC:%.cu=$(KOBJ_BUILD)/obj/%.o)
 GENCODE  := $(foreach a,$(SM),$(if $(filter 90,$(a)),-gencode arch=compute_90a$(comma)code=sm_90a -gencode arch=compute_90$(comma)code=sm_90,-gencode arch=compute_$(a)$(comma)code=sm_$(a)))
+# The kernel objects record the SM list they were compiled for: another
+# list rebuilds them rather than linking code for the wrong architectures.
+SM_STAMP := $(KOBJ_BUILD)/obj/kernels/sm-list
 NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall -Ikernels $(GENCODE) -MMD -MP
 # The teaching ladder (kernels/ladder/) as sm_80 and sm_90 SASS only: sm_80
-# code runs on 8.6 and 8.9, and no rung needs sm_90a (build time).
+# code runs on 8.6 and 8.9, and no rung needs sm_90a (build time); SM=90a
+# alone builds it as sm_90a.
 LADDER_SM := $(or $(sort $(if $(filter 80 86 89,$(SM)),80) $(filter 90,$(SM))),$(SM))
 $(KOBJ_BUILD)/obj/kernels/ladder/%.o: GENCODE = $(foreach a,$(LADDER_SM),-gencode arch=compute_$(a)$(comma)code=sm_$(a))
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
@@ -87,7 +91,7 @@ all: $(BUILD)/tcjoin
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/cli/main.o $(LIB)
 	@rm -f $@
-	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out FORCE,$^) $(CUDA_LIBS) $(LDLIBS)
 
 # ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
 # calls only). src/cli/mpi_*.c go into it alone, with main.c as tcjoin_main
@@ -105,7 +109,7 @@ $(BUILD)/obj-mpi/%.o: %.c
 $(BUILD)/obj-mpi/src/cli/main.o: CFLAGS += -Dmain=tcjoin_main
 
 $(BUILD)/tcjoin-mpi: $(MPI_OBJ) $(LIB)
-	$(MPICC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $(filter-out FORCE,$^) $(CUDA_LIBS) $(LDLIBS)
 endif
 # ---- end MPI ----
 
@@ -186,7 +190,22 @@ ifeq ($(KOBJ_BUILD),$(BUILD))
 $(BUILD)/obj/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
+
+ifneq ($(CU_SRC),)
+$(KERN_OBJ): $(SM_STAMP)
+ifneq ($(strip $(SM)),$(shell cat $(SM_STAMP) 2>/dev/null))
+$(SM_STAMP): FORCE
 endif
+$(SM_STAMP):
+	@mkdir -p $(dir $@)
+	echo '$(strip $(SM))' >$@
+endif
+endif
+
+# make demo links $(BUILD)/tcjoin and tcjoin-mpi to the CPU-only build.
+# Every target is secondary (.SECONDARY below), so make would take such a
+# link, newer than every source, for the program itself: rebuild over it.
+$(shell for f in $(BUILD)/tcjoin $(BUILD)/tcjoin-mpi; do [ -L $$f ] && echo $$f; done): FORCE
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -202,6 +221,12 @@ $(BUILD)/tests/f_%: tests/faults/f_%.c
 
 tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
 
+# What tests/run.sh runs again under the sanitizers: tcjoin and the unit
+# tests, with the small second programs some unit tests start beside them
+# (tests/faults/f_*.c: t_store's lock holder); the GPU and MPI programs run
+# from the plain build only.
+tests-san: $(BUILD)/tcjoin $(TEST_BIN) $(FAULT_BIN)
+
 # The CPU benchmark's driver (peak, form and kernel GFLOPS; scripts/bench_cpu.sh).
 $(BUILD)/bench/bench_cpu: scripts/bench_cpu.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -215,6 +240,17 @@ deps:
 # A GPU here? Cheap checks of the driver's files, no CUDA context.
 HAVE_GPU := $(shell test -e /proc/driver/nvidia/version -o -e /dev/nvidia0 -o -e /dev/dxg && echo 1)
 
+# make test without a GPU runs no kernel, so it compiles them as a check
+# only: for one architecture, sm_90a (the Hopper path, the most code), or
+# for the list the kernel objects already hold; SM=... chooses. docs/TESTING.md
+# has the times.
+ifeq ($(HAVE_GPU)$(filter-out file,$(origin SM)),)
+TEST_SM = $(or $(shell cat $(BUILD)/obj/kernels/sm-list 2>/dev/null),90a)
+TEST_NOTE = $(if $(NVCC),$(if $(CPU_ONLY),,no NVIDIA GPU here: the kernels are compiled for SM=$(TEST_SM) only, as a check; 'make' builds every architecture))
+else
+TEST_SM = $(SM)
+endif
+
 # Without a GPU the CUDA kernels (minutes to compile) could not run anyway:
 # build the CPU-only program in $(BUILD)-cpu and say how to get the rest.
 demo: deps
@@ -224,21 +260,29 @@ ifneq ($(HAVE_GPU),)
 else
 	@echo "demo: no NVIDIA GPU here (no driver loaded): building the CPU-only program in $(BUILD)-cpu"
 	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(BUILD)-cpu CPU_ONLY=nodriver all
-	@# The README's tour says build/tcjoin: point it at this build unless a
-	@# GPU build is there (the link rule replaces the link, never its target).
-	@if [ ! -e $(BUILD)/tcjoin ] || [ -L $(BUILD)/tcjoin ]; then \
-		mkdir -p $(BUILD) && ln -sfn $(abspath $(BUILD)-cpu)/tcjoin $(BUILD)/tcjoin && \
-		echo "demo: $(BUILD)/tcjoin is a link to $(BUILD)-cpu/tcjoin (the CPU-only build)"; fi
+	@$(MAKE) --no-print-directory demo-links
 	@echo "demo: on a machine with an NVIDIA GPU, 'make' builds the GPU code for every"
 	@echo "demo: architecture (several minutes); 'make SM=90' builds one (see README)"
 	@sh scripts/demo.sh $(BUILD)-cpu/tcjoin
 endif
 
+# The README says build/tcjoin and build/tcjoin-mpi: point them at the
+# CPU-only build unless a real build is there. A later make replaces the
+# links with the real programs (their FORCE rule), never what they point to.
+demo-links:
+	@for f in tcjoin tcjoin-mpi; do \
+		[ -e $(BUILD)-cpu/$$f ] || continue; \
+		if [ ! -e $(BUILD)/$$f ] || [ -L $(BUILD)/$$f ]; then \
+			mkdir -p $(BUILD) && ln -sfn $(abspath $(BUILD)-cpu)/$$f $(BUILD)/$$f && \
+			echo "demo: $(BUILD)/$$f is a link to $(BUILD)-cpu/$$f (the CPU-only build)"; fi; \
+	done
+
 # The suite, then the host code once more under ASan and UBSan (the CUDA
 # objects are shared with the plain build).
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) tests
-	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-san SAN=1 KOBJ_BUILD=$(BUILD) tests
+	@$(if $(TEST_NOTE),echo "test: $(TEST_NOTE)")
+	@$(MAKE) --no-print-directory -j$(NPROC) SM="$(TEST_SM)" tests
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-san SAN=1 KOBJ_BUILD=$(BUILD) SM="$(TEST_SM)" tests-san
 	@sh tests/run.sh $(BUILD) build-san
 
 bench: all
@@ -289,6 +333,7 @@ fmt:
 clean:
 	rm -rf build build-san build-cpu build-fuzz
 
-.PHONY: all tests deps demo test bench bench-cpu-build install fmt clean fuzz fuzz-build fuzz-available
+.PHONY: all tests tests-san deps demo demo-links test bench bench-cpu-build install fmt clean fuzz fuzz-build fuzz-available FORCE
+FORCE:
 .SECONDARY:
 -include $(shell find $(BUILD) $(if $(filter fuzz%,$(MAKECMDGOALS)),$(FUZZ_BUILD)) -name '*.d' 2>/dev/null)

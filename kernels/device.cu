@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mutex>
+
 #include "fasted_wgmma.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
@@ -57,7 +59,37 @@ extern "C" int kern_device_count(void)
     return n;
 }
 
+/* A device's facts do not change while the process runs, and
+ * cudaGetDeviceProperties reads every attribute the device has: every
+ * engine_available (each run, each of a k-distance's refinement joins)
+ * asks, so the first answer for an ordinal is kept. */
+#define KERN_INFO_SLOTS 64
+static std::mutex g_info_mu;
+static kern_device g_info[KERN_INFO_SLOTS];
+static bool g_info_ok[KERN_INFO_SLOTS];
+
+static int kern_device_info_read(int dev, kern_device *out);
+
 extern "C" int kern_device_info(int dev, kern_device *out)
+{
+    const bool slot = dev >= 0 && dev < KERN_INFO_SLOTS;
+    if (slot) {
+        std::lock_guard<std::mutex> g(g_info_mu);
+        if (g_info_ok[dev]) {
+            *out = g_info[dev];
+            return 0;
+        }
+    }
+    const int rc = kern_device_info_read(dev, out);
+    if (rc == 0 && slot) {
+        std::lock_guard<std::mutex> g(g_info_mu);
+        g_info[dev] = *out;
+        g_info_ok[dev] = true;
+    }
+    return rc;
+}
+
+static int kern_device_info_read(int dev, kern_device *out)
 {
     memset(out, 0, sizeof *out);
     cudaDeviceProp p;

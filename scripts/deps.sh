@@ -1,6 +1,9 @@
 #!/bin/sh
-# Install the build dependencies with apt-get when they are missing.
-# As root it installs them; otherwise it prints the exact command and fails.
+# Install the build dependencies with apt-get when they are missing, and
+# only those. As root it installs them; otherwise it prints the exact
+# command and fails.
+# DEPS_DRY_RUN=1: only print what would be installed ("tcjoin: would
+# install: PKG ..." or "tcjoin: nothing to install") and exit 0.
 set -u
 need=""
 have_hdr() { [ -f "$1" ]; }
@@ -14,12 +17,25 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
 # clang with libFuzzer, for tests/fuzz (make fuzz; make test runs them briefly)
 command -v clang >/dev/null 2>&1 || need="$need clang"
-# scikit-learn, the second oracle of dbscan (tests/cli/dbscan_sklearn.sh)
-python3 -c 'import sklearn' >/dev/null 2>&1 || need="$need python3-sklearn"
+# scikit-learn, the second oracle of dbscan, probed the way
+# tests/cli/dbscan_sklearn.sh picks its interpreter: the first of $PYTHON,
+# python3 on PATH and /usr/bin/python3 with scikit-learn and NumPy (PATH
+# may lead to a python without them while Debian's python3-sklearn is there)
+have_sklearn() {
+    for p in ${PYTHON:-} python3 /usr/bin/python3; do
+        "$p" -c 'import sklearn, numpy' >/dev/null 2>&1 && return 0
+    done
+    return 1
+}
+have_sklearn || need="$need python3-sklearn"
 # MPI for build/tcjoin-mpi (Open MPI; MPICH's mpicc serves as well) and
 # tests/mpi (mpirun)
 command -v mpicc >/dev/null 2>&1 || need="$need libopenmpi-dev"
 command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
+if [ "${DEPS_DRY_RUN:-}" = 1 ]; then
+    if [ -n "$need" ]; then echo "tcjoin: would install:$need"; else echo "tcjoin: nothing to install"; fi
+    exit 0
+fi
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" -ne 0 ]; then

@@ -21,8 +21,8 @@
 #include "kernels.h"
 
 /* Rows sampled, evenly spaced: the choice needs the typical delta, not
- * every row's. At most 1024 rows and 2^19 values (128 rows at d = 4096),
- * a few tens of ms of FP16 conversions, once per dataset and eps. */
+ * every row's. At most 1024 rows and 2^19 values (128 rows at d = 4096):
+ * their FP16 conversions once per dataset, delta_ii's arithmetic per eps. */
 #define CENTER_SAMPLE 1024
 #define CENTER_SAMPLE_VALUES ((size_t)1 << 19)
 
@@ -58,6 +58,12 @@ void center_row_rho(const double *x, size_t d, const double *m, double sc, doubl
     *rho = sqrt(r);
 }
 
+void center_row_scaled(const double *x, size_t d, const double *m, double sc, double *y)
+{
+    for (size_t k = 0; k < d; k++)
+        y[k] = x[k] * sc - (m ? m[k] * sc : 0);
+}
+
 void center_exact_bound(size_t d, exact_bound *b)
 {
     if (d > 2 * KERN_FP16X_PROMOTE_VALUES)
@@ -66,24 +72,68 @@ void center_exact_bound(size_t d, exact_bound *b)
         exact_bound_init(b, d);
 }
 
-/* Sum over the sample of delta_ii (a row paired with itself: its own norm
- * and rounding on both sides), in the data's units. */
-static double center_delta_sum(const dataset *ds, const double *m, double vmax, double eps)
+/* The sample's rows at the pass's scale, as loaded (side 0) and centred
+ * (side 1): each row's norm and FP16 rounding, which do not depend on eps.
+ * Kept for the last dataset: auto decides again at every eps (each of a
+ * k-distance's refinement joins has its own), and only delta_ii's
+ * arithmetic is eps's. Guarded by cx_mu. */
+static struct {
+    int valid;
+    dataset_key key;
+    const double *m;
+    size_t rows;
+    double sc[2], *nx[2], *rx[2];
+} g_cs;
+
+static void cs_side(const dataset *ds, const double *m, double vmax, int side, double *buf,
+                    double *y)
 {
-    exact_bound b;
-    center_exact_bound(ds->d, &b);
     const double sc = center_exact_scale(vmax);
+    g_cs.sc[side] = sc;
+    for (size_t r = 0; r < g_cs.rows; r++) {
+        const size_t i = (size_t)((double)r * (double)ds->n / (double)g_cs.rows);
+        center_row_scaled(dataset_row_f64(ds, i, buf), ds->d, m, sc, y);
+        center_row_rho(y, ds->d, NULL, 1, &g_cs.nx[side][r], &g_cs.rx[side][r]);
+    }
+}
+
+static void cs_fill(const dataset *ds, const double *m, const center_facts *f)
+{
+    if (g_cs.valid && dataset_key_is(&g_cs.key, ds) && g_cs.m == m)
+        return;
     size_t rows = CENTER_SAMPLE_VALUES / ds->d;
     rows = rows < 16 ? 16 : rows > CENTER_SAMPLE ? CENTER_SAMPLE : rows;
     rows = ds->n < rows ? ds->n : rows;
-    double sum = 0, *buf = xmalloc(ds->d * sizeof *buf);
-    for (size_t r = 0; r < rows; r++) {
-        const size_t i = (size_t)((double)r * (double)ds->n / (double)rows);
-        double nx, rx;
-        center_row_rho(dataset_row_f64(ds, i, buf), ds->d, m, sc, &nx, &rx);
-        sum += exact_bound_delta_rho(&b, nx * sc, nx * sc, rx * sc, rx * sc, eps * sc) / (sc * sc);
+    for (int s = 0; s < 2; s++) {
+        free(g_cs.nx[s]);
+        free(g_cs.rx[s]);
+        g_cs.nx[s] = xmalloc(rows * sizeof(double));
+        g_cs.rx[s] = xmalloc(rows * sizeof(double));
     }
+    g_cs.rows = rows;
+    double *buf = xmalloc(ds->d * sizeof *buf), *y = xmalloc(ds->d * sizeof *y);
+    cs_side(ds, NULL, f->vmax_raw, 0, buf, y);
+    cs_side(ds, m, f->vmax_centred, 1, buf, y);
     free(buf);
+    free(y);
+    g_cs.key = dataset_key_of(ds);
+    g_cs.m = m;
+    g_cs.valid = 1;
+}
+
+/* Sum over the sample of delta_ii (a row paired with itself: its own norm
+ * and rounding on both sides) relative to eps^2, taken at the scale the
+ * pass runs at, where neither the norms nor eps^2 overflow. */
+static double center_delta_sum(const dataset *ds, int side, double eps)
+{
+    exact_bound b;
+    center_exact_bound(ds->d, &b);
+    const double es = eps * g_cs.sc[side];
+    double sum = 0;
+    for (size_t r = 0; r < g_cs.rows; r++) {
+        const double nx = g_cs.nx[side][r], rx = g_cs.rx[side][r];
+        sum += exact_bound_delta_rho(&b, nx, nx, rx, rx, es) / (es * es);
+    }
     return sum;
 }
 
@@ -108,8 +158,9 @@ const double *center_pick_exact(const dataset *ds, int setting, double eps)
     if (g_cx.valid && dataset_key_is(&g_cx.key, ds) && g_cx.eps == eps) {
         centre = g_cx.centre;
     } else {
-        const double raw = center_delta_sum(ds, NULL, f.vmax_raw, eps);
-        const double cen = center_delta_sum(ds, m, f.vmax_centred, eps);
+        cs_fill(ds, m, &f);
+        const double raw = center_delta_sum(ds, 0, eps);
+        const double cen = center_delta_sum(ds, 1, eps);
         centre = cen < raw;
         g_cx.valid = 1;
         g_cx.key = dataset_key_of(ds);

@@ -24,6 +24,11 @@ const double *center_pick_exact(const dataset *ds, int setting, double eps);
  * FP16 rounding rho = |fp16(sc v) / sc - v| at the power-of-two scale sc. */
 void center_row_rho(const double *x, size_t d, const double *m, double sc, double *norm,
                     double *rho);
+/* y = (x - m) sc (m NULL: x sc), the values the FP16 pass converts, in FP64,
+ * scaled before the subtraction so that data near the largest double stay
+ * finite (a power of two scales exactly). center_row_rho(y, d, NULL, 1)
+ * then gives the norm and rounding in the scaled units. */
+void center_row_scaled(const double *x, size_t d, const double *m, double sc, double *y);
 
 /* The bound the GPU exact pass takes at dimension d: the promoting pass's
  * (2') above 2 KERN_FP16X_PROMOTE_VALUES, (2) below. */

@@ -287,7 +287,13 @@ int cpu_emul_run(const cpu_emul_format *f, const join_spec *s, join_result *res)
     double r = emul_radius(f, s, data, lim);
     cpu_grid g;
     float *hg = NULL, *sg = NULL;
-    if (r > 0 && cpu_join_index(s, r, &g, res)) {
+    const int use = r > 0 ? cpu_join_index(s, r, &g, res) : 0;
+    if (use < 0) {
+        free(edges);
+        emul_data_release(data);
+        return use;
+    }
+    if (use) {
         /* The converted rows in cell order: a row's values depend on that
          * row alone, so they are the same bits. */
         hg = xmalloc(s->ds->n * d * sizeof *hg);

@@ -187,8 +187,8 @@ int cpu_emul_local_index(const cpu_emul_format *f, const join_spec *s, cpu_grid 
     const double lim =
         s->mode == JOIN_HIST ? (float)s->hist_edges[s->hist_nbins] : (float)(s->eps * s->eps);
     const double r = local_radius(f, s, lim);
-    if (r > 0)
-        cpu_grid_build(s->ds, r, CPU_GRID_MAXK, g);
+    if (r > 0 && cpu_grid_build(s->ds, r, CPU_GRID_MAXK, g))
+        return TCJ_ENOMEM;
     if (g->k == 0) {
         cpu_grid_free(g);
         return err_set(TCJ_EINVAL,
@@ -214,7 +214,13 @@ int cpu_emul_run_local(const cpu_emul_format *f, const join_spec *s, join_result
         return rc;
     join_result_phase(res, "index", engine_now() - t0);
     t0 = engine_now();
-    double *x = xmalloc(n * d * sizeof *x), *rb = xmalloc(d * sizeof *rb);
+    double *x =
+        mem_alloc(ds->name ? ds->name : "dataset", "the rows in cell order", n * d, sizeof *x, 0);
+    if (!x) {
+        cpu_grid_free(&g);
+        return TCJ_ENOMEM;
+    }
+    double *rb = xmalloc(d * sizeof *rb);
     for (size_t p = 0; p < n; p++)
         memcpy(x + p * d, dataset_row_f64(ds, g.order[p], rb), d * sizeof *x);
     free(rb);

@@ -6,6 +6,7 @@
 
 #include "cpu_simd.h"
 #include "err.h"
+#include "mem.h"
 
 /* Cells per dimension at most: the cell of x is floor((x - lo) / side),
  * computed with a relative error near 2^-52 of the index, so below 2^24
@@ -215,6 +216,13 @@ static double cg_cost(cpu_grid *g, size_t (*rng)[2])
     return cost;
 }
 
+uint64_t cpu_grid_row_bytes(void)
+{
+    /* the sort's two item arrays and, while a layout is tried against the
+     * best, two orders and two cell lists */
+    return 2 * (sizeof(cg_item) + sizeof(uint32_t) + sizeof(long long) + sizeof(size_t));
+}
+
 int cpu_grid_build(const dataset *ds, double r, int kmax, cpu_grid *g)
 {
     const size_t n = ds->n, d = ds->d;
@@ -229,6 +237,8 @@ int cpu_grid_build(const dataset *ds, double r, int kmax, cpu_grid *g)
      * farther apart than r along one dimension could still join. */
     if (n < 2 || d == 0 || kmax < 1 || !(r >= 0x1p-450) || !isfinite(r) || n > UINT32_MAX)
         return 0;
+    if (mem_check(ds->name ? ds->name : "dataset", "the grid index", n, cpu_grid_row_bytes(), 0))
+        return TCJ_ENOMEM;
     const double side = r * (1.0 + 1e-6);
 
     /* Dimensions that can be indexed, largest variance first (ties: the

@@ -42,8 +42,12 @@ typedef struct cpu_grid {
  * radius r (per coordinate |a_j - b_j| <= r), over at most kmax dimensions:
  * each k from 1 up is tried and the cheapest estimate kept. g->k == 0 when
  * no dimension can be indexed (radius not finite or not positive, a
- * dimension's range not finite, n < 2). Returns 0; frees nothing of g. */
+ * dimension's range not finite, n < 2). Returns 0, or TCJ_ENOMEM with
+ * one line (g->k == 0) when its arrays do not fit (src/mem.h); frees
+ * nothing of g. */
 int cpu_grid_build(const dataset *ds, double r, int kmax, cpu_grid *g);
+/* Bytes a row the build holds at its peak (what it checks, src/mem.h). */
+uint64_t cpu_grid_row_bytes(void);
 /* 1 when the index is estimated to cost at most half of brute force. */
 int cpu_grid_prunes(const cpu_grid *g);
 /* The candidate ranges of cell c: up to g->max_ranges [begin, end) pairs

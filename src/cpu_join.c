@@ -176,7 +176,10 @@ int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *re
     int use;
     pthread_mutex_lock(&cj_kept_mu);
     if (!cj_kept_find(spec, r, want, g, &use)) {
-        cpu_grid_build(spec->ds, r, CPU_GRID_MAXK, g);
+        if (cpu_grid_build(spec->ds, r, CPU_GRID_MAXK, g)) {
+            pthread_mutex_unlock(&cj_kept_mu);
+            return TCJ_ENOMEM;
+        }
         use = want == CPU_INDEX_ON ? g->k > 0 : cpu_grid_prunes(g);
         cj_kept_put(spec, r, want, g, use);
         if (!use)

@@ -100,8 +100,9 @@ int cpu_join_index_want(const engine_opts *o);
  * pair the engine can report has |a_j - b_j| <= r along each dimension)
  * runs on a grid index: built into g and 1 when the options (or
  * $TCJOIN_CPU_INDEX) allow it and it prunes (or is forced on and can be
- * built); else 0 and g holds nothing. The build time is the "index" phase
- * of res. */
+ * built); else 0 and g holds nothing; TCJ_ENOMEM (negative, one line)
+ * when the index does not fit in memory. The build time is the "index"
+ * phase of res. */
 int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res);
 
 /* Threads the spec's options ask for (0 = online CPUs), at least 1. */

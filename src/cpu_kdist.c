@@ -403,7 +403,11 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
         const uint64_t per = (uint64_t)sh.cb * k->scratch_row_bytes + 64 +
                              (uint64_t)qmax * sh.kk * sizeof(double) + (sh.cb + CPU_GROUP) * 8;
         if (mem_check(spec->ds->name ? spec->ds->name : "dataset", "the k-distance's scratch",
-                      (uint64_t)nthr, per, 0)) {
+                      (uint64_t)nthr, per, 0) ||
+            /* the grid passes' index and row lists (rows, qpos, left, where) */
+            (k->regrid &&
+             mem_check(spec->ds->name ? spec->ds->name : "dataset", "the k-distance's grid", sh.n,
+                       cpu_grid_row_bytes() + 4 * sizeof(uint32_t), 0))) {
             pthread_mutex_destroy(&sh.mu);
             pthread_cond_destroy(&sh.cv);
             return TCJ_ENOMEM;

@@ -35,14 +35,21 @@ size_t curve_knn_width(size_t k, size_t n)
     return K >= k && k > 0 ? K : 0;
 }
 
-void curve_knn_alloc(curve_knn *nn, size_t n, size_t K)
+int curve_knn_alloc(curve_knn *nn, size_t n, size_t K)
 {
+    memset(nn, 0, sizeof *nn);
+    const char *what = "dbscan curve", *why = "each point's K nearest";
+    nn->d2 = mem_alloc(what, why, n * K, sizeof *nn->d2, 0);
+    nn->row = nn->d2 ? mem_alloc(what, why, n * K, sizeof *nn->row, 0) : NULL;
+    if (!nn->row) {
+        curve_knn_free(nn);
+        return TCJ_ENOMEM;
+    }
     nn->n = n;
     nn->K = K;
-    nn->d2 = xmalloc((n * K > 0 ? n * K : 1) * sizeof *nn->d2);
-    nn->row = xmalloc((n * K > 0 ? n * K : 1) * sizeof *nn->row);
     par_zero(nn->d2, n * K * sizeof *nn->d2);
     par_zero(nn->row, n * K * sizeof *nn->row);
+    return 0;
 }
 
 void curve_knn_free(curve_knn *nn)
@@ -171,7 +178,10 @@ int curve_knn_join(const engine *e, const join_spec *js, size_t k, double *core,
     const size_t n = js->ds->n;
     if (nn->K < k || k == 0 || nn->n != n || n > UINT32_MAX)
         return err_set(TCJ_EINVAL, "dbscan curve: bad nearest-row join (k %zu, K %zu)", k, nn->K);
-    kn_sink s = {.nn = nn, .len = xcalloc(n ? n : 1, sizeof *s.len)};
+    kn_sink s = {.nn = nn,
+                 .len = mem_alloc("dbscan curve", "each point's K nearest", n, sizeof *s.len, 1)};
+    if (!s.len)
+        return TCJ_ENOMEM;
     pthread_mutex_init(&s.mu, NULL);
     join_spec j = *js;
     j.sink = (pair_sink){kn_batch, &s};

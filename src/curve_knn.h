@@ -38,8 +38,9 @@ typedef struct curve_knn {
  * join of its own) one join at max (0.62 s). */
 size_t curve_knn_width(size_t k, size_t n);
 
-/* n x K arrays, their pages faulted in on every core (par_zero). */
-void curve_knn_alloc(curve_knn *nn, size_t n, size_t K);
+/* n x K arrays, their pages faulted in on every core (par_zero); 0, or
+ * TCJ_ENOMEM with one line and nothing held (src/mem.h). */
+int curve_knn_alloc(curve_knn *nn, size_t n, size_t K);
 void curve_knn_free(curve_knn *nn);
 
 /* The host's route to the same arrays: js (a PAIRS join at max over every

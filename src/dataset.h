@@ -19,11 +19,22 @@ typedef struct dataset {
     dtype_id type; /* element type of v (0: f64) */
     void *v;       /* n*d values of type, row i at byte i*d*bytes; owned */
     uint64_t hash; /* content hash of n, d and the values as FP64 (dataset_hash) */
+    /* The hash of its rows as a set, whatever their order: a reordered
+     * copy's (src/dataset_order.h) is its source's; 0: hash. */
+    uint64_t set_hash;
 } dataset;
 
-/* What a cache of one result per dataset compares (src/center_exact.c,
- * src/int8_plan.c, src/exact_predict.c): the values' content hash, n and
- * d. */
+static inline uint64_t dataset_set_hash(const dataset *ds)
+{
+    return ds->set_hash ? ds->set_hash : ds->hash;
+}
+
+/* What a cache of one fact per dataset compares (src/center_exact.c,
+ * src/int8_plan.c, src/exact_predict.c, src/sweep.c): the rows as a set
+ * (dataset_set_hash), n and d, so a reordered copy of the rows finds its
+ * source's facts (a k-distance's refinement and the curve's later joins
+ * run over such copies). Facts kept this way are the set's, or a sample's
+ * that stands for the set (the centring and path decisions). */
 typedef struct dataset_key {
     uint64_t hash;
     size_t n, d;
@@ -31,13 +42,13 @@ typedef struct dataset_key {
 
 static inline dataset_key dataset_key_of(const dataset *ds)
 {
-    dataset_key k = {ds->hash, ds->n, ds->d};
+    dataset_key k = {dataset_set_hash(ds), ds->n, ds->d};
     return k;
 }
 
 static inline int dataset_key_is(const dataset_key *k, const dataset *ds)
 {
-    return k->hash == ds->hash && k->n == ds->n && k->d == ds->d;
+    return k->hash == dataset_set_hash(ds) && k->n == ds->n && k->d == ds->d;
 }
 
 /* Values per block for whole-dataset scans: 64 KB of FP64. */

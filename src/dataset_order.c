@@ -47,6 +47,7 @@ int dataset_order_first(const dataset *ds, const size_t *first, size_t m, datase
     g->type = ds->type;
     g->v = v;
     g->hash = h;
+    g->set_hash = dataset_set_hash(ds);
     return 0;
 }
 

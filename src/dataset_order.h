@@ -14,7 +14,8 @@
 /* g: a copy of ds whose rows [0, m) are ds's rows first[0..m) (distinct),
  * then ds's other rows in their own order; at (n entries, or NULL): at[k]
  * is the ds row of g's row k. g's hash names that content (the engines'
- * device caches compare it); its name, path and format are ds's (not
+ * device caches compare it), its set_hash is ds's (the caches of facts of
+ * the rows as a set find ds's); its name, path and format are ds's (not
  * owned). TCJ_ENOMEM (err_msg set) where the copy does not fit. */
 int dataset_order_first(const dataset *ds, const size_t *first, size_t m, dataset *g, size_t *at);
 

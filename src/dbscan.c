@@ -4,6 +4,7 @@
  * GPU driver need not), so the union-find is lock-free: parents only ever
  * point at smaller indices and a root is linked by one compare-and-swap. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,10 @@
 #include "dbscan.h"
 #include "dist.h"
 #include "err.h"
+#include "mem.h"
 #include "par.h"
 
 const char *const dbscan_pass_names[DBSCAN_NPASS] = {"core", "union", "border"};
-const char *const dbscan_flag_names[DBSCAN_NFLAGS] = {"no-core", "all-core", "one-cluster",
-                                                      "mostly-noise"};
 
 /* ---- lock-free union-find (parent[x] <= x always) ---- */
 
@@ -122,7 +122,10 @@ static int dbscan_pass_core(const dbscan_spec *spec, dbscan_result *res, size_t 
 {
     const size_t n = spec->ds->n;
     double t0 = engine_now();
-    uint64_t *counts = xmalloc(n * sizeof *counts);
+    *ncore = 0;
+    uint64_t *counts = mem_alloc("dbscan", "the per-point counts", n, sizeof *counts, 0);
+    if (!counts)
+        return TCJ_ENOMEM;
     /* the engine zeroes and fills them: their pages faulted in on every
      * core where fresh */
     void *const fill[] = {counts};
@@ -213,12 +216,189 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
  * ncore core points in spec->core. */
 static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore);
 
+/* ---- one join: the core pass's pairs kept ----
+ * The core pass as a PAIRS run whose sink counts each row's neighbours
+ * and keeps one order of each pair (i < j) in a room that grows up to
+ * KEEP_MAX pairs (and a quarter of the memory available): where the
+ * eps-graph fits, the union and the border labels come from the kept
+ * pairs and no other join runs (as the GPU's passes keep theirs); where
+ * it does not, the room is dropped and passes 2 and 3 join again. The
+ * same labels either way: the pairs are the join's. */
+#define KEEP_MAX ((size_t)1 << 25) /* 256 MB of pairs */
+
+static size_t keep_test_max; /* 0: KEEP_MAX */
+
+void dbscan_keep_max_for_tests(size_t pairs)
+{
+    keep_test_max = pairs;
+}
+
+typedef struct keep_ctx {
+    pthread_mutex_t mu; /* batches may come from several threads */
+    uint64_t *counts;
+    uint32_t *pi, *pj;
+    size_t n, cap, max; /* kept, room, the most the room may grow to */
+    int over;           /* more pairs than max: the room is dropped */
+} keep_ctx;
+
+static int keep_grow(keep_ctx *c, size_t want)
+{
+    size_t cap = c->cap ? c->cap : c->max < ((size_t)1 << 16) ? c->max : (size_t)1 << 16;
+    while (cap < want)
+        cap *= 2;
+    if (cap > c->max)
+        cap = c->max;
+    if (cap < want)
+        return 0;
+    uint32_t *pi = realloc(c->pi, cap * sizeof *pi), *pj = pi ? realloc(c->pj, cap * sizeof *pj) : NULL;
+    if (pi)
+        c->pi = pi;
+    if (!pj)
+        return 0;
+    c->pj = pj;
+    c->cap = cap;
+    return 1;
+}
+
+static int keep_put(void *vctx, const pair_batch *b)
+{
+    keep_ctx *c = vctx;
+    pthread_mutex_lock(&c->mu);
+    for (size_t k = 0; k < b->k; k++) {
+        const uint32_t i = b->i[k], j = b->j[k];
+        c->counts[i]++;
+        if (i >= j || c->over)
+            continue;
+        if (c->n == c->cap && !keep_grow(c, c->n + 1)) {
+            c->over = 1;
+            continue;
+        }
+        c->pi[c->n] = i;
+        c->pj[c->n++] = j;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+static void keep_free(keep_ctx *c)
+{
+    free(c->pi);
+    free(c->pj);
+    c->pi = c->pj = NULL;
+    c->n = c->cap = 0;
+}
+
+/* Passes 2 and 3 from the kept pairs: the union over core-core pairs,
+ * the numbering, then each border row's smallest label among its core
+ * neighbours (both orders of each kept pair). Under ranks each rank holds
+ * its share of the pairs: the forests are merged and the border labels
+ * reduced, as the joining passes do. */
+static int keep_links(const dbscan_spec *spec, dbscan_result *res, const keep_ctx *kc,
+                      uint32_t *parent, int ranks)
+{
+    const size_t n = spec->ds->n;
+    const uint8_t *core = spec->core;
+    int32_t *lab = spec->labels;
+    double t0 = engine_now();
+    for (size_t i = 0; i < n; i++)
+        parent[i] = (uint32_t)i;
+    for (size_t k = 0; k < kc->n; k++)
+        if (core[kc->pi[k]] && core[kc->pj[k]])
+            uf_union(parent, kc->pi[k], kc->pj[k]);
+    int rc = ranks ? dist->forest_merge(parent, n) : 0;
+    if (rc)
+        return rc;
+    int32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!core[i]) {
+            lab[i] = INT32_MAX;
+            continue;
+        }
+        uint32_t r = uf_find(parent, (uint32_t)i);
+        lab[i] = r == i ? next++ : lab[r];
+    }
+    res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
+    t0 = engine_now();
+    for (size_t k = 0; k < kc->n; k++) {
+        const uint32_t i = kc->pi[k], j = kc->pj[k];
+        if (core[i] == core[j])
+            continue;
+        const uint32_t b = core[i] ? j : i, c = core[i] ? i : j;
+        if (lab[c] < lab[b])
+            lab[b] = lab[c];
+    }
+    if (ranks && (rc = dist->min_i32(lab, n)))
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (lab[i] == INT32_MAX)
+            lab[i] = -1;
+    res->pass_seconds[DBSCAN_PASS_BORDER] = engine_now() - t0;
+    return 0;
+}
+
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
 {
-    /* Pass 1: neighbours per point (self included) -> core flags. */
+    /* tcjoin-mpi: each rank's sink sees its share of the pairs; the
+     * counts are added, the forests merged and the border labels reduced
+     * over the ranks (src/dist.h), and whether every rank's share fitted
+     * is agreed on, so all take the same path */
+    const int ranks =
+        dist && dist->nranks > 1 && dist->forest_merge && dist->min_i32 && dist->sum_u64;
+    const int shared = dist && dist->nranks > 1;
+    const size_t n = spec->ds->n;
+    uint64_t avail = mem_available() / 4 / (2 * sizeof(uint32_t));
+    const size_t most = keep_test_max ? keep_test_max : KEEP_MAX;
+    keep_ctx kc = {.max = avail < most ? (size_t)avail : most};
+    /* a room too small to be worth a try; under ranks every rank takes
+     * the one join whatever its room (a rank whose room overflows makes
+     * all join again, agreed below), as the ranks' runs are collective */
+    if ((shared && !ranks) || (!ranks && kc.max < (keep_test_max ? 1 : (size_t)1 << 16))) {
+        /* Pass 1: neighbours per point (self included) -> core flags. */
+        size_t ncore = 0;
+        int rc = dbscan_pass_core(spec, res, &ncore);
+        return rc ? rc : dbscan_generic_links(spec, res, ncore);
+    }
+    double t0 = engine_now();
+    kc.counts = mem_alloc("dbscan", "the per-point counts", n, sizeof *kc.counts, 1);
+    if (!kc.counts)
+        return TCJ_ENOMEM;
+    pthread_mutex_init(&kc.mu, NULL);
+    join_spec js;
+    memset(&js, 0, sizeof js);
+    js.mode = JOIN_PAIRS;
+    js.sink = (pair_sink){keep_put, &kc};
+    js.sink_rank_share = ranks;
+    int rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
+    pthread_mutex_destroy(&kc.mu);
+    if (!rc && ranks)
+        rc = dist->sum_u64(kc.counts, n);
+    /* every rank's share kept, or all join again (a minimum over ranks) */
+    int32_t kept = !kc.over;
+    if (!rc && ranks)
+        rc = dist->min_i32(&kept, 1);
     size_t ncore = 0;
-    int rc = dbscan_pass_core(spec, res, &ncore);
-    return rc ? rc : dbscan_generic_links(spec, res, ncore);
+    if (!rc) {
+        res->pairs = res->pass[DBSCAN_PASS_CORE].pairs;
+        for (size_t i = 0; i < n; i++)
+            ncore += spec->core[i] = kc.counts[i] >= spec->minpts;
+    }
+    res->pass_seconds[DBSCAN_PASS_CORE] = engine_now() - t0;
+    free(kc.counts);
+    if (!rc && kept) {
+        uint32_t *parent = mem_alloc("dbscan", "the union-find", n, sizeof *parent, 0);
+        if (parent) {
+            rc = keep_links(spec, res, &kc, parent, ranks);
+            free(parent);
+            if (!rc && spec->progress)
+                spec->progress(spec->progress_ctx, 1.0);
+        } else {
+            rc = TCJ_ENOMEM;
+        }
+    }
+    keep_free(&kc);
+    if (rc || kept)
+        return rc;
+    return dbscan_generic_links(spec, res, ncore);
 }
 
 static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore)
@@ -238,7 +418,9 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
     /* Pass 2: core-core edges into the union-find. One core point is its
      * own cluster and needs no pairs. */
     t0 = engine_now();
-    uint32_t *parent = xmalloc(n * sizeof *parent);
+    uint32_t *parent = mem_alloc("dbscan", "the union-find", n, sizeof *parent, 0);
+    if (!parent)
+        return TCJ_ENOMEM;
     for (size_t i = 0; i < n; i++)
         parent[i] = (uint32_t)i;
     db_ctx ctx = {core, parent, lab};
@@ -312,8 +494,9 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res)
     /* The summary needs the core flags: borrow an array when the caller
      * gave none. */
     uint8_t *own = NULL;
-    if (!spec->core)
-        spec->core = own = xmalloc(spec->ds->n);
+    if (!spec->core &&
+        !(spec->core = own = mem_alloc("dbscan", "the core flags", spec->ds->n, 1, 0)))
+        return TCJ_ENOMEM;
     double t0 = engine_now();
     int rc = e->cluster ? e->cluster(spec, res) : dbscan_generic(spec, res);
     res->seconds = engine_now() - t0;
@@ -432,55 +615,6 @@ void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbsc
         res->top[k] = sz[c];
     }
     free(sz);
-}
-
-unsigned dbscan_flags(const dbscan_result *r)
-{
-    unsigned f = 0;
-    if (r->n == 0)
-        return 0;
-    if (r->core == 0)
-        f |= DBSCAN_FLAG_NO_CORE;
-    if (r->core * 100 >= r->n * 95 && r->n > 1)
-        f |= DBSCAN_FLAG_ALL_CORE;
-    if (r->ntop && r->top[0] * 2 > r->n)
-        f |= DBSCAN_FLAG_ONE_CLUSTER;
-    if (r->core > 0 && r->noise * 2 > r->n)
-        f |= DBSCAN_FLAG_MOSTLY_NOISE;
-    return f;
-}
-
-void dbscan_flag_text(int k, const dbscan_result *r, size_t minpts, size_t d, char *buf,
-                      size_t size)
-{
-    size_t rec = 2 * d < 10 ? 10 : 2 * d;
-    switch (k) {
-    case 0:
-        snprintf(buf, size,
-                 "no core point: every point is noise; raise eps (the knee of kdist %zu) or "
-                 "lower minpts",
-                 minpts > 1 ? minpts - 1 : 1);
-        break;
-    case 1:
-        snprintf(buf, size,
-                 "%.1f%% of the points are core: eps is large for minpts = %zu; take eps from "
-                 "the knee of kdist %zu, or minpts about 2d = %zu (at least 10)",
-                 100.0 * (double)r->core / (double)r->n, minpts, minpts > 1 ? minpts - 1 : 1, rec);
-        break;
-    case 2:
-        snprintf(buf, size,
-                 "one cluster holds %.1f%% of the points: eps may bridge clusters; lower eps "
-                 "toward the knee of kdist %zu, or raise minpts (about 2d = %zu, at least 10)",
-                 100.0 * (double)(r->ntop ? r->top[0] : 0) / (double)r->n,
-                 minpts > 1 ? minpts - 1 : 1, rec);
-        break;
-    default:
-        snprintf(buf, size,
-                 "%.1f%% of the points are noise: eps is small for minpts = %zu; take eps from "
-                 "the knee of kdist %zu, or lower minpts (about 2d = %zu, at least 10)",
-                 100.0 * (double)r->noise / (double)r->n, minpts, minpts > 1 ? minpts - 1 : 1, rec);
-        break;
-    }
 }
 
 /* ---- comparing two clusterings ---- */

@@ -71,7 +71,12 @@ typedef struct dbscan_result {
  * counts, sizes and seconds. TCJ_EINVAL with one line for bad input; the
  * engine's error otherwise (TCJ_ECANCEL when cancelled). */
 int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res);
-/* The three-pass path through engine_run (spec->engine set). Fills labels,
+/* Tests only: the most pairs the generic path keeps from its core pass
+ * (0: its default, 2^25); more, and passes 2 and 3 join again. */
+void dbscan_keep_max_for_tests(size_t pairs);
+/* The generic path through engine_run (spec->engine set): one PAIRS join
+ * whose pairs it keeps where the eps-graph fits its room (the union and
+ * border passes then need no join), else the three passes. Fills labels,
  * core and the result's passes; dbscan_run fills the rest. */
 int dbscan_generic(const dbscan_spec *spec, dbscan_result *res);
 /* Labels from roots: root[i] for a core row its component's smallest core
@@ -84,21 +89,7 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
  * clusters, the top sizes and the size histogram from labels. */
 void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbscan_result *res);
 
-/* Red flags of a result (docs/CLUSTERING.md): bit per flag. */
-enum {
-    DBSCAN_FLAG_NO_CORE = 1,      /* no core point: every point is noise */
-    DBSCAN_FLAG_ALL_CORE = 2,     /* at least 95% of the points are core */
-    DBSCAN_FLAG_ONE_CLUSTER = 4,  /* one cluster holds more than half the points */
-    DBSCAN_FLAG_MOSTLY_NOISE = 8, /* more than half the points are noise */
-};
-#define DBSCAN_NFLAGS 4
-unsigned dbscan_flags(const dbscan_result *r);
-/* The one-line text of flag bit k (0 .. DBSCAN_NFLAGS-1), advice
- * included; d: the dataset's dimension (minPts about 2d, at least 10). */
-void dbscan_flag_text(int k, const dbscan_result *r, size_t minpts, size_t d, char *buf,
-                      size_t size);
-/* Short names ("no-core", "all-core", "one-cluster", "mostly-noise"). */
-extern const char *const dbscan_flag_names[DBSCAN_NFLAGS];
+/* Red flags of a result and their advice: src/dbscan_advice.h. */
 
 /* Comparing two clusterings of the same points (labels -1 = noise): the
  * adjusted Rand index (Hubert and Arabie 1985) over the partition that

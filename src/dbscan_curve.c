@@ -41,6 +41,7 @@
 #include "kdist.h"
 #include "kern_sort.h"
 #include "kernels.h"
+#include "mem.h"
 #include "pair_par.h"
 #include "par.h"
 #include "sort_f64.h"
@@ -439,6 +440,12 @@ typedef struct cv_merge {
     size_t passes, scanned; /* the trace's */
     double seconds, s_init, s_scan, s_reduce, s_best;
 } cv_merge;
+
+/* The bytes a point of dbscan_curve_run's arrays: core, reach, kb, part,
+ * list, parent, comp, best, forest, bound, later, at and the merging's. */
+#define CV_POINT_BYTES                                                                             \
+    (3 * sizeof(double) + 3 * sizeof(uint32_t) + sizeof(dist_list) + 3 * sizeof(cv_edge) +         \
+     2 * sizeof(size_t) + 3 * sizeof(uint32_t) + 3 * sizeof(cv_edge) + 3)
 
 /* Each row's root into comp without writing parent (the cores share it),
  * then parent flattened to it: the scan reads one comp a point. */
@@ -914,6 +921,7 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
                     .q1 = n,
                     .mode = JOIN_PAIRS,
                     .opts = spec->opts,
+                    .inner = 1,
                     .cancel = spec->cancel,
                     .progress = cv_prog,
                     .progress_ctx = &pg};
@@ -942,8 +950,8 @@ static int core_distances(const engine *e, const dbscan_curve_spec *spec, int ra
         if (rc == 0)
             got = K;
     }
-    if (rc == ENGINE_DECLINED && K) {
-        curve_knn_alloc(&nn, n, K);
+    /* the K nearest are a shortcut: where they do not fit, the k-distance */
+    if (rc == ENGINE_DECLINED && K && curve_knn_alloc(&nn, n, K) == 0) {
         if ((rc = curve_knn_join(e, &js, k, core, &nn)) == 0)
             got = K;
         else
@@ -1004,6 +1012,11 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     c->max2 = spec->max * spec->max;
     snprintf(c->precision, sizeof c->precision, "%s", e->precision);
 
+    /* What n sizes here, 299 bytes a point with the rounds' state below
+     * (docs/CLUSTERING.md), checked as one (src/mem.h); the K nearest
+     * come on top, sized to what is left (curve_knn_width). */
+    if (mem_check("dbscan curve", "its per-point arrays", n, CV_POINT_BYTES, 0))
+        return TCJ_ENOMEM;
     /* Core distances: the (minPts-1)-th nearest other point; 0 for
      * minPts = 1 (every point is core at any eps). */
     double *core = xcalloc(n, sizeof *core), *reach = xmalloc(n * sizeof *reach);
@@ -1019,8 +1032,11 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     const int dev_merge = !ranks && !(mv && !strcmp(mv, "host")) && e->curve_round;
     if (!dev_merge)
         par_zero(list, n * sizeof *list);
-    uint32_t *parent = xmalloc(n * sizeof *parent), *comp = xmalloc(n * sizeof *comp);
-    cv_edge *best = xmalloc(n * sizeof *best);
+    /* parent, best, later, at and the merging's arrays (mg) wait until
+     * the K nearest are gone (core_distances): 99 bytes a point less of
+     * address space at the peak */
+    uint32_t *parent = NULL, *comp = xmalloc(n * sizeof *comp);
+    cv_edge *best = NULL;
     cv_edge *forest = xmalloc((n ? n : 1) * sizeof *forest);
     cv_edge *bound = xmalloc(n * sizeof *bound);
     for (size_t i = 0; i < n; i++)
@@ -1043,15 +1059,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* the rounds' state (made here: an error below frees it all at done) */
     double t1 = 0, tr_mark = 0, tr_rows = 0, tr_join = 0; /* the rounds' times */
     size_t nf = 0;                                        /* the forest's edges */
-    cv_merge mg = {.act = xmalloc(n * sizeof *mg.act),
-                   .roots = xmalloc(n * sizeof *mg.roots),
-                   .stat = xmalloc(n * sizeof *mg.stat),
-                   .cand = xmalloc(n * sizeof *mg.cand),
-                   .chg = xmalloc(n),
-                   .kind = xmalloc(n ? n : 1),
-                   .root = xmalloc(n * sizeof *mg.root),
-                   .res = xmalloc(n * sizeof *mg.res),
-                   .cur = xmalloc(n ? n : 1)};
+    cv_merge mg = {0};
     cv_round r;
     pthread_mutex_init(&r.mu, NULL);
     r.n = n;
@@ -1061,7 +1069,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     r.reach2 = reach;
     r.list = list;
     /* later_rows's rows; the copy's rows (dataset_order_first) */
-    size_t *later = xmalloc(n * sizeof *later), *at = xmalloc(n * sizeof *at);
+    size_t *later = NULL, *at = NULL;
     kern_trace_mark("curve: arrays");
     int rc = spec->minpts > 1 ? core_distances(e, spec, ranks, core, list, reach, kb, part,
                                                dev_merge ? &cm : NULL, c)
@@ -1069,6 +1077,19 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     c->kdist_seconds = engine_now() - t0;
     if (rc)
         goto done;
+    parent = xmalloc(n * sizeof *parent);
+    best = xmalloc(n * sizeof *best);
+    later = xmalloc(n * sizeof *later);
+    at = xmalloc(n * sizeof *at);
+    mg = (cv_merge){.act = xmalloc(n * sizeof *mg.act),
+                    .roots = xmalloc(n * sizeof *mg.roots),
+                    .stat = xmalloc(n * sizeof *mg.stat),
+                    .cand = xmalloc(n * sizeof *mg.cand),
+                    .chg = xmalloc(n),
+                    .kind = xmalloc(n ? n : 1),
+                    .root = xmalloc(n * sizeof *mg.root),
+                    .res = xmalloc(n * sizeof *mg.res),
+                    .cur = xmalloc(n ? n : 1)};
 
     /* Boruvka rounds. */
     t1 = tr_mark = engine_now();
@@ -1118,6 +1139,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
                         .opts = spec->opts,
                         .sink = {round_put, &r},
                         .sink_rank_share = ranks,
+                        .inner = 1,
                         .cancel = spec->cancel,
                         .progress = cv_prog,
                         .progress_ctx = &pg};
@@ -1289,79 +1311,4 @@ void dbscan_curve_at(const dbscan_curve *c, double eps, size_t *clusters, size_t
         size_t k = count_le(c->big_at, c->nbig, e2);
         *largest = k ? c->big[k - 1] : 0;
     }
-}
-
-static int cmp_plateau(const void *x, const void *y)
-{
-    const dbscan_plateau *a = x, *b = y;
-    double wa = a->hi - a->lo, wb = b->hi - b->lo;
-    if (wa != wb)
-        return wa < wb ? 1 : -1;
-    return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-/* Every plateau, in eps order; *m gets the count. Caller frees. */
-static dbscan_plateau *all_plateaus(const dbscan_curve *c, size_t *m)
-{
-    /* The eps at which the count can change: where a core distance or a
-     * forest weight is first reached (the smallest eps with eps*eps >= t). */
-    size_t nt = 0;
-    double *t = xmalloc((c->n + c->nedge + 1) * sizeof *t);
-    for (size_t k = 0; k < c->n && c->core2[k] <= c->max2; k++)
-        t[nt++] = kdist_eps_for(c->core2[k]);
-    for (size_t k = 0; k < c->nedge; k++)
-        t[nt++] = kdist_eps_for(c->edge2[k]);
-    sort_f64(t, nt);
-    dbscan_plateau *p = xmalloc((nt + 1) * sizeof *p);
-    size_t np = 0;
-    for (size_t k = 0; k < nt; k++) {
-        if (k + 1 < nt && t[k + 1] == t[k])
-            continue;
-        double lo = t[k], hi = k + 1 < nt ? t[k + 1] : c->max;
-        if (lo > c->max)
-            break;
-        size_t cl;
-        dbscan_curve_at(c, lo, &cl, NULL, NULL, NULL);
-        if (np && p[np - 1].clusters == cl && p[np - 1].hi == lo) {
-            p[np - 1].hi = hi;
-            continue;
-        }
-        p[np++] = (dbscan_plateau){lo, hi, cl};
-    }
-    free(t);
-    *m = np;
-    return p;
-}
-
-size_t dbscan_curve_plateaus(const dbscan_curve *c, dbscan_plateau *out, size_t cap)
-{
-    size_t np, m = 0;
-    dbscan_plateau *p = all_plateaus(c, &np);
-    for (size_t k = 0; k < np; k++)
-        if (p[k].clusters >= 1)
-            p[m++] = p[k];
-    qsort(p, m, sizeof *p, cmp_plateau);
-    size_t r = m < cap ? m : cap;
-    memcpy(out, p, r * sizeof *p);
-    free(p);
-    return r;
-}
-
-double dbscan_curve_pick(const dbscan_curve *c, dbscan_plateau *chosen)
-{
-    size_t np;
-    dbscan_plateau *p = all_plateaus(c, &np);
-    const dbscan_plateau *b = NULL;
-    for (int need = 2; need >= 1 && !b; need--)
-        for (size_t k = 0; k < np; k++)
-            if (p[k].clusters >= (size_t)need && (!b || p[k].hi - p[k].lo > b->hi - b->lo))
-                b = &p[k];
-    double eps = 0;
-    if (b) {
-        eps = b->lo + (b->hi - b->lo) / 2;
-        if (chosen)
-            *chosen = *b;
-    }
-    free(p);
-    return eps;
 }

@@ -61,17 +61,6 @@ void dbscan_curve_free(dbscan_curve *c);
 void dbscan_curve_at(const dbscan_curve *c, double eps, size_t *clusters, size_t *core,
                      size_t *noise, size_t *largest);
 
-/* Plateaus: the ranges [lo, hi) of eps (hi = max for the last, included)
- * over which the cluster count holds, merged where neighbours have the same
- * count, clusters >= 1 only. The widest (hi - lo) first, at most cap of
- * them into out; returns how many. */
-typedef struct dbscan_plateau {
-    double lo, hi;
-    size_t clusters;
-} dbscan_plateau;
-size_t dbscan_curve_plateaus(const dbscan_curve *c, dbscan_plateau *out, size_t cap);
-/* The eps `dbscan curve use` picks: the middle of the widest plateau with
- * at least two clusters, else with one; 0 when there is none. */
-double dbscan_curve_pick(const dbscan_curve *c, dbscan_plateau *chosen);
+/* Plateaus and the eps `dbscan curve use` picks: src/curve_pick.h. */
 
 #endif

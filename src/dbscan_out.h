@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dbscan.h"
+#include "dbscan_advice.h"
 #include "json.h"
 
 struct ofile;

@@ -79,6 +79,9 @@ typedef struct dist_ops {
     int (*forest_merge)(uint32_t *parent, size_t n);
     /* v[x] = the minimum of v[x] over the ranks, on every rank. */
     int (*min_i32)(int32_t *v, size_t n);
+    /* v[x] = the sum of v[x] over the ranks, on every rank (DBSCAN's
+     * neighbour counts from each rank's share of the pairs). */
+    int (*sum_u64)(uint64_t *v, size_t n);
     int (*min_f64)(double *v, size_t n);
     /* l[x] = the merge (dist_list_merge) of l[x] over the ranks, on every
      * rank: the curve's lists, each rank having seen its share. */

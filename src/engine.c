@@ -136,8 +136,8 @@ int engine_run(const engine *e, const join_spec *s, join_result *res)
     const int nsdev = devices_resolve(s->opts, sdev);
     if (nsdev == 0)
         sdev[0] = s->opts ? s->opts->device : 0;
-    int sampling = e->gpu && nvml_sampler_start_list(sdev, nsdev ? nsdev : 1, 20) == 0;
-    if (e->gpu && !sampling)
+    int sampling = e->gpu && !s->inner && nvml_sampler_start_list(sdev, nsdev ? nsdev : 1, 20) == 0;
+    if (e->gpu && !s->inner && !sampling)
         err_clear();
     /* The engine sees which row it runs for (tensor-core formats share one
      * run function and read their format from the row). */

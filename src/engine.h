@@ -75,6 +75,11 @@ typedef struct join_spec {
      * forests and border labels, src/dbscan.c); 0: every rank's sink sees
      * every pair. */
     int sink_rank_share;
+    /* A join inside an algorithm whose joins are not stored one by one
+     * (the k-distance's refinement, the curve's Boruvka rounds): NVML does
+     * not sample it, as its samples would be dropped and their start and
+     * stop cost more than a small join's kernels. */
+    int inner;
 } join_spec;
 
 #define JOIN_MAX_PHASES 8

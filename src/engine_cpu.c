@@ -10,6 +10,7 @@
 #include "cpu_kdist.h"
 #include "engine.h"
 #include "err.h"
+#include "mem.h"
 
 typedef struct cpu_ctx {
     /* the dataset's rows in its own element type t, or with a grid its
@@ -91,6 +92,44 @@ static void cpu_row(const void *vctx, const void *scratch, size_t q, size_t c0, 
     cpu_rows(vctx, scratch, q, 1, c0, c1, lim, out, 0);
 }
 
+/* Wide rows (CPU_WIDE_VALUES values or more) where the threads' groups of
+ * CPU_GROUP transposed FP64 candidates would outweigh the data as loaded
+ * (few rows: n = 2 at d = 2^24 took 5 GB for 32 MB of u8): one row
+ * against one row, both widened a chunk at a time on the stack, no
+ * scratch. The same sum in the same order as the kernels, the same
+ * short-circuit (a chunk at a time). */
+#define CPU_WIDE_VALUES 65536
+#define CPU_WIDE_CHUNK 1024
+
+static int cpu_wide(const dataset *ds, const dtype *t, const engine_opts *o)
+{
+    return ds->d >= CPU_WIDE_VALUES &&
+           (uint64_t)cpu_join_threads(o) * CPU_GROUP * sizeof(double) > (uint64_t)ds->n * t->bytes;
+}
+
+static void cpu_row_wide(const void *vctx, const void *scratch, size_t q, size_t c0, size_t c1,
+                         double lim, double *out)
+{
+    (void)scratch;
+    const cpu_ctx *ctx = vctx;
+    const size_t d = ctx->d, eb = ctx->t->bytes;
+    const char *x = ctx->x;
+    double a[CPU_WIDE_CHUNK], b[CPU_WIDE_CHUNK];
+    for (size_t c = c0; c < c1; c++) {
+        double sum = 0;
+        for (size_t k0 = 0; k0 < d && sum <= lim; k0 += CPU_WIDE_CHUNK) {
+            const size_t m = d - k0 < CPU_WIDE_CHUNK ? d - k0 : CPU_WIDE_CHUNK;
+            ctx->t->to_f64(x + (q * d + k0) * eb, m, a);
+            ctx->t->to_f64(x + (c * d + k0) * eb, m, b);
+            for (size_t k = 0; k < m; k++) {
+                const double u = a[k] - b[k];
+                sum += u * u;
+            }
+        }
+        out[c - c0] = sum;
+    }
+}
+
 static int cpu_run(const join_spec *s, join_result *res)
 {
     const size_t d = s->ds->d;
@@ -104,9 +143,17 @@ static int cpu_run(const join_spec *s, join_result *res)
     const double lim = s->mode == JOIN_HIST ? s->hist_edges[s->hist_nbins] : s->eps * s->eps;
     cpu_grid g;
     char *xg = NULL;
-    if (cpu_join_index(s, sqrt(lim) * (1 + 1e-12), &g, res)) {
+    const int use = cpu_join_index(s, sqrt(lim) * (1 + 1e-12), &g, res);
+    if (use < 0)
+        return use;
+    if (use) {
         /* The rows in cell order, in their own type. */
-        xg = xmalloc(s->ds->n * d * t->bytes);
+        xg = mem_alloc(s->ds->name ? s->ds->name : "dataset", "the rows in cell order", s->ds->n,
+                       d * t->bytes, 0);
+        if (!xg) {
+            cpu_grid_free(&g);
+            return TCJ_ENOMEM;
+        }
         cpu_grid_gather(&g, s->ds->v, d * t->bytes, xg);
         ctx.x = xg;
     }
@@ -125,6 +172,16 @@ static int cpu_run(const join_spec *s, join_result *res)
         .name = "fp64 (a-b)^2, short-circuit every 16 dims",
         .path = ops->name,
     };
+    if (cpu_wide(s->ds, t, s->opts)) {
+        k = (cpu_kernel){.row = cpu_row_wide,
+                         .grid = k.grid,
+                         .ctx = &ctx,
+                         .eps2 = k.eps2,
+                         .edges = k.edges,
+                         .name =
+                             "fp64 (a-b)^2, wide rows one by one, short-circuit every 1024 dims",
+                         .path = "scalar"};
+    }
     int rc = cpu_join_run(s, &k, res);
     if (xg)
         cpu_grid_free(&g);

@@ -253,6 +253,12 @@ static int xct_run(const join_spec *s, join_result *res)
      * grid examined. */
     cpu_grid g;
     int grid = cpu_join_index(s, sqrt(ctx.lim2) * (1 + 1e-12), &g, res);
+    if (grid < 0) {
+        free(h);
+        free(sq);
+        free(nrm);
+        return grid;
+    }
     float *hg = NULL, *sg = NULL;
     double *ng = NULL;
     if (grid) {

@@ -54,15 +54,13 @@ static const engine exact_grid_row = {
 
 int exact_grid_path(const dataset *ds, double eps, const engine_opts *o, double *band)
 {
-    double b = -1;
-    if (exact_path_needs_prediction(o->exact_path, ds->d)) {
-        exact_prediction p;
+    exact_prediction p;
+    const int predict = exact_path_needs_prediction(o->exact_path, ds->d);
+    if (predict)
         exact_predict_cached(ds, eps, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
-        b = p.band_fraction;
-    }
     if (band)
-        *band = b;
-    return exact_path_choose(o->exact_path, ds->d, b);
+        *band = predict ? p.band_fraction : -1;
+    return exact_path_choose(o->exact_path, ds->d, predict ? &p : NULL);
 }
 
 /* Whether the run was cut by clusters or by tiles (their metrics,

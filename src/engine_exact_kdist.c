@@ -27,7 +27,7 @@ static int kdist_on_grid(const dataset *ds, const engine_opts *o)
 {
     if (o->exact_path == EXACT_PATH_AUTO)
         return ds->d <= EXACT_GRID_MAX_D;
-    return exact_path_choose(o->exact_path, ds->d, -1);
+    return exact_path_choose(o->exact_path, ds->d, NULL);
 }
 
 int exact_kdist(const kdist_spec *s, join_result *res)

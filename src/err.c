@@ -4,11 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char err_buf[1024];
+/* Room for a path of PATH_MAX (4096) and its reason twice over. */
+static _Thread_local char err_buf[12288];
+
+/* A message longer than the buffer keeps its head and its end, where the
+ * reason is ("PATH: No such file or directory"), and loses the middle. */
+static void err_cut_middle(const char *full, size_t n)
+{
+    static const char mid[] = " ... ";
+    const size_t room = sizeof err_buf - 1, tail = room / 2, head = room - tail - (sizeof mid - 1);
+    memcpy(err_buf, full, head);
+    memcpy(err_buf + head, mid, sizeof mid - 1);
+    memcpy(err_buf + head + sizeof mid - 1, full + n - tail, tail);
+    err_buf[room] = '\0';
+}
 
 int err_vset(int code, const char *fmt, va_list ap)
 {
-    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    va_list again;
+    va_copy(again, ap);
+    const int n = vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    if (n >= (int)sizeof err_buf) {
+        char *full = malloc((size_t)n + 1);
+        if (full) {
+            vsnprintf(full, (size_t)n + 1, fmt, again);
+            err_cut_middle(full, (size_t)n);
+            free(full);
+        }
+    }
+    va_end(again);
     return code;
 }
 

@@ -49,6 +49,14 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
  * (measured: docs/ACCURACY.md, "The FP64 grid path"). */
 #define EXACT_GRID_MAX_D 4
 #define EXACT_GRID_BAND 0.02
+/* Why the grid where pairs within eps are sparse, whatever the band: the
+ * pass examines every pair (n^2), the grid about 3^d / V_d times the
+ * pairs within eps (some 16 at d = 4), each costing it about ten of the
+ * pass's: below 1/160 of the pairs within eps the grid does less work,
+ * and 1/256 leaves a margin. The band alone is a count of a few pairs
+ * there (34 within eps in the 64 x 20000 sample of 3.7e7 uniform points
+ * at S = 64), too few to decide by. */
+#define EXACT_GRID_SPARSE (1.0 / 256)
 #define EXACT_PATH_ROWS 64
 #define EXACT_PATH_COLS 20000
 
@@ -57,8 +65,10 @@ int exact_predict_cached(const dataset *ds, double eps, size_t max_rows, size_t 
 int exact_path_needs_prediction(int setting, size_t d);
 /* 1: the grid join, 0: the FP16 pass (whole, or cut by clusters when so
  * set). A forced setting wins; auto: the grid when d <= EXACT_GRID_MAX_D
- * and band_fraction > EXACT_GRID_BAND. */
-int exact_path_choose(int setting, size_t d, double band_fraction);
+ * and the prediction p (NULL: none, the pass) has a band_fraction above
+ * EXACT_GRID_BAND or fewer than EXACT_GRID_SPARSE of its sampled pairs
+ * within eps. */
+int exact_path_choose(int setting, size_t d, const exact_prediction *p);
 /* 1 when exact joins ds at eps over the FP64 grid (o->exact_path, and in
  * auto the band predicted from a sample: *band, -1 when none was needed;
  * band may be NULL). src/engine_exact.c. */

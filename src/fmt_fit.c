@@ -111,7 +111,6 @@ static pthread_mutex_t fit_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fit_slot {
     uint64_t hash;
     size_t n, d;
-    const void *x;
     const double *center;
     const fmt_fit_format *f;
     fmt_fit fit;
@@ -123,8 +122,9 @@ void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_forma
     pthread_mutex_lock(&fit_mu);
     for (int k = 0; k < FIT_SLOTS; k++) {
         const struct fit_slot *e = &fit_slot[k];
-        if (ds->hash && e->f == f && e->hash == ds->hash && e->n == ds->n && e->d == ds->d &&
-            e->x == ds->v && e->center == center) {
+        /* the rows as a set: a reordered copy's fit is its source's */
+        if (ds->hash && e->f == f && e->hash == dataset_set_hash(ds) && e->n == ds->n &&
+            e->d == ds->d && e->center == center) {
             *out = e->fit;
             pthread_mutex_unlock(&fit_mu);
             return;
@@ -134,10 +134,9 @@ void fmt_fit_engine(const dataset *ds, const double *center, const fmt_fit_forma
     fit_compute(ds, center, f, out);
     pthread_mutex_lock(&fit_mu);
     struct fit_slot *e = &fit_slot[fit_next++ % FIT_SLOTS];
-    e->hash = ds->hash;
+    e->hash = dataset_set_hash(ds);
     e->n = ds->n;
     e->d = ds->d;
-    e->x = ds->v;
     e->center = center;
     e->f = f;
     e->fit = *out;

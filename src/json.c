@@ -139,6 +139,12 @@ static void string_lit(json_w *w, const char *s, size_t n)
             if (k == 0) {
                 puts_(w, "\\ufffd");
                 p++;
+            } else if (k == 2 && c == 0xc2 && p[1] <= 0x9f) {
+                /* A C1 control (U+0080..U+009F; U+009B is CSI): valid JSON
+                 * raw, but a terminal showing the record would act on it. */
+                char u[7] = {'\\', 'u', '0', '0', hex[p[1] >> 4], hex[p[1] & 15], 0};
+                puts_(w, u);
+                p += 2;
             } else {
                 put(w, (const char *)p, k);
                 p += k;

@@ -104,6 +104,47 @@ double kdist_eps_for(double d2)
     return e;
 }
 
+/* The knee of y over x[0..m): Kneedle's, else the point farthest below
+ * the chord; -1 when there is none (flat, straight or concave). */
+static long knee_in(const double *x, const double *y, size_t m, const char **method)
+{
+    *method = "kneedle";
+    long kn = kdist_kneedle(x, y, m, KDIST_KNEEDLE_S);
+    if (kn >= 0 || m < 3 || !(y[m - 1] > y[0]))
+        return kn;
+    double best = 0;
+    for (size_t j = 1; j + 1 < m; j++) {
+        double dv = (x[j] - x[0]) / (x[m - 1] - x[0]) - (y[j] - y[0]) / (y[m - 1] - y[0]);
+        if (dv > best) {
+            best = dv;
+            kn = (long)j;
+        }
+    }
+    *method = "farthest below the chord";
+    return kn;
+}
+
+/* The stored points [*lo, *hi) whose ranks lie from the median to the
+ * 90th percentile (KDIST_KNEE_LO, KDIST_KNEE_HI), where the knee is
+ * sought; the whole curve when fewer than 3 do. Below the median more
+ * than half the points would be non-core, so noise could be the
+ * majority; above the 90th percentile lies the tail of outliers, whose
+ * large k-distances would set Kneedle's scale and draw its knee into the
+ * tail (letter.csv, K = 9: rank 98.9%, one cluster of 99% core points). */
+static void knee_window(const kdist_curve *c, size_t *lo, size_t *hi)
+{
+    double top = (double)(c->n - 1);
+    size_t a = 0, b = c->npts;
+    while (a < c->npts && (double)c->rank[a] < KDIST_KNEE_LO * top)
+        a++;
+    while (b > a && (double)c->rank[b - 1] > KDIST_KNEE_HI * top)
+        b--;
+    if (b - a < 3)
+        a = 0, b = c->npts;
+    *lo = a;
+    *hi = b;
+}
+
 void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c)
 {
     memset(c, 0, sizeof *c);
@@ -120,21 +161,11 @@ void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c)
         x[j] = (double)r;
     }
     c->npts = m;
-    long kn = kdist_kneedle(x, c->dist, m, KDIST_KNEEDLE_S);
-    c->knee_method = "kneedle";
-    if (kn < 0 && m >= 3 && c->dist[m - 1] > c->dist[0]) {
-        /* Kneedle declares none: the point farthest below the chord. */
-        double best = 0;
-        for (size_t j = 1; j + 1 < m; j++) {
-            double dv = (x[j] - x[0]) / (x[m - 1] - x[0]) -
-                        (c->dist[j] - c->dist[0]) / (c->dist[m - 1] - c->dist[0]);
-            if (dv > best) {
-                best = dv;
-                kn = (long)j;
-            }
-        }
-        c->knee_method = "farthest below the chord";
-    }
+    size_t lo, hi;
+    knee_window(c, &lo, &hi);
+    long kn = knee_in(x + lo, c->dist + lo, hi - lo, &c->knee_method);
+    if (kn >= 0)
+        kn += (long)lo;
     if (kn < 0) {
         c->knee_method = "none";
         return;

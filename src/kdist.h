@@ -1,7 +1,8 @@
 /* k-distance: the distance of every point to its K-th nearest other point
  * (self excluded), computed by an engine (engine.kdist, contract in
  * engine.h), sorted into a curve of at most KDIST_MAX_POINTS quantile
- * points, and the curve's knee found by Kneedle:
+ * points, and the curve's knee found by Kneedle on the ranks from the
+ * median to the 90th percentile (docs/CLUSTERING.md says why):
  *   V. Satopää, J. Albrecht, D. Irwin, B. Raghavan, "Finding a 'Kneedle'
  *   in a Haystack: Detecting Knee Points in System Behavior", ICDCS
  *   Workshops 2011.
@@ -19,6 +20,9 @@
 #define KDIST_MAX_POINTS 1024
 /* Kneedle's sensitivity S (the paper's and the kneed library's default). */
 #define KDIST_KNEEDLE_S 1.0
+/* The ranks, as fractions of n-1, between which the knee is sought. */
+#define KDIST_KNEE_LO 0.5
+#define KDIST_KNEE_HI 0.9
 
 typedef struct kdist_curve {
     size_t n; /* points of the dataset measured */
@@ -26,8 +30,10 @@ typedef struct kdist_curve {
     size_t npts;
     size_t rank[KDIST_MAX_POINTS]; /* 0-based rank in ascending k-distance */
     double dist[KDIST_MAX_POINTS]; /* the k-distance at that rank */
-    /* The knee: Kneedle's, else (flat or no knee declared) the point
-     * farthest below the chord, knee_method saying which. */
+    /* The knee, sought among the ranks from the median to the 90th
+     * percentile (the whole curve where fewer than 3 points lie there):
+     * Kneedle's, else the point farthest below the chord, knee_method
+     * saying which; none where that part is flat, straight or concave. */
     int have_knee;
     size_t knee_point;       /* index into rank[] and dist[] */
     const char *knee_method; /* "kneedle", "farthest below the chord", or "none" */
@@ -43,7 +49,8 @@ typedef struct kdist_curve {
 int kdist_run(const engine *e, const kdist_spec *spec, join_result *res);
 
 /* Sort d2[0..n) ascending (in place) and build the curve with its knee.
- * n >= 1. */
+ * n >= 1. Sought there, the knee's eps leaves fewer than half the points
+ * non-core (so under half noise) and about a tenth of them or more. */
 void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c);
 
 /* Kneedle on a convex increasing curve (x ascending): the index of the

@@ -160,6 +160,7 @@ static int kr_join(kr_run *k, kr_rows *rows, size_t q0, size_t q1, double r2)
     js.opts = s->opts;
     js.sink = (pair_sink){kr_put, rows};
     js.cancel = s->cancel;
+    js.inner = 1;
     join_result jr;
     const double t0 = engine_now();
     int rc = engine_run(s->engine, &js, &jr);
@@ -388,11 +389,16 @@ static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *r
     double *e2 =
         first ? mem_alloc(s->engine->name, "the k-distance's estimates", nq, 2 * sizeof *e2, 0)
               : NULL;
+    uint32_t *ord =
+        e2 ? mem_alloc(s->engine->name, "the k-distance's row order", nq, sizeof *ord, 0) : NULL;
+    if (!ord) {
+        free(e2);
+        e2 = NULL;
+    }
     dataset g;
     if (e2) {
         /* a radix sort, stable (equal estimates in row order): qsort took
          * a tenth of a second or more at 10^6 rows */
-        uint32_t *ord = xmalloc(nq * sizeof *ord);
         for (size_t k = 0; k < nq; k++)
             e2[k] = est_ok(est, k) ? est[k] : INFINITY;
         sort_f64_order(e2, nq, ord);

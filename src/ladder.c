@@ -329,12 +329,14 @@ int ladder_diff(const char *ta, const char *tb, const char *la, const char *lb,
                                                                     : L[i * W + j + 1];
     int n = 0, i = 0, j = 0, changed = 0;
     while (i < a.n || j < b.n) {
+        /* Where the common lines allow either, a's line goes first: the
+         * removed lines of a change before the added ones, as diff -u. */
         if (i < a.n && j < b.n && same(&a, i, &b, j)) {
             op[n] = ' ', ia[n] = i++, ib[n++] = j++;
-        } else if (j < b.n && (i == a.n || L[i * W + j + 1] >= L[(i + 1) * W + j])) {
-            op[n] = '+', ia[n] = i, ib[n++] = j++, changed++;
-        } else {
+        } else if (i < a.n && (j == b.n || L[(i + 1) * W + j] >= L[i * W + j + 1])) {
             op[n] = '-', ia[n] = i++, ib[n++] = j, changed++;
+        } else {
+            op[n] = '+', ia[n] = i, ib[n++] = j++, changed++;
         }
     }
     if (changed) {

@@ -468,7 +468,8 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
 int load_hdf5(const char *path, const load_opts *opt, dataset *out)
 {
     uint64_t size;
-    FILE *probe = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *probe = ld_open(path, &size, &stamp);
     if (!probe)
         return TCJ_EIO;
     fclose(probe);
@@ -520,5 +521,10 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
+    /* The child read the file by name: what the name holds now. */
+    const int read_rc = rc;
+    rc = ld_unchanged(NULL, path, &stamp, rc);
+    if (rc && !read_rc)
+        dataset_free(out);
     return rc;
 }

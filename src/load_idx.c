@@ -34,7 +34,8 @@ int idx_probe(const unsigned char *head, size_t len)
 int load_idx(const char *path, const load_opts *opt, dataset *out)
 {
     uint64_t size;
-    FILE *f = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *f = ld_open(path, &size, &stamp);
     if (!f)
         return TCJ_EIO;
     unsigned char h[4 + 4 * 255];
@@ -96,6 +97,7 @@ int load_idx(const char *path, const load_opts *opt, dataset *out)
         if (!rc)
             ld_commit_point(&s, row, r, at, es);
     }
+    rc = ld_unchanged(f, path, &stamp, rc);
     fclose(f);
     if (rc) {
         ld_sink_free(&s);

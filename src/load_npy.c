@@ -92,7 +92,8 @@ static int npy_descr(const char *path, const char *v, int *type, int *be)
 int load_npy(const char *path, const load_opts *opt, dataset *out)
 {
     uint64_t size;
-    FILE *f = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *f = ld_open(path, &size, &stamp);
     if (!f)
         return TCJ_EIO;
     unsigned char pre[12];
@@ -249,6 +250,7 @@ int load_npy(const char *path, const load_opts *opt, dataset *out)
             ld_commit_point(&s, s.row, opt->offset + i, data + (opt->offset + i) * es, n * es);
         }
     }
+    rc = ld_unchanged(f, path, &stamp, rc);
     if (rc)
         ld_sink_free(&s);
     else

@@ -34,7 +34,8 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
         return err_set(TCJ_EINVAL, "%s: raw binary needs dim=N, the number of %s values per point",
                        path, ld_type_name(type));
     uint64_t size;
-    FILE *f = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *f = ld_open(path, &size, &stamp);
     if (!f)
         return TCJ_EIO;
     size_t d = opt->dim, es = ld_type_size(type);
@@ -73,6 +74,7 @@ int load_raw(const char *path, const load_opts *opt, dataset *out)
         if (!rc)
             ld_commit_point(&s, row, r, r * rec, es);
     }
+    rc = ld_unchanged(f, path, &stamp, rc);
     fclose(f);
     if (rc) {
         ld_sink_free(&s);

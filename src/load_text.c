@@ -311,7 +311,8 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
 {
     pthread_once(&c_locale_once, c_locale_init);
     uint64_t size;
-    FILE *f = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *f = ld_open(path, &size, &stamp);
     if (!f)
         return TCJ_EIO;
     line_reader r = {.f = f, .path = path};
@@ -436,6 +437,7 @@ int load_text(const char *path, const load_opts *opt, dataset *out)
         rc = more;
     if (!rc && ferror(f))
         rc = err_set(TCJ_EIO, "%s: read error after line %zu", path, r.lineno);
+    rc = ld_unchanged(f, path, &stamp, rc);
     fclose(f);
     free(r.buf);
     free(fs.f);

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "dataset.h"
 #include "load_types.h"
@@ -16,8 +18,29 @@
 int ld_read_values(FILE *f, const char *path, int type, int be, size_t cnt, double *dst,
                    uint64_t byte);
 
-/* Open for reading; *size gets the file size. Errors name the path. */
-FILE *ld_open(const char *path, uint64_t *size);
+/* What a file was when its load began: a file that changes while it is
+ * read (truncated, emptied, grown, rewritten) would give part of one
+ * version and part of another, so it is refused. Only regular files:
+ * pipes, FIFOs and devices have no size to compare. */
+typedef struct ld_stamp {
+    int regular;
+    uint64_t size;
+    struct timespec mtime;
+    dev_t dev;
+    ino_t ino;
+} ld_stamp;
+
+/* Open for reading; *size gets the file size and *stamp (may be NULL)
+ * what ld_unchanged compares against. Errors name the path. */
+FILE *ld_open(const char *path, uint64_t *size, ld_stamp *stamp);
+/* After the last read: rc when the file is as *before says (f's open file,
+ * else what path names now; a cancel is kept as it is), else TCJ_EIO
+ * "FILE: changed while it was read (size A -> B bytes); load it again",
+ * which replaces rc (a change explains the errors it causes). */
+int ld_unchanged(FILE *f, const char *path, const ld_stamp *before, int rc);
+/* Tests only: fn(ctx) runs once, as the next load keeps its first row, so
+ * a test can change the file in the middle of a load. */
+void ld_row_hook_for_tests(void (*fn)(void *ctx), void *ctx);
 /* fseeko with an error naming the path. */
 int ld_seek(FILE *f, const char *path, uint64_t byte);
 

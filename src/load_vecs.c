@@ -10,7 +10,8 @@
 static int vecs_load(const char *path, const load_opts *opt, dataset *out, int type)
 {
     uint64_t size;
-    FILE *f = ld_open(path, &size);
+    ld_stamp stamp;
+    FILE *f = ld_open(path, &size, &stamp);
     if (!f)
         return TCJ_EIO;
     unsigned char hb[4];
@@ -78,6 +79,7 @@ static int vecs_load(const char *path, const load_opts *opt, dataset *out, int t
         if (!rc)
             ld_commit_point(&s, row, r, at + 4, es);
     }
+    rc = ld_unchanged(f, path, &stamp, rc);
     fclose(f);
     if (rc) {
         ld_sink_free(&s);

@@ -1,15 +1,20 @@
 /* Output files written through a temporary file and renamed into place. */
 #include "ofile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dist.h"
 #include "err.h"
+#include "out.h"
 
 #define OFILE_SPAN ((off_t)64 << 20)
 
@@ -19,27 +24,74 @@ struct ofile {
     int fd;
     FILE *f;
     int direct; /* an existing device or FIFO: written in place */
+    int late;   /* the temporary file is made on the first write */
     int force;  /* replace an existing target */
     /* ofile_write: bytes written, and how far their write-back was started */
     off_t done, started;
 };
 
+static const char *const log_suffix[] = {"", "-wal", "-shm", "-journal"};
+#define LOG_NSUFFIX (sizeof log_suffix / sizeof log_suffix[0])
+
 /* Is st one of the session log's files (by device and inode)? */
 static int is_log_file(const struct stat *st, const char *log_path)
 {
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
     if (!log_path || !*log_path)
         return 0;
     size_t n = strlen(log_path);
     char *p = xmalloc(n + 16);
     int hit = 0;
-    for (size_t k = 0; k < sizeof suffix / sizeof suffix[0] && !hit; k++) {
+    for (size_t k = 0; k < LOG_NSUFFIX && !hit; k++) {
         struct stat ls;
         memcpy(p, log_path, n);
-        strcpy(p + n, suffix[k]);
+        strcpy(p + n, log_suffix[k]);
         hit = stat(p, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
     }
     free(p);
+    return hit;
+}
+
+/* Split path into its directory's device and inode and its last name. */
+static int dir_and_base(const char *path, struct stat *dir, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        return stat(".", dir);
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *d = xmalloc(len + 1);
+    memcpy(d, path, len);
+    d[len] = 0;
+    int rc = stat(d, dir);
+    free(d);
+    return rc;
+}
+
+/* The suffix ("", "-wal", ...) when path names a file of the log in the
+ * log's directory, existing or not, else NULL. SQLite makes -journal (and
+ * -wal, -shm) beside the log when it needs them and deletes or replays
+ * one it finds when the log is next opened, so what is written under
+ * such a name is lost or, worse, read as the log's. The log's name is
+ * tried as given and with its links resolved (where SQLite puts them). */
+static const char *log_name_suffix(const char *path, const char *log_path)
+{
+    struct stat pd, ld;
+    const char *pb, *lb;
+    if (!log_path || !*log_path || dir_and_base(path, &pd, &pb) != 0)
+        return NULL;
+    char *real = realpath(log_path, NULL);
+    const char *names[2] = {log_path, real};
+    const char *hit = NULL;
+    for (int i = 0; i < 2 && !hit; i++) {
+        if (!names[i] || dir_and_base(names[i], &ld, &lb) != 0 || ld.st_dev != pd.st_dev ||
+            ld.st_ino != pd.st_ino)
+            continue;
+        size_t n = strlen(lb);
+        for (size_t k = 0; k < LOG_NSUFFIX && !hit; k++)
+            if (strncmp(pb, lb, n) == 0 && strcmp(pb + n, log_suffix[k]) == 0)
+                hit = log_suffix[k];
+    }
+    free(real);
     return hit;
 }
 
@@ -54,12 +106,81 @@ static int is_fd_name(const char *path)
            strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0;
 }
 
+#define PARTIAL_TAG ".tcjoin-partial-"
+
+/* The writer's process id in a temporary file's name,
+ * NAME.tcjoin-partial-PID-XXXXXX (make_tmp); 0 for any other name. */
+static pid_t partial_pid(const char *name)
+{
+    const char *t = strstr(name, PARTIAL_TAG);
+    while (t && strstr(t + 1, PARTIAL_TAG))
+        t = strstr(t + 1, PARTIAL_TAG);
+    if (!t)
+        return 0;
+    const char *p = t + strlen(PARTIAL_TAG);
+    long long pid = 0;
+    for (; *p >= '0' && *p <= '9' && pid <= INT_MAX; p++)
+        pid = pid * 10 + (*p - '0');
+    if (*p != '-' || pid <= 0 || pid > INT_MAX || strlen(p + 1) != 6)
+        return 0;
+    return (pid_t)pid;
+}
+
+/* Remove dir/name when its writer is dead: no process has its id and no
+ * one holds its lock (make_tmp takes one for the whole write, so a
+ * writer in another PID namespace or on another host is seen alive). */
+static int partial_remove_stale(int dfd, const char *name, pid_t pid)
+{
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int gone = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+               unlinkat(dfd, name, 0) == 0;
+    close(fd);
+    return gone;
+}
+
+/* Before a new temporary file is made in a directory: remove the ones a
+ * killed tcjoin left there (a kill -9 in the middle of a pairs run can
+ * leave hundreds of MB) and say so in one line, with how many others are
+ * left (a running writer's, or a name without a process id). */
+static void sweep_partials(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = xmalloc(len + 1);
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = 0;
+    DIR *d = opendir(dir);
+    size_t removed = 0, left = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strstr(e->d_name, PARTIAL_TAG))
+            continue;
+        pid_t pid = partial_pid(e->d_name);
+        if (pid && partial_remove_stale(dirfd(d), e->d_name, pid))
+            removed++;
+        else
+            left++;
+    }
+    if (d)
+        closedir(d);
+    if (removed)
+        out_printf("note: removed %zu partial file%s (NAME" PARTIAL_TAG
+                   "PID-*) that a killed tcjoin left in %s%s\n",
+                   removed, removed == 1 ? "" : "s", dir,
+                   left ? "; others are left: their writer runs or is unknown" : "");
+    free(dir);
+}
+
 /* A temporary file next to path (so rename stays in one file system), with
- * the permissions a new file would get, named NAME.tcjoin-partial-XXXXXX:
- * not hidden, so what a kill -9 in the middle of a write leaves (hundreds
- * of MB of pairs) is seen by ls beside the file it was to become and can
- * be removed by the user; tcjoin cannot tell a dead writer's file from a
- * live one in another process, so it removes none itself. */
+ * the permissions a new file would get, named
+ * NAME.tcjoin-partial-PID-XXXXXX: not hidden, so what a kill -9 in the
+ * middle of a write leaves is seen by ls beside the file it was to
+ * become; the process id and a lock held while it is written tell the
+ * next output to that directory that its writer is dead (sweep_partials). */
 static int make_tmp(ofile *o)
 {
     const char *slash = strrchr(o->path, '/');
@@ -68,20 +189,33 @@ static int make_tmp(ofile *o)
     size_t blen = strlen(base);
     if (blen > 200) /* leave room for the suffix within NAME_MAX */
         blen = 200;
-    o->tmp = xmalloc(dirlen + blen + 32);
+    o->tmp = xmalloc(dirlen + blen + 48);
     memcpy(o->tmp, o->path, dirlen);
     memcpy(o->tmp + dirlen, base, blen);
-    strcpy(o->tmp + dirlen + blen, ".tcjoin-partial-XXXXXX");
+    sprintf(o->tmp + dirlen + blen, PARTIAL_TAG "%ld-XXXXXX", (long)getpid());
     o->fd = mkstemp(o->tmp);
-    if (o->fd < 0)
+    if (o->fd < 0) {
+        free(o->tmp);
+        o->tmp = NULL;
         return err_set(TCJ_EIO, "%s: cannot create: %s", o->path, strerror(errno));
+    }
+    flock(o->fd, LOCK_EX | LOCK_NB);
     mode_t mask = umask(0);
     umask(mask);
     fchmod(o->fd, 0666 & ~mask);
     return 0;
 }
 
-int ofile_open(const char *path, int force, const char *log_path, ofile **out)
+/* A late file's temporary file, made when the first byte is written. */
+static int late_tmp(ofile *o)
+{
+    if (!o->late)
+        return 0;
+    o->late = 0;
+    return make_tmp(o);
+}
+
+static int open_as(const char *path, int force, const char *log_path, int late, ofile **out)
 {
     *out = NULL;
     if (!path || !*path)
@@ -93,10 +227,16 @@ int ofile_open(const char *path, int force, const char *log_path, ofile **out)
     struct stat ls, st;
     int exists = lstat(path, &ls) == 0;
     int resolves = stat(path, &st) == 0;
-    if (resolves && is_log_file(&st, log_path))
+    const char *suffix = log_name_suffix(path, log_path);
+    if ((resolves && is_log_file(&st, log_path)) || (suffix && !*suffix))
         return err_set(TCJ_EINVAL,
                        "%s: is the open session log (or one of its files); choose another name",
                        path);
+    if (suffix)
+        return err_set(TCJ_EINVAL,
+                       "%s: is the open session log's %s file (SQLite removes or replays it "
+                       "when it opens the log); choose another name",
+                       path, suffix);
     if (resolves && S_ISDIR(st.st_mode))
         return err_set(TCJ_EINVAL, "%s: is a directory, expected a file name", path);
     ofile *o = xcalloc(1, sizeof *o);
@@ -121,7 +261,17 @@ int ofile_open(const char *path, int force, const char *log_path, ofile **out)
     } else if (exists && !S_ISLNK(ls.st_mode) && !force) {
         rc = err_set(TCJ_EINVAL, "%s: exists; add force to overwrite it", path);
     } else {
+        /* A late file is proved creatable now, then made when written. */
+        sweep_partials(path);
         rc = make_tmp(o);
+        if (!rc && late) {
+            close(o->fd);
+            o->fd = -1;
+            unlink(o->tmp);
+            free(o->tmp);
+            o->tmp = NULL;
+            o->late = 1;
+        }
     }
     if (rc) {
         if (o->fd >= 0)
@@ -135,8 +285,20 @@ int ofile_open(const char *path, int force, const char *log_path, ofile **out)
     return 0;
 }
 
+int ofile_open(const char *path, int force, const char *log_path, ofile **out)
+{
+    return open_as(path, force, log_path, 0, out);
+}
+
+int ofile_open_late(const char *path, int force, const char *log_path, ofile **out)
+{
+    return open_as(path, force, log_path, 1, out);
+}
+
 FILE *ofile_stream(ofile *o)
 {
+    if (!o->f && late_tmp(o))
+        return NULL;
     if (!o->f) {
         o->f = fdopen(o->fd, "w");
         if (!o->f)
@@ -149,6 +311,8 @@ FILE *ofile_stream(ofile *o)
 
 int ofile_write(ofile *o, const void *p, size_t n)
 {
+    if (late_tmp(o))
+        return TCJ_EIO;
     if (o->f) {
         errno = 0;
         if (n && fwrite(p, 1, n, o->f) != n) {
@@ -224,6 +388,10 @@ static int ofile_place(ofile *o)
 
 int ofile_commit(ofile *o)
 {
+    if (late_tmp(o)) {
+        ofile_free(o);
+        return TCJ_EIO;
+    }
     int err = 0;
     errno = 0;
     if (o->f) {
@@ -260,7 +428,7 @@ void ofile_abort(ofile *o)
         fclose(o->f);
     else if (o->fd >= 0)
         close(o->fd);
-    if (!o->direct)
+    if (!o->direct && o->tmp)
         unlink(o->tmp);
     ofile_free(o);
 }

@@ -1,12 +1,15 @@
 /* Files a command writes where the user says (export FILE, out=, csv=).
  * An existing file is not replaced unless the command was given `force`;
  * the session log's own files (the database, -wal, -shm, -journal, found by
- * device and inode, so a symbolic or hard link to them counts) are never
+ * device and inode, so a symbolic or hard link to them counts, and by name
+ * beside the log, so one SQLite has not made yet counts too) are never
  * written; and the data goes to a temporary file in the same directory,
- * NAME.tcjoin-partial-XXXXXX (visible, so one a kill -9 leaves is found
- * beside NAME), that is renamed into place only when everything was
+ * NAME.tcjoin-partial-PID-XXXXXX (visible, so one a kill -9 leaves is
+ * found beside NAME), that is renamed into place only when everything was
  * written, so a failed or cancelled write leaves the old file (or none)
- * and no partial one. An
+ * and no partial one. The next output to that directory removes the
+ * temporary files whose writer is dead (no process PID, no lock on the
+ * file) and says how many it removed. An
  * existing device or FIFO (/dev/null) and the names of open descriptors
  * (/dev/stdout, /dev/fd/N, /proc/self/fd/N) are written directly; any
  * other path, under /dev/shm or through /proc/self/cwd too, follows the
@@ -24,6 +27,11 @@ typedef struct ofile ofile;
  * log (NULL: none). Errors name the file and what to do (TCJ_EIO or
  * TCJ_EINVAL). *out is the caller's: ofile_commit or ofile_abort it. */
 int ofile_open(const char *path, int force, const char *log_path, ofile **out);
+/* The same checks, for a command that writes only after its work (`dbscan
+ * out=`): the temporary file is made by the first ofile_stream,
+ * ofile_write or ofile_commit, so a kill during the work leaves none; the
+ * directory is proved writable now. ofile_tmp_path is NULL until then. */
+int ofile_open_late(const char *path, int force, const char *log_path, ofile **out);
 /* The stream to write (opened on first use). */
 FILE *ofile_stream(ofile *f);
 /* Append n bytes with write(2), all of them, for writers that pack large

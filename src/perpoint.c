@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "mem.h"
 
 int perpoint_bin_of(uint64_t v)
 {
@@ -34,7 +35,9 @@ int perpoint_summarize(const uint64_t *counts, size_t n, uint64_t minpts, perpoi
     memset(out, 0, sizeof *out);
     if (n == 0)
         return err_set(TCJ_EINVAL, "per-point summary: no points");
-    uint64_t *v = xmalloc(n * sizeof *v);
+    uint64_t *v = mem_alloc("per-point summary", "the sorted counts", n, sizeof *v, 0);
+    if (!v)
+        return TCJ_ENOMEM;
     uint64_t hist[PERPOINT_MAX_BINS] = {0};
     double sum = 0;
     for (size_t i = 0; i < n; i++) {

@@ -114,6 +114,11 @@ int sweep_sample_build(const dataset *ds, size_t max_values, sweep_sample *smp);
 void sweep_sample_free(sweep_sample *smp);
 /* The sample's estimate of ε for selectivity S. */
 double sweep_sample_eps(const sweep_sample *smp, double target);
+/* The dimension D the estimate extrapolates the sample's small distances
+ * by (pairs within eps as eps^D): d for full-dimensional data, the Hill
+ * estimate below it; 0 where the sample's own ranks serve (integer data,
+ * duplicates among its smallest values, too few values). */
+double sweep_sample_dim(const sweep_sample *smp);
 
 /* Search ε for one target with the engine. smp may be shared by several
  * targets on the same dataset. Returns 0 (see r->status) or a TCJ_E* code

@@ -684,7 +684,7 @@ static int run_insert_counters(store *st, int64_t run_id, const join_result *res
 }
 
 /* The run's row, then its phases and counters. */
-static int run_insert(store *st, const void *rec, int64_t *id)
+int store_run_insert(store *st, const void *rec, int64_t *id)
 {
     const store_run_rec *r = rec;
     int rc = run_insert_row(st, r, id);
@@ -697,7 +697,7 @@ static int run_insert(store *st, const void *rec, int64_t *id)
 
 int64_t store_run(store *st, const store_run_rec *r)
 {
-    return write_tx(st, run_insert, r, "storing a run");
+    return write_tx(st, store_run_insert, r, "storing a run");
 }
 
 /* One side's histogram bins. */

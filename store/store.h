@@ -262,10 +262,16 @@ int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summ
 /* DBSCAN results (`dbscan`, src/dbscan.h; schema version 7): one dbscans
  * row per clustering (engine, eps, minpts, counts, the largest sizes,
  * time by pass and the runs each pass made) and its cluster-size
- * histogram (dbscan_sizes); labels only ever go to files. */
+ * histogram (dbscan_sizes); labels only ever go to files. The runs of its
+ * passes (pass[k]) are stored with it in one transaction: all of it or
+ * none. Returns the dbscans id and fills run_id (when not NULL: each
+ * pass's run, else view->run_id[k]; 0 for none), or a negative TCJ_E*
+ * code with nothing stored. */
 typedef struct store_dbscan_rec {
     int64_t session_id, dataset_id, command_id;
     const dbscan_view *view;
+    const store_run_rec *pass[DBSCAN_NPASS]; /* NULL: the pass ran no join, or view->run_id[k] */
+    int64_t *run_id;                         /* out: DBSCAN_NPASS ids, or NULL */
 } store_dbscan_rec;
 int64_t store_dbscan(store *st, const store_dbscan_rec *r);
 /* One stored clustering read back as it was shown (id <= 0: the

@@ -28,7 +28,7 @@ static void largest_text(const dbscan_result *r, char *buf, size_t size)
         len += (size_t)snprintf(buf + len, size - len, "%s%zu", k ? " " : "", r->top[k]);
 }
 
-static int db_insert(store *st, const store_dbscan_rec *rec, int64_t *id)
+static int db_insert(store *st, const store_dbscan_rec *rec, const int64_t *run_id, int64_t *id)
 {
     const char *what = "storing the dbscan result";
     const dbscan_view *v = rec->view;
@@ -63,7 +63,7 @@ static int db_insert(store *st, const store_dbscan_rec *rec, int64_t *id)
     store_bind_real(s, 15, r->seconds);
     for (int k = 0; k < DBSCAN_NPASS; k++) {
         store_bind_real(s, 16 + k, r->pass_seconds[k]);
-        store_bind_id(s, 19 + k, v->run_id[k]);
+        store_bind_id(s, 19 + k, run_id[k]);
     }
     store_bind_text(s, 22, flags);
     store_bind_text(s, 23, v->labels_path);
@@ -90,13 +90,29 @@ static int db_insert(store *st, const store_dbscan_rec *rec, int64_t *id)
     return rc;
 }
 
+/* The passes' runs, then the dbscans row that names them, in the caller's
+ * transaction. */
+static int db_insert_all(store *st, const store_dbscan_rec *r, int64_t *run_id, int64_t *id)
+{
+    int rc = 0;
+    for (int k = 0; k < DBSCAN_NPASS && !rc; k++) {
+        run_id[k] = r->view->run_id[k];
+        if (r->pass[k])
+            rc = store_run_insert(st, r->pass[k], &run_id[k]);
+    }
+    return rc ? rc : db_insert(st, r, run_id, id);
+}
+
 int64_t store_dbscan(store *st, const store_dbscan_rec *r)
 {
     if (store_begin(st))
         return TCJ_ESTORE;
-    int64_t id = 0;
-    const int rc = db_insert(st, r, &id); /* before id is read */
-    return store_end_insert(st, rc, id);
+    int64_t id = 0, run_id[DBSCAN_NPASS];
+    const int rc = db_insert_all(st, r, run_id, &id); /* before id is read */
+    id = store_end_insert(st, rc, id);
+    if (id > 0 && r->run_id)
+        memcpy(r->run_id, run_id, sizeof run_id);
+    return id;
 }
 
 int store_dbscan_get(store *st, int64_t id, store_dbscan_row *out)

@@ -51,6 +51,9 @@ void store_rollback(store *st);
  * it back and is returned; else the commit, and id (TCJ_ESTORE when the
  * commit fails). */
 int64_t store_end_insert(store *st, int rc, int64_t id);
+/* A run (a store_run_rec), its phases and counters, inside a write the
+ * caller opened (a DBSCAN stores its passes' runs with it). */
+int store_run_insert(store *st, const void *rec, int64_t *id);
 
 /* Binding helpers: ids <= 0, empty strings and non-finite numbers are NULL. */
 int store_bind_id(sqlite3_stmt *s, int i, int64_t id);

@@ -117,6 +117,13 @@ faults() {
     done
 }
 
+builds() { # tests/build/*.sh: the Makefile's rules and scripts/deps.sh; exit 0 pass, else fail
+    for t in tests/build/*.sh; do
+        if sh "$t" >"$log" 2>&1; then pass=$((pass + 1))
+        else fail=$((fail + 1)); echo "build $(basename "$t"): failed"; grep -A5 '^not ok' "$log"; fi
+    done
+}
+
 layers() { # tests/layers.sh: includes, ui/ through store.h and gpu_status.h, no circles
     if sh tests/layers.sh >"$log" 2>&1; then pass=$((pass + 1))
     else fail=$((fail + 1)); echo "layers: failed"; tail -n 30 "$log"; fi
@@ -152,6 +159,7 @@ fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them long
 }
 
 layers
+builds
 units "$plain" ""
 gpu "$plain"
 golden "$plain" ""

@@ -14,7 +14,7 @@ void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c)
     }
     /* Whose curve: the dataset, then the latest sweep result in words. */
     int top = 1;
-    ui_putf(w, 0, 0, "%s: S(eps)%s", v->curve_dataset,
+    ui_putf(w, 0, 0, "%s: S against eps, log S (S = 0 not drawn)%s", v->curve_dataset,
             v->ncurve > 1 ? "" : ", sweep results (curve LO HI draws the line)");
     if (v->nsweep > 0 && h > 4) {
         size_t k = v->nsweep - 1;
@@ -38,6 +38,8 @@ void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c)
     /* Sweep results are marks on the measured curve, never a line of
      * their own (a line through a few targets would look measured). */
     size_t n = v->ncurve > 1 ? v->ncurve : 0;
-    ui_plot_curve(&g, v->curve_eps, v->curve_sel, n, v->sweep_eps, v->sweep_sel, v->nsweep, 0, 1);
+    if (ui_plot_curve(&g, v->curve_eps, v->curve_sel, n, v->sweep_eps, v->sweep_sel, v->nsweep, 0,
+                      1) == 0)
+        ui_plot_ylabel(&g, "S");
     ui_put_grid(w, top, 0, &g, c);
 }

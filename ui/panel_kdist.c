@@ -5,8 +5,14 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "layout.h"
 #include "panels.h"
 #include "plot.h"
+
+const char *ui_panel_kdist_title(const ui_view *v)
+{
+    return v->clu_newer ? "clusters" : ui_panel_name(UI_KDIST);
+}
 
 void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c)
 {

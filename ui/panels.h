@@ -41,6 +41,9 @@ void ui_panel_runs(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_compare(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_curve(WINDOW *w, const ui_view *v, const ui_pctx *c);
 void ui_panel_kdist(WINDOW *w, const ui_view *v, const ui_pctx *c);
+/* The title of the F9 panel: "clusters" while it shows them, else its
+ * name in the layout ("k-distance"). */
+const char *ui_panel_kdist_title(const ui_view *v);
 /* Drawn by ui_panel_kdist in its place while the view's clusters are the
  * newer result (ui/panel_clusters.c). */
 void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c);

@@ -255,6 +255,21 @@ int ui_plot_curve_rule(ui_grid *g, const double *x, const double *y, size_t n, c
     return 0;
 }
 
+int ui_plot_ylabel(ui_grid *g, const char *name)
+{
+    int x = 0;
+    while (x < g->w && ui_grid_at(g, 0, x) != '|')
+        x++;
+    const int n = (int)strlen(name);
+    if (x + 1 + n > g->w)
+        return -1;
+    for (int k = 1; k <= n; k++)
+        if (ui_grid_at(g, 0, x + k) != ' ')
+            return -1;
+    ui_grid_text(g, 0, x + 1, name);
+    return 0;
+}
+
 int ui_plot_xy(ui_grid *g, const double *x, const double *y, size_t n, int logx, int logy)
 {
     return ui_plot_curve(g, x, y, n, NULL, NULL, 0, logx, logy);

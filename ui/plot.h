@@ -57,6 +57,11 @@ int ui_plot_curve(ui_grid *g, const double *x, const double *y, size_t n, const 
 int ui_plot_curve_rule(ui_grid *g, const double *x, const double *y, size_t n, const double *mx,
                        const double *my, size_t nm, int logx, int logy, double rule);
 
+/* Name the y axis of a plot drawn by ui_plot_curve: name on the top row
+ * just right of the axis, where those cells are blank (a curve that passes
+ * there keeps them). Returns 0, or -1 when there was no room. */
+int ui_plot_ylabel(ui_grid *g, const char *name);
+
 /* Whether a sorted k-distance curve dist[0..n) needs a logarithmic y
  * axis: its largest value beyond 10x its median (outliers). */
 int ui_kdist_logy(const double *dist, size_t n);

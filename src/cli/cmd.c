@@ -165,19 +165,62 @@ const char *cmd_opt(int argc, char **argv, const char *key)
     return NULL;
 }
 
+/* The form of c that argv takes: its first positional word's row, else
+ * the last (word NULL). NULL when c has no forms. */
+static const cmd_form *cmd_form_of(const cmd *c, int argc, char **argv)
+{
+    if (!c->forms)
+        return NULL;
+    char *pos[1];
+    const int np = cmd_positional(argc, argv, pos, 1);
+    const cmd_form *f = c->forms;
+    for (; f->word; f++)
+        if (np == 1 && strcmp(f->word, pos[0]) == 0)
+            break;
+    return f;
+}
+
+static int opt_listed(const char *const *opts, const char *word, int n)
+{
+    for (const char *const *o = opts; o && *o; o++)
+        if (strlen(*o) == (size_t)n && strncmp(*o, word, (size_t)n) == 0)
+            return 1;
+    return 0;
+}
+
+/* "takes minpts= engine= out=", or "takes no options": what a form of c
+ * takes, into buf. */
+static const char *opt_takes(const char *const *opts, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "takes");
+    if (!opts || !*opts)
+        snprintf(buf + at, size - at, " no options");
+    for (const char *const *o = opts; o && *o && at < size; o++)
+        at += (size_t)snprintf(buf + at, size - at, " %s=", *o);
+    return buf;
+}
+
 int cmd_check_opts(const cmd *c, int argc, char **argv)
 {
+    const cmd_form *f = cmd_form_of(c, argc, argv);
+    const char *const *opts = f ? f->options : c->options;
+    char name[64], takes[256];
+    snprintf(name, sizeof name, "%s%s%s", c->name, f && f->word ? " " : "",
+             f && f->word ? f->word : "");
     for (int i = 0; i < argc; i++) {
         int n = opt_key_len(argv[i]);
         if (n <= 0)
             continue;
-        int known = 0;
-        for (const char *const *o = c->options; o && *o; o++)
-            if (strlen(*o) == (size_t)n && strncmp(*o, argv[i], (size_t)n) == 0)
-                known = 1;
-        if (!known)
-            return err_set(TCJ_EINVAL, "%s: unknown option '%.*s'; Usage: %s", c->name, n, argv[i],
-                           c->usage);
+        if (!opt_listed(opts, argv[i], n)) {
+            if (!f)
+                return err_set(TCJ_EINVAL, "%s: unknown option '%.*s'; Usage: %s", c->name, n,
+                               argv[i], c->usage);
+            return err_set(TCJ_EINVAL, "%s: unknown option '%.*s'; %s %s", name, n, argv[i], name,
+                           opt_takes(opts, takes, sizeof takes));
+        }
+        for (int j = 0; j < i; j++)
+            if (opt_key_len(argv[j]) == n && strncmp(argv[j], argv[i], (size_t)n) == 0)
+                return err_set(TCJ_EINVAL, "%s: %.*s= given twice; give it once", name, n, argv[i]);
     }
     return 0;
 }
@@ -242,6 +285,20 @@ int cmd_parse_size(const char *word, const char *what, size_t *out)
     return 0;
 bad:
     return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", what, word);
+}
+
+int cmd_parse_count(const char *word, const char *what, size_t lo, size_t hi, size_t *out)
+{
+    size_t v;
+    if (cmd_parse_size(word, what, &v) == 0 && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    if (hi == SIZE_MAX)
+        return err_set(TCJ_EINVAL, "%s: expected an integer of at least %zu, got '%s'", what, lo,
+                       word);
+    return err_set(TCJ_EINVAL, "%s: expected an integer from %zu to %zu, got '%s'", what, lo, hi,
+                   word);
 }
 
 /* Where the command being executed comes from, for error lines. */

@@ -7,6 +7,14 @@
 
 #include "session.h"
 
+/* One form of a command, chosen by its first positional word, and the
+ * options that form takes. A command's forms end with the row whose word
+ * is NULL: the form without any of the words above it. */
+typedef struct cmd_form {
+    const char *word;
+    const char *const *options; /* NULL-terminated; NULL for none */
+} cmd_form;
+
 typedef struct cmd {
     const char *name;
     const char *usage;          /* "load FILE [format=F] [limit=N] ..." */
@@ -14,6 +22,7 @@ typedef struct cmd {
     const char *help;           /* full text, may be several lines */
     int min_args, max_args;     /* positional+option words after the name; -1 = any */
     const char *const *options; /* NULL-terminated option names (key of key=value) */
+    const cmd_form *forms;      /* NULL: every option goes with every form */
     /* Returns 0 or a TCJ_E* code with err_msg() set; never draws. */
     int (*run)(session *s, int argc, char **argv);
 } cmd;
@@ -35,12 +44,17 @@ int cmd_split(const char *line, char ***argv, char **storage);
 /* key=value options among argv[0..argc): the value of the first word whose
  * key matches, or NULL. */
 const char *cmd_opt(int argc, char **argv, const char *key);
-/* Check every key=value word against c->options; TCJ_EINVAL with the usage
- * line in err_msg for an unknown one. */
+/* Check every key=value word against the options of the form argv takes
+ * (c->forms, else c->options): TCJ_EINVAL for an unknown or a repeated
+ * key, with one line in err_msg naming it and what the form takes. */
 int cmd_check_opts(const cmd *c, int argc, char **argv);
 /* Parse helpers that leave "what was expected" in err_msg. */
 int cmd_parse_double(const char *word, const char *what, double *out);
 int cmd_parse_size(const char *word, const char *what, size_t *out);
+/* cmd_parse_size for a count that must lie in [lo, hi]: one line for a bad
+ * word and for one out of range alike, "WHAT: expected an integer from LO
+ * to HI, got 'WORD'" ("of at least LO" where hi is SIZE_MAX). */
+int cmd_parse_count(const char *word, const char *what, size_t lo, size_t hi, size_t *out);
 
 /* Execute one line: look up, check options, run, log to the store. The
  * line may hold several commands separated by ';' or newlines ('#' starts

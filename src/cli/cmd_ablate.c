@@ -109,9 +109,6 @@ static int ablate_run(session *s, int argc, char **argv)
         return rc;
     if (n < 2 || d < 1 || !(eps >= 0))
         return err_set(TCJ_EINVAL, "ablate: need n >= 2, d >= 1 and eps >= 0");
-    if (current && (cmd_opt(argc, argv, "n") || cmd_opt(argc, argv, "d")))
-        return err_set(TCJ_EINVAL, "ablate current: n= and d= describe a generated dataset; "
-                                   "leave them out");
 
     const engine *e = engine_find("fasted");
     if (stored) {
@@ -252,6 +249,12 @@ static int ablate_run(session *s, int argc, char **argv)
 }
 
 static const char *const ablate_options[] = {"n", "d", "eps", NULL};
+static const char *const ablate_current_options[] = {"eps", NULL};
+static const cmd_form ablate_forms[] = {
+    {"current", ablate_current_options},
+    {"stored", NULL},
+    {NULL, ablate_options},
+};
 
 const cmd cmd_ablate = {
     .name = "ablate",
@@ -278,5 +281,6 @@ const cmd cmd_ablate = {
     .min_args = 0,
     .max_args = 4,
     .options = ablate_options,
+    .forms = ablate_forms,
     .run = ablate_run,
 };

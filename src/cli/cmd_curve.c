@@ -107,10 +107,8 @@ static int curve_run(session *s, int argc, char **argv)
     size_t bins = CURVE_BINS_DEFAULT;
     const char *v;
     if ((v = cmd_opt(argc, argv, "bins"))) {
-        if ((rc = cmd_parse_size(v, "curve: bins", &bins)))
+        if ((rc = cmd_parse_count(v, "curve: bins", 1, CURVE_BINS_MAX, &bins)))
             return rc;
-        if (bins < 1 || bins > CURVE_BINS_MAX)
-            return err_set(TCJ_EINVAL, "curve: bins must be 1 to %d, got '%s'", CURVE_BINS_MAX, v);
     }
     const engine *e;
     if ((rc = runner_engine_opt(&s->eopt, cmd_opt(argc, argv, "engine"), &e)))

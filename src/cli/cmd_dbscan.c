@@ -11,9 +11,11 @@
 #include "cmd.h"
 #include "plot.h"
 #include "dbscan.h"
+#include "curve_pick.h"
 #include "dbscan_curve.h"
 #include "dbscan_out.h"
 #include "err.h"
+#include "mem.h"
 #include "ofile.h"
 #include "out.h"
 #include "par.h"
@@ -50,15 +52,18 @@ static int parse_minpts(const session *s, int argc, char **argv, size_t *out)
 {
     const char *v = cmd_opt(argc, argv, "minpts");
     size_t m = DBSCAN_DEFAULT_MINPTS;
-    int rc;
-    if (v && (rc = cmd_parse_size(v, "dbscan: minpts", &m)))
-        return rc;
     if (!s->have_ds)
         return err_set(TCJ_EINVAL, "dbscan: no dataset loaded (use load or gen)");
-    if (m < 1 || m > s->ds.n)
+    /* A word that is no count gets the same line as one out of range. */
+    if ((v && cmd_parse_size(v, "dbscan: minpts", &m)) || m < 1 || m > s->ds.n) {
+        char got[64];
+        snprintf(got, sizeof got, "%s", v ? v : "");
+        if (!v)
+            snprintf(got, sizeof got, "%d", DBSCAN_DEFAULT_MINPTS);
         return err_set(TCJ_EINVAL,
-                       "dbscan: minpts must be 1 to n = %zu (it counts the point itself), got %zu",
-                       s->ds.n, m);
+                       "dbscan: minpts must be 1 to n = %zu (it counts the point itself), got %s",
+                       s->ds.n, got);
+    }
     *out = m;
     return 0;
 }
@@ -75,8 +80,13 @@ static int need_eps(const session *s)
 static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels, uint8_t **core,
                    dbscan_result *res)
 {
-    *labels = xmalloc(s->ds.n * sizeof **labels);
-    *core = xmalloc(s->ds.n);
+    *labels = mem_alloc("dbscan", "the labels", s->ds.n, sizeof **labels, 0);
+    *core = *labels ? mem_alloc("dbscan", "the core flags", s->ds.n, 1, 0) : NULL;
+    if (!*core) {
+        free(*labels);
+        *labels = NULL;
+        return TCJ_ENOMEM;
+    }
     par_zero(*labels, s->ds.n * sizeof **labels); /* their pages faulted in on every core */
     par_zero(*core, s->ds.n);
     dbscan_spec spec = {
@@ -112,8 +122,9 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
         return rc;
     const char *path = cmd_opt(argc, argv, "out");
     ofile *of = NULL;
-    /* The file is checked before the work, not after it. */
-    if (path && (rc = ofile_open(path, force, s->db ? store_path(s->db) : NULL, &of)))
+    /* The name is checked before the work; the file is made after it, so
+     * a kill during the work leaves none. */
+    if (path && (rc = ofile_open_late(path, force, s->db ? store_path(s->db) : NULL, &of)))
         return rc;
     int32_t *labels;
     uint8_t *core;
@@ -139,20 +150,7 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
         .labels_path = path,
         .res = res,
     };
-    runner_store_dbscan_passes(s, e, res, v.run_id);
-    if (s->db) {
-        store_dbscan_rec r = {
-            .session_id = s->session_id,
-            .dataset_id = s->dataset_id,
-            .command_id = s->command_id,
-            .view = &v,
-        };
-        int64_t id = store_dbscan(s->db, &r);
-        if (id < 0)
-            cmd_store_failed();
-        else
-            v.id = id;
-    }
+    runner_store_dbscan(s, e, &v);
     dbscan_print(&v);
     dbscan_record(&v);
     free(labels);
@@ -190,19 +188,12 @@ static int dbscan_compare_cmd(session *s, int argc, char **argv, char **pos)
                                  .eps = s->eps,
                                  .minpts = minpts,
                                  .res = &res[k]};
-            runner_store_dbscan_passes(s, e[k], &res[k], v[k].run_id);
-            if (s->db) {
-                store_dbscan_rec r = {.session_id = s->session_id,
-                                      .dataset_id = s->dataset_id,
-                                      .command_id = s->command_id,
-                                      .view = &v[k]};
-                int64_t id = store_dbscan(s->db, &r);
-                if (id < 0)
-                    cmd_store_failed();
-                else
-                    v[k].id = id;
-            }
+            runner_store_dbscan(s, e[k], &v[k]);
         }
+        char eps[40];
+        out_fmt_double(eps, sizeof eps, s->eps);
+        out_printf("dbscan compare: eps %s, minpts %zu on %s (n=%zu d=%zu), A %s, B %s\n", eps,
+                   minpts, s->ds.name, s->ds.n, s->ds.d, e[0]->name, e[1]->name);
         dbscan_compare_print(&v[0], &v[1], &c);
     }
     for (int k = 0; k < 2; k++) {
@@ -260,6 +251,44 @@ static void curve_plot(const dbscan_curve *c, const double *x, const double *y, 
         ui_grid_row_trimmed(&g, r, row);
         out_printf("  %s\n", row);
     }
+}
+
+/* The widest plateaus with the noise share over each (it falls as eps
+ * grows: at lo, then at the range's largest eps). */
+static void print_plateaus(const dbscan_curve *c, const dbscan_plateau *pl, size_t np)
+{
+    if (np)
+        out_printf("  widest plateaus (eps ranges over which the cluster count holds; noise "
+                   "at their start and end):\n");
+    double n = c->n ? (double)c->n : 1;
+    for (size_t k = 0; k < np; k++)
+        out_printf("    [%.6g, %.6g%s  width %.4g  clusters %zu  noise %.1f%% to %.1f%%\n",
+                   pl[k].lo, pl[k].hi, pl[k].hi == c->max ? "]" : ")", pl[k].hi - pl[k].lo,
+                   pl[k].clusters, 100.0 * (double)pl[k].noise_lo / n,
+                   100.0 * (double)pl[k].noise_hi / n);
+}
+
+/* The picked eps and why; with use, made current. Returns whether it was. */
+static int print_pick(session *s, const dbscan_curve *c, const curve_pick *pk, int use)
+{
+    char why[320];
+    dbscan_curve_pick_text(c, pk, why, sizeof why);
+    if (!(pk->eps > 0) || (pk->why != CURVE_PICK_CLUSTERS && pk->why != CURVE_PICK_ONE)) {
+        out_printf("  %s\n", why);
+        if (use)
+            out_printf("warning: no eps to use; eps unchanged\n");
+        return 0;
+    }
+    char eb[40];
+    out_fmt_double(eb, sizeof eb, pk->eps);
+    if (!use) {
+        out_printf("  dbscan curve use (or eps %s) takes %s\n", eb, why);
+        return 0;
+    }
+    s->eps = pk->eps;
+    s->have_eps = 1;
+    out_printf("eps %s (%s)\n", eb, why);
+    return 1;
 }
 
 static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
@@ -324,34 +353,15 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
                    s->eps, a, b, d, l);
     }
     dbscan_plateau pl[CURVE_PLATEAUS];
-    size_t np = dbscan_curve_plateaus(&c, pl, CURVE_PLATEAUS);
-    if (np)
-        out_printf("  widest plateaus (eps ranges over which the cluster count holds):\n");
-    for (size_t k = 0; k < np; k++)
-        out_printf("    [%.6g, %.6g%s  width %.4g  clusters %zu\n", pl[k].lo, pl[k].hi,
-                   pl[k].hi == max ? "]" : ")", pl[k].hi - pl[k].lo, pl[k].clusters);
-    dbscan_plateau ch;
-    double pick = dbscan_curve_pick(&c, &ch);
-    int used = 0;
-    if (pick > 0) {
-        char eb[40];
-        out_fmt_double(eb, sizeof eb, pick);
-        if (use) {
-            s->eps = pick;
-            s->have_eps = 1;
-            used = 1;
-            out_printf("eps %s (the middle of the widest plateau with %zu cluster%s)\n", eb,
-                       ch.clusters, ch.clusters == 1 ? "" : "s");
-        } else {
-            out_printf("  dbscan curve use (or eps %s) takes the middle of the widest plateau "
-                       "with %zu cluster%s\n",
-                       eb, ch.clusters, ch.clusters == 1 ? "" : "s");
-        }
-    } else {
-        out_printf("  no eps up to %g gives a cluster: raise max or lower minpts\n", max);
-        if (use)
-            out_printf("warning: no plateau to use; eps unchanged\n");
+    size_t np;
+    curve_pick pk;
+    if ((rc = dbscan_curve_plateaus(&c, pl, CURVE_PLATEAUS, &np)) ||
+        (rc = dbscan_curve_pick(&c, &pk))) {
+        dbscan_curve_free(&c);
+        return rc;
     }
+    print_plateaus(&c, pl, np);
+    int used = print_pick(s, &c, &pk, use);
     out_rec *r = out_rec_begin("dbscan_curve");
     out_rec_str(r, "engine", e->name);
     out_rec_str(r, "dataset", s->ds.name);
@@ -388,6 +398,8 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
         out_rec_dbl(r, "lo", pl[k].lo);
         out_rec_dbl(r, "hi", pl[k].hi);
         out_rec_int(r, "clusters", (int64_t)pl[k].clusters);
+        out_rec_int(r, "noise_lo", (int64_t)pl[k].noise_lo);
+        out_rec_int(r, "noise_hi", (int64_t)pl[k].noise_hi);
         out_rec_close(r);
     }
     out_rec_close(r);
@@ -419,6 +431,14 @@ static int dbscan_cmd(session *s, int argc, char **argv)
 }
 
 static const char *const dbscan_options[] = {"minpts", "engine", "out", "max", NULL};
+static const char *const dbscan_at_eps_options[] = {"minpts", "engine", "out", NULL};
+static const char *const dbscan_curve_options[] = {"minpts", "max", "engine", NULL};
+static const char *const dbscan_compare_options[] = {"minpts", NULL};
+static const cmd_form dbscan_forms[] = {
+    {"curve", dbscan_curve_options},
+    {"compare", dbscan_compare_options},
+    {NULL, dbscan_at_eps_options},
+};
 
 const cmd cmd_dbscan = {
     .name = "dbscan",
@@ -446,13 +466,17 @@ const cmd cmd_dbscan = {
             "and noise for every eps up to max (default: the current eps) at once, exactly:\n"
             "core distances (kdist M-1), reachability and the minimum spanning forest of\n"
             "mutual-reachability weights, drawn with the current eps marked; plateaus\n"
-            "(eps ranges with one cluster count) listed; use makes the widest plateau's\n"
-            "middle the current eps. The engine needs a k-distance entry (cpu).\n"
+            "(eps ranges with one cluster count) listed with the noise share over each;\n"
+            "use makes current the middle of the widest eps range with 2 or more clusters\n"
+            "and under half the points noise (else with one cluster; none when every eps\n"
+            "up to max leaves half the points noise), and says why. The engine needs a\n"
+            "k-distance entry (cpu).\n"
             "dbscan compare A B [minpts=M]: engines A and B clustered at the current eps:\n"
             "adjusted Rand index, points whose label changes after matching clusters, core\n"
             "and noise points gained and lost.",
     .min_args = 0,
     .max_args = 8,
     .options = dbscan_options,
+    .forms = dbscan_forms,
     .run = dbscan_cmd,
 };

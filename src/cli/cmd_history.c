@@ -26,11 +26,9 @@ static int parse_limit(int argc, char **argv, int def, int *out)
     if (argc == 0)
         return 0;
     size_t n;
-    int rc = cmd_parse_size(argv[0], "N", &n);
+    int rc = cmd_parse_count(argv[0], "N", 1, 1000000, &n);
     if (rc)
         return rc;
-    if (n == 0 || n > 1000000)
-        return err_set(TCJ_EINVAL, "N: expected 1 to 1000000, got '%s'", argv[0]);
     *out = (int)n;
     return 0;
 }
@@ -87,11 +85,9 @@ const cmd cmd_runs = {
 static int parse_id(const char *w, const char *what, int64_t *out)
 {
     size_t v;
-    int rc = cmd_parse_size(w, what, &v);
+    int rc = cmd_parse_count(w, what, 1, SIZE_MAX, &v);
     if (rc)
         return rc;
-    if (v == 0)
-        return err_set(TCJ_EINVAL, "%s: expected a number from 1, got '%s'", what, w);
     *out = (int64_t)v;
     return 0;
 }

@@ -1,7 +1,8 @@
 /* kdist K [use]: the k-distance curve (src/kdist.h) of the current
  * dataset from an engine's kdist entry, drawn as a text plot, its knee
- * (Kneedle) offered as eps, stored in the log and emitted as a record the
- * dashboard draws; `use` makes the knee's eps current. */
+ * (Kneedle, from the median to the 90th percentile: src/kdist.h) offered
+ * as eps, stored in the log and emitted as a record the dashboard draws;
+ * `use` makes the knee's eps current. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "plot.h"
 #include "cmd.h"
 #include "err.h"
+#include "mem.h"
 #include "kdist.h"
 #include "out.h"
 #include "par.h"
@@ -125,10 +127,8 @@ static int kdist_cmd(session *s, int argc, char **argv)
         return err_set(TCJ_EINVAL, "Usage: %s", self->usage);
     size_t k;
     int rc;
-    if ((rc = cmd_parse_size(pos[0], "kdist: K", &k)))
+    if ((rc = cmd_parse_count(pos[0], "kdist: K", 1, KDIST_MAX_K, &k)))
         return rc;
-    if (k < 1 || k > KDIST_MAX_K)
-        return err_set(TCJ_EINVAL, "kdist: K must be 1 to %d, got '%s'", KDIST_MAX_K, pos[0]);
     if (!s->have_ds)
         return err_set(TCJ_EINVAL, "no dataset loaded (use load or gen)");
     const engine *e;
@@ -136,7 +136,9 @@ static int kdist_cmd(session *s, int argc, char **argv)
         return rc;
 
     const dataset *ds = &s->ds;
-    double *d2 = xmalloc(ds->n * sizeof *d2);
+    double *d2 = mem_alloc("kdist", "the k-distances", ds->n, sizeof *d2, 0);
+    if (!d2)
+        return TCJ_ENOMEM;
     par_zero(d2, ds->n * sizeof *d2); /* its pages faulted in on every core */
     kdist_spec spec = {
         .ds = ds,
@@ -201,19 +203,33 @@ static int kdist_cmd(session *s, int argc, char **argv)
         out_printf("  knee (%s%s) at rank %zu of %zu (%.1f%%): %zu-distance %.9g; eps %s "
                    "leaves at most %.1f%% of the points with fewer than %zu others within it\n",
                    c->knee_method,
-                   c->knee_method[0] == 'k' ? ", Satopaa et al. 2011" : ", Kneedle found none", r,
-                   c->n, 100.0 * (double)r / (double)(c->n > 1 ? c->n - 1 : 1), k,
+                   c->knee_method[0] == 'k' ? ", Satopaa et al. 2011, on the ranks from the median "
+                                              "to p90"
+                                            : ", Kneedle found none from the median to p90",
+                   r, c->n, 100.0 * (double)r / (double)(c->n > 1 ? c->n - 1 : 1), k,
                    c->dist[c->knee_point], eps, 100.0 * (double)(c->n - 1 - r) / (double)c->n, k);
         if (use) {
             s->eps = c->eps;
             s->have_eps = 1;
             used = 1;
             out_printf("eps %s (the knee of the %zu-distance curve)\n", eps, k);
+            out_printf("  dbscan curve minpts=%zu use then takes, below it, the widest eps range "
+                       "with 2+ clusters and under half the points noise\n",
+                       k + 1);
         } else {
             out_printf("  kdist %zu use (or eps %s) makes it the current eps\n", k, eps);
         }
     } else {
-        out_printf("  no knee: the curve is flat or straight (%s)\n", c->knee_method);
+        out_printf("  no knee: the curve is flat, straight or concave from its median to p90 "
+                   "(%s)\n",
+                   c->knee_method);
+        double p90 = at_frac(c, 0.9);
+        if (p90 > 0) {
+            char pb[40];
+            out_fmt_double(pb, sizeof pb, p90);
+            out_printf("  dbscan curve minpts=%zu max=%s use picks from every eps up to p90\n",
+                       k + 1, pb);
+        }
         if (use)
             out_printf("warning: no knee to use; eps unchanged\n");
     }
@@ -242,9 +258,12 @@ const cmd cmd_kdist = {
             "K+1 (both count the point itself); for minPts = 5 use kdist 4.\n"
             "The knee is found by Kneedle (V. Satopaa, J. Albrecht, D. Irwin, B. Raghavan,\n"
             "\"Finding a 'Kneedle' in a Haystack: Detecting Knee Points in System Behavior\",\n"
-            "ICDCS Workshops 2011), sensitivity 1, on the sorted curve; when it declares none,\n"
-            "the point farthest below the chord. Its distance is offered as eps (the\n"
-            "smallest eps whose join reaches that point's K-th neighbour).\n"
+            "ICDCS Workshops 2011), sensitivity 1, on the sorted curve's ranks from the\n"
+            "median to the 90th percentile (below, noise could be most points; above, the\n"
+            "outliers' tail draws the knee to it); when it declares none, the point farthest\n"
+            "below the chord there. Its distance is offered as eps (the smallest eps whose\n"
+            "join reaches that point's K-th neighbour): fewer than half the points are noise\n"
+            "at it; dbscan curve minpts=K+1 use then picks among the eps below it.\n"
             "  use            make the knee's eps the current eps\n"
             "  engine=NAME    engine computing it. Default: the default engine when it has\n"
             "                 one (fasted on a GPU: FASTED's FP16/FP32 arithmetic in three\n"

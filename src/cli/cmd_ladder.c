@@ -564,6 +564,11 @@ done:
 }
 
 static const char *const ladder_options[] = {"n", "d", "eps", "rungs", "profile", NULL};
+/* Only a ladder that runs takes options; the words that show text take none. */
+static const cmd_form ladder_forms[] = {
+    {"stored", NULL}, {"list", NULL}, {"show", NULL},         {"why", NULL},
+    {"source", NULL}, {"diff", NULL}, {NULL, ladder_options},
+};
 
 const cmd cmd_ladder = {
     .name = "ladder",
@@ -597,5 +602,6 @@ const cmd cmd_ladder = {
     .min_args = 0,
     .max_args = 6,
     .options = ladder_options,
+    .forms = ladder_forms,
     .run = ladder_run,
 };

@@ -135,15 +135,7 @@ static int cluster_one(session *s, const engine *e, size_t minpts, int32_t *lab,
                      .eps = s->eps,
                      .minpts = minpts,
                      .res = res};
-    runner_store_dbscan_passes(s, e, res, v.run_id);
-    if (s->db) {
-        store_dbscan_rec r = {.session_id = s->session_id,
-                              .dataset_id = s->dataset_id,
-                              .command_id = s->command_id,
-                              .view = &v};
-        if (store_dbscan(s->db, &r) < 0)
-            cmd_store_failed();
-    }
+    runner_store_dbscan(s, e, &v);
     return 0;
 }
 

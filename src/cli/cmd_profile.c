@@ -82,10 +82,9 @@ static int profile_table6(session *s, int argc, char **argv)
     size_t n = T6_N;
     const char *v;
     int rc;
-    if ((v = cmd_opt(argc, argv, "n")) && (rc = cmd_parse_size(v, "n", &n)))
+    if ((v = cmd_opt(argc, argv, "n")) &&
+        (rc = cmd_parse_count(v, "profile table6: n", 2, SIZE_MAX, &n)))
         return rc;
-    if (n < 2)
-        return err_set(TCJ_EINVAL, "profile table6: need n >= 2");
     if (stored) {
         teach_print_t6_stored(&teach_bench_doc, "profile table6 stored");
         return 0;
@@ -235,7 +234,7 @@ static int profile_run(session *s, int argc, char **argv)
     int np = cmd_positional(argc, argv, pos, 3);
     if (np >= 1 && strcmp(pos[0], "table6") == 0)
         return profile_table6(s, argc, argv);
-    if (np < 1 || np > 2 || (np == 2 && strcmp(pos[1], "sol") != 0) || cmd_opt(argc, argv, "n"))
+    if (np < 1 || np > 2 || (np == 2 && strcmp(pos[1], "sol") != 0))
         return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("profile")->usage);
     int sol = np == 2;
     const engine *e;
@@ -274,6 +273,7 @@ static int profile_run(session *s, int argc, char **argv)
 }
 
 static const char *const profile_options[] = {"n", NULL};
+static const cmd_form profile_forms[] = {{"table6", profile_options}, {NULL, NULL}};
 
 const cmd cmd_profile = {
     .name = "profile",
@@ -307,5 +307,6 @@ const cmd cmd_profile = {
     .min_args = 1,
     .max_args = 3,
     .options = profile_options,
+    .forms = profile_forms,
     .run = profile_run,
 };

@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "mem.h"
 #include "out.h"
 #include "par.h"
 #include "perpoint.h"
@@ -66,11 +67,8 @@ static int run_run(session *s, int argc, char **argv)
     uint64_t minpts = 0;
     if ((v = cmd_opt(argc, argv, "minpts"))) {
         size_t m;
-        if ((rc = cmd_parse_size(v, "minpts", &m)))
+        if ((rc = cmd_parse_count(v, "minpts (it counts the point itself)", 1, SIZE_MAX, &m)))
             return rc;
-        if (m < 1)
-            return err_set(TCJ_EINVAL, "minpts: expected at least 1 (the point itself), got '%s'",
-                           v);
         minpts = m;
         /* minpts asks for per-point counts; an explicit other mode is a
          * contradiction. */
@@ -79,6 +77,12 @@ static int run_run(session *s, int argc, char **argv)
         else if (tmp.mode != JOIN_PERPOINT)
             return err_set(TCJ_EINVAL, "minpts= needs mode=perpoint");
     }
+
+    /* A count writes no file: out= on the line would be dropped without a
+     * word. (A standing `set out` is for the modes that write.) */
+    if (cmd_opt(argc, argv, "out") && tmp.mode == JOIN_COUNT)
+        return err_set(TCJ_EINVAL, "out= needs mode=pairs or mode=perpoint (count mode writes "
+                                   "no file)");
 
     join_spec spec;
     runner_progress pg;
@@ -99,7 +103,12 @@ static int run_run(session *s, int argc, char **argv)
         (rc = ofile_open(tmp.out_path, force, log_path, &cf)))
         return rc;
     if (spec.mode == JOIN_PERPOINT) { /* zeroed, its pages faulted in on every core */
-        spec.counts = counts = xmalloc((nq ? nq : 1) * sizeof *counts);
+        spec.counts = counts =
+            mem_alloc("run", "the per-point counts", nq ? nq : 1, sizeof *counts, 0);
+        if (!counts) {
+            ofile_abort(cf);
+            return TCJ_ENOMEM;
+        }
         par_zero(counts, (nq ? nq : 1) * sizeof *counts);
     }
     if (spec.mode == JOIN_PAIRS) {
@@ -186,6 +195,7 @@ const cmd cmd_run = {
             "  format=F         pair file: bin32 or bin64 (binary i, j pairs) or csv (i,j,dist)\n"
             "  rows=Q0:Q1       query rows Q0 to Q1-1 only (candidates are all rows)\n"
             "  force            replace an existing out= file (never the session log)\n"
+            "out= in count mode is refused: a count writes no file.\n"
             "Ctrl-C stops a run within a second; a failed run is stored with its error.\n"
             "help engines lists the engines.",
     .min_args = 0,

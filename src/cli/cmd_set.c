@@ -6,6 +6,24 @@
 #include "out.h"
 #include "settings.h"
 
+/* "NAME VALUE", the setting's caution under it, and the record. */
+static void set_say(const session *s, const setting *t)
+{
+    char val[512], note[256] = "";
+    t->get(s, val, sizeof val);
+    if (t->note)
+        t->note(s, note, sizeof note);
+    out_printf("%s %s\n", t->name, val);
+    if (note[0])
+        out_printf("  note: %s\n", note);
+    out_rec *r = out_rec_begin("set");
+    out_rec_str(r, "name", t->name);
+    out_rec_text_value(r, "value", val);
+    if (note[0])
+        out_rec_str(r, "note", note);
+    out_rec_end(r);
+}
+
 static int set_run(session *s, int argc, char **argv)
 {
     char val[512];
@@ -23,12 +41,7 @@ static int set_run(session *s, int argc, char **argv)
     if (!t)
         return err_set(TCJ_EINVAL, "unknown setting '%s' (set lists them)", argv[0]);
     if (argc == 1) {
-        t->get(s, val, sizeof val);
-        out_printf("%s %s\n", t->name, val);
-        out_rec *r = out_rec_begin("set");
-        out_rec_str(r, "name", t->name);
-        out_rec_text_value(r, "value", val);
-        out_rec_end(r);
+        set_say(s, t);
         return 0;
     }
     if (argc - 1 != t->nvals)
@@ -36,12 +49,7 @@ static int set_run(session *s, int argc, char **argv)
     int rc = t->set(s, argv + 1);
     if (rc)
         return rc;
-    t->get(s, val, sizeof val);
-    out_printf("%s %s\n", t->name, val);
-    out_rec *r = out_rec_begin("set");
-    out_rec_str(r, "name", t->name);
-    out_rec_text_value(r, "value", val);
-    out_rec_end(r);
+    set_say(s, t);
     return 0;
 }
 

@@ -151,10 +151,14 @@ static int sweep_run(session *s, int argc, char **argv)
         else if (strcmp(v, "hist") != 0)
             return err_set(TCJ_EINVAL, "sweep: method is hist or bisect, got '%s'", v);
     }
+    /* Unnamed, the engine is the reference itself: exact, and no check
+     * run after (and on low-d data exact's grid, where the default row
+     * would join every pair). */
     const engine *e;
-    if ((rc = runner_engine_opt(&s->eopt, cmd_opt(argc, argv, "engine"), &e)))
-        return rc;
     const engine *ref = runner_reference_engine(&s->eopt);
+    const char *ename = cmd_opt(argc, argv, "engine");
+    if ((rc = runner_engine_opt(&s->eopt, ename ? ename : ref ? ref->name : NULL, &e)))
+        return rc;
 
     sweep_sample smp;
     if ((rc = sweep_sample_build(ds, 0, &smp)))
@@ -317,9 +321,11 @@ const cmd cmd_sweep = {
     .usage = "sweep S[,S...] [use] [engine=NAME] [tol=PCT] [method=hist|bisect]",
     .summary = "find eps for target selectivities, in few passes",
     .help = "For each target selectivity S (mean neighbours per point, self excluded) find the\n"
-            "eps that gives it on the current dataset with the engine (default: fasted on a\n"
-            "GPU, else cpu). A sample of rows (exact FP64 distances on the CPU) estimates\n"
-            "eps and a bracket; one histogram pass of the engine gives S at ~1000 edges\n"
+            "eps that gives it on the current dataset with the engine (default: the\n"
+            "reference, exact on a GPU, else cpu). A sample of rows (exact FP64 distances on\n"
+            "the CPU) estimates eps and a bracket (where the target's rank holds few sample\n"
+            "values, from a larger rank scaled down by the data's dimension); one\n"
+            "histogram pass of the engine gives S at ~1000 edges\n"
             "over the bracket; at most one refining pass splits the bin holding the target.\n"
             "A bracket that missed is widened (a pass). The search stops within tol percent\n"
             "of S (default 0.5), or says the target is unreachable when the count jumps over\n"
@@ -328,10 +334,12 @@ const cmd cmd_sweep = {
             "with use made current), and the warning says which side it took and its S.\n"
             "The sample's estimate of eps is printed before the passes.\n"
             "Printed per target: eps, S reached, passes over the data, time, and S at that\n"
-            "eps from the FP64 reference (fp64 on a GPU, else cpu; one extra COUNT run,\n"
-            "not counted as a pass). The eps found is for that engine's arithmetic.\n"
+            "eps from the reference (exact on a GPU, else cpu; one extra COUNT run, not\n"
+            "counted as a pass, where the engine is another). The eps found is for that\n"
+            "engine's arithmetic.\n"
             "  use            make the (last) eps found the current eps\n"
-            "  engine=NAME    engine for the passes\n"
+            "  engine=NAME    engine for the passes (default: the reference engine, exact on a\n"
+            "                 GPU, else cpu, so no check run follows)\n"
             "  tol=PCT        tolerance in percent of S (default 0.5)\n"
             "  method=bisect  the baseline instead: bisection with a COUNT join per step\n"
             "Every search and each of its steps is stored (sweeps, sweep_steps).",

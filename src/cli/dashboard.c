@@ -26,6 +26,7 @@
 #include "layout.h"
 #include "out.h"
 #include "panels.h"
+#include "progress.h"
 #include "plot.h"
 #include "status.h"
 #include "repl.h"
@@ -186,7 +187,8 @@ static void dash_draw_panel(dash *d, int p)
     box(w, 0, 0);
     wattroff(w, a);
     wattron(w, ui_attr(&c, focused ? UI_C_FOCUS : UI_C_TITLE));
-    mvwprintw(w, 0, 2, " F%d %s%s ", ui_panel_fkey(p), ui_panel_name(p),
+    mvwprintw(w, 0, 2, " F%d %s%s ", ui_panel_fkey(p),
+              p == UI_KDIST ? ui_panel_kdist_title(&d->view) : ui_panel_name(p),
               d->zoom == p ? " (zoom)" : "");
     wattroff(w, ui_attr(&c, focused ? UI_C_FOCUS : UI_C_TITLE));
     if (c.scroll) {
@@ -393,11 +395,11 @@ static void dash_progress(void *ctx, const char *what, double frac)
 {
     dash *d = ctx;
     double now = engine_now();
-    if (!d->prog_on || strcmp(what, d->prog_what) != 0 || frac < d->prog_frac) {
-        snprintf(d->prog_what, sizeof d->prog_what, "%s", what);
+    if (progress_restarts(d->prog_on, d->prog_frac, frac)) {
         d->prog_t0 = now;
         d->prog_on = 1;
     }
+    snprintf(d->prog_what, sizeof d->prog_what, "%s", what);
     d->prog_frac = frac;
     if (now - d->prog_drawn < 0.05)
         return;

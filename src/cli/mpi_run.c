@@ -1305,6 +1305,13 @@ static int m_min_i32(int32_t *v, size_t n)
     return 0;
 }
 
+static int m_sum_u64(uint64_t *v, size_t n)
+{
+    if (m_reduce(v, n, sizeof *v, MPI_UINT64_T, MPI_SUM) != MPI_SUCCESS)
+        return err_set(TCJ_EIO, "dbscan: adding the ranks' neighbour counts failed");
+    return 0;
+}
+
 static int m_min_f64(double *v, size_t n)
 {
     if (m_reduce(v, n, sizeof *v, MPI_DOUBLE, MPI_MIN) != MPI_SUCCESS)
@@ -1403,6 +1410,7 @@ void mpi_run_init(void)
                        .store_run = m_store_run,
                        .forest_merge = m_forest_merge,
                        .min_i32 = m_min_i32,
+                       .sum_u64 = m_sum_u64,
                        .min_f64 = m_min_f64,
                        .merge_lists = m_merge_lists};
     dist = &m_ops;

@@ -84,15 +84,20 @@ void progress_clear(void)
     pr.what[0] = '\0';
 }
 
+int progress_restarts(int on, double prev_frac, double frac)
+{
+    return !on || frac < prev_frac;
+}
+
 static void progress_draw(void *ctx, const char *what, double frac)
 {
     (void)ctx;
     double now = engine_now();
-    if (strcmp(what, pr.what) != 0 || frac < pr.frac || pr.t0 == 0) {
-        snprintf(pr.what, sizeof pr.what, "%s", what);
+    if (progress_restarts(pr.t0 != 0, pr.frac, frac)) {
         pr.t0 = now;
         pr.last = 0;
     }
+    snprintf(pr.what, sizeof pr.what, "%s", what);
     pr.frac = frac;
     if (now - pr.t0 < PROGRESS_DELAY || now - pr.last < PROGRESS_EVERY)
         return;

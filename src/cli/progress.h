@@ -20,4 +20,11 @@ void progress_clear(void);
 void progress_format(char *buf, size_t size, int width, const char *what, double frac,
                      double elapsed);
 
+/* Whether a progress report starts the command's clock again (pure, for
+ * tests): when none is running (on 0) or the fraction went back (a new
+ * command's work). A command of several steps (precisions' formats, the
+ * passes of dbscan) reports its whole fraction under each step's name:
+ * a new name keeps the clock, so the time left covers the whole command. */
+int progress_restarts(int on, double prev_frac, double frac);
+
 #endif

@@ -132,6 +132,36 @@ void runner_tflops(const join_spec *spec, const join_result *res, double *padded
     *unpadded = engine_tflops(ex, 1, (double)spec->ds->d, t);
 }
 
+/* The run's record; opts (the settings' text) is the caller's buffer. */
+static void run_rec(session *s, const engine *e, const join_spec *spec, const join_result *res,
+                    int rc, const char *error, const char *opts, store_run_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->session_id = s->session_id;
+    r->dataset_id = s->dataset_id;
+    r->command_id = s->command_id;
+    r->engine = e->name;
+    r->precision = res->precision[0] ? res->precision : e->precision;
+    r->mode = settings_mode_name(spec->mode);
+    r->options = opts;
+    r->variant = res->variant;
+    r->device = res->device;
+    r->eps = spec->eps;
+    r->q0 = spec->q0;
+    r->q1 = spec->q1;
+    r->n = spec->ds->n;
+    r->d = spec->ds->d;
+    r->d_padded = res->d_padded ? res->d_padded : spec->ds->d;
+    r->dtype = dataset_dtype(spec->ds)->name;
+    r->status = rc;
+    r->error = rc ? error : NULL;
+    r->res = res;
+    if (!rc) {
+        r->selectivity = engine_selectivity(res->pairs, spec->q1 - spec->q0);
+        runner_tflops(spec, res, &r->tflops_padded, &r->tflops_unpadded);
+    }
+}
+
 int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
                      int rc, const char *error)
 {
@@ -140,30 +170,7 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     char opts[512];
     settings_describe(s, opts, sizeof opts);
     store_run_rec r;
-    memset(&r, 0, sizeof r);
-    r.session_id = s->session_id;
-    r.dataset_id = s->dataset_id;
-    r.command_id = s->command_id;
-    r.engine = e->name;
-    r.precision = res->precision[0] ? res->precision : e->precision;
-    r.mode = settings_mode_name(spec->mode);
-    r.options = opts;
-    r.variant = res->variant;
-    r.device = res->device;
-    r.eps = spec->eps;
-    r.q0 = spec->q0;
-    r.q1 = spec->q1;
-    r.n = spec->ds->n;
-    r.d = spec->ds->d;
-    r.d_padded = res->d_padded ? res->d_padded : spec->ds->d;
-    r.dtype = dataset_dtype(spec->ds)->name;
-    r.status = rc;
-    r.error = rc ? error : NULL;
-    r.res = res;
-    if (!rc) {
-        r.selectivity = engine_selectivity(res->pairs, spec->q1 - spec->q0);
-        runner_tflops(spec, res, &r.tflops_padded, &r.tflops_unpadded);
-    }
+    run_rec(s, e, spec, res, rc, error, opts, &r);
     int64_t id = store_run(s->db, &r);
     if (id < 0)
         cmd_store_failed();
@@ -172,21 +179,46 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     return id > 0 ? id : 0;
 }
 
-void runner_store_dbscan_passes(session *s, const engine *e, const dbscan_result *res,
-                                int64_t *run_id)
+int64_t runner_store_dbscan(session *s, const engine *e, dbscan_view *v)
 {
+    memset(v->run_id, 0, sizeof v->run_id);
+    v->id = 0;
+    if (!s->db)
+        return 0;
+    const dbscan_result *res = v->res;
+    char opts[512];
+    settings_describe(s, opts, sizeof opts);
+    join_spec js[DBSCAN_NPASS];
+    store_run_rec rr[DBSCAN_NPASS];
+    int64_t run_id[DBSCAN_NPASS];
+    store_dbscan_rec r = {.session_id = s->session_id,
+                          .dataset_id = s->dataset_id,
+                          .command_id = s->command_id,
+                          .view = v,
+                          .run_id = run_id};
     for (int k = 0; k < DBSCAN_NPASS; k++) {
-        run_id[k] = 0;
         if (!res->ran[k])
             continue;
-        join_spec js = {.ds = &s->ds,
-                        .eps = s->eps,
-                        .q0 = 0,
-                        .q1 = s->ds.n,
-                        .mode = res->pass_mode[k],
-                        .opts = &s->eopt};
-        run_id[k] = runner_store(s, e, &js, &res->pass[k], 0, NULL);
+        js[k] = (join_spec){.ds = &s->ds,
+                            .eps = s->eps,
+                            .q0 = 0,
+                            .q1 = s->ds.n,
+                            .mode = res->pass_mode[k],
+                            .opts = &s->eopt};
+        run_rec(s, e, &js[k], &res->pass[k], 0, NULL, opts, &rr[k]);
+        r.pass[k] = &rr[k];
     }
+    int64_t id = store_dbscan(s->db, &r);
+    if (id < 0) {
+        cmd_store_failed();
+        return 0;
+    }
+    memcpy(v->run_id, run_id, sizeof run_id);
+    v->id = id;
+    for (int k = 0; k < DBSCAN_NPASS; k++)
+        if (run_id[k] > 0 && dist && dist->store_run) /* tcjoin-mpi: the ranks' shares */
+            dist->store_run(s->db, run_id[k], &res->pass[k]);
+    return id;
 }
 
 void runner_rec_fields(out_rec *r, session *s, const engine *e, const join_spec *spec,

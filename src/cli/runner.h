@@ -35,11 +35,12 @@ int runner_rows(const char *v, size_t n, join_spec *spec);
  * there is no log). */
 int64_t runner_store(session *s, const engine *e, const join_spec *spec, const join_result *res,
                      int rc, const char *error);
-/* Each join a DBSCAN pass ran (res->ran), stored as a run at the session's
- * eps over every row; run_id[k] its id, 0 for a pass not run. */
-struct dbscan_result;
-void runner_store_dbscan_passes(session *s, const engine *e, const struct dbscan_result *res,
-                                int64_t *run_id);
+/* A clustering (v, v->res) and each join a pass of it ran (res->ran), a
+ * run at the session's eps over every row, stored in one transaction: all
+ * or none. v->id and v->run_id[k] get their ids (0: not stored, or the
+ * pass ran no join). Returns v->id. */
+struct dbscan_view;
+int64_t runner_store_dbscan(session *s, const engine *e, struct dbscan_view *v);
 /* One COUNT-mode run of e on spec with counters requested (`profile`,
  * `ladder`): the reason filled in where none were counted, the counters
  * added to res by metric name, the run stored with them; fills pr, res and

@@ -11,6 +11,7 @@
 #include "kernels.h"
 #include "err.h"
 #include "fasted_opts.h"
+#include "par.h"
 
 static int parse_onoff(const char *what, const char *v, int *out)
 {
@@ -39,6 +40,16 @@ static void get_threads(const session *s, char *b, size_t n)
         snprintf(b, n, "%d", s->eopt.threads);
     else
         snprintf(b, n, "0 (one per core)");
+}
+/* More threads than cores is allowed (a person may mean to oversubscribe,
+ * or set up a run for another machine), but never silently. */
+static void note_threads(const session *s, char *b, size_t n)
+{
+    const long cores = par_cores();
+    b[0] = '\0';
+    if (s->eopt.threads > cores)
+        snprintf(b, n, "this machine has %ld cores; the %d threads share them", cores,
+                 s->eopt.threads);
 }
 static int set_threads(session *s, char **v)
 {
@@ -330,48 +341,48 @@ static int set_exact_path(session *s, char **v)
 /* clang-format off */
 const setting settings_table[] = {
     {"threads", "N", "CPU engine threads, 0 = one per core",
-     1, {NULL, NULL}, get_threads, set_threads},
+     1, {NULL, NULL}, get_threads, set_threads, note_threads},
     {"symmetric", "on|off", "GPU engines: compute tiles on or above the diagonal only",
-     1, {"on|off", NULL}, get_symmetric, set_symmetric},
+     1, {"on|off", NULL}, get_symmetric, set_symmetric, NULL},
     {"opt", "NAME|all on|off", "turn one FASTED optimization off, or all back on",
-     2, {"@switch", "on|off"}, get_opt, set_opt},
+     2, {"@switch", "on|off"}, get_opt, set_opt, NULL},
     {"ted", "paper|redesigned", "ted engine kernel: the TED-Join paper's or the redesigned one",
-     1, {"paper|redesigned", NULL}, get_ted, set_ted},
+     1, {"paper|redesigned", NULL}, get_ted, set_ted, NULL},
     {"index-k", "N", "ted-index: dimensions covered by the grid index",
-     1, {NULL, NULL}, get_index_k, set_index_k},
+     1, {NULL, NULL}, get_index_k, set_index_k, NULL},
     {"ladder-rung", "N", "ladder engine: the teaching ladder's rung it runs (1..10, ladder lists them)",
-     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung},
+     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung, NULL},
     {"batch", "N", "pairs per batch handed to a sink",
-     1, {NULL, NULL}, get_batch, set_batch},
+     1, {NULL, NULL}, get_batch, set_batch, NULL},
     {"device", "N", "CUDA device ordinal",
-     1, {NULL, NULL}, get_device, set_device},
+     1, {NULL, NULL}, get_device, set_device, NULL},
     {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
-     1, {"all|default", NULL}, get_devices, set_devices},
+     1, {"all|default", NULL}, get_devices, set_devices, NULL},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink, larger data stream",
-     1, {"all", NULL}, get_gpu_mem, set_gpu_mem},
+     1, {"all", NULL}, get_gpu_mem, set_gpu_mem, NULL},
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
-     1, {"auto|on|off|local|default", NULL}, get_center, set_center},
+     1, {"auto|on|off|local|default", NULL}, get_center, set_center, NULL},
     {"exact-path", "auto|pass|grid|clusters|tiles",
      "exact: FP16 pass + FP64 band, FP64 grid join, the pass by clusters or by tiles within eps "
      "(auto: grid at d <= 4, large band; tiles at d <= 16; clusters apart)",
-     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path},
+     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
-     1, {"on|off", NULL}, get_int8_scale, set_int8_scale},
+     1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL},
     {"shift", "on|off",
      "unsigned formats: translate each column by its minimum instead of refusing negatives",
-     1, {"on|off", NULL}, get_shift, set_shift},
+     1, {"on|off", NULL}, get_shift, set_shift, NULL},
     {"fp8-acc", "fp32|fast",
      "FP8 engines (Hopper): FP32 sums over 256-value k chunks, or the tensor core's own",
-     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc},
+     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc, NULL},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
-     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode},
+     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode, NULL},
     {"out", "FILE|none", "where run writes pairs or per-point counts",
-     1, {"@file", NULL}, get_out, set_out},
+     1, {"@file", NULL}, get_out, set_out, NULL},
     {"format", "bin32|bin64|csv", "pair file format",
-     1, {"bin32|bin64|csv", NULL}, get_format, set_format},
-    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL},
+     1, {"bin32|bin64|csv", NULL}, get_format, set_format, NULL},
+    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL, NULL},
 };
 /* clang-format on */
 

@@ -18,6 +18,9 @@ typedef struct setting {
     const char *complete[2];
     void (*get)(const session *s, char *buf, size_t size);
     int (*set)(session *s, char **vals);
+    /* A caution about the value as it stands, said under it by set (empty
+     * for none); NULL where a setting has none. */
+    void (*note)(const session *s, char *buf, size_t size);
 } setting;
 
 extern const setting settings_table[]; /* terminated by a row with name NULL */

@@ -35,6 +35,7 @@
 
 #include "dataset.h"
 #include "dbscan.h"
+#include "curve_pick.h"
 #include "dbscan_curve.h"
 #include "pair_par.h"
 #include "par.h"
@@ -445,6 +446,47 @@ TEST(generated_data_equals_the_oracle)
 
 /* The shared datasets, subsampled to their first 500 rows (150 of
  * olivetti's 4096 dimensions: brute force here is n^2 d). */
+/* The generic path keeps its core pass's pairs where they fit its room:
+ * one join, the union and the border from the kept pairs; with a room of
+ * 100 pairs it joins again in passes 2 and 3. Both equal the oracle, and
+ * the result says which joins ran. */
+TEST(one_join_where_the_graph_fits)
+{
+    dataset ds = blobs(1500, 3, 5, 0.3, 77);
+    const double eps = 0.4;
+    const size_t minpts = 6;
+    csr g = csr_brute(&ds, eps);
+    size_t n = ds.n;
+    int32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    uint8_t *wcore = malloc(n), *gcore = malloc(n);
+    oracle(&g, minpts, want, wcore);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.batch_pairs = 64;
+    for (int room = 0; room < 2; room++) {
+        dbscan_keep_max_for_tests(room ? 100 : 0);
+        dbscan_spec sp = {
+            .ds = &ds, .eps = eps, .minpts = minpts, .opts = &o, .labels = got, .core = gcore};
+        dbscan_result *r = malloc(sizeof *r);
+        CHECK_MSG(dbscan_run(&engine_cpu, &sp, r) == 0, "%s", err_msg());
+        CHECK(memcmp(got, want, n * sizeof *got) == 0 && memcmp(gcore, wcore, n) == 0);
+        CHECK(r->ran[DBSCAN_PASS_CORE] && r->pass_mode[DBSCAN_PASS_CORE] == JOIN_PAIRS);
+        CHECK_MSG(r->ran[DBSCAN_PASS_UNION] == room && r->ran[DBSCAN_PASS_BORDER] == room,
+                  "room %d: union %d border %d", room, r->ran[DBSCAN_PASS_UNION],
+                  r->ran[DBSCAN_PASS_BORDER]);
+        CHECK(r->pairs == g.start[n]); /* the graph is larger than 100 pairs */
+        free(r);
+    }
+    dbscan_keep_max_for_tests(0);
+    free(want);
+    free(got);
+    free(wcore);
+    free(gcore);
+    csr_free(&g);
+    free(ds.v);
+}
+
 TEST(shared_datasets_equal_the_oracle)
 {
     static const struct {
@@ -634,12 +676,14 @@ static void check_curve(const dataset *ds, size_t minpts, double max, const char
         if (c.core2[k] > 0)
             curve_vs_dbscan(&c, ds, kdist_eps_for(c.core2[k]), minpts, what);
     /* the picked eps lies in its plateau, whose count it has */
-    dbscan_plateau p;
-    double e = dbscan_curve_pick(&c, &p);
+    curve_pick p;
+    CHECK(dbscan_curve_pick(&c, &p) == 0);
+    double e = p.eps;
     if (e > 0) {
         size_t cl;
         dbscan_curve_at(&c, e, &cl, NULL, NULL, NULL);
-        CHECK(e >= p.lo && e <= p.hi && cl == p.clusters && p.clusters >= 1);
+        CHECK(e >= p.plateau.lo && e <= p.plateau.hi && cl == p.plateau.clusters &&
+              p.plateau.clusters >= 1);
     }
     dbscan_curve_free(&c);
 }

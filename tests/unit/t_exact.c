@@ -181,7 +181,8 @@ TEST(not_finite_refused)
 /* ---- exact's path (`set exact-path`, exact_path_choose) ----
  * The host-side rule alone: forced settings win at any d; auto takes the
  * grid only at d <= EXACT_GRID_MAX_D and a predicted band above
- * EXACT_GRID_BAND, and predicts nothing where the grid cannot be chosen. */
+ * EXACT_GRID_BAND or pairs within eps sparser than EXACT_GRID_SPARSE,
+ * and predicts nothing where the grid cannot be chosen. */
 #include "exact_path.h"
 #include "exact_predict.h"
 #include "settings.h"
@@ -190,25 +191,37 @@ TEST(path_rule)
 {
     const size_t ds[] = {1, 3, EXACT_GRID_MAX_D, EXACT_GRID_MAX_D + 1, 128};
     const double bands[] = {0, EXACT_GRID_BAND, nextafter(EXACT_GRID_BAND, 1), 16};
+    /* a sample of 64 x 20000 pairs: dense (a tenth within eps), exactly
+     * at the sparse threshold, and just below it */
+    const uint64_t in_dense = 128000, in_edge = 5000, in_sparse = 4999;
     for (size_t a = 0; a < sizeof ds / sizeof *ds; a++)
         for (size_t b = 0; b < sizeof bands / sizeof *bands; b++) {
             const size_t d = ds[a];
-            const double f = bands[b];
+            exact_prediction p = {.rows = 64, .cols = 20000, .in = in_dense};
+            p.band_fraction = bands[b];
+            const exact_prediction *f = &p;
             CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
             CHECK(exact_path_choose(EXACT_PATH_GRID, d, f) == 1);
             CHECK(exact_path_choose(EXACT_PATH_CLUSTERS, d, f) == 0); /* the pass, cut */
             CHECK(exact_path_choose(EXACT_PATH_TILES, d, f) == 0);    /* likewise */
             /* auto: strictly above the threshold, at low d only */
             CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2),
-                      "d %zu band %.17g", d, f);
+                      "d %zu band %.17g", d, p.band_fraction);
+            /* sparse pairs within eps: the grid at low d whatever the band */
+            p.in = in_edge;
+            CHECK(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D && b >= 2));
+            p.in = in_sparse;
+            CHECK_MSG(exact_path_choose(EXACT_PATH_AUTO, d, f) == (d <= EXACT_GRID_MAX_D),
+                      "d %zu band %.17g sparse", d, p.band_fraction);
+            CHECK(exact_path_choose(EXACT_PATH_PASS, d, f) == 0);
             CHECK(exact_path_needs_prediction(EXACT_PATH_AUTO, d) == (d <= EXACT_GRID_MAX_D));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_PASS, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_GRID, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_CLUSTERS, d));
             CHECK(!exact_path_needs_prediction(EXACT_PATH_TILES, d));
         }
-    /* no prediction (engine_exact passes -1): the pass */
-    CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, -1) == 0);
+    /* no prediction: the pass */
+    CHECK(exact_path_choose(EXACT_PATH_AUTO, 3, NULL) == 0);
 }
 
 /* `set exact-path` through its settings row: the names and the parse. */
@@ -291,13 +304,13 @@ TEST(path_auto_on_data)
     exact_predict(&ds, 0.12, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
     printf("# kitti eps 0.12: band %.4f of the result (%llu of %llu sampled pairs)\n",
            p.band_fraction, (unsigned long long)p.band, (unsigned long long)p.in);
-    CHECK(p.in > 100 && exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 1);
+    CHECK(p.in > 100 && exact_path_choose(EXACT_PATH_AUTO, ds.d, &p) == 1);
     dataset_free(&ds);
     ds = set_offset();
     const double eps = eps_for(&ds, 30);
     exact_predict(&ds, eps, EXACT_PATH_ROWS, EXACT_PATH_COLS, &p);
     printf("# offset 1e4: band %.4f (centred %d)\n", p.band_fraction, p.auto_centres);
-    CHECK(p.auto_centres && exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
+    CHECK(p.auto_centres && exact_path_choose(EXACT_PATH_AUTO, ds.d, &p) == 0);
     dataset_free(&ds);
     /* Low d, narrow band (some 2000 neighbours a point, far from FP16's
      * spacing): the pass. */
@@ -307,6 +320,6 @@ TEST(path_auto_on_data)
     printf("# expo d=3 eps 0.02: band %.4f of the result (%llu of %llu)\n", p.band_fraction,
            (unsigned long long)p.band, (unsigned long long)p.in);
     CHECK(p.in > 10000 && p.band_fraction < EXACT_GRID_BAND / 2);
-    CHECK(exact_path_choose(EXACT_PATH_AUTO, ds.d, p.band_fraction) == 0);
+    CHECK(exact_path_choose(EXACT_PATH_AUTO, ds.d, &p) == 0);
     dataset_free(&ds);
 }

@@ -385,7 +385,7 @@ TEST(command_store_export_view)
     free(c);
 
     /* one clear line for bad input */
-    CHECK_STR_CONTAINS(capture(&s, "kdist 0", 0), "K must be 1 to 256, got '0'");
+    CHECK_STR_CONTAINS(capture(&s, "kdist 0", 0), "K: expected an integer from 1 to 256, got '0'");
     CHECK_STR_CONTAINS(capture(&s, "kdist 4 engine=fasted", 0), "fasted");
     CHECK_STR_CONTAINS(capture(&s, "export kdist 9 csv x.csv", 0), "no k-distance curve 9");
     store_close(s.db);

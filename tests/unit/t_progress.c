@@ -48,3 +48,16 @@ TEST(no_rate_before_any_progress)
     progress_format(b, sizeof b, 79, "run cpu", 1.5, 2.0); /* clamped */
     CHECK_STR_CONTAINS(b, "run cpu 100% [");
 }
+
+/* The clock of a command's progress: a step's new name keeps it (the
+ * fraction is the whole command's, so the time left is too: precisions
+ * said 0.7 s left with 35 s to go when each format restarted it); a
+ * fraction that goes back (a new command's work) and none running start
+ * it again. */
+TEST(steps_keep_the_commands_clock)
+{
+    CHECK(progress_restarts(0, 0, 0) == 1);
+    CHECK(progress_restarts(1, 0.40, 0.45) == 0); /* next format, whole fraction */
+    CHECK(progress_restarts(1, 0.45, 0.45) == 0);
+    CHECK(progress_restarts(1, 0.45, 0.02) == 1); /* went back */
+}

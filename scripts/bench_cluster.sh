@@ -1,0 +1,86 @@
+#!/bin/bash
+# The ε-choosing commands against one COUNT, on the shared real sets and on
+# generated ones, warm (each command's second run in one process): `run
+# exact` (COUNT), `dbscan curve` at ε = max and `kdist K engine=exact`, at
+# S = 32 and 64 (the ε `sweep S engine=exact` finds); then `sweep 64` from a
+# fresh `gen uniform n=37000000 d=3` (no ε set), cold and warm, beside the
+# same sweep after `eps` and a COUNT. Run on the device machine; builds
+# nothing:
+#   bash scripts/bench_cluster.sh [SECTION...]   (real, gen, sweep; default all)
+# Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
+# build-gpu/bundle.tar.xz as scripts/gpu-check does). Logs and the JSON
+# records under $OUT (default /tmp/bench-cluster); TRACE=1 adds the
+# traces (TCJOIN_KERN_TRACE, TCJOIN_DBSCAN_TRACE, TCJOIN_KDIST_TRACE) on
+# each log's .err. The table last (summary.txt).
+set -u
+OUT=${OUT:-/tmp/bench-cluster}
+mkdir -p "$OUT"
+if [ -z "${BUILD:-}" ] && [ ! -x /tmp/tcjoin-gpu/tcjoin ] && [ -f build-gpu/bundle.tar.xz ]; then
+    rm -rf /tmp/tcjoin-gpu && mkdir -p /tmp/tcjoin-gpu && tar -C /tmp/tcjoin-gpu -xJf build-gpu/bundle.tar.xz
+fi
+B=${BUILD:-/tmp/tcjoin-gpu}
+X=$B/tcjoin
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/cuda/lib
+if [ -z "${TCJOIN_DATASETS:-}" ]; then
+    if [ -d "$B/datasets" ]; then export TCJOIN_DATASETS=$(cd "$B/datasets" && pwd)
+    else export TCJOIN_DATASETS=$(cd .. && pwd)/shared/datasets; fi
+fi
+D=$TCJOIN_DATASETS
+export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
+[ "${TRACE:-0}" = 1 ] && export TCJOIN_KERN_TRACE=1 TCJOIN_DBSCAN_TRACE=1 TCJOIN_KDIST_TRACE=1
+summary=$OUT/summary.txt
+: >"$summary"
+row() { printf '%s\n' "$*" | tee -a "$summary"; }
+SECTIONS=${*:-real gen sweep}
+has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# time_s of the N-th record of type $2 in $1 (N: 2, the warm one)
+rec_t() { grep "\"type\":\"$2\"" "$1" | sed -n "${3:-2}p" | sed -E 's/.*"time_s":([0-9.e+-]+).*/\1/'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.1fx", a / b; else print "?" }'; }
+ms() { awk -v a="$1" 'BEGIN { if (a != "") printf "%.2f", a * 1000; else print "?" }'; }
+
+# one set at one S: COUNT twice, curve twice, kdist twice; K = minpts - 1
+one() { # name, load command, S, minpts
+    local log=$OUT/$1-S$3.log
+    timeout 300 "$X" --json --db "$OUT/$1.db" -e "$2; sweep $3 engine=exact use; run exact; run exact;
+        dbscan curve minpts=$4; dbscan curve minpts=$4; kdist $(($4 - 1)) engine=exact;
+        kdist $(($4 - 1)) engine=exact" >"$log" 2>"$log.err"
+    local rc=$? c v k
+    c=$(rec_t "$log" run 2)
+    v=$(rec_t "$log" dbscan_curve 2)
+    k=$(rec_t "$log" kdist 2)
+    row "| $1 | $3 | $(ms "$c") | $(ms "$v") ($(ratio "$v" "$c")) | $(ms "$k") ($(ratio "$k" "$c")) | rc=$rc"
+}
+row "| set | S | COUNT ms | curve ms (x COUNT) | kdist exact ms (x COUNT) | |"
+row "|---|---|---|---|---|---|"
+if has real; then
+    for S in 32 64; do
+        one sift5k "load $D/sift5k.fvecs" $S 10
+        one letter "load $D/letter.csv cols=1-16" $S 10
+        one htru2 "load $D/htru2.csv cols=0-7 header=1" $S 10
+        one kitti "load $D/kitti_000000_xyzr.f32 format=raw dtype=f32 dim=4" $S 10
+        one olivetti "load $D/olivetti_400x4096_u8.npy" $S 10
+    done
+fi
+if has gen; then
+    one uniform1e6 "gen uniform n=1000000 d=128 seed=1" 64 10
+    one gauss1e6 "gen gauss n=1000000 d=128 seed=1 clusters=64" 64 10
+fi
+swf() { # each sweep record's fields that say where its time went
+    grep '"type":"sweep"' "$1" | tr ',' '\n' | grep -E '"(engine|eps|est_eps|passes|time_s|sample_time_s|ref_engine|ref_time_s|status)"' |
+        tr '\n' ' ' | sed 's/"engine"/\n  "engine"/g' | tee -a "$summary"
+    echo | tee -a "$summary"
+}
+if has sweep; then
+    # a user's start: gen, then sweep with no eps set; then again (warm)
+    log=$OUT/sweep-fresh.log
+    timeout 300 "$X" --json --db "$OUT/sw.db" -e "gen uniform n=37000000 d=3 seed=1; sweep 64; sweep 64" \
+        >"$log" 2>"$log.err"
+    row "sweep 64 fresh (gen uniform 3.7e7 x 3): rc=$? cold $(rec_t "$log" sweep 1) s, warm $(rec_t "$log" sweep 2) s"
+    swf "$log"
+    log=$OUT/sweep-preset.log
+    timeout 300 "$X" --json --db "$OUT/sw2.db" -e "gen uniform n=37000000 d=3 seed=1; eps 0.0075; run exact; sweep 64; sweep 64" \
+        >"$log" 2>"$log.err"
+    row "sweep 64 after eps + COUNT: rc=$? $(rec_t "$log" sweep 1) s, $(rec_t "$log" sweep 2) s"
+    swf "$log"
+fi
