@@ -216,6 +216,24 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
  * ncore core points in spec->core. */
 static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, size_t ncore);
 
+/* The core rows' clusters from the union-find: roots in index order get
+ * 0, 1, ...: each root is its component's smallest core index, and
+ * parent[root] = root < i for the others, so the root's number is known
+ * when i is reached. Non-core rows get INT32_MAX (the border pass lowers
+ * it). */
+static void number_forest(const uint8_t *core, uint32_t *parent, int32_t *lab, size_t n)
+{
+    int32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!core[i]) {
+            lab[i] = INT32_MAX;
+            continue;
+        }
+        uint32_t r = uf_find(parent, (uint32_t)i);
+        lab[i] = r == i ? next++ : lab[r];
+    }
+}
+
 /* ---- one join: the core pass's pairs kept ----
  * The core pass as a PAIRS run whose sink counts each row's neighbours
  * and keeps one order of each pair (i < j) in a room that grows up to
@@ -250,7 +268,8 @@ static int keep_grow(keep_ctx *c, size_t want)
         cap = c->max;
     if (cap < want)
         return 0;
-    uint32_t *pi = realloc(c->pi, cap * sizeof *pi), *pj = pi ? realloc(c->pj, cap * sizeof *pj) : NULL;
+    uint32_t *pi = realloc(c->pi, cap * sizeof *pi),
+             *pj = pi ? realloc(c->pj, cap * sizeof *pj) : NULL;
     if (pi)
         c->pi = pi;
     if (!pj)
@@ -308,15 +327,7 @@ static int keep_links(const dbscan_spec *spec, dbscan_result *res, const keep_ct
     int rc = ranks ? dist->forest_merge(parent, n) : 0;
     if (rc)
         return rc;
-    int32_t next = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!core[i]) {
-            lab[i] = INT32_MAX;
-            continue;
-        }
-        uint32_t r = uf_find(parent, (uint32_t)i);
-        lab[i] = r == i ? next++ : lab[r];
-    }
+    number_forest(core, parent, lab, n);
     res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
     t0 = engine_now();
     for (size_t k = 0; k < kc->n; k++) {
@@ -435,20 +446,8 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
         if (!rc && ranks)
             rc = dist->forest_merge(parent, n);
     }
-    if (!rc) {
-        /* Roots in index order get 0, 1, ...: each root is its component's
-         * smallest core index. parent[root] = root < i for the others, so
-         * the root's number is known when i is reached. */
-        int32_t next = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!core[i]) {
-                lab[i] = INT32_MAX;
-                continue;
-            }
-            uint32_t r = uf_find(parent, (uint32_t)i);
-            lab[i] = r == i ? next++ : lab[r];
-        }
-    }
+    if (!rc)
+        number_forest(core, parent, lab, n);
     free(parent);
     res->pass_seconds[DBSCAN_PASS_UNION] = engine_now() - t0;
     if (rc)
