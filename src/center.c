@@ -17,6 +17,7 @@
 static pthread_mutex_t center_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct center_slot {
     uint64_t hash; /* the rows as a set: a reordered copy finds its source's means */
+    const void *x; /* where hash is 0 (not computed), only these rows match */
     size_t n, d;
     double *means;
     center_facts f;
@@ -114,7 +115,8 @@ const double *center_means(const dataset *ds, center_facts *facts)
     pthread_mutex_lock(&center_mu);
     struct center_slot *sl = NULL;
     for (int k = 0; k < CENTER_SLOTS && !sl; k++)
-        if (g_center[k].means && g_center[k].hash == dataset_set_hash(ds) && g_center[k].n == n &&
+        if (g_center[k].means && g_center[k].hash == dataset_set_hash(ds) &&
+            (g_center[k].hash || g_center[k].x == ds->v) && g_center[k].n == n &&
             g_center[k].d == d)
             sl = &g_center[k];
     if (!sl) {
@@ -172,6 +174,7 @@ const double *center_means(const dataset *ds, center_facts *facts)
         free(p);
         sl->means = m;
         sl->hash = dataset_set_hash(ds);
+        sl->x = ds->v;
         sl->n = n;
         sl->d = d;
         sl->f = f;

@@ -321,21 +321,28 @@ double sweep_sample_dim(const sweep_sample *smp)
     return dim;
 }
 
-/* The d2 the target's rank is estimated at: the sample's own value at
- * ranks it holds many of, else extrapolated from the anchor. */
-static double sample_d2_est(const sweep_sample *smp, double rank)
+/* The dimension the estimate at rank extrapolates by: 0 where the
+ * sample's own value serves (ranks it holds many of). */
+static double sample_dim_at(const sweep_sample *smp, double rank)
 {
-    const size_t na = sample_anchor(smp);
-    const double dim = rank < (double)na ? sweep_sample_dim(smp) : 0;
+    return rank < (double)sample_anchor(smp) ? sweep_sample_dim(smp) : 0;
+}
+
+/* The d2 the target's rank is estimated at: the sample's own value, or
+ * extrapolated from the anchor by dim (sample_dim_at's). */
+static double sample_d2_est(const sweep_sample *smp, double rank, double dim)
+{
     if (!(dim > 0))
         return sample_d2_at(smp, rank);
+    const size_t na = sample_anchor(smp);
     const double r = rank > 0 ? rank : 0.5;
     return smp->d2[na - 1] * pow(r / (double)na, 2.0 / dim);
 }
 
 double sweep_sample_eps(const sweep_sample *smp, double target)
 {
-    return sqrt(sample_d2_est(smp, sample_rank(smp, target)));
+    const double k = sample_rank(smp, target);
+    return sqrt(sample_d2_est(smp, k, sample_dim_at(smp, k)));
 }
 
 void sweep_curve_range(const sweep_sample *smp, double *lo, double *hi)
@@ -745,9 +752,8 @@ int sweep_solve(const dataset *ds, const sweep_sample *smp, double target, const
      * at the target's rank), twice the pairs each way by D (the estimate
      * is within a few percent where D is the data's d). */
     double k = sample_rank(smp, target);
-    const double est2 = sample_d2_est(smp, k);
+    const double dim = sample_dim_at(smp, k), est2 = sample_d2_est(smp, k, dim);
     r->est_eps = sqrt(est2);
-    const double dim = k < (double)sample_anchor(smp) ? sweep_sample_dim(smp) : 0;
     double rlo = floor(k / 4 - 10), rhi = ceil(4 * k + 40);
     double lo = 0, hi;
     if (dim > 0) {

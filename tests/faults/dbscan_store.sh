@@ -24,27 +24,25 @@ dbscan() {
         fail "$1: the clustering did not run: $(cat "$dir/out" "$dir/err")"
 }
 
-# 1. The dbscans row is refused after the passes' runs went in.
-sql "CREATE TRIGGER t_refuse BEFORE INSERT ON dbscans BEGIN SELECT RAISE(ABORT, 'refused'); END"
-before=$(counts)
-dbscan "dbscans refused"
-after=$(counts)
-[ "$after" = "$before" ] ||
-    fail "a refused dbscans row left part of the clustering (runs dbscans sizes): $before -> $after"
-grep -q 'refused' "$dir/err" "$dir/out" || fail "the refusal was not reported: $(cat "$dir/err")"
-sql "DROP TRIGGER t_refuse"
-echo "dbscans row refused: nothing stored ($after)"
+# refused TABLE WHAT: a trigger refuses every insert into TABLE; one
+# dbscan then stores nothing at all, and says why
+refused() {
+    sql "CREATE TRIGGER t_refuse BEFORE INSERT ON $1 BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    before=$(counts)
+    dbscan "$2 refused"
+    after=$(counts)
+    [ "$after" = "$before" ] ||
+        fail "refused $2 left part of the clustering (runs dbscans sizes): $before -> $after"
+    grep -q 'refused' "$dir/err" "$dir/out" || fail "the refusal was not reported: $(cat "$dir/err")"
+    sql "DROP TRIGGER t_refuse"
+    echo "$2 refused: nothing stored ($after)"
+}
 
+# 1. The dbscans row is refused after the passes' runs went in.
+refused dbscans "the dbscans row"
 # 2. The size bins are refused after the pass runs and the dbscans row
 #    went in (the last writes of the transaction).
-sql "CREATE TRIGGER t_sizes BEFORE INSERT ON dbscan_sizes BEGIN SELECT RAISE(ABORT, 'refused'); END"
-before=$(counts)
-dbscan "size bins refused"
-after=$(counts)
-[ "$after" = "$before" ] ||
-    fail "refused size bins left part of the clustering (runs dbscans sizes): $before -> $after"
-sql "DROP TRIGGER t_sizes"
-echo "size bins refused: nothing stored ($after)"
+refused dbscan_sizes "the size bins"
 
 # 3. Nothing refuses: one dbscans row, size bins, and a run for each pass
 #    it names, all new.
