@@ -16,7 +16,7 @@ HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86
 
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Isrc/cli -Istore -Iui -Ikernels $(HDF5_CFLAGS)
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels $(HDF5_CFLAGS)
 LDLIBS  := -lreadline -lpanelw -lncursesw -lsqlite3 $(HDF5_LIBS) -lm -ldl -lpthread
 
 ifneq ($(SAN),)
@@ -30,7 +30,7 @@ endif
 # build time (libcupti is dlopen'ed); without them the counters are N/A
 # (src/cupti_none.c).
 CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti_profiler_host.h)
-HOST_SRC := $(filter-out src/cli/main.c src/cupti_none.c kernels/stub.c src/cli/mpi_%.c,$(wildcard src/*.c src/cli/*.c store/*.c ui/*.c kernels/*.c))
+HOST_SRC := $(filter-out src/cli/main.c src/cupti_none.c kernels/stub.c src/cli/mpi_%.c,$(wildcard src/*.c src/cluster/*.c src/cli/*.c store/*.c ui/*.c kernels/*.c))
 HOST_SRC += $(if $(CUPTI_H),,src/cupti_none.c)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 CXX_SRC  := $(if $(CUPTI_H),$(wildcard src/*.cpp))
@@ -304,7 +304,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-	-Isrc -Isrc/cli -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
+	-Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
 FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cli/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
@@ -328,7 +328,7 @@ fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TIME)
 
 fmt:
-	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/cli/*.c src/cli/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
+	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/cluster/*.c src/cluster/*.h src/cli/*.c src/cli/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
 	rm -rf build build-san build-cpu build-fuzz

@@ -1,4 +1,4 @@
-/* DBSCAN's lock-free union-find on the device (src/dbscan.h has the
+/* DBSCAN's lock-free union-find on the device (src/cluster/dbscan.h has the
  * definitions): parent[x] <= x always, links from the larger root to the
  * smaller, so a root is its component's smallest core index. Shared by
  * the FP64 grid path's epilogues (kernels/epi_cluster.cuh) and the pair

@@ -1,4 +1,4 @@
-/* DBSCAN's clustering epilogues (src/dbscan.h has the definitions): what a
+/* DBSCAN's clustering epilogues (src/cluster/dbscan.h has the definitions): what a
  * join kernel does with a pair instead of counting or listing it. The
  * union pass joins core-core pairs within eps in a lock-free union-find
  * whose links always go from the larger root to the smaller, so a root is
@@ -289,7 +289,7 @@ static __global__ void clu_minrow_kernel(const uint8_t *__restrict__ core,
     }
 }
 
-/* The numbering on the device (src/dbscan.h: clusters in order of each
+/* The numbering on the device (src/cluster/dbscan.h: clusters in order of each
  * one's smallest core row), after the border pass: head[r] = 1 where row
  * r is its component's smallest row (head zeroed before); an exclusive
  * sum of head in row order is then each such row's cluster number. */

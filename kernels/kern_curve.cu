@@ -3,7 +3,7 @@
  * formats, exact, exact over the cluster cut) hands every launch's pairs
  * to a consumer kernel on the launch's stream (kern_join_args.pair_dev),
  * as DBSCAN's passes do (kernels/kern_dbscan.cu), and no pair crosses to
- * the host. The host sink this replaces (src/dbscan_curve.c, round_put)
+ * the host. The host sink this replaces (src/cluster/dbscan_curve.c, round_put)
  * took 4.1 s of a 4.5 s join at 10^6 x 128, S = 64 on an H200: 6.5e7
  * pairs copied back, then every core read the whole batch for its share
  * of the points.
@@ -190,7 +190,7 @@ __device__ void kcv_put(const kcv_arrays &c, uint32_t p, double w, unsigned long
     kcv_put_all(c, p, &w, &ab, 1u);
 }
 
-/* One launch's pairs: src/dbscan_curve.c's round_range for each. The
+/* One launch's pairs: src/cluster/dbscan_curve.c's round_range for each. The
  * query row's list takes every pair's edge; the other row's only where it
  * is not a query row of the run (run rows outside [q0, q1)): a query row
  * gets each of its edges as a pair of its own, (j, i), from any run that

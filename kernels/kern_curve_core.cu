@@ -13,7 +13,7 @@
  *
  * Per row: a set of the K least (d2, j) it was offered (K >= k; K > k
  * where the caller wants each row's K nearest too, the curve's first
- * round of lists: src/curve_knn.h), each other row j once (the same pair
+ * round of lists: src/cluster/curve_knn.h), each other row j once (the same pair
  * may come as (i, j) and (j, i), or from two launches of a cluster cut,
  * always with the same d2: one computation, mirrored) and its length. A
  * launch's pairs are sorted by their row first (kcc_order: a CUB radix
@@ -26,7 +26,7 @@
  * padded to K with (+inf, KERN_ROW_PAD). It holds K distinct rows whose
  * d2 are the K least values offered, whatever order the pairs came in:
  * its k-th is the k-th least d2, what a host sink gives from the same
- * pairs (src/curve_knn.c). With each value put in turn under its row's
+ * pairs (src/cluster/curve_knn.c). With each value put in turn under its row's
  * lock (a few shuffles a value, a scan of the set for its largest once
  * full), the consumer took 0.62 ms of the MNIST-like curve's 7.8 (3.7
  * million pairs, K = 64, H200). Where the caller wants the curve's first
@@ -702,7 +702,7 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
         return rc;
     kern_trace_mark("core: run");
     /* a cluster cut's groups: the curve's components closed without a
-     * join (src/dbscan_curve.c, later_rows) */
+     * join (src/cluster/dbscan_curve.c, later_rows) */
     if (io->part && r->clusters && (rc = kern_cluster_parts(a->n, io->part)))
         return rc;
     for (auto &d : dv) {

@@ -1,5 +1,5 @@
 /* DBSCAN curve's merging after a join, on the device where the join left
- * its lists (kern_curve_merge_run, kernels.h): src/dbscan_curve.c's
+ * its lists (kern_curve_merge_run, kernels.h): src/cluster/dbscan_curve.c's
  * merge_listed, the same passes and the same results (the components, their
  * bounds, the forest's edges, whether another join is needed), without the
  * lists (136 bytes a point) crossing to the host and without the host's

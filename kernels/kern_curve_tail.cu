@@ -1,6 +1,6 @@
 /* DBSCAN curve's end on the device (kern_curve_tail.cuh): later_rows's
  * first test over the merging's components, and where it leaves no join,
- * the sorts of src/dbscan_curve.c's final_sorts on the values where they
+ * the sorts of src/cluster/dbscan_curve.c's final_sorts on the values where they
  * are (the forest's, and the core distances with the reachabilities as
  * one), only the sorted arrays crossing to the host. CUB's radix sort as
  * kern_sort.cu's (the same values, the same order: the forest's among

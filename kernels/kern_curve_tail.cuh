@@ -1,7 +1,7 @@
 /* DBSCAN curve's end on the device (kernels/kern_curve_tail.cu): after
  * the first round's merging where the core join left everything
  * (kern_curve_core.cu, kern_curve_merge.cu), whether a later join would
- * find any row (src/dbscan_curve.c, later_rows), and where none would,
+ * find any row (src/cluster/dbscan_curve.c, later_rows), and where none would,
  * the curve's three sorted arrays made there: the host's steps after the
  * merging (the components and bounds back, its capping and row loops, the
  * three sorts' copies up and down, the forest's gather) took some 2 ms of

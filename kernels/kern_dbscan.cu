@@ -6,7 +6,7 @@
  * launch's pairs go to a consumer kernel on the launch's stream
  * (kern_join_args.pair_dev) before the next launch reuses the buffer, so
  * the eps-graph is exactly the one the same row's PAIRS run lists and
- * dbscan_generic (src/dbscan.c) clusters, no pair crosses to the host, and
+ * dbscan_generic (src/cluster/dbscan.c) clusters, no pair crosses to the host, and
  * the memory beyond the dataset is O(n) plus the run's bounded pair buffer.
  *   core:   each row's neighbours counted (atomicAdd), self added; the
  *           flags formed on the host from the counts (summed over the

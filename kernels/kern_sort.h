@@ -1,5 +1,5 @@
 /* Sorting doubles on a CUDA device (kernels/kern_sort.cu): DBSCAN curve's
- * three O(n) sorts (src/dbscan_curve.c) where its engine has a device. */
+ * three O(n) sorts (src/cluster/dbscan_curve.c) where its engine has a device. */
 #ifndef TCJ_KERN_SORT_H
 #define TCJ_KERN_SORT_H
 

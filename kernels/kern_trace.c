@@ -2,7 +2,7 @@
  * the milliseconds since the previous mark and the minor page faults in
  * them: where a small set's run spends what its kernels do not (the
  * engine's set-up, the cut's plan, each kern_run's begin, launches and
- * end: kern_drive.cu's line; the curve's steps, src/dbscan_curve.c). For
+ * end: kern_drive.cu's line; the curve's steps, src/cluster/dbscan_curve.c). For
  * benchmarks (scripts/gpu-h43.sh); off, a mark is one load and a test. */
 #include <stdio.h>
 #include <stdlib.h>

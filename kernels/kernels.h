@@ -621,7 +621,7 @@ int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
 /* DBSCAN's three passes on the FP64 grid path, one device (the first of
  * a's list), every row a query (q0 = 0, q1 = n), at a->eps: core (n, out)
  * = at least minpts rows within eps, itself included (no per-point count
- * leaves the device); labels (n, out): src/dbscan.h's labels, numbered on
+ * leaves the device); labels (n, out): src/cluster/dbscan.h's labels, numbered on
  * the device (the components of the eps-graph's core-core edges numbered
  * 0, 1, ... in order of each one's smallest core row; a non-core row the
  * smallest number among its core neighbours', -1 when it has none);
@@ -663,7 +663,7 @@ typedef struct kern_dbscan_io {
     kern_join_result rcore;
 } kern_dbscan_io;
 int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r);
-/* One Boruvka join of DBSCAN's curve (src/dbscan_curve.c) with its pairs
+/* One Boruvka join of DBSCAN's curve (src/cluster/dbscan_curve.c) with its pairs
  * consumed on the device (pair_dev), over fn's PAIRS run at a->eps on a's
  * device or device list (fn as kern_dbscan's). Each pair (i, j), i != j,
  * after the layout's rows (run->rows) and then `at` are applied: where
@@ -685,7 +685,7 @@ typedef struct kern_curve_list {
     kern_curve_edge e[KERN_CURVE_LIST];
     uint32_t len, pad;
 } kern_curve_list;
-/* The merging after a curve join where its lists are (src/dbscan_curve.c,
+/* The merging after a curve join where its lists are (src/cluster/dbscan_curve.c,
  * merge_listed: the same passes, the same results), given on a round's io
  * (kern_curve_io.merge, kern_core_io.merge): the lists stay on the first
  * device and are merged there, io->list left unwritten (done = 1); where
@@ -704,7 +704,7 @@ typedef struct kern_curve_merge {
     double seconds; /* out */
     /* The curve's end there (kernels/kern_curve_tail.cuh), asked with
      * core_dev set and nf 0 (the core join's first round): where no later
-     * join would find a row (src/dbscan_curve.c, later_rows), finished = 1
+     * join would find a row (src/cluster/dbscan_curve.c, later_rows), finished = 1
      * and instead of comp and bound, take gets the sorted arrays in host
      * memory valid during its call, as they come from the device: the
      * forest's nf edges by ascending weight, KERN_CURVE_END_WEIGHTS their
@@ -734,7 +734,7 @@ typedef struct kern_curve_io {
 } kern_curve_io;
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
                      kern_join_result *r);
-/* The core distances of DBSCAN's curve (src/dbscan_curve.c) from fn's
+/* The core distances of DBSCAN's curve (src/cluster/dbscan_curve.c) from fn's
  * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
  * its pairs consumed on the device (pair_dev) on a's device or device
  * list: each pair (i, j), i != j, after the layout's rows, offers d2 to
@@ -802,7 +802,7 @@ int kern_exact_clusters_auto_run(const kern_join_args *a, kern_join_result *r);
  * a time): each of the dataset's n rows' group into part. No pair of rows
  * in two groups is within the run's eps (the groups are proved apart), so
  * the groups bound where the run's edges go (the curve's closed
- * components, src/dbscan_curve.c). 0, or KERN_EINVAL where no layout of n
+ * components, src/cluster/dbscan_curve.c). 0, or KERN_EINVAL where no layout of n
  * rows is held. */
 int kern_cluster_parts(size_t n, uint32_t *part);
 /* ---- The tile cut (kernels/kern_tiles.c) ----

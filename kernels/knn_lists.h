@@ -1,6 +1,6 @@
 /* DBSCAN's curve: one point's first-round list from its K nearest
- * (src/curve_knn.h has why), the one definition the host's route
- * (src/curve_knn.c) and the device's (kernels/kern_curve_core.cu) share,
+ * (src/cluster/curve_knn.h has why), the one definition the host's route
+ * (src/cluster/curve_knn.c) and the device's (kernels/kern_curve_core.cu) share,
  * so both give the same lists bit for bit. C and CUDA alike. */
 #ifndef TCJ_KNN_LISTS_H
 #define TCJ_KNN_LISTS_H

@@ -14,7 +14,7 @@ struct kdist_spec;
 struct session;
 struct store;
 
-/* An edge of DBSCAN's curve (src/dbscan_curve.c): weight, then its ends
+/* An edge of DBSCAN's curve (src/cluster/dbscan_curve.c): weight, then its ends
  * (a < b); edges compare by (w, a, b). */
 typedef struct dist_edge {
     double w;
@@ -22,7 +22,7 @@ typedef struct dist_edge {
 } dist_edge;
 
 /* A point's cheapest edges leaving its component, as DBSCAN's curve keeps
- * them between joins (src/dbscan_curve.c): a max-heap by (w, a, b) of
+ * them between joins (src/cluster/dbscan_curve.c): a max-heap by (w, a, b) of
  * len <= DIST_LIST edges, each at most once. */
 #define DIST_LIST 8
 typedef struct dist_list {
@@ -71,7 +71,7 @@ typedef struct dist_ops {
     /* After rank 0 stored run run_id, whose result is res: the ranks'
      * shares in the log (when res was filled by a shared run). */
     void (*store_run)(struct store *db, int64_t run_id, const struct join_result *res);
-    /* DBSCAN over the ranks (src/dbscan.c): each rank's union-find forest
+    /* DBSCAN over the ranks (src/cluster/dbscan.c): each rank's union-find forest
      * over n rows (parent[x] <= x, built from its share of the pairs)
      * merged with every other rank's; on return every rank's parent[x] is
      * the root of x's component in the union of the forests (its smallest

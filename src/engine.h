@@ -72,7 +72,7 @@ typedef struct join_spec {
     const struct kern_tiles *tiles;
     /* PAIRS under several ranks: the sink takes this rank's share of the
      * pairs only, and the caller merges what it built from them (DBSCAN's
-     * forests and border labels, src/dbscan.c); 0: every rank's sink sees
+     * forests and border labels, src/cluster/dbscan.c); 0: every rank's sink sees
      * every pair. */
     int sink_rank_share;
     /* A join inside an algorithm whose joins are not stored one by one
@@ -141,7 +141,7 @@ typedef enum engine_role {
  * - cancel and progress as in join_spec; res gets timings by phase,
  *   kernel_seconds, device, variant and precision as in a join (pairs 0).
  * Returns 0 or a TCJ_E* code with err_msg. Call it through kdist_run
- * (src/kdist.h), which validates the spec and times the run. */
+ * (src/cluster/kdist.h), which validates the spec and times the run. */
 #define KDIST_MAX_K 256
 
 struct engine;
@@ -159,7 +159,7 @@ typedef struct kdist_spec {
 
 struct dbscan_spec;
 struct dbscan_result;
-/* One Boruvka join of DBSCAN's curve (src/dbscan_curve.c) done where the
+/* One Boruvka join of DBSCAN's curve (src/cluster/dbscan_curve.c) done where the
  * engine computes its pairs: the join is the join_spec's PAIRS run (its
  * sink unused; spec->ds may be a copy of the dataset with its rows
  * reordered, at[r] the dataset's row of the copy's row r); each pair's
@@ -167,7 +167,7 @@ struct dbscan_result;
  * the curve's own sink puts them (round_range). */
 struct dist_list;
 struct dist_edge;
-/* The merging after a round's join (src/dbscan_curve.c, merge_listed)
+/* The merging after a round's join (src/cluster/dbscan_curve.c, merge_listed)
  * done where its lists are (curve_round_io.merge): the same components,
  * bounds, forest edges and open count, the lists left unwritten (done = 1);
  * done = 0: the lists written, the caller merges. */
@@ -181,7 +181,7 @@ typedef struct curve_merge_io {
     size_t passes;            /* out: added to */
     double seconds;           /* out: added to */
     /* out: the core join's first round only (core_k with knn_k): 1 where
-     * no later join would find a row (src/dbscan_curve.c, later_rows) and
+     * no later join would find a row (src/cluster/dbscan_curve.c, later_rows) and
      * the curve's end was made there: take (set by the caller) got the
      * sorted arrays, each in memory valid during its call, as they came:
      * the forest's nf edges by ascending weight, CURVE_END_WEIGHTS their
@@ -208,7 +208,7 @@ typedef struct curve_round_io {
      * each other row once, +inf where fewer (kern_curve_core); the fields
      * above but n, max2 (and with knn_k, list and reach2) are unused. knn_k > 0 (core_k <= knn_k <=
      * KNN_MAX_K, knn_k < n): the join keeps each row's knn_k nearest and gives the curve's first
-     * round from them (kernels/knn_lists.h, as src/curve_knn.c): list and reach2 (n each, out) and
+     * round from them (kernels/knn_lists.h, as src/cluster/curve_knn.c): list and reach2 (n each, out) and
      * knn_kb (n, out), core_out then +inf above max2. */
     size_t core_k;
     double *core_out;
@@ -284,7 +284,7 @@ typedef struct engine {
      * NULL for every other engine. */
     const struct tc_format *tcf;
     /* Optional: DBSCAN on the engine's own ε-graph in fewer passes than
-     * the generic one (src/dbscan.h: the passes on the device); NULL:
+     * the generic one (src/cluster/dbscan.h: the passes on the device); NULL:
      * dbscan_generic's three passes through run. Same contract as
      * dbscan_generic. */
     int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);

@@ -1,4 +1,4 @@
-/* exact's DBSCAN (engine.cluster, src/dbscan.h) and its curve's rounds
+/* exact's DBSCAN (engine.cluster, src/cluster/dbscan.h) and its curve's rounds
  * (engine.curve_round). On the FP64 grid path
  * the core, union and border passes run on the device over the same
  * cached index (kernels/epi_cluster.cuh): no pair and no per-point count

@@ -3,7 +3,7 @@
  * (src/engine_exact_kdist_grid.c); elsewhere its FP16 pass's own
  * k-distance (kern_fasted_kdist in exact's format, three passes) gives
  * each row an estimate, and exact's joins make it exact
- * (src/kdist_refine.c: PAIRS joins of exact at about the estimates, each
+ * (src/cluster/kdist_refine.c: PAIRS joins of exact at about the estimates, each
  * row's K smallest FP64 d2 kept, rows short of K joined again a little
  * wider). The estimates only decide how wide the joins are: the answer is
  * exact's pair set's either way. */

@@ -3,7 +3,7 @@
  * PAIRS run at max over the same args and transforms as its runs, its
  * pairs consumed where they are computed (kern_curve_round,
  * kernels/kern_curve.cu) into the lists and reachabilities the curve's
- * host sink would build from the same pairs (src/dbscan_curve.c): the
+ * host sink would build from the same pairs (src/cluster/dbscan_curve.c): the
  * same edges, so the same forest and curve, without 6.5e7 pairs (10^6 x
  * 128, S = 64) crossing to the host and read there by every core. The
  * same entry gives the curve's core distances from the join at max

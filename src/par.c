@@ -33,7 +33,7 @@ static size_t par_min;
 /* The cores online, asked once: glibc may read them from /proc/stat, a
  * file of a line a CPU, which every par_for paid (DBSCAN's numbering on
  * the H200 host went from 0.85 to 0.6 ms for 60,000 points with this and
- * restrict in its loops, src/dbscan.c). */
+ * restrict in its loops, src/cluster/dbscan.c). */
 long par_cores(void)
 {
     static _Atomic long cores;

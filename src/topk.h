@@ -1,7 +1,7 @@
 /* A row's K smallest values as a max-heap of doubles (its largest, the
  * K-th smallest so far, at h[0]): the k-distance's top-K on the CPU
  * (src/cpu_kdist.c) and in the refinement of estimates
- * (src/kdist_refine.c). */
+ * (src/cluster/kdist_refine.c). */
 #ifndef TCJ_TOPK_H
 #define TCJ_TOPK_H
 

@@ -186,7 +186,7 @@ int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
  * written before the tables): *found 0 and 0 returned. Reads only. */
 int store_perpoint_find(store *st, int64_t run_id, perpoint_summary *p, int *found);
 
-/* k-distance curves (src/kdist.h): one kdists row (engine, K, n, knee,
+/* k-distance curves (src/cluster/kdist.h): one kdists row (engine, K, n, knee,
  * eps, time) and its quantile points, created on first use (tables kdists
  * and kdist_points, not a numbered migration). */
 typedef struct store_kdist_rec {
@@ -259,7 +259,7 @@ typedef struct store_run_summary {
 } store_run_summary;
 int64_t store_reusable_run(store *st, const store_reuse_key *key, store_run_summary *out);
 
-/* DBSCAN results (`dbscan`, src/dbscan.h; schema version 7): one dbscans
+/* DBSCAN results (`dbscan`, src/cluster/dbscan.h; schema version 7): one dbscans
  * row per clustering (engine, eps, minpts, counts, the largest sizes,
  * time by pass and the runs each pass made) and its cluster-size
  * histogram (dbscan_sizes); labels only ever go to files. The runs of its

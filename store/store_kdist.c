@@ -1,4 +1,4 @@
-/* k-distance curves (src/kdist.h): one row per `kdist` with its knee, and
+/* k-distance curves (src/cluster/kdist.h): one row per `kdist` with its knee, and
  * its quantile points. The tables are created here, on first use, with
  * CREATE TABLE IF NOT EXISTS rather than by a numbered migration
  * (KDIST_DDL can move into one unchanged); a log without them reads as

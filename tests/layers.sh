@@ -34,7 +34,7 @@ $hits"
 # Allowed: store_int is store's private header (one module). Sorted pairs
 # "a b".
 known="store store_int"
-edges=$(for f in src/*.[ch] src/cli/*.[ch] store/*.[ch] ui/*.[ch] kernels/*.[ch]; do
+edges=$(for f in src/*.[ch] src/cluster/*.[ch] src/cli/*.[ch] store/*.[ch] ui/*.[ch] kernels/*.[ch]; do
     m=$(basename "${f%.*}")
     sed -n 's/^#include "\([a-z_0-9]*\)\.h".*/\1/p' "$f" | while read -r h; do
         [ "$h" != "$m" ] && echo "$m $h"
@@ -49,7 +49,7 @@ done)
 $new"
 
 cli=$(cd src/cli && ls *.h | sed 's/\./\\./g' | paste -sd'|' -)
-hits=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($cli)\"" src/*.[ch] src/*.cpp store/*.[ch] \
+hits=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($cli)\"" src/*.[ch] src/cluster/*.[ch] src/*.cpp store/*.[ch] \
     ui/*.[ch] kernels/*.[ch] kernels/*.cu kernels/*.cuh 2>/dev/null)
 [ -z "$hits" ] || fail "the domain, store/, ui/ or kernels/ include src/cli/ (the application layer):
 $hits"

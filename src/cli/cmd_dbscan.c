@@ -1,6 +1,6 @@
 /* dbscan [minpts=M] [engine=E] [out=FILE]: DBSCAN at the current eps
- * (src/dbscan.h), its counts, largest clusters, time by pass and red
- * flags; labels to out=. `dbscan curve` (src/dbscan_curve.h) gives the
+ * (src/cluster/dbscan.h), its counts, largest clusters, time by pass and red
+ * flags; labels to out=. `dbscan curve` (src/cluster/dbscan_curve.h) gives the
  * clustering for every eps up to max= at once; `dbscan compare A B` runs
  * two engines and compares their clusterings. */
 #include <math.h>

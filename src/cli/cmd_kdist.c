@@ -1,6 +1,6 @@
-/* kdist K [use]: the k-distance curve (src/kdist.h) of the current
+/* kdist K [use]: the k-distance curve (src/cluster/kdist.h) of the current
  * dataset from an engine's kdist entry, drawn as a text plot, its knee
- * (Kneedle, from the median to the 90th percentile: src/kdist.h) offered
+ * (Kneedle, from the median to the 90th percentile: src/cluster/kdist.h) offered
  * as eps, stored in the log and emitted as a record the dashboard draws;
  * `use` makes the knee's eps current. */
 #include <math.h>

@@ -112,7 +112,7 @@ static void on_progress(void *vctx, double frac, const char *what)
 }
 
 /* dbscan=M: each format that ran, clustered at eps with minPts M on its
- * own eps-graph, against the reference's clustering (src/dbscan.h):
+ * own eps-graph, against the reference's clustering (src/cluster/dbscan.h):
  * adjusted Rand index, changed labels, noise and core points gained and
  * lost. Each clustering is stored (dbscans) like a `dbscan` run. */
 static int cluster_one(session *s, const engine *e, size_t minpts, int32_t *lab, uint8_t *core,

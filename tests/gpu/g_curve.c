@@ -30,7 +30,7 @@
  *     whole curve equals the one from its k-distance
  *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k);
  *     and the K nearest the device's heaps keep (the first round's
- *     lists, src/curve_knn.h) give the same rounds and curve as a host
+ *     lists, src/cluster/curve_knn.h) give the same rounds and curve as a host
  *     sink's over the same join (TCJOIN_CURVE_CORE=join); minPts 100
  *     and 200 (no lists, K = k: the consumer's sets of four and eight
  *     slots a lane) at a wider max, against the pairs too.
@@ -435,7 +435,7 @@ TEST(exact_cut_device_curve_equals_the_sink)
     /* At a max about the blobs' typical distance (d2 0.09 x 2d, sd 2.0
      * at d = 64; 1.1 x it holds most pairs of a blob) each blob is one
      * component, and the cut's groups (one a blob) close all four: no
-     * join after the core distances' (src/dbscan_curve.c, later_rows),
+     * join after the core distances' (src/cluster/dbscan_curve.c, later_rows),
      * where the lists alone leave every blob but the largest open. */
     const double wide = sqrt(1.1 * 0.09 * 2.0 * 64);
     dbscan_curve c;

@@ -1,4 +1,4 @@
-/* GPU tests of dbscan (src/dbscan.h) against the CPU.
+/* GPU tests of dbscan (src/cluster/dbscan.h) against the CPU.
  *
  * Test plan:
  *  1. exact's clustering on the FP64 grid path (the union and border

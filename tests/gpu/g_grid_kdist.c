@@ -250,7 +250,7 @@ TEST(grid_kdist_passes_from_any_radius)
 }
 
 /* Off the grid (exact-path pass) exact's k-distance is its FP16 pass's
- * estimates made exact by its joins (src/kdist_refine.c): cpu's values
+ * estimates made exact by its joins (src/cluster/kdist_refine.c): cpu's values
  * too, at d = 3 and at d = 64 (where the grid is never taken). Bad K is
  * refused. */
 static void check_kd_pass(const char *what, const dataset *ds, int k)

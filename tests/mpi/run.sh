@@ -52,9 +52,9 @@ check() { # check NAME CONDITION-COMMAND...
 # rates, devices, variants, the reused-run lines of one process.
 # What the ranks do differently by design is not compared: timings, and
 # the joins `dbscan curve` takes (one process also decides rounds from
-# each point's cheapest edges between joins, src/dbscan_curve.c, and
+# each point's cheapest edges between joins, src/cluster/dbscan_curve.c, and
 # takes its core distances and first round from one join at max keeping
-# each point's nearest, src/curve_knn.h; the ranks from the k-distance).
+# each point's nearest, src/cluster/curve_knn.h; the ranks from the k-distance).
 norm() {
     sed -E -f "$here/tests/cli/normalize.sed" "$1" |
         sed -E 's/^(  time|  derived|    convert|    compute|    sink).*//; s/ in [0-9.]+ s//;

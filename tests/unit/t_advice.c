@@ -7,7 +7,7 @@
  *     eps raised for the small-eps flags and lowered for the large-eps ones.
  *   pick_*: dbscan curve's pick on curves built by hand, whose counts at
  *     every eps are worked out in each case's comment from the definitions
- *     in src/dbscan_curve.h (clusters = core - forest edges, noise =
+ *     in src/cluster/dbscan_curve.h (clusters = core - forest edges, noise =
  *     reachabilities not reached).
  *   knee_*: the k-distance knee on curves whose shape is known by
  *     construction: a corner in the bulk, an outlier tail above it. */

@@ -932,7 +932,7 @@ static void route_vs_kdist(const dataset *ds, size_t minpts, double max, const c
 
 /* The curve's routes agree value for value: the default (core distances
  * and each point's K nearest from the join at max through the host sink,
- * src/curve_knn.c), K = 12 and 64 and a K of 0 (none: the k-distance
+ * src/cluster/curve_knn.c), K = 12 and 64 and a K of 0 (none: the k-distance
  * route), against TCJOIN_CURVE_CORE=kdist; on blobs, uniform rows, an
  * integer grid (ties at every distance: at D_p too) and repeated rows
  * (zero distances), minPts 2, 5, 12. */

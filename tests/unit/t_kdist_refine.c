@@ -1,4 +1,4 @@
-/* kdist_refine (src/kdist_refine.c: exact's k-distance off its grid) on
+/* kdist_refine (src/cluster/kdist_refine.c: exact's k-distance off its grid) on
  * the CPU, through the cpu engine's joins: whatever the estimates (exact,
  * too small, too large, zero, not finite, random, none), the result
  * equals an independent brute force bit for bit (every d2 of a row in

@@ -1,4 +1,4 @@
-/* DBSCAN results as text, JSON and label files (src/dbscan_out.h). */
+/* DBSCAN results as text, JSON and label files (src/cluster/dbscan_out.h). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* DBSCAN for every eps up to a maximum at once, exactly (docs/CLUSTERING.md):
- * core distances c_i (the k-distance at k = minPts-1, src/kdist.h; +inf
+ * core distances c_i (the k-distance at k = minPts-1, src/cluster/kdist.h; +inf
  * where above max: core at no eps covered),
  * reachabilities r_i = min_j max(c_j, d2_ij) and the minimum spanning
  * forest of the mutual-reachability weights max(c_i, c_j, d2_ij) <= max^2,
@@ -45,7 +45,7 @@ typedef struct dbscan_curve {
     int merges_device; /* the mergings after a join done where its lists were (the device) */
     int end_device;    /* the curve's end (its sorts) made on the device after its first round */
     size_t knn;        /* > 0: that join kept each point's knn nearest, the first
-                        * round's lists (src/curve_knn.h): no join of its own */
+                        * round's lists (src/cluster/curve_knn.h): no join of its own */
     double seconds, kdist_seconds, forest_seconds;
     char precision[32];
 } dbscan_curve;
@@ -61,6 +61,6 @@ void dbscan_curve_free(dbscan_curve *c);
 void dbscan_curve_at(const dbscan_curve *c, double eps, size_t *clusters, size_t *core,
                      size_t *noise, size_t *largest);
 
-/* Plateaus and the eps `dbscan curve use` picks: src/curve_pick.h. */
+/* Plateaus and the eps `dbscan curve use` picks: src/cluster/curve_pick.h. */
 
 #endif

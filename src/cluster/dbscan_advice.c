@@ -1,11 +1,11 @@
-/* Red flags and their advice (src/dbscan_advice.h). The advice leads to a
+/* Red flags and their advice (src/cluster/dbscan_advice.h). The advice leads to a
  * usable eps: `kdist K use` puts eps at the knee of the K-distance curve,
- * which lies between its median and 90th percentile (src/kdist.h), so
+ * which lies between its median and 90th percentile (src/cluster/kdist.h), so
  * it raises an eps that leaves more than half the points noise (such an
  * eps is below the median K-distance) and lowers one that makes 95% core;
  * `dbscan curve use` then takes, below the current eps, the widest range
  * with two or more clusters and less than half the points noise
- * (src/curve_pick.h). */
+ * (src/cluster/curve_pick.h). */
 #include "dbscan_advice.h"
 
 #include <stdio.h>

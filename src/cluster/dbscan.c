@@ -1,4 +1,4 @@
-/* DBSCAN's generic path over engine_run (src/dbscan.h): three passes,
+/* DBSCAN's generic path over engine_run (src/cluster/dbscan.h): three passes,
  * O(n) memory, no neighbour lists. The sinks may be called from several
  * threads at once (the CPU driver serialises them behind a mutex today, a
  * GPU driver need not), so the union-find is lock-free: parents only ever

@@ -1,5 +1,5 @@
 /* DBSCAN's curve: each point's K nearest and the first round's lists
- * from them (src/curve_knn.h). */
+ * from them (src/cluster/curve_knn.h). */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* DBSCAN for every eps at once (src/dbscan_curve.h): the core distances
+/* DBSCAN for every eps at once (src/cluster/dbscan_curve.h): the core distances
  * (from the join at max on the device where the engine can, else from its
  * k-distance: core_distances), then Boruvka rounds over the pairs of the
  * join at max: on the device where the engine has a curve_round (the
@@ -886,7 +886,7 @@ static void end_take(void *ctx, int what, const void *v, size_t m)
  * a core distance compares it with some eps^2 <= max^2. Below max^2 a
  * point's minPts-1 nearest others are all pairs of the join at max, so
  * they come from that join, which keeps each point's K nearest too (nn,
- * src/curve_knn.h: the forest's first round then needs no join):
+ * src/cluster/curve_knn.h: the forest's first round then needs no join):
  * - where the engine can (its curve_round, one process), its pairs
  *   consumed on the device (kern_curve_core): one PAIRS run, against
  *   exact's k-distance over every pair (an FP16 top-k pass of about three
@@ -897,7 +897,7 @@ static void end_take(void *ctx, int what, const void *v, size_t m)
  * The values are the join's own d2, so the curve's core points at eps are
  * exactly its dbscan's. Several ranks, TCJOIN_CURVE_CORE=kdist, and a K
  * that does not fit (curve_knn_width 0) take the engine's k-distance,
- * which gives the same values where they are at most max^2 (src/kdist.h),
+ * which gives the same values where they are at most max^2 (src/cluster/kdist.h),
  * and no nn (nn->K = 0). TCJOIN_CURVE_SINK=1 keeps the first round a
  * join of its own (no nn): the core distances from the device where it
  * can, else from the k-distance. */
@@ -1020,7 +1020,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
     /* Core distances: the (minPts-1)-th nearest other point; 0 for
      * minPts = 1 (every point is core at any eps). */
     double *core = xcalloc(n, sizeof *core), *reach = xmalloc(n * sizeof *reach);
-    double *kb = xmalloc(n * sizeof *kb); /* each point's D_p (src/curve_knn.h) */
+    double *kb = xmalloc(n * sizeof *kb); /* each point's D_p (src/cluster/curve_knn.h) */
     /* the core join's parts (later_rows): one unless it cut the rows */
     uint32_t *part = xcalloc(n ? n : 1, sizeof *part);
     /* 136 bytes a point: its pages faulted in on every core (par_zero),
@@ -1111,7 +1111,7 @@ int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curv
         cut = part[i] != 0;
     /* The first round from the K nearest where the core join kept them
      * (core_distances left the lists, reachabilities and bounds kb): no
-     * join (src/curve_knn.h). */
+     * join (src/cluster/curve_knn.h). */
     if (c->knn) {
         r.reach2 = NULL;
         const int more =

@@ -89,7 +89,7 @@ void dbscan_number(const uint8_t *core, const uint32_t *root, size_t n, int32_t 
  * clusters, the top sizes and the size histogram from labels. */
 void dbscan_summarize(const int32_t *labels, const uint8_t *core, size_t n, dbscan_result *res);
 
-/* Red flags of a result and their advice: src/dbscan_advice.h. */
+/* Red flags of a result and their advice: src/cluster/dbscan_advice.h. */
 
 /* Comparing two clusterings of the same points (labels -1 = noise): the
  * adjusted Rand index (Hubert and Arabie 1985) over the partition that

@@ -1,5 +1,5 @@
 /* Exact k-distances from estimates, through an engine's own pair set
- * (src/kdist_refine.c): the k-distance of an engine that has a join but no
+ * (src/cluster/kdist_refine.c): the k-distance of an engine that has a join but no
  * k-distance pass of its own in its arithmetic (exact off its FP64 grid,
  * whose estimates come from its FP16 pass). Library code: nothing here
  * prints. */

@@ -1,4 +1,4 @@
-/* Exact k-distances from estimates (src/kdist_refine.h).
+/* Exact k-distances from estimates (src/cluster/kdist_refine.h).
  *
  * Why not a doubling radius: in high dimensions the number of pairs within
  * r grows like r^d, so a join at twice the needed radius can hold most of

@@ -1,5 +1,5 @@
 /* Plateaus of a DBSCAN curve and the eps `dbscan curve use` picks
- * (src/curve_pick.h). Weighing noise matters: at small eps a few exact
+ * (src/cluster/curve_pick.h). Weighing noise matters: at small eps a few exact
  * duplicates make clusters of their own while nearly every point is noise,
  * and the widest plateau with two or more clusters lies there on
  * letter.csv at minPts 10 ([0, 1): 5 clusters, 99.6% noise), so the

@@ -10,7 +10,7 @@
  * (w >= d2 >= D_p). So p's edges lighter than D_p are all among its K
  * nearest: a list of them is a prefix of p's edges in the total order,
  * bounded by D_p, which is what the Boruvka merging needs of a join's
- * lists (src/dbscan_curve.c, merge_listed). The first round of the
+ * lists (src/cluster/dbscan_curve.c, merge_listed). The first round of the
  * forest then needs no join of its own; the reachabilities too come from
  * the K nearest (r_p = min(c_p, min_j max(c_j, d2_pj)) is reached at some
  * j with d2_pj < c_p, among the minPts-2 nearest). */

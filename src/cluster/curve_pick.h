@@ -1,4 +1,4 @@
-/* Plateaus of a DBSCAN curve (src/dbscan_curve.h) and the eps `dbscan
+/* Plateaus of a DBSCAN curve (src/cluster/dbscan_curve.h) and the eps `dbscan
  * curve use` picks. A plateau is a range of eps over which the cluster
  * count holds; noise only falls as eps grows, so over a plateau it runs
  * from its value at lo down to its value just below hi. The pick weighs
