@@ -541,9 +541,9 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     int first = 1;
     size_t left = nq;
     double t0 = kern_now();
-    /* TCJOIN_KDIST_TRACE=1: each pass's kernel time and the band's size on
+    /* TCJOIN_TRACE: each pass's kernel time and the band's size on
      * stderr (benchmarks). */
-    const int trace = getenv("TCJOIN_KDIST_TRACE") != NULL;
+    const int trace = kern_trace_on();
 #define KD_TRY(call) KERN_CUDA_GOTO(call, out)
 #define KD_PASS(args, pieces)                                                                      \
     do {                                                                                           \

@@ -446,7 +446,7 @@ extern "C" int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *res
     return fg_run_q(a, res, NULL, NULL);
 }
 
-/* TCJOIN_DBSCAN_TRACE=1: fg_dbscan's steps, each after a stream
+/* TCJOIN_TRACE: fg_dbscan's steps, each after a stream
  * synchronisation, in milliseconds on stderr (benchmarks; the
  * synchronisations change nothing else). */
 struct fg_trace {
@@ -498,7 +498,7 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
     const size_t n = a.n;
     fg_trace tr;
     memset(&tr, 0, sizeof tr);
-    tr.on = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    tr.on = kern_trace_on();
     tr.t = kern_now();
     f64_run r;
     int rc = f64_begin(&r, &a, res, "fp64 grid dbscan", 0);

@@ -102,7 +102,7 @@ static inline int kern_consume_malloc(void *p, size_t bytes, const char *what)
 /* One launch of a consumer's kernel for a run's pairs, on the launch's
  * stream st: launch(map) with the run's row map on the device (NULL: the
  * run has none). trace: the launch synchronised on both sides and its
- * time added to *seconds (TCJOIN_DBSCAN_TRACE's benchmarks only). */
+ * time added to *seconds (TCJOIN_TRACE's benchmarks only). */
 template <class Launch>
 static inline int kern_consume_launch(kern_rowmap *rm, const kern_join_args *run, cudaStream_t st,
                                       int trace, double *seconds, Launch launch)

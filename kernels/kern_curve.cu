@@ -10,7 +10,7 @@
  *
  * Per row: the reachability as an order-preserving 64-bit key (one
  * atomicMin, read first so most pairs take none), and its list of the
- * KERN_CURVE_LIST least edges leaving its component as a max-heap of
+ * CURVE_LIST least edges leaving its component as a max-heap of
  * (w, a<<32|b) with the heaviest weight also kept in top[] once the heap
  * is full. An edge heavier than top is dropped without the row's lock;
  * top only falls, so a stale read only sends an edge to the lock, never
@@ -19,7 +19,7 @@
  * release inside one loop iteration) the heap is read and written through
  * volatile pointers (the L2, not a stale L1) between fences. The heap ends
  * holding the least edges offered by the total order (w, a, b), each once,
- * whatever order the pairs came in: what the host's dist_list_put gives.
+ * whatever order the pairs came in: what the host's curve_list_put gives.
  *
  * Memory beyond the dataset and the run's pair buffer: about 170 bytes a
  * row (core distance, component, the key, 8 x 16 bytes of heap, length,
@@ -37,7 +37,7 @@
 #include "kern_drive.cuh" /* kern_now */
 
 #define KCV_THREADS 256
-#define KCV_L KERN_CURVE_LIST
+#define KCV_L CURVE_LIST
 
 /* One device's state, by the curve's row. */
 struct kcv_dev {
@@ -50,7 +50,7 @@ struct kcv_dev {
     uint32_t *len, *lock;
     double *topw;              /* the full heap's heaviest edge: +inf before */
     unsigned long long *topab; /* its ends (~0 before) */
-    kern_curve_list *pack;     /* n: the lists packed for the copy back */
+    curve_list *pack;          /* n: the lists packed for the copy back */
     double *rin;               /* n: another device's reachabilities (the first device) */
     kern_rowmap rm;            /* a layout's rows (run row -> at's row) */
 };
@@ -71,7 +71,7 @@ struct kcv_arrays {
 static std::mutex g_kcv_mu;
 static kcv_dev *g_kcv[KERN_DEV_SLOTS];
 static double g_kcv_max2;
-/* TCJOIN_DBSCAN_TRACE: the consumer's launches timed, each between two
+/* TCJOIN_TRACE: the consumer's launches timed, each between two
  * stream synchronisations (the trace's runs lose the overlap). */
 static int g_kcv_trace;
 static double g_kcv_consume_s;
@@ -82,7 +82,7 @@ static unsigned kcv_blocks(size_t n)
                               std::min((n + KCV_THREADS - 1) / KCV_THREADS, (size_t)4096));
 }
 
-/* x before y by (w, a, b): dist_edge_before's order. */
+/* x before y by (w, a, b): curve_edge_before's order. */
 __device__ __forceinline__ bool kcv_before(double wx, unsigned long long x, double wy,
                                            unsigned long long y)
 {
@@ -276,13 +276,13 @@ static __global__ void kcv_init_kernel(size_t n, double *topw, unsigned long lon
     }
 }
 
-/* The heaps packed as kern_curve_list (slots past len zero); the keys back
+/* The heaps packed as curve_list (slots past len zero); the keys back
  * to doubles. */
-static __global__ void kcv_pack_kernel(kcv_arrays c, size_t n, kern_curve_list *out)
+static __global__ void kcv_pack_kernel(kcv_arrays c, size_t n, curve_list *out)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
          p += (size_t)gridDim.x * blockDim.x) {
-        kern_curve_list l;
+        curve_list l;
         l.len = c.len[p];
         l.pad = 0;
         for (uint32_t k = 0; k < KCV_L; k++) {
@@ -300,12 +300,12 @@ static __global__ void kcv_pack_kernel(kcv_arrays c, size_t n, kern_curve_list *
 
 /* Another device's packed lists and reachabilities (as doubles) into
  * this one's heaps and keys. */
-static __global__ void kcv_merge_kernel(kcv_arrays c, size_t n, const kern_curve_list *in,
+static __global__ void kcv_merge_kernel(kcv_arrays c, size_t n, const curve_list *in,
                                         const double *reach_in)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
          p += (size_t)gridDim.x * blockDim.x) {
-        const kern_curve_list &l = in[p];
+        const curve_list &l = in[p];
         for (uint32_t k = 0; k < l.len && k < KCV_L; k++)
             kcv_put(c, (uint32_t)p, l.e[k].w,
                     (unsigned long long)l.e[k].a << 32 | (unsigned long long)l.e[k].b);
@@ -348,7 +348,7 @@ static int kcv_malloc(void *p, size_t bytes)
 }
 
 /* One device's state, the round's inputs uploaded. */
-static int kcv_alloc(kcv_dev &d, const kern_join_args *a, const kern_curve_io *io)
+static int kcv_alloc(kcv_dev &d, const kern_join_args *a, const curve_round_io *io)
 {
     const size_t n = io->n;
     KERN_CUDA(cudaSetDevice(d.device));
@@ -359,7 +359,7 @@ static int kcv_alloc(kcv_dev &d, const kern_join_args *a, const kern_curve_io *i
         (rc = kcv_malloc(&d.lw, n * KCV_L * 8)) || (rc = kcv_malloc(&d.lab, n * KCV_L * 8)) ||
         (rc = kcv_malloc(&d.len, n * 4)) || (rc = kcv_malloc(&d.lock, n * 4)) ||
         (rc = kcv_malloc(&d.topw, n * 8)) || (rc = kcv_malloc(&d.topab, n * 8)) ||
-        (rc = kcv_malloc(&d.pack, n * sizeof(kern_curve_list))))
+        (rc = kcv_malloc(&d.pack, n * sizeof(curve_list))))
         return rc;
     KERN_CUDA(cudaMemcpy(d.core2, io->core2, n * 8, cudaMemcpyHostToDevice));
     KERN_CUDA(cudaMemcpy(d.comp, io->comp, n * 4, cudaMemcpyHostToDevice));
@@ -377,24 +377,22 @@ static int kcv_alloc(kcv_dev &d, const kern_join_args *a, const kern_curve_io *i
 
 /* Every device's lists and reachabilities into the first's (through the
  * host: devices need not see each other), then the first's to io. */
-static int kcv_collect(std::vector<kcv_dev> &dv, const kern_curve_io *io)
+static int kcv_collect(std::vector<kcv_dev> &dv, const curve_round_io *io)
 {
     const size_t n = io->n;
     kcv_dev &d0 = dv[0];
-    std::vector<kern_curve_list> t(dv.size() > 1 ? n : 0);
+    std::vector<curve_list> t(dv.size() > 1 ? n : 0);
     std::vector<double> rt(dv.size() > 1 && io->reach2 ? n : 0);
     for (size_t k = 1; k < dv.size(); k++) {
         kcv_dev &d = dv[k];
         KERN_CUDA(cudaSetDevice(d.device));
         kcv_pack_kernel<<<kcv_blocks(n), KCV_THREADS>>>(kcv_of(d), n, d.pack);
         KERN_CUDA(cudaGetLastError());
-        KERN_CUDA(
-            cudaMemcpy(t.data(), d.pack, n * sizeof(kern_curve_list), cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(t.data(), d.pack, n * sizeof(curve_list), cudaMemcpyDeviceToHost));
         if (io->reach2)
             KERN_CUDA(cudaMemcpy(rt.data(), d.reach, n * 8, cudaMemcpyDeviceToHost));
         KERN_CUDA(cudaSetDevice(d0.device));
-        KERN_CUDA(
-            cudaMemcpy(d0.pack, t.data(), n * sizeof(kern_curve_list), cudaMemcpyHostToDevice));
+        KERN_CUDA(cudaMemcpy(d0.pack, t.data(), n * sizeof(curve_list), cudaMemcpyHostToDevice));
         if (io->reach2) {
             int rc = d0.rin ? 0 : kcv_malloc(&d0.rin, n * 8);
             if (rc)
@@ -415,15 +413,14 @@ static int kcv_collect(std::vector<kcv_dev> &dv, const kern_curve_io *io)
     if (mrc && mrc != KERN_ENOMEM)
         return mrc;
     if (mrc)
-        KERN_CUDA(
-            cudaMemcpy(io->list, d0.pack, n * sizeof(kern_curve_list), cudaMemcpyDeviceToHost));
+        KERN_CUDA(cudaMemcpy(io->list, d0.pack, n * sizeof(curve_list), cudaMemcpyDeviceToHost));
     if (io->reach2)
         KERN_CUDA(cudaMemcpy(io->reach2, d0.reach, n * 8, cudaMemcpyDeviceToHost));
     return 0;
 }
 
 static int kcv_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcv_dev> &dv,
-                   const kern_curve_io *io, kern_join_result *r, double *t_alloc)
+                   const curve_round_io *io, kern_join_result *r, double *t_alloc)
 {
     int rc;
     const double t0 = kern_now();
@@ -446,7 +443,7 @@ static int kcv_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcv_dev
     return kcv_collect(dv, io);
 }
 
-extern "C" int kern_curve_round(kern_join_fn fn, const kern_join_args *a0, const kern_curve_io *io,
+extern "C" int kern_curve_round(kern_join_fn fn, const kern_join_args *a0, const curve_round_io *io,
                                 kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -467,7 +464,7 @@ extern "C" int kern_curve_round(kern_join_fn fn, const kern_join_args *a0, const
     }
     std::lock_guard<std::mutex> hold(g_kcv_mu);
     g_kcv_max2 = io->max2;
-    g_kcv_trace = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    g_kcv_trace = kern_trace_on();
     g_kcv_consume_s = 0;
     for (auto &d : dv)
         g_kcv[d.device] = &d;
@@ -478,11 +475,10 @@ extern "C" int kern_curve_round(kern_join_fn fn, const kern_join_args *a0, const
         g_kcv[d.device] = NULL;
         kcv_free(d);
     }
-    res->mem_peak +=
-        (size_t)nd * io->n * (8 + 4 + 8 + 16 * KCV_L + 4 + 4 + 8 + sizeof(kern_curve_list));
+    res->mem_peak += (size_t)nd * io->n * (8 + 4 + 8 + 16 * KCV_L + 4 + 4 + 8 + sizeof(curve_list));
     const double spent = kern_now() - t0;
     res->t_d2h += std::max(0.0, spent - res->t_kernel - res->t_sink);
-    if (getenv("TCJOIN_DBSCAN_TRACE"))
+    if (kern_trace_on())
         fprintf(stderr,
                 "dbscan curve round trace (ms): state %.3f, run+collect+free %.3f, kernels "
                 "%.3f, consumer %.3f, pairs %llu\n",

@@ -69,10 +69,10 @@ struct kcc_dev {
     double *hd;   /* n x K set values (sorted and padded by kcc_final_kernel) */
     uint32_t *hj; /* n x K set rows */
     uint32_t *len;
-    double *core;        /* n: the k-th least, out (the first device) */
-    kern_curve_list *ol; /* n: the first round's lists, out */
-    double *orch, *okb;  /* n each: reachabilities and bounds, out */
-    kern_rowmap rm;      /* a layout's rows (run row -> dataset row) */
+    double *core;       /* n: the k-th least, out (the first device) */
+    curve_list *ol;     /* n: the first round's lists, out */
+    double *orch, *okb; /* n each: reachabilities and bounds, out */
+    kern_rowmap rm;     /* a layout's rows (run row -> dataset row) */
     /* a launch's pairs in their rows' order (kcc_order): the keys (the
      * rows, and the other ends' where the run is not whole), the sorted
      * keys, 0..cap-1, the order, CUB's temporary storage */
@@ -433,7 +433,7 @@ static __global__ void __launch_bounds__(KCC_PUT_WARPS * 32)
 /* The first round's lists from the sorted sets and the core distances
  * (whole: a launch after kcc_final_kernel's). */
 static __global__ void kcc_lists_kernel(size_t n, size_t K, const double *od, const uint32_t *oj,
-                                        const double *core, double max2, kern_curve_list *l,
+                                        const double *core, double max2, curve_list *l,
                                         double *reach, double *kb)
 {
     for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
@@ -581,7 +581,7 @@ static int kcc_alloc(kcc_dev &d, size_t n, size_t k)
  * need not see each other), then the first's k-th least values to
  * io->core2 (and the first round's lists from its sorted sets to
  * io->list, io->reach2, io->kb). */
-static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *io,
+static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const curve_core_io *io,
                        const uint32_t *parts)
 {
     const size_t k = io->K;
@@ -666,6 +666,10 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
             io->merge->part = parts;
         }
         const int mrc = io->merge ? kern_curve_merge_run(n, d0.ol, d0.okb, io->merge) : KERN_ENOMEM;
+        if (io->merge) { /* the caller's merging, kept for the later rounds: no device arrays */
+            io->merge->core_dev = io->merge->reach_dev = NULL;
+            io->merge->part = NULL;
+        }
         kern_trace_mark("core collect: merging");
         if (mrc && mrc != KERN_ENOMEM)
             return mrc;
@@ -682,7 +686,7 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const kern_core_io *i
 }
 
 static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev> &dv,
-                   const kern_core_io *io, kern_join_result *r, double *t_alloc)
+                   const curve_core_io *io, kern_join_result *r, double *t_alloc)
 {
     int rc;
     const double t0 = kern_now();
@@ -702,7 +706,7 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
         return rc;
     kern_trace_mark("core: run");
     /* a cluster cut's groups: the curve's components closed without a
-     * join (src/cluster/dbscan_curve.c, later_rows) */
+     * join (src/cluster/curve_later.c, curve_later_rows) */
     if (io->part && r->clusters && (rc = kern_cluster_parts(a->n, io->part)))
         return rc;
     for (auto &d : dv) {
@@ -717,7 +721,7 @@ static int kcc_run(kern_join_fn fn, const kern_join_args *a, std::vector<kcc_dev
     return rc;
 }
 
-extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const kern_core_io *io,
+extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const curve_core_io *io,
                                kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -725,7 +729,7 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     if (!a0->x || a0->n == 0 || a0->d == 0 || a0->c0 || a0->rows || a0->origin_of || a0->tiles ||
         a0->q0 != 0 || a0->q1 != a0->n || a0->n >= KERN_ROW_PAD || io->k == 0 || io->k > k ||
         k >= a0->n || k > 32 * KCC_SLOTS || (!io->list && k != io->k) ||
-        (io->list && (!io->reach2 || !io->kb || k > KERN_CORE_MAX_K)))
+        (io->list && (!io->reach2 || !io->kb || k > CURVE_CORE_MAX_K)))
         return kern_fail(KERN_EINVAL,
                          "dbscan curve: bad core-distance run (n %zu, d %zu, k %zu, K %zu)", a0->n,
                          a0->d, io->k, k);
@@ -742,7 +746,7 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     }
     std::lock_guard<std::mutex> hold(g_kcc_mu);
     g_kcc_k = (uint32_t)k;
-    g_kcc_trace = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    g_kcc_trace = kern_trace_on();
     g_kcc_consume_s = g_kcc_collect_s = 0;
     g_kcc_launches = 0;
     for (auto &d : dv)
@@ -760,7 +764,7 @@ extern "C" int kern_curve_core(kern_join_fn fn, const kern_join_args *a0, const 
     const double t_free = kern_now() - tf;
     kern_trace_mark("core: free");
     res->mem_peak += (size_t)nd * a.n * (12 * k + 4) + order + a.n * 8 +
-                     (io->list ? a.n * (sizeof(kern_curve_list) + 16) : 0);
+                     (io->list ? a.n * (sizeof(curve_list) + 16) : 0);
     const double spent = kern_now() - t0;
     res->t_d2h += std::max(0.0, spent - res->t_kernel - res->t_sink);
     if (g_kcc_trace)

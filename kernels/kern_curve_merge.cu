@@ -1,6 +1,6 @@
 /* DBSCAN curve's merging after a join, on the device where the join left
- * its lists (kern_curve_merge_run, kernels.h): src/cluster/dbscan_curve.c's
- * merge_listed, the same passes and the same results (the components, their
+ * its lists (kern_curve_merge_run, kernels.h): src/cluster/curve_merging.c's
+ * curve_merging_run, the same passes and the same results (the components, their
  * bounds, the forest's edges, whether another join is needed), without the
  * lists (136 bytes a point) crossing to the host and without the host's
  * O(n) passes: on gauss 10^6 x 128 the host's merging took 112 ms and the
@@ -37,7 +37,7 @@
 #include "kern_curve_tail.cuh"
 
 #define KCM_THREADS 256
-#define KCM_L KERN_CURVE_LIST
+#define KCM_L CURVE_LIST
 #define KCM_NONE (~0ull)
 #define KCM_FULL 0xffffffffu
 
@@ -45,17 +45,17 @@ enum { KCM_ACTIVE = 0, KCM_OUT = 1, KCM_INSIDE = 2 };
 
 struct kcm_state {
     size_t n;
-    kern_curve_list *list;
+    curve_list *list;
     const double *kb;
     uint32_t *parent, *comp;
     uint8_t *cur, *kind, *chg;
-    kern_curve_edge *res, *best, *bound, *forest;
+    curve_edge *res, *best, *bound, *forest;
     unsigned long long *cw, *cab, *sw, *sab;
     unsigned int *ctr; /* [0] forest edges so far, [1] roots open this pass */
     int fresh;         /* every row its own component: comp made here, not copied up */
 };
 
-__device__ __forceinline__ bool kcm_before(const kern_curve_edge &x, const kern_curve_edge &y)
+__device__ __forceinline__ bool kcm_before(const curve_edge &x, const curve_edge &y)
 {
     if (x.w != y.w)
         return x.w < y.w;
@@ -64,14 +64,14 @@ __device__ __forceinline__ bool kcm_before(const kern_curve_edge &x, const kern_
     return x.b < y.b;
 }
 
-__device__ __forceinline__ unsigned long long kcm_ends(const kern_curve_edge &e)
+__device__ __forceinline__ unsigned long long kcm_ends(const curve_edge &e)
 {
     return (unsigned long long)e.a << 32 | e.b;
 }
 
-__device__ __forceinline__ kern_curve_edge kcm_edge(unsigned long long wk, unsigned long long ab)
+__device__ __forceinline__ curve_edge kcm_edge(unsigned long long wk, unsigned long long ab)
 {
-    kern_curve_edge e;
+    curve_edge e;
     e.w = kern_f64_unkey(wk);
     e.a = (uint32_t)(ab >> 32);
     e.b = (uint32_t)ab;
@@ -124,13 +124,13 @@ static __global__ void kcm_init_kernel(kcm_state s)
     const size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= s.n)
         return;
-    kern_curve_list *l = s.list + p;
+    curve_list *l = s.list + p;
     const uint32_t len = l->len < KCM_L ? l->len : KCM_L;
-    kern_curve_edge e[KCM_L];
+    curve_edge e[KCM_L];
     for (uint32_t k = 0; k < len; k++)
         e[k] = l->e[k];
     for (uint32_t k = 1; k < len; k++) {
-        const kern_curve_edge x = e[k];
+        const curve_edge x = e[k];
         uint32_t j = k;
         for (; j > 0 && kcm_before(x, e[j - 1]); j--)
             e[j] = e[j - 1];
@@ -179,7 +179,7 @@ static __global__ void kcm_scan_kernel(kcm_state s)
                 in = true;
                 wk = kern_f64_key(s.res[p].w);
             } else {
-                const kern_curve_list *l = s.list + p;
+                const curve_list *l = s.list + p;
                 const uint32_t len = l->len < KCM_L ? l->len : KCM_L;
                 uint32_t c = s.cur[p];
                 for (; c < len; c++) {
@@ -188,7 +188,7 @@ static __global__ void kcm_scan_kernel(kcm_state s)
                         break;
                 }
                 s.cur[p] = (uint8_t)c;
-                kern_curve_edge r;
+                curve_edge r;
                 if (c < len) {
                     r = l->e[c];
                     out = true;
@@ -224,7 +224,7 @@ static __global__ void kcm_ends_kernel(kcm_state s)
     if (p < s.n) {
         rp = s.comp[p];
         if (s.chg[rp]) {
-            const kern_curve_edge r = s.res[p];
+            const curve_edge r = s.res[p];
             const unsigned long long wk = kern_f64_key(r.w);
             ab = kcm_ends(r);
             out = s.kind[p] == KCM_OUT && wk == s.cw[rp];
@@ -244,8 +244,8 @@ static __global__ void kcm_roots_kernel(kcm_state s)
     if (v >= s.n || s.comp[v] != v)
         return;
     s.chg[v] = 0;
-    kern_curve_edge b = kcm_edge(s.cw[v], s.cab[v]);
-    const kern_curve_edge d = kcm_edge(s.sw[v], s.sab[v]);
+    curve_edge b = kcm_edge(s.cw[v], s.cab[v]);
+    const curve_edge d = kcm_edge(s.sw[v], s.sab[v]);
     if (d.w != INFINITY && !kcm_before(b, d)) {
         b.w = INFINITY;
         b.a = b.b = UINT32_MAX;
@@ -262,11 +262,11 @@ static __global__ void kcm_links_kernel(kcm_state s)
     const size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= s.n || s.comp[v] != v)
         return;
-    const kern_curve_edge e = s.best[v];
+    const curve_edge e = s.best[v];
     if (e.w == INFINITY)
         return;
     const uint32_t u = s.comp[e.a] == v ? s.comp[e.b] : s.comp[e.a];
-    const kern_curve_edge f = s.best[u];
+    const curve_edge f = s.best[u];
     if (u < v && f.a == e.a && f.b == e.b)
         return;
     for (;;) {
@@ -313,10 +313,10 @@ static size_t kcm_carve(kcm_state *s, char *base, size_t n)
     s->cur = (uint8_t *)take(n);
     s->kind = (uint8_t *)take(n);
     s->chg = (uint8_t *)take(n);
-    s->res = (kern_curve_edge *)take(n * sizeof(kern_curve_edge));
-    s->best = (kern_curve_edge *)take(n * sizeof(kern_curve_edge));
-    s->bound = (kern_curve_edge *)take(n * sizeof(kern_curve_edge));
-    s->forest = (kern_curve_edge *)take(n * sizeof(kern_curve_edge));
+    s->res = (curve_edge *)take(n * sizeof(curve_edge));
+    s->best = (curve_edge *)take(n * sizeof(curve_edge));
+    s->bound = (curve_edge *)take(n * sizeof(curve_edge));
+    s->forest = (curve_edge *)take(n * sizeof(curve_edge));
     s->cw = (unsigned long long *)take(n * 8);
     s->cab = (unsigned long long *)take(n * 8);
     s->sw = (unsigned long long *)take(n * 8);
@@ -325,12 +325,12 @@ static size_t kcm_carve(kcm_state *s, char *base, size_t n)
     return at;
 }
 
-/* TCJOIN_DBSCAN_TRACE: the merging's steps (ms) on stderr */
+/* TCJOIN_TRACE: the merging's steps (ms) on stderr */
 struct kcm_trace {
     double t[4];
 };
 
-static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
+static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
 {
     const size_t n = s.n;
     const unsigned blocks = (unsigned)((n + KCM_THREADS - 1) / KCM_THREADS);
@@ -384,9 +384,9 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
         }
     }
     KERN_CUDA(cudaMemcpy(m->comp, s.comp, n * 4, cudaMemcpyDeviceToHost));
-    KERN_CUDA(cudaMemcpy(m->bound, s.bound, n * sizeof(kern_curve_edge), cudaMemcpyDeviceToHost));
+    KERN_CUDA(cudaMemcpy(m->bound, s.bound, n * sizeof(curve_edge), cudaMemcpyDeviceToHost));
     if (ctr[0])
-        KERN_CUDA(cudaMemcpy(m->forest + m->nf, s.forest, ctr[0] * sizeof(kern_curve_edge),
+        KERN_CUDA(cudaMemcpy(m->forest + m->nf, s.forest, ctr[0] * sizeof(curve_edge),
                              cudaMemcpyDeviceToHost));
     m->nf += ctr[0];
     m->open = ctr[1];
@@ -395,8 +395,7 @@ static int kcm_passes(kcm_state &s, kern_curve_merge *m, kcm_trace &tr)
     return 0;
 }
 
-extern "C" int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb,
-                                    kern_curve_merge *m)
+extern "C" int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_merge *m)
 {
     m->done = m->finished = 0;
     m->open = 0;
@@ -421,12 +420,13 @@ extern "C" int kern_curve_merge_run(size_t n, kern_curve_list *list, const doubl
     const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
         rc = kern_cuda_fail(e, "kern_pool_free", __FILE__, __LINE__);
-    m->seconds = kern_now() - t0;
-    if (getenv("TCJOIN_DBSCAN_TRACE"))
+    const double secs = kern_now() - t0;
+    m->seconds += secs; /* the caller's sum over its rounds */
+    if (kern_trace_on())
         fprintf(stderr,
                 "dbscan curve merge trace (ms): state %.3f, up+sort %.3f, %zu passes %.3f, "
                 "%s %.3f, all %.3f; %zu forest edges\n",
                 tr.t[0] * 1e3, tr.t[1] * 1e3, m->passes - passes, tr.t[2] * 1e3,
-                m->finished ? "the curve's end" : "down", tr.t[3] * 1e3, m->seconds * 1e3, m->nf);
+                m->finished ? "the curve's end" : "down", tr.t[3] * 1e3, secs * 1e3, m->nf);
     return rc;
 }

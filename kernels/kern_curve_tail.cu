@@ -1,6 +1,6 @@
-/* DBSCAN curve's end on the device (kern_curve_tail.cuh): later_rows's
+/* DBSCAN curve's end on the device (kern_curve_tail.cuh): curve_later_rows's
  * first test over the merging's components, and where it leaves no join,
- * the sorts of src/cluster/dbscan_curve.c's final_sorts on the values where they
+ * the sorts of src/cluster/curve_end.c's curve_end_sorts on the values where they
  * are (the forest's, and the core distances with the reachabilities as
  * one), only the sorted arrays crossing to the host. CUB's radix sort as
  * kern_sort.cu's (the same values, the same order: the forest's among
@@ -24,7 +24,7 @@ static unsigned kct_blocks(size_t n)
 }
 
 /* Row i is one a later join would query for: core within max, its
- * component open by its lists (later_rows's later_in). */
+ * component open by its lists (curve_later_rows's later_in). */
 __device__ __forceinline__ bool kct_in_open(const kct_in &c, size_t i)
 {
     return c.core[i] != INFINITY && c.bound[c.comp[i]].w != INFINITY;
@@ -50,7 +50,7 @@ static __global__ void kct_mixed_kernel(kct_in c, const uint32_t *part, const ui
 }
 
 /* The forest's edges as keys (w) and values (the ends, a << 32 | b). */
-static __global__ void kct_split_kernel(const kern_curve_edge *e, size_t m, double *w,
+static __global__ void kct_split_kernel(const curve_edge *e, size_t m, double *w,
                                         unsigned long long *ab)
 {
     for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < m;
@@ -232,7 +232,7 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
                    int *finished)
 {
     const size_t n = in->n, nf = in->nf;
-    if (in->open > 1) { /* later_rows's first test */
+    if (in->open > 1) { /* curve_later_rows's first test */
         if (r.part)
             KERN_CUDA(cudaMemcpy(r.part, in->part, n * 4, cudaMemcpyHostToDevice));
         KERN_CUDA(cudaMemset(r.first, 0xff, (r.part ? n : 1) * 4));
@@ -297,11 +297,11 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
         if (rc)
             continue;
         if (q == 1) {
-            take(ctx, KERN_CURVE_END_WEIGHTS, h_w, nf);
-            take(ctx, KERN_CURVE_END_ENDS, h_ab, nf);
+            take(ctx, CURVE_END_WEIGHTS, h_w, nf);
+            take(ctx, CURVE_END_ENDS, h_ab, nf);
         } else {
-            take(ctx, KERN_CURVE_END_CORE, h_v, n);
-            take(ctx, KERN_CURVE_END_REACH, h_v + n, n);
+            take(ctx, CURVE_END_CORE, h_v, n);
+            take(ctx, CURVE_END_REACH, h_v + n, n);
         }
     }
     kct_host_free(h, own);

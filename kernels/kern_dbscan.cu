@@ -313,6 +313,17 @@ static int kdb_union_kept(std::vector<kdb_dev> &dv, size_t n, unsigned long long
  * device with the union-find and border arrays initialised. One device:
  * formed there (kdb_flags_kernel), only the flags and two sums come
  * back. */
+/* The call's io as the passes below use it: the caller's dbscan_dev_io
+ * fields and the core pass's record. */
+struct kern_dbscan_io {
+    size_t minpts;
+    uint8_t *core;
+    uint32_t *root;
+    size_t ncore;
+    double core_s;
+    kern_join_result rcore;
+};
+
 static int kdb_core_flags(std::vector<kdb_dev> &dv, size_t n, size_t minpts, kern_dbscan_io *io)
 {
     if (dv.size() == 1) {
@@ -508,7 +519,7 @@ static void kdb_free(kdb_dev &d)
     kern_consume_free(d.device, {d.cnt, d.core, d.parent, d.border, d.nb, d.fill, d.rm.map, d.ki});
 }
 
-/* TCJOIN_DBSCAN_TRACE=1: kdb_run's steps in milliseconds on stderr
+/* TCJOIN_TRACE: kdb_run's steps in milliseconds on stderr
  * (each step ends synchronised already: a run returns when its launches
  * are done, the copies between are synchronous). */
 struct kdb_trace {
@@ -569,8 +580,8 @@ static int kdb_run(kern_join_fn fn, const kern_join_args *a, std::vector<kdb_dev
     return rc;
 }
 
-extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbscan_io *io,
-                           kern_join_result *res)
+static int kdb_call(kern_join_fn fn, const kern_join_args *a0, kern_dbscan_io *io,
+                    kern_join_result *res)
 {
     memset(res, 0, sizeof *res);
     memset(&io->rcore, 0, sizeof io->rcore);
@@ -603,7 +614,7 @@ extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbsca
     const double t0 = kern_now();
     kdb_trace tr;
     memset(&tr, 0, sizeof tr);
-    tr.on = getenv("TCJOIN_DBSCAN_TRACE") != NULL;
+    tr.on = kern_trace_on();
     tr.t = t0;
     const int rc = kdb_run(fn, &a, dv, io, &ru, &rb, tr);
     const size_t lists = (dv[0].nb ? 4 * n * ((size_t)dv[0].cap + 1) : 0) + 8 * dv[0].kcap;
@@ -629,5 +640,22 @@ extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a0, kern_dbsca
     snprintf(io->rcore.variant, sizeof io->rcore.variant, "%.60s, dbscan core (pairs counted)", v);
     snprintf(v, sizeof v, "%s", ru.variant[0] ? ru.variant : "no core point");
     snprintf(res->variant, sizeof res->variant, "%.60s, dbscan union-find + border", v);
+    return rc;
+}
+
+extern "C" int kern_dbscan(kern_join_fn fn, const kern_join_args *a, dbscan_dev_io *dio,
+                           kern_join_result *rcore, kern_join_result *r)
+{
+    kern_dbscan_io io;
+    memset(&io, 0, sizeof io);
+    io.minpts = dio->minpts;
+    io.core = dio->core;
+    io.root = dio->root;
+    const int rc = kdb_call(fn, a, &io, r);
+    dio->numbered = 0;
+    dio->ncore = io.ncore;
+    dio->core_s = io.core_s;
+    dio->pairs = io.rcore.pairs;
+    *rcore = io.rcore;
     return rc;
 }

@@ -265,7 +265,7 @@ int kern_begin(kern_run *k, const kern_join_args *a, kern_join_result *r, const 
     return rc;
 }
 
-/* TCJOIN_KERN_TRACE's line (kern_run.tr_*), in milliseconds. */
+/* TCJOIN_TRACE's line (kern_run.tr_*), in milliseconds. */
 static void kern_trace_print(const kern_run *k)
 {
     const double all = kern_now() - k->tr_t0;
@@ -519,7 +519,7 @@ static int kern_pairs_flush(kern_run *k)
     return rc;
 }
 
-/* TCJOIN_KERN_TRACE: the time since *t added to *sum, *t moved on. */
+/* TCJOIN_TRACE: the time since *t added to *sum, *t moved on. */
 static void kern_trace_add(kern_run *k, double *t, double *sum)
 {
     if (!k->tr_on)

@@ -37,7 +37,7 @@ struct kern_run {
     /* FP32 d2 are multiplied by this when drained (a power of two: the
      * engine's scale undone exactly; 0 is taken as 1). */
     double d2_scale;
-    /* TCJOIN_KERN_TRACE: where the run's host time went (kern_end prints
+    /* TCJOIN_TRACE: where the run's host time went (kern_end prints
      * one line): kern_begin, what came before kern_drive, and over the
      * launches their enqueue, the wait for each, collect and the pairs'
      * hand-over, summed. */

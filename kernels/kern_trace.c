@@ -1,9 +1,12 @@
-/* TCJOIN_KERN_TRACE=1: a run's host steps on stderr, one line a mark,
- * the milliseconds since the previous mark and the minor page faults in
- * them: where a small set's run spends what its kernels do not (the
- * engine's set-up, the cut's plan, each kern_run's begin, launches and
- * end: kern_drive.cu's line; the curve's steps, src/cluster/dbscan_curve.c). For
- * benchmarks (scripts/gpu-h43.sh); off, a mark is one load and a test. */
+/* TCJOIN_TRACE (set): every trace line on stderr, for benchmarks
+ * (scripts/bench_cluster.sh, scripts/gpu-h43.sh). kern_trace_on is the
+ * one switch that DBSCAN's, the curve's and the k-distance's step lines
+ * read too. A mark is a run's host step, one line: the milliseconds since
+ * the previous mark and the minor page faults in them, where a small
+ * set's run spends what its kernels do not (the engine's set-up, the
+ * cut's plan, each kern_run's begin, launches and end: kern_drive.cu's
+ * line; the curve's steps, src/cluster/dbscan_curve.c). Off, a mark is
+ * one load and a test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -33,7 +36,7 @@ static double kt_now(void)
 int kern_trace_on(void)
 {
     if (g_kt_on < 0)
-        g_kt_on = getenv("TCJOIN_KERN_TRACE") != NULL;
+        g_kt_on = getenv("TCJOIN_TRACE") != NULL;
     return g_kt_on;
 }
 

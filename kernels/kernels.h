@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cluster_types.h"
 #include "exact_bound.h"
 
 #ifdef __cplusplus
@@ -34,9 +35,9 @@ const char *kern_error(void);
 int kern_fail_msg(int code, const char *msg);
 /* 1 when the binary holds CUDA code (built with nvcc). */
 int kern_built_with_cuda(void);
-/* TCJOIN_KERN_TRACE (kernels/kern_trace.c): whether it is set, and a mark
- * of a run's host steps (the milliseconds since the previous one) on
- * stderr. */
+/* TCJOIN_TRACE (kernels/kern_trace.c): whether it is set (every trace
+ * line asks this), and a mark of a run's host steps (the milliseconds
+ * since the previous one) on stderr. */
 int kern_trace_on(void);
 void kern_trace_mark(const char *what);
 
@@ -646,93 +647,37 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
  * Core flags from the counted pairs (self included, >= minpts); the
  * union-find of core-core pairs; a non-core row's core neighbours kept in
  * minpts - 2 slots where they fit, else a border pass. Out: io->core (n),
- * io->ncore, io->root (n: a core row's smallest core row index in its
- * component of the eps-graph's core-core edges, a non-core row's smallest
- * such root among its core neighbours, 0xffffffff when it has none),
- * io->core_s and
- * io->rcore (the core pass: its run, pairs the PERPOINT sum), r the union
- * and border passes (pairs: the union pass's listed pairs). KERN_ENOMEM
- * when the dataset does not fit a device (no streamed form: the caller
- * falls back to the generic passes). kernels/kern_dbscan.cu. */
-typedef struct kern_dbscan_io {
-    size_t minpts;
-    uint8_t *core;
-    uint32_t *root;
-    size_t ncore;
-    double core_s;
-    kern_join_result rcore;
-} kern_dbscan_io;
-int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r);
+ * io->ncore, io->root (cluster_types.h's dbscan_dev_io; labels unused,
+ * numbered 0), io->core_s, io->pairs, and rcore (the core pass: its run,
+ * pairs the PERPOINT sum), r the union and border passes (pairs: the
+ * union pass's listed pairs). KERN_ENOMEM when the dataset does not fit a
+ * device (no streamed form: the caller falls back to the generic passes).
+ * kernels/kern_dbscan.cu. */
+int kern_dbscan(kern_join_fn fn, const kern_join_args *a, dbscan_dev_io *io,
+                kern_join_result *rcore, kern_join_result *r);
+/* The merging after a curve join where its lists are (src/cluster/
+ * curve_merging.c, curve_merging_run: the same passes, the same results), given on a round's io
+ * (curve_round_io.merge, curve_core_io.merge): the lists stay on the first
+ * device and are merged there, io->list left unwritten (done = 1); where
+ * the merging's state (106 bytes a row) does not fit, done = 0 and the
+ * lists come back as without it. kern_curve_merge_run takes the lists
+ * (and kb: NULL, or the K nearest's bounds) in the current device's memory.
+ * kernels/kern_curve_merge.cu. */
+int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_merge *m);
 /* One Boruvka join of DBSCAN's curve (src/cluster/dbscan_curve.c) with its pairs
  * consumed on the device (pair_dev), over fn's PAIRS run at a->eps on a's
  * device or device list (fn as kern_dbscan's). Each pair (i, j), i != j,
  * after the layout's rows (run->rows) and then `at` are applied: where
  * reach2 is set, reach2[i] = min(reach2[i], max(core2[j], d2)); its edge
  * w = max(core2[i], core2[j], d2), when w <= max2 and comp[i] != comp[j],
- * offered to both ends' lists: each list holds the KERN_CURVE_LIST least
+ * offered to both ends' lists: each list holds the CURVE_LIST least
  * edges it was offered by (w, a, b), a < b, each once, as a max-heap
  * (e[0] the heaviest), whatever order the pairs come in: the host sink's
- * lists (src/dist.h, dist_list_put) exactly. list (n, out) is written
+ * lists (src/cluster/curve_list.c, curve_list_put) exactly. list (n, out) is written
  * whole; reach2 (n) in and out. Several devices: each keeps its own,
  * merged on the first. KERN_ENOMEM when the state or the dataset does not
  * fit a device (the caller takes the host sink). kernels/kern_curve.cu. */
-#define KERN_CURVE_LIST 8
-typedef struct kern_curve_edge {
-    double w;
-    uint32_t a, b;
-} kern_curve_edge;
-typedef struct kern_curve_list {
-    kern_curve_edge e[KERN_CURVE_LIST];
-    uint32_t len, pad;
-} kern_curve_list;
-/* The merging after a curve join where its lists are (src/cluster/dbscan_curve.c,
- * merge_listed: the same passes, the same results), given on a round's io
- * (kern_curve_io.merge, kern_core_io.merge): the lists stay on the first
- * device and are merged there, io->list left unwritten (done = 1); where
- * the merging's state (106 bytes a row) does not fit, done = 0 and the
- * lists come back as without it. kern_curve_merge_run takes the lists
- * (and kb: NULL, or the K nearest's bounds) in the current device's memory.
- * kernels/kern_curve_merge.cu. */
-typedef struct kern_curve_merge {
-    uint32_t *comp;          /* n (host): every row's root, flattened; out: the same after */
-    kern_curve_edge *bound;  /* n (host, out): each root's bound; other rows' undefined */
-    kern_curve_edge *forest; /* (host) room for n - 1 edges: the merging's from forest[nf] on */
-    size_t nf;               /* in and out */
-    size_t open;    /* out: the components that may have an edge out the lists cannot name */
-    int done;       /* out: 1 merged on the device */
-    size_t passes;  /* out: added to */
-    double seconds; /* out */
-    /* The curve's end there (kernels/kern_curve_tail.cuh), asked with
-     * core_dev set and nf 0 (the core join's first round): where no later
-     * join would find a row (src/cluster/dbscan_curve.c, later_rows), finished = 1
-     * and instead of comp and bound, take gets the sorted arrays in host
-     * memory valid during its call, as they come from the device: the
-     * forest's nf edges by ascending weight, KERN_CURVE_END_WEIGHTS their
-     * weights (double) and then KERN_CURVE_END_ENDS their ends (uint64_t,
-     * a << 32 | b); then KERN_CURVE_END_CORE and _REACH the n core
-     * distances and reachabilities (double) ascending; forest unwritten.
-     * core_dev, reach_dev: n on the merging's device (set: every row its
-     * own component, comp not read); part: NULL (one part) or n (host),
-     * the core join's parts. */
-    const double *core_dev, *reach_dev;
-    const uint32_t *part;
-    void (*take)(void *ctx, int what, const void *v, size_t m);
-    void *take_ctx;
-    int finished; /* out */
-} kern_curve_merge;
-enum { KERN_CURVE_END_WEIGHTS, KERN_CURVE_END_ENDS, KERN_CURVE_END_CORE, KERN_CURVE_END_REACH };
-int kern_curve_merge_run(size_t n, kern_curve_list *list, const double *kb, kern_curve_merge *m);
-typedef struct kern_curve_io {
-    size_t n;             /* the curve's rows (the dataset's) */
-    const double *core2;  /* n */
-    const uint32_t *comp; /* n: each row's component */
-    const uint32_t *at;   /* NULL, or a->n entries: the run's rows to the curve's */
-    double max2;
-    double *reach2;          /* NULL, or n */
-    kern_curve_list *list;   /* n */
-    kern_curve_merge *merge; /* NULL, or the merging after the join */
-} kern_curve_io;
-int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
+int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round_io *io,
                      kern_join_result *r);
 /* The core distances of DBSCAN's curve (src/cluster/dbscan_curve.c) from fn's
  * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
@@ -747,21 +692,7 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_
  * keeps its own sets, merged on the first. KERN_ENOMEM when the state (12K + 16 bytes a row; 12K +
  * 152 more on the first device with list) does not fit a device (the caller's host route then).
  * kernels/kern_curve_core.cu. */
-#define KERN_CORE_MAX_K 64
-typedef struct kern_core_io {
-    size_t k, K; /* 1 <= k <= K < a->n; K = k without list, else <= KERN_CORE_MAX_K */
-    double max2;
-    double *core2;
-    kern_curve_list *list; /* NULL, or a->n */
-    double *reach2, *kb;   /* with list: a->n each */
-    /* NULL, or a->n: where fn's run cut the rows into groups (the cluster
-     * cut: kern_cluster_parts), each row's group; else left as it was */
-    uint32_t *part;
-    /* with list: NULL, or the first round's merging there (kb its bounds);
-     * where it ran (merge->done), list and kb are left unwritten */
-    kern_curve_merge *merge;
-} kern_core_io;
-int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
+int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const curve_core_io *io,
                     kern_join_result *r);
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */

@@ -17,32 +17,22 @@
 #define KNN_HD
 #endif
 
-/* (w, a, b) order of the curve's edges (src/dist.h, dist_edge_before). */
-static inline KNN_HD int knn_edge_before(const kern_curve_edge *x, const kern_curve_edge *y)
-{
-    if (x->w != y->w)
-        return x->w < y->w;
-    if (x->a != y->a)
-        return x->a < y->a;
-    return x->b < y->b;
-}
-
 /* Point p's K nearest (d ascending by (d2, row), rows r; past its count
  * +inf and KERN_ROW_PAD), the core distances core2 (+inf above max2):
  * *l gets p's edges w = max(c_p, c_j, d2) <= max2 strictly lighter than
  * D_p (the K-th d2: an edge beyond the K nearest may weigh D_p itself),
- * the KERN_CURVE_LIST lightest as a max-heap by (w, a, b) (descending,
+ * the CURVE_LIST lightest as a max-heap by (w, a, b) (descending,
  * e[0] the heaviest), as the host sink's lists are; *reach p's
  * reachability min(c_p, min_j max(c_j, d2)); *kb D_p, +inf where p has
  * fewer than K or is core at no eps within max. */
 static inline KNN_HD void knn_point_list(uint32_t p, const double *d, const uint32_t *r, size_t K,
-                                         const double *core2, double max2, kern_curve_list *l,
+                                         const double *core2, double max2, curve_list *l,
                                          double *reach, double *kb)
 {
     const double cp = core2[p];
     const double D = cp <= max2 ? d[K - 1] : INFINITY;
     double rp = cp;
-    kern_curve_edge e[KERN_CURVE_LIST];
+    curve_edge e[CURVE_LIST];
     uint32_t m = 0;
     for (size_t u = 0; u < K && r[u] != KERN_ROW_PAD; u++) {
         const uint32_t j = r[u];
@@ -53,14 +43,14 @@ static inline KNN_HD void knn_point_list(uint32_t p, const double *d, const uint
         const double w = cp > v ? cp : v;
         if (!(w <= max2) || !(w < D))
             continue;
-        kern_curve_edge f;
+        curve_edge f;
         f.w = w;
         f.a = p < j ? p : j;
         f.b = p < j ? j : p;
-        if (m == KERN_CURVE_LIST && !knn_edge_before(&f, &e[m - 1]))
+        if (m == CURVE_LIST && !curve_edge_before(&f, &e[m - 1]))
             continue;
-        uint32_t t = m < KERN_CURVE_LIST ? m++ : m - 1;
-        while (t > 0 && knn_edge_before(&f, &e[t - 1])) {
+        uint32_t t = m < CURVE_LIST ? m++ : m - 1;
+        while (t > 0 && curve_edge_before(&f, &e[t - 1])) {
             e[t] = e[t - 1];
             t--;
         }

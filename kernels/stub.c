@@ -110,14 +110,16 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
     return stub_join(a, r);
 }
 
-int kern_dbscan(kern_join_fn fn, const kern_join_args *a, kern_dbscan_io *io, kern_join_result *r)
+int kern_dbscan(kern_join_fn fn, const kern_join_args *a, dbscan_dev_io *io,
+                kern_join_result *rcore, kern_join_result *r)
 {
     (void)fn;
     (void)io;
+    memset(rcore, 0, sizeof *rcore);
     return stub_join(a, r);
 }
 
-int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const kern_core_io *io,
+int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const curve_core_io *io,
                     kern_join_result *r)
 {
     (void)fn;
@@ -133,7 +135,7 @@ int kern_sort_f64(int dev, const kern_sort_job *jobs, size_t m)
     return kern_fail_msg(KERN_ENODEV, stub_msg);
 }
 
-int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const kern_curve_io *io,
+int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round_io *io,
                      kern_join_result *r)
 {
     (void)fn;

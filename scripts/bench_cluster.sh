@@ -10,8 +10,8 @@
 # Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
 # build-gpu/bundle.tar.xz as scripts/gpu-check does). Logs and the JSON
 # records under $OUT (default /tmp/bench-cluster); TRACE=1 adds the
-# traces (TCJOIN_KERN_TRACE, TCJOIN_DBSCAN_TRACE, TCJOIN_KDIST_TRACE) on
-# each log's .err. The table last (summary.txt).
+# trace (TCJOIN_TRACE: the run's host steps, DBSCAN's, the curve's and the
+# k-distance's) on each log's .err. The table last (summary.txt).
 set -u
 OUT=${OUT:-/tmp/bench-cluster}
 mkdir -p "$OUT"
@@ -27,7 +27,7 @@ if [ -z "${TCJOIN_DATASETS:-}" ]; then
 fi
 D=$TCJOIN_DATASETS
 export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
-[ "${TRACE:-0}" = 1 ] && export TCJOIN_KERN_TRACE=1 TCJOIN_DBSCAN_TRACE=1 TCJOIN_KDIST_TRACE=1
+[ "${TRACE:-0}" = 1 ] && export TCJOIN_TRACE=1
 summary=$OUT/summary.txt
 : >"$summary"
 row() { printf '%s\n' "$*" | tee -a "$summary"; }

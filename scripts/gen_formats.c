@@ -60,10 +60,9 @@ int main(void)
                f->integer ? "engine_int8_run" : "engine_gpu_run");
         printf("    .kjoin = kern_fasted_run,\n    .format = KERN_FORMAT(%s),\n", f->kern);
         printf("    .kdist = %s,\n", f->integer ? "NULL" : "engine_gpu_kdist");
-        /* DBSCAN's device passes in the kernel's clustering epilogue (int8
-         * plans its format from the data: the generic passes). */
-        printf("    .cluster = %s,\n", f->integer ? "NULL" : "engine_gpu_dbscan");
-        printf("    .curve_round = %s,\n", f->integer ? "NULL" : "engine_gpu_curve");
+        /* The clustering layer's pairs consumed on the device (int8 plans
+         * its format from the data: the layer's host route). */
+        printf("    .consume = %s,\n", f->integer ? "NULL" : "engine_gpu_consume");
         printf("    .rank = {[ENGINE_ROLE_DEFAULT] = %d},\n", f->rank_default);
         facts(f, k, !plain);
         printf("};\n");

@@ -11,7 +11,7 @@
 # Output under $OUT (default /tmp/gpu-h43): logs, summary.txt; the table last.
 # At most about $LIMIT s: each step's timeout is cut to what is left (rc 124:
 # it ran out; "skipped: out of time": no time was left for it).
-# TRACE=1: TCJOIN_DBSCAN_TRACE's step timings in the summary.
+# TRACE=1: TCJOIN_TRACE's step timings in the summary.
 # Steps (BENCH=0, CURVE=0 or SAN=0 leaves one out): 1. g_dbscan and g_curve
 # (every case; TESTS="name:seconds ..." narrows);
 # 2. COUNT against dbscan, fasted and exact, on uniform 10^6 x 128 (S = 64), gauss 10^6 x
@@ -31,8 +31,8 @@ if [ -z "${TCJOIN_DATASETS:-}" ] && [ -d "$B/datasets" ]; then
     export TCJOIN_DATASETS=$(cd "$B/datasets" && pwd)
 fi
 export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
-# TRACE=1: the device passes' steps (TCJOIN_DBSCAN_TRACE) in the summary
-[ "${TRACE:-0}" = 1 ] && export TCJOIN_DBSCAN_TRACE=1 TCJOIN_KDIST_TRACE=1
+# TRACE=1: the device passes' steps (TCJOIN_TRACE) in the summary
+[ "${TRACE:-0}" = 1 ] && export TCJOIN_TRACE=1
 summary=$OUT/summary.txt
 : >"$summary"
 row() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
@@ -91,7 +91,7 @@ bench() { # name, gen command, eps command [, tcjoin]
     row "$1 exact" "rc=$rc COUNT ${ce:-?} s, dbscan warm ${de%% *} s ($(echo "$ce $de" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${de#* }), first ${e0%% *} s"
     row "$1 fasted" "rc=$rc COUNT ${cf:-?} s, dbscan warm ${df%% *} s ($(echo "$cf $df" | awk '{if ($1 > 0) printf "%.1fx", $2 / $1}'); core/union/border ${df#* }), first ${f0%% *} s"
     grep -m 1 -i 'error\|fail' "$log" "$log.err" | cut -c1-150 | while read -r l; do row "  $1" "$l"; done
-    grep 'trace (ms)' "$log.err" | tail -n 2 | cut -c1-200 | while read -r l; do row "  $1" "$l"; done
+    grep '^dbscan trace (ms)' "$log.err" | tail -n 2 | cut -c1-200 | while read -r l; do row "  $1" "$l"; done
 }
 if [ "${BENCH:-1}" = 1 ] && [ -x "$X" ]; then
     bench uniform-1e6x128-S64 "gen uniform n=1000000 d=128 seed=1" "sweep 64 engine=fasted use"
@@ -107,28 +107,21 @@ fi
 # on the uniform and the clustered 10^6 x 128 sets (twice: the second, warm,
 # is the row's): its time, the core
 # distances' and the forest's, the joins it took and how many kept their
-# pairs on the device (CURVE=0 leaves it out; CURVE_SINK=1 runs it again
-# in a process of its own with the host sink, TCJOIN_CURVE_SINK=1;
-# CURVE_HOST=1 again with the merging after each join on the host,
-# TCJOIN_CURVE_MERGE=host; CURVE_KDIST=1 again with the core distances from exact's k-distance,
-# TCJOIN_CURVE_CORE=kdist, the route before the join at max;
-# CURVE_KNN="K ..." again with TCJOIN_CURVE_KNN=K: each point's K nearest
-# kept for the first round, 0 none; CURVE_MNIST=1 adds the MNIST-like
-# gauss 6·10^4 x 784, 16 clusters).
+# pairs on the device (CURVE=0 leaves it out; CURVE_HOST=1 runs it again
+# in a process of its own under `set curve-route host`: every join's pairs
+# through the host sink and the merging after each join on the host;
+# CURVE_MNIST=1 adds the MNIST-like gauss 6·10^4 x 784, 16 clusters).
 if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
     for set in "uniform-1e6x128 gen uniform n=1000000 d=128 seed=1" \
         "gauss-1e6x128 gen gauss n=1000000 d=128 seed=1 clusters=64" \
         ${CURVE_MNIST:+"gauss-6e4x784 gen gauss n=60000 d=784 seed=1 clusters=16"}; do
-        for how in dev ${CURVE_HOST:+mhost} ${CURVE_SINK:+sink} ${CURVE_KDIST:+kdist} $(for k in ${CURVE_KNN:-}; do echo "knn$k"; done); do
+        for how in dev ${CURVE_HOST:+host}; do
             name=${set%% *}$([ "$how" != dev ] && echo "-$how")
-            sink=0 core= knn= merge=
-            [ "$how" = mhost ] && merge=host
-            [ "$how" = sink ] && sink=1
-            [ "$how" = kdist ] && core=kdist
-            [ "${how#knn}" != "$how" ] && knn=${how#knn}
+            route=auto
+            [ "$how" = host ] && route=host
             L=$(lim 120)
             [ "$L" = 0 ] && { row "curve $name" "skipped: out of time"; continue; }
-            TCJOIN_CURVE_MERGE=$merge TCJOIN_CURVE_SINK=$sink TCJOIN_CURVE_CORE=$core TCJOIN_CURVE_KNN=$knn timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* };
+            timeout "$L" "$X" --json --db "$OUT/curve.db" -e "${set#* }; set curve-route $route;
                 sweep 64 engine=fasted use; run exact; run exact;
                 dbscan curve minpts=10 engine=exact; dbscan curve minpts=10 engine=exact" >"$OUT/curve-$name.log" 2>"$OUT/curve-$name.err"
             rc=$?
@@ -136,8 +129,8 @@ if [ "${CURVE:-1}" = 1 ] && [ -x "$X" ]; then
             v=$(grep '"type":"dbscan_curve"' "$OUT/curve-$name.log" | tail -n 1 |
                 sed -E 's/.*"rounds":([0-9]+),"rounds_device":([0-9]+).*"time_s":([0-9.e+-]+),"kdist_s":([0-9.e+-]+),"forest_s":([0-9.e+-]+).*/\3 \4 \5 \1 \2/')
             row "curve $name" "rc=$rc COUNT ${c:-?} s, curve ${v%% *} s ($(echo "$c $v" | awk '{if ($1 > 0 && NF >= 6) printf "%.1fx; core distances %s s, forest %s s, %s joins, %s on the device", $2 / $1, $3, $4, $5, $6}'))"
-            grep -E 'trace \(ms\)|trace: join' "$OUT/curve-$name.err" | tail -n 4 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
-            # the k-distance's refinement joins summed (TCJOIN_KDIST_TRACE)
+            grep -E '^dbscan curve .*trace' "$OUT/curve-$name.err" | tail -n 4 | cut -c1-200 | while read -r l; do row "  trace" "$l"; done
+            # the k-distance's refinement joins summed (TCJOIN_TRACE)
             grep '^kdist refine join' "$OUT/curve-$name.err" | awk '
                 { n++; rows += $6; pairs += $8; ms += $9
                   for (f = 11; f < NF; f += 2) ph[$f] += $(f + 1) }

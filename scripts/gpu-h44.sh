@@ -6,8 +6,8 @@
 #   bash scripts/gpu-h44.sh            (B=/tmp/tcjoin-gpu, OUT=/tmp/gpu-h44)
 # TESTS (name:seconds ...), SAN=0 (no sanitizers), BENCH3=0 (no n x 3
 # benchmarks), BENCHD=0 (no d = 4 to 16 benchmarks), KINDS and DIMS
-# narrow those. TCJOIN_DBSCAN_TRACE=1 puts the grid DBSCAN's steps in
-# the summary.
+# narrow those. TCJOIN_TRACE=1 puts the grid DBSCAN's steps in the
+# summary.
 # Needs in the bundle: $B/tcjoin, $B/tests/g_grid_kdist, $B/tests/g_exact_grid,
 # $B/tests/g_dbscan, $B/datasets/kitti_000000_xyzr.f32.
 set -u

@@ -438,7 +438,7 @@ int cmp_pass_block(cmp_pass *m, size_t *r0_out, size_t *r1_out)
     const double t0 = engine_now();
     for (;;) {
         if (m->s.cancel && *m->s.cancel)
-            return err_set(TCJ_ECANCEL, "cancelled");
+            return err_set(TCJ_ECANCEL, ERR_CANCELLED);
         const size_t r1 = r0 + m->rows < m->n ? r0 + m->rows : m->n;
         int rc = cmp_pairs(m, m->s.b, r0, r1, 0, &m->ref);
         if (rc == 1) {
@@ -581,7 +581,7 @@ int cmp_pass_side(cmp_pass *m, size_t k, const engine *a)
     int rc = 0;
     while (q0 < m->r1) {
         if (m->s.cancel && *m->s.cancel) {
-            rc = err_set(TCJ_ECANCEL, "cancelled");
+            rc = err_set(TCJ_ECANCEL, ERR_CANCELLED);
             break;
         }
         const size_t q1 = q0 + rows < m->r1 ? q0 + rows : m->r1;

@@ -271,7 +271,7 @@ static int cj_cancelled(cj_shared *sh)
     const volatile int *c = sh->spec->cancel;
     if (c && __atomic_load_n((const int *)c, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&sh->mu);
-        cj_fail_locked(sh, TCJ_ECANCEL, "cancelled");
+        cj_fail_locked(sh, TCJ_ECANCEL, ERR_CANCELLED);
         pthread_mutex_unlock(&sh->mu);
         return 1;
     }

@@ -448,7 +448,7 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
         ck_pass(&sh, w, nthr, ck_work, (nrows + sh.qb - 1) / sh.qb);
     }
     double wall = engine_now() - t0;
-    int rc = atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, "cancelled") : 0;
+    int rc = atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, ERR_CANCELLED) : 0;
     if (!rc && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);
     res->kernel_seconds = wall;

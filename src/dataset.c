@@ -138,7 +138,7 @@ int dataset_load(const char *path, const load_opts *opt, dataset *out)
         ds.name = xstrdup(base_name(path));
     if (dataset_hash_checked(&ds, opt->cancel, &ds.hash)) {
         dataset_free(&ds);
-        return err_set(TCJ_ECANCEL, "%s: load cancelled", path);
+        return err_cancelled("load %s", path);
     }
     *out = ds;
     return 0;
@@ -223,18 +223,19 @@ int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t
     uint64_t h = FNV_OFFSET;
     h = fnv_u64(h, ds->n);
     h = fnv_u64(h, ds->d);
-    /* The values widened to FP64 a block at a time: the same numbers hash
-     * alike whatever type they are kept in. */
-    const size_t blk = dataset_block_rows(ds);
-    double *buf = xmalloc(blk * (ds->d ? ds->d : 1) * sizeof *buf);
-    for (size_t i0 = 0; i0 < ds->n; i0 += blk) {
+    /* The values widened to FP64 a block of values at a time, in row
+     * order: the same numbers hash alike whatever type they are kept in,
+     * and a block of whole rows would be d doubles (2.1 GB at d = 2^28). */
+    const size_t all = ds->n * ds->d, blk = DATASET_BLOCK_VALUES;
+    double *buf = xmalloc(blk * sizeof *buf);
+    for (size_t i0 = 0; i0 < all; i0 += blk) {
         /* a 4 GB dataset hashes for seconds: Ctrl-C is looked at every block */
         if (cancel && *cancel) {
             free(buf);
             return TCJ_ECANCEL;
         }
-        const size_t m = (ds->n - i0 < blk ? ds->n - i0 : blk) * ds->d;
-        dataset_rows_f64(ds, i0, m / (ds->d ? ds->d : 1), buf);
+        const size_t m = all - i0 < blk ? all - i0 : blk;
+        dataset_values_f64(ds, i0, m, buf);
         for (size_t i = 0; i < m; i++) {
             uint64_t b;
             memcpy(&b, &buf[i], 8);

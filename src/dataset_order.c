@@ -7,9 +7,12 @@
 #include "err.h"
 #include "mem.h"
 
-int dataset_order_first(const dataset *ds, const size_t *first, size_t m, dataset *g, size_t *at)
+int dataset_order_first(const dataset *ds, const size_t *first, size_t m, dataset *g, uint32_t *at)
 {
     memset(g, 0, sizeof *g);
+    if (at && ds->n > UINT32_MAX)
+        return err_set(TCJ_EINVAL, "the reordered rows: %zu rows do not fit 32-bit row numbers",
+                       ds->n);
     const size_t n = ds->n, rb = ds->d * dataset_dtype(ds)->bytes;
     uint8_t *listed = mem_alloc("the reordered rows", "their marks", n, 1, 1);
     char *v = listed ? mem_alloc("the reordered rows", "a copy of the dataset", n, rb, 0) : NULL;
@@ -26,7 +29,7 @@ int dataset_order_first(const dataset *ds, const size_t *first, size_t m, datase
         memcpy(v + k * rb, from + first[k] * rb, rb);
         listed[first[k]] = 1;
         if (at)
-            at[k] = first[k];
+            at[k] = (uint32_t)first[k];
         h = (h ^ first[k]) * 0x100000001b3ULL;
     }
     size_t k = m;
@@ -35,7 +38,7 @@ int dataset_order_first(const dataset *ds, const size_t *first, size_t m, datase
             continue;
         memcpy(v + k * rb, from + i * rb, rb);
         if (at)
-            at[k] = i;
+            at[k] = (uint32_t)i;
         k++;
     }
     free(listed);

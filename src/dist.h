@@ -7,43 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster_types.h"
+
 struct engine;
 struct join_spec;
 struct join_result;
 struct kdist_spec;
 struct session;
 struct store;
-
-/* An edge of DBSCAN's curve (src/cluster/dbscan_curve.c): weight, then its ends
- * (a < b); edges compare by (w, a, b). */
-typedef struct dist_edge {
-    double w;
-    uint32_t a, b;
-} dist_edge;
-
-/* A point's cheapest edges leaving its component, as DBSCAN's curve keeps
- * them between joins (src/cluster/dbscan_curve.c): a max-heap by (w, a, b) of
- * len <= DIST_LIST edges, each at most once. */
-#define DIST_LIST 8
-typedef struct dist_list {
-    dist_edge e[DIST_LIST];
-    uint32_t len, pad;
-} dist_list;
-/* e into l: kept while l has room or e is lighter than its heaviest; an
- * edge l holds already is not added again. */
-void dist_list_put(dist_list *l, const dist_edge *e);
-/* The edges of in put into out: out holds the DIST_LIST least of both. */
-void dist_list_merge(const dist_list *in, dist_list *out);
-/* x before y by (w, a, b). Inline: the curve's merging and lists call it
- * some 10^8 times at 10^6 points. */
-static inline int dist_edge_before(const dist_edge *x, const dist_edge *y)
-{
-    if (x->w != y->w)
-        return x->w < y->w;
-    if (x->a != y->a)
-        return x->a < y->a;
-    return x->b < y->b;
-}
 
 /* What join and kdist return when the caller is to run the work in this
  * process after all (a part of a shared run calling back). */
@@ -83,9 +54,9 @@ typedef struct dist_ops {
      * neighbour counts from each rank's share of the pairs). */
     int (*sum_u64)(uint64_t *v, size_t n);
     int (*min_f64)(double *v, size_t n);
-    /* l[x] = the merge (dist_list_merge) of l[x] over the ranks, on every
+    /* l[x] = the merge (curve_list_merge) of l[x] over the ranks, on every
      * rank: the curve's lists, each rank having seen its share. */
-    int (*merge_lists)(dist_list *l, size_t n);
+    int (*merge_lists)(curve_list *l, size_t n);
 } dist_ops;
 
 /* NULL in the plain tcjoin; set once at start by tcjoin-mpi. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster_types.h"
 #include "dataset.h"
 #include "engine_opts.h"
 
@@ -140,8 +141,10 @@ typedef enum engine_role {
  *   never the pair set; engines never print.
  * - cancel and progress as in join_spec; res gets timings by phase,
  *   kernel_seconds, device, variant and precision as in a join (pairs 0).
- * Returns 0 or a TCJ_E* code with err_msg. Call it through kdist_run
- * (src/cluster/kdist.h), which validates the spec and times the run. */
+ * Returns 0 or a TCJ_E* code with err_msg, or ENGINE_ESTIMATE when out
+ * holds estimates (res their phases and metrics) that the engine's joins
+ * are to make exact. Call it through kdist_run (src/cluster/kdist.h),
+ * which validates the spec, refines estimates and times the run. */
 #define KDIST_MAX_K 256
 
 struct engine;
@@ -157,78 +160,36 @@ typedef struct kdist_spec {
     void *progress_ctx;
 } kdist_spec;
 
-struct dbscan_spec;
-struct dbscan_result;
-/* One Boruvka join of DBSCAN's curve (src/cluster/dbscan_curve.c) done where the
- * engine computes its pairs: the join is the join_spec's PAIRS run (its
- * sink unused; spec->ds may be a copy of the dataset with its rows
- * reordered, at[r] the dataset's row of the copy's row r); each pair's
- * reachability and edge go into these arrays, by the dataset's row, as
- * the curve's own sink puts them (round_range). */
-struct dist_list;
-struct dist_edge;
-/* The merging after a round's join (src/cluster/dbscan_curve.c, merge_listed)
- * done where its lists are (curve_round_io.merge): the same components,
- * bounds, forest edges and open count, the lists left unwritten (done = 1);
- * done = 0: the lists written, the caller merges. */
-typedef struct curve_merge_io {
-    uint32_t *comp;           /* n: every row's root, flattened; out: the same after */
-    struct dist_edge *bound;  /* n, out: each root's bound */
-    struct dist_edge *forest; /* room for n - 1: the merging's edges from forest[nf] on */
-    size_t nf;                /* in and out */
-    size_t open;              /* out: merge_listed's return */
-    int done;                 /* out */
-    size_t passes;            /* out: added to */
-    double seconds;           /* out: added to */
-    /* out: the core join's first round only (core_k with knn_k): 1 where
-     * no later join would find a row (src/cluster/dbscan_curve.c, later_rows) and
-     * the curve's end was made there: take (set by the caller) got the
-     * sorted arrays, each in memory valid during its call, as they came:
-     * the forest's nf edges by ascending weight, CURVE_END_WEIGHTS their
-     * weights (double) and then CURVE_END_ENDS their ends (uint64_t,
-     * a << 32 | b); then CURVE_END_CORE and CURVE_END_REACH the n core
-     * distances and reachabilities (double) ascending; comp, bound, forest,
-     * core_out and reach2 left as they were */
-    int finished;
-    void (*take)(void *ctx, int what, const void *v, size_t m);
-    void *take_ctx;
-} curve_merge_io;
-enum { CURVE_END_WEIGHTS, CURVE_END_ENDS, CURVE_END_CORE, CURVE_END_REACH };
-typedef struct curve_round_io {
-    size_t n;               /* the dataset's rows */
-    const double *core2;    /* n: core distances (squared) */
-    const uint32_t *comp;   /* n: each row's component */
-    const size_t *at;       /* NULL, or spec->ds->n entries */
-    double max2;            /* edges heavier than this are not offered */
-    double *reach2;         /* NULL, or n: lowered, in and out */
-    struct dist_list *list; /* n: written whole */
-    /* core_k > 0: the call is the curve's core-distance join instead, over
-     * every row of spec->ds (at NULL): core_out[i] (n) gets the core_k-th
-     * least d2 of the pairs (i, j), j != i, of the PAIRS run at spec->eps,
-     * each other row once, +inf where fewer (kern_curve_core); the fields
-     * above but n, max2 (and with knn_k, list and reach2) are unused. knn_k > 0 (core_k <= knn_k <=
-     * KNN_MAX_K, knn_k < n): the join keeps each row's knn_k nearest and gives the curve's first
-     * round from them (kernels/knn_lists.h, as src/cluster/curve_knn.c): list and reach2 (n each, out) and
-     * knn_kb (n, out), core_out then +inf above max2. */
-    size_t core_k;
-    double *core_out;
-    size_t knn_k;
-    double *knn_kb;
-    /* core_k > 0: NULL, or n (out): where the join cut the rows into parts
-     * no pair of two of which is within spec->eps (exact's cluster cut),
-     * each row's part; else left as it was (the caller's one part). */
-    uint32_t *part;
-    /* NULL, or the merging after this join (with core_k: with knn_k only,
-     * the first round's, knn_kb its bounds) where the lists are; where it
-     * ran (merge->done), list (and knn_kb) are left unwritten */
-    curve_merge_io *merge;
-} curve_round_io;
-/* The most nearest rows a core-distance join keeps a row (the heap's
- * size on the device: 12 knn_k + 16 bytes a row). */
-#define KNN_MAX_K 64
+/* What a PAIRS run's pairs are used for where they are computed, without
+ * crossing to the host: the clustering layer's passes (src/cluster/; the
+ * io types are kernels/cluster_types.h's, shared with the kernels). The
+ * layer asks an engine for these and nothing else algorithm-specific
+ * (engine.consume); each io says what comes out. */
+typedef enum pair_use {
+    PAIRS_DBSCAN,      /* DBSCAN's passes over every row at spec->eps (.dbscan) */
+    PAIRS_CURVE_CORE,  /* the curve's core distances (and with K its first round) at max */
+    PAIRS_CURVE_ROUND, /* one Boruvka round over spec's rows (a reordered copy: round->at) */
+} pair_use;
+typedef struct pair_consumer {
+    pair_use use;
+    dbscan_dev_io *dbscan;       /* PAIRS_DBSCAN */
+    curve_core_io *core;         /* PAIRS_CURVE_CORE */
+    const curve_round_io *round; /* PAIRS_CURVE_ROUND */
+    /* PAIRS_DBSCAN, out: the core pass's record (first); whether the
+     * rest of the passes ran (res their record) and under which mode */
+    struct join_result *first;
+    int rest_ran;
+    join_mode rest_mode;
+} pair_consumer;
 /* What an optional entry returns when it cannot take the work here (the
  * caller's general path then); err_msg left clear. */
 #define ENGINE_DECLINED 1
+/* What an engine's kdist entry returns when out holds estimates within the
+ * engine's bound rather than its exact values (its k-distance pass is in
+ * another arithmetic than its joins); err_msg left clear. The caller
+ * (kdist_run) refines them with the engine's joins
+ * (src/cluster/kdist_refine.h): engines never call up into the clients. */
+#define ENGINE_ESTIMATE 2
 typedef struct engine {
     const char *name;      /* fasted, ted, ted-index, fp64, cpu, cpu-fp16, ... */
     const char *precision; /* label only (stored, shown): "fp64", "fp16-32", ... */
@@ -283,16 +244,14 @@ typedef struct engine {
      * both generated from it): its row of tc_formats (src/format.h);
      * NULL for every other engine. */
     const struct tc_format *tcf;
-    /* Optional: DBSCAN on the engine's own ε-graph in fewer passes than
-     * the generic one (src/cluster/dbscan.h: the passes on the device); NULL:
-     * dbscan_generic's three passes through run. Same contract as
-     * dbscan_generic. */
-    int (*cluster)(const struct dbscan_spec *spec, struct dbscan_result *res);
-    /* Optional: one round of DBSCAN's curve with the pairs consumed on the
-     * device (curve_round_io; src/engine_gpu_curve.c); ENGINE_DECLINED
-     * where it cannot (several ranks, the grid path, a device too small):
-     * the curve's host sink then, as for NULL. */
-    int (*curve_round)(const join_spec *spec, const curve_round_io *io, join_result *res);
+    /* Optional: a PAIRS run (spec's rows, eps, options; its sink unused)
+     * whose pairs c uses where they are computed (pair_consumer), the
+     * data converted as the row's runs are; res the run's record.
+     * ENGINE_DECLINED where it cannot here (several ranks, a state or a
+     * dataset the device cannot hold, a path with no such form): the
+     * layer's host route then, through a sink, with the same results.
+     * NULL: never. */
+    int (*consume)(const join_spec *spec, pair_consumer *c, join_result *res);
 } engine;
 
 extern const engine *const engine_table[]; /* NULL-terminated */
@@ -362,23 +321,14 @@ int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
 int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_t minpts,
                            const engine_opts *opts, const volatile int *cancel, uint8_t *core,
                            int32_t *labels, uint64_t *pairs, double *core_s, join_result *res);
-/* DBSCAN on the device off the FP64 grid (src/engine_gpu_dbscan.c): the
- * three passes as fn's PAIRS runs consumed on the device (kern_dbscan),
- * the data scaled by scale as the row's runs are (0: none);
- * dbscan_generic's contract. engine_gpu_dbscan is the tensor-core rows'
- * engine.cluster (fn: the row's kjoin). */
-struct dbscan_spec;
-struct dbscan_result;
-int engine_gpu_dbscan_fn(const struct dbscan_spec *spec, struct dbscan_result *res, double scale,
-                         engine_kjoin_fn fn);
-int engine_gpu_dbscan(const struct dbscan_spec *spec, struct dbscan_result *res);
-/* One round of DBSCAN's curve on the device (src/engine_gpu_curve.c,
- * kern_curve_round): fn's PAIRS run at spec->eps, the data scaled by scale
- * as the row's runs are (0: none); engine.curve_round's contract.
- * engine_gpu_curve is the tensor-core rows' (fn: the row's kjoin). */
-int engine_gpu_curve_fn(const join_spec *spec, const curve_round_io *io, join_result *res,
-                        double scale, engine_kjoin_fn fn);
-int engine_gpu_curve(const join_spec *spec, const curve_round_io *io, join_result *res);
+/* engine.consume of the GPU rows (src/engine_gpu_consume.c): fn's PAIRS
+ * run consumed on the device (kern_dbscan, kern_curve_core,
+ * kern_curve_round), the data scaled by scale as the row's runs are (0:
+ * none). engine_gpu_consume is the tensor-core rows' (fn: the row's
+ * kjoin). */
+int engine_gpu_consume_fn(const join_spec *spec, pair_consumer *c, join_result *res, double scale,
+                          engine_kjoin_fn fn);
+int engine_gpu_consume(const join_spec *spec, pair_consumer *c, join_result *res);
 /* The int8 rows' runs (src/engine_int8.c, src/engine_cpu_int8.c): the
  * kernel format, or the quantization, picked from the data. */
 int engine_int8_run(const join_spec *spec, join_result *res);

@@ -28,9 +28,9 @@
 
 KERN_FORMAT_DECL(fp16);
 
-/* DBSCAN on the device (src/engine_exact_cluster.c). */
-int exact_cluster(const struct dbscan_spec *spec, struct dbscan_result *res);
-int exact_curve_round(const join_spec *spec, const curve_round_io *io, join_result *res);
+/* The clustering layer's pairs consumed on the device
+ * (src/engine_exact_consume.c). */
+int exact_consume(const join_spec *spec, pair_consumer *c, join_result *res);
 
 /* FP16 as the exact pass sees it: values beyond 65504 (after centring) are
  * scaled down by the power of two that brings the largest under it; never
@@ -51,6 +51,11 @@ static const engine exact_grid_row = {
     .in_bits = 53,
     .kjoin = kern_fp64_grid_run,
 };
+
+const engine *exact_grid_engine(void)
+{
+    return &exact_grid_row;
+}
 
 int exact_grid_path(const dataset *ds, double eps, const engine_opts *o, double *band)
 {
@@ -153,7 +158,6 @@ const engine engine_exact = {
     .kjoin = kern_exact_run,
     .format = KERN_FORMAT(fp16),
     .centers = 1,
-    .cluster = exact_cluster,
     .kdist = exact_kdist,
-    .curve_round = exact_curve_round,
+    .consume = exact_consume,
 };

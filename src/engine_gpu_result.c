@@ -166,7 +166,7 @@ int engine_gpu_error(const char *name, int rc)
     case KERN_ESINK:
         return err_set(TCJ_EIO, "%s: the pair sink stopped the run", name);
     case KERN_ECANCEL:
-        return err_set(TCJ_ECANCEL, "cancelled");
+        return err_set(TCJ_ECANCEL, ERR_CANCELLED);
     case KERN_ENODEV:
         return err_set(TCJ_ENODEV, "%s: %s", name, kern_error());
     case KERN_EINVAL:

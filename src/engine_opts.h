@@ -47,6 +47,9 @@ typedef struct engine_opts {
     /* ladder: the rung the engine runs (kernels.h's kern_ladder_rungs,
      * 1..KERN_LADDER_OWN; 0: the last own rung; `set ladder-rung`). */
     int ladder_rung;
+    /* DBSCAN's curve: its route (src/cluster/curve_plan.h: CURVE_ROUTE_AUTO,
+     * _DEVICE, _HOST; `set curve-route`). */
+    int curve_route;
 } engine_opts;
 
 void engine_opts_default(engine_opts *o);

@@ -45,6 +45,33 @@ int err_set(int code, const char *fmt, ...)
     return code;
 }
 
+/* "WHO: cancelled[; NOTE]": the one wording of a cancellation. */
+static int err_vcancelled(const char *note, const char *who, va_list ap)
+{
+    char name[4352]; /* a path of PATH_MAX and a command name */
+    vsnprintf(name, sizeof name, who, ap);
+    return err_set(TCJ_ECANCEL, "%s: " ERR_CANCELLED "%s%s", name, note ? "; " : "",
+                   note ? note : "");
+}
+
+int err_cancelled(const char *who, ...)
+{
+    va_list ap;
+    va_start(ap, who);
+    err_vcancelled(NULL, who, ap);
+    va_end(ap);
+    return TCJ_ECANCEL;
+}
+
+int err_cancelled_note(const char *note, const char *who, ...)
+{
+    va_list ap;
+    va_start(ap, who);
+    err_vcancelled(note, who, ap);
+    va_end(ap);
+    return TCJ_ECANCEL;
+}
+
 const char *err_msg(void)
 {
     return err_buf;

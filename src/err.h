@@ -25,6 +25,22 @@ int err_vset(int code, const char *fmt, va_list ap);
 const char *err_msg(void);
 void err_clear(void);
 
+/* A command the user stopped (Ctrl-C, Esc) is said one way, defined here
+ * so it cannot drift: "WHO: cancelled", WHO the command's name and what
+ * tells it apart ("run cpu", "load FILE"), printf-style. Returns
+ * TCJ_ECANCEL. */
+int err_cancelled(const char *who, ...) __attribute__((format(printf, 1, 2)));
+/* The same with one more fact after "; ", one of ERR_NOTE_* (NULL: none):
+ * "ladder: cancelled; what it finished is kept in the log". */
+int err_cancelled_note(const char *note, const char *who, ...)
+    __attribute__((format(printf, 2, 3)));
+/* What code that does not know its command says (an engine, a file
+ * writer); the front end names it ("NAME: cancelled", cmd_cancel_text). */
+#define ERR_CANCELLED "cancelled"
+/* The facts a cancellation may add. */
+#define ERR_NOTE_KEPT "what it finished is kept in the log"
+#define ERR_NOTE_LOCKED "the session log was locked by another process"
+
 /* Abort with a message when memory runs out: allocation failure is not a
  * recoverable condition for a workbench. Returned memory is the caller's. */
 void *xmalloc(unsigned long n);

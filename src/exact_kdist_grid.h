@@ -14,7 +14,8 @@ int exact_kdist_grid_at(const kdist_spec *s, double r0, join_result *res);
 double exact_kdist_grid_radius(const dataset *ds, int k);
 
 /* exact's kdist (src/engine_exact_kdist.c): the grid's where it holds,
- * else its FP16 pass's estimates refined by its own joins. */
+ * else its FP16 pass's estimates, returned as ENGINE_ESTIMATE for
+ * kdist_run to refine with exact's joins. */
 int exact_kdist(const kdist_spec *s, join_result *res);
 
 #endif

@@ -81,5 +81,10 @@ double exact_pass_scale(const dataset *ds, const struct engine_opts *o, double e
  * (kern_exact_run) where `set exact-path pass` says so, else over the
  * cluster cut, forced or where auto finds it pays (kern_cluster_run). */
 engine_kjoin_fn exact_pass_fn(const struct engine_opts *o);
+/* The grid path as a row engine_gpu_run_fmt and engine_gpu_consume_fn run:
+ * kern_fp64_grid_run on the rows as loaded (no format, no centring, no
+ * scale), the records under exact's name and label (src/engine_exact.c). */
+struct engine;
+const struct engine *exact_grid_engine(void);
 
 #endif

@@ -195,7 +195,7 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     free(x);
     if (rc) {
         free(v);
-        return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);
+        return err_cancelled("gen %s", kind);
     }
     char name[160];
     int m = snprintf(name, sizeof name, "%s-n%zu-d%zu", kind, n, d);
@@ -217,7 +217,7 @@ int dataset_generate(const gen_opts *opt, dataset *out)
     out->v = v;
     if (dataset_hash_checked(out, cancel, &out->hash)) {
         dataset_free(out);
-        return err_set(TCJ_ECANCEL, "gen %s cancelled", kind);
+        return err_cancelled("gen %s", kind);
     }
     return 0;
 }

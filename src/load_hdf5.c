@@ -5,10 +5,12 @@
  * libhdf5 crashes (SIGSEGV) and leaks on some malformed files, so it runs
  * only in a child process: the child opens the file, checks the dims
  * against overflow, the dataset's storage size and available memory, then
- * converts blocks of rows to double and writes them down a pipe straight
- * into the parent's final array. The parent never calls libhdf5; it checks
- * what the child says once more, and a child that dies becomes one line
- * naming the file. */
+ * reads blocks of about 4 MiB aligned to the dataset's chunks, in the type
+ * the dataset is kept in, and writes them down a pipe straight into the
+ * parent's final array. Beside that array the load holds a block, and in
+ * the child one chunk when a chunk is wider than a block. The parent never
+ * calls libhdf5; it checks what the child says once more, and a child that
+ * dies becomes one line naming the file. */
 #include <errno.h>
 #include <hdf5.h>
 #include <poll.h>
@@ -31,11 +33,13 @@ int hdf5_probe(const unsigned char *head, size_t len)
 }
 
 /* One message from the child: the first gives the shape (rows = points to
- * come) or an error; each later one announces rows x d doubles that follow
- * it, or an error. */
+ * come, text the kept type's name) or an error; each later one announces
+ * a piece, columns col to col + cols of the next rows rows, whose rows x
+ * cols values of the kept type follow it row by row, or an error. The
+ * pieces of a band of rows come from column 0 to d. */
 typedef struct h5_msg {
     int32_t rc;
-    uint64_t n, d, rows;
+    uint64_t n, d, rows, col, cols;
     char text[512];
 } h5_msg;
 
@@ -163,6 +167,113 @@ static int h5_check_extent(const char *path, const char *shown, hid_t file, hid_
     return 0;
 }
 
+/* What the child reads at a time: about this many bytes of values as
+ * H5Dread delivers them. */
+#define H5_BLOCK_BYTES ((uint64_t)1 << 22)
+
+/* How the child walks the rows it sends: bands of rows, each sent as
+ * pieces of columns from left to right. A band's height is a multiple of
+ * the chunk's rows and bands start at its multiples; a piece is a multiple
+ * of the chunk's columns unless one chunk is wider than a block, then it
+ * stays within one chunk. So each chunk is decompressed once, and only a
+ * chunk read in several pieces needs the chunk cache (one chunk). Reading
+ * whole rows instead held a row of d doubles (2.1 GB at d = 2^28) and, for
+ * chunks wider than the cache, decompressed each chunk once per read. */
+typedef struct h5_plan {
+    uint64_t d;    /* columns */
+    uint64_t ms;   /* bytes of one value as read */
+    uint64_t cc;   /* columns of a chunk (1 unchunked) */
+    uint64_t band; /* rows of a full band: a multiple of the chunk's rows */
+} h5_plan;
+
+static h5_plan h5_plan_make(uint64_t d, uint64_t ms, uint64_t cr, uint64_t cc)
+{
+    h5_plan p = {.d = d, .ms = ms, .cc = cc ? cc : 1};
+    const uint64_t fit = H5_BLOCK_BYTES / (d * ms);
+    cr = cr ? cr : 1;
+    p.band = fit < cr ? cr : fit / cr * cr;
+    return p;
+}
+
+/* Rows of the band that starts at row a, read up to row end. */
+static uint64_t h5_band_rows(const h5_plan *p, uint64_t a, uint64_t end)
+{
+    const uint64_t next = a / p->band * p->band;
+    if (p->band >= end - next)
+        return end - a;
+    return next + p->band - a;
+}
+
+/* Columns of the piece of an r-row band that starts at column c. */
+static uint64_t h5_piece_cols(const h5_plan *p, uint64_t r, uint64_t c)
+{
+    uint64_t w = H5_BLOCK_BYTES / (r * p->ms);
+    if (w == 0)
+        w = 1;
+    if (w >= p->cc)
+        w = w / p->cc * p->cc;
+    else if (w > p->cc - c % p->cc)
+        w = p->cc - c % p->cc;
+    return w < p->d - c ? w : p->d - c;
+}
+
+/* The type H5Dread converts to: the kept type itself where libhdf5 has it
+ * and converts to it exactly (u8, IEEE f32, f64); else doubles, which the
+ * child narrows to the kept type after checking that each is held (f16, a
+ * float of another layout). *direct is 1 for the former. */
+static hid_t h5_mem_type(const dtype *keep, hid_t dtype, int *direct)
+{
+    *direct = 1;
+    if (keep->id == DTYPE_U8)
+        return H5T_NATIVE_UCHAR;
+    if (keep->id == DTYPE_F32 &&
+        (H5Tequal(dtype, H5T_IEEE_F32LE) > 0 || H5Tequal(dtype, H5T_IEEE_F32BE) > 0))
+        return H5T_NATIVE_FLOAT;
+    *direct = keep->id == DTYPE_F64;
+    return H5T_NATIVE_DOUBLE;
+}
+
+/* The dataset opened again with a chunk cache of cache bytes (0: none):
+ * the cache can be sized only when a dataset is opened. */
+static hid_t h5_reopen(const char *path, const char *shown, hid_t file, const char *name,
+                       size_t cache)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (dapl < 0 || H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, cache, 1.0) < 0) {
+        if (dapl >= 0)
+            H5Pclose(dapl);
+        err_set(TCJ_EIO, "%s: dataset '%s': cannot set a chunk cache of %zu bytes", path, shown,
+                cache);
+        return -1;
+    }
+    hid_t dset = H5Dopen2(file, name, dapl);
+    H5Pclose(dapl);
+    if (dset < 0)
+        err_set(TCJ_EIO, "%s: dataset '%s' cannot be opened again to read it", path, shown);
+    return dset;
+}
+
+/* libhdf5's innermost error, the one that says why (a failed allocation,
+ * a checksum): the first entry of the stack walked upward. */
+static herr_t h5_first_error(unsigned k, const H5E_error2_t *e, void *data)
+{
+    char *why = data;
+    if (k == 0 && e->desc)
+        snprintf(why, 160, "%s", ld_esc(e->desc, 120));
+    return 0;
+}
+
+/* Why the last libhdf5 call failed, for the end of a line: "" or
+ * " (libhdf5: REASON)", in a buffer the next call reuses. */
+static const char *h5_why(void)
+{
+    static _Thread_local char out[200];
+    char why[160] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_first_error, why);
+    snprintf(out, sizeof out, "%s%s%s", why[0] ? " (libhdf5: " : "", why, why[0] ? ")" : "");
+    return out;
+}
+
 /* The child's side (also run in-process by tests/fuzz/fuzz_hdf5_child.c):
  * returns 0 when every row was sent, 1 after an error was sent. */
 int load_hdf5_child(const char *path, const load_opts *opt, int fd)
@@ -173,7 +284,7 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     int rc = 0;
     hid_t file = -1, dset = -1, dtype = -1, space = -1, dcpl = -1;
-    double *buf = NULL;
+    void *rbuf = NULL, *sbuf = NULL;
     file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) {
         rc = err_set(TCJ_EINVAL, "%s: not a readable HDF5 file", path);
@@ -250,15 +361,41 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
         rc = h5_check_extent(path, shown, file, dset, dcpl, filtered ? 0 : want);
     if (rc)
         goto out;
-    /* blocks of about 4 MiB of doubles, or one row: a row of d = 2^28 is
-     * 2.1 GB of doubles, checked before the shape is sent */
-    size_t block = (size_t)(1 << 19) / d + 1;
-    if (block > take)
-        block = take;
-    if (!(buf = mem_alloc(path, "a block of FP64 rows", block * d, sizeof(double), 0))) {
+    int direct;
+    const hid_t memtype = h5_mem_type(keep, dtype, &direct);
+    const uint64_t ms = H5Tget_size(memtype);
+    hsize_t chunk[2] = {1, 1};
+    const int chunked = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED;
+    if (chunked && H5Pget_chunk(dcpl, rank, chunk) != rank) {
+        rc = err_set(TCJ_EINVAL, "%s: dataset '%s' is chunked, but its chunk shape cannot be read",
+                     path, shown);
+        goto out;
+    }
+    const h5_plan plan = h5_plan_make(d, ms, chunk[0], rank == 2 ? chunk[1] : 1);
+    /* a chunk read in several pieces stays cached between them */
+    size_t cache = 0;
+    if (chunked && h5_piece_cols(&plan, plan.band, 0) < plan.cc &&
+        (__builtin_mul_overflow((size_t)chunk[0], (size_t)plan.cc, &cache) ||
+         __builtin_mul_overflow(cache, es, &cache)))
+        cache = SIZE_MAX; /* libhdf5 refuses such a chunk itself */
+    H5Dclose(dset);
+    if ((dset = h5_reopen(path, shown, file, name, cache)) < 0) {
+        rc = TCJ_EIO;
+        goto out;
+    }
+    /* The largest piece: at most a block, or one column of a band of
+     * chunk rows taller than a block; allocated before the shape is sent. */
+    const uint64_t band = plan.band < take ? plan.band : take;
+    uint64_t vals = H5_BLOCK_BYTES / ms > band ? H5_BLOCK_BYTES / ms : band;
+    if (vals > (uint64_t)take * d)
+        vals = (uint64_t)take * d;
+    if (!(rbuf = mem_alloc(path, "a block of values read", vals, ms, 0)) ||
+        (!direct && !(sbuf = mem_alloc(path, "a block of values sent", vals, keep->bytes, 0)))) {
         rc = TCJ_ENOMEM;
         goto out;
     }
+    if (direct)
+        sbuf = rbuf;
     h5_msg m;
     memset(&m, 0, sizeof m);
     m.n = n;
@@ -267,26 +404,68 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd)
     snprintf(m.text, sizeof m.text, "%s", keep->name);
     if (write_full(fd, &m, sizeof m))
         goto out;
-    for (size_t k = 0; k < take; k += block) {
-        size_t rows = take - k < block ? take - k : block;
-        hsize_t start[2] = {opt->offset + k, 0}, count[2] = {rows, d};
-        H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
-        hid_t mspace = H5Screate_simple(rank, count, NULL);
-        herr_t r = H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf);
-        H5Sclose(mspace);
-        if (r < 0) {
-            rc = err_set(TCJ_EIO, "%s: reading rows %zu to %zu of '%s' failed", path,
-                         opt->offset + k, opt->offset + k + rows, shown);
-            goto out;
+    const uint64_t end = (uint64_t)opt->offset + take;
+    for (uint64_t a = opt->offset; a < end;) {
+        const uint64_t r = h5_band_rows(&plan, a, end);
+        for (uint64_t c = 0; c < d;) {
+            /* A chunk read in pieces is done when the next piece starts
+             * another: closing the dataset drops it from the cache before
+             * the next one is decompressed, not after (one chunk held,
+             * not two). */
+            if (cache && c % plan.cc == 0 && (a != opt->offset || c != 0)) {
+                H5Dclose(dset);
+                if ((dset = h5_reopen(path, shown, file, name, cache)) < 0) {
+                    rc = TCJ_EIO;
+                    goto out;
+                }
+            }
+            const uint64_t w = h5_piece_cols(&plan, r, c);
+            hsize_t start[2] = {a, c}, count[2] = {r, w};
+            hid_t mspace = -1;
+            herr_t got = -1;
+            if (H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+                (mspace = H5Screate_simple(rank, count, NULL)) >= 0)
+                got = H5Dread(dset, memtype, mspace, space, H5P_DEFAULT, rbuf);
+            /* taken before the next call clears libhdf5's error stack */
+            const char *why = got < 0 ? h5_why() : "";
+            if (mspace >= 0)
+                H5Sclose(mspace);
+            if (got < 0) {
+                rc = err_set(TCJ_EIO,
+                             "%s: reading rows %llu to %llu, columns %llu to %llu of '%s' "
+                             "failed%s",
+                             path, (unsigned long long)a, (unsigned long long)(a + r),
+                             (unsigned long long)c, (unsigned long long)(c + w), shown, why);
+                goto out;
+            }
+            if (!direct) {
+                const double *v = rbuf;
+                for (uint64_t i = 0; i < r * w; i++)
+                    if (!keep->holds(v[i])) {
+                        rc = err_set(TCJ_EINVAL,
+                                     "%s: dataset '%s' has a %zu-byte float type that is not "
+                                     "IEEE %s: point %llu value %llu is %g, which %s cannot hold",
+                                     path, shown, es, keep->name, (unsigned long long)(a + i / w),
+                                     (unsigned long long)(c + i % w), v[i], keep->name);
+                        goto out;
+                    }
+                keep->from_f64(v, r * w, sbuf);
+            }
+            m.rows = r;
+            m.col = c;
+            m.cols = w;
+            if (write_full(fd, &m, sizeof m) || write_full(fd, sbuf, r * w * keep->bytes))
+                goto out;
+            c += w;
         }
-        m.rows = rows;
-        if (write_full(fd, &m, sizeof m) || write_full(fd, buf, rows * d * sizeof(double)))
-            goto out;
+        a += r;
     }
 out:
     if (rc)
         send_error(fd, rc);
-    free(buf);
+    if (sbuf != rbuf)
+        free(sbuf);
+    free(rbuf);
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (space >= 0)
@@ -369,27 +548,47 @@ static int child_error(const char *path, h5_msg *m)
                    ld_esc(m->text, 200));
 }
 
-/* The child's rows come as doubles: the parent reads a bounded block
- * (about 4 MB, or one row, and no more rows than it takes) at a time,
- * whatever a message announces. */
-static size_t block_rows(size_t d, size_t take)
-{
-    const size_t r = (size_t)(1 << 19) / d + 1;
-    return r < take ? r : take;
-}
+/* A piece's rows shorter than this many bytes are read many at a time
+ * into a scratch buffer of this size and spread from there: one read a
+ * row would cost a system call for a few values (chunks one column wide). */
+#define H5_SCRATCH_BYTES ((size_t)1 << 16)
 
-uint64_t load_hdf5_row_bytes(uint64_t d, uint64_t take)
+/* Columns col to col + cols of rows rows, stored from slot base of s's
+ * array, read from fd; *scratch is allocated the first time it is used. */
+static int read_piece(int fd, ld_sink *s, size_t base, size_t rows, size_t col, size_t cols,
+                      char **scratch, const volatile int *cancel, const char *path)
 {
-    uint64_t bytes;
-    if (d == 0 || d > SIZE_MAX || take > SIZE_MAX || d > UINT64_MAX / sizeof(double) ||
-        __builtin_mul_overflow((uint64_t)block_rows((size_t)d, (size_t)take) + 1,
-                               d * sizeof(double), &bytes))
-        return UINT64_MAX;
-    return bytes;
+    const size_t tb = s->t->bytes, rb = cols * tb, d = s->d;
+    char *at = s->x + (base * d + col) * tb;
+    if (cols == d)
+        return read_full(fd, at, rows * rb, cancel, path);
+    if (rb >= H5_SCRATCH_BYTES) {
+        for (size_t i = 0; i < rows; i++) {
+            int rc = read_full(fd, at + i * d * tb, rb, cancel, path);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    if (!*scratch)
+        *scratch = xmalloc(H5_SCRATCH_BYTES);
+    const size_t per = H5_SCRATCH_BYTES / rb;
+    for (size_t i = 0; i < rows; i += per) {
+        const size_t r = rows - i < per ? rows - i : per;
+        int rc = read_full(fd, *scratch, r * rb, cancel, path);
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < r; j++)
+            memcpy(at + (i + j) * d * tb, *scratch + j * rb, rb);
+    }
+    return 0;
 }
 
 /* The parent's side (also run in-process by tests/fuzz/fuzz_hdf5_pipe.c):
- * what the child wrote to fd, decoded into out. */
+ * what the child wrote to fd, decoded into out. Each piece comes in the
+ * kept type and is read into its place in the array (short rows through a
+ * small scratch buffer): beside the array the parent holds nothing the
+ * size of d. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
 {
     h5_msg m;
@@ -412,52 +611,51 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
     if (take != m.rows)
         return err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows, %zu expected", path,
                        (unsigned long long)m.rows, take);
-    size_t d = (size_t)m.d;
-    /* Everything the parent allocates is checked at once, before any of
-     * it: the array (checked alone above), the sink's FP64 row and the
-     * block below. At d = 2^28 the two rows are 4 GB for a 268 MB array
-     * of u8, and a check of each alone would take the first. */
-    const size_t bufrows = block_rows(d, take);
-    /* UINT64_MAX when it overflows: ld_mem_check then says "more than 2^63 bytes" */
-    if ((rc = ld_mem_check(path, take, d, t ? t->id : DTYPE_F64, load_hdf5_row_bytes(d, take))) !=
-        0)
-        return rc;
+    const size_t d = (size_t)m.d;
     ld_sink s;
-    if ((rc = ld_sink_init(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)
+    if ((rc = ld_sink_init_stored(&s, path, d, take, opt, t ? t->id : DTYPE_F64)) != 0)
         return rc;
-    double *buf = mem_alloc(path, "a block of FP64 rows", bufrows * d, sizeof *buf, 0);
-    if (!buf) {
-        ld_sink_free(&s);
-        return TCJ_ENOMEM;
-    }
-    for (size_t k = 0; k < take && !rc;) {
-        rc = read_full(fd, &m, sizeof m, opt->cancel, path);
-        if (!rc && m.rc) {
+    /* k rows done; a band of rows rows, stored from slot base, filled up
+     * to column col */
+    size_t k = 0, rows = 0, base = 0, col = 0;
+    char *scratch = NULL;
+    while (k < take && !rc) {
+        if ((rc = read_full(fd, &m, sizeof m, opt->cancel, path)) != 0)
+            break;
+        if (m.rc) {
             rc = child_error(path, &m);
-        } else if (!rc && (m.rows == 0 || m.rows > take - k)) {
-            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left", path,
-                         (unsigned long long)m.rows, take - k);
-        } else if (!rc) {
-            for (size_t left = (size_t)m.rows; left && !rc;) {
-                const size_t r = left < bufrows ? left : bufrows;
-                if (!(rc = read_full(fd, buf, r * d * sizeof(double), opt->cancel, path))) {
-                    /* The child's word on the type is checked too: every
-                     * value must be one the type holds. */
-                    for (size_t v = 0; v < r * d && !rc; v++)
-                        if (!s.t->holds(buf[v]))
-                            rc = err_set(TCJ_EIO,
-                                         "%s: the HDF5 reader sent %g, which its type %s cannot "
-                                         "hold",
-                                         path, buf[v], s.t->name);
-                    for (size_t i = 0; i < r && !rc; i++)
-                        ld_commit_point(&s, buf + i * d, opt->offset + k + i, UINT64_MAX, 0);
-                    k += r;
-                    left -= r;
-                }
+            break;
+        }
+        if (col == 0) {
+            if (m.rows == 0 || m.rows > take - k) {
+                rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent %llu rows where %zu were left",
+                             path, (unsigned long long)m.rows, take - k);
+                break;
             }
+            rows = (size_t)m.rows;
+            base = s.n;
+        } else if (m.rows != rows) {
+            rc = err_set(TCJ_EIO, "%s: the HDF5 reader sent a piece of %llu rows in a band of %zu",
+                         path, (unsigned long long)m.rows, rows);
+            break;
+        }
+        if (m.col != col || m.cols == 0 || m.cols > d - col) {
+            rc = err_set(TCJ_EIO,
+                         "%s: the HDF5 reader sent %llu columns from column %llu where column %zu "
+                         "of %zu was next",
+                         path, (unsigned long long)m.cols, (unsigned long long)m.col, col, d);
+            break;
+        }
+        rc = read_piece(fd, &s, base, rows, col, (size_t)m.cols, &scratch, opt->cancel, path);
+        col += rc ? 0 : (size_t)m.cols;
+        if (!rc && col == d) {
+            for (size_t i = 0; i < rows; i++)
+                ld_commit_stored(&s, base + i, opt->offset + k + i);
+            k += rows;
+            col = 0;
         }
     }
-    free(buf);
+    free(scratch);
     if (rc) {
         ld_sink_free(&s);
         return rc;
@@ -508,6 +706,7 @@ int load_hdf5(const char *path, const load_opts *opt, dataset *out)
         if (getppid() != parent)
             _exit(1);
         close(fds[0]);
+        mem_free_promptly();
         _exit(load_hdf5_child(path, opt, fds[1]));
     }
     close(fds[1]);

@@ -238,7 +238,7 @@ int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t 
 int ld_cancel_check(const volatile int *cancel, const char *path)
 {
     if (cancel && *cancel)
-        return err_set(TCJ_ECANCEL, "%s: load cancelled", path);
+        return err_cancelled("load %s", path);
     return 0;
 }
 
@@ -259,8 +259,8 @@ dtype_id ld_keep_type(int type)
     }
 }
 
-int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
-                 dtype_id t)
+static int sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                     dtype_id t, int fp64_row)
 {
     memset(s, 0, sizeof *s);
     s->path = path;
@@ -273,7 +273,7 @@ int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_
      * u8, so it is checked like the array. */
     char what[80];
     snprintf(what, sizeof what, "a row buffer of %zu FP64 values", d);
-    if (!(s->row = mem_alloc(path, what, d, sizeof *s->row, 0)))
+    if (fp64_row && !(s->row = mem_alloc(path, what, d, sizeof *s->row, 0)))
         return TCJ_ENOMEM;
     snprintf(what, sizeof what, "%zu x %zu %s values", s->cap, d, s->t->name);
     if (!(s->x = mem_alloc(path, what, s->cap * d, s->t->bytes, 0))) {
@@ -281,6 +281,18 @@ int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_
         return TCJ_ENOMEM;
     }
     return 0;
+}
+
+int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                 dtype_id t)
+{
+    return sink_init(s, path, d, cap, opt, t, 1);
+}
+
+int ld_sink_init_stored(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                        dtype_id t)
+{
+    return sink_init(s, path, d, cap, opt, t, 0);
 }
 
 int ld_row(ld_sink *s, double **row)
@@ -355,6 +367,34 @@ void ld_commit_point(ld_sink *s, const double *row, size_t point, uint64_t base,
     if (row != s->row)
         memcpy(s->row, row, s->d * sizeof(double));
     ld_commit(s);
+}
+
+void ld_commit_stored(ld_sink *s, size_t slot, size_t point)
+{
+    if (ld_hook)
+        run_hook();
+    const size_t rb = s->d * s->t->bytes;
+    char *src = s->x + slot * rb;
+    /* a type without NaN (u8) has no value to look for */
+    if (s->t->holds(NAN)) {
+        double v[256];
+        for (size_t j = 0; j < s->d; j += 256) {
+            const size_t m = s->d - j < 256 ? s->d - j : 256;
+            s->t->to_f64(src + j * s->t->bytes, m, v);
+            for (size_t i = 0; i < m; i++)
+                if (!isfinite(v[i]))
+                    ld_note_bad(s, "point %zu value %zu", point, j + i);
+        }
+    }
+    if (s->row_bad) {
+        s->bad_rows++;
+        s->row_bad = 0;
+        if (s->drop)
+            return;
+    }
+    if (slot != s->n)
+        memmove(s->x + s->n * rb, src, rb);
+    s->n++;
 }
 
 int ld_finish(ld_sink *s, dataset *out)

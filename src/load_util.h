@@ -83,7 +83,7 @@ int ld_mem_check(const char *what, uint64_t n, uint64_t d, dtype_id t, uint64_t 
  * control characters as \xNN so the message stays one line. Returns one of
  * 4 rotating thread-local buffers (several may appear in one err_set). */
 const char *ld_esc(const char *s, size_t max);
-/* TCJ_ECANCEL "FILE: load cancelled" once *cancel is set (Ctrl-C), else 0. */
+/* TCJ_ECANCEL "load FILE: cancelled" once *cancel is set (Ctrl-C), else 0. */
 int ld_cancel_check(const volatile int *cancel, const char *path);
 
 /* The element type a dataset read from values of type is kept in: the
@@ -115,6 +115,11 @@ typedef struct ld_sink {
  * free then. */
 int ld_sink_init(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
                  dtype_id t);
+/* The same without the FP64 row buffer, for a loader that writes rows in
+ * t straight into s->x (ld_commit_stored); ld_row and the commits of FP64
+ * rows are not for such a sink. */
+int ld_sink_init_stored(ld_sink *s, const char *path, size_t d, size_t cap, const load_opts *opt,
+                        dtype_id t);
 /* *row = the row buffer (d doubles) for the next row, the array grown
  * within available memory for it; TCJ_ECANCEL on Ctrl-C, TCJ_ENOMEM when
  * memory would run out. */
@@ -128,6 +133,10 @@ void ld_commit(ld_sink *s);
  * row lies at file byte base + j*stride; base UINT64_MAX when bytes are
  * unknown. */
 void ld_commit_point(ld_sink *s, const double *row, size_t point, uint64_t base, uint64_t stride);
+/* A row already written in t at row slot (s->n <= slot < s->cap) of s->x:
+ * checked for NaN/Inf ("point P value J"), then kept (moved down to slot
+ * s->n) or dropped. Slots are committed in increasing order. */
+void ld_commit_stored(ld_sink *s, size_t slot, size_t point);
 /* Refuse NaN/Inf (the count and the first position), else hand the array to
  * out (n, d, type, v). Frees on error. */
 int ld_finish(ld_sink *s, dataset *out);
@@ -146,7 +155,7 @@ int npy_probe(const unsigned char *head, size_t len);
 int text_probe(const unsigned char *head, size_t len);
 int hdf5_probe(const unsigned char *head, size_t len);
 /* What load_hdf5's child process does: read path with libhdf5 and write
- * the shape, then the rows as float64, or an error, to fd (see
+ * the shape, then pieces of rows in the kept type, or an error, to fd (see
  * src/load_hdf5.c). In-process only for tests/fuzz/fuzz_hdf5_child.c. */
 int load_hdf5_child(const char *path, const load_opts *opt, int fd);
 /* What load_hdf5's parent does with that stream, read from fd: check it
@@ -154,11 +163,6 @@ int load_hdf5_child(const char *path, const load_opts *opt, int fd);
  * stream ends early or fails, with no line set (load_hdf5 then says how
  * the child died). In-process only for tests/fuzz/fuzz_hdf5_pipe.c. */
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out);
-/* The bytes of FP64 the parent holds beside the array for d columns and
- * take rows: the sink's row and its read block (checked with the array
- * before any is allocated; the fuzz harness and the tests count the
- * same). UINT64_MAX when that does not fit 64 bits. */
-uint64_t load_hdf5_row_bytes(uint64_t d, uint64_t take);
 int idx_probe(const unsigned char *head, size_t len);
 
 #endif

@@ -152,6 +152,17 @@ void mem_keep_freed(void)
 #endif
 }
 
+void mem_free_promptly(void)
+{
+#ifdef __GLIBC__
+    if (getenv("GLIBC_TUNABLES") || getenv("MALLOC_TRIM_THRESHOLD_") ||
+        getenv("MALLOC_MMAP_THRESHOLD_"))
+        return;
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 20);
+#endif
+}
+
 void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size, int zero)
 {
     if (mem_check(what, for_what, cnt, size, 0))

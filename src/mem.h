@@ -33,6 +33,13 @@ void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size,
  * MALLOC_*_) take precedence: then nothing is changed. Called once, at
  * the start of main. */
 void mem_keep_freed(void);
+/* The opposite, for a process that reads once and ends (load_hdf5's
+ * reader, forked from the session): blocks from 1 MiB are mapped on their
+ * own and freed memory goes back at once, so a buffer grown by doubling
+ * (libhdf5's deflate, to a chunk's size) holds about its last size, not
+ * also each size it passed (544 MB for a 256 MiB chunk, 323 MB so). The
+ * same environment settings take precedence. */
+void mem_free_promptly(void);
 
 /* b bytes for a message: "412 bytes", "34.4 GB" (powers of 1000); buf
  * holds at least 32 characters and is returned. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,138 @@
 #include "out.h"
 
 #define OFILE_SPAN ((off_t)64 << 20)
+/* How often a wait for a FIFO's reader looks at the cancel flag. */
+#define OFILE_POLL_MS 50
+
+/* What ended the writes to a file, when errno alone would not say it. */
+enum { OFILE_WRITING, OFILE_CANCELLED, OFILE_READER_GONE };
 
 struct ofile {
     char *path; /* the target as given */
     char *tmp;  /* what is written: the temporary file, or path when direct */
     int fd;
     FILE *f;
-    int direct; /* an existing device or FIFO: written in place */
-    int late;   /* the temporary file is made on the first write */
-    int force;  /* replace an existing target */
+    int direct;   /* an existing device or FIFO: written in place */
+    int nonblock; /* direct and not a regular file: fd is O_NONBLOCK (ofile_put) */
+    int late;     /* the temporary file is made on the first write */
+    int force;    /* replace an existing target */
+    int ended;    /* OFILE_CANCELLED or OFILE_READER_GONE: no more writes */
+    int err;      /* errno of the first failed write, 0 if none */
+    int aborted;  /* ofile_abort: what the stream still holds is dropped */
     /* ofile_write: bytes written, and how far their write-back was started */
     off_t done, started;
 };
+
+static const volatile int *ofile_cancel;
+
+void ofile_set_cancel(const volatile int *flag)
+{
+    ofile_cancel = flag;
+}
+
+static int ofile_cancelled(void)
+{
+    return ofile_cancel && *ofile_cancel;
+}
+
+/* The message of what ended the writes (a cancel is named by the
+ * command, as an engine's is); 0 when nothing did. */
+static int ofile_say_end(const ofile *o)
+{
+    if (o->ended == OFILE_CANCELLED)
+        return err_set(TCJ_ECANCEL, ERR_CANCELLED);
+    if (o->ended == OFILE_READER_GONE)
+        return err_set(TCJ_EIO, "%s: the reader closed the pipe", o->path);
+    return 0;
+}
+
+static int ofile_end(ofile *o, int why)
+{
+    o->ended = why;
+    return ofile_say_end(o);
+}
+
+/* Every byte of p to o->fd. A FIFO, socket or device is written without
+ * blocking: while its reader is slow the wait is a poll that looks at the
+ * cancel flag, so Ctrl-C ends it whichever thread the signal reached; its
+ * reader gone is EPIPE (SIGPIPE is ignored, src/cli/app.c), said so. */
+static int ofile_put(ofile *o, const char *p, size_t n)
+{
+    if (o->ended)
+        return ofile_say_end(o);
+    while (n > 0) {
+        ssize_t w = write(o->fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        const int e = w < 0 ? errno : EIO;
+        if (e == EINTR || e == EAGAIN || e == EWOULDBLOCK) {
+            if (ofile_cancelled())
+                return ofile_end(o, OFILE_CANCELLED);
+            if (e != EINTR) {
+                struct pollfd pf = {.fd = o->fd, .events = POLLOUT};
+                poll(&pf, 1, OFILE_POLL_MS);
+            }
+            continue;
+        }
+        if (!o->err)
+            o->err = e;
+        if (e == EPIPE)
+            return ofile_end(o, OFILE_READER_GONE);
+        err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e));
+        errno = e; /* for a caller that keeps the cause */
+        return TCJ_EIO;
+    }
+    return 0;
+}
+
+/* The stream of a FIFO or device writes through ofile_put, so a stdio
+ * writer (CSV, export) waits as ofile_write does; after ofile_abort what
+ * it still buffers is dropped, not waited for. */
+static ssize_t ofile_cookie_write(void *c, const char *p, size_t n)
+{
+    ofile *o = c;
+    if (o->aborted)
+        return (ssize_t)n;
+    if (ofile_put(o, p, n) == 0)
+        return (ssize_t)n;
+    errno = o->err ? o->err : o->ended == OFILE_CANCELLED ? ECANCELED : EIO;
+    return -1;
+}
+
+static int ofile_cookie_close(void *c)
+{
+    ofile *o = c;
+    int rc = close(o->fd);
+    o->fd = -1;
+    return rc;
+}
+
+/* A FIFO's open waits until a reader opens it. Opened without blocking
+ * and tried again every OFILE_POLL_MS, so Ctrl-C ends the wait (a blocking
+ * open is not interrupted when the signal goes to another thread, nor at
+ * all under SA_RESTART); after a second one line says what it waits for. */
+static int open_direct(ofile *o, const struct stat *st)
+{
+    const int fifo = S_ISFIFO(st->st_mode);
+    o->nonblock = !S_ISREG(st->st_mode);
+    const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (o->nonblock ? O_NONBLOCK : O_APPEND);
+    for (int waited = 0;; waited += OFILE_POLL_MS) {
+        o->fd = open(o->path, flags);
+        if (o->fd >= 0)
+            return 0;
+        if (errno != EINTR && !(fifo && errno == ENXIO))
+            return err_set(TCJ_EIO, "%s: cannot write: %s", o->path, strerror(errno));
+        if (ofile_cancelled())
+            return ofile_end(o, OFILE_CANCELLED);
+        if (waited == 1000)
+            out_printf("note: %s is a FIFO; waiting for a reader to open it (Ctrl-C cancels)\n",
+                       o->path);
+        poll(NULL, 0, OFILE_POLL_MS);
+    }
+}
 
 static const char *const log_suffix[] = {"", "-wal", "-shm", "-journal"};
 #define LOG_NSUFFIX (sizeof log_suffix / sizeof log_suffix[0])
@@ -255,9 +376,7 @@ static int open_as(const char *path, int force, const char *log_path, int late, 
          * replace, and renaming over it would remove the system's name. */
         o->direct = 1;
         o->tmp = xstrdup(path);
-        o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_APPEND : 0));
-        if (o->fd < 0)
-            rc = err_set(TCJ_EIO, "%s: cannot write: %s", path, strerror(errno));
+        rc = open_direct(o, &st);
     } else if (exists && !S_ISLNK(ls.st_mode) && !force) {
         rc = err_set(TCJ_EINVAL, "%s: exists; add force to overwrite it", path);
     } else {
@@ -300,11 +419,13 @@ FILE *ofile_stream(ofile *o)
     if (!o->f && late_tmp(o))
         return NULL;
     if (!o->f) {
-        o->f = fdopen(o->fd, "w");
+        static const cookie_io_functions_t io = {.write = ofile_cookie_write,
+                                                 .close = ofile_cookie_close};
+        o->f = o->nonblock ? fopencookie(o, "w", io) : fdopen(o->fd, "w");
         if (!o->f)
             err_set(TCJ_EIO, "%s: cannot write: %s", o->path, strerror(errno));
-        else
-            o->fd = -1; /* the stream owns it now */
+        else if (!o->nonblock)
+            o->fd = -1; /* the stream owns it now (a cookie one writes through it) */
     }
     return o->f;
 }
@@ -317,27 +438,16 @@ int ofile_write(ofile *o, const void *p, size_t n)
         errno = 0;
         if (n && fwrite(p, 1, n, o->f) != n) {
             const int e = errno ? errno : EIO;
-            err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e));
+            int rc =
+                ofile_failure(o, err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e)));
             errno = e;
-            return TCJ_EIO;
+            return rc;
         }
         return 0;
     }
-    const char *c = p;
-    size_t left = n;
-    while (left > 0) {
-        ssize_t w = write(o->fd, c, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            const int e = w < 0 ? errno : EIO;
-            err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(e));
-            errno = e; /* for a caller that keeps the cause */
-            return TCJ_EIO;
-        }
-        c += w;
-        left -= (size_t)w;
-    }
+    int rc = ofile_put(o, p, n);
+    if (rc)
+        return rc;
     /* Every OFILE_SPAN bytes, start the disk on them (asynchronous; where
      * the call is not supported nothing changes): the disk works while the
      * join goes on, and the dirty pages of a file of gigabytes are not all
@@ -349,6 +459,11 @@ int ofile_write(ofile *o, const void *p, size_t n)
         o->started = o->done;
     }
     return 0;
+}
+
+int ofile_failure(const ofile *o, int rc)
+{
+    return o && o->ended ? ofile_say_end(o) : rc;
 }
 
 const char *ofile_tmp_path(const ofile *o)
@@ -410,8 +525,10 @@ int ofile_commit(ofile *o)
         o->fd = -1;
     }
     int rc = 0;
-    if (err)
-        rc = err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(err));
+    if (o->ended)
+        rc = ofile_say_end(o);
+    else if (err)
+        rc = err_set(TCJ_EIO, "%s: write failed: %s", o->path, strerror(o->err ? o->err : err));
     else if (!o->direct)
         rc = ofile_place(o);
     if (rc && !o->direct)
@@ -424,6 +541,7 @@ void ofile_abort(ofile *o)
 {
     if (!o)
         return;
+    o->aborted = 1;
     if (o->f)
         fclose(o->f);
     else if (o->fd >= 0)

@@ -13,8 +13,12 @@
  * existing device or FIFO (/dev/null) and the names of open descriptors
  * (/dev/stdout, /dev/fd/N, /proc/self/fd/N) are written directly; any
  * other path, under /dev/shm or through /proc/self/cwd too, follows the
- * rules above. Every command that writes a file opens it here (`run
- * out=`, `curve csv=`, `export` through store_export_f). */
+ * rules above. A FIFO's open waits for its reader, and a write for a slow
+ * one, in steps that end at Ctrl-C (the flag of ofile_set_cancel):
+ * TCJ_ECANCEL with the bare ERR_CANCELLED, which the command names; a
+ * reader that went away is TCJ_EIO "FILE: the reader closed the pipe".
+ * Every command that writes a file opens it here (`run out=`, `curve
+ * csv=`, `export` through store_export_f). */
 #ifndef TCJ_OFILE_H
 #define TCJ_OFILE_H
 
@@ -22,6 +26,9 @@
 #include <stdio.h>
 
 typedef struct ofile ofile;
+
+/* The flag (Ctrl-C) that ends a wait for a FIFO's reader; NULL: none. */
+void ofile_set_cancel(const volatile int *flag);
 
 /* Check path and create its temporary file. log_path: the open session
  * log (NULL: none). Errors name the file and what to do (TCJ_EIO or
@@ -38,12 +45,18 @@ FILE *ofile_stream(ofile *f);
  * chunks themselves (the binary pair formats: no stdio call per record);
  * through the stream instead once ofile_stream was called. A regular
  * file starts its write-back as each chunk goes out, so that commit's
- * fsync finds little left to wait for. TCJ_EIO naming the file. */
+ * fsync finds little left to wait for. TCJ_EIO naming the file, or what
+ * ended a FIFO's writes (above). */
 int ofile_write(ofile *f, const void *p, size_t n);
+/* For a writer that found its stream failed (ferror) and set rc with
+ * its own message: TCJ_ECANCEL or "FILE: the reader closed the pipe"
+ * when that is what ended the writes, else rc as it is. */
+int ofile_failure(const ofile *f, int rc);
 /* The file being written, for code that opens a file by name itself. */
 const char *ofile_tmp_path(const ofile *f);
 /* Flush, close and rename into place; on any failure the temporary file
- * is removed and TCJ_EIO names the file. Frees f. */
+ * is removed and TCJ_EIO names the file (a FIFO's: as ofile_write). Frees
+ * f. */
 int ofile_commit(ofile *f);
 /* Close and remove the temporary file (the target is left as it was).
  * Frees f; f may be NULL. */

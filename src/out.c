@@ -2,7 +2,9 @@
 #include "out.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,17 @@ static out_fn sink_fn = out_default_sink;
 static void *sink_ctx;
 static int json_on;
 
+/* tcjoin ignores SIGPIPE, so that a FIFO output whose reader went away is
+ * an error of that command (src/ofile.c); standard output's reader going
+ * away (tcjoin ... | head) still ends tcjoin, as it ends any filter. */
+static void out_stdout_check(int rc)
+{
+    if (rc == EOF && errno == EPIPE) {
+        signal(SIGPIPE, SIG_DFL);
+        raise(SIGPIPE);
+    }
+}
+
 /* Text goes to stdout in plain mode and records in JSON mode, so a JSON
  * consumer reads nothing but objects. Errors go to stderr in both. */
 void out_default_sink(void *ctx, out_kind kind, const char *text)
@@ -23,23 +36,24 @@ void out_default_sink(void *ctx, out_kind kind, const char *text)
     switch (kind) {
     case OUT_TEXT:
         if (!json_on)
-            fputs(text, stdout);
+            out_stdout_check(fputs(text, stdout));
         break;
     case OUT_RECORD:
         if (json_on) {
-            fputs(text, stdout);
-            fputc('\n', stdout);
+            out_stdout_check(fputs(text, stdout));
+            out_stdout_check(fputc('\n', stdout));
         }
         break;
     case OUT_ERROR:
-        fflush(stdout); /* keep the order of interleaved stdout/stderr */
+        /* keep the order of interleaved stdout/stderr */
+        out_stdout_check(fflush(stdout));
         fprintf(stderr, "tcjoin: error: %s\n", text);
         fflush(stderr);
         break;
     case OUT_CANCEL:
         /* Where errors go, so a script's stdout keeps only results; the
          * message itself says "cancelled". */
-        fflush(stdout);
+        out_stdout_check(fflush(stdout));
         fprintf(stderr, "tcjoin: %s\n", text);
         fflush(stderr);
         break;

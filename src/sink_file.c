@@ -104,9 +104,10 @@ static int sink_put_bin(sink_file *s, const pair_batch *b)
             }
         }
         errno = 0;
-        if (ofile_write(s->of, s->buf, m * rec) != 0) {
+        int rc = ofile_write(s->of, s->buf, m * rec);
+        if (rc) {
             s->failed = errno ? errno : EIO;
-            return TCJ_EIO;
+            return rc;
         }
     }
     s->pairs += b->k;
@@ -117,7 +118,8 @@ static int sink_put(void *vctx, const pair_batch *b)
 {
     sink_file *s = vctx;
     if (s->failed)
-        return err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
+        return ofile_failure(
+            s->of, err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed)));
     if (s->fmt != SINK_CSV)
         return sink_put_bin(s, b);
     FILE *f = s->f;
@@ -127,7 +129,8 @@ static int sink_put(void *vctx, const pair_batch *b)
         ok = fprintf(f, "%u,%u,%.17g\n", (unsigned)b->i[k], (unsigned)b->j[k], sqrt(b->d2[k])) > 0;
     if (!ok) {
         s->failed = errno ? errno : EIO;
-        return err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
+        return ofile_failure(
+            s->of, err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed)));
     }
     s->pairs += b->k;
     return 0;
@@ -150,8 +153,9 @@ int sink_file_close(sink_file *s, int keep)
         return 0;
     int rc = 0;
     if (s->failed) {
+        rc = ofile_failure(s->of,
+                           err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed)));
         ofile_abort(s->of);
-        rc = err_set(TCJ_EIO, "%s: write failed: %s", s->path, strerror(s->failed));
     } else if (keep) {
         rc = ofile_commit(s->of);
     } else {

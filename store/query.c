@@ -887,6 +887,7 @@ static int export_by_name(store *st, export_fn fn, int64_t id, const char *forma
         return TCJ_EIO;
     }
     if ((rc = fn(st, id, format, f, path))) {
+        rc = ofile_failure(of, rc);
         ofile_abort(of);
         return rc;
     }

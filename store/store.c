@@ -37,10 +37,11 @@ void store_sleep_ms(unsigned ms)
 
 int store_fail(store *st, const char *what)
 {
-    if (store_is_busy(st) && st->wait_cancelled)
-        return err_set(TCJ_ESTORE,
-                       "%s: %s: cancelled while the session log was locked by another process",
-                       st->path, what);
+    /* said as every cancellation is; still a failed write of the log */
+    if (store_is_busy(st) && st->wait_cancelled) {
+        err_cancelled_note(ERR_NOTE_LOCKED, "%s: %s", st->path, what);
+        return TCJ_ESTORE;
+    }
     if (store_is_busy(st))
         return err_set(TCJ_ESTORE,
                        "%s: %s: the session log stayed locked by another process for %g s (%s)",

@@ -10,7 +10,11 @@
 #    of one name), beyond the one listed below;
 # 5. the application layer (src/cli/: front ends, commands, runner,
 #    settings, the MPI program) sits on top: no file outside it includes
-#    one of its headers (store/, ui/, the domain in src/, kernels/).
+#    one of its headers (store/, ui/, the domain in src/, kernels/);
+# 6. the clients (src/cluster/: the clustering algorithms and the
+#    k-distance) sit above the engines: nothing in src/ outside src/cluster/
+#    and src/cli/, and nothing in kernels/, includes one of their headers
+#    (store/ and ui/ may: they store and draw the clients' results).
 # Prints each violation; exit 0 when there is none.
 cd "$(dirname "$0")/.." || exit 2
 bad=0
@@ -52,6 +56,12 @@ cli=$(cd src/cli && ls *.h | sed 's/\./\\./g' | paste -sd'|' -)
 hits=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($cli)\"" src/*.[ch] src/cluster/*.[ch] src/*.cpp store/*.[ch] \
     ui/*.[ch] kernels/*.[ch] kernels/*.cu kernels/*.cuh 2>/dev/null)
 [ -z "$hits" ] || fail "the domain, store/, ui/ or kernels/ include src/cli/ (the application layer):
+$hits"
+
+cluster=$(cd src/cluster && ls *.h | sed 's/\./\\./g' | paste -sd'|' -)
+hits=$(grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($cluster)\"" src/*.[ch] src/*.cpp \
+    kernels/*.[ch] kernels/*.cu kernels/*.cuh 2>/dev/null)
+[ -z "$hits" ] || fail "the engines (src/) or kernels/ include src/cluster/ (the clients above them):
 $hits"
 
 exit $bad

@@ -13,6 +13,7 @@
 #include "dashboard.h"
 #include "err.h"
 #include "interrupt.h"
+#include "ofile.h"
 #include "out.h"
 #include "progress.h"
 #include "repl.h"
@@ -53,6 +54,9 @@ static void app_signals(session *s)
     sa.sa_flags = 0; /* no SA_RESTART: the REPL's select() must wake up */
     app_session = s;
     sigaction(SIGINT, &sa, NULL);
+    /* A FIFO output whose reader went away is that command's error
+     * (EPIPE, src/ofile.c), not the silent end of the session. */
+    signal(SIGPIPE, SIG_IGN);
 }
 
 /* A script line longer than this is refused: commands are short, and a
@@ -199,6 +203,7 @@ int app_main(const app_args *a)
      * process's lock on it stops at once (store_set_cancel). */
     app_signals(&s);
     store_set_cancel(&interrupt_pending);
+    ofile_set_cancel(&s.cancel);
     app_open_store(&s, a);
 
     if (stay) {

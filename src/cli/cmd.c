@@ -348,10 +348,11 @@ void cmd_set_location(const char *file, long line)
 
 const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size)
 {
-    if (strcmp(msg, "cancelled") != 0 || !command)
+    if (strcmp(msg, ERR_CANCELLED) != 0 || !command)
         return msg;
     size_t n = strcspn(command, " \t");
-    snprintf(buf, size, "%.*s cancelled", (int)n, command);
+    err_cancelled("%.*s", (int)n, command);
+    snprintf(buf, size, "%s", err_msg());
     return buf;
 }
 

@@ -79,9 +79,10 @@ int cmd_split_commands(const char *line, char ***cmds, char **storage);
  * "did you mean" (commands, engines); 99 for words over 31 characters. */
 int cmd_edit_distance(const char *a, const char *b);
 
-/* A cancellation says what was cancelled, as "run cpu cancelled" does: an
- * engine's bare "cancelled" becomes "NAME cancelled" (NAME the command's
- * first word, buf holding it); any other message is returned as it is. */
+/* A cancellation says what was cancelled, as "run cpu: cancelled" does: an
+ * engine's bare ERR_CANCELLED becomes err_cancelled's "NAME: cancelled"
+ * (NAME the command's first word, buf holding it); any other message is
+ * returned as it is. */
 const char *cmd_cancel_text(const char *command, const char *msg, char *buf, size_t size);
 
 /* Name errors after a script's file and line ("run.tcj:3: ..."); file NULL

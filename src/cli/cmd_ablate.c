@@ -123,7 +123,7 @@ static int ablate_run(session *s, int argc, char **argv)
         return 0;
     }
     if (!current && (rc = cmd_gen_current(s, "uniform", n, d)))
-        return rc;
+        return rc == TCJ_ECANCEL ? err_cancelled("ablate") : rc;
 
     join_spec spec;
     runner_progress pg;
@@ -237,8 +237,8 @@ static int ablate_run(session *s, int argc, char **argv)
     }
     out_rec_close(rec);
     out_rec_end(rec);
-    if (rc == 0 && s->cancel)
-        rc = err_set(TCJ_ECANCEL, "ablate cancelled");
+    if (rc == TCJ_ECANCEL || (rc == 0 && s->cancel))
+        rc = err_cancelled_note(s->db ? ERR_NOTE_KEPT : NULL, "ablate");
     if (rc == 0) {
         teach_print_ranking(rank_names, rank_slow, nrank, "measured here");
         out_printf("Compare slowdowns, not TFLOPS: the paper ran an A100 (1.41 GHz boost, 164 KB\n"

@@ -200,7 +200,7 @@ static int compare_run(session *s, int argc, char **argv)
     rc = er ? cmp_run2(&cs, eb, reuse_res(&reused, 1), &ra, &rb) : cmp_run(&cs, &ra);
     if (rc) {
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "compare %s %s cancelled", ea->name, eb->name);
+            return err_cancelled("compare %s %s", ea->name, eb->name);
         return rc;
     }
     const join_result *run_a = &ra.run_a, *run_b = er ? &rb.run_a : &ra.run_b;

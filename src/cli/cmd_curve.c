@@ -137,7 +137,7 @@ static int curve_run(session *s, int argc, char **argv)
     double secs = 0;
     rc = sweep_curve(&s->ds, e, &s->eopt, lo, hi, bins, eps, sel, pairs, &secs, &s->cancel);
     if (rc == TCJ_ECANCEL)
-        rc = err_set(rc, "curve cancelled");
+        rc = err_cancelled("curve");
     if (of && !rc)
         rc = write_csv(of, eps, sel, pairs, npt);
     else if (of)

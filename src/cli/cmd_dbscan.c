@@ -107,7 +107,7 @@ static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels,
         *labels = NULL;
         *core = NULL;
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "dbscan %s cancelled", e->name);
+            return err_cancelled("dbscan %s", e->name);
     }
     return rc;
 }
@@ -125,7 +125,7 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
     /* The name is checked before the work; the file is made after it, so
      * a kill during the work leaves none. */
     if (path && (rc = ofile_open_late(path, force, s->db ? store_path(s->db) : NULL, &of)))
-        return rc;
+        return rc == TCJ_ECANCEL ? err_cancelled("dbscan %s", e->name) : rc; /* a FIFO's wait */
     int32_t *labels;
     uint8_t *core;
     dbscan_result *res = xmalloc(sizeof *res);
@@ -138,7 +138,8 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
         free(labels);
         free(core);
         free(res);
-        return rc;
+        /* Ctrl-C while a FIFO's reader was awaited (src/ofile.c) */
+        return rc == TCJ_ECANCEL ? err_cancelled("dbscan %s", e->name) : rc;
     }
     dbscan_view v = {
         .engine = e->name,
@@ -320,7 +321,7 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
                               .progress_ctx = s};
     if ((rc = dbscan_curve_run(e, &spec, &c))) {
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "dbscan curve cancelled");
+            return err_cancelled("dbscan curve");
         return rc;
     }
     double x[CURVE_POINTS], y[CURVE_POINTS];
@@ -372,6 +373,8 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
     out_rec_int(r, "rounds_device", c.rounds_device);
     out_rec_bool(r, "core_device", c.core_device);
     out_rec_int(r, "knn", (int64_t)c.knn);
+    out_rec_str(r, "route", curve_route_name(s->eopt.curve_route));
+    out_rec_int(r, "merges_device", c.merges_device);
     out_rec_int(r, "forest_edges", (int64_t)c.nedge);
     out_rec_dbl(r, "time_s", c.seconds);
     out_rec_dbl(r, "kdist_s", c.kdist_seconds);

@@ -314,7 +314,7 @@ static int export_run(session *s, int argc, char **argv)
                     : db  ? store_dbscan_export_f(s->db, id, argv[k], f, name)
                     : ld  ? store_ladder_export_f(s->db, id, argv[k], f, name)
                           : store_export_f(s->db, id, argv[k], f, name))) {
-        rc = rc ? rc : TCJ_EIO;
+        rc = ofile_failure(of, rc ? rc : TCJ_EIO);
         ofile_abort(of);
         return rc;
     }

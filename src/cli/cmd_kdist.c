@@ -155,7 +155,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
     if ((rc = kdist_run(e, &spec, &res))) {
         free(d2);
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "kdist %s cancelled", e->name);
+            return err_cancelled("kdist %s", e->name);
         return rc;
     }
     kdist_curve *c = xmalloc(sizeof *c);

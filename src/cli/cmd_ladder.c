@@ -479,7 +479,7 @@ static int ladder_run(session *s, int argc, char **argv)
         return 0;
     }
     if ((rc = cmd_gen_current(s, "ints", n, d)))
-        return rc;
+        return rc == TCJ_ECANCEL ? err_cancelled("ladder") : rc;
     /* the ladder's eps becomes current with its dataset, so `run ENGINE`
      * after it joins what the rungs joined */
     s->eps = eps > 0 ? eps : ladder_default_eps(&s->ds);
@@ -531,7 +531,7 @@ static int ladder_run(session *s, int argc, char **argv)
                 r->blas_tflops = blas[k];
         rc = ladder_rung(s, g, &dv, lv->ref_pairs, profile, r);
         if (!rc && s->cancel)
-            rc = err_set(TCJ_ECANCEL, "ladder cancelled");
+            rc = TCJ_ECANCEL;
     }
     if (rc)
         goto done;
@@ -560,6 +560,8 @@ static int ladder_run(session *s, int argc, char **argv)
         s->ui->refresh(s->ui_ctx);
 done:
     free(lv);
+    if (rc == TCJ_ECANCEL) /* a rung's run or the reference's */
+        rc = err_cancelled_note(s->db ? ERR_NOTE_KEPT : NULL, "ladder");
     return rc;
 }
 

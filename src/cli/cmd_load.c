@@ -15,23 +15,27 @@
 /* Replace the session's dataset, store its row, report it. */
 /* The bounding box's diagonal, from at most 4096 rows spread over the
  * dataset: the scale a carried-over eps is read against (cheap at any n). */
+/* The bounding box's diagonal over a sample of up to 4096 rows, the
+ * columns a block at a time: memory bounded whatever d (a row of doubles
+ * at d = 2^28 is 2 GB). */
+#define EXTENT_COLS 4096
 static double extent(const dataset *ds)
 {
     size_t step = ds->n > 4096 ? ds->n / 4096 : 1;
-    double *lo = xmalloc(ds->d * sizeof *lo), *hi = xmalloc(ds->d * sizeof *hi);
-    for (size_t j = 0; j < ds->d; j++)
-        lo[j] = INFINITY, hi[j] = -INFINITY;
-    for (size_t i = 0; i < ds->n; i += step)
-        for (size_t j = 0; j < ds->d; j++) {
-            double v = dataset_value(ds, i * ds->d + j);
-            lo[j] = v < lo[j] ? v : lo[j];
-            hi[j] = v > hi[j] ? v : hi[j];
-        }
-    double sum = 0;
-    for (size_t j = 0; j < ds->d; j++)
-        sum += isfinite(hi[j] - lo[j]) ? (hi[j] - lo[j]) * (hi[j] - lo[j]) : 0;
-    free(lo);
-    free(hi);
+    double lo[EXTENT_COLS], hi[EXTENT_COLS], sum = 0;
+    for (size_t j0 = 0; j0 < ds->d; j0 += EXTENT_COLS) {
+        const size_t m = ds->d - j0 < EXTENT_COLS ? ds->d - j0 : EXTENT_COLS;
+        for (size_t j = 0; j < m; j++)
+            lo[j] = INFINITY, hi[j] = -INFINITY;
+        for (size_t i = 0; i < ds->n; i += step)
+            for (size_t j = 0; j < m; j++) {
+                const double v = dataset_value(ds, i * ds->d + j0 + j);
+                lo[j] = v < lo[j] ? v : lo[j];
+                hi[j] = v > hi[j] ? v : hi[j];
+            }
+        for (size_t j = 0; j < m; j++)
+            sum += isfinite(hi[j] - lo[j]) ? (hi[j] - lo[j]) * (hi[j] - lo[j]) : 0;
+    }
     return sqrt(sum);
 }
 

@@ -182,7 +182,7 @@ static int lab_clusterings(session *s, const lab_result *r, const engine *ref, s
         out_rec_end(o);
     }
     if (rc == TCJ_ECANCEL)
-        err_set(rc, "precisions dbscan= cancelled");
+        err_cancelled("precisions dbscan=%zu", minpts);
     free(lref);
     free(lab);
     free(cref);
@@ -271,8 +271,8 @@ static int precisions_run(session *s, int argc, char **argv)
                    ctx.reused);
     free(ctx.rr);
     free(rr);
-    if (rc == TCJ_ECANCEL)
-        err_set(rc, "precisions cancelled");
+    if (rc == TCJ_ECANCEL) /* a stopped lab keeps the rows it finished (store_lab_end) */
+        err_cancelled_note(s->db && r->lab_id > 0 ? ERR_NOTE_KEPT : NULL, "precisions");
     if (s->db && r->lab_id > 0) {
         /* A lab that stopped keeps the rows it made; the note says why. */
         char note[300];

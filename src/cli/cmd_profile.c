@@ -165,8 +165,9 @@ static int profile_table6(session *s, int argc, char **argv)
                      res.variant[0] ? res.variant : eng[ei]->name);
         }
     }
-    if (rc == 0 && s->cancel)
-        rc = err_set(TCJ_ECANCEL, "profile table6 cancelled");
+    /* a cancel inside the gen or a run says what was cancelled: the table */
+    if (rc == TCJ_ECANCEL || (rc == 0 && s->cancel))
+        rc = err_cancelled_note(s->db ? ERR_NOTE_KEPT : NULL, "profile table6");
     if (rc)
         return rc;
     char title[256];
@@ -196,7 +197,7 @@ static int profile_devices(session *s, const engine *e, const join_spec *spec, i
                e->name, list);
     for (int k = 0; k < nd; k++) {
         if (s->cancel)
-            return err_set(TCJ_ECANCEL, "profile %s cancelled", e->name);
+            return err_cancelled_note(s->db && k ? ERR_NOTE_KEPT : NULL, "profile %s", e->name);
         session tmp = *s;
         tmp.eopt.devices = 0;
         tmp.eopt.devices_all = 0;
@@ -212,7 +213,7 @@ static int profile_devices(session *s, const engine *e, const join_spec *spec, i
         if (rc) {
             emit_record(&pr, e, id, sol, 0, ord[k]);
             if (rc == TCJ_ECANCEL)
-                return err_set(rc, "profile %s cancelled", e->name);
+                return err_cancelled_note(s->db && k ? ERR_NOTE_KEPT : NULL, "profile %s", e->name);
             return err_set(rc, "device %d: %s", ord[k], msg);
         }
         out_printf("device %d:\n", ord[k]);
@@ -258,7 +259,7 @@ static int profile_run(session *s, int argc, char **argv)
     if (rc) {
         emit_record(&pr, e, id, sol, 0, -1);
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "profile %s cancelled", e->name);
+            return err_cancelled("profile %s", e->name);
         return err_set(rc, "%s", msg);
     }
     runner_report(s, e, &spec, &res, id);

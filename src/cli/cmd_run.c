@@ -101,7 +101,7 @@ static int run_run(session *s, int argc, char **argv)
     /* The counts file is checked before the run, not after it. */
     if (spec.mode == JOIN_PERPOINT && tmp.out_path[0] &&
         (rc = ofile_open(tmp.out_path, force, log_path, &cf)))
-        return rc;
+        return rc == TCJ_ECANCEL ? err_cancelled("run %s", e->name) : rc; /* a FIFO's wait */
     if (spec.mode == JOIN_PERPOINT) { /* zeroed, its pages faulted in on every core */
         spec.counts = counts =
             mem_alloc("run", "the per-point counts", nq ? nq : 1, sizeof *counts, 0);
@@ -117,7 +117,7 @@ static int run_run(session *s, int argc, char **argv)
                           : !strcmp(tmp.out_format, "bin64") ? SINK_U64
                                                              : SINK_U32;
         if ((rc = sink_file_open(tmp.out_path, fmt, force, log_path, &fs)))
-            return rc;
+            return rc == TCJ_ECANCEL ? err_cancelled("run %s", e->name) : rc;
         spec.sink = sink_file_pair_sink(fs);
     }
 
@@ -140,7 +140,7 @@ static int run_run(session *s, int argc, char **argv)
             s->last_run_id = id;
         free(counts);
         if (rc == TCJ_ECANCEL)
-            return err_set(rc, "run %s cancelled", e->name);
+            return err_cancelled("run %s", e->name);
         return err_set(rc, "%s", msg);
     }
     int64_t id = runner_store(s, e, &spec, &res, 0, NULL);

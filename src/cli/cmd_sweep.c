@@ -204,7 +204,10 @@ static int sweep_run(session *s, int argc, char **argv)
                     : sweep_solve(ds, &smp, targets[k], &o, &r);
         char note[512] = "";
         if (rc) {
-            snprintf(note, sizeof note, "error: %s", err_msg());
+            /* a cancel is not an error; the steps made are in the log */
+            if (rc == TCJ_ECANCEL)
+                err_cancelled_note(s->db ? ERR_NOTE_KEPT : NULL, "sweep");
+            snprintf(note, sizeof note, "%s%s", rc == TCJ_ECANCEL ? "" : "error: ", err_msg());
             store_end(&sc, &r, note);
             sweep_sample_free(&smp);
             return rc;
@@ -228,7 +231,9 @@ static int sweep_run(session *s, int argc, char **argv)
             spec.cancel = &s->cancel;
             join_result res;
             if ((rc = engine_run(ref, &spec, &res))) {
-                store_end(&sc, &r, "reference run failed");
+                if (rc == TCJ_ECANCEL)
+                    err_cancelled_note(s->db ? ERR_NOTE_KEPT : NULL, "sweep");
+                store_end(&sc, &r, rc == TCJ_ECANCEL ? err_msg() : "reference run failed");
                 sweep_sample_free(&smp);
                 return rc;
             }

@@ -13,7 +13,9 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "interrupt.h"
 #include "mpi_run.h"
+#include "mpi_wait.h"
 #include "out.h"
 #include "session.h"
 #include "settings.h"
@@ -35,16 +37,19 @@ static void mpi_follow(void)
     settings_default(&s);
     s.batch = 1;
     out_set_sink(mpi_quiet, NULL);
-    /* Ctrl-C is rank 0's: it cancels the run there, and the queue stops
-     * every rank. */
+    /* Ctrl-C is rank 0's: it cancels the run there, the queue stops every
+     * rank, and rank 0's pulses cancel the command this rank runs. */
     signal(SIGINT, SIG_IGN);
+    mpi_wait_follow_cancel(&s.cancel);
     char *text;
-    while (mpi_recv_command(&text)) {
+    while (mpi_recv_command(&text) > 0) {
         /* quit ends rank 0's session, which then says so; until then this
          * rank takes every command rank 0 sends. */
         s.quit = 0;
         cmd_exec(&s, text);
         free(text);
+        if (mpi_wait_broken())
+            break;
     }
     if (s.have_ds)
         dataset_free(&s.ds);
@@ -53,16 +58,21 @@ static void mpi_follow(void)
 int main(int argc, char **argv)
 {
     int provided = 0;
-    /* Rank 0's queue thread answers the others while the main thread
-     * computes; they never call MPI at the same time. */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    /* The threads of a rank (rank 0's queue, the pulses, a watcher) call
+     * MPI one at a time, under mpi_wait_lock. */
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "tcjoin-mpi: MPI_Init_thread failed\n");
+        return 2;
+    }
     if (provided < MPI_THREAD_SERIALIZED) {
         fprintf(stderr, "tcjoin-mpi: this MPI library gives no MPI_THREAD_SERIALIZED\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    mpi_run_init();
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (mpi_run_init() != 0) {
+        fprintf(stderr, "tcjoin-mpi: %s\n", err_msg());
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const int rank = dist->rank;
     int status = 0;
     if (rank == 0) {
         status = tcjoin_main(argc, argv);
@@ -75,6 +85,25 @@ int main(int argc, char **argv)
     } else {
         mpi_follow();
     }
-    MPI_Finalize();
+    if (mpi_run_end() != 0) {
+        /* The ranks cannot meet again (an MPI error, or rank 0 gave up on
+         * a rank after Ctrl-C): MPI_Finalize would wait on them. Rank 0's
+         * log is closed by now; the cause is said once. */
+        if (!mpi_wait_said()) {
+            if (rank == 0)
+                fprintf(stderr, "tcjoin-mpi: %s; ending the job\n", err_msg());
+            else
+                fprintf(stderr, "tcjoin-mpi: rank %d: %s; ending the job\n", rank, err_msg());
+        }
+        fflush(stdout);
+        fflush(stderr);
+        /* A thread may be in its last MPI call: one thread at a time. */
+        mpi_wait_lock();
+        MPI_Abort(MPI_COMM_WORLD, interrupt_pending ? 130 : status ? status : 1);
+    }
+    if (MPI_Finalize() != MPI_SUCCESS) {
+        fprintf(stderr, "tcjoin-mpi: rank %d: MPI_Finalize failed\n", rank);
+        return status ? status : 1;
+    }
     return status;
 }

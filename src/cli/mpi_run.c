@@ -2,14 +2,20 @@
  * k-distance shared by the ranks through a queue of query rows on rank 0
  * (docs/SCALING.md, "Beyond one host").
  *
- * The ranks meet at sync points, each one MPI_Allgather of a fixed record
+ * The ranks meet at sync points, each one MPI_Iallgather of a fixed record
  * (mpi_rec): a shared run's check-in, its outcome, a pair file's close,
  * the end of every command. Because every meeting is the same collective,
  * a rank that left a command early (an error before the run) still meets
  * the others: they see its END record at their check-in and fail the run
  * with its message, and it repeats its END meeting until every rank is at
  * the end of the command. Between check-in and outcome the ranks talk to
- * rank 0's queue thread alone (point to point on their own communicator). */
+ * rank 0's queue thread alone (point to point on their own communicator).
+ *
+ * No call here blocks: each is nonblocking and waited on by
+ * src/cli/mpi_wait.c, which says which rank lags once a bound has passed
+ * and lets rank 0's Ctrl-C end a job that a stopped rank holds. An MPI
+ * error fails the run with its message; the ranks then cannot meet again,
+ * so the session ends and the job with it. */
 #include "mpi_run.h"
 
 #include <signal.h>
@@ -23,10 +29,12 @@
 #include <pthread.h>
 
 #include "cmd.h"
+#include "curve_list.h"
 #include "err.h"
 #include "kdist.h"
 #include "kernels.h"
 #include "mpi_queue.h"
+#include "mpi_wait.h"
 #include "out.h"
 #include "session.h"
 #include "sink.h"
@@ -75,10 +83,58 @@ static void m_on_term(int sig)
     m_term = 1;
 }
 
-/* Every rank's record into all[]: the one collective of every sync point. */
-static void m_sync(const mpi_rec *mine, mpi_rec *all)
+/* A collective of every rank, begun (mrc: the call's code) as the next
+ * meeting and waited on. 0, or a TCJ_E* code with err_msg. */
+static int m_meet(int mrc, MPI_Request *rq, int meeting, const char *what)
 {
-    MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, m_cmd);
+    if (mrc != MPI_SUCCESS)
+        return mpi_wait_check(mrc, what);
+    const mpi_wait_on on = {.meeting = meeting, .peer = -1, .what = what};
+    return mpi_wait_all(1, rq, MPI_STATUSES_IGNORE, &on);
+}
+
+static int m_allgather(const void *mine, void *all, int count, MPI_Datatype t, const char *what)
+{
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    const int k = mpi_wait_meeting();
+    MPI_Request rq;
+    mpi_wait_lock();
+    int mrc = MPI_Iallgather(mine, count, t, all, count, t, m_cmd, &rq);
+    mpi_wait_unlock();
+    return m_meet(mrc, &rq, k, what);
+}
+
+static int m_bcast(void *buf, int count, MPI_Datatype t, int root, const char *what)
+{
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    const int k = mpi_wait_meeting();
+    MPI_Request rq;
+    mpi_wait_lock();
+    int mrc = MPI_Ibcast(buf, count, t, root, m_cmd, &rq);
+    mpi_wait_unlock();
+    return m_meet(mrc, &rq, k, what);
+}
+
+/* in may be MPI_IN_PLACE. */
+static int m_allreduce(const void *in, void *out, int count, MPI_Datatype t, MPI_Op op,
+                       const char *what)
+{
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    const int k = mpi_wait_meeting();
+    MPI_Request rq;
+    mpi_wait_lock();
+    int mrc = MPI_Iallreduce(in, out, count, t, op, m_cmd, &rq);
+    mpi_wait_unlock();
+    return m_meet(mrc, &rq, k, what);
+}
+
+/* Every rank's record into all[]: the one collective of every sync point. */
+static int m_sync(const mpi_rec *mine, mpi_rec *all)
+{
+    return m_allgather(mine, all, (int)sizeof *mine, MPI_BYTE, "the ranks' meeting");
 }
 
 static void m_rec_init(mpi_rec *r, int stage)
@@ -115,51 +171,44 @@ static int m_fail_from(const mpi_rec *all, int r)
 
 /* ---- commands ---- */
 
-void mpi_send_command(const char *text)
+/* The commands sent, counted alike on every rank (a cancel names one). */
+static int m_commands;
+
+int mpi_send_command(const char *text)
 {
     /* Length first (0: the session is over), then the text. */
     long len = text ? (long)strlen(text) + 1 : 0;
-    /* Nonblocking, as the other ranks receive it (a blocking and a
-     * nonblocking collective do not match). */
-    MPI_Request rq;
-    MPI_Ibcast(&len, 1, MPI_LONG, 0, m_cmd, &rq);
-    MPI_Wait(&rq, MPI_STATUS_IGNORE);
-    if (len) {
-        MPI_Ibcast((void *)text, (int)len, MPI_CHAR, 0, m_cmd, &rq);
-        MPI_Wait(&rq, MPI_STATUS_IGNORE);
-    }
-}
-
-/* Wait on a broadcast without spinning a core: an idle rank of an
- * interactive session would otherwise burn one. */
-static void m_wait(MPI_Request *rq)
-{
-    int done = 0;
-    struct timespec ts = {0, 1000000};
-    for (;;) {
-        MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
-        nanosleep(&ts, NULL);
-    }
+    if (text)
+        mpi_wait_command(++m_commands);
+    int rc = m_bcast(&len, 1, MPI_LONG, 0, "sending the command");
+    if (!rc && len)
+        rc = m_bcast((void *)text, (int)len, MPI_CHAR, 0, "sending the command");
+    return rc;
 }
 
 int mpi_recv_command(char **text)
 {
     long len = 0;
-    MPI_Request rq;
-    MPI_Ibcast(&len, 1, MPI_LONG, 0, m_cmd, &rq);
-    m_wait(&rq);
+    /* An idle rank waits here as long as rank 0's user types nothing:
+     * mpi_wait_all sleeps between its tests. */
+    if (m_bcast(&len, 1, MPI_LONG, 0, "receiving a command"))
+        return -1;
     if (len <= 0)
         return 0;
+    mpi_wait_command(++m_commands);
     *text = xmalloc((unsigned long)len);
-    MPI_Ibcast(*text, (int)len, MPI_CHAR, 0, m_cmd, &rq);
-    m_wait(&rq);
+    if (m_bcast(*text, (int)len, MPI_CHAR, 0, "receiving a command")) {
+        free(*text);
+        *text = NULL;
+        return -1;
+    }
     return 1;
 }
 
 static void m_command_begin(const char *text)
 {
+    /* A failure breaks the job: the command then fails at its end's
+     * meeting, with the cause. */
     if (m_rank == 0)
         mpi_send_command(text);
 }
@@ -169,15 +218,33 @@ int mpi_job_dying(void)
     return m_term != 0;
 }
 
+/* The ranks cannot meet again (a rank died and mpirun ends the job, an
+ * MPI error, rank 0 gave up on a rank after Ctrl-C): rank 0 ends its
+ * session, the log closed, rather than wait to be killed; it says the
+ * cause once, here unless the command said it. Another rank prints
+ * nothing here: tcjoin-mpi's main says it before ending the job. */
+static int m_command_lost(session *s, int rc)
+{
+    s->quit = 1;
+    s->failed = 1;
+    if (m_term)
+        return rc ? rc : TCJ_EIO;
+    const int lost = mpi_wait_broken_error();
+    if (m_rank == 0) {
+        if (!mpi_wait_said())
+            out_error("%s", err_msg());
+        mpi_wait_mark_said();
+    }
+    return rc ? rc : lost;
+}
+
 static int m_command_end(session *s, int rc)
 {
-    if (m_term) {
-        /* A rank died in this command's run: no meeting can complete, and
-         * mpirun is ending the job. Rank 0 ends its session (the log
-         * closed) rather than wait to be killed. */
-        s->quit = 1;
-        s->failed = 1;
-        return rc ? rc : TCJ_EIO;
+    if (m_term || mpi_wait_broken()) {
+        /* The command met the cause and failed on it: rank 0 said it. */
+        if (rc && m_rank == 0)
+            mpi_wait_mark_said();
+        return m_command_lost(s, rc);
     }
     mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
     m_rec_init(&mine, STAGE_END);
@@ -187,7 +254,10 @@ static int m_command_end(session *s, int rc)
     /* Meet until every rank is at the end (a rank still in a shared run
      * fails it on seeing this record, then comes here). */
     for (;;) {
-        m_sync(&mine, all);
+        if (m_sync(&mine, all)) {
+            free(all);
+            return m_command_lost(s, rc);
+        }
         if (m_other_stage(all, STAGE_END) < 0)
             break;
     }
@@ -234,6 +304,26 @@ typedef struct m_list {
     char variant[96]; /* the kernel the items are for */
 } m_list;
 
+/* Messages to rank 0 in a run: one request record (the tag says which);
+ * from rank 0: one reply record. */
+typedef struct m_req {
+    int32_t failed, list, ndev, pad;
+    uint64_t total, least, most;
+    char variant[96];
+} m_req;
+typedef struct m_rep {
+    uint64_t w[3]; /* a range (b, e, stop); an open's (bad, total, first rank) */
+    char variant[96];
+} m_rep;
+
+/* Rank 0's replies in flight: each is sent without waiting (the rank it
+ * goes to may be stopped) and reaped once out. */
+typedef struct m_sent {
+    MPI_Request *rq;
+    m_rep **rep;
+    int n, cap;
+} m_sent;
+
 /* Rank 0's side: the counter, and the thread that answers the others. */
 typedef struct m_server {
     pthread_mutex_t mu;
@@ -245,6 +335,7 @@ typedef struct m_server {
     volatile int *local_stop; /* rank 0's own parts read it */
     m_list *lists;            /* tile mode: the lists opened so far */
     int nlists, caplists;
+    m_sent sent; /* its replies in flight */
 } m_server;
 
 static int m_server_take(m_server *sv, size_t *b, size_t *e, int *stop)
@@ -329,62 +420,104 @@ static int m_server_take_tiles(m_server *sv, int k, unsigned long long least,
     return ok;
 }
 
-/* Messages to rank 0 in a run: one request record (the tag says which);
- * from rank 0: one reply record. */
-typedef struct m_req {
-    int32_t failed, list, ndev, pad;
-    uint64_t total, least, most;
-    char variant[96];
-} m_req;
-typedef struct m_rep {
-    uint64_t w[3]; /* a range (b, e, stop); an open's (bad, total, first rank) */
-    char variant[96];
-} m_rep;
-
-static void m_reply(int to, int tag, uint64_t a, uint64_t b, uint64_t c, const char *variant)
+/* Caller holds the MPI lock. */
+static int m_reply(m_sent *q, int to, int tag, uint64_t a, uint64_t b, uint64_t c,
+                   const char *variant)
 {
-    m_rep r;
-    memset(&r, 0, sizeof r);
-    r.w[0] = a;
-    r.w[1] = b;
-    r.w[2] = c;
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 16;
+        q->rq = xrealloc(q->rq, (size_t)q->cap * sizeof *q->rq);
+        q->rep = xrealloc(q->rep, (size_t)q->cap * sizeof *q->rep);
+    }
+    m_rep *r = xcalloc(1, sizeof *r);
+    r->w[0] = a;
+    r->w[1] = b;
+    r->w[2] = c;
     if (variant)
-        snprintf(r.variant, sizeof r.variant, "%s", variant);
-    MPI_Send(&r, (int)sizeof r, MPI_BYTE, to, tag, m_q);
+        snprintf(r->variant, sizeof r->variant, "%s", variant);
+    q->rep[q->n] = r;
+    int mrc = MPI_Isend(r, (int)sizeof *r, MPI_BYTE, to, tag, m_q, &q->rq[q->n]);
+    if (mrc == MPI_SUCCESS)
+        q->n++;
+    else
+        free(r);
+    return mrc;
 }
 
+/* Every reply out: their buffers freed. */
+static void m_sent_free(m_sent *q)
+{
+    for (int i = 0; i < q->n; i++)
+        free(q->rep[i]);
+    free(q->rq);
+    free(q->rep);
+    memset(q, 0, sizeof *q);
+}
+
+/* The replies that are out, freed. Caller holds the MPI lock. */
+static int m_reap(m_sent *q)
+{
+    int mrc = MPI_SUCCESS, k = 0;
+    for (int i = 0; i < q->n; i++) {
+        int done = 0;
+        if (mrc == MPI_SUCCESS)
+            mrc = MPI_Test(&q->rq[i], &done, MPI_STATUS_IGNORE);
+        if (done) {
+            free(q->rep[i]);
+        } else {
+            q->rq[k] = q->rq[i];
+            q->rep[k++] = q->rep[i];
+        }
+    }
+    q->n = k;
+    return mrc;
+}
+
+/* Rank 0's queue thread: answers the requests; once rank 0's own work is
+ * done it waits for the others' byes, through mpi_wait_step (a stopped
+ * rank is named, and after Ctrl-C given up on). */
 static void *m_server_main(void *arg)
 {
     m_server *sv = arg;
     struct timespec nap = {0, 50000};
-    char *gone = xcalloc((size_t)m_size, 1); /* said bye: no stop goes to it */
-    int stop_sent = 0;
-    for (;;) {
+    char *gone = xcalloc((size_t)m_size, 1);   /* said bye: no stop goes to it */
+    char *behind = xcalloc((size_t)m_size, 1); /* not yet said bye */
+    for (int r = 1; r < m_size; r++)
+        behind[r] = 1;
+    const mpi_wait_on on = {.peer = -1, .behind = behind, .what = "the queue's byes"};
+    mpi_wait w;
+    int waiting = 0, stop_sent = 0, mrc = MPI_SUCCESS;
+    while (mrc == MPI_SUCCESS && !mpi_wait_broken()) {
         int flag = 0;
         MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_q, &flag, &st);
-        if (flag) {
-            m_req q;
-            MPI_Recv(&q, (int)sizeof q, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, m_q,
-                     MPI_STATUS_IGNORE);
+        m_req q;
+        mpi_wait_lock();
+        mrc = m_reap(&sv->sent);
+        if (mrc == MPI_SUCCESS)
+            mrc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_q, &flag, &st);
+        if (mrc == MPI_SUCCESS && flag)
+            mrc = MPI_Recv(&q, (int)sizeof q, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, m_q,
+                           MPI_STATUS_IGNORE);
+        if (mrc == MPI_SUCCESS && flag) {
             q.variant[sizeof q.variant - 1] = '\0';
             if (st.MPI_TAG == TAG_REQ) {
                 size_t b = 0, e = 0;
                 int stop = 0;
                 if (!m_server_take(sv, &b, &e, &stop))
                     b = e = 0;
-                m_reply(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
+                mrc = m_reply(&sv->sent, st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
             } else if (st.MPI_TAG == TAG_OPEN) {
                 m_list set;
                 int bad = m_server_open(sv, st.MPI_SOURCE, q.list, q.total, q.variant, &set);
-                m_reply(st.MPI_SOURCE, TAG_OPENED, (uint64_t)bad, bad ? set.total : 0,
-                        bad ? (uint64_t)set.first : 0, bad ? set.variant : NULL);
+                mrc = m_reply(&sv->sent, st.MPI_SOURCE, TAG_OPENED, (uint64_t)bad,
+                              bad ? set.total : 0, bad ? (uint64_t)set.first : 0,
+                              bad ? set.variant : NULL);
             } else if (st.MPI_TAG == TAG_TILE) {
                 unsigned long long b = 0, e = 0;
                 int stop = 0;
                 if (!m_server_take_tiles(sv, q.list, q.least, q.most, q.ndev, &b, &e, &stop))
                     b = e = 0;
-                m_reply(st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
+                mrc = m_reply(&sv->sent, st.MPI_SOURCE, TAG_RANGE, b, e, (uint64_t)stop, NULL);
             } else {
                 pthread_mutex_lock(&sv->mu);
                 sv->byes++;
@@ -395,17 +528,21 @@ static void *m_server_main(void *arg)
                 }
                 pthread_mutex_unlock(&sv->mu);
                 gone[st.MPI_SOURCE] = 1;
-                m_reply(st.MPI_SOURCE, TAG_ACK, 0, 0, 0, NULL);
+                behind[st.MPI_SOURCE] = 0;
+                mrc = m_reply(&sv->sent, st.MPI_SOURCE, TAG_ACK, 0, 0, 0, NULL);
             }
-            continue;
         }
+        mpi_wait_unlock();
+        if (mrc != MPI_SUCCESS || flag)
+            continue;
         pthread_mutex_lock(&sv->mu);
         if ((sv->user_cancel && *sv->user_cancel) || m_term) {
             sv->stop = 1;
             *sv->local_stop = 1;
         }
         int stop = sv->stop;
-        int over = sv->byes == m_size - 1 && sv->main_done;
+        int main_done = sv->main_done;
+        int over = sv->byes == m_size - 1 && main_done;
         pthread_mutex_unlock(&sv->mu);
         /* mpirun is ending the job (a rank died): nobody will say bye. */
         if (over || m_term)
@@ -413,22 +550,36 @@ static void *m_server_main(void *arg)
         if (stop && !stop_sent) {
             /* A cancel or a failure: the ranks in the middle of a range
              * stop now, not at their next request. */
-            for (int r = 1; r < m_size; r++)
+            mpi_wait_lock();
+            for (int r = 1; r < m_size && mrc == MPI_SUCCESS; r++)
                 if (!gone[r])
-                    m_reply(r, TAG_STOP, 0, 0, 1, NULL);
+                    mrc = m_reply(&sv->sent, r, TAG_STOP, 0, 0, 1, NULL);
+            mpi_wait_unlock();
             stop_sent = 1;
+        }
+        if (main_done) {
+            if (!waiting)
+                mpi_wait_start(&w);
+            waiting = 1;
+            /* Given up (Ctrl-C, a rank with no sign): the run ends here,
+             * its outcome is the job's end (mpi_wait_broken). */
+            if (mpi_wait_step(&w, &on))
+                break;
         }
         nanosleep(&nap, NULL);
     }
+    if (mrc != MPI_SUCCESS)
+        mpi_wait_check(mrc, "the queue");
     free(gone);
+    free(behind);
     return NULL;
 }
 
 /* The other ranks: their main thread (requests, bye), their device
  * threads (tile requests) and a watcher thread (rank 0's stop) share MPI
- * under this lock, never at once (MPI_THREAD_SERIALIZED); each request
- * and its reply are one turn under it. */
-static pthread_mutex_t m_mpi_mu = PTHREAD_MUTEX_INITIALIZER;
+ * under mpi_wait_lock with the pulses, never at once
+ * (MPI_THREAD_SERIALIZED); a request and its reply's receive are posted
+ * in one turn under it, so replies match requests in order. */
 
 /* A rank's view of the queue. */
 typedef struct m_client {
@@ -437,45 +588,51 @@ typedef struct m_client {
     volatile int watching;
 } m_client;
 
-/* The next message from rank 0 with tag want; stops met on the way set
- * the rank's stop flag. Caller holds m_mpi_mu. */
-static void m_recv0(m_client *c, int want, m_rep *r)
-{
-    for (;;) {
-        MPI_Status st;
-        MPI_Recv(r, (int)sizeof *r, MPI_BYTE, 0, MPI_ANY_TAG, m_q, &st);
-        if (st.MPI_TAG == TAG_STOP)
-            *c->local_stop = 1;
-        if (st.MPI_TAG == want)
-            return;
-    }
-}
-
 static void *m_watch(void *arg)
 {
     m_client *c = arg;
     struct timespec nap = {0, 1000000};
-    while (c->watching) {
-        pthread_mutex_lock(&m_mpi_mu);
+    int mrc = MPI_SUCCESS;
+    while (c->watching && mrc == MPI_SUCCESS && !mpi_wait_broken()) {
         int flag = 0;
-        MPI_Iprobe(0, TAG_STOP, m_q, &flag, MPI_STATUS_IGNORE);
-        if (flag) {
-            m_rep r;
-            m_recv0(c, TAG_STOP, &r);
-        }
-        pthread_mutex_unlock(&m_mpi_mu);
+        m_rep r;
+        mpi_wait_lock();
+        mrc = MPI_Iprobe(0, TAG_STOP, m_q, &flag, MPI_STATUS_IGNORE);
+        if (mrc == MPI_SUCCESS && flag)
+            mrc = MPI_Recv(&r, (int)sizeof r, MPI_BYTE, 0, TAG_STOP, m_q, MPI_STATUS_IGNORE);
+        mpi_wait_unlock();
+        if (flag)
+            *c->local_stop = 1;
         nanosleep(&nap, NULL);
+    }
+    if (mrc != MPI_SUCCESS) {
+        mpi_wait_check(mrc, "the queue's stop");
+        *c->local_stop = 1;
     }
     return NULL;
 }
 
-/* One request to rank 0 and its reply (a rank other than 0). */
-static void m_ask(m_client *c, int tag, const m_req *q, int want, m_rep *r)
+/* One request to rank 0 and its reply (a rank other than 0). 0, or a
+ * TCJ_E* code with err_msg (the job broken): the rank then stops. */
+static int m_ask(m_client *c, int tag, const m_req *q, int want, m_rep *r)
 {
-    pthread_mutex_lock(&m_mpi_mu);
-    MPI_Send((void *)q, (int)sizeof *q, MPI_BYTE, 0, tag, m_q);
-    m_recv0(c, want, r);
-    pthread_mutex_unlock(&m_mpi_mu);
+    if (mpi_wait_broken()) {
+        *c->local_stop = 1;
+        return mpi_wait_broken_error();
+    }
+    MPI_Request rq[2];
+    mpi_wait_lock();
+    int mrc = MPI_Isend((void *)q, (int)sizeof *q, MPI_BYTE, 0, tag, m_q, &rq[0]);
+    if (mrc == MPI_SUCCESS &&
+        (mrc = MPI_Irecv(r, (int)sizeof *r, MPI_BYTE, 0, want, m_q, &rq[1])) != MPI_SUCCESS)
+        MPI_Request_free(&rq[0]);
+    mpi_wait_unlock();
+    const mpi_wait_on on = {.peer = 0, .what = "the queue on rank 0"};
+    int rc = mrc != MPI_SUCCESS ? mpi_wait_check(mrc, on.what)
+                                : mpi_wait_all(2, rq, MPI_STATUSES_IGNORE, &on);
+    if (rc)
+        *c->local_stop = 1;
+    return rc;
 }
 
 static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
@@ -486,7 +643,11 @@ static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
     m_req q;
     m_rep rep;
     memset(&q, 0, sizeof q);
-    m_ask(c, TAG_REQ, &q, TAG_RANGE, &rep);
+    memset(&rep, 0, sizeof rep);
+    if (m_ask(c, TAG_REQ, &q, TAG_RANGE, &rep)) {
+        *stop = 1;
+        return 0;
+    }
     *b = (size_t)rep.w[0];
     *e = (size_t)rep.w[1];
     *stop = (int)rep.w[2] || *c->local_stop;
@@ -496,15 +657,39 @@ static int m_take(void *ctx, size_t *b, size_t *e, int *stop)
 }
 
 /* A rank other than 0 is done: tell rank 0 (failed or not) and wait for
- * its answer, taking any stop sent before it; then no message of this
+ * its answer, taking any stop sent before it (the watcher has ended: a
+ * stop and the answer come in the order sent); then no message of this
  * run is left in flight. */
-static void m_bye(m_client *c, int failed)
+static int m_bye(m_client *c, int failed)
 {
     m_req q;
-    m_rep rep;
     memset(&q, 0, sizeof q);
     q.failed = failed;
-    m_ask(c, TAG_BYE, &q, TAG_ACK, &rep);
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    MPI_Request sq;
+    mpi_wait_lock();
+    int mrc = MPI_Isend(&q, (int)sizeof q, MPI_BYTE, 0, TAG_BYE, m_q, &sq);
+    mpi_wait_unlock();
+    const mpi_wait_on on = {.peer = 0, .what = "the queue on rank 0"};
+    int rc = mpi_wait_check(mrc, on.what);
+    for (int tag = -1; !rc && tag != TAG_ACK;) {
+        m_rep r;
+        MPI_Request rq;
+        MPI_Status st;
+        mpi_wait_lock();
+        mrc = MPI_Irecv(&r, (int)sizeof r, MPI_BYTE, 0, MPI_ANY_TAG, m_q, &rq);
+        mpi_wait_unlock();
+        rc = mrc != MPI_SUCCESS ? mpi_wait_check(mrc, on.what) : mpi_wait_all(1, &rq, &st, &on);
+        if (!rc) {
+            tag = st.MPI_TAG;
+            if (tag == TAG_STOP)
+                *c->local_stop = 1;
+        }
+    }
+    if (!rc)
+        rc = mpi_wait_all(1, &sq, MPI_STATUSES_IGNORE, &on);
+    return rc;
 }
 
 /* ---- a GPU run shared tile by tile (kern_tiles over the queue) ---- */
@@ -536,7 +721,10 @@ static int m_tiles_open(void *ctx, unsigned long long total, const char *variant
         q.list = k;
         q.total = total;
         snprintf(q.variant, sizeof q.variant, "%s", variant);
-        m_ask(t->c, TAG_OPEN, &q, TAG_OPENED, &rep);
+        if (m_ask(t->c, TAG_OPEN, &q, TAG_OPENED, &rep)) {
+            snprintf(why, why_len, "%s", err_msg());
+            return 1;
+        }
         bad = (int)rep.w[0];
         set.total = rep.w[1];
         set.first = (int)rep.w[2];
@@ -566,7 +754,9 @@ static int m_tiles_take(void *ctx, int list, unsigned long long least, unsigned 
         q.least = least;
         q.most = most;
         q.ndev = ndev;
-        m_ask(t->c, TAG_TILE, &q, TAG_RANGE, &rep);
+        memset(&rep, 0, sizeof rep);
+        if (m_ask(t->c, TAG_TILE, &q, TAG_RANGE, &rep))
+            rep.w[2] = 1; /* the job is broken: this rank stops */
         *b = rep.w[0];
         *e = rep.w[1];
         stop = (int)rep.w[2];
@@ -598,8 +788,9 @@ static int m_by_tiles(const engine *e, const join_spec *js)
 /* ---- a shared run ---- */
 
 /* A test hook (tests/mpi/): TCJOIN_MPI_FAULT=RANK:error makes that rank's
- * first part fail, RANK:kill kills it there, RANK:slow makes it wait 3 s
- * before it asks for its first range (a slow rank). */
+ * first part fail, RANK:kill kills it there, RANK:mpi makes an MPI call
+ * fail there (MPI's own error), RANK:slow makes it wait 3 s before it asks
+ * for its first range (a slow rank). */
 static const char *m_fault_kind(void)
 {
     const char *f = getenv("TCJOIN_MPI_FAULT");
@@ -617,6 +808,11 @@ static int m_fault(int part)
         return 0;
     if (strcmp(k, "kill") == 0)
         raise(SIGKILL);
+    if (strcmp(k, "mpi") == 0) {
+        /* A negative count: MPI refuses the call with its own code. */
+        int x = 0;
+        return m_allreduce(MPI_IN_PLACE, &x, -1, MPI_INT, MPI_SUM, "injected fault");
+    }
     return err_set(TCJ_EIO, "injected fault (TCJOIN_MPI_FAULT)");
 }
 
@@ -652,9 +848,9 @@ static int m_pairs_put(void *ctx, const pair_batch *b)
  * with its code, the same on every rank. */
 static int m_pairs_replay(m_pairs *p, const pair_sink *sink, size_t batch)
 {
+    static const char what[] = "sharing the ranks' pairs";
     long long mine = (long long)p->len, *lens = xmalloc((size_t)m_size * sizeof *lens);
-    MPI_Allgather(&mine, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, m_cmd);
-    int rc = 0;
+    int rc = m_allgather(&mine, lens, 1, MPI_LONG_LONG, what);
     for (int r = 0; r < m_size && !rc; r++) {
         for (long long off = 0; off < lens[r] && !rc;) {
             long long k = lens[r] - off < (long long)batch ? lens[r] - off : (long long)batch;
@@ -665,17 +861,23 @@ static int m_pairs_replay(m_pairs *p, const pair_sink *sink, size_t batch)
                 memcpy(bj, p->j + off, (size_t)k * sizeof *bj);
                 memcpy(bd, p->d2 + off, (size_t)k * sizeof *bd);
             }
-            MPI_Bcast(bi, (int)k, MPI_UINT32_T, r, m_cmd);
-            MPI_Bcast(bj, (int)k, MPI_UINT32_T, r, m_cmd);
-            MPI_Bcast(bd, (int)k, MPI_DOUBLE, r, m_cmd);
-            pair_batch b = {.k = (size_t)k, .i = bi, .j = bj, .d2 = bd};
-            rc = sink->put(sink->ctx, &b);
-            /* Stop together (the same sinks refuse alike; one that fails
-             * alone must not leave the others broadcasting). */
-            int mine_failed = rc != 0, any = 0;
-            MPI_Allreduce(&mine_failed, &any, 1, MPI_INT, MPI_LOR, m_cmd);
-            if (any && !rc)
-                rc = err_set(TCJ_EIO, "the pair sink of another rank refused the pairs");
+            rc = m_bcast(bi, (int)k, MPI_UINT32_T, r, what);
+            if (!rc)
+                rc = m_bcast(bj, (int)k, MPI_UINT32_T, r, what);
+            if (!rc)
+                rc = m_bcast(bd, (int)k, MPI_DOUBLE, r, what);
+            if (!rc) {
+                pair_batch b = {.k = (size_t)k, .i = bi, .j = bj, .d2 = bd};
+                rc = sink->put(sink->ctx, &b);
+                /* Stop together (the same sinks refuse alike; one that
+                 * fails alone must not leave the others broadcasting). */
+                int mine_failed = rc != 0, any = 0;
+                int arc = m_allreduce(&mine_failed, &any, 1, MPI_INT, MPI_LOR, what);
+                if (arc)
+                    rc = arc;
+                else if (any && !rc)
+                    rc = err_set(TCJ_EIO, "the pair sink of another rank refused the pairs");
+            }
             free(bi);
             free(bj);
             free(bd);
@@ -865,21 +1067,19 @@ static void m_forget(const join_result *res)
             m_kept[k].res = NULL;
 }
 
-/* A sum over every rank of n values of type t (size bytes each), in
- * pieces whose count fits MPI's int. */
 /* buf[0..n) (elements of size bytes, type t) reduced by op on every rank,
- * in pieces that an int count holds. MPI_SUCCESS or the failing call's
- * code. */
-static int m_reduce(void *buf, size_t n, size_t size, MPI_Datatype t, MPI_Op op)
+ * in pieces that an int count holds. 0, or a TCJ_E* code with err_msg
+ * naming `what`. */
+static int m_reduce(void *buf, size_t n, size_t size, MPI_Datatype t, MPI_Op op, const char *what)
 {
     /* at most 2^26 records and 1 GB a call (the curve's lists are 136
      * bytes a record) */
     const size_t most = ((size_t)1 << 30) / size;
     const size_t piece = most < ((size_t)1 << 26) ? (most ? most : 1) : (size_t)1 << 26;
-    int rc = MPI_SUCCESS;
-    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += piece) {
+    int rc = 0;
+    for (size_t o = 0; o < n && !rc; o += piece) {
         size_t k = n - o < piece ? n - o : piece;
-        rc = MPI_Allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, op, m_cmd);
+        rc = m_allreduce(MPI_IN_PLACE, (char *)buf + o * size, (int)k, t, op, what);
     }
     return rc;
 }
@@ -894,8 +1094,9 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     mpi_rec mine, *all = xmalloc((size_t)m_size * sizeof *all);
     m_rec_init(&mine, STAGE_JOIN);
     m_describe(e, js, ks, mine.what, sizeof mine.what);
-    m_sync(&mine, all);
-    int rc = 0;
+    int rc = m_sync(&mine, all);
+    if (rc)
+        goto out;
     int other = m_other_stage(all, STAGE_JOIN);
     if (other >= 0) {
         rc = m_fail_from(all, other);
@@ -997,7 +1198,7 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         part++;
     }
     if (!lrc && (qstop || stop))
-        lrc = err_set(TCJ_ECANCEL, "cancelled");
+        lrc = err_set(TCJ_ECANCEL, ERR_CANCELLED);
     mine.seconds = engine_now() - t0;
     mine.chunks = (uint64_t)part;
     mine.pairs = w.pairs;
@@ -1010,11 +1211,19 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
         if (have_thread)
             pthread_join(tid, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        /* The last answers go out before their buffers are freed; in a
+         * broken job they are left (the job ends). */
+        if (!m_term && !mpi_wait_broken()) {
+            const mpi_wait_on on = {.peer = -1, .what = "the queue's answers"};
+            if (mpi_wait_all(sv.sent.n, sv.sent.rq, MPI_STATUSES_IGNORE, &on) == 0)
+                m_sent_free(&sv.sent);
+        }
     } else {
         if (watching) {
             cl.watching = 0;
             pthread_join(wtid, NULL);
         }
+        /* A failure breaks the job: the outcome's meeting then fails. */
         if (!m_term)
             m_bye(&cl, lrc != 0);
     }
@@ -1045,8 +1254,13 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     if (lrc)
         snprintf(mine.msg, sizeof mine.msg, "%s", err_msg());
     snprintf(mine.device, sizeof mine.device, "%s", acc.device);
-    m_sync(&mine, all);
-    rc = 0;
+    if ((rc = m_sync(&mine, all)) != 0) {
+        free(w.hist);
+        free(kept.i);
+        free(kept.j);
+        free(kept.d2);
+        goto out;
+    }
     other = m_other_stage(all, STAGE_OUTCOME);
     if (other >= 0)
         rc = m_fail_from(all, other);
@@ -1056,7 +1270,7 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
             rc = m_fail_from(all, r);
     for (int r = 0; r < m_size && !rc; r++)
         if (all[r].rc)
-            rc = err_set(TCJ_ECANCEL, "cancelled");
+            rc = err_set(TCJ_ECANCEL, ERR_CANCELLED);
     /* Shared by tiles, every rank must have taken its work from the queue,
      * list for list: a rank that ran a list of its own computed it whole
      * (its counts would be added twice). */
@@ -1068,19 +1282,16 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
                          r, all[r].host, e->name, all[r].lists, all[0].lists);
 
     if (!rc) {
-        int mrc = MPI_SUCCESS;
+        static const char what[] = "reducing the ranks' results";
         if (js && mode == JOIN_PERPOINT)
-            mrc = m_reduce(js->counts, q1 - q0, sizeof *js->counts, MPI_UINT64_T, MPI_SUM);
-        if (ks && mrc == MPI_SUCCESS)
-            mrc = m_reduce(ks->out, q1 - q0, sizeof *ks->out, MPI_DOUBLE, MPI_SUM);
-        if (nb && mrc == MPI_SUCCESS &&
-            (mrc = MPI_Allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, m_cmd)) ==
-                MPI_SUCCESS)
-            mrc = MPI_Allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, m_cmd);
-        if (mrc != MPI_SUCCESS)
-            rc = err_set(TCJ_EIO, "%s: reducing the ranks' results failed (MPI error %d)", e->name,
-                         mrc);
-        if (js && mode == JOIN_PAIRS && !own_sink) {
+            rc = m_reduce(js->counts, q1 - q0, sizeof *js->counts, MPI_UINT64_T, MPI_SUM, what);
+        if (ks && !rc)
+            rc = m_reduce(ks->out, q1 - q0, sizeof *ks->out, MPI_DOUBLE, MPI_SUM, what);
+        if (nb && !rc)
+            rc = m_allreduce(w.hist, js->hist, (int)nb, MPI_UINT64_T, MPI_SUM, what);
+        if (nb && !rc)
+            rc = m_allreduce(&w.hist_below, js->hist_below, 1, MPI_UINT64_T, MPI_SUM, what);
+        if (!rc && js && mode == JOIN_PAIRS && !own_sink) {
             const engine_opts *o = js->opts;
             size_t batch = o && o->batch_pairs ? o->batch_pairs : (size_t)1 << 20;
             rc = m_pairs_replay(&kept, &js->sink, batch);
@@ -1098,19 +1309,23 @@ static int m_shared(const engine *e, const join_spec *js, const kdist_spec *ks, 
     double kmax = 0;
     for (int r = 0; r < m_size; r++)
         total += all[r].pairs;
-    MPI_Allreduce(&acc.kernel_seconds, &kmax, 1, MPI_DOUBLE, MPI_MAX, m_cmd);
+    static const char rec_what[] = "adding up the ranks' counters";
+    int mrc = m_allreduce(&acc.kernel_seconds, &kmax, 1, MPI_DOUBLE, MPI_MAX, rec_what);
     res->kernel_seconds = kmax;
     res->pairs = js ? total : 0;
-    for (size_t k = 0; k < sizeof m_additive / sizeof *m_additive; k++) {
+    for (size_t k = 0; k < sizeof m_additive / sizeof *m_additive && !mrc; k++) {
         double *v = m_metric(res, m_additive[k]), mine_v = v ? *v : 0, sum = 0;
         int have = v != NULL, any = 0;
-        MPI_Allreduce(&mine_v, &sum, 1, MPI_DOUBLE, MPI_SUM, m_cmd);
-        MPI_Allreduce(&have, &any, 1, MPI_INT, MPI_LOR, m_cmd);
+        mrc = m_allreduce(&mine_v, &sum, 1, MPI_DOUBLE, MPI_SUM, rec_what);
+        if (!mrc)
+            mrc = m_allreduce(&have, &any, 1, MPI_INT, MPI_LOR, rec_what);
         if (v)
             *v = sum;
         else if (any)
             join_result_metric(res, m_additive[k], sum, "pairs");
     }
+    if (mrc && !rc)
+        rc = mrc;
     if (js) {
         /* exact's fractions over the whole run's pairs (engine_gpu_result.c) */
         double *rf = m_metric(res, "refined_fraction"), *bf = m_metric(res, "band_fraction");
@@ -1201,9 +1416,8 @@ static int m_pairs_closed(const char *path, const char *format, int ok, uint64_t
     mine.pairs = pairs;
     if (!ok)
         snprintf(mine.msg, sizeof mine.msg, "%s", err_msg()[0] ? err_msg() : "not written");
-    m_sync(&mine, all);
-    int rc = 0;
-    int other = m_other_stage(all, STAGE_PAIRS);
+    int rc = m_sync(&mine, all);
+    int other = rc ? -1 : m_other_stage(all, STAGE_PAIRS);
     if (other >= 0)
         rc = m_fail_from(all, other);
     for (int r = 0; r < m_size && !rc; r++)
@@ -1254,15 +1468,33 @@ static uint32_t m_uf_find(uint32_t *p, uint32_t x)
  * in O(n)), then the roots broadcast. Union by the smaller root keeps
  * parent[x] <= x, so a root is its component's smallest index, as in one
  * process. */
+/* A message to (send) or from one rank inside meeting number `meeting`,
+ * waited on as the meeting. */
+static int m_p2p(int send, void *buf, int count, MPI_Datatype t, int peer, int tag, int meeting,
+                 const char *what)
+{
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    MPI_Request rq;
+    mpi_wait_lock();
+    int mrc = send ? MPI_Isend(buf, count, t, peer, tag, m_cmd, &rq)
+                   : MPI_Irecv(buf, count, t, peer, tag, m_cmd, &rq);
+    mpi_wait_unlock();
+    return m_meet(mrc, &rq, meeting, what);
+}
+
 static int m_forest_merge(uint32_t *parent, size_t n)
 {
+    static const char what[] = "dbscan: merging the ranks' forests";
+    const int meeting = mpi_wait_meeting();
     uint32_t *other = NULL;
-    int rc = MPI_SUCCESS;
-    for (int step = 1; step < m_size && rc == MPI_SUCCESS; step *= 2) {
+    int rc = 0;
+    for (int step = 1; step < m_size && !rc; step *= 2) {
         if (m_rank % (2 * step) == step) {
-            for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+            for (size_t o = 0; o < n && !rc; o += M_PIECE) {
                 size_t k = n - o < M_PIECE ? n - o : M_PIECE;
-                rc = MPI_Send(parent + o, (int)k, MPI_UINT32_T, m_rank - step, TAG_FOREST, m_cmd);
+                rc = m_p2p(1, parent + o, (int)k, MPI_UINT32_T, m_rank - step, TAG_FOREST, meeting,
+                           what);
             }
             break; /* this rank's forest is in rank m_rank - step's now */
         }
@@ -1270,12 +1502,12 @@ static int m_forest_merge(uint32_t *parent, size_t n)
             continue;
         if (!other)
             other = xmalloc((n ? n : 1) * sizeof *other);
-        for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+        for (size_t o = 0; o < n && !rc; o += M_PIECE) {
             size_t k = n - o < M_PIECE ? n - o : M_PIECE;
-            rc = MPI_Recv(other + o, (int)k, MPI_UINT32_T, m_rank + step, TAG_FOREST, m_cmd,
-                          MPI_STATUS_IGNORE);
+            rc =
+                m_p2p(0, other + o, (int)k, MPI_UINT32_T, m_rank + step, TAG_FOREST, meeting, what);
         }
-        for (size_t x = 0; x < n && rc == MPI_SUCCESS; x++) {
+        for (size_t x = 0; x < n && !rc; x++) {
             if (other[x] == x)
                 continue;
             uint32_t a = m_uf_find(parent, (uint32_t)x), b = m_uf_find(parent, other[x]);
@@ -1291,71 +1523,72 @@ static int m_forest_merge(uint32_t *parent, size_t n)
     if (m_rank == 0)
         for (size_t x = 0; x < n; x++) /* parent[x] < x is a root already */
             parent[x] = parent[parent[x]];
-    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += M_PIECE) {
+    for (size_t o = 0; o < n && !rc; o += M_PIECE) {
         size_t k = n - o < M_PIECE ? n - o : M_PIECE;
-        rc = MPI_Bcast(parent + o, (int)k, MPI_UINT32_T, 0, m_cmd);
+        rc = m_bcast(parent + o, (int)k, MPI_UINT32_T, 0, what);
     }
-    return rc == MPI_SUCCESS ? 0 : err_set(TCJ_EIO, "dbscan: merging the ranks' forests failed");
+    return rc;
 }
 
 static int m_min_i32(int32_t *v, size_t n)
 {
-    if (m_reduce(v, n, sizeof *v, MPI_INT32_T, MPI_MIN) != MPI_SUCCESS)
-        return err_set(TCJ_EIO, "dbscan: reducing the ranks' border labels failed");
-    return 0;
+    return m_reduce(v, n, sizeof *v, MPI_INT32_T, MPI_MIN,
+                    "dbscan: reducing the ranks' border labels");
 }
 
 static int m_sum_u64(uint64_t *v, size_t n)
 {
-    if (m_reduce(v, n, sizeof *v, MPI_UINT64_T, MPI_SUM) != MPI_SUCCESS)
-        return err_set(TCJ_EIO, "dbscan: adding the ranks' neighbour counts failed");
-    return 0;
+    return m_reduce(v, n, sizeof *v, MPI_UINT64_T, MPI_SUM,
+                    "dbscan: adding the ranks' neighbour counts");
 }
 
 static int m_min_f64(double *v, size_t n)
 {
-    if (m_reduce(v, n, sizeof *v, MPI_DOUBLE, MPI_MIN) != MPI_SUCCESS)
-        return err_set(TCJ_EIO, "dbscan curve: reducing the ranks' reachabilities failed");
-    return 0;
+    return m_reduce(v, n, sizeof *v, MPI_DOUBLE, MPI_MIN,
+                    "dbscan curve: reducing the ranks' reachabilities");
 }
 
 /* A reduction of n records of size bytes by op over the ranks, on every
  * rank, the records carried as bytes (every rank is this same program on
- * one kind of host). */
-static int m_reduce_bytes(void *v, size_t n, size_t size, MPI_User_function *op)
+ * one kind of host). 0 or a TCJ_E* code with err_msg. */
+static int m_reduce_bytes(void *v, size_t n, size_t size, MPI_User_function *op, const char *what)
 {
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
     MPI_Datatype t;
     MPI_Op o;
-    int rc = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
-    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&t)) != MPI_SUCCESS)
+    mpi_wait_lock();
+    int mrc = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
+    if (mrc == MPI_SUCCESS && (mrc = MPI_Type_commit(&t)) != MPI_SUCCESS)
         MPI_Type_free(&t);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if ((rc = MPI_Op_create(op, 1, &o)) != MPI_SUCCESS) {
+    if (mrc == MPI_SUCCESS && (mrc = MPI_Op_create(op, 1, &o)) != MPI_SUCCESS)
         MPI_Type_free(&t);
-        return rc;
-    }
-    rc = m_reduce(v, n, size, t, o);
-    MPI_Op_free(&o);
-    MPI_Type_free(&t);
-    return rc;
+    mpi_wait_unlock();
+    if (mrc != MPI_SUCCESS)
+        return mpi_wait_check(mrc, what);
+    int rc = m_reduce(v, n, size, t, o, what);
+    mpi_wait_lock();
+    mrc = MPI_Op_free(&o);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Type_free(&t);
+    mpi_wait_unlock();
+    return rc ? rc : mpi_wait_check(mrc, what);
 }
 
-/* Two ranks' lists of each point merged (dist_list_merge). */
+/* Two ranks' lists of each point merged (curve_list_merge). */
 static void m_list_merge_op(void *in, void *inout, int *len, MPI_Datatype *t)
 {
     (void)t;
-    const dist_list *x = in;
-    dist_list *y = inout;
+    const curve_list *x = in;
+    curve_list *y = inout;
     for (int k = 0; k < *len; k++)
-        dist_list_merge(&x[k], &y[k]);
+        curve_list_merge(&x[k], &y[k]);
 }
 
-static int m_merge_lists(dist_list *l, size_t n)
+static int m_merge_lists(curve_list *l, size_t n)
 {
-    return m_reduce_bytes(l, n, sizeof *l, m_list_merge_op) == MPI_SUCCESS
-               ? 0
-               : err_set(TCJ_EIO, "dbscan curve: merging the ranks' edge lists failed");
+    return m_reduce_bytes(l, n, sizeof *l, m_list_merge_op,
+                          "dbscan curve: merging the ranks' edge lists");
 }
 
 /* ---- the log ---- */
@@ -1388,17 +1621,34 @@ static void m_store_run(store *db, int64_t run_id, const join_result *res)
     }
 }
 
-void mpi_run_init(void)
+int mpi_run_init(void)
 {
-    MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &m_size);
-    MPI_Comm_dup(MPI_COMM_WORLD, &m_cmd);
-    MPI_Comm_dup(MPI_COMM_WORLD, &m_q);
+    /* Errors come back as codes: a failed call fails the run, and the
+     * communicators duplicated below inherit it. */
+    int mrc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_dup(MPI_COMM_WORLD, &m_cmd);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_dup(MPI_COMM_WORLD, &m_q);
+    MPI_Comm node = MPI_COMM_NULL, pulse = MPI_COMM_NULL;
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_rank(node, &m_local_rank);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_free(&node);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_Comm_dup(MPI_COMM_WORLD, &pulse);
+    if (mrc != MPI_SUCCESS)
+        return mpi_wait_check(mrc, "starting the ranks");
     gethostname(m_host, sizeof m_host - 1);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &m_local_rank);
-    MPI_Comm_free(&node);
+    int rc = mpi_wait_init(pulse);
+    if (rc)
+        return rc;
     m_ops = (dist_ops){.rank = m_rank,
                        .nranks = m_size,
                        .command_begin = m_command_begin,
@@ -1414,4 +1664,21 @@ void mpi_run_init(void)
                        .min_f64 = m_min_f64,
                        .merge_lists = m_merge_lists};
     dist = &m_ops;
+    return 0;
+}
+
+int mpi_run_end(void)
+{
+    /* Every rank at the end (bounded as every meeting), then the pulses
+     * stop: MPI_Finalize then waits on no one. */
+    MPI_Request rq;
+    if (mpi_wait_broken())
+        return mpi_wait_broken_error();
+    const int k = mpi_wait_meeting();
+    mpi_wait_lock();
+    int mrc = MPI_Ibarrier(m_cmd, &rq);
+    mpi_wait_unlock();
+    int rc = m_meet(mrc, &rq, k, "the ranks' last meeting");
+    int erc = mpi_wait_end();
+    return rc ? rc : erc;
 }

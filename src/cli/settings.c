@@ -6,6 +6,7 @@
 
 #include "center.h"
 #include "cmd.h"
+#include "curve_plan.h"
 #include "devices.h"
 #include "exact_path.h"
 #include "kernels.h"
@@ -336,6 +337,15 @@ static int set_exact_path(session *s, char **v)
     return exact_path_parse(v[0], &s->eopt.exact_path);
 }
 
+static void get_curve_route(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", curve_route_name(s->eopt.curve_route));
+}
+static int set_curve_route(session *s, char **v)
+{
+    return curve_route_parse(v[0], &s->eopt.curve_route);
+}
+
 /* One row per setting: name, value words, help, value count, completion of
  * each value word, getter, setter. */
 /* clang-format off */
@@ -367,6 +377,10 @@ const setting settings_table[] = {
      "exact: FP16 pass + FP64 band, FP64 grid join, the pass by clusters or by tiles within eps "
      "(auto: grid at d <= 4, large band; tiles at d <= 16; clusters apart)",
      1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL},
+    {"curve-route", "auto|device|host",
+     "dbscan curve: the device where the engine can, required, or the host's sinks and merging "
+     "(the reference)",
+     1, {"auto|device|host", NULL}, get_curve_route, set_curve_route, NULL},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
      1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL},

@@ -12,27 +12,14 @@
 #include "pair_par.h"
 #include "par.h"
 
-/* The lists are kernels/knn_lists.h's, the device's type (src/dist.h's
- * byte for byte: src/engine_gpu_curve.c checks the layout). */
-_Static_assert(sizeof(dist_list) == sizeof(kern_curve_list) && DIST_LIST == KERN_CURVE_LIST,
-               "dist_list and kern_curve_list differ");
-
-size_t curve_knn_width(size_t k, size_t n)
+size_t curve_knn_room(size_t n)
 {
-    size_t K = KNN_MAX_K;
-    const char *ev = getenv("TCJOIN_CURVE_KNN");
-    if (ev && *ev)
-        K = strtoul(ev, NULL, 10);
-    if (K > KNN_MAX_K)
-        K = KNN_MAX_K;
-    if (n > 0 && K > n - 1)
-        K = n - 1;
     /* 12 bytes an entry on the host (and as much again on a device):
      * within a quarter of what this process can get */
     const uint64_t avail = mem_available();
-    if (avail != UINT64_MAX && n > 0 && (uint64_t)n * K * 12 > avail / 4)
-        K = (size_t)(avail / 4 / 12 / n);
-    return K >= k && k > 0 ? K : 0;
+    if (avail == UINT64_MAX || n == 0 || (uint64_t)n * CURVE_CORE_MAX_K * 12 <= avail / 4)
+        return CURVE_CORE_MAX_K;
+    return (size_t)(avail / 4 / 12 / n);
 }
 
 int curve_knn_alloc(curve_knn *nn, size_t n, size_t K)
@@ -142,7 +129,7 @@ typedef struct kn_out {
     double *core;
 } kn_out;
 
-/* Each heap sorted ascending in place (insertion: K <= KNN_MAX_K), the
+/* Each heap sorted ascending in place (insertion: K <= CURVE_CORE_MAX_K), the
  * slots past its count padded; core = the k-th. */
 static void kn_sort(void *ctx, int t, size_t a, size_t b)
 {
@@ -203,7 +190,7 @@ typedef struct kn_lists {
     const double *core2;
     double max2;
     double *reach2, *kb;
-    dist_list *list;
+    curve_list *list;
 } kn_lists;
 
 static void kn_lists_range(void *ctx, int t, size_t a, size_t b)
@@ -213,11 +200,11 @@ static void kn_lists_range(void *ctx, int t, size_t a, size_t b)
     const size_t K = x->nn->K;
     for (size_t p = a; p < b; p++)
         knn_point_list((uint32_t)p, x->nn->d2 + p * K, x->nn->row + p * K, K, x->core2, x->max2,
-                       (kern_curve_list *)&x->list[p], &x->reach2[p], &x->kb[p]);
+                       (curve_list *)&x->list[p], &x->reach2[p], &x->kb[p]);
 }
 
 void curve_knn_lists(const curve_knn *nn, const double *core2, double max2, double *reach2,
-                     dist_list *list, double *kb)
+                     curve_list *list, double *kb)
 {
     kn_lists x = {nn, core2, max2, reach2, kb, list};
     int nt;

@@ -10,7 +10,7 @@
  * (w >= d2 >= D_p). So p's edges lighter than D_p are all among its K
  * nearest: a list of them is a prefix of p's edges in the total order,
  * bounded by D_p, which is what the Boruvka merging needs of a join's
- * lists (src/cluster/dbscan_curve.c, merge_listed). The first round of the
+ * lists (src/cluster/curve_merging.c, curve_merging_run). The first round of the
  * forest then needs no join of its own; the reachabilities too come from
  * the K nearest (r_p = min(c_p, min_j max(c_j, d2_pj)) is reached at some
  * j with d2_pj < c_p, among the minPts-2 nearest). */
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dist.h"
+#include "cluster_types.h"
 #include "engine.h"
 
 typedef struct curve_knn {
@@ -29,14 +29,15 @@ typedef struct curve_knn {
     uint32_t *row; /* n x K: their rows j; past a point's count +inf and UINT32_MAX */
 } curve_knn;
 
-/* The K a core-distance join keeps for core rank k over n points:
- * KNN_MAX_K (64), at most n - 1 and what 12 n K bytes within a quarter of
- * the memory this process can get allow (TCJOIN_CURVE_KNN=K sets it; 0:
- * none); 0 (no lists) where that is below k. At 10^6 x 128 uniform, S =
- * 64, minPts 10 on an H200 the forest then took no join of its own; with
- * K = 32 a later join over 592,262 rows (0.57 s), with K = 0 (a first
- * join of its own) one join at max (0.62 s). */
-size_t curve_knn_width(size_t k, size_t n);
+/* The most nearest rows a row the core-distance join may keep at n
+ * points: CURVE_CORE_MAX_K (64), fewer where 12 n K bytes would take more
+ * than a quarter of the memory this process can get (the plan,
+ * src/cluster/curve_plan.c, caps it at n - 1 and takes none below the
+ * core rank). At 10^6 x 128 uniform, S = 64, minPts 10 on an H200 the
+ * forest then took no join of its own; with K = 32 a later join over
+ * 592,262 rows (0.57 s), with K = 0 (a first join of its own) one join at
+ * max (0.62 s). */
+size_t curve_knn_room(size_t n);
 
 /* n x K arrays, their pages faulted in on every core (par_zero); 0, or
  * TCJ_ENOMEM with one line and nothing held (src/mem.h). */
@@ -51,10 +52,10 @@ int curve_knn_join(const engine *e, const join_spec *js, size_t k, double *core,
 
 /* The first round from nn and the core distances core2 (+inf above
  * max2): reach2[p], p's list of its edges w <= max2 lighter than D_p to
- * its K nearest (the DIST_LIST lightest of them), and kb[p] = D_p where
+ * its K nearest (the CURVE_LIST lightest of them), and kb[p] = D_p where
  * p has K nearest and is core within max (+inf: no edge of p is
  * missing). Runs on the cores (par_for). */
 void curve_knn_lists(const curve_knn *nn, const double *core2, double max2, double *reach2,
-                     dist_list *list, double *kb);
+                     curve_list *list, double *kb);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "dbscan.h"
-#include "dist.h"
+#include "ranks.h"
 #include "err.h"
 #include "mem.h"
 #include "par.h"
@@ -313,7 +313,7 @@ static void keep_free(keep_ctx *c)
  * its share of the pairs: the forests are merged and the border labels
  * reduced, as the joining passes do. */
 static int keep_links(const dbscan_spec *spec, dbscan_result *res, const keep_ctx *kc,
-                      uint32_t *parent, int ranks)
+                      uint32_t *parent)
 {
     const size_t n = spec->ds->n;
     const uint8_t *core = spec->core;
@@ -324,7 +324,7 @@ static int keep_links(const dbscan_spec *spec, dbscan_result *res, const keep_ct
     for (size_t k = 0; k < kc->n; k++)
         if (core[kc->pi[k]] && core[kc->pj[k]])
             uf_union(parent, kc->pi[k], kc->pj[k]);
-    int rc = ranks ? dist->forest_merge(parent, n) : 0;
+    int rc = ranks_forest_merge(parent, n);
     if (rc)
         return rc;
     number_forest(core, parent, lab, n);
@@ -338,7 +338,7 @@ static int keep_links(const dbscan_spec *spec, dbscan_result *res, const keep_ct
         if (lab[c] < lab[b])
             lab[b] = lab[c];
     }
-    if (ranks && (rc = dist->min_i32(lab, n)))
+    if ((rc = ranks_min_i32(lab, n)))
         return rc;
     for (size_t i = 0; i < n; i++)
         if (lab[i] == INT32_MAX)
@@ -351,11 +351,9 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
 {
     /* tcjoin-mpi: each rank's sink sees its share of the pairs; the
      * counts are added, the forests merged and the border labels reduced
-     * over the ranks (src/dist.h), and whether every rank's share fitted
-     * is agreed on, so all take the same path */
-    const int ranks =
-        dist && dist->nranks > 1 && dist->forest_merge && dist->min_i32 && dist->sum_u64;
-    const int shared = dist && dist->nranks > 1;
+     * over the ranks (src/ranks.h: nothing in one process), and whether
+     * every rank's share fitted is agreed on, so all take the same path */
+    const int ranks = ranks_count() > 1;
     const size_t n = spec->ds->n;
     uint64_t avail = mem_available() / 4 / (2 * sizeof(uint32_t));
     const size_t most = keep_test_max ? keep_test_max : KEEP_MAX;
@@ -363,7 +361,7 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     /* a room too small to be worth a try; under ranks every rank takes
      * the one join whatever its room (a rank whose room overflows makes
      * all join again, agreed below), as the ranks' runs are collective */
-    if ((shared && !ranks) || (!ranks && kc.max < (keep_test_max ? 1 : (size_t)1 << 16))) {
+    if (!ranks && kc.max < (keep_test_max ? 1 : (size_t)1 << 16)) {
         /* Pass 1: neighbours per point (self included) -> core flags. */
         size_t ncore = 0;
         int rc = dbscan_pass_core(spec, res, &ncore);
@@ -381,12 +379,12 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     js.sink_rank_share = ranks;
     int rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
     pthread_mutex_destroy(&kc.mu);
-    if (!rc && ranks)
-        rc = dist->sum_u64(kc.counts, n);
+    if (!rc)
+        rc = ranks_sum_u64(kc.counts, n);
     /* every rank's share kept, or all join again (a minimum over ranks) */
     int32_t kept = !kc.over;
-    if (!rc && ranks)
-        rc = dist->min_i32(&kept, 1);
+    if (!rc)
+        rc = ranks_min_i32(&kept, 1);
     size_t ncore = 0;
     if (!rc) {
         res->pairs = res->pass[DBSCAN_PASS_CORE].pairs;
@@ -398,7 +396,7 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     if (!rc && kept) {
         uint32_t *parent = mem_alloc("dbscan", "the union-find", n, sizeof *parent, 0);
         if (parent) {
-            rc = keep_links(spec, res, &kc, parent, ranks);
+            rc = keep_links(spec, res, &kc, parent);
             free(parent);
             if (!rc && spec->progress)
                 spec->progress(spec->progress_ctx, 1.0);
@@ -417,8 +415,8 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
     /* tcjoin-mpi: each rank's sinks see its share of the pairs (its
      * tiles or rows); its forest is merged with the others' after pass 2
      * and its border labels reduced by a minimum after pass 3, so every
-     * rank ends with the one-process labels (src/dist.h). */
-    const int ranks = dist && dist->nranks > 1 && dist->forest_merge && dist->min_i32;
+     * rank ends with the one-process labels (src/ranks.h). */
+    const int ranks = ranks_count() > 1;
     const size_t n = spec->ds->n;
     uint8_t *core = spec->core;
     int32_t *lab = spec->labels;
@@ -443,8 +441,8 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
         rc = run_pass(spec, res, DBSCAN_PASS_UNION, &js);
         /* Every rank reaches this with the same rc and ncore (the shared
          * run's outcome and the reduced counts): the merge is collective. */
-        if (!rc && ranks)
-            rc = dist->forest_merge(parent, n);
+        if (!rc)
+            rc = ranks_forest_merge(parent, n);
     }
     if (!rc)
         number_forest(core, parent, lab, n);
@@ -464,8 +462,8 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
         rc = run_pass(spec, res, DBSCAN_PASS_BORDER, &js);
         /* Core rows hold the same number on every rank; a non-core row
          * the smallest its rank's pairs gave (INT32_MAX: none). */
-        if (!rc && ranks)
-            rc = dist->min_i32(lab, n);
+        if (!rc)
+            rc = ranks_min_i32(lab, n);
     }
     for (size_t i = 0; i < n; i++)
         if (lab[i] == INT32_MAX)
@@ -497,7 +495,9 @@ int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res)
         !(spec->core = own = mem_alloc("dbscan", "the core flags", spec->ds->n, 1, 0)))
         return TCJ_ENOMEM;
     double t0 = engine_now();
-    int rc = e->cluster ? e->cluster(spec, res) : dbscan_generic(spec, res);
+    int rc = dbscan_device(e, spec, res);
+    if (rc == ENGINE_DECLINED)
+        rc = dbscan_generic(spec, res);
     res->seconds = engine_now() - t0;
     snprintf(res->precision, sizeof res->precision, "%s",
              res->pass[DBSCAN_PASS_CORE].precision[0] ? res->pass[DBSCAN_PASS_CORE].precision

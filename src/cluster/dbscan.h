@@ -12,9 +12,9 @@
  * edges (union by smaller index: a root is its component's smallest core
  * index, so clusters are numbered by a prefix sum over roots), pass 3 the
  * pairs again, keeping for each non-core row the smallest cluster number
- * of its core neighbours. An engine with a better way (the passes on the
- * device, no pair crossing to the host) sets engine.cluster; dbscan_run
- * calls it instead.
+ * of its core neighbours. Where the engine can consume the pairs where
+ * it computes them (engine.consume: the passes on the device, no pair
+ * crossing to the host) dbscan_run asks for that first (dbscan_device).
  * Library code: nothing here prints. */
 #ifndef TCJ_DBSCAN_H
 #define TCJ_DBSCAN_H
@@ -67,10 +67,15 @@ typedef struct dbscan_result {
 } dbscan_result;
 
 /* Check the spec (dataset, eps >= 0 and finite, 1 <= minpts <= n, labels),
- * then run e->cluster when the row has one, else dbscan_generic; fill the
+ * then run dbscan_device, else (declined) dbscan_generic; fill the
  * counts, sizes and seconds. TCJ_EINVAL with one line for bad input; the
  * engine's error otherwise (TCJ_ECANCEL when cancelled). */
 int dbscan_run(const engine *e, dbscan_spec *spec, dbscan_result *res);
+/* The passes with the pairs consumed where e computes them
+ * (engine.consume; src/cluster/dbscan_device.c), spec->engine set: labels,
+ * core and the result's passes as dbscan_generic fills them, on e's own
+ * eps-graph. ENGINE_DECLINED (res cleared) where e cannot here. */
+int dbscan_device(const engine *e, const dbscan_spec *spec, dbscan_result *res);
 /* Tests only: the most pairs the generic path keeps from its core pass
  * (0: its default, 2^25); more, and passes 2 and 3 join again. */
 void dbscan_keep_max_for_tests(size_t pairs);

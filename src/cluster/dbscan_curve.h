@@ -16,44 +16,24 @@
 
 #include <stddef.h>
 
+#include "curve_plan.h"
+#include "curve_result.h"
 #include "engine.h"
 
-typedef struct dbscan_curve_spec {
-    const dataset *ds;
-    size_t minpts; /* 1 .. min(n, KDIST_MAX_K + 1) */
-    double max;    /* the largest eps covered, > 0 */
-    const engine_opts *opts;
-    const volatile int *cancel;
-    void (*progress)(void *ctx, double frac);
-    void *progress_ctx;
-} dbscan_curve_spec;
-
-typedef struct dbscan_curve {
-    size_t n, minpts;
-    double max, max2; /* max2 = max*max */
-    double *core2;    /* n, ascending: the core distances (squared) */
-    double *reach2;   /* n, ascending: the reachabilities (squared) */
-    double *edge2;    /* nedge, ascending: the forest's weights (all <= max2) */
-    size_t nedge;
-    /* The largest component of core points as eps grows: from squared
-     * distance big_at[k] on it has big[k] core points (k < nbig). */
-    double *big_at;
-    size_t *big, nbig;
-    int rounds;        /* Boruvka rounds (joins at max) */
-    int rounds_device; /* of them, the rounds whose pairs stayed on the device */
-    int core_device;   /* the core distances came from the join at max on the device */
-    int merges_device; /* the mergings after a join done where its lists were (the device) */
-    int end_device;    /* the curve's end (its sorts) made on the device after its first round */
-    size_t knn;        /* > 0: that join kept each point's knn nearest, the first
-                        * round's lists (src/cluster/curve_knn.h): no join of its own */
-    double seconds, kdist_seconds, forest_seconds;
-    char precision[32];
-} dbscan_curve;
-
-/* Run it on engine e (which needs a kdist entry). TCJ_EINVAL/TCJ_EUNSUP
- * with one line for bad input, the engine's error otherwise. On success
- * *c is the caller's: dbscan_curve_free. */
+/* Run it on engine e (which needs a kdist entry) by the plan
+ * curve_plan_choose gives for dbscan_curve_plan_in's facts. TCJ_EINVAL/
+ * TCJ_EUNSUP with one line for bad input or a route that cannot be, the
+ * engine's error otherwise. On success *c is the caller's:
+ * dbscan_curve_free. */
 int dbscan_curve_run(const engine *e, const dbscan_curve_spec *spec, dbscan_curve *c);
+/* The facts the plan is chosen from: the shape, e's capability, the
+ * ranks, `set curve-route` (spec->opts) and the memory the K nearest may
+ * take (curve_knn_room). */
+void dbscan_curve_plan_in(const engine *e, const dbscan_curve_spec *spec, curve_plan_in *in);
+/* dbscan_curve_run by plan p (tests run each route this way; every route
+ * gives the same curve). */
+int dbscan_curve_run_plan(const engine *e, const dbscan_curve_spec *spec, const curve_plan *p,
+                          dbscan_curve *c);
 void dbscan_curve_free(dbscan_curve *c);
 
 /* The counts at eps (compared as eps*eps; eps > max reads as max). Any

@@ -7,7 +7,36 @@
 
 #include "dist.h"
 #include "err.h"
+#include "kdist_refine.h"
+#include "mem.h"
 #include "sort_f64.h"
+
+/* An entry's estimates in s->out made the engine's exact k-distances by its
+ * joins (kdist_refine, reading a copy while it writes s->out). res holds
+ * the entry's record of its estimates: its phases stay first, and its
+ * kernel seconds and metrics follow the refinement's, so that the record
+ * reads as the refinement's joins with the estimate's cost added. */
+static int kdist_refined(const kdist_spec *s, join_result *res)
+{
+    const size_t nq = s->q1 - s->q0;
+    double *est = mem_alloc(s->engine->name, "the k-distance's estimates", nq, sizeof *est, 0);
+    if (!est)
+        return TCJ_ENOMEM;
+    memcpy(est, s->out, nq * sizeof *est);
+    const int nm = res->nmetric;
+    join_metric *m = xmalloc((size_t)(nm ? nm : 1) * sizeof *m);
+    memcpy(m, res->metric, (size_t)nm * sizeof *m);
+    const double kernel_s = res->kernel_seconds;
+    res->nmetric = 0;
+    res->kernel_seconds = 0;
+    int rc = kdist_refine(s, est, res);
+    res->kernel_seconds += kernel_s;
+    for (int k = 0; k < nm; k++)
+        join_result_metric(res, m[k].name, m[k].value, m[k].unit);
+    free(m);
+    free(est);
+    return rc;
+}
 
 int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
 {
@@ -39,6 +68,8 @@ int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
     kdist_spec s2 = *s;
     s2.engine = e;
     int rc = e->kdist(&s2, res);
+    if (rc == ENGINE_ESTIMATE)
+        rc = kdist_refined(&s2, res);
     res->seconds = engine_now() - t0;
     if (!res->precision[0])
         snprintf(res->precision, sizeof res->precision, "%s", e->precision);
@@ -90,18 +121,6 @@ long kdist_kneedle(const double *x, const double *y, size_t n, double s)
 #undef KD_MIN
     free(dd);
     return knee;
-}
-
-double kdist_eps_for(double d2)
-{
-    if (!(d2 > 0))
-        return 0;
-    double e = sqrt(d2);
-    while (e * e < d2)
-        e = nextafter(e, INFINITY);
-    for (double p = nextafter(e, 0); p > 0 && p * p >= d2; p = nextafter(p, 0))
-        e = p;
-    return e;
 }
 
 /* The knee of y over x[0..m): Kneedle's, else the point farthest below

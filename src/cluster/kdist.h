@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "kdist_eps.h" /* kdist_eps_for, the eps of a k-distance */
 
 /* Points kept of a curve (quantiles of the sorted k-distances). */
 #define KDIST_MAX_POINTS 1024
@@ -44,8 +45,11 @@ typedef struct kdist_curve {
 
 /* Check the spec (dataset, rows, 1 <= k <= KDIST_MAX_K, k <= n-1, an
  * engine with a kdist entry), then run it timed: res->seconds and
- * precision as engine_run fills them. TCJ_EINVAL / TCJ_EUNSUP with one
- * line otherwise. */
+ * precision as engine_run fills them. An entry that returns
+ * ENGINE_ESTIMATE (exact off its grid) has its estimates made exact by
+ * the engine's joins (kdist_refine): res then holds the estimate's phases,
+ * the refinement's record, and the estimate's kernel seconds and metrics
+ * added. TCJ_EINVAL / TCJ_EUNSUP with one line otherwise. */
 int kdist_run(const engine *e, const kdist_spec *spec, join_result *res);
 
 /* Sort d2[0..n) ascending (in place) and build the curve with its knee.
@@ -60,9 +64,5 @@ void kdist_curve_build(double *d2, size_t n, int k, kdist_curve *c);
  * chord (D > 0; kneed would also take a maximum at or above it); s:
  * sensitivity. */
 long kdist_kneedle(const double *x, const double *y, size_t n, double s);
-
-/* The smallest double e >= 0 with e*e >= d2 in FP64 (the join's test is
- * d2 <= eps*eps). */
-double kdist_eps_for(double d2);
 
 #endif

@@ -18,7 +18,8 @@
 
 #include "err.h"
 #include "dataset_order.h"
-#include "kdist.h"
+#include "kdist_eps.h"
+#include "kernels.h"
 #include "mem.h"
 #include "sort_f64.h"
 #include "topk.h"
@@ -176,9 +177,9 @@ static int kr_join(kr_run *k, kr_rows *rows, size_t q0, size_t q1, double r2)
         }
     }
     k->joins++;
-    /* TCJOIN_KDIST_TRACE=1: each join's rows, pairs and seconds on stderr
+    /* TCJOIN_TRACE=1: each join's rows, pairs and seconds on stderr
      * (benchmarks: where a refinement's time goes). */
-    if (getenv("TCJOIN_KDIST_TRACE")) {
+    if (kern_trace_on()) {
         fprintf(stderr, "kdist refine join %d: rows %zu, pairs %llu, %.3f ms:", k->joins, q1 - q0,
                 (unsigned long long)jr.pairs, t * 1e3);
         for (int p = 0; p < jr.nphase; p++)
@@ -295,7 +296,7 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
         if (s->progress)
             s->progress(s->progress_ctx, (double)k->rows_known / (double)(s->q1 - q0));
         if (s->cancel && *s->cancel)
-            return err_set(TCJ_ECANCEL, "cancelled");
+            return err_set(TCJ_ECANCEL, ERR_CANCELLED);
         /* The next round's radius: the last one a margin above (a range
          * takes its rows' largest estimate where that is larger); the
          * margin doubles (to fourfold steps) so a poor estimate costs a

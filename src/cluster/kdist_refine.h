@@ -1,8 +1,9 @@
 /* Exact k-distances from estimates, through an engine's own pair set
- * (src/cluster/kdist_refine.c): the k-distance of an engine that has a join but no
- * k-distance pass of its own in its arithmetic (exact off its FP64 grid,
- * whose estimates come from its FP16 pass). Library code: nothing here
- * prints. */
+ * (src/cluster/kdist_refine.c): the k-distance of an engine that has a
+ * join but no k-distance pass of its own in its arithmetic (exact off its
+ * FP64 grid, whose estimates come from its FP16 pass), run by kdist_run
+ * when the engine's kdist entry returns ENGINE_ESTIMATE. Library code:
+ * nothing here prints. */
 #ifndef TCJ_KDIST_REFINE_H
 #define TCJ_KDIST_REFINE_H
 

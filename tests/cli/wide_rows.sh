@@ -32,4 +32,10 @@ echo "gen alone $base KiB, with the joins $run KiB, bound $bound KiB (data $data
 [ "$run" -le "$bound" ] || { echo "FAIL: run cpu took more than the data once more"; exit 1; }
 grep -c "pairs 4," "$tmp/out" | grep -qx 1 || { echo "FAIL: eps 1e9 does not join all 4 pairs: $(cat "$tmp/out")"; exit 1; }
 grep -c "pairs 2," "$tmp/out" | grep -qx 1 || { echo "FAIL: eps 1 does not join the 2 self-pairs only: $(cat "$tmp/out")"; exit 1; }
+# With an eps set, the new dataset's extent (the eps-scale check) reads
+# its columns a block at a time: no two rows of doubles (256 MB here).
+peak "eps 1; gen uniform n=2 d=$d seed=1"
+eg=$kb
+echo "eps set, gen: $eg KiB (gen alone $base KiB)"
+[ "$eg" -le $((base + data_kb / 2)) ] || { echo "FAIL: the eps check took rows of doubles"; exit 1; }
 echo "wide_rows: ok"

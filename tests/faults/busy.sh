@@ -60,6 +60,6 @@ kill $hold 2>/dev/null
 wait $hold 2>/dev/null
 [ $status -eq 130 ] || fail "SIGINT during a lock wait: exit $status, expected 130: $(cat "$dir/err")"
 [ $((t1 - t0)) -lt 2000 ] || fail "SIGINT during a lock wait: $((t1 - t0)) ms to stop"
-grep -q "cancelled while the session log was locked by another process" "$dir/err" ||
+grep -q ": cancelled; the session log was locked by another process" "$dir/err" ||
     fail "SIGINT during a lock wait: no line saying so: $(cat "$dir/err")"
 echo "SIGINT during a 30 s lock wait: exit 130 after $((t1 - t0)) ms"

@@ -25,7 +25,7 @@ status=$?
 t1=$(now_ms)
 [ "$status" -eq 130 ] || fail "batch exit status $status after SIGINT, expected 130"
 [ $((t1 - t0)) -le 1000 ] || fail "curve took $((t1 - t0)) ms to stop after SIGINT"
-grep -qx 'tcjoin: curve cancelled' "$dir/err" || fail "no 'curve cancelled' line: $(cat "$dir/err")"
+grep -qx 'tcjoin: curve: cancelled' "$dir/err" || fail "no 'curve: cancelled' line: $(cat "$dir/err")"
 grep -q 'error' "$dir/err" && fail "a cancel said as an error: $(cat "$dir/err")"
 echo "batch: curve stopped $((t1 - t0)) ms after SIGINT, exit 130"
 
@@ -50,11 +50,11 @@ kill -INT "$pid"
 wait "$pid"
 status=$?
 [ "$status" -eq 130 ] || fail "batch run: exit status $status after SIGINT, expected 130"
-grep -qx 'tcjoin: run cpu cancelled' "$dir/err" ||
-    fail "no 'tcjoin: run cpu cancelled' line: $(cat "$dir/err")"
+grep -qx 'tcjoin: run cpu: cancelled' "$dir/err" ||
+    fail "no 'tcjoin: run cpu: cancelled' line: $(cat "$dir/err")"
 grep -q 'error' "$dir/err" && fail "a cancelled run said as an error: $(cat "$dir/err")"
 grep -q '"type":"error"' "$dir/out" && fail "a cancelled run gave an error record: $(cat "$dir/out")"
-grep -q '^{"type":"cancelled","message":"run cpu cancelled","command":"run cpu","line":null}$' \
+grep -q '^{"type":"cancelled","message":"run cpu: cancelled","command":"run cpu","line":null}$' \
     "$dir/out" || fail "no cancelled record: $(cat "$dir/out")"
 "$bin" --db "$rdb" -e 'show run 1' >"$dir/show" 2>&1 || fail "show run 1: $(cat "$dir/show")"
 grep -Eq '^status +cancelled$' "$dir/show" || fail "the run is not stored as cancelled: $(cat "$dir/show")"
@@ -84,7 +84,7 @@ $t send-keys -t r "curve 0 0.6 engine=cpu" Enter
 sleep 1
 t0=$(now_ms)
 $t send-keys -t r C-c
-wait_screen 'curve cancelled' 3
+wait_screen 'curve: cancelled' 3
 t1=$(now_ms)
 $t send-keys -t r "eps 0.25" Enter
 wait_screen '^eps 0\.25' 5

@@ -1,6 +1,6 @@
 /* HDF5, the parent's side in-process: all that runs in load's own process
  * for an HDF5 file is the decoding of what its child sends down the pipe
- * (the shape, blocks of rows, an error line; src/load_hdf5.c). Here the
+ * (the shape, pieces of rows, an error line; src/load_hdf5.c). Here the
  * input after byte 0 is that stream, read from a file by
  * load_hdf5_parent, as fast as the other loaders' harnesses. Byte 0 gives
  * the options the child ran with: bits 0-1 limit (0: all), bits 2-3
@@ -16,11 +16,9 @@
  * takes seconds and passes -rss_limit_mb, so inputs announcing more than
  * 256 MiB that memory could hold are skipped: those beyond memory, which
  * must be refused before any allocation, still run. What the parent
- * allocates is the array in the announced type (rows x d values of it),
- * the sink's FP64 row (d doubles) and its read block
- * (load_hdf5_row_bytes(d, rows) in all): an f16 shape of 4 x 2^30
- * is 8 GiB of array and 16 GiB of rows, within memory, and must be
- * skipped too; the loader checks that same sum before it allocates. */
+ * allocates is the array in the announced type (rows x d values of it)
+ * and a 64 KiB scratch buffer; the loader checks the array before it
+ * allocates. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <math.h>
@@ -35,21 +33,20 @@
 #include "load_util.h"
 
 /* What the child writes first (src/load_hdf5.c's h5_msg): its rc, n, d,
- * rows and the element type's name. */
+ * rows, col, cols (0 here) and the element type's name. */
 typedef struct shape {
     int32_t rc;
-    uint64_t n, d, rows;
+    uint64_t n, d, rows, col, cols;
     char text[512];
 } shape;
 
 /* 1 when the input's shape message makes the parent allocate more than
- * 256 MiB (rows x d values of the announced type, f64 when it names none,
- * a row of d doubles and the read block) that available memory would
- * allow. */
+ * 256 MiB (rows x d values of the announced type, f64 when it names none)
+ * that available memory would allow. */
 static int big_but_possible(const uint8_t *data, size_t size)
 {
     shape s;
-    uint64_t arr, rows, bytes;
+    uint64_t bytes;
     if (size < offsetof(shape, text))
         return 0;
     memset(&s, 0, sizeof s);
@@ -57,10 +54,8 @@ static int big_but_possible(const uint8_t *data, size_t size)
     s.text[sizeof s.text - 1] = 0;
     const dtype *t = dtype_find(s.text);
     const uint64_t vb = t ? t->bytes : sizeof(double);
-    if (s.rc || s.d == 0 || __builtin_mul_overflow(s.rows, s.d, &arr) ||
-        __builtin_mul_overflow(arr, vb, &arr) ||
-        (rows = load_hdf5_row_bytes(s.d, s.rows)) == UINT64_MAX ||
-        __builtin_add_overflow(arr, rows, &bytes))
+    if (s.rc || s.d == 0 || __builtin_mul_overflow(s.rows, s.d, &bytes) ||
+        __builtin_mul_overflow(bytes, vb, &bytes))
         return 0;
     return bytes > (256u << 20) && bytes <= ld_mem_available();
 }

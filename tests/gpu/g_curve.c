@@ -1,8 +1,9 @@
 /* GPU tests of DBSCAN's curve with its Boruvka joins on the device
- * (engine.curve_round: src/engine_gpu_curve.c, kernels/kern_curve.cu).
+ * (engine.consume: src/engine_gpu_consume.c, kernels/kern_curve.cu), each
+ * route (src/cluster/curve_plan.h) against another.
  *
  * Test plan:
- *  1. The device rounds equal the host sink (TCJOIN_CURVE_SINK=1) value
+ *  1. The device rounds equal the host sink (R_SINK) value
  *     for value: the same rounds, forest weights, core distances,
  *     reachabilities and largest-cluster steps, for exact (its FP16 pass
  *     and FP64 refinement, the data also 1000 away from the origin) and
@@ -11,8 +12,9 @@
  *     a second join over a reordered copy of the open components' rows),
  *     uniform rows, rows repeated 50 times (zero distances, core distance
  *     0) and a lattice whose distances are exactly 1, sqrt 2, ... (ties in
- *     every weight: the heap's order by (w, a, b) decides). The device
- *     path ran (rounds_device) and the sink's did not.
+ *     every weight: the heap's order by (w, a, b) decides); exact over
+ *     its FP64 grid too (the grid join's pairs consumed on the device).
+ *     The device path ran (rounds_device) and the sink's did not.
  *  2. exact's curve equals dbscan on the cpu engine (FP64 direct form:
  *     exact's pairs are fp64's) at a dozen eps: clusters, core and noise
  *     points, the largest cluster.
@@ -28,15 +30,15 @@
  *     above max^2), for exact and fasted, minPts 2, 5 and 10, on every
  *     set (duplicates: zero distances; the lattice: ties); and exact's
  *     whole curve equals the one from its k-distance
- *     (TCJOIN_CURVE_CORE=kdist: cpu's values, an independent top-k);
+ *     (R_CORE_KDIST: cpu's values, an independent top-k);
  *     and the K nearest the device's heaps keep (the first round's
  *     lists, src/cluster/curve_knn.h) give the same rounds and curve as a host
- *     sink's over the same join (TCJOIN_CURVE_CORE=join); minPts 100
+ *     sink's over the same join (R_CORE_SINK); minPts 100
  *     and 200 (no lists, K = k: the consumer's sets of four and eight
  *     slots a lane) at a wider max, against the pairs too.
  *  6. The merging after each device join, on the device where its lists
- *     are (kern_curve_merge_run), equals the host's merge_listed over the
- *     same joins (TCJOIN_CURVE_MERGE=host): the same joins (rounds: each
+ *     are (kern_curve_merge_run), equals the host's curve_merging_run over the
+ *     same joins (R_MERGE_HOST): the same joins (rounds: each
  *     merging's open count and bounds decide the next), forest weights and
  *     curve, for exact and fasted, minPts 4 and 10, the first round from
  *     the K nearest, from a join of its own (K = 0) and K = 12, and over
@@ -49,7 +51,7 @@
  *     70,000.
  * Test 1 runs the device's curve three ways against the sink: its first
  * round from the K nearest (the default), from a device join of its own
- * (TCJOIN_CURVE_KNN=0: the blobs then need a later, reordered join), and
+ * (no room for K nearest: the blobs then need a later, reordered join), and
  * with K = 12 (more left to the later joins).
  * G_CURVE_SMALL=1 (the sanitizers): the first two sets only, 1000
  * uniform rows. Skipped
@@ -188,23 +190,52 @@ static double quantile(const dataset *ds, double q)
     return v[(int)(q * (M - 1))];
 }
 
-/* eng's curve with environment variable var set to val (NULL: none). */
-static int curve_env(const char *eng, const dataset *ds, size_t minpts, double max,
-                     const engine_opts *o, const char *var, const char *val, dbscan_curve *c)
+/* The routes the tests compare, each a change to the plan a run chooses
+ * (src/cluster/curve_plan.h): the default; every round's pairs through the
+ * host sink and merged on the host (the core distances still from the
+ * device, no K nearest); the merging on the host after device joins; the
+ * core join's pairs through the host sink keeping the K nearest; the core
+ * distances from the k-distance. */
+enum { R_AUTO, R_SINK, R_MERGE_HOST, R_CORE_SINK, R_CORE_KDIST };
+
+/* eng's curve by route with room for `room` nearest a row (SIZE_MAX: what
+ * memory allows). */
+static int curve_route(const char *eng, const dataset *ds, size_t minpts, double max,
+                       const engine_opts *o, int route, size_t room, dbscan_curve *c)
 {
-    if (var)
-        setenv(var, val, 1);
+    const engine *e = engine_find(eng);
     dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = o};
-    const int rc = dbscan_curve_run(engine_find(eng), &sp, c);
-    if (var)
-        unsetenv(var);
-    return rc;
+    curve_plan_in in;
+    curve_plan p;
+    dbscan_curve_plan_in(e, &sp, &in);
+    if (room != SIZE_MAX)
+        in.knn_room = room;
+    int rc = curve_plan_choose(&in, &p);
+    if (rc)
+        return rc;
+    switch (route) {
+    case R_SINK:
+        p.rounds_device = p.merge_device = 0;
+        p.knn = 0;
+        break;
+    case R_MERGE_HOST:
+        p.merge_device = 0;
+        break;
+    case R_CORE_SINK:
+        p.core = CURVE_CORE_SINK;
+        break;
+    case R_CORE_KDIST:
+        p.core = CURVE_CORE_KDIST;
+        p.knn = 0;
+        break;
+    }
+    return dbscan_curve_run_plan(e, &sp, &p, c);
 }
 
 static int curve(const char *eng, const dataset *ds, size_t minpts, double max,
                  const engine_opts *o, int sink, dbscan_curve *c)
 {
-    return curve_env(eng, ds, minpts, max, o, sink ? "TCJOIN_CURVE_SINK" : NULL, "1", c);
+    return curve_route(eng, ds, minpts, max, o, sink ? R_SINK : R_AUTO, SIZE_MAX, c);
 }
 
 static int same_d(const double *a, const double *b, size_t m)
@@ -237,23 +268,24 @@ static void same_curve(const char *what, const char *eng, size_t minpts, const d
 }
 
 /* The device's curve against the sink's (and against ob's when given:
- * another device list), every value; a run with var=val (NULL: none)
- * against the sink too. The device's run takes each point's K nearest
- * from its core join for the first round's lists (knn > 0: no join of its
- * own); the sink's (TCJOIN_CURVE_SINK=1) joins for every round. */
-static int g_ends; /* device_vs_sink_env's curves whose end was made on the device */
-static void device_vs_sink_env(const char *what, const char *eng, const dataset *ds, size_t minpts,
-                               double max, const engine_opts *o, const engine_opts *ob,
-                               const char *var, const char *val)
+ * another device list), every value; the device's run with room for
+ * `room` nearest a row (SIZE_MAX: the default). The device's run takes
+ * each point's K nearest from its core join for the first round's lists
+ * (knn > 0: no join of its own); the sink's (R_SINK) joins for every
+ * round. */
+static int g_ends; /* device_vs_sink_room's curves whose end was made on the device */
+static void device_vs_sink_room(const char *what, const char *eng, const dataset *ds, size_t minpts,
+                                double max, const engine_opts *o, const engine_opts *ob,
+                                size_t room)
 {
     dbscan_curve a, b;
-    CHECK_MSG(curve_env(eng, ds, minpts, max, o, var, val, &a) == 0, "%s %s: %s", what, eng,
+    CHECK_MSG(curve_route(eng, ds, minpts, max, o, R_AUTO, room, &a) == 0, "%s %s: %s", what, eng,
               err_msg());
     CHECK_MSG(curve(eng, ds, minpts, max, ob ? ob : o, ob == NULL, &b) == 0, "%s %s: %s", what, eng,
               err_msg());
     CHECK_MSG(a.rounds_device == a.rounds, "%s %s: %d of %d rounds on the device", what, eng,
               a.rounds_device, a.rounds);
-    const int knn = !(var && !strcmp(var, "TCJOIN_CURVE_KNN") && !strcmp(val, "0"));
+    const int knn = room != 0;
     CHECK_MSG(knn == (a.knn > 0) && (knn || a.rounds >= 1), "%s %s: knn %zu, %d rounds", what, eng,
               a.knn, a.rounds);
     /* the curve's end on the device only where the first round was its
@@ -277,7 +309,7 @@ static void device_vs_sink_env(const char *what, const char *eng, const dataset 
 static void device_vs_sink(const char *what, const char *eng, const dataset *ds, size_t minpts,
                            double max, const engine_opts *o, const engine_opts *ob)
 {
-    device_vs_sink_env(what, eng, ds, minpts, max, o, ob, NULL, NULL);
+    device_vs_sink_room(what, eng, ds, minpts, max, o, ob, SIZE_MAX);
 }
 
 static dataset set_k(int k, double off)
@@ -317,20 +349,41 @@ static void for_each_set(set_fn fn, void *ctx)
 
 static void rounds_of_set(int k, const dataset *ds, double max, const engine_opts *o, void *ctx)
 {
+    /* exact over its FP64 grid (`set exact-path grid`): the grid join's
+     * pairs consumed on the device, against the same joins' host sink */
+    engine_opts grid = *o;
+    grid.exact_path = EXACT_PATH_GRID;
+    char gname[96];
+    snprintf(gname, sizeof gname, "%s, exact's grid", ds->name);
     for (size_t m = 4; m <= 10; m += 6) {
+        device_vs_sink(gname, "exact", ds, m, max, &grid, NULL);
         device_vs_sink(ds->name, "exact", ds, m, max, o, NULL);
         device_vs_sink(ds->name, "fasted", ds, m, max, o, NULL);
         /* the first round a device join of its own (no K nearest), and a
          * K of 12: more rounds left to the later joins */
-        device_vs_sink_env(ds->name, "exact", ds, m, max, o, NULL, "TCJOIN_CURVE_KNN", "0");
+        device_vs_sink_room(ds->name, "exact", ds, m, max, o, NULL, 0);
         if (!getenv("G_CURVE_SMALL"))
-            device_vs_sink_env(ds->name, "fasted", ds, m, max, o, NULL, "TCJOIN_CURVE_KNN", "12");
+            device_vs_sink_room(ds->name, "fasted", ds, m, max, o, NULL, 12);
     }
     if (k == 0) {
         dbscan_curve c;
-        CHECK(curve_env("exact", ds, 4, max, o, "TCJOIN_CURVE_KNN", "0", &c) == 0);
+        CHECK(curve_route("exact", ds, 4, max, o, R_AUTO, 0, &c) == 0);
         *(int *)ctx = c.rounds >= 2;
         dbscan_curve_free(&c);
+        /* `set curve-route host`: nothing on the device, the same curve */
+        engine_opts h = *o;
+        h.curve_route = CURVE_ROUTE_HOST;
+        dbscan_curve_spec sp = {.ds = ds, .minpts = 4, .max = max, .opts = &h};
+        dbscan_curve a, d;
+        CHECK_MSG(dbscan_curve_run(engine_find("exact"), &sp, &d) == 0, "%s", err_msg());
+        CHECK_MSG(curve("exact", ds, 4, max, o, 0, &a) == 0, "%s", err_msg());
+        CHECK_MSG(d.rounds_device == 0 && d.merges_device == 0 && !d.core_device && d.knn > 0 &&
+                      a.core_device,
+                  "route host: rounds there %d, mergings there %d, core there %d, knn %zu",
+                  d.rounds_device, d.merges_device, d.core_device, d.knn);
+        same_curve("route host", "exact", 4, ds, &a, &d);
+        dbscan_curve_free(&a);
+        dbscan_curve_free(&d);
     }
 }
 
@@ -435,7 +488,7 @@ TEST(exact_cut_device_curve_equals_the_sink)
     /* At a max about the blobs' typical distance (d2 0.09 x 2d, sd 2.0
      * at d = 64; 1.1 x it holds most pairs of a blob) each blob is one
      * component, and the cut's groups (one a blob) close all four: no
-     * join after the core distances' (src/cluster/dbscan_curve.c, later_rows),
+     * join after the core distances' (src/cluster/curve_later.c, curve_later_rows),
      * where the lists alone leave every blob but the largest open. */
     const double wide = sqrt(1.1 * 0.09 * 2.0 * 64);
     dbscan_curve c;
@@ -473,26 +526,24 @@ TEST(curve_two_devices_equal_one)
 }
 
 /* The device's merging (kern_curve_merge_run) against the host's
- * (TCJOIN_CURVE_MERGE=host) over the same device joins, with knn as
- * TCJOIN_CURVE_KNN (NULL: the default K): the same joins (each merging's
- * open count and bounds decide whether and over which rows another runs)
- * and the same curve, value for value. */
+ * (R_MERGE_HOST) over the same device joins, with room for `room` nearest
+ * a row (SIZE_MAX: the default K): the same joins (each merging's open
+ * count and bounds decide whether and over which rows another runs) and
+ * the same curve, value for value. */
 static void merge_vs_host(const char *what, const char *eng, const dataset *ds, size_t minpts,
-                          double max, const engine_opts *o, const char *knn)
+                          double max, const engine_opts *o, size_t room)
 {
-    if (knn)
-        setenv("TCJOIN_CURVE_KNN", knn, 1);
     dbscan_curve a, b;
-    CHECK_MSG(curve(eng, ds, minpts, max, o, 0, &a) == 0, "%s %s: %s", what, eng, err_msg());
-    CHECK_MSG(curve_env(eng, ds, minpts, max, o, "TCJOIN_CURVE_MERGE", "host", &b) == 0,
-              "%s %s: %s", what, eng, err_msg());
-    unsetenv("TCJOIN_CURVE_KNN");
+    CHECK_MSG(curve_route(eng, ds, minpts, max, o, R_AUTO, room, &a) == 0, "%s %s: %s", what, eng,
+              err_msg());
+    CHECK_MSG(curve_route(eng, ds, minpts, max, o, R_MERGE_HOST, room, &b) == 0, "%s %s: %s", what,
+              eng, err_msg());
     CHECK_MSG(a.merges_device == a.rounds + (a.knn > 0) && a.merges_device > 0 &&
                   b.merges_device == 0,
-              "%s %s K %s: mergings there %d / %d, host %d", what, eng, knn ? knn : "default",
-              a.merges_device, a.rounds + (a.knn > 0), b.merges_device);
+              "%s %s room %zu: mergings there %d / %d, host %d", what, eng, room, a.merges_device,
+              a.rounds + (a.knn > 0), b.merges_device);
     CHECK_MSG(a.rounds == b.rounds && a.rounds_device == b.rounds_device && a.knn == b.knn,
-              "%s %s K %s: joins %d / %d", what, eng, knn ? knn : "default", a.rounds, b.rounds);
+              "%s %s room %zu: joins %d / %d", what, eng, room, a.rounds, b.rounds);
     same_curve(what, eng, minpts, ds, &a, &b);
     dbscan_curve_free(&a);
     dbscan_curve_free(&b);
@@ -503,10 +554,10 @@ static void merge_of_set(int k, const dataset *ds, double max, const engine_opts
     (void)k;
     (void)ctx;
     for (size_t m = 4; m <= 10; m += 6) {
-        merge_vs_host(ds->name, "exact", ds, m, max, o, NULL);
-        merge_vs_host(ds->name, "fasted", ds, m, max, o, NULL);
-        merge_vs_host(ds->name, "exact", ds, m, max, o, "0");
-        merge_vs_host(ds->name, "fasted", ds, m, max, o, "12");
+        merge_vs_host(ds->name, "exact", ds, m, max, o, SIZE_MAX);
+        merge_vs_host(ds->name, "fasted", ds, m, max, o, SIZE_MAX);
+        merge_vs_host(ds->name, "exact", ds, m, max, o, 0);
+        merge_vs_host(ds->name, "fasted", ds, m, max, o, 12);
     }
 }
 
@@ -519,8 +570,8 @@ TEST(device_merging_equals_the_host)
     engine_opts o;
     double eps;
     dataset ds = cut_set(&o, &eps);
-    merge_vs_host("cut", "exact", &ds, 10, eps, &o, NULL);
-    merge_vs_host("cut", "exact", &ds, 10, eps, &o, "0");
+    merge_vs_host("cut", "exact", &ds, 10, eps, &o, SIZE_MAX);
+    merge_vs_host("cut", "exact", &ds, 10, eps, &o, 0);
     dataset_free(&ds);
 }
 
@@ -637,7 +688,7 @@ static void core_of_set(int k, const dataset *ds, double max, const engine_opts 
             /* the K nearest from the device's heaps against the host
              * sink's over the same join: the same lists, rounds and curve */
             dbscan_curve h;
-            CHECK_MSG(curve_env(engs[t], ds, m, max, o, "TCJOIN_CURVE_CORE", "join", &h) == 0, "%s",
+            CHECK_MSG(curve_route(engs[t], ds, m, max, o, R_CORE_SINK, SIZE_MAX, &h) == 0, "%s",
                       err_msg());
             CHECK_MSG(!h.core_device && h.knn == c.knn && c.knn > 0 && h.rounds == c.rounds,
                       "%s %s minpts %zu: host knn %zu rounds %d, device knn %zu rounds %d",
@@ -646,9 +697,8 @@ static void core_of_set(int k, const dataset *ds, double max, const engine_opts 
             dbscan_curve_free(&h);
             if (t == 0) { /* exact: the whole curve as from its k-distance */
                 dbscan_curve b;
-                setenv("TCJOIN_CURVE_CORE", "kdist", 1);
-                CHECK_MSG(curve("exact", ds, m, max, o, 0, &b) == 0, "%s", err_msg());
-                unsetenv("TCJOIN_CURVE_CORE");
+                CHECK_MSG(curve_route("exact", ds, m, max, o, R_CORE_KDIST, SIZE_MAX, &b) == 0,
+                          "%s", err_msg());
                 CHECK(!b.core_device);
                 CHECK_MSG(same_d(c.core2, b.core2, ds->n) && same_d(c.reach2, b.reach2, ds->n) &&
                               c.nedge == b.nedge && same_d(c.edge2, b.edge2, c.nedge),

@@ -15,8 +15,8 @@
  *  3. the device passes ran (the union pass's metric in the result) and
  *     the next run after a cancel goes on.
  *  4. the tensor-core rows' device passes (their PAIRS runs consumed on
- *     the device, kernels/kern_dbscan.cu, engine.cluster =
- *     engine_gpu_dbscan): fasted and fp8-e4m3 at d = 64,
+ *     the device, kernels/kern_dbscan.cu, engine.consume =
+ *     engine_gpu_consume, PAIRS_DBSCAN): fasted and fp8-e4m3 at d = 64,
  *     128 and 784 on blobs, uniform data, duplicates and a lattice whose
  *     neighbours are all exactly at eps equal dbscan_generic on the same
  *     row label for label (the same kernel's eps-graph through its PAIRS

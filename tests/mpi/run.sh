@@ -5,7 +5,10 @@
 # per-point counts file and curve CSV, pair files whose union is the
 # one-process pair set, and a log with one session and each join's ranks;
 # a rank failing in a run gives one line naming it and a failed run in
-# the log; a rank killed in a run leaves the run failed in the log.
+# the log; a rank killed in a run leaves the run failed in the log; a
+# stopped rank is named by the rank that waits for it, and the job goes on
+# when it is continued; Ctrl-C on rank 0 ends a job that a stopped rank
+# holds; an MPI error fails the run with its reason and ends the job.
 # Prints "ok - ", "not ok - " or "skip - " lines (tests/run.sh counts them).
 # usage: tests/mpi/run.sh BUILD
 set -u
@@ -24,9 +27,11 @@ fi
 # each MPI needs. MPICH's mpiexec takes neither.
 flags=""
 xenv="" # how an environment variable reaches every rank (MPICH: all do)
+xwait=""
 if mpirun --version 2>/dev/null | grep -q "Open MPI"; then
     flags="--oversubscribe"
     xenv="-x TCJOIN_MPI_FAULT"
+    xwait="-x TCJOIN_MPI_WAIT"
     [ "$(id -u)" -eq 0 ] && flags="$flags --allow-run-as-root"
     # No network probing in a container: shared memory and loopback.
     export OMPI_MCA_btl="self,vader,tcp" OMPI_MCA_btl_tcp_if_include=lo \
@@ -64,6 +69,27 @@ norm() {
 }
 pairset() { # the pairs of u32 pair files as sorted text lines
     cat "$@" | od -An -tu4 -w8 -v | sort
+}
+# rank_pid WORD RANK: the pid of the tcjoin-mpi of that rank (its
+# environment says which: Open MPI, MPICH) whose arguments hold WORD.
+rank_pid() {
+    for p in $(ps -eo pid=,args= | awk '$2 ~ /tcjoin-mpi$/ {print $1}'); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+            grep -qx "OMPI_COMM_WORLD_RANK=$2\|PMI_RANK=$2"; then
+            case " $(ps -o args= -p "$p") " in *"$1"*) echo "$p" && return ;; esac
+        fi
+    done
+}
+# wait_for FILE PATTERN TENTHS: whether PATTERN shows in FILE within TENTHS
+# tenths of a second.
+wait_for() {
+    i=0
+    while [ "$i" -lt "$3" ]; do
+        grep -q "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
 }
 
 mkdir "$tmp/one"
@@ -194,12 +220,7 @@ rank0=""
 i=0
 while [ $i -lt 300 ] && ! grep -q '^eps 3' "$d/out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 sleep 1
-# Rank 0: the tcjoin-mpi whose environment says so (Open MPI, MPICH).
-for p in $(ps -eo pid=,args= | awk '$2 ~ /tcjoin-mpi$/ {print $1}'); do
-    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0\|PMI_RANK=0'; then
-        case " $(ps -o args= -p "$p") " in *"$d"*|*log.db*) rank0=$p ;; esac
-    fi
-done
+rank0=$(rank_pid log.db 0)
 t0=$(date +%s)
 [ -n "$rank0" ] && kill -INT "$rank0"
 wait $job
@@ -248,3 +269,124 @@ if [ $rc -eq 1 ] && [ "$(grep -c 'error: rank 1 (.*): p.bin.1: exists' "$d/err")
 else
     notok "a rank failing before the run: exit $rc" "$d/out" "$d/err" "$d/failed"
 fi
+
+# A rank stopped in a run (SIGSTOP): the rank that waits for it names it
+# in one line once the wait's bound (TCJOIN_MPI_WAIT, 30 s by default;
+# 2 s here) has passed, and keeps waiting; continued (SIGCONT), the rank
+# finishes its range and the run gives one process's pairs.
+d="$tmp/stop"
+mkdir "$d"
+join='gen uniform n=30000 d=32 seed=3; eps 2'
+want=$(cd "$d" && "$build/tcjoin" --db one.db -e "$join; run cpu" 2>&1 | grep '^  pairs ')
+# shellcheck disable=SC2086
+(cd "$d" && TCJOIN_MPI_WAIT=2 exec timeout -k 5 90 mpirun $flags $xwait -np 3 \
+    "$build/tcjoin-mpi" --db "$d/log.db" -e "set threads 1; $join; run cpu" >out 2>err) &
+job=$!
+wait_for "$d/out" '^eps 2' 300 && sleep 0.5
+rank2=$(rank_pid "$d/" 2)
+[ -n "$rank2" ] && kill -STOP "$rank2"
+t0=$(date +%s)
+said=0
+wait_for "$d/err" 'waits for rank 2' 300 && said=1
+dt=$(($(date +%s) - t0))
+sleep 1
+[ -n "$rank2" ] && kill -CONT "$rank2"
+wait $job
+rc=$?
+if [ -n "$rank2" ] && [ $said -eq 1 ] &&
+    [ "$(grep -c '^tcjoin-mpi: rank 0 waits for rank 2 (no answer for .* s; stopped or lost?)$' "$d/err")" -eq 1 ] &&
+    [ "$(grep -c 'waits for' "$d/err")" -eq 1 ]; then
+    ok "a stopped rank: rank 0 names rank 2 in one line (${dt}s after the stop)"
+else
+    notok "a stopped rank: pid '$rank2', no line naming it within 30 s" "$d/out" "$d/err"
+fi
+if [ $rc -eq 0 ] && [ -n "$want" ] && [ "$(grep '^  pairs ' "$d/out")" = "$want" ]; then
+    ok "a stopped rank continued: the job ends, one process's pairs"
+else
+    notok "a stopped rank continued: exit $rc, want '$want'" "$d/out" "$d/err"
+fi
+
+# Rank 0 stopped: rank 1 (and it alone) says so.
+d="$tmp/stop0"
+mkdir "$d"
+# shellcheck disable=SC2086
+(cd "$d" && TCJOIN_MPI_WAIT=2 exec timeout -k 5 90 mpirun $flags $xwait -np 3 \
+    "$build/tcjoin-mpi" --db "$d/log.db" -e "set threads 1; $join; run cpu" >out 2>err) &
+job=$!
+wait_for "$d/out" '^eps 2' 300 && sleep 0.5
+rank0=$(rank_pid "$d/" 0)
+[ -n "$rank0" ] && kill -STOP "$rank0"
+said=0
+wait_for "$d/err" 'waits for rank 0' 300 && said=1
+sleep 1
+[ -n "$rank0" ] && kill -CONT "$rank0"
+wait $job
+rc=$?
+if [ -n "$rank0" ] && [ $said -eq 1 ] && [ $rc -eq 0 ] &&
+    [ "$(grep -c '^tcjoin-mpi: rank 1 waits for rank 0 (no answer for .* s; stopped or lost?)$' "$d/err")" -eq 1 ] &&
+    [ "$(grep -c 'waits for' "$d/err")" -eq 1 ] && [ "$(grep '^  pairs ' "$d/out")" = "$want" ]; then
+    ok "rank 0 stopped: one line from rank 1 naming it; continued, the job ends with the pairs"
+else
+    notok "rank 0 stopped: pid '$rank0', exit $rc" "$d/out" "$d/err"
+fi
+
+# A stopped rank, then Ctrl-C on rank 0 (the bound left at 30 s): rank 0
+# gives the stopped rank 2 s, says in one line that it ends the job, and
+# the job ends; the log keeps the run before, and the run in flight as
+# cancelled.
+d="$tmp/stopint"
+mkdir "$d"
+# shellcheck disable=SC2086
+(cd "$d" && exec timeout -k 5 60 mpirun $flags -np 3 "$build/tcjoin-mpi" --db "$d/log.db" \
+    -e "gen uniform n=2000 d=8 seed=3; eps 0.3; run cpu; set threads 1; $join; run cpu" \
+    >out 2>err) &
+job=$!
+wait_for "$d/out" '^eps 2' 300 && sleep 0.5
+rank0=$(rank_pid "$d/" 0)
+rank2=$(rank_pid "$d/" 2)
+[ -n "$rank2" ] && kill -STOP "$rank2"
+sleep 0.5
+t0=$(date +%s)
+[ -n "$rank0" ] && kill -INT "$rank0"
+wait $job
+rc=$?
+dt=$(($(date +%s) - t0))
+[ -n "$rank2" ] && kill -CONT "$rank2" 2>/dev/null
+"$fdb" failed "$d/log.db" >"$d/failed" 2>&1
+if [ -n "$rank0" ] && [ -n "$rank2" ] && [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $dt -le 10 ] &&
+    [ "$(grep -c '^tcjoin-mpi: ' "$d/err")" -eq 1 ] &&
+    grep -q '^tcjoin-mpi: no sign from rank 2 for .* after Ctrl-C (stopped or lost?): ending the job$' "$d/err" &&
+    [ "$("$fdb" count "$d/log.db" runs)" -eq 2 ] && grep -q '^-6|cancelled$' "$d/failed" &&
+    [ "$(wc -l <"$d/failed")" -eq 1 ]; then
+    ok "a stopped rank and Ctrl-C on rank 0: one line, the job ends in ${dt}s (exit $rc), the run before kept"
+else
+    notok "a stopped rank and Ctrl-C on rank 0: exit $rc after ${dt}s" "$d/out" "$d/err" "$d/failed"
+fi
+
+# An MPI call that fails (MPI's own error, TCJOIN_MPI_FAULT=RANK:mpi): on
+# rank 0 the run fails with MPI's reason in one line and is logged failed;
+# on rank 1 that rank says it in one line. The ranks cannot meet again, so
+# the job ends either way (MPI_Abort), within seconds.
+for r in 0 1; do
+    d="$tmp/mpierr$r"
+    mkdir "$d"
+    # shellcheck disable=SC2086
+    (cd "$d" && TCJOIN_MPI_FAULT=$r:mpi timeout -k 5 60 mpirun $flags $xenv -np 2 \
+        "$build/tcjoin-mpi" --db log.db -e 'gen uniform n=3000 d=8 seed=3; eps 0.3; run cpu; run cpu' \
+        >out 2>err)
+    rc=$?
+    "$fdb" failed "$d/log.db" >"$d/failed" 2>&1
+    if [ $r -eq 0 ]; then
+        line='^tcjoin: error: injected fault: MPI error: .* (the ranks cannot meet again)$'
+    else
+        line='^tcjoin-mpi: rank 1: injected fault: MPI error: .* (the ranks cannot meet again); ending the job$'
+    fi
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c "$line" "$d/err")" -eq 1 ] &&
+        [ "$(grep -c 'MPI error' "$d/err")" -eq 1 ] && ! grep -q '^  pairs' "$d/out" &&
+        [ "$("$fdb" count "$d/log.db" runs)" -le 1 ] &&
+        { [ $r -eq 1 ] || grep -q '^-2|injected fault: MPI error' "$d/failed"; }; then
+        ok "an MPI error on rank $r: one line with MPI's reason, the job ends (exit $rc)"
+    else
+        notok "an MPI error on rank $r: exit $rc" "$d/out" "$d/err" "$d/failed"
+    fi
+done

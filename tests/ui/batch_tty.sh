@@ -91,7 +91,7 @@ $t send-keys -t b -l "$long"
 $t send-keys -t b Enter
 wait_for 'cpu +[0-9]+% \[#* *\] [0-9.]+ %/s, [0-9]+ (s|min) left' 60
 $t send-keys -t b C-c
-wait_for 'run cpu cancelled' 30
+wait_for 'run cpu: cancelled' 30
 grep -q '%/s' "$screen" && fail "the progress line was not erased in the REPL"
 $t send-keys -t b -l "quit"
 $t send-keys -t b Enter

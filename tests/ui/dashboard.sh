@@ -328,8 +328,8 @@ wait_for 'queued 1: eps 0\.9' 10
 $t send-keys -t ui Escape
 wait_for 'cancelled' 10
 idle 10
-shows '│run cpu cancelled'
-hides 'error: run cpu cancelled'
+shows '│run cpu: cancelled'
+hides 'error: run cpu: cancelled'
 shows 'dropped what was typed ahead \(1 line\)'
 grep -Eq '│ +[0-9]+ cpu +0\.05 +cancelled' "$screen" || fail "the runs panel does not say cancelled"
 tail -n 1 "$screen" | grep -q 'eps=0.05\]> *$' || fail "the dropped eps 0.9 ran"

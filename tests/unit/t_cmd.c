@@ -167,7 +167,6 @@ TEST(parse_numbers)
     CHECK_EQ_INT(cmd_parse_size("2m", "n", &z), TCJ_EINVAL);
 }
 
-
 TEST(exec_errors_exact)
 {
     session s;
@@ -265,15 +264,15 @@ TEST(no_driver_message)
         dataset_free(&s.ds);
 }
 
-/* One wording for a cancellation: "NAME cancelled", never a bare one. */
+/* One wording for a cancellation: "NAME: cancelled", never a bare one. */
 TEST(cancel_wording)
 {
     char b[128];
-    CHECK(strcmp(cmd_cancel_text("sweep 64 use", "cancelled", b, sizeof b), "sweep cancelled") ==
+    CHECK(strcmp(cmd_cancel_text("sweep 64 use", "cancelled", b, sizeof b), "sweep: cancelled") ==
           0);
-    CHECK(strcmp(cmd_cancel_text("kdist 4", "cancelled", b, sizeof b), "kdist cancelled") == 0);
-    CHECK(strcmp(cmd_cancel_text("run cpu", "run cpu cancelled", b, sizeof b),
-                 "run cpu cancelled") == 0);
+    CHECK(strcmp(cmd_cancel_text("kdist 4", "cancelled", b, sizeof b), "kdist: cancelled") == 0);
+    CHECK(strcmp(cmd_cancel_text("run cpu", "run cpu: cancelled", b, sizeof b),
+                 "run cpu: cancelled") == 0);
 }
 
 /* help engines: every row's precision column starts where the others'

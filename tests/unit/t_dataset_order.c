@@ -29,7 +29,7 @@ TEST(listed_rows_first_then_the_others_in_order)
         memset(&ds, 0, sizeof ds);
         dataset_set_f64(&ds, x, n, d, type ? DTYPE_F32 : DTYPE_F64);
         const size_t first[] = {96, 0, 41, 40, 7}, m = 5;
-        size_t at[97];
+        uint32_t at[97];
         dataset g;
         CHECK(dataset_order_first(&ds, first, m, &g, at) == 0);
         CHECK(g.n == n && g.d == d && g.type == ds.type);

@@ -24,7 +24,8 @@
  *  7. the curve's forest against Kruskal's over every pair, for every
  *     route of its first round (the K nearest of the core join, K = 12,
  *     the k-distance route); and the routes agree value for value (the
- *     default, K = 12, 64, 8 and 0 against TCJOIN_CURVE_CORE=kdist). */
+ *     default, K = 12, 64, 8 and 0 against the core distances from the
+ *     k-distance: src/cluster/curve_plan.h). */
 #include "check.h"
 
 #include <math.h>
@@ -646,6 +647,12 @@ static void curve_vs_dbscan(const dbscan_curve *c, const dataset *ds, double eps
 
 /* The cpu engine's curve of ds, two threads, batches of batch pairs (many
  * sink calls): dbscan_curve_run's code. */
+/* The route the curve tests take (src/cluster/curve_plan.h): the K
+ * nearest memory allows the core join (SIZE_MAX: what this machine has),
+ * and the core distances from the k-distance instead of the join at max. */
+static size_t t_room = SIZE_MAX;
+static int t_kdist;
+
 static int curve_cpu(const dataset *ds, size_t minpts, double max, size_t batch, dbscan_curve *c)
 {
     engine_opts o;
@@ -653,7 +660,18 @@ static int curve_cpu(const dataset *ds, size_t minpts, double max, size_t batch,
     o.threads = 2;
     o.batch_pairs = batch;
     dbscan_curve_spec sp = {.ds = ds, .minpts = minpts, .max = max, .opts = &o};
-    return dbscan_curve_run(&engine_cpu, &sp, c);
+    curve_plan_in in;
+    curve_plan p;
+    dbscan_curve_plan_in(&engine_cpu, &sp, &in);
+    if (t_room != SIZE_MAX)
+        in.knn_room = t_room;
+    if (curve_plan_choose(&in, &p))
+        return TCJ_EUNSUP;
+    if (t_kdist && p.core != CURVE_CORE_NONE) {
+        p.core = CURVE_CORE_KDIST;
+        p.knn = 0;
+    }
+    return dbscan_curve_run_plan(&engine_cpu, &sp, &p, c);
 }
 
 static void check_curve(const dataset *ds, size_t minpts, double max, const char *what)
@@ -874,12 +892,12 @@ TEST(curve_forest_equals_kruskal)
     par_for_tests(0);
     /* the first round from each point's 12 nearest (more left to the
      * later joins), and a join of its own (the k-distance route) */
-    setenv("TCJOIN_CURVE_KNN", "12", 1);
+    t_room = 12;
     forests();
-    unsetenv("TCJOIN_CURVE_KNN");
-    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+    t_room = SIZE_MAX;
+    t_kdist = 1;
     forests();
-    unsetenv("TCJOIN_CURVE_CORE");
+    t_kdist = 0;
 }
 
 static int same_vals(const double *a, const double *b, size_t m)
@@ -890,32 +908,31 @@ static int same_vals(const double *a, const double *b, size_t m)
     return 1;
 }
 
-/* ds's curve by the route var=val (NULL: the default) against the
- * k-distance route's, every value: cpu's k-distances are the FP64 direct
- * form its join compares, so the core distances, and with them every
- * weight, are the same doubles whichever route gives them. want_knn: the
- * route kept each point's K nearest (the first round's lists). */
-static void route_vs_kdist(const dataset *ds, size_t minpts, double max, const char *var,
-                           const char *val, int want_knn, const char *what)
+/* ds's curve with room for `room` nearest a row (SIZE_MAX: what memory
+ * allows) against the k-distance route's, every value: cpu's k-distances
+ * are the FP64 direct form its join compares, so the core distances, and
+ * with them every weight, are the same doubles whichever route gives
+ * them. want_knn: the route kept each point's K nearest (the first
+ * round's lists). */
+static void route_vs_kdist(const dataset *ds, size_t minpts, double max, size_t room, int want_knn,
+                           const char *what)
 {
     dbscan_curve a, b;
-    if (var)
-        setenv(var, val, 1);
+    t_room = room;
     CHECK_MSG(curve_cpu(ds, minpts, max, 300, &a) == 0, "%s: %s", what, err_msg());
-    if (var)
-        unsetenv(var);
-    setenv("TCJOIN_CURVE_CORE", "kdist", 1);
+    t_room = SIZE_MAX;
+    t_kdist = 1;
     CHECK_MSG(curve_cpu(ds, minpts, max, 300, &b) == 0, "%s: %s", what, err_msg());
-    unsetenv("TCJOIN_CURVE_CORE");
-    CHECK_MSG((a.knn > 0) == want_knn && b.knn == 0, "%s minpts %zu %s=%s: knn %zu / %zu", what,
-              minpts, var ? var : "", val ? val : "", a.knn, b.knn);
+    t_kdist = 0;
+    CHECK_MSG((a.knn > 0) == want_knn && b.knn == 0, "%s minpts %zu room %zu: knn %zu / %zu", what,
+              minpts, room, a.knn, b.knn);
     CHECK_MSG(a.nedge == b.nedge && a.nbig == b.nbig &&
                   same_vals(a.edge2, b.edge2, a.nedge < b.nedge ? a.nedge : b.nedge) &&
                   same_vals(a.core2, b.core2, ds->n) && same_vals(a.reach2, b.reach2, ds->n) &&
                   same_vals(a.big_at, b.big_at, a.nbig < b.nbig ? a.nbig : b.nbig),
-              "%s minpts %zu %s=%s: the curve differs from the k-distance route's (edges %zu / "
+              "%s minpts %zu room %zu: the curve differs from the k-distance route's (edges %zu / "
               "%zu)",
-              what, minpts, var ? var : "", val ? val : "", a.nedge, b.nedge);
+              what, minpts, room, a.nedge, b.nedge);
     if (a.nbig == b.nbig) {
         int ok = 1;
         for (size_t k = 0; k < a.nbig; k++)
@@ -933,7 +950,7 @@ static void route_vs_kdist(const dataset *ds, size_t minpts, double max, const c
 /* The curve's routes agree value for value: the default (core distances
  * and each point's K nearest from the join at max through the host sink,
  * src/cluster/curve_knn.c), K = 12 and 64 and a K of 0 (none: the k-distance
- * route), against TCJOIN_CURVE_CORE=kdist; on blobs, uniform rows, an
+ * route), against the core distances from the k-distance; on blobs, uniform rows, an
  * integer grid (ties at every distance: at D_p too) and repeated rows
  * (zero distances), minPts 2, 5, 12. */
 TEST(curve_routes_agree)
@@ -958,13 +975,13 @@ TEST(curve_routes_agree)
     const char *names[4] = {"blobs", "uniform", "grid", "repeated"};
     for (int t = 0; t < 4; t++)
         for (size_t m = 2; m <= 12; m += m == 2 ? 3 : 7) {
-            route_vs_kdist(&sets[t], m, maxs[t], NULL, NULL, 1, names[t]);
-            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "12", 1, names[t]);
-            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "64", 1, names[t]);
-            route_vs_kdist(&sets[t], m, maxs[t], "TCJOIN_CURVE_KNN", "0", 0, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], SIZE_MAX, 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], 12, 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], 64, 1, names[t]);
+            route_vs_kdist(&sets[t], m, maxs[t], 0, 0, names[t]);
         }
     /* K below the core rank: no lists (minPts 12, K 8) */
-    route_vs_kdist(&sets[0], 12, maxs[0], "TCJOIN_CURVE_KNN", "8", 0, "blobs K 8");
+    route_vs_kdist(&sets[0], 12, maxs[0], 8, 0, "blobs K 8");
     for (int t = 0; t < 4; t++)
         free(sets[t].v);
 }

@@ -5,7 +5,8 @@
  * FP64, direct (a-b)^2 form in dimension order, sorted, the K-th of the
  * other rows), over blocks of a few rows and one block, query slices,
  * ties, duplicates and an outlier; good estimates take at most two rounds
- * (radii) a block. */
+ * (radii) a block; and kdist_run refines the estimates of an entry that
+ * returns ENGINE_ESTIMATE. */
 #include "check.h"
 
 #include <math.h>
@@ -238,4 +239,68 @@ TEST(good_estimates_take_at_most_two_rounds_a_block)
     CHECK_MSG(joins == 1, "%g rounds for one block sorted", joins);
     kdist_refine_sort_min_for_tests(0);
     dataset_free(&a);
+}
+
+/* A row whose kdist entry gives estimates (cpu's k-distances, each scaled
+ * by a factor from 1/2 to 2) and returns ENGINE_ESTIMATE, as exact does
+ * off its grid: kdist_run refines them with the row's joins (cpu's) to
+ * cpu's own k-distances, bit for bit; the record keeps the estimate's
+ * phase first and its metric after the refinement's. */
+static int est_calls;
+static int est_kdist(const kdist_spec *s, join_result *r)
+{
+    est_calls++;
+    join_result cr;
+    memset(&cr, 0, sizeof cr);
+    int rc = engine_cpu.kdist(s, &cr);
+    if (rc)
+        return rc;
+    for (size_t q = s->q0; q < s->q1; q++)
+        s->out[q - s->q0] *= 0.5 + 1.5 * (double)((q * 7919) % 101) / 100.0;
+    join_result_phase(r, "estimate", cr.seconds);
+    r->kernel_seconds += 0.25;
+    join_result_metric(r, "estimate_s", cr.seconds, "s");
+    return ENGINE_ESTIMATE;
+}
+
+static void check_estimate_row(const engine *row, const dataset *ds, int k, size_t q0, size_t q1)
+{
+    const size_t nq = q1 - q0;
+    double *want = malloc(nq * sizeof *want), *out = malloc(nq * sizeof *out);
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    kdist_spec s = {.ds = ds, .q0 = q0, .q1 = q1, .k = k, .opts = &o, .out = want};
+    join_result res;
+    CHECK_EQ_INT(kdist_run(&engine_cpu, &s, &res), 0);
+    s.out = out;
+    est_calls = 0;
+    const int rc = kdist_run(row, &s, &res);
+    CHECK_MSG(rc == 0, "K=%d rows [%zu, %zu): rc %d %s", k, q0, q1, rc, err_msg());
+    CHECK_EQ_INT(est_calls, 1);
+    size_t bad = 0;
+    for (size_t i = 0; i < nq; i++)
+        bad += memcmp(&out[i], &want[i], sizeof *out) != 0;
+    CHECK_MSG(bad == 0, "K=%d rows [%zu, %zu): %zu rows differ from cpu's", k, q0, q1, bad);
+    CHECK(res.nphase >= 2 && strcmp(res.phase[0].name, "estimate") == 0);
+    CHECK(join_result_metric_value(&res, "refine_joins") >= 1);
+    CHECK(res.nmetric >= 4 && strcmp(res.metric[res.nmetric - 1].name, "estimate_s") == 0);
+    CHECK(res.kernel_seconds >= 0.25);
+    CHECK(res.seconds > 0 && strstr(res.variant, "refined") != NULL);
+    free(want);
+    free(out);
+}
+
+TEST(kdist_run_refines_an_entry_s_estimates)
+{
+    static engine row;
+    row = engine_cpu;
+    row.name = "cpu-estimates";
+    row.kdist = est_kdist;
+    dataset a = make(300, 6, 0, 1, 8), b = make(200, 3, 4, 0, 9);
+    check_estimate_row(&row, &a, 5, 0, a.n);
+    check_estimate_row(&row, &a, 1, 40, 97);
+    check_estimate_row(&row, &b, 12, 0, b.n);
+    dataset_free(&a);
+    dataset_free(&b);
 }

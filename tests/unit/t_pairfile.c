@@ -2,11 +2,16 @@
  * src/ofile.c's ofile_write): a file of many chunks and several write-back
  * spans, fed in batches whose sizes share no factor with the chunk, reads
  * back pair for pair; ofile_write after ofile_stream keeps the order; a
- * failed write names the file. The expected records are computed here from
+ * failed write names the file; a FIFO's waits end at the cancel flag and
+ * its reader going away is said so. The expected records are computed here from
  * the pair numbers, independently of the writer. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "engine.h"
@@ -158,4 +163,104 @@ TEST(pairfile_write_error_names_the_file)
     ofile_abort(o);
     CHECK_EQ_INT(write_pairs("/dev/full", SINK_U32, 10, 10), TCJ_EIO);
     CHECK_STR_CONTAINS(err_msg(), "/dev/full");
+}
+
+/* A FIFO at tmp_path(name), made anew; NULL when none can be made here. */
+static const char *fifo_path(const char *name)
+{
+    const char *p = tmp_path(name);
+    remove(p);
+    return mkfifo(p, 0600) == 0 ? p : NULL;
+}
+
+/* A FIFO nobody opens: the open waits for a reader until the cancel flag
+ * is set, then gives the bare cancel the command names. */
+TEST(ofile_fifo_without_reader_ends_at_cancel)
+{
+    const char *p = fifo_path("noreader.fifo");
+    if (!p)
+        t_skip("skipped: cannot make a FIFO here");
+    static volatile int cancel = 1;
+    ofile_set_cancel(&cancel);
+    ofile *o = NULL;
+    int rc = ofile_open(p, 0, NULL, &o);
+    ofile_set_cancel(NULL);
+    CHECK_EQ_INT(rc, TCJ_ECANCEL);
+    CHECK(o == NULL);
+    CHECK(strcmp(err_msg(), ERR_CANCELLED) == 0);
+    remove(p);
+}
+
+/* A reader that opened the FIFO and reads nothing: once the pipe is full
+ * the write waits, and the cancel flag ends it, through ofile_write and
+ * through the stream (ofile_commit says it). */
+TEST(ofile_fifo_stalled_reader_ends_at_cancel)
+{
+    const char *p = fifo_path("stalled.fifo");
+    if (!p)
+        t_skip("skipped: cannot make a FIFO here");
+    int rd = open(p, O_RDONLY | O_NONBLOCK);
+    CHECK(rd >= 0);
+    static volatile int cancel;
+    cancel = 0;
+    ofile_set_cancel(&cancel);
+    size_t n = 4u << 20; /* far more than a pipe holds */
+    char *buf = xcalloc(n, 1);
+    ofile *o = NULL;
+    CHECK_EQ_INT(ofile_open(p, 0, NULL, &o), 0);
+    cancel = 1;
+    int rc = ofile_write(o, buf, n);
+    ofile_abort(o);
+    CHECK_EQ_INT(rc, TCJ_ECANCEL);
+    CHECK(strcmp(err_msg(), ERR_CANCELLED) == 0);
+
+    cancel = 0;
+    CHECK_EQ_INT(ofile_open(p, 0, NULL, &o), 0);
+    FILE *f = ofile_stream(o);
+    CHECK(f != NULL);
+    cancel = 1;
+    fwrite(buf, 1, n, f);
+    rc = ofile_commit(o);
+    ofile_set_cancel(NULL);
+    free(buf);
+    close(rd);
+    CHECK_EQ_INT(rc, TCJ_ECANCEL);
+    remove(p);
+}
+
+/* The reader went away: with SIGPIPE ignored (as tcjoin does), one error
+ * naming the file, from ofile_write, from the stream's writer
+ * (ofile_failure) and from ofile_commit. */
+TEST(ofile_fifo_reader_gone_names_the_file)
+{
+    const char *p = fifo_path("gone.fifo");
+    if (!p)
+        t_skip("skipped: cannot make a FIFO here");
+    void (*was)(int) = signal(SIGPIPE, SIG_IGN);
+    char want[600];
+    snprintf(want, sizeof want, "%s: the reader closed the pipe", p);
+    int rd = open(p, O_RDONLY | O_NONBLOCK);
+    CHECK(rd >= 0);
+    ofile *o = NULL;
+    CHECK_EQ_INT(ofile_open(p, 0, NULL, &o), 0);
+    close(rd);
+    CHECK_EQ_INT(ofile_write(o, "abc", 3), TCJ_EIO);
+    CHECK(strcmp(err_msg(), want) == 0);
+    ofile_abort(o);
+
+    rd = open(p, O_RDONLY | O_NONBLOCK);
+    CHECK(rd >= 0);
+    CHECK_EQ_INT(ofile_open(p, 0, NULL, &o), 0);
+    close(rd);
+    FILE *f = ofile_stream(o);
+    CHECK(f != NULL);
+    fputs("abc", f);
+    CHECK(fflush(f) == EOF);
+    CHECK_EQ_INT(ofile_failure(o, err_set(TCJ_EIO, "a writer's own message")), TCJ_EIO);
+    CHECK(strcmp(err_msg(), want) == 0);
+    err_clear();
+    CHECK_EQ_INT(ofile_commit(o), TCJ_EIO);
+    CHECK(strcmp(err_msg(), want) == 0);
+    signal(SIGPIPE, was);
+    remove(p);
 }

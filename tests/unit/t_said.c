@@ -33,7 +33,6 @@
 #include "settings.h"
 #include "session_capture.h"
 
-
 static void end_session(session *s)
 {
     if (s->have_ds)

@@ -1,0 +1,142 @@
+/* The rows a later join of DBSCAN's curve must query
+ * (src/cluster/curve_later.h). */
+#include "curve_later.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "par.h"
+
+typedef curve_edge cv_edge; /* a < b */
+
+/* curve_later_rows's loops but the sizes' on the cores (par_for's fixed
+ * ranges, so the rows come in ascending order, as on one thread): five
+ * loops over 10^6 rows took 30-37 ms on one core of the H200 host. */
+typedef struct cv_later {
+    const uint32_t *comp, *part;
+    const cv_edge *bound;
+    const double *core;
+    uint32_t *first, big;
+    uint8_t *mixed, *open;
+    int any; /* some part holds two open components */
+    size_t *rows;
+    size_t at[PAR_MAX_THREADS];
+} cv_later;
+
+/* Row i core within max and its component open by its lists. */
+static inline int later_in(const cv_later *x, size_t i)
+{
+    return x->core[i] != INFINITY && x->bound[x->comp[i]].w != INFINITY;
+}
+
+/* The parts holding rows of two open components (mixed): the first
+ * component a part meets taken by compare-and-swap, any other marks it. */
+static void later_parts(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_later *x = ctx;
+    for (size_t i = a; i < b; i++) {
+        if (!later_in(x, i))
+            continue;
+        const uint32_t p = x->part[i], r = x->comp[i];
+        uint32_t f = __atomic_load_n(&x->first[p], __ATOMIC_RELAXED);
+        if (f == UINT32_MAX) {
+            if (__atomic_compare_exchange_n(&x->first[p], &f, r, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                continue;
+        }
+        if (f != r && !__atomic_load_n(&x->mixed[p], __ATOMIC_RELAXED)) {
+            __atomic_store_n(&x->mixed[p], 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&x->any, 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+static void later_open(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    cv_later *x = ctx;
+    for (size_t i = a; i < b; i++)
+        if (later_in(x, i) && x->mixed[x->part[i]] &&
+            !__atomic_load_n(&x->open[x->comp[i]], __ATOMIC_RELAXED))
+            __atomic_store_n(&x->open[x->comp[i]], 1, __ATOMIC_RELAXED);
+}
+
+static void later_count(void *ctx, int t, size_t a, size_t b)
+{
+    cv_later *x = ctx;
+    size_t m = 0;
+    for (size_t i = a; i < b; i++)
+        m += x->open[x->comp[i]] && x->comp[i] != x->big;
+    x->at[t] = m;
+}
+
+static void later_fill(void *ctx, int t, size_t a, size_t b)
+{
+    cv_later *x = ctx;
+    size_t m = x->at[t];
+    for (size_t i = a; i < b; i++)
+        if (x->open[x->comp[i]] && x->comp[i] != x->big)
+            x->rows[m++] = i;
+}
+
+/* The rows a later join must query, into rows (their count returned):
+ * the members of the components still open (curve_merging_run: a member's
+ * full list all inside, bound[root] set) but the largest of them. Every
+ * edge that leaves an open component ends in another open one (one with
+ * a known edge out would have been merged), so these rows meet every
+ * edge that leaves any of them; none: no component has an edge left.
+ * At 10^6 x 128 the join after the first was a whole join at max that
+ * mostly found nothing.
+ *
+ * A component open by its lists is closed too when, in each part (part[i],
+ * the core join's: src/engine.h) it meets, every point core within max is
+ * in it or in a component closed already: an edge of weight at most max
+ * joins two such points (w >= both core distances) of one part, and a
+ * closed component has no edge out, so none ends there either. With
+ * exact's cluster cut the clusters of a clustered set close so where
+ * their members' lists (each point's 64 nearest) could not prove it: the
+ * join that proved it on gauss 10^6 x 128 queried 664,106 rows. An edge
+ * out of an open component ends in an open one whose part holds both,
+ * which is then open too, so the largest may still be left out. */
+size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double *core,
+                        const uint32_t *part, size_t n, size_t *rows)
+{
+    /* every loop weighs PAR_WEIGHT_RANDOM (the components' bounds read at
+     * random: the first took 0.3-0.4 ms over 60,000 rows on one core of
+     * the H200 host); later_count and later_fill split alike (offsets) */
+    cv_later x = {.comp = comp, .part = part, .bound = bound, .core = core, .rows = rows};
+    x.first = xmalloc(n * sizeof *x.first);
+    x.mixed = xcalloc(n, 1);
+    memset(x.first, 0xff, n * sizeof *x.first);
+    int nt;
+    par_for(n, PAR_WEIGHT_RANDOM, later_parts, &x, &nt);
+    /* No part holds two open components: none is left open (a cut's
+     * clusters, each its own part): the passes below spared (0.5 ms at
+     * 60,000 points on the H200 host). */
+    if (!x.any) {
+        free(x.first);
+        free(x.mixed);
+        return 0;
+    }
+    uint32_t *size = xcalloc(n, sizeof *size);
+    x.open = xcalloc(n, 1);
+    par_for(n, PAR_WEIGHT_RANDOM, later_open, &x, &nt);
+    /* the largest open component: the first to reach the greatest size
+     * in row order (one thread) */
+    size_t big = n;
+    for (size_t i = 0; i < n; i++)
+        if (x.open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
+            big = comp[i];
+    x.big = big < n ? (uint32_t)big : UINT32_MAX;
+    par_for(n, PAR_WEIGHT_RANDOM, later_count, &x, &nt);
+    const size_t m = par_offsets(x.at, nt);
+    par_for(n, PAR_WEIGHT_RANDOM, later_fill, &x, &nt);
+    free(size);
+    free(x.first);
+    free(x.mixed);
+    free(x.open);
+    return m;
+}

@@ -1,0 +1,18 @@
+/* Which rows a later Boruvka join of DBSCAN's curve queries
+ * (src/cluster/dbscan_curve.c): the members of the components the lists
+ * left open (bound[root] set), but the largest of them, and none of a
+ * component closed by the core join's parts (part: each row's). Their
+ * count returned, the rows in rows (n room) ascending; 0: no component
+ * has an edge left. The reasoning: src/cluster/curve_later.c. */
+#ifndef TCJ_CURVE_LATER_H
+#define TCJ_CURVE_LATER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster_types.h"
+
+size_t curve_later_rows(const uint32_t *comp, const curve_edge *bound, const double *core,
+                        const uint32_t *part, size_t n, size_t *rows);
+
+#endif
