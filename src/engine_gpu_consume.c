@@ -66,6 +66,7 @@ static int consume_curve(const join_spec *s, pair_consumer *c, join_result *res,
     curve_merge *m = c->use == PAIRS_CURVE_CORE ? c->core->merge : c->round->merge;
     const int krc = c->use == PAIRS_CURVE_CORE ? kern_curve_core(fn, a, c->core, &r)
                                                : kern_curve_round(fn, a, c->round, &r);
+    kern_trace_mark("gpu consume: curve run");
     if (krc && m)
         m->done = m->finished = 0;
     if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the sink */
@@ -76,6 +77,7 @@ static int consume_curve(const join_spec *s, pair_consumer *c, join_result *res,
     engine_gpu_timing(&r, s->ds, NULL, res);
     snprintf(res->variant, sizeof res->variant, "%.90s", r.variant);
     engine_gpu_metrics(s->engine, a, &r, x, 1, res);
+    kern_trace_mark("gpu consume: record");
     return engine_gpu_error(s->engine->name, krc);
 }
 

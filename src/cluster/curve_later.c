@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "kernels.h"
 #include "par.h"
 
 typedef curve_edge cv_edge; /* a < b */
@@ -112,7 +113,9 @@ size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double
     x.mixed = xcalloc(n, 1);
     memset(x.first, 0xff, n * sizeof *x.first);
     int nt;
+    kern_trace_mark("later rows: arrays");
     par_for(n, PAR_WEIGHT_RANDOM, later_parts, &x, &nt);
+    kern_trace_mark("later rows: parts");
     /* No part holds two open components: none is left open (a cut's
      * clusters, each its own part): the passes below spared (0.5 ms at
      * 60,000 points on the H200 host). */
@@ -124,6 +127,7 @@ size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double
     uint32_t *size = xcalloc(n, sizeof *size);
     x.open = xcalloc(n, 1);
     par_for(n, PAR_WEIGHT_RANDOM, later_open, &x, &nt);
+    kern_trace_mark("later rows: open");
     /* the largest open component: the first to reach the greatest size
      * in row order (one thread) */
     size_t big = n;
@@ -131,6 +135,7 @@ size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double
         if (x.open[comp[i]] && ++size[comp[i]] > (big < n ? size[big] : 0))
             big = comp[i];
     x.big = big < n ? (uint32_t)big : UINT32_MAX;
+    kern_trace_mark("later rows: largest");
     par_for(n, PAR_WEIGHT_RANDOM, later_count, &x, &nt);
     const size_t m = par_offsets(x.at, nt);
     par_for(n, PAR_WEIGHT_RANDOM, later_fill, &x, &nt);

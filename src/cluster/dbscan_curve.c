@@ -77,7 +77,33 @@ typedef struct cv_run {
     curve_merge cm;   /* the merging where the lists are */
     curve_end end;
     double tr_mark, tr_rows, tr_join; /* the trace's times */
+    double t_full; /* the last join over every row: its seconds (the core step's at first) */
 } cv_run;
+
+/* What a later join over a reordered copy of the rows pays before its
+ * kernels, a byte of the dataset: the copy, and on the GPU exact's scan
+ * of it, its upload and conversion (measured on the H200 host: 6.3 ms for
+ * sift5k's 2.56 MB, 5 ms for letter's 2.56 MB, each over 0.07-0.3 ms of
+ * kernels). */
+#define CV_REORDER_S_PER_BYTE 2.5e-9
+
+/* Whether a later join over m of the n rows takes a copy with them first
+ * (curve_later_rows) rather than every row of the dataset as it is: where
+ * they are at most half the rows and what the smaller join saves of the
+ * last whole one (its time in proportion to the rows left out) exceeds
+ * the copy's cost. Either way the same edges are found (a whole join
+ * offers every pair, the lists keep the same least edges), so the curve
+ * is the same; only the time differs. Where the core join was cut (parts),
+ * a whole join is cut too and costs about its COUNT over the cut (0.12 s
+ * on gauss 10^6 x 128): a join of fewer rows is not (0.7 s for 241,878
+ * rows, and 0.3 s to copy them first). */
+static int cv_reorder_pays(const cv_run *r, size_t m)
+{
+    if (r->cut || 2 * m > r->n)
+        return 0;
+    const double saving = r->t_full * (1.0 - (double)m / (double)r->n);
+    return !(r->t_full > 0) || saving > CV_REORDER_S_PER_BYTE * (double)dataset_bytes(r->spec->ds);
+}
 
 /* Whether another join is needed after a merging that left open
  * components open: two or more. An edge that leaves an open component
@@ -247,11 +273,7 @@ static int cv_round(cv_run *r, int *more)
                     n);
         if (m == 0)
             return 0;
-        /* Where the core join was cut (parts), a whole join is cut too and
-         * costs about its COUNT over the cut (0.12 s on gauss 10^6 x 128):
-         * a join of fewer rows is not (0.7 s for 241,878 rows, and 0.3 s to
-         * copy them first). */
-        if (!r->cut && 2 * m <= n && dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
+        if (cv_reorder_pays(r, m) && dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
             reordered = 1;
             js.ds = &g;
             js.q1 = m;
@@ -273,6 +295,9 @@ static int cv_round(cv_run *r, int *more)
     r->tr_rows += tj - r->tr_mark;
     int rc = cv_join(r, &js, &io, &on_device);
     r->tr_join += engine_now() - tj;
+    if (!reordered)
+        r->t_full = engine_now() - tj;
+    kern_trace_mark("curve: join");
     if (reordered)
         dataset_order_free(&g);
     if (rc)
@@ -285,6 +310,7 @@ static int cv_round(cv_run *r, int *more)
     r->sink.reach2 = NULL;
     /* the join's own round and as many more as the lists prove */
     *more = cv_more(cv_merge(r, NULL));
+    kern_trace_mark("curve: merged");
     r->tr_mark = engine_now();
     return 0;
 }
@@ -379,7 +405,7 @@ int dbscan_curve_run_plan(const engine *e, const dbscan_curve_spec *spec, const 
     if (p->core != CURVE_CORE_NONE)
         rc = curve_core_run(e, spec, p, r.core, r.list, r.reach, r.kb, r.part,
                             p->merge_device ? &r.cm : NULL, c);
-    c->kdist_seconds = engine_now() - t0;
+    c->kdist_seconds = r.t_full = engine_now() - t0;
     const double t1 = r.tr_mark = engine_now();
     if (rc == 0 && r.cm.finished) { /* the curve ended on the device with its first round */
         r.nf = r.cm.nf;
