@@ -115,6 +115,19 @@ static int run_pass(const dbscan_spec *spec, dbscan_result *res, int pass, join_
     return engine_run(spec->engine, js, &res->pass[pass]);
 }
 
+/* A PAIRS pass whose pairs go to put (ctx); share: under several ranks
+ * each rank's sink takes its share of the pairs only. */
+static int pairs_pass(const dbscan_spec *spec, dbscan_result *res, int pass,
+                      int (*put)(void *ctx, const pair_batch *b), void *ctx, int share)
+{
+    join_spec js;
+    memset(&js, 0, sizeof js);
+    js.mode = JOIN_PAIRS;
+    js.sink = (pair_sink){put, ctx};
+    js.sink_rank_share = share;
+    return run_pass(spec, res, pass, &js);
+}
+
 /* Pass 1: per-point counts through spec->engine's run (PERPOINT),
  * spec->core[i] = count >= minpts (core must be set); the number of core
  * points in *ncore. */
@@ -372,12 +385,7 @@ int dbscan_generic(const dbscan_spec *spec, dbscan_result *res)
     if (!kc.counts)
         return TCJ_ENOMEM;
     pthread_mutex_init(&kc.mu, NULL);
-    join_spec js;
-    memset(&js, 0, sizeof js);
-    js.mode = JOIN_PAIRS;
-    js.sink = (pair_sink){keep_put, &kc};
-    js.sink_rank_share = ranks;
-    int rc = run_pass(spec, res, DBSCAN_PASS_CORE, &js);
+    int rc = pairs_pass(spec, res, DBSCAN_PASS_CORE, keep_put, &kc, ranks);
     pthread_mutex_destroy(&kc.mu);
     if (!rc)
         rc = ranks_sum_u64(kc.counts, n);
@@ -422,7 +430,6 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
     int32_t *lab = spec->labels;
     int rc = 0;
     double t0;
-    join_spec js;
 
     /* Pass 2: core-core edges into the union-find. One core point is its
      * own cluster and needs no pairs. */
@@ -434,11 +441,7 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
         parent[i] = (uint32_t)i;
     db_ctx ctx = {core, parent, lab};
     if (ncore > 1) {
-        memset(&js, 0, sizeof js);
-        js.mode = JOIN_PAIRS;
-        js.sink = (pair_sink){union_put, &ctx};
-        js.sink_rank_share = ranks;
-        rc = run_pass(spec, res, DBSCAN_PASS_UNION, &js);
+        rc = pairs_pass(spec, res, DBSCAN_PASS_UNION, union_put, &ctx, ranks);
         /* Every rank reaches this with the same rc and ncore (the shared
          * run's outcome and the reduced counts): the merge is collective. */
         if (!rc)
@@ -455,11 +458,7 @@ static int dbscan_generic_links(const dbscan_spec *spec, dbscan_result *res, siz
      * points. */
     t0 = engine_now();
     if (ncore > 0 && ncore < n) {
-        memset(&js, 0, sizeof js);
-        js.mode = JOIN_PAIRS;
-        js.sink = (pair_sink){border_put, &ctx};
-        js.sink_rank_share = ranks;
-        rc = run_pass(spec, res, DBSCAN_PASS_BORDER, &js);
+        rc = pairs_pass(spec, res, DBSCAN_PASS_BORDER, border_put, &ctx, ranks);
         /* Core rows hold the same number on every rank; a non-core row
          * the smallest its rank's pairs gave (INT32_MAX: none). */
         if (!rc)

@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 command -v timeout >/dev/null 2>&1 || { echo "skipped: no timeout(1)"; exit 77; }
 mkfifo "$tmp/p" 2>/dev/null || { echo "skipped: cannot make a FIFO here"; exit 77; }
 fail=0
+. "$(dirname "$0")/ready_wait.inc"
 
 # cancel [--json] CMD: gen, eps and a run, then ready.csv, then CMD; SIGINT
 # once CMD waits on the FIFO, through timeout --foreground (without it the
@@ -26,12 +27,7 @@ cancel() {
         -e "gen uniform n=500 d=4 seed=1; eps 0.3; run cpu; export runs csv $tmp/ready.csv force; $1" \
         >"$tmp/out" 2>"$tmp/err" &
     pid=$!
-    n=0
-    until [ -f "$tmp/ready.csv" ] || [ $n -ge 200 ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    sleep 1
+    wait_ready
     kill -INT "$pid"
     wait "$pid"
     status=$?

@@ -17,6 +17,7 @@ trap '[ -n "$reader" ] && kill "$reader" 2>/dev/null; rm -rf "$tmp"' EXIT
 command -v timeout >/dev/null 2>&1 || { echo "skipped: no timeout(1)"; exit 77; }
 mkfifo "$tmp/p" 2>/dev/null || { echo "skipped: cannot make a FIFO here"; exit 77; }
 fail=0
+. "$(dirname "$0")/ready_wait.inc"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # interrupt CMDS: run the commands in the background, wait until ready.csv
@@ -28,12 +29,7 @@ interrupt() {
     rm -f "$tmp/ready.csv"
     timeout --foreground -s KILL 30 "$bin" --db "$tmp/s.db" -e "$1" >"$tmp/out" 2>"$tmp/err" &
     pid=$!
-    n=0
-    until [ -f "$tmp/ready.csv" ] || [ $n -ge 200 ]; do
-        sleep 0.05
-        n=$((n + 1))
-    done
-    sleep 1
+    wait_ready
     t0=$(now_ms)
     kill -INT "$pid"
     wait "$pid"
