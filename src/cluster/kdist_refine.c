@@ -117,6 +117,7 @@ typedef struct kr_run {
      * range ends at a factor of 2 either way. */
     int sorted;
     double split;
+    double step; /* the least margin after the first round: 2^(4/d) - 1 */
 } kr_run;
 
 /* Known rows a range of unknown ones may take in between: where a join
@@ -234,10 +235,13 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
          * starts a range of its own: the known rows of a range pay its
          * radius in pairs, which grow as its power d / 2. A range's
          * estimates grow as the round's radius does, so that every row's
-         * radius grows from round to round. */
-        if (round == 1)
+         * radius grows from round to round: from the first round that
+         * took the estimates (the first in sorted order, else the
+         * second). */
+        const int first = k->sorted ? 0 : 1;
+        if (round == first)
             r2_first = r2;
-        const double grow = round > 1 && r2_first > 0 ? r2 / r2_first : 1;
+        const double grow = round > first && r2_first > 0 ? r2 / r2_first : 1;
         size_t i = lo;
         int rc = 0;
         while (i < hi && rc == 0) {
@@ -300,9 +304,12 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
         /* The next round's radius: the last one a margin above (a range
          * takes its rows' largest estimate where that is larger); the
          * margin doubles (to fourfold steps) so a poor estimate costs a
-         * few rounds. */
+         * few rounds, and is at least what grows a row's pairs about
+         * fourfold (they grow as r^d: 2^(4/d) in r^2), so that in low
+         * dimensions, where a low precision's estimates err by several
+         * percent on near points, one more round suffices. */
+        margin = fmin(3, fmax(2 * margin, k->step));
         r2 *= 1 + margin;
-        margin = margin < 3 ? 2 * margin : 3;
     }
     return 0;
 }
@@ -339,7 +346,8 @@ static int kr_rows_refine(const kdist_spec *s, const double *est, join_result *r
                 .res = res,
                 .join_s = -1,
                 .sorted = sorted,
-                .split = pow(2.0, 2.0 / (double)(s->ds->d ? s->ds->d : 1))};
+                .split = pow(2.0, 2.0 / (double)(s->ds->d ? s->ds->d : 1)),
+                .step = pow(2.0, 4.0 / (double)(s->ds->d ? s->ds->d : 1)) - 1};
     for (size_t b0 = s->q0; b0 < s->q1 && rc == 0; b0 += block) {
         size_t b1 = b0 + block < s->q1 ? b0 + block : s->q1;
         rc = kr_block(&k, &rows, b0, b1, scratch);
