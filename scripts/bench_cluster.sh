@@ -14,23 +14,8 @@
 # k-distance's) on each log's .err. The table last (summary.txt).
 set -u
 OUT=${OUT:-/tmp/bench-cluster}
-mkdir -p "$OUT"
-if [ -z "${BUILD:-}" ] && [ ! -x /tmp/tcjoin-gpu/tcjoin ] && [ -f build-gpu/bundle.tar.xz ]; then
-    rm -rf /tmp/tcjoin-gpu && mkdir -p /tmp/tcjoin-gpu && tar -C /tmp/tcjoin-gpu -xJf build-gpu/bundle.tar.xz
-fi
-B=${BUILD:-/tmp/tcjoin-gpu}
-X=$B/tcjoin
-export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64:/usr/local/cuda/lib
-if [ -z "${TCJOIN_DATASETS:-}" ]; then
-    if [ -d "$B/datasets" ]; then export TCJOIN_DATASETS=$(cd "$B/datasets" && pwd)
-    else export TCJOIN_DATASETS=$(cd .. && pwd)/shared/datasets; fi
-fi
-D=$TCJOIN_DATASETS
-export XDG_DATA_HOME=$(mktemp -d) XDG_STATE_HOME=$(mktemp -d)
+. "$(dirname "$0")/bench_env.inc"
 [ "${TRACE:-0}" = 1 ] && export TCJOIN_TRACE=1
-summary=$OUT/summary.txt
-: >"$summary"
-row() { printf '%s\n' "$*" | tee -a "$summary"; }
 SECTIONS=${*:-real gen sweep}
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 

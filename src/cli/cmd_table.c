@@ -23,6 +23,7 @@
     X(compare, "accuracy")     \
     X(precisions, "accuracy")  \
     X(dbscan,  "cluster")      \
+    X(hdbscan, "cluster")      \
     X(history, "log")          \
     X(runs,    "log")          \
     X(show,    "log")          \

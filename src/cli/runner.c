@@ -61,7 +61,7 @@ int runner_find_engine(const char *name, const engine **out)
 
 /* Forwarded from the engine's thread of control to the front end; poll
  * lets the dashboard read a cancel key. */
-static void runner_on_progress(void *ctx, double frac)
+void runner_on_progress(void *ctx, double frac)
 {
     runner_progress *pg = ctx;
     if (!pg->s->ui)

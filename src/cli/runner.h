@@ -12,6 +12,9 @@ typedef struct runner_progress {
     session *s;
     char what[64];
 } runner_progress;
+/* A spec's progress function for a runner_progress context: the front
+ * end's progress, then its poll (the dashboard reads a cancel key). */
+void runner_on_progress(void *ctx, double frac);
 
 /* The default engine: the available one of highest ENGINE_ROLE_DEFAULT
  * rank with these options (today fasted when it can run, else cpu). */

@@ -167,6 +167,10 @@ void curve_end_take(void *ctx, int what, const void *v, size_t m)
         memcpy(x->c->edge2, v, m * sizeof *x->c->edge2);
         break;
     case CURVE_END_ENDS:
+        if (x->keep_ends) {
+            x->c->edge_ab = xmalloc((m ? m : 1) * sizeof *x->c->edge_ab);
+            memcpy(x->c->edge_ab, v, m * sizeof *x->c->edge_ab);
+        }
         curve_end_replay(x->c, v);
         kern_trace_mark("curve end: replay");
         break;

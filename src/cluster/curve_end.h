@@ -31,6 +31,7 @@ void curve_end_first(dbscan_curve *c, const double *core2);
 typedef struct curve_end {
     dbscan_curve *c;
     double *core, *reach;
+    int keep_ends; /* copy the ends into c->edge_ab too */
 } curve_end;
 
 void curve_end_take(void *ctx, int what, const void *v, size_t m);

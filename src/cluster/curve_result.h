@@ -5,6 +5,7 @@
 #define TCJ_CURVE_RESULT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine.h"
 
@@ -12,6 +13,9 @@ typedef struct dbscan_curve_spec {
     const dataset *ds;
     size_t minpts; /* 1 .. min(n, KDIST_MAX_K + 1) */
     double max;    /* the largest eps covered, > 0 */
+    /* Keep the forest's edges' ends (dbscan_curve.edge_ab): HDBSCAN*'s
+     * hierarchy is built from them (src/cluster/hdbscan.h). */
+    int keep_ends;
     const engine_opts *opts;
     const volatile int *cancel;
     void (*progress)(void *ctx, double frac);
@@ -25,6 +29,9 @@ typedef struct dbscan_curve {
     double *reach2;   /* n, ascending: the reachabilities (squared) */
     double *edge2;    /* nedge, ascending: the forest's weights (all <= max2) */
     size_t nedge;
+    /* With spec.keep_ends: edge k's ends, a << 32 | b (a < b), in edge2's
+     * order; among equal weights the order is the forest's, not fixed. */
+    uint64_t *edge_ab;
     /* The largest component of core points as eps grows: from squared
      * distance big_at[k] on it has big[k] core points (k < nbig). */
     double *big_at;

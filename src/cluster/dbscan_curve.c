@@ -190,7 +190,7 @@ static int cv_alloc(cv_run *r)
                                 n * sizeof *r->part, n * sizeof *r->bound, n * sizeof *r->forest};
         par_fault_in(fill, bytes, 6);
     }
-    r->end = (curve_end){r->c, r->core, r->reach};
+    r->end = (curve_end){r->c, r->core, r->reach, r->spec->keep_ends};
     r->cm = (curve_merge){.comp = r->comp,
                           .bound = r->bound,
                           .forest = r->forest,
@@ -332,6 +332,10 @@ static void cv_finish(cv_run *r, double *ts, double *tp)
         c->nedge = r->nf;
         *ts = engine_now();
         curve_end_replay(c, ab);
+        if (r->spec->keep_ends) {
+            c->edge_ab = ab;
+            ab = NULL;
+        }
     }
     free(ab);
     curve_end_first(c, r->core);
@@ -459,6 +463,7 @@ void dbscan_curve_free(dbscan_curve *c)
     free(c->core2);
     free(c->reach2);
     free(c->edge2);
+    free(c->edge_ab);
     free(c->big_at);
     free(c->big);
     memset(c, 0, sizeof *c);

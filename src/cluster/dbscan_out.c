@@ -150,7 +150,8 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-int dbscan_write_labels(ofile *of, const char *path, const int32_t *labels, size_t n)
+int cluster_write_column(ofile *of, const char *path, const void *v, size_t n, int f64,
+                         const char *name)
 {
     int rc = 0;
     if (ends_with(path, ".csv")) {
@@ -159,9 +160,12 @@ int dbscan_write_labels(ofile *of, const char *path, const int32_t *labels, size
             ofile_abort(of);
             return TCJ_EIO;
         }
-        fputs("label\n", f);
+        fprintf(f, "%s\n", name);
         for (size_t i = 0; i < n; i++)
-            fprintf(f, "%d\n", labels[i]);
+            if (f64)
+                fprintf(f, "%.17g\n", ((const double *)v)[i]);
+            else
+                fprintf(f, "%d\n", ((const int32_t *)v)[i]);
         return ofile_commit(of);
     }
     if (ends_with(path, ".npy")) {
@@ -170,8 +174,8 @@ int dbscan_write_labels(ofile *of, const char *path, const int32_t *labels, size
         const uint16_t one = 1;
         char dict[128];
         int len = snprintf(dict, sizeof dict,
-                           "{'descr': '%ci4', 'fortran_order': False, 'shape': (%zu,), }",
-                           *(const char *)&one ? '<' : '>', n);
+                           "{'descr': '%c%s', 'fortran_order': False, 'shape': (%zu,), }",
+                           *(const char *)&one ? '<' : '>', f64 ? "f8" : "i4", n);
         size_t hl = 10 + (size_t)len + 1;
         size_t pad = (64 - hl % 64) % 64;
         unsigned char head[256];
@@ -185,10 +189,15 @@ int dbscan_write_labels(ofile *of, const char *path, const int32_t *labels, size
         rc = ofile_write(of, head, 10 + hlen);
     }
     if (!rc)
-        rc = ofile_write(of, labels, n * sizeof *labels);
+        rc = ofile_write(of, v, n * (f64 ? sizeof(double) : sizeof(int32_t)));
     if (rc) {
         ofile_abort(of);
         return rc;
     }
     return ofile_commit(of);
+}
+
+int dbscan_write_labels(ofile *of, const char *path, const int32_t *labels, size_t n)
+{
+    return cluster_write_column(of, path, labels, n, 0, "label");
 }

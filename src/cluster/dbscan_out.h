@@ -38,5 +38,10 @@ void dbscan_compare_print(const dbscan_view *a, const dbscan_view *b, const dbsc
  * shape (n,)), .csv (header "label", one per line), else raw int32 in the
  * host's byte order. Commits (or aborts on error) of. */
 int dbscan_write_labels(struct ofile *of, const char *path, const int32_t *labels, size_t n);
+/* The same for any clustering's column: int32 (f64 0) or float64 values
+ * (.npy '<f8', .csv with 17 significant digits, else raw), the .csv
+ * header name. */
+int cluster_write_column(struct ofile *of, const char *path, const void *v, size_t n, int f64,
+                         const char *name);
 
 #endif

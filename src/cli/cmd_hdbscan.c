@@ -1,0 +1,300 @@
+/* hdbscan [min_cluster_size=M] [min_samples=K] [method=eom|leaf]
+ * [epsilon=E] [single] [engine=NAME] [out=FILE] [probs=FILE]
+ * [scores=FILE]: HDBSCAN* (src/cluster/hdbscan.h), no eps needed: its
+ * clusters, noise, the largest clusters with their stabilities, time by
+ * step and red flags; labels, membership probabilities and GLOSH outlier
+ * scores to files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "dbscan_out.h"
+#include "err.h"
+#include "hdbscan.h"
+#include "mem.h"
+#include "ofile.h"
+#include "out.h"
+#include "runner.h"
+#include "store.h"
+
+#define HDBSCAN_DEFAULT_MCS 5 /* scikit-learn's min_cluster_size default */
+#define HDBSCAN_TOP 10
+
+/* The three output files, checked before the work, made after it. */
+typedef struct hd_files {
+    const char *path[3];
+    ofile *of[3];
+} hd_files;
+
+static const char *const hd_file_opts[3] = {"out", "probs", "scores"};
+
+static int hd_open(session *s, int argc, char **argv, int force, hd_files *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int k = 0; k < 3; k++) {
+        f->path[k] = cmd_opt(argc, argv, hd_file_opts[k]);
+        int rc = f->path[k] ? ofile_open_late(f->path[k], force, s->db ? store_path(s->db) : NULL,
+                                              &f->of[k])
+                            : 0;
+        if (rc) {
+            for (int j = 0; j < k; j++)
+                ofile_abort(f->of[j]);
+            return rc == TCJ_ECANCEL ? err_cancelled("hdbscan") : rc;
+        }
+    }
+    return 0;
+}
+
+static int hd_write(hd_files *f, const hdbscan_tree *t)
+{
+    const void *col[3] = {t->labels, t->prob, t->score};
+    static const char *const name[3] = {"label", "probability", "outlier_score"};
+    int rc = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!f->of[k])
+            continue;
+        if (rc)
+            ofile_abort(f->of[k]);
+        else
+            rc = cluster_write_column(f->of[k], f->path[k], col[k], t->n, k > 0, name[k]);
+        f->of[k] = NULL;
+    }
+    return rc == TCJ_ECANCEL ? err_cancelled("hdbscan") : rc;
+}
+
+static void hd_abort(hd_files *f)
+{
+    for (int k = 0; k < 3; k++)
+        ofile_abort(f->of[k]);
+}
+
+static int hd_parse(const session *s, int argc, char **argv, hdbscan_spec *h)
+{
+    int rc;
+    const char *v;
+    if (!s->have_ds)
+        return err_set(TCJ_EINVAL, "hdbscan: no dataset loaded (use load or gen)");
+    h->min_cluster_size = HDBSCAN_DEFAULT_MCS;
+    if ((v = cmd_opt(argc, argv, "min_cluster_size")) &&
+        (rc = cmd_parse_size(v, "hdbscan: min_cluster_size", &h->min_cluster_size)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "min_samples")) &&
+        (rc = cmd_parse_size(v, "hdbscan: min_samples", &h->min_samples)))
+        return rc;
+    if ((v = cmd_opt(argc, argv, "min_samples")) && h->min_samples == 0)
+        return err_set(TCJ_EINVAL, "hdbscan: min_samples must be at least 1 (it counts the point "
+                                   "itself), got 0");
+    h->method = HDBSCAN_EOM;
+    if ((v = cmd_opt(argc, argv, "method"))) {
+        if (strcmp(v, "leaf") == 0)
+            h->method = HDBSCAN_LEAF;
+        else if (strcmp(v, "eom") != 0)
+            return err_set(TCJ_EINVAL, "hdbscan: method must be eom or leaf, got '%s'", v);
+    }
+    if ((v = cmd_opt(argc, argv, "epsilon"))) {
+        if ((rc = cmd_parse_double(v, "hdbscan: epsilon", &h->epsilon)))
+            return rc;
+        if (!(h->epsilon >= 0) || !isfinite(h->epsilon))
+            return err_set(TCJ_EINVAL, "hdbscan: epsilon must be a distance >= 0, got '%s'", v);
+    }
+    return 0;
+}
+
+/* engine=NAME, else the ground truth with a k-distance (exact on a GPU,
+ * cpu otherwise). */
+static int hd_engine(const session *s, const char *name, const engine **out)
+{
+    if (name)
+        return runner_engine_opt(&s->eopt, name, out);
+    const engine *e = engine_kdist_pick(runner_reference_engine(&s->eopt), &s->eopt);
+    if (!e)
+        return err_set(TCJ_EUNSUP, "hdbscan: no exact engine with a k-distance can run here");
+    *out = e;
+    return engine_available(e, &s->eopt);
+}
+
+static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
+                     const hdbscan_result *r, const size_t *top, size_t ntop)
+{
+    const hdbscan_tree *t = &r->tree;
+    const double n = t->n ? (double)t->n : 1;
+    out_printf("hdbscan: min_cluster_size %zu, min_samples %zu, %s%s%s on %s (n=%zu d=%zu), "
+               "engine %s\n",
+               h->min_cluster_size, r->min_samples, h->method == HDBSCAN_LEAF ? "leaf" : "eom",
+               h->allow_single ? ", single cluster allowed" : "",
+               h->epsilon > 0 ? ", epsilon set" : "", s->ds.name, s->ds.n, s->ds.d, e->name);
+    out_printf("  clusters %zu, noise %zu (%.1f%%); spanning tree weight %.10g\n", t->nclusters,
+               r->noise, 100.0 * (double)r->noise / n, t->weight);
+    if (ntop) {
+        out_printf("  largest clusters (label: points, stability, appears at distance):\n");
+        for (size_t k = 0; k < ntop; k++) {
+            const size_t c = top[k];
+            const double lb = t->lambda_birth[c];
+            out_printf("    %zu: %zu, %.6g, %s%.6g\n", c, t->sizes[c], t->stability[c],
+                       lb > 0 ? "" : "root ", lb > 0 ? 1.0 / lb : INFINITY);
+        }
+    }
+    out_printf("  time %.3f s: spanning tree %.3f s (core distances %.3f s; forest to distance "
+               "%.6g %.3f s, %zu edges, %d Boruvka join%s%s; the rest %.3f s, %d round%s on the "
+               "host), hierarchy and selection %.3f s\n",
+               r->seconds, r->tree_seconds, r->core_seconds, r->max, r->forest_seconds,
+               r->forest_edges, r->rounds, r->rounds == 1 ? "" : "s",
+               r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds,
+               r->host_rounds, r->host_rounds == 1 ? "" : "s", r->select_seconds);
+    if (t->nclusters == 0)
+        out_printf("  red flag: every point is noise: no group of %zu points stands out; try a "
+                   "smaller min_cluster_size%s\n",
+                   h->min_cluster_size, h->allow_single ? "" : " or single");
+    else if ((double)r->noise > 0.5 * n)
+        out_printf("  red flag: %.0f%% of the points are noise; a smaller min_samples keeps "
+                   "more of them\n",
+                   100.0 * (double)r->noise / n);
+    if (t->nclusters && (double)t->sizes[top[0]] > 0.9 * n && t->nclusters > 1)
+        out_printf("  red flag: one cluster holds %.0f%% of the points\n",
+                   100.0 * (double)t->sizes[top[0]] / n);
+}
+
+static void hd_record(const session *s, const engine *e, const hdbscan_spec *h,
+                      const hdbscan_result *r, const size_t *top, size_t ntop, const hd_files *f)
+{
+    const hdbscan_tree *t = &r->tree;
+    out_rec *o = out_rec_begin("hdbscan");
+    out_rec_str(o, "engine", e->name);
+    out_rec_str(o, "precision", r->precision);
+    out_rec_str(o, "dataset", s->ds.name);
+    out_rec_int(o, "n", (int64_t)s->ds.n);
+    out_rec_int(o, "d", (int64_t)s->ds.d);
+    out_rec_int(o, "min_cluster_size", (int64_t)h->min_cluster_size);
+    out_rec_int(o, "min_samples", (int64_t)r->min_samples);
+    out_rec_str(o, "method", h->method == HDBSCAN_LEAF ? "leaf" : "eom");
+    out_rec_dbl(o, "epsilon", h->epsilon);
+    out_rec_bool(o, "single", h->allow_single);
+    out_rec_int(o, "clusters", (int64_t)t->nclusters);
+    out_rec_int(o, "noise", (int64_t)r->noise);
+    out_rec_dbl(o, "tree_weight", t->weight);
+    out_rec_dbl(o, "time_s", r->seconds);
+    out_rec_dbl(o, "tree_s", r->tree_seconds);
+    out_rec_dbl(o, "core_s", r->core_seconds);
+    out_rec_dbl(o, "forest_s", r->forest_seconds);
+    out_rec_dbl(o, "rest_s", r->complete_seconds);
+    out_rec_dbl(o, "forest_max", r->max);
+    out_rec_int(o, "forest_edges", (int64_t)r->forest_edges);
+    out_rec_int(o, "host_rounds", r->host_rounds);
+    out_rec_dbl(o, "select_s", r->select_seconds);
+    out_rec_int(o, "rounds", r->rounds);
+    out_rec_int(o, "rounds_device", r->rounds_device);
+    for (int k = 0; k < 3; k++)
+        if (f->path[k])
+            out_rec_str(o, hd_file_opts[k], f->path[k]);
+    out_rec_arr(o, "largest");
+    for (size_t k = 0; k < ntop; k++) {
+        out_rec_obj(o, NULL);
+        out_rec_int(o, "label", (int64_t)top[k]);
+        out_rec_int(o, "size", (int64_t)t->sizes[top[k]]);
+        out_rec_dbl(o, "stability", t->stability[top[k]]);
+        out_rec_dbl(o, "lambda_birth", t->lambda_birth[top[k]]);
+        out_rec_close(o);
+    }
+    out_rec_close(o);
+    out_rec_end(o);
+}
+
+/* The largest clusters' labels, by size descending (ties: lower label). */
+static size_t hd_top(const hdbscan_tree *t, size_t *top)
+{
+    size_t m = 0;
+    for (size_t c = 0; c < t->nclusters; c++) {
+        size_t k = m < HDBSCAN_TOP ? m++ : HDBSCAN_TOP;
+        if (k == HDBSCAN_TOP) {
+            if (t->sizes[c] <= t->sizes[top[HDBSCAN_TOP - 1]])
+                continue;
+            k = HDBSCAN_TOP - 1;
+        }
+        while (k > 0 && t->sizes[top[k - 1]] < t->sizes[c]) {
+            top[k] = top[k - 1];
+            k--;
+        }
+        top[k] = c;
+    }
+    return m;
+}
+
+static int hdbscan_cmd(session *s, int argc, char **argv)
+{
+    const int force = cmd_take_flag(&argc, argv, "force");
+    runner_progress pg = {.s = s, .what = "hdbscan"};
+    hdbscan_spec h = {.ds = &s->ds,
+                      .allow_single = cmd_take_flag(&argc, argv, "single"),
+                      .opts = &s->eopt,
+                      .cancel = &s->cancel,
+                      .progress = runner_on_progress,
+                      .progress_ctx = &pg};
+    const engine *e;
+    hd_files f;
+    int rc;
+    if ((rc = hd_parse(s, argc, argv, &h)) ||
+        (rc = hd_engine(s, cmd_opt(argc, argv, "engine"), &e)) ||
+        (rc = hd_open(s, argc, argv, force, &f)))
+        return rc;
+    hdbscan_result *r = xmalloc(sizeof *r);
+    if ((rc = hdbscan_run(e, &h, r))) {
+        hd_abort(&f);
+        free(r);
+        return rc == TCJ_ECANCEL ? err_cancelled("hdbscan %s", e->name) : rc;
+    }
+    if ((rc = hd_write(&f, &r->tree)) == 0) {
+        size_t top[HDBSCAN_TOP];
+        const size_t ntop = hd_top(&r->tree, top);
+        hd_print(s, e, &h, r, top, ntop);
+        hd_record(s, e, &h, r, top, ntop, &f);
+    }
+    hdbscan_result_free(r);
+    free(r);
+    if (rc == 0 && s->ui && s->ui->refresh)
+        s->ui->refresh(s->ui_ctx);
+    return rc;
+}
+
+static const char *const hdbscan_options[] = {
+    "min_cluster_size", "min_samples", "method", "epsilon", "engine", "out", "probs",
+    "scores",           NULL,
+};
+
+const cmd cmd_hdbscan = {
+    .name = "hdbscan",
+    .usage = "hdbscan [min_cluster_size=M] [min_samples=K] [method=eom|leaf] [epsilon=E] "
+             "[single] [engine=NAME] [out=FILE] [probs=FILE] [scores=FILE] [force]",
+    .summary = "HDBSCAN* clusters of varying density, no eps needed (exact, any engine)",
+    .help = "HDBSCAN* with scikit-learn's definitions (its HDBSCAN, so labels compare): the\n"
+            "core distance of a point is the distance to its K-th nearest point, itself\n"
+            "included; the minimum spanning tree of the mutual-reachability distances\n"
+            "max(core a, core b, d(a, b)) over all points gives the single-linkage\n"
+            "hierarchy, condensed with M (groups under M points fall out as noise), and\n"
+            "the clusters are chosen by excess of mass (eom) or as its leaves (leaf).\n"
+            "The tree: the engine's k-distance gives the core distances, DBSCAN's curve's\n"
+            "forest (dbscan curve) the tree's edges up to the 97th-percentile core\n"
+            "distance or the eps of selectivity 256 (8192 on a GPU), the smaller, and\n"
+            "Boruvka rounds on the host's cores over a k-d tree (FP64, exact's\n"
+            "arithmetic) the rest; ties of equal weights broken by the edges' ends.\n"
+            "Prints clusters, noise, the largest clusters with their stability and the\n"
+            "distance at which each appears, time by step and red flags.\n"
+            "  min_cluster_size=M  the smallest cluster (default 5, at least 2)\n"
+            "  min_samples=K       points, itself included, for the core distance\n"
+            "                      (default M, at most 257)\n"
+            "  method=eom|leaf     excess of mass (default) or the condensed tree's leaves\n"
+            "  epsilon=E           clusters split below distance E are merged\n"
+            "                      (scikit-learn's cluster_selection_epsilon)\n"
+            "  single              the root may be the one cluster (allow_single_cluster)\n"
+            "  engine=NAME         whose distances (default: the ground truth, exact on a\n"
+            "                      GPU, cpu otherwise); needs a k-distance entry when K > 1\n"
+            "  out=FILE            labels, int32 (-1 noise): .npy, .csv, else raw\n"
+            "  probs=FILE          membership strengths, float64 in [0, 1]: likewise\n"
+            "  scores=FILE         GLOSH outlier scores, float64 in [0, 1]: likewise\n"
+            "  force               replace existing files",
+    .min_args = 0,
+    .max_args = 11,
+    .options = hdbscan_options,
+    .run = hdbscan_cmd,
+};

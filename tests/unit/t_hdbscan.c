@@ -1,0 +1,292 @@
+/* HDBSCAN* (src/cluster/hdbscan.h, hdbscan_tree.h) on the CPU:
+ * - the spanning tree hdbscan_run builds on the cpu engine weighs what
+ *   Kruskal's algorithm over every pair gives, mutual reachability
+ *   computed here apart (direct (a-b)^2 in FP64, core distances by
+ *   sorting each point's distances), on blobs of varying density,
+ *   duplicates and uniform data, for several min_samples;
+ * - hdbscan_tree_build refuses edges that are not a spanning tree (one
+ *   edge dropped and another repeated; a cycle);
+ * - a case worked by hand: two groups on a line and an outlier, their
+ *   labels and numbering (the group holding point 0 is cluster 0, as
+ *   scikit-learn's Prim from point 0 numbers it);
+ * - bad input gets one line.
+ * Labels, probabilities and outlier scores against an independent
+ * implementation: tests/cli/hdbscan_oracle.sh. */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "hdbscan.h"
+
+extern const engine engine_cpu;
+
+static uint64_t rng;
+static double runit(void)
+{
+    return (double)(t_splitmix(&rng) >> 11) * 0x1p-53;
+}
+static double rgauss(void)
+{
+    const double u = runit(), v = runit();
+    return sqrt(-2 * log(u > 0 ? u : 0x1p-53)) * cos(2 * M_PI * v);
+}
+
+static dataset make_ds(size_t n, size_t d)
+{
+    dataset ds = {0};
+    ds.n = n;
+    ds.d = d;
+    ds.name = "t";
+    ds.v = calloc(n * d, sizeof(double));
+    return ds;
+}
+#define X(ds, i, k) (((double *)(ds).v)[(i) * (ds).d + (k)])
+
+/* ---- the independent tree: Kruskal over every pair ---- */
+
+typedef struct kedge {
+    double w;
+    uint32_t a, b;
+} kedge;
+
+static int cmp_kedge(const void *x, const void *y)
+{
+    const double a = ((const kedge *)x)->w, b = ((const kedge *)y)->w;
+    return a < b ? -1 : a > b;
+}
+static int cmp_dbl(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+static uint32_t kfind(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x)
+        x = p[x] = p[p[x]];
+    return x;
+}
+
+static double d2_direct(const dataset *ds, size_t i, size_t j)
+{
+    double s = 0;
+    for (size_t k = 0; k < ds->d; k++) {
+        const double t = X(*ds, i, k) - X(*ds, j, k);
+        s += t * t;
+    }
+    return s;
+}
+
+/* The minimum spanning tree's weight over mutual-reachability distances,
+ * the edges' weights summed in ascending order (as hdbscan_tree_build
+ * sums them: equal weights give the same sum in any order). */
+static double kruskal_weight(const dataset *ds, size_t ms)
+{
+    const size_t n = ds->n;
+    double *core = calloc(n, sizeof *core), *row = calloc(n, sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++)
+            row[j] = d2_direct(ds, i, j); /* itself at 0: the 1st nearest */
+        qsort(row, n, sizeof *row, cmp_dbl);
+        core[i] = row[ms - 1];
+    }
+    kedge *e = malloc(n * (n - 1) / 2 * sizeof *e);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double w = d2_direct(ds, i, j);
+            w = w > core[i] ? w : core[i];
+            w = w > core[j] ? w : core[j];
+            e[m++] = (kedge){sqrt(w), (uint32_t)i, (uint32_t)j};
+        }
+    qsort(e, m, sizeof *e, cmp_kedge);
+    uint32_t *p = malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint32_t)i;
+    double sum = 0;
+    size_t taken = 0;
+    for (size_t k = 0; k < m && taken + 1 < n; k++) {
+        const uint32_t a = kfind(p, e[k].a), b = kfind(p, e[k].b);
+        if (a == b)
+            continue;
+        p[a] = b;
+        sum += e[k].w;
+        taken++;
+    }
+    free(core);
+    free(row);
+    free(e);
+    free(p);
+    return sum;
+}
+
+static void check_weight(const dataset *ds, size_t mcs, size_t ms, const char *what)
+{
+    hdbscan_spec s = {.ds = ds, .min_cluster_size = mcs, .min_samples = ms};
+    hdbscan_result r;
+    const int rc = hdbscan_run(&engine_cpu, &s, &r);
+    CHECK_MSG(rc == 0, "%s: %s", what, err_msg());
+    if (rc)
+        return;
+    const double want = kruskal_weight(ds, ms);
+    /* cpu's squared distances may sum the d terms in another order than
+     * d2_direct: each within (d + 2) 2^-53 relative of the exact sum, so
+     * each distance within half that, and the n - 1 ascending additions
+     * add n 2^-53 of the total: (d + 2 + n) 2^-53 of the weight. */
+    const double tol = ((double)ds->d + 2 + (double)ds->n) * 0x1p-53 * want;
+    CHECK_MSG(fabs(r.tree.weight - want) <= tol, "%s: tree weight %.17g, Kruskal %.17g", what,
+              r.tree.weight, want);
+    size_t labelled = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const int32_t l = r.tree.labels[i];
+        CHECK_MSG(l >= -1 && l < (int32_t)r.tree.nclusters, "%s: label %d of %zu clusters", what, l,
+                  r.tree.nclusters);
+        CHECK_MSG(r.tree.prob[i] >= 0 && r.tree.prob[i] <= 1 && (l >= 0 || r.tree.prob[i] == 0),
+                  "%s: probability %g at label %d", what, r.tree.prob[i], l);
+        CHECK_MSG(r.tree.score[i] >= 0 && r.tree.score[i] <= 1, "%s: outlier score %g", what,
+                  r.tree.score[i]);
+        labelled += l >= 0;
+    }
+    size_t sum = 0;
+    for (size_t c = 0; c < r.tree.nclusters; c++) {
+        CHECK_MSG(r.tree.sizes[c] >= 1, "%s: cluster %zu empty", what, c);
+        sum += r.tree.sizes[c];
+    }
+    CHECK_MSG(sum == labelled && r.noise == ds->n - labelled, "%s: sizes %zu, labelled %zu", what,
+              sum, labelled);
+    hdbscan_result_free(&r);
+}
+
+TEST(tree_weight_is_kruskals)
+{
+    /* blobs of three densities and a uniform background */
+    for (size_t d = 2; d <= 6; d += 4) {
+        rng = 3 + d;
+        dataset ds = make_ds(300, d);
+        const double sd[3] = {0.05, 0.3, 1.0};
+        for (size_t i = 0; i < ds.n; i++)
+            for (size_t k = 0; k < d; k++)
+                X(ds, i, k) =
+                    i % 10 == 9 ? 12 * runit() : 4.0 * (double)(i % 3) + sd[i % 3] * rgauss();
+        for (size_t ms = 1; ms <= 9; ms += 4)
+            check_weight(&ds, 5, ms, d == 2 ? "blobs, d 2" : "blobs, d 6");
+        free(ds.v);
+    }
+    /* duplicates: each point four times (zero distances, lambda inf) */
+    {
+        rng = 17;
+        dataset ds = make_ds(200, 3);
+        for (size_t i = 0; i < ds.n; i++)
+            for (size_t k = 0; k < ds.d; k++)
+                X(ds, i, k) = i % 4 ? X(ds, i - i % 4, k) : runit();
+        check_weight(&ds, 4, 3, "duplicates, min_samples 3");
+        check_weight(&ds, 4, 6, "duplicates, min_samples 6");
+        free(ds.v);
+    }
+    /* uniform */
+    {
+        rng = 23;
+        dataset ds = make_ds(250, 4);
+        for (size_t i = 0; i < ds.n * ds.d; i++)
+            ((double *)ds.v)[i] = runit();
+        check_weight(&ds, 10, 10, "uniform");
+        free(ds.v);
+    }
+}
+
+TEST(edges_that_are_not_a_tree_are_refused)
+{
+    /* a path 0-1-2-3-4 is a tree; dropping 2-3 for a second 0-1 leaves
+     * 3 and 4 unreached; a cycle 0-1-2-0 likewise leaves 3 and 4 out */
+    const double w[4] = {1, 2, 3, 4};
+    const uint64_t path[4] = {0ull << 32 | 1, 1ull << 32 | 2, 2ull << 32 | 3, 3ull << 32 | 4};
+    const uint64_t dropped[4] = {0ull << 32 | 1, 1ull << 32 | 2, 0ull << 32 | 1, 3ull << 32 | 4};
+    const uint64_t cycle[4] = {0ull << 32 | 1, 1ull << 32 | 2, 0ull << 32 | 2, 3ull << 32 | 4};
+    const uint64_t outside[4] = {0ull << 32 | 1, 1ull << 32 | 2, 2ull << 32 | 3, 3ull << 32 | 5};
+    const hdbscan_params p = {2, HDBSCAN_EOM, 0, 0};
+    hdbscan_tree t;
+    CHECK(hdbscan_tree_build(5, w, path, &p, &t) == 0);
+    CHECK_MSG(fabs(t.weight - 10) == 0, "path weight %g", t.weight);
+    hdbscan_tree_free(&t);
+    CHECK(hdbscan_tree_build(5, w, dropped, &p, &t) == TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "not a spanning tree") != NULL, "%s", err_msg());
+    CHECK(hdbscan_tree_build(5, w, cycle, &p, &t) == TCJ_EINVAL);
+    CHECK(hdbscan_tree_build(5, w, outside, &p, &t) == TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "5") != NULL, "%s", err_msg());
+    const hdbscan_params small = {1, HDBSCAN_EOM, 0, 0};
+    CHECK(hdbscan_tree_build(5, w, path, &small, &t) == TCJ_EINVAL);
+}
+
+/* Two groups of five on a line (0 .. 0.4 and 10 .. 10.4, steps of 0.1)
+ * and an outlier at 100, min_cluster_size 3, min_samples 2 (a core
+ * distance is the nearest other point's, 0.1 in the groups). The tree:
+ * the groups' own edges at 0.1, the groups joined at 9.6, the outlier at
+ * 89.6. Condensed: the outlier falls out of the root at 1/89.6; the
+ * groups split off at 1/9.6, each a cluster of five whose points leave
+ * at 1/0.1; excess of mass keeps both (each child's stability, 5 (10 -
+ * 1/9.6), beats what the root's own points give). Prim from point 0
+ * meets the group holding it on the left: cluster 0. */
+TEST(two_groups_and_an_outlier_by_hand)
+{
+    dataset ds = make_ds(11, 1);
+    for (size_t i = 0; i < 5; i++) {
+        X(ds, i, 0) = 10 + 0.1 * (double)i; /* point 0 in the group at 10 */
+        X(ds, 5 + i, 0) = 0.1 * (double)i;
+    }
+    X(ds, 10, 0) = 100;
+    for (int method = 0; method < 2; method++) {
+        hdbscan_spec s = {.ds = &ds,
+                          .min_cluster_size = 3,
+                          .min_samples = 2,
+                          .method = method ? HDBSCAN_LEAF : HDBSCAN_EOM};
+        hdbscan_result r;
+        CHECK_MSG(hdbscan_run(&engine_cpu, &s, &r) == 0, "%s", err_msg());
+        CHECK_MSG(r.tree.nclusters == 2 && r.noise == 1, "%s: %zu clusters, %zu noise",
+                  method ? "leaf" : "eom", r.tree.nclusters, r.noise);
+        for (size_t i = 0; i < 11; i++) {
+            const int32_t want = i < 5 ? 0 : i < 10 ? 1 : -1;
+            CHECK_MSG(r.tree.labels[i] == want, "point %zu: label %d, want %d", i, r.tree.labels[i],
+                      want);
+        }
+        /* each group's points leave at lambda about 10, their cluster's
+         * largest (the steps of 0.1 differ in their last bits: a few
+         * 2^-52 apart): probability 1 within 1e-12; the outlier leaves
+         * the root at 1/89.6, and the largest lambda under the root is a
+         * group point's, 10: score 1 - (1/89.6)/10 */
+        CHECK_MSG(fabs(r.tree.prob[3] - 1.0) < 1e-12 && r.tree.prob[10] == 0.0,
+                  "probabilities %.17g %g", r.tree.prob[3], r.tree.prob[10]);
+        const double want = 1.0 - 1.0 / 896.0;
+        CHECK_MSG(fabs(r.tree.score[10] - want) < 1e-12, "outlier score %.17g, want %.17g",
+                  r.tree.score[10], want);
+        hdbscan_result_free(&r);
+    }
+    free(ds.v);
+}
+
+TEST(bad_input_gets_one_line)
+{
+    dataset ds = make_ds(4, 2);
+    hdbscan_spec s = {.ds = &ds, .min_cluster_size = 1};
+    hdbscan_result r;
+    CHECK(hdbscan_run(&engine_cpu, &s, &r) == TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "min_cluster_size") != NULL, "%s", err_msg());
+    s.min_cluster_size = 2;
+    s.min_samples = 5;
+    CHECK(hdbscan_run(&engine_cpu, &s, &r) == TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "min_samples must be 1 to 4") != NULL, "%s", err_msg());
+    X(ds, 1, 1) = NAN;
+    s.min_samples = 2;
+    CHECK(hdbscan_run(&engine_cpu, &s, &r) == TCJ_EINVAL);
+    CHECK_MSG(strstr(err_msg(), "not finite") != NULL, "%s", err_msg());
+    free(ds.v);
+    /* one point: noise, no tree */
+    dataset one = make_ds(1, 3);
+    s = (hdbscan_spec){.ds = &one, .min_cluster_size = 2, .min_samples = 1};
+    CHECK(hdbscan_run(&engine_cpu, &s, &r) == 0);
+    CHECK(r.tree.labels[0] == -1 && r.noise == 1 && r.tree.nclusters == 0);
+    hdbscan_result_free(&r);
+    free(one.v);
+}
