@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "dbscan.h"
 #include "dbscan_out.h"
 #include "err.h"
 #include "hdbscan.h"
@@ -221,6 +222,115 @@ static size_t hd_top(const hdbscan_tree *t, size_t *top)
     return m;
 }
 
+/* hdbscan compare A B | hdbscan compare dbscan [minpts=M]: two
+ * clusterings of the session's dataset, each HDBSCAN* on an engine, or
+ * HDBSCAN* (engine=, default the ground truth) against DBSCAN at the
+ * current eps on the same engine (minpts default: min_samples): the
+ * adjusted Rand index, the points whose label changes after matching
+ * clusters, noise gained and lost (src/cluster/dbscan.h's dbscan_compare). */
+static int hd_compare(session *s, int argc, char **argv, char **pos, int np, hdbscan_spec *h)
+{
+    const int with_dbscan = np == 2 && strcmp(pos[1], "dbscan") == 0;
+    if (!with_dbscan && np != 3)
+        return err_set(TCJ_EINVAL, "Usage: hdbscan compare A B | hdbscan compare dbscan "
+                                   "[minpts=M] [engine=NAME] (and hdbscan's options)");
+    const engine *e[2];
+    int rc;
+    if (with_dbscan) {
+        if (!s->have_eps)
+            return err_set(TCJ_EINVAL,
+                           "hdbscan compare dbscan: eps is not set (eps VALUE, sweep or kdist K use)");
+        if ((rc = hd_engine(s, cmd_opt(argc, argv, "engine"), &e[0])))
+            return rc;
+        e[1] = e[0];
+    } else if ((rc = runner_engine_opt(&s->eopt, pos[1], &e[0])) ||
+               (rc = runner_engine_opt(&s->eopt, pos[2], &e[1])))
+        return rc;
+    const size_t n = s->ds.n;
+    int32_t *lab[2] = {NULL, NULL};
+    size_t clusters[2] = {0, 0}, noise[2] = {0, 0};
+    size_t minpts = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if (k == 1 && with_dbscan) {
+            const char *v = cmd_opt(argc, argv, "minpts");
+            minpts = h->min_samples ? h->min_samples : h->min_cluster_size;
+            if (v && (rc = cmd_parse_size(v, "hdbscan compare dbscan: minpts", &minpts)))
+                break;
+            if (minpts < 1 || minpts > n) {
+                rc = err_set(TCJ_EINVAL, "hdbscan compare dbscan: minpts must be 1 to n = %zu",
+                             n);
+                break;
+            }
+            lab[1] = mem_alloc("hdbscan", "the labels", n, sizeof *lab[1], 0);
+            if (!lab[1]) {
+                rc = TCJ_ENOMEM;
+                break;
+            }
+            dbscan_spec ds = {.ds = &s->ds,
+                              .eps = s->eps,
+                              .minpts = minpts,
+                              .opts = &s->eopt,
+                              .labels = lab[1],
+                              .cancel = &s->cancel};
+            dbscan_result *dr = xmalloc(sizeof *dr);
+            rc = dbscan_run(e[1], &ds, dr);
+            clusters[1] = dr->clusters;
+            noise[1] = dr->noise;
+            free(dr);
+            break;
+        }
+        hdbscan_result *r = xmalloc(sizeof *r);
+        if ((rc = hdbscan_run(e[k], h, r)) == 0) {
+            lab[k] = r->tree.labels;
+            r->tree.labels = NULL; /* kept: the result freed */
+            clusters[k] = r->tree.nclusters;
+            noise[k] = r->noise;
+            hdbscan_result_free(r);
+        }
+        free(r);
+    }
+    if (rc == 0) {
+        dbscan_cmp c;
+        dbscan_compare(lab[0], NULL, lab[1], NULL, n, &c);
+        char b[64];
+        if (with_dbscan)
+            snprintf(b, sizeof b, "dbscan at eps %g, minpts %zu", s->eps, minpts);
+        else
+            snprintf(b, sizeof b, "hdbscan on %s", e[1]->name);
+        out_printf("hdbscan compare on %s (n=%zu d=%zu): A hdbscan on %s (min_cluster_size "
+                   "%zu), B %s\n",
+                   s->ds.name, n, s->ds.d, e[0]->name, h->min_cluster_size, b);
+        out_printf("  clusters A %zu, B %zu; noise A %zu, B %zu\n", clusters[0], clusters[1],
+                   noise[0], noise[1]);
+        out_printf("  adjusted Rand index %.6f (noise points as singletons); %zu labels change "
+                   "after matching clusters; noise gained %zu, lost %zu (B against A)\n",
+                   c.ari, c.changed, c.noise_gained, c.noise_lost);
+        out_rec *o = out_rec_begin("hdbscan_compare");
+        out_rec_str(o, "dataset", s->ds.name);
+        out_rec_int(o, "n", (int64_t)n);
+        out_rec_str(o, "a_engine", e[0]->name);
+        out_rec_str(o, "b", with_dbscan ? "dbscan" : "hdbscan");
+        out_rec_str(o, "b_engine", e[1]->name);
+        out_rec_int(o, "min_cluster_size", (int64_t)h->min_cluster_size);
+        if (with_dbscan) {
+            out_rec_dbl(o, "eps", s->eps);
+            out_rec_int(o, "minpts", (int64_t)minpts);
+        }
+        out_rec_int(o, "a_clusters", (int64_t)clusters[0]);
+        out_rec_int(o, "b_clusters", (int64_t)clusters[1]);
+        out_rec_int(o, "a_noise", (int64_t)noise[0]);
+        out_rec_int(o, "b_noise", (int64_t)noise[1]);
+        out_rec_dbl(o, "ari", c.ari);
+        out_rec_int(o, "changed", (int64_t)c.changed);
+        out_rec_int(o, "noise_gained", (int64_t)c.noise_gained);
+        out_rec_int(o, "noise_lost", (int64_t)c.noise_lost);
+        out_rec_end(o);
+    }
+    free(lab[0]);
+    free(lab[1]);
+    return rc == TCJ_ECANCEL ? err_cancelled("hdbscan compare") : rc;
+}
+
 static int hdbscan_cmd(session *s, int argc, char **argv)
 {
     const int force = cmd_take_flag(&argc, argv, "force");
@@ -234,6 +344,13 @@ static int hdbscan_cmd(session *s, int argc, char **argv)
     const engine *e;
     hd_files f;
     int rc;
+    char *pos[4];
+    const int np = cmd_positional(argc, argv, pos, 4);
+    if (np > 0) {
+        if (strcmp(pos[0], "compare") != 0)
+            return err_set(TCJ_EINVAL, "Usage: %s", cmd_find("hdbscan")->usage);
+        return (rc = hd_parse(s, argc, argv, &h)) ? rc : hd_compare(s, argc, argv, pos, np, &h);
+    }
     if ((rc = hd_parse(s, argc, argv, &h)) ||
         (rc = hd_engine(s, cmd_opt(argc, argv, "engine"), &e)) ||
         (rc = hd_open(s, argc, argv, force, &f)))
@@ -257,15 +374,28 @@ static int hdbscan_cmd(session *s, int argc, char **argv)
     return rc;
 }
 
-static const char *const hdbscan_options[] = {
+static const char *const hdbscan_compare_options[] = {
+    "min_cluster_size", "min_samples", "method", "epsilon", "engine", "minpts", NULL,
+};
+static const char *const hdbscan_run_options[] = {
     "min_cluster_size", "min_samples", "method", "epsilon", "engine", "out", "probs",
     "scores",           NULL,
 };
 
+static const char *const hdbscan_options[] = {
+    "min_cluster_size", "min_samples", "method", "epsilon", "engine", "out", "probs", "scores",
+    "minpts", NULL,
+};
+static const cmd_form hdbscan_forms[] = {
+    {"compare", hdbscan_compare_options},
+    {NULL, hdbscan_run_options},
+};
+
 const cmd cmd_hdbscan = {
     .name = "hdbscan",
-    .usage = "hdbscan [min_cluster_size=M] [min_samples=K] [method=eom|leaf] [epsilon=E] "
-             "[single] [engine=NAME] [out=FILE] [probs=FILE] [scores=FILE] [force]",
+    .usage = "hdbscan [compare A B|compare dbscan] [min_cluster_size=M] [min_samples=K] "
+             "[method=eom|leaf] [epsilon=E] [single] [engine=NAME] [out=FILE] [probs=FILE] "
+             "[scores=FILE] [minpts=M] [force]",
     .summary = "HDBSCAN* clusters of varying density, no eps needed (exact, any engine)",
     .help = "HDBSCAN* with scikit-learn's definitions (its HDBSCAN, so labels compare): the\n"
             "core distance of a point is the distance to its K-th nearest point, itself\n"
@@ -292,9 +422,15 @@ const cmd cmd_hdbscan = {
             "  out=FILE            labels, int32 (-1 noise): .npy, .csv, else raw\n"
             "  probs=FILE          membership strengths, float64 in [0, 1]: likewise\n"
             "  scores=FILE         GLOSH outlier scores, float64 in [0, 1]: likewise\n"
-            "  force               replace existing files",
+            "  force               replace existing files\n"
+            "hdbscan compare A B: HDBSCAN* on engines A and B; hdbscan compare dbscan\n"
+            "[minpts=M]: HDBSCAN* against DBSCAN at the current eps on the same engine\n"
+            "(minpts default: min_samples): the adjusted Rand index (noise points as\n"
+            "singletons), the points whose label changes after matching clusters, noise\n"
+            "gained and lost; record type hdbscan_compare.",
     .min_args = 0,
-    .max_args = 11,
+    .max_args = 12,
     .options = hdbscan_options,
+    .forms = hdbscan_forms,
     .run = hdbscan_cmd,
 };

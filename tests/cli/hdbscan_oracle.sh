@@ -259,4 +259,82 @@ if [ "$k" -eq 0 ]; then
     echo "not ok - hdbscan_oracle: no case ran"
     exit 1
 fi
+
+# hdbscan compare dbscan: HDBSCAN* against DBSCAN at eps on the blobs. The
+# record's adjusted Rand index against one computed here from the
+# oracle's HDBSCAN* labels and a brute-force DBSCAN (scikit-learn's
+# definitions: core with minpts points within eps, itself included;
+# clusters numbered by their smallest core point; a border point takes
+# the smallest cluster among its core neighbours), noise points as
+# singletons, from the contingency table: the same counts summed in
+# another order, so within 1e-12 relative.
+if "$bin" --db "$tmp/log.db" --json -e "load $tmp/blobs2.npy; eps 0.4; hdbscan compare dbscan \
+min_cluster_size=15 minpts=8 engine=cpu" </dev/null >"$tmp/cmp.out" 2>&1; then
+    if ! "$py" - "$here/tests/oracle" "$tmp/blobs2.npy" "$tmp/cmp.out" <<'EOF'; then
+import json
+import sys
+import numpy as np
+
+sys.path.insert(0, sys.argv[1])
+import hdbscan_ref  # noqa: E402
+
+x = np.load(sys.argv[2])
+n = len(x)
+a = hdbscan_ref.hdbscan(x, 15, None, "eom", 0.0, False)["labels"]
+d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+nb = d2 <= 0.4 * 0.4
+core = nb.sum(1) >= 8
+b = np.full(n, -1)
+c = 0
+for i in range(n):  # components of core points, in index order
+    if core[i] and b[i] < 0:
+        stack = [i]
+        b[i] = c
+        while stack:
+            j = stack.pop()
+            for m in np.nonzero(nb[j] & core)[0]:
+                if b[m] < 0:
+                    b[m] = c
+                    stack.append(m)
+        c += 1
+for i in range(n):  # borders: the smallest cluster among core neighbours
+    if not core[i]:
+        cl = b[nb[i] & core]
+        b[i] = cl.min() if len(cl) else -1
+
+
+def singletons(lab):
+    lab = lab.copy()
+    noise = np.nonzero(lab < 0)[0]
+    lab[noise] = lab.max() + 1 + np.arange(len(noise))
+    return lab
+
+
+def ari(p, q):
+    p, q = singletons(p), singletons(q)
+    pairs = {}
+    for u, v in zip(p.tolist(), q.tolist()):
+        pairs[(u, v)] = pairs.get((u, v), 0) + 1
+    comb = lambda m: m * (m - 1) / 2.0  # noqa: E731
+    sij = sum(comb(m) for m in pairs.values())
+    sa = sum(comb(m) for m in np.unique(p, return_counts=True)[1])
+    sb = sum(comb(m) for m in np.unique(q, return_counts=True)[1])
+    e = sa * sb / comb(len(p))
+    return (sij - e) / (0.5 * (sa + sb) - e)
+
+
+want = ari(a, b)
+rec = [json.loads(l) for l in open(sys.argv[3]) if '"type":"hdbscan_compare"' in l]
+got = rec[-1]["ari"] if rec else None
+ok = got is not None and abs(got - want) <= 1e-12 * max(1.0, abs(want))
+print("%s - compare dbscan: ARI %r, here %r" % ("ok" if ok else "not ok", got, want))
+sys.exit(0 if ok else 1)
+EOF
+        fail=1
+    fi
+else
+    echo "not ok - compare dbscan: tcjoin failed"
+    tail -n 5 "$tmp/cmp.out"
+    fail=1
+fi
 exit $fail
