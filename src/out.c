@@ -218,6 +218,18 @@ void out_rec_end(out_rec *r)
     free(r);
 }
 
+char *out_rec_take(out_rec *r)
+{
+    char *text = json_w_finish(&r->w);
+    free(r);
+    return text;
+}
+
+void out_rec_raw(const char *json)
+{
+    sink_fn(sink_ctx, OUT_RECORD, json);
+}
+
 void out_rec_discard(out_rec *r)
 {
     free(json_w_finish(&r->w));

@@ -55,6 +55,11 @@ void out_rec_close(out_rec *r);                /* close the innermost */
 void out_rec_end(out_rec *r);
 /* Free a record without emitting it (the command failed part way). */
 void out_rec_discard(out_rec *r);
+/* The record's JSON text (malloc'd), not emitted; r is freed (what a
+ * command keeps in the session log, src/cli/cmd.h's `stored`). */
+char *out_rec_take(out_rec *r);
+/* Emit a record kept as its JSON text (an object). */
+void out_rec_raw(const char *json);
 /* The record's JSON writer, for code that writes members with json.h
  * directly (the store's run object, a comparison side). */
 struct json_w;

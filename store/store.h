@@ -186,6 +186,22 @@ int store_perpoint_get(store *st, int64_t run_id, perpoint_summary *p);
  * written before the tables): *found 0 and 0 returned. Reads only. */
 int store_perpoint_find(store *st, int64_t run_id, perpoint_summary *p, int *found);
 
+/* Result records (store/store_records.c): the results of commands that
+ * have no tables of their own (hdbscan, hdbscan compare: the commands
+ * whose table row names the type, src/cli/cmd.h's `stored`) kept as
+ * their JSON record, one row each (table records, created on first use);
+ * `show TYPE ID` and `export TYPE ID json FILE` read them back. */
+typedef struct store_record_rec {
+    int64_t session_id, command_id, dataset_id; /* 0: none */
+    const char *type;                           /* the record's type */
+    const char *json;                           /* the record, an object */
+} store_record_rec;
+/* The record's id, or a negative TCJ_E* code (err_msg says). */
+int64_t store_record_put(store *st, const store_record_rec *r);
+/* *json (malloc'd) of record id of type; TCJ_EINVAL "no TYPE ID in the
+ * session log" when there is none. */
+int store_record_get(store *st, const char *type, int64_t id, char **json);
+
 /* k-distance curves (src/cluster/kdist.h): one kdists row (engine, K, n, knee,
  * eps, time) and its quantile points, created on first use (tables kdists
  * and kdist_points, not a numbered migration). */

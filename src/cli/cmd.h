@@ -25,6 +25,10 @@ typedef struct cmd {
     const cmd_form *forms;      /* NULL: every option goes with every form */
     /* Returns 0 or a TCJ_E* code with err_msg() set; never draws. */
     int (*run)(session *s, int argc, char **argv);
+    /* NULL, or the record types (NULL-terminated) the command keeps in
+     * the session log as their JSON (store.h, "Result records"), which
+     * show TYPE ID and export TYPE ID json FILE read back. */
+    const char *const *stored;
 } cmd;
 
 extern const cmd *const cmd_table[]; /* NULL-terminated */
@@ -34,6 +38,8 @@ const cmd *cmd_nearest(const char *name);
 /* The group a command is listed under in `help` ("data", "eps", "join",
  * "accuracy", "log", "GPU", "session"): the table's second column. */
 const char *cmd_group(const cmd *c);
+/* Whether some command keeps records of this type (its `stored`). */
+int cmd_stored_type(const char *type);
 extern const char *const cmd_group_names[]; /* NULL-terminated, in help's order */
 
 /* Split a line into words (quotes and backslash escapes honoured). Returns

@@ -117,13 +117,14 @@ static int hd_engine(const session *s, const char *name, const engine **out)
 }
 
 static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
-                     const hdbscan_result *r, const size_t *top, size_t ntop)
+                     const hdbscan_result *r, const size_t *top, size_t ntop, int64_t id)
 {
     const hdbscan_tree *t = &r->tree;
     const double n = t->n ? (double)t->n : 1;
-    out_printf("hdbscan: min_cluster_size %zu, min_samples %zu, %s%s%s on %s (n=%zu d=%zu), "
-               "engine %s\n",
-               h->min_cluster_size, r->min_samples, h->method == HDBSCAN_LEAF ? "leaf" : "eom",
+    out_printf("hdbscan %lld: min_cluster_size %zu, min_samples %zu, %s%s%s on %s (n=%zu "
+               "d=%zu), engine %s\n",
+               (long long)id, h->min_cluster_size, r->min_samples,
+               h->method == HDBSCAN_LEAF ? "leaf" : "eom",
                h->allow_single ? ", single cluster allowed" : "",
                h->epsilon > 0 ? ", epsilon set" : "", s->ds.name, s->ds.n, s->ds.d, e->name);
     out_printf("  clusters %zu, noise %zu (%.1f%%); spanning tree weight %.10g\n", t->nclusters,
@@ -157,11 +158,28 @@ static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
                    100.0 * (double)t->sizes[top[0]] / n);
 }
 
-static void hd_record(const session *s, const engine *e, const hdbscan_spec *h,
-                      const hdbscan_result *r, const size_t *top, size_t ntop, const hd_files *f)
+/* What the record of one clustering is made of (hd_members). */
+typedef struct hd_view {
+    const session *s;
+    const engine *e;
+    const hdbscan_spec *h;
+    const hdbscan_result *r;
+    const size_t *top;
+    size_t ntop;
+    const hd_files *f;
+} hd_view;
+
+static void hd_members(void *ctx, out_rec *o)
 {
+    const hd_view *v = ctx;
+    const session *s = v->s;
+    const engine *e = v->e;
+    const hdbscan_spec *h = v->h;
+    const hdbscan_result *r = v->r;
+    const size_t *top = v->top;
+    const size_t ntop = v->ntop;
+    const hd_files *f = v->f;
     const hdbscan_tree *t = &r->tree;
-    out_rec *o = out_rec_begin("hdbscan");
     out_rec_str(o, "engine", e->name);
     out_rec_str(o, "precision", r->precision);
     out_rec_str(o, "dataset", s->ds.name);
@@ -199,7 +217,6 @@ static void hd_record(const session *s, const engine *e, const hdbscan_spec *h,
         out_rec_close(o);
     }
     out_rec_close(o);
-    out_rec_end(o);
 }
 
 /* The largest clusters' labels, by size descending (ties: lower label). */
@@ -222,13 +239,47 @@ static size_t hd_top(const hdbscan_tree *t, size_t *top)
     return m;
 }
 
+/* What the record of one comparison is made of (hd_cmp_members). */
+typedef struct hd_cmp_view {
+    const session *s;
+    const engine *const *e;
+    const hdbscan_spec *h;
+    int with_dbscan;
+    size_t minpts;
+    const size_t *clusters, *noise;
+    const dbscan_cmp *c;
+} hd_cmp_view;
+
+static void hd_cmp_members(void *ctx, out_rec *o)
+{
+    const hd_cmp_view *v = ctx;
+    out_rec_str(o, "dataset", v->s->ds.name);
+    out_rec_int(o, "n", (int64_t)v->s->ds.n);
+    out_rec_str(o, "a_engine", v->e[0]->name);
+    out_rec_str(o, "b", v->with_dbscan ? "dbscan" : "hdbscan");
+    out_rec_str(o, "b_engine", v->e[1]->name);
+    out_rec_int(o, "min_cluster_size", (int64_t)v->h->min_cluster_size);
+    if (v->with_dbscan) {
+        out_rec_dbl(o, "eps", v->s->eps);
+        out_rec_int(o, "minpts", (int64_t)v->minpts);
+    }
+    out_rec_int(o, "a_clusters", (int64_t)v->clusters[0]);
+    out_rec_int(o, "b_clusters", (int64_t)v->clusters[1]);
+    out_rec_int(o, "a_noise", (int64_t)v->noise[0]);
+    out_rec_int(o, "b_noise", (int64_t)v->noise[1]);
+    out_rec_dbl(o, "ari", v->c->ari);
+    out_rec_int(o, "changed", (int64_t)v->c->changed);
+    out_rec_int(o, "noise_gained", (int64_t)v->c->noise_gained);
+    out_rec_int(o, "noise_lost", (int64_t)v->c->noise_lost);
+}
+
 /* hdbscan compare A B | hdbscan compare dbscan [minpts=M]: two
  * clusterings of the session's dataset, each HDBSCAN* on an engine, or
  * HDBSCAN* (engine=, default the ground truth) against DBSCAN at the
  * current eps on the same engine (minpts default: min_samples): the
  * adjusted Rand index, the points whose label changes after matching
  * clusters, noise gained and lost (src/cluster/dbscan.h's dbscan_compare). */
-static int hd_compare(session *s, int argc, char **argv, char **pos, int np, hdbscan_spec *h)
+static int hd_compare(session *s, int argc, char **argv, char **pos, int np, const hdbscan_spec *h)
 {
     const int with_dbscan = np == 2 && strcmp(pos[1], "dbscan") == 0;
     if (!with_dbscan && np != 3)
@@ -238,8 +289,9 @@ static int hd_compare(session *s, int argc, char **argv, char **pos, int np, hdb
     int rc;
     if (with_dbscan) {
         if (!s->have_eps)
-            return err_set(TCJ_EINVAL,
-                           "hdbscan compare dbscan: eps is not set (eps VALUE, sweep or kdist K use)");
+            return err_set(
+                TCJ_EINVAL,
+                "hdbscan compare dbscan: eps is not set (eps VALUE, sweep or kdist K use)");
         if ((rc = hd_engine(s, cmd_opt(argc, argv, "engine"), &e[0])))
             return rc;
         e[1] = e[0];
@@ -257,8 +309,7 @@ static int hd_compare(session *s, int argc, char **argv, char **pos, int np, hdb
             if (v && (rc = cmd_parse_size(v, "hdbscan compare dbscan: minpts", &minpts)))
                 break;
             if (minpts < 1 || minpts > n) {
-                rc = err_set(TCJ_EINVAL, "hdbscan compare dbscan: minpts must be 1 to n = %zu",
-                             n);
+                rc = err_set(TCJ_EINVAL, "hdbscan compare dbscan: minpts must be 1 to n = %zu", n);
                 break;
             }
             lab[1] = mem_alloc("hdbscan", "the labels", n, sizeof *lab[1], 0);
@@ -305,26 +356,11 @@ static int hd_compare(session *s, int argc, char **argv, char **pos, int np, hdb
         out_printf("  adjusted Rand index %.6f (noise points as singletons); %zu labels change "
                    "after matching clusters; noise gained %zu, lost %zu (B against A)\n",
                    c.ari, c.changed, c.noise_gained, c.noise_lost);
-        out_rec *o = out_rec_begin("hdbscan_compare");
-        out_rec_str(o, "dataset", s->ds.name);
-        out_rec_int(o, "n", (int64_t)n);
-        out_rec_str(o, "a_engine", e[0]->name);
-        out_rec_str(o, "b", with_dbscan ? "dbscan" : "hdbscan");
-        out_rec_str(o, "b_engine", e[1]->name);
-        out_rec_int(o, "min_cluster_size", (int64_t)h->min_cluster_size);
-        if (with_dbscan) {
-            out_rec_dbl(o, "eps", s->eps);
-            out_rec_int(o, "minpts", (int64_t)minpts);
-        }
-        out_rec_int(o, "a_clusters", (int64_t)clusters[0]);
-        out_rec_int(o, "b_clusters", (int64_t)clusters[1]);
-        out_rec_int(o, "a_noise", (int64_t)noise[0]);
-        out_rec_int(o, "b_noise", (int64_t)noise[1]);
-        out_rec_dbl(o, "ari", c.ari);
-        out_rec_int(o, "changed", (int64_t)c.changed);
-        out_rec_int(o, "noise_gained", (int64_t)c.noise_gained);
-        out_rec_int(o, "noise_lost", (int64_t)c.noise_lost);
-        out_rec_end(o);
+        hd_cmp_view cv = {s, e, h, with_dbscan, minpts, clusters, noise, &c};
+        const int64_t id = runner_record_store(s, "hdbscan_compare", hd_cmp_members, &cv);
+        if (id > 0)
+            out_printf("  stored as hdbscan_compare %lld\n", (long long)id);
+        runner_record_emit("hdbscan_compare", id, hd_cmp_members, &cv);
     }
     free(lab[0]);
     free(lab[1]);
@@ -364,8 +400,10 @@ static int hdbscan_cmd(session *s, int argc, char **argv)
     if ((rc = hd_write(&f, &r->tree)) == 0) {
         size_t top[HDBSCAN_TOP];
         const size_t ntop = hd_top(&r->tree, top);
-        hd_print(s, e, &h, r, top, ntop);
-        hd_record(s, e, &h, r, top, ntop, &f);
+        hd_view v = {s, e, &h, r, top, ntop, &f};
+        const int64_t id = runner_record_store(s, "hdbscan", hd_members, &v);
+        hd_print(s, e, &h, r, top, ntop, id);
+        runner_record_emit("hdbscan", id, hd_members, &v);
     }
     hdbscan_result_free(r);
     free(r);
@@ -383,9 +421,10 @@ static const char *const hdbscan_run_options[] = {
 };
 
 static const char *const hdbscan_options[] = {
-    "min_cluster_size", "min_samples", "method", "epsilon", "engine", "out", "probs", "scores",
-    "minpts", NULL,
+    "min_cluster_size", "min_samples", "method", "epsilon", "engine", "out", "probs",
+    "scores",           "minpts",      NULL,
 };
+static const char *const hdbscan_stored[] = {"hdbscan", "hdbscan_compare", NULL};
 static const cmd_form hdbscan_forms[] = {
     {"compare", hdbscan_compare_options},
     {NULL, hdbscan_run_options},
@@ -433,4 +472,5 @@ const cmd cmd_hdbscan = {
     .options = hdbscan_options,
     .forms = hdbscan_forms,
     .run = hdbscan_cmd,
+    .stored = hdbscan_stored,
 };

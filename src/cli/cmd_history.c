@@ -205,9 +205,50 @@ static int show_dbscan(session *s, const char *word)
     return rc;
 }
 
+/* The stored record of type TYPE with "TYPE_id" after "type" (the form
+ * the command emitted): malloc'd. */
+static char *record_with_id(const char *type, int64_t id, const char *json)
+{
+    char head[160];
+    snprintf(head, sizeof head, "{\"type\":\"%s\"", type);
+    const size_t hl = strlen(head);
+    if (strncmp(json, head, hl) != 0)
+        return xstrdup(json);
+    char idm[96];
+    snprintf(idm, sizeof idm, ",\"%s_id\":%lld", type, (long long)id);
+    char *out = xmalloc(strlen(json) + strlen(idm) + 1);
+    memcpy(out, json, hl);
+    strcpy(out + hl, idm);
+    strcat(out, json + hl);
+    return out;
+}
+
+/* show TYPE ID for a type a command keeps as its record (cmd.h's
+ * `stored`): the record, as the command emitted it. */
+static int show_record(session *s, const char *type, const char *word)
+{
+    int rc;
+    int64_t id = 0;
+    char what[80];
+    snprintf(what, sizeof what, "%s id", type);
+    if ((rc = need_db(s)) || (rc = parse_id(word, what, &id)))
+        return rc;
+    char *json;
+    if ((rc = store_record_get(s->db, type, id, &json)))
+        return rc;
+    char *rec = record_with_id(type, id, json);
+    out_printf("%s %lld: %s\n", type, (long long)id, rec);
+    out_rec_raw(rec);
+    free(rec);
+    free(json);
+    return 0;
+}
+
 static int show_run(session *s, int argc, char **argv)
 {
     int rc;
+    if (argc == 2 && cmd_stored_type(argv[0]))
+        return show_record(s, argv[0], argv[1]);
     int cmp = strcmp(argv[0], "compare") == 0;
     if (strcmp(argv[0], "lab") == 0 && argc == 2)
         return show_lab(s, argv[1]);
@@ -256,7 +297,7 @@ static int show_run(session *s, int argc, char **argv)
 
 const cmd cmd_show = {
     .name = "show",
-    .usage = "show run ID|compare ID|lab ID|dbscan ID",
+    .usage = "show run ID|compare ID|lab ID|dbscan ID|hdbscan ID|hdbscan_compare ID",
     .summary = "everything stored about one run, comparison, precision lab or clustering",
     .help = "Show one run of the session log: engine, dataset (and dtype, the element type\n"
             "its values were kept in: u8, f16, f32 or f64), eps, options, device,\n"
@@ -268,12 +309,56 @@ const cmd cmd_show = {
             "prints the table and sentence of one precision lab (the number precisions\n"
             "printed) again, from its stored runs and comparisons. show dbscan ID prints\n"
             "one clustering's summary (counts, largest clusters, time by pass, the runs\n"
-            "its passes made, red flags) as dbscan printed it.",
+            "its passes made, red flags) as dbscan printed it. show hdbscan ID and show\n"
+            "hdbscan_compare ID print the record hdbscan (hdbscan compare) emitted.",
     .min_args = 2,
     .max_args = 2,
     .options = NULL,
     .run = show_run,
 };
+
+/* export TYPE ID json FILE for a type a command keeps as its record: the
+ * record as the command emitted it, one line. */
+static int export_record(session *s, int argc, char **argv, int force)
+{
+    int rc;
+    int64_t id = 0;
+    char what[80];
+    snprintf(what, sizeof what, "%s id", argv[0]);
+    if ((rc = parse_id(argv[1], what, &id)))
+        return rc;
+    if (strcmp(argv[2], "json") != 0)
+        return err_set(TCJ_EINVAL, "export %s: only json (the record), got '%s'", argv[0], argv[2]);
+    char *json;
+    if ((rc = need_db(s)) || (rc = store_record_get(s->db, argv[0], id, &json)))
+        return rc;
+    char *rec = record_with_id(argv[0], id, json);
+    free(json);
+    ofile *of;
+    if ((rc = ofile_open(argv[3], force, store_path(s->db), &of))) {
+        free(rec);
+        return rc;
+    }
+    FILE *f = ofile_stream(of);
+    if (!f || fprintf(f, "%s\n", rec) < 0) {
+        free(rec);
+        rc = ofile_failure(of, TCJ_EIO);
+        ofile_abort(of);
+        return rc;
+    }
+    free(rec);
+    if ((rc = ofile_commit(of)))
+        return rc;
+    out_printf("exported %s %lld to %s\n", argv[0], (long long)id, argv[3]);
+    out_rec *r = out_rec_begin("export");
+    char key[96];
+    snprintf(key, sizeof key, "%s_id", argv[0]);
+    out_rec_int(r, key, id);
+    out_rec_str(r, "format", "json");
+    out_rec_str(r, "file", argv[3]);
+    out_rec_end(r);
+    return 0;
+}
 
 static int export_run(session *s, int argc, char **argv)
 {
@@ -281,6 +366,8 @@ static int export_run(session *s, int argc, char **argv)
     int64_t id = -1;
     int k;
     int force = cmd_take_flag(&argc, argv, "force");
+    if (argc == 4 && cmd_stored_type(argv[0]))
+        return export_record(s, argc, argv, force);
     if (argc >= 1 && strcmp(argv[0], "runs") == 0 && argc == 3) {
         k = 1;
     } else if (argc >= 1 &&
@@ -340,7 +427,8 @@ static int export_run(session *s, int argc, char **argv)
 
 const cmd cmd_export = {
     .name = "export",
-    .usage = "export runs|run ID|kdist ID|lab ID|dbscan ID|ladder ID csv|json FILE [force]",
+    .usage = "export runs|run ID|kdist ID|lab ID|dbscan ID|ladder ID|hdbscan ID|hdbscan_compare ID "
+             "csv|json FILE [force]",
     .summary = "write runs of the session log to a file",
     .help = "Write every run (export runs csv FILE) or one run (export run 3 json FILE) of\n"
             "the session log to FILE as CSV (one line per run, with a header) or JSON.\n"
@@ -355,7 +443,9 @@ const cmd cmd_export = {
             "per cluster-size bin with the clustering's columns first, JSON the dbscan\n"
             "record's object. Labels are never stored: dbscan out=FILE writes them.\n"
             "export ladder ID csv|json FILE writes a teaching ladder (see ladder): CSV one\n"
-            "line per rung with the ladder's columns first, JSON the ladder record's object.",
+            "line per rung with the ladder's columns first, JSON the ladder record's object.\n"
+            "export hdbscan ID json FILE (hdbscan_compare likewise) writes the record\n"
+            "hdbscan emitted, one line; json only.",
     .min_args = 3,
     .max_args = 5,
     .options = NULL,

@@ -70,6 +70,15 @@ const cmd *cmd_nearest(const char *name)
     return near;
 }
 
+int cmd_stored_type(const char *type)
+{
+    for (const cmd *const *c = cmd_table; *c; c++)
+        for (const char *const *t = (*c)->stored; t && *t; t++)
+            if (strcmp(*t, type) == 0)
+                return 1;
+    return 0;
+}
+
 const char *cmd_group(const cmd *c)
 {
     for (size_t k = 0; cmd_table[k]; k++)

@@ -352,3 +352,35 @@ int runner_profile_run(session *s, const engine *e, join_spec *spec, int sol,
         s->last_run_id = *id;
     return rc;
 }
+
+int64_t runner_record_store(session *s, const char *type, runner_members_fn members, void *ctx)
+{
+    if (!s->db)
+        return 0;
+    out_rec *r = out_rec_begin(type);
+    members(ctx, r);
+    char *json = out_rec_take(r);
+    const store_record_rec rec = {.session_id = s->session_id,
+                                  .command_id = s->command_id,
+                                  .dataset_id = s->dataset_id,
+                                  .type = type,
+                                  .json = json};
+    int64_t id = store_record_put(s->db, &rec);
+    free(json);
+    if (id < 0) {
+        out_printf("warning: the %s was not stored: %s\n", type, err_msg());
+        err_clear();
+        id = 0;
+    }
+    return id;
+}
+
+void runner_record_emit(const char *type, int64_t id, runner_members_fn members, void *ctx)
+{
+    out_rec *r = out_rec_begin(type);
+    char key[64];
+    snprintf(key, sizeof key, "%s_id", type);
+    out_rec_int(r, key, id);
+    members(ctx, r);
+    out_rec_end(r);
+}

@@ -5,6 +5,7 @@
 #define TCJ_RUNNER_H
 
 #include "engine.h"
+#include "out.h"
 #include "session.h"
 
 /* Progress context: a spec's progress_ctx points at one of these. */
@@ -69,5 +70,14 @@ void runner_rec_fields(struct out_rec *r, session *s, const engine *e, const joi
  * where the engine reported any (the run record's; kdist's too). */
 void runner_rec_phases(struct out_rec *r, const join_result *res);
 void runner_rec_counters(struct out_rec *r, const join_result *res);
+
+/* A result kept as its JSON record (store.h, "Result records"; the
+ * command's `stored` names the type): members(ctx, r) writes the record's
+ * members. runner_record_store keeps it in the session log and returns
+ * its id (0: no log; a failed write is a warning line, the result stands);
+ * runner_record_emit emits it with "TYPE_id" first. */
+typedef void (*runner_members_fn)(void *ctx, out_rec *r);
+int64_t runner_record_store(session *s, const char *type, runner_members_fn members, void *ctx);
+void runner_record_emit(const char *type, int64_t id, runner_members_fn members, void *ctx);
 
 #endif

@@ -13,6 +13,7 @@ s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9.]+Z/<TS>/g
 s#/[^ "]*/tests/cli/#<REPO>/tests/cli/#g
 s/"variant":"[^"]*"/"variant":<V>/g
 s/"(sample_time_s|ref_time_s)":[-0-9.e+]+/"\1":<T>/g
+s/"(tree_s|core_s|forest_s|rest_s|select_s)":[-0-9.e+]+/"\1":<T>/g
 s/"device":"[^"]*"/"device":<DEV>/g
 # show run as text: one "name  value" line per column
 s/^(time_s|kernel_s)( +)[-0-9.e+]+$/\1\2<T>/

@@ -179,7 +179,8 @@ TEST(exec_errors_exact)
                  "error: eps: expected a positive number, got '-0.5'\n") == 0);
     CHECK(strcmp(exec_capture(&s, "eps 1 2"), "error: Usage: eps [VALUE]\n") == 0);
     CHECK(strcmp(exec_capture(&s, "show run"),
-                 "error: Usage: show run ID|compare ID|lab ID|dbscan ID\n") == 0);
+                 "error: Usage: show run ID|compare ID|lab ID|dbscan ID|hdbscan ID|"
+                 "hdbscan_compare ID\n") == 0);
     CHECK(strcmp(exec_capture(&s, "run cpu"), "error: no dataset loaded (use load or gen)\n") == 0);
     /* The buffer sink holds text and records alike. */
     CHECK_STR_CONTAINS(exec_capture(&s, "run nosuch"),

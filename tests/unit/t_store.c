@@ -2241,3 +2241,36 @@ TEST(held_lock_write_waits_then_reports)
     store_close(impatient);
     store_close(st);
 }
+
+/* Result records (store_record_put/get): each kept as given under its
+ * type and id, one id sequence for every type; another type's id, or
+ * none, is one line. */
+TEST(records_round_trip)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/records.db", t_tmpdir());
+    store *st = open_ok(path);
+    CHECK(st != NULL);
+    const char *a = "{\"type\":\"hdbscan\",\"clusters\":3,\"x\":\"quote \\\" ok\"}";
+    const char *b = "{\"type\":\"hdbscan_compare\",\"ari\":0.5}";
+    const int64_t ia = store_record_put(st, &(store_record_rec){0, 0, 0, "hdbscan", a});
+    const int64_t ib = store_record_put(st, &(store_record_rec){0, 0, 0, "hdbscan_compare", b});
+    CHECK_MSG(ia > 0 && ib > ia, "ids %lld %lld: %s", (long long)ia, (long long)ib, err_msg());
+    char *got = NULL;
+    CHECK(store_record_get(st, "hdbscan", ia, &got) == 0);
+    CHECK_MSG(got && strcmp(got, a) == 0, "got %s", got ? got : "(null)");
+    free(got);
+    CHECK(store_record_get(st, "hdbscan_compare", ib, &got) == 0);
+    CHECK(got && strcmp(got, b) == 0);
+    free(got);
+    CHECK(store_record_get(st, "hdbscan", ib, &got) == TCJ_EINVAL && got == NULL);
+    CHECK_MSG(strstr(err_msg(), "no hdbscan") != NULL, "%s", err_msg());
+    CHECK(store_record_get(st, "hdbscan", ib + 5, &got) == TCJ_EINVAL);
+    store_close(st);
+    /* kept across a reopen */
+    st = open_ok(path);
+    CHECK(st != NULL);
+    CHECK(store_record_get(st, "hdbscan", ia, &got) == 0 && got && strcmp(got, a) == 0);
+    free(got);
+    store_close(st);
+}
