@@ -1,6 +1,7 @@
 /* Clusters panel: `dbscan curve`'s cluster count against eps with the
  * current eps marked (O), its widest plateau, and the last `dbscan`'s
- * counts and largest clusters. It takes the k-distance panel's place when
+ * counts and largest clusters; or the last `hdbscan`'s condensed tree
+ * (an icicle, ui_plot_icicle) where that is the newer. It takes the k-distance panel's place when
  * its result is the newer (both are about DBSCAN's eps; the keys and the
  * layout stay as they are). */
 #include <math.h>
@@ -9,10 +10,32 @@
 #include "panels.h"
 #include "plot.h"
 
+/* The last hdbscan: its counts and its condensed tree as an icicle. */
+static void panel_hdbscan(WINDOW *w, const ui_view *v, const ui_pctx *c, int h, int wd)
+{
+    ui_putf(w, 0, 0, "%s: HDBSCAN* min_cluster_size %.0f, min_samples %.0f, %s", v->clu_dataset,
+            v->hd_mcs, v->clu_minpts, v->clu_engine);
+    if (h > 1)
+        ui_putf(w, 1, 0, "%.0f clusters (#), noise %.0f; rows: where each splits off",
+                v->hd_clusters, v->hd_noise);
+    const int ph = h - 2;
+    char cells[250 * 70];
+    if (ph < 3 || wd < 20 || wd * ph > (int)sizeof cells)
+        return;
+    ui_grid g;
+    ui_grid_init(&g, cells, wd, ph);
+    ui_plot_icicle(&g, v->hd_parent, v->hd_lambda, v->hd_size, v->hd_label, v->hd_nodes);
+    ui_put_grid(w, 2, 0, &g, c);
+}
+
 void ui_panel_clusters(WINDOW *w, const ui_view *v, const ui_pctx *c)
 {
     int h, wd;
     ui_inner(w, &h, &wd);
+    if (v->hd_show) {
+        panel_hdbscan(w, v, c, h, wd);
+        return;
+    }
     ui_putf(w, 0, 0, "%s: DBSCAN minPts %.0f, %s", v->clu_dataset, v->clu_minpts, v->clu_engine);
     int y = 1;
     if (v->clu_have_run) {

@@ -90,4 +90,17 @@ int ui_plot_hist(ui_grid *g, const double *lo, const double *hi, const double *c
  * empty s), at most max. */
 int ui_wrap(const char *s, int len, int width, int *start, int *count, int max);
 
+/* HDBSCAN*'s condensed tree as an icicle: n clusters, 0 the root (size
+ * its points), cluster k's parent parent[k] < k, birth lam[k] (1 /
+ * distance; the root's 0), points size[k], label[k] its number where
+ * chosen (else -1). Columns: each cluster's share of its parent's, left
+ * to right in order (the rest of a parent's width: points that fell out);
+ * rows: the birth distance on a log scale, far at the top (labelled in
+ * the left 8 columns), the root's row first; a cluster's block reaches
+ * down to its first child's birth. Cells: '#' a chosen cluster and what
+ * lies under it (its label on its first row), ':' another, '-' the root.
+ * Returns 0, or -1 (a note in the grid) with nothing to draw or no room. */
+int ui_plot_icicle(ui_grid *g, const int *parent, const double *lam, const double *size,
+                   const int *label, int n);
+
 #endif

@@ -309,6 +309,7 @@ static void view_clear_results(ui_view *v)
     v->nladder = v->ladder_newer = 0;
     v->nclu = 0;
     v->clu_newer = v->clu_have_run = v->clu_ntop = 0;
+    v->hd_show = v->hd_nodes = 0;
     v->clu_dataset[0] = '\0';
     v->curve_dataset[0] = v->kdist_dataset[0] = v->lab_dataset[0] = '\0';
     v->ncnt = 0;
@@ -372,6 +373,8 @@ int ui_view_record(ui_view *v, const char *text)
         v->clu_newer = 0;
     } else if (strcmp(type, "dbscan") == 0 || strcmp(type, "dbscan_curve") == 0) {
         got = ui_view_take_clusters(v, r, type[6] == '_');
+    } else if (strcmp(type, "hdbscan") == 0) {
+        got = ui_view_take_hdbscan(v, r);
     } else if (strcmp(type, "lab_format") == 0 || strcmp(type, "lab") == 0) {
         got = ui_view_take_lab(v, r, type[3] == '\0');
         v->ladder_newer = 0;

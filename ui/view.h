@@ -1,7 +1,7 @@
 /* The dashboard's view model: what the panels draw, built from the output
  * writer's records ("run", "compare", "sweep", "curve", "dataset", "info",
- * "profile", "kdist", "lab_format", "lab", "dbscan", "dbscan_curve") and text (the log). No ncurses
- * here, so it is testable.
+ * "profile", "kdist", "lab_format", "lab", "dbscan", "dbscan_curve", "hdbscan") and text (the log).
+ * No ncurses here, so it is testable.
  */
 #ifndef TCJ_UI_VIEW_H
 #define TCJ_UI_VIEW_H
@@ -17,6 +17,7 @@
 #define UI_MAX_LAB 16
 #define UI_MAX_LADDER 16
 #define UI_CLU_TOP 10
+#define UI_HD_NODES 256 /* an hdbscan record's condensed clusters kept, the root included */
 
 typedef struct ui_run_row {
     int64_t id;
@@ -105,6 +106,13 @@ typedef struct ui_view {
     double clu_top[UI_CLU_TOP];
     char clu_engine[24], clu_dataset[96];
     char clu_flags[96]; /* the clustering's red flags, comma-separated ("" none) */
+    /* an "hdbscan" record (ui/view_clusters.c) in the clusters' place
+     * while hd_show (a dbscan or dbscan_curve record clears it): its
+     * condensed tree's first clusters, node 0 the root */
+    int hd_show, hd_nodes;
+    int hd_parent[UI_HD_NODES], hd_label[UI_HD_NODES];
+    double hd_lambda[UI_HD_NODES], hd_size[UI_HD_NODES];
+    double hd_mcs, hd_clusters, hd_noise;
 
     /* precision lab panel ("lab_format" records, then a "lab" record;
      * ui/view_lab.c): one point per format, the lab it belongs to */
@@ -152,6 +160,9 @@ int ui_view_take_kdist(ui_view *v, const struct json *r);
 /* Take a "dbscan_curve" (curve 1) or "dbscan" record (ui/view_clusters.c);
  * returns UI_KDIST, whose place the clusters panel takes. */
 int ui_view_take_clusters(ui_view *v, const struct json *r, int curve);
+/* Take an "hdbscan" record (ui/view_clusters.c); returns UI_KDIST, whose
+ * place the clusters panel takes, drawing its condensed tree. */
+int ui_view_take_hdbscan(ui_view *v, const struct json *r);
 /* Take a "ladder" record (ui/view_ladder.c); returns UI_LAB, whose place
  * the ladder panel takes. */
 int ui_view_take_ladder(ui_view *v, const struct json *r);

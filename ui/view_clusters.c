@@ -1,6 +1,7 @@
 /* The clusters part of the view model: a "dbscan_curve" record (the
- * clusters for every eps, the eps it was drawn at, the widest plateau) and
- * a "dbscan" record (one clustering's counts and largest clusters), drawn
+ * clusters for every eps, the eps it was drawn at, the widest plateau), a
+ * "dbscan" record (one clustering's counts and largest clusters) and an
+ * "hdbscan" record (its condensed tree's first clusters), drawn
  * by ui/panel_clusters.c in the k-distance panel's place: both answer
  * "which eps for DBSCAN", and the newer result is shown. */
 #include <math.h>
@@ -13,6 +14,7 @@
 
 int ui_view_take_clusters(ui_view *v, const json *r, int curve)
 {
+    v->hd_show = 0;
     snprintf(v->clu_dataset, sizeof v->clu_dataset, "%s", json_str(r, "dataset", ""));
     snprintf(v->clu_engine, sizeof v->clu_engine, "%s", json_str(r, "engine", "?"));
     v->clu_minpts = json_num(r, "minpts");
@@ -68,5 +70,41 @@ int ui_view_take_clusters(ui_view *v, const json *r, int curve)
     v->clu_plateau_lo = w ? json_num(w, "lo") : NAN;
     v->clu_plateau_hi = w ? json_num(w, "hi") : NAN;
     v->clu_plateau_n = w ? json_num(w, "clusters") : NAN;
+    return UI_KDIST;
+}
+
+int ui_view_take_hdbscan(ui_view *v, const json *r)
+{
+    snprintf(v->clu_dataset, sizeof v->clu_dataset, "%s", json_str(r, "dataset", ""));
+    snprintf(v->clu_engine, sizeof v->clu_engine, "%s", json_str(r, "engine", "?"));
+    v->clu_n = json_num(r, "n");
+    v->clu_minpts = json_num(r, "min_samples");
+    v->hd_mcs = json_num(r, "min_cluster_size");
+    v->hd_clusters = json_num(r, "clusters");
+    v->hd_noise = json_num(r, "noise");
+    v->clu_newer = 1;
+    v->hd_show = 1;
+    v->hd_parent[0] = -1;
+    v->hd_lambda[0] = 0;
+    v->hd_size[0] = v->clu_n;
+    const json *rc = json_get(r, "root_chosen");
+    v->hd_label[0] = rc && rc->num != 0 ? 0 : -1;
+    const json *cn = json_get(r, "condensed");
+    const size_t m = cn ? json_len(cn) : 0;
+    int k = 1;
+    for (size_t j = 0; j < m && k < UI_HD_NODES; j++) {
+        const json *e = json_at(cn, j);
+        const double p = json_num(e, "parent");
+        /* parents first: a node whose parent is not kept ends the tree */
+        if (!(p >= 0) || p >= k)
+            break;
+        v->hd_parent[k] = (int)p;
+        v->hd_lambda[k] = json_num(e, "lambda");
+        v->hd_size[k] = json_num(e, "size");
+        const double l = json_num(e, "label");
+        v->hd_label[k] = l >= 0 ? (int)l : -1;
+        k++;
+    }
+    v->hd_nodes = k;
     return UI_KDIST;
 }

@@ -22,6 +22,7 @@
 
 #define HDBSCAN_DEFAULT_MCS 5 /* scikit-learn's min_cluster_size default */
 #define HDBSCAN_TOP 10
+#define HDBSCAN_CONDENSED_KEPT 255 /* the record's clusters of the condensed tree */
 
 /* The three output files, checked before the work, made after it. */
 typedef struct hd_files {
@@ -217,6 +218,22 @@ static void hd_members(void *ctx, out_rec *o)
         out_rec_close(o);
     }
     out_rec_close(o);
+    /* the condensed tree's first clusters in their numbering (parents
+     * before children): the dashboard's icicle */
+    out_rec_arr(o, "condensed");
+    int32_t num = t->ncond && t->selected[0]; /* the root chosen is cluster 0 */
+    for (size_t c = 1; c < t->ncond && c <= HDBSCAN_CONDENSED_KEPT; c++) {
+        const hdbscan_node *nd = &t->nodes[c - 1];
+        out_rec_obj(o, NULL);
+        out_rec_int(o, "parent", nd->parent);
+        out_rec_dbl(o, "lambda", nd->lambda);
+        out_rec_int(o, "size", (int64_t)nd->size);
+        out_rec_int(o, "label", t->selected[c] ? num : -1);
+        out_rec_close(o);
+        num += t->selected[c] != 0;
+    }
+    out_rec_close(o);
+    out_rec_bool(o, "root_chosen", t->ncond && t->selected[0]);
 }
 
 /* The largest clusters' labels, by size descending (ties: lower label). */

@@ -339,3 +339,34 @@ TEST(wrap_at_words)
     CHECK_EQ_INT(ui_wrap("", 0, 4, st, n, 8), 1);
     CHECK_EQ_INT(n[0], 0);
 }
+
+/* HDBSCAN*'s condensed tree as an icicle, worked by hand: a root of 100
+ * points splits at distance 4 into a chosen cluster of 60 (label 0) and
+ * one of 30, which splits at distance 2 into two chosen ones of 15 and 10
+ * (labels 1, 2); 28 x 6 cells, the plot 20 wide after the 8 label
+ * columns. Rows: distance 4 on row 1, 2 on the last (log scale, the
+ * root's row 0); columns: 60% of 20 = 12, then 6, whose halves 3 and 2. */
+TEST(icicle_by_hand)
+{
+    const int parent[5] = {-1, 0, 0, 2, 2};
+    const double lam[5] = {0, 0.25, 0.25, 0.5, 0.5};
+    const double size[5] = {100, 60, 30, 15, 10};
+    const int label[5] = {-1, 0, -1, 1, 2};
+    char cells[28 * 6], row[32];
+    ui_grid g;
+    ui_grid_init(&g, cells, 28, 6);
+    CHECK_EQ_INT(ui_plot_icicle(&g, parent, lam, size, label, 5), 0);
+    const char *want[6] = {
+        "dist    --------------------", "4       0###########::::::", "                    ::::::",
+        "                    ::::::",   "                    ::::::", "2                   1##2#"};
+    for (int y = 0; y < 6; y++) {
+        ui_grid_row_trimmed(&g, y, row);
+        CHECK_MSG(strcmp(row, want[y]) == 0, "row %d: '%s', want '%s'", y, row, want[y]);
+    }
+    /* parents must come first; no room */
+    const int bad[3] = {-1, 2, 0};
+    ui_grid_init(&g, cells, 28, 6);
+    CHECK_EQ_INT(ui_plot_icicle(&g, bad, lam, size, label, 3), -1);
+    ui_grid_init(&g, cells, 12, 6);
+    CHECK_EQ_INT(ui_plot_icicle(&g, parent, lam, size, label, 5), -1);
+}

@@ -185,6 +185,42 @@ TEST(clusters_in_the_kdist_place)
     ui_view_free(&v);
 }
 
+/* hdbscan's condensed tree takes the clusters' place: its clusters in
+ * order, parents first (a node whose parent was not kept ends the tree),
+ * the root the points; a dbscan record gives the place back to the
+ * clusters, a kdist record to the k-distance. */
+TEST(hdbscan_tree_in_the_clusters_place)
+{
+    static ui_view v;
+    ui_view_init(&v);
+    ui_view_record(&v, "{\"type\":\"dataset\",\"dataset\":\"pts.csv\",\"dataset_hash\":\"aa\","
+                       "\"n\":1200,\"d\":6}");
+    CHECK_EQ_INT(ui_view_record(&v, "{\"type\":\"hdbscan\",\"hdbscan_id\":1,\"engine\":\"cpu\","
+                                    "\"dataset\":\"pts.csv\",\"n\":1200,\"min_cluster_size\":20,"
+                                    "\"min_samples\":20,\"clusters\":2,\"noise\":151,"
+                                    "\"condensed\":[{\"parent\":0,\"lambda\":0.5,\"size\":700,"
+                                    "\"label\":0},{\"parent\":0,\"lambda\":0.5,\"size\":400,"
+                                    "\"label\":-1},{\"parent\":2,\"lambda\":0.9,\"size\":"
+                                    "300,\"label\":1},{\"parent\":9,\"lambda\":1,\"size\":20,"
+                                    "\"label\":-1}],\"root_chosen\":false}"),
+                 UI_KDIST);
+    CHECK(v.clu_newer && v.hd_show);
+    CHECK_EQ_INT(v.hd_nodes, 4);
+    CHECK(v.hd_parent[3] == 2 && v.hd_label[1] == 0 && v.hd_label[2] == -1 && v.hd_label[0] == -1);
+    CHECK_NEAR(v.hd_size[0], 1200, 0);
+    CHECK_NEAR(v.hd_size[3], 300, 0);
+    CHECK_NEAR(v.hd_lambda[3], 0.9, 0);
+    CHECK_NEAR(v.hd_mcs, 20, 0);
+    ui_view_record(&v, "{\"type\":\"dbscan\",\"engine\":\"cpu\",\"n\":1200,\"clusters\":1}");
+    CHECK(v.clu_newer && !v.hd_show);
+    ui_view_record(&v, "{\"type\":\"hdbscan\",\"engine\":\"cpu\",\"n\":1200}");
+    CHECK(v.hd_show && v.hd_nodes == 1);
+    ui_view_record(&v, "{\"type\":\"kdist\",\"engine\":\"cpu\",\"dataset\":\"pts.csv\","
+                       "\"n\":1200,\"k\":4,\"points\":{\"rank\":[0,1],\"dist\":[0.5,1]}}");
+    CHECK(!v.clu_newer);
+    ui_view_free(&v);
+}
+
 /* The lab panel: a point per lab_format record, the lab record closes
  * them; the next lab starts anew; another dataset clears it. */
 TEST(lab_points_and_clear_on_change)
