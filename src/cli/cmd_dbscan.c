@@ -24,17 +24,6 @@
 
 #define DBSCAN_DEFAULT_MINPTS 5 /* scikit-learn's min_samples default */
 
-static void on_progress(void *ctx, double frac)
-{
-    session *s = ctx;
-    if (!s->ui)
-        return;
-    if (s->ui->progress)
-        s->ui->progress(s->ui_ctx, "dbscan", frac);
-    if (s->ui->poll)
-        s->ui->poll(s->ui_ctx);
-}
-
 /* engine=NAME, else the ground truth (exact on a GPU, cpu without one). */
 static int pick_engine(const session *s, const char *name, const engine **out)
 {
@@ -89,6 +78,7 @@ static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels,
     }
     par_zero(*labels, s->ds.n * sizeof **labels); /* their pages faulted in on every core */
     par_zero(*core, s->ds.n);
+    runner_progress pg = {.s = s, .what = "dbscan"};
     dbscan_spec spec = {
         .ds = &s->ds,
         .eps = s->eps,
@@ -97,8 +87,8 @@ static int cluster(session *s, const engine *e, size_t minpts, int32_t **labels,
         .labels = *labels,
         .core = *core,
         .cancel = &s->cancel,
-        .progress = on_progress,
-        .progress_ctx = s,
+        .progress = runner_on_progress,
+        .progress_ctx = &pg,
     };
     int rc = dbscan_run(e, &spec, res);
     if (rc) {
@@ -312,13 +302,14 @@ static int dbscan_curve_cmd(session *s, int argc, char **argv, int use)
     if ((rc = curve_engine(s, cmd_opt(argc, argv, "engine"), minpts, &e)))
         return rc;
     dbscan_curve c;
+    runner_progress pg = {.s = s, .what = "dbscan"};
     dbscan_curve_spec spec = {.ds = &s->ds,
                               .minpts = minpts,
                               .max = max,
                               .opts = &s->eopt,
                               .cancel = &s->cancel,
-                              .progress = on_progress,
-                              .progress_ctx = s};
+                              .progress = runner_on_progress,
+                              .progress_ctx = &pg};
     if ((rc = dbscan_curve_run(e, &spec, &c))) {
         if (rc == TCJ_ECANCEL)
             return err_cancelled("dbscan curve");

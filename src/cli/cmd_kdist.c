@@ -21,17 +21,6 @@
 #define PLOT_W 72
 #define PLOT_H 14
 
-static void on_progress(void *ctx, double frac)
-{
-    session *s = ctx;
-    if (!s->ui)
-        return;
-    if (s->ui->progress)
-        s->ui->progress(s->ui_ctx, "kdist", frac);
-    if (s->ui->poll)
-        s->ui->poll(s->ui_ctx);
-}
-
 /* The engine: engine=NAME, else the default one when it has a kdist
  * entry (the tensor-core formats), else an exact one (cpu). */
 static int pick_engine(const session *s, const char *name, const engine **out)
@@ -140,6 +129,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
     if (!d2)
         return TCJ_ENOMEM;
     par_zero(d2, ds->n * sizeof *d2); /* its pages faulted in on every core */
+    runner_progress pg = {.s = s, .what = "kdist"};
     kdist_spec spec = {
         .ds = ds,
         .q0 = 0,
@@ -148,8 +138,8 @@ static int kdist_cmd(session *s, int argc, char **argv)
         .opts = &s->eopt,
         .out = d2,
         .cancel = &s->cancel,
-        .progress = on_progress,
-        .progress_ctx = s,
+        .progress = runner_on_progress,
+        .progress_ctx = &pg,
     };
     join_result res;
     if ((rc = kdist_run(e, &spec, &res))) {

@@ -43,17 +43,6 @@ static const char *status_name(sweep_status st)
     return st == SWEEP_OK ? "ok" : st == SWEEP_UNREACHABLE ? "unreachable" : "unresolved";
 }
 
-static void on_progress(void *ctx, double frac)
-{
-    session *s = ctx;
-    if (!s->ui)
-        return;
-    if (s->ui->progress)
-        s->ui->progress(s->ui_ctx, "sweep", frac);
-    if (s->ui->poll)
-        s->ui->poll(s->ui_ctx);
-}
-
 static int parse_targets(const char *word, double *t, int *nt)
 {
     char *copy = xstrdup(word), *save = NULL;
@@ -166,8 +155,9 @@ static int sweep_run(session *s, int argc, char **argv)
     o.eng = e;
     o.eopt = &s->eopt;
     o.cancel = &s->cancel;
-    o.progress = on_progress;
-    o.progress_ctx = s;
+    runner_progress pg = {.s = s, .what = "sweep"};
+    o.progress = runner_on_progress;
+    o.progress_ctx = &pg;
     step_ctx sc = {s, 0};
     o.on_step = store_step;
     o.step_ctx = &sc;
