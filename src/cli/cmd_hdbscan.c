@@ -147,9 +147,12 @@ static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
                r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds,
                r->host_rounds, r->host_rounds == 1 ? "" : "s", r->select_seconds);
     if (t->nclusters == 0)
-        out_printf("  red flag: every point is noise: no group of %zu points stands out; try a "
-                   "smaller min_cluster_size%s\n",
-                   h->min_cluster_size, h->allow_single ? "" : " or single");
+        out_printf("  red flag: every point is noise: no group of %zu points stands out%s%s%s\n",
+                   h->min_cluster_size, h->min_cluster_size > 2 || !h->allow_single ? "; try " : "",
+                   h->min_cluster_size > 2 ? "a smaller min_cluster_size" : "",
+                   h->allow_single           ? ""
+                   : h->min_cluster_size > 2 ? " or single"
+                                             : "single");
     else if ((double)r->noise > 0.5 * n)
         out_printf("  red flag: %.0f%% of the points are noise; a smaller min_samples keeps "
                    "more of them\n",
