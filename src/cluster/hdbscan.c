@@ -9,6 +9,7 @@
 #include "dbscan_curve.h"
 #include "hdbscan_mst.h"
 #include "kdist.h"
+#include "sort_f64.h"
 #include "sweep.h"
 #include "err.h"
 #include "kernels.h"
@@ -45,17 +46,11 @@ static int hd_all_finite(const dataset *ds)
 #define HD_FOREST_S 256.0
 #define HD_FOREST_S_DEVICE 8192.0
 
-static int hd_cmp_dbl(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 static double hd_forest_max(const dataset *ds, const double *core2, size_t n, double s_cap)
 {
     double *v = xmalloc(n * sizeof *v);
     memcpy(v, core2, n * sizeof *v);
-    qsort(v, n, sizeof *v, hd_cmp_dbl);
+    sort_f64(v, n);
     double m = sqrt(v[(size_t)(HD_FOREST_QUANTILE * (double)(n - 1))]);
     free(v);
     sweep_sample smp;

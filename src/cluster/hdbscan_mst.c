@@ -26,6 +26,7 @@
 #include "kernels.h"
 #include "mem.h"
 #include "par.h"
+#include "sort_f64.h"
 
 #define HM_LEAF 32
 #define HM_CHUNK 128
@@ -75,8 +76,8 @@ typedef struct hm_item {
     size_t p0, p1;
 } hm_item;
 
-/* The k-d tree: node t holds perm[beg[t] .. end[t]), its children kid[t]
- * and kid[t] + 1's... (left kid[t], right kid[t] + 1; 0: a leaf). */
+/* The k-d tree: node t holds perm[beg[t] .. end[t]); its children are
+ * nodes kid[t] and kid[t] + 1 (kid[t] 0: a leaf). */
 typedef struct hm_tree {
     size_t nn;
     uint32_t *perm;
@@ -360,7 +361,7 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
     }
     int rc = 0;
     hm_tree tr = {0};
-    uint32_t *comp = NULL, *qord = NULL, *fill = NULL, *stack = NULL;
+    uint32_t *comp = NULL, *qord = NULL, *fill = NULL, *byc = NULL;
     size_t *cbeg = NULL;
     double *buf = NULL;
     hm_cand *tmp = NULL;
@@ -385,6 +386,8 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
             tr.perm[i] = (uint32_t)i;
         tr.nn = 1;
         hm_build(&tr, ds, r.x64, r.x32, core2, 0, 0, n, 0, tmp, buf);
+        free(tmp); /* the build's scratch */
+        tmp = NULL;
         comp = xmalloc(n * sizeof *comp);
         qord = xmalloc(n * sizeof *qord);
         fill = xmalloc(n * sizeof *fill);
@@ -393,10 +396,9 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
         ibest = xmalloc((n + 1) * sizeof *ibest);
         cbest = xmalloc(n * sizeof *cbest);
         pick = xmalloc(n * sizeof *pick);
-        /* the points by core distance (then index), once */
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = (hm_cand){core2[i], (uint32_t)i};
-        qsort(tmp, n, sizeof *tmp, hm_cmp_cand);
+        /* the points by core distance (then index: the sort is stable), once */
+        byc = xmalloc(n * sizeof *byc);
+        sort_f64_order(core2, n, byc);
     }
     while (ne + 1 < n && rc == 0) {
         const double t_round = engine_now();
@@ -440,7 +442,7 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
         }
         cbeg[m] = at;
         for (size_t t = 0; t < n; t++) {
-            const uint32_t i = tmp[t].g;
+            const uint32_t i = byc[t];
             if (comp[i] != big)
                 qord[fill[comp[i]]++] = i;
         }
@@ -509,9 +511,9 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
     free(tr.minc);
     free(tr.ncomp);
     free(comp);
+    free(byc);
     free(qord);
     free(fill);
-    free(stack);
     free(cbeg);
     free(buf);
     free(tmp);

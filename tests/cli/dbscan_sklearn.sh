@@ -13,16 +13,8 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")/../.." && pwd)
 data=${TCJOIN_DATASETS:-$(cd "$here/.." && pwd)/shared/datasets}
-# The first python3 with scikit-learn: $PYTHON, the one on PATH, or the
-# system's (Debian's python3-sklearn, where PATH leads to another python).
-py=""
-for p in ${PYTHON:-} python3 /usr/bin/python3; do
-    if "$p" -c 'import sklearn, numpy' >/dev/null 2>&1; then py=$p; break; fi
-done
-if [ -z "$py" ]; then
-    echo "skip - dbscan_sklearn: no python3-sklearn (scripts/deps.sh installs it)"
-    exit 77
-fi
+. "$here/tests/cli/find_python.inc"
+find_python dbscan_sklearn sklearn numpy
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -30,15 +30,8 @@ set -u
 bin=$1
 here=$(cd "$(dirname "$0")/../.." && pwd)
 data=${TCJOIN_DATASETS:-$(cd "$here/.." && pwd)/shared/datasets}
-# The first python3 with numpy: $PYTHON, the one on PATH, or the system's.
-py=""
-for p in ${PYTHON:-} python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' >/dev/null 2>&1; then py=$p; break; fi
-done
-if [ -z "$py" ]; then
-    echo "skip - hdbscan_oracle: no python3 with numpy"
-    exit 77
-fi
+. "$here/tests/cli/find_python.inc"
+find_python hdbscan_oracle numpy
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if ! "$bin" --db "$tmp/help.db" -e 'help hdbscan' >/dev/null 2>&1; then
