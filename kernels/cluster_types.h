@@ -4,7 +4,7 @@
  * by the layer's headers, so a host struct and its device twin cannot
  * drift apart. How each field is used: kernels.h, above the entries that
  * take them (kern_dbscan, kern_curve_round, kern_curve_core,
- * kern_curve_merge_run). */
+ * kern_curve_merge_run, kern_mst_round). */
 #ifndef TCJ_CLUSTER_TYPES_H
 #define TCJ_CLUSTER_TYPES_H
 
@@ -112,6 +112,23 @@ typedef struct curve_core_io {
      * bounds); where it ran (merge->done), list and kb are left unwritten */
     curve_merge *merge;
 } curve_core_io;
+
+/* One Boruvka round of HDBSCAN*'s tree beyond the curve's forest, with
+ * every pair consumed where it is computed (kern_mst_round): for every
+ * component but skip, its lightest mutual-reachability edge to another
+ * component in the curve's order (w = max(core2[a], core2[b], d2) in FP64's
+ * direct form, then a, b), exactly. */
+typedef struct mst_round_io {
+    size_t n;             /* the dataset's rows */
+    const double *core2;  /* n: squared core distances */
+    const uint32_t *comp; /* n: each row's component (its root, a row) */
+    uint32_t skip;        /* a component not scanned (the largest), or UINT32_MAX */
+    curve_edge *best;     /* n (out, by root): w INFINITY where none; other rows' undefined */
+    /* out: rows the pass's estimate left undecided, decided in FP64 over
+     * every column; the pass's and the FP64 stage's seconds */
+    size_t rows_fp64;
+    double pass_s, fp64_s;
+} mst_round_io;
 
 /* DBSCAN's passes with their pairs consumed where they are computed
  * (kern_dbscan, and exact's FP64 grid): core (n, out) the core flags;

@@ -13,6 +13,7 @@
 
 #include <cuda_fp16.h>
 
+#include "f64_widen.cuh" /* exact_w */
 #include "kern_hist.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
@@ -52,23 +53,6 @@ struct exact_dev {
     const double *r32;
 };
 
-/* Value v of a row as FP64, exactly. */
-__device__ __forceinline__ double exact_w(double v)
-{
-    return v;
-}
-__device__ __forceinline__ double exact_w(float v)
-{
-    return (double)v;
-}
-__device__ __forceinline__ double exact_w(__half v)
-{
-    return (double)__half2float(v);
-}
-__device__ __forceinline__ double exact_w(uint8_t v)
-{
-    return (double)v;
-}
 /* v as FP64, exactly, on the integer and FP64 pipes instead of XU's
  * conversion (16 an SM a clock): the float's bits placed as a double's
  * (sign, exponent field, fraction shifted up 29) are v 2^-896 exactly,

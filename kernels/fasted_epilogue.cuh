@@ -8,6 +8,7 @@
  *   PAIRS (wgmma slice, mma.sync warp tile)  epi_pairs.cuh
  *     with exact's band decisions            epi_band.cuh
  *   the k-distance's three passes            epi_kdist.cuh
+ *   HDBSCAN*'s masked nearest neighbour      epi_mrnn.cuh
  * A new role is one header and one branch here.
  *
  * The split keeps the code the compiler makes (issue 42 compared the SASS
@@ -24,6 +25,7 @@
 #include "epi_frag.cuh"
 #include "epi_join.cuh"
 #include "epi_kdist.cuh"
+#include "epi_mrnn.cuh"
 #include "epi_pairs.cuh"
 
 template <class F, int MT, int NT, bool PAIRS>
@@ -46,6 +48,10 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
     }
     if (!PAIRS && (p.mode == FASTED_KD_HIST || p.mode == FASTED_KD_BAND)) {
         epi_kd_hist(f, acc);
+        return;
+    }
+    if (!PAIRS && (p.mode == FASTED_KD_MRNN || p.mode == FASTED_KD_MRLIST)) {
+        epi_mrnn(f, acc);
         return;
     }
     if (!PAIRS && p.mode == KJOIN_COUNT)

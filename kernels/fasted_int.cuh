@@ -20,9 +20,16 @@
 /* Kernel modes of the k-distance passes (kernels/fasted_kdist.cu), beside
  * the KJOIN_* modes of a join: per-row minima over column chunks, per-row
  * histograms below a per-row bound, and the values of one bin per row.
- * Numbered above every KJOIN_* mode: fasted_wg_slot_done tells them apart
- * by mode >= FASTED_KD_MIN. */
-enum { FASTED_KD_MIN = 16, FASTED_KD_HIST = 17, FASTED_KD_BAND = 18 };
+ * FASTED_KD_MRNN and _MRLIST, HDBSCAN*'s masked nearest neighbour and its
+ * candidates (epi_mrnn.cuh), share their parameter block. Numbered above every KJOIN_* mode:
+ * fasted_wg_slot_done tells them apart by mode >= FASTED_KD_MIN. */
+enum {
+    FASTED_KD_MIN = 16,
+    FASTED_KD_HIST = 17,
+    FASTED_KD_BAND = 18,
+    FASTED_KD_MRNN = 19,
+    FASTED_KD_MRLIST = 20
+};
 #define FASTED_KD_BINS 32 /* histogram bins per row, linear in d2 up to the row's bound */
 
 /* Control words of one launch, zeroed (valid_end set to ~0) before it. */
@@ -64,6 +71,18 @@ typedef struct fasted_kd_params {
     unsigned cap;
     unsigned *dfill;
     float *dvals;
+    /* KD_MRNN (kernels/epi_mrnn.cuh), by global row: the squared core
+     * distance in the pass's units, the component, and the row's least
+     * estimate with its column ((float bits << 32) | column, an atomic
+     * minimum). */
+    const float *core2;
+    const unsigned *comp;
+    unsigned long long *best;
+    /* KD_MRLIST: the pairs (i, j) of other components whose estimate is
+     * at most u2[i], appended at cand[k] (i << 32 | j) for k counted by
+     * *ncand (past cand_cap too: then not all were kept). */
+    unsigned long long *cand, *ncand;
+    unsigned long long cand_cap;
 } fasted_kd_params;
 
 /* kernels/epi_band.cuh: exact's COUNT pass (kernels/exact.cu) on a

@@ -679,6 +679,17 @@ int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_mer
  * fit a device (the caller takes the host sink). kernels/kern_curve.cu. */
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round_io *io,
                      kern_join_result *r);
+/* One Boruvka round of HDBSCAN*'s tree beyond the curve's forest
+ * (src/cluster/hdbscan_mst.c), on a's device (a list's first): for every
+ * component but io->skip, its lightest mutual-reachability edge to
+ * another, exactly (FP64's direct form; edges by (w, a, b)), into
+ * io->best by root. FASTED's pass in a's format and transforms with the
+ * masked nearest-neighbour epilogue estimates each row's; exact's error
+ * bound screens the rows, the rest are decided in FP64 on the device
+ * (kernels/kern_mst.cu). a: every row (q0 0, q1 n), no layout.
+ * KERN_ENOMEM where the state or the dataset does not fit, or the data's
+ * type is none the device reads (the caller takes the host's round). */
+int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *r);
 /* The core distances of DBSCAN's curve (src/cluster/dbscan_curve.c) from fn's
  * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
  * its pairs consumed on the device (pair_dev) on a's device or device

@@ -84,6 +84,33 @@ one kitti "load $D/kitti_000000_xyzr.f32 format=raw dtype=f32 dim=4" \
 one olivetti "load $D/olivetti_400x4096_u8.npy" \
     "np.load('$D/olivetti_400x4096_u8.npy').astype(np.float64)"
 
+# Generated sets (GEN=1, the default): COUNT at S = 64 and hdbscan twice
+# in one process, the warm one's time by step and its rounds beyond the
+# forest (on the device: how many, and the rows their screen left to
+# FP64); each round's trace in the set's .log.err; GEN_TIMEOUT seconds a
+# set (600); GEN_SETS="name ..." runs those alone.
+gen_one() { # name, gen command
+    case " ${GEN_SETS:-all} " in " all " | *" $1 "*) ;; *) return 0 ;; esac
+    local log=$OUT/$1.log
+    TCJOIN_TRACE=1 timeout "${GEN_TIMEOUT:-600}" "$X" --json --db "$OUT/$1.db" -e "$2; sweep 64 engine=exact use; run exact;
+        run exact; hdbscan engine=$ENG min_cluster_size=$MCS;
+        hdbscan engine=$ENG min_cluster_size=$MCS" >"$log" 2>"$log.err"
+    local rc=$? c h
+    c=$(rec "$log" run 2 time_s)
+    h=$(rec "$log" hdbscan 2 time_s)
+    row "| $1 | $(awk -v a="$c" 'BEGIN{printf "%.2f", a*1000}') | $(rec "$log" hdbscan 1 time_s) | $h ($(awk -v a="$h" -v b="$c" 'BEGIN{if (b>0) printf "%.0fx", a/b}')) | $(rec "$log" hdbscan 2 core_s) | $(rec "$log" hdbscan 2 forest_s) | $(rec "$log" hdbscan 2 rest_s) | $(rec "$log" hdbscan 2 device_rounds)+$(rec "$log" hdbscan 2 host_rounds) | $(rec "$log" hdbscan 2 rows_fp64) | $(rec "$log" hdbscan 2 clusters) | rc=$rc"
+}
+if [ "${GEN:-1}" = 1 ]; then
+    row ""
+    row "| generated set | COUNT ms (S=64) | hdbscan cold s | warm s (x COUNT) | core s | forest s | rest s | rounds device+host | rows FP64 | clusters |"
+    row "|---|---|---|---|---|---|---|---|---|---|"
+    gen_one uniform1e6x3 "gen uniform n=1000000 d=3 seed=1"
+    gen_one gauss1e6x16 "gen gauss n=1000000 d=16 seed=1 clusters=64"
+    gen_one gauss6e4x784 "gen gauss n=60000 d=784 seed=1 clusters=10"
+    gen_one gauss1e6x128 "gen gauss n=1000000 d=128 seed=1 clusters=64"
+    gen_one uniform1e6x128 "gen uniform n=1000000 d=128 seed=1"
+fi
+
 # The CPU path against scikit-learn on two cores of the same machine:
 # 10^5 x 16, 16 Gaussian blobs of sd 0.05 to 0.3 in [0, 1]^16 and a tenth
 # of the points uniform, written as float64 .npy so both read the same

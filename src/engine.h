@@ -169,12 +169,14 @@ typedef enum pair_use {
     PAIRS_DBSCAN,      /* DBSCAN's passes over every row at spec->eps (.dbscan) */
     PAIRS_CURVE_CORE,  /* the curve's core distances (and with K its first round) at max */
     PAIRS_CURVE_ROUND, /* one Boruvka round over spec's rows (a reordered copy: round->at) */
+    PAIRS_MST_ROUND,   /* one Boruvka round of HDBSCAN*'s tree over every row, every pair (.mst) */
 } pair_use;
 typedef struct pair_consumer {
     pair_use use;
     dbscan_dev_io *dbscan;       /* PAIRS_DBSCAN */
     curve_core_io *core;         /* PAIRS_CURVE_CORE */
     const curve_round_io *round; /* PAIRS_CURVE_ROUND */
+    mst_round_io *mst;           /* PAIRS_MST_ROUND */
     /* PAIRS_DBSCAN, out: the core pass's record (first); whether the
      * rest of the passes ran (res their record) and under which mode */
     struct join_result *first;

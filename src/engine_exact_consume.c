@@ -53,7 +53,8 @@ int exact_consume(const join_spec *s, pair_consumer *c, join_result *res)
     if (ranks_count() > 1)
         return ENGINE_DECLINED;
     kern_trace_mark("exact consume: start");
-    if (exact_grid_path(s->ds, s->eps, o, NULL)) {
+    /* HDBSCAN*'s round has no grid form: the tensor-core pass at every d */
+    if (c->use != PAIRS_MST_ROUND && exact_grid_path(s->ds, s->eps, o, NULL)) {
         if (c->use == PAIRS_DBSCAN)
             return s->q0 != 0 || s->q1 != s->ds->n ? ENGINE_DECLINED
                                                    : exact_grid_dbscan(s, c, res, o);

@@ -4,10 +4,11 @@
  * (kernels/kern_dbscan.cu, kern_curve_core.cu, kern_curve.cu) into what
  * the clustering layer's host route would build from the same pairs
  * (src/cluster/): the same eps-graph, lists and reachabilities, so the
- * same labels and curve, without the pairs (6.5e7 at 10^6 x 128, S = 64)
- * crossing to the host. Declined (the layer's host route) under several
- * ranks, whose runs share the tiles while each of these would run whole on
- * every rank, and where the state or the dataset does not fit a device. */
+ * same labels and curve (and HDBSCAN*'s rounds, exact's alone: the
+ * masked nearest neighbour in the pass, kern_mst_round), without the pairs (6.5e7 at 10^6 x 128, S
+ * = 64) crossing to the host. Declined (the layer's host route) under several ranks, whose runs
+ * share the tiles while each of these would run whole on every rank, and where the state or the
+ * dataset does not fit a device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +82,32 @@ static int consume_curve(const join_spec *s, pair_consumer *c, join_result *res,
     return engine_gpu_error(s->engine->name, krc);
 }
 
+/* One round of HDBSCAN*'s tree (kern_mst_round): the pass in the row's
+ * format and transforms, its estimates decided in FP64 there. */
+static int consume_mst(const join_spec *s, pair_consumer *c, join_result *res,
+                       const kern_join_args *a, const gpu_xform *x)
+{
+    kern_join_result r;
+    const int krc = kern_mst_round(a, c->mst, &r);
+    kern_trace_mark("gpu consume: mst round");
+    if (krc == KERN_ENOMEM) { /* the state or the dataset does not fit: the host's round */
+        err_clear();
+        return ENGINE_DECLINED;
+    }
+    engine_gpu_timing(&r, s->ds, "fp64", res);
+    snprintf(res->variant, sizeof res->variant, "%.90s", r.variant);
+    engine_gpu_metrics(s->engine, a, &r, x, 1, res);
+    return engine_gpu_error(s->engine->name, krc);
+}
+
 int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res, double scale,
                           engine_kjoin_fn fn)
 {
     if (ranks_count() > 1)
+        return ENGINE_DECLINED;
+    /* HDBSCAN*'s round is exact's alone: its FP64 stage decides what the
+     * pass estimates (the host's round otherwise, FP64 too) */
+    if (c->use == PAIRS_MST_ROUND && !s->engine->exact)
         return ENGINE_DECLINED;
     const dataset *ds = s->ds;
     /* the core join and DBSCAN run over every row of the dataset */
@@ -104,6 +127,8 @@ int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res
     if (rc)
         return rc;
     kern_trace_mark("gpu consume: args");
+    if (c->use == PAIRS_MST_ROUND)
+        return consume_mst(s, c, res, &a, &x);
     return dbscan ? consume_dbscan(s, c, res, &a, &x, fn, t0)
                   : consume_curve(s, c, res, &a, &x, fn);
 }

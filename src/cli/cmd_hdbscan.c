@@ -139,12 +139,16 @@ static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
                        lb > 0 ? "" : "root ", lb > 0 ? 1.0 / lb : INFINITY);
         }
     }
+    char rest[96] = "";
+    if (r->device_rounds)
+        snprintf(rest, sizeof rest, "%d round%s on the device (%zu rows decided in FP64), ",
+                 r->device_rounds, r->device_rounds == 1 ? "" : "s", r->rows_fp64);
     out_printf("  time %.3f s: spanning tree %.3f s (core distances %.3f s; forest to distance "
-               "%.6g %.3f s, %zu edges, %d Boruvka join%s%s; the rest %.3f s, %d round%s on the "
-               "host), hierarchy and selection %.3f s\n",
+               "%.6g %.3f s, %zu edges, %d Boruvka join%s%s; the rest %.3f s, %s%d round%s on "
+               "the host), hierarchy and selection %.3f s\n",
                r->seconds, r->tree_seconds, r->core_seconds, r->max, r->forest_seconds,
                r->forest_edges, r->rounds, r->rounds == 1 ? "" : "s",
-               r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds,
+               r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds, rest,
                r->host_rounds, r->host_rounds == 1 ? "" : "s", r->select_seconds);
     if (t->nclusters == 0)
         out_printf("  red flag: every point is noise: no group of %zu points stands out%s%s%s\n",
@@ -205,6 +209,8 @@ static void hd_members(void *ctx, out_rec *o)
     out_rec_dbl(o, "forest_max", r->max);
     out_rec_int(o, "forest_edges", (int64_t)r->forest_edges);
     out_rec_int(o, "host_rounds", r->host_rounds);
+    out_rec_int(o, "device_rounds", r->device_rounds);
+    out_rec_int(o, "rows_fp64", (int64_t)r->rows_fp64);
     out_rec_dbl(o, "select_s", r->select_seconds);
     out_rec_int(o, "rounds", r->rounds);
     out_rec_int(o, "rounds_device", r->rounds_device);

@@ -145,8 +145,12 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
     snprintf(r->precision, sizeof r->precision, "%s", c.precision);
     double *w2 = NULL;
     uint64_t *ab = NULL;
-    rc = hdbscan_mst_complete(ds, core2, c.nedge, c.edge2, c.edge_ab, spec->cancel, &w2, &ab,
-                              &r->host_rounds);
+    hdbscan_mst_stats st;
+    rc = hdbscan_mst_complete(e, spec->opts, ds, core2, c.nedge, c.edge2, c.edge_ab, spec->cancel,
+                              &w2, &ab, &st);
+    r->host_rounds = st.host_rounds;
+    r->device_rounds = st.device_rounds;
+    r->rows_fp64 = st.rows_fp64;
     dbscan_curve_free(&c);
     free(core2);
     if (rc)

@@ -43,6 +43,8 @@ typedef struct hdbscan_result {
     int rounds, rounds_device; /* the curve's Boruvka joins; of them, on the device */
     size_t forest_edges;       /* the tree's edges the curve's forest gave */
     int host_rounds;           /* the rounds on the host's cores that joined the rest */
+    int device_rounds;         /* the rounds before those on the engine's device */
+    size_t rows_fp64;          /* rows the device rounds' screen left to FP64 */
     double seconds, tree_seconds, select_seconds; /* end to end; the spanning tree; the rest */
     /* of tree_seconds: the core distances, the curve's forest, the rest */
     double core_seconds, forest_seconds, complete_seconds;

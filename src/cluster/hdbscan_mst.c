@@ -319,12 +319,72 @@ static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
     }
 }
 
-int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, const double *fw2,
-                         const uint64_t *fab, const volatile int *cancel, double **w2_out,
-                         uint64_t **ab_out, int *rounds)
+/* The k-d tree over every point, for the host's rounds: at most
+ * 2 n / (HM_LEAF / 2) + 1 nodes (a cut node's halves hold at least
+ * HM_LEAF / 2 points). */
+static void hm_tree_make(hm_tree *tr, const hm_round *r, const double *core2)
+{
+    const size_t n = r->ds->n, dd = r->ds->d ? r->ds->d : 1;
+    const size_t cap = 4 * n / HM_LEAF + 3;
+    tr->perm = xmalloc(n * sizeof *tr->perm);
+    tr->beg = xmalloc(cap * sizeof *tr->beg);
+    tr->end = xmalloc(cap * sizeof *tr->end);
+    tr->kid = xmalloc(cap * sizeof *tr->kid);
+    tr->lo = xmalloc(cap * dd * sizeof *tr->lo);
+    tr->hi = xmalloc(cap * dd * sizeof *tr->hi);
+    tr->minc = xmalloc(cap * sizeof *tr->minc);
+    tr->ncomp = xmalloc(cap * sizeof *tr->ncomp);
+    double *buf = xmalloc(dd * sizeof *buf);
+    hm_cand *tmp = xmalloc(n * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        tr->perm[i] = (uint32_t)i;
+    tr->nn = 1;
+    hm_build(tr, r->ds, r->x64, r->x32, core2, 0, 0, n, 0, tmp, buf);
+    free(tmp);
+    free(buf);
+}
+
+/* One round on the engine (PAIRS_MST_ROUND): each scanned component's
+ * lightest edge out into pick (*np of them). ENGINE_DECLINED: the
+ * host's round instead. */
+static int hm_device_round(const engine *e, const engine_opts *opts, const dataset *ds,
+                           const double *core2, const uint32_t *comp, uint32_t big,
+                           const volatile int *cancel, curve_edge *best, hm_key *pick, size_t *np,
+                           hdbscan_mst_stats *st)
+{
+    const size_t n = ds->n;
+    mst_round_io io = {.n = n, .core2 = core2, .comp = comp, .skip = big, .best = best};
+    join_spec js = {.ds = ds,
+                    .engine = e,
+                    .eps = INFINITY,
+                    .q0 = 0,
+                    .q1 = n,
+                    .mode = JOIN_PAIRS,
+                    .opts = opts,
+                    .inner = 1,
+                    .cancel = cancel};
+    pair_consumer pc = {.use = PAIRS_MST_ROUND, .mst = &io};
+    join_result jr;
+    memset(&jr, 0, sizeof jr);
+    const int rc = e->consume(&js, &pc, &jr);
+    if (rc)
+        return rc;
+    *np = 0;
+    for (size_t c = 0; c < n; c++)
+        if (comp[c] == c && c != big && best[c].w < INFINITY)
+            pick[(*np)++] = (hm_key){best[c].w, best[c].a, best[c].b};
+    st->device_rounds++;
+    st->rows_fp64 += io.rows_fp64;
+    return 0;
+}
+
+int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const dataset *ds,
+                         const double *core2, size_t nf, const double *fw2, const uint64_t *fab,
+                         const volatile int *cancel, double **w2_out, uint64_t **ab_out,
+                         hdbscan_mst_stats *st)
 {
     const size_t n = ds->n, d = ds->d, dd = d ? d : 1;
-    *rounds = 0;
+    memset(st, 0, sizeof *st);
     hm_key *e = xmalloc((n ? n : 1) * sizeof *e);
     size_t ne = 0;
     uint32_t *up = xmalloc(n * sizeof *up), *sz = xmalloc(n * sizeof *sz);
@@ -344,61 +404,20 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
     hm_round r = {.ds = ds, .core2 = core2, .cancel = cancel};
     r.shrink = 1.0 - 2.0 * ((double)d + 4) * 0x1p-53;
     double *copy = NULL;
-    if (ds->type == DTYPE_F64)
-        r.x64 = ds->v;
-    else if (ds->type == DTYPE_F32)
-        r.x32 = ds->v;
-    else if (ne + 1 < n) {
-        copy = mem_alloc("hdbscan", "an FP64 copy of the dataset", n * dd, sizeof *copy, 0);
-        if (!copy) {
-            free(e);
-            free(up);
-            free(sz);
-            return TCJ_ENOMEM;
-        }
-        dataset_rows_f64(ds, 0, n, copy);
-        r.x64 = copy;
-    }
     int rc = 0;
     hm_tree tr = {0};
     uint32_t *comp = NULL, *qord = NULL, *fill = NULL, *byc = NULL;
     size_t *cbeg = NULL;
-    double *buf = NULL;
-    hm_cand *tmp = NULL;
     hm_item *item = NULL;
     hm_key *ibest = NULL, *pick = NULL;
     uint64_t *cbest = NULL;
+    curve_edge *dbest = NULL;
+    int device = eng && eng->consume;
     if (ne + 1 < n) {
-        /* the tree, once: at most 2 n / (HM_LEAF / 2) + 1 nodes (a cut
-         * node's halves hold at least HM_LEAF / 2 points) */
-        const size_t cap = 4 * n / HM_LEAF + 3;
-        tr.perm = xmalloc(n * sizeof *tr.perm);
-        tr.beg = xmalloc(cap * sizeof *tr.beg);
-        tr.end = xmalloc(cap * sizeof *tr.end);
-        tr.kid = xmalloc(cap * sizeof *tr.kid);
-        tr.lo = xmalloc(cap * dd * sizeof *tr.lo);
-        tr.hi = xmalloc(cap * dd * sizeof *tr.hi);
-        tr.minc = xmalloc(cap * sizeof *tr.minc);
-        tr.ncomp = xmalloc(cap * sizeof *tr.ncomp);
-        buf = xmalloc(dd * sizeof *buf);
-        tmp = xmalloc(n * sizeof *tmp);
-        for (size_t i = 0; i < n; i++)
-            tr.perm[i] = (uint32_t)i;
-        tr.nn = 1;
-        hm_build(&tr, ds, r.x64, r.x32, core2, 0, 0, n, 0, tmp, buf);
-        free(tmp); /* the build's scratch */
-        tmp = NULL;
         comp = xmalloc(n * sizeof *comp);
-        qord = xmalloc(n * sizeof *qord);
-        fill = xmalloc(n * sizeof *fill);
-        cbeg = xmalloc((n + 1) * sizeof *cbeg);
-        item = xmalloc((n + 1) * sizeof *item);
-        ibest = xmalloc((n + 1) * sizeof *ibest);
-        cbest = xmalloc(n * sizeof *cbest);
         pick = xmalloc(n * sizeof *pick);
-        /* the points by core distance (then index: the sort is stable), once */
-        byc = xmalloc(n * sizeof *byc);
-        sort_f64_order(core2, n, byc);
+        if (device)
+            dbest = xmalloc(n * sizeof *dbest);
     }
     while (ne + 1 < n && rc == 0) {
         const double t_round = engine_now();
@@ -411,6 +430,51 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
                     big = i;
                 nc++;
             }
+        }
+        size_t np = 0;
+        int nt = 0;
+        double t_scan = engine_now();
+        if (device) {
+            rc = hm_device_round(eng, opts, ds, core2, comp, (uint32_t)big, cancel, dbest, pick,
+                                 &np, st);
+            if (rc == ENGINE_DECLINED) { /* the host's rounds from here on */
+                device = 0;
+                rc = 0;
+            } else if (rc) {
+                break;
+            } else {
+                if (kern_trace_on())
+                    fprintf(stderr,
+                            "hdbscan device round %d: %zu components, the largest %u of %zu "
+                            "points; %.3f s\n",
+                            st->device_rounds, nc, sz[big], n, engine_now() - t_round);
+                goto unite;
+            }
+        }
+        if (!tr.perm) { /* the host's first round: its rows, tree and scratch */
+            if (ds->type == DTYPE_F64)
+                r.x64 = ds->v;
+            else if (ds->type == DTYPE_F32)
+                r.x32 = ds->v;
+            else {
+                copy = mem_alloc("hdbscan", "an FP64 copy of the dataset", n * dd, sizeof *copy, 0);
+                if (!copy) {
+                    rc = TCJ_ENOMEM;
+                    break;
+                }
+                dataset_rows_f64(ds, 0, n, copy);
+                r.x64 = copy;
+            }
+            hm_tree_make(&tr, &r, core2);
+            qord = xmalloc(n * sizeof *qord);
+            fill = xmalloc(n * sizeof *fill);
+            cbeg = xmalloc((n + 1) * sizeof *cbeg);
+            item = xmalloc((n + 1) * sizeof *item);
+            ibest = xmalloc((n + 1) * sizeof *ibest);
+            cbest = xmalloc(n * sizeof *cbest);
+            /* the points by core distance (then index: the sort is stable), once */
+            byc = xmalloc(n * sizeof *byc);
+            sort_f64_order(core2, n, byc);
         }
         /* each node's component where its points share one (children
          * after their parents: from the last node back) */
@@ -460,10 +524,10 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
         r.cbest = cbest;
         r.ibest = ibest;
         const long cores = par_cores();
-        int nt = cores < 1 ? 1 : cores > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)cores;
+        nt = cores < 1 ? 1 : cores > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)cores;
         if ((size_t)nt > ni)
             nt = (int)ni;
-        const double t_scan = engine_now();
+        t_scan = engine_now();
         par_threads(nt, hm_worker, &r);
         if (cancel && *cancel) {
             rc = err_set(TCJ_ECANCEL, ERR_CANCELLED);
@@ -471,7 +535,6 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
         }
         /* each component's lightest edge out (its items'), united in key
          * order */
-        size_t np = 0;
         for (size_t t = 0; t < ni;) {
             hm_key bk = ibest[t];
             const uint32_t c = item[t].c;
@@ -486,7 +549,10 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
             fprintf(stderr,
                     "hdbscan host round %d: %zu components, the largest %u of %zu points; "
                     "set-up %.3f s, scan %.3f s on %d threads\n",
-                    *rounds + 1, nc, sz[big], n, t_scan - t_round, engine_now() - t_scan, nt);
+                    st->host_rounds + 1, nc, sz[big], n, t_scan - t_round, engine_now() - t_scan,
+                    nt);
+        st->host_rounds++;
+    unite:
         if (np == 0) { /* no finite edge out */
             rc =
                 err_set(TCJ_EINVAL, "hdbscan: %zu components have no finite edge between them", nc);
@@ -500,7 +566,6 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
             e[ne++] = pick[k];
             hm_unite(up, sz, ra, rb);
         }
-        ++*rounds;
     }
     free(tr.perm);
     free(tr.beg);
@@ -515,12 +580,11 @@ int hdbscan_mst_complete(const dataset *ds, const double *core2, size_t nf, cons
     free(qord);
     free(fill);
     free(cbeg);
-    free(buf);
-    free(tmp);
     free(item);
     free(ibest);
     free(cbest);
     free(pick);
+    free(dbest);
     free(copy);
     free(up);
     free(sz);

@@ -11,7 +11,10 @@
  *     every weight) and the shared sets' first rows (letter's integer
  *     features, htru2, the KITTI scan: exact over its FP64 grid there, and
  *     over its tensor-core pass too), each with its pairs consumed on the
- *     device (curve-route auto) and through the host sink (host).
+ *     device (curve-route auto) and through the host sink (host); exact
+ *     takes every Borůvka round beyond the forest on the device (its
+ *     masked nearest-neighbour pass, screened by its error bound and
+ *     decided in FP64), as many as cpu's host rounds.
  *  2. fasted's HDBSCAN* is the same on both routes (one engine's
  *     distances), its labels in range.
  * Skipped without a CUDA device. */
@@ -163,6 +166,13 @@ static void exact_vs_cpu(const dataset *ds, const engine_opts *base, const char 
                 continue;
             }
             same(&got, &want, w);
+            /* exact takes every round beyond its forest on the device
+             * (kern_mst_round; its forest reaches farther than cpu's, so
+             * the rounds' counts differ) */
+            CHECK_MSG(got.host_rounds == 0 &&
+                          (got.device_rounds > 0) == (got.forest_edges + 1 < ds->n),
+                      "%s: exact %d device and %d host rounds after %zu forest edges", w,
+                      got.device_rounds, got.host_rounds, got.forest_edges);
             hdbscan_result_free(&got);
         }
         hdbscan_result_free(&want);

@@ -9,6 +9,10 @@
  * - a case worked by hand: two groups on a line and an outlier, their
  *   labels and numbering (the group holding point 0 is cluster 0, as
  *   scikit-learn's Prim from point 0 numbers it);
+ * - rounds an engine offers (engine.consume, PAIRS_MST_ROUND), here a
+ *   brute force over every pair written apart, give the tree the host's
+ *   rounds give, bit for bit, whether the engine takes every round or
+ *   declines from its second on (the host's rounds then);
  * - bad input gets one line.
  * Labels, probabilities and outlier scores against an independent
  * implementation: tests/cli/hdbscan_oracle.sh. */
@@ -262,6 +266,85 @@ TEST(two_groups_and_an_outlier_by_hand)
         CHECK_MSG(fabs(r.tree.score[10] - want) < 1e-12, "outlier score %.17g, want %.17g",
                   r.tree.score[10], want);
         hdbscan_result_free(&r);
+    }
+    free(ds.v);
+}
+
+/* ---- an engine that offers HDBSCAN*'s rounds: every pair, by brute force ---- */
+
+static int g_fake_rounds; /* rounds the fake takes before it declines (-1: all) */
+static int g_fake_taken;
+
+static int fake_consume(const join_spec *js, pair_consumer *c, join_result *res)
+{
+    (void)res;
+    if (c->use != PAIRS_MST_ROUND || (g_fake_rounds >= 0 && g_fake_taken >= g_fake_rounds))
+        return ENGINE_DECLINED;
+    g_fake_taken++;
+    mst_round_io *io = c->mst;
+    const dataset *ds = js->ds;
+    const size_t n = io->n;
+    for (size_t i = 0; i < n; i++)
+        io->best[i] = (curve_edge){INFINITY, UINT32_MAX, UINT32_MAX};
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            const uint32_t ci = io->comp[i], cj = io->comp[j];
+            if (ci == cj)
+                continue;
+            double w = d2_direct(ds, i, j);
+            w = w > io->core2[i] ? w : io->core2[i];
+            w = w > io->core2[j] ? w : io->core2[j];
+            const curve_edge e = {w, (uint32_t)i, (uint32_t)j};
+            if (curve_edge_before(&e, &io->best[ci]))
+                io->best[ci] = e;
+            if (curve_edge_before(&e, &io->best[cj]))
+                io->best[cj] = e;
+        }
+    io->rows_fp64 = n;
+    return 0;
+}
+
+TEST(device_rounds_give_the_host_rounds_tree)
+{
+    /* groups within groups: point i at sum over its bits b_l of b_l 3^l
+     * (and a little noise across), so each round's components pair up
+     * and the rounds go on some log2 n times; min_samples 2 */
+    rng = 41;
+    dataset ds = make_ds(512, 2);
+    for (size_t i = 0; i < ds.n; i++) {
+        double x = 0, p3 = 1;
+        for (size_t b = i; b; b >>= 1, p3 *= 3)
+            x += (double)(b & 1) * p3;
+        X(ds, i, 0) = x;
+        X(ds, i, 1) = 0.01 * runit();
+    }
+    engine fake = engine_cpu;
+    fake.consume = fake_consume;
+    for (int take = -1; take <= 1; take++) {
+        hdbscan_spec s = {.ds = &ds, .min_cluster_size = 5, .min_samples = 2};
+        hdbscan_result h, f;
+        CHECK_MSG(hdbscan_run(&engine_cpu, &s, &h) == 0, "%s", err_msg());
+        g_fake_rounds = take;
+        g_fake_taken = 0;
+        CHECK_MSG(hdbscan_run(&fake, &s, &f) == 0, "%s", err_msg());
+        CHECK_MSG(h.device_rounds == 0 && h.host_rounds > 1, "host: %d device, %d host rounds",
+                  h.device_rounds, h.host_rounds);
+        if (take < 0)
+            CHECK_MSG(f.device_rounds > 1 && f.host_rounds == 0, "all: %d device, %d host rounds",
+                      f.device_rounds, f.host_rounds);
+        else
+            CHECK_MSG(f.device_rounds == take && f.host_rounds >= 1,
+                      "%d taken: %d device, %d host rounds", take, f.device_rounds, f.host_rounds);
+        /* the same edges: the same ascending sum, bit for bit, and labels */
+        CHECK_MSG(f.tree.weight == h.tree.weight, "%d taken: weight %.17g, host's %.17g", take,
+                  f.tree.weight, h.tree.weight);
+        size_t diff = 0;
+        for (size_t i = 0; i < ds.n; i++)
+            diff += f.tree.labels[i] != h.tree.labels[i] || f.tree.prob[i] != h.tree.prob[i] ||
+                    f.tree.score[i] != h.tree.score[i];
+        CHECK_MSG(diff == 0, "%d taken: %zu points differ", take, diff);
+        hdbscan_result_free(&h);
+        hdbscan_result_free(&f);
     }
     free(ds.v);
 }
