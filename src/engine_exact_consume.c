@@ -53,7 +53,12 @@ int exact_consume(const join_spec *s, pair_consumer *c, join_result *res)
     if (ranks_count() > 1)
         return ENGINE_DECLINED;
     kern_trace_mark("exact consume: start");
-    /* HDBSCAN*'s round has no grid form: the tensor-core pass at every d */
+    /* HDBSCAN*'s round is a brute-force pass over every pair: where the
+     * data are low-dimensional (exact's grid dimensions) the host's k-d
+     * tree prunes nearly all of them, and its cost grows as n log n
+     * where the pass's grows as n^2. Above them, the pass at every d. */
+    if (c->use == PAIRS_MST_ROUND && s->ds->d <= EXACT_GRID_MAX_D)
+        return ENGINE_DECLINED;
     if (c->use != PAIRS_MST_ROUND && exact_grid_path(s->ds, s->eps, o, NULL)) {
         if (c->use == PAIRS_DBSCAN)
             return s->q0 != 0 || s->q1 != s->ds->n ? ENGINE_DECLINED
