@@ -2,9 +2,9 @@
  * kern_fasted_kdist, kernels/fasted_kdist.cu): FASTED_KD_MIN, each row's
  * least d2 over a chunk of columns (the per-row bound's sample);
  * FASTED_KD_HIST, each row's pairs under its bound binned and kept while
- * its slots last; FASTED_KD_BAND, the pairs in each row's chosen bin. A
- * pair counts only when it is real (epi_frag::kd_valid): two different
- * rows, each unordered pair once in a symmetric run. */
+ * its slots last (with the other row, for exact's FP64); FASTED_KD_BAND, the pairs in each row's
+ * chosen bin. A pair counts only when it is real (epi_frag::kd_valid): two different rows, each
+ * unordered pair once in a symmetric run. */
 #ifndef TCJ_EPI_KDIST_CUH
 #define TCJ_EPI_KDIST_CUH
 
@@ -84,14 +84,17 @@ __device__ __forceinline__ void epi_kd_hist(const epi_frag<F, MT, NT> &f,
     /* Row g takes d2, binned with the row's scale: HIST counts it in the
      * row's bin and keeps its d2 while the row's slots last, BAND keeps its
      * d2 when it falls in the row's chosen bin. */
-    auto take = [&](unsigned g, float d2) {
+    auto take = [&](unsigned g, unsigned other, float d2) {
         const unsigned r = g - p.q0;
         const int b = fasted_kd_bin(d2, __ldg(p.kd.sc + g));
         if (p.mode == FASTED_KD_HIST) {
             atomicAdd(&p.kd.hist[(size_t)r * FASTED_KD_BINS + b], 1u);
             const unsigned k = atomicAdd(&p.kd.dfill[r], 1u);
-            if (k < p.kd.cap)
+            if (k < p.kd.cap) {
                 p.kd.dvals[(size_t)r * p.kd.cap + k] = d2;
+                if (p.kd.dcols)
+                    p.kd.dcols[(size_t)r * p.kd.cap + k] = other;
+            }
         } else if (b == __ldg(p.kd.bin + g)) {
             const unsigned k = atomicAdd(&p.kd.fill[r], 1u);
             p.kd.vals[p.kd.off[r] + k] = d2;
@@ -146,9 +149,9 @@ __device__ __forceinline__ void epi_kd_hist(const epi_frag<F, MT, NT> &f,
                     const float d2 =
                         F::to_f(f.dist(i, j, v[mt][e], f.si[mt][e >> 1], (e & 1) ? sj.y : sj.x));
                     if (d2 <= ui[mt][e >> 1])
-                        take(i, d2);
+                        take(i, j, d2);
                     if (d2 <= ((e & 1) ? uj.y : uj.x))
-                        take(j, d2);
+                        take(j, i, d2);
                 }
         }
     }

@@ -85,6 +85,27 @@ EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx,
     return 2.0 * eps * e + e * e + b->safety * b->c_acc * s * s;
 }
 
+/* How far a row's estimates must reach to hold its K nearest rows in
+ * FP64 (exact's k-distance, kernels/fasted_kdist_exact.cu). E: the K-th
+ * smallest estimate d~2 of row x over the other rows, in the pass's units
+ * (centred, scaled); nx its norm, ny the largest. Every pair has
+ * d~2 >= d^2 - 2 d e - e^2 - a (exact_bound_delta's terms, d the real
+ * distance), so the K rows with d~2 <= E lie within
+ * T = e + sqrt(E + 2 e^2 + a) and fp64's K-th squared distance F_K is at
+ * most T^2 up to fp64's own rounding; a row y with fp64 d2 <= F_K then has
+ * d~2 <= T'^2 + delta(T'), T' = T (1 + 2^-30). The factors 1 + 2^-30 hold
+ * fp64's relative error (gamma_{d+2}(2^-53): d below 2^20) and this
+ * function's roundings. Returns T'^2 + delta(T'), a little above: every
+ * row whose d~2 is at most it, and fp64 decides among them. */
+EXACT_HD static inline double exact_bound_reach(const exact_bound *b, double nx, double ny,
+                                                double E)
+{
+    const double e = b->c_in * (nx + ny) + b->c_sub;     /* exact_bound_delta's e */
+    const double ea = exact_bound_delta(b, nx, ny, 0.0); /* e^2 + a */
+    const double t = (e + sqrt(E + e * e + ea)) * (1.0 + 0x1p-30);
+    return (t * t + exact_bound_delta(b, nx, ny, t)) * (1.0 + 0x1p-30);
+}
+
 /* delta with the pair's measured input rounding (the GPU exact engine):
  * rx = ||x^ - v_x||, ry the same, where v is the point as converted
  * (centred and scaled in FP64) and x^ its FP16 values on the device, each

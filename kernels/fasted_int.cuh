@@ -67,10 +67,12 @@ typedef struct fasted_kd_params {
     unsigned *fill;
     float *vals;
     /* KD_HIST: row r also keeps its first cap values at dvals[r * cap + k],
-     * k counted (past cap too) by dfill[r]. */
+     * k counted (past cap too) by dfill[r], and (dcols not NULL: exact's
+     * k-distance) the other row of each at dcols[r * cap + k]. */
     unsigned cap;
     unsigned *dfill;
     float *dvals;
+    unsigned *dcols;
     /* KD_MRNN (kernels/epi_mrnn.cuh), by global row: the squared core
      * distance in the pass's units, the component, and the row's least
      * estimate with its column ((float bits << 32) | column, an atomic

@@ -40,7 +40,15 @@
  * chunk's per-row state staying on the device between them. Pass A's
  * bound from the chunk alone holds: any K of a row's values bound its K-th
  * smallest. Each d2 is the whole run's (a pair's products and sums do not
- * depend on the tile or run that holds it), so the answers are too. */
+ * depend on the tile or run that holds it), so the answers are too.
+ *
+ * exact's k-distance (kern_join_args.kd_exact) runs the same passes with
+ * pass B keeping the other row of each value: a row that kept all its
+ * values under a bound that reaches as far as FP64's K nearest can lie
+ * from its K-th estimate (exact_bound_reach) is decided in FP64 from them
+ * (fasted_kdist_exact.cu); a row whose bound falls short goes round again
+ * with that reach as its bound; a row that needs pass C, and a cut's
+ * rows, keep the estimate for the caller's joins. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +59,7 @@
 #include <vector>
 
 #include "fasted_int.cuh"
+#include "fasted_kdist_exact.cuh"
 #include "fasted_run.cuh"
 #include "fasted_wgmma.cuh"
 #include "kern_pool.cuh"
@@ -174,7 +183,7 @@ namespace
 struct kd_dev {
     float *u2, *sc, *mins, *vals, *outv, *dvals;
     int *gbin, *bin, *need, *status;
-    unsigned *hist, *cnt, *fill, *dfill;
+    unsigned *hist, *cnt, *fill, *dfill, *dcols;
     unsigned long long *off;
     unsigned *rowmap; /* row tiles holding pending rows, after round 0 */
     size_t na, nq, min_rows, vals_cap;
@@ -209,6 +218,7 @@ int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
     p->kd.cap = dv->cap;
     p->kd.dfill = dv->dfill;
     p->kd.dvals = dv->dvals;
+    p->kd.dcols = dv->dcols;
     if (c->ntiles) {
         p->T = c->ntiles;
         p->rowmap = dv->rowmap;
@@ -231,17 +241,19 @@ void kd_progress(void *vc, double f)
 
 void kd_free(kd_dev *dv)
 {
-    void *ps[] = {dv->u2,    dv->sc,    dv->mins,   dv->vals,  dv->outv, dv->gbin,
-                  dv->bin,   dv->need,  dv->hist,   dv->cnt,   dv->fill, dv->off,
-                  dv->dvals, dv->dfill, dv->status, dv->rowmap};
+    void *ps[] = {dv->u2,    dv->sc,    dv->mins,   dv->vals,   dv->outv, dv->gbin,
+                  dv->bin,   dv->need,  dv->hist,   dv->cnt,    dv->fill, dv->off,
+                  dv->dvals, dv->dfill, dv->status, dv->rowmap, dv->dcols};
     for (void *q : ps)
-        cudaFree(q);
+        kern_pool_free(q);
     memset(dv, 0, sizeof *dv);
 }
 
 int kd_alloc(void **p, size_t size, size_t total)
 {
-    cudaError_t e = kern_pool_cuda_malloc(p, size ? size : 1);
+    /* the pool's: a run's seventeen arrays cost microseconds, not
+     * cudaMalloc's and cudaFree's tens each (kern_pool.cuh) */
+    cudaError_t e = kern_pool_malloc(p, size ? size : 1);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         return kern_fail(KERN_ENOMEM,
@@ -315,6 +327,7 @@ static int kd_run_queue(const kern_join_args *a, kern_join_result *r, kern_queue
             s.q1 = std::min(a->q1, s.q0 + blk);
             s.symmetric = 0;
             s.progress = NULL; /* the calling thread reports the queue's */
+            s.kd_exact = a->kd_exact ? a->kd_exact + (s.q0 - a->q0) : NULL;
             kern_join_result pr;
             /* In a streamed chunk, the block's candidates are the block and
              * the rest of the rows in pieces of the chunk's size. */
@@ -359,7 +372,12 @@ static int kd_entry(const kern_join_args *a, int K, const kern_kd_cut *cut, doub
 
 extern "C" int kern_fasted_kdist(const kern_join_args *a, int K, double *out, kern_join_result *r)
 {
-    return kern_stream_kdist(kd_entry, a, K, out, r);
+    const int rc = kern_stream_kdist(kd_entry, a, K, out, r);
+    /* Streamed (the whole computation did not fit): the chunks' runs keep
+     * estimates, and a flag the whole run's attempt set no longer holds. */
+    if (a->kd_exact && (rc != 0 || r->chunks))
+        memset(a->kd_exact, 0, a->q1 - a->q0);
+    return rc;
 }
 
 /* The candidates beyond a computation's own rows: a cut's pieces of the
@@ -427,6 +445,9 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K,
                          cut ? cut->q0 : a->q0, cut ? cut->q1 : a->q1, a->n);
     kd_pieces pc = {a, cut, NULL, NULL, 0};
+    /* exact's FP64 on the device: the whole dataset's run only (a cut's
+     * rows keep estimates). */
+    unsigned char *known = cut ? NULL : a->kd_exact;
     std::vector<size_t> pb0, pb1;
     kern_join_args la;
     if (cut) {
@@ -453,7 +474,6 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     KERN_CUDA(cudaSetDevice(a->device));
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     const double sc = fasted_scale(a, fmt); /* the device values' factor */
-
     /* The kernel fasted_run will choose, for the column tiling of pass A. */
     int major = 0, minor = 0, optin = 0;
     KERN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a->device));
@@ -492,34 +512,59 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     dv.min_rows = std::min(nq, std::max((size_t)256, min_bytes / 4 / nchunk));
     dv.bytes = dv.na * 12 + nq * (40 + 4 * FASTED_KD_BINS) + dv.min_rows * nchunk * 4 +
                (nq / bm + 2) * 4 + (a->mem_cap ? vals_max * 4 : 0);
+    kd_exact ex;
+    bool xk = false; /* rows decided in FP64 here (fasted_kdist_exact.cuh) */
+    if (known) {
+        memset(known, 0, nq);
+        const int xrc = kd_exact_open(a, sc, nq, &ex);
+        if (xrc != 0 && xrc != KERN_ENOMEM) {
+            kd_exact_close(&ex);
+            return xrc;
+        }
+        xk = xrc == 0;
+        /* under a cap (set gpu-mem) the rows' copy counts in it */
+        if (xk && a->mem_cap && dv.bytes + ex.bytes >= a->mem_cap / 2)
+            xk = false;
+        if (xk)
+            dv.bytes += ex.bytes;
+        else
+            kd_exact_close(&ex);
+    }
+
     {
         /* Pass B's slots: about K * KD_SAMPLE values fall under a row's
          * bound; 4x that, within KD_DIRECT_BYTES and an eighth of what the
          * device has free. A row with more goes through pass C. */
         size_t fr = 0, tot = 0;
         KERN_CUDA(kern_pool_meminfo(&fr, &tot));
-        size_t budget = std::min(KD_DIRECT_BYTES, fr / 8);
+        /* exact: each slot also keeps its other row (8 bytes a slot) */
+        const size_t slot = xk ? 8 : 4;
+        size_t budget = std::min(KD_DIRECT_BYTES * (slot / 4), fr / 8);
         if (a->mem_cap)
             budget = std::min(budget, a->mem_cap / 8);
         const size_t want = (size_t)4 * K * KD_SAMPLE;
-        const size_t cap = std::min(want, budget / 4 / nq);
+        const size_t cap = std::min(want, budget / slot / nq);
         dv.cap = cap >= (size_t)K ? (unsigned)cap : 0;
         /* TCJOIN_KDIST_SLOTS=N: N slots a row (tests send rows through
          * pass C with it). */
         if (const char *sl = getenv("TCJOIN_KDIST_SLOTS"))
             dv.cap = std::min((unsigned)strtoul(sl, NULL, 10), (unsigned)cap);
-        dv.bytes += nq * dv.cap * 4;
+        dv.bytes += nq * dv.cap * slot;
     }
-    if (a->mem_cap && dv.bytes >= a->mem_cap)
+    if (a->mem_cap && dv.bytes >= a->mem_cap) {
+        if (xk)
+            kd_exact_close(&ex);
         return kern_fail(KERN_ENOMEM,
                          "k-distance needs %.1f MB of device memory for its bounds and "
                          "histograms; the cap (set gpu-mem) is %.1f MB",
                          (double)dv.bytes / 1e6, (double)a->mem_cap / 1e6);
+    }
     std::vector<float> hu2(dv.na, -1.0f), hsc(dv.na), hout(nq);
     std::vector<int> hbin(nq), hneed(nq), hstat(nq), gbin(dv.na, -1);
     std::vector<unsigned> hcnt(nq);
     std::vector<unsigned long long> hoff(nq + 1);
     std::vector<unsigned char> done(nq, 0);
+    std::vector<double> hx(xk ? nq : 0);
     kd_ctx c;
     memset((void *)&c, 0, sizeof c);
     c.a = a;
@@ -569,6 +614,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     KD_ALLOC(dv.dfill, nq * 4);
     KD_ALLOC(dv.status, nq * 4);
     KD_ALLOC(dv.dvals, nq * dv.cap * 4);
+    if (xk)
+        KD_ALLOC(dv.dcols, nq * dv.cap * 4);
     KD_ALLOC(dv.rowmap, (nq / bm + 2) * 4);
 
     /* Pass A, a block of rows at a time: each row's bound. */
@@ -590,10 +637,18 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         r->t_sink += kern_now() - t0;
     }
     /* A row with K others at distance 0 is done; the others get their bound
-     * two ulps wider (a recomputation a rounding apart still counts). */
+     * two ulps wider (a recomputation a rounding apart still counts). For
+     * exact no row is done yet (an estimate of 0 is no FP64 0: such a row's
+     * bound is the error bound's reach from 0). A bound is widened for
+     * exact only where a row's K-th estimate shows it must be
+     * (KD_STATUS_WIDER): the sample's bound lies well above most rows'
+     * K-th, and a bound widened by the error bound's reach from the start
+     * can hold more values than the slots in clustered data. */
     for (size_t q = 0; q < nq; q++) {
         float &u = hu2[a->q0 + q];
-        if (u == 0.0f) {
+        if (xk && u == 0.0f) {
+            u = kd_exact_bound(&ex, a->q0 + q, 0.0f);
+        } else if (u == 0.0f) {
             out[q] = 0.0;
             done[q] = 1;
             left--;
@@ -637,25 +692,45 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                                                             (unsigned)a->q0, (unsigned)nq, K,
                                                             dv.outv, dv.status);
         KD_TRY(cudaGetLastError());
+        if (xk && (rc = kd_exact_finish(&ex, a, K, dv.u2, dv.dvals, dv.dcols, dv.dfill, dv.cap,
+                                        dv.outv, dv.status, nq, hx.data())) != 0)
+            goto out;
         KD_TRY(cudaMemcpy(hneed.data(), dv.need, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hstat.data(), dv.status, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hout.data(), dv.outv, nq * 4, cudaMemcpyDeviceToHost));
         /* Rows that kept all their values are done; in round 0 a row with
          * more takes the smaller bound its slots give and goes round again
          * (its row tile only); after that, pass C. */
-        size_t need_c = 0, shrunk = 0, short_rows = 0;
+        size_t need_c = 0, shrunk = 0, short_rows = 0, fp64_rows = 0, wider = 0;
         for (size_t q = 0; q < nq; q++) {
             if (done[q])
                 continue;
             float &u = hu2[a->q0 + q];
-            if (hstat[q] == 1) {
+            if (hstat[q] == KD_STATUS_EXACT) {
+                out[q] = hx[q]; /* FP64's, in the data's units */
+                known[q] = 1;
+                fp64_rows++;
+                done[q] = 1;
+                left--;
+                u = -1.0f;
+                hneed[q] = 0;
+            } else if (hstat[q] == 1) {
                 out[q] = (double)hout[q] / (sc * sc); /* unscaled */
                 done[q] = 1;
                 left--;
                 u = -1.0f;
                 hneed[q] = 0;
+            } else if (hstat[q] == KD_STATUS_WIDER && round + 1 < KD_ROUNDS) {
+                /* its K-th estimate is known: the bound that reaches
+                 * FP64's K nearest from it, its row tile again */
+                u = kd_exact_bound(&ex, a->q0 + q,
+                                   nextafterf(nextafterf(hout[q], INFINITY), INFINITY));
+                hneed[q] = 0;
+                wider++;
             } else if (hstat[q] == 2 && round == 0) {
                 u = nextafterf(nextafterf(hout[q], INFINITY), INFINITY);
+                if (xk)
+                    u = kd_exact_bound(&ex, a->q0 + q, u);
                 hneed[q] = 0;
                 shrunk++;
             } else if (hneed[q] > 0) {
@@ -668,9 +743,11 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         }
         if (trace)
             fprintf(stderr,
-                    "kdist: round %d: %zu row tiles, %u slots a row; %zu rows left, %zu with a "
-                    "smaller bound, %zu for pass C, %zu short\n",
-                    round, tiles.size(), dv.cap, left, shrunk, need_c, short_rows);
+                    "kdist: round %d: %zu row tiles, %u slots a row; %zu rows decided in FP64, "
+                    "%zu rows left, %zu with a smaller bound, %zu with a wider one, %zu for pass "
+                    "C, %zu short\n",
+                    round, tiles.size(), dv.cap, fp64_rows, left, shrunk, wider, need_c,
+                    short_rows);
         if (need_c == 0)
             continue;
         /* Pass C, in groups of rows whose bins' values fit vals_max. */
@@ -689,7 +766,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                 hoff[q + 1] = hoff[q] + (in ? hcnt[q] : 0);
             }
             if (tot > dv.vals_cap) {
-                cudaFree(dv.vals);
+                kern_pool_free(dv.vals);
                 dv.vals = NULL;
                 dv.vals_cap = 0;
                 KD_ALLOC(dv.vals, tot * 4);
@@ -739,6 +816,8 @@ out:
     /* The passes' peaks, and the per-row state held through them all. */
     r->mem_peak += dv.bytes;
     kd_free(&dv);
+    if (xk)
+        kd_exact_close(&ex);
     cudaGetLastError();
     if (rc == 0 && a->progress)
         a->progress(a->progress_ctx, 1.0);

@@ -37,7 +37,7 @@
 #include <cuda_fp16.h>
 
 #include "exact_bound.h"
-#include "f64_widen.cuh" /* exact_w */
+#include "f64_widen.cuh" /* f64_direct_d2, f64_norm_kernel */
 #include "epi_mrnn.cuh"  /* MRNN_SKIPPED */
 #include "fasted_run.cuh"
 #include "kern_drive.cuh"
@@ -93,23 +93,6 @@ unsigned ms_blocks(size_t n)
 
 } // namespace
 
-/* Row i's squared distance to row j in fp64's direct form, dimension
- * order, no contraction (hdbscan_mst.c's hm_d2); stops once the partial
- * sum passes lim (it only grows) and returns it then. */
-template <class T>
-__device__ __forceinline__ double ms_d2(const T *x, size_t d, uint32_t i, uint32_t j, double lim)
-{
-    const T *a = x + (size_t)i * d, *b = x + (size_t)j * d;
-    double s = 0;
-    for (size_t k = 0; k < d; k++) {
-        const double u = __dsub_rn(exact_w(a[k]), exact_w(b[k]));
-        s = __dadd_rn(s, __dmul_rn(u, u));
-        if ((k & 3) == 3 && s > lim)
-            return s;
-    }
-    return s;
-}
-
 __device__ __forceinline__ double ms_w(double d2, double ci, double cj)
 {
     double w = d2 > ci ? d2 : ci;
@@ -119,25 +102,6 @@ __device__ __forceinline__ double ms_w(double d2, double ci, double cj)
 __device__ __forceinline__ unsigned long long ms_ab(uint32_t i, uint32_t j)
 {
     return i < j ? ((unsigned long long)i << 32 | j) : ((unsigned long long)j << 32 | i);
-}
-
-/* Each row's norm as the pass converts it (centred, scaled), and the
- * largest as a key (non-negative doubles order as their bits). */
-template <class T>
-__global__ void ms_norm_kernel(const T *x, size_t n, size_t d, const double *center, double sc,
-                               double *nx, unsigned long long *nmax)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        double s = 0;
-        for (size_t k = 0; k < d; k++) {
-            const double v = exact_w(x[i * d + k]) - (center ? center[k] : 0.0);
-            s += v * v;
-        }
-        const double r = sqrt(s) * sc;
-        nx[i] = r;
-        atomicMax(nmax, (unsigned long long)__double_as_longlong(r));
-    }
 }
 
 /* Each row's estimated edge in FP64, and each component's least weight. */
@@ -153,7 +117,7 @@ __global__ void ms_bound_kernel(const T *x, size_t n, size_t d, const double *co
         if (k == ~0ull || comp[i] == skip)
             continue;
         const uint32_t j = (uint32_t)k;
-        const double v = ms_w(ms_d2(x, d, (uint32_t)i, j, INFINITY), core2[i], core2[j]);
+        const double v = ms_w(f64_direct_d2(x, d, (uint32_t)i, j, INFINITY), core2[i], core2[j]);
         w[i] = v;
         atomicMin(&cw[comp[i]], (unsigned long long)__double_as_longlong(v));
     }
@@ -218,7 +182,7 @@ __global__ void ms_cand_kernel(const T *x, size_t d, const double *core2, const 
          e += (size_t)gridDim.x * blockDim.x) {
         const uint32_t i = (uint32_t)(cand[e] >> 32), j = (uint32_t)cand[e];
         const double lim = __longlong_as_double((long long)cw[comp[i]]);
-        const double d2 = ms_d2(x, d, i, j, lim);
+        const double d2 = f64_direct_d2(x, d, i, j, lim);
         const double v = ms_w(d2, core2[i], core2[j]);
         rw[e] = d2 > lim || v > lim ? INFINITY : v;
         rab[e] = ms_ab(i, j);
@@ -433,7 +397,7 @@ static int ms_screen_steps(const kern_join_args *a, ms_dev &dv, double sc, uint3
     const T *x = (const T *)dv.x;
     exact_bound b;
     exact_bound_init(&b, d);
-    ms_norm_kernel<T><<<g, MS_THREADS>>>(x, n, d, dv.center, sc, dv.nx, dv.nmax);
+    f64_norm_kernel<T><<<g, MS_THREADS>>>(x, n, d, dv.center, sc, dv.nx, dv.nmax);
     KERN_CUDA(cudaGetLastError());
     ms_bound_kernel<T>
         <<<g, MS_THREADS>>>(x, n, d, dv.core2, dv.comp, MRNN_SKIPPED, dv.best, dv.w, dv.cw);

@@ -379,6 +379,12 @@ typedef struct kern_join_args {
      * farther apart than the run's threshold. */
     const uint32_t *blk;
     size_t nblk;
+    /* kern_fasted_kdist: one flag a query row (NULL: FASTED's own
+     * k-distance). Set, the k-distance is exact's: a row whose K nearest
+     * the passes' error bound encloses is decided in FP64 on the device
+     * (fp64's direct form: the cpu engine's value) and flagged 1; the
+     * others keep the passes' estimate and 0. */
+    unsigned char *kd_exact;
 } kern_join_args;
 #define KERN_ROW_PAD 0xffffffffu
 #define KERN_ORIGIN_NONE 0xffu

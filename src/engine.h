@@ -158,6 +158,10 @@ typedef struct kdist_spec {
     const volatile int *cancel;
     void (*progress)(void *ctx, double frac);
     void *progress_ctx;
+    /* q1-q0 flags, zero (kdist_run's; NULL: none): an entry that returns
+     * ENGINE_ESTIMATE sets those of the rows whose out is already the
+     * engine's exact value, and the refinement leaves those rows. */
+    unsigned char *known;
 } kdist_spec;
 
 /* What a PAIRS run's pairs are used for where they are computed, without

@@ -1,12 +1,13 @@
 /* exact's k-distance (engine.kdist): fp64's k-distances, the cpu engine's
  * values. On its FP64 grid path (low d) the device grid's passes
- * (src/engine_exact_kdist_grid.c); elsewhere its FP16 pass's own
- * k-distance (kern_fasted_kdist in exact's format, three passes) gives
- * each row an estimate, returned as ENGINE_ESTIMATE: kdist_run makes them
- * exact with exact's joins (src/cluster/kdist_refine.c: PAIRS joins at
- * about the estimates, each row's K smallest FP64 d2 kept, rows short of K
- * joined again a little wider). The estimates only decide how wide the
- * joins are: the answer is exact's pair set's either way. */
+ * (src/engine_exact_kdist_grid.c); elsewhere its FP16 passes
+ * (kern_fasted_kdist in exact's format, kern_join_args.kd_exact): each row
+ * whose values under its bound the passes kept is decided in FP64 on the
+ * device (its K nearest lie among those within the error bound's reach of
+ * its K-th estimate); a row that needed the band pass keeps its estimate,
+ * and where any does the entry returns ENGINE_ESTIMATE: kdist_run makes
+ * those exact with exact's joins (src/cluster/kdist_refine.c), leaving
+ * the decided rows (spec->known). Either way the answer is FP64's. */
 #include <string.h>
 
 #include "engine.h"
@@ -32,20 +33,27 @@ int exact_kdist(const kdist_spec *s, join_result *res)
     const engine_opts *o = engine_opts_or_default(s->opts, &def);
     if (kdist_on_grid(s->ds, o))
         return exact_kdist_grid_at(s, exact_kdist_grid_radius(s->ds, s->k), res);
-    kdist_spec e = *s;
-    e.progress = NULL; /* the refinement reports the rows it settles */
     join_result er;
     memset(&er, 0, sizeof er);
     const double t0 = engine_now();
-    const int rc = engine_gpu_kdist(&e, &er);
+    const int rc = engine_gpu_kdist(s, &er);
     const double t_est = engine_now() - t0;
     if (rc)
         return rc;
-    /* Only the estimate's time and kernels: the refinement's joins
-     * describe the run (device, variant, precision). */
-    join_result_phase(res, "estimate", t_est);
-    res->kernel_seconds += er.kernel_seconds;
-    join_result_metric(res, "estimate_s", t_est, "s");
+    size_t fp64 = 0;
+    const size_t nq = s->q1 - s->q0;
+    for (size_t q = 0; s->known && q < nq; q++)
+        fp64 += s->known[q] != 0;
+    if (fp64 == nq) {
+        *res = er; /* every row decided on the device: the passes are the run */
+    } else {
+        /* Only the estimate's time and kernels: the refinement's joins
+         * describe the run (device, variant, precision). */
+        join_result_phase(res, "estimate", t_est);
+        res->kernel_seconds += er.kernel_seconds;
+        join_result_metric(res, "estimate_s", t_est, "s");
+    }
     join_result_metric(res, "path", 0, "");
-    return ENGINE_ESTIMATE;
+    join_result_metric(res, "rows_fp64_device", (double)fp64, "");
+    return fp64 == nq ? 0 : ENGINE_ESTIMATE;
 }

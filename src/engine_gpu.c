@@ -118,7 +118,9 @@ int engine_gpu_run_fmt(const join_spec *s, join_result *res, const struct kern_f
 }
 
 /* The k-distance of a tensor-core row: kern_fasted_kdist in the row's
- * format with the session's GPU options; res as a join's, without pairs. */
+ * format with the session's GPU options; res as a join's, without pairs.
+ * exact (s->known set): the rows its passes can decide in FP64 are
+ * flagged there, the others keep the estimate. */
 int engine_gpu_kdist(const kdist_spec *s, join_result *res)
 {
     const engine *e = s->engine;
@@ -132,6 +134,7 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     int rc = engine_gpu_xform(e, s->ds, o, NULL, 0, &a, &x);
     if (rc)
         return rc;
+    a.kd_exact = e->exact ? s->known : NULL;
     kern_join_result r;
     memset(&r, 0, sizeof r);
     rc = kern_fasted_kdist(&a, s->k, s->out, &r);

@@ -67,9 +67,13 @@ int kdist_run(const engine *e, const kdist_spec *s, join_result *res)
     double t0 = engine_now();
     kdist_spec s2 = *s;
     s2.engine = e;
+    s2.known = mem_alloc(e->name, "the k-distance's rows", s->q1 - s->q0, 1, 1);
+    if (!s2.known)
+        return TCJ_ENOMEM;
     int rc = e->kdist(&s2, res);
     if (rc == ENGINE_ESTIMATE)
         rc = kdist_refined(&s2, res);
+    free(s2.known);
     res->seconds = engine_now() - t0;
     if (!res->precision[0])
         snprintf(res->precision, sizeof res->precision, "%s", e->precision);

@@ -199,12 +199,22 @@ static int kr_block(kr_run *k, kr_rows *rows, size_t b0, size_t b1, double *scra
     const int kk = s->k;
     rows->b0 = b0;
     memset(rows->len, 0, nb * sizeof *rows->len);
-    memset(rows->known, 0, nb);
+    /* rows the engine's entry decided (s->known) are known already */
+    size_t open = nb;
+    if (s->known) {
+        memcpy(rows->known, s->known + (b0 - q0), nb);
+        for (size_t t = 0; t < nb; t++)
+            open -= rows->known[t] != 0;
+        if (open == 0)
+            return 0;
+    } else {
+        memset(rows->known, 0, nb);
+    }
 
     /* The first radius: the block's KR_QUANTILE estimate. */
     size_t m = 0;
     for (size_t i = b0; i < b1; i++)
-        if (est_ok(est, i - q0))
+        if (!rows->known[i - b0] && est_ok(est, i - q0))
             scratch[m++] = est[i - q0];
     double r2 = 0;
     if (m) {
@@ -341,9 +351,13 @@ static int kr_rows_refine(const kdist_spec *s, const double *est, join_result *r
         mem_alloc(s->engine->name, "the k-distance's estimates", block, sizeof *scratch, 0);
     int rc = rows.top && rows.len && rows.known && scratch ? 0 : TCJ_ENOMEM;
     pthread_mutex_init(&rows.mu, NULL);
+    size_t known0 = 0;
+    for (size_t q = 0; s->known && q < nq; q++)
+        known0 += s->known[q] != 0;
     kr_run k = {.s = s,
                 .est = est,
                 .res = res,
+                .rows_known = known0,
                 .join_s = -1,
                 .sorted = sorted,
                 .split = pow(2.0, 2.0 / (double)(s->ds->d ? s->ds->d : 1)),
@@ -389,9 +403,9 @@ typedef struct kr_key {
  * the rows in their own order give. Costs a copy of the dataset (O(n d),
  * never the pairs) and the engine's conversion of it; returns 1 (not
  * taken) where that copy does not fit. */
-static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *res)
+static int kr_by_estimate(const kdist_spec *s, const double *est, size_t nq, join_result *res)
 {
-    const size_t nq = s->q1 - s->q0;
+    const size_t nall = s->q1 - s->q0;
     kr_key *key = mem_alloc(s->engine->name, "the k-distance's row order", nq, sizeof *key, 0);
     size_t *first =
         key ? mem_alloc(s->engine->name, "the k-distance's row order", nq, sizeof *first, 0) : NULL;
@@ -407,14 +421,19 @@ static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *r
     dataset g;
     if (e2) {
         /* a radix sort, stable (equal estimates in row order): qsort took
-         * a tenth of a second or more at 10^6 rows */
-        for (size_t k = 0; k < nq; k++)
-            e2[k] = est_ok(est, k) ? est[k] : INFINITY;
+         * a tenth of a second or more at 10^6 rows; the rows s->known
+         * holds stay out (key[].i: the row's index in the spec) */
+        size_t m = 0;
+        for (size_t q = 0; q < nall; q++)
+            if (!s->known || !s->known[q]) {
+                e2[m] = est_ok(est, q) ? est[q] : INFINITY;
+                first[m++] = q;
+            }
         sort_f64_order(e2, nq, ord);
-        for (size_t k = 0; k < nq; k++) {
-            key[k] = (kr_key){e2[ord[k]], ord[k]};
-            first[k] = s->q0 + ord[k];
-        }
+        for (size_t k = 0; k < nq; k++)
+            key[k] = (kr_key){e2[ord[k]], first[ord[k]]};
+        for (size_t k = 0; k < nq; k++)
+            first[k] = s->q0 + key[k].i;
         free(ord);
     }
     if (!e2 || dataset_order_first(s->ds, first, nq, &g, NULL)) {
@@ -432,6 +451,7 @@ static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *r
     t.q0 = 0;
     t.q1 = nq;
     t.out = out;
+    t.known = NULL;
     int rc = kr_rows_refine(&t, e2, res, 1);
     if (rc == 0)
         for (size_t k = 0; k < nq; k++)
@@ -445,8 +465,13 @@ static int kr_by_estimate(const kdist_spec *s, const double *est, join_result *r
 
 int kdist_refine(const kdist_spec *s, const double *est, join_result *res)
 {
-    if (est && s->q1 - s->q0 >= kr_sort_min) {
-        const int rc = kr_by_estimate(s, est, res);
+    size_t open = s->q1 - s->q0;
+    for (size_t q = 0; s->known && q < s->q1 - s->q0; q++)
+        open -= s->known[q] != 0;
+    if (open == 0)
+        return 0;
+    if (est && open >= kr_sort_min) {
+        const int rc = kr_by_estimate(s, est, open, res);
         if (rc != 1)
             return rc;
     }

@@ -17,7 +17,8 @@ void kdist_refine_block_rows_for_tests(size_t rows);
  * the default, 4096). */
 void kdist_refine_sort_min_for_tests(size_t rows);
 
-/* For the query rows [s->q0, s->q1) (from 4096 of them, with estimates:
+/* For the query rows [s->q0, s->q1) that s->known does not flag (the
+ * flagged ones hold their exact values already) (from 4096 of them, with estimates:
  * in ascending order of estimate, through a copy of the dataset in that
  * order, so that a block's rows have like radii), in blocks of
  * consecutive rows: a

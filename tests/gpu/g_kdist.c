@@ -22,7 +22,10 @@
  *   on and off, wgmma and mma.sync, rows decided in pass B, in pass C and
  *   in later rounds, a range of query rows; the run says how it was cut
  *   and held no more than the cap.
+ * - exact's k-distance off its grid: rows decided on the device in FP64
+ *   and the rest by the host's joins equal cpu's bit for bit.
  * Skipped without a CUDA device. */
+#include "exact_path.h"
 #include "exact_sets.h"
 #include "kdist.h"
 #include "kernels.h"
@@ -378,10 +381,85 @@ TEST(kdist_streamed_equals_whole)
     dataset_free(&ds);
 }
 
+/* exact's k-distance off its grid (exact-path pass): each row its passes
+ * kept every value of under the widened bound is decided in FP64 on the
+ * device (kernels/fasted_kdist_exact.cu), the rest by the host's joins;
+ * either way cpu's value bit for bit. With the rows' slots as sized the
+ * device decides some rows (metric rows_fp64_device); with none (every
+ * row through pass C) it decides none; with a few, a mixture. Sets with
+ * ties, duplicates (k-distances of exactly 0), a lattice, an offset far
+ * from the origin, uniform d = 64 and the sampled bound (n = 40000); K
+ * from 1 to 256; symmetric tiles on and off; a range of query rows. */
+static void check_exact(const char *what, const dataset *ds, int k, size_t q0, size_t q1, int sym,
+                        const char *slots, size_t *fp64)
+{
+    const size_t nq = q1 - q0;
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    o.symmetric = sym;
+    o.exact_path = EXACT_PATH_PASS;
+    double *a = xmalloc(nq * sizeof *a), *b = xmalloc(nq * sizeof *b);
+    join_result ra, rb;
+    int rc = kd_res("cpu", ds, k, q0, q1, &o, b, &rb);
+    CHECK_MSG(rc == 0, "%s cpu: %s", what, err_msg());
+    kd_slots(slots);
+    rc = rc ? rc : kd_res("exact", ds, k, q0, q1, &o, a, &ra);
+    kd_slots(NULL);
+    CHECK_MSG(rc == 0, "%s K=%d exact: %s", what, k, err_msg());
+    size_t bad = 0, first = 0;
+    for (size_t q = 0; q < nq && rc == 0; q++)
+        if (memcmp(&a[q], &b[q], sizeof *a) != 0 && bad++ == 0)
+            first = q;
+    CHECK_MSG(bad == 0,
+              "%s K=%d rows %zu..%zu sym %d slots %s: %zu rows differ, first %zu: "
+              "%.17g against cpu's %.17g",
+              what, k, q0, q1, sym, slots ? slots : "sized", bad, q0 + first, a[first], b[first]);
+    *fp64 = rc ? 0 : (size_t)join_result_metric_value(&ra, "rows_fp64_device");
+    printf("# %-8s K=%-3d rows [%zu,%zu) sym %d slots %-5s: %zu of %zu rows decided on the "
+           "device, %.2f ms (%s)\n",
+           what, k, q0, q1, sym, slots ? slots : "sized", *fp64, nq, 1e3 * ra.seconds, ra.variant);
+    free(a);
+    free(b);
+}
+
+TEST(exact_kdist_decides_rows_on_the_device)
+{
+    need_gpu();
+    dataset sets[6] = {set_gauss(),   set_ints(),   set_dups(),
+                       set_lattice(), set_offset(), set_uniform(4000, 64)};
+    static const int ks[] = {1, 3, 16, 256};
+    for (int t = 0; t < 6; t++) {
+        const dataset *ds = &sets[t];
+        for (int kk = 0; kk < 4; kk++) {
+            if ((size_t)ks[kk] >= ds->n)
+                continue;
+            size_t sized = 0, none = 0, few = 0;
+            check_exact(ds->name, ds, ks[kk], 0, ds->n, 1, NULL, &sized);
+            check_exact(ds->name, ds, ks[kk], 0, ds->n, 0, NULL, &sized);
+            check_exact(ds->name, ds, ks[kk], 0, ds->n, 1, "0", &none);
+            check_exact(ds->name, ds, ks[kk], 0, ds->n, 1, "20", &few);
+            CHECK_MSG(sized > 0, "%s K=%d: no row decided on the device", ds->name, ks[kk]);
+            CHECK_MSG(none == 0, "%s K=%d: %zu rows decided on the device without slots", ds->name,
+                      ks[kk], none);
+        }
+        size_t part = 0;
+        check_exact(ds->name, ds, 3, ds->n / 3, ds->n / 3 + 200, 1, NULL, &part);
+    }
+    for (int t = 0; t < 6; t++)
+        dataset_free(&sets[t]);
+    dataset big = set_uniform(40000, 32);
+    size_t fp64 = 0;
+    check_exact("unif40k", &big, 9, 0, big.n, 1, NULL, &fp64);
+    CHECK(fp64 > 0);
+    dataset_free(&big);
+}
+
 /* A small case for compute-sanitizer (scripts/gpu-check): every pass and
  * kernel (bound, histogram with slots, smaller bounds for the row tiles
- * left, pass C), symmetric on and off, wgmma and mma.sync; and streamed
- * under a cap (chunks against their pieces, cross runs). */
+ * left, pass C), symmetric on and off, wgmma and mma.sync; streamed
+ * under a cap (chunks against their pieces, cross runs); exact's FP64 on
+ * the device. */
 TEST(kdist_sanitizer_case)
 {
     need_gpu();
@@ -396,5 +474,9 @@ TEST(kdist_sanitizer_case)
     engine_opts o;
     engine_opts_default(&o);
     check_streamed("fasted", &ds, 16, 0, ds.n, &o, fp16_rows_bytes(&ds));
+    /* exact's rows decided on the device, and some through pass C */
+    size_t fp64 = 0;
+    check_exact("gauss", &ds, 16, 0, ds.n, 1, NULL, &fp64);
+    check_exact("gauss", &ds, 16, 0, ds.n, 1, "20", &fp64);
     dataset_free(&ds);
 }

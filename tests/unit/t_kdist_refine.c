@@ -304,3 +304,75 @@ TEST(kdist_run_refines_an_entry_s_estimates)
     dataset_free(&a);
     dataset_free(&b);
 }
+
+/* An entry that decides some rows itself (exact's on the device: flagged
+ * in spec->known) and estimates the rest: the refinement leaves the
+ * flagged rows as the entry wrote them (here a value no k-distance has,
+ * so a row joined again would show) and gives the others cpu's values,
+ * sorted by estimate or not, in blocks or one; with every row flagged it
+ * runs no join. */
+static size_t known_every; /* flag rows q % known_every == 0; 1: all */
+static int known_kdist(const kdist_spec *s, join_result *r)
+{
+    int rc = est_kdist(s, r);
+    if (rc != ENGINE_ESTIMATE)
+        return rc;
+    for (size_t q = s->q0; q < s->q1; q++)
+        if (q % known_every == 0) {
+            s->known[q - s->q0] = 1;
+            s->out[q - s->q0] = -1.0 - (double)q;
+        }
+    return ENGINE_ESTIMATE;
+}
+
+TEST(refinement_leaves_the_rows_the_entry_decided)
+{
+    static engine row;
+    row = engine_cpu;
+    row.name = "cpu-some-known";
+    row.kdist = known_kdist;
+    dataset a = make(300, 6, 0, 1, 10), b = make(200, 3, 4, 0, 11);
+    const dataset *sets[2] = {&a, &b};
+    engine_opts o;
+    engine_opts_default(&o);
+    o.threads = 2;
+    for (int v = 0; v < 4; v++) {
+        kdist_refine_block_rows_for_tests(v & 1 ? 31 : 0);
+        kdist_refine_sort_min_for_tests(v & 2 ? 1 : 0);
+        for (int t = 0; t < 2; t++)
+            for (size_t every = 1; every <= 3; every++) {
+                const dataset *ds = sets[t];
+                const size_t q0 = t ? 17 : 0, q1 = ds->n, nq = q1 - q0;
+                const int k = t ? 9 : 4;
+                double *want = malloc(nq * sizeof *want), *out = malloc(nq * sizeof *out);
+                kdist_spec s = {.ds = ds, .q0 = q0, .q1 = q1, .k = k, .opts = &o, .out = want};
+                join_result res;
+                CHECK_EQ_INT(kdist_run(&engine_cpu, &s, &res), 0);
+                s.out = out;
+                known_every = every;
+                CHECK_EQ_INT(kdist_run(&row, &s, &res), 0);
+                size_t bad = 0, kept = 0;
+                for (size_t q = q0; q < q1; q++) {
+                    if (q % every == 0)
+                        kept += out[q - q0] == -1.0 - (double)q;
+                    else
+                        bad += memcmp(&out[q - q0], &want[q - q0], sizeof *out) != 0;
+                }
+                const size_t flagged = (q1 - 1) / every - (q0 + every - 1) / every + 1;
+                CHECK_MSG(kept == flagged && bad == 0,
+                          "set %d, every %zu, variant %d: %zu of %zu flagged rows kept, %zu rows "
+                          "differ from cpu's",
+                          t, every, v, kept, flagged, bad);
+                if (every == 1)
+                    CHECK(!(join_result_metric_value(&res, "refine_joins") >= 1));
+                else
+                    CHECK(join_result_metric_value(&res, "refine_joins") >= 1);
+                free(want);
+                free(out);
+            }
+    }
+    kdist_refine_block_rows_for_tests(0);
+    kdist_refine_sort_min_for_tests(0);
+    dataset_free(&a);
+    dataset_free(&b);
+}

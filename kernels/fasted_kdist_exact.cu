@@ -1,0 +1,220 @@
+/* exact's k-distance decided on the device (fasted_kdist_exact.cuh).
+ *
+ * For a row x, the passes give E, its K-th smallest estimate, and in pass
+ * B every estimate under the row's bound with its other row. Where that
+ * bound is at least exact_bound_reach(E) (else the row goes round again
+ * with that bound, kd_exact_bound), the kept rows with an estimate at
+ * most the reach of E are every row whose FP64 d2 can be among x's K
+ * smallest, and at least K of
+ * them (the K behind E). Their FP64 d2, in fp64's direct form, and the
+ * K-th smallest of those is fp64's k-distance: the cpu engine's value,
+ * whatever the passes' errors. A few candidates a row beyond K, so the
+ * FP64 costs a gather of some K + c rows a row. */
+#include "fasted_kdist_exact.cuh"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <string.h>
+
+#include "f64_widen.cuh"
+#include "kern_pool.cuh"
+#include "kern_util.cuh"
+
+#define KX_THREADS 256
+
+static int kx_alloc(void **p, size_t size)
+{
+    const cudaError_t e = kern_pool_malloc(p, size ? size : 1);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return kern_fail(KERN_ENOMEM, "exact k-distance: %.1f MB of device memory for the rows",
+                         (double)size / 1e6);
+    }
+    if (e != cudaSuccess)
+        return kern_cuda_fail(e, "exact k-distance buffers", __FILE__, __LINE__);
+    return 0;
+}
+
+static unsigned kx_blocks(size_t n)
+{
+    const size_t b = (n + KX_THREADS - 1) / KX_THREADS;
+    return (unsigned)(b < 1 ? 1 : b > 8192 ? 8192 : b);
+}
+
+int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e)
+{
+    (void)nq;
+    e->x = NULL;
+    e->center = e->nx = e->outd = NULL;
+    e->nmax = NULL;
+    e->bytes = 0;
+    if (a->x_type < KERN_X_F64 || a->x_type > KERN_X_U8)
+        return kern_fail(KERN_ENOMEM, "exact k-distance: the data's type is not one the device "
+                                      "reads");
+    const size_t n = a->n, d = a->d, xb = n * d * a->x_bytes;
+    exact_bound_init(&e->b, d);
+    int rc = kx_alloc(&e->x, xb);
+    if (rc == 0 && a->center)
+        rc = kx_alloc((void **)&e->center, d * 8);
+    if (rc == 0)
+        rc = kx_alloc((void **)&e->nx, n * 8);
+    if (rc == 0)
+        rc = kx_alloc((void **)&e->outd, nq * 8);
+    if (rc == 0)
+        rc = kx_alloc((void **)&e->nmax, 8);
+    if (rc)
+        return rc;
+    e->bytes = xb + n * 8 + nq * 8 + (a->center ? d * 8 : 0) + 8;
+    KERN_CUDA(cudaMemcpy(e->x, a->x, xb, cudaMemcpyHostToDevice));
+    if (a->center)
+        KERN_CUDA(cudaMemcpy(e->center, a->center, d * 8, cudaMemcpyHostToDevice));
+    KERN_CUDA(cudaMemset(e->nmax, 0, 8));
+    const unsigned g = kx_blocks(n);
+    switch (a->x_type) {
+    case KERN_X_F64:
+        f64_norm_kernel<double>
+            <<<g, KX_THREADS>>>((const double *)e->x, n, d, e->center, sc, e->nx, e->nmax);
+        break;
+    case KERN_X_F32:
+        f64_norm_kernel<float>
+            <<<g, KX_THREADS>>>((const float *)e->x, n, d, e->center, sc, e->nx, e->nmax);
+        break;
+    case KERN_X_F16:
+        f64_norm_kernel<__half>
+            <<<g, KX_THREADS>>>((const __half *)e->x, n, d, e->center, sc, e->nx, e->nmax);
+        break;
+    default:
+        f64_norm_kernel<uint8_t>
+            <<<g, KX_THREADS>>>((const uint8_t *)e->x, n, d, e->center, sc, e->nx, e->nmax);
+        break;
+    }
+    KERN_CUDA(cudaGetLastError());
+    e->hnx.resize(n);
+    KERN_CUDA(cudaMemcpy(e->hnx.data(), e->nx, n * 8, cudaMemcpyDeviceToHost));
+    unsigned long long nm = 0;
+    KERN_CUDA(cudaMemcpy(&nm, e->nmax, 8, cudaMemcpyDeviceToHost));
+    memcpy(&e->nm, &nm, 8);
+    return 0;
+}
+
+void kd_exact_close(kd_exact *e)
+{
+    kern_pool_free(e->x);
+    kern_pool_free(e->center);
+    kern_pool_free(e->nx);
+    kern_pool_free(e->outd);
+    kern_pool_free(e->nmax);
+    e->x = NULL;
+    e->center = e->nx = e->outd = NULL;
+    e->nmax = NULL;
+    std::vector<double>().swap(e->hnx);
+}
+
+float kd_exact_bound(const kd_exact *e, size_t g, float u)
+{
+    if (!(u < INFINITY))
+        return u;
+    const double r = exact_bound_reach(&e->b, e->hnx[g], e->nm, (double)u);
+    float f = (float)r;
+    if ((double)f < r)
+        f = nextafterf(f, INFINITY);
+    return f;
+}
+
+/* Warp per query row of status 1 whose bound (the pass's u2) reaches as
+ * far as its K-th estimate needs (else KD_STATUS_WIDER): its kept values
+ * within the reach of its K-th estimate, in FP64 (each by one lane, in fp64's order), compacted
+ * into the row's own slots as the 64 bits of the double (high half in
+ * dvals, low in dcols: a slot is rewritten only after the warp read it),
+ * then the K-th smallest by bisection over the bits (non-negative doubles
+ * order as their bits). A row whose FP64 values are fewer than K or not
+ * numbers (not finite data) stays status 1: the host decides it. */
+template <class T>
+__global__ void kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq, int K,
+                                 const float *u2, float *dvals, unsigned *dcols,
+                                 const unsigned *dfill, unsigned cap, const float *outv,
+                                 int *status, const double *nx, const unsigned long long *nmax,
+                                 exact_bound b, double *outd)
+{
+    const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (r >= nq || status[r] != 1)
+        return;
+    const unsigned g = q0 + r, m = min(dfill[r], cap);
+    const double reach =
+        exact_bound_reach(&b, nx[g], __longlong_as_double((long long)*nmax), (double)outv[r]);
+    if (reach > (double)u2[g]) { /* rows beyond the bound may be among the K */
+        if (lane == 0)
+            status[r] = KD_STATUS_WIDER;
+        return;
+    }
+    float *v = dvals + (size_t)r * cap;
+    unsigned *c = dcols + (size_t)r * cap;
+    unsigned kept = 0;
+    bool bad = false;
+    for (unsigned t0 = 0; t0 < m; t0 += 32) {
+        const unsigned t = t0 + lane;
+        const bool in = t < m && (double)v[t] <= reach;
+        const unsigned j = in ? c[t] : 0;
+        const double w = in ? f64_direct_d2(x, d, g, j, INFINITY) : 0.0;
+        const unsigned bal = __ballot_sync(0xffffffffu, in);
+        bad |= __any_sync(0xffffffffu, in && !(w == w));
+        __syncwarp();
+        if (in) {
+            const unsigned at = kept + __popc(bal & ((1u << lane) - 1));
+            const unsigned long long bits = (unsigned long long)__double_as_longlong(w);
+            v[at] = __uint_as_float((unsigned)(bits >> 32));
+            c[at] = (unsigned)bits;
+        }
+        kept += __popc(bal);
+        __syncwarp();
+    }
+    if (bad || kept < (unsigned)K)
+        return;
+    unsigned long long lo = 0, hi = 0x7ff0000000000000ull; /* +inf */
+    while (lo < hi) {
+        const unsigned long long mid = lo + (hi - lo) / 2;
+        unsigned n = 0;
+        for (unsigned t = lane; t < kept; t += 32)
+            n += ((unsigned long long)__float_as_uint(v[t]) << 32 | c[t]) <= mid;
+        n = __reduce_add_sync(0xffffffffu, n);
+        if (n >= (unsigned)K)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lane == 0) {
+        outd[r] = __longlong_as_double((long long)lo);
+        status[r] = KD_STATUS_EXACT;
+    }
+}
+
+int kd_exact_finish(const kd_exact *e, const kern_join_args *a, int K, const float *u2,
+                    float *dvals, unsigned *dcols, const unsigned *dfill, unsigned cap,
+                    const float *outv, int *status, size_t nq, double *out)
+{
+    const unsigned g = (unsigned)((nq + 7) / 8); /* eight warps a block */
+    const unsigned q0 = (unsigned)a->q0, n = (unsigned)nq;
+#define KX_LAUNCH(T)                                                                               \
+    kx_finish_kernel<T><<<g, KX_THREADS>>>((const T *)e->x, a->d, q0, n, K, u2, dvals, dcols,      \
+                                           dfill, cap, outv, status, e->nx, e->nmax, e->b,         \
+                                           e->outd)
+    switch (a->x_type) {
+    case KERN_X_F64:
+        KX_LAUNCH(double);
+        break;
+    case KERN_X_F32:
+        KX_LAUNCH(float);
+        break;
+    case KERN_X_F16:
+        KX_LAUNCH(__half);
+        break;
+    default:
+        KX_LAUNCH(uint8_t);
+        break;
+    }
+#undef KX_LAUNCH
+    KERN_CUDA(cudaGetLastError());
+    KERN_CUDA(cudaMemcpy(out, e->outd, nq * 8, cudaMemcpyDeviceToHost));
+    return 0;
+}
