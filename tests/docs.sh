@@ -52,8 +52,10 @@ if [ "${1:-}" = "--self-test" ]; then
             bad=1
         fi
     }
+    # shellcheck disable=SC2016
     printf 'The join lives in `src/no_such_file.c`.\n' >"$t/path.md"
     expect_fail "a stale path" src/no_such_file.c DOCS_ONLY=1 DOCS_PLANT="$t/path.md"
+    # shellcheck disable=SC2016
     printf 'Called as `no_such_function()`.\n' >"$t/sym.md"
     expect_fail "a stale symbol" no_such_function DOCS_ONLY=3 DOCS_PLANT="$t/sym.md"
     cp docs/BENCHMARKS.md "$t/bench.md"
