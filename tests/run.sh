@@ -129,6 +129,11 @@ layers() { # tests/layers.sh: includes, ui/ through store.h and gpu_status.h, no
     else fail=$((fail + 1)); echo "layers: failed"; tail -n 30 "$log"; fi
 }
 
+docs() { # tests/docs.sh: the names the docs give exist; it fails on planted stale names
+    if sh tests/docs.sh >"$log" 2>&1 && sh tests/docs.sh --self-test >>"$log" 2>&1; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "docs: failed"; tail -n 30 "$log"; fi
+}
+
 # MPI (issue 45): tcjoin-mpi under mpirun -np 2 and 3 against one process
 # (tests/mpi/run.sh prints ok/not ok/skip lines; "skip - no mpirun" here
 # without MPI).
@@ -159,6 +164,7 @@ fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them long
 }
 
 layers
+docs
 builds
 units "$plain" ""
 gpu "$plain"
