@@ -533,8 +533,9 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
 
     {
         /* Pass B's slots: about K * KD_SAMPLE values fall under a row's
-         * bound; 4x that, within KD_DIRECT_BYTES and an eighth of what the
-         * device has free. A row with more goes through pass C. */
+         * bound; 4x that (exact: 16x), within KD_DIRECT_BYTES (exact: 2x)
+         * and an eighth of what the device has free. A row with more goes
+         * through pass C. */
         size_t fr = 0, tot = 0;
         KERN_CUDA(kern_pool_meminfo(&fr, &tot));
         /* exact: each slot also keeps its other row (8 bytes a slot) */
@@ -542,7 +543,9 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         size_t budget = std::min(KD_DIRECT_BYTES * (slot / 4), fr / 8);
         if (a->mem_cap)
             budget = std::min(budget, a->mem_cap / 8);
-        const size_t want = (size_t)4 * K * KD_SAMPLE;
+        /* exact's rows go round again at their reach, which in high
+         * dimensions can hold several times the sample's values */
+        const size_t want = (size_t)(xk ? 16 : 4) * K * KD_SAMPLE;
         const size_t cap = std::min(want, budget / slot / nq);
         dv.cap = cap >= (size_t)K ? (unsigned)cap : 0;
         /* TCJOIN_KDIST_SLOTS=N: N slots a row (tests send rows through
