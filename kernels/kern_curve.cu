@@ -35,6 +35,7 @@
 
 #include "kern_consume.cuh"
 #include "kern_drive.cuh" /* kern_now */
+#include "ptx.cuh"        /* st_release_gpu_u64, ld_acquire_gpu_u64 */
 
 #define KCV_THREADS 256
 #define KCV_L CURVE_LIST
@@ -101,9 +102,7 @@ __device__ __forceinline__ void kcv_publish(const kcv_arrays &c, uint32_t p, dou
                                             unsigned long long ab)
 {
     ((volatile unsigned long long *)c.topab)[p] = ab;
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(c.topw + p),
-                 "l"(__double_as_longlong(w))
-                 : "memory");
+    st_release_gpu_u64(c.topw + p, (unsigned long long)__double_as_longlong(w));
 }
 
 /* Whether edge (w, ab) cannot enter row p's heap (the heap is full and
@@ -111,8 +110,7 @@ __device__ __forceinline__ void kcv_publish(const kcv_arrays &c, uint32_t p, dou
 __device__ __forceinline__ bool kcv_skip(const kcv_arrays &c, uint32_t p, double w,
                                          unsigned long long ab)
 {
-    unsigned long long tw;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(tw) : "l"(c.topw + p) : "memory");
+    const unsigned long long tw = ld_acquire_gpu_u64(c.topw + p);
     const unsigned long long tab = ((volatile unsigned long long *)c.topab)[p];
     return !kcv_before(w, ab, __longlong_as_double((long long)tw), tab);
 }

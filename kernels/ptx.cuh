@@ -153,6 +153,24 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t smem_addr
                  : "r"(smem_addr));
 }
 
+/* PTX ISA, "Data Movement and Conversion Instructions: st", st.release.gpu
+ * (8, "Memory Consistency Model": release at GPU scope): a 64-bit store to
+ * global memory that every write before it precedes, for a reader that
+ * loads it with ld_acquire_gpu_u64. */
+__device__ __forceinline__ void st_release_gpu_u64(void *p, unsigned long long v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* PTX ISA, "Data Movement and Conversion Instructions: ld", ld.acquire.gpu:
+ * a 64-bit load from global memory that every access after it follows. */
+__device__ __forceinline__ unsigned long long ld_acquire_gpu_u64(const void *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* PTX ISA 9.7.9.25.3.1, "Data Movement and Conversion Instructions:
  * cp.async": cp.async.cg.shared.global, 16 bytes, bypassing L1 and the
  * registers. Both addresses 16-byte aligned. */
