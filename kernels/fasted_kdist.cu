@@ -253,16 +253,7 @@ int kd_alloc(void **p, size_t size, size_t total)
 {
     /* the pool's: a run's seventeen arrays cost microseconds, not
      * cudaMalloc's and cudaFree's tens each (kern_pool.cuh) */
-    cudaError_t e = kern_pool_malloc(p, size ? size : 1);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return kern_fail(KERN_ENOMEM,
-                         "k-distance needs %.1f MB of device memory beside the dataset",
-                         (double)total / 1e6);
-    }
-    if (e != cudaSuccess)
-        return kern_cuda_fail(e, "k-distance buffers", __FILE__, __LINE__);
-    return 0;
+    return kern_pool_alloc(p, size, "the k-distance (beside the dataset)", total);
 }
 
 /* Add one pass's result to the whole computation's. */

@@ -25,15 +25,7 @@
 
 static int kx_alloc(void **p, size_t size)
 {
-    const cudaError_t e = kern_pool_malloc(p, size ? size : 1);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return kern_fail(KERN_ENOMEM, "exact k-distance: %.1f MB of device memory for the rows",
-                         (double)size / 1e6);
-    }
-    if (e != cudaSuccess)
-        return kern_cuda_fail(e, "exact k-distance buffers", __FILE__, __LINE__);
-    return 0;
+    return kern_pool_alloc(p, size, "exact's k-distance (its rows on the device)", 0);
 }
 
 static unsigned kx_blocks(size_t n)

@@ -356,15 +356,7 @@ __global__ void ms_fold_ends_kernel(const uint32_t *comp, const uint32_t *rows,
 
 static int ms_alloc(void **p, size_t size, size_t total)
 {
-    const cudaError_t e = kern_pool_malloc(p, size ? size : 1);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return kern_fail(KERN_ENOMEM, "hdbscan round: %.1f MB of device memory",
-                         (double)total / 1e6);
-    }
-    if (e != cudaSuccess)
-        return kern_cuda_fail(e, "hdbscan round buffers", __FILE__, __LINE__);
-    return 0;
+    return kern_pool_alloc(p, size, "an hdbscan round", total);
 }
 
 /* Every component's bound infinite (its bits above every finite

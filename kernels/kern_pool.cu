@@ -12,6 +12,8 @@
 
 #include "kern_multi.cuh" /* KERN_DEV_SLOTS */
 #include "kern_pool.cuh"
+#include "kern_util.cuh" /* kern_fail */
+#include "kernels.h"     /* KERN_ENOMEM */
 
 struct kpool_dev {
     int state; /* 0 not set up, 1 pool, 2 cudaMalloc */
@@ -155,6 +157,19 @@ cudaError_t kern_pool_cuda_malloc(void **p, size_t bytes)
             e = cudaMalloc(p, bytes);
     }
     return e;
+}
+
+int kern_pool_alloc(void **p, size_t bytes, const char *what, size_t total)
+{
+    const cudaError_t e = kern_pool_malloc(p, bytes ? bytes : 1);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return kern_fail(KERN_ENOMEM, "%s needs %.1f MB of device memory", what,
+                         (double)(total ? total : bytes) / 1e6);
+    }
+    if (e != cudaSuccess)
+        return kern_cuda_fail(e, what, __FILE__, __LINE__);
+    return 0;
 }
 
 cudaError_t kern_pool_meminfo(size_t *free_bytes, size_t *total)

@@ -31,6 +31,11 @@ int kern_pool_trim(void);
 /* cudaMalloc, once more with the current device's idle pool memory
  * released where it was short: for memory that is not the pool's. */
 cudaError_t kern_pool_cuda_malloc(void **p, size_t bytes);
+/* kern_pool_malloc as a kernels/ return code: 0; KERN_ENOMEM where the
+ * device is short, saying "WHAT needs N MB of device memory" (N: total,
+ * what the caller holds in all, or bytes where total is 0); the CUDA
+ * error's code otherwise. A message left with kern_fail. */
+int kern_pool_alloc(void **p, size_t bytes, const char *what, size_t total);
 /* cudaMemGetInfo, the current device's idle pool memory counted free. */
 cudaError_t kern_pool_meminfo(size_t *free_bytes, size_t *total);
 

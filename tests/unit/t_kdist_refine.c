@@ -291,16 +291,24 @@ static void check_estimate_row(const engine *row, const dataset *ds, int k, size
     free(out);
 }
 
+/* row: the cpu row with another kdist entry (name and entry as given). */
+static const engine *cpu_row_with(engine *row, const char *name,
+                                  int (*kdist)(const kdist_spec *, join_result *))
+{
+    *row = engine_cpu;
+    row->name = name;
+    row->kdist = kdist;
+    return row;
+}
+
 TEST(kdist_run_refines_an_entry_s_estimates)
 {
-    static engine row;
-    row = engine_cpu;
-    row.name = "cpu-estimates";
-    row.kdist = est_kdist;
+    static engine e;
+    const engine *row = cpu_row_with(&e, "cpu-estimates", est_kdist);
     dataset a = make(300, 6, 0, 1, 8), b = make(200, 3, 4, 0, 9);
-    check_estimate_row(&row, &a, 5, 0, a.n);
-    check_estimate_row(&row, &a, 1, 40, 97);
-    check_estimate_row(&row, &b, 12, 0, b.n);
+    check_estimate_row(row, &a, 5, 0, a.n);
+    check_estimate_row(row, &a, 1, 40, 97);
+    check_estimate_row(row, &b, 12, 0, b.n);
     dataset_free(&a);
     dataset_free(&b);
 }
@@ -327,10 +335,8 @@ static int known_kdist(const kdist_spec *s, join_result *r)
 
 TEST(refinement_leaves_the_rows_the_entry_decided)
 {
-    static engine row;
-    row = engine_cpu;
-    row.name = "cpu-some-known";
-    row.kdist = known_kdist;
+    static engine e;
+    const engine *row = cpu_row_with(&e, "cpu-some-known", known_kdist);
     dataset a = make(300, 6, 0, 1, 10), b = make(200, 3, 4, 0, 11);
     const dataset *sets[2] = {&a, &b};
     engine_opts o;
@@ -350,7 +356,7 @@ TEST(refinement_leaves_the_rows_the_entry_decided)
                 CHECK_EQ_INT(kdist_run(&engine_cpu, &s, &res), 0);
                 s.out = out;
                 known_every = every;
-                CHECK_EQ_INT(kdist_run(&row, &s, &res), 0);
+                CHECK_EQ_INT(kdist_run(row, &s, &res), 0);
                 size_t bad = 0, kept = 0;
                 for (size_t q = q0; q < q1; q++) {
                     if (q % every == 0)
