@@ -488,13 +488,22 @@ static void child_die(void)
     _exit(125);
 }
 
+/* The file's layout (the child's first word: the file opened, the
+ * dataset found, its type and shape) takes milliseconds for a sound file;
+ * a damaged one can send libhdf5 round a loop it never leaves (seen: a
+ * group's local heap that libhdf5 reads again and again). The reader that
+ * has said nothing in this many seconds is stopped. */
+#define HDF5_LAYOUT_S 5
+
 /* Read len bytes: 0, 1 when the pipe ends first or fails (the child died),
  * TCJ_ECANCEL once *cancel is set (polled every 100 ms while the child
- * works). */
-static int read_full(int fd, void *p, size_t len, const volatile int *cancel, const char *path)
+ * works), 2 when idle_s > 0 and nothing came in idle_s seconds. */
+static int read_full(int fd, void *p, size_t len, const volatile int *cancel, const char *path,
+                     int idle_s)
 {
     char *c = p;
     size_t got = 0;
+    long idle = 0; /* empty polls in a row */
     while (got < len) {
         int rc = ld_cancel_check(cancel, path);
         if (rc)
@@ -503,8 +512,11 @@ static int read_full(int fd, void *p, size_t len, const volatile int *cancel, co
         int r = poll(&pf, 1, 100);
         if (r < 0 && errno != EINTR)
             return 1;
+        if (r == 0 && idle_s > 0 && ++idle >= 10L * idle_s)
+            return 2;
         if (r <= 0)
             continue;
+        idle = 0;
         ssize_t k = read(fd, c + got, len - got);
         if (k < 0 && errno == EINTR)
             continue;
@@ -561,10 +573,10 @@ static int read_piece(int fd, ld_sink *s, size_t base, size_t rows, size_t col, 
     const size_t tb = s->t->bytes, rb = cols * tb, d = s->d;
     char *at = s->x + (base * d + col) * tb;
     if (cols == d)
-        return read_full(fd, at, rows * rb, cancel, path);
+        return read_full(fd, at, rows * rb, cancel, path, 0);
     if (rb >= H5_SCRATCH_BYTES) {
         for (size_t i = 0; i < rows; i++) {
-            int rc = read_full(fd, at + i * d * tb, rb, cancel, path);
+            int rc = read_full(fd, at + i * d * tb, rb, cancel, path, 0);
             if (rc)
                 return rc;
         }
@@ -575,7 +587,7 @@ static int read_piece(int fd, ld_sink *s, size_t base, size_t rows, size_t col, 
     const size_t per = H5_SCRATCH_BYTES / rb;
     for (size_t i = 0; i < rows; i += per) {
         const size_t r = rows - i < per ? rows - i : per;
-        int rc = read_full(fd, *scratch, r * rb, cancel, path);
+        int rc = read_full(fd, *scratch, r * rb, cancel, path, 0);
         if (rc)
             return rc;
         for (size_t j = 0; j < r; j++)
@@ -592,7 +604,12 @@ static int read_piece(int fd, ld_sink *s, size_t base, size_t rows, size_t col, 
 int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *out)
 {
     h5_msg m;
-    int rc = read_full(fd, &m, sizeof m, opt->cancel, path);
+    int rc = read_full(fd, &m, sizeof m, opt->cancel, path, HDF5_LAYOUT_S);
+    if (rc == 2)
+        return err_set(TCJ_EINVAL,
+                       "%s: the HDF5 library read the file's layout for %d s without an answer "
+                       "(a damaged file); the reader is stopped",
+                       path, HDF5_LAYOUT_S);
     if (rc)
         return rc;
     if (m.rc)
@@ -620,7 +637,7 @@ int load_hdf5_parent(const char *path, const load_opts *opt, int fd, dataset *ou
     size_t k = 0, rows = 0, base = 0, col = 0;
     char *scratch = NULL;
     while (k < take && !rc) {
-        if ((rc = read_full(fd, &m, sizeof m, opt->cancel, path)) != 0)
+        if ((rc = read_full(fd, &m, sizeof m, opt->cancel, path, 0)) != 0)
             break;
         if (m.rc) {
             rc = child_error(path, &m);

@@ -686,6 +686,41 @@ TEST(libhdf5_sigsegv_is_one_line)
     CHECK(!strchr(err_msg(), '\n'));
 }
 
+/* A damaged file that sends libhdf5 round a loop it never leaves (found by
+ * tests/fuzz/fuzz_hdf5: H5Lexists reading a group's local heap again and
+ * again, both "train" and "test"): the reader says nothing, and the parent
+ * stops it after HDF5_LAYOUT_S (5 s) with one line.
+ * The bound on the time: the 5 s and the 100 ms poll, and the kill and
+ * wait of a child that spins (milliseconds): under 8 s leaves a loaded
+ * machine some room without passing a reader that is not stopped. */
+TEST(libhdf5_loop_is_stopped_in_one_line)
+{
+    const char *p = repo_file("tests/fixtures/hdf5/libhdf5-loop-local-heap");
+    if (access(p, R_OK) != 0)
+        t_skip("tests/fixtures not beside the build");
+    dataset d;
+    load_opts o = {.header = -1, .h5name = "test"};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(dataset_load(p, &o, &d) == TCJ_EINVAL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK_STR_CONTAINS(err_msg(), "libhdf5-loop-local-heap: the HDF5 library read the file's "
+                                  "layout for 5 s without an answer");
+    CHECK(!strchr(err_msg(), '\n'));
+    CHECK_MSG(s >= 4.9 && s < 8, "stopped after %.2f s", s);
+    if (!tcjoin_bin())
+        return;
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "load '%s' dataset=train", p);
+    const char *args[] = {"-e", cmd, NULL};
+    proc pr;
+    CHECK(spawn(&pr, args, 0) == 0);
+    CHECK_EQ_INT(finish(&pr, 20), 1);
+    CHECK_MSG(count_lines(pr.buf) == 1, "expected one line: %s", pr.buf);
+    CHECK_STR_CONTAINS(pr.buf, "without an answer");
+}
+
 /* Ours, found by tests/fuzz/fuzz_hdf5_child: 2.2 KB of file whose "test"
  * declares 4278190078 x 419889406 doubles and as much storage. libhdf5
  * reports the declared storage, so with limit=1 (one row of 3.4 GB, within
