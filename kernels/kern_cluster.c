@@ -568,10 +568,10 @@ int clu_plan_layout(const kern_join_args *a, double lim, const clu_layout **out)
         h = (h ^ (uint64_t)comp[c]) * 1099511628211ull;
     L->key = h;
     *out = L;
-    /* TCJOIN_CLU_DUMP=FILE: the layout (G, the groups' first run rows and
-     * the end, each run row's dataset row) for a look at what a run over
-     * it computed (docs/ACCURACY.md). */
-    const char *dump = getenv("TCJOIN_CLU_DUMP");
+    /* TCJOIN_TRACE=cut-dump=FILE: the layout (G, the groups' first run
+     * rows and the end, each run row's dataset row) for a look at what a
+     * run over it computed (docs/ACCURACY.md). */
+    const char *dump = kern_trace_file(KERN_TRACE_CUT_DUMP);
     FILE *f = dump ? fopen(dump, "wb") : NULL;
     if (f) {
         const uint64_t g64 = (uint64_t)G;

@@ -35,11 +35,27 @@ const char *kern_error(void);
 int kern_fail_msg(int code, const char *msg);
 /* 1 when the binary holds CUDA code (built with nvcc). */
 int kern_built_with_cuda(void);
-/* TCJOIN_TRACE (kernels/kern_trace.c): whether it is set (every trace
- * line asks this), and a mark of a run's host steps (the milliseconds
- * since the previous one) on stderr. */
+/* TCJOIN_TRACE (kernels/kern_trace.c): what to trace, a comma list of
+ * parts, each a row of kern_trace.c's table: "steps" (the step lines on
+ * stderr: where a run's time goes), "cut-dump=FILE" (each new layout of
+ * the cluster cut written to FILE); "1" or "all" every part that prints
+ * on stderr (what the variable always meant); "0" none. Read once. */
+typedef enum kern_trace_part {
+    KERN_TRACE_STEPS,
+    KERN_TRACE_CUT_DUMP,
+    KERN_TRACE_NPARTS,
+} kern_trace_part;
+/* Whether the step lines are on (every step line asks this), and a mark
+ * of a run's host steps (the milliseconds since the previous one) on
+ * stderr. */
 int kern_trace_on(void);
 void kern_trace_mark(const char *what);
+/* The file part p writes to, or NULL when p is off (or writes none). */
+const char *kern_trace_file(kern_trace_part p);
+/* Trace as spec says (a TCJOIN_TRACE value; NULL: nothing), instead of
+ * what the environment said: 0, or KERN_EINVAL with kern_error naming the
+ * first word that is no part (the other words are taken). Tests. */
+int kern_trace_set(const char *spec);
 
 typedef struct kern_device {
     char name[96];

@@ -81,7 +81,7 @@ for shape in "20000 128" "100000 32"; do
         r=$reps
         [ "$path" = scalar ] && [ "$n" -gt 50000 ] && r=1
         for _ in $(seq "$r"); do
-            TCJOIN_CPU_SIMD=$path TCJOIN_CPU_INDEX=off run "$setup" "run cpu"
+            run "$setup" "set cpu-simd $path; set cpu-index off; run cpu"
             bw=$(min "$bw" "$kernel")
             bc=$(min "$bc" "$(awk -v c="$cpu" -v b="$base" 'BEGIN { print c - b }')")
         done
@@ -107,7 +107,7 @@ echo "$cases" | while IFS='|' read -r name setup eps; do
     base=$(setup_cpu "$setup")
     iw= ic=
     for _ in $(seq "$reps"); do
-        TCJOIN_CPU_INDEX=auto run "$setup; eps $eps" "run cpu"
+        run "$setup; eps $eps" "set cpu-index auto; run cpu"
         iw=$(min "$iw" "$total")
         ic=$(min "$ic" "$(awk -v c="$cpu" -v b="$base" 'BEGIN { print c - b }')")
     done
@@ -116,7 +116,7 @@ echo "$cases" | while IFS='|' read -r name setup eps; do
     n=$(field n <"$tmp/rec") d=$(field d <"$tmp/rec")
     bw=- bc=- sw=- sc=-
     if [ "$brute" != 0 ]; then
-        TCJOIN_CPU_INDEX=off run "$setup; eps $eps" "run cpu"
+        run "$setup; eps $eps" "set cpu-index off; run cpu"
         [ "$pairs" = "$ipairs" ] || { echo "bench_cpu: $name: index $ipairs pairs, brute $pairs" >&2; exit 1; }
         bw=$(awk -v t="$total" 'BEGIN { printf "%.2f", t }')
         bc=$(awk -v c="$cpu" -v b="$base" 'BEGIN { printf "%.2f", c - b }')

@@ -182,8 +182,7 @@ int cpu_emul_local_index(const cpu_emul_format *f, const join_spec *s, cpu_grid 
 {
     memset(g, 0, sizeof *g);
     if (s->opts && s->opts->cpu_index == CPU_INDEX_OFF)
-        return err_set(TCJ_EINVAL,
-                       "center local: needs the grid index (TCJOIN_CPU_INDEX=auto or on)");
+        return err_set(TCJ_EINVAL, "center local: needs the grid index (set cpu-index auto or on)");
     const double lim =
         s->mode == JOIN_HIST ? (float)s->hist_edges[s->hist_nbins] : (float)(s->eps * s->eps);
     const double r = local_radius(f, s, lim);

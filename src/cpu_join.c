@@ -154,15 +154,23 @@ static void cj_kept_put(const join_spec *spec, double r, int want, const cpu_gri
 
 int cpu_join_index_want(const engine_opts *o)
 {
-    int want = o ? o->cpu_index : CPU_INDEX_AUTO;
-    if (want == CPU_INDEX_AUTO) {
-        const char *e = getenv("TCJOIN_CPU_INDEX");
-        want = !e                      ? CPU_INDEX_AUTO
-               : strcmp(e, "off") == 0 ? CPU_INDEX_OFF
-               : strcmp(e, "on") == 0  ? CPU_INDEX_ON
-                                       : CPU_INDEX_AUTO;
-    }
-    return want;
+    const int want = o ? o->cpu_index : CPU_INDEX_AUTO;
+    return want > CPU_INDEX_AUTO && want < CPU_INDEX_N ? want : CPU_INDEX_AUTO;
+}
+
+static const char *const cj_index_names[CPU_INDEX_N] = {"auto", "off", "on"};
+
+int cpu_index_parse(const char *name)
+{
+    for (int i = 0; i < CPU_INDEX_N; i++)
+        if (name && strcmp(name, cj_index_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *cpu_index_name(int idx)
+{
+    return idx >= 0 && idx < CPU_INDEX_N ? cj_index_names[idx] : "?";
 }
 
 int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res)

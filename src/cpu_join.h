@@ -90,17 +90,20 @@ static inline void cpu_join_transpose(void *scratch, const void *x, size_t elem,
  * or the sink's error code with its message. */
 int cpu_join_run(const join_spec *spec, const cpu_kernel *k, join_result *res);
 
-/* CPU_INDEX_* of engine_opts.cpu_index */
-enum { CPU_INDEX_AUTO, CPU_INDEX_OFF, CPU_INDEX_ON };
-/* What the options (then $TCJOIN_CPU_INDEX: off, on) ask of the index:
- * CPU_INDEX_AUTO, _OFF or _ON. */
+/* CPU_INDEX_* of engine_opts.cpu_index (`set cpu-index`) */
+enum { CPU_INDEX_AUTO, CPU_INDEX_OFF, CPU_INDEX_ON, CPU_INDEX_N };
+/* What the options (NULL: the defaults) ask of the index: CPU_INDEX_AUTO,
+ * _OFF or _ON. */
 int cpu_join_index_want(const engine_opts *o);
+/* "auto", "off", "on" to CPU_INDEX_*; -1 when unknown. */
+int cpu_index_parse(const char *name);
+const char *cpu_index_name(int idx);
 
 /* Whether spec's join over pairs within radius r per coordinate (every
  * pair the engine can report has |a_j - b_j| <= r along each dimension)
- * runs on a grid index: built into g and 1 when the options (or
- * $TCJOIN_CPU_INDEX) allow it and it prunes (or is forced on and can be
- * built); else 0 and g holds nothing; TCJ_ENOMEM (negative, one line)
+ * runs on a grid index: built into g and 1 when the options allow it and
+ * it prunes (or is forced on and can be built); else 0 and g holds
+ * nothing; TCJ_ENOMEM (negative, one line)
  * when the index does not fit in memory. The build time is the "index"
  * phase of res. */
 int cpu_join_index(const join_spec *spec, double r, cpu_grid *g, join_result *res);

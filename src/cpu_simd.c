@@ -1,7 +1,6 @@
 /* Choosing the CPU kernels' instruction set at run time. */
 #include "cpu_simd.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const cs_names[CPU_SIMD_NISA] = {"auto", "scalar", "avx2", "avx512"};
@@ -39,10 +38,8 @@ int cpu_simd_has(cpu_simd_isa isa)
 
 const cpu_simd_ops *cpu_simd_get(cpu_simd_isa want)
 {
-    if (want <= CPU_SIMD_AUTO || want >= CPU_SIMD_NISA) {
-        int env = cpu_simd_parse(getenv("TCJOIN_CPU_SIMD"));
-        want = env > CPU_SIMD_AUTO ? (cpu_simd_isa)env : CPU_SIMD_NISA - 1;
-    }
+    if (want <= CPU_SIMD_AUTO || want >= CPU_SIMD_NISA)
+        want = CPU_SIMD_NISA - 1;
     for (int i = want; i > CPU_SIMD_SCALAR; i--)
         if (cpu_simd_has((cpu_simd_isa)i))
             return cs_table[i];

@@ -25,7 +25,7 @@
 #define CPU_SIMD_MAX_ROWS 8
 
 typedef enum cpu_simd_isa {
-    CPU_SIMD_AUTO, /* the widest the CPU has (TCJOIN_CPU_SIMD may override) */
+    CPU_SIMD_AUTO, /* the widest the CPU has */
     CPU_SIMD_SCALAR,
     CPU_SIMD_AVX2,
     CPU_SIMD_AVX512,
@@ -72,9 +72,9 @@ typedef struct cpu_simd_ops {
 
 /* 1 when the CPU and this build can run isa's kernels. */
 int cpu_simd_has(cpu_simd_isa isa);
-/* The kernels for want: AUTO is $TCJOIN_CPU_SIMD when set to an available
- * path's name, else the widest available. A path the CPU lacks falls back
- * to the widest available below it. Never NULL. */
+/* The kernels for want (engine_opts.cpu_simd, `set cpu-simd`): AUTO is
+ * the widest available. A path the CPU lacks falls back to the widest
+ * available below it. Never NULL. */
 const cpu_simd_ops *cpu_simd_get(cpu_simd_isa want);
 /* "auto", "scalar", "avx2", "avx512" to an isa; -1 when unknown. */
 int cpu_simd_parse(const char *name);

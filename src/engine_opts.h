@@ -16,9 +16,10 @@ typedef struct engine_opts {
     size_t batch_pairs;  /* pairs per sink batch (host and device buffers) */
     int device;          /* CUDA device ordinal */
     size_t gpu_mem;      /* GPU: device bytes a run may hold, 0 = the device's (buffers shrink) */
-    /* CPU engines: kernels' instruction set (cpu_simd_isa; 0 = auto, or
-     * $TCJOIN_CPU_SIMD) and the grid index (0 = auto: when it prunes, or
-     * $TCJOIN_CPU_INDEX=on|off; 1 = off; 2 = on whenever it can be built). */
+    /* CPU engines: kernels' instruction set (cpu_simd_isa; 0 = auto: the
+     * widest the CPU has; `set cpu-simd`) and the grid index (CPU_INDEX_*
+     * of src/cpu_join.h: 0 = auto, when it prunes; 1 = off; 2 = on whenever
+     * it can be built; `set cpu-index`). */
     int cpu_simd;
     int cpu_index;
     /* Low-precision engines (rows with .centers): subtract the FP64 column

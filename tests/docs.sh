@@ -25,13 +25,25 @@
 # 4. tables: every table of docs/BENCHMARKS.md follows, within its section
 #    (since the last heading), a paragraph holding a date (YYYY-MM-DD) and a
 #    command (text in backticks).
+# 5. the map: every source file under src/ and kernels/ (src/*.[ch],
+#    src/*.cpp, src/*/*.[ch], kernels/*.[ch], kernels/*.cu, kernels/*.cuh)
+#    is named in docs/ARCHITECTURE.md, by its path or by its bare name (the
+#    map writes a bare name after a path of its folder); kernels/ladder/'s
+#    files are named by the folder, kernels/ladder/. The unnamed are listed.
+# 6. environment: every TCJOIN_ variable the program reads (each
+#    getenv("TCJOIN_...") in src/ kernels/ store/ ui/) has a ".B NAME" entry
+#    in man/tcjoin.1's ENVIRONMENT section (a mention elsewhere, such as
+#    SEVERAL HOSTS, does not count).
 # Prints each finding; exit 0 when there is none.
 # usage: tests/docs.sh              check the docs
 #        tests/docs.sh --self-test  plant a stale path, a stale symbol, an
 #        undated table, a command and a setting missing from the man page,
-#        and fail unless the check fails on each
+#        a source file missing from the map, and a variable whose entry
+#        left ENVIRONMENT for another section, and fail unless the check
+#        fails on each
 # DOCS_PLANT=FILE checks FILE as one more doc (1, 3); DOCS_BENCH=FILE and
 # DOCS_MAN=FILE stand in for docs/BENCHMARKS.md and man/tcjoin.1;
+# DOCS_REQUIRE="PATH..." adds source files the map must name (5);
 # DOCS_ONLY=DIGITS runs those parts only (the self-test's speed).
 cd "$(dirname "$0")/.." || exit 2
 export LC_ALL=C
@@ -65,11 +77,18 @@ if [ "${1:-}" = "--self-test" ]; then
     expect_fail "a command missing from the man page" "command quit" DOCS_ONLY=2 DOCS_MAN="$t/quit.1"
     grep -v '^\.B set threads ' man/tcjoin.1 >"$t/threads.1"
     expect_fail "a setting missing from the man page" "setting threads" DOCS_ONLY=2 DOCS_MAN="$t/threads.1"
+    expect_fail "a source file missing from the map" src/no_such_module.c DOCS_ONLY=5 DOCS_REQUIRE=src/no_such_module.c
+    # TCJOIN_DB_WAIT's entry moved from ENVIRONMENT to FILES
+    awk '/^\.SH ENVIRONMENT/ { env = 1 } /^\.SH EXIT STATUS/ { env = 0 }
+         env && $0 == ".B TCJOIN_DB_WAIT" { print ".B TCJOIN_DB_WAIT_GONE"; next }
+         { print } /^\.SH FILES/ { print ".TP"; print ".B TCJOIN_DB_WAIT"; print "Moved." }' \
+        man/tcjoin.1 >"$t/env.1"
+    expect_fail "a variable missing from ENVIRONMENT" "variable TCJOIN_DB_WAIT" DOCS_ONLY=6 DOCS_MAN="$t/env.1"
     [ $bad -eq 0 ] && echo "docs self-test: the check fails on each planted name"
     exit $bad
 fi
 
-only=${DOCS_ONLY:-1234}
+only=${DOCS_ONLY:-123456}
 man=${DOCS_MAN:-man/tcjoin.1}
 bench=${DOCS_BENCH:-docs/BENCHMARKS.md}
 docs="README.md $(ls docs/*.md) ${DOCS_PLANT:-}"
@@ -193,6 +212,41 @@ if part 4; then
     { para = para " " $0; prev = $0 }
     ' "$bench" >"$tmp/tables"
     [ -s "$tmp/tables" ] && fail "$(cat "$tmp/tables")"
+fi
+
+# 5. The map names every source file.
+if part 5; then
+    map=docs/ARCHITECTURE.md
+    for f in src/*.[ch] src/*.cpp src/*/*.[ch] kernels/*.[ch] kernels/*.cu kernels/*.cuh \
+        kernels/ladder/*; do
+        [ -f "$f" ] && echo "$f"
+    done >"$tmp/sources"
+    for f in ${DOCS_REQUIRE:-}; do echo "$f"; done >>"$tmp/sources"
+    # The map's words that end as a source file does: paths and bare names.
+    tr -c 'A-Za-z0-9_./+-' '\n' <"$map" | sed 's/\.*$//' |
+        grep -E '\.(c|h|cu|cuh|cpp)$' | sort -u >"$tmp/named"
+    ladder=0
+    grep -q 'kernels/ladder/' "$map" && ladder=1
+    awk -v ladder=$ladder 'NR == FNR { named[$0] = 1; next }
+        { b = $0; sub(/.*\//, "", b) }
+        named[$0] || named[b] || (ladder && $0 ~ /^kernels\/ladder\//) { next }
+        { print }' "$tmp/named" "$tmp/sources" >"$tmp/unnamed"
+    [ -s "$tmp/unnamed" ] &&
+        fail "$(sed "s|^|$map does not name |; s|\$|, a source file: add it to the row of its concern|" "$tmp/unnamed")"
+fi
+
+# 6. Every TCJOIN_ variable the program reads in the man page's ENVIRONMENT.
+if part 6; then
+    grep -rnoE 'getenv\("TCJOIN_[A-Z0-9_]+"\)' src kernels store ui |
+        sed -E 's/^([^:]*):([0-9]+):getenv\("([A-Z0-9_]+)"\)$/\3 \1:\2/' | sort -u -k1,1 >"$tmp/envs"
+    awk '/^\.SH / { on = ($0 ~ /^\.SH ENVIRONMENT/) } on' "$tmp/man.txt" >"$tmp/envsec"
+    nenv=0
+    while read -r name at; do
+        nenv=$((nenv + 1))
+        grep -qE "^\\.B $name( |\$)" "$tmp/envsec" ||
+            fail "variable $name (read at $at) has no '.B $name' entry in $man's ENVIRONMENT section"
+    done <"$tmp/envs"
+    [ $nenv -ge 3 ] || fail "found $nenv TCJOIN_ variables read in src/ kernels/ store/ ui/ (expected getenv calls)"
 fi
 
 exit $bad

@@ -13,6 +13,7 @@
 #include "dashboard.h"
 #include "err.h"
 #include "interrupt.h"
+#include "kernels.h"
 #include "ofile.h"
 #include "out.h"
 #include "progress.h"
@@ -192,6 +193,9 @@ int app_main(const app_args *a)
     memset(&s, 0, sizeof s);
     settings_default(&s);
     out_set_json(a->json);
+    /* TCJOIN_TRACE read now: a word that is no part is said before any
+     * command's output, not in the middle of the first run's. */
+    (void)kern_trace_on();
 
     int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
     /* -i -e 'cmds' on a terminal: the commands run inside the front end,

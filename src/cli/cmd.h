@@ -1,6 +1,6 @@
 /* The command table: name, usage, help, argument counts, option names and
  * handler. It is the single source of dispatch, `help`, completion and the
- * man page check. A new command is one new file (src/cmd_NAME.c) defining a
+ * man page check. A new command is one new file (src/cli/cmd_NAME.c) defining a
  * `const cmd cmd_NAME` and one row in src/cli/cmd_table.c. */
 #ifndef TCJ_CMD_H
 #define TCJ_CMD_H

@@ -8,6 +8,13 @@
 
 int cmd_engines_list(session *s); /* cmd_engines.c */
 
+/* The settings table as help shows it (help settings, help set). */
+static void help_settings(void)
+{
+    for (const setting *t = settings_table; t->name; t++)
+        out_printf("  set %-11s %-22s %s\n", t->name, t->usage, t->help);
+}
+
 static int help_run(session *s, int argc, char **argv)
 {
     if (argc == 0) {
@@ -45,8 +52,7 @@ static int help_run(session *s, int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[0], "settings") == 0) {
-        for (const setting *t = settings_table; t->name; t++)
-            out_printf("  set %-11s %-22s %s\n", t->name, t->usage, t->help);
+        help_settings();
         return 0;
     }
     const cmd *c = cmd_find(argv[0]);
@@ -60,9 +66,12 @@ static int help_run(session *s, int argc, char **argv)
     out_rec_str(r, "summary", c->summary);
     out_rec_str(r, "help", c->help);
     out_rec_end(r);
-    /* help engines: the command's text, then the list itself. */
+    /* help engines: the command's text, then the list itself; help set
+     * the same with the settings. */
     if (strcmp(c->name, "engines") == 0)
         return cmd_engines_list(s);
+    if (strcmp(c->name, "set") == 0)
+        help_settings();
     return 0;
 }
 

@@ -58,19 +58,8 @@ const cmd cmd_set = {
     .usage = "set [NAME [VALUE...]]",
     .summary = "list the settings or change one",
     .help = "Without arguments, list every setting with its value. With a name, show it;\n"
-            "with a name and values, change it. Settings:\n"
-            "  threads N              CPU engine threads, 0 = one per core\n"
-            "  symmetric on|off       GPU engines: only tiles on or above the diagonal\n"
-            "  opt NAME|all on|off    one FASTED optimization off (explain NAME says what it\n"
-            "                         does), or all back on; one off at a time\n"
-            "  ted paper|redesigned   ted engine kernel\n"
-            "  index-k N              ted-index: dimensions in the grid index\n"
-            "  batch N                pairs per batch handed to a sink\n"
-            "  device N               CUDA device ordinal\n"
-            "  devices all|default|N,M,...  GPU engines: spread each run over these GPUs\n"
-            "  mode count|perpoint|pairs  what run produces\n"
-            "  out FILE|none          file run writes pairs or per-point counts to\n"
-            "  format bin32|bin64|csv pair file format",
+            "with a name and values, change it. The settings (help settings lists them\n"
+            "alone):",
     .min_args = 0,
     .max_args = 3,
     .options = NULL,

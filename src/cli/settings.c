@@ -6,6 +6,8 @@
 
 #include "center.h"
 #include "cmd.h"
+#include "cpu_join.h"
+#include "cpu_simd.h"
 #include "curve_plan.h"
 #include "devices.h"
 #include "exact_path.h"
@@ -59,6 +61,44 @@ static int set_threads(session *s, char **v)
     if (!rc)
         s->eopt.threads = (int)x;
     return rc;
+}
+
+static void get_cpu_index(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", cpu_index_name(cpu_join_index_want(&s->eopt)));
+}
+static int set_cpu_index(session *s, char **v)
+{
+    const int x = cpu_index_parse(v[0]);
+    if (x < 0)
+        return err_set(TCJ_EINVAL, "cpu-index: expected auto, on or off, got '%s'", v[0]);
+    s->eopt.cpu_index = x;
+    return 0;
+}
+
+static void get_cpu_simd(const session *s, char *b, size_t n)
+{
+    snprintf(b, n, "%s", cpu_simd_name((cpu_simd_isa)s->eopt.cpu_simd));
+}
+/* A path this CPU lacks is kept (the session may be meant for another
+ * machine); the runs here take the widest below it, and say so in their
+ * variant. */
+static void note_cpu_simd(const session *s, char *b, size_t n)
+{
+    const cpu_simd_isa want = (cpu_simd_isa)s->eopt.cpu_simd;
+    b[0] = '\0';
+    if (want != CPU_SIMD_AUTO && !cpu_simd_has(want))
+        snprintf(b, n, "this CPU has no %s; the CPU engines take %s here", cpu_simd_name(want),
+                 cpu_simd_get(want)->name);
+}
+static int set_cpu_simd(session *s, char **v)
+{
+    const int x = cpu_simd_parse(v[0]);
+    if (x < 0)
+        return err_set(TCJ_EINVAL, "cpu-simd: expected auto, scalar, avx2 or avx512, got '%s'",
+                       v[0]);
+    s->eopt.cpu_simd = x;
+    return 0;
 }
 
 static void get_symmetric(const session *s, char *b, size_t n)
@@ -347,56 +387,63 @@ static int set_curve_route(session *s, char **v)
 }
 
 /* One row per setting: name, value words, help, value count, completion of
- * each value word, getter, setter. */
+ * each value word, getter, setter, note, whether each run's options carry
+ * it (settings.h). */
 /* clang-format off */
 const setting settings_table[] = {
     {"threads", "N", "CPU engine threads, 0 = one per core",
-     1, {NULL, NULL}, get_threads, set_threads, note_threads},
+     1, {NULL, NULL}, get_threads, set_threads, note_threads, 0},
+    {"cpu-index", "auto|on|off",
+     "CPU engines' grid index: where it prunes, wherever it can be built, or never",
+     1, {"auto|on|off", NULL}, get_cpu_index, set_cpu_index, NULL, 1},
+    {"cpu-simd", "auto|scalar|avx2|avx512",
+     "CPU engines' kernels: the widest instruction set the CPU has, or this one",
+     1, {"auto|scalar|avx2|avx512", NULL}, get_cpu_simd, set_cpu_simd, note_cpu_simd, 1},
     {"symmetric", "on|off", "GPU engines: compute tiles on or above the diagonal only",
-     1, {"on|off", NULL}, get_symmetric, set_symmetric, NULL},
+     1, {"on|off", NULL}, get_symmetric, set_symmetric, NULL, 0},
     {"opt", "NAME|all on|off", "turn one FASTED optimization off, or all back on",
-     2, {"@switch", "on|off"}, get_opt, set_opt, NULL},
+     2, {"@switch", "on|off"}, get_opt, set_opt, NULL, 0},
     {"ted", "paper|redesigned", "ted engine kernel: the TED-Join paper's or the redesigned one",
-     1, {"paper|redesigned", NULL}, get_ted, set_ted, NULL},
+     1, {"paper|redesigned", NULL}, get_ted, set_ted, NULL, 0},
     {"index-k", "N", "ted-index: dimensions covered by the grid index",
-     1, {NULL, NULL}, get_index_k, set_index_k, NULL},
+     1, {NULL, NULL}, get_index_k, set_index_k, NULL, 0},
     {"ladder-rung", "N", "ladder engine: the teaching ladder's rung it runs (1..10, ladder lists them)",
-     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung, NULL},
+     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung, NULL, 0},
     {"batch", "N", "pairs per batch handed to a sink",
-     1, {NULL, NULL}, get_batch, set_batch, NULL},
+     1, {NULL, NULL}, get_batch, set_batch, NULL, 0},
     {"device", "N", "CUDA device ordinal",
-     1, {NULL, NULL}, get_device, set_device, NULL},
+     1, {NULL, NULL}, get_device, set_device, NULL, 0},
     {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
-     1, {"all|default", NULL}, get_devices, set_devices, NULL},
+     1, {"all|default", NULL}, get_devices, set_devices, NULL, 0},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink, larger data stream",
-     1, {"all", NULL}, get_gpu_mem, set_gpu_mem, NULL},
+     1, {"all", NULL}, get_gpu_mem, set_gpu_mem, NULL, 0},
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
-     1, {"auto|on|off|local|default", NULL}, get_center, set_center, NULL},
+     1, {"auto|on|off|local|default", NULL}, get_center, set_center, NULL, 0},
     {"exact-path", "auto|pass|grid|clusters|tiles",
      "exact: FP16 pass + FP64 band, FP64 grid join, the pass by clusters or by tiles within eps "
      "(auto: grid at d <= 4, large band; tiles at d <= 16; clusters apart)",
-     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL},
+     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL, 0},
     {"curve-route", "auto|device|host",
      "dbscan curve: the device where the engine can, required, or the host's sinks and merging "
      "(the reference)",
-     1, {"auto|device|host", NULL}, get_curve_route, set_curve_route, NULL},
+     1, {"auto|device|host", NULL}, get_curve_route, set_curve_route, NULL, 0},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
-     1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL},
+     1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL, 0},
     {"shift", "on|off",
      "unsigned formats: translate each column by its minimum instead of refusing negatives",
-     1, {"on|off", NULL}, get_shift, set_shift, NULL},
+     1, {"on|off", NULL}, get_shift, set_shift, NULL, 0},
     {"fp8-acc", "fp32|fast",
      "FP8 engines (Hopper): FP32 sums over 256-value k chunks, or the tensor core's own",
-     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc, NULL},
+     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc, NULL, 0},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
-     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode, NULL},
+     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode, NULL, 0},
     {"out", "FILE|none", "where run writes pairs or per-point counts",
-     1, {"@file", NULL}, get_out, set_out, NULL},
+     1, {"@file", NULL}, get_out, set_out, NULL, 0},
     {"format", "bin32|bin64|csv", "pair file format",
-     1, {"bin32|bin64|csv", NULL}, get_format, set_format, NULL},
-    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL, NULL},
+     1, {"bin32|bin64|csv", NULL}, get_format, set_format, NULL, 0},
+    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL, NULL, 0},
 };
 /* clang-format on */
 
@@ -432,6 +479,20 @@ void settings_describe(const session *s, char *buf, size_t size)
     if (devices_listed(&s->eopt) && w > 0 && (size_t)w < size) {
         char dv[200];
         devices_describe(&s->eopt, dv, sizeof dv);
-        snprintf(buf + w, size - (size_t)w, " devices=%s", dv);
+        w += snprintf(buf + w, size - (size_t)w, " devices=%s", dv);
+    }
+    /* The rows that say so, each where it is not its default (runs made
+     * with the defaults read as before). */
+    session d;
+    memset(&d, 0, sizeof d);
+    settings_default(&d);
+    for (const setting *t = settings_table; t->name && w > 0 && (size_t)w < size; t++) {
+        if (!t->in_options)
+            continue;
+        char v[128], v0[128];
+        t->get(s, v, sizeof v);
+        t->get(&d, v0, sizeof v0);
+        if (strcmp(v, v0) != 0)
+            w += snprintf(buf + w, size - (size_t)w, " %s=%s", t->name, v);
     }
 }

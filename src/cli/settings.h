@@ -21,6 +21,10 @@ typedef struct setting {
     /* A caution about the value as it stands, said under it by set (empty
      * for none); NULL where a setting has none. */
     void (*note)(const session *s, char *buf, size_t size);
+    /* 1: each run's options (settings_describe, the runs table's options
+     * and the key of a run's reuse) carry it as " NAME=VALUE" where it is
+     * not its default; 0: the fixed fields there, or not a run's. */
+    int in_options;
 } setting;
 
 extern const setting settings_table[]; /* terminated by a row with name NULL */
@@ -28,7 +32,8 @@ const setting *setting_find(const char *name);
 
 /* Defaults for a new session's settings. */
 void settings_default(session *s);
-/* The engine options as one line for the runs table ("threads=0 ..."). */
+/* The engine options as one line for the runs table ("threads=0 ...",
+ * then the rows with in_options that are not their default). */
 void settings_describe(const session *s, char *buf, size_t size);
 const char *settings_mode_name(join_mode m);
 

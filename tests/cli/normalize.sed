@@ -6,6 +6,7 @@ s/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)? ?(s|ms|us)\b/<T>/g
 s/"(time_s|seconds|kernel_s)":[-0-9.e+]+/"\1":<T>/g
 s/"(h2d|d2h|convert|norms|kernel|sink|join|compute|load)":[-0-9.e+]+/"\1":<T>/g
 s/[-0-9.e+]+ TFLOPS/<F> TFLOPS/g
+s/[-0-9.e+]+ pairs\/s/<F> pairs\/s/g
 s/unpadded [-0-9.e+]+\)/unpadded <F>)/g
 s/^(  speedup .*): [-0-9.e+a-z]+x /\1: <F>x /
 s/"(tflops|tflops_unpadded|tflops_a|tflops_b|speedup|speedup_kernel|time_a|time_b)":[-0-9.e+]+/"\1":<F>/g

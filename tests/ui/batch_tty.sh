@@ -62,11 +62,11 @@ wait_for() {
 }
 
 # A join long enough to be seen (tens of seconds on one core) and cancelled:
-# brute force (TCJOIN_CPU_INDEX=off), which the grid index would cut short.
-long="gen uniform n=200000 d=32 seed=1; eps 0.1; set threads 1; run cpu; eps 0.2"
+# brute force (set cpu-index off), which the grid index would cut short.
+long="gen uniform n=200000 d=32 seed=1; eps 0.1; set threads 1; set cpu-index off; run cpu; eps 0.2"
 
 step=progress
-start "TERM=screen TCJOIN_CPU_INDEX=off '$bin' --db '$tmp/s.db' -e '$long'; echo tcjoin-exited-\$?; sleep 60"
+start "TERM=screen '$bin' --db '$tmp/s.db' -e '$long'; echo tcjoin-exited-\$?; sleep 60"
 # percent, a bar, the rate and the time left, on one line
 wait_for 'cpu +[0-9]+% \[#* *\] [0-9.]+ %/s, [0-9]+ (s|min) left' 60
 [ "$(grep -c '%/s' "$screen")" -eq 1 ] || fail "more than one progress line"
@@ -85,7 +85,7 @@ sqlite3 "$tmp/s.db" 'select 1' >/dev/null 2>&1 &&
 step=plain-repl
 # The line REPL shows the same progress line and Ctrl-C cancels the run
 # without leaving.
-start "TERM=screen TCJOIN_CPU_INDEX=off TCJOIN_HISTORY='$tmp/h' '$bin' --plain --db '$tmp/p.db'; echo tcjoin-exited-\$?; sleep 60"
+start "TERM=screen TCJOIN_HISTORY='$tmp/h' '$bin' --plain --db '$tmp/p.db'; echo tcjoin-exited-\$?; sleep 60"
 wait_for '^tcjoin>' 20
 $t send-keys -t b -l "$long"
 $t send-keys -t b Enter

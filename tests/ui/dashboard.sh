@@ -109,10 +109,8 @@ idle() {
 type_line() { $t send-keys -t ui -l "$1"; $t send-keys -t ui Enter; }
 
 step=start
-# The typeahead and cancel steps need joins that run for seconds: brute
-# force (the CPU engines' grid index would finish those in a blink).
 $t new-session -d -s ui -x 120 -y 40 \
-    "cd '$tmp' && TERM=screen TCJOIN_CPU_INDEX=off TCJOIN_HISTORY='$tmp/history' '$bin' --db '$db' 2>'$tmp/stderr'; echo tcjoin-exited-\$?; sleep 60"
+    "cd '$tmp' && TERM=screen TCJOIN_HISTORY='$tmp/history' '$bin' --db '$db' 2>'$tmp/stderr'; echo tcjoin-exited-\$?; sleep 60"
 $t set-option -t ui -g window-size manual >/dev/null 2>&1
 wait_for 'F10 log'
 wait_for '^tcjoin>'
@@ -287,6 +285,11 @@ grep -Eq 'err min -[0-9.e-]+ max [0-9.e-]+ ' "$screen" || fail "no min and max e
 grep -Eq '\|#' "$screen" || fail "error histogram has no bars"
 
 step=typeahead
+# The typeahead and cancel steps need joins that run for seconds: brute
+# force (the CPU engines' grid index would finish those in a blink).
+type_line "set cpu-index off"
+idle
+shows '│cpu-index off'
 # 160k points (about 4x the 80k this step first used): the two lines typed
 # after the run shows its Esc line must land while it runs, and at 80k a
 # fast machine finished the run first now and then.

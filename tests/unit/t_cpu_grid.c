@@ -247,7 +247,6 @@ TEST(grid_auto_uses_the_index_when_it_prunes)
 {
     engine_opts o;
     engine_opts_default(&o);
-    unsetenv("TCJOIN_CPU_INDEX");
     double eps;
     dataset ds = make_cloud(20000, 3, 5, 10, &eps);
     join_outcome a = jo_run(&engine_cpu, &ds, eps, 0, ds.n, &o, NULL, 0);
@@ -261,14 +260,13 @@ TEST(grid_auto_uses_the_index_when_it_prunes)
     jo_free(&a);
     free(ds.v);
     CHECK_MSG(!grid, "64-D uniform: %s", a.variant);
-    /* the environment turns it off */
-    setenv("TCJOIN_CPU_INDEX", "off", 1);
+    /* the setting turns it off (set cpu-index off) */
+    o.cpu_index = CPU_INDEX_OFF;
     ds = make_cloud(20000, 3, 5, 10, &eps);
     a = jo_run(&engine_cpu, &ds, eps, 0, ds.n, &o, NULL, 0);
     grid = strstr(a.variant, "grid") != NULL;
     jo_free(&a);
     free(ds.v);
-    unsetenv("TCJOIN_CPU_INDEX");
     CHECK(!grid);
 }
 

@@ -180,7 +180,6 @@ TEST(kdist_grid_matches_brute_force)
     load_opts_init(&lo);
     lo.dim = 4;
     CHECK_MSG(dataset_load(t_dataset("kitti_000000_xyzr.f32"), &lo, &ds) == 0, "%s", err_msg());
-    unsetenv("TCJOIN_CPU_INDEX");
     CHECK_MSG(!check_engine_idx(&ds, 4, 2, 0, 800, CPU_INDEX_AUTO, 1), "kitti rows 0:800");
     dataset_free(&ds);
 }

@@ -129,8 +129,7 @@ TEST(reused_run_keeps_phase_names)
     CHECK_EQ_INT(store_open(path, &s.db), 0);
     s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
     /* low-dimensional data with a small eps: cpu builds its grid index */
-    setenv("TCJOIN_CPU_INDEX", "on", 1);
-    char *out = capture(&s, "gen uniform n=4000 d=2 seed=4; eps 0.02; run cpu");
+    char *out = capture(&s, "set cpu-index on; gen uniform n=4000 d=2 seed=4; eps 0.02; run cpu");
     CHECK(!s.failed);
     CHECK_STR_CONTAINS(out, "\"index\":");
     out = capture(&s, "compare cpu-fp16 cpu");
@@ -144,7 +143,6 @@ TEST(reused_run_keeps_phase_names)
         CHECK_STR_CONTAINS(side_b, "\"index\":");
         CHECK(strstr(out, "\"other\"") == NULL);
     }
-    unsetenv("TCJOIN_CPU_INDEX");
     store_close(s.db);
     dataset_free(&s.ds);
 }

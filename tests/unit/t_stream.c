@@ -21,7 +21,8 @@
  * engine joins only rows of one group, never padding), each row centred
  * on its group's origin; the rule cuts only where the groups hold at most
  * half the pairs; uniform points, too few rows or a value not finite
- * leave the run whole. */
+ * leave the run whole; the layout TCJOIN_TRACE=cut-dump=FILE writes holds
+ * every row once, grouped as the blobs are. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -782,6 +783,78 @@ TEST(cluster_parts_hold_every_pair_within_eps)
     CHECK_EQ_INT(kern_cluster_parts(n + 1, part), KERN_EINVAL);
     free(part);
     free(x);
+}
+
+/* TCJOIN_TRACE=cut-dump=FILE (set here through kern_trace_set): a new
+ * layout is written to FILE as G (u64), the G + 1 group bounds in run
+ * rows (u64, each a multiple of KERN_STREAM_ALIGN, the last the run's
+ * rows) and each run row's dataset row (u32, KERN_ROW_PAD for padding,
+ * which ends a group): every dataset row once, A's and B's rows in one
+ * group, C's, D's and E's each in one of their own (the blobs as made,
+ * not the cut's own account). Traced off, a new layout writes nothing. */
+TEST(cluster_cut_dump_writes_the_layout)
+{
+    const size_t n = 1200;
+    const char *path = t_path("cut.bin");
+    char spec[1200];
+    snprintf(spec, sizeof spec, "cut-dump=%s", path);
+    CHECK_EQ_INT(kern_trace_set(spec), 0);
+    CHECK(!kern_trace_on()); /* the steps stay off */
+    float *x = make_blobs(n, 71, five_blobs);
+    kern_join_result r;
+    const int ok = blobs_case(x, n, 1, 1, 1, &r);
+    kern_trace_set(NULL);
+    free(x);
+    CHECK(ok);
+    CHECK_EQ_INT(r.clusters, 4);
+    FILE *f = fopen(path, "rb");
+    CHECK_MSG(f != NULL, "no dump at %s", path);
+    uint64_t g = 0, clu[5] = {0};
+    const int head = fread(&g, sizeof g, 1, f) == 1 && g == 4 && fread(clu, sizeof *clu, 5, f) == 5;
+    uint32_t *rows = head && clu[4] <= 8 * n ? malloc(clu[4] * sizeof *rows) : NULL;
+    const int body = rows && fread(rows, sizeof *rows, clu[4], f) == clu[4] && fgetc(f) == EOF;
+    fclose(f);
+    if (!head || !body)
+        free(rows);
+    CHECK_MSG(head, "G %llu", (unsigned long long)g);
+    CHECK_MSG(body, "the rows after bounds ending at %llu", (unsigned long long)clu[4]);
+    int seen[1200] = {0}, group_of[5] = {-1, -1, -1, -1, -1}, same = 1, order = 1;
+    for (int c = 0; c < 4; c++) {
+        order &= clu[c] < clu[c + 1] && clu[c + 1] % KERN_STREAM_ALIGN == 0;
+        int pad = 0;
+        for (uint64_t v = clu[c]; v < clu[c + 1]; v++) {
+            if (rows[v] == KERN_ROW_PAD) {
+                pad = 1;
+                continue;
+            }
+            order &= !pad && rows[v] < n;
+            if (rows[v] >= n)
+                continue;
+            seen[rows[v]]++;
+            const int b = five_blobs(rows[v]);
+            if (group_of[b] < 0)
+                group_of[b] = c;
+            same &= group_of[b] == c;
+        }
+    }
+    free(rows);
+    CHECK(clu[0] == 0 && order);
+    CHECK(same);
+    for (size_t i = 0; i < n; i++)
+        CHECK_MSG(seen[i] == 1, "row %zu written %d times", i, seen[i]);
+    CHECK(group_of[0] == group_of[1]);
+    for (int b = 1; b < 5; b++)
+        for (int c = b + 1; c < 5; c++)
+            CHECK_MSG(group_of[b] != group_of[c], "blobs %d and %d", b, c);
+    remove(path);
+    x = make_blobs(n, 73, five_blobs);
+    CHECK(blobs_case(x, n, 1, 1, 1, &r));
+    free(x);
+    CHECK_EQ_INT(r.clusters, 4);
+    f = fopen(path, "rb");
+    if (f)
+        fclose(f);
+    CHECK_MSG(f == NULL, "traced off, a layout was written");
 }
 
 TEST(clusters_cut_by_their_rule)
