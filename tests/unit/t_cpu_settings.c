@@ -24,25 +24,13 @@
 #include "dataset.h"
 #include "out.h"
 #include "session.h"
+#include "session_capture.h"
 #include "settings.h"
 #include "store.h"
 
-/* The line's output as JSON records (json) or as text. */
-static char *capture_as(session *s, const char *line, int json)
-{
-    static out_buf b;
-    out_buf_free(&b);
-    out_set_json(json);
-    out_set_sink(out_buf_sink, &b);
-    cmd_exec(s, line);
-    out_reset_sink();
-    out_set_json(0);
-    return b.data ? b.data : (char *)"";
-}
-
 static char *capture(session *s, const char *line)
 {
-    return capture_as(s, line, 1);
+    return exec_capture_as(s, line, 1);
 }
 
 /* The text of "key" in the first record of type in out: a string's
@@ -243,7 +231,7 @@ TEST(a_bad_value_is_one_line)
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         s.failed = 0;
-        out = capture_as(&s, bad[k].line, 0);
+        out = exec_capture_as(&s, bad[k].line, 0);
         if (!bad[k].said) {
             CHECK(!s.failed);
             CHECK_MSG(strncmp(out, "cpu-simd scalar\n", 16) == 0, "%s", out);

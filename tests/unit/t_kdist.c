@@ -17,6 +17,7 @@
 #include "kdist.h"
 #include "out.h"
 #include "session.h"
+#include "session_capture.h"
 #include "settings.h"
 #include "store.h"
 #include "view.h"
@@ -299,14 +300,7 @@ TEST(curve_points)
 
 static char *capture(session *s, const char *line, int json)
 {
-    static out_buf b;
-    out_buf_free(&b);
-    out_set_json(json);
-    out_set_sink(out_buf_sink, &b);
-    cmd_exec(s, line);
-    out_reset_sink();
-    out_set_json(0);
-    return b.data ? b.data : (char *)"";
+    return exec_capture_as(s, line, json);
 }
 
 TEST(command_store_export_view)

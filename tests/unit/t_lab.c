@@ -21,6 +21,7 @@
 #include "lab_out.h"
 #include "out.h"
 #include "session.h"
+#include "session_capture.h"
 #include "settings.h"
 #include "store.h"
 #include "view.h"
@@ -598,16 +599,10 @@ TEST(transforms_as_shown)
     CHECK(strcmp(b, "centred, shifted, underflow 12, inexact 40") == 0);
 }
 
+/* The line's output, the caller's to free. */
 static char *capture(session *s, const char *line, int json)
 {
-    static out_buf b;
-    out_buf_free(&b);
-    out_set_json(json);
-    out_set_sink(out_buf_sink, &b);
-    cmd_exec(s, line);
-    out_reset_sink();
-    out_set_json(0);
-    return b.data ? strdup(b.data) : strdup("");
+    return strdup(exec_capture_as(s, line, json));
 }
 
 static char *slurp(const char *path)
