@@ -41,6 +41,7 @@
 #include "exact_kern.h"
 #include "exact_refine.cuh"
 #include "fasted_run.cuh"
+#include "kern_gather.cuh"
 #include "kern_pool.cuh"
 #include "kern_util.cuh"
 
@@ -339,6 +340,11 @@ struct exact_ctx {
      * the bytes) and each copy's distance from its row (exact_copy_f32). */
     float *x32;
     double *r32;
+    /* A view (a->base_n): its FP64 rows, norms and row list on the
+     * device, gathered from the whole dataset's (exact_view). */
+    void *xv;
+    double *nv;
+    uint32_t *rv;
     cudaEvent_t ev[2]; /* around each launch's refinement: kernel time */
     int timed;         /* ev holds a refinement not yet added to t_kernel */
     int ready;
@@ -349,14 +355,10 @@ static int exact_noop_pairs(void *, size_t, const uint32_t *, const uint32_t *, 
     return 0;
 }
 
-/* Before the first launch: the FP64 data, the norms and the outputs, on
- * the run's device and budget (before the pair buffers, which shrink to
- * fit). */
-static int exact_setup(exact_ctx *c, kern_run *k)
+/* The FP64 rows and norms of a's rows in the device's slot (g_x64_dev),
+ * made unless held. */
+static int exact_hold(kern_run *k, const kern_join_args *a)
 {
-    const kern_join_args *a = c->a;
-    exact_dev &o = c->o;
-    double t0 = kern_now();
     int rc;
     const int xt = exact_row_type(a);
     const size_t vb = xt < 0 ? sizeof(double) : a->x_bytes;
@@ -422,9 +424,53 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_CUDA(cudaMemcpy(g_x64.dn, g_scan.hn, nbytes, cudaMemcpyHostToDevice));
         g_x64.gen = g_scan.gen;
     }
-    o.x = g_x64.dx;
-    o.xt = g_x64.xt;
-    o.nrm = g_x64.dn;
+    return 0;
+}
+
+/* A view's rows (a->base_n): the whole dataset's FP64 rows and norms held,
+ * then the view's gathered from them on the device (a padding row zeros,
+ * norm 0, as the host's copy of a layout has it). */
+static int exact_view(exact_ctx *c, kern_run *k)
+{
+    const kern_join_args *a = c->a;
+    const kern_join_args b = kern_base_args(a);
+    int rc = exact_hold(k, &b);
+    if (rc)
+        return rc;
+    const exact_x64 &g = g_x64_dev[a->device];
+    const size_t rb = a->d * exact_x_bytes[g.xt];
+    if ((rc = kern_malloc_pooled(k, &c->xv, a->n * rb, "the subset's FP64 rows")) ||
+        (rc = kern_malloc_pooled(k, (void **)&c->nv, a->n * sizeof(double),
+                                 "the subset's FP64 rows")) ||
+        (rc = kern_malloc_pooled(k, (void **)&c->rv, a->n * 4, "the subset's FP64 rows")))
+        return rc;
+    KERN_CUDA(cudaMemcpyAsync(c->rv, a->rows, a->n * 4, cudaMemcpyHostToDevice, k->st));
+    KERN_CUDA(kern_gather_rows(g.dx, c->rv, a->n, a->n, rb, c->xv, k->st));
+    KERN_CUDA(kern_gather_norms<double>(g.dn, c->rv, a->n, a->n, 0.0, c->nv, k->st));
+    return 0;
+}
+
+/* Before the first launch: the FP64 data, the norms and the outputs, on
+ * the run's device and budget (before the pair buffers, which shrink to
+ * fit). */
+static int exact_setup(exact_ctx *c, kern_run *k)
+{
+    const kern_join_args *a = c->a;
+    exact_dev &o = c->o;
+    double t0 = kern_now();
+    int rc;
+    if (a->base_n) {
+        if ((rc = exact_view(c, k)))
+            return rc;
+        o.x = c->xv;
+        o.nrm = c->nv;
+    } else {
+        if ((rc = exact_hold(k, a)))
+            return rc;
+        o.x = g_x64_dev[a->device].dx;
+        o.nrm = g_x64_dev[a->device].dn;
+    }
+    o.xt = g_x64_dev[a->device].xt;
     /* The rows' FP16 rounding, from the pass's own values. */
     if ((rc = kern_malloc_pooled(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
         return rc;
@@ -825,6 +871,9 @@ static void exact_free(exact_ctx *c)
     kern_pool_free(c->sort_tmp);
     kern_pool_free(c->x32);
     kern_pool_free(c->r32);
+    kern_pool_free(c->xv);
+    kern_pool_free(c->nv);
+    kern_pool_free(c->rv);
     for (int e = 0; e < 2; e++)
         if (c->ev[e])
             cudaEventDestroy(c->ev[e]);
@@ -914,6 +963,11 @@ static void exact_scan_rows(const kern_join_args *a, size_t r0, size_t r1, doubl
  * chunk runs' rows: kern_stream_run). */
 static int exact_scan(const kern_join_args *a)
 {
+    /* A view's bound is the whole dataset's (its rows among them). */
+    if (a->base_n) {
+        const kern_join_args b = kern_base_args(a);
+        return exact_scan(&b);
+    }
     if (!(g_scan.scanned && exact_same_scan(a) && g_scan.center == a->center)) {
         if (!exact_same_scan(a))
             exact_release();
@@ -1053,6 +1107,8 @@ extern "C" int kern_exact_run(const kern_join_args *a, kern_join_result *r)
     memset(r, 0, sizeof *r);
     if (!a->x || a->n == 0 || a->d == 0)
         return kern_fail(KERN_EINVAL, "exact: bad sizes (n %zu, d %zu)", a->n, a->d);
+    if (a->sub)
+        return kern_subset_run(kern_exact_run, a, r);
     int rc = exact_scan(a);
     if (rc)
         return rc;

@@ -21,7 +21,9 @@
 #include "fasted_int.cuh"
 #include "fasted_wgmma.cuh"
 #include "kern_drive.cuh"
+#include "kern_gather.cuh"
 #include "kern_multi.cuh"
+#include "kern_pool.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
 
@@ -291,12 +293,57 @@ done:
 
 static int fasted_convert_ds(kern_run *k, const kern_format *fmt);
 
+/* A view's rows (a->base_n) gathered on the device from the slot's whole
+ * dataset into v, the run's own (pooled): the rows the slot converted, so
+ * the pass reads exactly what an ordinary run reads; a padding row is
+ * zeros with the norm that keeps it out of every pair (as
+ * fasted_convert_ds marks a layout's). */
+static int fasted_view(kern_run *k, const fasted_ds &g, fasted_ds *v, uint32_t **rows)
+{
+    const kern_join_args *a = k->a;
+    const size_t row_bytes = g.dp * (size_t)g.fmt->elem_bytes;
+    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
+    *v = g;
+    v->X = NULL;
+    v->s = NULL;
+    v->n = a->n;
+    v->n_alloc = n_alloc;
+    v->bytes = n_alloc * (row_bytes + sizeof(float)) + a->n * 4;
+    int rc;
+    if ((rc = kern_malloc_pooled(k, (void **)&v->X, n_alloc * row_bytes, "the subset's rows")) ||
+        (rc =
+             kern_malloc_pooled(k, (void **)&v->s, n_alloc * sizeof(float), "the subset's rows")) ||
+        (rc = kern_malloc_pooled(k, (void **)rows, a->n * 4, "the subset's rows")))
+        return rc;
+    const double t0 = kern_now();
+    KERN_CUDA(cudaMemcpyAsync(*rows, a->rows, a->n * 4, cudaMemcpyHostToDevice, k->st));
+    KERN_CUDA(kern_gather_rows(g.X, *rows, a->n, n_alloc, row_bytes, v->X, k->st));
+    float pad;
+    const uint32_t pad_bits = 0x7f7f7f7fu;
+    memcpy(&pad, &pad_bits, 4);
+    KERN_CUDA(kern_gather_norms<float>(g.s, *rows, a->n, n_alloc, pad, v->s, k->st));
+    k->r->t_h2d += kern_now() - t0;
+    return 0;
+}
+
 /* Upload and convert unless the cache holds this dataset in this format.
  * Over a device list (q) the list's first device converts and publishes
  * its slot; the others copy it (convert once, copy to every device). */
 static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
 {
     const kern_join_args *a = k->a;
+    if (a->base_n) {
+        /* A view of the dataset's rows: the whole dataset's slot, on this
+         * device alone (kern_subset_run views on one device only), its
+         * rows gathered after (fasted_view). */
+        if (q && kern_queue_source(a) == a->device)
+            fasted_publish(q, NULL);
+        const kern_join_args b = kern_base_args(a);
+        k->a = &b;
+        const int rc = fasted_upload(k, fmt, NULL);
+        k->a = a;
+        return rc;
+    }
     fasted_ds &g_ds = g_ds_dev[a->device];
     const bool source = q && kern_queue_source(a) == a->device;
     if (fasted_ds_is(g_ds, a, fmt) && g_ds.dev == a->device) {
@@ -387,12 +434,18 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
      * norm so large (0x7f7f7f7f, 3.4e38; two of them sum to +inf) that d2
      * passes no threshold. Their self-pairs (d2 0 by definition) are
      * listed, and exact's classify drops them (exact_bnd_kernel). Each
-     * cluster's padding follows its rows. */
-    for (int c = 0; a->rows && c < a->nclu; c++) {
-        size_t v = a->clu[c + 1];
-        while (v > a->clu[c] && a->rows[v - 1] == KERN_ROW_PAD)
-            v--;
-        UP_TRY(cudaMemsetAsync(g_ds.s + v, 0x7f, (a->clu[c + 1] - v) * sizeof(float), st));
+     * cluster's padding follows its rows (a subset's query rows' padding
+     * too, kern_subset.c): a memset a run of them. */
+    for (size_t v = 0; a->rows && v < a->n;) {
+        if (a->rows[v] != KERN_ROW_PAD) {
+            v++;
+            continue;
+        }
+        size_t e = v;
+        while (e < a->n && a->rows[e] == KERN_ROW_PAD)
+            e++;
+        UP_TRY(cudaMemsetAsync(g_ds.s + v, 0x7f, (e - v) * sizeof(float), st));
+        v = e;
     }
     UP_TRY(cudaEventRecord(ev[2 * nchunks + 1], st));
     UP_TRY(cudaStreamSynchronize(st));
@@ -688,6 +741,9 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     unsigned long long *d_hist = NULL;
     std::vector<float> edges_f;
     const void *func_pairs = NULL;
+    fasted_ds view; /* a view's rows (a->base_n): the run's own */
+    memset(&view, 0, sizeof view);
+    uint32_t *view_rows = NULL;
     int fast = 0; /* FP8 without promotion (a->acc_fast) */
     fasted_params &p = f.p;
     kern_work w;
@@ -720,11 +776,15 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
 
     FASTED_RC(fasted_upload(&k, fmt, q));
     f.ds = &g_ds;
-    r->d_padded = g_ds.dp;
+    if (a->base_n) {
+        FASTED_RC(fasted_view(&k, g_ds, &view, &view_rows));
+        f.ds = &view;
+    }
+    r->d_padded = f.ds->dp;
     r->symmetric = a->symmetric && a->q0 == 0 && (a->q1 == a->n || a->c0);
-    p.X = g_ds.X;
-    p.s = g_ds.s;
-    p.ld = (int)(g_ds.dp * (size_t)fmt->elem_bytes / 2);
+    p.X = f.ds->X;
+    p.s = f.ds->s;
+    p.ld = (int)(f.ds->dp * (size_t)fmt->elem_bytes / 2);
     p.n = (unsigned)a->n;
     p.q0 = (unsigned)a->q0;
     p.q1 = (unsigned)a->q1;
@@ -899,6 +959,9 @@ out:
     cudaFree(d_clu);
     cudaFree(d_edges);
     cudaFree(d_hist);
+    kern_pool_free(view.X);
+    kern_pool_free(view.s);
+    kern_pool_free(view_rows);
     kern_end(&k);
     if (items)
         *items = f.taken;

@@ -100,7 +100,8 @@ int kern_cluster_run(kern_join_fn fn, const kern_join_args *a, kern_join_result 
     /* An ordinary symmetric run: the layout joins the upper triangle of
      * each group's block (a padding row's pair with itself is dropped by
      * exact's classify, exact_bnd_kernel). */
-    if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->n > UINT32_MAX || a->rows)
+    if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->n > UINT32_MAX || a->rows ||
+        a->sub)
         return fn(a, r);
     const double lim = sqrt(a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps);
     const clu_plan *p;

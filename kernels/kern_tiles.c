@@ -587,7 +587,7 @@ static uint64_t tile_mix(uint64_t h, double v, size_t k)
 int kern_tiles_run(kern_join_fn fn, kern_join_fn other, const kern_join_args *a,
                    kern_join_result *r, int force)
 {
-    if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->rows || a->nclu ||
+    if (!a->symmetric || a->c0 || a->q0 != 0 || a->q1 != a->n || a->rows || a->nclu || a->sub ||
         a->n < KERN_TILE_MIN_ROWS || a->n > (size_t)UINT32_MAX - TILE_B)
         return other(a, r);
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;

@@ -401,6 +401,21 @@ typedef struct kern_join_args {
      * (fp64's direct form: the cpu engine's value) and flagged 1; the
      * others keep the passes' estimate and 0. */
     unsigned char *kd_exact;
+    /* A subset run (kern_subset_run; exact alone, COUNT and PAIRS): the
+     * run's rows are the dataset's rows sub[0..nsub) (distinct), the first
+     * sub_q of them its query rows: the pairs with a query row among them
+     * are joined, each once (q0, q1 must be 0, n). Counts and pairs are the
+     * dataset's rows. NULL: every row. */
+    const uint32_t *sub;
+    size_t nsub, sub_q;
+    /* A layout whose rows are the dataset's own rows as converted for an
+     * ordinary run (a subset run's: no origins, the run's centre and
+     * scale): base_n is the dataset's row count and base_hash its hash,
+     * and the run gathers its rows on the device from the engine's copy of
+     * the whole dataset (made first where it is not held) instead of
+     * converting them from the host. 0: from the host. */
+    size_t base_n;
+    uint64_t base_hash;
 } kern_join_args;
 #define KERN_ROW_PAD 0xffffffffu
 #define KERN_ORIGIN_NONE 0xffu
@@ -570,6 +585,29 @@ static inline const double *kern_row_center(const kern_join_args *a, size_t v)
     return a->center;
 }
 
+/* The whole dataset a layout's rows are gathered from (a->base_n): an
+ * ordinary run's arguments over it. */
+static inline kern_join_args kern_base_args(const kern_join_args *a)
+{
+    kern_join_args b = *a;
+    b.n = a->base_n;
+    b.hash = a->base_hash;
+    b.q0 = 0;
+    b.q1 = a->base_n;
+    b.c0 = 0;
+    b.xc = (const void *)0;
+    b.rows = (const uint32_t *)0;
+    b.origins = (const double *)0;
+    b.origin_of = (const uint8_t *)0;
+    b.clu = (const size_t *)0;
+    b.nclu = 0;
+    b.blk = (const uint32_t *)0;
+    b.nblk = 0;
+    b.base_n = 0;
+    b.base_hash = 0;
+    return b;
+}
+
 static inline size_t kern_count_rows(const kern_join_args *a)
 {
     return a->c0 && a->symmetric ? a->n : a->q1 - a->q0;
@@ -730,6 +768,31 @@ int kern_curve_core(kern_join_fn fn, const kern_join_args *a, const curve_core_i
 /* exact: FASTED (fp16) candidates at eps^2 + the bound, each computed again
  * in FP64 as kern_fp64_run computes it: fp64's results in every mode. */
 int kern_exact_run(const kern_join_args *a, kern_join_result *r);
+/* ---- Subset runs (kernels/kern_subset.c) ----
+ * A run over the rows a->sub (kern_join_args.sub) as a layout of one
+ * group: the query rows first, then the others, each part padded to whole
+ * blocks of KERN_STREAM_ALIGN rows, and only the block pairs with a query
+ * block joined (the tile cut's list), so no pair of two other rows is
+ * computed. Its one origin is the run's centre (zeros where it has none),
+ * so each row is converted as an ordinary run converts it, and its
+ * padding rows are marked as a layout's are (KERN_ORIGIN_NONE). On one device the layout views the
+ * dataset's rows (base_n): the engine gathers them on the device from its copy of the whole
+ * dataset, which stays resident for the next run, and a run costs its
+ * kernels and a few launches of host work whatever its rows. fn must
+ * honour a layout and its tile list (exact's pass). Pure host code. */
+typedef struct kern_subset_layout {
+    uint32_t *rows;     /* n entries: dataset rows, KERN_ROW_PAD for padding */
+    uint8_t *origin_of; /* n entries: 0, KERN_ORIGIN_NONE for padding */
+    double *zero;       /* d zeros: the one origin where the run has no centre */
+    size_t n;           /* run rows: whole blocks */
+    size_t qb;          /* blocks of query rows */
+    uint32_t *blk;      /* nblk pairs (I, J), I <= J, I < qb */
+    size_t nblk;
+    uint64_t hash; /* the rows' content hash, mixed with the dataset's */
+} kern_subset_layout;
+int kern_subset_layout_make(const kern_join_args *a, kern_subset_layout *L);
+void kern_subset_layout_free(kern_subset_layout *L);
+int kern_subset_run(kern_join_fn fn, const kern_join_args *a, kern_join_result *r);
 /* ---- The cluster cut (kernels/kern_cluster.c, the plan; kernels/
  * kern_stream_clu.c, the run) ----
  * Rows far from one origin make FP16's error, and so exact's band, large;

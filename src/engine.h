@@ -81,6 +81,14 @@ typedef struct join_spec {
      * not sample it, as its samples would be dropped and their start and
      * stop cost more than a small join's kernels. */
     int inner;
+    /* The clustering layer's subset join (engine.consume alone, over
+     * every row, q0 = 0, q1 = n): the dataset's rows sub[0..nsub), the
+     * first sub_q of them queries; the pairs with a query row among them
+     * are consumed. An engine that cannot declines (ENGINE_DECLINED); exact
+     * off its grid path reads the rows from its resident copy of the
+     * dataset (kernels.h, kern_subset_run). NULL: every row. */
+    const uint32_t *sub;
+    size_t nsub, sub_q;
 } join_spec;
 
 #define JOIN_MAX_PHASES 8

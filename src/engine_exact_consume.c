@@ -60,6 +60,8 @@ int exact_consume(const join_spec *s, pair_consumer *c, join_result *res)
     if (c->use == PAIRS_MST_ROUND && s->ds->d <= EXACT_GRID_MAX_D)
         return ENGINE_DECLINED;
     if (c->use != PAIRS_MST_ROUND && exact_grid_path(s->ds, s->eps, o, NULL)) {
+        if (s->sub) /* the grid's joins take every row */
+            return ENGINE_DECLINED;
         if (c->use == PAIRS_DBSCAN)
             return s->q0 != 0 || s->q1 != s->ds->n ? ENGINE_DECLINED
                                                    : exact_grid_dbscan(s, c, res, o);

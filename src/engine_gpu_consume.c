@@ -109,6 +109,10 @@ int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res
      * pass estimates (the host's round otherwise, FP64 too) */
     if (c->use == PAIRS_MST_ROUND && !s->engine->exact)
         return ENGINE_DECLINED;
+    /* a subset join: exact's pass alone (kern_exact_run), a curve round */
+    if (s->sub &&
+        (!s->engine->exact || c->use != PAIRS_CURVE_ROUND || s->q0 != 0 || s->q1 != s->ds->n))
+        return ENGINE_DECLINED;
     const dataset *ds = s->ds;
     /* the core join and DBSCAN run over every row of the dataset */
     if (c->use != PAIRS_CURVE_ROUND && (s->q0 != 0 || s->q1 != ds->n))
@@ -126,6 +130,9 @@ int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res
                               dbscan ? NULL : s->progress, dbscan ? NULL : s->progress_ctx, &a, &x);
     if (rc)
         return rc;
+    a.sub = s->sub;
+    a.nsub = s->nsub;
+    a.sub_q = s->sub_q;
     kern_trace_mark("gpu consume: args");
     if (c->use == PAIRS_MST_ROUND)
         return consume_mst(s, c, res, &a, &x);

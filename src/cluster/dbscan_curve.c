@@ -50,10 +50,10 @@
 #include "ranks.h"
 
 /* The bytes a point of the run's arrays: core, reach, kb, part, list,
- * parent, comp, best, forest, bound, later, at and the merging's. */
+ * parent, comp, best, forest, bound, later, sub, at and the merging's. */
 #define CV_POINT_BYTES                                                                             \
     (3 * sizeof(double) + 3 * sizeof(uint32_t) + sizeof(curve_list) + 3 * sizeof(curve_edge) +     \
-     sizeof(size_t) + 4 * sizeof(uint32_t) + 3 * sizeof(curve_edge) + 3)
+     sizeof(size_t) + 5 * sizeof(uint32_t) + 3 * sizeof(curve_edge) + 3)
 
 /* The run's state, made by cv_alloc and freed by cv_free whatever the
  * outcome, so that each step is a function of it. */
@@ -70,6 +70,7 @@ typedef struct cv_run {
     curve_edge *best, *forest, *bound;
     size_t nf;     /* the forest's edges */
     size_t *later; /* a later join's rows (curve_later_rows) */
+    uint32_t *sub; /* the same for a subset join (join_spec.sub) */
     uint32_t *at;  /* the reordered copy's rows (dataset_order_first) */
     int cut;       /* the core join's parts: more than one */
     curve_sink sink;
@@ -149,6 +150,8 @@ static int cv_join(cv_run *r, const join_spec *js, const curve_round_io *io, int
     }
     if (io->merge)
         io->merge->done = io->merge->finished = 0;
+    if (js->sub) /* the sink takes every row: the caller's other join */
+        return ENGINE_DECLINED;
     curve_sink_clear(io->list, io->n); /* the sink's lists start empty */
     return engine_run(r->e, js, &jr);
 }
@@ -206,6 +209,7 @@ static void cv_alloc_rounds(cv_run *r)
     r->parent = xmalloc(n * sizeof *r->parent);
     r->best = xmalloc(n * sizeof *r->best);
     r->later = xmalloc(n * sizeof *r->later);
+    r->sub = xmalloc(n * sizeof *r->sub);
     r->at = xmalloc(n * sizeof *r->at);
     curve_merging_alloc(&r->mg, n);
     for (size_t i = 0; i < n; i++) {
@@ -224,6 +228,7 @@ static void cv_free(cv_run *r)
     curve_sink_free(&r->sink);
     curve_merging_free(&r->mg);
     free(r->later);
+    free(r->sub);
     free(r->at);
     free(r->list);
     free(r->kb);
@@ -264,39 +269,58 @@ static int cv_round(cv_run *r, int *more)
                     .progress = curve_progress_fn,
                     .progress_ctx = &pg};
     dataset g;
-    int reordered = 0;
+    int reordered = 0, rc = 0, on_device = 0;
+    size_t m = n, mb = 0;
+    curve_round_io io = {.n = n,
+                         .core2 = r->core,
+                         .comp = r->comp,
+                         .max2 = c->max2,
+                         .reach2 = r->sink.reach2,
+                         .list = r->list,
+                         .merge = r->p->merge_device ? &r->cm : NULL};
+    r->cm.nf = r->nf; /* done: set by the round */
     if (c->rounds > 0 || c->knn) {
-        const size_t m = curve_later_rows(r->comp, r->bound, r->core, r->part, n, r->later);
+        m = curve_later_rows(r->comp, r->bound, r->core, r->part, n, r->later, &mb);
         kern_trace_mark("curve: later rows");
         if (kern_trace_on())
-            fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows\n", c->rounds + 1, m,
-                    n);
+            fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows (%zu more)\n",
+                    c->rounds + 1, m, n, mb);
         if (m == 0)
             return 0;
-        if (cv_reorder_pays(r, m) && dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
+    }
+    const double tj = engine_now();
+    r->tr_rows += tj - r->tr_mark;
+    const int subset = m < n && !r->cut && r->p->rounds_device && r->e->consume;
+    if (subset) {
+        /* the open components' rows alone, read where the engine holds
+         * the dataset (an engine that cannot declines: the join below).
+         * Not where the core join was cut: a whole join is cut too and
+         * costs about its COUNT over the cut, where a subset's is not
+         * (cv_reorder_pays). */
+        for (size_t i = 0; i < m + mb; i++)
+            r->sub[i] = (uint32_t)r->later[i];
+        join_spec sj = js;
+        sj.sub = r->sub;
+        sj.nsub = m + mb;
+        sj.sub_q = m;
+        rc = cv_join(r, &sj, &io, &on_device);
+        kern_trace_mark("curve: subset join");
+    }
+    if (!subset || rc == ENGINE_DECLINED) {
+        if (m < n && cv_reorder_pays(r, m) &&
+            dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
             reordered = 1;
             js.ds = &g;
             js.q1 = m;
             js.sink = curve_sink_pairs(&r->sink, r->at);
+            io.at = r->at;
         }
         err_clear();
+        rc = cv_join(r, &js, &io, &on_device);
+        if (!reordered) /* a join over every row */
+            r->t_full = engine_now() - tj;
     }
-    const curve_round_io io = {.n = n,
-                               .core2 = r->core,
-                               .comp = r->comp,
-                               .at = reordered ? r->at : NULL,
-                               .max2 = c->max2,
-                               .reach2 = r->sink.reach2,
-                               .list = r->list,
-                               .merge = r->p->merge_device ? &r->cm : NULL};
-    r->cm.nf = r->nf; /* done: set by the round */
-    int on_device;
-    const double tj = engine_now();
-    r->tr_rows += tj - r->tr_mark;
-    int rc = cv_join(r, &js, &io, &on_device);
     r->tr_join += engine_now() - tj;
-    if (!reordered)
-        r->t_full = engine_now() - tj;
     kern_trace_mark("curve: join");
     if (reordered)
         dataset_order_free(&g);
