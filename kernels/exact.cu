@@ -21,7 +21,8 @@
  * or u8 values widen to FP64 exactly, in registers: the refinement reads
  * 4, 2 or 1 bytes a value instead of 8, and its arithmetic is fp64's all
  * the same), with the FP64 norms, a slot per device (g_x64_dev); the host
- * scan (g_scan) too; both across runs of one dataset. Over a device
+ * scan (g_scan_s) too; both across runs of one dataset (two: a run's own
+ * and the whole dataset a view gathers from). Over a device
  * list (kern_multi_run) each device refines the candidates of its own
  * launches against its own FP64 rows: the decision per pair does not
  * depend on the device, so every split gives fp64's result. */
@@ -225,11 +226,22 @@ static int exact_row_type(const kern_join_args *a)
     return -1;
 }
 
+/* The caches below hold two datasets each, slot 0 a run's own rows (an
+ * ordinary run's, a cut's layout), slot 1 the whole dataset a view's rows
+ * are gathered from (kern_join_args.base_n): a subset run between two cut
+ * runs (the curve's rounds on a tile-cut set) then converts nothing, where
+ * one slot made each of them convert again (2 ms a run on htru2, H200). */
+#define EXACT_SLOTS 2
+static int exact_slot(const kern_join_args *a)
+{
+    return a->base_n ? 1 : 0;
+}
+
 /* The host scan of the values FP16 will hold (largest |v|, each row's
  * norm, centred when the run centres), kept across runs of one dataset: a
  * sweep or a compare runs exact again and again on the same data. Done
  * once per run by the calling thread, before any device's thread reads it. */
-static struct {
+struct exact_scan_t {
     const void *x;
     size_t n, d;
     uint64_t hash;
@@ -238,7 +250,9 @@ static struct {
     double vmax, nmax2;
     double *hn;        /* the scan's row norms (n) */
     unsigned long gen; /* a new scan's number: a device's norms say which they hold */
-} g_scan;
+};
+static exact_scan_t g_scan_s[EXACT_SLOTS];
+static unsigned long g_scan_gen; /* the last scan's number: numbers are never reused */
 
 /* The FP64 rows and norms on one device, kept across runs of one dataset:
  * one slot per device ordinal, touched only by the thread running on that
@@ -253,11 +267,11 @@ struct exact_x64 {
     double *dn;        /* the scan's norms on the device */
     unsigned long gen; /* the scan dn holds (0: none) */
 };
-static exact_x64 g_x64_dev[KERN_DEV_SLOTS];
+static exact_x64 g_x64_dev[KERN_DEV_SLOTS][EXACT_SLOTS];
 
-static void exact_release_dev(int dev)
+static void exact_release_dev(int dev, int slot)
 {
-    exact_x64 &s = g_x64_dev[dev];
+    exact_x64 &s = g_x64_dev[dev][slot];
     if (s.dx || s.dn) {
         int cur = 0;
         cudaGetDevice(&cur);
@@ -270,17 +284,22 @@ static void exact_release_dev(int dev)
     cudaGetLastError();
 }
 
-void exact_release(void)
+/* Slot s's scan and every device's rows of it. */
+static void exact_release_slot(int slot)
 {
     for (int d = 0; d < KERN_DEV_SLOTS; d++)
-        exact_release_dev(d);
-    free(g_scan.hn);
-    const unsigned long gen = g_scan.gen;
-    memset(&g_scan, 0, sizeof g_scan);
-    g_scan.gen = gen; /* numbers are never reused */
+        exact_release_dev(d, slot);
+    free(g_scan_s[slot].hn);
+    memset(&g_scan_s[slot], 0, sizeof g_scan_s[slot]);
 }
 
-static int exact_same_scan(const kern_join_args *a)
+void exact_release(void)
+{
+    for (int s = 0; s < EXACT_SLOTS; s++)
+        exact_release_slot(s);
+}
+
+static int exact_same_scan(const exact_scan_t &g_scan, const kern_join_args *a)
 {
     return g_scan.x == a->x && g_scan.n == a->n && g_scan.d == a->d && g_scan.hash == a->hash;
 }
@@ -357,18 +376,19 @@ static int exact_noop_pairs(void *, size_t, const uint32_t *, const uint32_t *, 
 
 /* The FP64 rows and norms of a's rows in the device's slot (g_x64_dev),
  * made unless held. */
-static int exact_hold(kern_run *k, const kern_join_args *a)
+static int exact_hold(kern_run *k, const kern_join_args *a, int slot)
 {
     int rc;
     const int xt = exact_row_type(a);
     const size_t vb = xt < 0 ? sizeof(double) : a->x_bytes;
     const size_t bytes = a->n * a->d * vb, nbytes = a->n * sizeof(double);
-    exact_x64 &g_x64 = g_x64_dev[a->device];
+    exact_x64 &g_x64 = g_x64_dev[a->device][slot];
+    const exact_scan_t &g_scan = g_scan_s[slot];
     if (g_x64.dx && exact_same_data(g_x64, a)) {
         if ((rc = kern_charge(k, g_x64.bytes, "the exact rows")))
             return rc;
     } else {
-        exact_release_dev(a->device);
+        exact_release_dev(a->device, slot);
         if ((rc = kern_malloc(k, &g_x64.dx, bytes, "the exact rows")) ||
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the exact rows (norms)")))
             return rc;
@@ -434,10 +454,10 @@ static int exact_view(exact_ctx *c, kern_run *k)
 {
     const kern_join_args *a = c->a;
     const kern_join_args b = kern_base_args(a);
-    int rc = exact_hold(k, &b);
+    int rc = exact_hold(k, &b, 1);
     if (rc)
         return rc;
-    const exact_x64 &g = g_x64_dev[a->device];
+    const exact_x64 &g = g_x64_dev[a->device][1];
     const size_t rb = a->d * exact_x_bytes[g.xt];
     if ((rc = kern_malloc_pooled(k, &c->xv, a->n * rb, "the subset's FP64 rows")) ||
         (rc = kern_malloc_pooled(k, (void **)&c->nv, a->n * sizeof(double),
@@ -465,12 +485,12 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         o.x = c->xv;
         o.nrm = c->nv;
     } else {
-        if ((rc = exact_hold(k, a)))
+        if ((rc = exact_hold(k, a, 0)))
             return rc;
-        o.x = g_x64_dev[a->device].dx;
-        o.nrm = g_x64_dev[a->device].dn;
+        o.x = g_x64_dev[a->device][0].dx;
+        o.nrm = g_x64_dev[a->device][0].dn;
     }
-    o.xt = g_x64_dev[a->device].xt;
+    o.xt = g_x64_dev[a->device][exact_slot(a)].xt;
     /* The rows' FP16 rounding, from the pass's own values. */
     if ((rc = kern_malloc_pooled(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
         return rc;
@@ -961,21 +981,17 @@ static void exact_scan_rows(const kern_join_args *a, size_t r0, size_t r1, doubl
  * bound is taken at the largest norm of what is converted. Scanned once per
  * dataset and centring, by host threads (a streamed run scans each of its
  * chunk runs' rows: kern_stream_run). */
-static int exact_scan(const kern_join_args *a)
+static int exact_scan_in(int slot, const kern_join_args *a)
 {
-    /* A view's bound is the whole dataset's (its rows among them). */
-    if (a->base_n) {
-        const kern_join_args b = kern_base_args(a);
-        return exact_scan(&b);
-    }
-    if (!(g_scan.scanned && exact_same_scan(a) && g_scan.center == a->center)) {
-        if (!exact_same_scan(a))
-            exact_release();
+    exact_scan_t &g_scan = g_scan_s[slot];
+    if (!(g_scan.scanned && exact_same_scan(g_scan, a) && g_scan.center == a->center)) {
+        if (!exact_same_scan(g_scan, a))
+            exact_release_slot(slot);
         double *hn = (double *)realloc(g_scan.hn, a->n * sizeof(double));
         if (!hn)
             return kern_fail(KERN_ENOMEM, "exact: out of host memory for %zu row norms", a->n);
         g_scan.hn = hn;
-        g_scan.gen++; /* the devices' norms are stale */
+        g_scan.gen = ++g_scan_gen; /* the devices' norms are stale */
         /* The maxima do not depend on the split: the same bound on any
          * host. */
         std::vector<double> vms(16, 0.0), nms(16, 0.0);
@@ -1014,13 +1030,24 @@ static int exact_scan(const kern_join_args *a)
     return 0;
 }
 
+/* A view's bound is the whole dataset's (its rows among them), scanned in
+ * slot 1. */
+static int exact_scan(const kern_join_args *a)
+{
+    if (a->base_n) {
+        const kern_join_args b = kern_base_args(a);
+        return exact_scan_in(1, &b);
+    }
+    return exact_scan_in(0, a);
+}
+
 /* One device's run: the whole list (q NULL) or, as one device's share of
  * a run over several (kern_multi_fn), the ranges it takes from q, refined
  * against its own FP64 rows. Reads the scan only. */
 static int exact_run_q(const kern_join_args *a, kern_join_result *r, kern_queue *q,
                        unsigned long long *items)
 {
-    const double nmax2 = g_scan.nmax2;
+    const double nmax2 = g_scan_s[exact_slot(a)].nmax2;
     const double sc = a->scale ? a->scale : 1.0;
     const double lim2 = a->mode == KJOIN_HIST ? a->hist_edges[a->hist_nbins] : a->eps * a->eps;
     /* At large d the pass promotes its sums (exact_kern.cuh), and the

@@ -47,6 +47,11 @@ struct fasted_ds {
     int from;           /* the device it was copied from; -1: converted here */
 };
 static fasted_ds g_ds_dev[KERN_DEV_SLOTS];
+/* The whole dataset a view's rows are gathered from (a->base_n), beside
+ * the slot a run's own rows use: a subset run between two cut runs (whose
+ * layouts the first slot holds) converts nothing (kernels/exact.cu's
+ * EXACT_SLOTS, the same for the FP64 rows). */
+static fasted_ds g_base_dev[KERN_DEV_SLOTS];
 
 static void fasted_free_ds(fasted_ds &g_ds)
 {
@@ -71,6 +76,7 @@ extern "C" void kern_fasted_release(void)
 {
     for (int d = 0; d < KERN_DEV_SLOTS; d++) {
         fasted_free_ds(g_ds_dev[d]);
+        fasted_free_ds(g_base_dev[d]);
         fasted_stage_host_free(d);
     }
     exact_release();
@@ -291,7 +297,7 @@ done:
     return rc;
 }
 
-static int fasted_convert_ds(kern_run *k, const kern_format *fmt);
+static int fasted_convert_ds(kern_run *k, const kern_format *fmt, fasted_ds &g_ds);
 
 /* A view's rows (a->base_n) gathered on the device from the slot's whole
  * dataset into v, the run's own (pooled): the rows the slot converted, so
@@ -333,14 +339,20 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
 {
     const kern_join_args *a = k->a;
     if (a->base_n) {
-        /* A view of the dataset's rows: the whole dataset's slot, on this
-         * device alone (kern_subset_run views on one device only), its
-         * rows gathered after (fasted_view). */
+        /* A view of the dataset's rows: the whole dataset in its own
+         * slot, on this device alone (kern_subset_run views on one device
+         * only), its rows gathered after (fasted_view). */
         if (q && kern_queue_source(a) == a->device)
             fasted_publish(q, NULL);
         const kern_join_args b = kern_base_args(a);
+        fasted_ds &g_base = g_base_dev[a->device];
+        if (fasted_ds_is(g_base, &b, fmt) && g_base.dev == a->device) {
+            k->r->cache_hit = 1;
+            return kern_charge(k, g_base.bytes, "the dataset");
+        }
+        fasted_free_ds(g_base);
         k->a = &b;
-        const int rc = fasted_upload(k, fmt, NULL);
+        const int rc = fasted_convert_ds(k, fmt, g_base);
         k->a = a;
         return rc;
     }
@@ -364,7 +376,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
         if (got && fasted_ds_is(*(const fasted_ds *)up.key, a, fmt))
             return fasted_copy_ds(k, fmt, up);
     }
-    int rc = fasted_convert_ds(k, fmt);
+    int rc = fasted_convert_ds(k, fmt, g_ds);
     if (source)
         fasted_publish(q, rc ? NULL : &g_ds);
     return rc;
@@ -373,13 +385,12 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
 /* Convert the dataset into this device's slot: FP32 staged from the host,
  * the format's conversion and the norms on the device, those of the
  * format whose rows fmt's kernels read (ops.rows_of). */
-static int fasted_convert_ds(kern_run *k, const kern_format *fmt)
+static int fasted_convert_ds(kern_run *k, const kern_format *fmt, fasted_ds &g_ds)
 {
     const kern_join_args *a = k->a;
     const fasted_fmt_ops *rf = fasted_rows_fmt(fmt)->ops;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
-    fasted_ds &g_ds = g_ds_dev[a->device];
     /* Rows padded to whole 128-byte k slices of the format's values. */
     const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
     const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
@@ -777,7 +788,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     FASTED_RC(fasted_upload(&k, fmt, q));
     f.ds = &g_ds;
     if (a->base_n) {
-        FASTED_RC(fasted_view(&k, g_ds, &view, &view_rows));
+        FASTED_RC(fasted_view(&k, g_base_dev[a->device], &view, &view_rows));
         f.ds = &view;
     }
     r->d_padded = f.ds->dp;
