@@ -31,6 +31,17 @@ static inline void f32_args(kern_join_args *a, const float *x, size_t n, size_t 
     a->q1 = n;
 }
 
+/* The same form over two rows already widened to FP64. */
+static inline double direct_d2_f64(const double *a, const double *b, size_t d)
+{
+    double s = 0;
+    for (size_t k = 0; k < d; k++) {
+        const double t = a[k] - b[k];
+        s = s + t * t;
+    }
+    return s;
+}
+
 static inline double direct_d2(const float *x, size_t d, size_t i, size_t j)
 {
     double s = 0;

@@ -115,6 +115,57 @@ TEST(compare_reuses_matching_runs)
     dataset_free(&s.ds);
 }
 
+/* A setting that changes a run's result or its cost is part of the run's
+ * options: a run made under another value of it is not reused. cpu-fp16
+ * centred and not give different distances (its FP16 rounding of other
+ * values), and the options of each run say which. */
+TEST(compare_reuses_no_run_of_other_settings)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/reuse-settings.db", t_tmpdir());
+    session s;
+    memset(&s, 0, sizeof s);
+    settings_default(&s);
+    s.batch = 1;
+    CHECK_EQ_INT(store_open(path, &s.db), 0);
+    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    /* centred, the values FP16 rounds are others */
+    capture(&s, "gen uniform n=1200 d=6 seed=9; set center off; eps 0.3; run cpu-fp16; run cpu");
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 2);
+    char b1[256];
+    /* the options are the session's, whichever engine reads them: both
+     * sides run again (cpu's result is the same; its reuse is left) */
+    char *out = capture(&s, "set center on; compare cpu-fp16 cpu");
+    CHECK(!s.failed);
+    CHECK_EQ_INT(nruns(&s), 4);
+    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[]") == 0, "reused %s", b1);
+    /* and back: each value finds its own runs */
+    out = capture(&s, "set center off; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 4);
+    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[1,2]") == 0, "reused %s", b1);
+    out = capture(&s, "set center on; compare cpu-fp16 cpu");
+    CHECK_EQ_INT(nruns(&s), 4);
+    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[3,4]") == 0, "reused %s", b1);
+    capture(&s, "set center off");
+    /* each row that is a run's option: set away from its default, no run
+     * reused */
+    const char *const other[] = {"exact-path tiles", "gpu-mem 64M",  "int8-scale on",
+                                 "shift on",         "fp8-acc fast", "ladder-rung 3"};
+    for (size_t k = 0; k < sizeof other / sizeof *other; k++) {
+        char line[128];
+        snprintf(line, sizeof line, "set %s; compare cpu-fp16 cpu", other[k]);
+        const long before = nruns(&s);
+        capture(&s, line);
+        CHECK_MSG(nruns(&s) == before + 2, "set %s: %ld runs made, wanted 2", other[k],
+                  nruns(&s) - before);
+        settings_default(&s);
+        capture(&s, "set center off");
+    }
+    store_close(s.db);
+    dataset_free(&s.ds);
+}
+
 /* A reused run keeps its phases' names: the grid index's time is "index"
  * in the stored run read back (store_run_json's phases), and the reused
  * side of a comparison carries the same names, none of them "other". */

@@ -189,12 +189,7 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
             /* A layout joins rows within one cluster, its padding none. */
             if (a->nclu && (eng_cluster(a, q) < 0 || eng_cluster(a, q) != eng_cluster(a, c)))
                 continue;
-            const double *pc = kern_row_f64(a, c, xj);
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double t = pq[k] - pc[k];
-                s = s + t * t;
-            }
+            const double s = direct_d2_f64(pq, kern_row_f64(a, c, xj), d);
             /* A tile cut joins the listed block pairs only; what it
              * leaves out must be farther apart than eps. */
             if (listed && !listed[(q / A) * T + c / A]) {

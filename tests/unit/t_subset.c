@@ -62,12 +62,7 @@ static int eng_join(const kern_join_args *a, kern_join_result *r)
         for (size_t c = q; c < a->n && !rc; c++) {
             if (a->rows[c] == KERN_ROW_PAD || !listed[(q / A) * T + c / A])
                 continue;
-            const double *pc = kern_row_f64(a, c, xj);
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double t = pq[k] - pc[k];
-                s = s + t * t;
-            }
+            const double s = direct_d2_f64(pq, kern_row_f64(a, c, xj), d);
             if (s > a->eps * a->eps)
                 continue;
             r->pairs += c == q ? 1 : 2;
