@@ -30,7 +30,7 @@ int reuse_find(session *s, const engine *e, reuse_run *out)
     if (!s->db || !s->have_ds || !s->have_eps)
         return 0;
     char opts[512];
-    settings_describe(s, opts, sizeof opts);
+    settings_describe(s, e, opts, sizeof opts);
     store_reuse_key key = {
         .session_id = s->session_id,
         .engine = e->name,

@@ -168,7 +168,7 @@ int64_t runner_store(session *s, const engine *e, const join_spec *spec, const j
     if (!s->db)
         return 0;
     char opts[512];
-    settings_describe(s, opts, sizeof opts);
+    settings_describe(s, e, opts, sizeof opts);
     store_run_rec r;
     run_rec(s, e, spec, res, rc, error, opts, &r);
     int64_t id = store_run(s->db, &r);
@@ -187,7 +187,7 @@ int64_t runner_store_dbscan(session *s, const engine *e, dbscan_view *v)
         return 0;
     const dbscan_result *res = v->res;
     char opts[512];
-    settings_describe(s, opts, sizeof opts);
+    settings_describe(s, e, opts, sizeof opts);
     join_spec js[DBSCAN_NPASS];
     store_run_rec rr[DBSCAN_NPASS];
     int64_t run_id[DBSCAN_NPASS];

@@ -389,61 +389,95 @@ static int set_curve_route(session *s, char **v)
 /* One row per setting: name, value words, help, value count, completion of
  * each value word, getter, setter, note, whether each run's options carry
  * it (settings.h). */
+/* Which engines' runs each setting makes (setting.in_options). */
+static int opt_cpu(const engine *e)
+{
+    return !e->gpu;
+}
+static int opt_gpu(const engine *e)
+{
+    return e->gpu;
+}
+static int opt_centers(const engine *e)
+{
+    return e->centers;
+}
+static int opt_shifts(const engine *e)
+{
+    return e->shifts;
+}
+static int opt_exact_path(const engine *e)
+{
+    return strcmp(e->name, "exact") == 0;
+}
+static int opt_int8(const engine *e)
+{
+    return e->lab && strcmp(e->lab, "int8") == 0;
+}
+static int opt_fp8(const engine *e)
+{
+    return e->gpu && e->lab && strncmp(e->lab, "fp8", 3) == 0;
+}
+static int opt_ladder(const engine *e)
+{
+    return strcmp(e->name, "ladder") == 0;
+}
+
 /* clang-format off */
 const setting settings_table[] = {
     {"threads", "N", "CPU engine threads, 0 = one per core",
-     1, {NULL, NULL}, get_threads, set_threads, note_threads, 0},
+     1, {NULL, NULL}, get_threads, set_threads, note_threads, NULL},
     {"cpu-index", "auto|on|off",
      "CPU engines' grid index: where it prunes, wherever it can be built, or never",
-     1, {"auto|on|off", NULL}, get_cpu_index, set_cpu_index, NULL, 1},
+     1, {"auto|on|off", NULL}, get_cpu_index, set_cpu_index, NULL, opt_cpu},
     {"cpu-simd", "auto|scalar|avx2|avx512",
      "CPU engines' kernels: the widest instruction set the CPU has, or this one",
-     1, {"auto|scalar|avx2|avx512", NULL}, get_cpu_simd, set_cpu_simd, note_cpu_simd, 1},
+     1, {"auto|scalar|avx2|avx512", NULL}, get_cpu_simd, set_cpu_simd, note_cpu_simd, opt_cpu},
     {"symmetric", "on|off", "GPU engines: compute tiles on or above the diagonal only",
-     1, {"on|off", NULL}, get_symmetric, set_symmetric, NULL, 0},
+     1, {"on|off", NULL}, get_symmetric, set_symmetric, NULL, NULL},
     {"opt", "NAME|all on|off", "turn one FASTED optimization off, or all back on",
-     2, {"@switch", "on|off"}, get_opt, set_opt, NULL, 0},
+     2, {"@switch", "on|off"}, get_opt, set_opt, NULL, NULL},
     {"ted", "paper|redesigned", "ted engine kernel: the TED-Join paper's or the redesigned one",
-     1, {"paper|redesigned", NULL}, get_ted, set_ted, NULL, 0},
+     1, {"paper|redesigned", NULL}, get_ted, set_ted, NULL, NULL},
     {"index-k", "N", "ted-index: dimensions covered by the grid index",
-     1, {NULL, NULL}, get_index_k, set_index_k, NULL, 0},
+     1, {NULL, NULL}, get_index_k, set_index_k, NULL, NULL},
     {"ladder-rung", "N", "ladder engine: the teaching ladder's rung it runs (1..10, ladder lists them)",
-     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung, NULL, 1},
+     1, {NULL, NULL}, get_ladder_rung, set_ladder_rung, NULL, opt_ladder},
     {"batch", "N", "pairs per batch handed to a sink",
-     1, {NULL, NULL}, get_batch, set_batch, NULL, 0},
+     1, {NULL, NULL}, get_batch, set_batch, NULL, NULL},
     {"device", "N", "CUDA device ordinal",
-     1, {NULL, NULL}, get_device, set_device, NULL, 0},
+     1, {NULL, NULL}, get_device, set_device, NULL, NULL},
     {"devices", "all|default|N,M,...", "GPU engines: spread each run over these GPUs",
-     1, {"all|default", NULL}, get_devices, set_devices, NULL, 0},
+     1, {"all|default", NULL}, get_devices, set_devices, NULL, NULL},
     {"gpu-mem", "BYTES|all", "GPU engines: device memory a run may hold; buffers shrink, larger data stream",
-     1, {"all", NULL}, get_gpu_mem, set_gpu_mem, NULL, 1},
+     1, {"all", NULL}, get_gpu_mem, set_gpu_mem, NULL, opt_gpu},
     {"center", "auto|on|off|local|default",
      "low-precision engines: subtract column means first (default: auto for exact and FP8)",
-     1, {"auto|on|off|local|default", NULL}, get_center, set_center, NULL, 1},
+     1, {"auto|on|off|local|default", NULL}, get_center, set_center, NULL, opt_centers},
     {"exact-path", "auto|pass|grid|clusters|tiles",
      "exact: FP16 pass + FP64 band, FP64 grid join, the pass by clusters or by tiles within eps "
      "(auto: grid at d <= 4, large band; tiles at d <= 16; clusters apart)",
-     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL, 1},
+     1, {"auto|pass|grid|clusters|tiles", NULL}, get_exact_path, set_exact_path, NULL, opt_exact_path},
     {"curve-route", "auto|device|host",
      "dbscan curve: the device where the engine can, required, or the host's sinks and merging "
      "(the reference)",
-     1, {"auto|device|host", NULL}, get_curve_route, set_curve_route, NULL, 0},
+     1, {"auto|device|host", NULL}, get_curve_route, set_curve_route, NULL, NULL},
     {"int8-scale", "on|off",
      "int8 engines: quantize data that are not 8-bit integers instead of refusing them",
-     1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL, 1},
+     1, {"on|off", NULL}, get_int8_scale, set_int8_scale, NULL, opt_int8},
     {"shift", "on|off",
      "unsigned formats: translate each column by its minimum instead of refusing negatives",
-     1, {"on|off", NULL}, get_shift, set_shift, NULL, 1},
+     1, {"on|off", NULL}, get_shift, set_shift, NULL, opt_shifts},
     {"fp8-acc", "fp32|fast",
      "FP8 engines (Hopper): FP32 sums over 256-value k chunks, or the tensor core's own",
-     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc, NULL, 1},
+     1, {"fp32|fast", NULL}, get_fp8_acc, set_fp8_acc, NULL, opt_fp8},
     {"mode", "count|perpoint|pairs", "what run produces: a count, per-point counts or pairs",
-     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode, NULL, 0},
+     1, {"count|perpoint|pairs", NULL}, get_mode, set_mode, NULL, NULL},
     {"out", "FILE|none", "where run writes pairs or per-point counts",
-     1, {"@file", NULL}, get_out, set_out, NULL, 0},
+     1, {"@file", NULL}, get_out, set_out, NULL, NULL},
     {"format", "bin32|bin64|csv", "pair file format",
-     1, {"bin32|bin64|csv", NULL}, get_format, set_format, NULL, 0},
-    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL, NULL, 0},
+     1, {"bin32|bin64|csv", NULL}, get_format, set_format, NULL, NULL},
+    {NULL, NULL, NULL, 0, {NULL, NULL}, NULL, NULL, NULL, NULL},
 };
 /* clang-format on */
 
@@ -463,7 +497,7 @@ void settings_default(session *s)
     snprintf(s->out_format, sizeof s->out_format, "bin32");
 }
 
-void settings_describe(const session *s, char *buf, size_t size)
+void settings_describe(const session *s, const engine *e, char *buf, size_t size)
 {
     char offs[160] = "";
     size_t k = 0;
@@ -487,7 +521,7 @@ void settings_describe(const session *s, char *buf, size_t size)
     memset(&d, 0, sizeof d);
     settings_default(&d);
     for (const setting *t = settings_table; t->name && w > 0 && (size_t)w < size; t++) {
-        if (!t->in_options)
+        if (!t->in_options || (e && !t->in_options(e)))
             continue;
         char v[128], v0[128];
         t->get(s, v, sizeof v);

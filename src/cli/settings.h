@@ -21,10 +21,12 @@ typedef struct setting {
     /* A caution about the value as it stands, said under it by set (empty
      * for none); NULL where a setting has none. */
     void (*note)(const session *s, char *buf, size_t size);
-    /* 1: each run's options (settings_describe, the runs table's options
-     * and the key of a run's reuse) carry it as " NAME=VALUE" where it is
-     * not its default; 0: the fixed fields there, or not a run's. */
-    int in_options;
+    /* Whether a run of engine e is made under this setting (its result or
+     * its cost depends on it): e's runs' options (settings_describe, the
+     * runs table's options and the key of a run's reuse) then carry it as
+     * " NAME=VALUE" where it is not its default. NULL: the fixed fields
+     * there, or not a run's. */
+    int (*in_options)(const struct engine *e);
 } setting;
 
 extern const setting settings_table[]; /* terminated by a row with name NULL */
@@ -32,9 +34,10 @@ const setting *setting_find(const char *name);
 
 /* Defaults for a new session's settings. */
 void settings_default(session *s);
-/* The engine options as one line for the runs table ("threads=0 ...",
- * then the rows with in_options that are not their default). */
-void settings_describe(const session *s, char *buf, size_t size);
+/* The engine options of a run of e as one line for the runs table
+ * ("threads=0 ...", then the rows whose in_options holds for e that are
+ * not their default; e NULL: every such row). */
+void settings_describe(const session *s, const struct engine *e, char *buf, size_t size);
 const char *settings_mode_name(join_mode m);
 
 #endif

@@ -113,13 +113,13 @@ TEST(the_setting_row_and_the_run_record)
     const setting *t = setting_find("devices");
     CHECK(t != NULL);
     char opts[512], val[64];
-    settings_describe(&s, opts, sizeof opts);
+    settings_describe(&s, NULL, opts, sizeof opts);
     CHECK_MSG(strstr(opts, "devices=") == NULL, "default runs read as before: %s", opts);
     char *v[] = {(char *)"1,0", NULL};
     CHECK(t->set(&s, v) == 0);
     t->get(&s, val, sizeof val);
     CHECK(strcmp(val, "0,1") == 0);
-    settings_describe(&s, opts, sizeof opts);
+    settings_describe(&s, NULL, opts, sizeof opts);
     CHECK_STR_CONTAINS(opts, " devices=0,1");
     char *w[] = {(char *)"0,0", NULL};
     CHECK(t->set(&s, w) == TCJ_EINVAL);

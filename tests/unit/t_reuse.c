@@ -115,10 +115,10 @@ TEST(compare_reuses_matching_runs)
     dataset_free(&s.ds);
 }
 
-/* A setting that changes a run's result or its cost is part of the run's
- * options: a run made under another value of it is not reused. cpu-fp16
- * centred and not give different distances (its FP16 rounding of other
- * values), and the options of each run say which. */
+/* A setting that changes a run's result or its cost is part of that
+ * run's options: a run made under another value of it is not reused.
+ * cpu-fp16 centred and not round other values to FP16, so give other
+ * distances; cpu's FP64 run is the same either way, and is reused. */
 TEST(compare_reuses_no_run_of_other_settings)
 {
     char path[1100];
@@ -129,41 +129,69 @@ TEST(compare_reuses_no_run_of_other_settings)
     s.batch = 1;
     CHECK_EQ_INT(store_open(path, &s.db), 0);
     s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
-    /* centred, the values FP16 rounds are others */
     capture(&s, "gen uniform n=1200 d=6 seed=9; set center off; eps 0.3; run cpu-fp16; run cpu");
     CHECK(!s.failed);
     CHECK_EQ_INT(nruns(&s), 2);
     char b1[256];
-    /* the options are the session's, whichever engine reads them: both
-     * sides run again (cpu's result is the same; its reuse is left) */
     char *out = capture(&s, "set center on; compare cpu-fp16 cpu");
     CHECK(!s.failed);
-    CHECK_EQ_INT(nruns(&s), 4);
-    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[]") == 0, "reused %s", b1);
-    /* and back: each value finds its own runs */
+    CHECK_EQ_INT(nruns(&s), 3); /* cpu-fp16 ran again, centred; cpu's run reused */
+    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[2]") == 0, "reused %s", b1);
+    /* and back: each value finds its own run */
     out = capture(&s, "set center off; compare cpu-fp16 cpu");
-    CHECK_EQ_INT(nruns(&s), 4);
+    CHECK_EQ_INT(nruns(&s), 3);
     CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[1,2]") == 0, "reused %s", b1);
     out = capture(&s, "set center on; compare cpu-fp16 cpu");
-    CHECK_EQ_INT(nruns(&s), 4);
-    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[3,4]") == 0, "reused %s", b1);
-    capture(&s, "set center off");
-    /* each row that is a run's option: set away from its default, no run
-     * reused */
-    const char *const other[] = {"exact-path tiles", "gpu-mem 64M",  "int8-scale on",
-                                 "shift on",         "fp8-acc fast", "ladder-rung 3"};
-    for (size_t k = 0; k < sizeof other / sizeof *other; k++) {
-        char line[128];
-        snprintf(line, sizeof line, "set %s; compare cpu-fp16 cpu", other[k]);
-        const long before = nruns(&s);
-        capture(&s, line);
-        CHECK_MSG(nruns(&s) == before + 2, "set %s: %ld runs made, wanted 2", other[k],
-                  nruns(&s) - before);
-        settings_default(&s);
-        capture(&s, "set center off");
-    }
+    CHECK_EQ_INT(nruns(&s), 3);
+    CHECK_MSG(strcmp(field(out, "reused_runs", b1, sizeof b1), "[3,2]") == 0, "reused %s", b1);
     store_close(s.db);
     dataset_free(&s.ds);
+}
+
+/* Each setting away from its default is in the options of the runs it
+ * changes and of no other engine's (settings_describe, the reuse key). */
+TEST(run_options_name_the_settings_each_engine_reads)
+{
+    static const struct {
+        const char *set, *opt;      /* the setting as typed, as the options name it */
+        const char *in[3], *out[3]; /* engines whose runs it changes, and not */
+    } c[] = {
+        {"center on", "center=on", {"cpu-fp16", "exact", "fasted"}, {"cpu", "fp64", "cpu-ue5m3"}},
+        {"exact-path tiles", "exact-path=tiles", {"exact", NULL}, {"cpu", "cpu-exact", "fasted"}},
+        {"gpu-mem 64M", "gpu-mem=", {"exact", "fasted", "fp64"}, {"cpu", "cpu-fp16", NULL}},
+        {"int8-scale on", "int8-scale=on", {"int8", "cpu-int8", NULL}, {"cpu", "fasted", NULL}},
+        {"shift on", "shift=on", {"ue5m3", "cpu-ue4m4", NULL}, {"cpu", "fasted", "cpu-int8"}},
+        {"fp8-acc fast",
+         "fp8-acc=fast",
+         {"fp8-e4m3", "fp8-e5m2", NULL},
+         {"cpu-fp8-e4m3", "fasted", NULL}},
+        {"ladder-rung 3", "ladder-rung=3", {"ladder", NULL}, {"fasted", "cpu", NULL}},
+        {"cpu-index off", "cpu-index=off", {"cpu", "cpu-fp16", NULL}, {"fasted", "exact", NULL}},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        session s;
+        memset(&s, 0, sizeof s);
+        settings_default(&s);
+        char line[64], opts[512];
+        snprintf(line, sizeof line, "set %s", c[k].set);
+        capture(&s, line);
+        CHECK_MSG(!s.failed, "%s", line);
+        for (int side = 0; side < 2; side++)
+            for (int j = 0; j < 3; j++) {
+                const char *name = side ? c[k].out[j] : c[k].in[j];
+                if (!name)
+                    continue;
+                const engine *e = engine_find(name);
+                CHECK_MSG(e, "no engine %s", name);
+                settings_describe(&s, e, opts, sizeof opts);
+                CHECK_MSG((strstr(opts, c[k].opt) != NULL) == !side, "%s: %s's options '%s'", line,
+                          name, opts);
+            }
+        /* and at the default, in no run's */
+        settings_default(&s);
+        settings_describe(&s, NULL, opts, sizeof opts);
+        CHECK_MSG(!strstr(opts, c[k].opt), "default: '%s'", opts);
+    }
 }
 
 /* A reused run keeps its phases' names: the grid index's time is "index"
