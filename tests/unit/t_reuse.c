@@ -55,16 +55,25 @@ static const char *field(const char *out, const char *key, char *buf, size_t siz
     return buf;
 }
 
-TEST(compare_reuses_matching_runs)
+/* A session logging into t_tmpdir()/file, as host-a: 0, or store_open's
+ * error. */
+static int logged(session *s, const char *file)
 {
     char path[1100];
-    snprintf(path, sizeof path, "%s/reuse.db", t_tmpdir());
+    snprintf(path, sizeof path, "%s/%s", t_tmpdir(), file);
+    memset(s, 0, sizeof *s);
+    settings_default(s);
+    s->batch = 1;
+    const int rc = store_open(path, &s->db);
+    if (rc == 0)
+        s->session_id = store_session_begin(s->db, "t_reuse", "test", "host-a");
+    return rc;
+}
+
+TEST(compare_reuses_matching_runs)
+{
     session s;
-    memset(&s, 0, sizeof s);
-    settings_default(&s);
-    s.batch = 1;
-    CHECK_EQ_INT(store_open(path, &s.db), 0);
-    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    CHECK_EQ_INT(logged(&s, "reuse.db"), 0);
     capture(&s, "gen uniform n=1500 d=6 seed=4; eps 0.25; run cpu");
     CHECK(!s.failed);
     CHECK_EQ_INT(nruns(&s), 1);
@@ -121,14 +130,8 @@ TEST(compare_reuses_matching_runs)
  * distances; cpu's FP64 run is the same either way, and is reused. */
 TEST(compare_reuses_no_run_of_other_settings)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/reuse-settings.db", t_tmpdir());
     session s;
-    memset(&s, 0, sizeof s);
-    settings_default(&s);
-    s.batch = 1;
-    CHECK_EQ_INT(store_open(path, &s.db), 0);
-    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    CHECK_EQ_INT(logged(&s, "reuse-settings.db"), 0);
     capture(&s, "gen uniform n=1200 d=6 seed=9; set center off; eps 0.3; run cpu-fp16; run cpu");
     CHECK(!s.failed);
     CHECK_EQ_INT(nruns(&s), 2);
@@ -199,14 +202,8 @@ TEST(run_options_name_the_settings_each_engine_reads)
  * side of a comparison carries the same names, none of them "other". */
 TEST(reused_run_keeps_phase_names)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/reuse-phases.db", t_tmpdir());
     session s;
-    memset(&s, 0, sizeof s);
-    settings_default(&s);
-    s.batch = 1;
-    CHECK_EQ_INT(store_open(path, &s.db), 0);
-    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    CHECK_EQ_INT(logged(&s, "reuse-phases.db"), 0);
     /* low-dimensional data with a small eps: cpu builds its grid index */
     char *out = capture(&s, "set cpu-index on; gen uniform n=4000 d=2 seed=4; eps 0.02; run cpu");
     CHECK(!s.failed);
@@ -232,14 +229,8 @@ TEST(reused_run_keeps_phase_names)
  * reference again. */
 TEST(precisions_reuses_the_reference_run)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/reuse-lab.db", t_tmpdir());
     session s;
-    memset(&s, 0, sizeof s);
-    settings_default(&s);
-    s.batch = 1;
-    CHECK_EQ_INT(store_open(path, &s.db), 0);
-    s.session_id = store_session_begin(s.db, "t_reuse", "test", "host-a");
+    CHECK_EQ_INT(logged(&s, "reuse-lab.db"), 0);
     capture(&s, "gen uniform n=1500 d=6 seed=4; eps 0.25; run cpu");
     CHECK_EQ_INT(nruns(&s), 1);
     static out_buf b;
