@@ -16,7 +16,7 @@
  * d2, local, at) after it, flush(local) at the kernel's end; UPPER: only
  * pairs whose candidate follows the query in cell order are wanted (the
  * kernel starts each lane's candidates past its query); and the hooks a
- * role with memory of its own uses (kernels/fp64_grid.cu, issue 44):
+ * role with memory of its own uses (kernels/fp64_grid.cu):
  * BLOCK_SMEM and block_begin/block_end (the block's shared memory,
  * between barriers), warp_begin once, warp_end after each query group,
  * every lane of the warp (`at` says where the warp's memory, the lane's
@@ -115,7 +115,7 @@ struct kern_join_epi : fg_out_base {
     }
 };
 
-/* Pass 2 on a grid index, in its cell order (issue 44): core, parent by
+/* Pass 2 on a grid index, in its cell order: core, parent by
  * position, so a warp's candidates, which are consecutive positions, read
  * consecutive flags and parents (in row order each was a random read of
  * 10^7-entry arrays). Core-core pairs within eps, each unordered pair once
@@ -210,7 +210,7 @@ struct clu_border_epi {
     __device__ __forceinline__ void flush(unsigned long long) const {}
 };
 
-/* Pass 1 on the grid (issue 44): each query row's neighbours within eps
+/* Pass 1 on the grid: each query row's neighbours within eps
  * (itself included) counted in its lanes' at.cnt, summed over the
  * sub-lanes at the group's end, where the lead lane sets core[qp] =
  * count >= minpts; the join's pairs are the counts' sum (`local`). A group's launch

@@ -31,7 +31,7 @@
  * The slice builds its own fragment context and tests w.mask after its
  * interior test, as the one-function epilogue did: built by the dispatcher
  * and handed in, the same code compiles to other SASS (the compiler's
- * choices depend on where a value is first formed; issue 42). */
+ * choices depend on where a value is first formed). */
 template <class F, int MT, int NT>
 __device__ __forceinline__ void
 epi_pairs_slice(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const fasted_epi &w)

@@ -11,7 +11,7 @@
  *   HDBSCAN*'s masked nearest neighbour      epi_mrnn.cuh
  * A new role is one header and one branch here.
  *
- * The split keeps the code the compiler makes (issue 42 compared the SASS
+ * The split keeps the code the compiler makes (a comparison of the SASS
  * of every kernel that includes this header before and after it; what
  * still differs is in docs/ARCHITECTURE.md), and that fixes a few things
  * that look arbitrary: the context and the interior test are formed here,

@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
  * block's copy of the edges and counted with a shared atomic; the block
  * adds its non-zero bins to the run's once at its end. (One global atomic
  * a pair on ~1000 bins, most pairs in the top few, serialised in L2: the
- * 10^7 x 3 sweep's 36 s, issue 44.) Each bin of a block counts at most
+ * 10^7 x 3 sweep's 36 s.) Each bin of a block counts at most
  * its warps' candidates, 64-bit. */
 struct fg_hist_epi : fg_out_base {
     static const bool BLOCK_SMEM = true, UPPER = false;
@@ -214,7 +214,7 @@ struct fg_hist_epi : fg_out_base {
 /* PERPOINT with each query row's count in its lanes' registers (at.cnt),
  * summed over its sub-lanes at the group's end and added by its lead
  * lane: one global add a query row a group (was a 64-bit global atomic
- * a pair: DBSCAN's core pass, issue 44). A count holds at most the
+ * a pair: DBSCAN's core pass). A count holds at most the
  * candidates of one group: below 2^32 (n < 2^31). */
 struct fg_pp_epi : fg_out_base {
     static const bool BLOCK_SMEM = false, UPPER = false;

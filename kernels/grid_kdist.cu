@@ -1,4 +1,4 @@
-/* The k-distance over the FP64 grid built on the device (issue 44):
+/* The k-distance over the FP64 grid built on the device:
  * `kdist engine=exact` where exact joins over the grid (low d). For each
  * query row q, the K-th smallest d2(q, j) over rows j != q, each d2 the
  * FP64 direct form of fp64.cu and cpu (sum over k in order of

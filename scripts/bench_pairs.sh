@@ -1,5 +1,5 @@
 #!/bin/sh
-# The binary pair file's rate (issue 13, "PAIRS at full speed"): one batch
+# The binary pair file's rate ("PAIRS at full speed"): one batch
 # session on uniform n=1e6, d=128 (bench_fasted's data: seed 42) at S ~ 64,
 # COUNT twice (cold, warm), PAIRS into /dev/null once (the pair buffers
 # pinned), then PAIRS into a bin32 file, a bin64 file and /dev/null, and

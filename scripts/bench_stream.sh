@@ -1,5 +1,5 @@
 #!/bin/sh
-# A dataset larger than the device (issue 13, kernels/kern_stream.c),
+# A dataset larger than the device (kernels/kern_stream.c),
 # made so with `set gpu-mem`: one batch session on uniform n=1e6, d=128
 # (seed 1, eps 3.69, S = 80), COUNT, each engine run whole (twice: cold,
 # then the cached dataset) and then under caps that make it stream; then

@@ -1,4 +1,4 @@
-/* exact's k-distance on the FP64 grid path (issue 44): where exact could
+/* exact's k-distance on the FP64 grid path: where exact could
  * join over the grid (src/engine_exact_kdist.c: auto at d <= 4, or the
  * grid set), the K-th smallest
  * FP64 direct-form d2 of each query row through the device's grid index

@@ -111,7 +111,7 @@ static void box_range(void *ctx, int t, size_t a, size_t b)
     }
     int in = 1;
     /* Widened a block of rows at a time: a call a row cost 0.4 s at
-     * 3.7e7 x 3, most of a low-d sweep (issue 44). */
+     * 3.7e7 x 3, most of a low-d sweep. */
     const size_t br = dataset_block_rows(j->ds);
     double *blk = xmalloc(br * d * sizeof *blk);
     for (size_t i0 = a; i0 < b; i0 += br) {
@@ -589,7 +589,7 @@ static int hist_pass(const dataset *ds, const sweep_opts *o, const double *edges
  * below the target's rank (2^21 values over n^2 pairs: at n = 3.7e7 and
  * S = 64, about 4), its bracket spans from 0 to some 15 times the target's
  * pairs, and a pass through an index costs what its top edge holds (the
- * 10^7 x 3 sweep of issue 44). The pilot runs the wide bracket's
+ * 10^7 x 3 sweep). The pilot runs the wide bracket's
  * histogram for PILOT_SLICES slices of PILOT_ROWS query rows spread over
  * the rows, and scales their counts by n over the rows: the target's
  * pairs within a few percent on rows in no particular order, a stratified

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Layering checks (house rules 9 and 10, issue 42), run by tests/run.sh:
+# Layering checks (house rules 9 and 10), run by tests/run.sh:
 # 1. no include of a path that climbs out of its folder: headers are found
 #    through the Makefile's -I;
 # 2. ui/ reads the session log through store.h's functions only: no SQL

@@ -104,7 +104,7 @@ terminal() { # tests/ui/*.sh: each exits 0 pass, 77 skip, else fail
     done
 }
 
-# Faults (issue 15): tests/faults/*.sh BUILD, each bounded; exit 0 pass,
+# Faults: tests/faults/*.sh BUILD, each bounded; exit 0 pass,
 # 77 skip, else fail. lib.sh is what they share, not a test.
 faults() {
     for t in tests/faults/*.sh; do
@@ -134,7 +134,7 @@ docs() { # tests/docs.sh: the names the docs give exist; it fails on planted sta
     else fail=$((fail + 1)); echo "docs: failed"; tail -n 30 "$log"; fi
 }
 
-# MPI (issue 45): tcjoin-mpi under mpirun -np 2 and 3 against one process
+# MPI: tcjoin-mpi under mpirun -np 2 and 3 against one process
 # (tests/mpi/run.sh prints ok/not ok/skip lines; "skip - no mpirun" here
 # without MPI).
 mpi() {

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     load_opts_init(&o);
     o.format = "raw";
     o.dtype = types[data[0] % 16];
-    o.dim = data[1] ? data[1] : ((size_t)1 << 62) + data[0]; /* the wrap-around of issue 15 */
+    o.dim = data[1] ? data[1] : ((size_t)1 << 62) + data[0]; /* a size that wraps around */
     o.offset = data[0] >> 6;
     fuzz_load(fuzz_file(data + 2, size - 2, ".bin"), &o);
     return 0;

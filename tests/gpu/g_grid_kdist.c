@@ -1,4 +1,4 @@
-/* GPU tests of the ε search through the device's grid index (issue 44).
+/* GPU tests of the ε search through the device's grid index.
  * Test plan:
  *  1. `kdist engine=exact` on the grid path (kernels/grid_kdist.cu) gives
  *     cpu's k-distances exactly (both: the K-th smallest FP64 direct-form

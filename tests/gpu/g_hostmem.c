@@ -1,4 +1,4 @@
-/* Host memory (issue 13) on the GPU: every GPU engine gives identical
+/* Host memory on the GPU: every GPU engine gives identical
  * results on copies of the same values held as u8, f16, f32 and f64 (the
  * kernels widen the typed rows a block at a time, kern_rows_f64), so the
  * typed uploads of fasted, exact, fp64, ted and ted-index are the FP64

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tcjoin-mpi against one process (issue 45), on the CPU engines: the
+# tcjoin-mpi against one process, on the CPU engines: the
 # commands of session.tcj at mpirun -np 2 and -np 3 give rank 0 the output
 # one process gives (times, devices and variants aside), the same
 # per-point counts file and curve CSV, pair files whose union is the

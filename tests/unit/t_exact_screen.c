@@ -250,7 +250,7 @@ TEST(range_from_copies_is_narrow)
     int V, L;
     double h, lo, hi;
     exact_screen_shape(4096, 4, &V, &L, &h);
-    /* d2 = 642 (issue 10's uniform d = 4096 at S ~ 72), rows of norm
+    /* d2 = 642 (uniform d = 4096 at S ~ 72), rows of norm
      * ~18.5 each rounded by at most 2^-24 of it */
     const double r = 2.0 * 18.5 * 0x1p-24;
     exact_screen_range_r(642.0, 0x1p-24, h, 0x1p-149, 4096, r, &lo, &hi);
@@ -258,7 +258,7 @@ TEST(range_from_copies_is_narrow)
               lo, hi);
 }
 
-/* At d = 4096 (issue 10's widest setting) too, aligned and not. */
+/* At d = 4096 (the widest setting) too, aligned and not. */
 TEST(range_holds_at_d4096)
 {
     size_t ranged = 0;

@@ -1,4 +1,4 @@
-/* Hostile inputs (issue 15): the headers that crashed, hung or aborted the
+/* Hostile inputs: the headers that crashed, hung or aborted the
  * loaders, files and generators beyond memory, devices, and Ctrl-C. Each
  * hostile file must give one line naming the file, within a second, from
  * the library and from `tcjoin -e 'load FILE'` (exit status 1, the session
@@ -97,7 +97,7 @@ typedef struct hostile {
     const char *want; /* what the one line must say */
 } hostile;
 
-/* The table of issue 15, one row per input. */
+/* The table of those inputs, one row per input. */
 static int hostile_files(hostile *h)
 {
     int k = 0;
@@ -745,7 +745,7 @@ TEST(hdf5_storage_beyond_the_file_is_refused)
     dataset_free(&d);
 }
 
-/* ---- issue 47: inputs that ended the process or never ended ---- */
+/* ---- inputs that ended the process or never ended ---- */
 
 TEST(gen_expo_tiny_lambda_ends)
 {

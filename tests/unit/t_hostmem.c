@@ -1,4 +1,4 @@
-/* Host memory (issue 13): the dataset kept in the type it was loaded in.
+/* Host memory: the dataset kept in the type it was loaded in.
  * Loading or generating f32 data peaks at about its own bytes, not an FP64
  * copy's; the element table widens exactly; the content hash is the FP64
  * values' whatever the type; and every CPU engine gives identical results

@@ -2024,7 +2024,7 @@ TEST(export_json)
     store_close(st);
 }
 
-/* ---- faults (issue 15): concurrent creation, corruption, a held lock ---- */
+/* ---- faults: concurrent creation, corruption, a held lock ---- */
 
 #include <sys/wait.h>
 #include <unistd.h>
