@@ -40,6 +40,11 @@ typedef struct cpu_kernel {
     void (*rows)(const void *ctx, const void *scratch, size_t q, size_t nr, size_t c0, size_t c1,
                  double lim, double *out, size_t ostride);
     size_t rows_max;
+    /* Optional: set where row and rows are cpu_simd's FP64 direct form
+     * over the dataset's rows widened to FP64 (the cpu engine), so an
+     * exact search over a k-d tree (src/kd_tree.h) computes the same
+     * bits; these are its kernels. */
+    const cpu_simd_ops *f64_direct;
     /* Optional, for COUNT and PERPOINT: cnt[r] += how many candidates of
      * [c0, c1) row q+r joins (d2 <= lim, where lim is eps2 in those
      * modes), for r < nr <= rows_max, with no values stored. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cpu_join.h"
+#include "kd_tree.h"
 #include "err.h"
 #include "mem.h"
 #include "topk.h"
@@ -21,6 +22,7 @@ typedef struct ck_shared {
     const kdist_spec *spec;
     const cpu_kernel *k;
     size_t q0, q1, n, qb, cb, nqblocks;
+    size_t nrows; /* query rows a kernel call takes (the kernel's rows_max, else 1) */
     int kk;
     /* The brute-force pass: query rows rows[0 .. nlist) (NULL: q0 .. q1). */
     const uint32_t *rows;
@@ -35,6 +37,7 @@ typedef struct ck_shared {
     uint32_t *left;
     atomic_size_t nleft;
     atomic_ullong examined;
+    size_t tree_rows; /* rows the k-d tree pass finished */
     atomic_size_t next;
     atomic_size_t rows_done;
     atomic_int stop;
@@ -89,24 +92,42 @@ static void *ck_work(void *arg)
             size_t ce = ca + sh->cb < sh->n ? ca + sh->cb : sh->n;
             if (k->prepare)
                 k->prepare(k->ctx, w->scratch, ca, ce);
-            for (size_t i = qa; i < qe; i++) {
+            /* runs of consecutive rows share each candidate load (the
+             * kernel's rows call); the loosest heap's limit serves them
+             * all: a value above a row's own limit is dropped below */
+            for (size_t i = qa; i < qe;) {
                 const size_t q = sh->rows ? sh->rows[i] : sh->q0 + i;
-                double *h = w->heap + (i - qa) * (size_t)kk;
-                int *len = &w->len[i - qa];
-                /* Until the heap is full every candidate counts. */
-                double lim = *len == kk ? h[0] : INFINITY;
-                k->row(k->ctx, w->scratch, q, ca, ce, lim, w->out);
-                for (size_t c = 0; c < ce - ca; c++) {
-                    double v = w->out[c];
-                    if (ca + c == q || v != v)
-                        continue;
-                    if (*len < kk) {
-                        topk_push(h, *len, v);
-                        (*len)++;
-                    } else if (v < h[0]) {
-                        topk_replace_top(h, kk, v);
+                size_t nr = 1;
+                while (nr < sh->nrows && i + nr < qe &&
+                       (sh->rows ? sh->rows[i + nr] : sh->q0 + i + nr) == q + nr)
+                    nr++;
+                double lim = 0;
+                for (size_t r = 0; r < nr; r++) {
+                    const size_t at = i + r - qa;
+                    const double l = w->len[at] == kk ? w->heap[at * (size_t)kk] : INFINITY;
+                    lim = l > lim ? l : lim;
+                }
+                if (nr > 1)
+                    k->rows(k->ctx, w->scratch, q, nr, ca, ce, lim, w->out, sh->cb);
+                else
+                    k->row(k->ctx, w->scratch, q, ca, ce, lim, w->out);
+                for (size_t r = 0; r < nr; r++) {
+                    const double *o = w->out + r * sh->cb;
+                    double *h = w->heap + (i + r - qa) * (size_t)kk;
+                    int *len = &w->len[i + r - qa];
+                    for (size_t c = 0; c < ce - ca; c++) {
+                        double v = o[c];
+                        if (ca + c == q + r || v != v)
+                            continue;
+                        if (*len < kk) {
+                            topk_push(h, *len, v);
+                            (*len)++;
+                        } else if (v < h[0]) {
+                            topk_replace_top(h, kk, v);
+                        }
                     }
                 }
+                i += nr;
             }
         }
         if (!atomic_load(&sh->stop))
@@ -366,6 +387,51 @@ static int ck_grid_passes(ck_shared *sh, ck_worker *w, int nthr, uint32_t *rows,
     return passes;
 }
 
+/* The k-d tree pass (the cpu engine's arithmetic, k->f64_direct) for the
+ * rows still to do, *rows[0 .. *nrows) (NULL: q0 .. q1), at d up to
+ * KD_TREE_KDIST_MAX_D unless `set cpu-index off`: a sample of 256 of them
+ * first; where its searches computed more than a third of brute force's
+ * distances, the boxes do not prune on these data and the rest go to
+ * brute force (the sample's values stand, as brute force would write
+ * them). *used: whether the tree took the rows. */
+static int ck_tree_pass(ck_shared *sh, int nthr, uint32_t **rows, size_t *nrows, int want,
+                        int *used)
+{
+    const kdist_spec *spec = sh->spec;
+    const size_t n = sh->n;
+    *used = 0;
+    if (want == CPU_INDEX_OFF || spec->ds->d > KD_TREE_KDIST_MAX_D || n > UINT32_MAX ||
+        (want == CPU_INDEX_AUTO && n < 4096))
+        return 0;
+    if (!*rows) {
+        *rows = xmalloc(*nrows * sizeof **rows);
+        for (size_t i = 0; i < *nrows; i++)
+            (*rows)[i] = (uint32_t)(sh->q0 + i);
+    }
+    kd_tree t;
+    int rc = kd_tree_build(spec->ds, sh->k->f64_direct, &t);
+    if (rc)
+        return rc;
+    const size_t m = *nrows < 256 ? *nrows : 256;
+    uint32_t *smp = xmalloc(m * sizeof *smp);
+    for (size_t i = 0; i < m; i++)
+        smp[i] = (*rows)[(size_t)((double)i * (double)*nrows / (double)m)];
+    uint64_t ex = 0;
+    rc = kd_tree_knn(&t, smp, m, sh->q0, sh->kk, spec->out, 0, NULL, NULL, nthr, spec->cancel, &ex);
+    free(smp);
+    atomic_fetch_add(&sh->examined, ex);
+    if (!rc && (want == CPU_INDEX_ON || (double)ex <= (double)m * (double)n / 3)) {
+        rc = kd_tree_knn(&t, *rows, *nrows, sh->q0, sh->kk, spec->out, 0, NULL, NULL, nthr,
+                         spec->cancel, &ex);
+        atomic_fetch_add(&sh->examined, ex);
+        sh->tree_rows = *nrows;
+        *nrows = 0;
+        *used = 1;
+    }
+    kd_tree_free(&t);
+    return rc;
+}
+
 int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
 {
     const size_t nq = spec->q1 - spec->q0;
@@ -377,6 +443,7 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
     sh.q1 = spec->q1;
     sh.n = spec->ds->n;
     sh.kk = spec->k;
+    sh.nrows = k->rows && k->rows_max > 1 ? k->rows_max : 1;
     int nthr = cpu_join_threads(spec->opts);
     /* The blocking of cpu_join: query blocks share a candidate block while
      * it sits in cache. */
@@ -401,7 +468,8 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
      * its heaps (src/mem.h). */
     {
         const uint64_t per = (uint64_t)sh.cb * k->scratch_row_bytes + 64 +
-                             (uint64_t)qmax * sh.kk * sizeof(double) + (sh.cb + CPU_GROUP) * 8;
+                             (uint64_t)qmax * sh.kk * sizeof(double) +
+                             (sh.nrows * sh.cb + CPU_GROUP) * 8;
         if (mem_check(spec->ds->name ? spec->ds->name : "dataset", "the k-distance's scratch",
                       (uint64_t)nthr, per, 0) ||
             /* the grid passes' index and row lists (rows, qpos, left, where) */
@@ -416,7 +484,7 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
     ck_worker *w = xcalloc((size_t)nthr, sizeof *w);
     for (int t = 0; t < nthr; t++) {
         w[t].sh = &sh;
-        w[t].out = xmalloc((sh.cb + CPU_GROUP) * sizeof *w[t].out);
+        w[t].out = xmalloc((sh.nrows * sh.cb + CPU_GROUP) * sizeof *w[t].out);
         if (k->scratch_row_bytes) {
             w[t].scratch_raw = xmalloc(sh.cb * k->scratch_row_bytes + 64);
             w[t].scratch = (void *)(((uintptr_t)w[t].scratch_raw + 63) & ~(uintptr_t)63);
@@ -432,7 +500,7 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
     const int want = cpu_join_index_want(spec->opts);
     uint32_t *rows = NULL;
     size_t nrows = nq;
-    int passes = 0, kdim = 0;
+    int passes = 0, kdim = 0, rc0 = 0;
     if (k->regrid && want != CPU_INDEX_OFF && (want == CPU_INDEX_ON || sh.n >= 4096) &&
         sh.n <= UINT32_MAX) {
         rows = xmalloc(nq * sizeof *rows);
@@ -442,28 +510,40 @@ int cpu_kdist_run(const kdist_spec *spec, const cpu_kernel *k, join_result *res)
         passes = ck_grid_passes(&sh, w, nthr, rows, &nrows, want == CPU_INDEX_ON, &kdim);
         sh.qb = ck_clamp(nrows / ((size_t)nthr * 4), 1, 64);
     }
+    int tree = 0;
+    if (nrows && !atomic_load(&sh.stop) && k->f64_direct &&
+        (rc0 = ck_tree_pass(&sh, nthr, &rows, &nrows, want, &tree)))
+        atomic_store(&sh.stop, 1);
     if (nrows && !atomic_load(&sh.stop)) {
+        sh.qb = ck_clamp(nrows / ((size_t)nthr * 4), 1, 64);
         sh.rows = rows;
         sh.nlist = nrows;
         ck_pass(&sh, w, nthr, ck_work, (nrows + sh.qb - 1) / sh.qb);
     }
     double wall = engine_now() - t0;
-    int rc = atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, ERR_CANCELLED) : 0;
+    int rc = rc0 ? rc0 : atomic_load(&sh.stop) ? err_set(TCJ_ECANCEL, ERR_CANCELLED) : 0;
     if (!rc && spec->progress)
         spec->progress(spec->progress_ctx, 1.0);
     res->kernel_seconds = wall;
     join_result_phase(res, "compute", wall);
     snprintf(res->device, sizeof res->device, "%s (%d threads)", cpu_join_model(), nthr);
-    if (passes)
+    if (passes || tree) {
+        char grid[48] = "", kd[48] = "";
+        if (passes)
+            snprintf(grid, sizeof grid, "grid k=%d x%d radii, ", kdim, passes);
+        if (tree)
+            snprintf(kd, sizeof kd, "k-d tree, ");
         snprintf(res->variant, sizeof res->variant,
-                 "%s, %s, top-%d heaps, grid k=%d x%d radii, %zu rows brute, %d threads", k->name,
-                 k->path ? k->path : "scalar", sh.kk, kdim, passes, nrows, nthr);
-    else
+                 "%s, %s, top-%d heaps, %s%s%zu rows brute, %d threads", k->name,
+                 k->path ? k->path : "scalar", sh.kk, grid, kd, nrows, nthr);
+    } else
         snprintf(res->variant, sizeof res->variant,
                  "%s, %s, top-%d heaps cut at the k-th, blocks %zux%zu, %d threads", k->name,
                  k->path ? k->path : "scalar", sh.kk, sh.qb, sh.cb, nthr);
     join_result_metric(res, "threads", nthr, "");
-    if (passes) {
+    if (tree)
+        join_result_metric(res, "tree_rows", (double)sh.tree_rows, "rows");
+    if (passes || tree) {
         join_result_metric(res, "grid_passes", passes, "");
         join_result_metric(res, "brute_rows", (double)nrows, "rows");
         join_result_metric(res, "pairs_examined",

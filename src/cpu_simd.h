@@ -66,6 +66,16 @@ typedef struct cpu_simd_ops {
     cpu_simd_f32_fn *f32;
     size_t f32_rows;
     cpu_simd_f32_screen_fn *f32_screen; /* f32_rows rows per call */
+    /* The squared gap between point x and the box [lo, hi] (d values
+     * each), for the k-d tree's searches (src/kd_tree.h); summed in an
+     * order of the path's own. */
+    double (*gap2)(const double *x, const double *lo, const double *hi, size_t d);
+    /* The same for up to 32 query rows at once, row r's value k at
+     * xt[k * stride + r] (stride a multiple of the vector width): the
+     * rows of mask whose gap times shrink is not above lim[r] (each gap
+     * summed in dimension order). */
+    uint32_t (*box_live)(const double *xt, size_t stride, uint32_t mask, const double *lo,
+                         const double *hi, size_t d, const double *lim, double shrink);
     /* FP64 lanes of one vector instruction, for the peak arithmetic */
     int f64_lanes;
 } cpu_simd_ops;

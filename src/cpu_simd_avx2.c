@@ -27,6 +27,8 @@ const cpu_simd_ops cpu_simd_avx2 = {
     .f32 = cs_avx2_f32,
     .f32_rows = CS_R32,
     .f32_screen = cs_avx2_f32_screen,
+    .gap2 = cs_avx2_gap2,
+    .box_live = cs_avx2_box_live,
     .f64_lanes = 4,
 };
 #else

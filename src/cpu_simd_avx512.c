@@ -26,6 +26,8 @@ const cpu_simd_ops cpu_simd_avx512 = {
     .f32 = cs_avx512_f32,
     .f32_rows = CS_R32,
     .f32_screen = cs_avx512_f32_screen,
+    .gap2 = cs_avx512_gap2,
+    .box_live = cs_avx512_box_live,
     .f64_lanes = 8,
 };
 #else

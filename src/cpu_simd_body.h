@@ -43,20 +43,23 @@ typedef float cs_vf __attribute__((vector_size(CS_VW * 8)));
 _Static_assert(CPU_GROUP % CS_VW == 0 && CS_NVF >= 1, "a group is whole vectors");
 _Static_assert(CS_R64 <= CPU_SIMD_MAX_ROWS && CS_R32 <= CPU_SIMD_MAX_ROWS, "rows per call");
 
-/* CS_R64 rows x CS_NV vectors of independent sums: enough chains to hide
- * the adder's latency, and each candidate vector, loaded once, serves
- * every row. Rows past nr repeat row 0 (their results are not stored). */
-static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, size_t nc, double lim,
-                       double *out, size_t ostride, uint64_t *cnt)
+/* R rows x CS_NV vectors of independent sums: enough chains to hide the
+ * adder's latency, and each candidate vector, loaded once, serves every
+ * row. Rows past nr repeat row 0 (their results are not stored). R is a
+ * constant in each caller's inlined copy: CS_R64, or 1 for one row (the
+ * k-d tree's searches), which then does a quarter of the work, not all. */
+static inline __attribute__((always_inline)) void
+CS_FN(f64_r)(const double *a, size_t nr, size_t d, const double *p, size_t nc, double lim,
+             double *out, size_t ostride, uint64_t *cnt, const size_t R)
 {
     const double *ar[CS_R64];
-    for (size_t r = 0; r < CS_R64; r++)
+    for (size_t r = 0; r < R; r++)
         ar[r] = a + (r < nr ? r : 0) * d;
     for (size_t g = 0; g * CPU_GROUP < nc; g++, p += d * CPU_GROUP, out += CPU_GROUP) {
         cs_vd s[CS_R64][CS_NV];
         /* assigned, not memset: a memset of the array became rep stos */
 #pragma GCC unroll 8
-        for (size_t r = 0; r < CS_R64; r++)
+        for (size_t r = 0; r < R; r++)
 #pragma GCC unroll 8
             for (size_t v = 0; v < CS_NV; v++)
                 s[r][v] = (cs_vd){0};
@@ -66,7 +69,7 @@ static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, si
             for (; k < kend; k++) {
                 const cs_vd *b = (const cs_vd *)(p + k * CPU_GROUP);
 #pragma GCC unroll 8
-                for (size_t r = 0; r < CS_R64; r++) {
+                for (size_t r = 0; r < R; r++) {
                     const double ak = ar[r][k];
 #pragma GCC unroll 8
                     for (size_t v = 0; v < CS_NV; v++) {
@@ -78,7 +81,7 @@ static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, si
             if (k < d) {
                 unsigned all = (1u << CS_VW) - 1;
 #pragma GCC unroll 8
-                for (size_t r = 0; r < CS_R64; r++)
+                for (size_t r = 0; r < R; r++)
 #pragma GCC unroll 8
                     for (size_t v = 0; v < CS_NV; v++)
                         all &= CS_ABOVE(s[r][v], lim);
@@ -101,6 +104,97 @@ static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, si
                 memcpy(out + r * ostride, s[r], sizeof s[r]);
         }
     }
+}
+
+static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, size_t nc, double lim,
+                       double *out, size_t ostride, uint64_t *cnt)
+{
+    if (nr == 1)
+        CS_FN(f64_r)(a, nr, d, p, nc, lim, out, ostride, cnt, 1);
+    else
+        CS_FN(f64_r)(a, nr, d, p, nc, lim, out, ostride, cnt, CS_R64);
+}
+
+/* The squared gap between point x and the box [lo, hi] (d values each):
+ * per dimension how far x lies outside, squared, summed a vector at a time
+ * (the order differs from a scalar loop's: kd_tree_prune's margin holds
+ * for any order). */
+static double CS_FN(gap2)(const double *x, const double *lo, const double *hi, size_t d)
+{
+    typedef long long cs_vm __attribute__((vector_size(CS_VW * 8)));
+    cs_vd acc = {0};
+    size_t k = 0;
+    for (; k + CS_VW <= d; k += CS_VW) {
+        cs_vd vx, vl, vh;
+        memcpy(&vx, x + k, sizeof vx);
+        memcpy(&vl, lo + k, sizeof vl);
+        memcpy(&vh, hi + k, sizeof vh);
+        const cs_vd below = vl - vx, above = vx - vh;
+        /* at most one of them is positive (lo <= hi) */
+        const cs_vm mb = below > 0, ma = above > 0;
+        cs_vm gi, bi, ai;
+        memcpy(&bi, &below, sizeof bi);
+        memcpy(&ai, &above, sizeof ai);
+        gi = (bi & mb) | (ai & ma);
+        cs_vd g;
+        memcpy(&g, &gi, sizeof g);
+        acc += g * g;
+    }
+    double s = 0;
+    for (size_t v = 0; v < CS_VW; v++)
+        s = s + acc[v];
+    for (; k < d; k++) {
+        const double g = lo[k] > x[k] ? lo[k] - x[k] : x[k] > hi[k] ? x[k] - hi[k] : 0;
+        s = s + g * g;
+    }
+    return s;
+}
+
+/* The k-d tree's test for a batch of query rows (src/kd_tree.h): xt holds
+ * row r's value k at xt[k * stride + r] (stride a multiple of CS_VW);
+ * for the rows of mask, a vector of rows at a time, the squared gap to
+ * the box [lo, hi] summed in dimension order; the rows whose gap times
+ * shrink exceeds lim[r] leave the mask, which is returned. */
+static uint32_t CS_FN(box_live)(const double *xt, size_t stride, uint32_t mask, const double *lo,
+                                const double *hi, size_t d, const double *lim, double shrink)
+{
+    typedef long long cs_vm __attribute__((vector_size(CS_VW * 8)));
+    enum { NV = 32 / CS_VW };
+    const uint32_t lanes = (uint32_t)((1ull << CS_VW) - 1);
+    /* the vectors of rows with a row in the mask, summed side by side
+     * (independent chains: the adder's latency hidden) */
+    size_t use[NV], nu = 0;
+    for (size_t v = 0; v < NV && v * CS_VW < stride; v++)
+        if ((mask >> (v * CS_VW)) & lanes)
+            use[nu++] = v;
+    cs_vd acc[NV];
+    for (size_t u = 0; u < nu; u++)
+        acc[u] = (cs_vd){0};
+    for (size_t k = 0; k < d; k++) {
+        const double l = lo[k], h = hi[k];
+        for (size_t u = 0; u < nu; u++) {
+            cs_vd x;
+            memcpy(&x, xt + k * stride + use[u] * CS_VW, sizeof x);
+            const cs_vd below = l - x, above = x - h;
+            const cs_vm mb = below > 0, ma = above > 0;
+            cs_vm bi, ai;
+            memcpy(&bi, &below, sizeof bi);
+            memcpy(&ai, &above, sizeof ai);
+            const cs_vm gi = (bi & mb) | (ai & ma);
+            cs_vd g;
+            memcpy(&g, &gi, sizeof g);
+            acc[u] = acc[u] + g * g;
+        }
+    }
+    for (size_t u = 0; u < nu; u++) {
+        const size_t v = use[u];
+        for (uint32_t mm = (mask >> (v * CS_VW)) & lanes; mm; mm &= mm - 1) {
+            const int l = __builtin_ctz(mm);
+            if (acc[u][l] * shrink > lim[v * CS_VW + l])
+                mask &= ~(1u << (v * CS_VW + l));
+        }
+    }
+    return mask;
 }
 
 /* The FP32 dot product: acc + (a*b), product rounded first, k in order. */

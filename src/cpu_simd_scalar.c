@@ -21,5 +21,7 @@ const cpu_simd_ops cpu_simd_scalar = {
     .f32 = cs_scalar_f32,
     .f32_rows = CS_R32,
     .f32_screen = cs_scalar_f32_screen,
+    .gap2 = cs_scalar_gap2,
+    .box_live = cs_scalar_box_live,
     .f64_lanes = 1,
 };

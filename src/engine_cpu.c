@@ -213,7 +213,8 @@ static void cpu_regrid(const void *vctx, const cpu_grid *g)
 
 /* The k-distance with the same kernel: the heap's k-th best is the limit,
  * so the short-circuit drops a candidate once it cannot enter the top k;
- * low-dimensional data through the grid (src/cpu_kdist.c). */
+ * low-dimensional data through the grid, data of a few dozen dimensions
+ * through a k-d tree (src/cpu_kdist.c). */
 static int cpu_kdist(const kdist_spec *s, join_result *res)
 {
     const cpu_simd_ops *ops = cpu_simd_get(s->opts ? s->opts->cpu_simd : CPU_SIMD_AUTO);
@@ -226,6 +227,9 @@ static int cpu_kdist(const kdist_spec *s, join_result *res)
         .prepare = cpu_prepare,
         .scratch_row_bytes = s->ds->d * sizeof(double),
         .row = cpu_row,
+        .rows = cpu_rows,
+        .rows_max = ops->f64_rows,
+        .f64_direct = ops,
         .ctx = &kd,
         .row_bytes = s->ds->d * sizeof(double),
         .name = "fp64 direct (a-b)^2",

@@ -143,13 +143,20 @@ static void hd_print(const session *s, const engine *e, const hdbscan_spec *h,
     if (r->device_rounds)
         snprintf(rest, sizeof rest, "%d round%s on the device (%zu rows decided in FP64), ",
                  r->device_rounds, r->device_rounds == 1 ? "" : "s", r->rows_fp64);
-    out_printf("  time %.3f s: spanning tree %.3f s (core distances %.3f s; forest to distance "
-               "%.6g %.3f s, %zu edges, %d Boruvka join%s%s; the rest %.3f s, %s%d round%s on "
-               "the host), hierarchy and selection %.3f s\n",
-               r->seconds, r->tree_seconds, r->core_seconds, r->max, r->forest_seconds,
-               r->forest_edges, r->rounds, r->rounds == 1 ? "" : "s",
-               r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds, rest,
-               r->host_rounds, r->host_rounds == 1 ? "" : "s", r->select_seconds);
+    if (r->nearest)
+        out_printf("  time %.3f s: spanning tree %.3f s (core distances and each point's %zu "
+                   "nearest on a k-d tree %.3f s; %d Boruvka round%s on the host over it "
+                   "%.3f s), hierarchy and selection %.3f s\n",
+                   r->seconds, r->tree_seconds, r->nearest, r->core_seconds, r->host_rounds,
+                   r->host_rounds == 1 ? "" : "s", r->complete_seconds, r->select_seconds);
+    else
+        out_printf("  time %.3f s: spanning tree %.3f s (core distances %.3f s; forest to "
+                   "distance %.6g %.3f s, %zu edges, %d Boruvka join%s%s; the rest %.3f s, %s%d "
+                   "round%s on the host), hierarchy and selection %.3f s\n",
+                   r->seconds, r->tree_seconds, r->core_seconds, r->max, r->forest_seconds,
+                   r->forest_edges, r->rounds, r->rounds == 1 ? "" : "s",
+                   r->rounds_device ? ", pairs kept on the device" : "", r->complete_seconds, rest,
+                   r->host_rounds, r->host_rounds == 1 ? "" : "s", r->select_seconds);
     if (t->nclusters == 0)
         out_printf("  red flag: every point is noise: no group of %zu points stands out%s%s%s\n",
                    h->min_cluster_size, h->min_cluster_size > 2 || !h->allow_single ? "; try " : "",
@@ -208,6 +215,7 @@ static void hd_members(void *ctx, out_rec *o)
     out_rec_dbl(o, "rest_s", r->complete_seconds);
     out_rec_dbl(o, "forest_max", r->max);
     out_rec_int(o, "forest_edges", (int64_t)r->forest_edges);
+    out_rec_int(o, "nearest", (int64_t)r->nearest);
     out_rec_int(o, "host_rounds", r->host_rounds);
     out_rec_int(o, "device_rounds", r->device_rounds);
     out_rec_int(o, "rows_fp64", (int64_t)r->rows_fp64);
@@ -468,11 +476,15 @@ const cmd cmd_hdbscan = {
             "max(core a, core b, d(a, b)) over all points gives the single-linkage\n"
             "hierarchy, condensed with M (groups under M points fall out as noise), and\n"
             "the clusters are chosen by excess of mass (eom) or as its leaves (leaf).\n"
-            "The tree: the engine's k-distance gives the core distances, DBSCAN's curve's\n"
+            "The tree: on cpu and cpu-exact at d <= 32 a k-d tree gives the core distances\n"
+            "and each point's K nearest, and Boruvka rounds over it on the host's cores\n"
+            "join the points, most of the first rounds' edges read from the nearest.\n"
+            "Otherwise the engine's k-distance gives the core distances, DBSCAN's curve's\n"
             "forest (dbscan curve) the tree's edges up to the 97th-percentile core\n"
             "distance or the eps of selectivity 256 (8192 on a GPU), the smaller, and\n"
-            "Boruvka rounds on the host's cores over a k-d tree (FP64, exact's\n"
-            "arithmetic) the rest; ties of equal weights broken by the edges' ends.\n"
+            "Boruvka rounds (on the device for exact, else on the host's cores over a\n"
+            "k-d tree, FP64) the rest. Ties of equal weights are broken by the edges'\n"
+            "ends.\n"
             "Prints clusters, noise, the largest clusters with their stability and the\n"
             "distance at which each appears, time by step and red flags.\n"
             "  min_cluster_size=M  the smallest cluster (default 5, at least 2)\n"
@@ -483,7 +495,8 @@ const cmd cmd_hdbscan = {
             "                      (scikit-learn's cluster_selection_epsilon)\n"
             "  single              the root may be the one cluster (allow_single_cluster)\n"
             "  engine=NAME         whose distances (default: the ground truth, exact on a\n"
-            "                      GPU, cpu otherwise); needs a k-distance entry when K > 1\n"
+            "                      GPU, cpu otherwise); needs a k-distance when K > 1 (cpu\n"
+            "                      and cpu-exact at d <= 32: the k-d tree's)\n"
             "  out=FILE            labels, int32 (-1 noise): .npy, .csv, else raw\n"
             "  probs=FILE          membership strengths, float64 in [0, 1]: likewise\n"
             "  scores=FILE         GLOSH outlier scores, float64 in [0, 1]: likewise\n"

@@ -101,11 +101,20 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
     if (!hd_all_finite(ds))
         return err_set(TCJ_EINVAL, "hdbscan: the data holds values that are not finite");
     /* the core distances: the engine's k-distance (min_samples counts the
-     * point itself) */
+     * point itself); where that is cpu's FP64 on the host, at d up to
+     * KD_TREE_KDIST_MAX_D (above it boxes rarely prune, and the blocked
+     * brute force is faster), from the k-d tree the host's rounds then
+     * search, with each point's nearest */
     double *core2 = mem_alloc("hdbscan", "the core distances", n, sizeof *core2, 0);
     if (!core2)
         return TCJ_ENOMEM;
-    if (ms > 1) {
+    hdbscan_knn hk = {0};
+    if (ms > 1 && !e->gpu && e->exact && !e->consume && ds->d <= KD_TREE_KDIST_MAX_D) {
+        if ((rc = hdbscan_knn_make(ds, spec->opts, ms, spec->cancel, core2, &hk))) {
+            free(core2);
+            return rc;
+        }
+    } else if (ms > 1) {
         kdist_spec ks = {.ds = ds,
                          .q0 = 0,
                          .q1 = n,
@@ -122,19 +131,28 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
         memset(core2, 0, n * sizeof *core2);
     const double t_core = engine_now();
     r->core_seconds = t_core - t0;
-    r->max = hd_forest_max(ds, core2, n, e->consume ? HD_FOREST_S_DEVICE : HD_FOREST_S);
-    dbscan_curve_spec cs = {.ds = ds,
-                            .minpts = ms,
-                            .max = r->max,
-                            .keep_ends = 1,
-                            .opts = spec->opts,
-                            .cancel = spec->cancel,
-                            .progress = spec->progress,
-                            .progress_ctx = spec->progress_ctx};
     dbscan_curve c;
-    if ((rc = dbscan_curve_run(e, &cs, &c))) {
-        free(core2);
-        return rc;
+    memset(&c, 0, sizeof c);
+    if (hk.tree.n) {
+        /* the host's tree: the rounds start from single points, each
+         * point's nearest deciding most of the first rounds' edges with no
+         * search (the curve's forest would cost its joins for them) */
+        r->nearest = hk.kl;
+        snprintf(c.precision, sizeof c.precision, "%s", e->precision);
+    } else {
+        r->max = hd_forest_max(ds, core2, n, e->consume ? HD_FOREST_S_DEVICE : HD_FOREST_S);
+        dbscan_curve_spec cs = {.ds = ds,
+                                .minpts = ms,
+                                .max = r->max,
+                                .keep_ends = 1,
+                                .opts = spec->opts,
+                                .cancel = spec->cancel,
+                                .progress = spec->progress,
+                                .progress_ctx = spec->progress_ctx};
+        if ((rc = dbscan_curve_run(e, &cs, &c))) {
+            free(core2);
+            return rc;
+        }
     }
     kern_trace_mark("hdbscan: forest");
     const double t_forest = engine_now();
@@ -146,8 +164,9 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
     double *w2 = NULL;
     uint64_t *ab = NULL;
     hdbscan_mst_stats st;
-    rc = hdbscan_mst_complete(e, spec->opts, ds, core2, c.nedge, c.edge2, c.edge_ab, spec->cancel,
-                              &w2, &ab, &st);
+    rc = hdbscan_mst_complete(e, spec->opts, ds, core2, c.nedge, c.edge2, c.edge_ab,
+                              hk.tree.n ? &hk : NULL, spec->cancel, &w2, &ab, &st);
+    hdbscan_knn_free(&hk);
     r->host_rounds = st.host_rounds;
     r->device_rounds = st.device_rounds;
     r->rows_fp64 = st.rows_fp64;

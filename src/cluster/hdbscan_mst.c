@@ -1,19 +1,20 @@
 /* HDBSCAN*'s tree beyond the curve's forest (src/cluster/hdbscan_mst.h).
  *
- * A k-d tree over every point (leaves of at most HM_LEAF points, each
- * node cut at the median of its box's widest side; each node's box and
- * least core distance), built once. A round: the components but the
- * largest each find their lightest edge out (any component's lightest
- * edge out is a tree edge: the cut property, the order total). Each
- * point of such a component walks the tree nearer child first, leaving a
- * node whole where all its points are in the point's own component (each
- * node's component, refreshed a round), where its least core distance or
- * its box's gap already weighs more than the component's best so far. A
- * component's points go in ascending order of core distance (an edge
- * weighs at least its ends' core distances: once the component's best is
- * below a point's, the rest are left), in chunks of HM_CHUNK points on
- * every core, largest components first; a component's best weight so far
- * is shared by its chunks (an atomic minimum). */
+ * The host's rounds search a k-d tree of every point (src/kd_tree.h: its
+ * leaves in FP64 groups for the SIMD kernels), each node's least core
+ * distance and, a round, its component where all its points share one. A
+ * round: the components but the largest each find their lightest edge out
+ * (any component's lightest edge out is a tree edge: the cut property, the
+ * order total). First each point tries its nearest (hdbscan_knn, where
+ * they were kept), which lowers its component's bound (an atomic minimum
+ * shared by its batches); where the bound is then below the last of them,
+ * every lighter edge of the point is among them and it searches nothing.
+ * The rest search in batches of up to KD_TREE_BATCH points of one
+ * component in the tree's order, which walk the tree together: a node is
+ * left whole where all its points are in the batch's own component, where
+ * its least core distance or, for each point, its box's gap weighs more
+ * than the component's bound; a point leaves the batch once its own core
+ * distance does (an edge weighs at least its ends' core distances). */
 #include "hdbscan_mst.h"
 
 #include <math.h>
@@ -21,15 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_simd.h"
+#include "curve_knn.h"
 #include "engine.h"
 #include "err.h"
+#include "kd_tree.h"
 #include "kernels.h"
 #include "mem.h"
 #include "par.h"
-#include "sort_f64.h"
-
-#define HM_LEAF 32
-#define HM_CHUNK 128
 
 /* An edge's key: (squared weight, smaller end, larger end). */
 typedef struct hm_key {
@@ -58,52 +58,32 @@ static uint32_t hm_find(uint32_t *up, uint32_t x)
     return x;
 }
 
-/* A value and a row or group: sorted by value, then by index. */
-typedef struct hm_cand {
-    double v;
-    uint32_t g;
-} hm_cand;
-
-static int hm_cmp_cand(const void *x, const void *y)
-{
-    const hm_cand *a = x, *b = y;
-    return a->v < b->v ? -1 : a->v > b->v ? 1 : (a->g > b->g) - (a->g < b->g);
-}
-
-/* A chunk of a component's query points: qord[p0 .. p1). */
+/* A batch of a component's query points: qord[p0 .. p1), at most
+ * KD_TREE_BATCH. */
 typedef struct hm_item {
     uint32_t c; /* the component (its root) */
     size_t p0, p1;
 } hm_item;
 
-/* The k-d tree: node t holds perm[beg[t] .. end[t]); its children are
- * nodes kid[t] and kid[t] + 1 (kid[t] 0: a leaf). */
-typedef struct hm_tree {
-    size_t nn;
-    uint32_t *perm;
-    size_t *beg, *end;
-    uint32_t *kid;
-    double *lo, *hi; /* each node's box (d values) */
-    double *minc;    /* each node's least core distance */
-    uint32_t *ncomp; /* each node's component where all its points share one, else HM_MIXED */
-    size_t depth;
-} hm_tree;
-
 #define HM_MIXED UINT32_MAX
 
 typedef struct hm_round {
     const dataset *ds;
-    const double *x64; /* FP64 rows (f64 data, or the copy), else NULL */
-    const float *x32;  /* f32 rows */
     const double *core2;
     const uint32_t *comp; /* each point's component */
-    const hm_tree *tr;
-    const uint32_t *qord; /* the scanned components' points, each's by core distance */
+    const kd_tree *tr;
+    const double *tcore;   /* core2 by tree position */
+    const uint32_t *tcomp; /* comp by tree position */
+    const double *minc;    /* each node's least core distance */
+    const uint32_t *ncomp; /* each node's component where all its points share one, else HM_MIXED */
+    const hdbscan_knn *hk; /* each point's nearest (NULL: none kept) */
+    const uint32_t *qord;  /* the scanned components' points, each's in the tree's order */
     const hm_item *item;
     size_t nitem, next; /* next: taken atomically */
     uint64_t *cbest;    /* each component's best squared weight so far (the bits, by root) */
     hm_key *ibest;      /* each item's lightest edge out */
-    double shrink;      /* a box bound's safety factor (hm_prune) */
+    int phase;          /* 0: each point's nearest; 1: the tree */
+    uint64_t searched;  /* points that searched the tree (the rest: their nearest sufficed) */
     const volatile int *cancel;
 } hm_round;
 
@@ -131,71 +111,36 @@ static void hm_lower(uint64_t *p, double w2)
         ;
 }
 
-static const double *hm_row(const dataset *ds, const double *x64, const float *x32, uint32_t i,
-                            double *buf)
+/* Edge (i, j) of squared distance d2 against the best so far: kept
+ * where its key is less (the component's bound lowered with it). */
+static void hm_offer(uint32_t i, uint32_t j, double ci, double cj, double d2, hm_key *best,
+                     uint64_t *cb, double *lim)
 {
-    const size_t d = ds->d;
-    if (!x32)
-        return x64 + (size_t)i * d;
-    for (size_t k = 0; k < d; k++)
-        buf[k] = (double)x32[(size_t)i * d + k];
-    return buf;
-}
-
-/* d2 of row xi and row j, FP64 direct form in dimension order (cpu's);
- * stops once the partial sum exceeds lim (non-negative terms: the sum
- * only grows) and returns it then. */
-static double hm_d2(const hm_round *r, const double *xi, uint32_t j, double lim)
-{
-    const size_t d = r->ds->d;
-    double s = 0;
-    if (r->x32) {
-        const float *xj = r->x32 + (size_t)j * d;
-        for (size_t k = 0; k < d; k++) {
-            const double u = xi[k] - (double)xj[k];
-            s = s + u * u;
-            if ((k & 3) == 3 && s > lim)
-                return s;
-        }
-    } else {
-        const double *xj = r->x64 + (size_t)j * d;
-        for (size_t k = 0; k < d; k++) {
-            const double u = xi[k] - xj[k];
-            s = s + u * u;
-            if ((k & 3) == 3 && s > lim)
-                return s;
-        }
+    double w2 = d2 > ci ? d2 : ci;
+    w2 = w2 > cj ? w2 : cj;
+    const hm_key k = {w2, i < j ? i : j, i < j ? j : i};
+    if (hm_less(&k, best)) {
+        *best = k;
+        hm_lower(cb, w2);
+        *lim = w2 < *lim ? w2 : *lim;
     }
-    return s;
 }
 
-/* The squared gap between point x and a box. */
-static double hm_gap2(const double *x, const double *lo, const double *hi, size_t d)
+/* Whether point i's nearest hold every edge of it up to lim: all points
+ * nearer than the last of them are among them. */
+static int hm_listed(const hm_round *r, uint32_t i, double lim)
 {
-    double s = 0;
-    for (size_t k = 0; k < d; k++) {
-        const double g = lo[k] > x[k] ? lo[k] - x[k] : x[k] > hi[k] ? x[k] - hi[k] : 0;
-        s = s + g * g;
-    }
-    return s;
+    const size_t kl = r->hk ? r->hk->kl : 0;
+    return kl && r->hk->nb[(size_t)i * kl + kl - 1] != UINT32_MAX &&
+           lim < r->hk->nd2[(size_t)i * kl + kl - 1];
 }
 
-/* Whether a squared gap g2 (as computed) proves every pair across it
- * farther than lim as hm_d2 computes them: in exact arithmetic the gap is
- * at most each pair's distance; each side errs by at most gamma_{d+4}
- * (unit 2^-53) relative, which shrink (1 - 2 gamma) takes off. */
-static int hm_prune(const hm_round *r, double g2, double lim)
+/* One batch's edges to its points' nearest in other components. */
+static hm_key hm_seed(hm_round *r, const hm_item *it)
 {
-    return g2 * r->shrink > lim;
-}
-
-/* One item: its points' lightest edge to a point of another component. */
-static hm_key hm_chunk(hm_round *r, const hm_item *it, uint32_t *stack, double *buf)
-{
-    const size_t d = r->ds->d;
-    const hm_tree *tr = r->tr;
     const uint32_t c = it->c;
     uint64_t *cb = &r->cbest[c];
+    const size_t kl = r->hk->kl;
     hm_key best = {INFINITY, UINT32_MAX, UINT32_MAX};
     for (size_t p = it->p0; p < it->p1; p++) {
         const uint32_t i = r->qord[p];
@@ -203,39 +148,99 @@ static hm_key hm_chunk(hm_round *r, const hm_item *it, uint32_t *stack, double *
         double lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
         lim = best.w2 < lim ? best.w2 : lim;
         if (ci > lim)
-            break; /* the chunk's later points weigh more still */
-        const double *xi = hm_row(r->ds, r->x64, r->x32, i, buf);
-        size_t top = 0;
-        stack[top++] = 0;
-        while (top) {
-            const uint32_t t = stack[--top];
-            if (tr->ncomp[t] == c || tr->minc[t] > lim ||
-                hm_prune(r, hm_gap2(xi, tr->lo + t * d, tr->hi + t * d, d), lim))
-                continue;
-            if (tr->kid[t]) { /* the nearer child on top */
-                const uint32_t a = tr->kid[t], b = a + 1;
-                const double ga = hm_gap2(xi, tr->lo + a * d, tr->hi + a * d, d);
-                const double gb = hm_gap2(xi, tr->lo + b * d, tr->hi + b * d, d);
-                stack[top++] = ga <= gb ? b : a;
-                stack[top++] = ga <= gb ? a : b;
-                continue;
-            }
-            for (size_t q = tr->beg[t]; q < tr->end[t]; q++) {
-                const uint32_t j = tr->perm[q];
-                const double cj = r->core2[j];
-                if (cj > lim || r->comp[j] == c)
+            continue;
+        const uint32_t *nb = r->hk->nb + (size_t)i * kl;
+        const double *nd2 = r->hk->nd2 + (size_t)i * kl;
+        for (size_t q = 0; q < kl && nb[q] != UINT32_MAX && nd2[q] <= lim; q++)
+            if (r->comp[nb[q]] != c)
+                hm_offer(i, nb[q], ci, r->core2[nb[q]], nd2[q], &best, cb, &lim);
+    }
+    return best;
+}
+
+/* Per thread: the batch's stack, rows, core distances and limits, the
+ * kernel's rows and output. */
+typedef struct hm_visit {
+    uint32_t node, mask; /* a node, and the batch's points still walking */
+} hm_visit;
+
+typedef struct hm_scratch {
+    hm_visit *stack;
+    double *x, *xt, *a, *out, *lim, *mid, *ci;
+    uint32_t *row;
+} hm_scratch;
+
+/* One batch's search of the tree, from best (its nearest's edges). */
+static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, hm_scratch *s)
+{
+    const kd_tree *tr = r->tr;
+    const size_t d = tr->d;
+    const uint32_t c = it->c;
+    uint64_t *cb = &r->cbest[c];
+    double lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
+    lim = best.w2 < lim ? best.w2 : lim;
+    uint32_t mask = 0;
+    size_t m = 0;
+    for (size_t p = it->p0; p < it->p1; p++) {
+        const uint32_t i = r->qord[p];
+        if (r->core2[i] > lim || hm_listed(r, i, lim))
+            continue;
+        s->row[m] = i;
+        s->ci[m] = r->core2[i];
+        kd_tree_rows(tr, tr->pos[i], tr->pos[i] + 1, s->x + m * d);
+        for (size_t k = 0; k < d; k++)
+            s->xt[k * KD_TREE_BATCH + m] = s->x[m * d + k];
+        mask |= 1u << m;
+        m++;
+    }
+    if (!m)
+        return best;
+    __atomic_fetch_add(&r->searched, m, __ATOMIC_RELAXED);
+    for (size_t k = 0; k < d; k++) {
+        double v = 0;
+        for (size_t q = 0; q < m; q++)
+            v += s->x[q * d + k];
+        s->mid[k] = v / (double)m;
+    }
+    size_t top = 0;
+    s->stack[top].node = 0;
+    s->stack[top++].mask = mask;
+    while (top) {
+        const uint32_t t = s->stack[--top].node;
+        uint32_t live = s->stack[top].mask;
+        lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
+        lim = best.w2 < lim ? best.w2 : lim;
+        if (r->ncomp[t] == c || r->minc[t] > lim)
+            continue;
+        for (uint32_t mm = live; mm; mm &= mm - 1) {
+            const int q = __builtin_ctz(mm);
+            s->lim[q] = lim;
+            if (s->ci[q] > lim)
+                live &= ~(1u << q); /* its edges weigh more */
+        }
+        if (t && live)
+            live = kd_tree_live(tr, t, s->xt, live, s->lim);
+        if (!live)
+            continue;
+        if (tr->kid[t]) { /* the nearer child (to the batch's mean) on top */
+            const uint32_t a = tr->kid[t], b = a + 1;
+            const int near_a = kd_tree_gap2(tr, a, s->mid) <= kd_tree_gap2(tr, b, s->mid);
+            s->stack[top].node = near_a ? b : a;
+            s->stack[top++].mask = live;
+            s->stack[top].node = near_a ? a : b;
+            s->stack[top++].mask = live;
+            continue;
+        }
+        kd_tree_leaf_rows(tr, t, s->x, live, s->lim, s->a, s->out);
+        const uint32_t b = tr->beg[t], e = tr->end[t];
+        for (uint32_t mm = live; mm; mm &= mm - 1) {
+            const int q = __builtin_ctz(mm);
+            const double *o = s->out + (size_t)q * KD_TREE_OSTRIDE;
+            const uint32_t i = s->row[q];
+            for (uint32_t p = b; p < e; p++) {
+                if (!(o[p - b] <= lim) || r->tcore[p] > lim || r->tcomp[p] == c)
                     continue;
-                double w2 = hm_d2(r, xi, j, lim);
-                if (w2 > lim)
-                    continue;
-                w2 = w2 > ci ? w2 : ci;
-                w2 = w2 > cj ? w2 : cj;
-                const hm_key k = {w2, i < j ? i : j, i < j ? j : i};
-                if (hm_less(&k, &best)) {
-                    best = k;
-                    hm_lower(cb, w2);
-                    lim = w2 < lim ? w2 : lim;
-                }
+                hm_offer(i, tr->perm[p], s->ci[q], r->tcore[p], o[p - b], &best, cb, &lim);
             }
         }
     }
@@ -247,65 +252,38 @@ static void hm_worker(void *ctx, int t)
     (void)t;
     hm_round *r = ctx;
     const size_t d = r->ds->d ? r->ds->d : 1;
-    uint32_t *stack = xmalloc((2 * r->tr->depth + 4) * sizeof *stack);
-    double *buf = xmalloc(d * sizeof *buf);
+    hm_scratch s = {0};
+    if (r->phase) {
+        s.stack = xmalloc((2 * r->tr->depth + 4) * sizeof *s.stack);
+        s.x = xmalloc(KD_TREE_BATCH * d * sizeof *s.x);
+        s.xt = xcalloc(KD_TREE_BATCH * d, sizeof *s.xt);
+        s.a = xmalloc(CPU_SIMD_MAX_ROWS * d * sizeof *s.a);
+        s.out = xmalloc(KD_TREE_BATCH * KD_TREE_OSTRIDE * sizeof *s.out);
+        s.lim = xmalloc(KD_TREE_BATCH * sizeof *s.lim);
+        s.mid = xmalloc(d * sizeof *s.mid);
+        s.ci = xmalloc(KD_TREE_BATCH * sizeof *s.ci);
+        s.row = xmalloc(KD_TREE_BATCH * sizeof *s.row);
+    }
     for (;;) {
         if (r->cancel && *r->cancel)
             break;
         const size_t q = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
         if (q >= r->nitem)
             break;
-        r->ibest[q] = hm_chunk(r, &r->item[q], stack, buf);
+        if (r->phase == 0)
+            r->ibest[q] = hm_seed(r, &r->item[q]);
+        else
+            r->ibest[q] = hm_search(r, &r->item[q], r->ibest[q], &s);
     }
-    free(stack);
-    free(buf);
-}
-
-/* Node t over perm[a .. b) at depth dep, and its subtree (preorder:
- * children after their parent, a pair at kid, kid + 1). */
-static void hm_build(hm_tree *tr, const dataset *ds, const double *x64, const float *x32,
-                     const double *core2, uint32_t t, size_t a, size_t b, size_t dep, hm_cand *tmp,
-                     double *buf)
-{
-    const size_t d = ds->d;
-    double *lo = tr->lo + (size_t)t * d, *hi = tr->hi + (size_t)t * d;
-    tr->beg[t] = a;
-    tr->end[t] = b;
-    tr->kid[t] = 0;
-    tr->depth = dep > tr->depth ? dep : tr->depth;
-    double mc = INFINITY;
-    for (size_t k = 0; k < d; k++) {
-        lo[k] = INFINITY;
-        hi[k] = -INFINITY;
-    }
-    for (size_t p = a; p < b; p++) {
-        const double *x = hm_row(ds, x64, x32, tr->perm[p], buf);
-        for (size_t k = 0; k < d; k++) {
-            lo[k] = x[k] < lo[k] ? x[k] : lo[k];
-            hi[k] = x[k] > hi[k] ? x[k] : hi[k];
-        }
-        mc = core2[tr->perm[p]] < mc ? core2[tr->perm[p]] : mc;
-    }
-    tr->minc[t] = mc;
-    if (b - a <= HM_LEAF || d == 0)
-        return;
-    size_t w = 0;
-    for (size_t k = 1; k < d; k++)
-        if (hi[k] - lo[k] > hi[w] - lo[w])
-            w = k;
-    if (!(hi[w] > lo[w]))
-        return; /* every point the same: a leaf */
-    for (size_t p = a; p < b; p++)
-        tmp[p - a] = (hm_cand){hm_row(ds, x64, x32, tr->perm[p], buf)[w], tr->perm[p]};
-    qsort(tmp, b - a, sizeof *tmp, hm_cmp_cand);
-    for (size_t p = a; p < b; p++)
-        tr->perm[p] = tmp[p - a].g;
-    const size_t mid = a + (b - a) / 2;
-    const uint32_t kid = (uint32_t)tr->nn;
-    tr->nn += 2;
-    tr->kid[t] = kid;
-    hm_build(tr, ds, x64, x32, core2, kid, a, mid, dep + 1, tmp, buf);
-    hm_build(tr, ds, x64, x32, core2, kid + 1, mid, b, dep + 1, tmp, buf);
+    free(s.stack);
+    free(s.x);
+    free(s.xt);
+    free(s.a);
+    free(s.out);
+    free(s.lim);
+    free(s.mid);
+    free(s.ci);
+    free(s.row);
 }
 
 static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
@@ -319,29 +297,45 @@ static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
     }
 }
 
-/* The k-d tree over every point, for the host's rounds: at most
- * 2 n / (HM_LEAF / 2) + 1 nodes (a cut node's halves hold at least
- * HM_LEAF / 2 points). */
-static void hm_tree_make(hm_tree *tr, const hm_round *r, const double *core2)
+int hdbscan_knn_make(const dataset *ds, const struct engine_opts *opts, size_t ms,
+                     const volatile int *cancel, double *core2, hdbscan_knn *hk)
 {
-    const size_t n = r->ds->n, dd = r->ds->d ? r->ds->d : 1;
-    const size_t cap = 4 * n / HM_LEAF + 3;
-    tr->perm = xmalloc(n * sizeof *tr->perm);
-    tr->beg = xmalloc(cap * sizeof *tr->beg);
-    tr->end = xmalloc(cap * sizeof *tr->end);
-    tr->kid = xmalloc(cap * sizeof *tr->kid);
-    tr->lo = xmalloc(cap * dd * sizeof *tr->lo);
-    tr->hi = xmalloc(cap * dd * sizeof *tr->hi);
-    tr->minc = xmalloc(cap * sizeof *tr->minc);
-    tr->ncomp = xmalloc(cap * sizeof *tr->ncomp);
-    double *buf = xmalloc(dd * sizeof *buf);
-    hm_cand *tmp = xmalloc(n * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        tr->perm[i] = (uint32_t)i;
-    tr->nn = 1;
-    hm_build(tr, r->ds, r->x64, r->x32, core2, 0, 0, n, 0, tmp, buf);
-    free(tmp);
-    free(buf);
+    memset(hk, 0, sizeof *hk);
+    const size_t n = ds->n;
+    int rc = kd_tree_build(ds, cpu_simd_get(opts ? opts->cpu_simd : CPU_SIMD_AUTO), &hk->tree);
+    if (rc)
+        return rc;
+    /* two beyond the core distance's rank, where 12 bytes each fit (as
+     * the curve's nearest, curve_knn_room) */
+    size_t kl = ms < n - 1 ? ms : n - 1;
+    if (kl > curve_knn_room(n))
+        kl = 0;
+    if (kl) {
+        hk->nb = mem_alloc("hdbscan", "each point's nearest", n * kl, sizeof *hk->nb, 0);
+        hk->nd2 = hk->nb ? mem_alloc("hdbscan", "each point's nearest", n * kl, sizeof *hk->nd2, 0)
+                         : NULL;
+        if (!hk->nd2) {
+            free(hk->nb);
+            hk->nb = NULL;
+            kl = 0;
+            err_clear();
+        }
+    }
+    hk->kl = kl;
+    const long cores = par_cores();
+    rc = kd_tree_knn(&hk->tree, NULL, n, 0, (int)(ms - 1), core2, kl, hk->nb, hk->nd2,
+                     cores < 1 ? 1 : (int)cores, cancel, NULL);
+    if (rc)
+        hdbscan_knn_free(hk);
+    return rc;
+}
+
+void hdbscan_knn_free(hdbscan_knn *hk)
+{
+    kd_tree_free(&hk->tree);
+    free(hk->nb);
+    free(hk->nd2);
+    memset(hk, 0, sizeof *hk);
 }
 
 /* One round on the engine (PAIRS_MST_ROUND): each scanned component's
@@ -380,10 +374,10 @@ static int hm_device_round(const engine *e, const engine_opts *opts, const datas
 
 int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const dataset *ds,
                          const double *core2, size_t nf, const double *fw2, const uint64_t *fab,
-                         const volatile int *cancel, double **w2_out, uint64_t **ab_out,
-                         hdbscan_mst_stats *st)
+                         const hdbscan_knn *hk, const volatile int *cancel, double **w2_out,
+                         uint64_t **ab_out, hdbscan_mst_stats *st)
 {
-    const size_t n = ds->n, d = ds->d, dd = d ? d : 1;
+    const size_t n = ds->n;
     memset(st, 0, sizeof *st);
     hm_key *e = xmalloc((n ? n : 1) * sizeof *e);
     size_t ne = 0;
@@ -400,13 +394,13 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         e[ne++] = (hm_key){fw2[k], a < b ? a : b, a < b ? b : a};
         hm_unite(up, sz, ra, rb);
     }
-    /* rows as the scan reads them */
-    hm_round r = {.ds = ds, .core2 = core2, .cancel = cancel};
-    r.shrink = 1.0 - 2.0 * ((double)d + 4) * 0x1p-53;
-    double *copy = NULL;
+    hm_round r = {.ds = ds, .core2 = core2, .hk = hk && hk->kl ? hk : NULL, .cancel = cancel};
     int rc = 0;
-    hm_tree tr = {0};
-    uint32_t *comp = NULL, *qord = NULL, *fill = NULL, *byc = NULL;
+    kd_tree own = {0};
+    const kd_tree *tr = NULL;
+    double *tcore = NULL, *minc = NULL;
+    uint32_t *tcomp = NULL, *ncomp = NULL;
+    uint32_t *comp = NULL, *qord = NULL, *fill = NULL;
     size_t *cbeg = NULL;
     hm_item *item = NULL;
     hm_key *ibest = NULL, *pick = NULL;
@@ -451,47 +445,56 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
                 goto unite;
             }
         }
-        if (!tr.perm) { /* the host's first round: its rows, tree and scratch */
-            if (ds->type == DTYPE_F64)
-                r.x64 = ds->v;
-            else if (ds->type == DTYPE_F32)
-                r.x32 = ds->v;
-            else {
-                copy = mem_alloc("hdbscan", "an FP64 copy of the dataset", n * dd, sizeof *copy, 0);
-                if (!copy) {
-                    rc = TCJ_ENOMEM;
+        if (!tr) { /* the host's first round: its tree and scratch */
+            if (hk && hk->tree.n == n) {
+                tr = &hk->tree;
+            } else {
+                if ((rc = kd_tree_build(ds, cpu_simd_get(opts ? opts->cpu_simd : CPU_SIMD_AUTO),
+                                        &own)))
                     break;
-                }
-                dataset_rows_f64(ds, 0, n, copy);
-                r.x64 = copy;
+                tr = &own;
             }
-            hm_tree_make(&tr, &r, core2);
+            tcore = xmalloc(n * sizeof *tcore);
+            tcomp = xmalloc(n * sizeof *tcomp);
+            minc = xmalloc(tr->nn * sizeof *minc);
+            ncomp = xmalloc(tr->nn * sizeof *ncomp);
+            for (size_t q = 0; q < n; q++)
+                tcore[q] = core2[tr->perm[q]];
+            /* each node's least core distance (children after their
+             * parents: from the last node back) */
+            for (size_t t = tr->nn; t-- > 0;) {
+                double mc = INFINITY;
+                if (tr->kid[t])
+                    mc = fmin(minc[tr->kid[t]], minc[tr->kid[t] + 1]);
+                else
+                    for (size_t q = tr->beg[t]; q < tr->end[t]; q++)
+                        mc = tcore[q] < mc ? tcore[q] : mc;
+                minc[t] = mc;
+            }
             qord = xmalloc(n * sizeof *qord);
             fill = xmalloc(n * sizeof *fill);
             cbeg = xmalloc((n + 1) * sizeof *cbeg);
             item = xmalloc((n + 1) * sizeof *item);
             ibest = xmalloc((n + 1) * sizeof *ibest);
             cbest = xmalloc(n * sizeof *cbest);
-            /* the points by core distance (then index: the sort is stable), once */
-            byc = xmalloc(n * sizeof *byc);
-            sort_f64_order(core2, n, byc);
         }
-        /* each node's component where its points share one (children
-         * after their parents: from the last node back) */
-        for (size_t t = tr.nn; t-- > 0;) {
-            if (tr.kid[t]) {
-                const uint32_t a = tr.ncomp[tr.kid[t]], b = tr.ncomp[tr.kid[t] + 1];
-                tr.ncomp[t] = a == b ? a : HM_MIXED;
+        for (size_t q = 0; q < n; q++)
+            tcomp[q] = comp[tr->perm[q]];
+        /* each node's component where its points share one */
+        for (size_t t = tr->nn; t-- > 0;) {
+            if (tr->kid[t]) {
+                const uint32_t a = ncomp[tr->kid[t]], b = ncomp[tr->kid[t] + 1];
+                ncomp[t] = a == b ? a : HM_MIXED;
                 continue;
             }
-            uint32_t c = comp[tr.perm[tr.beg[t]]];
-            for (size_t q = tr.beg[t] + 1; q < tr.end[t] && c != HM_MIXED; q++)
-                if (comp[tr.perm[q]] != c)
+            uint32_t c = tcomp[tr->beg[t]];
+            for (size_t q = tr->beg[t] + 1; q < tr->end[t] && c != HM_MIXED; q++)
+                if (tcomp[q] != c)
                     c = HM_MIXED;
-            tr.ncomp[t] = c;
+            ncomp[t] = c;
         }
-        /* the scanned components' points, each component's by core
-         * distance, largest components first: fill[root] its next slot */
+        /* the scanned components' points, each component's in the tree's
+         * order, largest components first: fill[root] its next slot */
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
             if (comp[i] == i && i != big)
@@ -506,17 +509,23 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         }
         cbeg[m] = at;
         for (size_t t = 0; t < n; t++) {
-            const uint32_t i = byc[t];
+            const uint32_t i = tr->perm[t];
             if (comp[i] != big)
                 qord[fill[comp[i]]++] = i;
         }
         size_t ni = 0;
         for (size_t k = 0; k < m; k++)
-            for (size_t p = cbeg[k]; p < cbeg[k + 1]; p += HM_CHUNK)
-                item[ni++] = (hm_item){pick[k].lo, p,
-                                       p + HM_CHUNK < cbeg[k + 1] ? p + HM_CHUNK : cbeg[k + 1]};
+            for (size_t p = cbeg[k]; p < cbeg[k + 1]; p += KD_TREE_BATCH)
+                item[ni++] =
+                    (hm_item){pick[k].lo, p,
+                              p + KD_TREE_BATCH < cbeg[k + 1] ? p + KD_TREE_BATCH : cbeg[k + 1]};
         r.comp = comp;
-        r.tr = &tr;
+        r.tr = tr;
+        r.tcore = tcore;
+        r.tcomp = tcomp;
+        r.minc = minc;
+        r.ncomp = ncomp;
+        r.searched = 0;
         r.qord = qord;
         r.item = item;
         r.nitem = ni;
@@ -528,7 +537,14 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         if ((size_t)nt > ni)
             nt = (int)ni;
         t_scan = engine_now();
-        par_threads(nt, hm_worker, &r);
+        for (int ph = r.hk ? 0 : 1; ph < 2; ph++) {
+            if (ph == 1 && !r.hk)
+                for (size_t q = 0; q < ni; q++)
+                    ibest[q] = (hm_key){INFINITY, UINT32_MAX, UINT32_MAX};
+            r.phase = ph;
+            r.next = 0;
+            par_threads(nt, hm_worker, &r);
+        }
         if (cancel && *cancel) {
             rc = err_set(TCJ_ECANCEL, ERR_CANCELLED);
             break;
@@ -548,9 +564,10 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         if (kern_trace_on())
             fprintf(stderr,
                     "hdbscan host round %d: %zu components, the largest %u of %zu points; "
-                    "set-up %.3f s, scan %.3f s on %d threads\n",
+                    "set-up %.3f s, scan %.3f s on %d threads; %llu of its points searched "
+                    "the tree\n",
                     st->host_rounds + 1, nc, sz[big], n, t_scan - t_round, engine_now() - t_scan,
-                    nt);
+                    nt, (unsigned long long)r.searched);
         st->host_rounds++;
     unite:
         if (np == 0) { /* no finite edge out */
@@ -567,16 +584,12 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
             hm_unite(up, sz, ra, rb);
         }
     }
-    free(tr.perm);
-    free(tr.beg);
-    free(tr.end);
-    free(tr.kid);
-    free(tr.lo);
-    free(tr.hi);
-    free(tr.minc);
-    free(tr.ncomp);
+    kd_tree_free(&own);
+    free(tcore);
+    free(tcomp);
+    free(minc);
+    free(ncomp);
     free(comp);
-    free(byc);
     free(qord);
     free(fill);
     free(cbeg);
@@ -585,7 +598,6 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
     free(cbest);
     free(pick);
     free(dbest);
-    free(copy);
     free(up);
     free(sz);
     if (rc) {

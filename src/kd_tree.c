@@ -1,0 +1,448 @@
+/* A k-d tree for the host's exact searches (src/kd_tree.h). */
+#include "kd_tree.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "mem.h"
+#include "par.h"
+
+/* A coordinate and its row, sorted by coordinate, then by row. */
+typedef struct kd_cand {
+    double v;
+    uint32_t row;
+} kd_cand;
+
+static int kd_cmp_cand(const void *x, const void *y)
+{
+    const kd_cand *a = x, *b = y;
+    return a->v < b->v ? -1 : a->v > b->v ? 1 : (a->row > b->row) - (a->row < b->row);
+}
+
+/* Node t over positions [a, b) at depth dep, and its subtree (children
+ * after their parent, a pair at kid, kid + 1). rows: the FP64 rows. */
+static void kd_build(kd_tree *t, const double *rows, uint32_t node, size_t a, size_t b, size_t dep,
+                     kd_cand *tmp)
+{
+    const size_t d = t->d;
+    double *lo = t->lo + (size_t)node * d, *hi = t->hi + (size_t)node * d;
+    t->beg[node] = (uint32_t)a;
+    t->end[node] = (uint32_t)b;
+    t->kid[node] = 0;
+    t->depth = dep > t->depth ? dep : t->depth;
+    for (size_t k = 0; k < d; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (size_t p = a; p < b; p++) {
+        const double *x = rows + (size_t)t->perm[p] * d;
+        for (size_t k = 0; k < d; k++) {
+            lo[k] = x[k] < lo[k] ? x[k] : lo[k];
+            hi[k] = x[k] > hi[k] ? x[k] : hi[k];
+        }
+    }
+    if (b - a <= KD_TREE_LEAF)
+        return;
+    size_t w = 0;
+    for (size_t k = 1; k < d; k++)
+        if (hi[k] - lo[k] > hi[w] - lo[w])
+            w = k;
+    /* every row the same (hi == lo): cut where they lie, so that no leaf
+     * holds more than KD_TREE_LEAF rows */
+    if (d && hi[w] > lo[w]) {
+        for (size_t p = a; p < b; p++)
+            tmp[p - a] = (kd_cand){rows[(size_t)t->perm[p] * d + w], t->perm[p]};
+        qsort(tmp, b - a, sizeof *tmp, kd_cmp_cand);
+        for (size_t p = a; p < b; p++)
+            t->perm[p] = tmp[p - a].row;
+    }
+    /* the cut at the median rounded up to whole groups: every leaf but
+     * the last of the tree fills its groups (no padding lanes) */
+    const size_t mid = a + ((b - a) / 2 + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
+    const uint32_t kid = (uint32_t)t->nn;
+    t->nn += 2;
+    t->kid[node] = kid;
+    kd_build(t, rows, kid, a, mid, dep + 1, tmp);
+    kd_build(t, rows, kid + 1, mid, b, dep + 1, tmp);
+}
+
+int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
+{
+    memset(t, 0, sizeof *t);
+    const size_t n = ds->n, d = ds->d, dd = d ? d : 1;
+    t->n = n;
+    t->d = d;
+    t->ops = ops;
+    t->shrink = 1.0 - 2.0 * ((double)d + 4) * 0x1p-53;
+    /* nodes: every leaf but the last holds a whole number of groups (at
+     * least CPU_GROUP rows); groups: each leaf rounds up to a group */
+    const size_t cap = 4 * n / KD_TREE_LEAF + 3;
+    const size_t gcap = n / CPU_GROUP + cap + 1;
+    const char *name = ds->name ? ds->name : "dataset";
+    if (mem_check(name, "a k-d tree's rows", gcap * CPU_GROUP, dd * sizeof(double),
+                  (uint64_t)n * (dd * sizeof(double) + 8 + sizeof(kd_cand)) +
+                      (uint64_t)cap * (2 * dd * sizeof(double) + 20)))
+        return TCJ_ENOMEM;
+    double *rows = xmalloc(n * dd * sizeof *rows);
+    dataset_rows_f64(ds, 0, n, rows);
+    t->perm = xmalloc(n * sizeof *t->perm);
+    t->pos = xmalloc(n * sizeof *t->pos);
+    t->beg = xmalloc(cap * sizeof *t->beg);
+    t->end = xmalloc(cap * sizeof *t->end);
+    t->kid = xmalloc(cap * sizeof *t->kid);
+    t->grp = xmalloc(cap * sizeof *t->grp);
+    t->lo = xmalloc(cap * dd * sizeof *t->lo);
+    t->hi = xmalloc(cap * dd * sizeof *t->hi);
+    kd_cand *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        t->perm[i] = (uint32_t)i;
+    t->nn = 1;
+    if (n)
+        kd_build(t, rows, 0, 0, n, 0, tmp);
+    free(tmp);
+    size_t ng = 0;
+    for (size_t node = 0; node < t->nn; node++)
+        if (!t->kid[node]) {
+            t->grp[node] = ng;
+            ng += (t->end[node] - t->beg[node] + CPU_GROUP - 1) / CPU_GROUP;
+        }
+    /* the kernels load whole vectors: 64-byte aligned (a group is a
+     * multiple of 128 bytes) */
+    const size_t gbytes = (ng ? ng : 1) * CPU_GROUP * dd * sizeof *t->gx;
+    t->gx = aligned_alloc(64, gbytes);
+    if (!t->gx) {
+        free(rows);
+        kd_tree_free(t);
+        return err_set(TCJ_ENOMEM, "%s: no memory for a k-d tree's rows (%zu bytes)", name, gbytes);
+    }
+    memset(t->gx, 0, gbytes);
+    for (size_t node = 0; node < t->nn; node++) {
+        if (t->kid[node])
+            continue;
+        double *g = t->gx + t->grp[node] * d * CPU_GROUP;
+        for (size_t p = t->beg[node]; p < t->end[node]; p++) {
+            const size_t lane = p - t->beg[node];
+            const double *x = rows + (size_t)t->perm[p] * d;
+            for (size_t k = 0; k < d; k++)
+                g[(lane / CPU_GROUP) * d * CPU_GROUP + k * CPU_GROUP + lane % CPU_GROUP] = x[k];
+        }
+    }
+    for (size_t p = 0; p < n; p++)
+        t->pos[t->perm[p]] = (uint32_t)p;
+    free(rows);
+    return 0;
+}
+
+void kd_tree_free(kd_tree *t)
+{
+    free(t->perm);
+    free(t->pos);
+    free(t->beg);
+    free(t->end);
+    free(t->kid);
+    free(t->grp);
+    free(t->lo);
+    free(t->hi);
+    free(t->gx);
+    memset(t, 0, sizeof *t);
+}
+
+double kd_tree_gap2(const kd_tree *t, uint32_t node, const double *x)
+{
+    const size_t d = t->d;
+    return t->ops->gap2(x, t->lo + (size_t)node * d, t->hi + (size_t)node * d, d);
+}
+
+void kd_tree_rows(const kd_tree *t, uint32_t p0, uint32_t p1, double *x)
+{
+    const size_t d = t->d;
+    uint32_t node = 0;
+    for (uint32_t p = p0; p < p1; p++) {
+        if (p == p0 || p >= t->end[node]) { /* the leaf holding position p */
+            node = 0;
+            while (t->kid[node])
+                node = p < t->end[t->kid[node]] ? t->kid[node] : t->kid[node] + 1;
+        }
+        const size_t lane = p - t->beg[node];
+        const double *g =
+            t->gx + (t->grp[node] + lane / CPU_GROUP) * d * CPU_GROUP + lane % CPU_GROUP;
+        for (size_t k = 0; k < d; k++)
+            x[(size_t)(p - p0) * d + k] = g[k * CPU_GROUP];
+    }
+}
+
+uint32_t kd_tree_live(const kd_tree *t, uint32_t node, const double *xt, uint32_t mask,
+                      const double *lim)
+{
+    const size_t d = t->d;
+    return t->ops->box_live(xt, KD_TREE_BATCH, mask, t->lo + (size_t)node * d,
+                            t->hi + (size_t)node * d, d, lim, t->shrink);
+}
+
+void kd_tree_leaf_rows(const kd_tree *t, uint32_t node, const double *x, uint32_t mask,
+                       const double *lim, double *a, double *out)
+{
+    const size_t d = t->d, nr_max = t->ops->f64_rows;
+    const double *g = t->gx + t->grp[node] * d * CPU_GROUP;
+    const size_t nc = t->end[node] - t->beg[node];
+    while (mask) {
+        int rows[CPU_SIMD_MAX_ROWS];
+        size_t nr = 0;
+        double l = 0;
+        for (; mask && nr < nr_max; mask &= mask - 1) {
+            const int r = __builtin_ctz(mask);
+            rows[nr] = r;
+            memcpy(a + nr * d, x + (size_t)r * d, d * sizeof *a);
+            l = lim[r] > l ? lim[r] : l;
+            nr++;
+        }
+        double o[CPU_SIMD_MAX_ROWS * KD_TREE_OSTRIDE];
+        t->ops->f64(a, nr, d, g, nc, l, nr == 1 ? out + (size_t)rows[0] * KD_TREE_OSTRIDE : o,
+                    KD_TREE_OSTRIDE, NULL);
+        if (nr > 1)
+            for (size_t q = 0; q < nr; q++)
+                memcpy(out + (size_t)rows[q] * KD_TREE_OSTRIDE, o + q * KD_TREE_OSTRIDE,
+                       nc * sizeof *o);
+    }
+}
+
+typedef struct kd_knn_job {
+    const kd_tree *t;
+    const uint32_t *qpos; /* the query rows' positions, ascending */
+    size_t nq, next;      /* next: taken atomically */
+    size_t q0;
+    int k;
+    double *out;
+    size_t kl;    /* nearest kept a row (0: none) */
+    uint32_t *nb; /* kl a row: their rows */
+    double *nd2;  /* and squared distances */
+    const volatile int *cancel;
+    uint64_t examined;
+} kd_knn_job;
+
+/* A candidate of a row's nearest: (d2, row), ordered by d2, then row. */
+typedef struct kd_near {
+    double d2;
+    uint32_t row;
+} kd_near;
+
+static int kd_near_less(kd_near a, kd_near b)
+{
+    return a.d2 < b.d2 || (a.d2 == b.d2 && a.row < b.row);
+}
+
+/* A max-heap of n candidates (the greatest at h[0]) gains v (room for
+ * n + 1). */
+static void kd_heap_push(kd_near *h, size_t n, kd_near v)
+{
+    size_t i = n;
+    while (i > 0) {
+        const size_t up = (i - 1) / 2;
+        if (!kd_near_less(h[up], v))
+            break;
+        h[i] = h[up];
+        i = up;
+    }
+    h[i] = v;
+}
+
+/* A full heap of n candidates: its top replaced by v (v less than it). */
+static void kd_heap_replace(kd_near *h, size_t n, kd_near v)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && kd_near_less(h[c], h[c + 1]))
+            c++;
+        if (!kd_near_less(v, h[c]))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static int kd_cmp_near(const void *x, const void *y)
+{
+    const kd_near *a = x, *b = y;
+    return kd_near_less(*a, *b) ? -1 : kd_near_less(*b, *a);
+}
+
+/* A search's batch: up to KD_TREE_BATCH query rows, which walk the tree
+ * together, each leaving a node once its own limit prunes it. */
+typedef struct kd_batch_visit {
+    uint32_t node, mask;
+} kd_batch_visit;
+
+/* Per thread: the stack, the batch's rows, heaps and limits, the kernel's
+ * rows and output. */
+typedef struct kd_knn_scratch {
+    kd_batch_visit *stack;
+    double *x, *xt, *a, *out, *lim, *mid;
+    kd_near *h;
+    size_t *len;
+} kd_knn_scratch;
+
+/* Positions qp[0 .. m) (m <= KD_TREE_BATCH): each one's kk nearest other
+ * rows into its heap (s->h + r * kk, s->len[r] of them). The nodes in the
+ * order of the batch's mean row, nearer child first. */
+static void kd_knn_batch(const kd_tree *t, const uint32_t *qp, size_t m, size_t kk,
+                         kd_knn_scratch *s, uint64_t *examined)
+{
+    const size_t d = t->d;
+    for (size_t r = 0; r < m; r++) {
+        kd_tree_rows(t, qp[r], qp[r] + 1, s->x + r * d);
+        for (size_t c = 0; c < d; c++)
+            s->xt[c * KD_TREE_BATCH + r] = s->x[r * d + c];
+        s->len[r] = 0;
+        s->lim[r] = INFINITY;
+    }
+    for (size_t c = 0; c < d; c++) {
+        double v = 0;
+        for (size_t r = 0; r < m; r++)
+            v += s->x[r * d + c];
+        s->mid[c] = v / (double)m;
+    }
+    size_t top = 0;
+    s->stack[top++] = (kd_batch_visit){0, m == 32 ? UINT32_MAX : (1u << m) - 1};
+    while (top) {
+        const kd_batch_visit v = s->stack[--top];
+        const uint32_t node = v.node;
+        const uint32_t live = node ? kd_tree_live(t, node, s->xt, v.mask, s->lim) : v.mask;
+        if (!live)
+            continue;
+        if (t->kid[node]) { /* the nearer child (to the batch's mean) on top */
+            const uint32_t a = t->kid[node], b = a + 1;
+            const int near_a = kd_tree_gap2(t, a, s->mid) <= kd_tree_gap2(t, b, s->mid);
+            s->stack[top++] = (kd_batch_visit){near_a ? b : a, live};
+            s->stack[top++] = (kd_batch_visit){near_a ? a : b, live};
+            continue;
+        }
+        kd_tree_leaf_rows(t, node, s->x, live, s->lim, s->a, s->out);
+        const uint32_t b = t->beg[node], e = t->end[node];
+        for (uint32_t mm = live; mm; mm &= mm - 1) {
+            const int r = __builtin_ctz(mm);
+            const double *o = s->out + (size_t)r * KD_TREE_OSTRIDE;
+            kd_near *h = s->h + (size_t)r * kk;
+            size_t n = s->len[r];
+            *examined += e - b;
+            /* full, the heap takes only what is not above its top (one
+             * compare a candidate; NaN fails it) */
+            double top = n == kk ? h[0].d2 : INFINITY;
+            for (uint32_t p = b; p < e; p++) {
+                if (!(o[p - b] <= top) || p == qp[r])
+                    continue;
+                const kd_near c = {o[p - b], t->perm[p]};
+                if (n < kk) {
+                    kd_heap_push(h, n++, c);
+                    top = n == kk ? h[0].d2 : INFINITY;
+                } else if (kd_near_less(c, h[0])) {
+                    kd_heap_replace(h, kk, c);
+                    top = h[0].d2;
+                }
+            }
+            s->len[r] = n;
+            s->lim[r] = n == kk ? h[0].d2 : INFINITY;
+        }
+    }
+}
+
+static void kd_knn_worker(void *ctx, int ti)
+{
+    (void)ti;
+    kd_knn_job *j = ctx;
+    const kd_tree *t = j->t;
+    const size_t dd = t->d ? t->d : 1;
+    const size_t kk = j->kl > (size_t)j->k ? j->kl : (size_t)j->k;
+    kd_knn_scratch s = {
+        .stack = xmalloc((2 * t->depth + 4) * sizeof *s.stack),
+        .x = xmalloc(KD_TREE_BATCH * dd * sizeof *s.x),
+        .xt = xcalloc(KD_TREE_BATCH * dd, sizeof *s.xt),
+        .a = xmalloc(CPU_SIMD_MAX_ROWS * dd * sizeof *s.a),
+        .out = xmalloc(KD_TREE_BATCH * KD_TREE_OSTRIDE * sizeof *s.out),
+        .lim = xmalloc(KD_TREE_BATCH * sizeof *s.lim),
+        .mid = xmalloc(dd * sizeof *s.mid),
+        .h = xmalloc(KD_TREE_BATCH * (kk + 1) * sizeof *s.h),
+        .len = xmalloc(KD_TREE_BATCH * sizeof *s.len),
+    };
+    uint64_t ex = 0;
+    for (;;) {
+        if (j->cancel && *j->cancel)
+            break;
+        const size_t a = __atomic_fetch_add(&j->next, KD_TREE_BATCH, __ATOMIC_RELAXED);
+        if (a >= j->nq)
+            break;
+        const size_t m = a + KD_TREE_BATCH < j->nq ? KD_TREE_BATCH : j->nq - a;
+        kd_knn_batch(t, j->qpos + a, m, kk, &s, &ex);
+        for (size_t r = 0; r < m; r++) {
+            const size_t at = t->perm[j->qpos[a + r]] - j->q0, len = s.len[r];
+            kd_near *h = s.h + r * kk;
+            qsort(h, len, sizeof *h, kd_cmp_near);
+            j->out[at] = len >= (size_t)j->k ? h[j->k - 1].d2 : INFINITY;
+            for (size_t q = 0; q < j->kl; q++) {
+                j->nb[at * j->kl + q] = q < len ? h[q].row : UINT32_MAX;
+                j->nd2[at * j->kl + q] = q < len ? h[q].d2 : INFINITY;
+            }
+        }
+    }
+    __atomic_fetch_add(&j->examined, ex, __ATOMIC_RELAXED);
+    free(s.stack);
+    free(s.x);
+    free(s.xt);
+    free(s.a);
+    free(s.out);
+    free(s.lim);
+    free(s.mid);
+    free(s.h);
+    free(s.len);
+}
+
+int kd_tree_knn(const kd_tree *t, const uint32_t *rows, size_t nrows, size_t q0, int k, double *out,
+                size_t kl, uint32_t *nb, double *nd2, int nthr, const volatile int *cancel,
+                uint64_t *examined)
+{
+    /* the query rows in the tree's order: neighbours search one after
+     * another over the same nodes while they sit in cache */
+    uint32_t *qpos = xmalloc((t->n ? t->n : 1) * sizeof *qpos);
+    size_t nq = 0;
+    if (rows) {
+        uint8_t *want = xcalloc(t->n ? t->n : 1, 1);
+        for (size_t i = 0; i < nrows; i++)
+            want[t->pos[rows[i]]] = 1;
+        for (size_t p = 0; p < t->n; p++)
+            if (want[p])
+                qpos[nq++] = (uint32_t)p;
+        free(want);
+    } else {
+        for (size_t p = 0; p < t->n; p++)
+            qpos[nq++] = (uint32_t)p;
+    }
+    kd_knn_job j = {.t = t,
+                    .qpos = qpos,
+                    .nq = nq,
+                    .q0 = q0,
+                    .k = k,
+                    .out = out,
+                    .kl = kl,
+                    .nb = nb,
+                    .nd2 = nd2,
+                    .cancel = cancel};
+    const size_t chunks = (nq + KD_TREE_BATCH - 1) / KD_TREE_BATCH;
+    if (nthr > PAR_MAX_THREADS)
+        nthr = PAR_MAX_THREADS;
+    if ((size_t)nthr > chunks)
+        nthr = chunks ? (int)chunks : 1;
+    if (nthr < 1)
+        nthr = 1;
+    par_threads(nthr, kd_knn_worker, &j);
+    free(qpos);
+    if (examined)
+        *examined = j.examined;
+    if (cancel && *cancel)
+        return err_set(TCJ_ECANCEL, ERR_CANCELLED);
+    return 0;
+}

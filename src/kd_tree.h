@@ -1,0 +1,112 @@
+/* A k-d tree over a dataset's rows for the host's exact searches: the cpu
+ * engine's k-distance (src/cpu_kdist.c) and HDBSCAN*'s host rounds
+ * (src/cluster/hdbscan_mst.c). Each node is cut at the median of its
+ * box's widest side; a leaf holds at most KD_TREE_LEAF rows, copied in
+ * FP64 into groups of CPU_GROUP rows transposed to [k][lane] (the layout
+ * of src/cpu_simd.h), so a query meets a leaf in one SIMD kernel call:
+ * the FP64 direct (a - b)^2 form in dimension order, cpu's bits.
+ *
+ * A box prunes only where its gap proves every row in it farther than a
+ * limit as those kernels compute distances (kd_tree_prune). Memory: the
+ * rows once in FP64 (a leaf padded to whole groups), each node's box
+ * (16 bytes a dimension) and some 24 bytes a row. */
+#ifndef TCJ_KD_TREE_H
+#define TCJ_KD_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu_simd.h"
+#include "dataset.h"
+
+#define KD_TREE_LEAF 32
+/* A leaf's values for one query row in kd_tree_leaf_rows' output. */
+#define KD_TREE_OSTRIDE (KD_TREE_LEAF + CPU_GROUP)
+/* Query rows that search together (a bit each in a 32-bit mask). */
+#define KD_TREE_BATCH 32
+
+/* The k-distance takes the tree at d up to this (the cpu engine's; above
+ * it boxes rarely prune and the blocked brute force is faster). */
+#define KD_TREE_KDIST_MAX_D 32
+
+typedef struct kd_tree {
+    size_t n, d, nn;     /* rows, dimensions, nodes */
+    uint32_t *perm;      /* position -> row (each node's rows a range) */
+    uint32_t *pos;       /* row -> position */
+    uint32_t *beg, *end; /* node t holds positions [beg[t], end[t]) */
+    uint32_t *kid;       /* children kid[t] and kid[t] + 1; 0: a leaf */
+    double *lo, *hi;     /* each node's box, d values each */
+    size_t *grp;         /* a leaf's first group (gx + grp[t] * d * CPU_GROUP) */
+    double *gx;          /* the leaves' rows as FP64 groups */
+    size_t depth;
+    double shrink; /* a gap's safety factor (kd_tree_prune) */
+    const cpu_simd_ops *ops;
+} kd_tree;
+
+/* A search's node to visit and its box's gap from the query (the limit may
+ * have fallen since it was pushed: tested again when popped). A search's
+ * stack holds at most 2 depth + 2 of them. */
+typedef struct kd_tree_visit {
+    uint32_t node;
+    double g2;
+} kd_tree_visit;
+
+/* Build the tree over every row of ds. TCJ_ENOMEM with a message when the
+ * memory check refuses it. */
+int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t);
+void kd_tree_free(kd_tree *t);
+
+/* The squared gap between point x (FP64, d values) and node t's box. */
+double kd_tree_gap2(const kd_tree *t, uint32_t node, const double *x);
+
+/* Whether a gap g2 from kd_tree_gap2 proves every row of the box farther
+ * than lim as the leaf kernel computes squared distances: in exact
+ * arithmetic the gap is at most each distance; each side errs by at most
+ * gamma_{d+4} (unit 2^-53) relative, which the shrink (1 - 2 gamma)
+ * takes off. */
+static inline int kd_tree_prune(const kd_tree *t, double g2, double lim)
+{
+    return g2 * t->shrink > lim;
+}
+
+/* Leaf t's squared distances from x: out[p - beg[t]] for its positions p
+ * (out has room for KD_TREE_LEAF rounded up to CPU_GROUP). A value above
+ * lim may be any value above lim (the kernel's short-circuit). */
+static inline void kd_tree_leaf_d2(const kd_tree *t, uint32_t node, const double *x, double lim,
+                                   double *out)
+{
+    t->ops->f64(x, 1, t->d, t->gx + t->grp[node] * t->d * CPU_GROUP, t->end[node] - t->beg[node],
+                lim, out, 0, NULL);
+}
+
+/* The rows at positions [p0, p1) as the leaves hold them, row-major into
+ * x ((p1 - p0) * d values). */
+void kd_tree_rows(const kd_tree *t, uint32_t p0, uint32_t p1, double *x);
+
+/* The rows of mask (bit r: row r, value k at xt[k * KD_TREE_BATCH + r])
+ * that node's box does not prune at their own limits lim[r]. */
+uint32_t kd_tree_live(const kd_tree *t, uint32_t node, const double *xt, uint32_t mask,
+                      const double *lim);
+
+/* Leaf node's squared distances from each row r of mask (x: row-major):
+ * out[r * KD_TREE_OSTRIDE + p - beg] for its positions p, the kernel
+ * taking up to f64_rows of them a call (a: room for that many rows); a
+ * value above lim[r] may be any value above it. */
+void kd_tree_leaf_rows(const kd_tree *t, uint32_t node, const double *x, uint32_t mask,
+                       const double *lim, double *a, double *out);
+
+/* Each listed row's k-th smallest squared distance to another row (the
+ * k-distance: the row itself excluded by index, duplicates counted), the
+ * query rows rows[0 .. nrows) (NULL: every row), into out[row - q0], on
+ * nthr threads, KD_TREE_BATCH rows at a time in the tree's order
+ * walking the tree together (a leaf's rows, loaded once, serve each row
+ * that its box does not prune). With kl > 0 also each row's kl
+ * nearest other rows by (d2, row), ascending, into nb and nd2 at
+ * (row - q0) * kl (past a row's count UINT32_MAX and +inf): every row
+ * whose d2 is below the kl-th's is among them. *examined (may be NULL)
+ * gets the distances computed. TCJ_ECANCEL when *cancel is set. */
+int kd_tree_knn(const kd_tree *t, const uint32_t *rows, size_t nrows, size_t q0, int k, double *out,
+                size_t kl, uint32_t *nb, double *nd2, int nthr, const volatile int *cancel,
+                uint64_t *examined);
+
+#endif
