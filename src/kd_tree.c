@@ -9,22 +9,111 @@
 #include "mem.h"
 #include "par.h"
 
-/* A coordinate and its row, sorted by coordinate, then by row. */
-typedef struct kd_cand {
-    double v;
-    uint32_t row;
-} kd_cand;
-
-static int kd_cmp_cand(const void *x, const void *y)
+/* Rows at positions i and j of xp (d values each) and their perm entries
+ * trade places. */
+static void kd_swap_rows(double *xp, uint32_t *perm, size_t d, size_t i, size_t j)
 {
-    const kd_cand *a = x, *b = y;
-    return a->v < b->v ? -1 : a->v > b->v ? 1 : (a->row > b->row) - (a->row < b->row);
+    for (size_t k = 0; k < d; k++) {
+        const double v = xp[i * d + k];
+        xp[i * d + k] = xp[j * d + k];
+        xp[j * d + k] = v;
+    }
+    const uint32_t r = perm[i];
+    perm[i] = perm[j];
+    perm[j] = r;
+}
+
+/* Whether position i comes before position j in (coordinate w, row)
+ * order: the keys are distinct (the row breaks ties). */
+static int kd_before(const double *xp, const uint32_t *perm, size_t d, size_t w, size_t i, size_t j)
+{
+    const double a = xp[i * d + w], b = xp[j * d + w];
+    return a < b || (a == b && perm[i] < perm[j]);
+}
+
+/* Positions [a, b) of xp and perm reordered so that the k least in
+ * (coordinate w, row) order come first (a < k < b): quickselect moving
+ * whole rows, so that every pass reads memory in order (a sort of keys
+ * with a gather of rows after it took some 3 s for 10^6 rows, 9 s for
+ * 10^7, most in cache misses); past 64 rounds insertion by selection
+ * finishes the range. */
+static void kd_select(double *xp, uint32_t *perm, size_t d, size_t w, size_t a, size_t b, size_t k)
+{
+    size_t lo = a, hi = b; /* the k-th least lies in [lo, hi) */
+    for (int round = 0; hi - lo > 1; round++) {
+        if (round == 64) { /* selection sort of what is left: rare */
+            for (size_t i = lo; i < hi; i++) {
+                size_t m = i;
+                for (size_t j = i + 1; j < hi; j++)
+                    if (kd_before(xp, perm, d, w, j, m))
+                        m = j;
+                kd_swap_rows(xp, perm, d, i, m);
+            }
+            return;
+        }
+        /* the median of three as pivot, moved to hi - 1 */
+        const size_t m = lo + (hi - lo) / 2;
+        if (kd_before(xp, perm, d, w, m, lo))
+            kd_swap_rows(xp, perm, d, m, lo);
+        if (kd_before(xp, perm, d, w, hi - 1, lo))
+            kd_swap_rows(xp, perm, d, hi - 1, lo);
+        if (kd_before(xp, perm, d, w, m, hi - 1))
+            kd_swap_rows(xp, perm, d, m, hi - 1);
+        size_t at = lo;
+        for (size_t i = lo; i + 1 < hi; i++)
+            if (kd_before(xp, perm, d, w, i, hi - 1))
+                kd_swap_rows(xp, perm, d, i, at++);
+        kd_swap_rows(xp, perm, d, at, hi - 1); /* the pivot: every row before it is less */
+        if (at == k)
+            return;
+        if (at < k)
+            lo = at + 1;
+        else
+            hi = at;
+    }
+}
+
+static int kd_cmp_double(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Where to cut positions [a, b) along w, and the rows moved to each side:
+ * large ranges in one pass around the median of a sample of 255 (the
+ * cut then at the pass's split rounded to a whole group, which moves a
+ * few rows of equal standing), unless the split lands outside the middle
+ * three quarters (ties, skew), where, as in small ranges, quickselect
+ * puts the exact median at mid. */
+static size_t kd_cut(double *xp, uint32_t *perm, size_t d, size_t w, size_t a, size_t b, size_t mid)
+{
+    enum { SAMPLE = 255 };
+    const size_t n = b - a;
+    if (n >= 64 * SAMPLE) {
+        double v[SAMPLE];
+        for (size_t i = 0; i < SAMPLE; i++)
+            v[i] = xp[(a + (2 * i + 1) * n / (2 * SAMPLE)) * d + w];
+        qsort(v, SAMPLE, sizeof *v, kd_cmp_double);
+        const double piv = v[SAMPLE / 2];
+        size_t i = a, j = b; /* [a, i) below piv, [j, b) not */
+        while (i < j) {
+            if (xp[i * d + w] < piv)
+                i++;
+            else
+                kd_swap_rows(xp, perm, d, i, --j);
+        }
+        const size_t cut = a + (i - a + CPU_GROUP / 2) / CPU_GROUP * CPU_GROUP;
+        if (cut >= a + n / 8 && cut + n / 8 <= b)
+            return cut;
+    }
+    kd_select(xp, perm, d, w, a, b, mid);
+    return mid;
 }
 
 /* Node t over positions [a, b) at depth dep, and its subtree (children
- * after their parent, a pair at kid, kid + 1). rows: the FP64 rows. */
-static void kd_build(kd_tree *t, const double *rows, uint32_t node, size_t a, size_t b, size_t dep,
-                     kd_cand *tmp)
+ * after their parent, a pair at kid, kid + 1). xp: the rows in FP64 at
+ * their positions. */
+static void kd_build(kd_tree *t, double *xp, uint32_t node, size_t a, size_t b, size_t dep)
 {
     const size_t d = t->d;
     double *lo = t->lo + (size_t)node * d, *hi = t->hi + (size_t)node * d;
@@ -37,7 +126,7 @@ static void kd_build(kd_tree *t, const double *rows, uint32_t node, size_t a, si
         hi[k] = -INFINITY;
     }
     for (size_t p = a; p < b; p++) {
-        const double *x = rows + (size_t)t->perm[p] * d;
+        const double *x = xp + p * d;
         for (size_t k = 0; k < d; k++) {
             lo[k] = x[k] < lo[k] ? x[k] : lo[k];
             hi[k] = x[k] > hi[k] ? x[k] : hi[k];
@@ -49,23 +138,19 @@ static void kd_build(kd_tree *t, const double *rows, uint32_t node, size_t a, si
     for (size_t k = 1; k < d; k++)
         if (hi[k] - lo[k] > hi[w] - lo[w])
             w = k;
-    /* every row the same (hi == lo): cut where they lie, so that no leaf
-     * holds more than KD_TREE_LEAF rows */
-    if (d && hi[w] > lo[w]) {
-        for (size_t p = a; p < b; p++)
-            tmp[p - a] = (kd_cand){rows[(size_t)t->perm[p] * d + w], t->perm[p]};
-        qsort(tmp, b - a, sizeof *tmp, kd_cmp_cand);
-        for (size_t p = a; p < b; p++)
-            t->perm[p] = tmp[p - a].row;
-    }
     /* the cut at the median rounded up to whole groups: every leaf but
      * the last of the tree fills its groups (no padding lanes) */
-    const size_t mid = a + ((b - a) / 2 + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
+    size_t mid = a + ((b - a) / 2 + CPU_GROUP - 1) / CPU_GROUP * CPU_GROUP;
+    /* the rows below the cut on one side, the rest on the other (any cut
+     * is right: the boxes are the rows'); every row the same (hi == lo):
+     * cut where they lie, so that no leaf holds more than KD_TREE_LEAF */
+    if (d && hi[w] > lo[w])
+        mid = kd_cut(xp, t->perm, d, w, a, b, mid);
     const uint32_t kid = (uint32_t)t->nn;
     t->nn += 2;
     t->kid[node] = kid;
-    kd_build(t, rows, kid, a, mid, dep + 1, tmp);
-    kd_build(t, rows, kid + 1, mid, b, dep + 1, tmp);
+    kd_build(t, xp, kid, a, mid, dep + 1);
+    kd_build(t, xp, kid + 1, mid, b, dep + 1);
 }
 
 int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
@@ -79,12 +164,15 @@ int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
     /* nodes: every leaf but the last holds a whole number of groups (at
      * least CPU_GROUP rows); groups: each leaf rounds up to a group */
     const size_t cap = 4 * n / KD_TREE_LEAF + 3;
+    /* (a cut off the median keeps the left side whole groups, so the
+     * count holds) */
     const size_t gcap = n / CPU_GROUP + cap + 1;
     const char *name = ds->name ? ds->name : "dataset";
     if (mem_check(name, "a k-d tree's rows", gcap * CPU_GROUP, dd * sizeof(double),
-                  (uint64_t)n * (dd * sizeof(double) + 8 + sizeof(kd_cand)) +
+                  (uint64_t)n * (dd * sizeof(double) + 8) +
                       (uint64_t)cap * (2 * dd * sizeof(double) + 20)))
         return TCJ_ENOMEM;
+    /* the rows in FP64 at their positions, moved with perm as nodes are cut */
     double *rows = xmalloc(n * dd * sizeof *rows);
     dataset_rows_f64(ds, 0, n, rows);
     t->perm = xmalloc(n * sizeof *t->perm);
@@ -95,13 +183,11 @@ int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
     t->grp = xmalloc(cap * sizeof *t->grp);
     t->lo = xmalloc(cap * dd * sizeof *t->lo);
     t->hi = xmalloc(cap * dd * sizeof *t->hi);
-    kd_cand *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
     for (size_t i = 0; i < n; i++)
         t->perm[i] = (uint32_t)i;
     t->nn = 1;
     if (n)
-        kd_build(t, rows, 0, 0, n, 0, tmp);
-    free(tmp);
+        kd_build(t, rows, 0, 0, n, 0);
     size_t ng = 0;
     for (size_t node = 0; node < t->nn; node++)
         if (!t->kid[node]) {
@@ -124,7 +210,7 @@ int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
         double *g = t->gx + t->grp[node] * d * CPU_GROUP;
         for (size_t p = t->beg[node]; p < t->end[node]; p++) {
             const size_t lane = p - t->beg[node];
-            const double *x = rows + (size_t)t->perm[p] * d;
+            const double *x = rows + p * d;
             for (size_t k = 0; k < d; k++)
                 g[(lane / CPU_GROUP) * d * CPU_GROUP + k * CPU_GROUP + lane % CPU_GROUP] = x[k];
         }
