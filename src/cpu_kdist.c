@@ -73,6 +73,23 @@ static int ck_cancelled(ck_shared *sh)
     return 0;
 }
 
+/* Candidates' values o[0 .. nc) into a row's heap of kk (*len held), but
+ * its own (at skip) and NaN. */
+static void ck_take(double *h, int *len, int kk, const double *o, size_t nc, size_t skip)
+{
+    for (size_t c = 0; c < nc; c++) {
+        const double v = o[c];
+        if (c == skip || v != v)
+            continue;
+        if (*len < kk) {
+            topk_push(h, *len, v);
+            (*len)++;
+        } else if (v < h[0]) {
+            topk_replace_top(h, kk, v);
+        }
+    }
+}
+
 static void *ck_work(void *arg)
 {
     ck_worker *w = arg;
@@ -111,22 +128,9 @@ static void *ck_work(void *arg)
                     k->rows(k->ctx, w->scratch, q, nr, ca, ce, lim, w->out, sh->cb);
                 else
                     k->row(k->ctx, w->scratch, q, ca, ce, lim, w->out);
-                for (size_t r = 0; r < nr; r++) {
-                    const double *o = w->out + r * sh->cb;
-                    double *h = w->heap + (i + r - qa) * (size_t)kk;
-                    int *len = &w->len[i + r - qa];
-                    for (size_t c = 0; c < ce - ca; c++) {
-                        double v = o[c];
-                        if (ca + c == q + r || v != v)
-                            continue;
-                        if (*len < kk) {
-                            topk_push(h, *len, v);
-                            (*len)++;
-                        } else if (v < h[0]) {
-                            topk_replace_top(h, kk, v);
-                        }
-                    }
-                }
+                for (size_t r = 0; r < nr; r++)
+                    ck_take(w->heap + (i + r - qa) * (size_t)kk, &w->len[i + r - qa], kk,
+                            w->out + r * sh->cb, ce - ca, q + r - ca);
                 i += nr;
             }
         }
@@ -177,17 +181,7 @@ static void *ck_grid_work(void *arg)
                     int *len = &w->len[i];
                     double lim = *len == kk ? h[0] : INFINITY;
                     k->row(k->ctx, w->scratch, q, ca, ce, lim, w->out);
-                    for (size_t c = 0; c < ce - ca; c++) {
-                        double v = w->out[c];
-                        if (ca + c == q || v != v)
-                            continue;
-                        if (*len < kk) {
-                            topk_push(h, *len, v);
-                            (*len)++;
-                        } else if (v < h[0]) {
-                            topk_replace_top(h, kk, v);
-                        }
-                    }
+                    ck_take(h, len, kk, w->out, ce - ca, q - ca);
                 }
             }
         }

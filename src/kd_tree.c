@@ -259,6 +259,23 @@ void kd_tree_rows(const kd_tree *t, uint32_t p0, uint32_t p1, double *x)
     }
 }
 
+void kd_tree_batch(const kd_tree *t, const uint32_t *pos, size_t m, double *x, double *xt,
+                   double *mid)
+{
+    const size_t d = t->d;
+    for (size_t r = 0; r < m; r++) {
+        kd_tree_rows(t, pos[r], pos[r] + 1, x + r * d);
+        for (size_t k = 0; k < d; k++)
+            xt[k * KD_TREE_BATCH + r] = x[r * d + k];
+    }
+    for (size_t k = 0; k < d; k++) {
+        double v = 0;
+        for (size_t r = 0; r < m; r++)
+            v += x[r * d + k];
+        mid[k] = v / (double)m;
+    }
+}
+
 uint32_t kd_tree_live(const kd_tree *t, uint32_t node, const double *xt, uint32_t mask,
                       const double *lim)
 {
@@ -379,19 +396,10 @@ typedef struct kd_knn_scratch {
 static void kd_knn_batch(const kd_tree *t, const uint32_t *qp, size_t m, size_t kk,
                          kd_knn_scratch *s, uint64_t *examined)
 {
-    const size_t d = t->d;
+    kd_tree_batch(t, qp, m, s->x, s->xt, s->mid);
     for (size_t r = 0; r < m; r++) {
-        kd_tree_rows(t, qp[r], qp[r] + 1, s->x + r * d);
-        for (size_t c = 0; c < d; c++)
-            s->xt[c * KD_TREE_BATCH + r] = s->x[r * d + c];
         s->len[r] = 0;
         s->lim[r] = INFINITY;
-    }
-    for (size_t c = 0; c < d; c++) {
-        double v = 0;
-        for (size_t r = 0; r < m; r++)
-            v += s->x[r * d + c];
-        s->mid[c] = v / (double)m;
     }
     size_t top = 0;
     s->stack[top++] = (kd_batch_visit){0, m == 32 ? UINT32_MAX : (1u << m) - 1};

@@ -83,6 +83,13 @@ static inline void kd_tree_leaf_d2(const kd_tree *t, uint32_t node, const double
  * x ((p1 - p0) * d values). */
 void kd_tree_rows(const kd_tree *t, uint32_t p0, uint32_t p1, double *x);
 
+/* A batch of m <= KD_TREE_BATCH query rows at positions pos[0 .. m):
+ * their values row-major into x (for the kernels), transposed into xt
+ * (value k of row r at xt[k * KD_TREE_BATCH + r], for kd_tree_live) and
+ * their mean into mid (the order of a batch's walk). */
+void kd_tree_batch(const kd_tree *t, const uint32_t *pos, size_t m, double *x, double *xt,
+                   double *mid);
+
 /* The rows of mask (bit r: row r, value k at xt[k * KD_TREE_BATCH + r])
  * that node's box does not prune at their own limits lim[r]. */
 uint32_t kd_tree_live(const kd_tree *t, uint32_t node, const double *xt, uint32_t mask,

@@ -167,14 +167,13 @@ typedef struct hm_visit {
 typedef struct hm_scratch {
     hm_visit *stack;
     double *x, *xt, *a, *out, *lim, *mid, *ci;
-    uint32_t *row;
+    uint32_t *row, *pos;
 } hm_scratch;
 
 /* One batch's search of the tree, from best (its nearest's edges). */
 static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, hm_scratch *s)
 {
     const kd_tree *tr = r->tr;
-    const size_t d = tr->d;
     const uint32_t c = it->c;
     uint64_t *cb = &r->cbest[c];
     double lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
@@ -186,22 +185,15 @@ static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, hm_scratch 
         if (r->core2[i] > lim || hm_listed(r, i, lim))
             continue;
         s->row[m] = i;
+        s->pos[m] = tr->pos[i];
         s->ci[m] = r->core2[i];
-        kd_tree_rows(tr, tr->pos[i], tr->pos[i] + 1, s->x + m * d);
-        for (size_t k = 0; k < d; k++)
-            s->xt[k * KD_TREE_BATCH + m] = s->x[m * d + k];
         mask |= 1u << m;
         m++;
     }
     if (!m)
         return best;
     __atomic_fetch_add(&r->searched, m, __ATOMIC_RELAXED);
-    for (size_t k = 0; k < d; k++) {
-        double v = 0;
-        for (size_t q = 0; q < m; q++)
-            v += s->x[q * d + k];
-        s->mid[k] = v / (double)m;
-    }
+    kd_tree_batch(tr, s->pos, m, s->x, s->xt, s->mid);
     size_t top = 0;
     s->stack[top].node = 0;
     s->stack[top++].mask = mask;
@@ -263,6 +255,7 @@ static void hm_worker(void *ctx, int t)
         s.mid = xmalloc(d * sizeof *s.mid);
         s.ci = xmalloc(KD_TREE_BATCH * sizeof *s.ci);
         s.row = xmalloc(KD_TREE_BATCH * sizeof *s.row);
+        s.pos = xmalloc(KD_TREE_BATCH * sizeof *s.pos);
     }
     for (;;) {
         if (r->cancel && *r->cancel)
@@ -284,6 +277,7 @@ static void hm_worker(void *ctx, int t)
     free(s.mid);
     free(s.ci);
     free(s.row);
+    free(s.pos);
 }
 
 static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
