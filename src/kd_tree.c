@@ -375,73 +375,106 @@ static int kd_cmp_near(const void *x, const void *y)
     return kd_near_less(*a, *b) ? -1 : kd_near_less(*b, *a);
 }
 
-/* A search's batch: up to KD_TREE_BATCH query rows, which walk the tree
- * together, each leaving a node once its own limit prunes it. */
-typedef struct kd_batch_visit {
-    uint32_t node, mask;
-} kd_batch_visit;
+struct kd_tree_walk_visit {
+    uint32_t node, mask; /* a node, and the batch's rows still walking */
+};
 
-/* Per thread: the stack, the batch's rows, heaps and limits, the kernel's
- * rows and output. */
-typedef struct kd_knn_scratch {
-    kd_batch_visit *stack;
-    double *x, *xt, *a, *out, *lim, *mid;
-    kd_near *h;
-    size_t *len;
-} kd_knn_scratch;
-
-/* Positions qp[0 .. m) (m <= KD_TREE_BATCH): each one's kk nearest other
- * rows into its heap (s->h + r * kk, s->len[r] of them). The nodes in the
- * order of the batch's mean row, nearer child first. */
-static void kd_knn_batch(const kd_tree *t, const uint32_t *qp, size_t m, size_t kk,
-                         kd_knn_scratch *s, uint64_t *examined)
+void kd_tree_walk_new(const kd_tree *t, kd_tree_walk_state *s)
 {
-    kd_tree_batch(t, qp, m, s->x, s->xt, s->mid);
-    for (size_t r = 0; r < m; r++) {
-        s->len[r] = 0;
-        s->lim[r] = INFINITY;
-    }
+    const size_t dd = t->d ? t->d : 1;
+    s->stack = xmalloc((2 * t->depth + 4) * sizeof *s->stack);
+    s->x = xmalloc(KD_TREE_BATCH * dd * sizeof *s->x);
+    s->xt = xcalloc(KD_TREE_BATCH * dd, sizeof *s->xt);
+    s->lim = xmalloc(KD_TREE_BATCH * sizeof *s->lim);
+    s->mid = xmalloc(dd * sizeof *s->mid);
+    s->a = xmalloc(CPU_SIMD_MAX_ROWS * dd * sizeof *s->a);
+    s->out = xmalloc(KD_TREE_BATCH * KD_TREE_OSTRIDE * sizeof *s->out);
+}
+
+void kd_tree_walk_free(kd_tree_walk_state *s)
+{
+    free(s->stack);
+    free(s->x);
+    free(s->xt);
+    free(s->lim);
+    free(s->mid);
+    free(s->a);
+    free(s->out);
+    memset(s, 0, sizeof *s);
+}
+
+void kd_tree_walk(const kd_tree *t, kd_tree_walk_state *s, uint32_t mask, const kd_tree_walker *w)
+{
     size_t top = 0;
-    s->stack[top++] = (kd_batch_visit){0, m == 32 ? UINT32_MAX : (1u << m) - 1};
+    s->stack[top++] = (struct kd_tree_walk_visit){0, mask};
     while (top) {
-        const kd_batch_visit v = s->stack[--top];
+        const struct kd_tree_walk_visit v = s->stack[--top];
         const uint32_t node = v.node;
-        const uint32_t live = node ? kd_tree_live(t, node, s->xt, v.mask, s->lim) : v.mask;
+        uint32_t live = w->enter(w->ctx, node, v.mask, s->lim);
+        if (live && node)
+            live = kd_tree_live(t, node, s->xt, live, s->lim);
         if (!live)
             continue;
         if (t->kid[node]) { /* the nearer child (to the batch's mean) on top */
             const uint32_t a = t->kid[node], b = a + 1;
             const int near_a = kd_tree_gap2(t, a, s->mid) <= kd_tree_gap2(t, b, s->mid);
-            s->stack[top++] = (kd_batch_visit){near_a ? b : a, live};
-            s->stack[top++] = (kd_batch_visit){near_a ? a : b, live};
+            s->stack[top++] = (struct kd_tree_walk_visit){near_a ? b : a, live};
+            s->stack[top++] = (struct kd_tree_walk_visit){near_a ? a : b, live};
             continue;
         }
         kd_tree_leaf_rows(t, node, s->x, live, s->lim, s->a, s->out);
-        const uint32_t b = t->beg[node], e = t->end[node];
-        for (uint32_t mm = live; mm; mm &= mm - 1) {
-            const int r = __builtin_ctz(mm);
-            const double *o = s->out + (size_t)r * KD_TREE_OSTRIDE;
-            kd_near *h = s->h + (size_t)r * kk;
-            size_t n = s->len[r];
-            *examined += e - b;
-            /* full, the heap takes only what is not above its top (one
-             * compare a candidate; NaN fails it) */
-            double top = n == kk ? h[0].d2 : INFINITY;
-            for (uint32_t p = b; p < e; p++) {
-                if (!(o[p - b] <= top) || p == qp[r])
-                    continue;
-                const kd_near c = {o[p - b], t->perm[p]};
-                if (n < kk) {
-                    kd_heap_push(h, n++, c);
-                    top = n == kk ? h[0].d2 : INFINITY;
-                } else if (kd_near_less(c, h[0])) {
-                    kd_heap_replace(h, kk, c);
-                    top = h[0].d2;
-                }
+        w->leaf(w->ctx, node, live, s->out);
+    }
+}
+
+/* A k-nearest batch: its positions, heaps and the distances computed. */
+typedef struct kd_knn_batch {
+    const kd_tree *t;
+    const uint32_t *qp;
+    size_t kk;
+    kd_near *h; /* kk a row */
+    size_t *len;
+    double *lim; /* the walk's: each row's k-th so far */
+    uint64_t examined;
+} kd_knn_batch;
+
+static uint32_t kd_knn_enter(void *ctx, uint32_t node, uint32_t mask, double *lim)
+{
+    (void)ctx;
+    (void)node;
+    (void)lim; /* kept by kd_knn_leaf */
+    return mask;
+}
+
+/* A leaf's distances into each row's heap: full, the heap takes only what
+ * is not above its top (one compare a candidate; NaN fails it). */
+static void kd_knn_leaf(void *ctx, uint32_t node, uint32_t mask, const double *out)
+{
+    kd_knn_batch *kb = ctx;
+    const kd_tree *t = kb->t;
+    const size_t kk = kb->kk;
+    const uint32_t b = t->beg[node], e = t->end[node];
+    for (uint32_t mm = mask; mm; mm &= mm - 1) {
+        const int r = __builtin_ctz(mm);
+        const double *o = out + (size_t)r * KD_TREE_OSTRIDE;
+        kd_near *h = kb->h + (size_t)r * kk;
+        size_t n = kb->len[r];
+        kb->examined += e - b;
+        double top = n == kk ? h[0].d2 : INFINITY;
+        for (uint32_t p = b; p < e; p++) {
+            if (!(o[p - b] <= top) || p == kb->qp[r])
+                continue;
+            const kd_near c = {o[p - b], t->perm[p]};
+            if (n < kk) {
+                kd_heap_push(h, n++, c);
+                top = n == kk ? h[0].d2 : INFINITY;
+            } else if (kd_near_less(c, h[0])) {
+                kd_heap_replace(h, kk, c);
+                top = h[0].d2;
             }
-            s->len[r] = n;
-            s->lim[r] = n == kk ? h[0].d2 : INFINITY;
         }
+        kb->len[r] = n;
+        kb->lim[r] = top;
     }
 }
 
@@ -450,20 +483,15 @@ static void kd_knn_worker(void *ctx, int ti)
     (void)ti;
     kd_knn_job *j = ctx;
     const kd_tree *t = j->t;
-    const size_t dd = t->d ? t->d : 1;
     const size_t kk = j->kl > (size_t)j->k ? j->kl : (size_t)j->k;
-    kd_knn_scratch s = {
-        .stack = xmalloc((2 * t->depth + 4) * sizeof *s.stack),
-        .x = xmalloc(KD_TREE_BATCH * dd * sizeof *s.x),
-        .xt = xcalloc(KD_TREE_BATCH * dd, sizeof *s.xt),
-        .a = xmalloc(CPU_SIMD_MAX_ROWS * dd * sizeof *s.a),
-        .out = xmalloc(KD_TREE_BATCH * KD_TREE_OSTRIDE * sizeof *s.out),
-        .lim = xmalloc(KD_TREE_BATCH * sizeof *s.lim),
-        .mid = xmalloc(dd * sizeof *s.mid),
-        .h = xmalloc(KD_TREE_BATCH * (kk + 1) * sizeof *s.h),
-        .len = xmalloc(KD_TREE_BATCH * sizeof *s.len),
-    };
-    uint64_t ex = 0;
+    kd_tree_walk_state s;
+    kd_tree_walk_new(t, &s);
+    kd_knn_batch kb = {.t = t,
+                       .kk = kk,
+                       .h = xmalloc(KD_TREE_BATCH * (kk + 1) * sizeof *kb.h),
+                       .len = xmalloc(KD_TREE_BATCH * sizeof *kb.len),
+                       .lim = s.lim};
+    const kd_tree_walker w = {kd_knn_enter, kd_knn_leaf, &kb};
     for (;;) {
         if (j->cancel && *j->cancel)
             break;
@@ -471,10 +499,16 @@ static void kd_knn_worker(void *ctx, int ti)
         if (a >= j->nq)
             break;
         const size_t m = a + KD_TREE_BATCH < j->nq ? KD_TREE_BATCH : j->nq - a;
-        kd_knn_batch(t, j->qpos + a, m, kk, &s, &ex);
+        kb.qp = j->qpos + a;
+        kd_tree_batch(t, kb.qp, m, s.x, s.xt, s.mid);
         for (size_t r = 0; r < m; r++) {
-            const size_t at = t->perm[j->qpos[a + r]] - j->q0, len = s.len[r];
-            kd_near *h = s.h + r * kk;
+            kb.len[r] = 0;
+            s.lim[r] = INFINITY;
+        }
+        kd_tree_walk(t, &s, m == 32 ? UINT32_MAX : (1u << m) - 1, &w);
+        for (size_t r = 0; r < m; r++) {
+            const size_t at = t->perm[kb.qp[r]] - j->q0, len = kb.len[r];
+            kd_near *h = kb.h + r * kk;
             qsort(h, len, sizeof *h, kd_cmp_near);
             j->out[at] = len >= (size_t)j->k ? h[j->k - 1].d2 : INFINITY;
             for (size_t q = 0; q < j->kl; q++) {
@@ -483,16 +517,10 @@ static void kd_knn_worker(void *ctx, int ti)
             }
         }
     }
-    __atomic_fetch_add(&j->examined, ex, __ATOMIC_RELAXED);
-    free(s.stack);
-    free(s.x);
-    free(s.xt);
-    free(s.a);
-    free(s.out);
-    free(s.lim);
-    free(s.mid);
-    free(s.h);
-    free(s.len);
+    __atomic_fetch_add(&j->examined, kb.examined, __ATOMIC_RELAXED);
+    free(kb.h);
+    free(kb.len);
+    kd_tree_walk_free(&s);
 }
 
 int kd_tree_knn(const kd_tree *t, const uint32_t *rows, size_t nrows, size_t q0, int k, double *out,

@@ -83,6 +83,34 @@ static inline void kd_tree_leaf_d2(const kd_tree *t, uint32_t node, const double
  * x ((p1 - p0) * d values). */
 void kd_tree_rows(const kd_tree *t, uint32_t p0, uint32_t p1, double *x);
 
+/* A batch walk's scratch, one a thread (kd_tree_walk_new): the stack, the
+ * batch's rows (x row-major, xt transposed), their limits, mean and the
+ * kernel's rows and output. */
+typedef struct kd_tree_walk_state {
+    struct kd_tree_walk_visit *stack;
+    double *x, *xt, *lim, *mid, *a, *out;
+} kd_tree_walk_state;
+
+/* What a walk's caller decides: at each node, the rows of mask that go on
+ * (their limits lim[r] refreshed; 0: the node is left), and what a
+ * leaf's distances give (out as kd_tree_leaf_rows writes it, for the rows
+ * of mask). */
+typedef struct kd_tree_walker {
+    uint32_t (*enter)(void *ctx, uint32_t node, uint32_t mask, double *lim);
+    void (*leaf)(void *ctx, uint32_t node, uint32_t mask, const double *out);
+    void *ctx;
+} kd_tree_walker;
+
+void kd_tree_walk_new(const kd_tree *t, kd_tree_walk_state *s);
+void kd_tree_walk_free(kd_tree_walk_state *s);
+
+/* The batch loaded in s (kd_tree_batch into s->x, s->xt, s->mid; its
+ * limits in s->lim) walks the tree nearer child (to its mean) first: a
+ * node is visited once for the rows of the batch that w->enter keeps and
+ * its box does not prune at their limits; a leaf's rows are computed for
+ * them (kd_tree_leaf_rows) and handed to w->leaf. */
+void kd_tree_walk(const kd_tree *t, kd_tree_walk_state *s, uint32_t mask, const kd_tree_walker *w);
+
 /* A batch of m <= KD_TREE_BATCH query rows at positions pos[0 .. m):
  * their values row-major into x (for the kernels), transposed into xt
  * (value k of row r at xt[k * KD_TREE_BATCH + r], for kd_tree_live) and

@@ -158,25 +158,64 @@ static hm_key hm_seed(hm_round *r, const hm_item *it)
     return best;
 }
 
-/* Per thread: the batch's stack, rows, core distances and limits, the
- * kernel's rows and output. */
-typedef struct hm_visit {
-    uint32_t node, mask; /* a node, and the batch's points still walking */
-} hm_visit;
+/* One batch's search: its points, their core distances, the component,
+ * the best edge out so far. */
+typedef struct hm_search_batch {
+    hm_round *r;
+    uint32_t c;
+    uint64_t *cb;
+    uint32_t row[KD_TREE_BATCH], pos[KD_TREE_BATCH];
+    double ci[KD_TREE_BATCH];
+    hm_key best;
+    double lim; /* min(the component's bound, best) as last read */
+} hm_search_batch;
 
-typedef struct hm_scratch {
-    hm_visit *stack;
-    double *x, *xt, *a, *out, *lim, *mid, *ci;
-    uint32_t *row, *pos;
-} hm_scratch;
+/* A node: left where all its points are in the batch's component or its
+ * least core distance weighs more than the bound; a point leaves once its
+ * own core distance does (its edges weigh more). */
+static uint32_t hm_enter(void *ctx, uint32_t node, uint32_t mask, double *lim)
+{
+    hm_search_batch *sb = ctx;
+    const hm_round *r = sb->r;
+    double l = hm_val(__atomic_load_n(sb->cb, __ATOMIC_RELAXED));
+    l = sb->best.w2 < l ? sb->best.w2 : l;
+    sb->lim = l;
+    if (r->ncomp[node] == sb->c || r->minc[node] > l)
+        return 0;
+    for (uint32_t mm = mask; mm; mm &= mm - 1) {
+        const int q = __builtin_ctz(mm);
+        lim[q] = l;
+        if (sb->ci[q] > l)
+            mask &= ~(1u << q);
+    }
+    return mask;
+}
+
+/* A leaf's points of other components within the bound: edges offered. */
+static void hm_leaf(void *ctx, uint32_t node, uint32_t mask, const double *out)
+{
+    hm_search_batch *sb = ctx;
+    const hm_round *r = sb->r;
+    const kd_tree *tr = r->tr;
+    const uint32_t b = tr->beg[node], e = tr->end[node];
+    for (uint32_t mm = mask; mm; mm &= mm - 1) {
+        const int q = __builtin_ctz(mm);
+        const double *o = out + (size_t)q * KD_TREE_OSTRIDE;
+        for (uint32_t p = b; p < e; p++) {
+            if (!(o[p - b] <= sb->lim) || r->tcore[p] > sb->lim || r->tcomp[p] == sb->c)
+                continue;
+            hm_offer(sb->row[q], tr->perm[p], sb->ci[q], r->tcore[p], o[p - b], &sb->best, sb->cb,
+                     &sb->lim);
+        }
+    }
+}
 
 /* One batch's search of the tree, from best (its nearest's edges). */
-static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, hm_scratch *s)
+static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, kd_tree_walk_state *s)
 {
     const kd_tree *tr = r->tr;
-    const uint32_t c = it->c;
-    uint64_t *cb = &r->cbest[c];
-    double lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
+    hm_search_batch sb = {.r = r, .c = it->c, .cb = &r->cbest[it->c], .best = best};
+    double lim = hm_val(__atomic_load_n(sb.cb, __ATOMIC_RELAXED));
     lim = best.w2 < lim ? best.w2 : lim;
     uint32_t mask = 0;
     size_t m = 0;
@@ -184,79 +223,28 @@ static hm_key hm_search(hm_round *r, const hm_item *it, hm_key best, hm_scratch 
         const uint32_t i = r->qord[p];
         if (r->core2[i] > lim || hm_listed(r, i, lim))
             continue;
-        s->row[m] = i;
-        s->pos[m] = tr->pos[i];
-        s->ci[m] = r->core2[i];
+        sb.row[m] = i;
+        sb.pos[m] = tr->pos[i];
+        sb.ci[m] = r->core2[i];
         mask |= 1u << m;
         m++;
     }
     if (!m)
         return best;
     __atomic_fetch_add(&r->searched, m, __ATOMIC_RELAXED);
-    kd_tree_batch(tr, s->pos, m, s->x, s->xt, s->mid);
-    size_t top = 0;
-    s->stack[top].node = 0;
-    s->stack[top++].mask = mask;
-    while (top) {
-        const uint32_t t = s->stack[--top].node;
-        uint32_t live = s->stack[top].mask;
-        lim = hm_val(__atomic_load_n(cb, __ATOMIC_RELAXED));
-        lim = best.w2 < lim ? best.w2 : lim;
-        if (r->ncomp[t] == c || r->minc[t] > lim)
-            continue;
-        for (uint32_t mm = live; mm; mm &= mm - 1) {
-            const int q = __builtin_ctz(mm);
-            s->lim[q] = lim;
-            if (s->ci[q] > lim)
-                live &= ~(1u << q); /* its edges weigh more */
-        }
-        if (t && live)
-            live = kd_tree_live(tr, t, s->xt, live, s->lim);
-        if (!live)
-            continue;
-        if (tr->kid[t]) { /* the nearer child (to the batch's mean) on top */
-            const uint32_t a = tr->kid[t], b = a + 1;
-            const int near_a = kd_tree_gap2(tr, a, s->mid) <= kd_tree_gap2(tr, b, s->mid);
-            s->stack[top].node = near_a ? b : a;
-            s->stack[top++].mask = live;
-            s->stack[top].node = near_a ? a : b;
-            s->stack[top++].mask = live;
-            continue;
-        }
-        kd_tree_leaf_rows(tr, t, s->x, live, s->lim, s->a, s->out);
-        const uint32_t b = tr->beg[t], e = tr->end[t];
-        for (uint32_t mm = live; mm; mm &= mm - 1) {
-            const int q = __builtin_ctz(mm);
-            const double *o = s->out + (size_t)q * KD_TREE_OSTRIDE;
-            const uint32_t i = s->row[q];
-            for (uint32_t p = b; p < e; p++) {
-                if (!(o[p - b] <= lim) || r->tcore[p] > lim || r->tcomp[p] == c)
-                    continue;
-                hm_offer(i, tr->perm[p], s->ci[q], r->tcore[p], o[p - b], &best, cb, &lim);
-            }
-        }
-    }
-    return best;
+    kd_tree_batch(tr, sb.pos, m, s->x, s->xt, s->mid);
+    const kd_tree_walker w = {hm_enter, hm_leaf, &sb};
+    kd_tree_walk(tr, s, mask, &w);
+    return sb.best;
 }
 
 static void hm_worker(void *ctx, int t)
 {
     (void)t;
     hm_round *r = ctx;
-    const size_t d = r->ds->d ? r->ds->d : 1;
-    hm_scratch s = {0};
-    if (r->phase) {
-        s.stack = xmalloc((2 * r->tr->depth + 4) * sizeof *s.stack);
-        s.x = xmalloc(KD_TREE_BATCH * d * sizeof *s.x);
-        s.xt = xcalloc(KD_TREE_BATCH * d, sizeof *s.xt);
-        s.a = xmalloc(CPU_SIMD_MAX_ROWS * d * sizeof *s.a);
-        s.out = xmalloc(KD_TREE_BATCH * KD_TREE_OSTRIDE * sizeof *s.out);
-        s.lim = xmalloc(KD_TREE_BATCH * sizeof *s.lim);
-        s.mid = xmalloc(d * sizeof *s.mid);
-        s.ci = xmalloc(KD_TREE_BATCH * sizeof *s.ci);
-        s.row = xmalloc(KD_TREE_BATCH * sizeof *s.row);
-        s.pos = xmalloc(KD_TREE_BATCH * sizeof *s.pos);
-    }
+    kd_tree_walk_state s = {0};
+    if (r->phase)
+        kd_tree_walk_new(r->tr, &s);
     for (;;) {
         if (r->cancel && *r->cancel)
             break;
@@ -268,16 +256,8 @@ static void hm_worker(void *ctx, int t)
         else
             r->ibest[q] = hm_search(r, &r->item[q], r->ibest[q], &s);
     }
-    free(s.stack);
-    free(s.x);
-    free(s.xt);
-    free(s.a);
-    free(s.out);
-    free(s.lim);
-    free(s.mid);
-    free(s.ci);
-    free(s.row);
-    free(s.pos);
+    if (r->phase)
+        kd_tree_walk_free(&s);
 }
 
 static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
