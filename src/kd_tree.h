@@ -1,15 +1,18 @@
 /* A k-d tree over a dataset's rows for the host's exact searches: the cpu
  * engine's k-distance (src/cpu_kdist.c) and HDBSCAN*'s host rounds
- * (src/cluster/hdbscan_mst.c). Each node is cut at the median of its
- * box's widest side; a leaf holds at most KD_TREE_LEAF rows, copied in
+ * (src/cluster/hdbscan_mst.c). Each node is cut near the median of its
+ * box's widest side, at a whole group of rows (any cut is right: the boxes
+ * are the rows'); a leaf holds at most KD_TREE_LEAF rows, copied in
  * FP64 into groups of CPU_GROUP rows transposed to [k][lane] (the layout
  * of src/cpu_simd.h), so a query meets a leaf in one SIMD kernel call:
  * the FP64 direct (a - b)^2 form in dimension order, cpu's bits.
  *
  * A box prunes only where its gap proves every row in it farther than a
- * limit as those kernels compute distances (kd_tree_prune). Memory: the
- * rows once in FP64 (a leaf padded to whole groups), each node's box
- * (16 bytes a dimension) and some 24 bytes a row. */
+ * limit as those kernels compute distances (kd_tree_prune). Searches walk
+ * it with batches of up to KD_TREE_BATCH query rows (kd_tree_walk).
+ * Memory: the rows once in FP64 (every leaf but the last whole groups),
+ * each node's box (16 bytes a dimension) and 8 bytes a row; building,
+ * another FP64 copy of the rows. */
 #ifndef TCJ_KD_TREE_H
 #define TCJ_KD_TREE_H
 
