@@ -117,7 +117,7 @@ static void CS_FN(f64)(const double *a, size_t nr, size_t d, const double *p, si
 
 /* The squared gap between point x and the box [lo, hi] (d values each):
  * per dimension how far x lies outside, squared, summed a vector at a time
- * (the order differs from a scalar loop's: kd_tree_prune's margin holds
+ * (the order differs from a scalar loop's: kd_tree.shrink's margin holds
  * for any order). */
 static double CS_FN(gap2)(const double *x, const double *lo, const double *hi, size_t d)
 {

@@ -8,7 +8,7 @@
  * the FP64 direct (a - b)^2 form in dimension order, cpu's bits.
  *
  * A box prunes only where its gap proves every row in it farther than a
- * limit as those kernels compute distances (kd_tree_prune). Searches walk
+ * limit as those kernels compute distances (kd_tree.shrink). Searches walk
  * it with batches of up to KD_TREE_BATCH query rows (kd_tree_walk).
  * Memory: the rows once in FP64 (every leaf but the last whole groups),
  * each node's box (16 bytes a dimension) and 8 bytes a row; building,
@@ -42,17 +42,14 @@ typedef struct kd_tree {
     size_t *grp;         /* a leaf's first group (gx + grp[t] * d * CPU_GROUP) */
     double *gx;          /* the leaves' rows as FP64 groups */
     size_t depth;
-    double shrink; /* a gap's safety factor (kd_tree_prune) */
+    /* A box's squared gap g2 from a query proves every row in it farther
+     * than lim, as the leaf kernels compute squared distances, where
+     * g2 * shrink > lim: in exact arithmetic the gap is at most each
+     * distance; each side errs by at most gamma_{d+4} (unit 2^-53)
+     * relative, which shrink = 1 - 2 gamma takes off. */
+    double shrink;
     const cpu_simd_ops *ops;
 } kd_tree;
-
-/* A search's node to visit and its box's gap from the query (the limit may
- * have fallen since it was pushed: tested again when popped). A search's
- * stack holds at most 2 depth + 2 of them. */
-typedef struct kd_tree_visit {
-    uint32_t node;
-    double g2;
-} kd_tree_visit;
 
 /* Build the tree over every row of ds. TCJ_ENOMEM with a message when the
  * memory check refuses it. */
@@ -61,26 +58,6 @@ void kd_tree_free(kd_tree *t);
 
 /* The squared gap between point x (FP64, d values) and node t's box. */
 double kd_tree_gap2(const kd_tree *t, uint32_t node, const double *x);
-
-/* Whether a gap g2 from kd_tree_gap2 proves every row of the box farther
- * than lim as the leaf kernel computes squared distances: in exact
- * arithmetic the gap is at most each distance; each side errs by at most
- * gamma_{d+4} (unit 2^-53) relative, which the shrink (1 - 2 gamma)
- * takes off. */
-static inline int kd_tree_prune(const kd_tree *t, double g2, double lim)
-{
-    return g2 * t->shrink > lim;
-}
-
-/* Leaf t's squared distances from x: out[p - beg[t]] for its positions p
- * (out has room for KD_TREE_LEAF rounded up to CPU_GROUP). A value above
- * lim may be any value above lim (the kernel's short-circuit). */
-static inline void kd_tree_leaf_d2(const kd_tree *t, uint32_t node, const double *x, double lim,
-                                   double *out)
-{
-    t->ops->f64(x, 1, t->d, t->gx + t->grp[node] * t->d * CPU_GROUP, t->end[node] - t->beg[node],
-                lim, out, 0, NULL);
-}
 
 /* The rows at positions [p0, p1) as the leaves hold them, row-major into
  * x ((p1 - p0) * d values). */

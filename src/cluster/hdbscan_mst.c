@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_join.h"
 #include "cpu_simd.h"
 #include "curve_knn.h"
 #include "engine.h"
@@ -68,7 +69,6 @@ typedef struct hm_item {
 #define HM_MIXED UINT32_MAX
 
 typedef struct hm_round {
-    const dataset *ds;
     const double *core2;
     const uint32_t *comp; /* each point's component */
     const kd_tree *tr;
@@ -296,9 +296,8 @@ int hdbscan_knn_make(const dataset *ds, const struct engine_opts *opts, size_t m
         }
     }
     hk->kl = kl;
-    const long cores = par_cores();
     rc = kd_tree_knn(&hk->tree, NULL, n, 0, (int)(ms - 1), core2, kl, hk->nb, hk->nd2,
-                     cores < 1 ? 1 : (int)cores, cancel, NULL);
+                     cpu_join_threads(opts), cancel, NULL);
     if (rc)
         hdbscan_knn_free(hk);
     return rc;
@@ -368,7 +367,7 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         e[ne++] = (hm_key){fw2[k], a < b ? a : b, a < b ? b : a};
         hm_unite(up, sz, ra, rb);
     }
-    hm_round r = {.ds = ds, .core2 = core2, .hk = hk && hk->kl ? hk : NULL, .cancel = cancel};
+    hm_round r = {.core2 = core2, .hk = hk && hk->kl ? hk : NULL, .cancel = cancel};
     int rc = 0;
     kd_tree own = {0};
     const kd_tree *tr = NULL;
@@ -506,8 +505,8 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         r.next = 0;
         r.cbest = cbest;
         r.ibest = ibest;
-        const long cores = par_cores();
-        nt = cores < 1 ? 1 : cores > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)cores;
+        nt = cpu_join_threads(opts); /* `set threads` */
+        nt = nt > PAR_MAX_THREADS ? PAR_MAX_THREADS : nt;
         if ((size_t)nt > ni)
             nt = (int)ni;
         t_scan = engine_now();
