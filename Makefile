@@ -295,8 +295,9 @@ install: all
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
 
 # libFuzzer harnesses, one per loader and one for the script language
-# (tests/fuzz/): clang, ASan and UBSan, the loaders and the command parser
-# only (no CUDA, no session log). `make fuzz` runs each for FUZZ_TIME
+# (tests/fuzz/): clang, ASan and UBSan, the loaders, the generators (gen's
+# words are read against their table) and the command parser only (no
+# CUDA, no session log). `make fuzz` runs each for FUZZ_TIME
 # seconds on a scratch copy of its corpus (tests/fuzz/corpus/NAME);
 # findings land in $(FUZZ_BUILD)/crash-NAME-*. `make test` runs them briefly.
 FUZZ_CC    ?= clang
@@ -306,6 +307,7 @@ FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
 	-Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
 FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cli/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+	$(wildcard src/gen*.c) \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -34,6 +34,8 @@
 
 #include <stdint.h>
 
+#include <cub/cub.cuh>
+
 #include "clu_uf.cuh"
 #include "f64_common.cuh"
 
@@ -49,6 +51,10 @@ struct fg_at {
     int warp;               /* in the block */
     unsigned qi, lg;        /* query slot, log2 of the slots */
     size_t qp, cp;          /* the pair's positions in cell order */
+    /* The query's sub-cell run [olo, ohi) (grid_dev.sid), clipped to the
+     * item's candidates; olo == ohi where the index has no sub-cells
+     * (positions: below 2^31, grid_build_gpu). */
+    uint32_t olo, ohi;
     unsigned cnt; /* the lane's count (0 at a group's start; added to `local` at its end) */
     uint32_t val; /* the lane's value for its query (CLU_NONE at a group's start) */
 };
@@ -89,9 +95,13 @@ struct fg_out_base {
     {
         return o.eps2;
     }
-    __device__ __forceinline__ bool want_q(size_t) const
+    __device__ __forceinline__ bool want_q(const fg_at &) const
     {
         return true;
+    }
+    __device__ __forceinline__ bool own(fg_at &, bool) const
+    {
+        return false;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
     {
@@ -141,9 +151,13 @@ struct clu_union_epi {
     {
         return eps2;
     }
-    __device__ __forceinline__ bool want_q(size_t qp) const
+    __device__ __forceinline__ bool want_q(const fg_at &at) const
     {
-        return core[qp];
+        return core[at.qp];
+    }
+    __device__ __forceinline__ bool own(fg_at &, bool) const
+    {
+        return false;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {
@@ -181,9 +195,13 @@ struct clu_border_epi {
     {
         return eps2;
     }
-    __device__ __forceinline__ bool want_q(size_t qp) const
+    __device__ __forceinline__ bool want_q(const fg_at &at) const
     {
-        return !core[qp];
+        return !core[at.qp];
+    }
+    __device__ __forceinline__ bool own(fg_at &, bool) const
+    {
+        return false;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &at) const
     {
@@ -215,7 +233,11 @@ struct clu_border_epi {
  * sub-lanes at the group's end, where the lead lane sets core[qp] =
  * count >= minpts; the join's pairs are the counts' sum (`local`). A group's launch
  * covers every candidate (grid_drive: items over all positions), so the
- * sum is the row's whole count; at most n < 2^32. */
+ * sum is the row's whole count; at most n < 2^32. Where the index has
+ * sub-cells, the rows of a dense cell (a sub-cell of minpts rows or more,
+ * every pair in it within eps) are core without any distance and are not
+ * among the pass's queries (kernels/fp64_grid.cu, fg_dense_groups), so
+ * `pairs` then sums the other rows' counts only. */
 struct clu_core_epi {
     double eps2;
     uint64_t minpts;
@@ -226,9 +248,13 @@ struct clu_core_epi {
     {
         return eps2;
     }
-    __device__ __forceinline__ bool want_q(size_t) const
+    __device__ __forceinline__ bool want_q(const fg_at &) const
     {
         return true;
+    }
+    __device__ __forceinline__ bool own(fg_at &, bool) const
+    {
+        return false;
     }
     __device__ __forceinline__ bool want(uint32_t, uint32_t, const fg_at &) const
     {
@@ -255,6 +281,56 @@ struct clu_core_epi {
             atomicAdd(pairs, local);
     }
 };
+
+/* Before the union pass, where the index has sub-cells: every core row
+ * linked to the first core row of its sub-cell (all within eps of each
+ * other, so one component): parent[p] = that row, which is <= p and its
+ * own root, as clu_union's links are, so the pass's pairs inside a
+ * sub-cell find one tree and call no union. A sub-cell of minpts rows or
+ * more is all core (its first row is its start); a smaller one is walked
+ * from its start (fewer than minpts steps). */
+static __global__ void clu_sub_unite_kernel(const uint8_t *__restrict__ core,
+                                            const uint32_t *__restrict__ sid,
+                                            const uint32_t *__restrict__ sbeg, size_t n,
+                                            uint64_t minpts, uint32_t *parent)
+{
+    for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+         p += (size_t)gridDim.x * blockDim.x) {
+        if (!core[p])
+            continue;
+        const uint32_t r = sid[p];
+        uint32_t f = sbeg[r];
+        if (sbeg[r + 1] - f < minpts)
+            while (!core[f])
+                f++;
+        parent[p] = f;
+    }
+}
+
+/* The dense cells' tally for the record: sub-cells of at least minpts
+ * rows (out[0]) and the rows they hold (out[1]); one atomic a block. */
+static __global__ void clu_dense_count_kernel(const uint32_t *__restrict__ sbeg, size_t nsub,
+                                              uint64_t minpts, unsigned long long *out)
+{
+    typedef cub::BlockReduce<unsigned long long, 256> red;
+    __shared__ typename red::TempStorage tmp;
+    unsigned long long cells = 0, rows = 0;
+    for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < nsub;
+         r += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t m = sbeg[r + 1] - sbeg[r];
+        if (m >= minpts) {
+            cells++;
+            rows += m;
+        }
+    }
+    cells = red(tmp).Sum(cells);
+    __syncthreads();
+    rows = red(tmp).Sum(rows);
+    if (threadIdx.x == 0 && (cells || rows)) {
+        atomicAdd(&out[0], cells);
+        atomicAdd(&out[1], rows);
+    }
+}
 
 /* The flags back in row order: core[ids[p]] = core_pos[p]. */
 static __global__ void clu_core_scatter_kernel(const uint32_t *__restrict__ ids,
@@ -332,14 +408,28 @@ static __global__ void clu_init_kernel(const uint8_t *__restrict__ core, size_t 
     }
 }
 
-/* Every core row's parent made its root (after the union pass). */
+/* Every core row's parent made its root (after the union pass). The
+ * walk only reads: a thread writes its own row's entry, and only its
+ * root, so any entry another thread reads is an ancestor and every walk
+ * ends at the root. (clu_find's path halving here wrote other rows'
+ * entries: a halving step that read a row's parent before that row's
+ * own thread wrote the root could put an inner ancestor back after it,
+ * leaving a row off its root: labels split, seen under racecheck's
+ * scheduling on trees four deep.) */
 static __global__ void clu_flatten_kernel(const uint8_t *__restrict__ core, size_t n,
                                           uint32_t *parent)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        if (core[i])
-            parent[i] = clu_find(parent, (uint32_t)i);
+        if (core[i]) {
+            const volatile uint32_t *p = parent;
+            uint32_t r = (uint32_t)i, q = p[r];
+            while (q != r) {
+                r = q;
+                q = p[r];
+            }
+            parent[i] = r;
+        }
 }
 
 /* The answer a row gets: its root if core, else its border root. */

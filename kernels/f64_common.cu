@@ -35,10 +35,11 @@ static int f64_outputs(f64_run *r)
     o.eps2 = a->eps * a->eps;
     cudaStream_t st = r->k.st;
     int rc;
-    /* [0] the count, [1] the distances a pruning kernel computed */
-    if ((rc = f64_malloc(r, (void **)&r->d_count, 2 * sizeof(unsigned long long), "the count")))
+    /* [0] the count, [1] the distances a pruning kernel computed, [2] the
+     * pairs it decided without one (examined[1]) */
+    if ((rc = f64_malloc(r, (void **)&r->d_count, 3 * sizeof(unsigned long long), "the count")))
         return rc;
-    KERN_CUDA(cudaMemsetAsync(r->d_count, 0, 2 * sizeof(unsigned long long), st));
+    KERN_CUDA(cudaMemsetAsync(r->d_count, 0, 3 * sizeof(unsigned long long), st));
     o.count = r->d_count;
     o.examined = r->d_count + 1;
     if (a->mode == KJOIN_PERPOINT) {
@@ -286,9 +287,10 @@ int f64_finish(f64_run *r)
 {
     const kern_join_args *a = r->a;
     double t0 = kern_now();
-    unsigned long long total = 0, cnt[2];
+    unsigned long long total = 0, cnt[3];
     KERN_CUDA(cudaMemcpy(cnt, r->d_count, sizeof cnt, cudaMemcpyDeviceToHost));
     r->res->examined = cnt[1];
+    r->res->skipped = cnt[2];
     if (a->mode == KJOIN_COUNT) {
         total = cnt[0];
     } else if (a->mode == KJOIN_PERPOINT) {

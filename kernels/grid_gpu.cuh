@@ -100,22 +100,35 @@ struct gg_cells {
     int k, dim[GRID_MAXK];
     double lo[GRID_MAXK], side;
     grid_dims grid;
+    int sb; /* sub-cell bits a dimension (0: none): 2^sb sub-cells a side */
 };
 
 static __global__ void gg_key_kernel(const double *__restrict__ x, size_t n, size_t d, gg_cells g,
                                      unsigned long long *key, uint32_t *row)
 {
+    const long long m = 1ll << g.sb;
+    const double fine = g.side / (double)m;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        long long kv = 0;
+        long long kv = 0, sv = 0;
         for (int j = 0; j < g.k; j++) {
-            double c = floor((x[i * d + g.dim[j]] - g.lo[j]) / g.side);
-            long long ci = c < 0 ? 0 : (long long)c;
-            if (ci >= g.grid.cnt[j])
-                ci = g.grid.cnt[j] - 1;
+            long long ci;
+            if (g.sb) { /* the fine index first; the cell is its quotient */
+                const double u = floor((x[i * d + g.dim[j]] - g.lo[j]) / fine);
+                long long ui = u < 0 ? 0 : (long long)u;
+                if (ui >= g.grid.cnt[j] * m)
+                    ui = g.grid.cnt[j] * m - 1;
+                ci = ui >> g.sb;
+                sv = (sv << g.sb) | (ui & (m - 1));
+            } else {
+                const double c = floor((x[i * d + g.dim[j]] - g.lo[j]) / g.side);
+                ci = c < 0 ? 0 : (long long)c;
+                if (ci >= g.grid.cnt[j])
+                    ci = g.grid.cnt[j] - 1;
+            }
             kv += ci * g.grid.stride[j];
         }
-        key[i] = (unsigned long long)kv;
+        key[i] = ((unsigned long long)kv << (g.sb * g.k)) | (unsigned long long)sv;
         row[i] = (uint32_t)i;
     }
 }
@@ -124,11 +137,11 @@ static __global__ void gg_key_kernel(const double *__restrict__ x, size_t n, siz
  * row is a query row; entry n of both is 0 (the scans then give totals). */
 static __global__ void gg_flag_kernel(const unsigned long long *__restrict__ key,
                                       const uint32_t *__restrict__ row, size_t n, size_t q0,
-                                      size_t q1, size_t *head, size_t *qf)
+                                      size_t q1, int shift, size_t *head, size_t *qf)
 {
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s <= n;
          s += (size_t)gridDim.x * blockDim.x) {
-        head[s] = s < n && (s == 0 || key[s] != key[s - 1]);
+        head[s] = s < n && (s == 0 || key[s] >> shift != key[s - 1] >> shift);
         qf[s] = s < n && row[s] >= q0 && row[s] < q1;
     }
 }
@@ -139,17 +152,45 @@ static __global__ void gg_scatter_kernel(const unsigned long long *__restrict__ 
                                          const size_t *__restrict__ head,
                                          const size_t *__restrict__ hpos,
                                          const size_t *__restrict__ qf,
-                                         const size_t *__restrict__ qpos_of, size_t n,
+                                         const size_t *__restrict__ qpos_of, size_t n, int shift,
                                          long long *ukey, size_t *cstart, size_t *qpos)
 {
     for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s < n;
          s += (size_t)gridDim.x * blockDim.x) {
         if (head[s]) {
-            ukey[hpos[s]] = (long long)key[s];
+            ukey[hpos[s]] = (long long)(key[s] >> shift);
             cstart[hpos[s]] = s;
         }
         if (qf[s])
             qpos[qpos_of[s]] = s;
+    }
+}
+
+/* The sub-cells' runs: head[s] = 1 where sorted position s starts one
+ * (its whole key differs from the one before); entry n is 0. */
+static __global__ void gg_sub_flag_kernel(const unsigned long long *__restrict__ key, size_t n,
+                                          uint32_t *head)
+{
+    for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s <= n;
+         s += (size_t)gridDim.x * blockDim.x)
+        head[s] = s < n && (s == 0 || key[s] != key[s - 1]);
+}
+
+/* Each position's run (sid) and each run's first position (sbeg, the
+ * total at nsub = spos[n]). */
+static __global__ void gg_sub_scatter_kernel(const uint32_t *__restrict__ head,
+                                             const uint32_t *__restrict__ spos, size_t n,
+                                             uint32_t *sid, uint32_t *sbeg)
+{
+    for (size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x; s <= n;
+         s += (size_t)gridDim.x * blockDim.x) {
+        if (s == n) {
+            sbeg[spos[n]] = (uint32_t)n;
+            continue;
+        }
+        sid[s] = spos[s] + head[s] - 1;
+        if (head[s])
+            sbeg[spos[s]] = (uint32_t)s;
     }
 }
 
@@ -208,15 +249,20 @@ static inline unsigned gg_blocks(size_t m)
 }
 
 /* Device scratch of one build, given back (and uncharged) at the end. */
+#define GG_TMP_MAX                                                                                 \
+    16 /* the build's scratch arrays: 14 at most (gg_rows' 2, ranges 2, keys 3,                    \
+        * sort 1, cells 4, sub-cells 2) */
 struct gg_tmp {
     kern_run *k;
-    void *p[12];
-    size_t b[12];
+    void *p[GG_TMP_MAX];
+    size_t b[GG_TMP_MAX];
     int np;
 };
 
 static int gg_alloc(gg_tmp &t, void **p, size_t bytes, const char *what)
 {
+    if (t.np == GG_TMP_MAX)
+        return kern_fail(KERN_EINVAL, "the grid build's scratch list is full (%s)", what);
     int rc = kern_malloc(t.k, p, bytes ? bytes : 1, what);
     if (rc == 0) {
         t.p[t.np] = *p;
@@ -385,7 +431,8 @@ static int gg_choose(f64_run *r, const kern_join_args *a, const double *xw, gg_t
  * all charged to the run and kept by the caller; *ngroup the query
  * groups. The time goes to t_prep (index) and t_h2d (upload). */
 static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k, double max_cells,
-                          size_t group, grid_dev *v, size_t *ngroup, double **xs, const char *who)
+                          int sub, size_t group, grid_dev *v, size_t *ngroup, double **xs,
+                          const char *who)
 {
     const size_t n = a->n, d = a->d;
     memset(v, 0, sizeof *v);
@@ -409,16 +456,21 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
     size_t cub_bytes = 0, sort_bytes = 0, scan_bytes = 0, nc = 0, ngr = 0;
     gg_cells g;
     double t0;
-    int end_bit = 1;
+    int end_bit = 1, shift = 0;
+    uint32_t *shead = NULL, *spos = NULL;
+    size_t sscan_bytes = 0;
+    unsigned long long cells;
     int rc = gg_rows(r, a, t, &xw);
     t0 = kern_now();
     if (rc == 0)
         rc = gg_choose(r, a, xw, t, eps, k, max_cells, g, perm, who);
     if (rc)
         goto out;
-    while (end_bit < 64 &&
-           ((unsigned long long)(g.grid.cnt[g.grid.k - 1] * g.grid.stride[g.grid.k - 1]) - 1) >>
-               end_bit)
+    cells = (unsigned long long)(g.grid.cnt[g.grid.k - 1] * g.grid.stride[g.grid.k - 1]);
+    /* Sub-cells where every dimension is indexed and the keys have room. */
+    g.sb = sub && g.k == (int)d && g.k * sub < 16 && cells <= (1ull << 62) >> (g.k * sub) ? sub : 0;
+    shift = g.sb * g.k;
+    while (end_bit < 64 && ((cells << shift) - 1) >> end_bit)
         end_bit++;
     if ((rc = gg_alloc(t, (void **)&key, n * sizeof *key, "the grid's keys")) ||
         (rc = gg_alloc(t, (void **)&key2, n * sizeof *key2, "the grid's keys")) ||
@@ -433,7 +485,11 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
     KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (size_t *)NULL, (size_t *)NULL,
                                                  (int)n + 1, st),
                    out);
+    KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(NULL, sscan_bytes, (uint32_t *)NULL,
+                                                 (uint32_t *)NULL, (int)n + 1, st),
+                   out);
     cub_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    cub_bytes = cub_bytes > sscan_bytes ? cub_bytes : sscan_bytes;
     if ((rc = gg_alloc(t, &cub_tmp, cub_bytes, "the grid's sort")))
         goto out;
     KERN_CUDA_GOTO(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, key, key2, row, v->ids,
@@ -446,8 +502,8 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
         (rc = gg_alloc(t, (void **)&qf, (n + 1) * sizeof(size_t), "the grid's cells")) ||
         (rc = gg_alloc(t, (void **)&qpos_of, (n + 1) * sizeof(size_t), "the grid's cells")))
         goto out;
-    gg_flag_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(key2, v->ids, n, a->q0, a->q1, head,
-                                                            qf);
+    gg_flag_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(key2, v->ids, n, a->q0, a->q1, shift,
+                                                            head, qf);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     KERN_CUDA_GOTO(cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, head, hpos, (int)n + 1, st),
                    out);
@@ -462,10 +518,36 @@ static int grid_build_gpu(f64_run *r, const kern_join_args *a, double eps, int k
         (rc = f64_malloc(r, (void **)&v->cstart, (nc + 1) * sizeof(size_t), "the grid index")) ||
         (rc = f64_malloc(r, (void **)&v->qpos, (n ? n : 1) * sizeof(size_t), "the grid index")))
         goto out;
-    gg_scatter_kernel<<<gg_blocks(n), GG_THREADS, 0, st>>>(key2, head, hpos, qf, qpos_of, n,
+    gg_scatter_kernel<<<gg_blocks(n), GG_THREADS, 0, st>>>(key2, head, hpos, qf, qpos_of, n, shift,
                                                            v->ukey, v->cstart, v->qpos);
     KERN_CUDA_GOTO(cudaGetLastError(), out);
     KERN_CUDA_GOTO(cudaMemcpyAsync(v->cstart + nc, &n, sizeof n, cudaMemcpyHostToDevice, st), out);
+
+    /* The sub-cells' runs: a position's run and each run's first position
+     * (the dense-cell shortcuts of kernels/fp64_grid.cu). */
+    if (g.sb) {
+        size_t ns = 0;
+        uint32_t ns32 = 0;
+        if ((rc = gg_alloc(t, (void **)&shead, (n + 1) * sizeof *shead, "the grid's sub-cells")) ||
+            (rc = gg_alloc(t, (void **)&spos, (n + 1) * sizeof *spos, "the grid's sub-cells")) ||
+            (rc = f64_malloc(r, (void **)&v->sid, n * sizeof *v->sid, "the grid index")))
+            goto out;
+        gg_sub_flag_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(key2, n, shead);
+        KERN_CUDA_GOTO(cudaGetLastError(), out);
+        KERN_CUDA_GOTO(
+            cub::DeviceScan::ExclusiveSum(cub_tmp, cub_bytes, shead, spos, (int)n + 1, st), out);
+        KERN_CUDA_GOTO(cudaMemcpyAsync(&ns32, spos + n, sizeof ns32, cudaMemcpyDeviceToHost, st),
+                       out);
+        KERN_CUDA_GOTO(cudaStreamSynchronize(st), out);
+        ns = ns32;
+        if ((rc = f64_malloc(r, (void **)&v->sbeg, (ns + 1) * sizeof *v->sbeg, "the grid index")))
+            goto out;
+        gg_sub_scatter_kernel<<<gg_blocks(n + 1), GG_THREADS, 0, st>>>(shead, spos, n, v->sid,
+                                                                       v->sbeg);
+        KERN_CUDA_GOTO(cudaGetLastError(), out);
+        v->nsub = ns;
+        v->sub = g.sb;
+    }
 
     /* Query groups: each cell's query rows cut into groups of `group`. */
     ng = head; /* reused: ncell + 1 <= n + 1 entries */

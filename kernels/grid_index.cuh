@@ -308,6 +308,15 @@ struct grid_dev {
     uint32_t *glen, *gcell;
     size_t ncell;
     grid_dims grid;
+    /* Sub-cells (the device build at d <= 3, kernels/grid_gpu.cuh): each
+     * cell's positions ordered by sub-cells of side 1/2^sub of its own,
+     * so that every pair within one is within eps; sid[p] the run of
+     * position p, sbeg[r] run r's first position (sbeg[nsub] = n). NULL
+     * and 0 where the index has none. */
+    uint32_t *sid, *sbeg;
+    size_t nsub;
+    int sub;
+    size_t own_rows; /* rows in sub-cells of KERN_GRID_OWN_MIN rows or more */
 };
 
 template <typename T> static int grid_put(f64_run *r, T **dst, const T *src, size_t m)
@@ -345,6 +354,8 @@ static inline void grid_dev_free(grid_dev *v)
     cudaFree(v->glen);
     cudaFree(v->gcell);
     cudaFree(v->qpos);
+    cudaFree(v->sid);
+    cudaFree(v->sbeg);
     memset(v, 0, sizeof *v);
 }
 

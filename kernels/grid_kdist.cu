@@ -274,7 +274,7 @@ static int kd_index(f64_run *r, const kern_join_args *a, double rad, grid_cache 
     const size_t used = r->k.mem_used;
     double *x = NULL;
     size_t ngroup = 0;
-    int rc = grid_build_gpu(r, a, rad, KD_K, KD_MAX_CELLS, KD_GROUP, &c.g, &ngroup, &x,
+    int rc = grid_build_gpu(r, a, rad, KD_K, KD_MAX_CELLS, 0, KD_GROUP, &c.g, &ngroup, &x,
                             "fp64 grid k-distance");
     c.rows[0] = x;
     c.dev = a->device;

@@ -178,6 +178,7 @@ static void kern_multi_merge(std::vector<kern_multi_dev> &dv, kern_join_result *
         const kern_join_result &x = dv[t].r;
         r->pairs += x.pairs;
         r->examined += x.examined;
+        r->skipped += x.skipped;
         r->t_h2d = std::max(r->t_h2d, x.t_h2d);
         r->t_convert = std::max(r->t_convert, x.t_convert);
         r->t_prep = std::max(r->t_prep, x.t_prep);

@@ -91,6 +91,7 @@ void stream_merge(kern_join_result *r, const kern_join_result *x, int first)
     }
     r->pairs += x->pairs;
     r->examined += x->examined;
+    r->skipped += x->skipped;
     r->t_h2d += x->t_h2d;
     r->t_convert += x->t_convert;
     r->t_prep += x->t_prep;

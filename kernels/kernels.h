@@ -497,6 +497,11 @@ typedef struct kern_join_result {
      * chunk runs; 0: the run examined all of its pairs (n^2 or its cut's
      * share). */
     uint64_t examined;
+    /* Pairs such a path decided without a distance (the FP64 grid's
+     * sub-cells: every pair within one is within eps), and DBSCAN's
+     * dense cells on it: sub-cells of minpts rows or more, core without
+     * a distance, and the rows they hold. */
+    uint64_t skipped, dense_cells, dense_rows;
 } kern_join_result;
 
 /* Rows of a cross run's candidate start (kern_join_args.c0) are a
@@ -679,6 +684,12 @@ int kern_ted_index_run(const kern_join_args *a, kern_join_result *r);
  * symmetric ignored as fp64 ignores it): fp64's results in every mode.
  * Refuses data that are not finite (KERN_EINVAL). */
 int kern_fp64_grid_run(const kern_join_args *a, kern_join_result *r);
+/* The FP64 grid at d <= 3 counts a query's own sub-cell (every pair in
+ * one is within eps) without distances where it holds this many rows or
+ * more (kern_join_result.skipped): at S = 32 on uniform data a sub-cell
+ * holds about one row, and splitting the candidate ranges around a few
+ * rows costs more than their distances. */
+#define KERN_GRID_OWN_MIN 8
 /* DBSCAN's three passes on the FP64 grid path, one device (the first of
  * a's list), every row a query (q0 = 0, q1 = n), at a->eps: core (n, out)
  * = at least minpts rows within eps, itself included (no per-point count

@@ -132,9 +132,6 @@ int main(int argc, char **argv)
     const double S = atof(argv[3]);
     g.kind = argv[4];
     g.seed = 42;
-    g.lambda = 40;
-    g.clusters = 16;
-    g.sigma = 0.05;
     const char *ename = getenv("ENGINE") ? getenv("ENGINE") : "fasted";
     const char *est = getenv("EST_ENGINE") ? getenv("EST_ENGINE") : ename;
     const int reps = getenv("REPS") ? atoi(getenv("REPS")) : 0;

@@ -68,9 +68,6 @@ int main(int argc, char **argv)
     g.d = strtoull(argv[2], NULL, 10);
     g.kind = argv[3];
     g.seed = 42;
-    g.lambda = 40;
-    g.clusters = 16;
-    g.sigma = 0.05;
     /* BENCH_DTYPE=f32: the values kept as f32, as `gen` keeps them by
      * default; otherwise f64 (as docs/history's figures before 2026-11-23) */
     const char *bt = getenv("BENCH_DTYPE");

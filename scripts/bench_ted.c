@@ -73,8 +73,7 @@ static void gen(dataset *ds, size_t n, size_t d, uint64_t seed)
     g.kind = "expo";
     g.n = n;
     g.d = d;
-    g.seed = seed;
-    g.lambda = 40;
+    g.seed = seed; /* expo's default lambda, 40 (TED-Join's) */
     if (dataset_generate(&g, ds)) {
         fprintf(stderr, "gen: %s\n", err_msg());
         exit(1);

@@ -349,9 +349,6 @@ int dataset_info_compute(const dataset *ds, dataset_info *info)
 const char *const load_opt_names[] = {"format",  "offset",         "limit", "cols",
                                       "header",  "delim",          "dtype", "dim",
                                       "dataset", "drop-nonfinite", NULL};
-const char *const gen_opt_names[] = {"kind",     "n",     "d",     "seed", "lambda",
-                                     "clusters", "sigma", "dtype", NULL};
-const char *const gen_kinds[] = {"uniform", "expo", "gauss", "ints", NULL};
 
 static int parse_size(const char *key, const char *val, size_t *out)
 {
@@ -389,16 +386,6 @@ static int parse_bool(const char *key, const char *val, int *out)
         *out = 0;
     else
         return err_set(TCJ_EINVAL, "%s=%s: expected 1 or 0 (yes/no)", key, val);
-    return 0;
-}
-
-static int parse_double(const char *key, const char *val, double *out)
-{
-    char *e;
-    double v = strtod(val, &e);
-    if (!*val || *e || !isfinite(v))
-        return err_set(TCJ_EINVAL, "%s=%s: expected a number", key, val);
-    *out = v;
     return 0;
 }
 
@@ -470,63 +457,4 @@ void load_opts_init(load_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->header = -1;
-}
-
-void gen_opts_init(gen_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->kind = "uniform";
-    o->lambda = 40;
-    o->clusters = 16;
-    o->sigma = 0.05;
-    o->dtype = DTYPE_F32;
-}
-
-int gen_opts_set(gen_opts *o, const char *key, const char *val)
-{
-    if (!val)
-        val = "";
-    if (!strcmp(key, "kind")) {
-        for (int i = 0; gen_kinds[i]; i++)
-            if (!strcmp(val, gen_kinds[i])) {
-                o->kind = gen_kinds[i];
-                return 0;
-            }
-        return err_set(TCJ_EINVAL, "kind=%s: expected uniform, expo or gauss", val);
-    }
-    if (!strcmp(key, "n"))
-        return parse_size(key, val, &o->n);
-    if (!strcmp(key, "d"))
-        return parse_size(key, val, &o->d);
-    if (!strcmp(key, "clusters"))
-        return parse_size(key, val, &o->clusters);
-    if (!strcmp(key, "seed")) {
-        size_t s;
-        int rc = parse_size(key, val, &s);
-        o->seed = s;
-        return rc;
-    }
-    if (!strcmp(key, "lambda")) {
-        int rc = parse_double(key, val, &o->lambda);
-        if (!rc && o->lambda <= 0)
-            return err_set(TCJ_EINVAL, "lambda=%s: expected a rate > 0", val);
-        return rc;
-    }
-    if (!strcmp(key, "sigma")) {
-        int rc = parse_double(key, val, &o->sigma);
-        if (!rc && o->sigma <= 0)
-            return err_set(TCJ_EINVAL, "sigma=%s: expected a standard deviation > 0", val);
-        return rc;
-    }
-    if (!strcmp(key, "dtype")) {
-        const dtype *t = dtype_find(val);
-        if (!t || (t->id != DTYPE_F32 && t->id != DTYPE_F64))
-            return err_set(TCJ_EINVAL, "dtype=%s: expected f32 or f64", val);
-        o->dtype = t->id;
-        return 0;
-    }
-    return err_set(TCJ_EINVAL,
-                   "unknown generator option '%s' (kind n d seed lambda clusters "
-                   "sigma dtype)",
-                   key);
 }

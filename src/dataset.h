@@ -93,15 +93,24 @@ typedef struct load_opts {
     const volatile int *cancel; /* set (by Ctrl-C) to stop reading: TCJ_ECANCEL; may be NULL */
 } load_opts;
 
+/* A kind's parameter as given: key=value, read against the kind's row
+ * when the dataset is generated (src/gen.h). */
+typedef struct gen_opt {
+    const char *key; /* the parameter's name, from the generator table */
+    const char *val; /* the caller's text: must outlive the options */
+} gen_opt;
+
+#define GEN_OPTS_MAX 8 /* distinct parameters given at once */
+
 /* Parameters of a generated dataset. */
 typedef struct gen_opts {
-    const char *kind; /* "uniform", "expo", "gauss" (clusters) */
+    const char *kind; /* a row of the generator table: "uniform", "expo", "gauss", ... */
     size_t n, d;
     uint64_t seed;
-    double lambda;              /* expo: rate, default 40 (TED-Join's) */
-    size_t clusters;            /* gauss: number of clusters, default 16 */
-    double sigma;               /* gauss: cluster std dev, default 0.05 */
-    dtype_id dtype;             /* values rounded to and kept in: f32 (default) or f64 */
+    dtype_id dtype;            /* values rounded to and kept in: f32 (default) or f64 */
+    gen_opt opt[GEN_OPTS_MAX]; /* the kind's parameters given (gen_opts_set); the rest
+                                * take the row's defaults */
+    int nopt;
     const volatile int *cancel; /* set (by Ctrl-C) to stop: TCJ_ECANCEL; may be NULL */
 } gen_opts;
 
@@ -124,8 +133,10 @@ typedef struct dataset_info {
  * a crash inside libhdf5 becomes an error naming the file. */
 int dataset_load(const char *path, const load_opts *opt, dataset *out);
 /* Generate a dataset; the same options give the same values on any machine.
- * TCJ_ENOMEM (naming the command and the size) when it would not fit in
- * available memory, TCJ_ECANCEL when opt->cancel was set. */
+ * TCJ_EINVAL for an unknown kind, a parameter the kind does not take or a
+ * bad value (one line), TCJ_ENOMEM (naming the command and the size) when
+ * it would not fit in available memory, TCJ_ECANCEL when opt->cancel was
+ * set. */
 int dataset_generate(const gen_opts *opt, dataset *out);
 /* 0, or TCJ_ENOMEM with the line set when two rows widened to FP64 do not
  * fit in memory (src/mem.h). */
@@ -157,16 +168,19 @@ const loader *loader_find(const char *name);
  * TCJ_EINVAL with err_msg naming the key and what was expected.
  *   load:  format=NAME offset=N limit=N cols=SPEC header=auto|yes|no|1|0
  *          delim=,|tab|space|;|CHAR dtype=T dim=N dataset=NAME (alias h5name=) drop-nonfinite=0|1
- *   gen:   kind=uniform|expo|gauss n=N d=N seed=N lambda=X clusters=N sigma=X dtype=f32|f64 */
+ *   gen:   kind=KIND n=N d=N seed=N dtype=f32|f64 and the kind's own (lambda=X
+ *          clusters=N sigma=X halos=H alpha=A noise=F radius=R; src/gen_table.c) */
 void load_opts_init(load_opts *o); /* all zero, header -1 (detect) */
 int load_opts_set(load_opts *o, const char *key, const char *val);
 extern const char *const load_opt_names[]; /* NULL-terminated keys */
-/* Zero n/d/seed, then the defaults: lambda 40, clusters 16, sigma 0.05,
- * dtype f32. */
+/* All zero, kind uniform, dtype f32; a kind's parameters take its row's
+ * defaults (src/gen_table.c). gen_opts_set reads kind, n, d, seed and
+ * dtype, and keeps any other key some kind takes (its value checked
+ * against that kind's row); a key no kind takes is refused. */
 void gen_opts_init(gen_opts *o);
 int gen_opts_set(gen_opts *o, const char *key, const char *val);
-extern const char *const gen_opt_names[]; /* NULL-terminated keys */
-extern const char *const gen_kinds[];     /* "uniform", "expo", "gauss", "ints", NULL: gen's
-                                           * check, message and completion */
+extern const char *const gen_opt_names[]; /* NULL-terminated: kind first, then n d seed,
+                                           * every kind's parameters and dtype
+                                           * (src/gen_table.c) */
 
 #endif

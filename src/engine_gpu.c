@@ -183,6 +183,10 @@ int engine_gpu_grid_dbscan(const engine *e, const dataset *ds, double eps, size_
     *pairs = np;
     res->pairs = r.pairs;
     engine_gpu_timing(&r, ds, NULL, res);
+    /* rows of the dense cells were made core without a distance, so *pairs
+     * counts the other rows' neighbours only */
+    join_result_metric(res, "dense_cells", (double)r.dense_cells, "");
+    join_result_metric(res, "dense_rows", (double)r.dense_rows, "rows");
     snprintf(res->variant, sizeof res->variant, "%s", r.variant);
     return engine_gpu_error(e->name, rc);
 }

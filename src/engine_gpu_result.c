@@ -90,8 +90,10 @@ static void gpu_tile_metrics(const kern_join_args *a, const kern_join_result *r,
  * computed), the run's pairs_examined (pruned). */
 static void gpu_grid_metrics(const kern_join_result *r, join_result *res)
 {
-    if (r->examined)
+    if (r->examined || r->skipped)
         join_result_metric(res, "pairs_examined", (double)r->examined, "pairs");
+    if (r->skipped)
+        join_result_metric(res, "pairs_skipped", (double)r->skipped, "pairs");
 }
 
 /* exact's pass: what its band sent to the FP64 refinement. */
@@ -149,7 +151,7 @@ void engine_gpu_metrics(const engine *e, const kern_join_args *a, const kern_joi
         gpu_cluster_metrics(a, r, res);
         gpu_tile_metrics(a, r, res);
         gpu_grid_metrics(r, res);
-        if (tc && !r->examined) /* the paper's count is the tensor cores' */
+        if (tc && !r->examined && !r->skipped) /* the paper's count is the tensor cores' */
             gpu_tflops(a, r, res);
     }
     if (x->scaled) {

@@ -1,24 +1,19 @@
-/* Generated datasets. The generator is self-contained (splitmix64 seeding
- * xoshiro256**, doubles from the top 53 bits) so a seed gives the same
- * values on any machine; the non-uniform kinds also use log, sqrt and cos
- * from libm, which glibc computes identically across x86-64 and AArch64.
- *   uniform  every value uniform in [0, 1)
- *   expo     TED-Join's exponential data: -ln(1-u)/lambda (lambda 40),
- *            redrawn while above 1, so values lie in [0, 1] (with lambda 40 a
- *            redraw has probability e^-40: the shape is not truncated visibly);
- *            where a draw lands in [0, 1] less than half the time (lambda
- *            below ln 2) the truncated law is sampled directly by inversion,
- *            -ln(1 - u(1 - e^-lambda))/lambda, so no lambda loops forever
- *   gauss    `clusters` centres uniform in [0, 1)^d, drawn first; each point
- *            picks a centre uniformly and adds N(0, sigma^2) per coordinate
- *            (Box-Muller), not clipped; more centres than points is refused
- *   ints     every value an integer uniform in {-4, ..., 4}: held exactly
- *            by every format (FP16, BF16, FP8, INT8) and every dot product
- *            of them exact in FP32 below d = 2^19, so every engine's count
- *            equals FP64's (the teaching ladder's data)
+/* Generated datasets: the driver of the generator table (src/gen.h; one row
+ * per kind in src/gen_table.c) and the gen_opts words. The generator is
+ * self-contained (splitmix64 seeding xoshiro256**, doubles from the top 53
+ * bits, src/gen.h) so a seed gives the same values on any machine; beyond
+ * it each kind calls only these libm functions, which glibc computes
+ * identically across x86-64 and AArch64:
+ *   uniform  none
+ *   expo     log1p and expm1 (src/gen_basic.c)
+ *   gauss    log, sqrt and cos (Box-Muller, src/gen.h)
+ *   ints     floor
+ *   halo     log, exp, sqrt and cos (src/gen_halo.c)
  * Every value is generated in FP64 and then kept as dtype says: f32 by
  * default (rounded to nearest, so a uniform value just below 1 may become
  * 1.0f), f64 when asked (dtype=f64, the values of earlier versions). */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,196 +21,272 @@
 
 #include "dataset.h"
 #include "err.h"
+#include "gen.h"
 #include "load_util.h"
 #include "mem.h"
 
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
+/* A whole number as the command line reads one (cmd_parse_size): 1e6,
+ * 2.5e5, 100k, 2M and 1.5G name the integers they say; its refusal is the
+ * command line's line too. */
+static int gen_count(const char *key, const char *val, size_t *out)
 {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    char *end;
+    errno = 0;
+    if (!*val || *val == '-' || *val == '+' || isspace((unsigned char)*val))
+        goto bad;
+    unsigned long long v = strtoull(val, &end, 10);
+    if (end == val || errno == ERANGE)
+        goto bad;
+    if (*end) {
+        static const char sfx[] = "kKMG";
+        static const double mul[] = {1e3, 1e3, 1e6, 1e9};
+        double dv = strtod(val, &end);
+        if (*end && !end[1] && end != val && strchr(sfx, *end)) {
+            dv *= mul[strchr(sfx, *end) - sfx];
+            end++;
+        }
+        if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
+            goto bad;
+        v = (unsigned long long)dv;
+    }
+    *out = (size_t)v;
+    return 0;
+bad:
+    return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", key, val);
 }
 
-static void rng_seed(rng *r, uint64_t seed)
+int gen_param_parse(const gen_param *p, const char *val, gen_val *out)
 {
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
+    if (p->whole) {
+        int rc = gen_count(p->name, val, &out->z);
+        if (rc)
+            return rc;
+        out->x = (double)out->z;
+    } else {
+        char *end;
+        errno = 0;
+        out->x = strtod(val, &end);
+        out->z = 0;
+        if (end == val || *end || errno == ERANGE || !isfinite(out->x))
+            return err_set(TCJ_EINVAL, "%s: expected a number, got '%s'", p->name, val);
+    }
+    const double x = out->x;
+    const int low = p->min_open ? !(x > p->min) : !(x >= p->min);
+    if (p->max > p->min && (low || x > p->max))
+        return err_set(TCJ_EINVAL, "%s=%s: expected %s in %c%g, %g]", p->name, val, p->what,
+                       p->min_open ? '(' : '[', p->min, p->max);
+    if (low)
+        return err_set(TCJ_EINVAL, "%s=%s: expected %s %s %g", p->name, val, p->what,
+                       p->min_open ? ">" : ">=", p->min);
+    return 0;
 }
 
-static uint64_t rotl(uint64_t x, int k)
+void gen_opts_init(gen_opts *o)
 {
-    return (x << k) | (x >> (64 - k));
+    memset(o, 0, sizeof *o);
+    o->kind = "uniform";
+    o->dtype = DTYPE_F32;
 }
 
-static uint64_t rng_next(rng *r)
+int gen_opts_set(gen_opts *o, const char *key, const char *val)
 {
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
+    if (!val)
+        val = "";
+    if (!strcmp(key, "kind")) {
+        const gen_kind *k = gen_kind_find(val);
+        if (!k)
+            return err_set(TCJ_EINVAL, "kind=%s: expected one of: %s", val, gen_kind_names(" "));
+        o->kind = k->name;
+        return 0;
+    }
+    if (!strcmp(key, "n"))
+        return gen_count(key, val, &o->n);
+    if (!strcmp(key, "d"))
+        return gen_count(key, val, &o->d);
+    if (!strcmp(key, "seed")) {
+        size_t s;
+        int rc = gen_count(key, val, &s);
+        o->seed = s;
+        return rc;
+    }
+    if (!strcmp(key, "dtype")) {
+        const dtype *t = dtype_find(val);
+        if (!t || (t->id != DTYPE_F32 && t->id != DTYPE_F64))
+            return err_set(TCJ_EINVAL, "dtype=%s: expected f32 or f64", val);
+        o->dtype = t->id;
+        return 0;
+    }
+    /* The kind's own row where it takes the key, else the first that
+     * does; dataset_generate reads the value again against the kind it
+     * makes. */
+    const gen_kind *k = o->kind ? gen_kind_find(o->kind) : NULL;
+    const gen_param *p = k ? gen_param_find(k, key) : NULL;
+    if (!p)
+        p = gen_param_find(NULL, key);
+    if (!p) {
+        char names[256] = "";
+        for (int i = 0; gen_opt_names[i]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "",
+                     gen_opt_names[i]);
+        return err_set(TCJ_EINVAL, "unknown generator option '%s' (%s)", key, names);
+    }
+    gen_val v;
+    int rc = gen_param_parse(p, val, &v);
+    if (rc)
+        return rc;
+    int i = 0;
+    while (i < o->nopt && strcmp(o->opt[i].key, p->name))
+        i++;
+    if (i == GEN_OPTS_MAX)
+        return err_set(TCJ_EINVAL, "%s=%s: more than %d generator parameters given", key, val,
+                       GEN_OPTS_MAX);
+    o->opt[i] = (gen_opt){p->name, val};
+    if (i == o->nopt)
+        o->nopt++;
+    return 0;
 }
 
-/* uniform in [0, 1) */
-static double rng_unit(rng *r)
+/* The kind's parameters into g->p: each given one read against the row,
+ * the rest the row's defaults; a key the kind does not take is refused. */
+static int resolve_params(const gen_kind *k, const gen_opts *o, gen_ctx *g)
 {
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+    for (int j = 0; j < o->nopt; j++)
+        if (!gen_param_find(k, o->opt[j].key)) {
+            char takes[256];
+            int at = snprintf(takes, sizeof takes, "takes n= d= seed=");
+            for (int i = 0; i < k->nparams; i++)
+                at += snprintf(takes + at, sizeof takes - at, " %s=", k->params[i].name);
+            snprintf(takes + at, sizeof takes - at, " dtype=");
+            return err_set(TCJ_EINVAL, "gen %s: unknown option '%s'; gen %s %s", k->name,
+                           o->opt[j].key, k->name, takes);
+        }
+    for (int i = 0; i < k->nparams; i++) {
+        const gen_param *p = &k->params[i];
+        const char *val = NULL;
+        for (int j = 0; j < o->nopt; j++)
+            if (!strcmp(o->opt[j].key, p->name))
+                val = o->opt[j].val;
+        g->p[i] = (gen_val){p->def, (size_t)p->def};
+        if (val) {
+            int rc = gen_param_parse(p, val, &g->p[i]);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
 }
 
-static double rng_normal(rng *r)
+/* "uniform-n3-d1-s42", the kind's tags for values not their default
+ * (in the row's order), "-f64" when not f32. */
+static char *gen_name(const gen_kind *k, const gen_ctx *g, uint64_t seed, const dtype *t)
 {
-    double u1 = 1.0 - rng_unit(r), u2 = rng_unit(r); /* u1 in (0, 1] */
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    char name[256];
+    size_t m = (size_t)snprintf(name, sizeof name, "%s-n%zu-d%zu", k->name, g->n, g->d);
+    for (int i = 0; i < k->nparams && m < sizeof name; i++) {
+        const gen_param *p = &k->params[i];
+        if (p->whole && g->p[i].z != (size_t)p->def)
+            m += (size_t)snprintf(name + m, sizeof name - m, "%s%zu", p->tag, g->p[i].z);
+        else if (!p->whole && g->p[i].x != p->def)
+            m += (size_t)snprintf(name + m, sizeof name - m, "%s%g", p->tag, g->p[i].x);
+    }
+    if (m < sizeof name)
+        m += (size_t)snprintf(name + m, sizeof name - m, "-s%llu", (unsigned long long)seed);
+    if (m < sizeof name && t->id != DTYPE_F32)
+        snprintf(name + m, sizeof name - m, "-%s", t->name);
+    return xstrdup(name);
 }
 
 int dataset_generate(const gen_opts *opt, dataset *out)
 {
     memset(out, 0, sizeof *out);
     const char *kind = opt->kind ? opt->kind : "uniform";
-    double lambda = opt->lambda > 0 ? opt->lambda : 40;
-    double sigma = opt->sigma > 0 ? opt->sigma : 0.05;
-    size_t clusters = opt->clusters ? opt->clusters : 16;
-    int k = 0; /* its index in gen_kinds: 0 uniform, 1 expo, 2 gauss, 3 ints */
-    while (gen_kinds[k] && strcmp(kind, gen_kinds[k]))
-        k++;
-    if (!gen_kinds[k])
-        return err_set(TCJ_EINVAL, "unknown generator '%s' (uniform, expo, gauss, ints)", kind);
+    const gen_kind *k = gen_kind_find(kind);
+    if (!k)
+        return err_set(TCJ_EINVAL, "unknown generator '%s' (%s)", kind, gen_kind_names(", "));
     if (opt->n < 2)
         return err_set(TCJ_EINVAL, "%s: n=%zu; a self-join needs at least 2 points", kind, opt->n);
     if (opt->d < 1)
         return err_set(TCJ_EINVAL, "%s: d=0: points need at least one coordinate", kind);
-    size_t n = opt->n, d = opt->d;
-    /* a centre no point can pick is only time and memory (1e9 centres for
-     * 100 points took 70 s and 15.6 GB) */
-    if (k == 2 && clusters > n)
-        return err_set(TCJ_EINVAL,
-                       "gen gauss: clusters=%zu is more than the n=%zu points; at most n centres "
-                       "can be used",
-                       clusters, n);
-    if (k == 1 && !isfinite(lambda))
-        return err_set(TCJ_EINVAL, "gen expo: lambda=%g is not a finite rate", lambda);
-    /* the points and, for gauss, the centres must fit in memory: refused
-     * up front with the size, never an abort or a machine in swap */
+    const size_t n = opt->n, d = opt->d;
+    char what[32];
+    snprintf(what, sizeof what, "gen %s", kind);
+    gen_ctx g = {.n = n, .d = d, .cancel = opt->cancel, .what = what};
+    int rc = resolve_params(k, opt, &g);
+    uint64_t extra = 0;
+    if (!rc && k->check)
+        rc = k->check(&g, &extra);
+    if (rc)
+        return rc;
+    /* the points and the kind's set-up (gauss's centres) must fit in
+     * memory: refused up front with the size, never an abort or a machine
+     * in swap */
     const dtype *t = dtype_get(opt->dtype);
-    uint64_t vals, cvals = 0, bytes, cbytes;
+    char and_setup[96] = "", and_the_setup[96] = "";
+    if (k->setup_what) {
+        snprintf(and_setup, sizeof and_setup, " and %s", k->setup_what);
+        snprintf(and_the_setup, sizeof and_the_setup, " (and the %s)", k->setup_what);
+    }
+    uint64_t vals, bytes;
     if (__builtin_mul_overflow((uint64_t)n, (uint64_t)d, &vals) ||
-        (k == 2 && __builtin_mul_overflow((uint64_t)clusters, (uint64_t)d, &cvals)) ||
         __builtin_mul_overflow(vals, t->bytes, &bytes) ||
-        __builtin_mul_overflow(cvals, sizeof(double), &cbytes) ||
-        __builtin_add_overflow(bytes, cbytes, &bytes) ||
+        __builtin_add_overflow(bytes, extra, &bytes) ||
         /* and the FP64 block the rows are generated in: one row of 2.1 GB
          * at d = 2^28 */
         __builtin_add_overflow(bytes, (uint64_t)(d < 8192 ? 8192 / d * d : d) * 8, &bytes) ||
         bytes > SIZE_MAX / 2)
         return err_set(TCJ_ENOMEM, "gen %s: n=%zu x d=%zu%s does not fit in memory", kind, n, d,
-                       k == 2 ? " (and the cluster centres)" : "");
+                       and_the_setup);
     uint64_t avail = ld_mem_available();
     if (bytes > avail) {
         char a[32], b[32];
         return err_set(TCJ_ENOMEM, "gen %s: needs %s of memory for n=%zu x d=%zu%s; %s available",
-                       kind, mem_bytes_str(bytes, a), n, d,
-                       k == 2 ? " and clusters x d centres" : "", mem_bytes_str(avail, b));
+                       kind, mem_bytes_str(bytes, a), n, d, and_setup, mem_bytes_str(avail, b));
     }
-    const volatile int *cancel = opt->cancel;
-    /* expo: the chance a draw lies in [0, 1] is 1 - e^-lambda (as the
-     * negative expm1, exact for tiny lambda); below 1/2 invert instead */
-    const double accept = expm1(-lambda);
-    const int inverse = k == 1 && accept > -0.5;
     /* Generated in FP64 as always, a block of rows at a time, and stored
      * rounded to the element type (f32 unless asked for f64): the values
      * are those of the FP64 generator, each rounded to nearest. */
     const size_t blk = d < 8192 ? 8192 / d : 1;
-    char what[32];
-    snprintf(what, sizeof what, "gen %s", kind);
     /* the FP64 block is a row at large d (2.1 GB at d = 2^28): checked
      * with the values (src/mem.h), as is malloc itself under ulimit -v */
     double *x = mem_alloc(what, "a block of FP64 rows", blk * d, sizeof(double), 0);
     char *v = x ? mem_alloc(what, "the values", vals, t->bytes, 0) : NULL;
-    double *c = NULL;
     if (!v) {
         free(x);
         return TCJ_ENOMEM;
     }
-    rng r;
-    rng_seed(&r, opt->seed);
-    int rc = 0;
-    if (k == 2) {
-        if (!(c = mem_alloc(what, "the cluster centres", clusters * d, sizeof(double), 0))) {
-            free(x);
-            free(v);
-            return TCJ_ENOMEM;
-        }
-        for (size_t i = 0; i < clusters * d && !rc; i++) {
-            if (!(i & 0xffff) && cancel && *cancel)
-                rc = TCJ_ECANCEL;
-            c[i] = rng_unit(&r);
-        }
-    }
+    gen_rng_seed(&g.r, opt->seed);
+    /* the set-up is drawn first, before any point */
+    rc = k->begin ? k->begin(&g) : 0;
     /* Ctrl-C is looked at every block: well under a millisecond */
     for (size_t i0 = 0; i0 < n && !rc; i0 += blk) {
-        if (cancel && *cancel)
+        if (g.cancel && *g.cancel)
             rc = TCJ_ECANCEL;
         const size_t m = n - i0 < blk ? n - i0 : blk;
-        if (k == 0) {
-            for (size_t i = 0; i < m * d; i++)
-                x[i] = rng_unit(&r);
-        } else if (k == 3) {
-            for (size_t i = 0; i < m * d; i++)
-                x[i] = floor(rng_unit(&r) * 9.0) - 4.0;
-        } else if (k == 1 && inverse) {
-            for (size_t i = 0; i < m * d; i++)
-                x[i] = fmin(-log1p(rng_unit(&r) * accept) / lambda, 1.0);
-        } else if (k == 1) {
-            for (size_t i = 0; i < m * d; i++) {
-                double u;
-                do
-                    u = -log1p(-rng_unit(&r)) / lambda;
-                while (u > 1.0);
-                x[i] = u;
-            }
-        } else {
-            for (size_t i = 0; i < m; i++) {
-                const double *ci = c + (size_t)(rng_unit(&r) * (double)clusters) * d;
-                for (size_t j = 0; j < d; j++)
-                    x[i * d + j] = ci[j] + sigma * rng_normal(&r);
-            }
-        }
+        k->rows(&g, x, m);
         t->from_f64(x, m * d, v + i0 * d * t->bytes);
     }
-    free(c);
+    if (k->end)
+        k->end(&g);
+    else
+        free(g.setup);
+    if (rc == TCJ_ENOMEM) {
+        free(x);
+        free(v);
+        return rc;
+    }
     free(x);
     if (rc) {
         free(v);
         return err_cancelled("gen %s", kind);
     }
-    char name[160];
-    int m = snprintf(name, sizeof name, "%s-n%zu-d%zu", kind, n, d);
-    if (k == 1 && lambda != 40)
-        m += snprintf(name + m, sizeof name - m, "-l%g", lambda);
-    if (k == 2 && clusters != 16)
-        m += snprintf(name + m, sizeof name - m, "-c%zu", clusters);
-    if (k == 2 && sigma != 0.05)
-        m += snprintf(name + m, sizeof name - m, "-sg%g", sigma);
-    m += snprintf(name + m, sizeof name - m, "-s%llu", (unsigned long long)opt->seed);
-    if (t->id != DTYPE_F32)
-        snprintf(name + m, sizeof name - m, "-%s", t->name);
-    out->name = xstrdup(name);
+    out->name = gen_name(k, &g, opt->seed, t);
     out->path = NULL;
     out->format = xstrdup("synth");
     out->n = n;
     out->d = d;
     out->type = t->id;
     out->v = v;
-    if (dataset_hash_checked(out, cancel, &out->hash)) {
+    if (dataset_hash_checked(out, opt->cancel, &out->hash)) {
         dataset_free(out);
         return err_cancelled("gen %s", kind);
     }

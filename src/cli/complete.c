@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "err.h"
 #include "fasted_opts.h"
+#include "gen.h"
 #include "lab.h"
 #include "settings.h"
 
@@ -244,8 +245,8 @@ int complete_line(const char *line, size_t cursor, char ***out, size_t *start)
                 if (pos == 1)
                     cl_files(&c, NULL, word);
             } else if (!strcmp(name, "gen")) {
-                for (int k = 0; pos == 1 && gen_kinds[k]; k++)
-                    cl_add(&c, NULL, gen_kinds[k]);
+                for (int k = 0; pos == 1 && gen_table[k]; k++)
+                    cl_add(&c, NULL, gen_table[k]->name);
             } else if (!strcmp(name, "help")) {
                 if (pos == 1) {
                     for (const cmd *const *t = cmd_table; *t; t++)

@@ -42,6 +42,13 @@ void dbscan_print(const dbscan_view *v)
             out_printf(" (no join needed)");
         out_printf(k + 1 < DBSCAN_NPASS ? "," : "\n");
     }
+    const double dc = join_result_metric_value(&r->pass[DBSCAN_PASS_CORE], "dense_cells"),
+                 dr = join_result_metric_value(&r->pass[DBSCAN_PASS_CORE], "dense_rows");
+    if (dc > 0)
+        out_printf(
+            "  dense cells: %.0f grid sub-cells of %zu rows or more hold %.0f rows (%.1f%%), "
+            "core without a distance\n",
+            dc, v->minpts, dr, r->n ? 100 * dr / (double)r->n : 0);
     if (v->labels_path)
         out_printf("  labels (int32, -1 noise) written to %s\n", v->labels_path);
     unsigned f = dbscan_flags(r);
@@ -94,6 +101,12 @@ void dbscan_json(json_w *w, const dbscan_view *v)
         json_w_close(w);
     }
     json_w_close(w);
+    const double dc = join_result_metric_value(&r->pass[DBSCAN_PASS_CORE], "dense_cells");
+    if (dc > 0) {
+        json_w_uint(w, "dense_cells", (uint64_t)dc);
+        json_w_uint(w, "dense_rows",
+                    (uint64_t)join_result_metric_value(&r->pass[DBSCAN_PASS_CORE], "dense_rows"));
+    }
     json_w_arr(w, "flags");
     unsigned f = dbscan_flags(r);
     for (int k = 0; k < DBSCAN_NFLAGS; k++)

@@ -133,7 +133,7 @@ TEST(exact_promoted_pass_equals_fp64)
 {
     need_gpu();
     gen_opts gs[2] = {
-        {.kind = "gauss", .n = 2000, .d = 320, .seed = 5, .clusters = 6, .sigma = 0.05},
+        {.kind = "gauss", .n = 2000, .d = 320, .seed = 5, .opt = {{"clusters", "6"}}, .nopt = 1},
         {.kind = "uniform", .n = 1500, .d = 1024, .seed = 6},
     };
     for (int k = 0; k < 2; k++) {
@@ -188,8 +188,8 @@ TEST(exact_fp64_order_every_row_shape)
                       .n = sh[k].n,
                       .d = sh[k].d,
                       .seed = 11 + k,
-                      .clusters = 6,
-                      .sigma = 0.05,
+                      .opt = {{"clusters", "6"}},
+                      .nopt = 1,
                       .dtype = sh[k].t};
         dataset ds = {0};
         CHECK(dataset_generate(&g, &ds) == 0);
@@ -285,8 +285,8 @@ TEST(exact_shares_fasted_rows)
                       .n = 3000,
                       .d = dims[k],
                       .seed = 5 + k,
-                      .clusters = 4,
-                      .sigma = 0.05,
+                      .opt = {{"clusters", "4"}},
+                      .nopt = 1,
                       .dtype = DTYPE_F32};
         dataset ds = {0};
         CHECK(dataset_generate(&g, &ds) == 0);
@@ -337,7 +337,8 @@ TEST(exact_shares_fasted_rows)
 TEST(exact_clusters_equal_fp64)
 {
     need_gpu();
-    gen_opts g = {.kind = "gauss", .n = 16384, .d = 96, .seed = 8, .clusters = 6, .sigma = 0.05};
+    gen_opts g = {
+        .kind = "gauss", .n = 16384, .d = 96, .seed = 8, .opt = {{"clusters", "6"}}, .nopt = 1};
     dataset ds = {0};
     CHECK(dataset_generate(&g, &ds) == 0);
     const double eps = eps_for(&ds, 20);
@@ -345,8 +346,12 @@ TEST(exact_clusters_equal_fp64)
     {
         /* Above d = 256 the layout runs the promoting kernels (fp16x in
          * COUNT, fp16xl in the other modes): 4 clusters of about 3072. */
-        gen_opts g2 = {
-            .kind = "gauss", .n = 12288, .d = 320, .seed = 9, .clusters = 4, .sigma = 0.05};
+        gen_opts g2 = {.kind = "gauss",
+                       .n = 12288,
+                       .d = 320,
+                       .seed = 9,
+                       .opt = {{"clusters", "4"}},
+                       .nopt = 1};
         dataset d2 = {0};
         CHECK(dataset_generate(&g2, &d2) == 0);
         const double e2 = eps_for(&d2, 20);

@@ -193,9 +193,8 @@ static void gen(dataset *ds, const char *kind, size_t n, size_t d, uint64_t seed
     g.n = n;
     g.d = d;
     g.seed = seed;
-    g.lambda = 40;
-    g.clusters = 8;
-    g.sigma = 0.05;
+    if (!strcmp(kind, "gauss") && gen_opts_set(&g, "clusters", "8")) /* else the defaults */
+        abort();
     memset(ds, 0, sizeof *ds);
     if (dataset_generate(&g, ds) != 0) {
         fprintf(stderr, "generate %s: %s\n", kind, err_msg());

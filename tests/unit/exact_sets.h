@@ -110,9 +110,9 @@ static inline dataset set_ints(void)
 /* Gaussian-ish reals, 64 dimensions. */
 static inline dataset set_gauss(void)
 {
-    gen_opts g = {.kind = "gauss", .n = 2500, .d = 64, .seed = 3, .clusters = 8, .sigma = 0.05};
+    gen_opts g = {.kind = "gauss", .n = 2500, .d = 64, .seed = 3}; /* f64: the enum's 0 */
     dataset ds = {0};
-    if (dataset_generate(&g, &ds) != 0)
+    if (gen_opts_set(&g, "clusters", "8") != 0 || dataset_generate(&g, &ds) != 0)
         abort();
     return ds;
 }
@@ -128,9 +128,7 @@ static inline void set_clustered(size_t n, size_t d, uint64_t seed, dataset *ds,
     g.kind = "gauss";
     g.n = n;
     g.d = d;
-    g.seed = seed;
-    g.clusters = 16;
-    g.sigma = 0.05;
+    g.seed = seed; /* gauss's defaults: 16 clusters, sigma 0.05 */
     if (dataset_generate(&g, ds) != 0) {
         fprintf(stderr, "generate: %s\n", err_msg());
         abort();

@@ -468,7 +468,7 @@ TEST(beyond_memory_says_how_much)
      * FP64 centres, beyond any machine this runs on */
     g.kind = "gauss";
     g.n = 100000000000ull;
-    g.clusters = 100000000000ull;
+    CHECK(gen_opts_set(&g, "clusters", "100000000000") == 0);
     t0 = now();
     CHECK(dataset_generate(&g, &ds) == TCJ_ENOMEM);
     CHECK(now() - t0 < 1);
@@ -755,13 +755,13 @@ TEST(gen_expo_tiny_lambda_ends)
      * 1/2 within 5 sigma, sigma = sqrt(1/12 / 20000) = 0.00204. lambda =
      * 0.5 (inverted too): mean 1/lambda - 1/(e^lambda - 1) = 0.45850, and
      * the law's sd is below the uniform's, so the same 0.0102. */
-    const double lambdas[2] = {1e-300, 0.5};
+    const char *const lambdas[2] = {"1e-300", "0.5"};
     const double means[2] = {0.5, 1 / 0.5 - 1 / expm1(0.5)};
     for (int i = 0; i < 2; i++) {
         gen_opts g;
         gen_opts_init(&g);
         g.kind = "expo";
-        g.lambda = lambdas[i];
+        CHECK(gen_opts_set(&g, "lambda", lambdas[i]) == 0);
         g.n = 10000;
         g.d = 2;
         g.dtype = DTYPE_F64;
@@ -778,7 +778,7 @@ TEST(gen_expo_tiny_lambda_ends)
         }
         CHECK(lo >= 0 && hi <= 1);
         CHECK_MSG(fabs(sum / (double)(ds.n * ds.d) - means[i]) < 0.0102,
-                  "lambda %g: mean %.5f, expected %.5f", lambdas[i], sum / (double)(ds.n * ds.d),
+                  "lambda %s: mean %.5f, expected %.5f", lambdas[i], sum / (double)(ds.n * ds.d),
                   means[i]);
         dataset_free(&ds);
     }
@@ -792,13 +792,13 @@ TEST(gen_more_clusters_than_points_refused)
     g.kind = "gauss";
     g.n = 100;
     g.d = 2;
-    g.clusters = 1000000000;
+    CHECK(gen_opts_set(&g, "clusters", "1000000000") == 0);
     dataset ds;
     double t0 = now();
     CHECK(dataset_generate(&g, &ds) == TCJ_EINVAL);
     CHECK(now() - t0 < 0.1);
     CHECK_STR_CONTAINS(err_msg(), "gen gauss: clusters=1000000000 is more than the n=100 points");
-    g.clusters = 100; /* as many as the points is allowed */
+    CHECK(gen_opts_set(&g, "clusters", "100") == 0); /* as many as the points is allowed */
     CHECK(dataset_generate(&g, &ds) == 0);
     dataset_free(&ds);
 }
