@@ -2,6 +2,7 @@
  * datasets. The formats themselves live in src/load_*.c. */
 #include "dataset.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -349,6 +350,33 @@ int dataset_info_compute(const dataset *ds, dataset_info *info)
 const char *const load_opt_names[] = {"format",  "offset",         "limit", "cols",
                                       "header",  "delim",          "dtype", "dim",
                                       "dataset", "drop-nonfinite", NULL};
+
+int dataset_parse_count(const char *key, const char *val, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!*val || *val == '-' || *val == '+' || isspace((unsigned char)*val))
+        goto bad;
+    unsigned long long v = strtoull(val, &end, 10);
+    if (end == val || errno == ERANGE)
+        goto bad;
+    if (*end) {
+        static const char sfx[] = "kKMG";
+        static const double mul[] = {1e3, 1e3, 1e6, 1e9};
+        double dv = strtod(val, &end);
+        if (*end && !end[1] && end != val && strchr(sfx, *end)) {
+            dv *= mul[strchr(sfx, *end) - sfx];
+            end++;
+        }
+        if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
+            goto bad;
+        v = (unsigned long long)dv;
+    }
+    *out = (size_t)v;
+    return 0;
+bad:
+    return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", key, val);
+}
 
 static int parse_size(const char *key, const char *val, size_t *out)
 {

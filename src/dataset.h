@@ -170,6 +170,10 @@ const loader *loader_find(const char *name);
  *          delim=,|tab|space|;|CHAR dtype=T dim=N dataset=NAME (alias h5name=) drop-nonfinite=0|1
  *   gen:   kind=KIND n=N d=N seed=N dtype=f32|f64 and the kind's own (lambda=X
  *          clusters=N sigma=X halos=H alpha=A noise=F radius=R; src/gen_table.c) */
+/* A whole number as the command line reads one: 1e6, 2.5e5, 100k, 2M and
+ * 1.5G name the integers they say; 0, or TCJ_EINVAL with "KEY: expected a
+ * non-negative integer, got 'VAL'" (`gen`'s words and cmd_parse_size). */
+int dataset_parse_count(const char *key, const char *val, size_t *out);
 void load_opts_init(load_opts *o); /* all zero, header -1 (detect) */
 int load_opts_set(load_opts *o, const char *key, const char *val);
 extern const char *const load_opt_names[]; /* NULL-terminated keys */

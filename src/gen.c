@@ -25,40 +25,10 @@
 #include "load_util.h"
 #include "mem.h"
 
-/* A whole number as the command line reads one (cmd_parse_size): 1e6,
- * 2.5e5, 100k, 2M and 1.5G name the integers they say; its refusal is the
- * command line's line too. */
-static int gen_count(const char *key, const char *val, size_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!*val || *val == '-' || *val == '+' || isspace((unsigned char)*val))
-        goto bad;
-    unsigned long long v = strtoull(val, &end, 10);
-    if (end == val || errno == ERANGE)
-        goto bad;
-    if (*end) {
-        static const char sfx[] = "kKMG";
-        static const double mul[] = {1e3, 1e3, 1e6, 1e9};
-        double dv = strtod(val, &end);
-        if (*end && !end[1] && end != val && strchr(sfx, *end)) {
-            dv *= mul[strchr(sfx, *end) - sfx];
-            end++;
-        }
-        if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
-            goto bad;
-        v = (unsigned long long)dv;
-    }
-    *out = (size_t)v;
-    return 0;
-bad:
-    return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", key, val);
-}
-
 int gen_param_parse(const gen_param *p, const char *val, gen_val *out)
 {
     if (p->whole) {
-        int rc = gen_count(p->name, val, &out->z);
+        int rc = dataset_parse_count(p->name, val, &out->z);
         if (rc)
             return rc;
         out->x = (double)out->z;
@@ -100,12 +70,12 @@ int gen_opts_set(gen_opts *o, const char *key, const char *val)
         return 0;
     }
     if (!strcmp(key, "n"))
-        return gen_count(key, val, &o->n);
+        return dataset_parse_count(key, val, &o->n);
     if (!strcmp(key, "d"))
-        return gen_count(key, val, &o->d);
+        return dataset_parse_count(key, val, &o->d);
     if (!strcmp(key, "seed")) {
         size_t s;
-        int rc = gen_count(key, val, &s);
+        int rc = dataset_parse_count(key, val, &s);
         o->seed = s;
         return rc;
     }

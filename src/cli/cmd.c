@@ -261,30 +261,7 @@ int cmd_parse_double(const char *word, const char *what, double *out)
 
 int cmd_parse_size(const char *word, const char *what, size_t *out)
 {
-    char *end;
-    errno = 0;
-    if (*word == '-' || *word == '+' || isspace((unsigned char)*word))
-        goto bad;
-    unsigned long long v = strtoull(word, &end, 10);
-    if (end == word || errno == ERANGE)
-        goto bad;
-    if (*end) {
-        /* 1e6, 2.5e5 and 100k, 2M, 1.5G read as the integers they name. */
-        double dv = strtod(word, &end);
-        const char *sfx = "kKMG";
-        const double mul[] = {1e3, 1e3, 1e6, 1e9};
-        if (*end && end[1] == '\0' && end != word && strchr(sfx, *end)) {
-            dv *= mul[strchr(sfx, *end) - sfx];
-            end++;
-        }
-        if (*end || !(dv >= 0) || dv > 9007199254740992.0 || dv != floor(dv))
-            goto bad;
-        v = (unsigned long long)dv;
-    }
-    *out = (size_t)v;
-    return 0;
-bad:
-    return err_set(TCJ_EINVAL, "%s: expected a non-negative integer, got '%s'", what, word);
+    return dataset_parse_count(what, word, out);
 }
 
 int cmd_parse_count(const char *word, const char *what, size_t lo, size_t hi, size_t *out)
