@@ -97,12 +97,19 @@ EXACT_HD static inline double exact_bound_delta(const exact_bound *b, double nx,
  * fp64's relative error (gamma_{d+2}(2^-53): d below 2^20) and this
  * function's roundings. Returns T'^2 + delta(T'), a little above: every
  * row whose d~2 is at most it, and fp64 decides among them. */
-EXACT_HD static inline double exact_bound_reach(const exact_bound *b, double nx, double ny,
-                                                double E)
+/* T' above: every row whose estimate d~2 from x (norm nx, ny the largest)
+ * is at most E lies within this real distance of x (pass units). */
+EXACT_HD static inline double exact_bound_within(const exact_bound *b, double nx, double ny,
+                                                 double E)
 {
     const double e = b->c_in * (nx + ny) + b->c_sub;     /* exact_bound_delta's e */
     const double ea = exact_bound_delta(b, nx, ny, 0.0); /* e^2 + a */
-    const double t = (e + sqrt(E + e * e + ea)) * (1.0 + 0x1p-30);
+    return (e + sqrt(E + e * e + ea)) * (1.0 + 0x1p-30);
+}
+EXACT_HD static inline double exact_bound_reach(const exact_bound *b, double nx, double ny,
+                                                double E)
+{
+    const double t = exact_bound_within(b, nx, ny, E);
     return (t * t + exact_bound_delta(b, nx, ny, t)) * (1.0 + 0x1p-30);
 }
 

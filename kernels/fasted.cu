@@ -70,6 +70,8 @@ void exact_release(void);     /* kernels/exact.cu: its FP64 rows */
 void fp64_grid_release(void); /* kernels/fp64_grid.cu: its index and rows */
 void ted_index_release(void); /* kernels/ted_index.cu: its index and rows */
 void kct_release(void);       /* kernels/kern_curve_tail.cu: its pinned buffer, streams */
+void kd_exact_release(void);  /* kernels/fasted_kdist_exact.cu: exact's k-distance's rows */
+void kb_release(void);        /* kernels/fp64_kdist.cu: the brute-force k-distance's rows */
 static void fasted_stage_host_free(int dev);
 
 extern "C" void kern_fasted_release(void)
@@ -83,6 +85,8 @@ extern "C" void kern_fasted_release(void)
     fp64_grid_release();
     ted_index_release();
     kct_release();
+    kd_exact_release();
+    kb_release();
     kern_drive_release();
     cudaGetLastError();
 }

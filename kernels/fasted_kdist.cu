@@ -62,6 +62,7 @@
 #include "fasted_kdist_exact.cuh"
 #include "fasted_run.cuh"
 #include "fasted_wgmma.cuh"
+#include "kern_kd_prune.h"
 #include "kern_pool.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
@@ -71,6 +72,27 @@
 #define KD_DIRECT_BYTES ((size_t)2 << 30) /* pass B's slots for the values under the bounds */
 #define KD_SAMPLE 16                      /* pass A reads 1/KD_SAMPLE of the column tiles */
 #define KD_ROUNDS 4                       /* rounds of B and C before the bound is infinite */
+
+/* TCJOIN_KDIST_PRUNE=0: exact's passes in the dataset's order, every
+ * item (tests and A/B runs; kern_kd_prune.h). */
+static bool kd_prune_wanted(void)
+{
+    const char *e = getenv("TCJOIN_KDIST_PRUNE");
+    return !(e && e[0] == '0');
+}
+
+/* A row's reach in the data's units (kern_kd_prune.h): the real distance
+ * within which every estimate under its bound u2 lies, over the passes'
+ * scale. */
+struct kd_reach_ctx {
+    const exact_bound *b;
+    double nm, sc;
+};
+static double kd_reach(const void *vc, double nx, double u2)
+{
+    const kd_reach_ctx *c = (const kd_reach_ctx *)vc;
+    return exact_bound_within(c->b, nx, c->nm, u2) / c->sc;
+}
 
 /* The k-th smallest (k >= 1, k <= m) of v[0..m), by a warp: bisection over
  * the bits of non-negative floats, whose order is the integers'. */
@@ -93,15 +115,58 @@ __device__ float kd_kth_warp(const float *v, size_t m, unsigned k)
     return __uint_as_float(lo);
 }
 
-/* Pass A's bound of each row of a block: the k-th smallest chunk minimum. */
-__global__ void kd_bound_kernel(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2)
+/* Pass A's bound of each row of a block: the k-th smallest chunk minimum;
+ * with u2w, the k2-th too (how far twice the sample's values reach). */
+__global__ void kd_bound_kernel(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2,
+                                int k2, float *u2w)
 {
     const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (w >= rows)
         return;
     const float x = kd_kth_warp(mins + (size_t)w * nchunk, nchunk, (unsigned)k);
-    if ((threadIdx.x & 31) == 0)
+    const float y = u2w ? kd_kth_warp(mins + (size_t)w * nchunk, nchunk, (unsigned)k2) : 0.0f;
+    if ((threadIdx.x & 31) == 0) {
         u2[w] = x;
+        if (u2w)
+            u2w[w] = y;
+    }
+}
+
+/* kd_exact_bound on the device: the reach of a K-th estimate at most u,
+ * rounded up to FP32 (inf stays inf), the host's value exactly. */
+__device__ float kd_reach_f(const exact_bound &b, double nx, double nm, float u)
+{
+    if (!(u < INFINITY))
+        return u;
+    const double r = exact_bound_reach(&b, nx, nm, (double)u);
+    float f = __double2float_rn(r);
+    if ((double)f < r)
+        f = nextafterf(f, INFINITY);
+    return f;
+}
+
+/* exact's first bounds, a thread a query row (the host loop's xk branch
+ * in kd_run): a bound of 0 the reach from 0; a finite one two ulps wider,
+ * then the reach of it where that is at most u2w, the sample's 2K-th
+ * chunk minimum. */
+__global__ void kd_widen_kernel(float *u2, const float *u2w, const double *nx,
+                                const unsigned long long *nmax, exact_bound b, size_t q0, size_t nq)
+{
+    const size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= nq)
+        return;
+    const size_t g = q0 + r;
+    const double nm = __longlong_as_double((long long)*nmax);
+    float u = u2[g];
+    if (u == 0.0f) {
+        u = kd_reach_f(b, nx[g], nm, 0.0f);
+    } else if (isfinite(u)) {
+        u = nextafterf(nextafterf(u, INFINITY), INFINITY);
+        const float w = kd_reach_f(b, nx[g], nm, u);
+        if (w <= u2w[g])
+            u = w;
+    }
+    u2[g] = u;
 }
 
 /* Thread per query row after pass B: the bin where the cumulative count
@@ -197,7 +262,9 @@ struct kd_ctx {
     int mode;           /* FASTED_KD_* of the pass */
     unsigned ua, cskip; /* pass A: column tiles, tiles skipped between them */
     unsigned nchunk;
-    unsigned ntiles;   /* > 0: the pass runs the row tiles in dv->rowmap only */
+    unsigned ntiles;    /* > 0: the pass runs the row tiles in dv->rowmap only */
+    const uint2 *items; /* set: the pass runs these items only (kern_kd_prune.h) */
+    size_t nitems;
     double base, span; /* the pass's share of the whole computation's progress */
 };
 
@@ -219,7 +286,10 @@ int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
     p->kd.dfill = dv->dfill;
     p->kd.dvals = dv->dvals;
     p->kd.dcols = dv->dcols;
-    if (c->ntiles) {
+    if (c->items) {
+        p->clu_tile = c->items;
+        p->clu_items = c->nitems;
+    } else if (c->ntiles) {
         p->T = c->ntiles;
         p->rowmap = dv->rowmap;
     }
@@ -553,7 +623,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                          "histograms; the cap (set gpu-mem) is %.1f MB",
                          (double)dv.bytes / 1e6, (double)a->mem_cap / 1e6);
     }
-    std::vector<float> hu2(dv.na, -1.0f), hsc(dv.na), hout(nq);
+    std::vector<float> hu2(dv.na, -1.0f), hsc(dv.na), hout(nq), hu2w(xk ? dv.na : 0);
     std::vector<int> hbin(nq), hneed(nq), hstat(nq), gbin(dv.na, -1);
     std::vector<unsigned> hcnt(nq);
     std::vector<unsigned long long> hoff(nq + 1);
@@ -583,6 +653,19 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     /* TCJOIN_TRACE: each pass's kernel time and the band's size on
      * stderr (benchmarks). */
     const int trace = kern_trace_on();
+    /* Clustered rows: passes B and C over the cluster cut's order, only
+     * the items whose rows reach each other (kern_kd_prune.h); the rounds
+     * then hold their rows' answers by pass row until the end. */
+    kd_prune pr;
+    memset(&pr, 0, sizeof pr);
+    std::vector<double> vout, vnx; /* vnx: the rows' norms by pass row */
+    kd_reach_ctx rctx = {NULL, 0, 1};
+    std::vector<unsigned char> vknown;
+    double *rout = out;
+    unsigned char *rknown = known;
+    uint2 *ditems = NULL;
+    size_t ditems_cap = 0, kept_items = 0, all_items = 0;
+    double t_host = 0; /* the trace's host steps */
 #define KD_TRY(call) KERN_CUDA_GOTO(call, out)
 #define KD_PASS(args, pieces)                                                                      \
     do {                                                                                           \
@@ -625,24 +708,36 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_PASS(pb, false);
         const unsigned rows = (unsigned)(b1 - b0);
         t0 = kern_now();
-        kd_bound_kernel<<<(rows + 7) / 8, 256>>>(dv.mins, rows, nchunk, K, dv.u2);
+        kd_bound_kernel<<<(rows + 7) / 8, 256>>>(dv.mins, rows, nchunk, K, dv.u2,
+                                                 (int)std::min(2 * (unsigned)K, nchunk),
+                                                 xk ? dv.outv : NULL);
         KD_TRY(cudaGetLastError());
         KD_TRY(cudaMemcpy(hu2.data() + b0, dv.u2, rows * 4, cudaMemcpyDeviceToHost));
+        if (xk)
+            KD_TRY(cudaMemcpy(hu2w.data() + b0, dv.outv, rows * 4, cudaMemcpyDeviceToHost));
         r->t_sink += kern_now() - t0;
     }
     /* A row with K others at distance 0 is done; the others get their bound
      * two ulps wider (a recomputation a rounding apart still counts). For
      * exact no row is done yet (an estimate of 0 is no FP64 0: such a row's
-     * bound is the error bound's reach from 0). A bound is widened for
-     * exact only where a row's K-th estimate shows it must be
-     * (KD_STATUS_WIDER): the sample's bound lies well above most rows'
-     * K-th, and a bound widened by the error bound's reach from the start
-     * can hold more values than the slots in clustered data. */
-    for (size_t q = 0; q < nq; q++) {
+     * bound is the error bound's reach from 0). For exact a bound is
+     * widened from the start to the reach of the sample's bound where that
+     * reach holds at most about twice the sample's values (it lies within
+     * the 2K-th chunk minimum): the row is then decided in round 0. Else
+     * only where its K-th estimate shows it must be (KD_STATUS_WIDER): in
+     * clustered, high-dimensional data a bound widened by the reach can
+     * hold far more values than the slots. */
+    if (xk) { /* on the device: a million rows' reaches cost the host 30 ms */
+        KD_TRY(cudaMemcpy(dv.u2, hu2.data(), dv.na * 4, cudaMemcpyHostToDevice));
+        KD_TRY(cudaMemcpy(dv.sc, hu2w.data(), dv.na * 4, cudaMemcpyHostToDevice));
+        kd_widen_kernel<<<(unsigned)((nq + 255) / 256), 256>>>(dv.u2, dv.sc, ex.nx, ex.nmax, ex.b,
+                                                               a->q0, nq);
+        KD_TRY(cudaGetLastError());
+        KD_TRY(cudaMemcpy(hu2.data(), dv.u2, dv.na * 4, cudaMemcpyDeviceToHost));
+    }
+    for (size_t q = 0; q < nq && !xk; q++) {
         float &u = hu2[a->q0 + q];
-        if (xk && u == 0.0f) {
-            u = kd_exact_bound(&ex, a->q0 + q, 0.0f);
-        } else if (u == 0.0f) {
+        if (u == 0.0f) {
             out[q] = 0.0;
             done[q] = 1;
             left--;
@@ -651,10 +746,45 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
             u = nextafterf(nextafterf(u, INFINITY), INFINITY);
         }
     }
+    t_host = kern_now();
+    if (xk && !cut && a->q0 == 0 && a->q1 == n && a->symmetric && kd_prune_wanted()) {
+        rctx = {&ex.b, ex.nm, sc};
+        if ((rc = kd_prune_open(a, hu2.data(), ex.hnx, kd_reach, &rctx, &pr)) != 0)
+            goto out;
+        if (pr.K) {
+            if ((rc = kd_exact_order(&ex, pr.perm, n)) != 0)
+                goto out;
+            std::vector<float> h2(dv.na, -1.0f);
+            std::vector<unsigned char> dn(nq);
+            vout.assign(nq, 0.0);
+            vknown.assign(nq, 0);
+            vnx.resize(n);
+            for (size_t v = 0; v < n; v++) {
+                h2[v] = hu2[pr.perm[v]];
+                dn[v] = done[pr.perm[v]];
+                vout[v] = out[pr.perm[v]];
+                vnx[v] = ex.hnx[pr.perm[v]];
+            }
+            hu2.swap(h2);
+            done.swap(dn);
+            rout = vout.data();
+            rknown = vknown.data();
+            /* a view: the rows gathered on the device from the dataset as
+             * an ordinary run converts it, so every d2 is the same */
+            pa.base_n = a->n;
+            pa.base_hash = a->hash;
+            pa.rows = pr.perm;
+            pa.hash = a->hash ^ 0x6b64206f72646572ull;
+        }
+        if (trace)
+            fprintf(stderr, "kdist: passes B and C in the order of %d clusters (%.3f ms)\n", pr.K,
+                    1e3 * (kern_now() - t_host));
+    }
 
     for (int round = 0; left > 0; round++) {
         /* Round 0 runs every tile; later rounds only the row tiles that hold
          * a pending row, symmetric off. */
+        t_host = kern_now();
         std::vector<unsigned> tiles;
         if (round > 0) {
             for (size_t q = 0; q < nq; q++)
@@ -673,12 +803,54 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         if (round > 0)
             pb.symmetric = 0;
         c.ntiles = (unsigned)tiles.size();
+        c.items = NULL;
+        c.nitems = 0;
+        if (pr.K) {
+            /* the items of fasted_run's grid (its units) whose rows reach
+             * each other, where they are few enough to pay */
+            const bool tri = pb.symmetric != 0;
+            const size_t ur = use_wg ? (tri ? 2 * FASTED_WG_BM : FASTED_WG_BM) : bm;
+            const size_t uc = use_wg ? (size_t)FASTED_WG_BN : bn;
+            uint32_t *it = NULL;
+            size_t ni = 0, tot = 0;
+            if ((!tri || ur == uc) &&
+                (rc = kd_prune_items(&pr, hu2.data(), vnx.data(), kd_reach, &rctx, ur, uc, tri, &it,
+                                     &ni, &tot)) != 0)
+                goto out;
+            if (it && ni <= KD_PRUNE_ITEMS * (double)tot) {
+                if (ni > ditems_cap) {
+                    kern_pool_free(ditems);
+                    ditems = NULL;
+                    ditems_cap = 0;
+                    if ((rc = kd_alloc((void **)&ditems, ni * sizeof(uint2), dv.bytes)) != 0) {
+                        free(it);
+                        goto out;
+                    }
+                    ditems_cap = ni;
+                }
+                const cudaError_t ce =
+                    cudaMemcpy(ditems, it, ni * sizeof(uint2), cudaMemcpyHostToDevice);
+                free(it);
+                KD_TRY(ce);
+                c.items = ditems;
+                c.nitems = ni;
+            } else {
+                free(it);
+            }
+            if (round == 0) {
+                kept_items = c.items ? ni : tot;
+                all_items = tot;
+            }
+            if (trace)
+                fprintf(stderr, "kdist: round %d: %zu of %zu items (%.3f ms)\n", round,
+                        c.items ? ni : tot, tot, 1e3 * (kern_now() - t_host));
+        }
         c.mode = FASTED_KD_HIST;
         c.base = 1.0 - rs;
         c.span = rs * 0.5;
         r->t_sink += kern_now() - t0;
         KD_PASS(pb, true);
-        t0 = kern_now();
+        t0 = t_host = kern_now();
         kd_bins_kernel<<<(unsigned)((nq + 255) / 256), 256>>>(
             dv.hist, dv.u2, (unsigned)a->q0, (unsigned)nq, K, dv.bin, dv.need, dv.cnt);
         KD_TRY(cudaGetLastError());
@@ -701,15 +873,15 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                 continue;
             float &u = hu2[a->q0 + q];
             if (hstat[q] == KD_STATUS_EXACT) {
-                out[q] = hx[q]; /* FP64's, in the data's units */
-                known[q] = 1;
+                rout[q] = hx[q]; /* FP64's, in the data's units */
+                rknown[q] = 1;
                 fp64_rows++;
                 done[q] = 1;
                 left--;
                 u = -1.0f;
                 hneed[q] = 0;
             } else if (hstat[q] == 1) {
-                out[q] = (double)hout[q] / (sc * sc); /* unscaled */
+                rout[q] = (double)hout[q] / (sc * sc); /* unscaled */
                 done[q] = 1;
                 left--;
                 u = -1.0f;
@@ -739,9 +911,9 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
             fprintf(stderr,
                     "kdist: round %d: %zu row tiles, %u slots a row; %zu rows decided in FP64, "
                     "%zu rows left, %zu with a smaller bound, %zu with a wider one, %zu for pass "
-                    "C, %zu short\n",
-                    round, tiles.size(), dv.cap, fp64_rows, left, shrunk, wider, need_c,
-                    short_rows);
+                    "C, %zu short (%.3f ms after the pass)\n",
+                    round, tiles.size(), dv.cap, fp64_rows, left, shrunk, wider, need_c, short_rows,
+                    1e3 * (kern_now() - t_host));
         if (need_c == 0)
             continue;
         /* Pass C, in groups of rows whose bins' values fit vals_max. */
@@ -794,7 +966,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                                    a->q0 + q, hcnt[q]);
                     goto out;
                 }
-                out[q] = (double)hout[q] / (sc * sc); /* unscaled */
+                rout[q] = (double)hout[q] / (sc * sc); /* unscaled */
                 done[q] = 1;
                 left--;
                 hu2[a->q0 + q] = -1.0f;
@@ -803,6 +975,15 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         }
         r->t_sink += kern_now() - t0;
     }
+    if (pr.K) { /* the answers by the dataset's rows */
+        for (size_t v = 0; v < n; v++) {
+            out[pr.perm[v]] = vout[v];
+            if (known)
+                known[pr.perm[v]] = vknown[v];
+        }
+        r->clusters = (unsigned)pr.K;
+        r->cluster_work = all_items ? (double)kept_items / (double)all_items : 1.0;
+    }
 out:
 #undef KD_TRY
 #undef KD_PASS
@@ -810,6 +991,8 @@ out:
     /* The passes' peaks, and the per-row state held through them all. */
     r->mem_peak += dv.bytes;
     kd_free(&dv);
+    kern_pool_free(ditems);
+    kd_prune_close(&pr);
     if (xk)
         kd_exact_close(&ex);
     cudaGetLastError();

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "f64_widen.cuh"
+#include "kern_multi.cuh"
 #include "kern_pool.cuh"
 #include "kern_util.cuh"
 
@@ -34,30 +35,93 @@ static unsigned kx_blocks(size_t n)
     return (unsigned)(b < 1 ? 1 : b > 8192 ? 8192 : b);
 }
 
+/* The kept copy of one device: the key of the rows it holds (the host
+ * data, its shape, type and hash, the passes' centre and scale), the
+ * rows, their norms on the device and the host, the largest. */
+struct kx_slot {
+    const void *host;
+    size_t n, d;
+    uint64_t hash;
+    int xt;
+    double sc;
+    std::vector<double> center; /* empty: none */
+    void *x;
+    double *nx;
+    std::vector<double> hnx;
+    double nm;
+};
+static kx_slot g_kx[KERN_DEV_SLOTS];
+
+static void kx_slot_free(kx_slot &s)
+{
+    kern_pool_free(s.x);
+    kern_pool_free(s.nx);
+    s.x = NULL;
+    s.nx = NULL;
+    s.host = NULL;
+    std::vector<double>().swap(s.hnx);
+    s.center.clear();
+}
+
+void kd_exact_release(void)
+{
+    for (int d = 0; d < KERN_DEV_SLOTS; d++)
+        kx_slot_free(g_kx[d]);
+}
+
+static bool kx_slot_is(const kx_slot &s, const kern_join_args *a, double sc)
+{
+    if (!s.x || s.host != a->x || s.n != a->n || s.d != a->d || s.hash != a->hash ||
+        s.xt != a->x_type || s.sc != sc || s.center.empty() != !a->center)
+        return false;
+    return !a->center || memcmp(s.center.data(), a->center, a->d * sizeof(double)) == 0;
+}
+
 int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e)
 {
-    (void)nq;
     e->x = NULL;
     e->center = e->nx = e->outd = NULL;
     e->nmax = NULL;
+    e->hnx = NULL;
+    e->kept = false;
     e->bytes = 0;
+    e->hmap = NULL;
+    e->dmap = NULL;
     if (a->x_type < KERN_X_F64 || a->x_type > KERN_X_U8)
         return kern_fail(KERN_ENOMEM, "exact k-distance: the data's type is not one the device "
                                       "reads");
     const size_t n = a->n, d = a->d, xb = n * d * a->x_bytes;
     exact_bound_init(&e->b, d);
-    int rc = kx_alloc(&e->x, xb);
-    if (rc == 0 && a->center)
-        rc = kx_alloc((void **)&e->center, d * 8);
-    if (rc == 0)
-        rc = kx_alloc((void **)&e->nx, n * 8);
-    if (rc == 0)
-        rc = kx_alloc((void **)&e->outd, nq * 8);
+    e->bytes = xb + n * 8 + nq * 8 + 8;
+    kx_slot &slot = g_kx[a->device];
+    int rc = kx_alloc((void **)&e->outd, nq * 8);
     if (rc == 0)
         rc = kx_alloc((void **)&e->nmax, 8);
     if (rc)
         return rc;
-    e->bytes = xb + n * 8 + nq * 8 + (a->center ? d * 8 : 0) + 8;
+    if (kx_slot_is(slot, a, sc)) { /* a warm k-distance: nothing to upload */
+        e->x = slot.x;
+        e->nx = slot.nx;
+        e->hnx = slot.hnx.data();
+        e->nm = slot.nm;
+        e->kept = true;
+        unsigned long long bits;
+        memcpy(&bits, &e->nm, 8);
+        KERN_CUDA(cudaMemcpy(e->nmax, &bits, 8, cudaMemcpyHostToDevice));
+        return 0;
+    }
+    /* kept unless a cap is set; the slot's last rows go first */
+    const bool keep = a->mem_cap == 0;
+    if (keep)
+        kx_slot_free(slot);
+    rc = kx_alloc(&e->x, xb);
+    if (rc == 0 && a->center)
+        rc = kx_alloc((void **)&e->center, d * 8);
+    if (rc == 0)
+        rc = kx_alloc((void **)&e->nx, n * 8);
+    if (rc)
+        return rc;
+    e->bytes += a->center ? d * 8 : 0;
     KERN_CUDA(cudaMemcpy(e->x, a->x, xb, cudaMemcpyHostToDevice));
     if (a->center)
         KERN_CUDA(cudaMemcpy(e->center, a->center, d * 8, cudaMemcpyHostToDevice));
@@ -82,32 +146,67 @@ int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e)
         break;
     }
     KERN_CUDA(cudaGetLastError());
-    e->hnx.resize(n);
-    KERN_CUDA(cudaMemcpy(e->hnx.data(), e->nx, n * 8, cudaMemcpyDeviceToHost));
+    e->own_hnx.resize(n);
+    KERN_CUDA(cudaMemcpy(e->own_hnx.data(), e->nx, n * 8, cudaMemcpyDeviceToHost));
     unsigned long long nm = 0;
     KERN_CUDA(cudaMemcpy(&nm, e->nmax, 8, cudaMemcpyDeviceToHost));
     memcpy(&e->nm, &nm, 8);
+    e->hnx = e->own_hnx.data();
+    if (keep) { /* the slot takes the rows, the norms and their key */
+        slot.host = a->x;
+        slot.n = n;
+        slot.d = d;
+        slot.hash = a->hash;
+        slot.xt = a->x_type;
+        slot.sc = sc;
+        slot.center.assign(a->center ? a->center : e->own_hnx.data(),
+                           a->center ? a->center + d : e->own_hnx.data());
+        slot.x = e->x;
+        slot.nx = e->nx;
+        slot.hnx.swap(e->own_hnx);
+        slot.nm = e->nm;
+        e->hnx = slot.hnx.data();
+        e->kept = true;
+    }
     return 0;
 }
 
 void kd_exact_close(kd_exact *e)
 {
-    kern_pool_free(e->x);
+    if (!e->kept) {
+        kern_pool_free(e->x);
+        kern_pool_free(e->nx);
+    }
     kern_pool_free(e->center);
-    kern_pool_free(e->nx);
     kern_pool_free(e->outd);
     kern_pool_free(e->nmax);
+    kern_pool_free(e->dmap);
+    e->hmap = NULL;
+    e->dmap = NULL;
     e->x = NULL;
     e->center = e->nx = e->outd = NULL;
     e->nmax = NULL;
-    std::vector<double>().swap(e->hnx);
+    e->hnx = NULL;
+    e->kept = false;
+    std::vector<double>().swap(e->own_hnx);
+}
+
+int kd_exact_order(kd_exact *e, const uint32_t *map, size_t n)
+{
+    int rc = kx_alloc((void **)&e->dmap, n * 4);
+    if (rc)
+        return rc;
+    KERN_CUDA(cudaMemcpy(e->dmap, map, n * 4, cudaMemcpyHostToDevice));
+    e->hmap = map;
+    e->bytes += n * 4;
+    return 0;
 }
 
 float kd_exact_bound(const kd_exact *e, size_t g, float u)
 {
     if (!(u < INFINITY))
         return u;
-    const double r = exact_bound_reach(&e->b, e->hnx[g], e->nm, (double)u);
+    const double r = exact_bound_reach(&e->b, e->hnx[e->hmap ? e->hmap[g] : g], e->nm, (double)u);
     float f = (float)r;
     if ((double)f < r)
         f = nextafterf(f, INFINITY);
@@ -127,14 +226,15 @@ __global__ void kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq,
                                  const float *u2, float *dvals, unsigned *dcols,
                                  const unsigned *dfill, unsigned cap, const float *outv,
                                  int *status, const double *nx, const unsigned long long *nmax,
-                                 exact_bound b, double *outd)
+                                 exact_bound b, const uint32_t *map, double *outd)
 {
     const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (r >= nq || status[r] != 1)
         return;
     const unsigned g = q0 + r, m = min(dfill[r], cap);
+    const unsigned gx = map ? map[g] : g; /* the dataset's row */
     const double reach =
-        exact_bound_reach(&b, nx[g], __longlong_as_double((long long)*nmax), (double)outv[r]);
+        exact_bound_reach(&b, nx[gx], __longlong_as_double((long long)*nmax), (double)outv[r]);
     if (reach > (double)u2[g]) { /* rows beyond the bound may be among the K */
         if (lane == 0)
             status[r] = KD_STATUS_WIDER;
@@ -148,7 +248,7 @@ __global__ void kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq,
         const unsigned t = t0 + lane;
         const bool in = t < m && (double)v[t] <= reach;
         const unsigned j = in ? c[t] : 0;
-        const double w = in ? f64_direct_d2(x, d, g, j, INFINITY) : 0.0;
+        const double w = in ? f64_direct_d2(x, d, gx, map ? map[j] : j, INFINITY) : 0.0;
         const unsigned bal = __ballot_sync(0xffffffffu, in);
         bad |= __any_sync(0xffffffffu, in && !(w == w));
         __syncwarp();
@@ -190,7 +290,7 @@ int kd_exact_finish(const kd_exact *e, const kern_join_args *a, int K, const flo
 #define KX_LAUNCH(T)                                                                               \
     kx_finish_kernel<T><<<g, KX_THREADS>>>((const T *)e->x, a->d, q0, n, K, u2, dvals, dcols,      \
                                            dfill, cap, outv, status, e->nx, e->nmax, e->b,         \
-                                           e->outd)
+                                           e->dmap, e->outd)
     switch (a->x_type) {
     case KERN_X_F64:
         KX_LAUNCH(double);

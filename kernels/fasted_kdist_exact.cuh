@@ -22,15 +22,24 @@
 #define KD_STATUS_WIDER 4
 
 /* The dataset as the host holds it, on the device, and each row's norm as
- * the passes convert it (nx on the host too, for the bounds). */
+ * the passes convert it (nx on the host too, for the bounds). The rows and
+ * norms are kept per device for the dataset (kd_exact_release), so a
+ * warm k-distance uploads nothing; under a cap (set gpu-mem) nothing is
+ * kept. */
 struct kd_exact {
     void *x;
     double *center, *nx, *outd;
     unsigned long long *nmax;
-    std::vector<double> hnx;
-    double nm; /* the largest norm */
+    const double *hnx;
+    std::vector<double> own_hnx; /* hnx's storage where the rows are not kept */
+    bool kept;                   /* x, nx and hnx are the device's kept copy */
+    double nm;                   /* the largest norm */
     exact_bound b;
     size_t bytes;
+    /* The passes' rows in another order (kd_exact_order): pass row g is
+     * the dataset's row hmap[g] (dmap on the device); NULL: the same. */
+    const uint32_t *hmap;
+    uint32_t *dmap;
 };
 
 /* Uploads a's rows and centre and forms the norms (sc: the passes'
@@ -38,7 +47,13 @@ struct kd_exact {
  * not one the device reads: the caller then keeps estimates. */
 int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e);
 void kd_exact_close(kd_exact *e);
-/* Pass B's bound for query row g whose K-th estimate is at most u (pass
+/* Frees every device's kept rows (kern_fasted_release). */
+void kd_exact_release(void);
+/* The passes run over the rows in the order map (n entries, pass row ->
+ * dataset row; kept by the caller until close): the bounds and the FP64
+ * read the dataset's rows through it. 0 or an error (message left). */
+int kd_exact_order(kd_exact *e, const uint32_t *map, size_t n);
+/* Pass B's bound for query row g (the passes' row) whose K-th estimate is at most u (pass
  * units): exact_bound_reach, rounded up to FP32 (inf stays inf). */
 float kd_exact_bound(const kd_exact *e, size_t g, float u);
 /* Rows of status 1 (every value under the bound u2[row] kept, the K-th

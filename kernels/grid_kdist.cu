@@ -18,8 +18,8 @@
  *
  * A warp takes a query group (the rows of one cell, up to 32), a lane a
  * row; every lane reads the same candidate (a broadcast), keeps its K
- * smallest (in registers to K = 64, kd_top_reg; a max-heap in local
- * memory beyond, kd_top_heap), and writes its row's answer once. Memory: the index, the rows in
+ * smallest (kernels/kd_top.cuh: in registers to K = 64, a max-heap in
+ * local memory beyond), and writes its row's answer once. Memory: the index, the rows in
  * cell order, a flag and a double a query row. */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 #include "f64_common.cuh"
 #include "grid_gpu.cuh"
 #include "grid_index.cuh"
+#include "kd_top.cuh"
 #include "kern_util.cuh"
 
 #define KD_WARPS 8
@@ -36,74 +37,6 @@
 #define KD_K 6 /* dimensions indexed, as the join's grid */
 #define KD_MAX_CELLS 67108864.0
 #define KD_MAX_PASSES 200
-
-/* A row's K smallest, K <= KM <= 64: an ascending array in registers
- * whose first KM - K slots are fixed at -inf, so the K-th is always the
- * last (no index known only at run time); an insertion is branch-free
- * over constant indices. */
-template <int KM> struct kd_top_reg {
-    double a[KM];
-    __device__ __forceinline__ void init(int K)
-    {
-#pragma unroll
-        for (int i = 0; i < KM; i++)
-            a[i] = i < KM - K ? -INFINITY : INFINITY;
-    }
-    __device__ __forceinline__ double kth() const
-    {
-        return a[KM - 1];
-    }
-    /* s below kth(): the KM smallest of a and s */
-    __device__ __forceinline__ void add(double s)
-    {
-#pragma unroll
-        for (int i = KM - 1; i > 0; i--)
-            a[i] = fmin(a[i], fmax(s, a[i - 1]));
-        a[0] = fmin(a[0], s);
-    }
-};
-
-/* K up to KDIST_MAX_K (256): a max-heap of the K smallest in local
- * memory, the K-th at its root (log K a replacement; a sorted array of
- * 256 would not fit the registers and spill on every insertion). */
-struct kd_top_heap {
-    double h[256];
-    int n, K;
-    __device__ __forceinline__ void init(int k)
-    {
-        n = 0;
-        K = k;
-    }
-    __device__ __forceinline__ double kth() const
-    {
-        return n < K ? INFINITY : h[0];
-    }
-    __device__ __forceinline__ void add(double s)
-    {
-        int i;
-        if (n < K) { /* sift up */
-            i = n++;
-            while (i > 0 && h[(i - 1) / 2] < s) {
-                h[i] = h[(i - 1) / 2];
-                i = (i - 1) / 2;
-            }
-        } else { /* replace the root, sift down */
-            i = 0;
-            for (;;) {
-                int c = 2 * i + 1;
-                if (c >= n)
-                    break;
-                if (c + 1 < n && h[c + 1] > h[c])
-                    c++;
-                if (!(h[c] > s))
-                    break;
-                h[i] = h[c];
-                i = c;
-            }
-        }
-        h[i] = s;
-    }
-};
 
 template <int D>
 __device__ __forceinline__ double kd_d2(const double *__restrict__ a, const double *__restrict__ b,

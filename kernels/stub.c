@@ -110,6 +110,13 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
     return stub_join(a, r);
 }
 
+int kern_fp64_kdist_brute(const kern_join_args *a, int k, double *out, kern_join_result *r)
+{
+    (void)k;
+    (void)out;
+    return stub_join(a, r);
+}
+
 int kern_dbscan(kern_join_fn fn, const kern_join_args *a, dbscan_dev_io *io,
                 kern_join_result *rcore, kern_join_result *r)
 {

@@ -328,6 +328,9 @@ int engine_gpu_kdist(const kdist_spec *spec, join_result *res);
  * (kern_fp64_grid_kdist: cpu's values exactly), per the contract above
  * kdist_spec, its passes from radius r0. */
 int engine_gpu_grid_kdist(const kdist_spec *spec, double r0, join_result *res);
+/* The k-distance of row e by brute force in FP64 on the device
+ * (kern_fp64_kdist_brute: cpu's values exactly), for small work. */
+int engine_gpu_brute_kdist(const kdist_spec *spec, join_result *res);
 /* DBSCAN's three passes of row e on the device over the FP64 grid
  * (kern_fp64_grid_dbscan): core (n flags) and labels (n) out as that
  * entry says; *pairs the eps-join's pairs, *core_s the core pass's

@@ -151,7 +151,9 @@ int engine_gpu_kdist(const kdist_spec *s, join_result *res)
     return engine_gpu_error(e->name, rc);
 }
 
-int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
+/* The FP64 k-distances on the device: every pair by brute force, or the
+ * grid's passes from radius r0. */
+static int gpu_fp64_kdist(const kdist_spec *s, int brute, double r0, join_result *res)
 {
     const engine *e = s->engine;
     engine_opts def;
@@ -160,10 +162,21 @@ int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
     engine_gpu_args(s->ds, s->q0, s->q1, o, s->cancel, s->progress, s->progress_ctx, NULL, &a);
     kern_join_result r;
     memset(&r, 0, sizeof r);
-    int rc = kern_fp64_grid_kdist(&a, s->k, r0, s->out, &r);
+    int rc = brute ? kern_fp64_kdist_brute(&a, s->k, s->out, &r)
+                   : kern_fp64_grid_kdist(&a, s->k, r0, s->out, &r);
     engine_gpu_timing(&r, s->ds, NULL, res);
     snprintf(res->variant, sizeof res->variant, "%s", r.variant);
     return engine_gpu_error(e->name, rc);
+}
+
+int engine_gpu_grid_kdist(const kdist_spec *s, double r0, join_result *res)
+{
+    return gpu_fp64_kdist(s, 0, r0, res);
+}
+
+int engine_gpu_brute_kdist(const kdist_spec *s, join_result *res)
+{
+    return gpu_fp64_kdist(s, 1, 0, res);
 }
 
 /* DBSCAN's three passes on the device (kernels.h's kern_fp64_grid_dbscan). */

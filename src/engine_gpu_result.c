@@ -62,7 +62,9 @@ static void gpu_stream_metrics(const kern_join_result *r, join_result *res)
 
 /* Cut by clusters (exact's cluster path, kern_cluster_run): the groups
  * joined and the share of the n^2 ordered pairs the run joined, which
- * are the pairs it examined (the record's pairs_examined, pruned). */
+ * are the pairs it examined (the record's pairs_examined, pruned). For
+ * exact's k-distance in the cluster order: the clusters, and the share
+ * of its first pass's tile items it ran. */
 static void gpu_cluster_metrics(const kern_join_args *a, const kern_join_result *r,
                                 join_result *res)
 {
@@ -153,6 +155,8 @@ void engine_gpu_metrics(const engine *e, const kern_join_args *a, const kern_joi
         gpu_grid_metrics(r, res);
         if (tc && !r->examined && !r->skipped) /* the paper's count is the tensor cores' */
             gpu_tflops(a, r, res);
+    } else {
+        gpu_cluster_metrics(a, r, res); /* exact's k-distance in the cluster order */
     }
     if (x->scaled) {
         join_result_metric(res, "scale_log2", x->fit.scale, "");

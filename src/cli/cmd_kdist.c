@@ -259,10 +259,11 @@ const cmd cmd_kdist = {
             "                 one (fasted on a GPU: FASTED's FP16/FP32 arithmetic in three\n"
             "                 tensor-core passes, a per-row bound, a per-row histogram\n"
             "                 under it and the K-th value from its bin; bf16 and tf32 too),\n"
-            "                 else cpu (exact FP64, threaded). exact on its FP64 grid path\n"
-            "                 (low d, set exact-path): cpu's values exactly, through the\n"
-            "                 device's grid index. Memory is bounded per row, never the\n"
-            "                 pairs.\n"
+            "                 else cpu (exact FP64, threaded). exact: cpu's values\n"
+            "                 exactly: small data every pair in FP64 on the device, low d\n"
+            "                 (set exact-path) through the device's grid index, else its\n"
+            "                 tensor-core passes decided in FP64. Memory is bounded per\n"
+            "                 row, never the pairs.\n"
             "The curve (up to 1024 quantile points), knee, K and engine are stored (kdists,\n"
             "kdist_points); export kdist ID csv|json FILE writes one.",
     .min_args = 1,

@@ -11,6 +11,11 @@
  *     The passes from first radii far too small and far too large.
  *  2. Off the grid path (exact-path pass) exact's kdist says it has none,
  *     one line; K out of range is refused as for every engine.
+ *  2'. exact's auto: brute force in FP64 for small work (kernels/
+ *     fp64_kdist.cu, cpu's values on uniform rows at d = 1 to 128, ties,
+ *     duplicates, a lattice, an offset, Gaussian clusters, K = 1 to 256,
+ *     one slice and several, a query slice), the grid to d = 4 above it,
+ *     the pass beyond.
  *  3. The grid join's histogram in shared memory (fp64_grid.cu's
  *     fg_hist_epi) equals fp64's at 4096 bins (64 KB of shared memory: the
  *     opt-in above 48 KB) and at 8000 (too many: global bins as before).
@@ -56,29 +61,40 @@ static int kd_run(const char *eng, const dataset *ds, int k, size_t q0, size_t q
     return kdist_run(engine_find(eng), &s, res);
 }
 
-/* exact (grid) against cpu over rows [q0, q1) at K: every value equal. */
-static void check_kd_rows(const char *what, const dataset *ds, int k, size_t q0, size_t q1)
+/* exact against cpu over rows [q0, q1) at K, every value equal bit for
+ * bit: on the grid (path EXACT_PATH_GRID), or under auto on small work,
+ * brute force (EXACT_PATH_AUTO: the record's path 2). */
+static void check_kd_as(const char *what, const dataset *ds, int k, size_t q0, size_t q1, int path)
 {
     const size_t nq = q1 - q0;
     double *a = xmalloc(nq * sizeof *a), *b = xmalloc(nq * sizeof *b);
     join_result ra, rb;
     int rc = kd_run("cpu", ds, k, q0, q1, EXACT_PATH_AUTO, b, &rb);
     CHECK_MSG(rc == 0, "%s K=%d cpu: %s", what, k, err_msg());
-    rc = rc ? rc : kd_run("exact", ds, k, q0, q1, EXACT_PATH_GRID, a, &ra);
+    rc = rc ? rc : kd_run("exact", ds, k, q0, q1, path, a, &ra);
     CHECK_MSG(rc == 0, "%s K=%d exact: %s", what, k, err_msg());
     if (rc == 0) {
         size_t bad = 0, first = 0;
         for (size_t i = 0; i < nq; i++)
-            if (!(a[i] == b[i]) && bad++ == 0)
+            if (memcmp(&a[i], &b[i], sizeof *a) != 0 && bad++ == 0)
                 first = i;
         CHECK_MSG(bad == 0, "%s K=%d: %zu of %zu rows differ, first row %zu: exact %.17g cpu %.17g",
                   what, k, bad, nq, q0 + first, a[first], b[first]);
-        CHECK_MSG(strstr(ra.variant, "fp64 grid") != NULL, "%s: variant %s", what, ra.variant);
+        if (path == EXACT_PATH_GRID)
+            CHECK_MSG(strstr(ra.variant, "fp64 grid") != NULL, "%s: variant %s", what, ra.variant);
+        else
+            CHECK_MSG(jr_metric(&ra, "path") == 2, "%s: path %g (%s)", what, jr_metric(&ra, "path"),
+                      ra.variant);
         printf("# %-12s n=%zu d=%zu K=%-3d rows [%zu,%zu): exact %.2f ms (%s), cpu %.2f ms\n", what,
                ds->n, ds->d, k, q0, q1, 1e3 * ra.seconds, ra.variant, 1e3 * rb.seconds);
     }
     free(a);
     free(b);
+}
+
+static void check_kd_rows(const char *what, const dataset *ds, int k, size_t q0, size_t q1)
+{
+    check_kd_as(what, ds, k, q0, q1, EXACT_PATH_GRID);
 }
 
 static void check_kd(const char *what, const dataset *ds, const int *ks, int nk)
@@ -166,11 +182,34 @@ TEST(grid_kdist_equals_cpu_on_low_dimensional_sets)
     dataset_free(&ds);
 }
 
-/* auto's k-distance takes the grid wherever the join could (d <= 4),
- * whatever the band the join's rule weighs (uniform d = 4: the join's
- * auto takes the pass there at small eps), and the pass above d = 4:
- * path 1 and cpu's values at d = 3 and 4, path 0 at d = 5. */
-TEST(auto_kdist_takes_the_grid_up_to_d4)
+/* exact's auto: small work ((q1 - q0) n d at most KERN_KDIST_BRUTE_WORK)
+ * takes brute force in FP64 (path 2) at every d; above it the grid up to
+ * d = 4 (path 1), whatever the band the join's rule weighs (uniform
+ * d = 4: the join's auto takes the pass there at small eps), and the pass
+ * above (path 0). cpu's values on every path. */
+static void check_auto(const char *name, const dataset *ds, int k, double want)
+{
+    double *a = xmalloc(ds->n * sizeof *a), *b = xmalloc(ds->n * sizeof *b);
+    join_result ra, rb;
+    int rc = kd_run("exact", ds, k, 0, ds->n, EXACT_PATH_AUTO, a, &ra);
+    CHECK_MSG(rc == 0, "%s: %s", name, err_msg());
+    rc = rc ? rc : kd_run("cpu", ds, k, 0, ds->n, EXACT_PATH_AUTO, b, &rb);
+    CHECK_MSG(rc == 0, "%s cpu: %s", name, err_msg());
+    if (rc == 0) {
+        CHECK_MSG(jr_metric(&ra, "path") == want, "%s: path %g, want %g (%s)", name,
+                  jr_metric(&ra, "path"), want, ra.variant);
+        size_t bad = 0;
+        for (size_t i = 0; i < ds->n; i++)
+            bad += !(a[i] == b[i]);
+        CHECK_MSG(bad == 0, "%s: %zu rows differ from cpu", name, bad);
+        printf("# auto %-10s n=%zu d=%zu K=%d: path %g, %.2f ms (%s)\n", name, ds->n, ds->d, k,
+               want, 1e3 * ra.seconds, ra.variant);
+    }
+    free(a);
+    free(b);
+}
+
+TEST(auto_kdist_takes_brute_force_then_the_grid_up_to_d4)
 {
     need_gpu();
     const size_t dims[3] = {3, 4, 5};
@@ -178,24 +217,47 @@ TEST(auto_kdist_takes_the_grid_up_to_d4)
         char name[32];
         snprintf(name, sizeof name, "unif d=%zu", dims[t]);
         dataset ds = set_unif(name, 6000, dims[t], 20 + (uint64_t)t);
-        double *a = xmalloc(ds.n * sizeof *a), *b = xmalloc(ds.n * sizeof *b);
-        join_result ra, rb;
-        int rc = kd_run("exact", &ds, 4, 0, ds.n, EXACT_PATH_AUTO, a, &ra);
-        CHECK_MSG(rc == 0, "%s: %s", name, err_msg());
-        rc = rc ? rc : kd_run("cpu", &ds, 4, 0, ds.n, EXACT_PATH_AUTO, b, &rb);
-        CHECK_MSG(rc == 0, "%s cpu: %s", name, err_msg());
-        if (rc == 0) {
-            const double want = dims[t] <= 4 ? 1 : 0;
-            CHECK_MSG(jr_metric(&ra, "path") == want, "%s: path %g, want %g (%s)", name,
-                      jr_metric(&ra, "path"), want, ra.variant);
-            size_t bad = 0;
-            for (size_t i = 0; i < ds.n; i++)
-                bad += !(a[i] == b[i]);
-            CHECK_MSG(bad == 0, "%s: %zu rows differ from cpu", name, bad);
-        }
-        free(a);
-        free(b);
+        check_auto(name, &ds, 4, 2);
         dataset_free(&ds);
+        /* 10^5 rows: 3 10^10 products and more */
+        ds = set_unif(name, 100000, dims[t], 30 + (uint64_t)t);
+        check_auto(name, &ds, 4, dims[t] <= 4 ? 1 : 0);
+        dataset_free(&ds);
+    }
+}
+
+/* Brute force (kernels/fp64_kdist.cu) against cpu: every value equal, on
+ * uniform rows at d = 1, 2, 4, 5, 8, 9, 16, 17, 33 and 128 (each of the
+ * kernel's dimension chunks, whole and partial), integer rows (ties),
+ * each point three times and once more (K-distance 0), a lattice, rows
+ * far from the origin; K = 1, 4 and 16 (registers), 17 and 256 (the
+ * heap); one slice of candidates (n under 4096) and several; a query
+ * slice. */
+static void check_brute(const char *what, const dataset *ds, int k, size_t q0, size_t q1)
+{
+    check_kd_as(what, ds, k, q0, q1, EXACT_PATH_AUTO);
+}
+
+TEST(brute_kdist_equals_cpu)
+{
+    need_gpu();
+    static const size_t dims[] = {1, 2, 4, 5, 8, 9, 16, 17, 33, 128};
+    static const int ks[] = {1, 4, 16, 17, 256};
+    for (size_t t = 0; t < sizeof dims / sizeof *dims; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "unif d=%zu", dims[t]);
+        dataset ds = set_unif(name, t % 2 ? 9000 : 3000, dims[t], 40 + (uint64_t)t);
+        for (int kk = 0; kk < 5; kk++)
+            check_brute(name, &ds, ks[kk], 0, ds.n);
+        check_brute(name, &ds, 9, ds.n / 3, ds.n / 3 + 700);
+        dataset_free(&ds);
+    }
+    dataset sets[5] = {set_ints(), set_dups(), set_lattice(), set_offset(), set_gauss()};
+    for (int t = 0; t < 5; t++) {
+        for (int kk = 0; kk < 5; kk++)
+            if ((size_t)ks[kk] < sets[t].n)
+                check_brute(sets[t].name, &sets[t], ks[kk], 0, sets[t].n);
+        dataset_free(&sets[t]);
     }
 }
 
@@ -380,7 +442,8 @@ TEST(sweep_and_curve_through_the_grid_equal_fp64)
  * kernels once each way: the k-distance at K = 4 (KM 4) and 17 (KM 64),
  * d = 3 unrolled and d = 5 looped; the grid join's shared-memory
  * histogram (4096 bins: the opt-in) and per-warp per-point counts
- * (every mode against fp64); DBSCAN's device passes against cpu's. */
+ * (every mode against fp64); DBSCAN's device passes against cpu's; the
+ * brute-force k-distance, one slice and two, K in registers and a heap. */
 TEST(grid_sanitizer_case)
 {
     need_gpu();
@@ -424,5 +487,10 @@ TEST(grid_sanitizer_case)
     dataset_free(&ds);
     ds = set_unif("san d=5", 2000, 5, 12);
     check_kd_rows("san d=5", &ds, 4, 0, ds.n);
+    dataset_free(&ds);
+    /* brute force: one slice and several, registers and the heap */
+    ds = set_unif("san brute", 4500, 9, 13);
+    check_brute("san brute", &ds, 4, 0, ds.n);
+    check_brute("san brute", &ds, 20, 100, 1300);
     dataset_free(&ds);
 }

@@ -455,6 +455,86 @@ TEST(exact_kdist_decides_rows_on_the_device)
     dataset_free(&big);
 }
 
+/* exact's k-distance in the cluster order (kernels/kern_kd_prune.c): on
+ * clustered rows passes B and C join only the items whose rows reach
+ * each other (metric cluster_work below 1), and every value is cpu's bit
+ * for bit, as is the run in the dataset's order (TCJOIN_KDIST_PRUNE=0).
+ * Eight Gaussian clusters in 24 dimensions, with a twentieth of the rows
+ * uniform and a hundred duplicated; K 1, 9 and 64; the rows' slots as
+ * sized and a few (pass C over the items). */
+static dataset set_clusters_noise(void)
+{
+    gen_opts g = {.kind = "gauss",
+                  .n = 20000,
+                  .d = 24,
+                  .seed = 3,
+                  .dtype = DTYPE_F32,
+                  .opt = {{"clusters", "8"}},
+                  .nopt = 1};
+    dataset ds = {0};
+    if (dataset_generate(&g, &ds) != 0 || ds.type != DTYPE_F32)
+        abort();
+    float *x = ds.v;
+    uint64_t s = 17;
+    for (size_t i = 0; i < ds.n; i += 20)
+        for (size_t k = 0; k < ds.d; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[i * ds.d + k] = (float)((double)(s >> 11) * 0x1p-53);
+        }
+    for (size_t i = 1; i < 200; i += 2)
+        memcpy(x + i * ds.d, x + (i - 1) * ds.d, ds.d * sizeof *x);
+    ds.hash = dataset_hash(&ds);
+    return ds;
+}
+
+TEST(exact_kdist_in_the_cluster_order)
+{
+    need_gpu();
+    dataset ds = set_clusters_noise();
+    static const int ks[] = {1, 9, 64};
+    for (int kk = 0; kk < 3; kk++) {
+        const int k = ks[kk];
+        engine_opts o;
+        engine_opts_default(&o);
+        o.threads = 2;
+        o.exact_path = EXACT_PATH_PASS;
+        double *cpu = xmalloc(ds.n * sizeof *cpu), *got = xmalloc(ds.n * sizeof *got);
+        join_result rc_, rp, rw;
+        CHECK(kd_res("cpu", &ds, k, 0, ds.n, &o, cpu, &rc_) == 0);
+        for (int v = 0; v < 3; v++) {
+            const char *slots = v == 2 ? "20" : NULL;
+            setenv("TCJOIN_KDIST_PRUNE", v == 1 ? "0" : "1", 1);
+            kd_slots(slots);
+            const int rc = kd_res("exact", &ds, k, 0, ds.n, &o, got, v == 1 ? &rw : &rp);
+            kd_slots(NULL);
+            unsetenv("TCJOIN_KDIST_PRUNE");
+            CHECK_MSG(rc == 0, "K=%d: %s", k, err_msg());
+            size_t bad = 0, first = 0;
+            for (size_t q = 0; q < ds.n && rc == 0; q++)
+                if (memcmp(&got[q], &cpu[q], sizeof *got) != 0 && bad++ == 0)
+                    first = q;
+            CHECK_MSG(bad == 0,
+                      "K=%d %s%s: %zu rows differ from cpu, first %zu: %.17g against %.17g", k,
+                      v == 1 ? "dataset order" : "cluster order", slots ? " (20 slots)" : "", bad,
+                      first, got[first], cpu[first]);
+            const join_result *r = v == 1 ? &rw : &rp;
+            printf("# K=%-2d %-13s%s: %.2f ms, clusters %g, items kept %g, %g rows on the device\n",
+                   k, v == 1 ? "dataset order" : "cluster order", slots ? " 20 slots" : "",
+                   1e3 * r->seconds, jr_metric(r, "clusters"), jr_metric(r, "cluster_work"),
+                   jr_metric(r, "rows_fp64_device"));
+            if (v == 1) {
+                CHECK_MSG(jr_metric(r, "cluster_work") < 0, "K=%d: ordered with the order off", k);
+            } else {
+                const double w = jr_metric(r, "cluster_work");
+                CHECK_MSG(w > 0 && w < 0.5, "K=%d: items kept %g (the order pruned nothing)", k, w);
+            }
+        }
+        free(cpu);
+        free(got);
+    }
+    dataset_free(&ds);
+}
+
 /* A small case for compute-sanitizer (scripts/gpu-check): every pass and
  * kernel (bound, histogram with slots, smaller bounds for the row tiles
  * left, pass C), symmetric on and off, wgmma and mma.sync; streamed
