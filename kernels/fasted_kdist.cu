@@ -727,7 +727,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
      * only where its K-th estimate shows it must be (KD_STATUS_WIDER): in
      * clustered, high-dimensional data a bound widened by the reach can
      * hold far more values than the slots. */
-    if (xk) { /* on the device: a million rows' reaches cost the host 30 ms */
+    if (xk) { /* on the device: every row's reach, a thread each */
         KD_TRY(cudaMemcpy(dv.u2, hu2.data(), dv.na * 4, cudaMemcpyHostToDevice));
         KD_TRY(cudaMemcpy(dv.sc, hu2w.data(), dv.na * 4, cudaMemcpyHostToDevice));
         kd_widen_kernel<<<(unsigned)((nq + 255) / 256), 256>>>(dv.u2, dv.sc, ex.nx, ex.nmax, ex.b,

@@ -5,25 +5,25 @@
  * and the K-th smallest over the rows other than the query itself (by
  * index: a duplicate is a neighbour at 0): cpu's k-distances exactly.
  *
- * Why: below some 2^34 products (20,000 x 20,000 x 16 takes well under a
- * millisecond of FP64 on an H200) the tensor-core passes' fixed costs (a
- * bound pass, a histogram pass, the rows' FP64 decision, several launches
- * and copies each) and the FP64 grid's index builds and doubling passes
- * cost more than the products themselves.
+ * Why: below some 2^34 products (KERN_KDIST_BRUTE_WORK) the tensor-core
+ * passes' fixed costs (a bound pass, a histogram pass, the rows' FP64
+ * decision, several launches and copies each) and the FP64 grid's index
+ * builds and doubling passes cost more than the products themselves
+ * (docs/BENCHMARKS.md, "The ε-choosing commands on real data").
  *
  * The tiling is fp64.cu's join: a thread a query row, 128 a block, 16
  * candidate rows a tile in shared memory, DC dimensions at a time (DC the
  * dimension rounded up to 4, 8 or 16, else 32), a dimension at a time over
  * the tile's candidates (16 independent sums in flight, each in k's
  * order), each thread's K smallest in registers (kd_top.cuh), the
- * entering sums inserted by one copy of the insertion (with the code
- * unrolled, an H200's warps waited on instruction fetch 70% of their
- * cycles); a tile stops after a chunk where no thread's partial sums can
- * still enter. The candidates are cut into slices (blockIdx.y) so that small
- * query sets fill the device; each slice's K smallest go to a scratch
- * array and one thread a row takes the K smallest of its slices'. Memory:
- * the rows as FP64 (n d 8 bytes) and the slices' K smallest (S nq K 8),
- * never pairs. The FP64 rows are kept on the device for the next call. */
+ * entering sums inserted by one copy of the insertion (unrolled per
+ * candidate, the code outgrew the instruction cache and the warps waited
+ * on instruction fetch most of their cycles); a tile stops after a chunk
+ * where no thread's partial sums can still enter. The candidates are cut into slices (blockIdx.y)
+ * so that small query sets fill the device; each slice's K smallest go to a scratch array and one
+ * thread a row takes the K smallest of its slices'. Memory: the rows as FP64 (n d 8 bytes) and the
+ * slices' K smallest (S nq K 8), never pairs. The FP64 rows are kept on the device for the next
+ * call. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

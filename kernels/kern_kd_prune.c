@@ -1,7 +1,7 @@
 /* The k-distance's pruned passes (kern_kd_prune.h). In clustered data a
  * row's K nearest lie near it, yet passes B and C of exact's k-distance
- * visit every tile (on 64 Gaussian clusters in 128 dimensions, 13 times
- * the work of the COUNT the cluster cut prunes). In the order here (the
+ * visit every tile, many times the work of the COUNT the cluster cut
+ * prunes (docs/BENCHMARKS.md). In the order here (the
  * cluster cut's clusters one after another, each cluster's rows by their
  * distance from its centre) a tile is one or two thin shells, and a tile
  * part of cluster a at distances [lo1, hi1] from o_a and one of cluster b

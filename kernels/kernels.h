@@ -713,9 +713,8 @@ int kern_fp64_grid_kdist(const kern_join_args *a, int k, double r0, double *out,
 /* The k-distance by brute force in FP64 on one device (the first of a's
  * list; kernels/fp64_kdist.cu): out[q - q0] as kern_fp64_grid_kdist's,
  * every query row against every row. For small work: exact's auto takes
- * it where (q1 - q0) n d is at most KERN_KDIST_BRUTE_WORK (about 2 ms of
- * FP64 on an H200), below the tensor-core passes' and the grid's fixed
- * costs. 1 <= k <= 256, k <= n - 1. */
+ * it where (q1 - q0) n d is at most KERN_KDIST_BRUTE_WORK, where the
+ * tensor-core passes' and the grid's fixed costs exceed the products. 1 <= k <= 256, k <= n - 1. */
 #define KERN_KDIST_BRUTE_WORK 17179869184.0 /* 2^34 */
 int kern_fp64_kdist_brute(const kern_join_args *a, int k, double *out, kern_join_result *r);
 /* DBSCAN's three passes on the device as fn's PAIRS runs (fn: a

@@ -32,7 +32,7 @@ static int kdist_on_grid(const dataset *ds, const engine_opts *o)
 /* Small work, (q1 - q0) n d at most KERN_KDIST_BRUTE_WORK: every pair in
  * FP64, whose products cost less there than the grid's index builds and
  * doubling passes or the tensor-core passes' launches, copies and FP64
- * decision (20,000 x 16: under a millisecond against 5 ms). Auto only:
+ * decision (docs/BENCHMARKS.md). Auto only:
  * `set exact-path` keeps the path it names. */
 static int kdist_brute(const kdist_spec *s, const engine_opts *o)
 {
