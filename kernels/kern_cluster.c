@@ -75,7 +75,7 @@ static int clu_same(const kern_join_args *a, size_t min_rows)
  * d2, (d + 3) 2^-53 relative (clu_plan_rows, clu_apart's mu), hold for any order of the sum: four
  * sums of ceil(d / 4) terms met pairwise round ceil(d / 4) + 2 times in a term's path, a single
  * chain d - 1 times. */
-static double clu_d2(const double *x, const double *y, size_t d)
+double clu_d2(const double *x, const double *y, size_t d)
 {
     double s[4] = {0, 0, 0, 0};
     size_t k = 0;
@@ -91,8 +91,7 @@ static double clu_d2(const double *x, const double *y, size_t d)
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/* The nearest of K centres to x (ties: the lower index), its d2 in *best. */
-static int clu_nearest(const double *o, int K, const double *x, size_t d, double *best)
+int clu_nearest(const double *o, int K, const double *x, size_t d, double *best)
 {
     int c = 0;
     double b = INFINITY;
@@ -105,6 +104,11 @@ static int clu_nearest(const double *o, int K, const double *x, size_t d, double
     }
     *best = b;
     return c;
+}
+
+double clu_mu(size_t d)
+{
+    return 0x1p-30 + 8.0 * (double)(d + 8) * 0x1p-53;
 }
 
 /* A fixed sequence in [0, 1): the seeding's draws. */
@@ -408,7 +412,7 @@ int clu_plan_rows(const kern_join_args *a, int *ok)
     }
     /* sqrt and the d2 each carry (d + 3) 2^-53 of relative error at most;
      * the margin is far above it, so rad bounds every member's distance. */
-    const double mu = 0x1p-30 + 8.0 * (double)(d + 8) * 0x1p-53;
+    const double mu = clu_mu(d);
     for (int c = 0; c < K; c++)
         g.p.rad[c] = sqrt(g.p.rad[c]) * (1 + mu);
     for (size_t i = 0; i < n; i++)
@@ -434,7 +438,7 @@ int clu_apart(const clu_plan *p, size_t d, const double *rad, int a, int b, doub
      * within lim (1 + (d + 2) 2^-53) in fact. mu covers that, the
      * centres' distance as computed (sep, deflated) and the sum's
      * rounding. */
-    const double mu = 0x1p-30 + 8.0 * (double)(d + 8) * 0x1p-53;
+    const double mu = clu_mu(d);
     const double sep = sqrt(clu_d2(p->o + (size_t)a * d, p->o + (size_t)b * d, d)) * (1 - mu);
     return sep > (rad[a] + rad[b] + lim) * (1 + mu);
 }

@@ -1,8 +1,9 @@
 /* The cluster cut's plan (kernels/kern_cluster.c): the rows clustered in
  * FP64, and at a given distance the groups of clusters a join must run
  * together, laid out for one run. Only kernels/kern_cluster.c,
- * kernels/kern_stream_clu.c and the groups' test (tests/unit/
- * t_clu_groups.c) include it. */
+ * kernels/kern_stream_clu.c, the k-distance's order (kernels/
+ * kern_kd_prune.c) and the groups' test (tests/unit/t_clu_groups.c)
+ * include it. */
 #ifndef TCJ_KERN_CLUSTER_H
 #define TCJ_KERN_CLUSTER_H
 
@@ -40,6 +41,16 @@ typedef struct clu_layout {
     uint64_t key;    /* the groups, for the device caches' key */
     int *comp;       /* the plan's K: each cluster's group */
 } clu_layout;
+
+/* |x - y|^2 over d values, in four interleaved sums (any order of the sum
+ * stays within clu_mu's margin). */
+double clu_d2(const double *x, const double *y, size_t d);
+/* The nearest of K centres o to x (ties: the lower index), its d2 in *best. */
+int clu_nearest(const double *o, int K, const double *x, size_t d, double *best);
+/* The relative margin the plan's proofs take on a distance in d
+ * dimensions: FP64's error on it (and on the sums over it), far exceeded,
+ * and 2^-30 more. */
+double clu_mu(size_t d);
 
 /* The clusters of a's rows (an ordinary run: no cross rows) with clusters
  * of about min_rows rows at least, from a sample: *p NULL when the rows do

@@ -30,11 +30,13 @@
 
 #define KDP_RANGES 16 /* the distances' and the sorts' threads */
 
-/* The margin on every distance and sum: FP64's relative error on a
- * distance over d terms, far exceeded, and 2^-30 more. */
-static double kdp_mu(size_t d)
+/* The centres' distances (K x K), times f (the callers' margin). */
+static void kdp_sep(const clu_plan *p, size_t d, double f, double *sep)
 {
-    return 0x1p-30 + 8.0 * (double)(d + 8) * 0x1p-53;
+    for (int i = 0; i < p->K; i++)
+        for (int j = 0; j < p->K; j++)
+            sep[(size_t)i * p->K + j] =
+                sqrt(clu_d2(p->o + (size_t)i * d, p->o + (size_t)j * d, d)) * f;
 }
 
 /* The order, kept for one dataset. */
@@ -87,15 +89,8 @@ static void *kdp_dist_run(void *v)
     for (size_t i0 = j->r0; i0 < j->r1; i0 += blk) {
         const size_t cnt = i0 + blk < j->r1 ? blk : j->r1 - i0;
         kern_rows_f64(j->a, i0, cnt, buf);
-        for (size_t i = 0; i < cnt; i++) {
-            const double *x = buf + i * d, *o = j->p->o + (size_t)j->cl[i0 + i] * d;
-            double s = 0;
-            for (size_t k = 0; k < d; k++) {
-                const double t = x[k] - o[k];
-                s += t * t;
-            }
-            j->dist[i0 + i] = sqrt(s);
-        }
+        for (size_t i = 0; i < cnt; i++)
+            j->dist[i0 + i] = sqrt(clu_d2(buf + i * d, j->p->o + (size_t)j->cl[i0 + i] * d, d));
     }
     free(buf);
     return NULL;
@@ -178,18 +173,7 @@ static int kdp_build(const kern_join_args *a, const clu_plan *p)
         g.dist[v] = key[v].dist;
         g.hmax = key[v].dist > g.hmax ? key[v].dist : g.hmax;
     }
-    {
-        const double mu = kdp_mu(d);
-        for (int i = 0; i < K; i++)
-            for (int j = 0; j < K; j++) {
-                double s = 0;
-                for (size_t k = 0; k < d; k++) {
-                    const double t = p->o[(size_t)i * d + k] - p->o[(size_t)j * d + k];
-                    s += t * t;
-                }
-                g.sep[(size_t)i * K + j] = sqrt(s) * (1 - mu);
-            }
-    }
+    kdp_sep(p, d, 1 - clu_mu(d), g.sep);
     memcpy(g.off, p->off, (size_t)K * sizeof *g.off);
     memcpy(g.size, p->size, (size_t)K * sizeof *g.size);
     g.ds = stream_data_of(a);
@@ -233,28 +217,12 @@ static double kdp_sample_share(const kern_join_args *a, const clu_plan *p, const
     double share = -1;
     if (!x || !dist || !r || !c || !sep)
         goto out;
-    for (int i = 0; i < K; i++)
-        for (int j = 0; j < K; j++) {
-            const double *oa = p->o + (size_t)i * d, *ob = p->o + (size_t)j * d;
-            double s = 0;
-            for (size_t k = 0; k < d; k++)
-                s += (oa[k] - ob[k]) * (oa[k] - ob[k]);
-            sep[(size_t)i * K + j] = sqrt(s);
-        }
+    kdp_sep(p, d, 1, sep);
     for (size_t t = 0; t < m; t++) {
         const size_t i = (size_t)((double)t * (double)n / (double)m);
         kern_rows_f64(a, i, 1, x);
-        double best = INFINITY;
-        int bc = 0;
-        for (int k = 0; k < K; k++) {
-            const double *o = p->o + (size_t)k * d;
-            double s = 0;
-            for (size_t j = 0; j < d; j++)
-                s += (x[j] - o[j]) * (x[j] - o[j]);
-            if (s < best)
-                best = s, bc = k;
-        }
-        c[t] = bc;
+        double best;
+        c[t] = clu_nearest(p->o, K, x, d, &best);
         dist[t] = sqrt(best);
         r[t] = kdp_reach(reach, ctx, nx[i], u2[i]);
     }
@@ -332,7 +300,7 @@ static void kdp_parts_free(kdp_parts *q)
 static int kdp_parts_make(const kd_prune *pr, size_t u, kdp_parts *q)
 {
     const int K = pr->K;
-    const double mu = kdp_mu(pr->d);
+    const double mu = clu_mu(pr->d);
     q->t0 = malloc((size_t)K * sizeof *q->t0);
     q->np = malloc((size_t)K * sizeof *q->np);
     q->base = malloc((size_t)K * sizeof *q->base);
@@ -380,27 +348,14 @@ static int kdp_cluster(const kd_prune *pr, size_t v)
     return lo;
 }
 
-/* The first index in [0, m) with x[i] >= t (m if none); x ascending. */
-static size_t kdp_first_ge(const double *x, size_t m, double t)
+/* The first index in [0, m) with x[i] >= t, or (above) x[i] > t; m if
+ * none. x ascending. */
+static size_t kdp_first(const double *x, size_t m, double t, int above)
 {
     size_t lo = 0, hi = m;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
-        if (x[mid] >= t)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-/* The first index in [0, m) with x[i] > t (m if none); x ascending. */
-static size_t kdp_first_gt(const double *x, size_t m, double t)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (x[mid] > t)
+        if (x[mid] > t || (!above && x[mid] == t))
             hi = mid;
         else
             lo = mid + 1;
@@ -438,7 +393,7 @@ static size_t kdp_row(kdp_list *L, size_t I)
     const double R = L->R[I];
     if (!(R >= 0))
         return 0;
-    const double mu = kdp_mu(pr->d);
+    const double mu = clu_mu(pr->d);
     const size_t v0 = I * L->ur, v1 = v0 + L->ur < pr->n ? v0 + L->ur : pr->n;
     size_t made = 0;
     for (int a = kdp_cluster(pr, v0); a <= kdp_cluster(pr, v1 - 1); a++) {
@@ -454,12 +409,12 @@ static size_t kdp_row(kdp_list *L, size_t I)
             size_t j0, j1;
             if (a == b) {
                 const double s = L->slack0 + mu * (hi1 + R);
-                j0 = kdp_first_ge(hi2, m, lo1 - R - s); /* hi2 >= lo1 - R */
-                j1 = kdp_first_gt(lo2, m, hi1 + R + s); /* and lo2 <= hi1 + R */
+                j0 = kdp_first(hi2, m, lo1 - R - s, 0); /* hi2 >= lo1 - R */
+                j1 = kdp_first(lo2, m, hi1 + R + s, 1); /* and lo2 <= hi1 + R */
             } else {
                 const double sep = pr->sep[(size_t)a * K + b];
                 const double s = L->slack0 + mu * (sep + hi1 + R);
-                j0 = kdp_first_ge(hi2, m, sep - hi1 - R - s); /* hi2 >= sep - hi1 - R */
+                j0 = kdp_first(hi2, m, sep - hi1 - R - s, 0); /* hi2 >= sep - hi1 - R */
                 j1 = m;
             }
             for (size_t j = j0; j < j1; j++)
@@ -511,7 +466,7 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
         double sm = 0;
         for (int i = 0; i < pr->K * pr->K; i++)
             sm = pr->sep[i] > sm ? pr->sep[i] : sm;
-        L.slack0 = kdp_mu(pr->d) * (sm + 2 * pr->hmax);
+        L.slack0 = clu_mu(pr->d) * (sm + 2 * pr->hmax);
     }
     /* count; stop where the list would keep too much of the grid (each
      * item of the triangle can come from both its tiles) */

@@ -135,16 +135,25 @@ static kern_join_args kp_args(const double *x, uint64_t hash)
     return a;
 }
 
+/* The order of the rows x (hash: the dataset's) at every row's reach r,
+ * norms zero: *lim and *nx (KP_N each) hold them for the caller. */
+static int kp_open(const double *x, uint64_t hash, float r, float **lim, double **nx, kd_prune *pr)
+{
+    const kern_join_args a = kp_args(x, hash);
+    *lim = malloc(KP_N * sizeof **lim);
+    *nx = calloc(KP_N, sizeof **nx);
+    for (size_t i = 0; i < KP_N; i++)
+        (*lim)[i] = r;
+    return kd_prune_open(&a, *lim, *nx, kp_reach, NULL, pr);
+}
+
 TEST(pruned_items_hold_every_pair_within_reach)
 {
     double *x = kp_rows();
-    const kern_join_args a = kp_args(x, 0x6b7020746573742aull);
-    float *lim = malloc(KP_N * sizeof *lim);
-    double *nx = calloc(KP_N, sizeof *nx);
-    for (size_t i = 0; i < KP_N; i++)
-        lim[i] = 0.3f;
+    float *lim;
+    double *nx;
     kd_prune pr;
-    CHECK(kd_prune_open(&a, lim, nx, kp_reach, NULL, &pr) == 0);
+    CHECK(kp_open(x, 0x6b7020746573742aull, 0.3f, &lim, &nx, &pr) == 0);
     CHECK_MSG(pr.K >= 2, "the clusters give no order (K %d)", pr.K);
     if (pr.K < 2) {
         free(lim);
@@ -194,13 +203,10 @@ TEST(pruned_items_hold_every_pair_within_reach)
 TEST(no_order_where_the_reach_spans_the_clusters)
 {
     double *x = kp_rows();
-    const kern_join_args a = kp_args(x, 0x6b7020746573742bull);
-    float *lim = malloc(KP_N * sizeof *lim);
-    double *nx = calloc(KP_N, sizeof *nx);
-    for (size_t i = 0; i < KP_N; i++)
-        lim[i] = 100.0f;
+    float *lim;
+    double *nx;
     kd_prune pr;
-    CHECK(kd_prune_open(&a, lim, nx, kp_reach, NULL, &pr) == 0);
+    CHECK(kp_open(x, 0x6b7020746573742bull, 100.0f, &lim, &nx, &pr) == 0);
     CHECK_EQ_INT(pr.K, 0);
     kd_prune_close(&pr);
     free(lim);
