@@ -169,6 +169,15 @@ __global__ void kd_widen_kernel(float *u2, const float *u2w, const double *nx,
     u2[g] = u;
 }
 
+/* Each row's bin scale from its bound: FASTED_KD_BINS bins over [0, u2)
+ * (none where the row takes no value). */
+__global__ void kd_scale_kernel(const float *u2, float *sc, size_t na)
+{
+    for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < na;
+         g += (size_t)gridDim.x * blockDim.x)
+        sc[g] = u2[g] > 0 ? (float)FASTED_KD_BINS / u2[g] : 0.0f;
+}
+
 /* Thread per query row after pass B: the bin where the cumulative count
  * reaches k, how many of its values the row needs, and how many it holds;
  * bin -1 and need 0 for a row that is done, need -1 when the histogram
@@ -505,6 +514,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         (cut && (cut->q0 >= cut->q1 || cut->q1 > a->n)))
         return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K,
                          cut ? cut->q0 : a->q0, cut ? cut->q1 : a->q1, a->n);
+    if (kern_trace_on())
+        kern_trace_mark("kdist: start");
     kd_pieces pc = {a, cut, NULL, NULL, 0};
     /* exact's FP64 on the device: the whole dataset's run only (a cut's
      * rows keep estimates). */
@@ -623,7 +634,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                          "histograms; the cap (set gpu-mem) is %.1f MB",
                          (double)dv.bytes / 1e6, (double)a->mem_cap / 1e6);
     }
-    std::vector<float> hu2(dv.na, -1.0f), hsc(dv.na), hout(nq), hu2w(xk ? dv.na : 0);
+    std::vector<float> hu2(dv.na, -1.0f), hout(nq), hu2w(xk ? dv.na : 0);
     std::vector<int> hbin(nq), hneed(nq), hstat(nq), gbin(dv.na, -1);
     std::vector<unsigned> hcnt(nq);
     std::vector<unsigned long long> hoff(nq + 1);
@@ -695,6 +706,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_ALLOC(dv.dcols, nq * dv.cap * 4);
     KD_ALLOC(dv.rowmap, (nq / bm + 2) * 4);
 
+    if (trace)
+        kern_trace_mark("kdist: set-up");
     /* Pass A, a block of rows at a time: each row's bound. */
     for (size_t b0 = a->q0; b0 < a->q1; b0 += dv.min_rows) {
         const size_t b1 = std::min(a->q1, b0 + dv.min_rows);
@@ -751,6 +764,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         rctx = {&ex.b, ex.nm, sc};
         if ((rc = kd_prune_open(a, hu2.data(), ex.hnx, kd_reach, &rctx, &pr)) != 0)
             goto out;
+        if (trace)
+            kern_trace_mark("kdist: order");
         if (pr.K) {
             if ((rc = kd_exact_order(&ex, pr.perm, n)) != 0)
                 goto out;
@@ -759,12 +774,16 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
             vout.assign(nq, 0.0);
             vknown.assign(nq, 0);
             vnx.resize(n);
-            for (size_t v = 0; v < n; v++) {
-                h2[v] = hu2[pr.perm[v]];
-                dn[v] = done[pr.perm[v]];
-                vout[v] = out[pr.perm[v]];
-                vnx[v] = ex.hnx[pr.perm[v]];
-            }
+            /* gathers at random: on every core */
+            kern_par_rows(n, 16, [&](unsigned, size_t v0, size_t v1) {
+                for (size_t v = v0; v < v1; v++) {
+                    const uint32_t g = pr.perm[v];
+                    h2[v] = hu2[g];
+                    dn[v] = done[g];
+                    vout[v] = out[g];
+                    vnx[v] = ex.hnx[g];
+                }
+            });
             hu2.swap(h2);
             done.swap(dn);
             rout = vout.data();
@@ -792,12 +811,13 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                     tiles.push_back((unsigned)(q / bm));
             KD_TRY(cudaMemcpy(dv.rowmap, tiles.data(), tiles.size() * 4, cudaMemcpyHostToDevice));
         }
-        for (size_t g = 0; g < dv.na; g++)
-            hsc[g] = hu2[g] > 0 ? (float)FASTED_KD_BINS / hu2[g] : 0.0f;
         KD_TRY(cudaMemcpy(dv.u2, hu2.data(), dv.na * 4, cudaMemcpyHostToDevice));
-        KD_TRY(cudaMemcpy(dv.sc, hsc.data(), dv.na * 4, cudaMemcpyHostToDevice));
+        kd_scale_kernel<<<(unsigned)((dv.na + 255) / 256), 256>>>(dv.u2, dv.sc, dv.na);
+        KD_TRY(cudaGetLastError());
         KD_TRY(cudaMemset(dv.hist, 0, nq * 4 * FASTED_KD_BINS));
         KD_TRY(cudaMemset(dv.dfill, 0, nq * 4));
+        if (trace)
+            kern_trace_mark("kdist: the round's bounds");
         const double rs = 0.9 / (double)(round + 1);
         kern_join_args pb = pa;
         if (round > 0)
@@ -845,6 +865,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                 fprintf(stderr, "kdist: round %d: %zu of %zu items (%.3f ms)\n", round,
                         c.items ? ni : tot, tot, 1e3 * (kern_now() - t_host));
         }
+        if (trace)
+            kern_trace_mark("kdist: the round's bounds and items");
         c.mode = FASTED_KD_HIST;
         c.base = 1.0 - rs;
         c.span = rs * 0.5;
@@ -858,54 +880,79 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                                                             (unsigned)a->q0, (unsigned)nq, K,
                                                             dv.outv, dv.status);
         KD_TRY(cudaGetLastError());
+        if (trace) {
+            KD_TRY(cudaDeviceSynchronize());
+            kern_trace_mark("kdist: bins");
+        }
         if (xk && (rc = kd_exact_finish(&ex, a, K, dv.u2, dv.dvals, dv.dcols, dv.dfill, dv.cap,
                                         dv.outv, dv.status, nq, hx.data())) != 0)
             goto out;
+        if (trace)
+            kern_trace_mark("kdist: FP64 decision");
         KD_TRY(cudaMemcpy(hneed.data(), dv.need, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hstat.data(), dv.status, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hout.data(), dv.outv, nq * 4, cudaMemcpyDeviceToHost));
+        if (trace)
+            kern_trace_mark("kdist: states down");
         /* Rows that kept all their values are done; in round 0 a row with
          * more takes the smaller bound its slots give and goes round again
          * (its row tile only); after that, pass C. */
-        size_t need_c = 0, shrunk = 0, short_rows = 0, fp64_rows = 0, wider = 0;
-        for (size_t q = 0; q < nq; q++) {
-            if (done[q])
-                continue;
-            float &u = hu2[a->q0 + q];
-            if (hstat[q] == KD_STATUS_EXACT) {
-                rout[q] = hx[q]; /* FP64's, in the data's units */
-                rknown[q] = 1;
-                fp64_rows++;
-                done[q] = 1;
-                left--;
-                u = -1.0f;
-                hneed[q] = 0;
-            } else if (hstat[q] == 1) {
-                rout[q] = (double)hout[q] / (sc * sc); /* unscaled */
-                done[q] = 1;
-                left--;
-                u = -1.0f;
-                hneed[q] = 0;
-            } else if (hstat[q] == KD_STATUS_WIDER && round + 1 < KD_ROUNDS) {
-                /* its K-th estimate is known: the bound that reaches
-                 * FP64's K nearest from it, its row tile again */
-                u = kd_exact_bound(&ex, a->q0 + q,
-                                   nextafterf(nextafterf(hout[q], INFINITY), INFINITY));
-                hneed[q] = 0;
-                wider++;
-            } else if (hstat[q] == 2 && round == 0) {
-                u = nextafterf(nextafterf(hout[q], INFINITY), INFINITY);
-                if (xk)
-                    u = kd_exact_bound(&ex, a->q0 + q, u);
-                hneed[q] = 0;
-                shrunk++;
-            } else if (hneed[q] > 0) {
-                need_c++;
-            } else {
-                /* Fewer than K values under the bound: widen it. */
-                u = round + 1 >= KD_ROUNDS ? INFINITY : u * 16.0f;
-                short_rows++;
+        /* on every core, each range counting its own (a wider bound's
+         * reach costs about as much as the rest of a row's step) */
+        enum { KS_C, KS_SHRUNK, KS_SHORT, KS_FP64, KS_WIDER, KS_DONE, KS_N };
+        size_t kst[KERN_PAR_THREADS][KS_N];
+        memset(kst, 0, sizeof kst);
+        kern_par_rows(nq, 8, [&](unsigned t, size_t q0, size_t q1) {
+            size_t st[KS_N] = {0}; /* its own line: kst's rows share one */
+            for (size_t q = q0; q < q1; q++) {
+                if (done[q])
+                    continue;
+                float &u = hu2[a->q0 + q];
+                if (hstat[q] == KD_STATUS_EXACT) {
+                    rout[q] = hx[q]; /* FP64's, in the data's units */
+                    rknown[q] = 1;
+                    st[KS_FP64]++;
+                    done[q] = 1;
+                    st[KS_DONE]++;
+                    u = -1.0f;
+                    hneed[q] = 0;
+                } else if (hstat[q] == 1) {
+                    rout[q] = (double)hout[q] / (sc * sc); /* unscaled */
+                    done[q] = 1;
+                    st[KS_DONE]++;
+                    u = -1.0f;
+                    hneed[q] = 0;
+                } else if (hstat[q] == KD_STATUS_WIDER && round + 1 < KD_ROUNDS) {
+                    /* its K-th estimate is known: the bound that reaches
+                     * FP64's K nearest from it, its row tile again */
+                    u = kd_exact_bound(&ex, a->q0 + q,
+                                       nextafterf(nextafterf(hout[q], INFINITY), INFINITY));
+                    hneed[q] = 0;
+                    st[KS_WIDER]++;
+                } else if (hstat[q] == 2 && round == 0) {
+                    u = nextafterf(nextafterf(hout[q], INFINITY), INFINITY);
+                    if (xk)
+                        u = kd_exact_bound(&ex, a->q0 + q, u);
+                    hneed[q] = 0;
+                    st[KS_SHRUNK]++;
+                } else if (hneed[q] > 0) {
+                    st[KS_C]++;
+                } else {
+                    /* Fewer than K values under the bound: widen it. */
+                    u = round + 1 >= KD_ROUNDS ? INFINITY : u * 16.0f;
+                    st[KS_SHORT]++;
+                }
             }
+            memcpy(kst[t], st, sizeof st);
+        });
+        size_t need_c = 0, shrunk = 0, short_rows = 0, fp64_rows = 0, wider = 0;
+        for (int t = 0; t < KERN_PAR_THREADS; t++) {
+            need_c += kst[t][KS_C];
+            shrunk += kst[t][KS_SHRUNK];
+            short_rows += kst[t][KS_SHORT];
+            fp64_rows += kst[t][KS_FP64];
+            wider += kst[t][KS_WIDER];
+            left -= kst[t][KS_DONE];
         }
         if (trace)
             fprintf(stderr,
@@ -976,11 +1023,13 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         r->t_sink += kern_now() - t0;
     }
     if (pr.K) { /* the answers by the dataset's rows */
-        for (size_t v = 0; v < n; v++) {
-            out[pr.perm[v]] = vout[v];
-            if (known)
-                known[pr.perm[v]] = vknown[v];
-        }
+        kern_par_rows(n, 4, [&](unsigned, size_t v0, size_t v1) {
+            for (size_t v = v0; v < v1; v++) {
+                out[pr.perm[v]] = vout[v];
+                if (known)
+                    known[pr.perm[v]] = vknown[v];
+            }
+        });
         r->clusters = (unsigned)pr.K;
         r->cluster_work = all_items ? (double)kept_items / (double)all_items : 1.0;
     }

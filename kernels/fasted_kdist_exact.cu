@@ -213,22 +213,43 @@ float kd_exact_bound(const kd_exact *e, size_t g, float u)
     return f;
 }
 
+/* The dimensions of a candidate row a warp stages at a time
+ * (kx_finish_kernel): 32 of a 4-byte type or less, 16 of a double, so a
+ * warp's stage is 4.2 KB and a block's eight fit the static limit. */
+template <class T> struct kx_stage {
+    static constexpr unsigned kc = sizeof(T) > 4 ? 16 : 32;
+};
+
 /* Warp per query row of status 1 whose bound (the pass's u2) reaches as
  * far as its K-th estimate needs (else KD_STATUS_WIDER): its kept values
- * within the reach of its K-th estimate, in FP64 (each by one lane, in fp64's order), compacted
- * into the row's own slots as the 64 bits of the double (high half in
- * dvals, low in dcols: a slot is rewritten only after the warp read it),
- * then the K-th smallest by bisection over the bits (non-negative doubles
- * order as their bits). A row whose FP64 values are fewer than K or not
- * numbers (not finite data) stays status 1: the host decides it. */
+ * within the reach of its K-th estimate, in FP64 (each by one lane, in
+ * fp64's order), compacted into the row's own slots as the 64 bits of
+ * the double (high half in dvals, low in dcols: a slot is rewritten only
+ * after the warp read it), then the K-th smallest by bisection over the
+ * bits (non-negative doubles order as their bits). A row whose FP64
+ * values are fewer than K or not numbers (not finite data) stays status
+ * 1: the host decides it.
+ *
+ * The candidates' rows come through shared memory, kc dimensions at a
+ * time, each row's read by consecutive lanes (one or two rows a load):
+ * read by the lane that sums it, each load of a warp touched 32 sectors
+ * of 32 rows. Staged, the decision of gauss 10^6 x 128's first round
+ * takes about two thirds of its time (docs/BENCHMARKS.md). Each lane
+ * still sums its candidate's terms in dimension order: fp64's d2 bit for
+ * bit. */
 template <class T>
-__global__ void kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq, int K,
-                                 const float *u2, float *dvals, unsigned *dcols,
-                                 const unsigned *dfill, unsigned cap, const float *outv,
-                                 int *status, const double *nx, const unsigned long long *nmax,
-                                 exact_bound b, const uint32_t *map, double *outd)
+__global__ void __launch_bounds__(KX_THREADS)
+    kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq, int K, const float *u2,
+                     float *dvals, unsigned *dcols, const unsigned *dfill, unsigned cap,
+                     const float *outv, int *status, const double *nx,
+                     const unsigned long long *nmax, exact_bound b, const uint32_t *map,
+                     double *outd)
 {
+    constexpr unsigned KC = kx_stage<T>::kc, PER = 32 / KC; /* rows a load */
+    __shared__ T s_x[KX_THREADS / 32][KC][33];
+    __shared__ uint32_t s_j[KX_THREADS / 32][32];
     const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    const unsigned wi = threadIdx.x >> 5;
     if (r >= nq || status[r] != 1)
         return;
     const unsigned g = q0 + r, m = min(dfill[r], cap);
@@ -242,23 +263,43 @@ __global__ void kx_finish_kernel(const T *x, size_t d, unsigned q0, unsigned nq,
     }
     float *v = dvals + (size_t)r * cap;
     unsigned *c = dcols + (size_t)r * cap;
+    const T *a = x + (size_t)gx * d;
     unsigned kept = 0;
     bool bad = false;
     for (unsigned t0 = 0; t0 < m; t0 += 32) {
         const unsigned t = t0 + lane;
         const bool in = t < m && (double)v[t] <= reach;
-        const unsigned j = in ? c[t] : 0;
-        const double w = in ? f64_direct_d2(x, d, gx, map ? map[j] : j, INFINITY) : 0.0;
         const unsigned bal = __ballot_sync(0xffffffffu, in);
-        bad |= __any_sync(0xffffffffu, in && !(w == w));
-        __syncwarp();
+        const unsigned nb = __popc(bal);
+        /* the values in reach, compacted: lane p takes the p-th */
         if (in) {
-            const unsigned at = kept + __popc(bal & ((1u << lane) - 1));
-            const unsigned long long bits = (unsigned long long)__double_as_longlong(w);
-            v[at] = __uint_as_float((unsigned)(bits >> 32));
-            c[at] = (unsigned)bits;
+            const unsigned j = c[t];
+            s_j[wi][__popc(bal & ((1u << lane) - 1))] = map ? map[j] : j;
         }
-        kept += __popc(bal);
+        __syncwarp();
+        double w = 0;
+        for (size_t k0 = 0; k0 < d && nb > 0; k0 += KC) {
+            const unsigned kd = (unsigned)min((size_t)KC, d - k0);
+            for (unsigned p0 = 0; p0 < nb; p0 += PER) {
+                const unsigned p = p0 + lane / KC, k = lane % KC;
+                if (p < nb && k < kd)
+                    s_x[wi][k][p] = x[(size_t)s_j[wi][p] * d + k0 + k];
+            }
+            __syncwarp();
+            if (lane < nb)
+                for (unsigned k = 0; k < kd; k++) {
+                    const double u = __dsub_rn(exact_w(a[k0 + k]), exact_w(s_x[wi][k][lane]));
+                    w = __dadd_rn(w, __dmul_rn(u, u));
+                }
+            __syncwarp();
+        }
+        bad |= __any_sync(0xffffffffu, lane < nb && !(w == w));
+        if (lane < nb) {
+            const unsigned long long bits = (unsigned long long)__double_as_longlong(w);
+            v[kept + lane] = __uint_as_float((unsigned)(bits >> 32));
+            c[kept + lane] = (unsigned)bits;
+        }
+        kept += nb;
         __syncwarp();
     }
     if (bad || kept < (unsigned)K)

@@ -113,15 +113,17 @@ static void *kdp_sort_run(void *v)
     return NULL;
 }
 
-/* jobs over threads (each on the caller where no thread starts) */
-static void kdp_par(void *(*fn)(void *), kdp_job *jobs, int nj)
+/* nj jobs of size bytes each at jobs over threads (each on the caller
+ * where no thread starts). */
+static void kdp_par(void *(*fn)(void *), void *jobs, size_t size, int nj)
 {
     pthread_t th[KDP_RANGES];
     int started[KDP_RANGES];
     for (int t = 0; t < nj; t++) {
-        started[t] = pthread_create(&th[t], NULL, fn, &jobs[t]) == 0;
+        void *j = (char *)jobs + (size_t)t * size;
+        started[t] = pthread_create(&th[t], NULL, fn, j) == 0;
         if (!started[t])
-            fn(&jobs[t]);
+            fn(j);
     }
     for (int t = 0; t < nj; t++)
         if (started[t])
@@ -156,7 +158,7 @@ static int kdp_build(const kern_join_args *a, const clu_plan *p)
         const int nj = par ? KDP_RANGES : 1;
         for (int t = 0; t < nj; t++)
             jobs[t] = (kdp_job){a, p, cl, dist, key, n * t / nj, n * (t + 1) / nj, t, nj, 0};
-        kdp_par(kdp_dist_run, jobs, nj);
+        kdp_par(kdp_dist_run, jobs, sizeof *jobs, nj);
         for (int t = 0; t < nj; t++)
             if (jobs[t].bad)
                 rc = KERN_ENOMEM;
@@ -165,7 +167,7 @@ static int kdp_build(const kern_join_args *a, const clu_plan *p)
         for (int c = 0; c < K; c++)
             for (size_t v = p->off[c]; v < p->off[c] + p->size[c]; v++)
                 key[v] = (kdp_key){dist[p->perm[v]], p->perm[v]};
-        kdp_par(kdp_sort_run, jobs, nj);
+        kdp_par(kdp_sort_run, jobs, sizeof *jobs, nj);
     }
     g.hmax = 0;
     for (size_t v = 0; v < n; v++) {
@@ -431,6 +433,98 @@ static int kdp_cmp_u32(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* One thread's share of the listing: row tiles [I0, I1) for the reaches,
+ * the count and the fill (its own counts, then its own slots in each
+ * row's bucket, so the buckets come out as on one thread), and rows
+ * [r0, r1) of the buckets for the sorts and the items. */
+typedef struct kdp_ljob {
+    kdp_list L; /* cnt: this job's */
+    const float *u2;
+    const double *nx;
+    kd_prune_reach_fn reach;
+    const void *ctx;
+    double *R;
+    size_t I0, I1, r0, r1;
+    double most;      /* stop counting past it: the listing would not pay */
+    size_t made;      /* the count's entries */
+    const size_t *at; /* the buckets (sorts) */
+    size_t *uniq;     /* each row's distinct columns (sorts), then where its items go */
+    uint32_t *out;
+    int step;
+} kdp_ljob;
+
+enum { KDP_COUNT, KDP_FILL, KDP_SORT, KDP_OUT };
+
+static void *kdp_list_run(void *v)
+{
+    kdp_ljob *j = v;
+    kdp_list *L = &j->L;
+    const size_t n = L->pr->n, ur = L->ur;
+    switch (j->step) {
+    case KDP_COUNT:
+        for (size_t t = j->I0; t < j->I1;
+             t++) { /* the reach of the tile's largest bound and norm */
+            const size_t v0 = t * ur, v1 = v0 + ur < n ? v0 + ur : n;
+            float um = -1.0f;
+            double nm = 0;
+            for (size_t w = v0; w < v1; w++)
+                if (j->u2[w] >= 0.0f || j->u2[w] != j->u2[w]) {
+                    um = j->u2[w] != j->u2[w] || j->u2[w] > um ? j->u2[w] : um;
+                    nm = j->nx[w] > nm ? j->nx[w] : nm;
+                    if (um != um)
+                        break;
+                }
+            j->R[t] = kdp_reach(j->reach, j->ctx, nm, um);
+        }
+        j->made = 0;
+        for (size_t I = j->I0; I < j->I1 && (double)j->made <= j->most; I++)
+            j->made += kdp_row(L, I);
+        break;
+    case KDP_FILL:
+        for (size_t I = j->I0; I < j->I1; I++)
+            kdp_row(L, I);
+        break;
+    case KDP_SORT: /* each row's columns ascending, each once, in place */
+        for (size_t r = j->r0; r < j->r1; r++) {
+            uint32_t *c = L->buf + j->at[r];
+            const size_t m = j->at[r + 1] - j->at[r];
+            qsort(c, m, sizeof *c, kdp_cmp_u32);
+            size_t u = 0;
+            for (size_t e = 0; e < m; e++)
+                if (e == 0 || c[e] != c[u - 1])
+                    c[u++] = c[e];
+            j->uniq[r] = u;
+        }
+        break;
+    default: /* KDP_OUT: row r's items are uniq[r] to uniq[r + 1] */
+        for (size_t r = j->r0; r < j->r1; r++) {
+            const uint32_t *c = L->buf + j->at[r];
+            const size_t m = j->uniq[r + 1] - j->uniq[r];
+            for (size_t e = 0; e < m; e++) {
+                j->out[2 * (j->uniq[r] + e)] = (uint32_t)r;
+                j->out[2 * (j->uniq[r] + e) + 1] = c[e];
+            }
+        }
+        break;
+    }
+    return NULL;
+}
+
+/* The listing's threads: one where the grid is small (a thread costs more
+ * than its share), else KDP_RANGES. */
+static int kdp_list_threads(size_t TR, int K)
+{
+    const double work = (double)TR * (double)K;
+    return work >= 0x1p14 ? KDP_RANGES : 1;
+}
+
+static void kdp_steps(kdp_ljob *jobs, int nj, int step)
+{
+    for (int t = 0; t < nj; t++)
+        jobs[t].step = step;
+    kdp_par(kdp_list_run, jobs, sizeof *jobs, nj);
+}
+
 int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_prune_reach_fn reach,
                    const void *ctx, size_t ur, size_t uc, int tri, uint32_t **items, size_t *nitems,
                    size_t *total)
@@ -439,73 +533,99 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
     *nitems = *total = 0;
     const size_t TR = (pr->n + ur - 1) / ur, TC = (pr->n + uc - 1) / uc;
     *total = tri ? TR * (TR + 1) / 2 : TR * TC;
+    const int nj = kdp_list_threads(TR, pr->K);
     kdp_parts rp, cp;
     memset(&rp, 0, sizeof rp);
     memset(&cp, 0, sizeof cp);
+    kdp_ljob jobs[KDP_RANGES];
+    memset(jobs, 0, sizeof jobs);
     double *R = malloc(TR * sizeof *R);
-    size_t *cnt = calloc(TR + 1, sizeof *cnt), *at = NULL;
+    size_t *at = malloc((TR + 1) * sizeof *at), *uniq = malloc((TR + 1) * sizeof *uniq);
     uint32_t *buf = NULL, *out = NULL;
     int rc = KERN_ENOMEM;
-    if (!R || !cnt || kdp_parts_make(pr, ur, &rp) || kdp_parts_make(pr, uc, &cp))
+    if (!R || !at || !uniq || kdp_parts_make(pr, ur, &rp) || kdp_parts_make(pr, uc, &cp))
         goto done;
-    for (size_t t = 0; t < TR; t++) { /* the reach of the tile's largest bound and norm */
-        const size_t v0 = t * ur, v1 = v0 + ur < pr->n ? v0 + ur : pr->n;
-        float um = -1.0f;
-        double nm = 0;
-        for (size_t v = v0; v < v1; v++)
-            if (u2[v] >= 0.0f || u2[v] != u2[v]) {
-                um = u2[v] != u2[v] || u2[v] > um ? u2[v] : um;
-                nm = nx[v] > nm ? nx[v] : nm;
-                if (um != um)
-                    break;
-            }
-        R[t] = kdp_reach(reach, ctx, nm, um);
-    }
-    kdp_list L = {pr, &rp, &cp, R, TR, ur, tri, 0, cnt, NULL};
+    double slack0;
     {
         double sm = 0;
         for (int i = 0; i < pr->K * pr->K; i++)
             sm = pr->sep[i] > sm ? pr->sep[i] : sm;
-        L.slack0 = clu_mu(pr->d) * (sm + 2 * pr->hmax);
+        slack0 = clu_mu(pr->d) * (sm + 2 * pr->hmax);
     }
     /* count; stop where the list would keep too much of the grid (each
      * item of the triangle can come from both its tiles) */
     const double most = KD_PRUNE_ITEMS * (double)*total * (tri ? 2 : 1);
-    size_t made = 0;
-    for (size_t I = 0; I < TR; I++) {
-        made += kdp_row(&L, I);
-        if ((double)made > most) {
-            rc = 0;
+    for (int t = 0; t < nj; t++) {
+        size_t *cnt = calloc(TR + 1, sizeof *cnt);
+        if (!cnt)
             goto done;
-        }
+        jobs[t] = (kdp_ljob){{pr, &rp, &cp, R, TR, ur, tri, slack0, cnt, NULL},
+                             u2,
+                             nx,
+                             reach,
+                             ctx,
+                             R,
+                             TR * t / nj,
+                             TR * (t + 1) / nj,
+                             TR * t / nj,
+                             TR * (t + 1) / nj,
+                             most,
+                             0,
+                             at,
+                             uniq,
+                             NULL,
+                             0};
     }
-    at = malloc((TR + 1) * sizeof *at);
-    buf = malloc((made ? made : 1) * sizeof *buf);
-    if (!at || !buf)
+    const int trace = kern_trace_on();
+    if (trace)
+        kern_trace_mark("kdist items: set-up");
+    kdp_steps(jobs, nj, KDP_COUNT);
+    if (trace)
+        kern_trace_mark("kdist items: counted");
+    size_t made = 0;
+    for (int t = 0; t < nj; t++)
+        made += jobs[t].made;
+    if ((double)made > most) {
+        rc = 0;
         goto done;
+    }
+    /* each row's bucket, the threads' slots in it in thread order */
     at[0] = 0;
-    for (size_t r = 0; r < TR; r++)
-        at[r + 1] = at[r] + cnt[r];
-    memcpy(cnt, at, TR * sizeof *cnt);
-    L.buf = buf;
-    for (size_t I = 0; I < TR; I++)
-        kdp_row(&L, I);
-    /* each row's columns ascending, each once */
-    out = malloc((made ? made : 1) * 2 * sizeof *out);
-    if (!out)
+    for (size_t r = 0; r < TR; r++) {
+        size_t s = at[r];
+        for (int t = 0; t < nj; t++) {
+            const size_t c = jobs[t].L.cnt[r];
+            jobs[t].L.cnt[r] = s;
+            s += c;
+        }
+        at[r + 1] = s;
+    }
+    buf = malloc((made ? made : 1) * sizeof *buf);
+    if (!buf)
         goto done;
+    for (int t = 0; t < nj; t++)
+        jobs[t].L.buf = buf;
+    kdp_steps(jobs, nj, KDP_FILL);
+    if (trace)
+        kern_trace_mark("kdist items: filled");
+    kdp_steps(jobs, nj, KDP_SORT);
+    if (trace)
+        kern_trace_mark("kdist items: sorted");
     size_t no = 0;
     for (size_t r = 0; r < TR; r++) {
-        uint32_t *c = buf + at[r];
-        const size_t m = at[r + 1] - at[r];
-        qsort(c, m, sizeof *c, kdp_cmp_u32);
-        for (size_t e = 0; e < m; e++)
-            if (e == 0 || c[e] != c[e - 1]) {
-                out[2 * no] = (uint32_t)r;
-                out[2 * no + 1] = c[e];
-                no++;
-            }
+        const size_t u = uniq[r];
+        uniq[r] = no;
+        no += u;
     }
+    uniq[TR] = no;
+    out = malloc((no ? no : 1) * 2 * sizeof *out);
+    if (!out)
+        goto done;
+    for (int t = 0; t < nj; t++)
+        jobs[t].out = out;
+    kdp_steps(jobs, nj, KDP_OUT);
+    if (trace)
+        kern_trace_mark("kdist items: listed");
     if ((double)no <= KD_PRUNE_ITEMS * (double)*total) {
         *items = out;
         *nitems = no;
@@ -513,9 +633,11 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
     }
     rc = 0;
 done:
+    for (int t = 0; t < nj; t++)
+        free(jobs[t].L.cnt);
     free(R);
-    free(cnt);
     free(at);
+    free(uniq);
     free(buf);
     free(out);
     kdp_parts_free(&rp);

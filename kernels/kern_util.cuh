@@ -28,15 +28,16 @@ int kern_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
     } while (0)
 
 /* Host threads over rows [0, rows): f(t, r0, r1) for each thread t's
- * range (at most 16 threads, one when the work, rows x per_row values, is
+ * range (at most KERN_PAR_THREADS threads, one when the work, rows x per_row values, is
  * under 2^18). The calling thread takes the last range. */
 #include <algorithm>
 #include <thread>
 #include <vector>
+#define KERN_PAR_THREADS 16
 template <class F> static void kern_par_rows(size_t rows, size_t per_row, F f)
 {
     unsigned nt = std::thread::hardware_concurrency();
-    nt = std::min(std::max(nt, 1u), 16u);
+    nt = std::min(std::max(nt, 1u), (unsigned)KERN_PAR_THREADS);
     if (rows * per_row < ((size_t)1 << 18))
         nt = 1;
     const size_t per = (rows + nt - 1) / nt;

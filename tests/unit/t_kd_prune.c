@@ -175,6 +175,10 @@ TEST(pruned_items_hold_every_pair_within_reach)
     kp_check("symmetric, 256", &pr, x, lim, nx, kp_reach, 256, 256, 1, 0.6);
     kp_check("rows, 128 x 256", &pr, x, lim, nx, kp_reach, 128, 256, 0, 0.6);
     kp_check("symmetric, 64", &pr, x, lim, nx, kp_reach, 64, 64, 1, 0.6);
+    /* tiles of two rows: a grid large enough that the listing runs on
+     * several threads (each its share of the row tiles, buckets merged) */
+    kp_check("symmetric, 2 (threads)", &pr, x, lim, nx, kp_reach, 2, 2, 1, 0.6);
+    kp_check("rows, 2 x 8 (threads)", &pr, x, lim, nx, kp_reach, 2, 8, 0, 0.6);
     /* a reach that grows with the norm too: a tile's from its largest */
     for (size_t v = 0; v < KP_N; v++)
         nx[v] = 0.2 * unit();
