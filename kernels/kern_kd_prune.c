@@ -28,7 +28,7 @@
 #include "kern_kd_prune.h"
 #include "kern_stream.h"
 
-#define KDP_RANGES 16 /* the distances' and the sorts' threads */
+#define KDP_RANGES 16 /* the distances', the sorts' and the listing's threads */
 
 /* The centres' distances (K x K), times f (the callers' margin). */
 static void kdp_sep(const clu_plan *p, size_t d, double f, double *sep)
@@ -435,8 +435,9 @@ static int kdp_cmp_u32(const void *x, const void *y)
 
 /* One thread's share of the listing: row tiles [I0, I1) for the reaches,
  * the count and the fill (its own counts, then its own slots in each
- * row's bucket, so the buckets come out as on one thread), and rows
- * [r0, r1) of the buckets for the sorts and the items. */
+ * row's bucket: sorted after, each bucket holds what one thread would
+ * put there), and rows [r0, r1) of the buckets for the sorts and the
+ * items. */
 typedef struct kdp_ljob {
     kdp_list L; /* cnt: this job's */
     const float *u2;
@@ -462,8 +463,8 @@ static void *kdp_list_run(void *v)
     const size_t n = L->pr->n, ur = L->ur;
     switch (j->step) {
     case KDP_COUNT:
-        for (size_t t = j->I0; t < j->I1;
-             t++) { /* the reach of the tile's largest bound and norm */
+        /* each tile's reach: that of its largest bound and norm */
+        for (size_t t = j->I0; t < j->I1; t++) {
             const size_t v0 = t * ur, v1 = v0 + ur < n ? v0 + ur : n;
             float um = -1.0f;
             double nm = 0;
@@ -518,11 +519,15 @@ static int kdp_list_threads(size_t TR, int K)
     return work >= 0x1p14 ? KDP_RANGES : 1;
 }
 
-static void kdp_steps(kdp_ljob *jobs, int nj, int step)
+/* One step of the listing on every job's thread; mark: the trace's
+ * (TCJOIN_TRACE) line after it. */
+static void kdp_steps(kdp_ljob *jobs, int nj, int step, const char *mark)
 {
     for (int t = 0; t < nj; t++)
         jobs[t].step = step;
     kdp_par(kdp_list_run, jobs, sizeof *jobs, nj);
+    if (kern_trace_on())
+        kern_trace_mark(mark);
 }
 
 int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_prune_reach_fn reach,
@@ -576,12 +581,9 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
                              NULL,
                              0};
     }
-    const int trace = kern_trace_on();
-    if (trace)
+    if (kern_trace_on())
         kern_trace_mark("kdist items: set-up");
-    kdp_steps(jobs, nj, KDP_COUNT);
-    if (trace)
-        kern_trace_mark("kdist items: counted");
+    kdp_steps(jobs, nj, KDP_COUNT, "kdist items: counted");
     size_t made = 0;
     for (int t = 0; t < nj; t++)
         made += jobs[t].made;
@@ -605,12 +607,8 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
         goto done;
     for (int t = 0; t < nj; t++)
         jobs[t].L.buf = buf;
-    kdp_steps(jobs, nj, KDP_FILL);
-    if (trace)
-        kern_trace_mark("kdist items: filled");
-    kdp_steps(jobs, nj, KDP_SORT);
-    if (trace)
-        kern_trace_mark("kdist items: sorted");
+    kdp_steps(jobs, nj, KDP_FILL, "kdist items: filled");
+    kdp_steps(jobs, nj, KDP_SORT, "kdist items: sorted");
     size_t no = 0;
     for (size_t r = 0; r < TR; r++) {
         const size_t u = uniq[r];
@@ -623,9 +621,7 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
         goto done;
     for (int t = 0; t < nj; t++)
         jobs[t].out = out;
-    kdp_steps(jobs, nj, KDP_OUT);
-    if (trace)
-        kern_trace_mark("kdist items: listed");
+    kdp_steps(jobs, nj, KDP_OUT, "kdist items: listed");
     if ((double)no <= KD_PRUNE_ITEMS * (double)*total) {
         *items = out;
         *nitems = no;
