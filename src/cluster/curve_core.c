@@ -58,7 +58,7 @@ int curve_core_run(const engine *e, const dbscan_curve_spec *spec, const curve_p
     size_t got = 0; /* the K the lists came from */
     if (p->core == CURVE_CORE_DEVICE && e->consume) {
         /* with K, the first round's lists built on the device too (only
-         * they come back: 152 bytes a point, not 12 K) */
+         * they come back: 536 bytes a point, not 12 K) */
         curve_core_io io = {.k = k,
                             .K = K ? K : k,
                             .max2 = c->max2,
