@@ -32,8 +32,8 @@ typedef struct curve_edge {
  * curve's joins: a max-heap by (w, a, b) (e[0] the heaviest) of len <=
  * CURVE_LIST edges, each at most once. A longer list runs out later as
  * its component grows, so fewer joins are needed after the first round:
- * on the shared real sets at S = 32 and 64, 8 edges took 1-4 joins
- * (a LiDAR scan 4), 32 took 0-2 (the scan 1-2), for 520 bytes a point
+ * on the shared real sets at S = 32 and 64, 8 edges take 1-4 joins
+ * (a LiDAR scan 4), 32 take 0-2 (the scan 1-2), for 520 bytes a point
  * instead of 136. */
 #define CURVE_LIST 32
 typedef struct curve_list {

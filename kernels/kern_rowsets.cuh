@@ -11,11 +11,11 @@
  * it was offered by (v, j), whatever order the values came in; a set
  * that took its values by appending is unordered until krs_row_clean.
  *
- * A lock a row does the same with far less parallelism: the rounds'
- * consumer that put each edge into a max-heap under its row's lock kept
- * 6.8 of 32 lanes busy and waited on memory 35 of 56 cycles (ncu, a
- * LiDAR scan's 1.3 million pairs, H200); sorted by row, a warp works on
- * one row's values at a time and reads them in order. */
+ * A lock a row does the same with far less parallelism: a max-heap a row,
+ * each edge put under the row's lock, keeps 6.8 of a warp's 32 lanes busy
+ * and waits on memory 35 of 56 cycles (ncu, a LiDAR scan's 1.3 million
+ * pairs, H200); sorted by row, a warp works on one row's values at a time
+ * and reads them in order. */
 #ifndef TCJ_KERN_ROWSETS_CUH
 #define TCJ_KERN_ROWSETS_CUH
 

@@ -97,11 +97,12 @@ typedef struct cv_run {
  * last whole one (its time that grows with its rows, in proportion to the
  * rows left out) exceeds the copy's cost. A device join's launch, state
  * and merging do not shrink with its rows: on a LiDAR scan of 20,285 x 4
- * its kernels took 0.2 ms of about 1 ms, and the copy's FP64 grid index
- * (0.9 ms) also took the place of the whole dataset's, built again by the
- * next curve's core join (1.1 ms), so only the kernels count there. Either way the same edges are found (a whole join
- * offers every pair, the lists keep the same least edges), so the curve
- * is the same; only the time differs. Where the core join was cut (parts),
+ * its kernels take 0.2 ms of about 1 ms, and the copy's FP64 grid index
+ * (0.9 ms) would also take the place of the whole dataset's, built again
+ * by the next curve's core join (1.1 ms), so only the kernels count there.
+ * Either way the same edges are found (a whole join offers every pair,
+ * the lists keep the same least edges), so the curve is the same; only
+ * the time differs. Where the core join was cut (parts),
  * a whole join is cut too and costs about its COUNT over the cut (0.12 s
  * on gauss 10^6 x 128): a join of fewer rows is not (0.7 s for 241,878
  * rows, and 0.3 s to copy them first). */
