@@ -514,8 +514,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         (cut && (cut->q0 >= cut->q1 || cut->q1 > a->n)))
         return kern_fail(KERN_EINVAL, "k-distance: K=%d for rows [%zu, %zu) of %zu", K,
                          cut ? cut->q0 : a->q0, cut ? cut->q1 : a->q1, a->n);
-    if (kern_trace_on())
-        kern_trace_mark("kdist: start");
+    kern_trace_mark("kdist: start");
     kd_pieces pc = {a, cut, NULL, NULL, 0};
     /* exact's FP64 on the device: the whole dataset's run only (a cut's
      * rows keep estimates). */
@@ -706,8 +705,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_ALLOC(dv.dcols, nq * dv.cap * 4);
     KD_ALLOC(dv.rowmap, (nq / bm + 2) * 4);
 
-    if (trace)
-        kern_trace_mark("kdist: set-up");
+    kern_trace_mark("kdist: set-up");
     /* Pass A, a block of rows at a time: each row's bound. */
     for (size_t b0 = a->q0; b0 < a->q1; b0 += dv.min_rows) {
         const size_t b1 = std::min(a->q1, b0 + dv.min_rows);
@@ -764,8 +762,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         rctx = {&ex.b, ex.nm, sc};
         if ((rc = kd_prune_open(a, hu2.data(), ex.hnx, kd_reach, &rctx, &pr)) != 0)
             goto out;
-        if (trace)
-            kern_trace_mark("kdist: order");
+        kern_trace_mark("kdist: order");
         if (pr.K) {
             if ((rc = kd_exact_order(&ex, pr.perm, n)) != 0)
                 goto out;
@@ -816,8 +813,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_TRY(cudaGetLastError());
         KD_TRY(cudaMemset(dv.hist, 0, nq * 4 * FASTED_KD_BINS));
         KD_TRY(cudaMemset(dv.dfill, 0, nq * 4));
-        if (trace)
-            kern_trace_mark("kdist: the round's bounds");
+        kern_trace_mark("kdist: the round's bounds");
         const double rs = 0.9 / (double)(round + 1);
         kern_join_args pb = pa;
         if (round > 0)
@@ -865,8 +861,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
                 fprintf(stderr, "kdist: round %d: %zu of %zu items (%.3f ms)\n", round,
                         c.items ? ni : tot, tot, 1e3 * (kern_now() - t_host));
         }
-        if (trace)
-            kern_trace_mark("kdist: the round's bounds and items");
+        kern_trace_mark("kdist: the round's bounds and items");
         c.mode = FASTED_KD_HIST;
         c.base = 1.0 - rs;
         c.span = rs * 0.5;
@@ -887,13 +882,11 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         if (xk && (rc = kd_exact_finish(&ex, a, K, dv.u2, dv.dvals, dv.dcols, dv.dfill, dv.cap,
                                         dv.outv, dv.status, nq, hx.data())) != 0)
             goto out;
-        if (trace)
-            kern_trace_mark("kdist: FP64 decision");
+        kern_trace_mark("kdist: FP64 decision");
         KD_TRY(cudaMemcpy(hneed.data(), dv.need, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hstat.data(), dv.status, nq * 4, cudaMemcpyDeviceToHost));
         KD_TRY(cudaMemcpy(hout.data(), dv.outv, nq * 4, cudaMemcpyDeviceToHost));
-        if (trace)
-            kern_trace_mark("kdist: states down");
+        kern_trace_mark("kdist: states down");
         /* Rows that kept all their values are done; in round 0 a row with
          * more takes the smaller bound its slots give and goes round again
          * (its row tile only); after that, pass C. */

@@ -526,8 +526,7 @@ static void kdp_steps(kdp_ljob *jobs, int nj, int step, const char *mark)
     for (int t = 0; t < nj; t++)
         jobs[t].step = step;
     kdp_par(kdp_list_run, jobs, sizeof *jobs, nj);
-    if (kern_trace_on())
-        kern_trace_mark(mark);
+    kern_trace_mark(mark);
 }
 
 int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_prune_reach_fn reach,
@@ -581,8 +580,7 @@ int kd_prune_items(const kd_prune *pr, const float *u2, const double *nx, kd_pru
                              NULL,
                              0};
     }
-    if (kern_trace_on())
-        kern_trace_mark("kdist items: set-up");
+    kern_trace_mark("kdist items: set-up");
     kdp_steps(jobs, nj, KDP_COUNT, "kdist items: counted");
     size_t made = 0;
     for (int t = 0; t < nj; t++)
