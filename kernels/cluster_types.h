@@ -70,19 +70,30 @@ typedef struct curve_merge {
     int done;           /* out: 1 merged where the lists are */
     size_t passes;      /* out: added to */
     double seconds;     /* out: added to */
-    /* The curve's end there, asked with core_dev set and nf 0 (the core
-     * join's first round): where no later join would find a row
-     * (src/cluster/curve_later.c), finished = 1 and instead of comp and
+    /* The curve's end there, asked with core_dev set (the core join's
+     * round or a later one): where no later join would find a row
+     * (src/cluster/curve_later.c; found where later is given or at most
+     * one component is open), finished = 1 and instead of comp and
      * bound, take gets the sorted arrays in host memory valid during its
-     * call: the forest's nf edges by ascending weight, CURVE_END_WEIGHTS
-     * their weights (double) and then CURVE_END_ENDS their ends (uint64_t,
-     * a << 32 | b); then CURVE_END_CORE and CURVE_END_REACH the n core
-     * distances and reachabilities (double) ascending; forest unwritten.
-     * core_dev, reach_dev: n on the merging's device (set: every row its
-     * own component, comp not read); part: NULL (one part) or n (host),
-     * the core join's parts. */
-    const double *core_dev, *reach_dev;
+     * call: the forest's nf edges (the earlier rounds' too) by ascending
+     * weight, CURVE_END_WEIGHTS their weights (double) and then
+     * CURVE_END_ENDS their ends (uint64_t, a << 32 | b); then
+     * CURVE_END_CORE and CURVE_END_REACH the n core distances and
+     * reachabilities (double) ascending; forest unwritten. core_dev,
+     * reach_dev: n on the merging's device (reach_dev NULL: reach_host's
+     * n, copied up for the end); part: NULL (one part) or n (host), the
+     * core join's parts. fresh: every row its own component (the core
+     * join's round), comp not read. */
+    const double *core_dev, *reach_dev, *reach_host;
     const uint32_t *part;
+    int fresh;
+    /* With core_dev set and later (n, host) given, where the end was not
+     * made: the rows the next join queries (curve_later_rows's, in its
+     * order) into later, nlater of them and then the largest open
+     * component's nbig, later_done = 1; bound then unwritten. */
+    uint32_t *later;
+    size_t nlater, nbig;
+    int later_done; /* out */
     void (*take)(void *ctx, int what, const void *v, size_t m);
     void *take_ctx;
     int finished; /* out */

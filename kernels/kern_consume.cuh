@@ -27,6 +27,14 @@ __device__ __forceinline__ double kern_f64_unkey(unsigned long long k)
     return __longlong_as_double((long long)((k >> 63) ? (k & ~(1ull << 63)) : ~k));
 }
 
+/* Blocks of `threads` for a grid-stride loop over n items: one a
+ * block's worth, at least one, at most 4096 (a larger grid only queues). */
+static inline unsigned kern_grid_blocks(size_t n, unsigned threads)
+{
+    const size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+}
+
 /* v[t] = t for t < n (a grid-stride loop: any grid). */
 static __global__ void kern_iota_kernel(uint32_t *v, size_t n)
 {

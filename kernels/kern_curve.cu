@@ -62,12 +62,6 @@ static double g_kcv_max2;
 static int g_kcv_trace;
 static double g_kcv_consume_s;
 
-static unsigned kcv_blocks(size_t n)
-{
-    return (unsigned)std::max((size_t)1,
-                              std::min((n + KCV_THREADS - 1) / KCV_THREADS, (size_t)4096));
-}
-
 /* The round's offer (krs_pairs_kernel), src/cluster/dbscan_curve.c's
  * round_range for each pair: the reachability of the pair's query row,
  * and the edge w = max(core2[row], core2[o], d2) to row's set where it
@@ -201,7 +195,7 @@ static int kcv_alloc(kcv_dev &d, const kern_join_args *a, const curve_round_io *
         KERN_CUDA(cudaMemcpy(d.at, io->at, a->n * 4, cudaMemcpyHostToDevice));
     if (io->reach2) {
         KERN_CUDA(cudaMemcpy(d.reach, io->reach2, n * 8, cudaMemcpyHostToDevice));
-        kcv_init_kernel<<<kcv_blocks(n), KCV_THREADS>>>(n, d.reach);
+        kcv_init_kernel<<<kern_grid_blocks(n, KCV_THREADS), KCV_THREADS>>>(n, d.reach);
         KERN_CUDA(cudaGetLastError());
     }
     KERN_CUDA(cudaDeviceSynchronize());
@@ -228,20 +222,31 @@ static int kcv_collect(std::vector<kcv_dev> &dv, const curve_round_io *io)
         if (!d0.rin && (rc = kcv_malloc(&d0.rin, n * 8)))
             return rc;
         KERN_CUDA(cudaMemcpy(d0.rin, rt.data(), n * 8, cudaMemcpyHostToDevice));
-        kcv_reach_min_kernel<<<kcv_blocks(n), KCV_THREADS>>>(n, d0.reach, d0.rin);
+        kcv_reach_min_kernel<<<kern_grid_blocks(n, KCV_THREADS), KCV_THREADS>>>(n, d0.reach,
+                                                                                d0.rin);
         KERN_CUDA(cudaGetLastError());
         KERN_CUDA(cudaDeviceSynchronize());
     }
     KERN_CUDA(cudaSetDevice(d0.device));
     kcv_pack_kernel<<<krs_warp_blocks(n), KRS_PUT_WARPS * 32>>>(d0.s, n, d0.pack, d0.reach);
     KERN_CUDA(cudaGetLastError());
-    /* the merging where the lists are; where its state does not fit, the
-     * lists back to the host's */
+    /* the merging where the lists are (and the curve's end there where no
+     * later join is left: the core distances and, where this round kept
+     * them, the reachabilities read where they are); where its state does
+     * not fit, the lists back to the host's */
+    if (io->merge) {
+        io->merge->core_dev = d0.core2;
+        io->merge->reach_dev = io->reach2 ? (const double *)d0.reach : NULL;
+    }
     const int mrc = io->merge ? kern_curve_merge_run(n, d0.pack, NULL, io->merge) : KERN_ENOMEM;
+    if (io->merge) /* no device arrays kept past the round */
+        io->merge->core_dev = io->merge->reach_dev = NULL;
     if (mrc && mrc != KERN_ENOMEM)
         return mrc;
     if (mrc)
         KERN_CUDA(cudaMemcpy(io->list, d0.pack, n * sizeof(curve_list), cudaMemcpyDeviceToHost));
+    else if (io->merge->finished)
+        return 0; /* the sorted arrays went to merge->take */
     if (io->reach2)
         KERN_CUDA(cudaMemcpy(io->reach2, d0.reach, n * 8, cudaMemcpyDeviceToHost));
     return 0;

@@ -69,12 +69,6 @@ static int g_kcc_trace;
 static double g_kcc_consume_s, g_kcc_collect_s; /* the trace's */
 static size_t g_kcc_launches;                   /* the trace's: consumer launches */
 
-static unsigned kcc_blocks(size_t n)
-{
-    return (unsigned)std::max((size_t)1,
-                              std::min((n + KCC_THREADS - 1) / KCC_THREADS, (size_t)4096));
-}
-
 /* The core join's offer (krs_pairs_kernel): each pair's d2 to both rows'
  * sets, as (d2, other row). */
 struct kcc_offer {
@@ -203,8 +197,8 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const curve_core_io *
         kern_trace_mark("core collect: state, core distances");
     }
     if (io->list) { /* the sets are sorted and padded: the K nearest as they are */
-        kcc_lists_kernel<<<kcc_blocks(n), KCC_THREADS>>>(n, k, d0.s.hd, d0.s.hj, d0.core, io->max2,
-                                                         d0.ol, d0.orch, d0.okb);
+        kcc_lists_kernel<<<kern_grid_blocks(n, KCC_THREADS), KCC_THREADS>>>(
+            n, k, d0.s.hd, d0.s.hj, d0.core, io->max2, d0.ol, d0.orch, d0.okb);
         KERN_CUDA(cudaGetLastError());
         if (kern_trace_on()) {
             KERN_CUDA(cudaDeviceSynchronize());
@@ -217,11 +211,13 @@ static int kcc_collect(std::vector<kcc_dev> &dv, size_t n, const curve_core_io *
             io->merge->core_dev = d0.core;
             io->merge->reach_dev = d0.orch;
             io->merge->part = parts;
+            io->merge->fresh = 1;
         }
         const int mrc = io->merge ? kern_curve_merge_run(n, d0.ol, d0.okb, io->merge) : KERN_ENOMEM;
         if (io->merge) { /* the caller's merging, kept for the later rounds: no device arrays */
             io->merge->core_dev = io->merge->reach_dev = NULL;
             io->merge->part = NULL;
+            io->merge->fresh = 0;
         }
         kern_trace_mark("core collect: merging");
         if (mrc && mrc != KERN_ENOMEM)

@@ -34,6 +34,7 @@
 #include <algorithm>
 
 #include "kern_consume.cuh"
+#include "kern_curve_later.cuh"
 #include "kern_curve_tail.cuh"
 
 #define KCM_THREADS 256
@@ -49,7 +50,9 @@ struct kcm_state {
     const double *kb;
     uint32_t *parent, *comp;
     uint8_t *cur, *kind, *chg;
-    curve_edge *res, *best, *bound, *forest;
+    curve_edge *res, *best, *bound;
+    curve_edge *fall;   /* room for n - 1 edges: the earlier rounds' (on the host) first */
+    curve_edge *forest; /* fall + the earlier rounds' count: this merging's edges */
     unsigned long long *cw, *cab, *sw, *sab;
     unsigned int *ctr; /* [0] forest edges so far, [1] roots open this pass */
     int fresh;         /* every row its own component: comp made here, not copied up */
@@ -118,7 +121,10 @@ __device__ __forceinline__ uint32_t kcm_find(uint32_t *p, uint32_t x)
 }
 
 /* Each list in ascending (w, a, b) order (a join leaves a max-heap), its
- * cursor at its first edge; every point active, every component changed. */
+ * cursor at its first edge; every point active, every component changed.
+ * The device's joins leave each list sorted descending (a heap too):
+ * reversed in place, not sorted (an insertion sort's worst case, half
+ * the merging's set-up). */
 static __global__ void kcm_init_kernel(kcm_state s)
 {
     const size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -126,18 +132,29 @@ static __global__ void kcm_init_kernel(kcm_state s)
         return;
     curve_list *l = s.list + p;
     const uint32_t len = l->len < KCM_L ? l->len : KCM_L;
-    curve_edge e[KCM_L];
-    for (uint32_t k = 0; k < len; k++)
-        e[k] = l->e[k];
-    for (uint32_t k = 1; k < len; k++) {
-        const curve_edge x = e[k];
-        uint32_t j = k;
-        for (; j > 0 && kcm_before(x, e[j - 1]); j--)
-            e[j] = e[j - 1];
-        e[j] = x;
+    bool down = true;
+    for (uint32_t k = 1; k < len && down; k++)
+        down = kcm_before(l->e[k], l->e[k - 1]);
+    if (down) {
+        for (uint32_t k = 0; k < len / 2; k++) {
+            const curve_edge x = l->e[k];
+            l->e[k] = l->e[len - 1 - k];
+            l->e[len - 1 - k] = x;
+        }
+    } else {
+        curve_edge e[KCM_L];
+        for (uint32_t k = 0; k < len; k++)
+            e[k] = l->e[k];
+        for (uint32_t k = 1; k < len; k++) {
+            const curve_edge x = e[k];
+            uint32_t j = k;
+            for (; j > 0 && kcm_before(x, e[j - 1]); j--)
+                e[j] = e[j - 1];
+            e[j] = x;
+        }
+        for (uint32_t k = 0; k < len; k++)
+            l->e[k] = e[k];
     }
-    for (uint32_t k = 0; k < len; k++)
-        l->e[k] = e[k];
     s.cur[p] = 0;
     s.kind[p] = KCM_ACTIVE;
     s.chg[p] = 1;
@@ -316,7 +333,7 @@ static size_t kcm_carve(kcm_state *s, char *base, size_t n)
     s->res = (curve_edge *)take(n * sizeof(curve_edge));
     s->best = (curve_edge *)take(n * sizeof(curve_edge));
     s->bound = (curve_edge *)take(n * sizeof(curve_edge));
-    s->forest = (curve_edge *)take(n * sizeof(curve_edge));
+    s->fall = s->forest = (curve_edge *)take(n * sizeof(curve_edge));
     s->cw = (unsigned long long *)take(n * 8);
     s->cab = (unsigned long long *)take(n * 8);
     s->sw = (unsigned long long *)take(n * 8);
@@ -337,9 +354,10 @@ static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
     double t = kern_now();
     /* the core join's round: every row its own (240 KB from pageable
      * memory took some 0.05 ms of the MNIST-like curve) */
-    s.fresh = m->core_dev != NULL;
+    s.fresh = m->fresh;
     if (!s.fresh)
         KERN_CUDA(cudaMemcpy(s.comp, m->comp, n * 4, cudaMemcpyHostToDevice));
+    s.forest = s.fall + m->nf;
     KERN_CUDA(cudaMemset(s.ctr, 0, 2 * sizeof(unsigned int)));
     kcm_init_kernel<<<blocks, KCM_THREADS>>>(s);
     KERN_CUDA(cudaGetLastError());
@@ -365,18 +383,30 @@ static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
     }
     tr.t[2] = kern_now() - t;
     t = kern_now();
-    /* The curve's end here where no later join is left (the core join's
-     * first round): its sorted arrays instead of the components and
-     * bounds (kern_curve_tail.cuh; short of room, as without it). */
-    if (m->core_dev && m->take && m->nf == 0) {
-        const kct_in in = {n,        m->core_dev, m->reach_dev, s.comp, s.bound,
-                           s.forest, ctr[0],      ctr[1],       m->part};
+    /* The later join's rows where the components are (its state freed
+     * below), and where there are none the curve's end here: its sorted
+     * arrays instead of the components and bounds (kern_curve_tail.cuh;
+     * short of room, as without it). The earlier rounds' edges go up only
+     * then. */
+    size_t lm = 0, lb = 0;
+    int rows = 0;
+    if (m->core_dev && m->later && ctr[1] > 1) {
+        const kcl_in li = {n, m->core_dev, s.comp, s.bound, m->part};
+        const int lrc = kcl_rows(&li, m->later, &lm, &lb);
+        if (lrc && lrc != KERN_ENOMEM)
+            return lrc;
+        rows = lrc == 0;
+        kern_trace_mark("merging: later rows");
+    }
+    if (m->core_dev && m->take && (ctr[1] <= 1 || (rows && lm == 0))) {
+        const kct_in in = {n,      m->core_dev,    m->reach_dev, m->reach_host,
+                           s.fall, m->nf + ctr[0], m->forest,    m->nf};
         int fin = 0;
         const int frc = kct_finish(&in, m->take, m->take_ctx, &fin);
         if (frc && frc != KERN_ENOMEM)
             return frc;
         if (fin) {
-            m->nf = ctr[0];
+            m->nf += ctr[0];
             m->open = ctr[1];
             m->done = m->finished = 1;
             tr.t[3] = kern_now() - t;
@@ -384,10 +414,14 @@ static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
         }
     }
     KERN_CUDA(cudaMemcpy(m->comp, s.comp, n * 4, cudaMemcpyDeviceToHost));
-    KERN_CUDA(cudaMemcpy(m->bound, s.bound, n * sizeof(curve_edge), cudaMemcpyDeviceToHost));
+    if (!rows) /* the host's curve_later_rows reads them */
+        KERN_CUDA(cudaMemcpy(m->bound, s.bound, n * sizeof(curve_edge), cudaMemcpyDeviceToHost));
     if (ctr[0])
         KERN_CUDA(cudaMemcpy(m->forest + m->nf, s.forest, ctr[0] * sizeof(curve_edge),
                              cudaMemcpyDeviceToHost));
+    m->later_done = rows;
+    m->nlater = lm;
+    m->nbig = lb;
     m->nf += ctr[0];
     m->open = ctr[1];
     m->done = 1;
@@ -397,7 +431,7 @@ static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
 
 extern "C" int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_merge *m)
 {
-    m->done = m->finished = 0;
+    m->done = m->finished = m->later_done = 0;
     m->open = 0;
     if (n == 0 || n >= KERN_ROW_PAD)
         return kern_fail(KERN_EINVAL, "dbscan curve: bad merging (n %zu)", n);

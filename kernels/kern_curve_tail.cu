@@ -1,6 +1,5 @@
-/* DBSCAN curve's end on the device (kern_curve_tail.cuh): curve_later_rows's
- * first test over the merging's components, and where it leaves no join,
- * the sorts of src/cluster/curve_end.c's curve_end_sorts on the values where they
+/* DBSCAN curve's end on the device (kern_curve_tail.cuh): where no later
+ * join is left, the sorts of src/cluster/curve_end.c's curve_end_sorts on the values where they
  * are (the forest's, and the core distances with the reachabilities as
  * one), only the sorted arrays crossing to the host. CUB's radix sort as
  * kern_sort.cu's (the same values, the same order: the forest's among
@@ -16,38 +15,6 @@
 #include "kern_curve_tail.cuh"
 
 #define KCT_THREADS 256
-
-static unsigned kct_blocks(size_t n)
-{
-    return (unsigned)std::max((size_t)1,
-                              std::min((n + KCT_THREADS - 1) / KCT_THREADS, (size_t)4096));
-}
-
-/* Row i is one a later join would query for: core within max, its
- * component open by its lists (curve_later_rows's later_in). */
-__device__ __forceinline__ bool kct_in_open(const kct_in &c, size_t i)
-{
-    return c.core[i] != INFINITY && c.bound[c.comp[i]].w != INFINITY;
-}
-
-/* Each part's least open component among its rows (part NULL: one). */
-static __global__ void kct_first_kernel(kct_in c, const uint32_t *part, uint32_t *first)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.n;
-         i += (size_t)gridDim.x * blockDim.x)
-        if (kct_in_open(c, i))
-            atomicMin(&first[part ? part[i] : 0], c.comp[i]);
-}
-
-/* *mixed = 1 where a part holds rows of two open components. */
-static __global__ void kct_mixed_kernel(kct_in c, const uint32_t *part, const uint32_t *first,
-                                        unsigned *mixed)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.n;
-         i += (size_t)gridDim.x * blockDim.x)
-        if (kct_in_open(c, i) && c.comp[i] != first[part ? part[i] : 0])
-            *mixed = 1;
-}
 
 /* The forest's edges as keys (w) and values (the ends, a << 32 | b). */
 static __global__ void kct_split_kernel(const curve_edge *e, size_t m, double *w,
@@ -85,14 +52,13 @@ static __global__ void kct_unsign_kernel(unsigned long long *key, size_t n)
 
 /* The arrays, carved from one allocation at 256-byte boundaries. */
 struct kct_room {
-    uint32_t *first, *part;
-    unsigned *mixed;
+    double *reach; /* n where the reachabilities come from the host */
     double *w0, *w1;
     unsigned long long *ab0, *ab1, *k0, *k1;
     void *tmp[2]; /* CUB's, a sort each (they run side by side) */
 };
 
-static size_t kct_carve(kct_room *r, char *base, size_t n, size_t nf, int part, size_t tmp)
+static size_t kct_carve(kct_room *r, char *base, size_t n, size_t nf, int reach, size_t tmp)
 {
     size_t at = 0;
     auto take = [&](size_t bytes) {
@@ -100,9 +66,7 @@ static size_t kct_carve(kct_room *r, char *base, size_t n, size_t nf, int part, 
         at += (bytes + 255) / 256 * 256;
         return p;
     };
-    r->first = (uint32_t *)take(n * 4);
-    r->part = part ? (uint32_t *)take(n * 4) : NULL;
-    r->mixed = (unsigned *)take(sizeof(unsigned));
+    r->reach = reach ? (double *)take(n * 8) : NULL;
     r->w0 = (double *)take(nf * 8);
     r->w1 = (double *)take(nf * 8);
     r->ab0 = (unsigned long long *)take(nf * 8);
@@ -228,24 +192,22 @@ static void kct_host_free(char *p, int own)
 }
 
 static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
-                   void (*take)(void *ctx, int what, const void *v, size_t m), void *ctx,
-                   int *finished)
+                   void (*take)(void *ctx, int what, const void *v, size_t m), void *ctx)
 {
     const size_t n = in->n, nf = in->nf;
-    if (in->open > 1) { /* curve_later_rows's first test */
-        if (r.part)
-            KERN_CUDA(cudaMemcpy(r.part, in->part, n * 4, cudaMemcpyHostToDevice));
-        KERN_CUDA(cudaMemset(r.first, 0xff, (r.part ? n : 1) * 4));
-        KERN_CUDA(cudaMemset(r.mixed, 0, sizeof(unsigned)));
-        kct_first_kernel<<<kct_blocks(n), KCT_THREADS>>>(*in, r.part, r.first);
-        kct_mixed_kernel<<<kct_blocks(n), KCT_THREADS>>>(*in, r.part, r.first, r.mixed);
-        KERN_CUDA(cudaGetLastError());
-        unsigned mixed = 0;
-        KERN_CUDA(cudaMemcpy(&mixed, r.mixed, sizeof mixed, cudaMemcpyDeviceToHost));
-        if (mixed)
-            return 0; /* a later join has rows: the host's rounds go on */
-        kern_trace_mark("curve end: later rows' test");
+    /* what the host holds: the earlier rounds' edges, the reachabilities
+     * where the round did not keep them (the sorts below run on streams
+     * of their own: these end first) */
+    if (in->nhead)
+        KERN_CUDA(
+            cudaMemcpy(in->forest, in->head, in->nhead * sizeof *in->head, cudaMemcpyHostToDevice));
+    const double *reach = in->reach;
+    if (!reach) {
+        KERN_CUDA(cudaMemcpy(r.reach, in->reach_host, n * 8, cudaMemcpyHostToDevice));
+        reach = r.reach;
     }
+    if (in->nhead || !in->reach) /* a copy from pageable memory may return before it lands */
+        KERN_CUDA(cudaStreamSynchronize(0));
     /* The host's buffer: the forest's weights and ends, then the core
      * distances and the reachabilities. */
     const size_t fb = (nf * 8 + 255) / 256 * 256, vb = 2 * n * 8;
@@ -266,7 +228,8 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
     size_t t[2] = {tmp, tmp};
     cudaError_t e = cudaSuccess;
     if (nf) {
-        kct_split_kernel<<<kct_blocks(nf), KCT_THREADS, 0, st[1]>>>(in->forest, nf, r.w0, r.ab0);
+        kct_split_kernel<<<kern_grid_blocks(nf, KCT_THREADS), KCT_THREADS, 0, st[1]>>>(
+            in->forest, nf, r.w0, r.ab0);
         if ((e = cudaGetLastError()) ||
             (e = cub::DeviceRadixSort::SortPairs(r.tmp[1], t[1], r.w0, r.w1, r.ab0, r.ab1, (int)nf,
                                                  0, 64, st[1])) ||
@@ -275,13 +238,15 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
             rc = kern_cuda_fail(e, "the forest's sort", __FILE__, __LINE__);
     }
     if (!rc) {
-        kct_keys_kernel<<<kct_blocks(n), KCT_THREADS, 0, st[0]>>>(in->core, in->reach, n, r.k0);
+        kct_keys_kernel<<<kern_grid_blocks(n, KCT_THREADS), KCT_THREADS, 0, st[0]>>>(
+            in->core, reach, n, r.k0);
         if ((e = cudaGetLastError()) ||
             (e = cub::DeviceRadixSort::SortKeys(r.tmp[0], t[0], r.k0, r.k1, (int)(2 * n), 0, 64,
                                                 st[0])))
             rc = kern_cuda_fail(e, "the values' sort", __FILE__, __LINE__);
         if (!rc) {
-            kct_unsign_kernel<<<kct_blocks(n), KCT_THREADS, 0, st[0]>>>(r.k1 + n, n);
+            kct_unsign_kernel<<<kern_grid_blocks(n, KCT_THREADS), KCT_THREADS, 0, st[0]>>>(r.k1 + n,
+                                                                                           n);
             if ((e = cudaGetLastError()) ||
                 (e = cudaMemcpyAsync(h_v, r.k1, 2 * n * 8, cudaMemcpyDeviceToHost, st[0])))
                 rc = kern_cuda_fail(e, "the values' copy", __FILE__, __LINE__);
@@ -305,10 +270,7 @@ static int kct_run(const kct_in *in, kct_room &r, size_t tmp,
         }
     }
     kct_host_free(h, own);
-    if (rc)
-        return rc;
-    *finished = 1;
-    return 0;
+    return rc;
 }
 
 int kct_finish(const kct_in *in, void (*take)(void *ctx, int what, const void *v, size_t m),
@@ -323,16 +285,18 @@ int kct_finish(const kct_in *in, void (*take)(void *ctx, int what, const void *v
     if (rc)
         return rc;
     kct_room r;
-    const size_t bytes = kct_carve(&r, NULL, n, nf, in->part != NULL, tmp);
+    const int up = in->reach == NULL;
+    if (up && !in->reach_host)
+        return kern_fail(KERN_EINVAL, "dbscan curve's end: no reachabilities");
+    const size_t bytes = kct_carve(&r, NULL, n, nf, up, tmp);
     char *base = NULL;
     if ((rc = kern_consume_malloc(&base, bytes, "dbscan curve's end")))
         return rc;
-    kct_carve(&r, base, n, nf, in->part != NULL, tmp);
-    rc = kct_run(in, r, tmp, take, ctx, finished);
+    kct_carve(&r, base, n, nf, up, tmp);
+    rc = kct_run(in, r, tmp, take, ctx);
     const cudaError_t e = kern_pool_free(base);
     if (!rc && e != cudaSuccess)
         rc = kern_cuda_fail(e, "kern_pool_free", __FILE__, __LINE__);
-    if (rc)
-        *finished = 0;
+    *finished = rc == 0;
     return rc;
 }

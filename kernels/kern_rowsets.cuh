@@ -507,9 +507,8 @@ static int krs_order_run(krs_order &d, const kern_join_args *run, const kern_pai
     const size_t np = (size_t)b->np;
     const int whole = run->q0 == 0 && run->q1 == run->n;
     const size_t M = whole ? np : 2 * np;
-    const size_t threads = 256;
-    const unsigned blocks = (unsigned)std::max(
-        (size_t)1, std::min((std::max(M, d.ocap) + threads - 1) / threads, (size_t)4096));
+    const unsigned threads = 256;
+    const unsigned blocks = kern_grid_blocks(std::max(M, d.ocap), threads);
     *m = M;
     *key = *ord = NULL;
     if (M == 0)

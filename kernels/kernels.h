@@ -742,6 +742,14 @@ int kern_dbscan(kern_join_fn fn, const kern_join_args *a, dbscan_dev_io *io,
  * (and kb: NULL, or the K nearest's bounds) in the current device's memory.
  * kernels/kern_curve_merge.cu. */
 int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_merge *m);
+/* The rows a later join of DBSCAN's curve queries, found on the current
+ * device as the merging there finds them (kernels/kern_curve_later.cu,
+ * kcl_rows) from host arrays: curve_later_rows's (src/cluster/curve_later.h)
+ * rows into rows (n, uint32), *m of them and then the largest open
+ * component's *mb. For the tests; 0 or an error code. */
+int kern_curve_later_rows(size_t n, const double *core, const uint32_t *comp,
+                          const curve_edge *bound, const uint32_t *part, uint32_t *rows, size_t *m,
+                          size_t *mb);
 /* One Boruvka join of DBSCAN's curve (src/cluster/dbscan_curve.c) with its pairs
  * consumed on the device (pair_dev), over fn's PAIRS run at a->eps on a's
  * device or device list (fn as kern_dbscan's). Each pair (i, j), i != j,
@@ -752,7 +760,8 @@ int kern_curve_merge_run(size_t n, curve_list *list, const double *kb, curve_mer
  * edges it was offered by (w, a, b), a < b, each once, as a max-heap
  * (e[0] the heaviest), whatever order the pairs come in: the host sink's
  * lists (src/cluster/curve_list.c, curve_list_put) exactly. list (n, out) is written
- * whole; reach2 (n) in and out. Several devices: each keeps its own,
+ * whole; reach2 (n) in and out; where io->merge made the curve's end
+ * (finished), neither: its take had the sorted arrays. Several devices: each keeps its own,
  * merged on the first. KERN_ENOMEM when the state or the dataset does not
  * fit a device (the caller takes the host sink). kernels/kern_curve.cu. */
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round_io *io,

@@ -150,6 +150,20 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round
     return stub_join(a, r);
 }
 
+int kern_curve_later_rows(size_t n, const double *core, const uint32_t *comp,
+                          const curve_edge *bound, const uint32_t *part, uint32_t *rows, size_t *m,
+                          size_t *mb)
+{
+    (void)n;
+    (void)core;
+    (void)comp;
+    (void)bound;
+    (void)part;
+    (void)rows;
+    *m = *mb = 0;
+    return kern_fail_msg(KERN_ENODEV, stub_msg);
+}
+
 int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *r)
 {
     (void)io;

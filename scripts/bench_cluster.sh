@@ -1,10 +1,11 @@
 #!/bin/bash
 # The ε-choosing commands against one COUNT, on the shared real sets and on
-# generated ones, warm (each command's second run in one process): `run
-# exact` (COUNT), `dbscan curve` at ε = max and `kdist K engine=exact`, at
-# S = 32 and 64 (the ε `sweep S engine=exact` finds); then `sweep 64` from a
-# fresh `gen uniform n=37000000 d=3` (no ε set), cold and warm, beside the
-# same sweep after `eps` and a COUNT. Run on the device machine; builds
+# generated ones, warm (the median of each command's runs after its first,
+# in one process; REPS of them, 5, on the real sets): `run exact` (COUNT),
+# `dbscan curve` at ε = max and `kdist K engine=exact`, at S = 32 and 64
+# (the ε `sweep S engine=exact` finds); then `sweep 64` from a fresh `gen
+# uniform n=37000000 d=3` (no ε set), cold and warm, beside the same sweep
+# after `eps` and a COUNT. Run on the device machine; builds
 # nothing:
 #   bash scripts/bench_cluster.sh [SECTION...]   (real, gen, sweep; default all)
 # Binaries: $BUILD (default /tmp/tcjoin-gpu, unpacked from
@@ -19,21 +20,34 @@ OUT=${OUT:-/tmp/bench-cluster}
 SECTIONS=${*:-real gen sweep}
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# time_s of the N-th record of type $2 in $1 (N: 2, the warm one)
+# time_s of the N-th record of type $2 in $1 (N: 2, the first warm one)
 rec_t() { grep "\"type\":\"$2\"" "$1" | sed -n "${3:-2}p" | sed -E 's/.*"time_s":([0-9.e+-]+).*/\1/'; }
+# the median time_s of the warm records (all but the first) of type $2 in $1
+rec_med() {
+    grep "\"type\":\"$2\"" "$1" | sed 1d | sed -E 's/.*"time_s":([0-9.e+-]+).*/\1/' | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.1fx", a / b; else print "?" }'; }
 ms() { awk -v a="$1" 'BEGIN { if (a != "") printf "%.2f", a * 1000; else print "?" }'; }
 
-# one set at one S: COUNT twice, curve twice, kdist twice; K = minpts - 1
+# one set at one S: COUNT, curve and kdist each a cold run and $REPS warm
+# ones, the median of the warm ones (a few milliseconds: one run varies by
+# some 0.5 ms on the H200 host); K = minpts - 1
+REPS=${REPS:-5}
 one() { # name, load command, S, minpts
-    local log=$OUT/$1-S$3.log
-    timeout 300 "$X" --json --db "$OUT/$1.db" -e "$2; sweep $3 engine=exact use; run exact; run exact;
-        dbscan curve minpts=$4; dbscan curve minpts=$4; kdist $(($4 - 1)) engine=exact;
-        kdist $(($4 - 1)) engine=exact" >"$log" 2>"$log.err"
-    local rc=$? c v k
-    c=$(rec_t "$log" run 2)
-    v=$(rec_t "$log" dbscan_curve 2)
-    k=$(rec_t "$log" kdist 2)
+    local log=$OUT/$1-S$3.log c= v= k= i reps=$REPS
+    case $2 in gen*) reps=3 ;; esac # 10^6 x 128: 0.1-1 s a run, steadier
+    for i in $(seq 0 "$reps"); do
+        c="$c run exact;"
+        v="$v dbscan curve minpts=$4;"
+        k="$k kdist $(($4 - 1)) engine=exact;"
+    done
+    timeout 300 "$X" --json --db "$OUT/$1.db" -e "$2; sweep $3 engine=exact use; $c $v $k" \
+        >"$log" 2>"$log.err"
+    local rc=$?
+    c=$(rec_med "$log" run)
+    v=$(rec_med "$log" dbscan_curve)
+    k=$(rec_med "$log" kdist)
     row "| $1 | $3 | $(ms "$c") | $(ms "$v") ($(ratio "$v" "$c")) | $(ms "$k") ($(ratio "$k" "$c")) | rc=$rc"
 }
 row "| set | S | COUNT ms | curve ms (x COUNT) | kdist exact ms (x COUNT) | |"

@@ -40,7 +40,7 @@ typedef struct dbscan_curve {
     int rounds_device; /* of them, the rounds whose pairs stayed on the device */
     int core_device;   /* the core distances came from the join at max on the device */
     int merges_device; /* the mergings after a join done where its lists were (the device) */
-    int end_device;    /* the curve's end (its sorts) made on the device after its first round */
+    int end_device;    /* the curve's end (its sorts) made on the device after its last merging */
     size_t knn;        /* > 0: that join kept each point's knn nearest, the first
                         * round's lists (src/cluster/curve_knn.h): no join of its own */
     double seconds, kdist_seconds, forest_seconds;

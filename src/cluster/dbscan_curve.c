@@ -114,6 +114,22 @@ static int cv_reorder_pays(const cv_run *r, size_t m)
     return !(r->t_full > 0) || saving > CV_REORDER_S_PER_BYTE * (double)dataset_bytes(r->spec->ds);
 }
 
+/* Whether a later join over m query rows and the mb rows of the largest
+ * open component runs over those rows alone (a subset join: its block
+ * pairs the queries' triangle and the queries against the others) rather
+ * than over every row: where they are at most half the rows, or where
+ * its block pairs are at most a tenth of a whole symmetric join's. A
+ * subset join costs more a block pair (its tile list, the rows gathered)
+ * and some 0.3 ms of host work (docs/BENCHMARKS.md, g_subset): on sift5k,
+ * 2,748 open rows of 5,000 (a third of the pairs) took 1.95 ms against
+ * the whole join's 1.29; letter's last join, 564 queries beside 11,541
+ * rows, has a thirtieth. */
+static int cv_subset_pays(size_t m, size_t mb, size_t n)
+{
+    const double q = (double)m, o = (double)mb, w = (double)n;
+    return 2 * (m + mb) <= n || q * (q / 2 + o) <= w * w / 20;
+}
+
 /* Whether another join is needed after a merging that left open
  * components open: two or more. An edge that leaves an open component
  * ends in another open one (a closed component has no edge out, and one
@@ -130,6 +146,12 @@ static int cv_more(size_t open)
  * the host; its open count. */
 static size_t cv_merge(cv_run *r, const double *kb)
 {
+    if (r->cm.finished) { /* and the curve's end made there: no row is left */
+        r->nf = r->cm.nf;
+        r->c->merges_device++;
+        r->c->end_device = 1;
+        return 0;
+    }
     if (r->cm.done) {
         memcpy(r->parent, r->cm.comp, r->n * sizeof *r->parent);
         r->nf = r->cm.nf;
@@ -159,7 +181,7 @@ static int cv_join(cv_run *r, const join_spec *js, const curve_round_io *io, int
         }
     }
     if (io->merge)
-        io->merge->done = io->merge->finished = 0;
+        io->merge->done = io->merge->finished = io->merge->later_done = 0;
     if (js->sub) /* the sink takes every row: the caller's other join */
         return ENGINE_DECLINED;
     curve_sink_clear(io->list, io->n); /* the sink's lists start empty */
@@ -190,6 +212,7 @@ static int cv_alloc(cv_run *r)
     r->comp = xmalloc(n * sizeof *r->comp);
     r->forest = xmalloc((n ? n : 1) * sizeof *r->forest);
     r->bound = xmalloc(n * sizeof *r->bound);
+    r->sub = xmalloc((n ? n : 1) * sizeof *r->sub); /* the merging's later rows from the first */
     for (size_t i = 0; i < n; i++)
         r->comp[i] = (uint32_t)i;
     /* What a device's copies fill, its pages faulted in on every core
@@ -207,6 +230,8 @@ static int cv_alloc(cv_run *r)
     r->cm = (curve_merge){.comp = r->comp,
                           .bound = r->bound,
                           .forest = r->forest,
+                          .reach_host = r->reach,
+                          .later = r->sub,
                           .take = curve_end_take,
                           .take_ctx = &r->end};
     curve_sink_init(&r->sink, n, r->core, r->c->max2, r->comp, r->reach, r->list);
@@ -219,7 +244,6 @@ static void cv_alloc_rounds(cv_run *r)
     r->parent = xmalloc(n * sizeof *r->parent);
     r->best = xmalloc(n * sizeof *r->best);
     r->later = xmalloc(n * sizeof *r->later);
-    r->sub = xmalloc(n * sizeof *r->sub);
     r->at = xmalloc(n * sizeof *r->at);
     curve_merging_alloc(&r->mg, n);
     for (size_t i = 0; i < n; i++) {
@@ -229,6 +253,7 @@ static void cv_alloc_rounds(cv_run *r)
     }
     for (size_t i = 0; i < n && !r->cut; i++)
         r->cut = r->part[i] != 0;
+    r->cm.part = r->cut ? r->part : NULL; /* the later rows' test of a round's end */
 }
 
 /* Everything but the results the curve keeps (core, reach, forest: the
@@ -290,7 +315,13 @@ static int cv_round(cv_run *r, int *more)
                          .merge = r->p->merge_device ? &r->cm : NULL};
     r->cm.nf = r->nf; /* done: set by the round */
     if (c->rounds > 0 || c->knn) {
-        m = curve_later_rows(r->comp, r->bound, r->core, r->part, n, r->later, &mb);
+        if (r->cm.later_done) { /* found where the merging was (into r->sub) */
+            m = r->cm.nlater;
+            mb = r->cm.nbig;
+            for (size_t i = 0; i < m + mb; i++)
+                r->later[i] = r->sub[i];
+        } else
+            m = curve_later_rows(r->comp, r->bound, r->core, r->part, n, r->later, &mb);
         kern_trace_mark("curve: later rows");
         if (kern_trace_on())
             fprintf(stderr, "dbscan curve trace: join %d over %zu of %zu rows (%zu more)\n",
@@ -300,15 +331,12 @@ static int cv_round(cv_run *r, int *more)
     }
     const double tj = engine_now();
     r->tr_rows += tj - r->tr_mark;
-    const int subset = 2 * (m + mb) <= n && !r->cut && r->p->rounds_device && r->e->consume;
+    const int subset = cv_subset_pays(m, mb, n) && !r->cut && r->p->rounds_device && r->e->consume;
     if (subset) {
         /* the open components' rows alone, read where the engine holds
-         * the dataset (an engine that cannot declines: the join below),
-         * where they are at most half the rows: above that a whole join
-         * costs as much (sift5k, 2,748 open rows of 5,000: 1.95 ms against
-         * the whole join's 1.29, H200), its consumer's work the same
-         * edges. Not where the core join was cut: a whole join is cut too
-         * and costs about its COUNT over the cut, where a subset's is not
+         * the dataset (an engine that cannot declines: the join below).
+         * Not where the core join was cut: a whole join is cut too and
+         * costs about its COUNT over the cut, where a subset's is not
          * (cv_reorder_pays). */
         for (size_t i = 0; i < m + mb; i++)
             r->sub[i] = (uint32_t)r->later[i];

@@ -49,6 +49,11 @@
  *     is a permutation, ascending and stable among equal values: values
  *     with ties, negatives, -0.0 and +0.0, +inf, of 0, 1, 2, 1000 and
  *     70,000.
+ *  8. The later rows found on the device (kern_curve_later_rows, the
+ *     merging's kcl_rows) equal the host's curve_later_rows row for row,
+ *     in order: random components, bounds, core distances and parts
+ *     (tests/unit/later_case.h), 1 to 300,000 rows, 1, 8 and 64 parts, 5
+ *     to 95% open; one component, two, forty in eight parts.
  * Test 1 runs the device's curve three ways against the sink: its first
  * round from the K nearest (the default), from a device join of its own
  * (no room for K nearest: the blobs then need a later, reordered join), and
@@ -70,8 +75,10 @@
 #include "err.h"
 #include "exact_path.h"
 #include "kdist.h"
+#include "curve_later.h"
 #include "kern_sort.h"
 #include "kernels.h"
+#include "later_case.h"
 #include "sort_f64.h"
 
 static void need_gpu(void)
@@ -273,7 +280,7 @@ static void same_curve(const char *what, const char *eng, size_t minpts, const d
  * each point's K nearest from its core join for the first round's lists
  * (knn > 0: no join of its own); the sink's (R_SINK) joins for every
  * round. */
-static int g_ends; /* device_vs_sink_room's curves whose end was made on the device */
+static int g_ends; /* device_vs_sink_room's curves whose end was made on the device after a join */
 static void device_vs_sink_room(const char *what, const char *eng, const dataset *ds, size_t minpts,
                                 double max, const engine_opts *o, const engine_opts *ob,
                                 size_t room)
@@ -288,11 +295,11 @@ static void device_vs_sink_room(const char *what, const char *eng, const dataset
     const int knn = room != 0;
     CHECK_MSG(knn == (a.knn > 0) && (knn || a.rounds >= 1), "%s %s: knn %zu, %d rounds", what, eng,
               a.knn, a.rounds);
-    /* the curve's end on the device only where the first round was its
-     * last (kern_curve_tail.cuh) */
-    CHECK_MSG(!a.end_device || (a.knn > 0 && a.rounds == 0), "%s %s: the end there after %d joins",
-              what, eng, a.rounds);
-    g_ends += a.end_device;
+    /* the curve's end on the device after its last merging there, after
+     * the core join's round or a later join's (kern_curve_tail.cuh); the
+     * later ones' with the earlier rounds' edges copied up */
+    CHECK_MSG(a.end_device, "%s %s: the end not there after %d joins", what, eng, a.rounds);
+    g_ends += a.end_device && a.rounds > 0;
     /* every merging after a device join ran where its lists were */
     CHECK_MSG(a.merges_device == a.rounds_device + (a.knn > 0), "%s %s: %d of %d mergings there",
               what, eng, a.merges_device, a.rounds_device + (a.knn > 0));
@@ -393,7 +400,7 @@ TEST(device_rounds_equal_the_sink)
     int two_rounds = 0;
     for_each_set(rounds_of_set, &two_rounds);
     CHECK_MSG(two_rounds, "the blobs' curve took one join: the later, reordered join untested");
-    CHECK_MSG(g_ends > 0, "no curve's end was made on the device: kern_curve_tail untested");
+    CHECK_MSG(g_ends > 0, "no curve's end after a join was made on the device: untested");
     if (!getenv("G_CURVE_SMALL")) {
         engine_opts o;
         engine_opts_default(&o);
@@ -539,7 +546,7 @@ static void merge_vs_host(const char *what, const char *eng, const dataset *ds, 
     CHECK_MSG(curve_route(eng, ds, minpts, max, o, R_MERGE_HOST, room, &b) == 0, "%s %s: %s", what,
               eng, err_msg());
     CHECK_MSG(a.merges_device == a.rounds + (a.knn > 0) && a.merges_device > 0 &&
-                  b.merges_device == 0,
+                  b.merges_device == 0 && a.end_device && !b.end_device,
               "%s %s room %zu: mergings there %d / %d, host %d", what, eng, room, a.merges_device,
               a.rounds + (a.knn > 0), b.merges_device);
     CHECK_MSG(a.rounds == b.rounds && a.rounds_device == b.rounds_device && a.knn == b.knn,
@@ -573,6 +580,66 @@ TEST(device_merging_equals_the_host)
     merge_vs_host("cut", "exact", &ds, 10, eps, &o, SIZE_MAX);
     merge_vs_host("cut", "exact", &ds, 10, eps, &o, 0);
     dataset_free(&ds);
+}
+
+/* The device's later rows (kern_curve_later_rows, as the merging there
+ * finds them) against the host's curve_later_rows (itself checked against
+ * the rule in tests/unit/t_curve_later.c), row for row. */
+static void later_on_device(uint64_t *rng, size_t n, uint32_t ncomp, uint32_t nparts, uint32_t pct)
+{
+    later_case_in c = later_case_make(rng, n, ncomp, nparts, pct);
+    size_t *want = malloc(n * sizeof *want), nb_want = 0, m_got = 0, nb_got = 0;
+    uint32_t *got = malloc(n * sizeof *got);
+    const size_t m_want = curve_later_rows(c.comp, c.bound, c.core, c.part, n, want, &nb_want);
+    const int rc = kern_curve_later_rows(n, c.core, c.comp, c.bound, nparts > 1 ? c.part : NULL,
+                                         got, &m_got, &nb_got);
+    CHECK_MSG(rc == 0, "later rows, n %zu: %s", n, err_msg());
+    CHECK_MSG(m_got == m_want && nb_got == nb_want,
+              "later rows, n %zu, %u parts, %u%% open: %zu (%zu of the largest), host %zu (%zu)", n,
+              nparts, pct, m_got, nb_got, m_want, nb_want);
+    size_t bad = 0;
+    for (size_t k = 0; rc == 0 && m_got == m_want && k < m_want + nb_want; k++)
+        bad += got[k] != want[k];
+    CHECK_MSG(bad == 0, "later rows, n %zu, %u parts, %u%% open: %zu rows differ", n, nparts, pct,
+              bad);
+    free(want);
+    free(got);
+    later_case_free(&c);
+}
+
+TEST(later_rows_on_the_device_equal_the_hosts)
+{
+    need_gpu();
+    uint64_t rng = 11;
+    static const size_t ns[] = {1, 2, 37, 5000, 65537, 300000};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        for (uint32_t parts = 1; parts <= 64; parts *= 8)
+            for (uint32_t pct = 5; pct <= 95; pct += 45)
+                later_on_device(&rng, ns[k],
+                                ns[k] < 50 ? (uint32_t)(ns[k] / 2 + 1) : (uint32_t)(ns[k] / 40),
+                                parts, pct);
+    /* two of the greatest size: the first to reach it (component 1, at
+     * row 4; component 0 reaches it at row 5) is the largest, left last */
+    {
+        later_case_in c = later_case_make(&rng, 8, 8, 1, 100);
+        static const uint32_t comp[8] = {0, 1, 0, 1, 1, 0, 6, 6};
+        for (size_t i = 0; i < 8; i++) {
+            c.comp[i] = comp[i];
+            c.core[i] = 0.5;
+            c.bound[i].w = 1.0;
+        }
+        uint32_t got[8];
+        size_t m = 0, mb = 0;
+        CHECK_MSG(kern_curve_later_rows(8, c.core, c.comp, c.bound, NULL, got, &m, &mb) == 0, "%s",
+                  err_msg());
+        CHECK_MSG(m == 5 && mb == 3 && got[0] == 0 && got[1] == 2 && got[2] == 5 && got[5] == 1 &&
+                      got[6] == 3 && got[7] == 4,
+                  "ties: %zu rows, %zu of the largest", m, mb);
+        later_case_free(&c);
+    }
+    later_on_device(&rng, 1000, 1, 1, 100); /* one component: nothing to query */
+    later_on_device(&rng, 4000, 2, 1, 100);
+    later_on_device(&rng, 4000, 40, 8, 100);
 }
 
 /* Every pair of a PAIRS run, as (a << 32 | b, a < b) keys and d2. */

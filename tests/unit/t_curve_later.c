@@ -16,13 +16,9 @@
 #include <string.h>
 
 #include "curve_later.h"
+#include "later_case.h"
 
 static uint64_t rng = 7;
-static uint32_t draw(uint32_t m)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)((rng >> 33) % m);
-}
 
 /* The rule, on one thread, with no shared state: the count, rows, *nbig. */
 static size_t later_oracle(const uint32_t *comp, const curve_edge *bound, const double *core,
@@ -79,26 +75,14 @@ static size_t later_oracle(const uint32_t *comp, const curve_edge *bound, const 
     return m;
 }
 
-/* n rows in about ncomp components (each a row's root: comp[root] =
- * root), a share of them with their bound set, some rows with no core
- * distance, nparts parts (1: every row in part 0). */
 static void later_case(size_t n, uint32_t ncomp, uint32_t nparts, uint32_t open_pct,
                        const char *what)
 {
-    uint32_t *comp = calloc(n, sizeof *comp), *part = calloc(n, sizeof *part);
-    curve_edge *bound = calloc(n, sizeof *bound);
-    double *core = calloc(n, sizeof *core);
+    later_case_in c = later_case_make(&rng, n, ncomp, nparts, open_pct);
+    const uint32_t *comp = c.comp, *part = c.part;
+    const curve_edge *bound = c.bound;
+    const double *core = c.core;
     size_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
-    for (size_t i = 0; i < n; i++) {
-        /* roots: the first ncomp rows; others join a root at random,
-         * skewed so that one component is largest by a margin or ties */
-        const uint32_t r = draw(4) == 0 ? 0 : draw(ncomp < n ? ncomp : (uint32_t)n);
-        comp[i] = i < ncomp ? (uint32_t)i : r;
-        bound[i].w = draw(100) < open_pct ? 1.0 + draw(10) : INFINITY;
-        bound[i].a = bound[i].b = 0;
-        core[i] = draw(10) == 0 ? INFINITY : 0.5;
-        part[i] = nparts > 1 ? draw(nparts < n ? nparts : (uint32_t)n) : 0; /* a part is a row */
-    }
     size_t nb_got = 0, nb_want = 0;
     const size_t m_got = curve_later_rows(comp, bound, core, part, n, got, &nb_got);
     const size_t m_want = later_oracle(comp, bound, core, part, nparts, n, want, &nb_want);
@@ -111,10 +95,7 @@ static void later_case(size_t n, uint32_t ncomp, uint32_t nparts, uint32_t open_
             bad += got[k] != want[k];
         CHECK_MSG(bad == 0, "%s: %zu of %zu rows differ", what, bad, m_want + nb_want);
     }
-    free(comp);
-    free(part);
-    free(bound);
-    free(core);
+    later_case_free(&c);
     free(got);
     free(want);
 }
