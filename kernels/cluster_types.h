@@ -34,7 +34,10 @@ typedef struct curve_edge {
  * its component grows, so fewer joins are needed after the first round:
  * on the shared real sets at S = 32 and 64, 8 edges take 1-4 joins
  * (a LiDAR scan 4), 32 take 0-2 (the scan 1-2), for 520 bytes a point
- * instead of 136. */
+ * instead of 136; 64 would take one join fewer on letter (2 -> 1) and on
+ * the scan at S = 64 (engine cpu), for 1,032 bytes a point, but the
+ * device's rounds pack a list a lane an edge (kernels/kern_curve.cu: at
+ * most 32). */
 #define CURVE_LIST 32
 typedef struct curve_list {
     curve_edge e[CURVE_LIST];

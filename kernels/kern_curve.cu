@@ -40,6 +40,9 @@
 
 #define KCV_THREADS 256
 #define KCV_L CURVE_LIST
+/* kcv_pack_kernel packs a row's set a lane an edge (krs_row_clean<1>):
+ * longer lists would be packed short, the curve silently wrong */
+static_assert(KCV_L <= 32, "the rounds' pack takes one slot a lane");
 
 /* One device's state, by the curve's row. */
 struct kcv_dev {
