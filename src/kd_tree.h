@@ -54,6 +54,10 @@ typedef struct kd_tree {
 /* Build the tree over every row of ds. TCJ_ENOMEM with a message when the
  * memory check refuses it. */
 int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t);
+/* The same with the top `levels` levels cut on the cores and the subtrees
+ * below them built side by side (0: on the calling thread): the same tree
+ * node for node whatever levels (kd_tree_build picks them by n). */
+int kd_tree_build_levels(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t, int levels);
 void kd_tree_free(kd_tree *t);
 
 /* The squared gap between point x (FP64, d values) and node t's box. */

@@ -8,7 +8,11 @@
  *   direct form does; on Gaussian clusters at d = 16, a lattice full of
  *   ties at d = 2, duplicates, d = 1 and d = 40, f32 data, a list of
  *   query rows with an offset, every instruction set the CPU has;
- * - a cancelled search says so. */
+ * - a cancelled search says so;
+ * - the tree built with its top levels on the cores equals the one built
+ *   on one thread, node for node (uniform 300,000 x 3, clusters with
+ *   duplicates at d = 16, equal rows, 300 x 1), and its search stays
+ *   exact with the row-wise steps split over threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,7 @@
 #include "check.h"
 #include "err.h"
 #include "kd_tree.h"
+#include "par.h"
 
 static uint64_t rng;
 
@@ -232,4 +237,84 @@ TEST(a_cancelled_search_says_so)
     free(out);
     kd_tree_free(&t);
     free(ds.v);
+}
+
+/* The tree built with its top levels on the cores equals the one built
+ * on one thread (kd_build alone), node for node: the same positions, node
+ * ranges, children, boxes, groups and rows. */
+static void same_tree(const kd_tree *a, const kd_tree *b, const char *what)
+{
+    const size_t d = a->d ? a->d : 1;
+    CHECK_MSG(a->nn == b->nn && a->depth == b->depth,
+              "%s: %zu nodes, depth %zu; one thread %zu, %zu", what, b->nn, b->depth, a->nn,
+              a->depth);
+    if (a->nn != b->nn)
+        return;
+    size_t bad = 0, ng = 0;
+    for (size_t p = 0; p < a->n; p++)
+        bad += a->perm[p] != b->perm[p] || a->pos[p] != b->pos[p];
+    for (size_t t = 0; t < a->nn; t++) {
+        bad += a->beg[t] != b->beg[t] || a->end[t] != b->end[t] || a->kid[t] != b->kid[t];
+        bad += memcmp(a->lo + t * d, b->lo + t * d, d * sizeof(double)) != 0;
+        bad += memcmp(a->hi + t * d, b->hi + t * d, d * sizeof(double)) != 0;
+        if (!a->kid[t]) {
+            bad += a->grp[t] != b->grp[t];
+            ng += (a->end[t] - a->beg[t] + CPU_GROUP - 1) / CPU_GROUP;
+        }
+    }
+    bad += memcmp(a->gx, b->gx, ng * CPU_GROUP * a->d * sizeof(double)) != 0;
+    CHECK_MSG(bad == 0, "%s: %zu entries differ from the one-thread tree", what, bad);
+}
+
+static void levels_case(const dataset *ds, const char *what)
+{
+    const cpu_simd_ops *ops = cpu_simd_get(CPU_SIMD_AUTO);
+    kd_tree one, t;
+    CHECK(kd_tree_build_levels(ds, ops, &one, 0) == 0);
+    for (int l = 1; l <= 4; l++) {
+        char w[96];
+        snprintf(w, sizeof w, "%s, %d levels", what, l);
+        CHECK(kd_tree_build_levels(ds, ops, &t, l) == 0);
+        same_tree(&one, &t, w);
+        kd_tree_free(&t);
+    }
+    CHECK(kd_tree_build(ds, ops, &t) == 0); /* its own levels by n */
+    same_tree(&one, &t, what);
+    kd_tree_free(&t);
+    kd_tree_free(&one);
+}
+
+TEST(top_levels_on_the_cores_build_the_same_tree)
+{
+    rng = 41;
+    dataset u = make(300000, 3); /* kd_tree_build takes 4 levels */
+    for (size_t i = 0; i < u.n * u.d; i++)
+        X(u, i / u.d, i % u.d) = t_unit(&rng);
+    levels_case(&u, "uniform 300000 x 3");
+    free(u.v);
+    dataset g = make(40000, 16); /* clusters, with runs of equal rows */
+    for (size_t i = 0; i < g.n; i++)
+        for (size_t k = 0; k < g.d; k++)
+            X(g, i, k) = i % 7 == 0 ? 1.0 : (double)(i % 5) + 0.1 * rgauss();
+    levels_case(&g, "gauss 40000 x 16 with duplicates");
+    free(g.v);
+    dataset e = make(5000, 2); /* every row the same: no coordinate cuts */
+    for (size_t i = 0; i < e.n * e.d; i++)
+        X(e, i / e.d, i % e.d) = 3.0;
+    levels_case(&e, "5000 equal rows");
+    dataset s = make(300, 1); /* top nodes that are leaves */
+    for (size_t i = 0; i < s.n; i++)
+        X(s, i, 0) = t_unit(&rng);
+    levels_case(&s, "300 x 1");
+    free(s.v);
+    free(e.v);
+    /* the row-wise steps (FP64 rows, the leaves' groups, positions) split
+     * over threads even at this size: the search still exact */
+    par_for_tests(1);
+    dataset c = make(3000, 4);
+    for (size_t i = 0; i < c.n * c.d; i++)
+        X(c, i / c.d, i % c.d) = rgauss();
+    CHECK(!check_all(&c, 5, 7, "3000 x 4, rows split"));
+    par_for_tests(0);
+    free(c.v);
 }
