@@ -306,6 +306,7 @@ static int cv_round(cv_run *r, int *more)
     dataset g;
     int reordered = 0, rc = 0, on_device = 0;
     size_t m = n, mb = 0;
+    int in_sub = 0; /* the rows in r->sub (the merging's), not r->later */
     curve_round_io io = {.n = n,
                          .core2 = r->core,
                          .comp = r->comp,
@@ -318,8 +319,7 @@ static int cv_round(cv_run *r, int *more)
         if (r->cm.later_done) { /* found where the merging was (into r->sub) */
             m = r->cm.nlater;
             mb = r->cm.nbig;
-            for (size_t i = 0; i < m + mb; i++)
-                r->later[i] = r->sub[i];
+            in_sub = 1;
         } else
             m = curve_later_rows(r->comp, r->bound, r->core, r->part, n, r->later, &mb);
         kern_trace_mark("curve: later rows");
@@ -338,7 +338,7 @@ static int cv_round(cv_run *r, int *more)
          * Not where the core join was cut: a whole join is cut too and
          * costs about its COUNT over the cut, where a subset's is not
          * (cv_reorder_pays). */
-        for (size_t i = 0; i < m + mb; i++)
+        for (size_t i = 0; i < m + mb && !in_sub; i++)
             r->sub[i] = (uint32_t)r->later[i];
         join_spec sj = js;
         sj.sub = r->sub;
@@ -348,8 +348,10 @@ static int cv_round(cv_run *r, int *more)
         kern_trace_mark("curve: subset join");
     }
     if (!subset || rc == ENGINE_DECLINED) {
-        if (m < n && cv_reorder_pays(r, m) &&
-            dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
+        const int pays = m < n && cv_reorder_pays(r, m);
+        for (size_t i = 0; i < m && pays && in_sub; i++) /* the copy's first rows */
+            r->later[i] = r->sub[i];
+        if (pays && dataset_order_first(spec->ds, r->later, m, &g, r->at) == 0) {
             reordered = 1;
             js.ds = &g;
             js.q1 = m;
