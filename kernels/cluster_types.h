@@ -33,12 +33,11 @@ typedef struct curve_edge {
  * CURVE_LIST edges, each at most once. A longer list runs out later as
  * its component grows, so fewer joins are needed after the first round:
  * on the shared real sets at S = 32 and 64, 8 edges take 1-4 joins
- * (a LiDAR scan 4), 32 take 0-2 (the scan 1-2), for 520 bytes a point
- * instead of 136; 64 would take one join fewer on letter (2 -> 1) and on
- * the scan at S = 64 (engine cpu), for 1,032 bytes a point, but the
- * device's rounds pack a list a lane an edge (kernels/kern_curve.cu: at
- * most 32). */
-#define CURVE_LIST 32
+ * (a LiDAR scan 4), 32 take 0-2 (the scan 1-2), 64 take 0-1, for 1,032
+ * bytes a point (520 at 32, 136 at 8): a later join costs a round of
+ * the merging and a join whatever its rows, which weigh more on those
+ * sets than the longer lists' bytes. */
+#define CURVE_LIST 64
 typedef struct curve_list {
     curve_edge e[CURVE_LIST];
     uint32_t len, pad;

@@ -115,21 +115,91 @@ __device__ float kd_kth_warp(const float *v, size_t m, unsigned k)
     return __uint_as_float(lo);
 }
 
+/* kd_kth_warp's bisection for the k-th and the k2-th smallest of a row's
+ * m <= 32 V values held in registers (V a lane, +inf past m: no probe
+ * below +inf counts it), both in one sweep: the same values. Read from
+ * memory at each of the 31 steps, twice, the loads bound the kernel; in
+ * registers a step is a compare a value. */
+template <int V>
+__device__ void kd_kth2_regs(const float *row, unsigned m, unsigned k, unsigned k2, bool two,
+                             float &x, float &y)
+{
+    const unsigned lane = threadIdx.x & 31;
+    float v[V];
+#pragma unroll
+    for (int u = 0; u < V; u++) {
+        const unsigned t = 32u * (unsigned)u + lane;
+        v[u] = t < m ? row[t] : INFINITY;
+    }
+    unsigned lo = 0, hi = 0x7f800000u, lo2 = 0, hi2 = two ? 0x7f800000u : 0u;
+    while (lo < hi || lo2 < hi2) {
+        const unsigned mid = lo + (hi - lo) / 2, mid2 = lo2 + (hi2 - lo2) / 2;
+        const float a = __uint_as_float(mid), b = __uint_as_float(mid2);
+        unsigned c = 0, c2 = 0;
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+            c += v[u] <= a;
+            c2 += v[u] <= b;
+        }
+        c = __reduce_add_sync(0xffffffffu, c);
+        c2 = __reduce_add_sync(0xffffffffu, c2);
+        if (lo < hi) {
+            if (c >= k)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (lo2 < hi2) {
+            if (c2 >= k2)
+                hi2 = mid2;
+            else
+                lo2 = mid2 + 1;
+        }
+    }
+    x = __uint_as_float(lo);
+    y = __uint_as_float(lo2);
+}
+
 /* Pass A's bound of each row of a block: the k-th smallest chunk minimum;
- * with u2w, the k2-th too (how far twice the sample's values reach). */
+ * with u2w, the k2-th too (how far twice the sample's values reach). V:
+ * the chunks a lane holds (nchunk <= 32 V), 0: read from memory. */
+template <int V>
 __global__ void kd_bound_kernel(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2,
                                 int k2, float *u2w)
 {
     const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (w >= rows)
         return;
-    const float x = kd_kth_warp(mins + (size_t)w * nchunk, nchunk, (unsigned)k);
-    const float y = u2w ? kd_kth_warp(mins + (size_t)w * nchunk, nchunk, (unsigned)k2) : 0.0f;
+    const float *row = mins + (size_t)w * nchunk;
+    float x, y = 0.0f;
+    if constexpr (V > 0) {
+        kd_kth2_regs<V>(row, nchunk, (unsigned)k, (unsigned)k2, u2w != NULL, x, y);
+    } else {
+        x = kd_kth_warp(row, nchunk, (unsigned)k);
+        if (u2w)
+            y = kd_kth_warp(row, nchunk, (unsigned)k2);
+    }
     if ((threadIdx.x & 31) == 0) {
         u2[w] = x;
         if (u2w)
             u2w[w] = y;
     }
+}
+
+static void kd_bound_launch(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2,
+                            int k2, float *u2w)
+{
+    const unsigned g = (rows + 7) / 8;
+    if (nchunk <= 32)
+        kd_bound_kernel<1><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+    else if (nchunk <= 256)
+        kd_bound_kernel<8><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+    else if (nchunk <= 512)
+        kd_bound_kernel<16><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+    else if (nchunk <= 1024)
+        kd_bound_kernel<32><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+    else
+        kd_bound_kernel<0><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
 }
 
 /* kd_exact_bound on the device: the reach of a K-th estimate at most u,
@@ -719,9 +789,8 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_PASS(pb, false);
         const unsigned rows = (unsigned)(b1 - b0);
         t0 = kern_now();
-        kd_bound_kernel<<<(rows + 7) / 8, 256>>>(dv.mins, rows, nchunk, K, dv.u2,
-                                                 (int)std::min(2 * (unsigned)K, nchunk),
-                                                 xk ? dv.outv : NULL);
+        kd_bound_launch(dv.mins, rows, nchunk, K, dv.u2, (int)std::min(2 * (unsigned)K, nchunk),
+                        xk ? dv.outv : NULL);
         KD_TRY(cudaGetLastError());
         KD_TRY(cudaMemcpy(hu2.data() + b0, dv.u2, rows * 4, cudaMemcpyDeviceToHost));
         if (xk)

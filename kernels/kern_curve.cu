@@ -20,9 +20,9 @@
  * curve_list_put gives. Packed for the merging (kcv_pack_kernel) in
  * descending order, a max-heap as curve_list promises.
  *
- * Memory beyond the dataset and the run's pair buffer: 408 bytes a row
- * (core distance, component, the key, 32 x 12 bytes of set, length), the
- * packed lists for the merging or the copy back (520 bytes a row), and
+ * Memory beyond the dataset and the run's pair buffer: 792 bytes a row
+ * (core distance, component, the key, 64 x 12 bytes of set, length), the
+ * packed lists for the merging or the copy back (1,032 bytes a row), and
  * the order's 12 bytes a pair of a launch (16 where pairs go to rows
  * outside the run's query rows). */
 #include <math.h>
@@ -40,10 +40,6 @@
 
 #define KCV_THREADS 256
 #define KCV_L CURVE_LIST
-/* kcv_pack_kernel packs a row's set a lane an edge (krs_row_clean<1>):
- * longer lists would be packed short, the curve silently wrong */
-static_assert(KCV_L <= 32, "the rounds' pack takes one slot a lane");
-
 /* One device's state, by the curve's row. */
 struct kcv_dev {
     int device;
@@ -121,26 +117,32 @@ static __global__ void kcv_reach_min_kernel(size_t n, unsigned long long *reach,
 
 /* Each row's set sorted, its repeats dropped, packed as a curve_list in
  * descending order (a max-heap: e[0] the heaviest; slots past len zero),
- * a warp a row; the keys back to doubles. */
+ * a warp a row, S slots a lane (krs_by_slots of the list's length); the
+ * keys back to doubles. */
+template <int S>
 static __global__ void __launch_bounds__(KRS_PUT_WARPS * 32)
     kcv_pack_kernel(krs_sets c, size_t n, curve_list *out, unsigned long long *reach)
 {
-    __shared__ double xd[KRS_PUT_WARPS][32];
-    __shared__ uint32_t xj[KRS_PUT_WARPS][32];
+    __shared__ double xd[KRS_PUT_WARPS][32 * S];
+    __shared__ uint32_t xj[KRS_PUT_WARPS][32 * S];
     const unsigned lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
     for (size_t p = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; p < n; p += warps) {
-        const uint32_t len = krs_row_clean<1>(c, p, xd[wid], xj[wid], lane);
+        const uint32_t len = krs_row_clean<S>(c, p, xd[wid], xj[wid], lane);
         curve_list *l = out + p;
-        if (lane < KCV_L) {
-            curve_edge e = {0, 0, 0};
-            if (lane < len) {
-                const uint32_t t = len - 1 - lane, o = xj[wid][t], q = (uint32_t)p;
-                e.w = xd[wid][t];
-                e.a = o < q ? o : q;
-                e.b = o < q ? q : o;
+#pragma unroll
+        for (int u = 0; u < S; u++) {
+            const uint32_t s = 32u * (uint32_t)u + lane;
+            if (s < KCV_L) {
+                curve_edge e = {0, 0, 0};
+                if (s < len) {
+                    const uint32_t t = len - 1 - s, o = xj[wid][t], q = (uint32_t)p;
+                    e.w = xd[wid][t];
+                    e.a = o < q ? o : q;
+                    e.b = o < q ? q : o;
+                }
+                l->e[s] = e;
             }
-            l->e[lane] = e;
         }
         if (lane == 0) {
             l->len = len;
@@ -231,7 +233,10 @@ static int kcv_collect(std::vector<kcv_dev> &dv, const curve_round_io *io)
         KERN_CUDA(cudaDeviceSynchronize());
     }
     KERN_CUDA(cudaSetDevice(d0.device));
-    kcv_pack_kernel<<<krs_warp_blocks(n), KRS_PUT_WARPS * 32>>>(d0.s, n, d0.pack, d0.reach);
+    krs_by_slots(KCV_L, [&](auto s) {
+        kcv_pack_kernel<decltype(s)::value>
+            <<<krs_warp_blocks(n), KRS_PUT_WARPS * 32>>>(d0.s, n, d0.pack, d0.reach);
+    });
     KERN_CUDA(cudaGetLastError());
     /* the merging where the lists are (and the curve's end there where no
      * later join is left: the core distances and, where this round kept

@@ -2,7 +2,7 @@
  * its lists (kern_curve_merge_run, kernels.h): src/cluster/curve_merging.c's
  * curve_merging_run, the same passes and the same results (the components, their
  * bounds, the forest's edges, whether another join is needed), without the
- * lists (520 bytes a point) crossing to the host and without the host's
+ * lists (1,032 bytes a point) crossing to the host and without the host's
  * O(n) passes: on gauss 10^6 x 128 the host's merging took 112 ms and the
  * lists' copy back most of the core join's 36 ms collect (H200,
  * docs/BENCHMARKS.md).

@@ -1072,7 +1072,7 @@ static void m_forget(const join_result *res)
  * naming `what`. */
 static int m_reduce(void *buf, size_t n, size_t size, MPI_Datatype t, MPI_Op op, const char *what)
 {
-    /* at most 2^26 records and 1 GB a call (the curve's lists are 520
+    /* at most 2^26 records and 1 GB a call (the curve's lists are 1,032
      * bytes a record) */
     const size_t most = ((size_t)1 << 30) / size;
     const size_t piece = most < ((size_t)1 << 26) ? (most ? most : 1) : (size_t)1 << 26;

@@ -203,7 +203,7 @@ static int cv_alloc(cv_run *r)
     r->reach = xmalloc(n * sizeof *r->reach);
     r->kb = xmalloc(n * sizeof *r->kb);
     r->part = xcalloc(n ? n : 1, sizeof *r->part);
-    /* 520 bytes a point: its pages faulted in on every core (par_zero),
+    /* 1,032 bytes a point: its pages faulted in on every core (par_zero),
      * not one at a time by the first writer; where the merging runs on
      * the device the lists stay there and these are never touched */
     r->list = xmalloc(n * sizeof *r->list);

@@ -113,11 +113,13 @@ static dataset from(const char *name, const double *x, size_t n, size_t d)
     return ds;
 }
 
-/* Blobs of 600, 200 and 100 rows at d = 16, 3 apart, sd 0.3, and 45 rows
- * spread over the box. */
+/* Blobs of 1,200, 400 and 200 rows at d = 16, 3 apart, sd 0.3, and 90
+ * rows spread over the box: large enough that at minpts 4 the lists of
+ * CURVE_LIST edges run out and a later join follows the first (half as
+ * many rows take one join with lists of 64). */
 static dataset blobs3(double off)
 {
-    const size_t sizes[3] = {600, 200, 100}, d = 16, n = 945;
+    const size_t sizes[3] = {1200, 400, 200}, d = 16, n = 1890;
     double *x = xmalloc(n * d * sizeof *x);
     size_t i = 0;
     for (int b = 0; b < 3; b++)
