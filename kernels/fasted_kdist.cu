@@ -186,11 +186,14 @@ __global__ void kd_bound_kernel(const float *mins, unsigned rows, unsigned nchun
     }
 }
 
+/* regs false: the memory path at any nchunk (the tests' yardstick). */
 static void kd_bound_launch(const float *mins, unsigned rows, unsigned nchunk, int k, float *u2,
-                            int k2, float *u2w)
+                            int k2, float *u2w, bool regs = true)
 {
     const unsigned g = (rows + 7) / 8;
-    if (nchunk <= 32)
+    if (!regs)
+        kd_bound_kernel<0><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+    else if (nchunk <= 32)
         kd_bound_kernel<1><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
     else if (nchunk <= 256)
         kd_bound_kernel<8><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
@@ -200,6 +203,34 @@ static void kd_bound_launch(const float *mins, unsigned rows, unsigned nchunk, i
         kd_bound_kernel<32><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
     else
         kd_bound_kernel<0><<<g, 256>>>(mins, rows, nchunk, k, u2, k2, u2w);
+}
+
+extern "C" int kern_kd_bounds(const float *mins, size_t rows, unsigned nchunk, int k, int k2,
+                              float *u2, float *u2w, int regs)
+{
+    if (rows == 0)
+        return 0;
+    float *dm = NULL, *du = NULL, *dw = NULL;
+    cudaError_t e = kern_pool_malloc((void **)&dm, rows * nchunk * 4);
+    if (e == cudaSuccess)
+        e = kern_pool_malloc((void **)&du, rows * 4);
+    if (e == cudaSuccess)
+        e = kern_pool_malloc((void **)&dw, rows * 4);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(dm, mins, rows * nchunk * 4, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        kd_bound_launch(dm, (unsigned)rows, nchunk, k, du, k2, u2w ? dw : NULL, regs != 0);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(u2, du, rows * 4, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && u2w)
+        e = cudaMemcpy(u2w, dw, rows * 4, cudaMemcpyDeviceToHost);
+    const int rc = e == cudaSuccess ? 0 : kern_cuda_fail(e, "kern_kd_bounds", __FILE__, __LINE__);
+    kern_pool_free(dm);
+    kern_pool_free(du);
+    kern_pool_free(dw);
+    return rc;
 }
 
 /* kd_exact_bound on the device: the reach of a K-th estimate at most u,

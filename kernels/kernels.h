@@ -905,6 +905,14 @@ int kern_exact_auto_run(const kern_join_args *a, kern_join_result *r);
  * the device (or mem_cap) is streamed (kern_stream_kdist). */
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r);
 
+/* Pass A's bounds of kern_fasted_kdist from host arrays, on the current
+ * device: for each of rows rows of nchunk chunk minima (non-negative or
+ * +inf), u2 the k-th smallest and (u2w not NULL) u2w the k2-th, with the
+ * minima held in registers (regs) or read from memory each step. For the
+ * tests; 0 or an error code. */
+int kern_kd_bounds(const float *mins, size_t rows, unsigned nchunk, int k, int k2, float *u2,
+                   float *u2w, int regs);
+
 /* ---- The teaching ladder (`ladder`, docs/TEACHING.md) ----
  * The ε-join in COUNT mode built up one idea a rung, from a CUDA-core loop
  * to FASTED on Hopper. Rungs 1..KERN_LADDER_OWN are small self-contained

@@ -164,6 +164,20 @@ int kern_curve_later_rows(size_t n, const double *core, const uint32_t *comp,
     return kern_fail_msg(KERN_ENODEV, stub_msg);
 }
 
+int kern_kd_bounds(const float *mins, size_t rows, unsigned nchunk, int k, int k2, float *u2,
+                   float *u2w, int regs)
+{
+    (void)mins;
+    (void)rows;
+    (void)nchunk;
+    (void)k;
+    (void)k2;
+    (void)u2;
+    (void)u2w;
+    (void)regs;
+    return kern_fail_msg(KERN_ENODEV, stub_msg);
+}
+
 int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *r)
 {
     (void)io;

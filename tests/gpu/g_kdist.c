@@ -560,3 +560,57 @@ TEST(kdist_sanitizer_case)
     check_exact("gauss", &ds, 16, 0, ds.n, 1, "20", &fp64);
     dataset_free(&ds);
 }
+
+static int cmp_f(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Pass A's bounds (kern_kd_bounds): the k-th and 2k-th smallest of each
+ * row's chunk minima, held in registers (every width the kernel is built
+ * for, 1 to 32 a lane, and the memory path past 1,024 chunks) and read
+ * from memory, both against the row sorted on the host. The minima come
+ * in runs of ties, with zeros and +inf (chunks holding no column). */
+TEST(kdist_pass_a_bounds_equal_the_sorted_rows)
+{
+    need_gpu();
+    static const unsigned widths[] = {5, 32, 33, 200, 256, 257, 489, 512, 978, 1024, 1500};
+    static const int ks[] = {1, 9, 16};
+    uint64_t z = 7;
+    for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+        const unsigned m = widths[w];
+        const size_t rows = 300;
+        float *v = malloc(rows * m * sizeof *v), *row = malloc(m * sizeof *row);
+        float *u[2] = {malloc(rows * 4), malloc(rows * 4)},
+              *uw[2] = {malloc(rows * 4), malloc(rows * 4)};
+        for (size_t i = 0; i < rows * m; i++) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            const unsigned r = (unsigned)(z >> 40);
+            /* a value of 64 (ties), 0 or +inf now and then */
+            v[i] = r % 50 == 0 ? INFINITY : r % 47 == 0 ? 0.0f : (float)(r % 64) * 0.37f;
+        }
+        for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+            const int k = ks[t] <= (int)m ? ks[t] : (int)m;
+            const int k2 = 2 * k <= (int)m ? 2 * k : (int)m;
+            for (int regs = 0; regs < 2; regs++)
+                CHECK_MSG(kern_kd_bounds(v, rows, m, k, k2, u[regs], uw[regs], regs) == 0, "%s",
+                          err_msg());
+            size_t bad = 0;
+            for (size_t q = 0; q < rows; q++) {
+                memcpy(row, v + q * m, m * sizeof *row);
+                qsort(row, m, sizeof *row, cmp_f);
+                for (int regs = 0; regs < 2; regs++)
+                    bad += !(u[regs][q] == row[k - 1]) + !(uw[regs][q] == row[k2 - 1]);
+            }
+            CHECK_MSG(bad == 0, "%u chunks, k %d: %zu bounds differ from the sorted rows' values",
+                      m, k, bad);
+        }
+        free(v);
+        free(row);
+        for (int i = 0; i < 2; i++) {
+            free(u[i]);
+            free(uw[i]);
+        }
+    }
+}
