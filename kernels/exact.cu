@@ -230,7 +230,7 @@ static int exact_row_type(const kern_join_args *a)
  * ordinary run's, a cut's layout), slot 1 the whole dataset a view's rows
  * are gathered from (kern_join_args.base_n): a subset run between two cut
  * runs (the curve's rounds on a tile-cut set) then converts nothing, where
- * one slot made each of them convert again (2 ms a run on htru2, H200). */
+ * one slot would make each of them convert again, a cost on every run. */
 #define EXACT_SLOTS 2
 static int exact_slot(const kern_join_args *a)
 {
@@ -314,10 +314,10 @@ static int exact_same_data(const exact_x64 &s, const kern_join_args *a)
 /* Rows of at least this many bytes: the list is sorted by its first row
  * before the FP64 stages (exact_sort_list), where the rows' reads are
  * their cost (measured at d = 784 and 4096). Shorter rows are left alone:
- * sorting from 1 KB (d = 128 on FP64 rows) was slower on an H100, expo
- * 10^5 x 128 PAIRS 10.67 / 10.57 -> 11.03 / 11.25 ms and COUNT 5.77 /
- * 5.78 -> 5.94 / 6.01, the sort's three launches a fixed cost on each of
- * ~20 launches a run (docs/ACCURACY.md). EXACT_SORT_TMP: the sort's
+ * sorting from 1 KB (d = 128 on FP64 rows) is slower in PAIRS and COUNT
+ * alike (expo 10^5 x 128 on an H100), the sort's three launches a fixed
+ * cost on each of ~20 launches a run (docs/ACCURACY.md,
+ * docs/history/BENCHMARKS-2026-11.md). EXACT_SORT_TMP: the sort's
  * scratch allowed a pair (CUB's onesweep wants well under 1). */
 #define EXACT_SORT_ROW_BYTES 2048
 #define EXACT_SORT_TMP 2
@@ -726,12 +726,12 @@ static void exact_screen_launch(const exact_dev &o, unsigned long long np, int s
 }
 
 /* fp64's order over aligned rows: 4 warps a block, 128 bytes of each row
- * a step, two steps in flight (73 KB a block, 3 blocks an SM). H200, PAIRS,
- * f32 rows, warm kernel ms against exact_fp64_kernel (two runs each):
- * d = 4096 95.6 / 96.4 -> 85.7 / 86.5, d = 784 10.52 -> 10.01; FP64 rows
- * 100.7 -> 99.0 and 11.40 -> 11.46. 64 bytes a step was slower on FP64
- * rows (125.5 ms at d = 4096), 256 bytes at 2 warps a block or three steps
- * in flight no faster (docs/ACCURACY.md). */
+ * a step, two steps in flight (73 KB a block, 3 blocks an SM). Against
+ * exact_fp64_kernel (PAIRS, warm kernel time) it is faster on f32 rows, by
+ * about a tenth at d = 4096 and less at d = 784, and about even on FP64
+ * rows. 64 bytes a step is slower on FP64 rows, 256 bytes at 2 warps a
+ * block or three steps in flight no faster (docs/ACCURACY.md,
+ * docs/history/BENCHMARKS-2026-11.md). */
 typedef exact_cp_cfg<4, 128, 2> exact_cp;
 
 /* Step 3 over rows that start 16-byte aligned (exact_fp64_cp_kernel): as

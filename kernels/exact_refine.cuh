@@ -594,12 +594,12 @@ __global__ void __launch_bounds__(EXACT_WARPS * 32, EXACT_FP64_BLOCKS)
  * unit, DRAM 51%, L2 72%, L1 69%, the XU pipe 60% (each (double) of a
  * float is an XU conversion, 16 an SM a clock); building both FP64
  * images from the floats' bits instead (exact_w_int: ALU and one FP64
- * multiply) emptied the XU pipe and was slower (86.2 -> 89.2 ms a run at
- * d = 4096), so one conversion a term goes each way. The MNIST-like
- * curve's PAIRS run at d = 784 (ncu, H200, kernel time a launch): 1.224
- * ms, L1 76%, XU 60%; with the first rows copied once 1.179 ms, L1 58%,
- * XU 62%; with one conversion a term on the integer and FP64 pipes 1.101
- * ms, L1 63%, XU 34%, FP64 33%, issue 57%. */
+ * multiply) empties the XU pipe but is slower at d = 4096, so one
+ * conversion a term goes each way. On the MNIST-like curve's PAIRS run at
+ * d = 784 (ncu, H200) copying the first rows once takes L1 from 76% to
+ * 58% busy (XU 60% to 62%); one conversion a term on the integer and FP64
+ * pipes then gives L1 63%, XU 34%, FP64 33%, issue 57%; each step makes
+ * a launch a little faster (docs/history/BENCHMARKS-2026-11.md). */
 template <int WARPS, int SEG, int STAGES> struct exact_cp_cfg {
     static constexpr int warps = WARPS, seg = SEG, stages = STAGES;
     static constexpr int rs = SEG + 16; /* a segment's bytes in shared memory */

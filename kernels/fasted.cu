@@ -566,8 +566,8 @@ static int fasted_launch(void *e, kern_run *k)
 }
 
 /* Kernel time a launch aims at. Each launch costs the host a round trip
- * (the control words, the engine's collect) while the GPU waits: some
- * 30 us, and more for exact, whose refinement follows each launch. The
+ * (the control words, the engine's collect) while the GPU waits, and
+ * exact more, whose refinement follows each launch. The
  * first launch takes chunk0 (64 tiles a block); the later ones are sized
  * from its pace to about this long, so a run of a few milliseconds (n =
  * 1e5, d = 128: 19 launches of 64 tiles a block) takes a handful, while

@@ -210,8 +210,9 @@ __global__ void __launch_bounds__(FG_WARPS * 32)
 /* HIST with the bins in shared memory: a pair's slot is searched in the
  * block's copy of the edges and counted with a shared atomic; the block
  * adds its non-zero bins to the run's once at its end. (One global atomic
- * a pair on ~1000 bins, most pairs in the top few, serialised in L2: the
- * 10^7 x 3 sweep's 36 s.) Each bin of a block counts at most
+ * a pair on ~1000 bins, most pairs in the top few, serialises in L2 and
+ * dominates a 10^7 x 3 sweep: docs/history/BENCHMARKS-2026-11.md.) Each
+ * bin of a block counts at most
  * its warps' candidates, 64-bit. */
 struct fg_hist_epi : fg_out_base {
     static const bool BLOCK_SMEM = true, UPPER = false;
@@ -761,8 +762,9 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
         memset(&gt, 0, sizeof gt);
         gt.k = &r.k;
         /* A sixteenth of the rows in dense cells at least: below that the
-         * new groups (1.4 ms at 3.7*10^7 rows) cost more than the rows
-         * they leave out (1.7% of them: 0.4 ms). */
+         * new groups cost more than leaving their rows out saves (at
+         * 3.7*10^7 rows, with 1.7% of them left out, some three times
+         * as much). */
         if (dense[1] * 16 >= n) {
             rc = fg_dense_groups(&r, c.g, n, minpts, dcore, gt, vc.g, &ncore_groups);
             fg_mark(tr, "dense_groups");

@@ -3,10 +3,10 @@
  * formats, exact, exact over the cluster cut) hands every launch's pairs
  * to a consumer kernel on the launch's stream (kern_join_args.pair_dev),
  * as DBSCAN's passes do (kernels/kern_dbscan.cu), and no pair crosses to
- * the host. The host sink this replaces (src/cluster/dbscan_curve.c, round_put)
- * took 4.1 s of a 4.5 s join at 10^6 x 128, S = 64 on an H200: 6.5e7
- * pairs copied back, then every core read the whole batch for its share
- * of the points.
+ * the host. The host sink (src/cluster/dbscan_curve.c, round_put) takes
+ * most of a join at 10^6 x 128, S = 64: 6.5e7 pairs copied back, then
+ * every core reads the whole batch for its share of the points
+ * (docs/history/BENCHMARKS-2026-11.md).
  *
  * Per row: the reachability as an order-preserving 64-bit key (one
  * atomicMin, read first so most pairs take none), and the CURVE_LIST

@@ -8,8 +8,7 @@
  * covers), and below max the k nearest are all pairs of that join: one
  * PAIRS run instead of a k-distance over all n^2 products (exact's: an
  * FP16 top-k pass of about three COUNT joins and two dozen FP64 joins to
- * refine it; 3.1-3.4 s at 10^6 x 128 on an H200, against 0.41 s for a
- * COUNT join at max).
+ * refine it; at 10^6 x 128 about eight times a COUNT join at max).
  *
  * Per row: a set of the K least (d2, j) it was offered (K >= k; K > k
  * where the caller wants each row's K nearest too, the curve's first
@@ -24,8 +23,8 @@
  * least d2, what a host sink gives from the same
  * pairs (src/cluster/curve_knn.c). With each value put in turn under its row's
  * lock (a few shuffles a value, a scan of the set for its largest once
- * full), the consumer took 0.62 ms of the MNIST-like curve's 7.8 (3.7
- * million pairs, K = 64, H200). Where the caller wants the curve's first
+ * full), the consumer takes under a tenth of the MNIST-like curve (3.7
+ * million pairs, K = 64). Where the caller wants the curve's first
  * round, each point's list, bound and reachability are built here from
  * its set (kernels/knn_lists.h, the host route's code) and only they come
  * back (536 bytes a point, not the 12K of the K nearest: 768 MB at 10^6

@@ -3,8 +3,8 @@
  * kern_curve_merge.cu): src/cluster/curve_later.c's curve_later_rows, the
  * same rows in the same order, with no component or bound crossing to the
  * host for it. On the host its four loops over the rows (each a random
- * read of a bound and a branch on it) cost some 0.4 ms a round at 20,000
- * rows, longer than a round's join. */
+ * read of a bound and a branch on it) cost more a round at 20,000 rows
+ * than a round's join. */
 #ifndef TCJ_KERN_CURVE_LATER_CUH
 #define TCJ_KERN_CURVE_LATER_CUH
 

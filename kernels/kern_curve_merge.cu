@@ -3,9 +3,9 @@
  * curve_merging_run, the same passes and the same results (the components, their
  * bounds, the forest's edges, whether another join is needed), without the
  * lists (1,032 bytes a point) crossing to the host and without the host's
- * O(n) passes: on gauss 10^6 x 128 the host's merging took 112 ms and the
- * lists' copy back most of the core join's 36 ms collect (H200,
- * docs/BENCHMARKS.md).
+ * O(n) passes: on gauss 10^6 x 128 the host's merging takes some three
+ * times the core join's collect, and the lists' copy back most of that
+ * collect (docs/BENCHMARKS.md).
  *
  * A pass, as the host's: every point of a component that changed in the
  * last pass (chg) finds its lightest list edge out (its cursor past the
@@ -352,8 +352,8 @@ static int kcm_passes(kcm_state &s, curve_merge *m, kcm_trace &tr)
     const size_t n = s.n;
     const unsigned blocks = (unsigned)((n + KCM_THREADS - 1) / KCM_THREADS);
     double t = kern_now();
-    /* the core join's round: every row its own (240 KB from pageable
-     * memory took some 0.05 ms of the MNIST-like curve) */
+    /* the core join's round: every row its own (no copy from pageable
+     * memory, 240 KB on the MNIST-like curve) */
     s.fresh = m->fresh;
     if (!s.fresh)
         KERN_CUDA(cudaMemcpy(s.comp, m->comp, n * 4, cudaMemcpyHostToDevice));

@@ -93,9 +93,9 @@ static int kct_tmp(size_t n, size_t nf, size_t *tmp)
 }
 
 /* What the end keeps between curves: two streams a device (created
- * once: 10-20 us each a curve otherwise), and one pinned host buffer the
- * sorted arrays come back through. From pageable memory the MNIST-like
- * curve's 1.7 MB took most of its end's 0.52 ms (H200), as the driver
+ * once, not again each curve), and one pinned host buffer the sorted
+ * arrays come back through. From pageable memory the MNIST-like curve's
+ * 1.7 MB take most of its end's time, as the driver
  * stages such a copy through its own buffers one after another; pinned,
  * the copies run at the link's rate and side by side. Kept up to
  * KCT_PIN_KEEP bytes (the arrays of 2·10^6 rows); larger curves take a

@@ -5,8 +5,8 @@
  * (kern_curve_later.cuh), the curve's three sorted arrays made there: the
  * host's steps after the merging (the components and bounds back, its
  * capping and row loops, the three sorts' copies up and down, the
- * forest's gather) took some 2 ms of the MNIST-like curve's 7.8 on the
- * H200 host, its device work 0.3. */
+ * forest's gather) take about a quarter of the MNIST-like curve, some
+ * seven times its device work. */
 #ifndef TCJ_KERN_CURVE_TAIL_CUH
 #define TCJ_KERN_CURVE_TAIL_CUH
 

@@ -21,10 +21,11 @@
  *           row taking the least root among its core neighbours.
  * Why a consumer and not an epilogue in the MMA kernel: the union inside
  * the kernel's epilogue (a find and a compare-and-swap per pair, out of
- * line, beside 128 live accumulators) took 1.59 s where the PAIRS run and
- * its consumer take about one COUNT (0.41 s) at 10^6 x 128, S = 64 on an
- * H200, and the per-pair atomics of the PERPOINT epilogue 1.23 s where the
- * counted pairs take about one COUNT too (docs/CLUSTERING.md). Over
+ * line, beside 128 live accumulators) takes about four COUNTs where the
+ * PAIRS run and its consumer take about one at 10^6 x 128, S = 64, and
+ * the per-pair atomics of the PERPOINT epilogue about three where the
+ * counted
+ * pairs take about one COUNT too (docs/CLUSTERING.md). Over
  * several devices (fn shares the tiles through one queue) each device
  * keeps its own counts and union-find of the pairs it saw: counts summed,
  * forests merged on the host (O(n)) and sent back flattened, border
@@ -458,7 +459,7 @@ static int kdb_roots(std::vector<kdb_dev> &dv, size_t n, const uint8_t *core, ui
  * none): a set whose eps-graph fits is joined once, not twice. The room is
  * fixed, not the result's: a larger graph overflows it and the union pass
  * joins again, its pairs streamed as before. On the MNIST-like 6e4 x 784
- * set (3.7M pairs) the second join was some 2 ms of a 7 ms dbscan; the
+ * set (3.7M pairs) the second join is over a quarter of a dbscan; the
  * 10^6 x 128 sets at S = 64 (3.2e7 edges) fit it. */
 #define KDB_KEEP ((size_t)1 << 25)
 

@@ -91,8 +91,8 @@ int kern_malloc(kern_run *k, void **p, size_t bytes, const char *what);
 void kern_free(kern_run *k, void *p, size_t bytes);
 /* The same from the device's pool (kern_pool.cuh) for a run's own state,
  * given back by kern_free_pooled (or kern_pool_free when the run is
- * over): some twenty arrays a run cost exact 1.5 ms of cudaMalloc and
- * cudaFree at 60,000 x 784 on an H200. */
+ * over): some twenty arrays a run, whose cudaMalloc and cudaFree are a
+ * fixed cost that shows on a small exact run (60,000 x 784). */
 int kern_malloc_pooled(kern_run *k, void **p, size_t bytes, const char *what);
 void kern_free_pooled(kern_run *k, void *p, size_t bytes);
 int kern_charge(kern_run *k, size_t bytes, const char *what);

@@ -4,8 +4,8 @@
  * cudaMalloc's and cudaFree's semantics: the memory usable on every stream
  * when kern_pool_malloc returns; kern_pool_free waits for the device as
  * cudaFree does. Freed memory stays in the pool for the next run, so a
- * run's dozen arrays cost microseconds, not cudaMalloc's and cudaFree's
- * 40 us each (H200): a small curve's fixed cost. What the pool keeps is
+ * run's dozen arrays cost far less than a cudaMalloc and a cudaFree each,
+ * a fixed cost that shows on a small curve. What the pool keeps is
  * released where an allocation (the pool's, or a cudaMalloc made through
  * kern_pool_cuda_malloc) would otherwise fail, and counted free by a
  * free-memory reading (kern_pool_meminfo), so it never costs a run its

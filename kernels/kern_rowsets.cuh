@@ -179,8 +179,8 @@ __device__ __forceinline__ uint32_t krs_keep(const double (&v)[N], const uint32_
  * before it, or it is one of them): such values are dropped as they are
  * read, and 32 S values with none left need no sort (a row of hundreds
  * of values, as in a dense cluster, mostly reads). At K = 64 the MNIST-like curve's
- * 60,000 rows mostly fit: sorting every row's values took its consumer
- * 0.43 ms (ncu, H200: instruction-bound at 28% occupancy). */
+ * 60,000 rows mostly fit: sorting every row's values would leave its
+ * consumer instruction-bound at 28% occupancy (ncu, H200). */
 template <int S, class Get>
 __device__ void krs_row_put(const krs_sets &c, uint32_t r, Get get, double *xd, uint32_t *xj,
                             unsigned lane)

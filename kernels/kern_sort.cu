@@ -2,8 +2,8 @@
  * bits mapped so that they order as the values (its floating-point
  * traits), stable. DBSCAN's curve sorts its core distances, its
  * reachabilities and its forest's weights once each (10^6 values on gauss
- * 10^6 x 128): 48 ms on the H200 host's 16 cores (src/sort_f64.c, 8 bits
- * a pass), a fraction of that through the device and back. The jobs share
+ * 10^6 x 128), through the device and back in a fraction of the time the
+ * host's 16 cores take (src/sort_f64.c, 8 bits a pass). The jobs share
  * one allocation from the device's pool. */
 #include <limits.h>
 

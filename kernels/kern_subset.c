@@ -5,9 +5,9 @@
  * layer's later joins query a few hundred to a few hundred thousand rows
  * of a dataset whose rows are on the device already; a copy of the rows
  * in another order made on the host, scanned, uploaded and converted
- * again cost 5-46 ms a join on the H200 host whatever its rows, and sent
- * the whole dataset's copy out of the device caches for the next run to
- * make again. */
+ * again costs a join that work over the whole dataset whatever its query
+ * rows, and sends the whole dataset's copy out of the device caches for
+ * the next run to make again. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

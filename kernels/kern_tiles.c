@@ -298,8 +298,8 @@ static double tile_thr(double lim2)
 }
 
 /* ---- auto's estimate: is the list worth building? ----
- * The plan costs an FP64 copy of the rows and a k-d build over them (1.1 s
- * for uniform 10^6 x 16 on an H200's host, where the list then holds every
+ * The plan costs an FP64 copy of the rows and a k-d build over them (spent
+ * for nothing on uniform 10^6 x 16, where the list then holds every
  * block pair and the cut is not taken). auto first builds the tree of every
  * TILE_SUB-th row in blocks of TILE_B / TILE_SUB rows: each of its blocks
  * holds the share of the data a plan's block holds, so its boxes are about

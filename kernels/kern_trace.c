@@ -123,8 +123,8 @@ const char *kern_trace_file(kern_trace_part p)
     return p >= 0 && p < KERN_TRACE_NPARTS && g_kt_part[p] && g_kt_file[p][0] ? g_kt_file[p] : NULL;
 }
 
-/* Minor page faults so far: a host step's fresh pages (1.5 us each on
- * the H200 host) told apart from its work. */
+/* Minor page faults so far: a host step's fresh pages (each fault dear,
+ * more so in the H200 host's sandbox) told apart from its work. */
 static long kt_faults(void)
 {
     struct rusage ru;

@@ -20,8 +20,8 @@
 /* The k-distance takes the grid wherever exact's join could (auto at d
  * <= EXACT_GRID_MAX_D, or `set exact-path grid`), whatever the band the
  * join's rule weighs: off the grid it is the FP16 pass's brute force, n^2
- * candidates and their refinement (uniform 10^6 x 4: 2.4 s against the
- * grid's 0.1 s, H200), where the grid visits a few cells a row. */
+ * candidates and their refinement (uniform 10^6 x 4: some twenty times
+ * the grid's time), where the grid visits a few cells a row. */
 static int kdist_on_grid(const dataset *ds, const engine_opts *o)
 {
     if (o->exact_path == EXACT_PATH_AUTO)

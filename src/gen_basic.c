@@ -85,7 +85,7 @@ static int gauss_check(const gen_ctx *g, uint64_t *extra)
 {
     const size_t clusters = g->p[0].z;
     /* a centre no point can pick is only time and memory (1e9 centres for
-     * 100 points took 70 s and 15.6 GB) */
+     * 100 points take 15.6 GB and a long time to draw) */
     if (clusters > g->n)
         return err_set(TCJ_EINVAL,
                        "gen gauss: clusters=%zu is more than the n=%zu points; at most n centres "

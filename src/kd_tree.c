@@ -34,8 +34,8 @@ static int kd_before(const double *xp, const uint32_t *perm, size_t d, size_t w,
 /* Positions [a, b) of xp and perm reordered so that the k least in
  * (coordinate w, row) order come first (a < k < b): quickselect moving
  * whole rows, so that every pass reads memory in order (a sort of keys
- * with a gather of rows after it took some 3 s for 10^6 rows, 9 s for
- * 10^7, most in cache misses); past 64 rounds insertion by selection
+ * with a gather of rows after it is slower, most of its time in cache
+ * misses); past 64 rounds insertion by selection
  * finishes the range. */
 static void kd_select(double *xp, uint32_t *perm, size_t d, size_t w, size_t a, size_t b, size_t k)
 {
@@ -168,8 +168,8 @@ static void kd_build(kd_tree *t, double *xp, uint32_t node, size_t a, size_t b, 
 /* The tree's top levels cut on the cores, then the subtrees below them
  * each built on one (kd_build), then numbered as kd_build numbers one
  * tree: the same cuts (a range's cut depends on its rows alone), so the
- * same tree, node for node, on any machine. At 10^7 x 3 the build took
- * some 3.6 s on one core of the H200 host. */
+ * same tree, node for node, on any machine. On one core a build at
+ * 10^7 x 3 is slow. */
 typedef struct kd_top {
     size_t a, b, dep, mid;
     int cut; /* the node is cut in the top levels (kids at the next) */
@@ -322,7 +322,8 @@ static void kd_build_all(kd_tree *t, double *xp, size_t n, int levels)
 int kd_tree_build(const dataset *ds, const cpu_simd_ops *ops, kd_tree *t)
 {
     /* a level on the cores from 2^15 rows, up to four from 2^18: subtrees
-     * of 16,384 rows and more (a build of that size takes some 5 ms) */
+     * of 16,384 rows and more (a build of that size is work enough for a
+     * thread) */
     int levels = 0;
     while (levels < 4 && ds->n >> (levels + 1) >= ((size_t)1 << 14))
         levels++;

@@ -26,9 +26,10 @@ void *mem_alloc(const char *what, const char *for_what, size_t cnt, size_t size,
 /* Freed host memory kept by the process for the next run's arrays
  * (glibc's mallopt: blocks up to 256 MB from the heap, whose free top is
  * given back above 512 MB), not mapped afresh and faulted in page by page
- * each run: a run's dozen arrays of 60,000 points cost 2.4 ms of page
- * faults a round on the build machine, 0.05 ms kept (more in the H200
- * host's sandbox). mem_check gives what is kept back (malloc_trim) before
+ * each run: for a run's dozen arrays of 60,000 points, page faults cost a
+ * round some fifty times what kept memory costs on the build machine
+ * (more in the H200 host's sandbox). mem_check gives what is kept back
+ * (malloc_trim) before
  * it refuses. The malloc tunables in the environment (GLIBC_TUNABLES,
  * MALLOC_*_) take precedence: then nothing is changed. Called once, at
  * the start of main. */

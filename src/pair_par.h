@@ -7,9 +7,9 @@
  * batch, in the batch's order, and does the work of the endpoints in its
  * range alone. So each point's state is touched by one thread, in the
  * order one thread would touch it: the result is the sequential one's,
- * bit for bit, whatever the machine's cores. Measured on an H200 machine
- * (16 cores), before: `dbscan curve` at 10^6 x 128 spent 3.8 s a join in
- * one thread's sink against 0.4 s for the join (docs/CLUSTERING.md). */
+ * bit for bit, whatever the machine's cores. In one thread's sink,
+ * `dbscan curve` at 10^6 x 128 spends nearly ten times as long on a
+ * join's pairs as on the join itself (docs/CLUSTERING.md). */
 #ifndef TCJ_PAIR_PAR_H
 #define TCJ_PAIR_PAR_H
 

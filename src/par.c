@@ -31,9 +31,9 @@ static void *par_main(void *p)
 static size_t par_min;
 
 /* The cores online, asked once: glibc may read them from /proc/stat, a
- * file of a line a CPU, which every par_for paid (DBSCAN's numbering on
- * the H200 host went from 0.85 to 0.6 ms for 60,000 points with this and
- * restrict in its loops, src/cluster/dbscan.c). */
+ * file of a line a CPU, which every par_for would pay (with this and
+ * restrict in its loops, src/cluster/dbscan.c, DBSCAN's numbering takes
+ * over a quarter less at 60,000 points). */
 long par_cores(void)
 {
     static _Atomic long cores;
@@ -96,9 +96,9 @@ static void par_spawn(int nt, void (*fn)(void *ctx, int t), void *ctx)
 
 /* PAR_MAX_THREADS - 1 workers, started at the first call that needs them
  * and kept for the process, parked on a condition variable between calls.
- * A thread started and joined a call cost 0.2-0.3 ms a par_for on the
- * H200 host (a gVisor sandbox), most of a 60,000-point step there (DBSCAN
- * curve's closed components, four par_fors: 0.8 ms). One call at a time
+ * A thread started and joined each call would cost the par_fors most of
+ * a 60,000-point step on the H200 host (a gVisor sandbox; DBSCAN curve's
+ * closed components, four par_fors). One call at a time
  * takes them (busy); worker w runs share w of a call of more than w
  * threads. */
 static struct {

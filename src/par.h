@@ -11,10 +11,10 @@
 #define PAR_MIN ((size_t)1 << 20)
 #define PAR_MAX_THREADS 16
 /* The weight of an item whose loop reads at random (a row's component,
- * root or label looked up): 4-6 ns a row a loop on one core of the H200
- * host, against some 80 us for the kept workers to take a call, so such
- * loops split from some 16,000 rows (DBSCAN's numbering: 0.80 -> 0.43 ms
- * at 60,000 rows). */
+ * root or label looked up): one core reads some 16,000 such rows in the
+ * time the kept workers take to pick up a call, so such loops split from
+ * there (split, DBSCAN's numbering at 60,000 rows takes about half as
+ * long). */
 #define PAR_WEIGHT_RANDOM 64
 
 /* fn(ctx, t, a, b) for ranges t = 0..*nt-1 (*nt is 1 or PAR_MAX_THREADS,
@@ -45,9 +45,9 @@ size_t par_offsets(size_t *at, int nt);
 /* Zero bytes at p on the cores (par_for's ranges): a fresh buffer's pages
  * are faulted in by all of them at once, not one page at a time by the
  * first writer. For the large buffers a device copy fills (per-point
- * counts, k-distances, DBSCAN's labels): a copy into 148 MB of fresh
- * pages took 113 ms on the H200 host, zeroing them on 16 threads 8 ms
- * and the copy then 11-17 ms. */
+ * counts, k-distances, DBSCAN's labels): on the H200 host a copy into
+ * 148 MB of fresh pages takes some five times as long as zeroing them on
+ * 16 threads and the copy after, together. */
 void par_zero(void *p, size_t bytes);
 
 /* The pages of the m ranges (p[r], bytes[r]), r < PAR_FAULT_MAX, faulted
@@ -55,9 +55,8 @@ void par_zero(void *p, size_t bytes);
  * byte left as it was, where some page of a range is not resident
  * (mincore); a range all resident costs a system call. For what a device
  * copy fills where the buffer may be fresh: the heap's memory kept
- * between runs (mem_keep_freed) is resident, and zeroing it again cost
- * the MNIST-like curve 0.3 ms of six 480 KB memsets on one core of the
- * H200 host. */
+ * between runs (mem_keep_freed) is resident, and zeroing it again would
+ * cost the MNIST-like curve six 480 KB memsets on one core for nothing. */
 #define PAR_FAULT_MAX 16
 void par_fault_in(void *const *p, const size_t *bytes, int m);
 

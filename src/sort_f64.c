@@ -55,8 +55,8 @@ static void rx_scatter(void *ctx, int t, size_t a, size_t b)
  * every key shares is skipped), ix[0..n) carried along where not NULL;
  * kt and ixt scratch of n. *kout and *ixout: the buffers holding the
  * result (the inputs or the scratch). Above PAR_MIN keys a pass is split
- * over the cores (rx_pass): the curve's three sorts of 10^6 keys took
- * 73-117 ms on the H200 host's cores one a sort. */
+ * over the cores (rx_pass): the curve's three sorts of 10^6 keys, a core
+ * a sort, take longer than one after another on every core. */
 static void radix_keys(uint64_t *k, uint64_t *kt, uint32_t *ix, uint32_t *ixt, size_t n,
                        uint64_t **kout, uint32_t **ixout)
 {

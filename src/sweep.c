@@ -110,8 +110,8 @@ static void box_range(void *ctx, int t, size_t a, size_t b)
         hi[u] = -INFINITY;
     }
     int in = 1;
-    /* Widened a block of rows at a time: a call a row cost 0.4 s at
-     * 3.7e7 x 3, most of a low-d sweep. */
+    /* Widened a block of rows at a time: a call a row would be most of a
+     * low-d sweep at 3.7e7 x 3. */
     const size_t br = dataset_block_rows(j->ds);
     double *blk = xmalloc(br * d * sizeof *blk);
     for (size_t i0 = a; i0 < b; i0 += br) {
@@ -131,8 +131,8 @@ static void box_range(void *ctx, int t, size_t a, size_t b)
 
 /* The last sample, kept: a sweep or curve again on the same values draws
  * the same sample (it depends on the values and max_values only), and its
- * bounding box reads every row (0.15 s of a 3.7e7 x 3 sweep on the
- * 2-core build machine). One dataset's, 16 MB at most. */
+ * bounding box reads every row (a visible share of a 3.7e7 x 3 sweep on
+ * the 2-core build machine). One dataset's, 16 MB at most. */
 static pthread_mutex_t smp_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int valid;
@@ -596,10 +596,10 @@ static int hist_pass(const dataset *ds, const sweep_opts *o, const double *edges
  * guess on ordered ones. The first full pass then spans a factor
  * PILOT_SPAN of pairs each way of the target; a miss widens as before.
  * A slice costs a run, and on exact's grid path a run of other query rows
- * builds its index again (kept by the rows it queries): 0.10 s a slice at
- * 3.7e7 x 3 on an H200, where the full pass took 0.45 s. So four slices
- * of 8192 rows, the same 32768 rows as eight of 4096 (measured: the
- * pilot 0.82 s with eight). */
+ * builds its index again (kept by the rows it queries): at 3.7e7 x 3 a
+ * slice costs about a fifth of a full pass. So four slices of 8192 rows,
+ * the same 32768 rows as eight of 4096 (eight make the pilot cost nearly
+ * two full passes). */
 #define PILOT_MIN_N ((size_t)1 << 22)
 #define PILOT_MAX_RANK 40.0 /* the sample's rank of the target below this */
 #define PILOT_SLICES 4

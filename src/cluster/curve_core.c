@@ -26,8 +26,7 @@ void curve_progress_fn(void *ctx, double frac)
  * - CURVE_CORE_DEVICE: its pairs consumed on the device (PAIRS_CURVE_CORE,
  *   kern_curve_core): one PAIRS run, against exact's k-distance over
  *   every pair (an FP16 top-k pass of about three COUNT joins and two
- *   dozen FP64 joins: 3.1-3.4 s against a 0.41 s COUNT at 10^6 x 128,
- *   S = 64, on an H200);
+ *   dozen FP64 joins: about eight COUNTs at 10^6 x 128, S = 64);
  * - CURVE_CORE_SINK: through a host sink (curve_knn_join);
  * - CURVE_CORE_KDIST: the engine's k-distance, which gives the same values
  *   where they are at most max^2 (src/cluster/kdist.h), and no K nearest.

@@ -57,8 +57,8 @@ static void gather_range(void *ctx, int t, size_t a, size_t b)
  * edges) into *w, their edges' ends (a << 32 | b) into *ab, the core
  * distances and the reachabilities in place; on the engine's device where
  * it has one (kernels/kern_sort.h: the same values and order, the three
- * in one pass), else, or where that fails, on the cores (src/sort_f64.c:
- * the three took 45-48 ms on the H200 host's 16 cores at 10^6 points).
+ * in one pass), else, or where that fails, on the cores (src/sort_f64.c,
+ * slower than the device at 10^6 points: kernels/kern_sort.cu).
  * The gather on the cores. */
 void curve_end_sorts(int dev, const cv_edge *e, size_t m, double *core, double *reach, size_t n,
                      double **w_out, uint64_t **ab_out)
@@ -96,12 +96,12 @@ void curve_end_sorts(int dev, const cv_edge *e, size_t m, double *core, double *
  * replayed before the core distances are back (the curve's end on the
  * device hands the forest first). A weight's records after all its
  * edges; big_at[0] is the activation's place. The host's one thread: the
- * joined sizes need the edges in order (on the H200 host, 44,510 edges of
- * the MNIST-like set: 0.8 ms with every activation replayed and parents
- * and sizes in two arrays, 0.3 ms so, from 16-byte edges the gather had
- * just written; from the device's copy 0.53 ms over 16-byte edges, 0.37
- * over the ends apart from the weights: the 8-byte ends and the nodes
- * stay in the core's cache together). */
+ * joined sizes need the edges in order. A row's parent and size share a
+ * node and no activation is replayed, less than half the time of two
+ * arrays and every activation replayed (the MNIST-like set's 44,510
+ * edges); the ends are read apart from the weights, faster than 16-byte
+ * edges from the device's copy: the 8-byte ends and the nodes stay in the
+ * core's cache together. */
 void curve_end_replay(dbscan_curve *c, const uint64_t *ab)
 {
     const size_t n = c->n, ne = c->nedge;

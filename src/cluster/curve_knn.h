@@ -33,10 +33,10 @@ typedef struct curve_knn {
  * points: CURVE_CORE_MAX_K (64), fewer where 12 n K bytes would take more
  * than a quarter of the memory this process can get (the plan,
  * src/cluster/curve_plan.c, caps it at n - 1 and takes none below the
- * core rank). At 10^6 x 128 uniform, S = 64, minPts 10 on an H200 the
- * forest then took no join of its own; with K = 32 a later join over
- * 592,262 rows (0.57 s), with K = 0 (a first join of its own) one join at
- * max (0.62 s). */
+ * core rank). At 10^6 x 128 uniform, S = 64, minPts 10 the forest then
+ * takes no join of its own; with K = 32 a later join over 592,262 rows,
+ * with K = 0 (a first join of its own) one join at max
+ * (docs/history/BENCHMARKS-2026-11.md). */
 size_t curve_knn_room(size_t n);
 
 /* n x K arrays, their pages faulted in on every core (par_zero); 0, or

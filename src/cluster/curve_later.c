@@ -14,7 +14,7 @@ typedef curve_edge cv_edge; /* a < b */
 
 /* curve_later_rows's loops but the sizes' on the cores (par_for's fixed
  * ranges, so the rows come in ascending order, as on one thread): five
- * loops over 10^6 rows took 30-37 ms on one core of the H200 host. */
+ * loops of random reads, slow on one core at 10^6 rows. */
 typedef struct cv_later {
     const uint32_t *comp, *part;
     const cv_edge *bound;
@@ -90,8 +90,8 @@ static void later_fill(void *ctx, int t, size_t a, size_t b)
 }
 
 /* curve_later_rows on the calling thread, its loops fused: on small sets
- * the cores' seven loops cost more in wake-ups (some 0.2 ms each at
- * 20,000 rows on the H200 host, 1-1.3 ms a round) than their work. The
+ * the cores' seven loops cost more in wake-ups (src/par.c) than their
+ * work. The
  * same rows in the same order: the same rules, in row order. */
 static size_t later_rows_one(cv_later *x, size_t n, size_t *rows, size_t *nbig)
 {
@@ -133,8 +133,8 @@ static size_t later_rows_one(cv_later *x, size_t n, size_t *rows, size_t *nbig)
 }
 
 /* Rows up to which curve_later_rows runs on the calling thread
- * (later_rows_one): its four loops at some 5 ns a row against the cores'
- * seven wake-ups. */
+ * (later_rows_one): about where its four loops over the rows cost what
+ * the cores' seven wake-ups do. */
 #define LATER_ONE_MAX ((size_t)1 << 16)
 
 /* The rows a later join must query, into rows (their count returned):
@@ -161,8 +161,7 @@ size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double
 {
     *nbig = 0;
     /* every loop weighs PAR_WEIGHT_RANDOM (the components' bounds read at
-     * random: the first took 0.3-0.4 ms over 60,000 rows on one core of
-     * the H200 host); later_count and later_fill split alike (offsets) */
+     * random); later_count and later_fill split alike (offsets) */
     cv_later x = {.comp = comp, .part = part, .bound = bound, .core = core, .rows = rows};
     x.first = xmalloc(n * sizeof *x.first);
     x.mixed = xcalloc(n, 1);
@@ -181,8 +180,8 @@ size_t curve_later_rows(const uint32_t *comp, const cv_edge *bound, const double
     par_for(n, PAR_WEIGHT_RANDOM, later_parts, &x, &nt);
     kern_trace_mark("later rows: parts");
     /* No part holds two open components: none is left open (a cut's
-     * clusters, each its own part): the passes below spared (0.5 ms at
-     * 60,000 points on the H200 host). */
+     * clusters, each its own part): the passes below spared, each a walk
+     * over every row. */
     if (!x.any) {
         free(x.first);
         free(x.mixed);

@@ -23,9 +23,9 @@ typedef curve_edge cv_edge; /* a < b */
  * lesser (both found again after a lost race) keeps every root its
  * component's least row, as the one thread did. Then (links_stat) each
  * root linked passes its stat to its new root, under a lock of the new
- * root's stripe, and marks it changed (chg). One thread did this in
- * 70-92 ms of the H200 host's 150-180 ms merging at 10^6 points (the
- * first pass's 10^6 roots, a find a root). */
+ * root's stripe, and marks it changed (chg). On one thread this is about
+ * half the merging at 10^6 points (the first pass's 10^6 roots, a find a
+ * root). */
 typedef struct cv_links {
     uint32_t *parent;
     const uint32_t *comp, *roots;
@@ -320,7 +320,7 @@ size_t curve_merging_run(curve_merging *m, curve_list *list, const double *kb, u
         par_for(m->nact, 16, scan_range, &sc, &nt);
         const double tr = engine_now();
         m->s_scan += tr - ts;
-        size_t keep = 0; /* on one thread: by owner on 16 took longer (28-35 ms) */
+        size_t keep = 0; /* on one thread: by owner on 16 is slower */
         for (size_t t = 0; t < m->nact; t++) {
             const uint32_t rp = m->root[t];
             if (m->kind[t] == SCAN_INSIDE) { /* all inside: for good */

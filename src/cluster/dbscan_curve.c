@@ -86,9 +86,9 @@ typedef struct cv_run {
 
 /* What a later join over a reordered copy of the rows pays before its
  * kernels, a byte of the dataset: the copy, and on the GPU exact's scan
- * of it, its upload and conversion (measured on the H200 host: 6.3 ms for
- * sift5k's 2.56 MB, 5 ms for letter's 2.56 MB, each over 0.07-0.3 ms of
- * kernels). */
+ * of it, its upload and conversion (measured on sift5k's and letter's
+ * 2.56 MB, each many times their joins' kernels:
+ * docs/history/BENCHMARKS-2026-11.md). */
 #define CV_REORDER_S_PER_BYTE 2.5e-9
 
 /* Whether a later join over m of the n rows takes a copy with them first
@@ -97,15 +97,16 @@ typedef struct cv_run {
  * last whole one (its time that grows with its rows, in proportion to the
  * rows left out) exceeds the copy's cost. A device join's launch, state
  * and merging do not shrink with its rows: on a LiDAR scan of 20,285 x 4
- * its kernels take 0.2 ms of about 1 ms, and the copy's FP64 grid index
- * (0.9 ms) would also take the place of the whole dataset's, built again
- * by the next curve's core join (1.1 ms), so only the kernels count there.
+ * its kernels take about a fifth of it, and the copy's FP64 grid index
+ * would also take the place of the whole dataset's, built again by the
+ * next curve's core join, so only the kernels count there.
  * Either way the same edges are found (a whole join offers every pair,
  * the lists keep the same least edges), so the curve is the same; only
  * the time differs. Where the core join was cut (parts),
- * a whole join is cut too and costs about its COUNT over the cut (0.12 s
- * on gauss 10^6 x 128): a join of fewer rows is not (0.7 s for 241,878
- * rows, and 0.3 s to copy them first). */
+ * a whole join is cut too and costs about its COUNT over the cut: a join
+ * of fewer rows is not (on gauss 10^6 x 128, one over 241,878 rows takes
+ * some six times as long as the whole cut join, and copying them first
+ * over twice as long). */
 static int cv_reorder_pays(const cv_run *r, size_t m)
 {
     if (r->cut || 2 * m > r->n)
@@ -120,9 +121,9 @@ static int cv_reorder_pays(const cv_run *r, size_t m)
  * than over every row: where they are at most half the rows, or where
  * its block pairs are at most a tenth of a whole symmetric join's. A
  * subset join costs more a block pair (its tile list, the rows gathered)
- * and some 0.3 ms of host work (docs/BENCHMARKS.md, g_subset): on sift5k,
- * 2,748 open rows of 5,000 (a third of the pairs) took 1.95 ms against
- * the whole join's 1.29; letter's last join, 564 queries beside 11,541
+ * and a fixed share of host work (docs/BENCHMARKS.md, g_subset): on
+ * sift5k, 2,748 open rows of 5,000 (a third of the pairs) take half as
+ * long again as the whole join; letter's last join, 564 queries beside 11,541
  * rows, has a thirtieth. */
 static int cv_subset_pays(size_t m, size_t mb, size_t n)
 {
@@ -217,9 +218,8 @@ static int cv_alloc(cv_run *r)
         r->comp[i] = (uint32_t)i;
     /* What a device's copies fill, its pages faulted in on every core
      * first where they are fresh (src/par.h: a copy into fresh pages pays
-     * a fault a page on one thread; the core join's 24 MB of results and
-     * the merging's bounds and edges took some 20 ms of it at 10^6
-     * points). */
+     * a fault a page on one thread, as the core join's 24 MB of results
+     * and the merging's bounds and edges would at 10^6 points). */
     if (r->e->gpu) {
         void *const fill[] = {r->core, r->reach, r->kb, r->part, r->bound, r->forest};
         const size_t bytes[] = {n * sizeof *r->core, n * sizeof *r->reach, n * sizeof *r->kb,
@@ -383,8 +383,8 @@ static int cv_round(cv_run *r, int *more)
 }
 
 /* The end where it was not made on the device: the sorts, one after
- * another, each on the device or on every core (on three threads, one a
- * sort, they took 73-117 ms on the H200 host), then the replay. */
+ * another, each on the device or on every core (faster than three
+ * threads, one a sort: src/sort_f64.c), then the replay. */
 static void cv_finish(cv_run *r, double *ts, double *tp)
 {
     dbscan_curve *c = r->c;

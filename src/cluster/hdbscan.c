@@ -37,9 +37,10 @@ static int hd_all_finite(const dataset *ds)
  * its device: pairs cost it little there, and the host's rounds much) by
  * the data's sample (src/sweep.h: some 2M distances), so that its join's
  * pairs stay about that many a point where a background's core distances
- * lie far above the clusters' (a tenth of the points uniform around
- * blobs took the curve 18.5 s of 21 at 3 x 10^4 x 16 on 2 cores
- * uncapped); the host's rounds (src/cluster/hdbscan_mst.h) join the
+ * lie far above the clusters' (uncapped, a tenth of the points uniform
+ * around blobs make the curve nearly all of an HDBSCAN's time at
+ * 3 x 10^4 x 16);
+ * the host's rounds (src/cluster/hdbscan_mst.h) join the
  * rest. Above 0 (the curve needs a positive maximum: duplicates' pairs
  * are at 0). */
 #define HD_FOREST_QUANTILE 0.97

@@ -121,11 +121,11 @@ typedef struct kr_run {
 } kr_run;
 
 /* Known rows a range of unknown ones may take in between: where a join
- * costs more than its rows (an exact run's set-up on the GPU, some tens of
- * ms, against a fraction of a microsecond a query row at 10^6 rows), two
- * ranges are one join over the known rows between them. One round at
- * 10^6 x 128 made some 4,500 joins of one or two rows each, most of a
- * `dbscan curve` that did not end in 95 s. */
+ * costs more than its rows (an exact run's set-up on the GPU outweighs the
+ * work of thousands of query rows at 10^6 rows), two ranges are one join
+ * over the known rows between them. Without the gaps one round at 10^6 x 128
+ * makes some 4,500 joins of one or two rows each, enough to keep a
+ * `dbscan curve` from ending in any useful time. */
 static size_t kr_gap(const kr_run *k, size_t nb)
 {
     const size_t least = 64;
@@ -396,8 +396,8 @@ typedef struct kr_key {
  * first, then every other row, each row once. Why: the pairs within r
  * grow as r^d, so where a range of rows in their own order is joined at
  * its largest estimate most of its rows get hundreds or thousands of
- * pairs (uniform 10^6 x 128, K = 9, on an H200: 5.5e9 pairs, 8.8 s of
- * the refinement's 13.8 s in its sink). Ranges of like estimates are
+ * pairs (uniform 10^6 x 128, K = 9: 5.5e9 pairs, and nearly two thirds
+ * of the refinement's time in its sink). Ranges of like estimates are
  * joined at about their own radius instead. A pair's d2 is the engine's
  * on the same two rows wherever they sit, so each k-distance is the one
  * the rows in their own order give. Costs a copy of the dataset (O(n d),
