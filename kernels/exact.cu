@@ -490,6 +490,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         o.x = g_x64_dev[a->device][0].dx;
         o.nrm = g_x64_dev[a->device][0].dn;
     }
+    kern_trace_mark("exact setup: rows");
     o.xt = g_x64_dev[a->device][exact_slot(a)].xt;
     /* The rows' FP16 rounding, from the pass's own values. */
     if ((rc = kern_malloc_pooled(k, (void **)&c->rho, a->n * sizeof(double), "the rows' rounding")))
@@ -518,6 +519,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         KERN_LAUNCH_CHECK("exact_rho_kernel");
     }
     o.rho = c->rho;
+    kern_trace_mark("exact setup: rounding");
     if ((rc = kern_malloc_pooled(k, (void **)&o.count, EXACT_NCOUNT * sizeof(unsigned long long),
                                  "the count")))
         return rc;
@@ -606,6 +608,7 @@ static int exact_setup(exact_ctx *c, kern_run *k)
     }
     k->r->t_h2d += kern_now() - t0;
     c->ready = 1;
+    kern_trace_mark("exact setup: outputs");
     return 0;
 }
 

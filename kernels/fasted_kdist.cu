@@ -316,8 +316,8 @@ __global__ void kd_bins_kernel(const unsigned *hist, const float *u2, unsigned q
  * the ones it kept, k values to distinct rows and so a smaller bound
  * (status 2). Status 0: fewer than k values, or not pending. */
 __global__ void kd_direct_kernel(const float *dvals, const unsigned *dfill, unsigned cap,
-                                 const float *u2, unsigned q0, unsigned nq, int k, float *out,
-                                 int *status)
+                                 const float *u2, unsigned q0, unsigned nq, int k, bool shrink,
+                                 float *out, int *status)
 {
     const unsigned r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (r >= nq)
@@ -327,7 +327,11 @@ __global__ void kd_direct_kernel(const float *dvals, const unsigned *dfill, unsi
                    : m <= cap                           ? 1
                    : cap >= (unsigned)k                 ? 2
                                                         : 0;
-    const float x = st ? kd_kth_warp(dvals + (size_t)r * cap, min(m, cap), (unsigned)k) : 0.0f;
+    /* status 2's value (the smaller bound its slots give) is used in the
+     * first round alone; later such a row goes to pass C */
+    const float x = st == 1 || (st == 2 && shrink)
+                        ? kd_kth_warp(dvals + (size_t)r * cap, min(m, cap), (unsigned)k)
+                        : 0.0f;
     if ((threadIdx.x & 31) == 0) {
         status[r] = st;
         out[r] = x;
@@ -973,7 +977,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         KD_TRY(cudaGetLastError());
         kd_direct_kernel<<<(unsigned)((nq + 7) / 8), 256>>>(dv.dvals, dv.dfill, dv.cap, dv.u2,
                                                             (unsigned)a->q0, (unsigned)nq, K,
-                                                            dv.outv, dv.status);
+                                                            round == 0, dv.outv, dv.status);
         KD_TRY(cudaGetLastError());
         if (trace) {
             KD_TRY(cudaDeviceSynchronize());

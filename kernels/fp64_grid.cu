@@ -434,15 +434,27 @@ static int fg_dense_on(void)
     return !(v && !strcmp(v, "0"));
 }
 
-/* The index and rows in cell order, per device ordinal (grid_cache). */
-static grid_cache g_fg[KERN_DEV_SLOTS];
+/* The index and rows in cell order, two slots per device ordinal
+ * (grid_cache): the curve's first join over the dataset and its later
+ * joins over a reordered copy of it take turns, and with one slot each
+ * would build its index again. A miss replaces the slot used least
+ * recently; the other stays only while it is small (an eighth of the
+ * device's memory at most) and no cap (set gpu-mem) is set, so a kept
+ * index never takes the room a run needs for its own. */
+#define FG_SLOTS 2
+static grid_cache g_fg[KERN_DEV_SLOTS][FG_SLOTS];
+static unsigned long long g_fg_used[KERN_DEV_SLOTS][FG_SLOTS]; /* last use, 0: never */
+static unsigned long long g_fg_clock[KERN_DEV_SLOTS];          /* a device's thread's alone */
 
 void grid_kdist_release(void); /* kernels/grid_kdist.cu: its index and rows */
 
 void fp64_grid_release(void)
 {
     for (int d = 0; d < KERN_DEV_SLOTS; d++)
-        grid_cache_free(g_fg[d]);
+        for (int t = 0; t < FG_SLOTS; t++) {
+            grid_cache_free(g_fg[d][t]);
+            g_fg_used[d][t] = 0;
+        }
     grid_kdist_release();
 }
 
@@ -486,17 +498,33 @@ static int fg_build(f64_run *r, const kern_join_args *a, double eps, grid_cache 
     return rc;
 }
 
-/* This device's index of a's rows at eps: the cached one when its key
- * matches (charged to the run), else built anew into the slot. */
-static int fg_index(f64_run *r, const kern_join_args *a, double eps, grid_cache &c)
+/* This device's index of a's rows at eps in *out: a slot's when its key
+ * matches (charged to the run), else built anew into the slot used least
+ * recently (g_fg). */
+static int fg_index(f64_run *r, const kern_join_args *a, double eps, grid_cache **out)
 {
     r->res->prep_name = "index";
-    if (grid_cache_is(c, a, eps, FG_K, FG_GROUP)) {
-        r->res->cache_hit = 1;
-        return kern_charge(&r->k, c.bytes, "the grid index");
-    }
-    grid_cache_free(c);
-    return fg_build(r, a, eps, c);
+    grid_cache *slot = g_fg[a->device];
+    unsigned long long *used = g_fg_used[a->device];
+    int t = 0;
+    for (int u = 0; u < FG_SLOTS; u++)
+        if (grid_cache_is(slot[u], a, eps, FG_K, FG_GROUP)) {
+            used[u] = ++g_fg_clock[a->device];
+            *out = &slot[u];
+            r->res->cache_hit = 1;
+            return kern_charge(&r->k, slot[u].bytes, "the grid index");
+        }
+    for (int u = 1; u < FG_SLOTS; u++)
+        if (used[u] < used[t])
+            t = u;
+    for (int u = 0; u < FG_SLOTS; u++)
+        if (u == t || a->mem_cap || slot[u].bytes > r->k.prop.totalGlobalMem / 8) {
+            grid_cache_free(slot[u]);
+            used[u] = 0;
+        }
+    used[t] = ++g_fg_clock[a->device];
+    *out = &slot[t];
+    return fg_build(r, a, eps, slot[t]);
 }
 
 /* The whole item list on one device (q NULL), or one device's share of a
@@ -515,8 +543,9 @@ static int fg_run_q(const kern_join_args *a, kern_join_result *res, kern_queue *
     if (rc)
         return rc;
     r.q = q;
-    grid_cache &c = g_fg[a->device];
-    rc = fg_index(&r, a, eps, c);
+    grid_cache *cp = NULL;
+    rc = fg_index(&r, a, eps, &cp);
+    grid_cache &c = *cp;
     fg_dev v;
     memset(&v, 0, sizeof v);
     v.d = a->d;
@@ -703,8 +732,9 @@ static int fg_dbscan(const kern_join_args *a0, uint64_t minpts, uint8_t *core_ou
         return rc;
     tr.st = r.k.st;
     fg_mark(tr, "begin");
-    grid_cache &c = g_fg[a.device];
-    rc = fg_index(&r, &a, a.eps, c);
+    grid_cache *cp = NULL;
+    rc = fg_index(&r, &a, a.eps, &cp);
+    grid_cache &c = *cp;
     fg_mark(tr, "index");
     /* By position in cell order (epi_cluster.cuh): the flags, parents,
      * border numbers; minrow by root; by row: the numbering's head flags

@@ -6,6 +6,25 @@
 
 #include "err.h"
 #include "mem.h"
+#include "par.h"
+
+/* The copy's rows [a, b) from their source rows, on one of par_for's
+ * threads: the fresh buffer's pages are faulted in and filled by all the
+ * cores at once, where one core would take each page's fault in turn. */
+typedef struct order_copy {
+    char *v;
+    const char *from;
+    const size_t *src;
+    size_t rb;
+} order_copy;
+
+static void order_copy_rows(void *ctx, int t, size_t a, size_t b)
+{
+    (void)t;
+    const order_copy *c = ctx;
+    for (size_t k = a; k < b; k++)
+        memcpy(c->v + k * c->rb, c->from + c->src[k] * c->rb, c->rb);
+}
 
 int dataset_order_first(const dataset *ds, const size_t *first, size_t m, dataset *g, uint32_t *at)
 {
@@ -15,33 +34,34 @@ int dataset_order_first(const dataset *ds, const size_t *first, size_t m, datase
                        ds->n);
     const size_t n = ds->n, rb = ds->d * dataset_dtype(ds)->bytes;
     uint8_t *listed = mem_alloc("the reordered rows", "their marks", n, 1, 1);
-    char *v = listed ? mem_alloc("the reordered rows", "a copy of the dataset", n, rb, 0) : NULL;
+    size_t *src = listed ? mem_alloc("the reordered rows", "their order", n, sizeof *src, 0) : NULL;
+    char *v = src ? mem_alloc("the reordered rows", "a copy of the dataset", n, rb, 0) : NULL;
     if (!v) {
+        free(src);
         free(listed);
         return TCJ_ENOMEM;
     }
-    const char *from = ds->v;
     /* Its hash: the dataset's, with the rows put first and their order
      * (the others follow in theirs). */
     uint64_t h = (ds->hash ^ 0x6f726465725f6669ULL) * 0x100000001b3ULL;
     h = (h ^ m) * 0x100000001b3ULL;
     for (size_t k = 0; k < m; k++) {
-        memcpy(v + k * rb, from + first[k] * rb, rb);
+        src[k] = first[k];
         listed[first[k]] = 1;
-        if (at)
-            at[k] = (uint32_t)first[k];
         h = (h ^ first[k]) * 0x100000001b3ULL;
     }
     size_t k = m;
-    for (size_t i = 0; i < n; i++) {
-        if (listed[i])
-            continue;
-        memcpy(v + k * rb, from + i * rb, rb);
-        if (at)
-            at[k] = (uint32_t)i;
-        k++;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!listed[i])
+            src[k++] = i;
     free(listed);
+    if (at)
+        for (k = 0; k < n; k++)
+            at[k] = (uint32_t)src[k];
+    order_copy c = {v, ds->v, src, rb};
+    int nt;
+    par_for(n, rb, order_copy_rows, &c, &nt);
+    free(src);
     g->name = ds->name;
     g->path = ds->path;
     g->format = ds->format;

@@ -480,7 +480,10 @@ static int count_run(const engine *e, const dataset *ds, double eps, join_result
 /* The grid engines keep their index and rows on the device: a second run
  * at the same rows and eps builds nothing (no index time, cache_hit 1)
  * and counts what the first counted; another eps builds again, and its
- * count is fp64's. */
+ * count is fp64's. exact's grid keeps two (the curve's joins over the
+ * dataset and over a reordered copy take turns): the first eps's index
+ * outlives a run at another, and a third eps replaces the one used
+ * least recently. */
 TEST(grid_index_kept_between_runs)
 {
     need_gpu();
@@ -504,6 +507,21 @@ TEST(grid_index_kept_between_runs)
         CHECK_MSG(count_run(engine_find("fp64"), &ds, 0.2, &f) == 0, "fp64: %s", err_msg());
         CHECK_MSG(jr_metric(&c, "cache_hit") == 0, "%s: another eps hit the cache", names[t]);
         CHECK_EQ_INT(c.pairs, f.pairs);
+        if (t == 0) {
+            const double eps[4] = {0.15, 0.25, 0.15, 0.2};
+            const int hit[4] = {1, 0, 1, 0};
+            for (int k = 0; k < 4; k++) {
+                join_result g;
+                CHECK_MSG(count_run(e, &ds, eps[k], &g) == 0, "%s: %s", names[t], err_msg());
+                CHECK_MSG(jr_metric(&g, "cache_hit") == hit[k],
+                          "%s: run %d at eps %g: cache_hit %g, wanted %d", names[t], k, eps[k],
+                          jr_metric(&g, "cache_hit"), hit[k]);
+                if (eps[k] == 0.15)
+                    CHECK_EQ_INT(g.pairs, a.pairs);
+                if (eps[k] == 0.2)
+                    CHECK_EQ_INT(g.pairs, f.pairs);
+            }
+        }
         printf("# %s: index %.2f ms, run %.2f ms, cached run %.2f ms\n", names[t],
                jr_phase(&a, "index") * 1e3, a.seconds * 1e3, b.seconds * 1e3);
     }

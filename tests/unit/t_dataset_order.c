@@ -1,13 +1,15 @@
 /* dataset_order_first (src/dataset_order.c) against the rows read one by
  * one: the listed rows first in their order, the others after in theirs,
  * at[] naming each; the hash alike for the same order and different for
- * another order, another list or the dataset itself; f32 and f64 rows. */
+ * another order, another list or the dataset itself; f32 and f64 rows;
+ * the copy on one thread and on par_for's ranges (split from any size). */
 #include "check.h"
 
 #include <stdlib.h>
 
 #include "dataset.h"
 #include "dataset_order.h"
+#include "par.h"
 
 static int same_row(const dataset *a, size_t i, const dataset *b, size_t j)
 {
@@ -24,10 +26,11 @@ TEST(listed_rows_first_then_the_others_in_order)
     uint64_t st = 3;
     for (size_t k = 0; k < n * d; k++)
         x[k] = t_unit(&st);
-    for (int type = 0; type < 2; type++) {
+    for (int type = 0; type < 4; type++) {
+        par_for_tests(type >= 2 ? 1 : 0);
         dataset ds;
         memset(&ds, 0, sizeof ds);
-        dataset_set_f64(&ds, x, n, d, type ? DTYPE_F32 : DTYPE_F64);
+        dataset_set_f64(&ds, x, n, d, type & 1 ? DTYPE_F32 : DTYPE_F64);
         const size_t first[] = {96, 0, 41, 40, 7}, m = 5;
         uint32_t at[97];
         dataset g;
@@ -60,5 +63,6 @@ TEST(listed_rows_first_then_the_others_in_order)
         dataset_order_free(&o);
         free(ds.v);
     }
+    par_for_tests(0);
     free(x);
 }
