@@ -117,8 +117,8 @@ static __global__ void kcv_reach_min_kernel(size_t n, unsigned long long *reach,
 
 /* Each row's set sorted, its repeats dropped, packed as a curve_list in
  * descending order (a max-heap: e[0] the heaviest; slots past len zero),
- * a warp a row, S slots a lane (krs_by_slots of the list's length); the
- * keys back to doubles. */
+ * a warp a row, S slots a lane (krs_slots_for of the list's length);
+ * the keys back to doubles. */
 template <int S>
 static __global__ void __launch_bounds__(KRS_PUT_WARPS * 32)
     kcv_pack_kernel(krs_sets c, size_t n, curve_list *out, unsigned long long *reach)
@@ -233,10 +233,8 @@ static int kcv_collect(std::vector<kcv_dev> &dv, const curve_round_io *io)
         KERN_CUDA(cudaDeviceSynchronize());
     }
     KERN_CUDA(cudaSetDevice(d0.device));
-    krs_by_slots(KCV_L, [&](auto s) {
-        kcv_pack_kernel<decltype(s)::value>
-            <<<krs_warp_blocks(n), KRS_PUT_WARPS * 32>>>(d0.s, n, d0.pack, d0.reach);
-    });
+    kcv_pack_kernel<krs_slots_for(KCV_L)>
+        <<<krs_warp_blocks(n), KRS_PUT_WARPS * 32>>>(d0.s, n, d0.pack, d0.reach);
     KERN_CUDA(cudaGetLastError());
     /* the merging where the lists are (and the curve's end there where no
      * later join is left: the core distances and, where this round kept

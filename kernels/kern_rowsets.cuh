@@ -50,18 +50,30 @@ struct krs_sets {
     uint32_t k;
 };
 
-/* f(std::integral_constant<int, S>) with the fewest slots S that hold K:
- * the kernels' launches. */
+/* The fewest slots S a lane that hold K (1, 2, 4 or KRS_SLOTS); a K known
+ * at compile time names its kernel with it alone. */
+static constexpr int krs_slots_for(uint32_t K)
+{
+    return K <= 32 ? 1 : K <= 64 ? 2 : K <= 128 ? 4 : KRS_SLOTS;
+}
+/* f(std::integral_constant<int, S>) with S = krs_slots_for(K), for a K
+ * known at run time: the kernels' launches. */
 template <typename F> static void krs_by_slots(uint32_t K, F f)
 {
-    if (K <= 32)
+    switch (krs_slots_for(K)) {
+    case 1:
         f(std::integral_constant<int, 1>());
-    else if (K <= 64)
+        break;
+    case 2:
         f(std::integral_constant<int, 2>());
-    else if (K <= 128)
+        break;
+    case 4:
         f(std::integral_constant<int, 4>());
-    else
+        break;
+    default:
         f(std::integral_constant<int, KRS_SLOTS>());
+        break;
+    }
 }
 
 /* A put kernel's blocks for n warps' work. */

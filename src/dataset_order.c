@@ -14,7 +14,7 @@
 typedef struct order_copy {
     char *v;
     const char *from;
-    const size_t *src;
+    const uint32_t *src;
     size_t rb;
 } order_copy;
 
@@ -29,15 +29,19 @@ static void order_copy_rows(void *ctx, int t, size_t a, size_t b)
 int dataset_order_first(const dataset *ds, const size_t *first, size_t m, dataset *g, uint32_t *at)
 {
     memset(g, 0, sizeof *g);
-    if (at && ds->n > UINT32_MAX)
+    if (ds->n > UINT32_MAX)
         return err_set(TCJ_EINVAL, "the reordered rows: %zu rows do not fit 32-bit row numbers",
                        ds->n);
     const size_t n = ds->n, rb = ds->d * dataset_dtype(ds)->bytes;
     uint8_t *listed = mem_alloc("the reordered rows", "their marks", n, 1, 1);
-    size_t *src = listed ? mem_alloc("the reordered rows", "their order", n, sizeof *src, 0) : NULL;
+    /* each copy row's source row: at where the caller wants them */
+    uint32_t *src = at;
+    if (listed && !src)
+        src = mem_alloc("the reordered rows", "their order", n, sizeof *src, 0);
     char *v = src ? mem_alloc("the reordered rows", "a copy of the dataset", n, rb, 0) : NULL;
     if (!v) {
-        free(src);
+        if (src != at)
+            free(src);
         free(listed);
         return TCJ_ENOMEM;
     }
@@ -46,22 +50,20 @@ int dataset_order_first(const dataset *ds, const size_t *first, size_t m, datase
     uint64_t h = (ds->hash ^ 0x6f726465725f6669ULL) * 0x100000001b3ULL;
     h = (h ^ m) * 0x100000001b3ULL;
     for (size_t k = 0; k < m; k++) {
-        src[k] = first[k];
+        src[k] = (uint32_t)first[k];
         listed[first[k]] = 1;
         h = (h ^ first[k]) * 0x100000001b3ULL;
     }
     size_t k = m;
     for (size_t i = 0; i < n; i++)
         if (!listed[i])
-            src[k++] = i;
+            src[k++] = (uint32_t)i;
     free(listed);
-    if (at)
-        for (k = 0; k < n; k++)
-            at[k] = (uint32_t)src[k];
     order_copy c = {v, ds->v, src, rb};
     int nt;
     par_for(n, rb, order_copy_rows, &c, &nt);
-    free(src);
+    if (src != at)
+        free(src);
     g->name = ds->name;
     g->path = ds->path;
     g->format = ds->format;

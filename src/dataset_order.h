@@ -14,7 +14,8 @@
 
 /* g: a copy of ds whose rows [0, m) are ds's rows first[0..m) (distinct),
  * then ds's other rows in their own order; at (n entries, or NULL): at[k]
- * is the ds row of g's row k (TCJ_EINVAL where n does not fit 32 bits). g's hash names that content
+ * is the ds row of g's row k (TCJ_EINVAL where n does not fit 32 bits, as no engine joins such a
+ * dataset: engine_run). g's hash names that content
  * (the engines' device caches compare it), its set_hash is ds's (the caches of facts of the rows as
  * a set find ds's); its name, path and format are ds's (not owned). TCJ_ENOMEM (err_msg set) where
  * the copy does not fit. */
