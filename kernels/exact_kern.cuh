@@ -8,9 +8,12 @@
  *   exact_k_promoted_band.cu  COUNT at large d: the promoting mainloop,
  *                             the band epilogue
  *   exact_k_promoted.cu       the other modes at large d: the promoting
- *                             mainloop, the join's epilogue
- * Below d = 256 the other modes run fp16's own kernels. Each builds the
- * wgmma PAIRS kernel only (the pass runs in PAIRS mode); without wgmma
+ *                             mainloop, the join's epilogue; and its
+ *                             instance without PAIRS, exact's k-distance
+ *                             passes at large d (fasted_kdist.cu)
+ * Below d = 256 the other modes run fp16's own kernels. The joins run in
+ * PAIRS mode (the pass lists its candidates), so the band kernels build
+ * the wgmma PAIRS kernel only; without wgmma
  * they run fp16's mma.sync kernels (fp16_twin_mma_kernels), unpromoted,
  * which exact's bound follows (its params hook learns which runs). */
 #ifndef TCJ_EXACT_KERN_CUH

@@ -13,6 +13,16 @@ extern const kern_format exact_kern_promoted_band; /* COUNT, large d */
 extern const kern_format exact_kern_promoted;      /* the other modes, large d */
 #ifdef __cplusplus
 }
+
+#include "exact_bound.h"
+
+/* The kernels exact's other passes (the k-distance's, HDBSCAN*'s rounds)
+ * run in, for a's rows (kernels/exact_kern_pass.cu): exact_kern_promoted
+ * above d = 2 KERN_FP16X_PROMOTE_VALUES where the device runs it on
+ * wgmma, *promoted then set; else a's own format (exact's fp16). */
+const kern_format *exact_kern_pass(const kern_join_args *a, bool *promoted);
+/* The bound of such a pass: exact_bound_init_promoted's when promoted. */
+void exact_kern_bound(size_t d, bool promoted, exact_bound *b);
 #endif
 
 #endif

@@ -58,6 +58,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "exact_kern.h"
 #include "fasted_int.cuh"
 #include "fasted_kdist_exact.cuh"
 #include "fasted_run.cuh"
@@ -249,7 +250,10 @@ __device__ float kd_reach_f(const exact_bound &b, double nx, double nm, float u)
 /* exact's first bounds, a thread a query row (the host loop's xk branch
  * in kd_run): a bound of 0 the reach from 0; a finite one two ulps wider,
  * then the reach of it where that is at most u2w, the sample's 2K-th
- * chunk minimum. */
+ * chunk minimum, else u2w itself: the row's K-th estimate lies below the
+ * sample's K-th chunk minimum, often well below, so its reach often lies
+ * within u2w when the sample bound's does not, and the row is decided in
+ * round 0 instead of going round again. */
 __global__ void kd_widen_kernel(float *u2, const float *u2w, const double *nx,
                                 const unsigned long long *nmax, exact_bound b, size_t q0, size_t nq)
 {
@@ -266,6 +270,8 @@ __global__ void kd_widen_kernel(float *u2, const float *u2w, const double *nx,
         const float w = kd_reach_f(b, nx[g], nm, u);
         if (w <= u2w[g])
             u = w;
+        else if (isfinite(u2w[g]) && u2w[g] > u)
+            u = u2w[g];
     }
     u2[g] = u;
 }
@@ -649,17 +655,29 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
         return kern_fail(KERN_ENODEV, "no CUDA device %d", a->device);
     KERN_CUDA(cudaSetDevice(a->device));
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
-    const double sc = fasted_scale(a, fmt); /* the device values' factor */
     /* The kernel fasted_run will choose, for the column tiling of pass A. */
     int major = 0, minor = 0, optin = 0;
     KERN_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a->device));
     KERN_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a->device));
     KERN_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, a->device));
     const kern_caps caps = {major * 10 + minor, fasted_wg_usable(a->device), (size_t)optin};
+    /* exact's passes run the promoting kernel at large d, as its join
+     * does (exact_kern_pass), whose bound does not grow with d: a row's
+     * reach then holds a few of its neighbours' values instead of
+     * hundreds (docs/ACCURACY.md (2')). The answers are FP64's either
+     * way. */
+    bool promoted = false;
+    kern_join_args lp;
+    if (known) {
+        lp = *a;
+        lp.format = fmt = exact_kern_pass(a, &promoted);
+        a = &lp;
+    }
     fasted_choice ch;
     int rc = fasted_choose(a->off, KJOIN_COUNT, fmt, &caps, 0, &ch);
     if (rc)
         return kern_fail(rc, "%s", ch.why);
+    const double sc = fasted_scale(a, fmt); /* the device values' factor */
     const int use_wg = ch.kind == FASTED_KIND_WGMMA;
     const size_t bn = use_wg ? FASTED_WG_BN : (size_t)ch.v->bn;
     const size_t bm = use_wg ? FASTED_WG_BM : (size_t)ch.v->bm;
@@ -692,7 +710,7 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
     bool xk = false; /* rows decided in FP64 here (fasted_kdist_exact.cuh) */
     if (known) {
         memset(known, 0, nq);
-        const int xrc = kd_exact_open(a, sc, nq, &ex);
+        const int xrc = kd_exact_open(a, sc, nq, promoted, &ex);
         if (xrc != 0 && xrc != KERN_ENOMEM) {
             kd_exact_close(&ex);
             return xrc;
@@ -839,9 +857,10 @@ static int kd_run(const kern_join_args *a, int K, const kern_kd_cut *cut, double
      * widened from the start to the reach of the sample's bound where that
      * reach holds at most about twice the sample's values (it lies within
      * the 2K-th chunk minimum): the row is then decided in round 0. Else
-     * only where its K-th estimate shows it must be (KD_STATUS_WIDER): in
-     * clustered, high-dimensional data a bound widened by the reach can
-     * hold far more values than the slots. */
+     * to the 2K-th chunk minimum, and further only where its K-th estimate
+     * shows it must be (KD_STATUS_WIDER): in clustered, high-dimensional
+     * data a bound widened by the reach can hold far more values than the
+     * slots. */
     if (xk) { /* on the device: every row's reach, a thread each */
         KD_TRY(cudaMemcpy(dv.u2, hu2.data(), dv.na * 4, cudaMemcpyHostToDevice));
         KD_TRY(cudaMemcpy(dv.sc, hu2w.data(), dv.na * 4, cudaMemcpyHostToDevice));

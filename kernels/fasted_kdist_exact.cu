@@ -10,6 +10,7 @@
  * K-th smallest of those is fp64's k-distance: the cpu engine's value,
  * whatever the passes' errors. A few candidates a row beyond K, so the
  * FP64 costs a gather of some K + c rows a row. */
+#include "exact_kern.h"
 #include "fasted_kdist_exact.cuh"
 
 #include <cuda_fp16.h>
@@ -77,7 +78,7 @@ static bool kx_slot_is(const kx_slot &s, const kern_join_args *a, double sc)
     return !a->center || memcmp(s.center.data(), a->center, a->d * sizeof(double)) == 0;
 }
 
-int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e)
+int kd_exact_open(const kern_join_args *a, double sc, size_t nq, bool promoted, kd_exact *e)
 {
     e->x = NULL;
     e->center = e->nx = e->outd = NULL;
@@ -91,7 +92,7 @@ int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e)
         return kern_fail(KERN_ENOMEM, "exact k-distance: the data's type is not one the device "
                                       "reads");
     const size_t n = a->n, d = a->d, xb = n * d * a->x_bytes;
-    exact_bound_init(&e->b, d);
+    exact_kern_bound(d, promoted, &e->b);
     e->bytes = xb + n * 8 + nq * 8 + 8;
     kx_slot &slot = g_kx[a->device];
     int rc = kx_alloc((void **)&e->outd, nq * 8);

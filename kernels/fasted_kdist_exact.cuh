@@ -43,9 +43,11 @@ struct kd_exact {
 };
 
 /* Uploads a's rows and centre and forms the norms (sc: the passes'
- * scale). KERN_ENOMEM (message left) where they do not fit or the type is
- * not one the device reads: the caller then keeps estimates. */
-int kd_exact_open(const kern_join_args *a, double sc, size_t nq, kd_exact *e);
+ * scale); the bound is the promoting pass's (exact_bound_init_promoted)
+ * when promoted, the passes running exact_kern_promoted's kernel.
+ * KERN_ENOMEM (message left) where they do not fit or the type is not one
+ * the device reads: the caller then keeps estimates. */
+int kd_exact_open(const kern_join_args *a, double sc, size_t nq, bool promoted, kd_exact *e);
 void kd_exact_close(kd_exact *e);
 /* Frees every device's kept rows (kern_fasted_release). */
 void kd_exact_release(void);

@@ -3,7 +3,8 @@
  * another component, exactly, with no pair leaving the device.
  *
  *   pass       FASTED's kernels in the args' format (exact's FP16, its
- *              centre and scale) with the masked nearest-neighbour
+ *              centre and scale; promoting at large d, exact_kern_pass,
+ *              with the promoted bound) with the masked nearest-neighbour
  *              epilogue (epi_mrnn.cuh): each row's least estimate u_i of
  *              max(c_i, c_j, d2) over the columns of other components,
  *              and that column j_i. Every tile, not symmetric.
@@ -39,6 +40,7 @@
 #include "exact_bound.h"
 #include "f64_widen.cuh" /* f64_direct_d2, f64_norm_kernel */
 #include "epi_mrnn.cuh"  /* MRNN_SKIPPED */
+#include "exact_kern.h"
 #include "fasted_run.cuh"
 #include "kern_drive.cuh"
 #include "kern_pool.cuh"
@@ -382,13 +384,14 @@ static void ms_free(ms_dev *dv)
  * FP64, each component's bound, the rows listed with their candidates'
  * bounds; *nr of them. */
 template <class T>
-static int ms_screen_steps(const kern_join_args *a, ms_dev &dv, double sc, uint32_t *nr)
+static int ms_screen_steps(const kern_join_args *a, ms_dev &dv, double sc, bool promoted,
+                           uint32_t *nr)
 {
     const size_t n = a->n, d = a->d;
     const unsigned g = ms_blocks(n);
     const T *x = (const T *)dv.x;
     exact_bound b;
-    exact_bound_init(&b, d);
+    exact_kern_bound(d, promoted, &b);
     f64_norm_kernel<T><<<g, MS_THREADS>>>(x, n, d, dv.center, sc, dv.nx, dv.nmax);
     KERN_CUDA(cudaGetLastError());
     ms_bound_kernel<T>
@@ -512,8 +515,10 @@ extern "C" int kern_mst_round(const kern_join_args *a0, mst_round_io *io, kern_j
     if (a.device < 0 || a.device >= ndev)
         return kern_fail(KERN_ENODEV, "no CUDA device %d", a.device);
     KERN_CUDA(cudaSetDevice(a.device));
-    const kern_format *fmt = a.format ? a.format : &kern_fmt_fp16;
-    const double sc = fasted_scale(&a, fmt);
+    /* the promoting kernel at large d, as exact's join (exact_kern_pass) */
+    bool promoted = false;
+    a.format = exact_kern_pass(&a, &promoted);
+    const double sc = fasted_scale(&a, a.format);
     const double t0 = kern_now();
 
     ms_dev dv;
@@ -590,16 +595,16 @@ extern "C" int kern_mst_round(const kern_join_args *a0, mst_round_io *io, kern_j
         unsigned long long ncand = 0;
         switch (a.x_type) {
         case KERN_X_F64:
-            rc = ms_screen_steps<double>(&a, dv, sc, &nr);
+            rc = ms_screen_steps<double>(&a, dv, sc, promoted, &nr);
             break;
         case KERN_X_F32:
-            rc = ms_screen_steps<float>(&a, dv, sc, &nr);
+            rc = ms_screen_steps<float>(&a, dv, sc, promoted, &nr);
             break;
         case KERN_X_F16:
-            rc = ms_screen_steps<__half>(&a, dv, sc, &nr);
+            rc = ms_screen_steps<__half>(&a, dv, sc, promoted, &nr);
             break;
         default:
-            rc = ms_screen_steps<uint8_t>(&a, dv, sc, &nr);
+            rc = ms_screen_steps<uint8_t>(&a, dv, sc, promoted, &nr);
             break;
         }
         if (rc)

@@ -170,3 +170,16 @@ const double *center_pick_exact(const dataset *ds, int setting, double eps)
     pthread_mutex_unlock(&cx_mu);
     return centre ? m : NULL;
 }
+
+const double *center_pick_kdist(const dataset *ds, int setting)
+{
+    if (setting == CENTER_DEFAULT || setting == CENTER_LOCAL)
+        setting = CENTER_AUTO;
+    if (setting != CENTER_AUTO)
+        return center_pick(ds, setting, 1);
+    center_facts f;
+    const double *m = center_pick(ds, CENTER_ON, 1);
+    if (!m || !center_means(ds, &f))
+        return NULL;
+    return f.nmax_centred <= f.nmax_raw ? m : NULL;
+}

@@ -20,6 +20,15 @@
  * data with a value that is not finite, are center_pick(ds, setting, 1). */
 const double *center_pick_exact(const dataset *ds, int setting, double eps);
 
+/* center_pick for an exact engine's k-distance, whose thresholds are each
+ * row's own: the passes' bound takes no measured rounding (its input term
+ * is the worst case c_in (|x| + |y|)) and both its terms grow with the
+ * row's norm and the largest, so under AUTO (or DEFAULT, LOCAL) the means
+ * whenever the centred largest norm is at most the loaded one (centring
+ * never lengthens the mean squared norm). ON and OFF, and data with a
+ * value that is not finite, are center_pick(ds, setting, 1). */
+const double *center_pick_kdist(const dataset *ds, int setting);
+
 /* The FP64 norm of the row x of d values (centred by m when m) and its
  * FP16 rounding rho = |fp16(sc v) / sc - v| at the power-of-two scale sc. */
 void center_row_rho(const double *x, size_t d, const double *m, double sc, double *norm,

@@ -41,7 +41,8 @@ int engine_gpu_xform(const engine *e, const dataset *ds, const engine_opts *o, c
     x->shifted = x->scaled = 0;
     a->center = !e->centers       ? NULL
                 : e->exact && eps ? center_pick_exact(ds, o->center, *eps)
-                                  : center_pick(ds, o->center, e->exact || e->center_auto);
+                : e->exact        ? center_pick_kdist(ds, o->center)
+                                  : center_pick(ds, o->center, e->center_auto);
     int rc = gpu_unsigned(e, ds, o, &a->center, &x->shifted);
     if (rc)
         return rc;

@@ -6,7 +6,8 @@
  *     distances are fp64's direct form, cpu's too, and ties are broken by
  *     (weight, smaller end, larger end) on both), by excess of mass and by
  *     leaves, min_samples 1, 5 and the default, on blobs of three
- *     densities in a uniform background (d = 2 and 16), rows repeated 25
+ *     densities in a uniform background (d = 2, 16 and 784, where the
+ *     rounds' pass promotes on wgmma), rows repeated 25
  *     times (zero distances: lambda inf), an integer lattice (ties in
  *     every weight) and the shared sets' first rows (letter's integer
  *     features, htru2, the KITTI scan: exact over its FP64 grid there, and
@@ -73,7 +74,9 @@ static dataset densities(size_t d)
         for (size_t k = 0; k < d; k++)
             x[i * d + k] = i % 10 == 9 ? 14 * runit() - 2
                                        : 4.0 * (double)(i % 3) * (k == 0) + sd[i % 3] * rnorm();
-    dataset ds = from(d == 2 ? "densities d2" : "densities d16", x, n, d);
+    char name[32];
+    snprintf(name, sizeof name, "densities d%zu", d);
+    dataset ds = from(name, x, n, d);
     free(x);
     return ds;
 }
@@ -187,8 +190,8 @@ static void exact_vs_cpu(const dataset *ds, const engine_opts *base, const char 
 TEST(exact_equals_cpu_on_generated_sets)
 {
     need_gpu();
-    dataset sets[4] = {densities(2), densities(16), repeated(), lattice()};
-    for (int k = 0; k < 4; k++) {
+    dataset sets[5] = {densities(2), densities(16), densities(784), repeated(), lattice()};
+    for (int k = 0; k < 5; k++) {
         exact_vs_cpu(&sets[k], NULL, sets[k].name);
         dataset_free(&sets[k]);
     }

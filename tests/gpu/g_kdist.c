@@ -455,6 +455,37 @@ TEST(exact_kdist_decides_rows_on_the_device)
     dataset_free(&big);
 }
 
+/* exact's k-distance at large d (d > 2 KERN_FP16X_PROMOTE_VALUES): the
+ * passes run exact's promoting kernel with its bound (docs/ACCURACY.md
+ * (2')) on the centred rows. Eight Gaussian clusters of about 500 rows in
+ * 784 dimensions (the handwritten-digit shape): fp16's unpromoted bound
+ * at the loaded norms reaches about the whole cluster from a row's 9th
+ * value (some 500 rows), the promoted one at the centred norms 20 to 40
+ * (both counted in FP64 over the rows' exact distances, exact_bound.h's
+ * reach), so with 64 slots a row every row is decided on the device
+ * where wgmma runs, none going through pass C. Values cpu's bit for bit,
+ * slots as sized and 64, symmetric on and off, K 1 and 9. */
+TEST(exact_kdist_promoted_at_large_d)
+{
+    need_gpu();
+    gen_opts g = {.kind = "gauss", .n = 4000, .d = 784, .seed = 3};
+    dataset ds = {0};
+    CHECK(gen_opts_set(&g, "clusters", "8") == 0 && dataset_generate(&g, &ds) == 0);
+    const int wg = kern_device_has_wgmma(0) == 1;
+    static const int ks[] = {1, 9};
+    for (int kk = 0; kk < 2; kk++) {
+        size_t sized = 0, sym_off = 0, s64 = 0;
+        check_exact("gauss784", &ds, ks[kk], 0, ds.n, 1, NULL, &sized);
+        check_exact("gauss784", &ds, ks[kk], 0, ds.n, 0, NULL, &sym_off);
+        check_exact("gauss784", &ds, ks[kk], 0, ds.n, 1, "64", &s64);
+        if (wg)
+            CHECK_MSG(s64 == ds.n && sized == ds.n && sym_off == ds.n,
+                      "K=%d: %zu, %zu and %zu of %zu rows decided on the device", ks[kk], sized,
+                      sym_off, s64, ds.n);
+    }
+    dataset_free(&ds);
+}
+
 /* exact's k-distance in the cluster order (kernels/kern_kd_prune.c): on
  * clustered rows passes B and C join only the items whose rows reach
  * each other (metric cluster_work below 1), and every value is cpu's bit
@@ -539,7 +570,7 @@ TEST(exact_kdist_in_the_cluster_order)
  * kernel (bound, histogram with slots, smaller bounds for the row tiles
  * left, pass C), symmetric on and off, wgmma and mma.sync; streamed
  * under a cap (chunks against their pieces, cross runs); exact's FP64 on
- * the device. */
+ * the device, also at d = 300 (the promoting kernel). */
 TEST(kdist_sanitizer_case)
 {
     need_gpu();
@@ -558,6 +589,12 @@ TEST(kdist_sanitizer_case)
     size_t fp64 = 0;
     check_exact("gauss", &ds, 16, 0, ds.n, 1, NULL, &fp64);
     check_exact("gauss", &ds, 16, 0, ds.n, 1, "20", &fp64);
+    dataset_free(&ds);
+    /* and at d = 300 the promoting kernel's instance for the passes */
+    gen_opts g = {.kind = "gauss", .n = 600, .d = 300, .seed = 5};
+    CHECK(gen_opts_set(&g, "clusters", "4") == 0 && dataset_generate(&g, &ds) == 0);
+    check_exact("gauss300", &ds, 9, 0, ds.n, 1, NULL, &fp64);
+    check_exact("gauss300", &ds, 9, 0, ds.n, 1, "20", &fp64);
     dataset_free(&ds);
 }
 

@@ -14,6 +14,8 @@
  * - the exact engines' auto (src/center_exact.c) against the sum of the
  *   bound over every row by hand, on integers the norm rule would centre
  *   and reals it would not; info's band prediction counted by hand;
+ * - the k-distance's rule (centre unless the largest norm grows) on sets
+ *   on each side of it;
  * - runs record metric centred, and the setting parses and shows. */
 #include "center_exact.h"
 #include "fp16.h"
@@ -317,6 +319,44 @@ TEST(exact_auto_weighs_the_bound)
     jo_free(&a);
     jo_free(&c);
     dataset_free(&ds);
+}
+
+/* Rows at +1 in every dimension but one at -3: the means lie near +1, so
+ * centring takes the far row to about -4, a longer largest norm. */
+static dataset set_far_opposite(void)
+{
+    dataset ds = make("far-opposite", 400, 16);
+    rng_state = 33;
+    for (size_t k = 0; k < ds.n * ds.d; k++)
+        ((double *)ds.v)[k] = k < ds.d ? -3.0 : 1.0 + 0.01 * rng_unit();
+    finish(&ds);
+    return ds;
+}
+
+/* The k-distance's rule (center_pick_kdist): its passes' bound grows with
+ * the row's norm and the largest, with no measured rounding, so it centres
+ * wherever the largest norm does not grow: the small integers and the
+ * near-offset reals (each of which one of the other rules leaves), not
+ * the far row's set; ON and OFF as set. */
+TEST(kdist_centres_when_the_largest_norm_does_not_grow)
+{
+    dataset sets[3] = {set_small_ints(), set_near_offset(), set_far_opposite()};
+    for (int t = 0; t < 3; t++) {
+        center_facts f;
+        const double *m = center_means(&sets[t], &f);
+        CHECK(m != NULL);
+        const int shrinks = f.nmax_centred <= f.nmax_raw;
+        CHECK_MSG(shrinks == (t < 2), "%s: nmax %.6g -> %.6g", sets[t].name, f.nmax_raw,
+                  f.nmax_centred);
+        CHECK(center_pick_kdist(&sets[t], CENTER_AUTO) == (shrinks ? m : NULL));
+        CHECK(center_pick_kdist(&sets[t], CENTER_DEFAULT) == (shrinks ? m : NULL));
+        CHECK(center_pick_kdist(&sets[t], CENTER_LOCAL) == (shrinks ? m : NULL));
+        CHECK(center_pick_kdist(&sets[t], CENTER_ON) == m);
+        CHECK(center_pick_kdist(&sets[t], CENTER_OFF) == NULL);
+        printf("# %s: nmax %.4g -> %.4g, the k-distance %s\n", sets[t].name, f.nmax_raw,
+               f.nmax_centred, shrinks ? "centres" : "leaves them");
+        dataset_free(&sets[t]);
+    }
 }
 
 /* info's prediction on the offset set: err_raw and err_centred are the
