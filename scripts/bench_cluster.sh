@@ -3,7 +3,9 @@
 # generated ones, warm (the median of each command's runs after its first,
 # in one process; REPS of them, 5, on the real sets): `run exact` (COUNT),
 # `dbscan curve` at ε = max and `kdist K engine=exact`, at S = 32 and 64
-# (the ε `sweep S engine=exact` finds); then `sweep 64` from a fresh `gen
+# (the ε `sweep S engine=exact` finds), and on 10^6 x 128 uniform, 64
+# Gaussian clusters, and the same clusters with 60% of the points uniform
+# (mostly noise at max); then `sweep 64` from a fresh `gen
 # uniform n=37000000 d=3` (no ε set), cold and warm, beside the same sweep
 # after `eps` and a COUNT. Run on the device machine; builds
 # nothing:
@@ -64,6 +66,8 @@ fi
 if has gen; then
     one uniform1e6 "gen uniform n=1000000 d=128 seed=1" 64 10
     one gauss1e6 "gen gauss n=1000000 d=128 seed=1 clusters=64" 64 10
+    # mostly noise at max: 60% of the points uniform in the centres' box
+    one noise1e6 "gen gauss n=1000000 d=128 seed=1 clusters=64 background=0.6" 64 10
 fi
 swf() { # each sweep record's fields that say where its time went
     grep '"type":"sweep"' "$1" | tr ',' '\n' | grep -E '"(engine|eps|est_eps|passes|time_s|sample_time_s|ref_engine|ref_time_s|status)"' |

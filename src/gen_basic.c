@@ -8,7 +8,8 @@
  *            -ln(1 - u(1 - e^-lambda))/lambda, so no lambda loops forever
  *   gauss    `clusters` centres uniform in [0, 1)^d, drawn first; each point
  *            picks a centre uniformly and adds N(0, sigma^2) per coordinate
- *            (Box-Muller), not clipped; more centres than points is refused
+ *            (Box-Muller), not clipped; more centres than points is refused;
+ *            a fraction `background` (0) of the points uniform in [0, 1)^d
  *   ints     every value an integer uniform in {-4, ..., 4}: held exactly
  *            by every format (FP16, BF16, FP8, INT8) and every dot product
  *            of them exact in FP32 below d = 2^19, so every engine's count
@@ -79,6 +80,7 @@ static const gen_param gauss_params[] = {
      .min = 0,
      .min_open = 1,
      .tag = "-sg"},
+    {.name = "background", .what = "a fraction", .def = 0, .min = 0, .max = 1, .tag = "-bg"},
 };
 
 static int gauss_check(const gen_ctx *g, uint64_t *extra)
@@ -112,12 +114,21 @@ static int gauss_begin(gen_ctx *g)
     return 0;
 }
 
+/* With background > 0 each point first draws u: below it the point is
+ * uniform in [0, 1)^d, the centres' box (far from every centre in high d:
+ * noise to a clustering). 0 draws nothing more, so the default's values
+ * are those of the generator before the parameter. */
 static void gauss_rows(gen_ctx *g, double *x, size_t m)
 {
     const size_t d = g->d, clusters = g->p[0].z;
-    const double sigma = g->p[1].x;
+    const double sigma = g->p[1].x, bg = g->p[2].x;
     const double *c = g->setup;
     for (size_t i = 0; i < m; i++) {
+        if (bg > 0 && gen_rng_unit(&g->r) < bg) {
+            for (size_t j = 0; j < d; j++)
+                x[i * d + j] = gen_rng_unit(&g->r);
+            continue;
+        }
         const double *ci = c + (size_t)(gen_rng_unit(&g->r) * (double)clusters) * d;
         for (size_t j = 0; j < d; j++)
             x[i * d + j] = ci[j] + sigma * gen_rng_normal(&g->r);
@@ -126,7 +137,7 @@ static void gauss_rows(gen_ctx *g, double *x, size_t m)
 
 const gen_kind gen_gauss = {
     .name = "gauss",
-    .help = "Gaussian clusters: clusters= centres (16), std dev sigma= (0.05)",
+    .help = "Gaussian clusters: clusters= centres (16), std dev sigma= (0.05), background= (0)",
     GEN_PARAMS(gauss_params),
     .setup_what = "clusters x d centres",
     .check = gauss_check,

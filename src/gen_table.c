@@ -10,9 +10,9 @@
 const gen_kind *const gen_table[] = {&gen_uniform, &gen_expo, &gen_gauss,
                                      &gen_ints,    &gen_halo, NULL};
 
-const char *const gen_opt_names[] = {"kind",     "n",     "d",     "seed",  "lambda",
-                                     "clusters", "sigma", "halos", "alpha", "noise",
-                                     "radius",   "dtype", NULL};
+const char *const gen_opt_names[] = {"kind",     "n",      "d",          "seed",  "lambda",
+                                     "clusters", "sigma",  "background", "halos", "alpha",
+                                     "noise",    "radius", "dtype",      NULL};
 
 const gen_kind *gen_kind_find(const char *name)
 {

@@ -254,14 +254,16 @@ static int gen_run(session *s, int argc, char **argv)
 const cmd cmd_gen = {
     .name = "gen",
     .usage = "gen uniform|expo|gauss|ints|halo [n=N] [d=N] [seed=N] [lambda=X] [clusters=N] "
-             "[sigma=X] [halos=H] [alpha=A] [noise=F] [radius=R] [dtype=f32|f64]",
+             "[sigma=X] [background=F] [halos=H] [alpha=A] [noise=F] [radius=R] [dtype=f32|f64]",
     .summary = "generate a synthetic dataset",
     .help = "Generate a dataset and make it current; the same options give the same values\n"
             "on any machine. A kind takes its own options only (gen uniform lambda=3 is\n"
             "refused).\n"
             "  uniform   values uniform in [0, 1)\n"
             "  expo      exponential with rate lambda= (default 40, TED-Join's), in [0, 1]\n"
-            "  gauss     Gaussian clusters: clusters= centres (16), std dev sigma= (0.05)\n"
+            "  gauss     Gaussian clusters: clusters= centres (16), std dev sigma= (0.05), "
+            "background= (0)\n"
+            "            background=F  fraction of points uniform in [0, 1)^d instead\n"
             "  ints      integers uniform in {-4, ..., 4}: exact in every format, so every\n"
             "            engine's count equals FP64's (the teaching ladder's data)\n"
             "  halo      dense halos of power-law sizes in a uniform background\n"

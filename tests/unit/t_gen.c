@@ -165,6 +165,55 @@ TEST(gauss_clusters)
     dataset_free(&ds);
 }
 
+/* gauss background=0.5: a point is uniform in [0, 1)^16 with probability 1/2,
+ * else at one of two centres with sigma 0.01 (some 0.04 from it). A
+ * clustered point has about a thousand others within 0.2 (its cluster); a
+ * uniform one has none there but with probability far below 1e-9 (two
+ * uniform points in 16-d lie some 1.6 apart, and a centre as far from a
+ * uniform point), so the points with no other within 0.2 are the uniform
+ * ones: Binomial(4000, 1/2), within 5 standard deviations (158) of 2000.
+ * The name carries -bg0.5; a fraction beyond 1 is refused. */
+TEST(gauss_background)
+{
+    gen_opts o;
+    gen_opts_init(&o);
+    o.kind = "gauss";
+    o.n = 4000;
+    o.d = 16;
+    o.seed = 5;
+    CHECK(gen_opts_set(&o, "clusters", "2") == 0);
+    CHECK(gen_opts_set(&o, "sigma", "0.01") == 0);
+    CHECK(gen_opts_set(&o, "background", "0.5") == 0);
+    dataset ds;
+    CHECK(dataset_generate(&o, &ds) == 0);
+    CHECK_MSG(!strcmp(ds.name, "gauss-n4000-d16-c2-sg0.01-bg0.5-s5"), "%s", ds.name);
+    const size_t n = ds.n, d = 16;
+    double *x = malloc(n * d * sizeof *x);
+    dataset_rows_f64(&ds, 0, n, x);
+    size_t alone = 0, clustered = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t near = 0;
+        for (size_t j = 0; j < n && near < 10; j++) {
+            double s = 0;
+            for (size_t k = 0; k < d; k++)
+                s += (x[i * d + k] - x[j * d + k]) * (x[i * d + k] - x[j * d + k]);
+            near += j != i && s < 0.04;
+        }
+        if (near == 0) {
+            alone++;
+            for (size_t k = 0; k < d; k++)
+                CHECK(x[i * d + k] >= 0 && x[i * d + k] <= 1);
+        } else {
+            clustered += near == 10;
+        }
+    }
+    CHECK_MSG(alone + clustered == n, "%zu alone, %zu clustered of %zu", alone, clustered, n);
+    CHECK_MSG(alone > 2000 - 158 && alone < 2000 + 158, "%zu uniform points of 4000", alone);
+    free(x);
+    dataset_free(&ds);
+    CHECK(gen_opts_set(&o, "background", "1.5") == TCJ_EINVAL);
+}
+
 TEST(bad_generator_options)
 {
     dataset ds;
@@ -336,7 +385,7 @@ TEST(table_kind_refuses_other_kinds_options)
     CHECK(gen_opts_set(&o, "halos", "3") == 0);
     CHECK(dataset_generate(&o, &ds) == TCJ_EINVAL);
     CHECK(!strcmp(err_msg(), "gen gauss: unknown option 'halos'; gen gauss takes n= d= seed= "
-                             "clusters= sigma= dtype="));
+                             "clusters= sigma= background= dtype="));
     /* a key given again replaces its value */
     gen_opts_init(&o);
     o.kind = "expo";
