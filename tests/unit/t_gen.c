@@ -124,16 +124,22 @@ TEST(expo_in_unit_interval)
     dataset_free(&ds);
 }
 
+/* Two tight clusters, 4000 points of d values, seed 5. */
+static void two_clusters(gen_opts *o, size_t d)
+{
+    gen_opts_init(o);
+    o->kind = "gauss";
+    o->n = 4000;
+    o->d = d;
+    o->seed = 5;
+    CHECK(gen_opts_set(o, "clusters", "2") == 0);
+    CHECK(gen_opts_set(o, "sigma", "0.01") == 0);
+}
+
 TEST(gauss_clusters)
 {
     gen_opts o;
-    gen_opts_init(&o);
-    o.kind = "gauss";
-    o.n = 4000;
-    o.d = 3;
-    o.seed = 5;
-    CHECK(gen_opts_set(&o, "clusters", "2") == 0);
-    CHECK(gen_opts_set(&o, "sigma", "0.01") == 0);
+    two_clusters(&o, 3);
     dataset ds;
     CHECK(dataset_generate(&o, &ds) == 0);
     CHECK(!strcmp(ds.name, "gauss-n4000-d3-c2-sg0.01-s5"));
@@ -176,13 +182,7 @@ TEST(gauss_clusters)
 TEST(gauss_background)
 {
     gen_opts o;
-    gen_opts_init(&o);
-    o.kind = "gauss";
-    o.n = 4000;
-    o.d = 16;
-    o.seed = 5;
-    CHECK(gen_opts_set(&o, "clusters", "2") == 0);
-    CHECK(gen_opts_set(&o, "sigma", "0.01") == 0);
+    two_clusters(&o, 16);
     CHECK(gen_opts_set(&o, "background", "0.5") == 0);
     dataset ds;
     CHECK(dataset_generate(&o, &ds) == 0);
