@@ -131,18 +131,25 @@ typedef struct curve_core_io {
 } curve_core_io;
 
 /* One Boruvka round of HDBSCAN*'s tree beyond the curve's forest, with
- * every pair consumed where it is computed (kern_mst_round): for every
- * component but skip, its lightest mutual-reachability edge to another
- * component in the curve's order (w = max(core2[a], core2[b], d2) in FP64's
- * direct form, then a, b), exactly. */
+ * every pair consumed where it is computed (kern_mst_round): for the
+ * components that search (never skip), each one's lightest
+ * mutual-reachability edge to another component in the curve's order
+ * (w = max(core2[a], core2[b], d2) in FP64's direct form, then a, b),
+ * exactly; or, where the components are few, every component's edge
+ * towards skip in the rest of the tree. Either way every edge handed out
+ * is a tree edge. */
 typedef struct mst_round_io {
     size_t n;             /* the dataset's rows */
     const double *core2;  /* n: squared core distances */
     const uint32_t *comp; /* n: each row's component (its root, a row) */
     uint32_t skip;        /* a component not scanned (the largest), or UINT32_MAX */
-    curve_edge *best;     /* n (out, by root): w INFINITY where none; other rows' undefined */
-    /* out: rows the pass's estimate left undecided, decided in FP64 over
-     * every column; the pass's and the FP64 stage's seconds */
+    /* n (out, by root): w INFINITY where none; other rows' undefined.
+     * NULL: a probe (hdbscan_mst_offered): the engine takes the round (0)
+     * or declines it, and computes nothing. */
+    curve_edge *best;
+    /* out: rows the pass's estimate left undecided, decided in FP64 (the
+     * pairs, in a round that completes the tree); the pass's and the FP64
+     * stage's seconds */
     size_t rows_fp64;
     double pass_s, fp64_s;
 } mst_round_io;

@@ -15,7 +15,17 @@
  * FASTED_KD_MRLIST, the same estimates for the candidates: each pair of
  * other components whose estimate is at most its row's bound kd.u2[i]
  * (negative: the row wants none, like a skipped one) is appended to
- * kd.cand. */
+ * kd.cand.
+ *
+ * FASTED_KD_MRPAIR, with components numbered below kd.npair: each pair of
+ * components' least estimate into kd.pmin, an atomic minimum. The pass's
+ * rows go by component, so a warp's elements are mostly of one pair: each
+ * lane keeps a running minimum while its pair stays, and a warp whose
+ * lanes share one pair takes one atomic, only where it lowers the value
+ * read. FASTED_KD_MRPLIST lists, as _MRLIST (each row's bound kd.u2), the
+ * pairs whose pair of components it keeps (kd.pbound not negative): the
+ * check in the rare appending loop, so the marking loop stays _MRLIST's
+ * (a check there spills the shared kernels' registers). */
 #ifndef TCJ_EPI_MRNN_CUH
 #define TCJ_EPI_MRNN_CUH
 
@@ -29,6 +39,12 @@
  * then appended one by one outside the unrolled code (they are rare: a
  * few a listed row over the whole pass), so the pass keeps the hot loop's
  * size. */
+/* The slot of components a and b in the pair tables (npair K). */
+__device__ __forceinline__ unsigned epi_mrnn_slot(unsigned a, unsigned b, unsigned K)
+{
+    return a < b ? a * K + b : b * K + a;
+}
+
 template <class F, int MT, int NT>
 __device__ __forceinline__ void
 epi_mrnn_list(const epi_frag<F, MT, NT> &f, typename F::acc (&acc)[MT][NT][4],
@@ -69,10 +85,113 @@ epi_mrnn_list(const epi_frag<F, MT, NT> &f, typename F::acc (&acc)[MT][NT][4],
             const int b = __ffsll((long long)marks) - 1;
             marks &= marks - 1;
             const int t = b / (4 * MT), mt = (b / 4) % MT, e = b % 4;
+            const unsigned i = f.row(mt, e), j = f.col(g0 + t, e);
+            /* _MRPLIST: only a pair of components it keeps (its row's bound
+             * is the largest of its own pairs'; FP64 takes each pair's) */
+            if (p.mode == FASTED_KD_MRPLIST) {
+                const unsigned K = p.kd.npair, a = __ldg(p.kd.comp + i), c = __ldg(p.kd.comp + j);
+                if (a >= K || c >= K || !(__ldg(p.kd.pbound + epi_mrnn_slot(a, c, K)) >= 0.0f))
+                    continue;
+            }
             const unsigned long long k = atomicAdd(p.kd.ncand, 1ull);
             if (k < p.kd.cand_cap)
-                p.kd.cand[k] = (unsigned long long)f.row(mt, e) << 32 | f.col(g0 + t, e);
+                p.kd.cand[k] = (unsigned long long)i << 32 | j;
         }
+    }
+}
+
+/* FASTED_KD_MRPAIR (the file's comment). */
+template <class F, int MT, int NT>
+__device__ __forceinline__ void
+epi_mrnn_pair(const epi_frag<F, MT, NT> &f, typename F::acc (&acc)[MT][NT][4],
+              const unsigned (&ki)[MT][2], const float (&ci)[MT][2], bool live)
+{
+    const fasted_params &p = f.p;
+    const unsigned K = p.kd.npair;
+    unsigned slot = MRNN_PAD, m = ~0u; /* the running pair and its least (float bits) */
+    /* Most lanes' rows are of one component and their columns of another
+     * (both go by component, so the first and last column tell): the
+     * least over every element, no pair an element. */
+    const unsigned jf = f.col(0, 0), jl = f.col(NT - 1, 1);
+    const unsigned k0 = ki[0][0];
+    bool fast = live && jl < p.n && k0 < K;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            fast &= ki[mt][h] == k0;
+    if (fast) {
+        const unsigned c0 = __ldg(p.kd.comp + jf);
+        fast = c0 == __ldg(p.kd.comp + jl) && c0 < K && c0 != k0;
+        if (fast)
+            slot = epi_mrnn_slot(k0, c0, K);
+    }
+    if (fast) {
+        float mf = INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            const float2 sj = f.sj(nt);
+            float cj[2];
+#pragma unroll
+            for (int c = 0; c < 2; c++)
+                cj[c] = __ldg(p.kd.core2 + f.col(nt, c));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int h = e >> 1, c = e & 1;
+                    const unsigned i = f.row(mt, e), j = f.col(nt, e);
+                    const float d2 =
+                        F::to_f(f.dist(i, j, acc[mt][nt][e], f.si[mt][h], c ? sj.y : sj.x));
+                    mf = fminf(mf, fmaxf(fmaxf(ci[mt][h], cj[c]), d2));
+                }
+        }
+        m = __float_as_uint(mf);
+    } else if (live) {
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            const float2 sj = f.sj(nt);
+            unsigned kj[2];
+            float cj[2];
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                const unsigned j = f.col(nt, c);
+                kj[c] = j < p.n ? __ldg(p.kd.comp + j) : MRNN_PAD;
+                cj[c] = j < p.n ? __ldg(p.kd.core2 + j) : 0.0f;
+            }
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int h = e >> 1, c = e & 1;
+                    if (ki[mt][h] >= K || kj[c] >= K || ki[mt][h] == kj[c])
+                        continue;
+                    const unsigned i = f.row(mt, e), j = f.col(nt, e);
+                    const float d2 =
+                        F::to_f(f.dist(i, j, acc[mt][nt][e], f.si[mt][h], c ? sj.y : sj.x));
+                    /* non-negative (a core distance is): its bits order as it */
+                    const unsigned v = __float_as_uint(fmaxf(fmaxf(ci[mt][h], cj[c]), d2));
+                    const unsigned s = epi_mrnn_slot(ki[mt][h], kj[c], K);
+                    if (s != slot) {
+                        if (slot != MRNN_PAD && m < __ldcg(p.kd.pmin + slot))
+                            atomicMin(p.kd.pmin + slot, m);
+                        slot = s;
+                        m = v;
+                    } else {
+                        m = v < m ? v : m;
+                    }
+                }
+        }
+    }
+    const unsigned s0 = __reduce_min_sync(FASTED_FULL_MASK, slot);
+    if (__all_sync(FASTED_FULL_MASK, slot == s0 || slot == MRNN_PAD)) {
+        if (s0 == MRNN_PAD)
+            return;
+        const unsigned mm = __reduce_min_sync(FASTED_FULL_MASK, slot == s0 ? m : ~0u);
+        if (f.lane == 0 && mm < __ldcg(p.kd.pmin + s0))
+            atomicMin(p.kd.pmin + s0, mm);
+    } else if (slot != MRNN_PAD && m < __ldcg(p.kd.pmin + slot)) {
+        atomicMin(p.kd.pmin + slot, m);
     }
 }
 
@@ -84,7 +203,8 @@ __device__ __forceinline__ void epi_mrnn(const epi_frag<F, MT, NT> &f,
     unsigned long long m[MT][2];
     unsigned ki[MT][2];
     float ci[MT][2], ui[MT][2];
-    const bool list = p.mode == FASTED_KD_MRLIST;
+    const bool pair = p.mode == FASTED_KD_MRPAIR || p.mode == FASTED_KD_MRPLIST;
+    const bool list = p.mode == FASTED_KD_MRLIST || p.mode == FASTED_KD_MRPLIST;
     bool live = false;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -102,6 +222,10 @@ __device__ __forceinline__ void epi_mrnn(const epi_frag<F, MT, NT> &f,
     if (list) { /* no shuffles below: a lane with no listed row leaves */
         if (live)
             epi_mrnn_list(f, acc, ki, ci, ui);
+        return;
+    }
+    if (pair) {
+        epi_mrnn_pair(f, acc, ki, ci, live);
         return;
     }
     /* a lane whose rows all want no answer skips the tile; a branch around

@@ -10,6 +10,23 @@
 #include "exact_bound.h"
 #include "exact_kern.h"
 #include "fasted_wgmma.cuh"
+#include "kern_util.cuh" /* kern_fail */
+
+/* The device's capabilities as fasted_run reads them; false where a query
+ * fails (its error cleared: the caller's own queries report it). */
+static bool ekp_caps(int device, kern_caps *caps)
+{
+    int major = 0, minor = 0, optin = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    *caps = {major * 10 + minor, fasted_wg_usable(device), (size_t)optin};
+    return true;
+}
 
 const kern_format *exact_kern_pass(const kern_join_args *a, bool *promoted)
 {
@@ -17,17 +34,9 @@ const kern_format *exact_kern_pass(const kern_join_args *a, bool *promoted)
     const kern_format *fmt = a->format ? a->format : &kern_fmt_fp16;
     if (fmt != &kern_fmt_fp16 || a->off || a->d <= 2 * KERN_FP16X_PROMOTE_VALUES)
         return fmt;
-    int major = 0, minor = 0, optin = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, a->device) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, a->device) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, a->device) !=
-            cudaSuccess) {
-        (void)cudaGetLastError(); /* the caller's own queries report it */
+    kern_caps caps;
+    if (!ekp_caps(a->device, &caps))
         return fmt;
-    }
-    const kern_caps caps = {major * 10 + minor, fasted_wg_usable(a->device), (size_t)optin};
     fasted_choice ch;
     if (fasted_choose(a->off, KJOIN_COUNT, &exact_kern_promoted, &caps, 0, &ch) != 0 ||
         ch.kind != FASTED_KIND_WGMMA)
@@ -42,4 +51,20 @@ void exact_kern_bound(size_t d, bool promoted, exact_bound *b)
         exact_bound_init_promoted(b, d, KERN_FP16X_PROMOTE_VALUES);
     else
         exact_bound_init(b, d);
+}
+
+int exact_kern_tiles(const kern_join_args *a, const kern_format *fmt, size_t *bm, size_t *bn,
+                     bool *wg)
+{
+    kern_caps caps;
+    if (!ekp_caps(a->device, &caps))
+        return kern_fail(KERN_ENODEV, "no CUDA device %d", a->device);
+    fasted_choice ch;
+    const int rc = fasted_choose(a->off, KJOIN_COUNT, fmt, &caps, 0, &ch);
+    if (rc)
+        return kern_fail(rc, "%s", ch.why);
+    *wg = ch.kind == FASTED_KIND_WGMMA;
+    *bm = *wg ? (size_t)FASTED_WG_BM : (size_t)ch.v->bm;
+    *bn = *wg ? (size_t)FASTED_WG_BN : (size_t)ch.v->bn;
+    return 0;
 }

@@ -50,7 +50,7 @@ fasted_epilogue(const fasted_params &p, typename F::acc (&acc)[MT][NT][4], const
         epi_kd_hist(f, acc);
         return;
     }
-    if (!PAIRS && (p.mode == FASTED_KD_MRNN || p.mode == FASTED_KD_MRLIST)) {
+    if (!PAIRS && p.mode >= FASTED_KD_MRNN && p.mode <= FASTED_KD_MRPLIST) {
         epi_mrnn(f, acc);
         return;
     }

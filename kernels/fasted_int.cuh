@@ -21,14 +21,18 @@
  * the KJOIN_* modes of a join: per-row minima over column chunks, per-row
  * histograms below a per-row bound, and the values of one bin per row.
  * FASTED_KD_MRNN and _MRLIST, HDBSCAN*'s masked nearest neighbour and its
- * candidates (epi_mrnn.cuh), share their parameter block. Numbered above every KJOIN_* mode:
+ * candidates, and _MRPAIR and _MRPLIST, the least estimate between each
+ * pair of components and its candidates (epi_mrnn.cuh), share their
+ * parameter block. Numbered above every KJOIN_* mode:
  * fasted_wg_slot_done tells them apart by mode >= FASTED_KD_MIN. */
 enum {
     FASTED_KD_MIN = 16,
     FASTED_KD_HIST = 17,
     FASTED_KD_BAND = 18,
     FASTED_KD_MRNN = 19,
-    FASTED_KD_MRLIST = 20
+    FASTED_KD_MRLIST = 20,
+    FASTED_KD_MRPAIR = 21,
+    FASTED_KD_MRPLIST = 22
 };
 #define FASTED_KD_BINS 32 /* histogram bins per row, linear in d2 up to the row's bound */
 
@@ -85,6 +89,14 @@ typedef struct fasted_kd_params {
      * *ncand (past cand_cap too: then not all were kept). */
     unsigned long long *cand, *ncand;
     unsigned long long cand_cap;
+    /* KD_MRPAIR and _MRPLIST: comp holds each row's component as an index
+     * below npair; pair A < B of them keeps its least estimate at
+     * pmin[A * npair + B] (float bits, an atomic minimum), and _MRPLIST
+     * lists (as _MRLIST, by u2) the pairs of the pairs of components whose
+     * pbound[A * npair + B] is not negative. */
+    unsigned npair;
+    unsigned *pmin;
+    const float *pbound;
 } fasted_kd_params;
 
 /* kernels/epi_band.cuh: exact's COUNT pass (kernels/exact.cu) on a

@@ -70,10 +70,17 @@ void kd_exact_release(void)
         kx_slot_free(g_kx[d]);
 }
 
+/* The slot holds a's rows (any centre and scale). */
+static bool kx_rows_are(const kx_slot &s, const kern_join_args *a)
+{
+    return s.x && s.host == a->x && s.n == a->n && s.d == a->d && s.hash == a->hash &&
+           s.xt == a->x_type;
+}
+
+/* ... and their norms centred and scaled as a's passes see them. */
 static bool kx_slot_is(const kx_slot &s, const kern_join_args *a, double sc)
 {
-    if (!s.x || s.host != a->x || s.n != a->n || s.d != a->d || s.hash != a->hash ||
-        s.xt != a->x_type || s.sc != sc || s.center.empty() != !a->center)
+    if (!kx_rows_are(s, a) || s.sc != sc || s.center.empty() != !a->center)
         return false;
     return !a->center || memcmp(s.center.data(), a->center, a->d * sizeof(double)) == 0;
 }
@@ -111,19 +118,30 @@ int kd_exact_open(const kern_join_args *a, double sc, size_t nq, bool promoted, 
         KERN_CUDA(cudaMemcpy(e->nmax, &bits, 8, cudaMemcpyHostToDevice));
         return 0;
     }
-    /* kept unless a cap is set; the slot's last rows go first */
+    /* kept unless a cap is set; the slot's last rows go first, but for the
+     * same rows under another centre or scale (HDBSCAN*'s rounds after
+     * the k-distance), whose norms alone are formed again */
     const bool keep = a->mem_cap == 0;
-    if (keep)
+    const bool rows_kept = keep && kx_rows_are(slot, a);
+    if (rows_kept) {
+        e->x = slot.x;
+        e->nx = slot.nx;
+        slot.x = NULL; /* the slot's key, until it takes them back below */
+        slot.nx = NULL;
+    } else if (keep) {
         kx_slot_free(slot);
-    rc = kx_alloc(&e->x, xb);
+    }
+    if (!rows_kept)
+        rc = kx_alloc(&e->x, xb);
     if (rc == 0 && a->center)
         rc = kx_alloc((void **)&e->center, d * 8);
-    if (rc == 0)
+    if (rc == 0 && !rows_kept)
         rc = kx_alloc((void **)&e->nx, n * 8);
     if (rc)
         return rc;
     e->bytes += a->center ? d * 8 : 0;
-    KERN_CUDA(cudaMemcpy(e->x, a->x, xb, cudaMemcpyHostToDevice));
+    if (!rows_kept)
+        KERN_CUDA(cudaMemcpy(e->x, a->x, xb, cudaMemcpyHostToDevice));
     if (a->center)
         KERN_CUDA(cudaMemcpy(e->center, a->center, d * 8, cudaMemcpyHostToDevice));
     KERN_CUDA(cudaMemset(e->nmax, 0, 8));

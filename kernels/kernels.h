@@ -767,13 +767,17 @@ int kern_curve_later_rows(size_t n, const double *core, const uint32_t *comp,
 int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round_io *io,
                      kern_join_result *r);
 /* One Boruvka round of HDBSCAN*'s tree beyond the curve's forest
- * (src/cluster/hdbscan_mst.c), on a's device (a list's first): for every
- * component but io->skip, its lightest mutual-reachability edge to
+ * (src/cluster/hdbscan_mst.c), on a's device (a list's first): for the
+ * components that search (at least half of those but io->skip, the
+ * smallest first), each one's lightest mutual-reachability edge to
  * another, exactly (FP64's direct form; edges by (w, a, b)), into
- * io->best by root. FASTED's pass in a's format and transforms with the
- * masked nearest-neighbour epilogue estimates each row's; exact's error
- * bound screens the rows, the rest are decided in FP64 on the device
- * (kernels/kern_mst.cu). a: every row (q0 0, q1 n), no layout.
+ * io->best by root (INFINITY for the others). FASTED's pass in a's format
+ * and transforms with the masked nearest-neighbour epilogue estimates each
+ * row's; exact's error bound screens the rows, the rest are decided in
+ * FP64 on the device. Where the components are few, the rest of the tree
+ * at once instead: each component's edge towards io->skip in it
+ * (kernels/kern_mst.cu, ms_pair_round). a: every row (q0 0, q1 n), no
+ * layout.
  * KERN_ENOMEM where the state or the dataset does not fit, or the data's
  * type is none the device reads (the caller takes the host's round). */
 int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *r);

@@ -108,6 +108,7 @@ if [ "${GEN:-1}" = 1 ]; then
     gen_one gauss1e6x16 "gen gauss n=1000000 d=16 seed=1 clusters=64"
     gen_one gauss6e4x784 "gen gauss n=60000 d=784 seed=1 clusters=10"
     gen_one gauss1e6x128 "gen gauss n=1000000 d=128 seed=1 clusters=64"
+    gen_one gauss1e6x128bg "gen gauss n=1000000 d=128 seed=1 clusters=64 background=0.1"
     gen_one uniform1e6x128 "gen uniform n=1000000 d=128 seed=1"
 fi
 

@@ -34,7 +34,11 @@ static int hd_all_finite(const dataset *ds)
 /* The curve's maximum: the HD_FOREST_QUANTILE core distance, where the
  * forest spans the dense parts, but no more than the eps of selectivity
  * HD_FOREST_S (HD_FOREST_S_DEVICE where the engine consumes the pairs on
- * its device: pairs cost it little there, and the host's rounds much) by
+ * its device: pairs cost it little there, and the host's rounds much;
+ * HD_FOREST_S_ROUNDS where it takes the rounds too, each a pass over the
+ * rows that search whatever the forest leaves, so that the curve's pairs
+ * beyond that cost more than the rounds they spare: docs/BENCHMARKS.md,
+ * "HDBSCAN*") by
  * the data's sample (src/sweep.h: some 2M distances), so that its join's
  * pairs stay about that many a point where a background's core distances
  * lie far above the clusters' (uncapped, a tenth of the points uniform
@@ -46,6 +50,7 @@ static int hd_all_finite(const dataset *ds)
 #define HD_FOREST_QUANTILE 0.97
 #define HD_FOREST_S 256.0
 #define HD_FOREST_S_DEVICE 8192.0
+#define HD_FOREST_S_ROUNDS 512.0
 
 static double hd_forest_max(const dataset *ds, const double *core2, size_t n, double s_cap)
 {
@@ -141,7 +146,10 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
         r->nearest = hk.kl;
         snprintf(c.precision, sizeof c.precision, "%s", e->precision);
     } else {
-        r->max = hd_forest_max(ds, core2, n, e->consume ? HD_FOREST_S_DEVICE : HD_FOREST_S);
+        const double s_cap = !e->consume                              ? HD_FOREST_S
+                             : hdbscan_mst_offered(e, spec->opts, ds) ? HD_FOREST_S_ROUNDS
+                                                                      : HD_FOREST_S_DEVICE;
+        r->max = hd_forest_max(ds, core2, n, s_cap);
         dbscan_curve_spec cs = {.ds = ds,
                                 .minpts = ms,
                                 .max = r->max,

@@ -345,6 +345,27 @@ static int hm_device_round(const engine *e, const engine_opts *opts, const datas
     return 0;
 }
 
+int hdbscan_mst_offered(const engine *e, const engine_opts *opts, const dataset *ds)
+{
+    if (!e || !e->consume || ds->n < 2)
+        return 0;
+    mst_round_io io = {.n = ds->n, .skip = UINT32_MAX}; /* best NULL: the probe */
+    join_spec js = {.ds = ds,
+                    .engine = e,
+                    .eps = INFINITY,
+                    .q0 = 0,
+                    .q1 = ds->n,
+                    .mode = JOIN_PAIRS,
+                    .opts = opts,
+                    .inner = 1};
+    pair_consumer pc = {.use = PAIRS_MST_ROUND, .mst = &io};
+    join_result jr;
+    memset(&jr, 0, sizeof jr);
+    const int rc = e->consume(&js, &pc, &jr);
+    err_clear();
+    return rc == 0;
+}
+
 int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const dataset *ds,
                          const double *core2, size_t nf, const double *fw2, const uint64_t *fab,
                          const hdbscan_knn *hk, const volatile int *cancel, double **w2_out,

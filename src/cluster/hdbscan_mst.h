@@ -63,4 +63,8 @@ int hdbscan_mst_complete(const struct engine *e, const struct engine_opts *opts,
                          const hdbscan_knn *hk, const volatile int *cancel, double **w2,
                          uint64_t **ab, hdbscan_mst_stats *st);
 
+/* 1 where engine e offers the rounds over ds (a probe: no round runs;
+ * it may still decline one later, where its state does not fit), else 0. */
+int hdbscan_mst_offered(const struct engine *e, const struct engine_opts *opts, const dataset *ds);
+
 #endif

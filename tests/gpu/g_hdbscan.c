@@ -17,7 +17,12 @@
  *     its grid dimensions (its masked nearest-neighbour pass, screened by
  *     its error bound and decided in FP64), the host's k-d tree at or
  *     below them.
- *  2. fasted's HDBSCAN* is the same on both routes (one engine's
+ *  2. exact's device rounds equal cpu's tree bit for bit however they are
+ *     taken (TCJOIN_MST_ROUNDS): whole Borůvka rounds alone (0), partial
+ *     rounds (the smallest components searching) down to three components
+ *     and then the pair round (3), and by default; the pair round takes
+ *     fewer rounds than whole rounds on some set, so it ran.
+ *  3. fasted's HDBSCAN* is the same on both routes (one engine's
  *     distances), its labels in range.
  * Skipped without a CUDA device. */
 #include <math.h>
@@ -233,6 +238,56 @@ TEST(exact_equals_cpu_on_the_shared_sets)
         exact_vs_cpu(&ds, &o, "kitti 6000, exact's tensor-core pass");
         dataset_free(&ds);
     }
+}
+
+/* exact's tree with TCJOIN_MST_ROUNDS at v (NULL: unset) against cpu's;
+ * its device rounds into *rounds (-1 where it failed). */
+static void rounds_case(const dataset *ds, const hdbscan_result *want, const char *v, int *rounds)
+{
+    if (v)
+        setenv("TCJOIN_MST_ROUNDS", v, 1);
+    else
+        unsetenv("TCJOIN_MST_ROUNDS");
+    hdbscan_result got;
+    char w[160];
+    snprintf(w, sizeof w, "%s, TCJOIN_MST_ROUNDS=%s", ds->name, v ? v : "(unset)");
+    *rounds = -1;
+    if (run("exact", ds, 10, 5, HDBSCAN_EOM, NULL, &got)) {
+        CHECK_MSG(0, "%s: exact: %s", w, err_msg());
+    } else {
+        same(&got, want, w);
+        *rounds = got.device_rounds;
+        hdbscan_result_free(&got);
+    }
+    unsetenv("TCJOIN_MST_ROUNDS");
+}
+
+TEST(exact_rounds_agree_however_taken)
+{
+    need_gpu();
+    dataset sets[4] = {densities(16), densities(784), repeated(), lattice()};
+    int fewer = 0;
+    for (int k = 0; k < 4; k++) {
+        hdbscan_result want;
+        if (sets[k].d <= EXACT_GRID_MAX_D) { /* the host's rounds there */
+            dataset_free(&sets[k]);
+            continue;
+        }
+        if (run("cpu", &sets[k], 10, 5, HDBSCAN_EOM, NULL, &want)) {
+            CHECK_MSG(0, "%s: cpu: %s", sets[k].name, err_msg());
+            dataset_free(&sets[k]);
+            continue;
+        }
+        int whole, partial, def;
+        rounds_case(&sets[k], &want, "0", &whole);
+        rounds_case(&sets[k], &want, "3", &partial);
+        rounds_case(&sets[k], &want, NULL, &def);
+        CHECK_MSG(def <= whole, "%s: %d rounds by default, %d whole", sets[k].name, def, whole);
+        fewer += def >= 0 && def < whole;
+        hdbscan_result_free(&want);
+        dataset_free(&sets[k]);
+    }
+    CHECK_MSG(fewer > 0, "the pair round took fewer rounds than whole rounds on no set");
 }
 
 TEST(fasted_routes_agree)

@@ -14,7 +14,8 @@
  * - rounds an engine offers (engine.consume, PAIRS_MST_ROUND), here a
  *   brute force over every pair written apart, give the tree the host's
  *   rounds give, bit for bit, whether the engine takes every round or
- *   declines from its second on (the host's rounds then);
+ *   declines from its second on (the host's rounds then); the probe
+ *   (hdbscan_mst_offered) says whether it takes them and runs no round;
  * - bad input gets one line.
  * Labels, probabilities and outlier scores against an independent
  * implementation: tests/cli/hdbscan_oracle.sh. */
@@ -27,6 +28,7 @@
 
 #include "err.h"
 #include "hdbscan.h"
+#include "hdbscan_mst.h"
 
 extern const engine engine_cpu;
 
@@ -335,8 +337,10 @@ static int fake_consume(const join_spec *js, pair_consumer *c, join_result *res)
     (void)res;
     if (c->use != PAIRS_MST_ROUND || (g_fake_rounds >= 0 && g_fake_taken >= g_fake_rounds))
         return ENGINE_DECLINED;
-    g_fake_taken++;
     mst_round_io *io = c->mst;
+    if (!io->best)
+        return 0; /* the probe (hdbscan_mst_offered): no round */
+    g_fake_taken++;
     const dataset *ds = js->ds;
     const size_t n = io->n;
     for (size_t i = 0; i < n; i++)
@@ -381,6 +385,9 @@ TEST(device_rounds_give_the_host_rounds_tree)
         CHECK_MSG(hdbscan_run(&engine_cpu, &s, &h) == 0, "%s", err_msg());
         g_fake_rounds = take;
         g_fake_taken = 0;
+        /* the probe asks without a round, and says what the engine does */
+        CHECK(hdbscan_mst_offered(&fake, NULL, &ds) == (take != 0) && g_fake_taken == 0);
+        CHECK(hdbscan_mst_offered(&engine_cpu, NULL, &ds) == 0);
         CHECK_MSG(hdbscan_run(&fake, &s, &f) == 0, "%s", err_msg());
         CHECK_MSG(h.device_rounds == 0 && h.host_rounds > 1, "host: %d device, %d host rounds",
                   h.device_rounds, h.host_rounds);
