@@ -67,8 +67,11 @@
  * (cheaper than a candidates pass); more take the candidates pass. */
 #define MS_FEW_ROWS 256
 /* The pair round where the components are 3 to this many (its tables
- * hold this many squared). */
+ * hold this many squared), and their square at most n / MS_PAIR_ROWS:
+ * its host steps cost some K^2 bound evaluations, more than the few
+ * rounds they save where the rows are few and a round's pass is cheap. */
 #define MS_PAIR_MAX 1024
+#define MS_PAIR_ROWS 4
 /* A round's searching rows: at least half the components, and beyond
  * them as many of the smallest as keep to n / MS_PARTIAL rows. */
 #define MS_PARTIAL 8
@@ -630,13 +633,16 @@ static int ms_pass(const kern_join_args &a, ms_dev &dv, int mode, const std::vec
 }
 
 /* The most components the pair round takes: MS_PAIR_MAX, or for tests
- * TCJOIN_MST_ROUNDS=N (at most MS_PAIR_MAX): 0 makes every round a whole
- * Borůvka round (every component but the largest searching) and no
- * pair round; a small N sends the rounds through the partial ones first. */
-static size_t ms_pair_max(void)
+ * TCJOIN_MST_ROUNDS=N (at most MS_PAIR_MAX, *forced set): 0 makes every
+ * round a whole Borůvka round (every component but the largest
+ * searching) and no pair round; a small N sends the rounds through the
+ * partial ones first; any N takes the pair round at N or fewer
+ * components however few the rows (no MS_PAIR_ROWS rule). */
+static size_t ms_pair_max(bool *forced)
 {
     const char *e = getenv("TCJOIN_MST_ROUNDS");
-    if (!e || !*e)
+    *forced = e && *e;
+    if (!*forced)
         return MS_PAIR_MAX;
     const long v = strtol(e, NULL, 10);
     return v <= 0 ? 0 : std::min((size_t)v, (size_t)MS_PAIR_MAX);
@@ -792,6 +798,46 @@ static uint32_t ms_find(std::vector<uint32_t> &up, uint32_t x)
  *
  * MS_DECLINED (io untouched) where an estimate is not finite or the
  * candidates overflow their buffer. */
+/* The pair pass's work items: the view's upper triangle by tiles, each
+ * tile holding a pair i < j with i among the first nw rows. The table is
+ * one entry for a pair of components whichever is the row, and every pair
+ * it needs has a row among the first nw (the largest component's rows
+ * come last, and pairs within it are none of the table's): half the
+ * products of the rows against every column. In FASTED_GROUP squares, as
+ * the scheduler walks its grid, so blocks running together share rows
+ * and columns in L2. */
+static void ms_tri_items(size_t nw, size_t n, size_t bm, size_t bn, std::vector<uint2> &it)
+{
+    const size_t T = (nw + bm - 1) / bm, U = (n + bn - 1) / bn, G = FASTED_GROUP;
+    it.clear();
+    for (size_t sr = 0; sr < T; sr += G)
+        for (size_t sc = sr * bm / bn / G * G; sc < U; sc += G)
+            for (size_t bi = sr; bi < std::min(sr + G, T); bi++)
+                for (size_t bj = std::max(sc, bi * bm / bn); bj < std::min(sc + G, U); bj++)
+                    it.push_back(make_uint2((unsigned)bi, (unsigned)bj));
+}
+
+/* The work items into dv.items for the next pass (their kernel's tiles:
+ * wg). */
+static void ms_drop_items(ms_dev &dv)
+{
+    kern_pool_free(dv.items);
+    dv.items = NULL;
+    dv.nitems = 0;
+}
+
+static int ms_put_items(ms_dev &dv, const std::vector<uint2> &it, bool wg)
+{
+    ms_drop_items(dv);
+    int rc = ms_alloc((void **)&dv.items, std::max(it.size(), (size_t)1) * sizeof(uint2), dv.bytes);
+    if (rc)
+        return rc;
+    KERN_CUDA(cudaMemcpy(dv.items, it.data(), it.size() * sizeof(uint2), cudaMemcpyHostToDevice));
+    dv.nitems = it.size();
+    dv.items_wg = wg;
+    return 0;
+}
+
 static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
                          const std::vector<uint32_t> &roots, const std::vector<uint32_t> &csz,
                          double sc, bool promoted, double nm, std::vector<uint32_t> &perm,
@@ -837,7 +883,18 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
     dv.npair = (unsigned)K;
     KERN_CUDA(cudaMemset(dv.pmin, 0xff, KK * 4));
     const size_t nw = n - csz[roots[big]];
-    if ((rc = ms_pass(a, dv, FASTED_KD_MRPAIR, perm, nw, r, true)) != 0)
+    /* the tiles of the kernel the passes run */
+    size_t bm = 0, bn = 0;
+    bool wg = false;
+    if ((rc = exact_kern_tiles(&a, a.format, &bm, &bn, &wg)) != 0)
+        return rc;
+    std::vector<uint2> it;
+    ms_tri_items(nw, n, bm, bn, it);
+    if ((rc = ms_put_items(dv, it, wg)) != 0)
+        return rc;
+    rc = ms_pass(a, dv, FASTED_KD_MRPAIR, perm, nw, r, true);
+    ms_drop_items(dv);
+    if (rc)
         return rc;
     KERN_CUDA(cudaMemcpy(hmin.data(), dv.pmin, KK * 4, cudaMemcpyDeviceToHost));
     io->pass_s = kern_now() - tp;
@@ -932,12 +989,7 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
             side[s] = rs;
             rowb[rs] = std::max(rowb[rs], hbound[s]);
         }
-    /* the list pass's items, in the tiles of the kernel it runs */
-    size_t bm = 0, bn = 0;
-    bool wg = false;
-    if ((rc = exact_kern_tiles(&a, a.format, &bm, &bn, &wg)) != 0)
-        return rc;
-    /* each kept pair's row tiles against its column tiles; a row tile two
+    /* the list pass's items: each kept pair's row tiles against its column tiles; a row tile two
      * components share takes the union of their column ranges, once */
     struct rng {
         size_t r0, r1, c0, c1;
@@ -954,7 +1006,7 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
             nrows += csz[roots[rs]];
         }
     std::sort(rs_rng.begin(), rs_rng.end(), [](const rng &p, const rng &q) { return p.r0 < q.r0; });
-    std::vector<uint2> it;
+    it.clear();
     if (!rs_rng.empty()) {
         std::vector<std::pair<size_t, size_t>> act;
         size_t q = 0, rmax = 0;
@@ -984,8 +1036,7 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
     const double tl = kern_now();
     if ((rc = ms_cand_room(a, dv, nrows)) != 0)
         return rc;
-    if ((rc = ms_alloc((void **)&dv.items, std::max(it.size(), (size_t)1) * sizeof(uint2),
-                       dv.bytes)) != 0)
+    if ((rc = ms_put_items(dv, it, wg)) != 0)
         return rc;
     KERN_CUDA(cudaMemcpy(dv.pbound, hbound.data(), KK * 4, cudaMemcpyHostToDevice));
     {
@@ -994,19 +1045,15 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
             hu[i] = rowb[cidx[i]];
         KERN_CUDA(cudaMemcpy(dv.u2, hu.data(), n * 4, cudaMemcpyHostToDevice));
     }
-    KERN_CUDA(cudaMemcpy(dv.items, it.data(), it.size() * sizeof(uint2), cudaMemcpyHostToDevice));
-    dv.nitems = it.size();
-    dv.items_wg = wg;
     unsigned long long ncand = 0;
     if (!it.empty()) {
         rc = ms_pass(a, dv, FASTED_KD_MRPLIST, perm, n, r, false);
+        ms_drop_items(dv);
         if (rc)
             return rc;
         KERN_CUDA(cudaMemcpy(&ncand, dv.ncand, 8, cudaMemcpyDeviceToHost));
     }
-    kern_pool_free(dv.items);
-    dv.items = NULL;
-    dv.nitems = 0;
+    ms_drop_items(dv);
     if (ncand > dv.cand_cap) {
         if (kern_trace_on())
             fprintf(stderr,
@@ -1176,7 +1223,8 @@ extern "C" int kern_mst_round(const kern_join_args *a0, mst_round_io *io, kern_j
     std::vector<unsigned long long> hw(n), hab(n);
     std::vector<uint8_t> want(n), srch(n, 0);
     std::vector<uint32_t> perm(n), csz(n, 0), roots;
-    const size_t pair_max = ms_pair_max();
+    bool forced = false;
+    const size_t pair_max = ms_pair_max(&forced);
     const bool whole = pair_max == 0;
     uint32_t nr = 0;
 #define MS_TRY(call) KERN_CUDA_GOTO(call, out)
@@ -1222,7 +1270,8 @@ extern "C" int kern_mst_round(const kern_join_args *a0, mst_round_io *io, kern_j
     r->t_h2d = kern_now() - t0;
     /* Few components: the rest of the tree at once (ms_pair_round),
      * unless its candidates overflow (a round as below then). */
-    if (!whole && roots.size() >= 3 && roots.size() <= pair_max && io->skip < n) {
+    if (!whole && roots.size() >= 3 && roots.size() <= pair_max &&
+        (forced || roots.size() * roots.size() <= n / MS_PAIR_ROWS) && io->skip < n) {
         rc = ms_pair_round(a, dv, io, roots, csz, sc, promoted, ex.nm, perm, r);
         if (rc != MS_DECLINED)
             goto out;

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "mem.h"
+#include "par.h"
 
 #define HT_NONE UINT32_MAX
 
@@ -35,144 +36,201 @@ static void ht_emit(ht_rows *r, uint32_t parent, uint32_t child, double lambda, 
     r->m++;
 }
 
-/* Each edge oriented away from point 0 (cur[k] the end nearer 0): the
- * order scikit-learn's Prim, grown from point 0, records an edge in (the
- * point already in its tree first). Fails where the edges are not a
- * spanning tree. */
-static int ht_orient(size_t n, const uint64_t *ab, uint32_t *cur, uint32_t *nxt)
-{
-    const size_t m = n - 1;
-    uint32_t *off = xcalloc(n + 1, sizeof *off), *adj = xmalloc(2 * m * sizeof *adj);
-    uint32_t *queue = xmalloc(n * sizeof *queue);
-    uint8_t *seen = xcalloc(n, 1);
-    int rc = 0;
-    for (size_t k = 0; k < m && rc == 0; k++) {
-        const uint64_t a = ab[k] >> 32, b = (uint32_t)ab[k];
-        if (a >= n || b >= n || a == b)
-            rc = err_set(TCJ_EINVAL, "hdbscan: tree edge %zu joins %llu and %llu of %zu points", k,
-                         (unsigned long long)a, (unsigned long long)b, n);
-        else {
-            off[a + 1]++;
-            off[b + 1]++;
-        }
-    }
-    if (rc == 0) {
-        for (size_t i = 0; i < n; i++)
-            off[i + 1] += off[i];
-        uint32_t *fill = xmalloc(n * sizeof *fill);
-        memcpy(fill, off, n * sizeof *fill);
-        for (size_t k = 0; k < m; k++) {
-            adj[fill[ab[k] >> 32]++] = (uint32_t)k;
-            adj[fill[(uint32_t)ab[k]]++] = (uint32_t)k;
-        }
-        free(fill);
-        size_t head = 0, tail = 0;
-        queue[tail++] = 0;
-        seen[0] = 1;
-        while (head < tail) {
-            const uint32_t u = queue[head++];
-            for (uint32_t t = off[u]; t < off[u + 1]; t++) {
-                const uint32_t k = adj[t];
-                const uint32_t a = (uint32_t)(ab[k] >> 32), b = (uint32_t)ab[k];
-                const uint32_t v = a == u ? b : a;
-                if (seen[v])
-                    continue;
-                seen[v] = 1;
-                cur[k] = u;
-                nxt[k] = v;
-                queue[tail++] = v;
-            }
-        }
-        if (tail != n)
-            rc = err_set(TCJ_EINVAL,
-                         "hdbscan: the %zu edges reach %zu of %zu points: not a spanning tree", m,
-                         tail, n);
-    }
-    free(off);
-    free(adj);
-    free(queue);
-    free(seen);
-    return rc;
-}
+/* A point's union-find entry, one cache line's quarter: its parent, and
+ * at a root the component's points and its hierarchy node. */
+typedef struct ht_uf {
+    uint32_t up, cnt, node, pad;
+} ht_uf;
 
-static uint32_t ht_find(uint32_t *up, uint32_t x)
+static uint32_t ht_find(ht_uf *u, uint32_t x)
 {
-    while (up[x] != x) {
-        up[x] = up[up[x]];
-        x = up[x];
+    while (u[x].up != x) {
+        u[x].up = u[u[x].up].up;
+        x = u[x].up;
     }
     return x;
 }
 
-/* The points of the hierarchy's subtree under node x, breadth first (the
- * order scikit-learn lists them in), each node of it marked ignored. */
-static void ht_fall(size_t n, const uint32_t *left, const uint32_t *right, uint32_t x,
-                    uint32_t *queue, uint8_t *ignore, ht_rows *r, uint32_t parent, double lambda)
+/* How far ahead the union-find prefetches its edges' ends: its finds are
+ * chains of cache misses over arrays far larger than the caches. */
+#define HT_AHEAD 16
+
+/* The single-linkage hierarchy (merge k is node n + k, its children
+ * left[k] and right[k] of sl[k] and sr[k] points) from the edges in
+ * order, each edge oriented away from point 0: left[k] holds the end
+ * nearer point 0, the order in which scikit-learn's Prim, grown from
+ * point 0, records an edge (the point already in its tree first), from
+ * which its cluster numbering follows. Fails where the edges are not a
+ * spanning tree.
+ *
+ * Three passes over the merges, no adjacency lists: a union-find over
+ * the points (union by size, path halving; each root holds its
+ * component's node) gives merge k its two children, A holding edge
+ * (a, b)'s end a; top-down, each node's points take consecutive
+ * positions (A's first); and top-down from the root, entered at point 0,
+ * each node is entered at one point e: the path from 0 meets merge k's
+ * edge at a where e lies in A (A's positions) and enters B at b, else
+ * at b, entering A at a. */
+static int ht_hierarchy(size_t n, const uint64_t *ab, uint32_t *left, uint32_t *right, uint32_t *sl,
+                        uint32_t *sr)
 {
+    const size_t m = n - 1;
+    ht_uf *u = xmalloc(n * sizeof *u);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        u[i] = (ht_uf){(uint32_t)i, 1, (uint32_t)i, 0};
+    for (size_t k = 0; k < m; k++) {
+        if (k + HT_AHEAD < m) {
+            const uint64_t f = ab[k + HT_AHEAD];
+            if ((f >> 32) < n && (uint32_t)f < n) {
+                __builtin_prefetch(&u[f >> 32]);
+                __builtin_prefetch(&u[(uint32_t)f]);
+            }
+        }
+        const uint64_t a = ab[k] >> 32, b = (uint32_t)ab[k];
+        if (a >= n || b >= n || a == b) {
+            rc = err_set(TCJ_EINVAL, "hdbscan: tree edge %zu joins %llu and %llu of %zu points", k,
+                         (unsigned long long)a, (unsigned long long)b, n);
+            break;
+        }
+        uint32_t ra = ht_find(u, (uint32_t)a), rb = ht_find(u, (uint32_t)b);
+        if (ra == rb) {
+            rc = err_set(TCJ_EINVAL,
+                         "hdbscan: tree edge %zu joins %llu and %llu, already joined: the %zu "
+                         "edges are not a spanning tree of %zu points",
+                         k, (unsigned long long)a, (unsigned long long)b, m, n);
+            break;
+        }
+        left[k] = u[ra].node;
+        right[k] = u[rb].node;
+        sl[k] = u[ra].cnt;
+        sr[k] = u[rb].cnt;
+        if (u[ra].cnt < u[rb].cnt) {
+            const uint32_t t = ra;
+            ra = rb;
+            rb = t;
+        }
+        u[rb].up = ra;
+        u[ra].cnt += u[rb].cnt;
+        u[ra].node = (uint32_t)(n + k);
+    }
+    free(u);
+    if (rc)
+        return rc;
+    /* positions: start[k] the first of node n + k's, pos[i] point i's */
+    uint32_t *start = xmalloc(m * sizeof *start), *pos = xmalloc(n * sizeof *pos);
+    start[m - 1] = 0;
+    for (size_t k = m; k-- > 0;) {
+        const uint32_t s = start[k], A = left[k], B = right[k];
+        if (A < n)
+            pos[A] = s;
+        else
+            start[A - n] = s;
+        if (B < n)
+            pos[B] = s + sl[k];
+        else
+            start[B - n] = s + sl[k];
+    }
+    /* entries: node n + k is entered at point entry[k] */
+    uint32_t *entry = xmalloc(m * sizeof *entry);
+    entry[m - 1] = 0;
+    for (size_t k = m; k-- > 0;) {
+        const uint32_t e = entry[k], A = left[k], B = right[k];
+        const uint32_t a = (uint32_t)(ab[k] >> 32), b = (uint32_t)ab[k];
+        uint32_t ea = a, eb = e;
+        if (pos[e] < start[k] + sl[k]) {
+            ea = e;
+            eb = b;
+        } else {
+            const uint32_t t = sl[k];
+            left[k] = B;
+            right[k] = A;
+            sl[k] = sr[k];
+            sr[k] = t;
+        }
+        if (A >= n)
+            entry[A - n] = ea;
+        if (B >= n)
+            entry[B - n] = eb;
+    }
+    free(entry);
+    free(pos);
+    free(start);
+    return 0;
+}
+
+/* The points of the hierarchy's subtree under node x, breadth first (the
+ * order scikit-learn lists them in: as the queue takes them, so as they
+ * are found, which is where they are emitted; the queue holds the
+ * merges alone). */
+static void ht_fall(size_t n, const uint32_t *left, const uint32_t *right, uint32_t x,
+                    uint32_t *queue, ht_rows *r, uint32_t parent, double lambda)
+{
+    if (x < n) {
+        ht_emit(r, parent, x, lambda, 1);
+        return;
+    }
     size_t head = 0, tail = 0;
     queue[tail++] = x;
     while (head < tail) {
         const uint32_t v = queue[head++];
-        ignore[v] = 1;
-        if (v < n)
-            ht_emit(r, parent, v, lambda, 1);
-        else {
-            queue[tail++] = left[v - n];
-            queue[tail++] = right[v - n];
+        const uint32_t c[2] = {left[v - n], right[v - n]};
+        for (int s = 0; s < 2; s++) {
+            if (c[s] < n)
+                ht_emit(r, parent, c[s], lambda, 1);
+            else
+                queue[tail++] = c[s];
         }
     }
 }
 
 /* The condensed tree from the single-linkage hierarchy (left, right,
- * dist, size of merge k = node n + k), breadth first from the root. */
+ * dist, the children's points sl, sr of merge k = node n + k), breadth first from the root, as
+ * scikit-learn's walk over every node skipping those already fallen:
+ * the queue holds only the merges that do not fall (a subtree left out
+ * of a breadth-first order leaves the rest in the same order). */
 static uint32_t ht_condense(size_t n, const uint32_t *left, const uint32_t *right,
-                            const double *dist, const size_t *size, size_t mcs, ht_rows *r)
+                            const double *dist, const uint32_t *sl, const uint32_t *sr, size_t mcs,
+                            ht_rows *r)
 {
-    const size_t nodes = 2 * n - 1;
-    uint32_t *order = xmalloc(nodes * sizeof *order), *queue = xmalloc(nodes * sizeof *queue);
-    uint32_t *relabel = xmalloc(nodes * sizeof *relabel);
-    uint8_t *ignore = xcalloc(nodes, 1);
+    const size_t m = n - 1;
+    uint32_t *order = xmalloc(m * sizeof *order), *queue = xmalloc(m * sizeof *queue);
+    uint32_t *relabel = xmalloc(m * sizeof *relabel);
     size_t head = 0, tail = 0;
-    const uint32_t root = (uint32_t)(nodes - 1);
-    order[tail++] = root;
-    while (head < tail) {
-        const uint32_t v = order[head++];
-        if (v >= n) {
-            order[tail++] = left[v - n];
-            order[tail++] = right[v - n];
-        }
-    }
+    order[tail++] = (uint32_t)(m - 1);
     uint32_t next = (uint32_t)n + 1;
-    relabel[root] = (uint32_t)n;
-    for (size_t t = 0; t < nodes; t++) {
-        const uint32_t v = order[t];
-        if (ignore[v] || v < n)
-            continue;
-        const uint32_t a = left[v - n], b = right[v - n];
-        const double d = dist[v - n];
+    relabel[m - 1] = (uint32_t)n;
+    while (head < tail) {
+        const uint32_t k = order[head++];
+        const uint32_t a = left[k], b = right[k];
+        const double d = dist[k];
         const double lambda = d > 0 ? 1.0 / d : INFINITY;
-        const size_t ca = a >= n ? size[a - n] : 1, cb = b >= n ? size[b - n] : 1;
-        const uint32_t me = relabel[v];
+        const size_t ca = sl[k], cb = sr[k];
+        const uint32_t me = relabel[k];
+        /* a child of at least mcs points is a merge (mcs >= 2) */
         if (ca >= mcs && cb >= mcs) {
-            relabel[a] = next++;
-            ht_emit(r, me, relabel[a], lambda, ca);
-            relabel[b] = next++;
-            ht_emit(r, me, relabel[b], lambda, cb);
+            relabel[a - n] = next++;
+            ht_emit(r, me, relabel[a - n], lambda, ca);
+            relabel[b - n] = next++;
+            ht_emit(r, me, relabel[b - n], lambda, cb);
+            order[tail++] = a - (uint32_t)n;
+            order[tail++] = b - (uint32_t)n;
         } else if (ca < mcs && cb < mcs) {
-            ht_fall(n, left, right, a, queue, ignore, r, me, lambda);
-            ht_fall(n, left, right, b, queue, ignore, r, me, lambda);
+            ht_fall(n, left, right, a, queue, r, me, lambda);
+            ht_fall(n, left, right, b, queue, r, me, lambda);
         } else if (ca < mcs) {
-            relabel[b] = me;
-            ht_fall(n, left, right, a, queue, ignore, r, me, lambda);
+            relabel[b - n] = me;
+            ht_fall(n, left, right, a, queue, r, me, lambda);
+            order[tail++] = b - (uint32_t)n;
         } else {
-            relabel[a] = me;
-            ht_fall(n, left, right, b, queue, ignore, r, me, lambda);
+            relabel[a - n] = me;
+            ht_fall(n, left, right, b, queue, r, me, lambda);
+            order[tail++] = a - (uint32_t)n;
         }
     }
     free(order);
     free(queue);
     free(relabel);
-    free(ignore);
     return next; /* one past the last cluster label */
 }
 
@@ -311,6 +369,52 @@ void hdbscan_tree_free(hdbscan_tree *t)
     memset(t, 0, sizeof *t);
 }
 
+/* What each point's row gives it: its label, probability and score. */
+typedef struct ht_points {
+    size_t n;
+    const ht_rows *r;
+    const int32_t *num;  /* a cluster's number, -1 where not selected */
+    const uint32_t *of;  /* a number's cluster */
+    const uint32_t *up;  /* a cluster's nearest selected ancestor or itself */
+    const double *death; /* the probabilities' maxima */
+    const double *glosh; /* the largest lambda under a cluster */
+    int root_only;       /* the root alone selected */
+    double root_thr;     /* then the least lambda labelled */
+    hdbscan_tree *t;
+} ht_points;
+
+/* Rows [a, b): each point is one row's child, so ranges write apart. */
+static void ht_points_range(void *ctx, int th, size_t a, size_t b)
+{
+    (void)th;
+    const ht_points *j = ctx;
+    const size_t n = j->n;
+    hdbscan_tree *t = j->t;
+    for (size_t q = a; q < b; q++) {
+        const uint32_t x = j->r->child[q];
+        if (x >= n)
+            continue;
+        const uint32_t c = j->r->parent[q] - (uint32_t)n;
+        const double lam = j->r->lambda[q];
+        int32_t lab = -1;
+        const uint32_t up = j->up[c];
+        if (up != HT_NONE && up != 0)
+            lab = j->num[up];
+        else if (up == 0 && j->root_only && lam >= j->root_thr)
+            lab = j->num[0];
+        t->labels[x] = lab;
+        if (lab >= 0) {
+            const double m = j->death[j->of[lab]];
+            t->prob[x] = m == 0.0 || isinf(lam) ? 1.0 : fmin(lam, m) / m;
+        } else
+            t->prob[x] = 0.0;
+        /* the library's (g - lambda) / g, whose limit 1 is taken where g
+         * is infinite (duplicates below the point's cluster), not NaN */
+        const double g = j->glosh[c];
+        t->score[x] = g == 0.0 || !isfinite(lam) ? 0.0 : isinf(g) ? 1.0 : (g - lam) / g;
+    }
+}
+
 /* Labels, probabilities, scores and the summary from the condensed rows. */
 static void ht_label(size_t n, const ht_rows *r, ht_clusters *k, const uint8_t *sel,
                      const hdbscan_params *p, hdbscan_tree *t)
@@ -369,31 +473,13 @@ static void ht_label(size_t n, const ht_rows *r, ht_clusters *k, const uint8_t *
         if (r->child[q] >= n && glosh[r->child[q] - n] > glosh[r->parent[q] - n])
             glosh[r->parent[q] - n] = glosh[r->child[q] - n];
     t->nclusters = nsel;
+    ht_points job = {n, r, num, of, up, death, glosh, root_only, root_thr, t};
+    int nt = 1;
+    par_for(r->m, PAR_WEIGHT_RANDOM, ht_points_range, &job, &nt);
     t->sizes = xcalloc(nsel ? nsel : 1, sizeof *t->sizes);
-    for (size_t q = 0; q < r->m; q++) {
-        const uint32_t x = r->child[q];
-        if (x >= n)
-            continue;
-        const uint32_t c = r->parent[q] - (uint32_t)n;
-        const double lam = r->lambda[q];
-        int32_t lab = -1;
-        const uint32_t a = up[c];
-        if (a != HT_NONE && a != 0)
-            lab = num[a];
-        else if (a == 0 && root_only && lam >= root_thr)
-            lab = num[0];
-        t->labels[x] = lab;
-        if (lab >= 0) {
-            const double m = death[of[lab]];
-            t->prob[x] = m == 0.0 || isinf(lam) ? 1.0 : fmin(lam, m) / m;
-            t->sizes[lab]++;
-        } else
-            t->prob[x] = 0.0;
-        /* the library's (g - lambda) / g, whose limit 1 is taken where g
-         * is infinite (duplicates below the point's cluster), not NaN */
-        const double g = glosh[c];
-        t->score[x] = g == 0.0 || !isfinite(lam) ? 0.0 : isinf(g) ? 1.0 : (g - lam) / g;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (t->labels[i] >= 0)
+            t->sizes[t->labels[i]]++;
     t->stability = xmalloc((nsel ? nsel : 1) * sizeof *t->stability);
     t->lambda_birth = xmalloc((nsel ? nsel : 1) * sizeof *t->lambda_birth);
     for (size_t s = 0; s < nsel; s++) {
@@ -430,48 +516,32 @@ int hdbscan_tree_build(size_t n, const double *w, const uint64_t *ab, const hdbs
         return 0;
     }
     const size_t m = n - 1;
-    uint32_t *cur = xmalloc(m * sizeof *cur), *nxt = xmalloc(m * sizeof *nxt);
-    int rc = ht_orient(n, ab, cur, nxt);
+    uint32_t *left = xmalloc(m * sizeof *left), *right = xmalloc(m * sizeof *right);
+    uint32_t *sl = xmalloc(m * sizeof *sl), *sr = xmalloc(m * sizeof *sr);
+    int rc = ht_hierarchy(n, ab, left, right, sl, sr);
     if (rc) {
-        free(cur);
-        free(nxt);
+        free(left);
+        free(right);
+        free(sl);
+        free(sr);
         hdbscan_tree_free(t);
         return rc;
     }
-    /* the single-linkage hierarchy: merge k is node n + k */
-    uint32_t *up = xmalloc((2 * n - 1) * sizeof *up);
-    size_t *cnt = xmalloc((2 * n - 1) * sizeof *cnt);
-    for (size_t i = 0; i < 2 * n - 1; i++) {
-        up[i] = (uint32_t)i;
-        cnt[i] = 1;
-    }
-    uint32_t *left = xmalloc(m * sizeof *left), *right = xmalloc(m * sizeof *right);
-    size_t *size = xmalloc(m * sizeof *size);
     double weight = 0;
-    for (size_t k = 0; k < m; k++) {
-        const uint32_t a = ht_find(up, cur[k]), b = ht_find(up, nxt[k]);
-        const uint32_t node = (uint32_t)(n + k);
-        left[k] = a;
-        right[k] = b;
-        size[k] = cnt[node] = cnt[a] + cnt[b];
-        up[a] = up[b] = node;
+    for (size_t k = 0; k < m; k++)
         weight += w[k];
-    }
     t->weight = weight;
-    free(cur);
-    free(nxt);
-    free(up);
-    free(cnt);
     ht_rows r = {0};
     r.cap = 3 * n;
     r.parent = xmalloc(r.cap * sizeof *r.parent);
     r.child = xmalloc(r.cap * sizeof *r.child);
     r.lambda = xmalloc(r.cap * sizeof *r.lambda);
     r.size = xmalloc(r.cap * sizeof *r.size);
-    const uint32_t end = ht_condense(n, left, right, w, size, p->min_cluster_size, &r);
+    const uint32_t end = ht_condense(n, left, right, w, sl, sr, p->min_cluster_size, &r);
     free(left);
     free(right);
-    free(size);
+    free(sl);
+    free(sr);
     /* the clusters, their births and stabilities (rows in their order) */
     ht_clusters k = {.nc = end - n};
     const size_t nc = k.nc;
