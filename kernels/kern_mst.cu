@@ -637,7 +637,8 @@ static int ms_pass(const kern_join_args &a, ms_dev &dv, int mode, const std::vec
  * round a whole Borůvka round (every component but the largest
  * searching) and no pair round; a small N sends the rounds through the
  * partial ones first; any N takes the pair round at N or fewer
- * components however few the rows (no MS_PAIR_ROWS rule). */
+ * components however few the rows (no MS_PAIR_ROWS rule), its pass one
+ * group row a band (as a large set's bands). */
 static size_t ms_pair_max(bool *forced)
 {
     const char *e = getenv("TCJOIN_MST_ROUNDS");
@@ -769,35 +770,12 @@ static uint32_t ms_find(std::vector<uint32_t> &up, uint32_t x)
     return x;
 }
 
-/* The rest of the tree at once, where the components are few (K of them,
- * roots[k] component k's root; the largest io->skip): the tree over the
- * components whose edge between two of them is their lightest, which with
- * the forest is the whole tree (Borůvka's rounds find the same edges).
- *
- *   pass     one pass over every row but the largest component's, in the
- *            order of their components (epi_mrnn.cuh, FASTED_KD_MRPAIR):
- *            each pair's least estimate E.
- *   bounds   the pair's lightest weight W (pass units) lies in [L, U]:
- *            every pair's estimate is at most its weight plus exact's
- *            bound at its distance, so (sqrt W + e)^2 + a >= E (e, a:
- *            exact_bound_delta's terms at the largest norm); the pair
- *            that gave E lies within exact_bound_within(E), its core
- *            distances at most E rounded up from FP32.
- *   prune    the spanning tree least by U: a pair whose L exceeds every U
- *            on its path in that tree weighs more than every edge of that
- *            cycle, so it is in no minimum spanning tree. The rest are
- *            kept.
- *   list     a second pass over the kept pairs' tiles alone (one
- *            component's rows against the other's columns) lists every
- *            pair whose estimate is at most U + exact's bound at U: every
- *            pair of weight at most U, the lightest among them.
- *   FP64     each candidate in fp64's direct form; each kept pair's least
- *            (w, a, b), and their tree (Kruskal's, by (w, a, b)), which
- *            io->best hands out as each component's edge towards the
- *            largest.
- *
- * MS_DECLINED (io untouched) where an estimate is not finite or the
- * candidates overflow their buffer. */
+/* The most work items a pass of the pair round takes: its upper
+ * triangle, some (n / 128)^2 / 2 tiles, goes in bands of group rows
+ * within this (32 MB of items on the device and on the host), not in
+ * one list that grows with n^2. */
+#define MS_TRI_ITEMS ((size_t)1 << 22)
+
 /* The pair pass's work items: the view's upper triangle by tiles, each
  * tile holding a pair i < j with i among the first nw rows. The table is
  * one entry for a pair of components whichever is the row, and every pair
@@ -805,16 +783,25 @@ static uint32_t ms_find(std::vector<uint32_t> &up, uint32_t x)
  * come last, and pairs within it are none of the table's): half the
  * products of the rows against every column. In FASTED_GROUP squares, as
  * the scheduler walks its grid, so blocks running together share rows
- * and columns in L2. */
-static void ms_tri_items(size_t nw, size_t n, size_t bm, size_t bn, std::vector<uint2> &it)
+ * and columns in L2: the group rows from *sr on whose items fit in cap
+ * (one group row at least), *sr moved past them. */
+static void ms_tri_items(size_t nw, size_t n, size_t bm, size_t bn, size_t *sr, size_t cap,
+                         std::vector<uint2> &it)
 {
     const size_t T = (nw + bm - 1) / bm, U = (n + bn - 1) / bn, G = FASTED_GROUP;
     it.clear();
-    for (size_t sr = 0; sr < T; sr += G)
-        for (size_t sc = sr * bm / bn / G * G; sc < U; sc += G)
-            for (size_t bi = sr; bi < std::min(sr + G, T); bi++)
+    for (; *sr < T; *sr += G) {
+        const size_t s = *sr, s1 = std::min(s + G, T);
+        size_t cnt = 0;
+        for (size_t bi = s; bi < s1; bi++)
+            cnt += U - bi * bm / bn;
+        if (!it.empty() && it.size() + cnt > cap)
+            return;
+        for (size_t sc = s * bm / bn / G * G; sc < U; sc += G)
+            for (size_t bi = s; bi < s1; bi++)
                 for (size_t bj = std::max(sc, bi * bm / bn); bj < std::min(sc + G, U); bj++)
                     it.push_back(make_uint2((unsigned)bi, (unsigned)bj));
+    }
 }
 
 /* The work items into dv.items for the next pass (their kernel's tiles:
@@ -838,10 +825,42 @@ static int ms_put_items(ms_dev &dv, const std::vector<uint2> &it, bool wg)
     return 0;
 }
 
+/* The rest of the tree at once, where the components are few (K of them,
+ * roots[k] component k's root; the largest io->skip): the tree over the
+ * components whose edge between two of them is their lightest, which with
+ * the forest is the whole tree (Borůvka's rounds find the same edges).
+ *
+ *   pass     one pass over the upper triangle of every row but the
+ *            largest component's against every column (ms_tri_items, in
+ *            bands of MS_TRI_ITEMS tiles), in the order of their
+ *            components (epi_mrnn.cuh, FASTED_KD_MRPAIR): each pair's
+ *            least estimate E.
+ *   bounds   the pair's lightest weight W (pass units) lies in [L, U]:
+ *            every pair's estimate is at most its weight plus exact's
+ *            bound at its distance, so (sqrt W + e)^2 + a >= E (e, a:
+ *            exact_bound_delta's terms at the largest norm); the pair
+ *            that gave E lies within exact_bound_within(E), its core
+ *            distances at most E rounded up from FP32.
+ *   prune    the spanning tree least by U: a pair whose L exceeds every U
+ *            on its path in that tree weighs more than every edge of that
+ *            cycle, so it is in no minimum spanning tree. The rest are
+ *            kept.
+ *   list     a second pass over the kept pairs' tiles alone (one
+ *            component's rows against the other's columns) lists every
+ *            pair whose estimate is at most U + exact's bound at U: every
+ *            pair of weight at most U, the lightest among them.
+ *   FP64     each candidate in fp64's direct form; each kept pair's least
+ *            (w, a, b), and their tree (Kruskal's, by (w, a, b)), which
+ *            io->best hands out as each component's edge towards the
+ *            largest.
+ *
+ * The pass's bands hold at most band items (1: one group row a band).
+ * MS_DECLINED (io untouched) where an estimate is not finite or the
+ * candidates overflow their buffer. */
 static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
                          const std::vector<uint32_t> &roots, const std::vector<uint32_t> &csz,
                          double sc, bool promoted, double nm, std::vector<uint32_t> &perm,
-                         kern_join_result *r)
+                         size_t band, kern_join_result *r)
 {
     const size_t n = a.n, K = roots.size(), KK = K * K;
     const double tp = kern_now();
@@ -889,13 +908,16 @@ static int ms_pair_round(const kern_join_args &a, ms_dev &dv, mst_round_io *io,
     if ((rc = exact_kern_tiles(&a, a.format, &bm, &bn, &wg)) != 0)
         return rc;
     std::vector<uint2> it;
-    ms_tri_items(nw, n, bm, bn, it);
-    if ((rc = ms_put_items(dv, it, wg)) != 0)
-        return rc;
-    rc = ms_pass(a, dv, FASTED_KD_MRPAIR, perm, nw, r, true);
-    ms_drop_items(dv);
-    if (rc)
-        return rc;
+    for (size_t sr = 0, T = (nw + bm - 1) / bm; sr < T;) {
+        const bool first = sr == 0;
+        ms_tri_items(nw, n, bm, bn, &sr, band, it);
+        if ((rc = ms_put_items(dv, it, wg)) != 0)
+            return rc;
+        rc = ms_pass(a, dv, FASTED_KD_MRPAIR, perm, nw, r, first);
+        ms_drop_items(dv);
+        if (rc)
+            return rc;
+    }
     KERN_CUDA(cudaMemcpy(hmin.data(), dv.pmin, KK * 4, cudaMemcpyDeviceToHost));
     io->pass_s = kern_now() - tp;
 
@@ -1272,7 +1294,8 @@ extern "C" int kern_mst_round(const kern_join_args *a0, mst_round_io *io, kern_j
      * unless its candidates overflow (a round as below then). */
     if (!whole && roots.size() >= 3 && roots.size() <= pair_max &&
         (forced || roots.size() * roots.size() <= n / MS_PAIR_ROWS) && io->skip < n) {
-        rc = ms_pair_round(a, dv, io, roots, csz, sc, promoted, ex.nm, perm, r);
+        rc = ms_pair_round(a, dv, io, roots, csz, sc, promoted, ex.nm, perm,
+                           forced ? 1 : MS_TRI_ITEMS, r);
         if (rc != MS_DECLINED)
             goto out;
         rc = 0;

@@ -6,7 +6,8 @@
  * steps: every step line on stderr. kern_trace_on is the one switch
  * that DBSCAN's, the curve's and the k-distance's step lines read too. A
  * mark is a run's host step, one line: the milliseconds since the
- * previous mark and the minor page faults in them, where a small set's
+ * previous mark, the minor page faults in them and the resident set
+ * after them (which step holds the memory a run peaks at), where a small set's
  * run spends what its kernels do not (the engine's set-up, the cut's
  * plan, each kern_run's begin, launches and end: kern_drive.cu's line;
  * the curve's steps, src/cluster/dbscan_curve.c). Off, a mark is
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernels.h"
 
@@ -144,6 +146,19 @@ int kern_trace_on(void)
     return g_kt_on;
 }
 
+/* The resident set in MB now (/proc/self/statm; 0 where it cannot be
+ * read): which step holds the host memory a run peaks at. */
+static double kt_rss_mb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    if (!f)
+        return 0;
+    const int got = fscanf(f, "%ld %ld", &size, &res);
+    fclose(f);
+    return got == 2 ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1e6 : 0;
+}
+
 void kern_trace_mark(const char *what)
 {
     if (!kern_trace_on())
@@ -151,8 +166,8 @@ void kern_trace_mark(const char *what)
     const double now = kt_now();
     const long f = kt_faults();
     if (g_kt_last > 0)
-        fprintf(stderr, "kern mark %s +%.3f ms, %ld faults\n", what, (now - g_kt_last) * 1e3,
-                f - g_kt_faults);
+        fprintf(stderr, "kern mark %s +%.3f ms, %ld faults, %.0f MB resident\n", what,
+                (now - g_kt_last) * 1e3, f - g_kt_faults, kt_rss_mb());
     else
         fprintf(stderr, "kern mark %s\n", what);
     g_kt_faults = f;

@@ -168,7 +168,7 @@ static void flat_set(void *ctx, int t, size_t a, size_t b)
     memcpy(f->parent + a, f->comp + a, (b - a) * sizeof *f->parent);
 }
 
-static void flatten(uint32_t *parent, uint32_t *comp, size_t n)
+void curve_flatten(uint32_t *parent, uint32_t *comp, size_t n)
 {
     cv_flat f = {parent, comp};
     int nt;
@@ -314,7 +314,7 @@ size_t curve_merging_run(curve_merging *m, curve_list *list, const double *kb, u
         /* every row's root (comp), then the active points scanned on the
          * cores and reduced by root here, in index order */
         if (pass)
-            flatten(parent, comp, n);
+            curve_flatten(parent, comp, n);
         cv_scan sc = {list, kb, comp, m};
         const double ts = engine_now();
         par_for(m->nact, 16, scan_range, &sc, &nt);
@@ -344,7 +344,7 @@ size_t curve_merging_run(curve_merging *m, curve_list *list, const double *kb, u
             merge_best(parent, comp, best, m->roots, m->nroots, m->stat, m->chg, forest, nf);
         m->s_best += engine_now() - tb;
         if (added == 0) {
-            flatten(parent, comp, n);
+            curve_flatten(parent, comp, n);
             m->seconds += engine_now() - t0;
             return open;
         }

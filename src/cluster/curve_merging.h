@@ -58,4 +58,9 @@ size_t curve_merging_run(curve_merging *m, curve_list *list, const double *kb, u
                          uint32_t *comp, curve_edge *best, curve_edge *bound, size_t n,
                          curve_edge *forest, size_t *nf);
 
+/* A union-find of n points flattened on the cores: comp[i] its root,
+ * found reading parent alone (the cores share it; union by size or rank
+ * keeps the paths short), then parent[i] = comp[i]. */
+void curve_flatten(uint32_t *parent, uint32_t *comp, size_t n);
+
 #endif

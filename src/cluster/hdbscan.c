@@ -199,6 +199,7 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
         return rc;
     for (size_t i = 0; i < n; i++)
         r->noise += r->tree.labels[i] < 0;
+    kern_trace_mark("hdbscan: labels");
     r->select_seconds = engine_now() - t1;
     r->seconds = engine_now() - t0;
     return 0;

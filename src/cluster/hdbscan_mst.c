@@ -25,6 +25,7 @@
 #include "cpu_join.h"
 #include "cpu_simd.h"
 #include "curve_knn.h"
+#include "curve_merging.h"
 #include "engine.h"
 #include "err.h"
 #include "kd_tree.h"
@@ -260,6 +261,35 @@ static void hm_worker(void *ctx, int t)
         kd_tree_walk_free(&s);
 }
 
+/* A gather into the tree's order on the cores: out[q] = in[perm[q]], in
+ * and out of 4 or 8 bytes (a random read a point: 10^7 of them cost
+ * some 0.1 s on one core). */
+typedef struct hm_gather {
+    const uint32_t *perm;
+    const void *in;
+    void *out;
+    size_t size;
+} hm_gather;
+
+static void hm_gather_range(void *ctx, int th, size_t a, size_t b)
+{
+    (void)th;
+    const hm_gather *g = ctx;
+    if (g->size == 8)
+        for (size_t q = a; q < b; q++)
+            ((double *)g->out)[q] = ((const double *)g->in)[g->perm[q]];
+    else
+        for (size_t q = a; q < b; q++)
+            ((uint32_t *)g->out)[q] = ((const uint32_t *)g->in)[g->perm[q]];
+}
+
+static void hm_gather_perm(const uint32_t *perm, const void *in, void *out, size_t size, size_t n)
+{
+    hm_gather g = {perm, in, out, size};
+    int nt;
+    par_for(n, PAR_WEIGHT_RANDOM, hm_gather_range, &g, &nt);
+}
+
 static void hm_unite(uint32_t *up, uint32_t *sz, uint32_t ra, uint32_t rb)
 {
     if (sz[ra] < sz[rb]) {
@@ -381,6 +411,12 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         sz[i] = 1;
     }
     for (size_t k = 0; k < nf; k++) {
+        /* the finds are chains of cache misses: the ends of edges ahead
+         * fetched while this one's are walked */
+        if (k + 16 < nf) {
+            __builtin_prefetch(&up[(uint32_t)(fab[k + 16] >> 32)]);
+            __builtin_prefetch(&up[(uint32_t)fab[k + 16]]);
+        }
         const uint32_t a = (uint32_t)(fab[k] >> 32), b = (uint32_t)fab[k];
         const uint32_t ra = hm_find(up, a), rb = hm_find(up, b);
         if (ra == rb)
@@ -388,6 +424,7 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         e[ne++] = (hm_key){fw2[k], a < b ? a : b, a < b ? b : a};
         hm_unite(up, sz, ra, rb);
     }
+    kern_trace_mark("hdbscan rounds: forest united");
     hm_round r = {.core2 = core2, .hk = hk && hk->kl ? hk : NULL, .cancel = cancel};
     int rc = 0;
     kd_tree own = {0};
@@ -411,8 +448,8 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         const double t_round = engine_now();
         /* components; the largest is not scanned */
         size_t nc = 0, big = SIZE_MAX;
+        curve_flatten(up, comp, n); /* up flattened too */
         for (size_t i = 0; i < n; i++) {
-            comp[i] = hm_find(up, (uint32_t)i);
             if (comp[i] == i) {
                 if (big == SIZE_MAX || sz[i] > sz[big])
                     big = i;
@@ -422,6 +459,7 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         size_t np = 0;
         int nt = 0;
         double t_scan = engine_now();
+        kern_trace_mark("hdbscan round: components");
         if (device) {
             rc = hm_device_round(eng, opts, ds, core2, comp, (uint32_t)big, cancel, dbest, pick,
                                  &np, st);
@@ -439,6 +477,7 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
                 goto unite;
             }
         }
+        kern_trace_mark("hdbscan round: on the host");
         if (!tr) { /* the host's first round: its tree and scratch */
             if (hk && hk->tree.n == n) {
                 tr = &hk->tree;
@@ -448,12 +487,12 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
                     break;
                 tr = &own;
             }
+            kern_trace_mark("hdbscan round: k-d tree");
             tcore = xmalloc(n * sizeof *tcore);
             tcomp = xmalloc(n * sizeof *tcomp);
             minc = xmalloc(tr->nn * sizeof *minc);
             ncomp = xmalloc(tr->nn * sizeof *ncomp);
-            for (size_t q = 0; q < n; q++)
-                tcore[q] = core2[tr->perm[q]];
+            hm_gather_perm(tr->perm, core2, tcore, sizeof *tcore, n);
             /* each node's least core distance (children after their
              * parents: from the last node back) */
             for (size_t t = tr->nn; t-- > 0;) {
@@ -471,9 +510,9 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
             item = xmalloc((n + 1) * sizeof *item);
             ibest = xmalloc((n + 1) * sizeof *ibest);
             cbest = xmalloc(n * sizeof *cbest);
+            kern_trace_mark("hdbscan round: the tree's core distances");
         }
-        for (size_t q = 0; q < n; q++)
-            tcomp[q] = comp[tr->perm[q]];
+        hm_gather_perm(tr->perm, comp, tcomp, sizeof *tcomp, n);
         /* each node's component where its points share one */
         for (size_t t = tr->nn; t-- > 0;) {
             if (tr->kid[t]) {
@@ -513,6 +552,7 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
                 item[ni++] =
                     (hm_item){pick[k].lo, p,
                               p + KD_TREE_BATCH < cbeg[k + 1] ? p + KD_TREE_BATCH : cbeg[k + 1]};
+        kern_trace_mark("hdbscan round: components in the tree, items");
         r.comp = comp;
         r.tr = tr;
         r.tcore = tcore;
@@ -598,12 +638,26 @@ int hdbscan_mst_complete(const engine *eng, const engine_opts *opts, const datas
         free(e);
         return rc;
     }
-    qsort(e, ne, sizeof *e, hm_cmp_edge);
+    /* the edges in key order (keys are distinct: one edge a pair): the
+     * forest's come in ascending weight (the curve's), so only each run of
+     * equal weights among them and the rounds' few edges are sorted (a
+     * sort of all 10^7 took a second), then the two merged */
+    size_t pre = ne ? 1 : 0;
+    while (pre < ne && !(e[pre].w2 < e[pre - 1].w2))
+        pre++;
+    for (size_t i = 0, j; i < pre; i = j) {
+        for (j = i + 1; j < pre && e[j].w2 == e[i].w2;)
+            j++;
+        if (j - i > 1)
+            qsort(e + i, j - i, sizeof *e, hm_cmp_edge);
+    }
+    qsort(e + pre, ne - pre, sizeof *e, hm_cmp_edge);
     double *w2 = xmalloc((ne ? ne : 1) * sizeof *w2);
     uint64_t *ab = xmalloc((ne ? ne : 1) * sizeof *ab);
-    for (size_t k = 0; k < ne; k++) {
-        w2[k] = e[k].w2;
-        ab[k] = (uint64_t)e[k].lo << 32 | e[k].hi;
+    for (size_t k = 0, i = 0, j = pre; k < ne; k++) {
+        const hm_key *x = j == ne || (i < pre && hm_less(&e[i], &e[j])) ? &e[i++] : &e[j++];
+        w2[k] = x->w2;
+        ab[k] = (uint64_t)x->lo << 32 | x->hi;
     }
     free(e);
     *w2_out = w2;

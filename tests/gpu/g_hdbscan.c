@@ -21,7 +21,8 @@
  *     taken (TCJOIN_MST_ROUNDS): whole Borůvka rounds alone (0), partial
  *     rounds (the smallest components searching) down to three components
  *     and then the pair round (3), the pair round at 1024 components
- *     whatever the rows (1024), and by default; the pair round takes
+ *     whatever the rows (1024; forced, its pass goes in bands of one
+ *     group of row tiles), and by default; the pair round takes
  *     fewer rounds than whole rounds on some set, so it ran.
  *  3. fasted's HDBSCAN* is the same on both routes (one engine's
  *     distances), its labels in range.

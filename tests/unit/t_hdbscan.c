@@ -10,7 +10,8 @@
  *   labels and numbering (the group holding point 0 is cluster 0, as
  *   scikit-learn's Prim from point 0 numbers it);
  * - the host engines' route (a k-d tree, each point's nearest, rounds from
- *   single points) gives the tree of the forest route, bit for bit;
+ *   single points) gives the tree of the forest route, bit for bit, also
+ *   with every parallel loop split over threads (par_for_tests);
  * - rounds an engine offers (engine.consume, PAIRS_MST_ROUND), here a
  *   brute force over every pair written apart, give the tree the host's
  *   rounds give, bit for bit, whether the engine takes every round or
@@ -29,6 +30,7 @@
 #include "err.h"
 #include "hdbscan.h"
 #include "hdbscan_mst.h"
+#include "par.h"
 
 extern const engine engine_cpu;
 
@@ -220,42 +222,51 @@ TEST(host_route_gives_the_forest_routes_tree)
     extern const engine engine_cpu_exact;
     engine other = engine_cpu;
     other.exact = 0;
-    for (size_t d = 3; d <= 16; d += 13) {
-        rng = 90 + d;
-        dataset ds = make_ds(3000, d);
-        const double sd[3] = {0.03, 0.1, 0.3};
-        for (size_t i = 0; i < ds.n; i++)
-            for (size_t k = 0; k < d; k++)
-                X(ds, i, k) = i % 10 == 9
-                                  ? 4 * runit() - 1
-                                  : (double)((i % 7) & (1u << (k % 3))) + sd[i % 3] * rgauss();
-        for (size_t ms = 5; ms <= 10; ms += 5) {
-            hdbscan_spec s = {.ds = &ds, .min_cluster_size = 10, .min_samples = ms};
-            hdbscan_result h, f, x;
-            CHECK_MSG(hdbscan_run(&engine_cpu, &s, &h) == 0, "%s", err_msg());
-            CHECK_MSG(hdbscan_run(&other, &s, &f) == 0, "%s", err_msg());
-            CHECK_MSG(hdbscan_run(&engine_cpu_exact, &s, &x) == 0, "%s", err_msg());
-            CHECK_MSG(h.nearest == ms && h.forest_edges == 0 && h.host_rounds >= 2,
-                      "d %zu: host route: %zu nearest, %zu forest edges, %d rounds", d, h.nearest,
-                      h.forest_edges, h.host_rounds);
-            CHECK_MSG(f.nearest == 0 && f.forest_edges > 0, "d %zu: forest route: %zu, %zu", d,
-                      f.nearest, f.forest_edges);
-            CHECK_MSG(f.tree.weight == h.tree.weight && x.tree.weight == h.tree.weight,
-                      "d %zu ms %zu: weights %.17g, forest route's %.17g, cpu-exact's %.17g", d, ms,
-                      h.tree.weight, f.tree.weight, x.tree.weight);
-            size_t diff = 0;
+    /* split: every par_for of the rounds and the tree (components,
+     * gathers, labels) over ranges on threads, as at 10^6 points */
+    for (int split = 0; split < 2; split++)
+        for (size_t d = 3; d <= 16; d += 13) {
+            par_for_tests(split ? 1 : 0);
+            rng = 90 + d;
+            dataset ds = make_ds(3000, d);
+            const double sd[3] = {0.03, 0.1, 0.3};
             for (size_t i = 0; i < ds.n; i++)
-                diff += f.tree.labels[i] != h.tree.labels[i] || f.tree.prob[i] != h.tree.prob[i] ||
+                for (size_t k = 0; k < d; k++)
+                    X(ds, i, k) = i % 10 == 9
+                                      ? 4 * runit() - 1
+                                      : (double)((i % 7) & (1u << (k % 3))) + sd[i % 3] * rgauss();
+            for (size_t ms = 5; ms <= 10; ms += 5) {
+                hdbscan_spec s = {.ds = &ds, .min_cluster_size = 10, .min_samples = ms};
+                hdbscan_result h, f, x;
+                CHECK_MSG(hdbscan_run(&engine_cpu, &s, &h) == 0, "%s", err_msg());
+                CHECK_MSG(hdbscan_run(&other, &s, &f) == 0, "%s", err_msg());
+                CHECK_MSG(hdbscan_run(&engine_cpu_exact, &s, &x) == 0, "%s", err_msg());
+                CHECK_MSG(h.nearest == ms && h.forest_edges == 0 && h.host_rounds >= 2,
+                          "d %zu: host route: %zu nearest, %zu forest edges, %d rounds", d,
+                          h.nearest, h.forest_edges, h.host_rounds);
+                CHECK_MSG(f.nearest == 0 && f.forest_edges > 0, "d %zu: forest route: %zu, %zu", d,
+                          f.nearest, f.forest_edges);
+                CHECK_MSG(f.tree.weight == h.tree.weight && x.tree.weight == h.tree.weight,
+                          "d %zu ms %zu split %d: weights %.17g, forest route's %.17g, cpu-exact's "
+                          "%.17g",
+                          d, ms, split, h.tree.weight, f.tree.weight, x.tree.weight);
+                size_t diff = 0;
+                for (size_t i = 0; i < ds.n; i++)
+                    diff +=
+                        f.tree.labels[i] != h.tree.labels[i] || f.tree.prob[i] != h.tree.prob[i] ||
                         f.tree.score[i] != h.tree.score[i] || x.tree.labels[i] != h.tree.labels[i];
-            CHECK_MSG(diff == 0, "d %zu ms %zu: %zu points differ", d, ms, diff);
-            CHECK_MSG(h.tree.nclusters >= 2, "d %zu ms %zu: %zu clusters", d, ms, h.tree.nclusters);
-            hdbscan_result_free(&h);
-            hdbscan_result_free(&f);
-            hdbscan_result_free(&x);
+                CHECK_MSG(diff == 0, "d %zu ms %zu split %d: %zu points differ", d, ms, split,
+                          diff);
+                CHECK_MSG(h.tree.nclusters >= 2, "d %zu ms %zu: %zu clusters", d, ms,
+                          h.tree.nclusters);
+                hdbscan_result_free(&h);
+                hdbscan_result_free(&f);
+                hdbscan_result_free(&x);
+            }
+            check_weight(&ds, 10, 10, d == 3 ? "3000 blobs, d 3" : "3000 blobs, d 16");
+            free(ds.v);
         }
-        check_weight(&ds, 10, 10, d == 3 ? "3000 blobs, d 3" : "3000 blobs, d 16");
-        free(ds.v);
-    }
+    par_for_tests(0);
 }
 
 TEST(edges_that_are_not_a_tree_are_refused)
