@@ -34,17 +34,31 @@
 #define MRNN_SKIPPED 0xfffffffeu /* comp of the rows whose answer is not wanted */
 #define MRNN_PAD 0xffffffffu     /* comp of padding */
 
-/* FASTED_KD_MRLIST: each lane's elements under their row's bound (and of
- * another component) marked by a cheap test over groups of n8 blocks,
- * then appended one by one outside the unrolled code (they are rare: a
- * few a listed row over the whole pass), so the pass keeps the hot loop's
- * size. */
 /* The slot of components a and b in the pair tables (npair K). */
 __device__ __forceinline__ unsigned epi_mrnn_slot(unsigned a, unsigned b, unsigned K)
 {
     return a < b ? a * K + b : b * K + a;
 }
 
+/* Column tile nt's two columns: their components and core distances (a
+ * padding column: the component of no row, MRNN_PAD). */
+template <class F, int MT, int NT>
+__device__ __forceinline__ void epi_mrnn_cols(const epi_frag<F, MT, NT> &f, int nt,
+                                              unsigned (&kj)[2], float (&cj)[2])
+{
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+        const unsigned j = f.col(nt, c);
+        kj[c] = j < f.p.n ? __ldg(f.p.kd.comp + j) : MRNN_PAD;
+        cj[c] = j < f.p.n ? __ldg(f.p.kd.core2 + j) : 0.0f;
+    }
+}
+
+/* FASTED_KD_MRLIST: each lane's elements under their row's bound (and of
+ * another component) marked by a cheap test over groups of n8 blocks,
+ * then appended one by one outside the unrolled code (they are rare: a
+ * few a listed row over the whole pass), so the pass keeps the hot loop's
+ * size. */
 template <class F, int MT, int NT>
 __device__ __forceinline__ void
 epi_mrnn_list(const epi_frag<F, MT, NT> &f, typename F::acc (&acc)[MT][NT][4],
@@ -153,12 +167,7 @@ epi_mrnn_pair(const epi_frag<F, MT, NT> &f, typename F::acc (&acc)[MT][NT][4],
             const float2 sj = f.sj(nt);
             unsigned kj[2];
             float cj[2];
-#pragma unroll
-            for (int c = 0; c < 2; c++) {
-                const unsigned j = f.col(nt, c);
-                kj[c] = j < p.n ? __ldg(p.kd.comp + j) : MRNN_PAD;
-                cj[c] = j < p.n ? __ldg(p.kd.core2 + j) : 0.0f;
-            }
+            epi_mrnn_cols(f, nt, kj, cj);
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -237,13 +246,7 @@ __device__ __forceinline__ void epi_mrnn(const epi_frag<F, MT, NT> &f,
             const float2 sj = f.sj(nt);
             unsigned kj[2];
             float cj[2];
-#pragma unroll
-            for (int c = 0; c < 2; c++) {
-                const unsigned j = f.col(nt, c);
-                /* a padding column: the component of no row */
-                kj[c] = j < p.n ? __ldg(p.kd.comp + j) : MRNN_PAD;
-                cj[c] = j < p.n ? __ldg(p.kd.core2 + j) : 0.0f;
-            }
+            epi_mrnn_cols(f, nt, kj, cj);
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
