@@ -16,7 +16,9 @@ HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null || echo -L/usr/lib/x86
 
 WARN    := -Wall -Wextra -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels $(HDF5_CFLAGS)
+# -fPIC: the same objects make the program and libtcjoin.so (the library
+# the Python module loads), so there is one build of each file.
+CFLAGS  += -fPIC -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -pthread -Iinclude -Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels $(HDF5_CFLAGS)
 LDLIBS  := -lreadline -lpanelw -lncursesw -lsqlite3 $(HDF5_LIBS) -lm -ldl -lpthread
 
 ifneq ($(SAN),)
@@ -49,7 +51,7 @@ GENCODE  := $(foreach a,$(SM),$(if $(filter 90,$(a)),-gencode arch=compute_90a$(
 # The kernel objects record the SM list they were compiled for: another
 # list rebuilds them rather than linking code for the wrong architectures.
 SM_STAMP := $(KOBJ_BUILD)/obj/kernels/sm-list
-NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall -Ikernels $(GENCODE) -MMD -MP
+NVFLAGS  ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall,-fPIC -Ikernels $(GENCODE) -MMD -MP
 # The teaching ladder (kernels/ladder/) as sm_80 and sm_90 SASS only: sm_80
 # code runs on 8.6 and 8.9, and no rung needs sm_90a (build time); SM=90a
 # alone builds it as sm_90a.
@@ -87,11 +89,26 @@ LIB := $(BUILD)/libtcjoin.a
 GEN      := $(BUILD)/gen
 GEN_OBJ  := $(GEN)/bench_tables.o $(GEN)/kernel_tags.o $(GEN)/sass_counts.o $(GEN)/ladder_src.o
 
-all: $(BUILD)/tcjoin
+all: $(BUILD)/tcjoin $(BUILD)/libtcjoin.so $(BUILD)/tcjoin.pc
 
 $(BUILD)/tcjoin: $(BUILD)/obj/src/cli/main.o $(LIB)
 	@rm -f $@
 	$(CC) $(LDFLAGS) -o $@ $(filter-out FORCE,$^) $(CUDA_LIBS) $(LDLIBS)
+
+# libtcjoin.so: include/tcjoin.h's calls (src/cli/api*.c) and what they
+# reach in the same archive the program links (one build, one
+# implementation); only the tcj_ names are exported (src/cli/api.map).
+API_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/cli/api*.c))
+SOVER   := 1
+$(BUILD)/libtcjoin.so: $(API_OBJ) $(LIB) src/cli/api.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtcjoin.so.$(SOVER) -Wl,--version-script=src/cli/api.map \
+		-Wl,--no-undefined -Wl,--as-needed -o $@.$(SOVER) $(API_OBJ) $(LIB) $(CUDA_LIBS) $(LDLIBS)
+	ln -sfn libtcjoin.so.$(SOVER) $@
+
+$(BUILD)/tcjoin.pc: Makefile
+	@mkdir -p $(dir $@)
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: tcjoin\nDescription: epsilon-joins, k-distances and clusterings on tensor cores\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -ltcjoin\n' \
+		'$(PREFIX)' "$$(sed -n 's/^#define TCJ_VERSION "\([^"]*\)".*/\1/p' src/cli/version.h)" >$@
 
 # ---- MPI: build/tcjoin-mpi where mpicc is (Open MPI or MPICH; MPI-3
 # calls only). src/cli/mpi_*.c go into it alone, with main.c as tcjoin_main
@@ -123,7 +140,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -O2 -g -std=c++17 $(WARN) -MMD -MP -Isrc -Ikernels -I$(CUDA_HOME)/include $(if $(SAN),-fsanitize=address$(comma)undefined) -c -o $@ $<
+	$(CXX) -O2 -g -fPIC -std=c++17 $(WARN) -MMD -MP -Isrc -Ikernels -I$(CUDA_HOME)/include $(if $(SAN),-fsanitize=address$(comma)undefined) -c -o $@ $<
 
 $(GEN)/bench_tables.c: docs/BENCHMARKS.md scripts/gen_bench_tables.sh
 	@mkdir -p $(dir $@)
@@ -219,13 +236,14 @@ $(BUILD)/tests/f_%: tests/faults/f_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lsqlite3
 
-tests: $(BUILD)/tcjoin $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
+tests: $(BUILD)/tcjoin $(BUILD)/libtcjoin.so $(TEST_BIN) $(GPUT_BIN) $(FAULT_BIN)
 
-# What tests/run.sh runs again under the sanitizers: tcjoin and the unit
+# What tests/run.sh runs again under the sanitizers: tcjoin, libtcjoin
+# (docs/PYTHON.md's C example) and the unit
 # tests, with the small second programs some unit tests start beside them
 # (tests/faults/f_*.c: t_store's lock holder); the GPU and MPI programs run
 # from the plain build only.
-tests-san: $(BUILD)/tcjoin $(TEST_BIN) $(FAULT_BIN)
+tests-san: $(BUILD)/tcjoin $(BUILD)/libtcjoin.so $(TEST_BIN) $(FAULT_BIN)
 
 # The CPU benchmark's driver (peak, form and kernel GFLOPS; scripts/bench_cpu.sh).
 $(BUILD)/bench/bench_cpu: scripts/bench_cpu.c $(LIB)
@@ -293,6 +311,12 @@ install: all
 	install -m 755 $(BUILD)/tcjoin $(DESTDIR)$(PREFIX)/bin/tcjoin
 	if [ -x $(BUILD)/tcjoin-mpi ]; then install -m 755 $(BUILD)/tcjoin-mpi $(DESTDIR)$(PREFIX)/bin/tcjoin-mpi; fi
 	install -m 644 man/tcjoin.1 $(DESTDIR)$(PREFIX)/share/man/man1/tcjoin.1
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/tcjoin.h $(DESTDIR)$(PREFIX)/include/tcjoin.h
+	install -m 755 $(BUILD)/libtcjoin.so.$(SOVER) $(DESTDIR)$(PREFIX)/lib/libtcjoin.so.$(SOVER)
+	ln -sfn libtcjoin.so.$(SOVER) $(DESTDIR)$(PREFIX)/lib/libtcjoin.so
+	install -m 644 $(BUILD)/tcjoin.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/tcjoin.pc
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 # libFuzzer harnesses, one per loader and one for the script language
 # (tests/fuzz/): clang, ASan and UBSan, the loaders, the generators (gen's
@@ -306,7 +330,7 @@ FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
 	-Isrc -Isrc/cluster -Isrc/cli -Istore -Iui -Ikernels -Itests/fuzz $(HDF5_CFLAGS) -MMD -MP
-FUZZ_SRC   := src/err.c src/mem.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cli/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
+FUZZ_SRC   := src/err.c src/mem.c src/par.c src/esc.c src/dataset.c src/dtype.c src/fp16.c src/cli/cmd.c src/dist.c $(wildcard src/load_*.c) tests/fuzz/util.c \
 	$(wildcard src/gen*.c) \
 	tests/fuzz/stubs.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
@@ -330,7 +354,7 @@ fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TIME)
 
 fmt:
-	clang-format -i $(wildcard kernels/*.c src/*.c src/*.h src/cluster/*.c src/cluster/*.h src/cli/*.c src/cli/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
+	clang-format -i $(wildcard include/*.h kernels/*.c src/*.c src/*.h src/cluster/*.c src/cluster/*.h src/cli/*.c src/cli/*.h src/*.cpp store/*.c store/*.h ui/*.c ui/*.h kernels/*.h kernels/*.cu kernels/*.cuh tests/unit/*.c tests/unit/*.h tests/gpu/*.c)
 
 clean:
 	rm -rf build build-san build-cpu build-fuzz

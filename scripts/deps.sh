@@ -28,6 +28,17 @@ have_sklearn() {
     return 1
 }
 have_sklearn || need="$need python3-sklearn"
+# pytest and SciPy for the Python module's tests (tests/python), probed the
+# same way (python3-sklearn brings SciPy on Debian; named for other
+# systems' sake)
+have_py() {
+    for p in ${PYTHON:-} python3 /usr/bin/python3; do
+        "$p" -c "import $1" >/dev/null 2>&1 && return 0
+    done
+    return 1
+}
+have_py pytest || need="$need python3-pytest"
+have_py scipy || need="$need python3-scipy"
 # MPI for build/tcjoin-mpi (Open MPI; MPICH's mpicc serves as well) and
 # tests/mpi (mpirun)
 command -v mpicc >/dev/null 2>&1 || need="$need libopenmpi-dev"

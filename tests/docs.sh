@@ -2,7 +2,7 @@
 # The docs check, run by tests/run.sh: what README.md, docs/*.md (not
 # docs/history/, the archive) and man/tcjoin.1 name must exist.
 # 1. paths: every repository path they name (src/..., kernels/..., tests/...,
-#    scripts/..., docs/..., store/..., ui/..., man/..., python/...) exists;
+#    scripts/..., docs/..., store/..., ui/..., include/..., man/..., python/...) exists;
 #    globs (*), ellipses and placeholder words (NAME, FORMAT, ENGINE, KIND,
 #    DIR, FILE) are skipped. A bare source file name (x.c, x.h, x.cu,
 #    x.cuh, x.cpp) names a file somewhere in those folders.
@@ -13,7 +13,7 @@
 # 3. symbols: every identifier written in backticks that holds an
 #    underscore (all lowercase or all uppercase: `engine_run`,
 #    `kern_join_args.pair_dev`, `PAIRS_DBSCAN`) occurs as a word in the
-#    sources (src/ kernels/ store/ ui/ tests/ scripts/ python/, the Makefile)
+#    sources (src/ kernels/ store/ ui/ include/ tests/ scripts/ python/, the Makefile)
 #    or as a file's name; a backticked span that is one name, a member or a
 #    call (`kd`, `engine.consume(spec, c, res)`) has each name in the
 #    program's code (not counting the scripts' shell variables). JSON keys,
@@ -105,13 +105,15 @@ part() { case $only in *$1*) return 0 ;; esac; return 1; }
 # kind of name (an example of a record key, the next migration).
 elsewhere="ball_tree fmaf_rz ess_base_forward_signals odls_base_sigkill_timeout
 pmix_mca_pcompress_zlib OPAL_PREFIX LD_LIBRARY_PATH dev1_items dev1_power_w
-migration_10 migration_k cfg_no_async_copy_pipeline"
+migration_10 migration_k cfg_no_async_copy_pipeline prog.c"
 
 # The man page as text: \- is -, fonts dropped.
 sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\(em/-/g' "$man" >"$tmp/man.txt"
 
+echo "$elsewhere" | tr ' ' '\n' | grep . >"$tmp/elsewhere"
+
 # The repository's files.
-find src kernels store ui tests scripts man docs python Makefile README.md \
+find src kernels store ui include tests scripts man docs python Makefile README.md \
     -type f 2>/dev/null | grep -vx tests/docs.sh >"$tmp/files"
 
 # 1. Paths.
@@ -119,7 +121,7 @@ if part 1; then
     sed 's|.*/||' "$tmp/files" | sort -u >"$tmp/basenames"
     for f in $docs "$man"; do
         if [ "$f" = "$man" ]; then src="$tmp/man.txt"; else src=$f; fi
-        grep -oE '(^|[^A-Za-z0-9_./-])(src|kernels|tests|scripts|docs|store|ui|man|python)/[A-Za-z0-9_./*+-]*' "$src" |
+        grep -oE '(^|[^A-Za-z0-9_./-])(src|kernels|tests|scripts|docs|store|ui|include|man|python)/[A-Za-z0-9_./*+-]*' "$src" |
             sed -E 's/^[^a-z]//; s/[.,:;]+$//' | sort -u | while read -r p; do
             case "$p" in *'*'* | *...*) continue ;; esac
             [ -e "$p" ] && continue
@@ -129,7 +131,8 @@ if part 1; then
         grep -oE '(^|[^A-Za-z0-9_./<-])[A-Za-z0-9_-]+\.(c|h|cu|cuh|cpp)([^A-Za-z0-9_>]|$)' "$src" |
             sed -E 's/^[^A-Za-z0-9_]//; s/[^A-Za-z0-9_]$//' |
             grep -vE '^(cupti_.*|cuda.*|nvml|mpi|hdf5|sqlite3)\.h$' | sort -u |
-            comm -23 - "$tmp/basenames" | sed "s|^|$f names |; s|\$|, which is no file here|"
+            comm -23 - "$tmp/basenames" | grep -vxF -f "$tmp/elsewhere" |
+            sed "s|^|$f names |; s|\$|, which is no file here|"
     done >"$tmp/paths"
     [ -s "$tmp/paths" ] && fail "$(cat "$tmp/paths")"
 fi
@@ -174,7 +177,7 @@ if part 3; then
     # environment variable or a script's entry may be named).
     {
         sed 's|.*/||; s|\.[^.]*$||' "$tmp/files"
-        grep -E '^(src|kernels|store|ui|tests|python)/' "$tmp/files" | words
+        grep -E '^(src|kernels|store|ui|include|tests|python)/' "$tmp/files" | words
         echo "$elsewhere" | tr ' ' '\n'
     } | sort -u >"$tmp/code"
     grep -E '^(scripts/|Makefile)' "$tmp/files" | words | sort -u -m - "$tmp/code" >"$tmp/words"

@@ -147,6 +147,12 @@ mpi() {
     fi
 }
 
+pymodule() { # tests/python/run.sh: the Python module under pytest, a line a test
+    timeout 900 sh tests/python/run.sh "$1" >"$log" 2>"$log.err"
+    count "python"
+    grep -q '^not ok' "$log" && tail -n 60 "$log.err"
+}
+
 fuzzing() { # each libFuzzer harness for a few seconds (make fuzz runs them longer)
     if ! make -s fuzz-available 2>/dev/null; then
         echo "skip - fuzz: no clang with libFuzzer here (make fuzz-available)" >"$log"
@@ -173,6 +179,7 @@ scripts "$plain" ""
 terminal "$plain"
 faults "$plain" ""
 mpi "$plain" ""
+pymodule "$plain"
 fuzzing
 if [ -n "$san" ]; then
     units "$san" "asan:"

@@ -144,6 +144,8 @@ static int dbscan_at_eps(session *s, int argc, char **argv, int force)
     runner_store_dbscan(s, e, &v);
     dbscan_print(&v);
     dbscan_record(&v);
+    session_put(s, "labels", labels, SESSION_I32, s->ds.n);
+    session_put(s, "core", core, SESSION_U8, s->ds.n);
     free(labels);
     free(core);
     free(res);

@@ -438,6 +438,9 @@ static int hdbscan_cmd(session *s, int argc, char **argv)
         const int64_t id = runner_record_store(s, "hdbscan", hd_members, &v);
         hd_print(s, e, &h, r, top, ntop, id);
         runner_record_emit("hdbscan", id, hd_members, &v);
+        session_put(s, "labels", r->tree.labels, SESSION_I32, s->ds.n);
+        session_put(s, "probabilities", r->tree.prob, SESSION_F64, s->ds.n);
+        session_put(s, "outlier_scores", r->tree.score, SESSION_F64, s->ds.n);
     }
     hdbscan_result_free(r);
     free(r);

@@ -148,6 +148,7 @@ static int kdist_cmd(session *s, int argc, char **argv)
             return err_cancelled("kdist %s", e->name);
         return rc;
     }
+    session_put(s, "kdist_d2", d2, SESSION_F64, ds->n); /* in row order: the curve sorts them */
     kdist_curve *c = xmalloc(sizeof *c);
     kdist_curve_build(d2, ds->n, (int)k, c);
     free(d2);

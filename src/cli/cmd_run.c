@@ -148,6 +148,7 @@ static int run_run(session *s, int argc, char **argv)
         s->last_run_id = id;
     perpoint_summary *pp = NULL;
     if (counts) {
+        session_put(s, "counts", counts, SESSION_U64, nq);
         pp = xmalloc(sizeof *pp);
         rc = perpoint_summarize(counts, nq, minpts, pp);
         free(counts);

@@ -3,6 +3,7 @@
 #ifndef TCJ_SESSION_H
 #define TCJ_SESSION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dataset.h"
@@ -18,6 +19,14 @@ typedef struct ui_hooks {
     void (*poll)(void *ctx);    /* called between work batches: read keys */
     void (*refresh)(void *ctx); /* results changed: redraw */
 } ui_hooks;
+
+/* A front end that keeps a command's per-point results as arrays (the
+ * library, src/cli/api.c): a command that computes one hands it over with
+ * session_put before it frees it, and the hook copies what it keeps.
+ * NULL: none (the REPL, scripts). */
+typedef enum session_type { SESSION_I32, SESSION_U8, SESSION_U64, SESSION_F64 } session_type;
+typedef void (*session_put_fn)(void *ctx, const char *name, const void *data, session_type t,
+                               size_t n);
 
 typedef struct session {
     dataset ds;
@@ -46,6 +55,18 @@ typedef struct session {
     /* Front-end hooks (progress, redraw); NULL in batch mode. */
     const ui_hooks *ui;
     void *ui_ctx;
+    session_put_fn put;
+    void *put_ctx;
 } session;
+
+/* Hand a command's array of n values to the front end that keeps them
+ * (names: "labels", "core", "probabilities", "outlier_scores",
+ * "kdist_d2", "counts"). */
+static inline void session_put(const session *s, const char *name, const void *data, session_type t,
+                               size_t n)
+{
+    if (s->put)
+        s->put(s->put_ctx, name, data, t, n);
+}
 
 #endif

@@ -1,0 +1,298 @@
+/* libtcjoin's pairs (include/tcjoin.h): every pair to the caller's
+ * function, and the radius-neighbours graph as CSR in the caller's arrays
+ * from a PERPOINT run (the rows' lengths) and a PAIRS run (their
+ * entries), so host memory is the graph's and O(n). Each run is a `run`
+ * of the workbench: stored in the log as one, under a command row. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "err.h"
+#include "kernels.h"
+#include "mem.h"
+#include "par.h"
+#include "runner.h"
+#include "store.h"
+
+/* engine NULL: the join's default (pairs) or the ground truth (the graph). */
+static int api_join_engine(tcj_ctx *c, const char *name, int truth, const engine **e)
+{
+    if (name && *name)
+        return runner_engine_opt(&c->s.eopt, name, e);
+    *e = truth ? runner_reference_engine(&c->s.eopt) : runner_default_engine(&c->s.eopt);
+    if (!*e)
+        return err_set(TCJ_EUNSUP, "no engine can run here");
+    return engine_available(*e, &c->s.eopt);
+}
+
+/* One join of mode m on x at eps into the log as the command `text` would
+ * have run it; sink for PAIRS, counts (n) for PERPOINT. */
+static int api_join(tcj_ctx *c, const engine *e, join_mode m, const char *text, pair_sink sink,
+                    uint64_t *counts)
+{
+    session *s = &c->s;
+    s->command_id = 0;
+    if (s->db) {
+        const int64_t id = store_command_begin(s->db, s->session_id, text);
+        s->command_id = id > 0 ? id : 0;
+    }
+    const double t0 = engine_now();
+    s->cancel = 0;
+    join_spec spec;
+    runner_progress pg;
+    join_result res;
+    memset(&res, 0, sizeof res);
+    int rc = runner_spec(s, e, &spec, &pg);
+    if (!rc) {
+        snprintf(pg.what, sizeof pg.what, "%s", text);
+        spec.mode = m;
+        spec.sink = sink;
+        spec.counts = counts;
+        rc = engine_run(e, &spec, &res);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", rc ? err_msg() : "");
+        const int64_t id = runner_store(s, e, &spec, &res, rc, rc ? msg : NULL);
+        if (id)
+            s->last_run_id = id;
+        if (rc)
+            err_set(rc, "%s", msg);
+    }
+    if (s->db && s->command_id > 0)
+        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, engine_now() - t0);
+    s->command_id = 0;
+    return rc;
+}
+
+typedef struct api_pairs_ctx {
+    tcj_pairs_fn fn;
+    void *user;
+} api_pairs_ctx;
+
+static int api_pairs_put(void *ctx, const pair_batch *b)
+{
+    api_pairs_ctx *p = ctx;
+    if (p->fn(p->user, b->k, b->i, b->j, b->d2))
+        return err_set(TCJ_ECANCEL, "pairs: stopped by the caller's function");
+    return 0;
+}
+
+int tcj_pairs(tcj_ctx *c, tcj_data *x, double eps, const char *ename, tcj_pairs_fn fn, void *user)
+{
+    if (!x || !fn)
+        return api_fail(c, TCJ_EINVAL, "pairs: %s", !x ? "no data (tcj_data_wrap)" : "no function");
+    if (!(eps > 0) || !isfinite(eps))
+        return api_fail(c, TCJ_EINVAL, "pairs: eps must be a positive number, got %g", eps);
+    api_begin(c, x, eps);
+    const engine *e;
+    int rc = api_join_engine(c, ename, 0, &e);
+    if (!rc) {
+        char text[128];
+        snprintf(text, sizeof text, "run %s mode=pairs (libtcjoin pairs)", e->name);
+        api_pairs_ctx p = {fn, user};
+        rc = api_join(c, e, JOIN_PAIRS, text, (pair_sink){api_pairs_put, &p}, NULL);
+    }
+    return api_end(c, rc);
+}
+
+static int api_graph_check(tcj_ctx *c, tcj_data *x, double eps, const void *out)
+{
+    if (!x || !out)
+        return api_fail(c, TCJ_EINVAL, "graph: %s",
+                        !x ? "no data (tcj_data_wrap)" : "no output array");
+    if (!(eps > 0) || !isfinite(eps))
+        return api_fail(c, TCJ_EINVAL, "graph: eps must be a positive number, got %g", eps);
+    return 0;
+}
+
+int tcj_graph_rows(tcj_ctx *c, tcj_data *x, double eps, const char *ename, int include_self,
+                   int64_t *indptr)
+{
+    int rc = api_graph_check(c, x, eps, indptr);
+    if (rc)
+        return rc;
+    api_begin(c, x, eps);
+    const engine *e;
+    const size_t n = x->ds.n;
+    uint64_t *counts = NULL;
+    if (!(rc = api_join_engine(c, ename, 1, &e)) &&
+        !(counts = mem_alloc("graph", "the rows' lengths", n, sizeof *counts, 0)))
+        rc = TCJ_ENOMEM;
+    if (!rc) {
+        char text[128];
+        snprintf(text, sizeof text, "run %s mode=perpoint (libtcjoin graph rows)", e->name);
+        par_zero(counts, n * sizeof *counts);
+        rc = api_join(c, e, JOIN_PERPOINT, text, (pair_sink){0}, counts);
+        kern_trace_mark("graph: rows' lengths");
+    }
+    if (!rc) {
+        indptr[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+            /* every engine finds a point's own pair (distance 0 <= eps) */
+            const uint64_t k = counts[i] - (include_self ? 0 : (counts[i] > 0));
+            indptr[i + 1] = indptr[i] + (int64_t)k;
+        }
+    }
+    free(counts);
+    return api_end(c, rc);
+}
+
+typedef struct api_fill {
+    const int64_t *indptr;
+    int64_t *at; /* each row's next entry */
+    int32_t *indices;
+    double *dist;
+    int include_self;
+    int over; /* a row got more entries than its length */
+} api_fill;
+
+/* A batch's entries put in place, pairs [a, b): each entry's place taken
+ * with an atomic add on its row's cursor, as batches may come from several
+ * threads and a large one is split over the cores. */
+typedef struct api_fill_job {
+    api_fill *f;
+    const pair_batch *b;
+} api_fill_job;
+
+static void api_fill_range(void *ctx, int t, size_t a, size_t b)
+{
+    const api_fill_job *job = ctx;
+    api_fill *f = job->f;
+    const pair_batch *pb = job->b;
+    for (size_t k = a; k < b; k++) {
+        const uint32_t i = pb->i[k], j = pb->j[k];
+        if (i == j && !f->include_self)
+            continue;
+        const int64_t p = __atomic_fetch_add(&f->at[i], 1, __ATOMIC_RELAXED);
+        if (p >= f->indptr[i + 1]) {
+            __atomic_store_n(&f->over, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        f->indices[p] = (int32_t)j;
+        if (f->dist)
+            f->dist[p] = pb->d2[k] > 0 ? sqrt(pb->d2[k]) : 0;
+    }
+}
+
+/* The scattered writes into the caller's arrays are what a pair costs
+ * here: on one thread they took sixteen times the PAIRS join at 10^6 x 128
+ * (docs/PYTHON.md, "Costs"), so a batch is cut over the cores. */
+static int api_fill_put(void *ctx, const pair_batch *b)
+{
+    api_fill_job job = {ctx, b};
+    int nt;
+    par_for(b->k, 8, api_fill_range, &job, &nt);
+    return 0;
+}
+
+/* A row's entries in column order, in place, the distances (ds, may be
+ * NULL) moved with their columns: quicksort on the median of three down
+ * to runs of 16, then insertion. No calls through a pointer: qsort with a
+ * comparison function took 0.42 s for 10^6 rows of 64 on 16 cores. */
+static void api_swap(int32_t *ix, double *ds, int64_t a, int64_t b)
+{
+    const int32_t t = ix[a];
+    ix[a] = ix[b];
+    ix[b] = t;
+    if (ds) {
+        const double u = ds[a];
+        ds[a] = ds[b];
+        ds[b] = u;
+    }
+}
+
+static void api_sort_row(int32_t *ix, double *ds, int64_t lo, int64_t hi)
+{
+    while (hi - lo > 16) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (ix[mid] < ix[lo])
+            api_swap(ix, ds, mid, lo);
+        if (ix[hi - 1] < ix[lo])
+            api_swap(ix, ds, hi - 1, lo);
+        if (ix[hi - 1] < ix[mid])
+            api_swap(ix, ds, hi - 1, mid);
+        const int32_t pivot = ix[mid];
+        int64_t a = lo, b = hi - 1;
+        for (;;) {
+            while (ix[a] < pivot)
+                a++;
+            while (ix[b] > pivot)
+                b--;
+            if (a >= b)
+                break;
+            api_swap(ix, ds, a++, b--);
+        }
+        /* the smaller side first, the larger by the loop: depth O(log m) */
+        if (b + 1 - lo < hi - (b + 1)) {
+            api_sort_row(ix, ds, lo, b + 1);
+            lo = b + 1;
+        } else {
+            api_sort_row(ix, ds, b + 1, hi);
+            hi = b + 1;
+        }
+    }
+    for (int64_t k = lo + 1; k < hi; k++) {
+        const int32_t key = ix[k];
+        if (ix[k - 1] <= key)
+            continue;
+        const double dk = ds ? ds[k] : 0;
+        int64_t q = k;
+        for (; q > lo && ix[q - 1] > key; q--) {
+            ix[q] = ix[q - 1];
+            if (ds)
+                ds[q] = ds[q - 1];
+        }
+        ix[q] = key;
+        if (ds)
+            ds[q] = dk;
+    }
+}
+
+/* Each row's entries in column order (the engines give them in their
+ * tiles' order). */
+static void api_sort_rows(void *ctx, int t, size_t a, size_t b)
+{
+    const api_fill *f = ctx;
+    for (size_t i = a; i < b; i++) {
+        const int64_t lo = f->indptr[i];
+        api_sort_row(f->indices + lo, f->dist ? f->dist + lo : NULL, 0, f->indptr[i + 1] - lo);
+    }
+}
+
+int tcj_graph_fill(tcj_ctx *c, tcj_data *x, double eps, const char *ename, int include_self,
+                   const int64_t *indptr, int32_t *indices, double *dist)
+{
+    int rc = api_graph_check(c, x, eps, indptr);
+    if (rc || (rc = api_graph_check(c, x, eps, indices)))
+        return rc;
+    api_begin(c, x, eps);
+    const size_t n = x->ds.n;
+    const engine *e;
+    api_fill f = {.indptr = indptr, .indices = indices, .dist = dist, .include_self = include_self};
+    if (!(rc = api_join_engine(c, ename, 1, &e)) &&
+        !(f.at = mem_alloc("graph", "the rows' cursors", n, sizeof *f.at, 0)))
+        rc = TCJ_ENOMEM;
+    if (!rc) {
+        memcpy(f.at, indptr, n * sizeof *f.at);
+        char text[128];
+        snprintf(text, sizeof text, "run %s mode=pairs (libtcjoin graph)", e->name);
+        rc = api_join(c, e, JOIN_PAIRS, text, (pair_sink){api_fill_put, &f}, NULL);
+        kern_trace_mark("graph: pairs in place");
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        if (f.over || f.at[i] != indptr[i + 1])
+            rc = api_fail(c, TCJ_EINVAL,
+                          "graph: row %zu has %lld entries where its length says %lld (the "
+                          "lengths are another call's: the same data, eps, engine and "
+                          "include_self for both)",
+                          i, (long long)(f.at[i] - indptr[i]),
+                          (long long)(indptr[i + 1] - indptr[i]));
+    if (!rc) {
+        int nt;
+        par_for(n, 16, api_sort_rows, &f, &nt);
+        kern_trace_mark("graph: rows sorted");
+    }
+    free(f.at);
+    return api_end(c, rc);
+}
