@@ -131,6 +131,15 @@ int tcj_dbscan(tcj_ctx *c, tcj_data *x, double eps, size_t min_samples, const ch
  * NULL: the defaults); probabilities and scores (GLOSH) may be NULL. */
 int tcj_hdbscan(tcj_ctx *c, tcj_data *x, const char *options, const char *engine, int32_t *labels,
                 double *probabilities, double *scores);
+/* DBSCAN at every eps up to max_eps at once (`dbscan curve`): *json its
+ * record (points: eps, clusters, core, noise, largest_core; plateaus),
+ * valid until the next call on c. */
+int tcj_curve(tcj_ctx *c, tcj_data *x, size_t min_samples, double max_eps, const char *engine,
+              const char **json);
+/* Two engines side by side at eps, each against the FP64 ground truth
+ * (`compare A B`): *json the comparison's record, as tcj_curve's. */
+int tcj_compare(tcj_ctx *c, tcj_data *x, double eps, const char *engine_a, const char *engine_b,
+                const char **json);
 /* The eps of selectivity target (pairs per point, self excluded). */
 int tcj_sweep(tcj_ctx *c, tcj_data *x, double target, const char *engine, double *eps,
               double *selectivity);

@@ -216,8 +216,9 @@ void dataset_set_f64(dataset *ds, const double *x, size_t n, size_t d, dtype_id 
  * the lanes folded; the chunks' hashes folded in order after n and d;
  * splitmix64's finalizer last. The cut is fixed, not the machine's, so the
  * same numbers give the same hash from any type, on any machine and any
- * number of cores; the chunks are hashed on all of them (a 512 MB dataset
- * in about 0.1 s on 16 cores, where one byte-serial FNV-1a took 1.8 s). */
+ * number of cores; the chunks are hashed on all of them, where a
+ * byte-serial hash (FNV-1a, before) cost more than a join of the same
+ * data (docs/BENCHMARKS.md, "The Python module"). */
 #define DATASET_HASH_CHUNK ((size_t)1 << 16)
 #define H_K1 0x9e3779b97f4a7c15ULL
 #define H_K2 0xc2b2ae3d27d4eb4fULL

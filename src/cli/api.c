@@ -447,7 +447,7 @@ int tcj_get(tcj_ctx *c, const char *name, char *buf, size_t size)
     return 0;
 }
 
-int api_rec_number(const tcj_ctx *c, const char *type, const char *key, double *v)
+int api_rec_value(const tcj_ctx *c, const char *type, const char *key, const char **v)
 {
     char tkey[64], kkey[64];
     snprintf(tkey, sizeof tkey, "\"type\":\"%s\"", type);
@@ -460,7 +460,7 @@ int api_rec_number(const tcj_ctx *c, const char *type, const char *key, double *
         if (t && t < end) {
             const char *k = strstr(line, kkey);
             if (k && k < end) {
-                *v = strtod(k + strlen(kkey), NULL);
+                *v = k + strlen(kkey);
                 return 0;
             }
         }

@@ -176,8 +176,9 @@ static void api_fill_range(void *ctx, int t, size_t a, size_t b)
 }
 
 /* The scattered writes into the caller's arrays are what a pair costs
- * here: on one thread they took sixteen times the PAIRS join at 10^6 x 128
- * (docs/PYTHON.md, "Costs"), so a batch is cut over the cores. */
+ * here, and one thread makes them many times slower than the join that
+ * finds the pairs (docs/PYTHON.md, "Costs"): a batch is cut over the
+ * cores. */
 static int api_fill_put(void *ctx, const pair_batch *b)
 {
     api_fill_job job = {ctx, b};
@@ -188,8 +189,8 @@ static int api_fill_put(void *ctx, const pair_batch *b)
 
 /* A row's entries in column order, in place, the distances (ds, may be
  * NULL) moved with their columns: quicksort on the median of three down
- * to runs of 16, then insertion. No calls through a pointer: qsort with a
- * comparison function took 0.42 s for 10^6 rows of 64 on 16 cores. */
+ * to runs of 16, then insertion; no calls through a pointer, which made
+ * qsort the graph's largest host step. */
 static void api_swap(int32_t *ix, double *ds, int64_t a, int64_t b)
 {
     const int32_t t = ix[a];

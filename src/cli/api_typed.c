@@ -37,34 +37,32 @@ static int api_take(tcj_ctx *c, const char *name, session_type t, void *out)
     return 0;
 }
 
-static int api_need(tcj_ctx *c, tcj_data *x, const void *out, const char *what)
+/* What every typed call checks first: the data and the output array, eps
+ * where the command joins at one (NAN: none), the engine's word (" KEY"
+ * and the name in ew, empty for the default). */
+static int api_prologue(tcj_ctx *c, tcj_data *x, const void *out, const char *what, double eps,
+                        const char *engine, const char *key, char *ew, size_t size)
 {
     if (!x)
         return api_fail(c, TCJ_EINVAL, "%s: no data (tcj_data_wrap)", what);
     if (!out)
         return api_fail(c, TCJ_EINVAL, "%s: no output array", what);
-    return 0;
-}
-
-static int api_eps(tcj_ctx *c, double eps, const char *what)
-{
-    if (!(eps > 0) || !isfinite(eps))
+    if (!isnan(eps) && (!(eps > 0) || !isfinite(eps)))
         return api_fail(c, TCJ_EINVAL, "%s: eps must be a positive number, got %g", what, eps);
-    return 0;
+    return api_engine_word(c, engine, key, ew, size);
 }
 
 int tcj_count(tcj_ctx *c, tcj_data *x, double eps, const char *engine, uint64_t *pairs)
 {
     char ew[96], line[160];
     int rc;
-    if ((rc = api_need(c, x, pairs, "count")) || (rc = api_eps(c, eps, "count")) ||
-        (rc = api_engine_word(c, engine, "", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, pairs, "count", eps, engine, "", ew, sizeof ew)))
         return rc;
     snprintf(line, sizeof line, "run%s mode=count", ew);
     api_begin(c, x, eps);
-    double v = 0;
-    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_number(c, "run", "pairs", &v)))
-        *pairs = (uint64_t)v;
+    const char *v;
+    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_value(c, "run", "pairs", &v)))
+        *pairs = strtoull(v, NULL, 10); /* beyond 2^53: not through a double */
     return api_end(c, rc);
 }
 
@@ -72,8 +70,7 @@ int tcj_perpoint(tcj_ctx *c, tcj_data *x, double eps, const char *engine, uint64
 {
     char ew[96], line[160];
     int rc;
-    if ((rc = api_need(c, x, counts, "perpoint")) || (rc = api_eps(c, eps, "perpoint")) ||
-        (rc = api_engine_word(c, engine, "", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, counts, "perpoint", eps, engine, "", ew, sizeof ew)))
         return rc;
     snprintf(line, sizeof line, "run%s mode=perpoint", ew);
     api_begin(c, x, eps);
@@ -86,8 +83,7 @@ int tcj_kdist(tcj_ctx *c, tcj_data *x, int k, const char *engine, double *dist)
 {
     char ew[96], line[160];
     int rc;
-    if ((rc = api_need(c, x, dist, "kdist")) ||
-        (rc = api_engine_word(c, engine, "engine=", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, dist, "kdist", NAN, engine, "engine=", ew, sizeof ew)))
         return rc;
     snprintf(line, sizeof line, "kdist %d%s", k, ew);
     api_begin(c, x, 0);
@@ -102,8 +98,7 @@ int tcj_dbscan(tcj_ctx *c, tcj_data *x, double eps, size_t min_samples, const ch
 {
     char ew[96], line[160];
     int rc;
-    if ((rc = api_need(c, x, labels, "dbscan")) || (rc = api_eps(c, eps, "dbscan")) ||
-        (rc = api_engine_word(c, engine, "engine=", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, labels, "dbscan", eps, engine, "engine=", ew, sizeof ew)))
         return rc;
     snprintf(line, sizeof line, "dbscan minpts=%zu%s", min_samples, ew);
     api_begin(c, x, eps);
@@ -124,8 +119,7 @@ int tcj_hdbscan(tcj_ctx *c, tcj_data *x, const char *options, const char *engine
 {
     char ew[96];
     int rc;
-    if ((rc = api_need(c, x, labels, "hdbscan")) ||
-        (rc = api_engine_word(c, engine, "engine=", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, labels, "hdbscan", NAN, engine, "engine=", ew, sizeof ew)))
         return rc;
     if (options && strchr(options, ';'))
         return api_fail(c, TCJ_EINVAL, "hdbscan: options are one command's words (no ';')");
@@ -146,16 +140,65 @@ int tcj_sweep(tcj_ctx *c, tcj_data *x, double target, const char *engine, double
 {
     char ew[96], line[160];
     int rc;
-    if ((rc = api_need(c, x, eps, "sweep")) ||
-        (rc = api_engine_word(c, engine, "engine=", ew, sizeof ew)))
+    if ((rc = api_prologue(c, x, eps, "sweep", NAN, engine, "engine=", ew, sizeof ew)))
         return rc;
     snprintf(line, sizeof line, "sweep %.17g use%s", target, ew);
     api_begin(c, x, 0);
-    double s = 0;
-    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_number(c, "sweep", "selectivity", &s))) {
+    const char *v;
+    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_value(c, "sweep", "selectivity", &v))) {
         *eps = c->s.eps;
         if (selectivity)
-            *selectivity = s;
+            *selectivity = strtod(v, NULL);
     }
+    return api_end(c, rc);
+}
+
+/* The first record of type in the last call, as its own string in the
+ * records' buffer (valid until the next call on c). */
+static int api_record(tcj_ctx *c, const char *type, const char **json)
+{
+    char tkey[64];
+    snprintf(tkey, sizeof tkey, "{\"type\":\"%s\"", type);
+    for (char *line = c->recs.data; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (!strncmp(line, tkey, strlen(tkey))) {
+            if (end)
+                *end = '\0'; /* the later records are not this call's answer */
+            *json = line;
+            return 0;
+        }
+        line = end ? end + 1 : line + strlen(line);
+    }
+    return api_fail(c, TCJ_EINVAL, "the command gave no %s record", type);
+}
+
+int tcj_curve(tcj_ctx *c, tcj_data *x, size_t min_samples, double max_eps, const char *engine,
+              const char **json)
+{
+    char ew[96], line[192];
+    int rc;
+    if ((rc = api_prologue(c, x, json, "curve", max_eps, engine, "engine=", ew, sizeof ew)))
+        return rc;
+    snprintf(line, sizeof line, "dbscan curve minpts=%zu max=%.17g%s", min_samples, max_eps, ew);
+    api_begin(c, x, 0);
+    if (!(rc = api_exec_locked(c, line)))
+        rc = api_record(c, "dbscan_curve", json);
+    return api_end(c, rc);
+}
+
+int tcj_compare(tcj_ctx *c, tcj_data *x, double eps, const char *engine_a, const char *engine_b,
+                const char **json)
+{
+    char ea[96], eb[96], line[256];
+    int rc;
+    if (!engine_a || !engine_b)
+        return api_fail(c, TCJ_EINVAL, "compare: two engines are named");
+    if ((rc = api_prologue(c, x, json, "compare", eps, engine_a, "", ea, sizeof ea)) ||
+        (rc = api_engine_word(c, engine_b, "", eb, sizeof eb)))
+        return rc;
+    snprintf(line, sizeof line, "compare%s%s", ea, eb);
+    api_begin(c, x, eps);
+    if (!(rc = api_exec_locked(c, line)))
+        rc = api_record(c, "compare", json);
     return api_end(c, rc);
 }

@@ -46,13 +46,21 @@ static tcj_ctx *open_ctx(void)
     return c;
 }
 
-TEST(counts_equal_direct_fp64)
+/* A context without a log and the clumps wrapped in it; 0 or the wrap's code. */
+static int open_pts(tcj_ctx **c, tcj_data **x)
 {
     pts_fill();
-    tcj_ctx *c = open_ctx();
-    CHECK(c);
+    *x = NULL;
+    if (!(*c = open_ctx()))
+        return TCJOIN_EINVAL;
+    return tcj_data_wrap(*c, pts, N, D, TCJ_F32, "clumps", x);
+}
+
+TEST(counts_equal_direct_fp64)
+{
+    tcj_ctx *c;
     tcj_data *x;
-    CHECK_EQ_INT(tcj_data_wrap(c, pts, N, D, TCJ_F32, "clumps", &x), 0);
+    CHECK_EQ_INT(open_pts(&c, &x), 0);
     const double eps = 0.45;
     uint64_t want = 0, pp[N], got = 0;
     for (int i = 0; i < N; i++)
@@ -99,10 +107,9 @@ static int on_pairs(void *user, size_t k, const uint32_t *i, const uint32_t *j, 
 
 TEST(pairs_stream_every_pair_once)
 {
-    pts_fill();
-    tcj_ctx *c = open_ctx();
+    tcj_ctx *c;
     tcj_data *x;
-    CHECK_EQ_INT(tcj_data_wrap(c, pts, N, D, TCJ_F32, NULL, &x), 0);
+    CHECK_EQ_INT(open_pts(&c, &x), 0);
     seen *s = calloc(1, sizeof *s);
     const double eps = 0.6;
     CHECK_EQ_INT(tcj_pairs(c, x, eps, "cpu", on_pairs, s), 0);
@@ -125,10 +132,9 @@ TEST(pairs_stream_every_pair_once)
 
 TEST(graph_rows_sorted_and_checked)
 {
-    pts_fill();
-    tcj_ctx *c = open_ctx();
+    tcj_ctx *c;
     tcj_data *x;
-    CHECK_EQ_INT(tcj_data_wrap(c, pts, N, D, TCJ_F32, NULL, &x), 0);
+    CHECK_EQ_INT(open_pts(&c, &x), 0);
     const double eps = 0.5;
     int64_t ip[N + 1];
     CHECK_EQ_INT(tcj_graph_rows(c, x, eps, "cpu", 0, ip), 0);
@@ -177,10 +183,9 @@ TEST(graph_rows_sorted_and_checked)
 
 TEST(kdist_and_dbscan_arrays)
 {
-    pts_fill();
-    tcj_ctx *c = open_ctx();
+    tcj_ctx *c;
     tcj_data *x;
-    CHECK_EQ_INT(tcj_data_wrap(c, pts, N, D, TCJ_F32, NULL, &x), 0);
+    CHECK_EQ_INT(open_pts(&c, &x), 0);
     double kd[N];
     CHECK_EQ_INT(tcj_kdist(c, x, 3, "cpu", kd), 0);
     for (int i = 0; i < N; i++) { /* the 3rd smallest d2 over j != i */
@@ -217,6 +222,39 @@ TEST(kdist_and_dbscan_arrays)
     CHECK_EQ_INT(tcj_array(c, "labels", &a, &t, &n), 0);
     CHECK(t == TCJ_A_I32 && n == N && !memcmp(a, lab, sizeof lab));
     CHECK_EQ_INT(tcj_array(c, "probabilities", &a, &t, &n), TCJOIN_EINVAL);
+    tcj_data_free(x);
+    tcj_close(c);
+}
+
+/* The integer after key in a record, or -1. */
+static long rec_int(const char *json, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(json, k);
+    return p ? strtol(p + strlen(k), NULL, 10) : -1;
+}
+
+TEST(curve_and_compare_records)
+{
+    tcj_ctx *c;
+    tcj_data *x;
+    CHECK_EQ_INT(open_pts(&c, &x), 0);
+    const char *json;
+    CHECK_EQ_INT(tcj_curve(c, x, 5, 0.5, "cpu", &json), 0);
+    CHECK_MSG(!strncmp(json, "{\"type\":\"dbscan_curve\"", 22) && !strchr(json, '\n'), "%s", json);
+    /* its last point is eps = max: DBSCAN's own clusters there */
+    const char *last = strstr(json, "{\"eps\":0.5,");
+    CHECK_MSG(last, "%s", json);
+    const long at_max = rec_int(last, "clusters");
+    int32_t lab[N];
+    size_t nc;
+    CHECK_EQ_INT(tcj_dbscan(c, x, 0.5, 5, "cpu", lab, NULL, &nc), 0);
+    CHECK_MSG(at_max == (long)nc, "curve %ld clusters at 0.5, dbscan %zu", at_max, nc);
+    CHECK_EQ_INT(tcj_compare(c, x, 0.5, "cpu", "cpu-fp16", &json), 0);
+    CHECK_MSG(!strncmp(json, "{\"type\":\"compare\"", 17), "%s", json);
+    CHECK(strstr(json, "cpu-fp16") != NULL);
+    CHECK_EQ_INT(tcj_compare(c, x, 0.5, "cpu", NULL, &json), TCJOIN_EINVAL);
     tcj_data_free(x);
     tcj_close(c);
 }
