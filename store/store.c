@@ -146,6 +146,21 @@ static char *path_join(const char *dir, const char *rest)
     return p;
 }
 
+int store_dir_exists(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 1;
+    if (slash == path)
+        return 1;
+    char *dir = xstrdup(path);
+    dir[slash - path] = '\0';
+    struct stat sb;
+    int ok = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+    free(dir);
+    return ok;
+}
+
 char *store_default_path(void)
 {
     const char *env = getenv("TCJOIN_DB");

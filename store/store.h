@@ -34,6 +34,11 @@ typedef struct store store;
  * ~/.local/share/tcjoin/sessions.db. Caller frees; NULL (err_msg set) when
  * no home directory is known. */
 char *store_default_path(void);
+/* 1 when the directory path names exists (a bare name: the current one).
+ * A named log (--db, TCJOIN_DB, libtcjoin's) must be in an existing
+ * directory, so a typo does not grow a tree; store_open makes the
+ * directories of the default path only as its callers ask for that. */
+int store_dir_exists(const char *path);
 /* Open or create (path NULL: the default path); creates parent
  * directories; WAL mode, foreign keys on, a busy timeout for a second
  * process; migrates an older schema forward in one transaction; refuses a

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -87,7 +86,6 @@ static void api_sink(void *ctx, out_kind kind, const char *text)
 static void api_put(void *ctx, const char *name, const void *data, session_type t, size_t n)
 {
     tcj_ctx *c = ctx;
-    static const size_t bytes[] = {4, 1, 8, 8}; /* session_type's order */
     api_array *a = NULL;
     for (int k = 0; k < c->narr && !a; k++)
         if (!strcmp(c->arr[k].name, name))
@@ -100,8 +98,8 @@ static void api_put(void *ctx, const char *name, const void *data, session_type 
         a->data = NULL;
     }
     free(a->data);
-    a->data = xmalloc(n * bytes[t] + 1);
-    memcpy(a->data, data, n * bytes[t]);
+    a->data = xmalloc(n * session_type_bytes(t) + 1);
+    memcpy(a->data, data, n * session_type_bytes(t));
     a->type = t;
     a->n = n;
 }
@@ -172,21 +170,6 @@ int api_fail(tcj_ctx *c, int rc, const char *fmt, ...)
     return rc;
 }
 
-/* A named log's directory must exist, as for the program's --db: a typo
- * does not grow a tree. */
-static int api_dir_exists(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path)
-        return 1;
-    char *dir = xstrdup(path);
-    dir[slash - path] = '\0';
-    struct stat sb;
-    const int ok = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
-    free(dir);
-    return ok;
-}
-
 int tcj_open(const char *log, const char *argv_line, tcj_ctx **out)
 {
     *out = NULL;
@@ -200,7 +183,7 @@ int tcj_open(const char *log, const char *argv_line, tcj_ctx **out)
     c->s.put = api_put;
     c->s.put_ctx = c;
     c->frac = -1;
-    if (log && log[0] && !api_dir_exists(log)) {
+    if (log && log[0] && !store_dir_exists(log)) {
         snprintf(api_open_err, sizeof api_open_err,
                  "session log %s: its directory does not exist (a named log's must)", log);
         free(c);

@@ -32,8 +32,7 @@ static int api_take(tcj_ctx *c, const char *name, session_type t, void *out)
     size_t n;
     if (tcj_array(c, name, &data, &at, &n) || (int)at != (int)t)
         return api_fail(c, TCJ_EINVAL, "the command gave no %s", name);
-    static const size_t bytes[] = {4, 1, 8, 8};
-    memcpy(out, data, n * bytes[t]);
+    memcpy(out, data, n * session_type_bytes(t));
     return 0;
 }
 

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -129,20 +128,6 @@ static void app_stream(session *s, FILE *f, const char *name)
 
 /* Whether the directory part of path exists (the working directory when
  * path has none). */
-static int app_dir_exists(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return 1;
-    if (slash == path)
-        return 1;
-    char *dir = xstrdup(path);
-    dir[slash - path] = '\0';
-    struct stat sb;
-    int ok = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
-    free(dir);
-    return ok;
-}
 
 /* A log that cannot be used is said on one line; the commands still run,
  * unlogged, and batch mode then exits 1. */
@@ -162,7 +147,7 @@ static void app_open_store(session *s, const app_args *a)
     }
     /* Only the default place gets its directories made; a named file's
      * directory must exist, so a typo'd --db does not grow a tree. */
-    if ((a->db_path || (getenv("TCJOIN_DB") && *getenv("TCJOIN_DB"))) && !app_dir_exists(path)) {
+    if ((a->db_path || (getenv("TCJOIN_DB") && *getenv("TCJOIN_DB"))) && !store_dir_exists(path)) {
         out_error("session log unavailable: %s: its directory does not exist (--db and "
                   "TCJOIN_DB name a file in an existing directory); going on without logging",
                   path);

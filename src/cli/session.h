@@ -27,6 +27,11 @@ typedef struct ui_hooks {
 typedef enum session_type { SESSION_I32, SESSION_U8, SESSION_U64, SESSION_F64 } session_type;
 typedef void (*session_put_fn)(void *ctx, const char *name, const void *data, session_type t,
                                size_t n);
+static inline size_t session_type_bytes(session_type t)
+{
+    static const size_t bytes[] = {4, 1, 8, 8}; /* i32, u8, u64, f64 */
+    return bytes[t];
+}
 
 typedef struct session {
     dataset ds;
