@@ -92,7 +92,7 @@ const char *tcj_records(const tcj_ctx *c);
 /* the human text the workbench would print; */
 const char *tcj_text(const tcj_ctx *c);
 /* a per-point array a command computed, by name ("labels", "core",
- * "probabilities", "outlier_scores", "kdist_d2", "counts"): 0 and its
+ * "probabilities", "outlier_scores", "kdist_d2", "counts", "pairs"): 0 and its
  * data (valid until the next call), type and length, or TCJOIN_EINVAL. */
 int tcj_array(const tcj_ctx *c, const char *name, const void **data, tcj_atype *type, size_t *n);
 

@@ -268,12 +268,15 @@ typedef struct hash_job {
     size_t all;
     const volatile int *cancel;
     volatile int cancelled;
+    int find;                      /* look for the first value that is not finite */
+    size_t first[PAR_MAX_THREADS]; /* per range: its first non-finite value, or all */
 } hash_job;
 
 static void hash_range(void *ctx, int t, size_t a, size_t b)
 {
     hash_job *j = ctx;
     double *buf = xmalloc(DATASET_HASH_CHUNK * sizeof *buf);
+    j->first[t] = j->all;
     for (size_t c = a; c < b; c++) {
         /* a 4 GB dataset hashes for a while: Ctrl-C is looked at every chunk */
         if (j->cancel && *j->cancel) {
@@ -284,13 +287,17 @@ static void hash_range(void *ctx, int t, size_t a, size_t b)
         const size_t m = j->all - i0 < DATASET_HASH_CHUNK ? j->all - i0 : DATASET_HASH_CHUNK;
         dataset_values_f64(j->ds, i0, m, buf);
         j->chunk[c] = hash_chunk(buf, m);
+        for (size_t k = 0; j->find && k < m && j->first[t] == j->all; k++)
+            if (!isfinite(buf[k]))
+                j->first[t] = i0 + k;
     }
     free(buf);
 }
 
-int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out)
+int dataset_hash_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
+                      size_t *nonfinite)
 {
-    hash_job j = {.ds = ds, .all = ds->n * ds->d, .cancel = cancel};
+    hash_job j = {.ds = ds, .all = ds->n * ds->d, .cancel = cancel, .find = nonfinite != NULL};
     const size_t nc = (j.all + DATASET_HASH_CHUNK - 1) / DATASET_HASH_CHUNK;
     j.chunk = xmalloc((nc ? nc : 1) * sizeof *j.chunk);
     int nt;
@@ -302,7 +309,17 @@ int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t
     if (j.cancelled)
         return TCJ_ECANCEL;
     *out = h_final(h);
+    if (nonfinite) {
+        *nonfinite = j.all;
+        for (int t = 0; t < nt; t++)
+            *nonfinite = j.first[t] < *nonfinite ? j.first[t] : *nonfinite;
+    }
     return 0;
+}
+
+int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out)
+{
+    return dataset_hash_scan(ds, cancel, out, NULL);
 }
 
 uint64_t dataset_hash(const dataset *ds)

@@ -144,6 +144,11 @@ int dataset_info_compute(const dataset *ds, dataset_info *info);
 uint64_t dataset_hash(const dataset *ds);
 /* dataset_hash that stops with TCJ_ECANCEL when *cancel is set (NULL: never). */
 int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out);
+/* dataset_hash_checked that also gives, in the same pass, the index of the
+ * first value that is not finite (n * d: none): for callers that take
+ * values unchecked (libtcjoin's wrapped arrays). */
+int dataset_hash_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
+                      size_t *nonfinite);
 void dataset_free(dataset *ds);
 
 /* Loader table: one row per format, one file per loader (src/load_*.c). */

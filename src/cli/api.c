@@ -13,8 +13,8 @@
 
 #include "err.h"
 #include "fp16.h"
+#include "json_mini.h"
 #include "out.h"
-#include "par.h"
 #include "settings.h"
 #include "store.h"
 #include "version.h"
@@ -252,53 +252,6 @@ void tcj_cancel(tcj_ctx *c)
     c->s.cancel = 1;
 }
 
-/* The values' first non-finite one, looked for on every core: each range
- * of blocks keeps its first, the least of those is the answer. */
-typedef struct finite_job {
-    const dataset *ds;
-    size_t all;
-    size_t first[PAR_MAX_THREADS]; /* per range: its first, or all */
-} finite_job;
-
-static void finite_range(void *ctx, int t, size_t a, size_t b)
-{
-    finite_job *j = ctx;
-    const size_t blk = DATASET_BLOCK_VALUES;
-    double *buf = xmalloc(blk * sizeof *buf);
-    j->first[t] = j->all;
-    for (size_t c = a; c < b && j->first[t] == j->all; c++) {
-        const size_t i0 = c * blk, m = j->all - i0 < blk ? j->all - i0 : blk;
-        dataset_values_f64(j->ds, i0, m, buf);
-        for (size_t i = 0; i < m; i++)
-            if (!isfinite(buf[i])) {
-                j->first[t] = i0 + i;
-                break;
-            }
-    }
-    free(buf);
-}
-
-static int api_check_finite(const dataset *ds, char *where, size_t size)
-{
-    finite_job *j = xmalloc(sizeof *j);
-    j->ds = ds;
-    j->all = ds->n * ds->d;
-    int nt;
-    par_for((j->all + DATASET_BLOCK_VALUES - 1) / DATASET_BLOCK_VALUES, DATASET_BLOCK_VALUES,
-            finite_range, j, &nt);
-    size_t k = j->all;
-    for (int t = 0; t < nt; t++)
-        k = j->first[t] < k ? j->first[t] : k;
-    const size_t all = j->all;
-    free(j);
-    if (k == all)
-        return 0;
-    const double v = dataset_value(ds, k);
-    snprintf(where, size, "row %zu, column %zu is %s", k / ds->d, k % ds->d,
-             isnan(v) ? "NaN" : "infinite");
-    return 1;
-}
-
 int tcj_data_wrap(tcj_ctx *c, const void *x, size_t n, size_t d, tcj_dtype t, const char *name,
                   tcj_data **out)
 {
@@ -333,14 +286,16 @@ int tcj_data_wrap(tcj_ctx *c, const void *x, size_t n, size_t d, tcj_dtype t, co
     } else {
         dx->ds.v = (void *)x;
     }
-    char where[96];
-    if (t != TCJ_U8 && t != TCJ_I8 && api_check_finite(&dx->ds, where, sizeof where)) {
-        int rc = api_fail(c, TCJ_EINVAL, "data %s: %s (the joins take finite values)", dx->ds.name,
-                          where);
+    size_t k; /* the hash's pass finds the first value that is not finite */
+    dataset_hash_scan(&dx->ds, NULL, &dx->ds.hash, &k);
+    if (k < n * d) {
+        const double v = dataset_value(&dx->ds, k);
+        const int rc = api_fail(c, TCJ_EINVAL,
+                                "data %s: row %zu, column %zu is %s (the joins take finite values)",
+                                dx->ds.name, k / d, k % d, isnan(v) ? "NaN" : "infinite");
         tcj_data_free(dx);
         return rc;
     }
-    dx->ds.hash = dataset_hash(&dx->ds);
     *out = dx;
     return 0;
 }
@@ -430,24 +385,23 @@ int tcj_get(tcj_ctx *c, const char *name, char *buf, size_t size)
     return 0;
 }
 
-int api_rec_value(const tcj_ctx *c, const char *type, const char *key, const char **v)
+int api_rec_number(tcj_ctx *c, const char *type, const char *key, double *v)
 {
-    char tkey[64], kkey[64];
-    snprintf(tkey, sizeof tkey, "\"type\":\"%s\"", type);
-    snprintf(kkey, sizeof kkey, "\"%s\":", key);
     for (const char *line = tcj_records(c); *line;) {
         const char *end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
-        const char *t = strstr(line, tkey);
-        if (t && t < end) {
-            const char *k = strstr(line, kkey);
-            if (k && k < end) {
-                *v = k + strlen(kkey);
-                return 0;
-            }
-        }
-        line = *end ? end + 1 : end;
+        const size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *one = xmalloc(len + 1);
+        memcpy(one, line, len);
+        one[len] = '\0';
+        json *j = json_parse(one);
+        free(one);
+        const int found = j && !strcmp(json_str(j, "type", ""), type) && json_get(j, key);
+        if (found)
+            *v = json_num(j, key);
+        json_free(j);
+        if (found)
+            return 0;
+        line = end ? end + 1 : line + len;
     }
-    return api_fail((tcj_ctx *)c, TCJ_EINVAL, "no %s in the %s record", key, type);
+    return api_fail(c, TCJ_EINVAL, "no %s in the %s record", key, type);
 }

@@ -56,8 +56,8 @@ int api_end(tcj_ctx *c, int rc);
 int api_fail(tcj_ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Inside the bracket: a command line through the workbench's commands. */
 int api_exec_locked(tcj_ctx *c, const char *line);
-/* The text of the value under key (a top-level member, written before any
- * nested one of that name) in the last call's first record of type. */
-int api_rec_value(const tcj_ctx *c, const char *type, const char *key, const char **v);
+/* The number under key (a top-level member) in the last call's first
+ * record of type. */
+int api_rec_number(tcj_ctx *c, const char *type, const char *key, double *v);
 
 #endif

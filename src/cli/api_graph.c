@@ -33,11 +33,7 @@ static int api_join(tcj_ctx *c, const engine *e, join_mode m, const char *text, 
                     uint64_t *counts)
 {
     session *s = &c->s;
-    s->command_id = 0;
-    if (s->db) {
-        const int64_t id = store_command_begin(s->db, s->session_id, text);
-        s->command_id = id > 0 ? id : 0;
-    }
+    cmd_log_begin(s, text);
     const double t0 = engine_now();
     s->cancel = 0;
     join_spec spec;
@@ -59,8 +55,7 @@ static int api_join(tcj_ctx *c, const engine *e, join_mode m, const char *text, 
         if (rc)
             err_set(rc, "%s", msg);
     }
-    if (s->db && s->command_id > 0)
-        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, engine_now() - t0);
+    cmd_log_end(s, rc, engine_now() - t0);
     s->command_id = 0;
     return rc;
 }

@@ -59,9 +59,8 @@ int tcj_count(tcj_ctx *c, tcj_data *x, double eps, const char *engine, uint64_t 
         return rc;
     snprintf(line, sizeof line, "run%s mode=count", ew);
     api_begin(c, x, eps);
-    const char *v;
-    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_value(c, "run", "pairs", &v)))
-        *pairs = strtoull(v, NULL, 10); /* beyond 2^53: not through a double */
+    if (!(rc = api_exec_locked(c, line)))
+        rc = api_take(c, "pairs", SESSION_U64, pairs); /* beyond 2^53: not through a double */
     return api_end(c, rc);
 }
 
@@ -143,11 +142,12 @@ int tcj_sweep(tcj_ctx *c, tcj_data *x, double target, const char *engine, double
         return rc;
     snprintf(line, sizeof line, "sweep %.17g use%s", target, ew);
     api_begin(c, x, 0);
-    const char *v;
-    if (!(rc = api_exec_locked(c, line)) && !(rc = api_rec_value(c, "sweep", "selectivity", &v))) {
+    double sel;
+    if (!(rc = api_exec_locked(c, line)) &&
+        !(rc = api_rec_number(c, "sweep", "selectivity", &sel))) {
         *eps = c->s.eps;
         if (selectivity)
-            *selectivity = strtod(v, NULL);
+            *selectivity = sel;
     }
     return api_end(c, rc);
 }

@@ -360,6 +360,25 @@ void cmd_store_failed(void)
                  err_msg()[0] ? err_msg() : "writing the session log failed");
 }
 
+void cmd_log_begin(session *s, const char *text)
+{
+    s->command_id = 0;
+    store_err[0] = '\0';
+    if (s->db) {
+        const int64_t id = store_command_begin(s->db, s->session_id, text);
+        s->command_id = id > 0 ? id : 0;
+        if (id < 0)
+            cmd_store_failed();
+    }
+}
+
+void cmd_log_end(session *s, int rc, double seconds)
+{
+    if (s->db && s->command_id > 0 &&
+        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, seconds))
+        cmd_store_failed();
+}
+
 /* One command: words, lookup, checks, handler, log. */
 static int cmd_exec_here(session *s, const char *line)
 {
@@ -385,16 +404,7 @@ static int cmd_exec_here(session *s, const char *line)
     char *text = xmalloc(n + 1);
     memcpy(text, line, n);
     text[n] = '\0';
-    /* Logged before it runs, so its runs can point at it and a killed
-     * process leaves it marked unfinished. */
-    s->command_id = 0;
-    store_err[0] = '\0';
-    if (s->db) {
-        int64_t id = store_command_begin(s->db, s->session_id, text);
-        s->command_id = id > 0 ? id : 0;
-        if (id < 0)
-            cmd_store_failed();
-    }
+    cmd_log_begin(s, text);
 
     double t0 = engine_now();
     int rc;
@@ -422,9 +432,7 @@ static int cmd_exec_here(session *s, const char *line)
          * it was asked. */
         rc = err_set(TCJ_ESTORE, "%s", store_err);
     }
-    if (s->db && s->command_id > 0 &&
-        store_command_end(s->db, s->command_id, rc, rc ? err_msg() : NULL, dt))
-        cmd_store_failed();
+    cmd_log_end(s, rc, dt);
     if (store_err[0]) {
         cmd_report(text, store_err, TCJ_ESTORE);
         if (s->batch)

@@ -67,6 +67,12 @@ int cmd_parse_count(const char *word, const char *what, size_t lo, size_t hi, si
  * a comment at the start of a word). Returns the last error code, 0 if all
  * succeeded; each error is printed as one line. */
 int cmd_exec(session *s, const char *line);
+/* A command's row in the session log: begun before it runs, so its runs
+ * can point at it (s->command_id) and a killed process leaves it marked
+ * unfinished; ended with its outcome. cmd_exec brackets every command so;
+ * libtcjoin's joins that are no command line (src/cli/api_graph.c) too. */
+void cmd_log_begin(session *s, const char *text);
+void cmd_log_end(session *s, int rc, double seconds);
 
 /* A write to the session log failed (err_msg says why): the command
  * prints that line after its own output and fails (exit status 1 in batch

@@ -146,6 +146,7 @@ static int run_run(session *s, int argc, char **argv)
     int64_t id = runner_store(s, e, &spec, &res, 0, NULL);
     if (id)
         s->last_run_id = id;
+    session_put(s, "pairs", &res.pairs, SESSION_U64, 1);
     perpoint_summary *pp = NULL;
     if (counts) {
         session_put(s, "counts", counts, SESSION_U64, nq);

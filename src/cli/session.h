@@ -66,7 +66,7 @@ typedef struct session {
 
 /* Hand a command's array of n values to the front end that keeps them
  * (names: "labels", "core", "probabilities", "outlier_scores",
- * "kdist_d2", "counts"). */
+ * "kdist_d2", "counts", "pairs": a run's count, one value). */
 static inline void session_put(const session *s, const char *name, const void *data, session_type t,
                                size_t n)
 {
