@@ -115,7 +115,11 @@ int tcj_pairs(tcj_ctx *c, tcj_data *x, double eps, const char *engine, tcj_pairs
  * pointers; tcj_graph_fill the column indices (indptr[n] entries, each
  * row's ascending) and, where dist is not NULL, the distances. include_self
  * 0 leaves out each point's own entry (scikit-learn's default). The two
- * calls must name the same data, eps, engine and include_self. */
+ * calls must name the same data, eps, engine and include_self. On a GPU
+ * engine tcj_graph_rows runs the one join and keeps the entries on the
+ * device (16 bytes each) for the tcj_graph_fill that follows it, which
+ * only copies them out; any other call on c in between frees them, and
+ * the fill then joins again. */
 int tcj_graph_rows(tcj_ctx *c, tcj_data *x, double eps, const char *engine, int include_self,
                    int64_t *indptr);
 int tcj_graph_fill(tcj_ctx *c, tcj_data *x, double eps, const char *engine, int include_self,

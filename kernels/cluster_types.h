@@ -1,10 +1,11 @@
 /* The types the clustering layer (src/cluster/) and the kernels that
  * consume its pairs on the device (kernels/kern_dbscan.cu,
- * kern_curve*.cu) share, defined once: plain C, included by kernels.h and
- * by the layer's headers, so a host struct and its device twin cannot
- * drift apart. How each field is used: kernels.h, above the entries that
- * take them (kern_dbscan, kern_curve_round, kern_curve_core,
- * kern_curve_merge_run, kern_mst_round). */
+ * kern_curve*.cu; and the radius graph's, kern_graph.cu) share, defined
+ * once: plain C, included by kernels.h and by the layer's headers, so a
+ * host struct and its device twin cannot drift apart. How each field is
+ * used: kernels.h, above the entries that take them (kern_dbscan,
+ * kern_curve_round, kern_curve_core, kern_curve_merge_run,
+ * kern_mst_round, kern_graph_run). */
 #ifndef TCJ_CLUSTER_TYPES_H
 #define TCJ_CLUSTER_TYPES_H
 
@@ -170,6 +171,19 @@ typedef struct dbscan_dev_io {
     double core_s;  /* out: the core pass's seconds */
     uint64_t pairs; /* out: the eps-join's pairs, self included */
 } dbscan_dev_io;
+
+/* The radius-neighbours graph built where a PAIRS run's pairs are
+ * (kern_graph_run; libtcjoin's tcj_graph_rows): every pair (i, j) the run
+ * lists, the self-pairs only with include_self, as row i's entry j. Out:
+ * indptr (n + 1, host) the rows' offsets, and kept, the entries sorted by
+ * (i, j) on the device with their d2, until kern_graph_copy or
+ * kern_graph_free. */
+struct kern_graph;
+typedef struct graph_dev_io {
+    int include_self;
+    int64_t *indptr;
+    struct kern_graph *kept; /* out */
+} graph_dev_io;
 
 #ifdef __cplusplus
 }

@@ -781,6 +781,22 @@ int kern_curve_round(kern_join_fn fn, const kern_join_args *a, const curve_round
  * KERN_ENOMEM where the state or the dataset does not fit, or the data's
  * type is none the device reads (the caller takes the host's round). */
 int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *r);
+/* The radius-neighbours graph of fn's PAIRS run at a->eps over every row
+ * (q0 = 0, q1 = n), its pairs kept on a's device (pair_dev; graph_dev_io,
+ * kernels/cluster_types.h): row i's entries the pairs (i, j) the run
+ * lists, (i, i) only with io->include_self, each with the d2 the run's
+ * pair_fn would get. Out: io->indptr, and io->kept holding the entries in
+ * (i, j) order on the device (32 bytes an entry while it sorts, 16 after)
+ * until kern_graph_copy writes indices (indptr[n] columns) and, where
+ * dist is set, the distances (d2 > 0 ? sqrt(d2) : 0) into host memory,
+ * or kern_graph_free. KERN_ENOMEM where the entries do not fit the
+ * device, or the run would be over several devices or processes (the
+ * caller's host route then). kernels/kern_graph.cu. */
+struct kern_graph;
+int kern_graph_run(kern_join_fn fn, const kern_join_args *a, graph_dev_io *io, kern_join_result *r);
+int kern_graph_copy(struct kern_graph *g, int32_t *indices, double *dist);
+uint64_t kern_graph_entries(const struct kern_graph *g); /* indptr[n] */
+void kern_graph_free(struct kern_graph *g);              /* NULL: nothing */
 /* The core distances of DBSCAN's curve (src/cluster/dbscan_curve.c) from fn's
  * PAIRS run at a->eps (the curve's max) over every row (q0 = 0, q1 = n),
  * its pairs consumed on the device (pair_dev) on a's device or device

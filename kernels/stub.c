@@ -184,6 +184,32 @@ int kern_mst_round(const kern_join_args *a, mst_round_io *io, kern_join_result *
     return stub_join(a, r);
 }
 
+int kern_graph_run(kern_join_fn fn, const kern_join_args *a, graph_dev_io *io, kern_join_result *r)
+{
+    (void)fn;
+    io->kept = NULL;
+    return stub_join(a, r);
+}
+
+int kern_graph_copy(struct kern_graph *g, int32_t *indices, double *dist)
+{
+    (void)g;
+    (void)indices;
+    (void)dist;
+    return kern_fail_msg(KERN_ENODEV, stub_msg);
+}
+
+uint64_t kern_graph_entries(const struct kern_graph *g)
+{
+    (void)g;
+    return 0;
+}
+
+void kern_graph_free(struct kern_graph *g)
+{
+    (void)g;
+}
+
 int kern_fasted_kdist(const kern_join_args *a, int k, double *out, kern_join_result *r)
 {
     (void)k;

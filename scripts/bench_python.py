@@ -75,9 +75,10 @@ csr_mb = (nnz * (4 + 8) + (N + 1) * 8) / 2 ** 20
 data_mb = X.nbytes / 2 ** 20
 tp, tg, tw = (min(times[k]) for k in ("pairs", "graph", "wrap"))
 print("| radius graph | %.3f s (warm, best of 3; wrap %.3f s of it) |" % (tg, tw))
-print("| graph's steps | wrap %.3f, rows' lengths (PERPOINT) %.3f, entries (PAIRS, in place, "
-      "rows sorted) %.3f, SciPy's CSR %.3f s |" % tuple(best_steps[k] for k in
-                                                       ("wrap", "rows", "fill", "csr")))
+print("| graph's steps | wrap %.3f, tcj_graph_rows %.3f (GPU: the PAIRS join, the entries "
+      "sorted there; CPU: a PERPOINT join), tcj_graph_fill %.3f (GPU: the copy out; CPU: a "
+      "PAIRS join, in place, rows sorted), SciPy's CSR %.3f s |"
+      % tuple(best_steps[k] for k in ("wrap", "rows", "fill", "csr")))
 print("| PAIRS run, same eps and engine | %.3f s; graph / PAIRS %.2fx (goal <= 1.5x) |"
       % (tp, tg / tp))
 print("| graph | %d entries (%.1f a point), CSR %.0f MB with float64 data |" % (nnz, nnz / N,

@@ -173,15 +173,17 @@ typedef struct kdist_spec {
 } kdist_spec;
 
 /* What a PAIRS run's pairs are used for where they are computed, without
- * crossing to the host: the clustering layer's passes (src/cluster/; the
- * io types are kernels/cluster_types.h's, shared with the kernels). The
- * layer asks an engine for these and nothing else algorithm-specific
- * (engine.consume); each io says what comes out. */
+ * crossing to the host: the clustering layer's passes (src/cluster/) and
+ * the library's radius graph (src/cli/api_graph.c); the io types are
+ * kernels/cluster_types.h's, shared with the kernels. The clients ask an
+ * engine for these and nothing else algorithm-specific (engine.consume);
+ * each io says what comes out. */
 typedef enum pair_use {
     PAIRS_DBSCAN,      /* DBSCAN's passes over every row at spec->eps (.dbscan) */
     PAIRS_CURVE_CORE,  /* the curve's core distances (and with K its first round) at max */
     PAIRS_CURVE_ROUND, /* one Boruvka round over spec's rows (a reordered copy: round->at) */
     PAIRS_MST_ROUND,   /* one Boruvka round of HDBSCAN*'s tree over every row, every pair (.mst) */
+    PAIRS_GRAPH,       /* the radius-neighbours graph of every row, its entries kept (.graph) */
 } pair_use;
 typedef struct pair_consumer {
     pair_use use;
@@ -189,6 +191,7 @@ typedef struct pair_consumer {
     curve_core_io *core;         /* PAIRS_CURVE_CORE */
     const curve_round_io *round; /* PAIRS_CURVE_ROUND */
     mst_round_io *mst;           /* PAIRS_MST_ROUND */
+    graph_dev_io *graph;         /* PAIRS_GRAPH */
     /* PAIRS_DBSCAN, out: the core pass's record (first); whether the
      * rest of the passes ran (res their record) and under which mode */
     struct join_result *first;

@@ -5,7 +5,8 @@
  * the clustering layer's host route would build from the same pairs
  * (src/cluster/): the same eps-graph, lists and reachabilities, so the
  * same labels and curve (and HDBSCAN*'s rounds, exact's alone: the
- * masked nearest neighbour in the pass, kern_mst_round), without the pairs (6.5e7 at 10^6 x 128, S
+ * masked nearest neighbour in the pass, kern_mst_round; and the library's
+ * radius graph, kern_graph_run: the pairs in place), without the pairs (6.5e7 at 10^6 x 128, S
  * = 64) crossing to the host. Declined (the layer's host route) under several ranks, whose runs
  * share the tiles while each of these would run whole on every rank, and where the state or the
  * dataset does not fit a device. */
@@ -100,6 +101,23 @@ static int consume_mst(const join_spec *s, pair_consumer *c, join_result *res,
     return engine_gpu_error(s->engine->name, krc);
 }
 
+/* The radius graph (kern_graph_run): the run's PAIRS, recorded as one. */
+static int consume_graph(const join_spec *s, pair_consumer *c, join_result *res,
+                         const kern_join_args *a, const gpu_xform *x, kern_join_fn fn, double t0)
+{
+    kern_join_result r;
+    const int krc = kern_graph_run(fn, a, c->graph, &r);
+    kern_trace_mark("gpu consume: graph");
+    if (krc == KERN_ENOMEM) { /* the entries do not fit, or several devices: the host's route */
+        err_clear();
+        return ENGINE_DECLINED;
+    }
+    const int rc = engine_gpu_error(s->engine->name, krc);
+    if (!rc)
+        consume_record(s, a, x, &r, engine_now() - t0, res);
+    return rc;
+}
+
 int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res, double scale,
                           engine_kjoin_fn fn)
 {
@@ -125,6 +143,7 @@ int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res
     kern_join_args a;
     gpu_xform x;
     const int dbscan = c->use == PAIRS_DBSCAN;
+    /* the graph's pairs come with their d2 and its progress is the run's */
     int rc =
         engine_gpu_pairs_args(s->engine, ds, s->q0, s->q1, s->eps, o, scale, s->cancel,
                               dbscan ? NULL : s->progress, dbscan ? NULL : s->progress_ctx, &a, &x);
@@ -136,6 +155,8 @@ int engine_gpu_consume_fn(const join_spec *s, pair_consumer *c, join_result *res
     kern_trace_mark("gpu consume: args");
     if (c->use == PAIRS_MST_ROUND)
         return consume_mst(s, c, res, &a, &x);
+    if (c->use == PAIRS_GRAPH)
+        return consume_graph(s, c, res, &a, &x, fn, t0);
     return dbscan ? consume_dbscan(s, c, res, &a, &x, fn, t0)
                   : consume_curve(s, c, res, &a, &x, fn);
 }

@@ -90,8 +90,9 @@ class Context:
         """The last call's human-readable output, as the workbench prints it."""
         return (lib.tcj_text(self._h) or b"").decode()
 
-    def run(self, what, fn, *args, progress=None):
-        return _lib.call(self._h, what, fn, self._h, *args, progress=progress)
+    def run(self, what, fn, *args, progress=None, meanwhile=None):
+        return _lib.call(self._h, what, fn, self._h, *args, progress=progress,
+                         meanwhile=meanwhile)
 
 
 _contexts = {}
@@ -176,9 +177,10 @@ def radius_neighbors_graph(X, radius, mode="connectivity", include_self=False, e
     """scikit-learn's ``radius_neighbors_graph`` (Euclidean): a scipy.sparse
     CSR matrix n x n whose row i holds the points within radius of X[i]
     (1.0, or the distance with mode='distance'), columns ascending. Exact
-    by default (the ground-truth engine); built from a PERPOINT join (the
-    rows' lengths) and a PAIRS join written in place, so memory is the
-    graph's and O(n)."""
+    by default (the ground-truth engine). On a GPU one PAIRS join whose
+    entries are sorted on the device and copied out; on the CPU engines a
+    PERPOINT join (the rows' lengths) and a PAIRS join written in place.
+    Host memory is the graph's and O(n)."""
     import scipy.sparse as sp
     if mode not in ("connectivity", "distance"):
         raise InvalidInput(_lib.EINVAL, "mode must be 'connectivity' or 'distance', got %r" % mode)
@@ -194,11 +196,16 @@ def radius_neighbors_graph(X, radius, mode="connectivity", include_self=False, e
         nnz = int(indptr[-1])
         indices = np.empty(nnz, dtype=np.int32)
         dist = np.empty(nnz, dtype=np.float64) if mode == "distance" else None
+        ones = []  # connectivity's data, written while the entries are copied out
+
+        def fill_ones():
+            ones.append(np.ones(nnz, dtype=np.float64))
         c.run("graph", lib.tcj_graph_fill, x.h, eps, enc(engine), int(bool(include_self)),
               indptr.ctypes.data_as(_P), indices.ctypes.data_as(_P),
-              dist.ctypes.data_as(_P) if dist is not None else None, progress=progress)
+              dist.ctypes.data_as(_P) if dist is not None else None, progress=progress,
+              meanwhile=fill_ones if dist is None else None)
         t.append(time.perf_counter())
-    data = dist if dist is not None else np.ones(nnz, dtype=np.float64)
+    data = dist if dist is not None else ones[0]
     if nnz < 2 ** 31 - 1:
         indptr = indptr.astype(np.int32)
     g = sp.csr_matrix((data, indices, indptr), shape=(x.n, x.n))

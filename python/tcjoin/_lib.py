@@ -138,11 +138,12 @@ def _bar(desc):
 last_interrupted_rc = None
 
 
-def call(ctx, what, fn, *args, progress=None):
+def call(ctx, what, fn, *args, progress=None, meanwhile=None):
     """fn(*args) (a libtcjoin call on ctx) on a worker thread, the caller
     waiting so that Ctrl-C cancels it (tcj_cancel) and, after a second,
     a progress bar shows tcj_progress (progress=False: never; True: at
-    once). Raises the library's error as an exception."""
+    once); meanwhile (a function), where given, runs on the calling thread
+    first, under the call. Raises the library's error as an exception."""
     out = {}
 
     done = threading.Event()  # not Thread.join: an interrupted join can leave
@@ -159,6 +160,8 @@ def call(ctx, what, fn, *args, progress=None):
     t.start()
     bar = None
     try:
+        if meanwhile is not None:
+            meanwhile()
         while not done.wait(0.05):
             if bar is None and progress is not False and \
                     (progress or time.monotonic() - t0 > 1.0):

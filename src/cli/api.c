@@ -14,6 +14,7 @@
 #include "err.h"
 #include "fp16.h"
 #include "json_mini.h"
+#include "kernels.h"
 #include "out.h"
 #include "settings.h"
 #include "store.h"
@@ -119,11 +120,22 @@ static void api_clear_results(tcj_ctx *c)
     for (int k = 0; k < c->narr; k++)
         free(c->arr[k].data);
     c->narr = 0;
+    kern_graph_free(c->graph.g);
+    memset(&c->graph, 0, sizeof c->graph);
 }
 
 void api_begin(tcj_ctx *c, tcj_data *x, double eps)
 {
+    api_begin_kept(c, x, eps, NULL);
+}
+
+void api_begin_kept(tcj_ctx *c, tcj_data *x, double eps, api_graph_kept *kept)
+{
     pthread_mutex_lock(&api_lock);
+    if (kept) {
+        *kept = c->graph;
+        memset(&c->graph, 0, sizeof c->graph);
+    }
     api_clear_results(c);
     c->err[0] = '\0';
     err_clear();
@@ -224,8 +236,8 @@ void tcj_close(tcj_ctx *c)
             store_session_end(c->s.db, c->s.session_id);
         store_close(c->s.db);
     }
+    api_clear_results(c); /* the kept graph's device memory under the lock */
     pthread_mutex_unlock(&api_lock);
-    api_clear_results(c);
     free(c->text.data);
     free(c->recs.data);
     free(c);

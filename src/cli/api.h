@@ -27,6 +27,19 @@ typedef struct api_array {
 } api_array;
 #define API_ARRAYS 8
 
+/* The radius graph tcj_graph_rows built on a device (src/cli/api_graph.c),
+ * kept for tcj_graph_fill of the same data, eps, engine and include_self;
+ * any other call frees it. */
+struct engine;
+struct kern_graph;
+typedef struct api_graph_kept {
+    struct kern_graph *g;
+    const struct tcj_data *x;
+    double eps;
+    const struct engine *e;
+    int include_self;
+} api_graph_kept;
+
 struct tcj_ctx {
     session s;
     ui_hooks ui;
@@ -37,6 +50,7 @@ struct tcj_ctx {
     api_buf text, recs;   /* the last call's output */
     api_array arr[API_ARRAYS];
     int narr;
+    api_graph_kept graph;
 };
 
 struct tcj_data {
@@ -51,6 +65,9 @@ struct tcj_data {
  * output caught; api_end undoes it, keeps the message of a failure and
  * returns rc. */
 void api_begin(tcj_ctx *c, tcj_data *x, double eps);
+/* api_begin, with the graph the last call kept moved into *kept (its g
+ * NULL where none) instead of freed. */
+void api_begin_kept(tcj_ctx *c, tcj_data *x, double eps, api_graph_kept *kept);
 int api_end(tcj_ctx *c, int rc);
 /* The message of a failure found by the library itself; returns rc. */
 int api_fail(tcj_ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,8 +1,11 @@
 /* libtcjoin's pairs (include/tcjoin.h): every pair to the caller's
- * function, and the radius-neighbours graph as CSR in the caller's arrays
- * from a PERPOINT run (the rows' lengths) and a PAIRS run (their
- * entries), so host memory is the graph's and O(n). Each run is a `run`
- * of the workbench: stored in the log as one, under a command row. */
+ * function, and the radius-neighbours graph as CSR in the caller's arrays.
+ * Where the engine consumes pairs on a device (engine.consume), the graph
+ * is one PAIRS run whose entries are sorted there (kernels/kern_graph.cu)
+ * and kept between the two calls; elsewhere a PERPOINT run gives the
+ * rows' lengths and a PAIRS run their entries, put in place on the host.
+ * Either way host memory is the graph's and O(n). Each run is a `run` of
+ * the workbench: stored in the log as one, under a command row. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,26 +30,53 @@ static int api_join_engine(tcj_ctx *c, const char *name, int truth, const engine
     return engine_available(*e, &c->s.eopt);
 }
 
-/* One join of mode m on x at eps into the log as the command `text` would
- * have run it; sink for PAIRS, counts (n) for PERPOINT. */
-static int api_join(tcj_ctx *c, const engine *e, join_mode m, const char *text, pair_sink sink,
-                    uint64_t *counts)
+/* What a library join runs (api_join): e's run of mode (sink for PAIRS,
+ * counts for PERPOINT), or where graph is set e's consume of a PAIRS run
+ * into the radius graph on the device (PAIRS_GRAPH). */
+typedef struct api_work {
+    join_mode mode;
+    pair_sink sink;
+    uint64_t *counts;
+    graph_dev_io *graph;
+} api_work;
+
+/* One join on x at eps into the log as the command `text` would have run
+ * it. The graph's consume may decline (ENGINE_DECLINED: nothing ran, the
+ * caller's host route follows): its command row is begun once it has
+ * run, so a declined route leaves none (its `at` is then the run's end;
+ * its seconds the whole call's). */
+static int api_join(tcj_ctx *c, const engine *e, const char *text, const api_work *w)
 {
     session *s = &c->s;
-    cmd_log_begin(s, text);
+    if (!w->graph)
+        cmd_log_begin(s, text);
     const double t0 = engine_now();
     s->cancel = 0;
     join_spec spec;
     runner_progress pg;
     join_result res;
     memset(&res, 0, sizeof res);
-    int rc = runner_spec(s, e, &spec, &pg);
+    int rc = runner_spec(s, e, &spec, &pg), ran = 0;
     if (!rc) {
         snprintf(pg.what, sizeof pg.what, "%s", text);
-        spec.mode = m;
-        spec.sink = sink;
-        spec.counts = counts;
-        rc = engine_run(e, &spec, &res);
+        spec.mode = w->mode;
+        spec.sink = w->sink;
+        spec.counts = w->counts;
+        if (w->graph) {
+            pair_consumer pc = {.use = PAIRS_GRAPH, .graph = w->graph};
+            spec.mode = JOIN_PAIRS;
+            spec.engine = e;
+            rc = e->consume(&spec, &pc, &res);
+            if (rc == ENGINE_DECLINED)
+                return rc;
+        } else {
+            rc = engine_run(e, &spec, &res);
+        }
+        ran = 1;
+    }
+    if (w->graph)
+        cmd_log_begin(s, text);
+    if (ran) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", rc ? err_msg() : "");
         const int64_t id = runner_store(s, e, &spec, &res, rc, rc ? msg : NULL);
@@ -86,7 +116,8 @@ int tcj_pairs(tcj_ctx *c, tcj_data *x, double eps, const char *ename, tcj_pairs_
         char text[128];
         snprintf(text, sizeof text, "run %s mode=pairs (libtcjoin pairs)", e->name);
         api_pairs_ctx p = {fn, user};
-        rc = api_join(c, e, JOIN_PAIRS, text, (pair_sink){api_pairs_put, &p}, NULL);
+        const api_work w = {.mode = JOIN_PAIRS, .sink = {api_pairs_put, &p}};
+        rc = api_join(c, e, text, &w);
     }
     return api_end(c, rc);
 }
@@ -101,6 +132,29 @@ static int api_graph_check(tcj_ctx *c, tcj_data *x, double eps, const void *out)
     return 0;
 }
 
+/* The graph built where the engine's pairs are (engine.consume,
+ * PAIRS_GRAPH: one join, the entries sorted on the device, kept in c for
+ * tcj_graph_fill); ENGINE_DECLINED where the engine has no such route
+ * here (a CPU engine, several devices or ranks, a device that cannot hold
+ * the entries). */
+static int api_graph_device(tcj_ctx *c, tcj_data *x, double eps, const engine *e, int include_self,
+                            int64_t *indptr)
+{
+    if (!e->consume)
+        return ENGINE_DECLINED;
+    char text[128];
+    snprintf(text, sizeof text, "run %s mode=pairs (libtcjoin graph)", e->name);
+    graph_dev_io io = {.include_self = include_self, .indptr = indptr};
+    const api_work w = {.mode = JOIN_PAIRS, .graph = &io};
+    const int rc = api_join(c, e, text, &w);
+    kern_trace_mark("graph: the join and its entries on the device");
+    if (rc == ENGINE_DECLINED)
+        err_clear();
+    if (!rc)
+        c->graph = (api_graph_kept){io.kept, x, eps, e, include_self};
+    return rc;
+}
+
 int tcj_graph_rows(tcj_ctx *c, tcj_data *x, double eps, const char *ename, int include_self,
                    int64_t *indptr)
 {
@@ -109,16 +163,19 @@ int tcj_graph_rows(tcj_ctx *c, tcj_data *x, double eps, const char *ename, int i
         return rc;
     api_begin(c, x, eps);
     const engine *e;
+    if ((rc = api_join_engine(c, ename, 1, &e)) ||
+        (rc = api_graph_device(c, x, eps, e, include_self, indptr)) != ENGINE_DECLINED)
+        return api_end(c, rc);
+    /* the host's route: the rows' lengths from a PERPOINT join */
     const size_t n = x->ds.n;
-    uint64_t *counts = NULL;
-    if (!(rc = api_join_engine(c, ename, 1, &e)) &&
-        !(counts = mem_alloc("graph", "the rows' lengths", n, sizeof *counts, 0)))
-        rc = TCJ_ENOMEM;
+    uint64_t *counts = mem_alloc("graph", "the rows' lengths", n, sizeof *counts, 0);
+    rc = counts ? 0 : TCJ_ENOMEM;
     if (!rc) {
         char text[128];
         snprintf(text, sizeof text, "run %s mode=perpoint (libtcjoin graph rows)", e->name);
         par_zero(counts, n * sizeof *counts);
-        rc = api_join(c, e, JOIN_PERPOINT, text, (pair_sink){0}, counts);
+        const api_work w = {.mode = JOIN_PERPOINT, .counts = counts};
+        rc = api_join(c, e, text, &w);
         kern_trace_mark("graph: rows' lengths");
     }
     if (!rc) {
@@ -256,24 +313,54 @@ static void api_sort_rows(void *ctx, int t, size_t a, size_t b)
     }
 }
 
+/* The entries of the graph tcj_graph_rows kept on the device, where the
+ * call names the same data, eps, engine and include_self (*done 1). */
+static int api_graph_copy(tcj_ctx *c, const api_graph_kept *k, tcj_data *x, double eps,
+                          const engine *e, int include_self, const int64_t *indptr,
+                          int32_t *indices, double *dist, int *done)
+{
+    *done = 0;
+    if (!k->g || k->x != x || k->eps != eps || k->e != e || k->include_self != include_self)
+        return 0;
+    *done = 1;
+    const int64_t nnz = (int64_t)kern_graph_entries(k->g);
+    if (nnz != indptr[x->ds.n])
+        return api_fail(c, TCJ_EINVAL,
+                        "graph: the rows' lengths say %lld entries where the graph has %lld "
+                        "(indptr is tcj_graph_rows' own, unchanged)",
+                        (long long)indptr[x->ds.n], (long long)nnz);
+    if (kern_graph_copy(k->g, indices, dist))
+        return api_fail(c, TCJ_EGPU, "graph: %s", kern_error());
+    kern_trace_mark("graph: entries copied out");
+    return 0;
+}
+
 int tcj_graph_fill(tcj_ctx *c, tcj_data *x, double eps, const char *ename, int include_self,
                    const int64_t *indptr, int32_t *indices, double *dist)
 {
     int rc = api_graph_check(c, x, eps, indptr);
     if (rc || (rc = api_graph_check(c, x, eps, indices)))
         return rc;
-    api_begin(c, x, eps);
+    api_graph_kept kept;
+    api_begin_kept(c, x, eps, &kept);
     const size_t n = x->ds.n;
     const engine *e;
+    int done = 0;
+    if (!(rc = api_join_engine(c, ename, 1, &e)))
+        rc = api_graph_copy(c, &kept, x, eps, e, include_self, indptr, indices, dist, &done);
+    kern_graph_free(kept.g);
+    if (rc || done)
+        return api_end(c, rc);
+    /* the host's route: a PAIRS join's entries put in place */
     api_fill f = {.indptr = indptr, .indices = indices, .dist = dist, .include_self = include_self};
-    if (!(rc = api_join_engine(c, ename, 1, &e)) &&
-        !(f.at = mem_alloc("graph", "the rows' cursors", n, sizeof *f.at, 0)))
+    if (!(f.at = mem_alloc("graph", "the rows' cursors", n, sizeof *f.at, 0)))
         rc = TCJ_ENOMEM;
     if (!rc) {
         memcpy(f.at, indptr, n * sizeof *f.at);
         char text[128];
         snprintf(text, sizeof text, "run %s mode=pairs (libtcjoin graph)", e->name);
-        rc = api_join(c, e, JOIN_PAIRS, text, (pair_sink){api_fill_put, &f}, NULL);
+        const api_work w = {.mode = JOIN_PAIRS, .sink = {api_fill_put, &f}};
+        rc = api_join(c, e, text, &w);
         kern_trace_mark("graph: pairs in place");
     }
     for (size_t i = 0; !rc && i < n; i++)
