@@ -438,6 +438,20 @@ TEST(bad_input_gets_one_line)
     CHECK(hdbscan_run(&engine_cpu, &s, &r) == TCJ_EINVAL);
     CHECK_MSG(strstr(err_msg(), "not finite") != NULL, "%s", err_msg());
     free(ds.v);
+    /* the values checked in blocks on the cores: a value that is not
+     * finite in any block, the first, a middle one or the last, is found */
+    par_for_tests(1);
+    const size_t bn = 40000, bd = 5; /* 25 blocks of rows */
+    for (int where = 0; where < 3; where++) {
+        dataset big = make_ds(bn, bd);
+        const size_t i = where == 0 ? 0 : where == 1 ? bn / 2 + 7 : bn - 1;
+        X(big, i, bd - 1) = where == 1 ? INFINITY : NAN;
+        s = (hdbscan_spec){.ds = &big, .min_cluster_size = 5};
+        CHECK(hdbscan_run(&engine_cpu, &s, &r) == TCJ_EINVAL);
+        CHECK_MSG(strstr(err_msg(), "not finite") != NULL, "row %zu: %s", i, err_msg());
+        free(big.v);
+    }
+    par_for_tests(0);
     /* one point: noise, no tree */
     dataset one = make_ds(1, 3);
     s = (hdbscan_spec){.ds = &one, .min_cluster_size = 2, .min_samples = 1};
