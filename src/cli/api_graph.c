@@ -329,6 +329,11 @@ static int api_graph_copy(tcj_ctx *c, const api_graph_kept *k, tcj_data *x, doub
                         "graph: the rows' lengths say %lld entries where the graph has %lld "
                         "(indptr is tcj_graph_rows' own, unchanged)",
                         (long long)indptr[x->ds.n], (long long)nnz);
+    /* the caller's arrays are often fresh (NumPy's empty): their pages
+     * faulted in on the cores first, not one at a time by the copy */
+    void *const pages[2] = {indices, dist};
+    const size_t bytes[2] = {(size_t)nnz * sizeof *indices, (size_t)nnz * sizeof *dist};
+    par_fault_in(pages, bytes, dist ? 2 : 1);
     if (kern_graph_copy(k->g, indices, dist))
         return api_fail(c, TCJ_EGPU, "graph: %s", kern_error());
     kern_trace_mark("graph: entries copied out");
