@@ -226,15 +226,18 @@ static int exact_row_type(const kern_join_args *a)
     return -1;
 }
 
-/* The caches below hold two datasets each, slot 0 a run's own rows (an
- * ordinary run's, a cut's layout), slot 1 the whole dataset a view's rows
- * are gathered from (kern_join_args.base_n): a subset run between two cut
- * runs (the curve's rounds on a tile-cut set) then converts nothing, where
- * one slot would make each of them convert again, a cost on every run. */
-#define EXACT_SLOTS 2
+/* The caches below hold three datasets each: slot 0 an ordinary run's
+ * rows, slot 1 the whole dataset a view's rows are gathered from
+ * (kern_join_args.base_n), slot 2 a layout's (the cluster cut's, a->rows).
+ * A subset run between two cut runs (the curve's rounds on a tile-cut
+ * set) then converts nothing, nor does an ordinary run between two runs
+ * over one cut (a k-distance, a count, then HDBSCAN*'s forest at the
+ * cut's eps): with fewer slots each of them would gather and upload its
+ * rows again, a cost on every run. */
+#define EXACT_SLOTS 3
 static int exact_slot(const kern_join_args *a)
 {
-    return a->base_n ? 1 : 0;
+    return a->base_n ? 1 : a->rows ? 2 : 0;
 }
 
 /* The host scan of the values FP16 will hold (largest |v|, each row's
@@ -389,6 +392,11 @@ static int exact_hold(kern_run *k, const kern_join_args *a, int slot)
             return rc;
     } else {
         exact_release_dev(a->device, slot);
+        /* the other slots are a cache: the run's room comes first */
+        if (!kern_pool_cache_may_keep(bytes + nbytes))
+            for (int o = 0; o < EXACT_SLOTS; o++)
+                if (o != slot)
+                    exact_release_dev(a->device, o);
         if ((rc = kern_malloc(k, &g_x64.dx, bytes, "the exact rows")) ||
             (rc = kern_malloc(k, (void **)&g_x64.dn, nbytes, "the exact rows (norms)")))
             return rc;
@@ -485,10 +493,11 @@ static int exact_setup(exact_ctx *c, kern_run *k)
         o.x = c->xv;
         o.nrm = c->nv;
     } else {
-        if ((rc = exact_hold(k, a, 0)))
+        const int slot = exact_slot(a);
+        if ((rc = exact_hold(k, a, slot)))
             return rc;
-        o.x = g_x64_dev[a->device][0].dx;
-        o.nrm = g_x64_dev[a->device][0].dn;
+        o.x = g_x64_dev[a->device][slot].dx;
+        o.nrm = g_x64_dev[a->device][slot].dn;
     }
     kern_trace_mark("exact setup: rows");
     o.xt = g_x64_dev[a->device][exact_slot(a)].xt;
@@ -1041,7 +1050,7 @@ static int exact_scan(const kern_join_args *a)
         const kern_join_args b = kern_base_args(a);
         return exact_scan_in(1, &b);
     }
-    return exact_scan_in(0, a);
+    return exact_scan_in(exact_slot(a), a);
 }
 
 /* One device's run: the whole list (q NULL) or, as one device's share of

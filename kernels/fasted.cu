@@ -52,6 +52,16 @@ static fasted_ds g_ds_dev[KERN_DEV_SLOTS];
  * layouts the first slot holds) converts nothing (kernels/exact.cu's
  * EXACT_SLOTS, the same for the FP64 rows). */
 static fasted_ds g_base_dev[KERN_DEV_SLOTS];
+/* A layout's rows (the cluster cut's: a->rows, not a view), in a slot of
+ * their own beside an ordinary run's: a k-distance or a count between two
+ * runs over one cut (HDBSCAN*'s forest at the cut's eps) converts neither
+ * again (kernels/exact.cu's slots, the same for the FP64 rows). */
+static fasted_ds g_lay_dev[KERN_DEV_SLOTS];
+
+static fasted_ds &fasted_slot(const kern_join_args *a)
+{
+    return a->rows && !a->base_n ? g_lay_dev[a->device] : g_ds_dev[a->device];
+}
 
 static void fasted_free_ds(fasted_ds &g_ds)
 {
@@ -79,6 +89,7 @@ extern "C" void kern_fasted_release(void)
     for (int d = 0; d < KERN_DEV_SLOTS; d++) {
         fasted_free_ds(g_ds_dev[d]);
         fasted_free_ds(g_base_dev[d]);
+        fasted_free_ds(g_lay_dev[d]);
         fasted_stage_host_free(d);
     }
     exact_release();
@@ -260,7 +271,7 @@ static int fasted_copy_ds(kern_run *k, const kern_format *fmt, const kern_shared
     const kern_join_args *a = k->a;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
-    fasted_ds &g_ds = g_ds_dev[a->device];
+    fasted_ds &g_ds = fasted_slot(a);
     const fasted_ds &src = *(const fasted_ds *)up.key;
     double t0 = kern_now();
     int can = 0;
@@ -336,6 +347,15 @@ static int fasted_view(kern_run *k, const fasted_ds &g, fasted_ds *v, uint32_t *
     return 0;
 }
 
+/* The device bytes fasted_convert_ds takes for a's rows in fmt. */
+static size_t fasted_ds_bytes(const kern_join_args *a, const kern_format *fmt)
+{
+    const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
+    const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
+    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
+    return n_alloc * (dp * (size_t)fmt->elem_bytes + sizeof(float));
+}
+
 /* Upload and convert unless the cache holds this dataset in this format.
  * Over a device list (q) the list's first device converts and publishes
  * its slot; the others copy it (convert once, copy to every device). */
@@ -360,7 +380,7 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
         k->a = a;
         return rc;
     }
-    fasted_ds &g_ds = g_ds_dev[a->device];
+    fasted_ds &g_ds = fasted_slot(a);
     const bool source = q && kern_queue_source(a) == a->device;
     if (fasted_ds_is(g_ds, a, fmt) && g_ds.dev == a->device) {
         k->r->cache_hit = 1;
@@ -369,6 +389,10 @@ static int fasted_upload(kern_run *k, const kern_format *fmt, kern_queue *q)
         return kern_charge(k, g_ds.bytes, "the dataset");
     }
     fasted_free_ds(g_ds);
+    /* the other slots are a cache: the run's room comes first */
+    if (!kern_pool_cache_may_keep(fasted_ds_bytes(a, fmt)))
+        for (fasted_ds *o : {&g_ds_dev[a->device], &g_base_dev[a->device], &g_lay_dev[a->device]})
+            fasted_free_ds(*o);
     if (q && !source) {
         kern_shared_ds up;
         int got = kern_queue_shared(q, &up);
@@ -744,7 +768,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     r->prep_name = "norms";
     r->off = a->off;
     r->centred = a->center != NULL || a->origin_of != NULL;
-    const fasted_ds &g_ds = g_ds_dev[a->device];
+    const fasted_ds &g_ds = fasted_slot(a);
     const kern_caps caps = {k.cc, fasted_wg_usable(a->device), k.prop.sharedMemPerBlockOptin};
     fasted_choice ch;
     fasted_eng f;

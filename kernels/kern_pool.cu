@@ -180,3 +180,13 @@ cudaError_t kern_pool_meminfo(size_t *free_bytes, size_t *total)
         *free_bytes += (size_t)kpool_idle(&k);
     return e;
 }
+
+int kern_pool_cache_may_keep(size_t need)
+{
+    size_t fr = 0, tot = 0;
+    if (kern_pool_meminfo(&fr, &tot) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return fr / 2 >= need && fr - 2 * need >= tot / 4;
+}

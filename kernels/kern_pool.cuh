@@ -38,5 +38,12 @@ cudaError_t kern_pool_cuda_malloc(void **p, size_t bytes);
 int kern_pool_alloc(void **p, size_t bytes, const char *what, size_t total);
 /* cudaMemGetInfo, the current device's idle pool memory counted free. */
 cudaError_t kern_pool_meminfo(size_t *free_bytes, size_t *total);
+/* Whether a device cache of several slots (exact's FP64 rows, fasted's
+ * converted rows) may keep its other slots while one takes need bytes
+ * more on the current device: free memory (kern_pool_meminfo) at least
+ * twice need and a quarter of the device besides, so a run over data
+ * near the device's size finds the room one slot left it. 0 where the
+ * memory cannot be read. */
+int kern_pool_cache_may_keep(size_t need);
 
 #endif
