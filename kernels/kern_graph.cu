@@ -2,7 +2,7 @@
  * a PAIRS run whose pairs stay where they are computed. Each launch's
  * pairs (kern_join_args.pair_dev) are appended, as keys i * n + j with
  * their d2, to a room that doubles where it runs short, each row's
- * entries counted; after the run one radius sort (CUB, only the bits
+ * entries counted; after the run one radix sort (CUB, only the bits
  * n * n needs) puts them in (i, j) order and a scan of the counts gives
  * the rows' offsets. So the graph costs one join, where the host's route
  * (src/cli/api_graph.c) needs a PERPOINT join for the rows' lengths
