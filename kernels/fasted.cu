@@ -314,6 +314,20 @@ done:
 
 static int fasted_convert_ds(kern_run *k, const kern_format *fmt, fasted_ds &g_ds);
 
+/* Rows allocated for n: whole 256-row tiles past n (the wgmma kernel's B
+ * tiles and symmetric super tiles), zero rows. */
+static size_t fasted_rows_alloc(size_t n)
+{
+    return (n + 255) / 256 * 256 + 256;
+}
+
+/* Values a row holds in fmt: d padded to whole 128-byte k slices. */
+static size_t fasted_row_values(size_t d, const kern_format *fmt)
+{
+    const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
+    return (d + per_slice - 1) / per_slice * per_slice;
+}
+
 /* A view's rows (a->base_n) gathered on the device from the slot's whole
  * dataset into v, the run's own (pooled): the rows the slot converted, so
  * the pass reads exactly what an ordinary run reads; a padding row is
@@ -323,7 +337,7 @@ static int fasted_view(kern_run *k, const fasted_ds &g, fasted_ds *v, uint32_t *
 {
     const kern_join_args *a = k->a;
     const size_t row_bytes = g.dp * (size_t)g.fmt->elem_bytes;
-    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
+    const size_t n_alloc = fasted_rows_alloc(a->n);
     *v = g;
     v->X = NULL;
     v->s = NULL;
@@ -350,10 +364,8 @@ static int fasted_view(kern_run *k, const fasted_ds &g, fasted_ds *v, uint32_t *
 /* The device bytes fasted_convert_ds takes for a's rows in fmt. */
 static size_t fasted_ds_bytes(const kern_join_args *a, const kern_format *fmt)
 {
-    const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
-    const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
-    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
-    return n_alloc * (dp * (size_t)fmt->elem_bytes + sizeof(float));
+    return fasted_rows_alloc(a->n) *
+           (fasted_row_values(a->d, fmt) * (size_t)fmt->elem_bytes + sizeof(float));
 }
 
 /* Upload and convert unless the cache holds this dataset in this format.
@@ -419,13 +431,9 @@ static int fasted_convert_ds(kern_run *k, const kern_format *fmt, fasted_ds &g_d
     const fasted_fmt_ops *rf = fasted_rows_fmt(fmt)->ops;
     kern_join_result *r = k->r;
     cudaStream_t st = k->st;
-    /* Rows padded to whole 128-byte k slices of the format's values. */
-    const size_t per_slice = (size_t)FASTED_BK * 2 / (size_t)fmt->elem_bytes;
-    const size_t dp = (a->d + per_slice - 1) / per_slice * per_slice;
+    const size_t dp = fasted_row_values(a->d, fmt);
     const size_t row_bytes = dp * (size_t)fmt->elem_bytes;
-    /* Whole 256-row tiles past n (the wgmma kernel's B tiles and
-     * symmetric super tiles), zero rows. */
-    const size_t n_alloc = (a->n + 255) / 256 * 256 + 256;
+    const size_t n_alloc = fasted_rows_alloc(a->n);
     int rc = kern_malloc(k, (void **)&g_ds.X, n_alloc * row_bytes, "the dataset");
     if (rc == 0)
         rc = kern_malloc(k, (void **)&g_ds.s, n_alloc * sizeof(float), "the squared norms");

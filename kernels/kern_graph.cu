@@ -18,8 +18,6 @@
 
 #include <cub/cub.cuh>
 
-#include <mutex>
-
 #include "kern_consume.cuh"
 
 #define KGR_THREADS 256
@@ -41,10 +39,6 @@ struct kern_graph {
     void *tmp; /* CUB's */
     kern_rowmap rm;
 };
-
-/* The consumer has no context of its own beyond the graph in build, held
- * under g_kgr_mu for the whole call. */
-static std::mutex g_kgr_mu;
 
 /* One launch's pairs into the room from entry at: key i * n + j with its
  * d2 as the host's pair_fn would get it (kern_pair_batch), or the invalid
@@ -195,7 +189,6 @@ int kern_graph_run(kern_join_fn fn, const kern_join_args *a, graph_dev_io *io, k
     if (b.tiles)
         return kern_fail(KERN_ENOMEM, "the radius graph is built by one process");
     const size_t n = a->n; /* the dataset's rows (a layout's are mapped to them) */
-    std::lock_guard<std::mutex> lock(g_kgr_mu);
     kern_graph *g = new kern_graph();
     g->device = devs[0];
     g->n = n;

@@ -264,7 +264,7 @@ static uint64_t hash_fold(uint64_t h, uint64_t x)
 
 typedef struct hash_job {
     const dataset *ds;
-    uint64_t *chunk; /* each chunk's hash */
+    uint64_t *chunk; /* each chunk's hash (NULL: no hash asked) */
     size_t all;
     const volatile int *cancel;
     volatile int cancelled;
@@ -286,7 +286,8 @@ static void hash_range(void *ctx, int t, size_t a, size_t b)
         const size_t i0 = c * DATASET_HASH_CHUNK;
         const size_t m = j->all - i0 < DATASET_HASH_CHUNK ? j->all - i0 : DATASET_HASH_CHUNK;
         dataset_values_f64(j->ds, i0, m, buf);
-        j->chunk[c] = hash_chunk(buf, m);
+        if (j->chunk)
+            j->chunk[c] = hash_chunk(buf, m);
         for (size_t k = 0; j->find && k < m && j->first[t] == j->all; k++)
             if (!isfinite(buf[k]))
                 j->first[t] = i0 + k;
@@ -294,27 +295,43 @@ static void hash_range(void *ctx, int t, size_t a, size_t b)
     free(buf);
 }
 
-int dataset_hash_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
-                      size_t *nonfinite)
+/* One pass over the values on the cores: their hash into *out (NULL:
+ * none), the first value that is not finite into *nonfinite (NULL: not
+ * looked for; n * d: none). */
+static int dataset_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
+                        size_t *nonfinite)
 {
     hash_job j = {.ds = ds, .all = ds->n * ds->d, .cancel = cancel, .find = nonfinite != NULL};
     const size_t nc = (j.all + DATASET_HASH_CHUNK - 1) / DATASET_HASH_CHUNK;
-    j.chunk = xmalloc((nc ? nc : 1) * sizeof *j.chunk);
+    if (out)
+        j.chunk = xmalloc((nc ? nc : 1) * sizeof *j.chunk);
     int nt;
     par_for(nc, DATASET_HASH_CHUNK, hash_range, &j, &nt);
     uint64_t h = hash_fold(hash_fold(H_K3, ds->n), ds->d);
-    for (size_t c = 0; c < nc; c++)
+    for (size_t c = 0; out && c < nc; c++)
         h = hash_fold(h, j.chunk[c]);
     free(j.chunk);
     if (j.cancelled)
         return TCJ_ECANCEL;
-    *out = h_final(h);
+    if (out)
+        *out = h_final(h);
     if (nonfinite) {
         *nonfinite = j.all;
         for (int t = 0; t < nt; t++)
             *nonfinite = j.first[t] < *nonfinite ? j.first[t] : *nonfinite;
     }
     return 0;
+}
+
+int dataset_hash_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
+                      size_t *nonfinite)
+{
+    return dataset_scan(ds, cancel, out, nonfinite);
+}
+
+int dataset_nonfinite(const dataset *ds, const volatile int *cancel, size_t *first)
+{
+    return dataset_scan(ds, cancel, NULL, first);
 }
 
 int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t *out)

@@ -149,6 +149,9 @@ int dataset_hash_checked(const dataset *ds, const volatile int *cancel, uint64_t
  * values unchecked (libtcjoin's wrapped arrays). */
 int dataset_hash_scan(const dataset *ds, const volatile int *cancel, uint64_t *out,
                       size_t *nonfinite);
+/* The same pass without the hash: *first the index of the first value
+ * that is not finite (n * d: none); TCJ_ECANCEL when *cancel is set. */
+int dataset_nonfinite(const dataset *ds, const volatile int *cancel, size_t *first);
 void dataset_free(dataset *ds);
 
 /* Loader table: one row per format, one file per loader (src/load_*.c). */

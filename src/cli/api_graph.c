@@ -31,8 +31,9 @@ static int api_join_engine(tcj_ctx *c, const char *name, int truth, const engine
 }
 
 /* What a library join runs (api_join): e's run of mode (sink for PAIRS,
- * counts for PERPOINT), or where graph is set e's consume of a PAIRS run
- * into the radius graph on the device (PAIRS_GRAPH). */
+ * counts for PERPOINT), or where graph is set e's consume of its PAIRS
+ * run (mode JOIN_PAIRS) into the radius graph on the device
+ * (PAIRS_GRAPH). */
 typedef struct api_work {
     join_mode mode;
     pair_sink sink;
@@ -64,7 +65,6 @@ static int api_join(tcj_ctx *c, const engine *e, const char *text, const api_wor
         spec.counts = w->counts;
         if (w->graph) {
             pair_consumer pc = {.use = PAIRS_GRAPH, .graph = w->graph};
-            spec.mode = JOIN_PAIRS;
             spec.engine = e;
             rc = e->consume(&spec, &pc, &res);
             if (rc == ENGINE_DECLINED)

@@ -126,9 +126,6 @@ static void app_stream(session *s, FILE *f, const char *name)
     free(line);
 }
 
-/* Whether the directory part of path exists (the working directory when
- * path has none). */
-
 /* A log that cannot be used is said on one line; the commands still run,
  * unlogged, and batch mode then exits 1. */
 static void app_open_store(session *s, const app_args *a)

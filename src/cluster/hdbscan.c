@@ -14,44 +14,6 @@
 #include "err.h"
 #include "kernels.h"
 #include "mem.h"
-#include "par.h"
-
-/* Whether every value of the data is finite (a NaN or an infinity has
- * no distance to order): blocks of rows on the cores, as a single pass
- * over 60,000 x 784 values costs more than the core distances. */
-typedef struct hd_finite {
-    const dataset *ds;
-    size_t rows; /* a block's */
-    int bad[PAR_MAX_THREADS];
-} hd_finite;
-
-static void hd_finite_range(void *ctx, int t, size_t a, size_t b)
-{
-    hd_finite *f = ctx;
-    const dataset *ds = f->ds;
-    const size_t d = ds->d, rows = f->rows;
-    double *buf = xmalloc(rows * (d ? d : 1) * sizeof *buf);
-    int ok = 1;
-    for (size_t blk = a; blk < b && ok; blk++) {
-        const size_t i0 = blk * rows, m = ds->n - i0 < rows ? ds->n - i0 : rows;
-        dataset_rows_f64(ds, i0, m, buf);
-        for (size_t k = 0; k < m * d; k++)
-            ok &= isfinite(buf[k]) != 0;
-    }
-    free(buf);
-    f->bad[t] = !ok;
-}
-
-static int hd_all_finite(const dataset *ds)
-{
-    hd_finite f = {.ds = ds, .rows = dataset_block_rows(ds)};
-    int nt;
-    par_for((ds->n + f.rows - 1) / f.rows, f.rows * (ds->d ? ds->d : 1), hd_finite_range, &f, &nt);
-    for (int t = 0; t < nt; t++)
-        if (f.bad[t])
-            return 0;
-    return 1;
-}
 
 /* The curve's maximum: the HD_FOREST_QUANTILE core distance, where the
  * forest spans the dense parts, but no more than the eps of selectivity
@@ -126,7 +88,10 @@ int hdbscan_run(const engine *e, const hdbscan_spec *spec, hdbscan_result *r)
         r->seconds = engine_now() - t0;
         return rc;
     }
-    if (!hd_all_finite(ds))
+    /* a NaN or an infinity has no distance to order */
+    size_t bad;
+    dataset_nonfinite(ds, NULL, &bad); /* no cancel: it cannot fail */
+    if (bad < n * ds->d)
         return err_set(TCJ_EINVAL, "hdbscan: the data holds values that are not finite");
     /* the core distances: the engine's k-distance (min_samples counts the
      * point itself); where that is cpu's FP64 on the host, at d up to

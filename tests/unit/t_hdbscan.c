@@ -441,7 +441,7 @@ TEST(bad_input_gets_one_line)
     /* the values checked in blocks on the cores: a value that is not
      * finite in any block, the first, a middle one or the last, is found */
     par_for_tests(1);
-    const size_t bn = 40000, bd = 5; /* 25 blocks of rows */
+    const size_t bn = 220000, bd = 5; /* 17 chunks of the values' scan */
     for (int where = 0; where < 3; where++) {
         dataset big = make_ds(bn, bd);
         const size_t i = where == 0 ? 0 : where == 1 ? bn / 2 + 7 : bn - 1;
