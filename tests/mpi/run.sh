@@ -333,12 +333,15 @@ fi
 # A stopped rank, then Ctrl-C on rank 0 (the bound left at 30 s): rank 0
 # gives the stopped rank 2 s, says in one line that it ends the job, and
 # the job ends; the log keeps the run before, and the run in flight as
-# cancelled.
+# cancelled. The join is nine times the one above (some 10 s of a core a
+# rank), so that every rank is still at work when the stop and Ctrl-C
+# land a second after it starts, however idle the machine.
 d="$tmp/stopint"
 mkdir "$d"
+long='gen uniform n=90000 d=32 seed=3; eps 2'
 # shellcheck disable=SC2086
 (cd "$d" && exec timeout -k 5 60 mpirun $flags -np 3 "$build/tcjoin-mpi" --db "$d/log.db" \
-    -e "gen uniform n=2000 d=8 seed=3; eps 0.3; run cpu; set threads 1; $join; run cpu" \
+    -e "gen uniform n=2000 d=8 seed=3; eps 0.3; run cpu; set threads 1; $long; run cpu" \
     >out 2>err) &
 job=$!
 wait_for "$d/out" '^eps 2' 300 && sleep 0.5
