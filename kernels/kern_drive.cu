@@ -495,10 +495,8 @@ static int kern_pairs_sink(kern_run *k, int bi)
                     break;
                 }
             }
-            const float *f = (const float *)b->hd + s;
-            const double sc = k->d2_scale ? k->d2_scale : 1.0;
             for (size_t t = 0; t < m; t++)
-                g_pairs.wide[t] = f[t] * sc;
+                g_pairs.wide[t] = kern_pair_d2(b->hd, 4, k->d2_scale, s + t);
             d2 = g_pairs.wide;
         }
         if (a->pair_fn(a->pair_ctx, m, b->hi + s, b->hj + s, d2))

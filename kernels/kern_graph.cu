@@ -62,7 +62,7 @@ static __global__ void kgr_put_kernel(const uint32_t *__restrict__ map,
         if (i == j && !include_self)
             ok = false;
         key[t] = ok ? (unsigned long long)i * n + j : invalid;
-        d2[t] = d2_bytes == 8 ? ((const double *)pd)[t] : (double)((const float *)pd)[t] * sc;
+        d2[t] = kern_pair_d2(pd, d2_bytes, sc, t);
         if (ok)
             atomicAdd(&cnt[i], 1ull);
     }
@@ -121,11 +121,10 @@ static int kgr_consume(void *ctx, const kern_join_args *run, void *stream,
     cudaStream_t st = (cudaStream_t)stream;
     const size_t at = g->len;
     g->len += np;
-    const double sc = pb->d2_scale ? pb->d2_scale : 1.0;
     return kern_consume_launch(&g->rm, run, st, 0, NULL, [&](const uint32_t *map) {
         kgr_put_kernel<<<kern_grid_blocks(np, KGR_THREADS), KGR_THREADS, 0, st>>>(
-            map, pb->pi, pb->pj, pb->pd, pb->d2_bytes, sc, np, g->n, g->invalid, g->include_self,
-            g->key[0] + at, g->d2[0] + at, g->cnt);
+            map, pb->pi, pb->pj, pb->pd, pb->d2_bytes, pb->d2_scale, np, g->n, g->invalid,
+            g->include_self, g->key[0] + at, g->d2[0] + at, g->cnt);
     });
 }
 

@@ -341,7 +341,6 @@ static __global__ void __launch_bounds__(KRS_PUT_WARPS * 32, S <= 2 ? KRS_PUT_BL
 {
     __shared__ double xd[KRS_PUT_WARPS][32 * S];
     __shared__ uint32_t xj[KRS_PUT_WARPS][32 * S];
-    const double sc = b.d2_scale ? b.d2_scale : 1.0;
     const unsigned lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const unsigned long long np = b.np;
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -376,8 +375,7 @@ static __global__ void __launch_bounds__(KRS_PUT_WARPS * 32, S <= 2 ? KRS_PUT_BL
                     *col = KERN_ROW_PAD;
                     if (o == KERN_ROW_PAD || o == row)
                         return true;
-                    const double d2 = b.d2_bytes == 8 ? ((const double *)b.pd)[s]
-                                                      : (double)((const float *)b.pd)[s] * sc;
+                    const double d2 = kern_pair_d2(b.pd, b.d2_bytes, b.d2_scale, s);
                     off.value(row, o, d2, query, v, col);
                     return true;
                 },

@@ -49,6 +49,17 @@ template <class F> static void kern_par_rows(size_t rows, size_t per_row, F f)
         t.join();
 }
 
+/* Pair s's d2 in a launch's pair distances as the host's pair_fn gets it
+ * (kern_pair_batch in kernels.h): the FP64 value where d2_bytes is 8, else
+ * the FP32 value widened and times sc (0: 1; FP8's scale). One place, for
+ * the device's consumers and the host's drain alike. */
+__host__ __device__ __forceinline__ double kern_pair_d2(const void *pd, int d2_bytes, double sc,
+                                                        unsigned long long s)
+{
+    return d2_bytes == 8 ? ((const double *)pd)[s]
+                         : (double)((const float *)pd)[s] * (sc != 0 ? sc : 1.0);
+}
+
 /* Check the last launch. */
 #define KERN_LAUNCH_CHECK(what) KERN_CUDA(cudaGetLastError())
 
