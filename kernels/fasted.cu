@@ -26,6 +26,7 @@
 #include "kern_pool.cuh"
 #include "kern_util.cuh"
 #include "kernels.h"
+#include "tile_sched.h"
 
 #define FASTED_CHUNK_BYTES ((size_t)32 << 20) /* FP32 staging chunk */
 #define FASTED_MIN_CAP ((size_t)1 << 15)      /* a warp emits at most 2*64*64 pairs */
@@ -104,12 +105,7 @@ extern "C" void kern_fasted_release(void)
 
 unsigned long long fasted_tiles_total(unsigned T, unsigned U, int sym, int order)
 {
-    const unsigned long long G = FASTED_GROUP;
-    if (order) {
-        unsigned long long S = (T + G - 1) / G, SC = (U + G - 1) / G;
-        return (sym ? S * (S + 1) / 2 : S * SC) * G * G;
-    }
-    return sym ? (unsigned long long)T * (T + 1) / 2 : (unsigned long long)T * U;
+    return sym ? ts_tri_items(ts_tri{T, order}) : ts_square_items(ts_square{T, U, order});
 }
 
 /* FP64 -> FP32 rounding to odd: with 24 >= 11 + 2 bits, rounding the result
@@ -846,46 +842,29 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
         p.U = (unsigned)((a->n - a->c0 + ch.v->bn - 1) / ch.v->bn);
     }
     if (a->nclu > 0) {
-        /* A layout: the tiles of each cluster's diagonal block, or the tile
-         * cut's block pairs (rows a multiple of KERN_STREAM_ALIGN, which
-         * every tile divides),
-         * row by row, its upper triangle when symmetric (the wgmma
-         * kernel's items are then tile halves: t >> 1). */
+        /* A layout: the table of each cluster's diagonal block's tiles, or
+         * of the tile cut's block pairs' (rows a multiple of
+         * KERN_STREAM_ALIGN, which every tile divides), its upper triangle
+         * when symmetric (the wgmma kernel's items are then tile halves:
+         * t >> 1). */
         const size_t ur = f.use_wg ? (fasted_tri(p) ? 2 * FASTED_WG_BM : FASTED_WG_BM) : ch.v->bm;
         const size_t uc = f.use_wg ? FASTED_WG_BN : ch.v->bn;
-        std::vector<uint2> tiles;
-        /* Rows [i0, i1) against columns [j0, j1), the upper triangle of a
-         * diagonal block when symmetric. */
-        auto rect = [&](size_t i0, size_t i1, size_t j0, size_t j1) {
-            const unsigned r0 = (unsigned)(i0 / ur), r1 = (unsigned)(i1 / ur);
-            const unsigned c0 = (unsigned)(j0 / uc), c1 = (unsigned)(j1 / uc);
-            const bool tri = fasted_tri(p) && i0 == j0;
-            for (unsigned r = r0; r < r1; r++)
-                for (unsigned cc = tri ? c0 + (r - r0) : c0; cc < c1; cc++)
-                    tiles.push_back(make_uint2(r, cc));
-        };
+        const ts_layout lay = {ur,      uc,     fasted_tri(p), a->clu,
+                               a->nclu, a->blk, a->nblk,       KERN_STREAM_ALIGN};
         const double t_tab = kern_now();
-        if (a->nblk && ur == KERN_STREAM_ALIGN && uc == KERN_STREAM_ALIGN) {
-            /* the tile cut on tiles of a block (wgmma, symmetric): its list */
-            tiles.resize(a->nblk);
-            for (size_t t = 0; t < a->nblk; t++)
-                tiles[t] = make_uint2(a->blk[2 * t], a->blk[2 * t + 1]);
-        } else if (a->nblk) { /* the tile cut: the listed block pairs (I <= J) */
-            const size_t B = KERN_STREAM_ALIGN;
-            tiles.reserve(a->nblk * (B / ur) * (B / uc));
-            for (size_t t = 0; t < a->nblk; t++)
-                rect(a->blk[2 * t] * B, (a->blk[2 * t] + 1) * B, a->blk[2 * t + 1] * B,
-                     (a->blk[2 * t + 1] + 1) * B);
-        } else {
-            for (int c = 0; c < a->nclu; c++)
-                rect(a->clu[c], a->clu[c + 1], a->clu[c], a->clu[c + 1]);
-        }
-        FASTED_RC(kern_malloc(&k, &d_clu, std::max((size_t)1, tiles.size()) * sizeof(uint2),
-                              "the layout's tiles"));
-        FASTED_TRY(
-            cudaMemcpy(d_clu, tiles.data(), tiles.size() * sizeof(uint2), cudaMemcpyHostToDevice));
+        uint32_t *tab;
+        size_t ntab;
+        if (ts_table_fill(&lay, &tab, &ntab))
+            FASTED_RC(kern_fail(KERN_ENOMEM, "out of host memory for the layout's tiles"));
+        cudaError_t te = cudaSuccess;
+        int trc = kern_malloc(&k, &d_clu, std::max((size_t)1, ntab) * sizeof(uint2),
+                              "the layout's tiles");
+        if (!trc && (te = cudaMemcpy(d_clu, tab, ntab * sizeof(uint2), cudaMemcpyHostToDevice)))
+            trc = kern_cuda_fail(te, "cudaMemcpy(the layout's tiles)", __FILE__, __LINE__);
+        free(tab);
+        FASTED_RC(trc);
         p.clu_tile = (const uint2 *)d_clu;
-        p.clu_items = tiles.size();
+        p.clu_items = ntab;
         r->t_h2d += kern_now() - t_tab; /* host preparation and its copy */
     }
     f.smem = ch.smem;

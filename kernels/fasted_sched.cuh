@@ -1,35 +1,14 @@
 /* The FASTED tile scheduler, shared by the mma.sync and wgmma kernels: how
- * work items map to block tiles (Figure 4's 8x8 squares, the symmetric
- * upper triangle), the persistent blocks' work-item taker and the warp
+ * work items map to block tiles (the scheduler types of
+ * kernels/tile_sched.h), the persistent blocks' work-item taker and the warp
  * pair-buffer reservation with its hand-back of undone work. */
 #ifndef TCJ_FASTED_SCHED_CUH
 #define TCJ_FASTED_SCHED_CUH
 
 #include "fasted_int.cuh"
+#include "tile_sched.h"
 
 #define FASTED_FULL_MASK 0xffffffffu
-
-/* Row r, column c of an m x m upper triangle (c >= r) numbered row by row:
- * row r starts at r*m - r*(r-1)/2. */
-__device__ __forceinline__ unsigned long long fasted_tri_start(long long r, long long m)
-{
-    return (unsigned long long)(r * m - r * (r - 1) / 2);
-}
-
-__device__ __forceinline__ void fasted_tri_index(unsigned long long s, unsigned m, unsigned &r,
-                                                 unsigned &c)
-{
-    double mm = 2.0 * m + 1.0;
-    long long rr = (long long)floor((mm - sqrt(mm * mm - 8.0 * (double)s)) * 0.5);
-    if (rr < 0)
-        rr = 0;
-    while (rr > 0 && fasted_tri_start(rr, m) > s)
-        rr--;
-    while (rr + 1 < (long long)m && fasted_tri_start(rr + 1, m) <= s)
-        rr++;
-    r = (unsigned)rr;
-    c = (unsigned)(rr + (long long)(s - fasted_tri_start(rr, m)));
-}
 
 /* The tile grid is the upper triangle: a symmetric run that is not a
  * cross run (whose tiles are all off the diagonal, fasted_int.cuh). */
@@ -38,41 +17,18 @@ __host__ __device__ __forceinline__ bool fasted_tri(const fasted_params &p)
     return p.sym && !p.c0;
 }
 
-/* Work item -> block tile (bi down, bj across). With order on, consecutive
- * items walk an 8x8 square of tiles (Figure 4) so the blocks running at one
- * time share A and B rows in L2. Returns false for items outside the grid
- * (edge squares, tiles below the diagonal). */
+/* Work item -> block tile (bi down, bj across) by the run's scheduler
+ * type (kernels/tile_sched.h): a cluster layout's or the tile cut's
+ * table, the symmetric triangle or the square grid, in Figure 4's 8x8
+ * squares where order is on. Returns false for items naming no tile. */
 __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned long long t,
                                                unsigned &bi, unsigned &bj)
 {
-    if (p.clu_tile) { /* a cluster layout: the table */
-        if (t >= p.clu_items)
-            return false;
-        const uint2 b = p.clu_tile[t];
-        bi = b.x;
-        bj = b.y;
-        return true;
-    }
-    if (p.order) { /* [order] */
-        const unsigned G = FASTED_GROUP;
-        unsigned long long sq = t / (G * G);
-        unsigned r = (unsigned)(t % (G * G)), sr, sc;
-        if (fasted_tri(p)) {
-            fasted_tri_index(sq, (p.T + G - 1) / G, sr, sc);
-        } else {
-            unsigned SC = (p.U + G - 1) / G;
-            sr = (unsigned)(sq / SC);
-            sc = (unsigned)(sq % SC);
-        }
-        bi = sr * G + r / G;
-        bj = sc * G + r % G;
-    } else if (fasted_tri(p)) {
-        fasted_tri_index(t, p.T, bi, bj);
-    } else {
-        bi = (unsigned)(t / p.U);
-        bj = (unsigned)(t % p.U);
-    }
-    return bi < p.T && bj < p.U && (!fasted_tri(p) || bj >= bi);
+    if (p.clu_tile) /* a layout: its table's order */
+        return ts_table_tile(ts_table{(const uint32_t *)p.clu_tile, p.clu_items}, t, &bi, &bj);
+    if (fasted_tri(p))
+        return ts_tri_tile(ts_tri{p.T, p.order}, t, &bi, &bj);
+    return ts_square_tile(ts_square{p.T, p.U, p.order}, t, &bi, &bj);
 }
 
 /* Take the next work item from the queue (one thread): items to redo from
