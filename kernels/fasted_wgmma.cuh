@@ -12,7 +12,9 @@
  * 256 columns of the 128x256 block tile and running the epilogue on its
  * accumulators (per warp, MT = 1 x NT = 32 m16n8 fragments). A 2-deep ring
  * of work-item slots lets the producer fetch the next tile while the
- * consumers finish the epilogue of this one. Symmetric runs walk 256x256
+ * consumers finish the epilogue of this one, and the consumers take turns
+ * issuing their products where a tile fits the ring (ping-pong: one's
+ * epilogue under the other's wgmma; the kernel's `turns`). Symmetric runs walk 256x256
  * super tiles of the upper triangle (the square grid fasted_tile_of
  * expects), two 128-row block tiles each.
  *
@@ -349,15 +351,25 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
     }
     bar_sync(WG_BAR_CONSUMERS, WG_CONSUMERS);
-    /* Promotion's turns (fasted_turns, fasted_wg_promote): warpgroup 0 issues first.
-     * Each warpgroup issues as many halves as the other (the same tiles,
-     * the same slices), so after the loop one turn of warpgroup 0 is
-     * left pending: it is taken there, so no barrier is left half
+    /* Turns (ping-pong): the two consumer warpgroups issue their products
+     * one after the other, warpgroup 0 first, so one's epilogue (or
+     * promotion's adds) runs under the other's wgmma. Promotion takes
+     * turns a half chunk at a time where fasted_turns says so
+     * (fasted_wg_promote); the other formats a whole tile at a time, in
+     * the join's modes, where a tile's k slices fit the ring (KT <=
+     * STAGES: warpgroup 0 issues all of a tile before warpgroup 1 frees
+     * its first stage). Measured on an H200 at d = 128 and 256, 4-8% less
+     * kernel time (docs/BENCHMARKS.md); exact's band epilogue and the
+     * k-distance's passes, whose tiles end at a barrier, keep issuing at
+     * once. Each warpgroup issues as many turns as the other (the same
+     * tiles, the same slices), so after the loop one turn of warpgroup 0
+     * is left pending: it is taken there, so no barrier is left half
      * arrived at exit. */
-    if constexpr (F::promote) {
-        if (fasted_turns<F>::value && cw == 1)
-            bar_arrive(WG_BAR_TURN + 0, WG_CONSUMERS);
-    }
+    const bool turns = F::promote
+                           ? fasted_turns<F>::value
+                           : !fasted_band<F>::value && p.mode < FASTED_KD_MIN && KT <= STAGES;
+    if (turns && cw == 1)
+        bar_arrive(WG_BAR_TURN + 0, WG_CONSUMERS);
 
     typedef typename F::acc A;
     A acc[1][FASTED_WG_BN / 8][4];
@@ -404,11 +416,20 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                         fasted_wg_promote<F>(d, csa, csb, n, cw);
                     }
                 } else {
+                    /* Turns: this warpgroup issues the tile's products once
+                     * the other has issued its tile's, and lets the other
+                     * go on once its own last slice is issued; the tensor
+                     * cores then run one warpgroup's products while the
+                     * other runs its epilogue. */
+                    if (turns && kt == 0)
+                        bar_sync(WG_BAR_TURN + cw, WG_CONSUMERS);
                     wgmma_fence();
 #pragma unroll
                     for (int kk = 0; kk < WG_BK / 16; kk++)
                         F::wgmma(d, da + 2 * kk, db + 2 * kk);
                     wgmma_commit_group();
+                    if (turns && kt == KT - 1)
+                        bar_arrive(WG_BAR_TURN + (cw ^ 1), WG_CONSUMERS);
                     wgmma_wait_group<1>();
                 }
 #pragma unroll
@@ -422,10 +443,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         }
         fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
     }
-    if constexpr (F::promote) {
-        if (fasted_turns<F>::value && cw == 0)
-            bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);
-    }
+    if (turns && cw == 0)
+        bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);
     fasted_wg_hist_flush(p, ct, s_hist);
 #endif
 }
