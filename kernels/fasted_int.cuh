@@ -12,7 +12,6 @@
  * any format (64 halves, 32 TF32 values, 128 bytes of 8-bit values). The
  * kernels address rows in these units, so one mainloop serves them all. */
 #define FASTED_BK 64
-#define FASTED_GROUP 8 /* work-queue squares are 8x8 block tiles (Figure 4) */
 #define FASTED_THREADS 128
 #define FASTED_STAGES 3 /* shared-memory stages of the all-on pipeline */
 #define FASTED_MAX_BINS 4096

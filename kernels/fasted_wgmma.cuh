@@ -14,9 +14,9 @@
  * of work-item slots lets the producer fetch the next tile while the
  * consumers finish the epilogue of this one, and the consumers take turns
  * issuing their products where a tile fits the ring (ping-pong: one's
- * epilogue under the other's wgmma; the kernel's `turns`). Symmetric runs walk 256x256
- * super tiles of the upper triangle (the square grid fasted_tile_of
- * expects), two 128-row block tiles each.
+ * epilogue under the other's wgmma; the kernel's `turns`). Symmetric runs
+ * walk 256x256 super tiles of the upper triangle (the square grid
+ * fasted_tile_of expects), two 128-row block tiles each.
  *
  * Rows are addressed in 16-bit units and each wgmma consumes 32 bytes of k
  * whatever the format, so the copies, descriptors and ring are the same
@@ -358,10 +358,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
      * (fasted_wg_promote); the other formats a whole tile at a time, in
      * the join's modes, where a tile's k slices fit the ring (KT <=
      * STAGES: warpgroup 0 issues all of a tile before warpgroup 1 frees
-     * its first stage). Measured on an H200 at d = 128 and 256, 4-8% less
-     * kernel time (docs/BENCHMARKS.md); exact's band epilogue and the
-     * k-distance's passes, whose tiles end at a barrier, keep issuing at
-     * once. Each warpgroup issues as many turns as the other (the same
+     * its first stage; docs/BENCHMARKS.md has what it saves); exact's
+     * band epilogue and the k-distance's passes, whose tiles end at a
+     * barrier, keep issuing at once. Each warpgroup issues as many turns as the other (the same
      * tiles, the same slices), so after the loop one turn of warpgroup 0
      * is left pending: it is taken there, so no barrier is left half
      * arrived at exit. */

@@ -52,6 +52,7 @@
 
 #include "exact_bound.h"
 #include "f64_widen.cuh" /* f64_direct_d2 */
+#include "tile_sched.h"  /* TS_GROUP: the scheduler's squares */
 #include "epi_mrnn.cuh"  /* MRNN_SKIPPED */
 #include "exact_kern.h"
 #include "fasted_kdist_exact.cuh" /* kd_exact_open: the rows and norms, kept */
@@ -781,14 +782,14 @@ static uint32_t ms_find(std::vector<uint32_t> &up, uint32_t x)
  * one entry for a pair of components whichever is the row, and every pair
  * it needs has a row among the first nw (the largest component's rows
  * come last, and pairs within it are none of the table's): half the
- * products of the rows against every column. In FASTED_GROUP squares, as
+ * products of the rows against every column. In TS_GROUP squares, as
  * the scheduler walks its grid, so blocks running together share rows
  * and columns in L2: the group rows from *sr on whose items fit in cap
  * (one group row at least), *sr moved past them. */
 static void ms_tri_items(size_t nw, size_t n, size_t bm, size_t bn, size_t *sr, size_t cap,
                          std::vector<uint2> &it)
 {
-    const size_t T = (nw + bm - 1) / bm, U = (n + bn - 1) / bn, G = FASTED_GROUP;
+    const size_t T = (nw + bm - 1) / bm, U = (n + bn - 1) / bn, G = TS_GROUP;
     it.clear();
     for (; *sr < T; *sr += G) {
         const size_t s = *sr, s1 = std::min(s + G, T);
