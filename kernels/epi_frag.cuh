@@ -54,6 +54,19 @@ struct fasted_epi {
     /* exact's band, PAIRS: the lane's two rows' thresholds (fasted_band_rows):
      * a pair is a candidate at d~2 <= bhi and sure to be in at <= blo. */
     float blo[2], bhi[2];
+    /* A wgmma warp slice (epi_sj_staged): the s_j of column j0 and the
+     * tile's columns after it, staged in shared memory by the kernel's
+     * producer (fasted_wg_slots); unused by the mma.sync warp tiles. */
+    const float *sjs;
+};
+
+/* Whether a warp's MT x NT fragments read their columns' s_j from the
+ * tile's copy in shared memory (fasted_epi.sjs) instead of global memory:
+ * the wgmma warp slice (one m64 block of FASTED_WG_BN = 256 columns),
+ * whose producer stages them with the tile. The mma.sync warp tiles read
+ * p.s (fasted_mma.cuh asserts that none has the slice's shape). */
+template <int MT, int NT> struct epi_sj_staged {
+    static constexpr bool value = MT == 1 && NT == 32;
 };
 
 /* The lane's view of a warp's fragments, built once by the dispatcher
@@ -110,7 +123,10 @@ template <class F, int MT, int NT> struct epi_frag {
     /* s_j of the lane's two columns of n8 block nt. */
     __device__ __forceinline__ float2 sj(int nt) const
     {
-        return __ldg((const float2 *)(p.s + col(nt, 0)));
+        if constexpr (epi_sj_staged<MT, NT>::value)
+            return *(const float2 *)(w.sjs + (col(nt, 0) - w.j0));
+        else
+            return __ldg((const float2 *)(p.s + col(nt, 0)));
     }
 
     /* d2, exactly 0 for i == j (static: it reads nothing of the context). */

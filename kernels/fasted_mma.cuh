@@ -206,6 +206,7 @@ __global__ void __launch_bounds__(FASTED_THREADS, C::MINB) /* [residency] */
     using L = fasted_smem_layout<C>;
     constexpr int MT = C::WM / 16, NT = C::WN / 8; /* [warp-tile] */
     static_assert(C::WM % 16 == 0 && C::WN % 16 == 0, "warp tile is whole m16 / n16 steps");
+    static_assert(!epi_sj_staged<MT, NT>::value, "the warp tile reads s_j from global memory");
 
     extern __shared__ __align__(128) unsigned char fasted_smem[];
     uint16_t *sbuf = (uint16_t *)(fasted_smem + (C::ALIGN ? 0 : 16)); /* [align] */

@@ -63,7 +63,7 @@ template <class F> struct ue8_wg_smem {
     static constexpr size_t BYTES = (size_t)STAGES * B16_BYTES + (size_t)STAGES8 * B8_BYTES;
 };
 /* The kernel's dynamic shared memory without the histogram. */
-#define UE8_WG_SMEM_OF(F) (ue8_wg_smem<F>::BYTES + 1024)
+#define UE8_WG_SMEM_OF(F) (ue8_wg_smem<F>::BYTES + sizeof(fasted_wg_slots) + 1024)
 
 /* A widening thread's share (t = 0..95) of one B slice: 256 rows of 64
  * codes at src (row-major, as the copy engine lays them) to FP16 at dst
@@ -142,16 +142,14 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     extern __shared__ __align__(1024) unsigned char wg_smem[];
     __shared__ __align__(8) uint64_t full_bar[STAGES], empty_bar[STAGES];
     __shared__ __align__(8) uint64_t full8_bar[S8], empty8_bar[S8];
-    __shared__ __align__(8) uint64_t tfull_bar[2], tempty_bar[2];
-    __shared__ unsigned long long s_tile[2];
-    __shared__ unsigned s_mask[2], s_fail[2];
-    __shared__ int s_state[2], s_end8[S8];
+    __shared__ int s_end8[S8];
 
     const uint32_t raw = smem_u32(wg_smem);
     const uint32_t sbase = (raw + 1023u) & ~1023u;
     unsigned char *ring = wg_smem + (sbase - raw);
     const uint32_t sbase8 = sbase + L::B8_OFF;
-    float *s_edges = (float *)(ring + L::BYTES);
+    fasted_wg_slots &S = *(fasted_wg_slots *)(ring + L::BYTES);
+    float *s_edges = (float *)(&S + 1);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
     /* k slices of 64 codes: a row of p.ld 16-bit units holds 2 p.ld. */
@@ -166,10 +164,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             mbarrier_init(smem_u32(&full8_bar[s]), 1);
             mbarrier_init(smem_u32(&empty8_bar[s]), WG_WIDENERS);
         }
-        for (int k = 0; k < 2; k++) {
-            mbarrier_init(smem_u32(&tfull_bar[k]), 1);
-            mbarrier_init(smem_u32(&tempty_bar[k]), WG_CONSUMERS);
-        }
+        fasted_wg_slots_init(S);
         fence_mbarrier_init_release_cluster();
     }
     __syncthreads();
@@ -206,18 +201,9 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
         /* Thread 0: takes work items and copies each tile's B codes. */
         unsigned long long kiter = 0;
         for (unsigned it = 0;; it++) {
-            const int slot = it & 1;
-            while (!mbarrier_try_wait_parity(smem_u32(&tempty_bar[slot]), ((it >> 1) & 1) ^ 1))
-                ;
-            unsigned long long tile;
-            unsigned mask;
-            const int state = fasted_take_item(p, items, 0xffu, tile, mask);
-            s_tile[slot] = tile;
-            s_mask[slot] = mask;
-            s_state[slot] = state;
-            s_fail[slot] = 0;
-            mbarrier_arrive(smem_u32(&tfull_bar[slot]));
-            if (!state) {
+            unsigned row0, col0;
+            const int state = fasted_wg_publish(S, p, items, it, row0, col0);
+            if (state == FASTED_WG_END) {
                 /* The end mark, in the next staging slot. */
                 const int s8 = (int)(kiter % S8);
                 while (!mbarrier_try_wait_parity(smem_u32(&empty8_bar[s8]),
@@ -227,8 +213,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                 mbarrier_arrive(smem_u32(&full8_bar[s8]));
                 break;
             }
-            unsigned row0, col0;
-            if (!fasted_wg_tile(p, tile, row0, col0))
+            if (state != FASTED_WG_TILE)
                 continue;
             for (int kt = 0; kt < KT; kt++, kiter++) {
                 const int s8 = (int)(kiter % S8);
@@ -273,13 +258,11 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     unsigned long long kiter = 0;
     for (unsigned it = 0;; it++) {
         const int slot = it & 1;
-        while (!mbarrier_try_wait_parity(smem_u32(&tfull_bar[slot]), (it >> 1) & 1))
-            ;
-        if (!s_state[slot])
-            break;
-        const unsigned long long tile = s_tile[slot];
         unsigned row0, col0;
-        if (fasted_wg_tile(p, tile, row0, col0)) {
+        const int state = fasted_wg_next(S, it, row0, col0);
+        if (state == FASTED_WG_END)
+            break;
+        if (state == FASTED_WG_TILE) {
             const unsigned char *a0 =
                 (const unsigned char *)p.X + (row0 + arow) * rowb + (lane & 3) * 16;
             const unsigned char *a8 = a0 + 8 * rowb;
@@ -331,9 +314,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                     slice(kt + 1, c0[1], c8[1]);
             }
             fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
-                                                    s_mask[slot], &s_fail[slot], s_edges, s_hist);
+                                                    S.mask[slot], &S.fail[slot], s_edges, s_hist,
+                                                    S.sj[slot]);
         }
-        fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
+        fasted_wg_slot_done<PAIRS>(p, ct, S.tile[slot], &S.fail[slot], &S.empty[slot]);
     }
     fasted_wg_hist_flush(p, ct, s_hist);
 #endif

@@ -70,9 +70,27 @@ struct fasted_wg_smem {
     }
 };
 
-/* Dynamic shared memory of the kernel without the histogram: the ring and
- * 1024 bytes to align it, as the swizzle atoms must be. */
-#define FASTED_WG_SMEM (sizeof(fasted_wg_smem) + 1024)
+/* The work items' two slots, shared by the wgmma kernels (this one and
+ * fasted_wg_ue8.cuh), in dynamic shared memory after the ring. Thread 0
+ * of the producer takes an item (fasted_take_item), works out its block
+ * tile once for the block (fasted_wg_tile: the triangle's index, the
+ * grouping's divisions) and stages the s_j of the tile's columns for the
+ * epilogue (epi_sj_staged), with one bulk copy that lands before the slot
+ * is full; the consumer warps read the slot and compute nothing for it. A
+ * slot is empty again once every consumer thread is done with it
+ * (fasted_wg_slot_done). */
+enum { FASTED_WG_END = 0, FASTED_WG_TILE = 1, FASTED_WG_NONE = 2 };
+struct fasted_wg_slots {
+    float sj[2][FASTED_WG_BN]; /* the tile's s_j, columns col0.. (16-byte aligned) */
+    uint64_t full[2], empty[2];
+    unsigned long long tile[2];
+    unsigned mask[2], fail[2], row0[2], col0[2];
+    int state[2]; /* FASTED_WG_END: no more items; _TILE: a block tile; _NONE: an item without */
+};
+
+/* Dynamic shared memory of the kernel without the histogram: the ring, the
+ * slots and 1024 bytes to align the ring, as the swizzle atoms must be. */
+#define FASTED_WG_SMEM (sizeof(fasted_wg_smem) + sizeof(fasted_wg_slots) + 1024)
 
 /* The widening formats' kernel (kernels/fasted_wg_ue8.cuh): producer
  * warps 1-3 widen the candidates' codes. */
@@ -126,6 +144,70 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
 {
     return (uint64_t)((addr & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
            (uint64_t)1 << 62;
+}
+
+/* Thread 0: the slots' barriers (full: the producer's one arrival and the
+ * s_j copy's bytes; empty: every consumer thread). */
+__device__ __forceinline__ void fasted_wg_slots_init(fasted_wg_slots &S)
+{
+    for (int k = 0; k < 2; k++) {
+        mbarrier_init(smem_u32(&S.full[k]), 1);
+        mbarrier_init(smem_u32(&S.empty[k]), WG_CONSUMERS);
+    }
+}
+
+/* The producer's thread: fill slot it & 1 with the next work item once
+ * the consumers are done with its last one. Returns the item's state; on
+ * FASTED_WG_TILE, row0 and col0 are its block tile's origin. */
+__device__ __forceinline__ int fasted_wg_publish(fasted_wg_slots &S, const fasted_params &p,
+                                                 unsigned long long items, unsigned it,
+                                                 unsigned &row0, unsigned &col0)
+{
+    const int slot = it & 1;
+    while (!mbarrier_try_wait_parity(smem_u32(&S.empty[slot]), ((it >> 1) & 1) ^ 1))
+        ;
+    unsigned long long tile;
+    unsigned mask;
+    int state = fasted_take_item(p, items, 0xffu, tile, mask);
+    row0 = col0 = 0;
+    if (state && !fasted_wg_tile(p, tile, row0, col0))
+        state = FASTED_WG_NONE;
+    S.tile[slot] = tile;
+    S.mask[slot] = mask;
+    S.fail[slot] = 0;
+    S.state[slot] = state;
+    S.row0[slot] = row0;
+    S.col0[slot] = col0;
+    const uint32_t fb = smem_u32(&S.full[slot]);
+    const float *src = p.s + col0; /* p.s holds every padded column */
+    if (state == FASTED_WG_TILE && ((uintptr_t)src & 15) == 0) {
+        mbarrier_arrive_expect_tx(fb, sizeof(S.sj[0]));
+        cp_async_bulk_global_to_shared(smem_u32(S.sj[slot]), src, sizeof(S.sj[0]), fb);
+        return state;
+    }
+    if (state == FASTED_WG_TILE) {
+        /* A column origin off the copy's 16-byte grain (no layout the
+         * program makes has one): the thread copies them, and orders its
+         * writes before the copy engine's next ones to the slot. */
+        for (int c = 0; c < FASTED_WG_BN; c++)
+            S.sj[slot][c] = __ldg(src + c);
+        fence_proxy_async_shared_cta();
+    }
+    mbarrier_arrive(fb);
+    return state;
+}
+
+/* A consumer thread: wait for slot it & 1 and read its item. Returns its
+ * state; on FASTED_WG_TILE, row0 and col0 are its block tile's origin. */
+__device__ __forceinline__ int fasted_wg_next(fasted_wg_slots &S, unsigned it, unsigned &row0,
+                                              unsigned &col0)
+{
+    const int slot = it & 1;
+    while (!mbarrier_try_wait_parity(smem_u32(&S.full[slot]), (it >> 1) & 1))
+        ;
+    row0 = S.row0[slot];
+    col0 = S.col0[slot];
+    return S.state[slot];
 }
 
 /* FP32 promotion (formats with F::promote = P, 1 or 2): a chunk of n <= P
@@ -195,7 +277,7 @@ __device__ __forceinline__ void
 fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_WG_BN / 8][4],
                       uint64_t *empty_bar, unsigned long long kiter, unsigned row0, unsigned col0,
                       int cw, int warp, unsigned mask, unsigned *fail, float *s_edges,
-                      unsigned *s_hist)
+                      unsigned *s_hist, const float *sjs)
 {
     typename F::acc(&d)[128] = reinterpret_cast<typename F::acc(&)[128]>(acc);
     fasted_epi w = {row0 + cw * 64 + wgmma_c_row0(warp & 3),
@@ -208,7 +290,8 @@ fasted_wg_finish_tile(const fasted_params &p, typename F::acc (&acc)[1][FASTED_W
                     s_hist,
                     (col0 - p.c0) / (FASTED_WG_BN * (1 + p.cskip)),
                     {-1.0f, -1.0f},
-                    {p.eps2, p.eps2}};
+                    {p.eps2, p.eps2},
+                    sjs};
     /* Before the wait: its loads overlap the last wgmma group. */
     fasted_band_rows<F, PAIRS>(p, w);
     wgmma_wait_group<0>();
@@ -269,10 +352,6 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) unsigned char wg_smem[];
     __shared__ __align__(8) uint64_t full_bar[WG_STAGES], empty_bar[WG_STAGES];
-    __shared__ __align__(8) uint64_t tfull_bar[2], tempty_bar[2];
-    __shared__ unsigned long long s_tile[2];
-    __shared__ unsigned s_mask[2], s_fail[2];
-    __shared__ int s_state[2];
 
     /* Stages start on a 1024-byte boundary, as the swizzle atoms must. */
     const uint32_t raw = smem_u32(wg_smem);
@@ -280,7 +359,8 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     static_assert(!F::widen, "the widening formats run fasted_wg_ue8_kernel");
     constexpr int STAGES = WG_STAGES;
     typedef fasted_wg_smem L;
-    float *s_edges = (float *)(wg_smem + (sbase - raw) + (size_t)L::RING_BYTES);
+    fasted_wg_slots &S = *(fasted_wg_slots *)(wg_smem + (sbase - raw) + (size_t)L::RING_BYTES);
+    float *s_edges = (float *)(&S + 1);
     unsigned *s_hist = (unsigned *)(s_edges + p.nbins + 1);
     const unsigned long long items = p.nredo_in + (p.t_end - p.t_base);
     const int KT = p.ld / WG_BK; /* k slices of 128 bytes */
@@ -290,10 +370,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             mbarrier_init(smem_u32(&full_bar[s]), 1);
             mbarrier_init(smem_u32(&empty_bar[s]), WG_CONSUMERS);
         }
-        for (int k = 0; k < 2; k++) {
-            mbarrier_init(smem_u32(&tfull_bar[k]), 1);
-            mbarrier_init(smem_u32(&tempty_bar[k]), WG_CONSUMERS);
-        }
+        fasted_wg_slots_init(S);
         fence_mbarrier_init_release_cluster();
     }
     __syncthreads();
@@ -305,21 +382,11 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
             return;
         unsigned long long kiter = 0;
         for (unsigned it = 0;; it++) {
-            const int slot = it & 1;
-            while (!mbarrier_try_wait_parity(smem_u32(&tempty_bar[slot]), ((it >> 1) & 1) ^ 1))
-                ;
-            unsigned long long tile;
-            unsigned mask;
-            const int state = fasted_take_item(p, items, 0xffu, tile, mask);
-            s_tile[slot] = tile;
-            s_mask[slot] = mask;
-            s_state[slot] = state;
-            s_fail[slot] = 0;
-            mbarrier_arrive(smem_u32(&tfull_bar[slot]));
-            if (!state)
-                break;
             unsigned row0, col0;
-            if (!fasted_wg_tile(p, tile, row0, col0))
+            const int state = fasted_wg_publish(S, p, items, it, row0, col0);
+            if (state == FASTED_WG_END)
+                break;
+            if (state != FASTED_WG_TILE)
                 continue;
             for (int kt = 0; kt < KT; kt++, kiter++) {
                 const int s = (int)(kiter % WG_STAGES);
@@ -376,13 +443,11 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     unsigned long long kiter = 0;
     for (unsigned it = 0;; it++) {
         const int slot = it & 1;
-        while (!mbarrier_try_wait_parity(smem_u32(&tfull_bar[slot]), (it >> 1) & 1))
-            ;
-        if (!s_state[slot])
-            break;
-        const unsigned long long tile = s_tile[slot];
         unsigned row0, col0;
-        if (fasted_wg_tile(p, tile, row0, col0)) {
+        const int state = fasted_wg_next(S, it, row0, col0);
+        if (state == FASTED_WG_END)
+            break;
+        if (state == FASTED_WG_TILE) {
 #pragma unroll
             for (int k = 0; k < 128; k++) {
                 d[k] = 0;
@@ -438,9 +503,10 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
                     mbarrier_arrive(smem_u32(&empty_bar[(kiter - 1) % STAGES]));
             }
             fasted_wg_finish_tile<F, PAIRS, STAGES>(p, acc, empty_bar, kiter, row0, col0, cw, warp,
-                                                    s_mask[slot], &s_fail[slot], s_edges, s_hist);
+                                                    S.mask[slot], &S.fail[slot], s_edges, s_hist,
+                                                    S.sj[slot]);
         }
-        fasted_wg_slot_done<PAIRS>(p, ct, tile, &s_fail[slot], &tempty_bar[slot]);
+        fasted_wg_slot_done<PAIRS>(p, ct, S.tile[slot], &S.fail[slot], &S.empty[slot]);
     }
     if (turns && cw == 0)
         bar_sync(WG_BAR_TURN + 0, WG_CONSUMERS);

@@ -275,6 +275,18 @@ __device__ __forceinline__ void cp_async_bulk_tensor_2d_global_to_shared(uint32_
                  : "memory");
 }
 
+/* PTX ISA, "cp.async.bulk" (sm_90): bytes (a multiple of 16) from global
+ * memory to shared memory, both 16-byte aligned, completing as tx bytes on
+ * the mbarrier. */
+__device__ __forceinline__ void cp_async_bulk_global_to_shared(uint32_t dst, const void *src,
+                                                               unsigned bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
 /* PTX ISA, "fence.mbarrier_init.release.cluster":
  * makes mbarrier.init visible to the async proxy (the copy engine). */
 __device__ __forceinline__ void fence_mbarrier_init_release_cluster()
