@@ -3,7 +3,7 @@
  * kern_curve*.cu; and the radius graph's, kern_graph.cu) share, defined
  * once: plain C, included by kernels.h and by the layer's headers, so a
  * host struct and its device twin cannot drift apart. How each field is
- * used: kernels.h, above the entries that take them (kern_dbscan,
+ * used: kernels/kern_engines.h, above the entries that take them (kern_dbscan,
  * kern_curve_round, kern_curve_core, kern_curve_merge_run,
  * kern_mst_round, kern_graph_run). */
 #ifndef TCJ_CLUSTER_TYPES_H
