@@ -541,6 +541,7 @@ struct fasted_eng {
     int cur;
     fasted_ctrl *ctl;
     fasted_redo *redo[2];
+    size_t redo_cap; /* entries of each redo list */
     const fasted_post *post;
 };
 
@@ -643,6 +644,9 @@ static int fasted_collect(void *e, kern_run *k, kern_step *s)
         s->np = std::min(np, (unsigned long long)k->cap);
         s->overflow = c1.full != 0;
         unsigned nout = c1.nredo;
+        if (nout + (f->nredo - std::min(fetched, (unsigned long long)f->nredo)) > f->redo_cap)
+            return kern_fail_msg(KERN_EGPU, "fasted: the redo list overflowed (a kernel held more "
+                                            "tiles than the list's bound)");
         if (fetched < f->nredo) {
             /* Redo items this launch never reached go on. */
             KERN_CUDA(cudaMemcpyAsync(f->redo[f->cur ^ 1] + nout, f->redo[f->cur] + fetched,
@@ -898,12 +902,13 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
         FASTED_RC(post->params(post->ctx, &k, &p, f.use_wg));
 
     FASTED_RC(kern_malloc(&k, (void **)&f.ctl, sizeof(fasted_ctrl), "the control block"));
-    /* Redo entries one launch can write: a block holds at most two tiles
-     * when the buffer fills (the wgmma kernel's two tile slots; mma.sync
-     * holds one) and hands back one more it took; a launch of redo items
-     * writes at most as many as it read. 4 per block bounds both. */
+    /* Redo entries one launch can write: a block holds at most
+     * FASTED_WG_SLOTS tiles when the buffer fills (the wgmma kernels' work
+     * slots; mma.sync holds one) and hands back one more it took; a launch
+     * of redo items writes at most as many as it read. */
+    f.redo_cap = (size_t)f.grid * (FASTED_WG_SLOTS + 1);
     for (int b = 0; b < 2; b++)
-        FASTED_RC(kern_malloc(&k, (void **)&f.redo[b], (size_t)f.grid * 4 * sizeof(fasted_redo),
+        FASTED_RC(kern_malloc(&k, (void **)&f.redo[b], f.redo_cap * sizeof(fasted_redo),
                               "the redo list"));
     FASTED_RC(fasted_ctl_reset(&f, k.st));
     if (a->mode == KJOIN_PERPOINT) {

@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     A(&d)[128] = reinterpret_cast<A(&)[128]>(acc);
     unsigned long long kiter = 0;
     for (unsigned it = 0;; it++) {
-        const int slot = it & 1;
+        const int slot = it % FASTED_WG_SLOTS;
         unsigned row0, col0;
         const int state = fasted_wg_next(S, it, row0, col0);
         if (state == FASTED_WG_END)

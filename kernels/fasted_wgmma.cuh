@@ -70,7 +70,7 @@ struct fasted_wg_smem {
     }
 };
 
-/* The work items' two slots, shared by the wgmma kernels (this one and
+/* The work items' slots, shared by the wgmma kernels (this one and
  * fasted_wg_ue8.cuh), in dynamic shared memory after the ring. Thread 0
  * of the producer takes an item (fasted_take_item), works out its block
  * tile once for the block (fasted_wg_tile: the triangle's index, the
@@ -78,14 +78,21 @@ struct fasted_wg_smem {
  * epilogue (epi_sj_staged), with one bulk copy that lands before the slot
  * is full; the consumer warps read the slot and compute nothing for it. A
  * slot is empty again once every consumer thread is done with it
- * (fasted_wg_slot_done). */
+ * (fasted_wg_slot_done). Four slots let the producer take an item (a
+ * global atomic) and stage its s_j while the consumers are two tiles or
+ * more behind; with two it could take an item only once the tile two back
+ * was done, which at d = 128 left the consumers waiting on the loads that
+ * follow the take. */
+#define FASTED_WG_SLOTS 4
 enum { FASTED_WG_END = 0, FASTED_WG_TILE = 1, FASTED_WG_NONE = 2 };
 struct fasted_wg_slots {
-    float sj[2][FASTED_WG_BN]; /* the tile's s_j, columns col0.. (16-byte aligned) */
-    uint64_t full[2], empty[2];
-    unsigned long long tile[2];
-    unsigned mask[2], fail[2], row0[2], col0[2];
-    int state[2]; /* FASTED_WG_END: no more items; _TILE: a block tile; _NONE: an item without */
+    float sj[FASTED_WG_SLOTS][FASTED_WG_BN]; /* the tile's s_j, columns col0.. (16-byte aligned) */
+    uint64_t full[FASTED_WG_SLOTS], empty[FASTED_WG_SLOTS];
+    unsigned long long tile[FASTED_WG_SLOTS];
+    unsigned mask[FASTED_WG_SLOTS], fail[FASTED_WG_SLOTS];
+    unsigned row0[FASTED_WG_SLOTS], col0[FASTED_WG_SLOTS];
+    int state[FASTED_WG_SLOTS]; /* FASTED_WG_END: no more items; _TILE: a block tile; _NONE: an
+                                   item without one */
 };
 
 /* Dynamic shared memory of the kernel without the histogram: the ring, the
@@ -150,21 +157,23 @@ __device__ __forceinline__ uint64_t fasted_wg_desc(uint32_t addr)
  * s_j copy's bytes; empty: every consumer thread). */
 __device__ __forceinline__ void fasted_wg_slots_init(fasted_wg_slots &S)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < FASTED_WG_SLOTS; k++) {
         mbarrier_init(smem_u32(&S.full[k]), 1);
         mbarrier_init(smem_u32(&S.empty[k]), WG_CONSUMERS);
     }
 }
 
-/* The producer's thread: fill slot it & 1 with the next work item once
- * the consumers are done with its last one. Returns the item's state; on
- * FASTED_WG_TILE, row0 and col0 are its block tile's origin. */
+/* The producer's thread: fill slot it % FASTED_WG_SLOTS with the next
+ * work item once the consumers are done with its last one. Returns the
+ * item's state; on FASTED_WG_TILE, row0 and col0 are its block tile's
+ * origin. */
 __device__ __forceinline__ int fasted_wg_publish(fasted_wg_slots &S, const fasted_params &p,
                                                  unsigned long long items, unsigned it,
                                                  unsigned &row0, unsigned &col0)
 {
-    const int slot = it & 1;
-    while (!mbarrier_try_wait_parity(smem_u32(&S.empty[slot]), ((it >> 1) & 1) ^ 1))
+    const int slot = it % FASTED_WG_SLOTS;
+    const unsigned ph = (it / FASTED_WG_SLOTS) & 1u;
+    while (!mbarrier_try_wait_parity(smem_u32(&S.empty[slot]), ph ^ 1))
         ;
     unsigned long long tile;
     unsigned mask;
@@ -197,13 +206,14 @@ __device__ __forceinline__ int fasted_wg_publish(fasted_wg_slots &S, const faste
     return state;
 }
 
-/* A consumer thread: wait for slot it & 1 and read its item. Returns its
- * state; on FASTED_WG_TILE, row0 and col0 are its block tile's origin. */
+/* A consumer thread: wait for slot it % FASTED_WG_SLOTS and read its
+ * item. Returns its state; on FASTED_WG_TILE, row0 and col0 are its block
+ * tile's origin. */
 __device__ __forceinline__ int fasted_wg_next(fasted_wg_slots &S, unsigned it, unsigned &row0,
                                               unsigned &col0)
 {
-    const int slot = it & 1;
-    while (!mbarrier_try_wait_parity(smem_u32(&S.full[slot]), (it >> 1) & 1))
+    const int slot = it % FASTED_WG_SLOTS;
+    while (!mbarrier_try_wait_parity(smem_u32(&S.full[slot]), (it / FASTED_WG_SLOTS) & 1u))
         ;
     row0 = S.row0[slot];
     col0 = S.col0[slot];
@@ -442,7 +452,7 @@ __global__ void __launch_bounds__(FASTED_WG_THREADS, 1)
     A(&d)[128] = reinterpret_cast<A(&)[128]>(acc);
     unsigned long long kiter = 0;
     for (unsigned it = 0;; it++) {
-        const int slot = it & 1;
+        const int slot = it % FASTED_WG_SLOTS;
         unsigned row0, col0;
         const int state = fasted_wg_next(S, it, row0, col0);
         if (state == FASTED_WG_END)
