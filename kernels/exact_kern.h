@@ -25,7 +25,7 @@ const kern_format *exact_kern_pass(const kern_join_args *a, bool *promoted);
 void exact_kern_bound(size_t d, bool promoted, exact_bound *b);
 /* The row and column tiles of the kernel fasted_run runs for a
  * non-symmetric COUNT pass of a in fmt (*wg: wgmma's), for the work items
- * a pass lists (fasted_params.clu_tile). 0 or an error (message left). */
+ * a pass lists (fasted_params.tiles). 0 or an error (message left). */
 int exact_kern_tiles(const kern_join_args *a, const kern_format *fmt, size_t *bm, size_t *bn,
                      bool *wg);
 #endif

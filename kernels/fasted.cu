@@ -867,8 +867,7 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
             trc = kern_cuda_fail(te, "cudaMemcpy(the layout's tiles)", __FILE__, __LINE__);
         free(tab);
         FASTED_RC(trc);
-        p.clu_tile = (const uint2 *)d_clu;
-        p.clu_items = ntab;
+        p.tiles = ts_table{(const uint32_t *)d_clu, ntab};
         r->t_h2d += kern_now() - t_tab; /* host preparation and its copy */
     }
     f.smem = ch.smem;
@@ -934,8 +933,8 @@ int fasted_run_q(const kern_join_args *a, kern_join_result *r, const fasted_post
     FASTED_TRY(
         cudaFuncSetAttribute(f.func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)f.smem));
     f.total = f.use_wg ? fasted_wg_items(&p) : fasted_tiles_total(p.T, p.U, fasted_tri(p), p.order);
-    if (p.clu_tile) /* the wgmma kernel's symmetric items are tile halves */
-        f.total = p.clu_items * (f.use_wg && fasted_tri(p) ? 2 : 1);
+    if (p.tiles.tab) /* the wgmma kernel's symmetric items are tile halves */
+        f.total = p.tiles.n * (f.use_wg && fasted_tri(p) ? 2 : 1);
     /* Bounded launches: the host checks cancel and reports progress
      * between them; 64 tiles per block keeps the tail of each small, and
      * fasted_pace sizes the later ones by time. */

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "tile_sched.h"
+
 /* k slice per pipeline stage in 16-bit units: 128 bytes of every row, in
  * any format (64 halves, 32 TF32 values, 128 bytes of 8-bit values). The
  * kernels address rows in these units, so one mainloop serves them all. */
@@ -148,12 +150,12 @@ typedef struct fasted_params {
     fasted_kd_params kd;    /* the k-distance passes' epilogue (epi_kdist.cuh) */
     exact_band_params band; /* exact's band, PAIRS (epi_band.cuh) */
 
-    /* A cluster layout (kern_join_args.clu): only the tiles of its
-     * clusters' diagonal blocks, work item t being tile clu_tile[t]
-     * (bi, bj) for t < clu_items; NULL: the whole grid. A table rather
-     * than a search: one load, and no registers taken from the kernels. */
-    const uint2 *clu_tile;
-    unsigned long long clu_items;
+    /* A listed set of tiles (tile_sched.h's ts_table: a cluster layout's
+     * diagonal blocks, the tile cut's block pairs, a pass's own list),
+     * work item t being tile tiles.tab[2t], tiles.tab[2t + 1] for t <
+     * tiles.n; tab NULL: the whole grid. A table rather than a search:
+     * one load, and no registers taken from the kernels. */
+    ts_table tiles;
 } fasted_params;
 
 /* Number of work items for a tile grid. */

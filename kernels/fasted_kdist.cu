@@ -407,8 +407,7 @@ int kd_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
     p->kd.dvals = dv->dvals;
     p->kd.dcols = dv->dcols;
     if (c->items) {
-        p->clu_tile = c->items;
-        p->clu_items = c->nitems;
+        p->tiles = ts_table{(const uint32_t *)c->items, c->nitems};
     } else if (c->ntiles) {
         p->T = c->ntiles;
         p->rowmap = dv->rowmap;

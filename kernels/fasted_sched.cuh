@@ -24,8 +24,8 @@ __host__ __device__ __forceinline__ bool fasted_tri(const fasted_params &p)
 __device__ __forceinline__ bool fasted_tile_of(const fasted_params &p, unsigned long long t,
                                                unsigned &bi, unsigned &bj)
 {
-    if (p.clu_tile) /* a layout: its table's order */
-        return ts_table_tile(ts_table{(const uint32_t *)p.clu_tile, p.clu_items}, t, &bi, &bj);
+    if (p.tiles.tab) /* a listed set: its table's order */
+        return ts_table_tile(p.tiles, t, &bi, &bj);
     if (fasted_tri(p))
         return ts_tri_tile(ts_tri{p.T, p.order}, t, &bi, &bj);
     return ts_square_tile(ts_square{p.T, p.U, p.order}, t, &bi, &bj);

@@ -124,8 +124,7 @@ int ms_params(void *vc, kern_run *k, fasted_params *p, int use_wg)
         if ((use_wg != 0) != c->dv->items_wg)
             return kern_fail(KERN_EINVAL, "hdbscan round: the pass's kernel is not the one its "
                                           "work items are for");
-        p->clu_tile = c->dv->items;
-        p->clu_items = c->dv->nitems;
+        p->tiles = ts_table{(const uint32_t *)c->dv->items, c->dv->nitems};
     }
     p->kd.npair = c->dv->npair;
     p->kd.pmin = c->dv->pmin;
